@@ -1,0 +1,754 @@
+"""A synchronous client for vLLM's OpenAI-compatible server.
+
+`ChatClient` speaks `GET /v1/models`, `POST /v1/chat/completions` and vLLM's `POST /tokenize`
+(served at the server root, not under /v1). It sends deterministic bytes (sorted JSON keys,
+compact separators), refuses malformed conversations before they leave the process (a programming
+error: `ValueError`), and retries with exponential backoff and full jitter only where a retry is
+safe: a refused or dropped connection, a read timeout, HTTP 429 (honouring `Retry-After`) and 5xx.
+
+Errors (from `terrarium_dagster.errors`):
+- the prompt does not fit the model's window -> `ContextOverflowError` (a `ServerContextOverflow`
+  carrying the numbers parsed from vLLM's message), never retried: the caller compacts instead;
+- any other 4xx -> `AgentError` with the status and the server's message, never retried;
+- a body that is not JSON or not the expected shape -> `AgentError("malformed response ...")`;
+- retries exhausted -> `AgentError` naming the last cause and the number of attempts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from terrarium_dagster.agent.protocol import (
+    FUNCTION_KEYS,
+    MESSAGE_KEYS,
+    TOOL_CALL_KEYS,
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    ModelInfo,
+    ModelList,
+    TokenizeResponse,
+    ToolCall,
+    Usage,
+)
+from terrarium_dagster.errors import AgentError, ConfigError, ContextOverflowError
+
+logger = logging.getLogger(__name__)
+
+#: Body keys `extra_body` may not override: they are the request itself.
+RESERVED_BODY_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "stream"})
+
+#: Transport failures after which sending the same request again is safe.
+RETRYABLE_TRANSPORT_ERRORS: tuple[type[httpx.TransportError], ...] = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.ReadTimeout,
+    httpx.WriteTimeout,
+    httpx.PoolTimeout,
+    httpx.RemoteProtocolError,
+    httpx.ReadError,
+    httpx.WriteError,
+)
+
+_MESSAGE_LIMIT = 500
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+
+class ClientConfig(BaseModel):
+    """How to reach the server and what to ask of it. Field names follow `config.Settings`.
+
+    `base_url` may be given with or without a trailing `/v1`; `root_url` and `api_url` are the
+    normalised forms. `api_key` is the caller's (read from TERRARIUM_API_KEY or OPENAI_API_KEY).
+    `enable_thinking` becomes `chat_template_kwargs.enable_thinking` (Qwen3); None omits it.
+    `extra_body` is merged into every chat request (it cannot replace the reserved keys).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=120.0, gt=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=50)
+    backoff_initial_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    temperature: float = Field(default=0.2, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=1024, ge=1)
+    enable_thinking: bool | None = None
+    seed: int | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _normalise_base_url(cls, value: str) -> str:
+        url = value.strip().rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https:// (got {value!r})")
+        if url.endswith("/v1"):
+            url = url[: -len("/v1")]
+        if url.split("://", 1)[1] == "":
+            raise ValueError(f"has no host (got {value!r})")
+        return url
+
+    @field_validator("model")
+    @classmethod
+    def _blank_model_is_none(cls, value: str | None) -> str | None:
+        return (value.strip() or None) if value is not None else None
+
+    @field_validator("extra_body")
+    @classmethod
+    def _no_reserved_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        clash = sorted(RESERVED_BODY_KEYS & value.keys())
+        if clash:
+            raise ValueError(f"may not set {', '.join(clash)}")
+        return value
+
+    @property
+    def root_url(self) -> str:
+        """The server root (where vLLM serves /tokenize, /health)."""
+        return self.base_url
+
+    @property
+    def api_url(self) -> str:
+        """The OpenAI API prefix: root + /v1."""
+        return self.base_url + "/v1"
+
+    def chat_template_kwargs(self) -> dict[str, Any] | None:
+        """The `chat_template_kwargs` to send (from `extra_body` and `enable_thinking`)."""
+        kwargs = dict(self.extra_body.get("chat_template_kwargs") or {})
+        if self.enable_thinking is not None:
+            kwargs["enable_thinking"] = self.enable_thinking
+        return kwargs or None
+
+
+class ChatResult(BaseModel):
+    """One answered chat call: the reply, its token accounting and what it cost to get it.
+
+    `latency_ms` is the duration of the successful HTTP exchange (not the backoff before it);
+    `attempts` counts every HTTP attempt made, the successful one included.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    message: ChatMessage
+    finish_reason: str | None
+    usage: Usage
+    latency_ms: float
+    attempts: int
+    model: str
+    response_id: str
+
+    @property
+    def reasoning(self) -> str | None:
+        return self.message.reasoning
+
+    @property
+    def content(self) -> str | None:
+        return self.message.content
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return list(self.message.tool_calls or [])
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def cached_tokens(self) -> int:
+        return self.usage.cached_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.usage.completion_tokens
+
+
+class ServerContextOverflow(ContextOverflowError):
+    """vLLM refused the request because prompt + max_tokens exceed the model's window.
+
+    The numbers are parsed from the server's message when it states them (None otherwise):
+    `max_context_length` (the window), `requested_tokens` (prompt + completion asked for, or the
+    least total the message proves), `prompt_tokens` (the prompt alone).
+    """
+
+    def __init__(
+        self,
+        server_message: str,
+        *,
+        status: int,
+        max_context_length: int | None,
+        requested_tokens: int | None,
+        prompt_tokens: int | None,
+    ) -> None:
+        super().__init__(f"context overflow (HTTP {status}): {server_message}")
+        self.server_message = server_message
+        self.status = status
+        self.max_context_length = max_context_length
+        self.requested_tokens = requested_tokens
+        self.prompt_tokens = prompt_tokens
+
+
+# --- context-overflow messages -------------------------------------------------------------
+# vLLM's wordings over its versions (all HTTP 400, matched case-insensitively):
+#   <=0.9   "This model's maximum context length is L tokens. However, you requested T tokens
+#            (P in the messages, C in the completion). Please reduce ..."
+#   0.10-17 "This model's maximum context length is L tokens. However, your request has P input
+#            tokens. ..." / "'max_tokens' or 'max_completion_tokens' is too large: C. This
+#            model's maximum context length is L tokens and your request has P input tokens ..."
+#   0.18+   "This model's maximum context length is L tokens. However, you requested C output
+#            tokens and your prompt contains [at least] P input tokens, for a total of
+#            [at least] T tokens. ..." (or "... contains N characters (more than ...")
+#   renderer "You passed P input tokens and requested C output tokens. However, the model's
+#            context length is only L tokens, resulting in a maximum input length of K tokens."
+#   V1 engine "The decoder prompt (length P) is longer than the maximum model length of L."
+_OVERFLOW_MARKERS = re.compile(
+    r"maximum context length|context length is only|maximum model length|context_length_exceeded",
+    re.IGNORECASE,
+)
+_LIMIT_PATTERNS = (
+    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
+    re.compile(r"context length is only (\d+)", re.IGNORECASE),
+    re.compile(r"maximum model length of (\d+)", re.IGNORECASE),
+)
+_PROMPT_PATTERNS = (
+    re.compile(r"prompt contains (?:at least )?(\d+) input tokens", re.IGNORECASE),
+    re.compile(r"request has (\d+) input tokens", re.IGNORECASE),
+    re.compile(r"\((\d+) in the messages", re.IGNORECASE),
+    re.compile(r"requested (\d+) tokens in the messages", re.IGNORECASE),
+    re.compile(r"you passed (\d+) input tokens", re.IGNORECASE),
+    re.compile(r"decoder prompt \(length (\d+)\)", re.IGNORECASE),
+)
+_TOTAL_PATTERN = re.compile(r"for a total of (?:at least )?(\d+) tokens", re.IGNORECASE)
+_REQUESTED_TOTAL_PATTERN = re.compile(r"you requested (\d+) tokens", re.IGNORECASE)
+_OUTPUT_PATTERNS = (
+    re.compile(r"requested (\d+) output tokens", re.IGNORECASE),
+    re.compile(r"is too large: (\d+)", re.IGNORECASE),
+)
+
+
+def _first_int(patterns: Iterable[re.Pattern[str]], text: str) -> int | None:
+    for pattern in patterns:
+        match = pattern.search(text)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def parse_context_overflow(message: str) -> tuple[int | None, int | None, int | None] | None:
+    """(max_context_length, requested_tokens, prompt_tokens) if `message` is a context overflow.
+
+    None when the message is not about the context window. Any number the message does not
+    state is None.
+    """
+    if not _OVERFLOW_MARKERS.search(message):
+        return None
+    limit = _first_int(_LIMIT_PATTERNS, message)
+    prompt = _first_int(_PROMPT_PATTERNS, message)
+    requested: int | None = None
+    total = _TOTAL_PATTERN.search(message) or _REQUESTED_TOTAL_PATTERN.search(message)
+    if total:
+        requested = int(total.group(1))
+    elif prompt is not None:
+        output = _first_int(_OUTPUT_PATTERNS, message)
+        requested = prompt + (output or 0)
+    return limit, requested, prompt
+
+
+# --- message validation --------------------------------------------------------------------
+
+
+def _check_tool_calls(index: int, calls: Any, problems: list[str]) -> list[str]:
+    """Problems of one assistant message's `tool_calls`; returns the call ids found."""
+    where = f"message {index} (assistant)"
+    if not isinstance(calls, list) or not calls:
+        problems.append(f"{where}: tool_calls must be a non-empty list")
+        return []
+    ids: list[str] = []
+    for position, call in enumerate(calls):
+        label = f"{where} tool call {position}"
+        if not isinstance(call, dict):
+            problems.append(f"{label} is not an object")
+            continue
+        extra = sorted(set(call) - TOOL_CALL_KEYS)
+        if extra:
+            problems.append(f"{label} has non-standard keys: {', '.join(extra)}")
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            problems.append(f"{label} has no id")
+        elif call_id in ids:
+            problems.append(f"{where} repeats tool call id {call_id!r}")
+        else:
+            ids.append(call_id)
+        if call.get("type") != "function":
+            problems.append(f"{label} type must be 'function'")
+        function = call.get("function")
+        if not isinstance(function, dict):
+            problems.append(f"{label} has no function object")
+            continue
+        extra = sorted(set(function) - FUNCTION_KEYS)
+        if extra:
+            problems.append(f"{label} function has non-standard keys: {', '.join(extra)}")
+        if not isinstance(function.get("name"), str) or not function.get("name"):
+            problems.append(f"{label} function has no name")
+        if not isinstance(function.get("arguments"), str):
+            problems.append(f"{label} function arguments must be a JSON string")
+    return ids
+
+
+def _check_message(index: int, message: Any, problems: list[str]) -> str | None:
+    """Problems of one message's shape; returns its role when it has a known one."""
+    if not isinstance(message, dict):
+        problems.append(f"message {index} is not an object")
+        return None
+    role = message.get("role")
+    if role not in MESSAGE_KEYS:
+        problems.append(f"message {index} has an unknown role {role!r}")
+        return None
+    where = f"message {index} ({role})"
+    extra = sorted(set(message) - MESSAGE_KEYS[role])
+    if extra:
+        problems.append(f"{where} has non-standard keys: {', '.join(extra)}")
+    content = message.get("content")
+    if role == "assistant":
+        if content is not None and not isinstance(content, str):
+            problems.append(f"{where} content must be a string or null")
+        if content is None and not message.get("tool_calls"):
+            problems.append(f"{where} has neither content nor tool_calls")
+    elif not isinstance(content, str):
+        problems.append(f"{where} content must be a string")
+    if "name" in message and not isinstance(message["name"], str):
+        problems.append(f"{where} name must be a string")
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        problems.append(f"{where} has no tool_call_id")
+    return role
+
+
+def validate_messages(messages: Sequence[Mapping[str, Any]], *, complete: bool = True) -> None:
+    """Refuse a message list the server must never see; `ValueError` lists every problem.
+
+    Always: each message is an object with a known role and only the standard keys (role,
+    content, name; tool_calls on assistant messages; tool_call_id on tool messages), string
+    content (an assistant's may be null beside tool calls), well-formed tool calls.
+    With `complete` (a whole conversation, as `chat` sends): exactly one system message and it
+    is first; every assistant tool call is answered by a tool message with its id in the block
+    of tool messages right after it, and no tool message answers a call that is not pending.
+    """
+    problems: list[str] = []
+    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
+        raise ValueError("messages must be a list of message objects")
+    if not messages:
+        raise ValueError("messages is empty")
+    roles = [_check_message(index, message, problems) for index, message in enumerate(messages)]
+    if complete:
+        systems = [index for index, role in enumerate(roles) if role == "system"]
+        if not systems:
+            problems.append("no system message")
+        elif len(systems) > 1:
+            problems.append(f"{len(systems)} system messages (at {systems}); exactly one allowed")
+        elif systems[0] != 0:
+            problems.append(f"the system message is at index {systems[0]}, not first")
+    pending: dict[str, int] = {}  # call id -> index of the assistant message that made it
+    unanswered: list[tuple[str, int]] = []
+    for index, (message, role) in enumerate(zip(messages, roles, strict=True)):
+        if role != "tool":
+            unanswered.extend(pending.items())
+            pending = {}
+        if role == "assistant" and "tool_calls" in message:
+            ids = _check_tool_calls(index, message["tool_calls"], problems)
+            pending = dict.fromkeys(ids, index)
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if isinstance(call_id, str):
+                if call_id in pending:
+                    del pending[call_id]
+                elif complete:
+                    problems.append(
+                        f"message {index} (tool) answers tool call {call_id!r}, "
+                        "which is not pending (orphan tool result)"
+                    )
+    unanswered.extend(pending.items())
+    if complete:
+        for call_id, origin in unanswered:
+            problems.append(f"tool call {call_id!r} of message {origin} has no tool result")
+    if problems:
+        raise ValueError("invalid messages: " + "; ".join(problems))
+
+
+def validate_tools(tools: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse tool schemas that are not OpenAI function tools with distinct names."""
+    problems: list[str] = []
+    names: set[str] = set()
+    for index, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function":
+            problems.append(f"tool {index} is not a {{'type': 'function', ...}} object")
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            problems.append(f"tool {index} has no function name")
+            continue
+        if function["name"] in names:
+            problems.append(f"tool name {function['name']!r} appears twice")
+        names.add(function["name"])
+    if problems:
+        raise ValueError("invalid tools: " + "; ".join(problems))
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """Deterministic request bytes: sorted keys, compact separators, UTF-8, no NaN."""
+    try:
+        text = json.dumps(
+            body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"request body is not JSON-serializable: {exc}") from None
+    return text.encode("utf-8")
+
+
+def backoff_delay(retry: int, initial_s: float, max_s: float, rng: random.Random) -> float:
+    """Full-jitter delay before retry number `retry` (1 for the first retry).
+
+    Uniform in [0, min(max_s, initial_s * 2 ** (retry - 1))].
+    """
+    ceiling = min(max_s, initial_s * (2 ** (retry - 1)))
+    return rng.uniform(0.0, ceiling)
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a `Retry-After` header (delta-seconds or an HTTP date); None if bad."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def _one_line(text: str, limit: int = _MESSAGE_LIMIT) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def server_message(response: httpx.Response) -> str:
+    """The error text of a failed response, from vLLM's envelope or whatever else came back."""
+    try:
+        data = response.json()
+    except ValueError:
+        return _one_line(response.text) or response.reason_phrase or "(empty body)"
+    found: Any = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            found = error.get("message")
+        elif isinstance(error, str):
+            found = error
+        if found is None:
+            found = data.get("message", data.get("detail"))
+    if found is None:
+        found = data
+    if not isinstance(found, str):
+        found = json.dumps(found, sort_keys=True, ensure_ascii=False)
+    return _one_line(found) or "(empty message)"
+
+
+class ChatClient:
+    """A vLLM (OpenAI-compatible) client on `httpx.Client`; not thread-safe, one per run.
+
+    `transport` replaces the network (the offline backend is an `httpx.BaseTransport`);
+    `sleep` and `rng` exist so tests can observe the backoff without waiting.
+    """
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        transport: httpx.BaseTransport | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._config = config
+        self._sleep = sleep
+        self._rng = rng if rng is not None else random.Random()
+        headers = {"Accept": "application/json", "User-Agent": "terrarium-dagster"}
+        if config.api_key is not None:
+            headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
+        self._http = httpx.Client(
+            transport=transport,
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout_s, connect=config.connect_timeout_s),
+            follow_redirects=False,
+        )
+        self._model_info: ModelInfo | None = None
+        self._tokenize_supported = True
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def config(self) -> ClientConfig:
+        return self._config
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        """The model `resolve_model` found (None before it ran)."""
+        return self._model_info
+
+    @property
+    def tokenize_supported(self) -> bool:
+        """False once the server answered /tokenize with 404 or 405."""
+        return self._tokenize_supported
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- endpoints --------------------------------------------------------------------------
+
+    def models(self) -> list[ModelInfo]:
+        """The models the server serves (`GET /v1/models`), with their `max_model_len`."""
+        response, _, _ = self._send("GET", self._config.api_url + "/models", None)
+        return self._parse(response, ModelList, "GET /v1/models").data
+
+    def resolve_model(self) -> ModelInfo:
+        """The configured model if the server serves it, else the first served one.
+
+        `ConfigError` naming the served models when the configured one is not among them.
+        """
+        served = self.models()
+        if not served:
+            raise AgentError(f"the server at {self._config.root_url} serves no model")
+        wanted = self._config.model
+        if wanted is None:
+            info = served[0]
+        else:
+            matches = [model for model in served if model.id == wanted]
+            if not matches:
+                names = ", ".join(repr(model.id) for model in served)
+                raise ConfigError(
+                    f"model {wanted!r} is not served by {self._config.root_url}; it serves: {names}"
+                )
+            info = matches[0]
+        self._model_info = info
+        return info
+
+    def model_name(self) -> str:
+        """The model name requests carry: the configured one, else the first served one."""
+        if self._config.model is not None:
+            return self._config.model
+        if self._model_info is None:
+            self.resolve_model()
+        assert self._model_info is not None
+        return self._model_info.id
+
+    def build_chat_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The exact body `chat` sends, after validating the messages and tools."""
+        validate_messages(messages)
+        if tools:
+            validate_tools(tools)
+        config = self._config
+        request = ChatRequest(
+            model=self.model_name(),
+            messages=messages,
+            tools=tools or None,
+            tool_choice=tool_choice if tools else None,
+            max_tokens=max_tokens if max_tokens is not None else config.max_tokens,
+            temperature=config.temperature,
+            top_p=config.top_p,
+            seed=config.seed,
+            chat_template_kwargs=config.chat_template_kwargs(),
+        )
+        body = dict(config.extra_body)
+        body.update(request.model_dump(exclude_none=True))
+        return body
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        """One chat completion. `ValueError` (before sending) if the conversation is malformed."""
+        body = self.build_chat_body(messages, tools, tool_choice, max_tokens)
+        what = "POST /v1/chat/completions"
+        response, attempts, latency_ms = self._send(
+            "POST", self._config.api_url + "/chat/completions", body
+        )
+        parsed = self._parse(response, ChatResponse, what)
+        choice = parsed.choices[0]
+        return ChatResult(
+            message=choice.message,
+            finish_reason=choice.finish_reason,
+            usage=parsed.usage,
+            latency_ms=latency_ms,
+            attempts=attempts,
+            model=parsed.model,
+            response_id=parsed.id,
+        )
+
+    def tokenize(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> int | None:
+        """The server's exact prompt token count for these messages (and tools); None if the
+        server has no /tokenize (404/405, remembered: it is not asked again).
+
+        The count includes the generation prompt, as a chat request's `prompt_tokens` does.
+        Messages are checked for shape only, so a fragment of a conversation can be counted.
+        """
+        if not self._tokenize_supported:
+            return None
+        validate_messages(messages, complete=False)
+        body: dict[str, Any] = {
+            "model": self.model_name(),
+            "messages": messages,
+            "add_generation_prompt": True,
+        }
+        if tools:
+            validate_tools(tools)
+            body["tools"] = tools
+        template_kwargs = self._config.chat_template_kwargs()
+        if template_kwargs:
+            body["chat_template_kwargs"] = template_kwargs
+        response, _, _ = self._send(
+            "POST", self._config.root_url + "/tokenize", body, passthrough=frozenset({404, 405})
+        )
+        if response.status_code in (404, 405):
+            self._tokenize_supported = False
+            logger.info(
+                "the server at %s has no /tokenize (HTTP %d); token counts will be estimated",
+                self._config.root_url,
+                response.status_code,
+            )
+            return None
+        return self._parse(response, TokenizeResponse, "POST /tokenize").count
+
+    # -- transport --------------------------------------------------------------------------
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        body: Mapping[str, Any] | None,
+        *,
+        passthrough: frozenset[int] = frozenset(),
+    ) -> tuple[httpx.Response, int, float]:
+        """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise."""
+        what = f"{method} {httpx.URL(url).path}"
+        content = encode_body(body) if body is not None else None
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        attempts_allowed = self._config.max_retries + 1
+        cause = "no attempt made"
+        for attempt in range(1, attempts_allowed + 1):
+            retry_after: float | None = None
+            started = time.perf_counter()
+            try:
+                response = self._http.request(method, url, content=content, headers=headers)
+            except RETRYABLE_TRANSPORT_ERRORS as exc:
+                cause = self._describe_transport_error(exc)
+            except httpx.HTTPError as exc:
+                raise AgentError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+            else:
+                latency_ms = (time.perf_counter() - started) * 1000.0
+                status = response.status_code
+                if status < 400 or status in passthrough:
+                    return response, attempt, latency_ms
+                message = server_message(response)
+                overflow = parse_context_overflow(message)
+                if overflow is not None:
+                    limit, requested, prompt = overflow
+                    raise ServerContextOverflow(
+                        message,
+                        status=status,
+                        max_context_length=limit,
+                        requested_tokens=requested,
+                        prompt_tokens=prompt,
+                    )
+                if status != 429 and status < 500:
+                    raise AgentError(f"{what} failed: HTTP {status}: {message}")
+                cause = f"HTTP {status}: {message}"
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if attempt == attempts_allowed:
+                break
+            if retry_after is not None:
+                delay = min(retry_after, self._config.backoff_max_s)
+            else:
+                delay = backoff_delay(
+                    attempt, self._config.backoff_initial_s, self._config.backoff_max_s, self._rng
+                )
+            logger.warning(
+                "%s: %s; retry %d of %d in %.2f s",
+                what,
+                cause,
+                attempt,
+                attempts_allowed - 1,
+                delay,
+            )
+            self._sleep(delay)
+        raise AgentError(f"{what} failed after {attempts_allowed} attempts; last error: {cause}")
+
+    def _describe_transport_error(self, exc: httpx.TransportError) -> str:
+        root = self._config.root_url
+        if isinstance(exc, httpx.ConnectTimeout):
+            return f"cannot connect to {root} within {self._config.connect_timeout_s:g} s"
+        if isinstance(exc, httpx.ConnectError):
+            return f"cannot connect to {root}: {exc}"
+        if isinstance(exc, httpx.ReadTimeout):
+            return f"no response from {root} within {self._config.timeout_s:g} s (read timeout)"
+        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+            return f"connection to {root} dropped: {exc or type(exc).__name__}"
+        return f"{type(exc).__name__} talking to {root}: {exc}"
+
+    @staticmethod
+    def _parse(response: httpx.Response, model: type[_ModelT], what: str) -> _ModelT:
+        try:
+            data = response.json()
+        except ValueError:
+            snippet = _one_line(response.text, 120)
+            raise AgentError(
+                f"malformed response from server: {what} answered a body that is not JSON: "
+                f"{snippet!r}"
+            ) from None
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            details = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'body'}: {error['msg']}"
+                for error in exc.errors()[:3]
+            )
+            raise AgentError(
+                f"malformed response from server: {what}: {_one_line(details, 300)}"
+            ) from None

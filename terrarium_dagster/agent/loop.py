@@ -1,0 +1,467 @@
+"""The agent loop: read a thread scene by scene and write the glossary.
+
+Per scene, in ONE store transaction: pick the entries relevant to the scene, make room in the
+context (compaction, with its summary and flush calls), then call the model, execute its tool
+calls, call again, until it answers without tools or the round limit is hit; then append the
+scene's turns to the context, save the context state and move the thread's cursor. A crash at any
+point rolls the scene back whole, so a resumed run starts at the first uncommitted scene and, with
+the same model answers, writes exactly what an uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from terrarium_dagster.agent.candidates import find_candidates
+from terrarium_dagster.agent.client import ChatClient, ChatResult
+from terrarium_dagster.agent.protocol import assistant_message_dict
+from terrarium_dagster.agent.relevant import entry_line, relevant_entries
+from terrarium_dagster.agent.tools import ToolContext, ToolRegistry, default_registry, dispatch
+from terrarium_dagster.config import Settings
+from terrarium_dagster.context import prompts
+from terrarium_dagster.context.compaction import CompactionEvent, ContextManager
+from terrarium_dagster.context.state import ContextState, Message
+from terrarium_dagster.context.tokens import ServerCounter
+from terrarium_dagster.corpus.models import Scene, Thread
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.curation.curator import CurationReport, curate_thread, recorded_report
+from terrarium_dagster.errors import AgentError, ContextOverflowError, TerrariumError
+from terrarium_dagster.glossary.models import AgentCallRecord
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
+from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
+
+log = logging.getLogger(__name__)
+
+RELEVANT_ENTRY_TOKENS = 1500
+CANDIDATE_QUERIES = 8
+FLUSH_ROUNDS = 2
+ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
+
+
+class Interrupted(TerrariumError):
+    """A stop was requested (SIGINT/SIGTERM): the current scene was rolled back."""
+
+    exit_code = 130
+
+
+@dataclass
+class ThreadOutcome:
+    scenes_annotated: int
+    finished: bool
+
+
+ProgressCallback = Callable[[str, dict[str, Any]], None]
+
+
+class Annotator:
+    """The agent of one run: its context, its tools, and the scene loop."""
+
+    def __init__(
+        self,
+        *,
+        store: GlossaryStore,
+        corpus: Corpus,
+        client: ChatClient,
+        settings: Settings,
+        run_id: str,
+        stop: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+        max_scenes: int | None = None,
+    ) -> None:
+        self.store = store
+        self.corpus = corpus
+        self.client = client
+        self.settings = settings
+        self.run_id = run_id
+        self.stop = stop or threading.Event()
+        self.progress = progress
+        self.max_scenes = max_scenes
+        self.scenes_this_run = 0
+        self.model = client.model_name()
+        self.summons = SummonManager(
+            store,
+            client,
+            budget=settings.context_budget,
+            max_tokens=settings.max_tokens,
+            run_id=run_id,
+        )
+        self.registry: ToolRegistry = default_registry()
+        for tool in snapshot_tools(self.summons):
+            self.registry.register(tool)
+        self.tools = prompts.canonical_tools(self.registry.schemas()) or []
+        self.system_prompt = prompts.SYSTEM_PROMPT
+        self.counter = ServerCounter(tokenize=self.client.tokenize)
+        self._scope: tuple[Thread | None, Scene | None] | None = None
+        self.context = self._new_context(self._load_state())
+
+    # -- context ----------------------------------------------------------------------------
+
+    def _load_state(self) -> ContextState:
+        text = self.store.load_context_state()
+        return ContextState.from_json(text) if text else ContextState()
+
+    def _new_context(self, state: ContextState) -> ContextManager:
+        return ContextManager(
+            state,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            budget=self.settings.context_budget,
+            max_tokens=self.settings.max_tokens,
+            counter=self.counter,
+            summarizer=self._summarize,
+            flusher=self._flush,
+            recorder=self._record_compaction,
+        )
+
+    def _reload(self) -> None:
+        """After a rolled-back scene, the in-memory context follows the store again."""
+        self.context = self._new_context(self._load_state())
+
+    @property
+    def limit_reached(self) -> bool:
+        return self.max_scenes is not None and self.scenes_this_run >= self.max_scenes
+
+    # -- model calls --------------------------------------------------------------------------
+
+    def _call(
+        self,
+        messages: list[Message],
+        *,
+        purpose: str,
+        tool_choice: str = "auto",
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        thread, scene = self._scope or (None, None)
+        try:
+            result = self.client.chat(
+                messages, tools=self.tools, tool_choice=tool_choice, max_tokens=max_tokens
+            )
+        except AgentError as exc:
+            self._log_call(purpose, None, error=str(exc))
+            raise
+        self._log_call(purpose, result)
+        self.context.observe(messages, result.prompt_tokens)
+        if self.progress and scene is not None:
+            self.progress(
+                "call",
+                {
+                    "scene_id": scene.id,
+                    "thread_key": thread.key if thread else "",
+                    "purpose": purpose,
+                },
+            )
+        return result
+
+    def _log_call(
+        self, purpose: str, result: ChatResult | None, *, error: str | None = None
+    ) -> None:
+        thread, scene = self._scope or (None, None)
+        self.store.log_agent_call(
+            AgentCallRecord(
+                run_id=self.run_id,
+                thread_id=thread.id if thread else None,
+                scene_id=scene.id if scene else None,
+                purpose=purpose,
+                model=self.model,
+                prompt_tokens=result.prompt_tokens if result else 0,
+                cached_tokens=result.cached_tokens if result else 0,
+                completion_tokens=result.completion_tokens if result else 0,
+                latency_ms=result.latency_ms if result else 0.0,
+                finish_reason=result.finish_reason if result else None,
+                error=error,
+            )
+        )
+
+    def _summarize(self, messages: list[Message]) -> str:
+        result = self._call(messages, purpose="summary", tool_choice="none")
+        return result.content or ""
+
+    def _flush(self, messages: list[Message]) -> list[Message]:
+        """The pre-compaction flush: the agent may record what it has not written yet."""
+        turns = list(messages)
+        for _ in range(FLUSH_ROUNDS):
+            result = self._call(turns, purpose="flush")
+            turns.append(assistant_message_dict(result.message))
+            if not result.tool_calls:
+                break
+            turns.extend(self._run_tools(result))
+        return turns[len(messages) :]
+
+    def _record_compaction(self, event: CompactionEvent) -> None:
+        self.store.log_compaction(
+            self.run_id,
+            event.thread_id,
+            event.scene_id,
+            event.tier,
+            event.tokens_before,
+            event.tokens_after,
+            event.entry_ids,
+            event.summary,
+        )
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    def _actor(self) -> Actor:
+        thread, scene = self._scope or (None, None)
+        latest = self.store.latest_checkpoint()
+        return Actor(
+            kind="agent",
+            run_id=self.run_id,
+            thread_id=thread.id if thread else None,
+            scene_id=scene.id if scene else None,
+            snapshot_id=latest.id if latest else None,
+        )
+
+    def _run_tools(self, result: ChatResult) -> list[Message]:
+        _, scene = self._scope or (None, None)
+        assert scene is not None, "tools run only within a scene"
+        ctx = ToolContext(store=self.store, corpus=self.corpus, actor=self._actor(), scene=scene)
+        return [dispatch(self.registry, ctx, call).message() for call in result.tool_calls]
+
+    # -- the scene loop ---------------------------------------------------------------------
+
+    def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
+        text = scene.text
+        known = {e.term for e in self.store.entries()}
+        candidates = [c.term for c in find_candidates(text, known)][:CANDIDATE_QUERIES]
+        relevant = relevant_entries(
+            self.store, text, candidates=candidates, token_budget=RELEVANT_ENTRY_TOKENS
+        )
+        return prompts.scene_message(
+            scene_id=scene.id,
+            thread_id=thread.id,
+            title=thread.title,
+            scene_number=number,
+            scene_count=count,
+            first_post_id=scene.posts[0].id,
+            last_post_id=scene.posts[-1].id,
+            known_entries=[entry_line(item.entry) for item in relevant],
+            story=text,
+        )
+
+    def annotate_thread(self, thread: Thread) -> ThreadOutcome:
+        """Annotate the thread's remaining scenes; checkpoint at its end."""
+        scenes = self.corpus.scenes(thread.id)
+        state = self.store.thread_state(thread.id)
+        cursor = state.cursor_scene_id if state else None
+        done_ids = [scene.id for scene in scenes]
+        start = done_ids.index(cursor) + 1 if cursor in done_ids else 0
+        if state is None or state.status == "pending":
+            self.store.set_thread_state(
+                thread.id,
+                thread_key=thread.key,
+                position=thread.position,
+                status="annotating",
+                scenes_total=len(scenes),
+                scenes_done=start,
+                run_id=self.run_id,
+            )
+        annotated = 0
+        for index in range(start, len(scenes)):
+            if self.stop.is_set():
+                self.checkpoint_shutdown(thread)
+                raise Interrupted(f"stopped before scene {scenes[index].id}")
+            if self.limit_reached:
+                return ThreadOutcome(annotated, finished=False)
+            self.annotate_scene(thread, scenes[index], index, len(scenes))
+            annotated += 1
+        self.finish_thread(thread, len(scenes))
+        return ThreadOutcome(annotated, finished=True)
+
+    def annotate_scene(self, thread: Thread, scene: Scene, index: int, count: int) -> None:
+        self._scope = (thread, scene)
+        try:
+            with self.store.transaction():
+                created, updated = self._scene_turns(thread, scene, index, count)
+        except BaseException as exc:
+            self._scope = None
+            self._reload()
+            if isinstance(exc, Interrupted | AgentError):
+                self.checkpoint_shutdown(thread)
+            raise
+        self._scope = None
+        self.scenes_this_run += 1
+        if self.progress:
+            totals = self.store.agent_call_totals(run_id=self.run_id)
+            self.progress(
+                "scene",
+                {
+                    "scene_id": scene.id,
+                    "thread_key": thread.key,
+                    "created": created,
+                    "updated": updated,
+                    "prompt": totals.prompt_tokens,
+                    "cached": totals.cached_tokens,
+                    "completion": totals.completion_tokens,
+                    "totals": True,
+                },
+            )
+
+    def _scene_turns(self, thread: Thread, scene: Scene, index: int, count: int) -> tuple[int, int]:
+        before = self.store.last_revision_id()
+        message = self.scene_message(thread, scene, index + 1, count)
+        reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
+        self.context.prepare(
+            message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
+        )
+        turns: list[Message] = [{"role": "user", "content": message}]
+        for _round in range(self.settings.max_rounds):
+            plan = self.context.prepare_call(turns, thread_id=thread.id)
+            turns = plan.scene_messages
+            try:
+                result = self._call(plan.messages, purpose="annotate")
+            except ContextOverflowError as exc:
+                plan = self.context.on_overflow(turns, exc, thread_id=thread.id, scene_id=scene.id)
+                turns = plan.scene_messages
+                result = self._call(plan.messages, purpose="annotate")
+            turns.append(assistant_message_dict(result.message))
+            if not result.tool_calls:
+                break
+            turns.extend(self._run_tools(result))
+            if self.stop.is_set():
+                raise Interrupted(f"stopped during scene {scene.id}")
+        self.summons.dismiss_if_open()
+        changed = self.store.revisions(since_id=before)
+        entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
+        self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)
+        self.store.save_context_state(self.context.state.to_json())
+        self.store.set_thread_state(
+            thread.id,
+            thread_key=thread.key,
+            position=thread.position,
+            status="annotating",
+            scenes_total=count,
+            scenes_done=index + 1,
+            cursor_scene_id=scene.id,
+            run_id=self.run_id,
+        )
+        created = sum(1 for r in changed if r.action == "create")
+        return created, len(entry_ids) - created
+
+    # -- thread boundaries ----------------------------------------------------------------------
+
+    def finish_thread(self, thread: Thread, scene_count: int) -> int:
+        """Close the thread: fold bookkeeping, checkpoint, mark it annotated (one transaction)."""
+        with self.store.transaction():
+            entry_ids = sorted(
+                {r.entry_id for r in self.store.revisions(thread_id=thread.id) if r.entry_id}
+            )
+            self.context.end_thread(thread.id, entry_ids)
+            self.store.save_context_state(self.context.state.to_json())
+            checkpoint_id = self._save_checkpoint("thread_end", thread)
+            self.store.set_thread_state(
+                thread.id,
+                thread_key=thread.key,
+                position=thread.position,
+                status="annotated",
+                scenes_total=scene_count,
+                scenes_done=scene_count,
+                cursor_scene_id=self.context.state.cursor.scene_id,
+                run_id=self.run_id,
+                end_revision_id=self.store.last_revision_id(),
+                checkpoint_id=checkpoint_id,
+            )
+        if self.progress:
+            self.progress("thread", {"thread_key": thread.key})
+        return checkpoint_id
+
+    def _save_checkpoint(self, kind: str, thread: Thread | None) -> int:
+        state = self.context.state
+        return save_checkpoint(
+            self.store,
+            kind=kind,
+            thread_id=thread.id if thread else state.cursor.thread_id,
+            scene_id=state.cursor.scene_id,
+            run_id=self.run_id,
+            state=state,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            model=self.model,
+        )
+
+    def checkpoint_shutdown(self, thread: Thread | None) -> int | None:
+        """A clean stop (signal, persistent server failure): checkpoint the committed state."""
+        try:
+            with self.store.transaction():
+                return self._save_checkpoint("shutdown", thread)
+        except TerrariumError:
+            log.exception("could not write the shutdown checkpoint")
+            return None
+
+    def rewind_to_before(self, thread: Thread, *, reason: str) -> None:
+        """Roll the glossary and the context back to the end of the previous thread."""
+        actor = Actor(kind="rollback", run_id=self.run_id, thread_id=thread.id)
+        with self.store.transaction():
+            self.store.rollback_threads_from(actor, thread.id, reason)
+            previous = [
+                c
+                for c in self.store.checkpoints()
+                if c.kind == "thread_end"
+                and c.thread_id is not None
+                and self._before(c.thread_id, thread)
+            ]
+            if previous:
+                _, payload = load_checkpoint(self.store, previous[-1].id)
+                state = payload.context
+            else:
+                state = ContextState()
+            self.store.save_context_state(state.to_json())
+        self.context = self._new_context(state)
+
+    def _before(self, thread_id: int, thread: Thread) -> bool:
+        return self.corpus.thread(thread_id).position < thread.position
+
+    # -- curation -------------------------------------------------------------------------------
+
+    def curate_thread(self, thread: Thread) -> CurationReport:
+        """Review the thread's tentative entries; the request continues the cached prefix."""
+        self._scope = (thread, None)
+        actor = Actor(
+            kind="curator",
+            run_id=self.run_id,
+            thread_id=thread.id,
+            snapshot_id=self._checkpoint_of(thread),
+        )
+
+        def chat(messages: Sequence[Message]) -> ChatResult:
+            return self._call(list(messages), purpose="curate", tool_choice="none")
+
+        try:
+            with self.store.transaction():
+                report = curate_thread(
+                    self.store,
+                    self.corpus,
+                    chat,
+                    thread_id=thread.id,
+                    actor=actor,
+                    prefix_messages=self.context.build(),
+                )
+                state = self.store.thread_state(thread.id)
+                assert state is not None
+                self.store.set_thread_state(
+                    thread.id,
+                    thread_key=thread.key,
+                    position=thread.position,
+                    status="curated",
+                    scenes_total=state.scenes_total,
+                    scenes_done=state.scenes_done,
+                    cursor_scene_id=state.cursor_scene_id,
+                    run_id=self.run_id,
+                    end_revision_id=self.store.last_revision_id(),
+                    checkpoint_id=state.checkpoint_id,
+                )
+        finally:
+            self._scope = None
+        return report
+
+    def _checkpoint_of(self, thread: Thread) -> int | None:
+        state = self.store.thread_state(thread.id)
+        return state.checkpoint_id if state else None
+
+    def recorded_curation(self, thread: Thread) -> CurationReport:
+        return recorded_report(self.store, thread.id)

@@ -1,0 +1,190 @@
+"""The OpenAI chat-completions protocol as vLLM's OpenAI-compatible server speaks it.
+
+Responses are parsed into pydantic models that ignore fields they do not know (vLLM adds
+`logprobs`, `stop_reason`, `kv_transfer_params`, ...) and refuse bodies that miss a field the
+engine relies on. Requests are sent as plain dicts carrying only the standard message keys, so
+what the model sees is exactly what the engine built: `assistant_message_dict` turns a reply into
+the dict appended to the history (its reasoning is not sent back).
+
+vLLM specifics handled here:
+- reasoning text arrives as `reasoning_content` (vLLM <= 0.15) or `reasoning` (0.11.1 and later;
+  the only name from 0.16 on); both are read into `ChatMessage.reasoning`;
+- `usage.prompt_tokens_details.cached_tokens` is present with `--enable-prompt-tokens-details`
+  (null or absent otherwise);
+- `GET /v1/models` carries `max_model_len` for each served model;
+- `POST /tokenize` (at the server root) answers `{"count", "max_model_len", "tokens"}`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+#: The keys a message sent to the server may carry, by role. Anything else is refused before
+#: sending (see `validate_messages` in `agent/client.py`).
+MESSAGE_KEYS: dict[str, frozenset[str]] = {
+    "system": frozenset({"role", "content", "name"}),
+    "user": frozenset({"role", "content", "name"}),
+    "assistant": frozenset({"role", "content", "tool_calls", "name"}),
+    "tool": frozenset({"role", "content", "tool_call_id", "name"}),
+}
+TOOL_CALL_KEYS = frozenset({"id", "type", "function"})
+FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+class _Lenient(BaseModel):
+    """Server data: unknown fields are ignored, known ones are validated."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class FunctionCall(_Lenient):
+    """The function a tool call invokes; `arguments` is the model's JSON text, unparsed."""
+
+    name: str
+    arguments: str
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _arguments_as_text(cls, value: Any) -> Any:
+        # The protocol says a string; some servers send the object itself. Keep the text form.
+        if isinstance(value, dict | list):
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return value
+
+
+class ToolCall(_Lenient):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class ChatMessage(_Lenient):
+    """A message of the conversation; on a response, the assistant's reply.
+
+    `reasoning` is filled from either `reasoning` or `reasoning_content` (vLLM's older name).
+    An empty `tool_calls` list (vLLM sends `[]` when there is none) becomes None.
+    """
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reasoning_either_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("reasoning") is None:
+            legacy = data.get("reasoning_content")
+            if legacy is not None:
+                data = {**data, "reasoning": legacy}
+        return data
+
+    @field_validator("tool_calls", mode="after")
+    @classmethod
+    def _empty_tool_calls_are_none(cls, value: list[ToolCall] | None) -> list[ToolCall] | None:
+        return value or None
+
+
+class PromptTokensDetails(_Lenient):
+    cached_tokens: int | None = None
+
+
+class Usage(_Lenient):
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    total_tokens: int = Field(ge=0)
+    prompt_tokens_details: PromptTokensDetails | None = None
+
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens served from vLLM's prefix cache; 0 when the server does not say."""
+        details = self.prompt_tokens_details
+        if details is None or details.cached_tokens is None:
+            return 0
+        return details.cached_tokens
+
+
+class Choice(_Lenient):
+    index: int = 0
+    message: ChatMessage
+    finish_reason: str | None = None
+
+
+class ChatResponse(_Lenient):
+    id: str
+    model: str
+    choices: list[Choice] = Field(min_length=1)
+    usage: Usage
+
+
+class ChatRequest(BaseModel):
+    """The body of `POST /v1/chat/completions` (before `extra_body` is merged in).
+
+    Dumped with `exclude_none=True`, so unset options are absent rather than null.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
+    stream: bool = False
+
+
+class ModelInfo(_Lenient):
+    """One entry of `GET /v1/models`; `max_model_len` is vLLM's context window (None elsewhere)."""
+
+    id: str
+    max_model_len: int | None = None
+    owned_by: str | None = None
+    root: str | None = None
+
+
+class ModelList(_Lenient):
+    data: list[ModelInfo]
+
+
+class TokenizeResponse(_Lenient):
+    """The answer of vLLM's `POST /tokenize`."""
+
+    count: int = Field(ge=0)
+    max_model_len: int | None = None
+    tokens: list[int] = Field(default_factory=list)
+
+
+def tool_call_dict(call: ToolCall) -> dict[str, Any]:
+    """A tool call as the history carries it: only id, type and function{name, arguments}."""
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.function.name, "arguments": call.function.arguments},
+    }
+
+
+def assistant_message_dict(message: ChatMessage) -> dict[str, Any]:
+    """The dict to append to the history for the assistant's reply.
+
+    Only standard keys: `role`, `content` and, when the model called tools, `tool_calls`. The
+    reasoning text is left out (it is not sent back to the model). Content is None only beside
+    tool calls; a reply with neither becomes an empty string.
+    """
+    result: dict[str, Any] = {"role": "assistant"}
+    if message.tool_calls:
+        result["content"] = message.content
+        result["tool_calls"] = [tool_call_dict(call) for call in message.tool_calls]
+    else:
+        result["content"] = message.content or ""
+    return result

@@ -1,0 +1,99 @@
+"""Which glossary entries the agent is shown with a scene.
+
+First the entries whose term or an alias occurs in the scene (exact and normalized matching, in
+order of first occurrence), then full-text matches for the scene's candidate terms that have no
+entry yet (near misses, spelling variants), until the token budget is spent.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from terrarium_dagster.glossary.models import Entry
+from terrarium_dagster.glossary.store import GlossaryStore
+
+CHARS_PER_TOKEN = 4
+DEFINITION_CHARS = 220
+FTS_QUERIES = 8
+FTS_HITS_PER_QUERY = 2
+
+_DASHES = dict.fromkeys(map(ord, "-‐‑‒–—―_"), " ")
+_APOSTROPHES = dict.fromkeys(map(ord, "’‘`´ʼ"), "'")
+_NON_WORD = re.compile(r"[^\w']+")
+
+
+def match_key(text: str) -> str:
+    """Text folded for matching terms in prose: case, dashes, apostrophes and punctuation folded.
+
+    The result is padded with spaces so that `f" {key} " in padded_text` is a whole-word match.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = folded.translate(_DASHES).translate(_APOSTROPHES)
+    words = [word.strip("'") for word in _NON_WORD.sub(" ", folded).split()]
+    return " ".join(word for word in words if word)
+
+
+@dataclass(frozen=True, slots=True)
+class RelevantEntry:
+    entry: Entry
+    reason: str  # "occurs" or "similar"
+    offset: int  # first occurrence in the folded scene text, or a large number for "similar"
+
+
+def entry_line(entry: Entry, *, definition_chars: int = DEFINITION_CHARS) -> str:
+    """The one-line form the agent sees: `- [E12] Term (aliases: a; b) [status]: definition`."""
+    definition = " ".join(entry.definition.split())
+    if len(definition) > definition_chars:
+        definition = definition[: definition_chars - 1].rstrip() + "…"
+    aliases = f" (aliases: {'; '.join(entry.aliases)})" if entry.aliases else ""
+    return f"- [E{entry.id}] {entry.term}{aliases} [{entry.status}]: {definition}"
+
+
+def relevant_entries(
+    store: GlossaryStore,
+    scene_text: str,
+    *,
+    candidates: Sequence[str] = (),
+    token_budget: int = 1500,
+    entries: Iterable[Entry] | None = None,
+) -> list[RelevantEntry]:
+    """Entries to show with a scene, most relevant first, within `token_budget` tokens."""
+    padded = f" {match_key(scene_text)} "
+    occurring: list[RelevantEntry] = []
+    shown: set[int] = set()
+    pool = store.entries() if entries is None else entries
+    for entry in pool:
+        if entry.deleted or entry.status == "merged":
+            continue
+        offsets = [
+            padded.find(f" {key} ")
+            for key in (match_key(name) for name in (entry.term, *entry.aliases))
+            if key
+        ]
+        found = [offset for offset in offsets if offset >= 0]
+        if found:
+            occurring.append(RelevantEntry(entry, "occurs", min(found)))
+            shown.add(entry.id)
+    occurring.sort(key=lambda item: (item.offset, item.entry.id))
+
+    similar: list[RelevantEntry] = []
+    for candidate in list(candidates)[:FTS_QUERIES]:
+        for hit in store.search(candidate, limit=FTS_HITS_PER_QUERY):
+            entry = hit.entry
+            if entry.id in shown or entry.deleted or entry.status == "merged":
+                continue
+            shown.add(entry.id)
+            similar.append(RelevantEntry(entry, "similar", 1 << 30))
+
+    chosen: list[RelevantEntry] = []
+    spent = 0
+    for item in (*occurring, *similar):
+        cost = len(entry_line(item.entry)) // CHARS_PER_TOKEN + 1
+        if spent + cost > token_budget:
+            break
+        chosen.append(item)
+        spent += cost
+    return chosen

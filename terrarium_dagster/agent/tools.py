@@ -1,0 +1,760 @@
+"""The agent's tools: argument models, JSON schemas, a registry and `dispatch`.
+
+`dispatch(registry, ctx, tool_call)` runs one tool call the model made and returns a
+`ToolOutcome` whose `result_json` goes back to the model as the tool message. It never raises for
+a mistake the model can make (bad JSON, unknown tool, missing or extra field, wrong type, unknown
+entry, duplicate term, a write in a read-only context, a post it may not read): the result is
+``{"error":"<one line the model can act on>","ok":false}``. Bugs and storage failures still raise.
+
+Results are compact, deterministic JSON (sorted keys, no spaces). Entries appear as
+``{"id":"E12","term":...,"aliases":[...],"status":...,"definition":...}``.
+
+Provenance is automatic. `glossary_create` and `glossary_update` record, for each post:
+- the `post_ids` the model gave, if each is in the corpus and not after the current scene
+  (a post of the current scene, or an earlier one in story order; a later post is refused);
+- otherwise the posts of the current scene where the term or an alias occurs (case- and
+  punctuation-insensitive); otherwise the scene's first post.
+The quote stored with a post is the model's `quote` when that text really occurs in the post
+(whitespace and case aside), else the sentence around the term's first occurrence in the post
+(at most 240 characters), else empty: a stored quote is always verbatim story text.
+
+`read_post` and `read_thread_range` return cleaned post text and never anything after the current
+scene (spoiler-free); asking for a later post is an error naming the limit.
+
+Write handlers run inside `store.transaction()` (a SAVEPOINT inside the loop's scene transaction),
+so a failed call changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    WithJsonSchema,
+)
+
+from terrarium_dagster.agent.candidates import find_term, sentence_at
+from terrarium_dagster.errors import (
+    CorpusError,
+    DuplicateTermError,
+    EntryNotFoundError,
+    InputError,
+    StoreError,
+)
+from terrarium_dagster.glossary.models import Entry, ProvenanceIn
+from terrarium_dagster.glossary.normalize import normalize_term
+
+if TYPE_CHECKING:
+    from terrarium_dagster.corpus.models import Post, Scene
+    from terrarium_dagster.corpus.reader import Corpus
+    from terrarium_dagster.glossary.store import Actor, GlossaryStore
+
+QUOTE_CHARS = 240
+SEARCH_DEFINITION_CHARS = 160
+ENTRY_DEFINITION_CHARS = 400
+READ_POST_CHARS = 4000
+RANGE_POST_CHARS = 1200
+RANGE_TOTAL_CHARS = 8000
+MAX_RANGE_COUNT = 20
+ERROR_CHARS = 400
+
+
+# --------------------------------------------------------------------------------------------
+# Argument models
+
+
+def parse_entry_id(value: Any) -> int:
+    """12, "12", "E12", "e12", " [E12] " -> 12. Raises ValueError otherwise."""
+    if isinstance(value, bool):
+        raise ValueError("entry_id must be an entry id like E12")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str):
+        match = re.fullmatch(r"\s*\[?\s*[Ee]?\s*(\d{1,12})\s*\]?\s*", value)
+        if match is None:
+            raise ValueError(f"entry_id must be an entry id like E12, not {value[:40]!r}")
+        number = int(match.group(1))
+    else:
+        raise ValueError("entry_id must be an entry id like E12")
+    if number <= 0:
+        raise ValueError("entry_id must be positive, like E12")
+    return number
+
+
+EntryId = Annotated[
+    int,
+    BeforeValidator(parse_entry_id),
+    WithJsonSchema({"type": "string", "description": "Entry id, e.g. E12"}),
+]
+PostId = Annotated[int, Field(gt=0)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+Definition = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+Quote = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+
+
+class ToolArgs(BaseModel):
+    """Base of tool arguments: unknown fields are refused, strings stripped."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class GlossarySearchArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=200, description="Name or words")
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+class GlossaryCreateArgs(ToolArgs):
+    term: Name = Field(description="Name as the story writes it")
+    definition: Definition = Field(description="What it is as of this scene; [[Term]] links")
+    aliases: list[Name] = Field(default_factory=list, max_length=20)
+    tags: list[Tag] = Field(default_factory=list, max_length=10)
+    post_ids: list[PostId] = Field(
+        default_factory=list, max_length=20, description="Sources; default: where it occurs"
+    )
+    quote: Quote | None = Field(default=None, description="Verbatim words from the source")
+
+
+class GlossaryUpdateArgs(ToolArgs):
+    entry_id: EntryId
+    definition: Definition | None = Field(default=None, description="Replaces the definition")
+    add_aliases: list[Name] = Field(default_factory=list, max_length=20)
+    tags: list[Tag] | None = Field(default=None, max_length=10, description="Replaces the tags")
+    post_ids: list[PostId] = Field(default_factory=list, max_length=20)
+    quote: Quote | None = None
+    reason: Reason | None = None
+
+
+class GlossaryDeleteArgs(ToolArgs):
+    entry_id: EntryId
+    reason: Reason
+
+
+class ReadPostArgs(ToolArgs):
+    post_id: PostId
+
+
+class ReadThreadRangeArgs(ToolArgs):
+    thread_id: PostId | None = Field(default=None, description="Default: the start post's")
+    start_post_id: PostId
+    count: int = Field(default=10, ge=1, le=MAX_RANGE_COUNT)
+
+
+# --------------------------------------------------------------------------------------------
+# Context, outcome, registry
+
+
+@dataclass
+class ToolContext:
+    """What a tool call may touch: the store, the corpus, who is acting, and where in the story.
+
+    `read_only` contexts (a summoned snapshot) get an error result for every write tool.
+    """
+
+    store: GlossaryStore
+    corpus: Corpus
+    actor: Actor
+    scene: Scene
+    read_only: bool = False
+    _positions: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+
+    def thread_position(self, thread_id: int) -> int:
+        if thread_id not in self._positions:
+            try:
+                self._positions[thread_id] = self.corpus.thread(thread_id).position
+            except CorpusError:  # a post of a thread the corpus does not list: never visible
+                self._positions[thread_id] = 1 << 62
+        return self._positions[thread_id]
+
+    @property
+    def last_post(self) -> Post:
+        return self.scene.posts[-1]
+
+    def story_key(self, post: Post) -> tuple[int, int, int]:
+        return (self.thread_position(post.thread_id), post.time, post.id)
+
+    def may_see(self, post: Post) -> bool:
+        """True for a post of the current scene or earlier in story order (nothing later)."""
+        if post.id in self.scene.post_ids:
+            return True
+        return self.story_key(post) <= self.story_key(self.last_post)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEffect:
+    """A glossary change a tool call made: action is "create", "update" or "delete"."""
+
+    action: str
+    entry_id: int
+    term: str
+    post_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """The result of one tool call; `message()` is the tool message to append to the history."""
+
+    tool_call_id: str
+    name: str
+    ok: bool
+    result_json: str
+    effects: tuple[ToolEffect, ...] = ()
+
+    def message(self) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": self.tool_call_id, "content": self.result_json}
+
+
+class ToolError(Exception):
+    """A refusal the model can act on; its message becomes the error result."""
+
+
+Handler = Callable[["ToolContext", Any], "HandlerResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerResult:
+    payload: dict[str, Any]
+    effects: tuple[ToolEffect, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool: its name, a short description, its argument model and handler.
+
+    `writes` marks tools refused in read-only contexts.
+    """
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    handler: Handler
+    writes: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool schema, keys sorted at every level."""
+        parameters = compact_schema(self.args_model.model_json_schema())
+        return _sorted_dict(
+            {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": parameters,
+                },
+            }
+        )
+
+
+class ToolRegistry(Mapping[str, Tool]):
+    """Tools by name, in registration order (the order of `schemas()`)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The `tools` list of a chat request: byte-identical for a given registry."""
+        return [tool.schema() for tool in self._tools.values()]
+
+    def schemas_json(self) -> str:
+        return canonical_json(self.schemas())
+
+    def only(self, names: Iterable[str]) -> ToolRegistry:
+        wanted = set(names)
+        return ToolRegistry(tool for name, tool in self._tools.items() if name in wanted)
+
+    def read_only(self) -> ToolRegistry:
+        """The tools that do not write."""
+        return ToolRegistry(tool for tool in self._tools.values() if not tool.writes)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, compact separators, UTF-8 text: the form of every tool result."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_SCHEMA_DROPPED = frozenset({"title", "minLength", "maxLength", "maxItems", "exclusiveMinimum"})
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic JSON schema trimmed for the model: no titles, `X | None` as X, no null
+    defaults, no string/array length bounds (validation still enforces them; the error result
+    names them). Tokens spent on schemas are spent on every call."""
+
+    def trim(node: Any) -> Any:
+        if isinstance(node, list):
+            return [trim(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {key: trim(value) for key, value in node.items() if key not in _SCHEMA_DROPPED}
+        any_of = node.get("anyOf")
+        if isinstance(any_of, list):
+            kept = [branch for branch in any_of if branch != {"type": "null"}]
+            if len(kept) == 1 and len(kept) < len(any_of):
+                node = {key: value for key, value in node.items() if key != "anyOf"} | kept[0]
+        if "default" in node and node["default"] is None:
+            del node["default"]
+        return node
+
+    return trim(schema)
+
+
+def _sorted_dict(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted_dict(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_dict(item) for item in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Dispatch
+
+
+def dispatch(registry: Mapping[str, Tool], ctx: ToolContext, tool_call: Any) -> ToolOutcome:
+    """Run one tool call (a protocol `ToolCall` or its dict form) and return its outcome."""
+    call_id, name, raw_arguments = _call_parts(tool_call)
+    tool = registry.get(name)
+    if tool is None:
+        available = ", ".join(registry)
+        return _failure(call_id, name, f"unknown tool {name!r}; available: {available}")
+    if tool.writes and ctx.read_only:
+        return _failure(
+            call_id,
+            name,
+            f"{name} is refused: this context is read-only and cannot change the glossary",
+        )
+    try:
+        arguments = _parse_arguments(raw_arguments)
+        args = tool.args_model.model_validate(arguments)
+    except ToolError as exc:
+        return _failure(call_id, name, f"{name}: {exc}")
+    except ValidationError as exc:
+        return _failure(call_id, name, describe_validation_error(tool, exc))
+    try:
+        if tool.writes:
+            with ctx.store.transaction():
+                result = tool.handler(ctx, args)
+        else:
+            result = tool.handler(ctx, args)
+    except ToolError as exc:
+        return _failure(call_id, name, str(exc))
+    except DuplicateTermError as exc:
+        return _failure(call_id, name, str(exc))
+    except EntryNotFoundError as exc:
+        return _failure(call_id, name, f"{exc}; find entries with glossary_search")
+    except StoreError as exc:
+        if isinstance(exc.__cause__, sqlite3.Error):
+            raise  # the store failed, not the model
+        return _failure(call_id, name, str(exc))
+    except InputError as exc:  # the store refused an argument (e.g. a name without letters)
+        return _failure(call_id, name, str(exc))
+    payload = {"ok": True, **result.payload}
+    return ToolOutcome(call_id, name, True, canonical_json(payload), result.effects)
+
+
+def _call_parts(tool_call: Any) -> tuple[str, str, Any]:
+    if isinstance(tool_call, Mapping):
+        function = tool_call.get("function") or {}
+        call_id = tool_call.get("id") or ""
+        if isinstance(function, Mapping):
+            return str(call_id), str(function.get("name") or ""), function.get("arguments")
+        return str(call_id), "", None
+    function = getattr(tool_call, "function", None)
+    return (
+        str(getattr(tool_call, "id", "") or ""),
+        str(getattr(function, "name", "") or ""),
+        getattr(function, "arguments", None),
+    )
+
+
+def _parse_arguments(raw: Any) -> dict[str, Any]:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if not isinstance(raw, str):
+        raise ToolError("arguments must be a JSON object")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ToolError(
+            f"arguments are not valid JSON ({exc.msg} at character {exc.pos}); send one JSON object"
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolError(f"arguments must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
+    """One line: what is wrong with each field, then the fields the tool takes."""
+    problems: list[str] = []
+    for error in exc.errors():
+        where = ".".join(str(item) for item in error["loc"]) or "arguments"
+        kind = error["type"]
+        if kind == "missing":
+            problems.append(f"missing field {where!r}")
+        elif kind == "extra_forbidden":
+            problems.append(f"unknown field {where!r}")
+        else:
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(f"{where!r}: {message}")
+    fields = ", ".join(
+        f"{key}{'' if info.is_required() else '?'}"
+        for key, info in tool.args_model.model_fields.items()
+    )
+    return f"bad arguments for {tool.name}: {'; '.join(problems)} (fields: {fields})"
+
+
+def _failure(call_id: str, name: str, message: str) -> ToolOutcome:
+    line = " ".join(message.split())
+    if len(line) > ERROR_CHARS:
+        line = line[: ERROR_CHARS - 1] + "…"
+    return ToolOutcome(call_id, name, False, canonical_json({"ok": False, "error": line}))
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+
+
+def _truncate(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def entry_brief(entry: Entry, *, definition_chars: int = SEARCH_DEFINITION_CHARS) -> dict[str, Any]:
+    """An entry as the model sees it in results; empty fields are left out."""
+    brief: dict[str, Any] = {
+        "id": entry.ref,
+        "term": entry.term,
+        "status": entry.status,
+        "definition": _truncate(entry.definition, definition_chars),
+    }
+    if entry.aliases:
+        brief["aliases"] = list(entry.aliases)
+    if entry.tags:
+        brief["tags"] = list(entry.tags)
+    if entry.merged_into is not None:
+        brief["merged_into"] = f"E{entry.merged_into}"
+    if entry.deleted:
+        brief["deleted"] = True
+    return brief
+
+
+def _post_view(post: Post, limit: int) -> dict[str, Any]:
+    text = post.text
+    view: dict[str, Any] = {
+        "id": post.id,
+        "thread_id": post.thread_id,
+        "name": post.name or "Anonymous",
+        "qm": bool(post.is_qm),
+        "vote_tally": bool(post.is_vote_tally),
+        "text": text if len(text) <= limit else text[: limit - 1] + "…",
+    }
+    if len(text) > limit:
+        view["truncated"] = True
+    if post.subject:
+        view["subject"] = post.subject
+    return view
+
+
+# --------------------------------------------------------------------------------------------
+# Provenance
+
+
+def _spoiler_error(ctx: ToolContext, post_id: int) -> ToolError:
+    last = ctx.last_post
+    return ToolError(
+        f"post {post_id} is after the current scene; the story so far ends at post {last.id} "
+        f"(thread {last.thread_id})"
+    )
+
+
+def _visible_post(ctx: ToolContext, post_id: int) -> Post:
+    post = ctx.corpus.post(post_id)
+    if post is None:
+        raise ToolError(f"post {post_id} is not in the corpus")
+    if not ctx.may_see(post):
+        raise _spoiler_error(ctx, post_id)
+    return post
+
+
+def _first_occurrence(text: str, names: Sequence[str]) -> int | None:
+    offsets = [spans[0][0] for spans in (find_term(text, name) for name in names) if spans]
+    return min(offsets) if offsets else None
+
+
+def _verbatim(post_text: str, quote: str) -> str | None:
+    """The post's own words matching `quote` (case and whitespace aside), cut to QUOTE_CHARS."""
+    wanted = " ".join(quote.strip().strip("\"'“”‘’").split())
+    if len(wanted) < 3:
+        return None
+    flat = " ".join(post_text.split())
+    index = flat.casefold().find(wanted.casefold())
+    if index < 0:
+        return None
+    return _truncate(flat[index : index + len(wanted)], QUOTE_CHARS)
+
+
+def resolve_provenance(
+    ctx: ToolContext, names: Sequence[str], post_ids: Sequence[int], quote: str | None
+) -> list[ProvenanceIn]:
+    """Provenance for a create/update (see the module docstring for the rules)."""
+    names = [name for name in names if name.strip()]
+    if post_ids:
+        posts = [_visible_post(ctx, post_id) for post_id in dict.fromkeys(post_ids)]
+    else:
+        posts = [p for p in ctx.scene.posts if _first_occurrence(p.text, names) is not None]
+        if not posts:
+            posts = [ctx.scene.posts[0]]
+    items: list[ProvenanceIn] = []
+    quote_used = False
+    for post in posts:
+        text = ""
+        if quote and not quote_used:
+            found = _verbatim(post.text, quote)
+            if found:
+                text, quote_used = found, True
+        if not text:
+            offset = _first_occurrence(post.text, names)
+            if offset is not None:
+                text = sentence_at(post.text, offset, QUOTE_CHARS)
+        items.append(ProvenanceIn(post_id=post.id, thread_id=post.thread_id, quote=text))
+    return items
+
+
+# --------------------------------------------------------------------------------------------
+# Handlers
+
+
+def _existing_entry_error(entry: Entry, name: str) -> ToolError:
+    return ToolError(
+        f"{name!r} already exists as {entry.ref} ({entry.term}) [{entry.status}]; "
+        f'use glossary_update with entry_id "{entry.ref}"'
+    )
+
+
+def _search(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
+    hits = ctx.store.search(args.query, limit=args.limit)
+    payload: dict[str, Any] = {"hits": [entry_brief(hit.entry) for hit in hits]}
+    if not hits:
+        payload["note"] = "no entry matches"
+    return HandlerResult(payload)
+
+
+def _create(ctx: ToolContext, args: GlossaryCreateArgs) -> HandlerResult:
+    aliases = _distinct_names(args.aliases, exclude=[args.term])
+    for name in (args.term, *aliases):
+        existing = ctx.store.find_by_term(name)
+        if existing is not None:
+            raise _existing_entry_error(existing, name)
+    provenance = resolve_provenance(ctx, [args.term, *aliases], args.post_ids, args.quote)
+    entry = ctx.store.create_entry(
+        ctx.actor,
+        args.term,
+        args.definition,
+        tags=tuple(dict.fromkeys(args.tags)),
+        aliases=tuple(aliases),
+        provenance=provenance,
+    )
+    posts = tuple(item.post_id for item in provenance)
+    return HandlerResult(
+        {"entry": entry_brief(entry, definition_chars=ENTRY_DEFINITION_CHARS), "posts": posts},
+        (ToolEffect("create", entry.id, entry.term, posts),),
+    )
+
+
+def _live_target(ctx: ToolContext, entry_id: int) -> tuple[Entry, str | None]:
+    entry = ctx.store.get_entry(entry_id)
+    note = None
+    seen = {entry.id}
+    while entry.merged_into is not None and not entry.deleted:
+        target = ctx.store.get_entry(entry.merged_into)
+        if target.id in seen:
+            break
+        seen.add(target.id)
+        note = f"E{entry_id} was merged into {target.ref}; {target.ref} was used"
+        entry = target
+    if entry.deleted:
+        reason = f": {entry.delete_reason}" if entry.delete_reason else ""
+        raise ToolError(f"{entry.ref} was deleted{reason}; create a new entry if it is needed")
+    return entry, note
+
+
+def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
+    entry, note = _live_target(ctx, args.entry_id)
+    known = {normalize_term(name) for name in (entry.term, *entry.aliases)}
+    new_aliases = [a for a in _distinct_names(args.add_aliases) if normalize_term(a) not in known]
+    for alias in new_aliases:
+        other = ctx.store.find_by_term(alias)
+        if other is not None and other.id != entry.id:
+            raise _existing_entry_error(other, alias)
+    names = [entry.term, *entry.aliases, *new_aliases]
+    changes = args.definition is not None or new_aliases or args.tags is not None
+    if not (changes or args.post_ids or args.quote) and all(
+        _first_occurrence(p.text, names) is None for p in ctx.scene.posts
+    ):
+        raise ToolError(
+            f"nothing to update for {entry.ref}: give definition, add_aliases, tags or post_ids"
+        )
+    provenance = resolve_provenance(ctx, names, args.post_ids, args.quote)
+    recorded = {item.post_id for item in ctx.store.provenance(entry.id)}
+    provenance = [item for item in provenance if item.post_id not in recorded]
+    tags = None if args.tags is None else list(dict.fromkeys(args.tags))
+    if tags == entry.tags:
+        tags = None
+    definition = args.definition if args.definition != entry.definition else None
+    posts = tuple(item.post_id for item in provenance)
+    if definition is None and tags is None and not new_aliases and not provenance:
+        return HandlerResult({"entry": entry_brief(entry), "note": "nothing new: already recorded"})
+    updated = ctx.store.update_entry(
+        ctx.actor,
+        entry.id,
+        definition=definition,
+        tags=tags,
+        add_aliases=tuple(new_aliases),
+        provenance=provenance,
+        reason=args.reason,
+    )
+    payload: dict[str, Any] = {
+        "entry": entry_brief(updated, definition_chars=ENTRY_DEFINITION_CHARS),
+        "posts": posts,
+    }
+    if note:
+        payload["note"] = note
+    return HandlerResult(payload, (ToolEffect("update", updated.id, updated.term, posts),))
+
+
+def _delete(ctx: ToolContext, args: GlossaryDeleteArgs) -> HandlerResult:
+    entry = ctx.store.get_entry(args.entry_id)
+    if entry.deleted:
+        raise ToolError(f"{entry.ref} is already deleted")
+    deleted = ctx.store.delete_entry(ctx.actor, entry.id, args.reason)
+    return HandlerResult(
+        {"deleted": deleted.ref, "term": deleted.term},
+        (ToolEffect("delete", deleted.id, deleted.term),),
+    )
+
+
+def _read_post(ctx: ToolContext, args: ReadPostArgs) -> HandlerResult:
+    post = _visible_post(ctx, args.post_id)
+    return HandlerResult({"post": _post_view(post, READ_POST_CHARS)})
+
+
+def _read_thread_range(ctx: ToolContext, args: ReadThreadRangeArgs) -> HandlerResult:
+    start = _visible_post(ctx, args.start_post_id)
+    thread_id = args.thread_id or start.thread_id
+    if thread_id != start.thread_id:
+        raise ToolError(
+            f"post {start.id} is in thread {start.thread_id}, not {thread_id}; "
+            "omit thread_id or give the post's thread"
+        )
+    posts = ctx.corpus.post_range(thread_id, start.id, args.count)
+    views: list[dict[str, Any]] = []
+    spent = 0
+    payload: dict[str, Any] = {"thread_id": thread_id}
+    for post in posts:
+        if not ctx.may_see(post):
+            payload["stopped"] = f"the story so far ends at post {ctx.last_post.id}"
+            break
+        view = _post_view(post, RANGE_POST_CHARS)
+        spent += len(view["text"])
+        if views and spent > RANGE_TOTAL_CHARS:
+            payload["stopped"] = f"size limit; continue from post {post.id}"
+            break
+        views.append(view)
+    payload["posts"] = views
+    return HandlerResult(payload)
+
+
+def _distinct_names(names: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:
+    seen = {normalize_term(name) for name in exclude}
+    result: list[str] = []
+    for name in names:
+        key = normalize_term(name)
+        if key and key not in seen:
+            seen.add(key)
+            result.append(name)
+    return result
+
+
+GLOSSARY_SEARCH = Tool(
+    "glossary_search",
+    "Search glossary entries by name, alias or definition words.",
+    GlossarySearchArgs,
+    _search,
+)
+GLOSSARY_CREATE = Tool(
+    "glossary_create",
+    "Create an entry for a new term. Sources default to the scene posts where it occurs.",
+    GlossaryCreateArgs,
+    _create,
+    writes=True,
+)
+GLOSSARY_UPDATE = Tool(
+    "glossary_update",
+    "Update an entry: new definition, aliases, tags or source posts.",
+    GlossaryUpdateArgs,
+    _update,
+    writes=True,
+)
+GLOSSARY_DELETE = Tool(
+    "glossary_delete",
+    "Delete a wrong entry (soft; give the reason).",
+    GlossaryDeleteArgs,
+    _delete,
+    writes=True,
+)
+READ_POST = Tool(
+    "read_post",
+    "Read one post up to the current scene (players' posts and vote tallies too).",
+    ReadPostArgs,
+    _read_post,
+)
+READ_THREAD_RANGE = Tool(
+    "read_thread_range",
+    "Read up to 20 consecutive posts of a thread from a start post.",
+    ReadThreadRangeArgs,
+    _read_thread_range,
+)
+
+GLOSSARY_TOOLS: tuple[Tool, ...] = (
+    GLOSSARY_SEARCH,
+    GLOSSARY_CREATE,
+    GLOSSARY_UPDATE,
+    GLOSSARY_DELETE,
+    READ_POST,
+    READ_THREAD_RANGE,
+)
+
+
+def default_registry() -> ToolRegistry:
+    """A fresh registry of the glossary and reading tools; add more with `register`."""
+    return ToolRegistry(GLOSSARY_TOOLS)

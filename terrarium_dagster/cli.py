@@ -1,0 +1,305 @@
+"""The `terrarium` command.
+
+Exit codes: 0 success, 1 runtime failure (the model server failed persistently, the context
+cannot fit), 2 bad input (corpus, configuration, arguments), 130 interrupted (resume with the
+same command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from terrarium_dagster.config import Settings, load_settings
+from terrarium_dagster.errors import InputError, TerrariumError
+
+EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+log = logging.getLogger("terrarium")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        raise _UsageError(message)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _add_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="annotator store (SQLite file); env TERRARIUM_DB")
+
+
+def _add_corpus(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--corpus", type=Path, help="corpus SQLite file; default: bundled sample")
+    parser.add_argument("--url-template", help="post URL template with {thread_id} and {post_id}")
+
+
+def _add_agent(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("agent")
+    backend = group.add_mutually_exclusive_group()
+    backend.add_argument("--agent-url", help="OpenAI-compatible server, e.g. http://gpu:8000/v1")
+    backend.add_argument(
+        "--offline", action="store_true", default=None, help="deterministic offline backend"
+    )
+    group.add_argument("--model", help="served model name (default: the server's first)")
+    group.add_argument("--context-budget", type=int, help="model window to respect, in tokens")
+    group.add_argument("--max-tokens", type=int, help="completion tokens per call")
+    group.add_argument("--temperature", type=float)
+    thinking = group.add_mutually_exclusive_group()
+    thinking.add_argument("--thinking", dest="enable_thinking", action="store_true", default=None)
+    thinking.add_argument("--no-thinking", dest="enable_thinking", action="store_false")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="terrarium", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="annotate threads (then curate each), resumably")
+    _add_corpus(run)
+    _add_store(run)
+    _add_agent(run)
+    run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
+    run.add_argument("--max-scenes", type=int, help="stop after this many scenes (resume later)")
+    run.add_argument("--rewind", action="store_true", help="redo the first thread and later ones")
+
+    status = commands.add_parser("status", help="threads, entries, tokens of a store")
+    _add_store(status)
+    status.add_argument("--json", action="store_true")
+
+    export = commands.add_parser("export", help="write the glossary as JSON, YAML or a wiki")
+    _add_corpus(export)
+    _add_store(export)
+    export.add_argument("--format", choices=("json", "yaml", "wiki"), required=True)
+    export.add_argument("--out", type=Path, required=True)
+    export.add_argument("--as-of-thread", help="thread id or key: the glossary as it stood then")
+
+    lineage = commands.add_parser("lineage", help="entry -> revisions -> posts -> threads")
+    lineage.add_argument("term")
+    _add_corpus(lineage)
+    _add_store(lineage)
+    lineage.add_argument("--json", action="store_true")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    fields = set(Settings.model_fields)
+    given = {key: value for key, value in vars(args).items() if key in fields}
+    return load_settings(**given)
+
+
+# -- progress ---------------------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line live display on a terminal; plain log lines otherwise."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.figures: dict[str, Any] = {
+            "threads": 0,
+            "scenes": 0,
+            "created": 0,
+            "updated": 0,
+            "prompt": 0,
+            "cached": 0,
+            "completion": 0,
+        }
+        self.lock = threading.Lock()
+
+    def __call__(self, event: str, data: dict[str, Any]) -> None:
+        with self.lock:
+            if event == "scene":
+                self.figures["scenes"] += 1
+                for key in ("created", "updated", "prompt", "cached", "completion"):
+                    self.figures[key] += int(data.get(key, 0))
+            elif event == "thread":
+                self.figures["threads"] += 1
+            line = self._line(event, data)
+            if self.live:
+                self.stream.write("\r\x1b[2K" + line)
+                if event == "thread":
+                    self.stream.write("\n")
+            else:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def _line(self, event: str, data: dict[str, Any]) -> str:
+        f = self.figures
+        rate = f["cached"] / f["prompt"] if f["prompt"] else 0.0
+        where = data.get("scene_id") or data.get("thread_key") or ""
+        return (
+            f"{event:<8} {where:<24} threads {f['threads']} · scenes {f['scenes']} · "
+            f"entries +{f['created']} ~{f['updated']} · tokens {f['prompt']}/{f['completion']} "
+            f"· cache {rate:.0%}"
+        )
+
+    def finish(self) -> None:
+        if self.live:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def _thread_range(engine: Any, spec: str | None) -> list[Any]:
+    threads = engine.threads
+    if not spec:
+        return threads
+    if ".." not in spec:
+        first = last = spec
+    else:
+        first, last = spec.split("..", 1)
+
+    def locate(text: str, default: int) -> int:
+        if not text:
+            return default
+        for thread in threads:
+            if text in (str(thread.id), thread.key):
+                return thread.position
+        raise InputError(f"--threads: no thread {text!r} in the corpus (give an id or a key)")
+
+    start, stop = locate(first, 0), locate(last, len(threads) - 1)
+    if start > stop:
+        raise InputError(f"--threads: {first} comes after {last} in story order")
+    return threads[start : stop + 1]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import Engine
+
+    settings = _settings(args)
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.warning(
+            "%s received: stopping after the current model call", signal.Signals(signum).name
+        )
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    progress = Progress(sys.stderr)
+    started = time.monotonic()
+    try:
+        with Engine.open(settings, stop=stop, progress=progress) as engine:
+            engine.max_scenes = args.max_scenes
+            selected = _thread_range(engine, args.threads)
+            for index, thread in enumerate(selected):
+                if stop.is_set() or engine.scene_limit_reached:
+                    break
+                engine.annotate_thread(thread.id, rewind=bool(args.rewind and index == 0))
+                if engine.thread_finished(thread.id):
+                    engine.curate_thread(thread.id)
+            totals = engine.store.agent_call_totals(run_id=engine.run_id)
+    finally:
+        progress.finish()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    elapsed = time.monotonic() - started
+    print(
+        f"run finished in {elapsed:.1f}s: {totals.calls} calls, {totals.prompt_tokens} prompt "
+        f"tokens ({totals.cached_tokens} cached), {totals.completion_tokens} completion tokens"
+    )
+    if stop.is_set():
+        print("terrarium: interrupted: run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from terrarium_dagster.status import store_status
+
+    settings = _settings(args)
+    report = store_status(settings.db)
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        from terrarium_dagster.status import render_status
+
+        print(render_status(report))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import open_corpus, open_store
+    from terrarium_dagster.exports import build_export
+
+    settings = _settings(args)
+    with open_corpus(settings) as corpus, open_store(settings) as store:
+        as_of = None
+        if args.as_of_thread:
+            as_of = _resolve_thread(corpus, args.as_of_thread).id
+        report = build_export(store, corpus, args.out, formats=(args.format,), as_of_thread=as_of)
+    print(f"exported {report.entries} entries to {report.out_dir}")
+    return EXIT_OK
+
+
+def _resolve_thread(corpus: Any, text: str) -> Any:
+    for thread in corpus.threads():
+        if text in (str(thread.id), thread.key):
+            return thread
+    raise InputError(f"no thread {text!r} in the corpus (give an id or a key)")
+
+
+def cmd_lineage(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import open_corpus, open_store
+    from terrarium_dagster.exports.lineage import lineage, render_lineage_text
+
+    settings = _settings(args)
+    with open_corpus(settings) as corpus, open_store(settings) as store:
+        trail = lineage(store, corpus, args.term)
+    if args.json:
+        print(trail.model_dump_json(indent=2))
+    else:
+        print(render_lineage_text(trail))
+    return EXIT_OK
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "status": cmd_status,
+    "export": cmd_export,
+    "lineage": cmd_lineage,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        print(f"terrarium: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"terrarium: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except TerrariumError as exc:
+        if exc.exit_code == EXIT_INTERRUPTED:
+            print(f"terrarium: interrupted: {exc}; run the same command to resume", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        print(f"terrarium: failed: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Run settings: command line > environment (`TERRARIUM_*`) > `terrarium.yaml` > defaults.
+
+One pydantic model serves the CLI and the Dagster resources, so both read the same names. A bad
+value is a `ConfigError` with one line naming the setting, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.paths import default_store_path
+
+CONFIG_FILE_ENV = "TERRARIUM_CONFIG"
+DEFAULT_CONFIG_FILE = "terrarium.yaml"
+
+
+class Settings(BaseSettings):
+    """Everything a run needs to know. Field names are the `TERRARIUM_<NAME>` variables."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="TERRARIUM_",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    corpus: Path | None = Field(
+        default=None,
+        description="Corpus SQLite file (banished.db schema); default: bundled sample.",
+    )
+    db: str = Field(
+        default_factory=lambda: str(default_store_path()),
+        description="Annotator store: a SQLite file path.",
+    )
+    url_template: str | None = Field(
+        default=None,
+        description="Post URL template with {thread_id} and {post_id}; default: the sample's.",
+    )
+    agent_url: str | None = Field(
+        default=None, description="Base URL of an OpenAI-compatible (vLLM) server."
+    )
+    offline: bool = Field(
+        default=False, description="Use the in-process offline backend (no LLM, deterministic)."
+    )
+    model: str | None = Field(default=None, description="Served model name; default: the first.")
+    api_key: SecretStr | None = Field(default=None, description="Bearer token for the server.")
+    context_budget: int = Field(
+        default=32768, ge=2048, description="Model window the run respects (prompt + max_tokens)."
+    )
+    max_tokens: int = Field(default=1024, ge=64, description="Completion tokens per call.")
+    temperature: float = Field(default=0.2, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    enable_thinking: bool | None = Field(
+        default=None, description="Qwen3 thinking on/off via chat_template_kwargs; unset: omit."
+    )
+    max_rounds: int = Field(default=6, ge=1, le=50, description="Model calls per scene at most.")
+    timeout_s: float = Field(default=180.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    seed: int | None = Field(default=None, description="Sampling seed sent to the server.")
+
+    @field_validator("agent_url")
+    @classmethod
+    def _url_scheme(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @model_validator(mode="after")
+    def _backend_choice(self) -> Settings:
+        if self.max_tokens >= self.context_budget // 2:
+            raise ValueError(
+                f"max_tokens ({self.max_tokens}) must be under half the context budget "
+                f"({self.context_budget})"
+            )
+        return self
+
+    @property
+    def use_offline(self) -> bool:
+        """The offline backend runs when asked for, or when no server URL is configured."""
+        return self.offline or not self.agent_url
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config_file = _config_file()
+        if config_file is not None:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=config_file))
+        return tuple(sources)
+
+
+def _config_file() -> Path | None:
+    named = os.environ.get(CONFIG_FILE_ENV)
+    if named:
+        path = Path(named).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{CONFIG_FILE_ENV} names {path}, which is not a file")
+        return path
+    local = Path.cwd() / DEFAULT_CONFIG_FILE
+    return local if local.is_file() else None
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the sources, with `overrides` (None values ignored) taking precedence."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc)) from None
+    except (OSError, ValueError) as exc:  # unreadable or malformed YAML
+        raise ConfigError(f"cannot read configuration: {exc}") from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line: each bad field with pydantic's reason."""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(item) for item in error["loc"]) or "settings"
+        parts.append(f"{where}: {error['msg']}")
+    return "invalid configuration: " + "; ".join(parts)

@@ -1,0 +1,1061 @@
+"""Keeping the agent's context within the token budget, cheaply and without ever looping.
+
+`ContextManager` owns a `ContextState` for a run. The agent loop asks it, at every scene boundary,
+to make room for the next scene (`prepare`), and before every model call for the messages to send
+(`prepare_call`), which never exceed the budget.
+
+Compaction runs at scene boundaries, in tiers, in this order:
+
+1. `summarize_chunk`: the oldest scenes of the current (long) thread are summarized into the
+   thread's running summary. A chunk is `chunk_scenes` scenes, more when the budget needs more,
+   down to half a chunk when the thread has no more old scenes (or fewer when they are large).
+2. `fold_thread` / `fold_story`: a finished thread still in the history is summarized into a thread
+   summary; finished threads' summaries are folded into the story so far.
+3. `trim_thinking`: `<think>` blocks are removed from old assistant turns.
+4. `truncate`: old long messages keep their head and tail around a marker.
+5. `cut_middle`: whole scenes are dropped from the middle of the history (last resort).
+
+Tiers 1 and 2 write summaries and aim low (`low_water` of the budget) so that compactions are rare:
+each one rewrites the prompt after the story block, which vLLM must prefill again. Tiers 3 to 5
+lose information and only aim at the budget itself, freeing at least `min_free_tokens` a pass.
+Every pass makes structural progress (a scene leaves the history, a summary is folded, a block is
+trimmed, a message is truncated), so compaction ends; a tier whose pass frees nothing hands over to
+the next; when every tier is spent and the prompt still does not fit, `BudgetError` says why.
+
+Summary requests continue the cached prefix: the same system prompt and the conversation as the
+server last saw it (as it stood when the compaction started, up to the end of the material to
+summarize) with the instruction appended as the last user message. Each summary integrates the
+previous one (`## Previous summary`), keeps entry ids (`[E12]`; missing ones are appended), and is
+checked: an empty, error-like or echoed answer is replaced by a deterministic extractive summary,
+so compaction still makes progress. Before turns are dropped the agent gets one flush call per
+compaction to record what it has not written yet; the flush's own messages are not kept.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from terrarium_dagster.context import prompts
+from terrarium_dagster.context.layout import build_messages, head_messages, prefix_messages
+from terrarium_dagster.context.state import (
+    ContextState,
+    Message,
+    SceneSpan,
+    Summary,
+    canonical_message,
+    entry_ids_written,
+    repair_tool_pairs,
+    tool_pair_problems,
+)
+from terrarium_dagster.context.tokens import TokenCounter
+from terrarium_dagster.errors import AgentError, BudgetError
+
+Summarizer = Callable[[list[Message]], str]
+"""Sends `messages` (the cached prefix plus the instruction, last) with the run's tools and
+`tool_choice="none"`, and returns the answer's text. May raise AgentError."""
+
+Flusher = Callable[[list[Message]], Any]
+"""Runs the flush turn(s) on `messages`: calls the model with tools, executes its tool calls,
+until it answers without tools. Its messages are not kept. May raise AgentError."""
+
+CompactionRecorder = Callable[["CompactionEvent"], None]
+"""Receives every compaction event (the loop stores it with `store.log_compaction`)."""
+
+Tier = Literal[
+    "summarize_chunk",
+    "fold_thread",
+    "fold_story",
+    "trim_thinking",
+    "truncate",
+    "cut_middle",
+    "shrink_current",
+]
+TIERS: tuple[str, ...] = ("summarize_chunk", "fold", "trim_thinking", "truncate", "cut_middle")
+SUMMARY_TIERS = ("summarize_chunk", "fold")
+
+TRUNCATION_MARKER = "[… truncated {count} characters …]"
+_TRUNCATED = re.compile(r"\[… truncated \d+ characters …\]")
+_THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>\s*", re.DOTALL)
+_THINK_OPENLESS = re.compile(r"^.*?</(?:think|thinking)>\s*", re.DOTALL)
+_ERROR_STARTS = (
+    "error",
+    "i'm sorry",
+    "i am sorry",
+    "sorry,",
+    "i cannot",
+    "i can't",
+    "i can not",
+    "as an ai",
+    "unable to",
+)
+_ENTRY_MENTION = re.compile(r"\bE(\d+)\b")
+_OVERFLOW_LIMIT = (
+    re.compile(r"maximum context length (?:is |of )?\(?(\d+)"),
+    re.compile(r"maximum model length (?:is |of )?\(?(\d+)"),
+)
+_OVERFLOW_PROMPT = (
+    re.compile(r"\((\d+) in the messages"),
+    re.compile(r"request has (\d+) input tokens"),
+    re.compile(r"prompt \(length (\d+)\)"),
+    re.compile(r"[Ii]nput length \((\d+)\)"),
+    re.compile(r"requested (\d+) tokens"),
+)
+
+
+class CompactionEvent(BaseModel):
+    """One compaction pass, as recorded in the store (`log_compaction`)."""
+
+    tier: Tier
+    reason: Literal["budget", "overflow"] = "budget"
+    thread_id: int | None = None  # the thread of the scene being prepared
+    scene_id: str | None = None  # the scene being prepared
+    tokens_before: int  # prompt tokens of the next request before the pass (estimate)
+    tokens_after: int  # ... and after
+    entry_ids: list[int] = Field(default_factory=list)
+    scene_ids: list[str] = Field(default_factory=list)  # scenes the pass summarized/cut/touched
+    summary: str = ""  # the summary text written, if any
+    fallback: bool = False  # the summary is the extractive fallback (model answer unusable)
+    flushed: bool = False  # the pre-compaction flush ran right before this pass
+    detail: str = ""
+
+
+@dataclass
+class CallPlan:
+    """What to send for one model call of the current scene."""
+
+    messages: list[Message]
+    scene_messages: list[Message]  # the scene's messages after any shrinking: keep these
+    prompt_tokens: int  # the counted size of `messages`
+    events: list[CompactionEvent] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CompactionPolicy:
+    """Knobs of compaction. `None` values are derived from the prompt limit and max_tokens."""
+
+    low_water: float = 0.4  # summary tiers compact down to this share of the prompt limit
+    min_free_tokens: int | None = None  # a lossy pass frees at least this; default limit // 8
+    chunk_scenes: int = 8
+    keep_recent_scenes: int = 1  # scenes of the current thread never summarized yet
+    chunk_summary_tokens: int | None = None  # default clamp(limit // 24, 128, max_tokens - 32)
+    thread_summary_tokens: int | None = None  # default clamp(limit // 32, 96, max_tokens - 32)
+    story_tokens: int | None = None  # default clamp(limit // 12, 160, max_tokens - 32)
+    max_thread_summaries: int = 3  # more finished-thread summaries than this get folded
+    truncate_tokens: int | None = None  # tier 4 truncates messages above; default limit // 40
+    stub_tokens: int = 96  # what shrink_current leaves of a tool result
+
+
+@dataclass
+class _Caps:
+    limit: int
+    target: int
+    min_free: int
+    chunk_summary: int
+    thread_summary: int
+    story: int
+    truncate: int
+    truncate_keep: int
+
+
+@dataclass
+class _Compaction:
+    """One compaction in progress."""
+
+    origin: ContextState
+    scene_messages: list[Message]
+    reserve: int
+    thread_id: int | None
+    scene_id: str | None
+    reason: Literal["budget", "overflow"]
+    flushed: bool = False
+    flush_pending_note: bool = False
+    events: list[CompactionEvent] = field(default_factory=list)
+
+
+class ContextManager:
+    """The context of one run: layout, budget checks, compaction, summaries, flush."""
+
+    def __init__(
+        self,
+        state: ContextState,
+        *,
+        system_prompt: str,
+        tools: Sequence[dict[str, Any]] | None,
+        budget: int,
+        max_tokens: int,
+        counter: TokenCounter,
+        summarizer: Summarizer,
+        flusher: Flusher | None = None,
+        recorder: CompactionRecorder | None = None,
+        policy: CompactionPolicy | None = None,
+    ) -> None:
+        if max_tokens >= budget:
+            raise BudgetError(f"max_tokens ({max_tokens}) must be below the budget ({budget})")
+        self.state = state
+        self.system_prompt = system_prompt
+        self.tools = prompts.canonical_tools(tools)
+        self.budget = budget
+        self.max_tokens = max_tokens
+        self.counter = counter
+        self.summarizer = summarizer
+        self.flusher = flusher
+        self.recorder = recorder
+        self.policy = policy or CompactionPolicy()
+        if state.calibration:
+            counter.restore(state.calibration)
+
+    # -- sizes ------------------------------------------------------------------------------
+
+    @property
+    def limit(self) -> int:
+        """Prompt tokens a request may have: the budget minus the completion's max_tokens."""
+        return self.budget - self.max_tokens
+
+    def _caps(self) -> _Caps:
+        p, limit = self.policy, self.limit
+        summary_room = max(64, self.max_tokens - 32)
+
+        def clamp(value: int | None, default: int, low: int) -> int:
+            return max(1, min(value if value is not None else max(low, default), summary_room))
+
+        truncate = p.truncate_tokens or max(200, limit // 40)
+        return _Caps(
+            limit=limit,
+            target=max(1, min(limit, int(limit * p.low_water))),
+            min_free=max(1, p.min_free_tokens or limit // 8),
+            chunk_summary=clamp(p.chunk_summary_tokens, limit // 24, 128),
+            thread_summary=clamp(p.thread_summary_tokens, limit // 32, 96),
+            story=clamp(p.story_tokens, limit // 12, 160),
+            truncate=truncate,
+            truncate_keep=max(32, truncate // 3),
+        )
+
+    def count(self, messages: Sequence[Message], *, exact_above: int | None = None) -> int:
+        """Prompt tokens of `messages`; asks the server for an exact count when the estimate
+        is above `exact_above` (the estimate errs high, so this only sharpens a refusal)."""
+        estimate = self.counter.count_messages(messages, self.tools)
+        if exact_above is not None and estimate > exact_above:
+            exact = self.counter.count_exact(messages, self.tools)
+            if exact is not None:
+                return exact
+        return estimate
+
+    def _estimate(self, messages: Iterable[Message]) -> int:
+        return sum(self.counter.estimate_message(message) for message in messages)
+
+    def fits(self, messages: Sequence[Message]) -> bool:
+        """True when `messages` plus max_tokens fit the budget."""
+        return self.count(messages, exact_above=self.limit) <= self.limit
+
+    def check(self, messages: Sequence[Message]) -> int:
+        """Raise unless `messages` may be sent: within budget, no tool call without its result.
+
+        Returns the prompt token count. The loop calls it (or `prepare_call`) before every call.
+        """
+        problems = tool_pair_problems(messages)
+        if problems:
+            raise ValueError("message list separates tool calls and results: " + problems[0])
+        tokens = self.count(messages, exact_above=self.limit)
+        if tokens > self.limit:
+            raise BudgetError(
+                f"request of {tokens} prompt tokens plus {self.max_tokens} for the answer exceeds "
+                f"the context budget of {self.budget} tokens"
+            )
+        return tokens
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def build(self, scene: str | Sequence[Message] | None = None) -> list[Message]:
+        """System, story block, history, then the current scene (message or messages)."""
+        return build_messages(self.state, self.system_prompt, scene)
+
+    def observe(self, messages: Sequence[Message], prompt_tokens: int | None) -> None:
+        """Feed the server's count of a sent prompt (usage.prompt_tokens) to the counter."""
+        if prompt_tokens:
+            self.counter.observe(messages, self.tools, prompt_tokens)
+
+    # -- per scene ----------------------------------------------------------------------------
+
+    def prepare(
+        self,
+        scene_message: str,
+        *,
+        thread_id: int,
+        scene_id: str,
+        reserve_tokens: int = 0,
+    ) -> list[CompactionEvent]:
+        """Make room for a scene: compact until the scene message plus `reserve_tokens` (room for
+        its tool rounds) fits. Returns the compaction events (empty when nothing was needed).
+
+        Raises BudgetError when even an empty history cannot hold the scene message itself.
+        """
+        scene = [{"role": "user", "content": scene_message}]
+        need = self.count(self.build(scene), exact_above=self.limit - reserve_tokens)
+        if need + reserve_tokens <= self.limit:
+            return []
+        return self._compact(
+            scene,
+            reserve=reserve_tokens,
+            thread_id=thread_id,
+            scene_id=scene_id,
+            reason="budget",
+        )
+
+    def prepare_call(
+        self, scene_messages: Sequence[Message], *, thread_id: int | None = None
+    ) -> CallPlan:
+        """The messages for the next model call of the current scene, within budget.
+
+        When the scene's own rounds have outgrown the budget, its oldest tool results are
+        shrunk (pairs kept); BudgetError when even that cannot make it fit.
+        """
+        scene = [canonical_message(m) for m in scene_messages]
+        messages = self.build(scene)
+        problems = tool_pair_problems(messages)
+        if problems:
+            raise ValueError("message list separates tool calls and results: " + problems[0])
+        tokens = self.count(messages, exact_above=self.limit)
+        if tokens <= self.limit:
+            return CallPlan(messages, scene, tokens)
+        before = tokens
+        scene = self.shrink_current(scene)
+        messages = self.build(scene)
+        tokens = self.check(messages)
+        event = self._record(
+            CompactionEvent(
+                tier="shrink_current",
+                thread_id=thread_id if thread_id is not None else self.state.cursor.thread_id,
+                tokens_before=before,
+                tokens_after=tokens,
+                detail="the current scene's tool rounds were shrunk",
+            )
+        )
+        return CallPlan(messages, scene, tokens, [event])
+
+    def shrink_current(self, scene_messages: Sequence[Message]) -> list[Message]:
+        """The current scene's messages made to fit: oldest tool results first cut to a stub,
+        then long assistant texts, then whole old rounds (an assistant call with its results)
+        dropped, never the scene message and never the last round. BudgetError if still over."""
+        caps = self._caps()
+        scene = [dict(m) for m in scene_messages]
+
+        def over() -> int:
+            return self.count(self.build(scene), exact_above=caps.limit) - caps.limit
+
+        excess = over()
+        if excess <= 0:
+            return scene
+        stub = self.policy.stub_tokens
+        for role in ("tool", "assistant"):
+            for index in range(1, len(scene)):
+                message = scene[index]
+                if message.get("role") != role or not isinstance(message.get("content"), str):
+                    continue
+                size = self.counter.estimate_message(message)
+                if size <= stub * 2:
+                    continue
+                scene[index] = {**message, "content": self._truncate_text(message["content"], stub)}
+                excess -= size - self.counter.estimate_message(scene[index])
+                if excess <= 0 and (excess := over()) <= 0:
+                    return scene
+        while len(rounds := _rounds(scene)) > 1:
+            start, end = rounds[0]
+            del scene[start:end]
+            if over() <= 0:
+                return scene
+        size = self.count(self.build(scene), exact_above=caps.limit)
+        raise BudgetError(
+            f"the current scene needs {size} prompt tokens even with its tool results shrunk, "
+            f"over the limit of {caps.limit} (context budget {self.budget} minus max_tokens "
+            f"{self.max_tokens})"
+        )
+
+    def on_overflow(
+        self,
+        scene_messages: Sequence[Message],
+        error: BaseException | str | None = None,
+        *,
+        thread_id: int,
+        scene_id: str,
+    ) -> CallPlan:
+        """The server refused a request as too long (400): learn its count, compact at once,
+        and return the messages for the one retry. BudgetError when nothing can make it fit."""
+        text = str(error or "")
+        server_limit, server_prompt = parse_overflow(text)
+        if server_limit is not None and server_limit < self.budget:
+            self.budget = server_limit  # the server's window is smaller than configured
+        scene = [canonical_message(m) for m in scene_messages]
+        sent = self.build(scene)
+        if server_prompt is not None:
+            self.counter.observe(sent, self.tools, server_prompt)
+        else:
+            estimate = self.counter.count_messages(sent, self.tools)
+            self.counter.observe(sent, self.tools, max(estimate, self.limit) + self.max_tokens)
+        events = self._compact(
+            scene,
+            reserve=0,
+            thread_id=thread_id,
+            scene_id=scene_id,
+            reason="overflow",
+            force=True,
+            must_fit=False,
+        )
+        plan = self.prepare_call(scene, thread_id=thread_id)
+        plan.events = events + plan.events
+        return plan
+
+    def end_scene(
+        self,
+        scene_id: str,
+        thread_id: int,
+        scene_messages: Sequence[Message],
+        *,
+        entry_ids: Iterable[int] | None = None,
+    ) -> None:
+        """Append a finished scene (its user message, assistant turns, tool results) to the
+        history. Unanswered tool calls are removed first; `entry_ids` are the entries the scene
+        wrote (read from its glossary tool calls when not given)."""
+        messages = repair_tool_pairs([canonical_message(m) for m in scene_messages])
+        if not messages:
+            return
+        ids = list(entry_ids) if entry_ids is not None else entry_ids_written(messages)
+        self.state.append_scene(scene_id, thread_id, messages, ids)
+        self.state.cursor.thread_id = thread_id
+        self.state.cursor.scene_id = scene_id
+        self.state.calibration = self.counter.calibration()
+
+    def end_thread(self, thread_id: int, entry_ids: Iterable[int] = ()) -> None:
+        """A thread is finished: its history will be folded at the next compaction that needs
+        room (any thread other than the current scene's counts as finished there); `entry_ids`
+        (the entries the thread touched) join its summary's entry ids."""
+        known = set(self.state.thread_entry_ids.get(thread_id, []))
+        known.update(entry_ids)
+        if known:
+            self.state.thread_entry_ids[thread_id] = sorted(known)
+        self.state.calibration = self.counter.calibration()
+
+    # -- compaction ---------------------------------------------------------------------------
+
+    def compact(
+        self,
+        scene_message: str | None = None,
+        *,
+        thread_id: int,
+        scene_id: str | None = None,
+        reserve_tokens: int = 0,
+    ) -> list[CompactionEvent]:
+        """Compact now, whether or not the budget requires it (at least one pass if any applies)."""
+        scene = [{"role": "user", "content": scene_message}] if scene_message else []
+        return self._compact(
+            scene,
+            reserve=reserve_tokens,
+            thread_id=thread_id,
+            scene_id=scene_id,
+            reason="budget",
+            force=True,
+            must_fit=False,
+        )
+
+    def _need(self, job: _Compaction, *, exact: bool = False) -> int:
+        """Prompt tokens of the next request plus the reserve for its rounds."""
+        exact_above = self.limit - job.reserve if exact else None
+        return self.count(self.build(job.scene_messages), exact_above=exact_above) + job.reserve
+
+    def _compact(
+        self,
+        scene_messages: list[Message],
+        *,
+        reserve: int,
+        thread_id: int | None,
+        scene_id: str | None,
+        reason: Literal["budget", "overflow"],
+        force: bool = False,
+        must_fit: bool = True,
+    ) -> list[CompactionEvent]:
+        caps = self._caps()
+        job = _Compaction(
+            origin=self.state.model_copy(deep=True),
+            scene_messages=scene_messages,
+            reserve=reserve,
+            thread_id=thread_id,
+            scene_id=scene_id,
+            reason=reason,
+        )
+        passes = {
+            "summarize_chunk": self._pass_summarize_chunk,
+            "fold": self._pass_fold,
+            "trim_thinking": self._pass_trim_thinking,
+            "truncate": self._pass_truncate,
+            "cut_middle": self._pass_cut_middle,
+        }
+        # every pass removes a scene, a summary, a think block or an untruncated long message:
+        # this bounds the number of passes, and the guard turns a bug into an error, not a hang
+        guard = 16 + 2 * (len(self.state.history) + len(self.state.summaries))
+        need = self._need(job)
+        for tier in TIERS:
+            lossy = tier not in SUMMARY_TIERS
+            stop_at = caps.limit if lossy else caps.target
+            while (
+                need > stop_at
+                or (force and not job.events)
+                or (tier == "fold" and job.events and self._too_many_thread_summaries(job))
+            ):
+                if lossy and not (force and not job.events):
+                    need = self._need(job, exact=True)  # lose nothing an estimate's margin asks
+                    if need <= stop_at:
+                        break
+                goal = max(need - stop_at, 1 if tier in SUMMARY_TIERS else caps.min_free)
+                event = passes[tier](job, goal, caps)
+                if event is None:
+                    break
+                guard -= 1
+                if guard < 0:
+                    raise BudgetError(
+                        "compaction made no progress (pass limit reached); "
+                        f"last tier {tier}, prompt {need} tokens, limit {caps.limit}"
+                    )
+                after = self._need(job)
+                event.tokens_before = need - reserve
+                event.tokens_after = after - reserve
+                event.reason = reason
+                event.thread_id = thread_id
+                event.scene_id = scene_id
+                self.state.count_compaction(event.tier)
+                job.events.append(self._record(event))
+                freed = need - after
+                need = after
+                if freed <= 0:
+                    break
+        self.state.calibration = self.counter.calibration()
+        prompt = need - reserve
+        if must_fit and prompt > caps.limit:
+            prompt = self.count(self.build(scene_messages), exact_above=caps.limit)
+            if prompt > caps.limit:
+                raise BudgetError(self._budget_message(prompt, scene_messages, caps))
+        return job.events
+
+    def _budget_message(self, prompt: int, scene: list[Message], caps: _Caps) -> str:
+        head = self.count(head_messages(self.state, self.system_prompt))
+        scene_tokens = self._estimate(scene)
+        return (
+            f"the context cannot fit the budget: the next request needs about {prompt} prompt "
+            f"tokens (system prompt and summaries {head}, history {len(self.state.history)} "
+            f"messages, scene {scene_tokens}) but the limit is {caps.limit} (context budget "
+            f"{self.budget} minus max_tokens {self.max_tokens}); every compaction tier has run. "
+            "Raise --context-budget or split the scene."
+        )
+
+    def _record(self, event: CompactionEvent) -> CompactionEvent:
+        if self.recorder is not None:
+            self.recorder(event)
+        return event
+
+    def _too_many_thread_summaries(self, job: _Compaction) -> bool:
+        finished = [s for s in self.state.summaries if s.thread_id != job.thread_id]
+        return len(finished) > self.policy.max_thread_summaries
+
+    # -- the flush ------------------------------------------------------------------------------
+
+    def _flush(self, job: _Compaction, scene_ids: Sequence[str]) -> bool:
+        """Once per compaction, before the first pass that drops turns."""
+        if job.flushed or self.flusher is None:
+            return False
+        job.flushed = True
+        instruction = {"role": "user", "content": prompts.flush_message(list(scene_ids))}
+        for state in (job.origin, self.state):  # the cached prefix first; the compacted one else
+            messages = [*prefix_messages(state, self.system_prompt), instruction]
+            if self.fits(messages):
+                try:
+                    self.flusher(messages)
+                except AgentError:
+                    return False
+                return True
+        return False
+
+    # -- summaries ------------------------------------------------------------------------------
+
+    def _origin_prefix(self, job: _Compaction, last_scene_id: str | None) -> list[Message]:
+        """The prefix as the server last saw it, up to the end of scene `last_scene_id`."""
+        if last_scene_id is None:
+            return head_messages(job.origin, self.system_prompt)
+        span = next((s for s in job.origin.scenes if s.scene_id == last_scene_id), None)
+        if span is None:
+            return prefix_messages(self.state, self.system_prompt)
+        return prefix_messages(job.origin, self.system_prompt, upto=span.end)
+
+    def _summarize(
+        self,
+        prefix: list[Message],
+        instruction: str,
+        *,
+        cap_tokens: int,
+        entry_ids: Sequence[int],
+        require_ids: bool,
+    ) -> str | None:
+        """Ask for a summary; the checked text, or None when the answer is unusable."""
+        messages = [*prefix, {"role": "user", "content": instruction}]
+        if not self.fits(messages):
+            return None
+        try:
+            answer = self.summarizer(messages)
+        except AgentError:
+            return None
+        return self._accept_summary(
+            answer, cap_tokens=cap_tokens, entry_ids=entry_ids if require_ids else ()
+        )
+
+    def _accept_summary(
+        self, answer: str | None, *, cap_tokens: int, entry_ids: Sequence[int]
+    ) -> str | None:
+        text = strip_thinking(answer or "").strip()
+        if not text:
+            return None
+        lowered = text.lower()
+        if lowered.startswith(_ERROR_STARTS) or '"ok":false' in lowered.replace(" ", ""):
+            return None
+        if text.startswith(("# Task:", prompts.SCENE_HEADING, "<tool_call>", '{"name"')):
+            return None
+        if self.counter.estimate_text(text) > cap_tokens * 3 // 2:
+            text = self._clip_text(text, cap_tokens)
+        mentioned = {int(m) for m in _ENTRY_MENTION.findall(text)}
+        missing = [entry_id for entry_id in sorted(set(entry_ids)) if entry_id not in mentioned]
+        if missing:
+            text += "\nAlso touched: " + prompts.entry_refs(missing) + "."
+        return text
+
+    def _clip_text(self, text: str, cap_tokens: int, *, keep_end: bool = False) -> str:
+        """`text` cut (at a line or word boundary) to about `cap_tokens` tokens."""
+        if self.counter.estimate_text(text) <= cap_tokens:
+            return text
+        chars = max(16, int(len(text) * cap_tokens / max(1, self.counter.estimate_text(text))))
+        if keep_end:
+            cut = text[-chars:]
+            boundary = cut.find("\n")
+            return "…" + (cut[boundary + 1 :] if 0 <= boundary < len(cut) // 2 else cut)
+        cut = text[:chars]
+        boundary = max(cut.rfind("\n"), cut.rfind(". "))
+        return (cut[: boundary + 1] if boundary > len(cut) // 2 else cut).rstrip() + " …"
+
+    def _extractive(
+        self,
+        *,
+        title: str,
+        spans: Sequence[SceneSpan],
+        messages_of: Callable[[SceneSpan], list[Message]],
+        previous: str,
+        entry_ids: Sequence[int],
+        cap_tokens: int,
+    ) -> str:
+        """The deterministic fallback summary: first story lines of each scene and entry ids."""
+        lines = [title]
+        for span in spans:
+            lines.append(f"- {span.scene_id}: {_first_story_line(messages_of(span))}")
+        lines.append("Entries: " + prompts.entry_refs(entry_ids))
+        new = "\n".join(lines)
+        room = cap_tokens - self.counter.estimate_text(new)
+        if previous.strip() and room > 32:
+            return self._clip_text(previous.strip(), room, keep_end=True) + "\n" + new
+        return self._clip_text(new, cap_tokens)
+
+    # -- tier 1: summarize the oldest chunk of the current thread ------------------------------
+
+    def _pass_summarize_chunk(
+        self, job: _Compaction, goal: int, caps: _Caps
+    ) -> CompactionEvent | None:
+        if job.thread_id is None:
+            return None
+        spans = [s for s in self.state.scenes if s.thread_id == job.thread_id]
+        eligible = spans[: max(0, len(spans) - self.policy.keep_recent_scenes)]
+        if not eligible:
+            return None
+        previous = self.state.chunk_summary(job.thread_id)
+        growth = caps.chunk_summary - (previous.tokens_after if previous else 0)
+        chosen: list[SceneSpan] = []
+        material = 0
+        for span in eligible:
+            chosen.append(span)
+            material += self._estimate(self.state.scene_messages(span))
+            if len(chosen) >= self.policy.chunk_scenes and material >= goal + growth:
+                break
+        half = math.ceil(self.policy.chunk_scenes / 2)
+        if len(chosen) < half and material < max(caps.min_free, growth + 1):
+            return None  # too little to be worth a summary: the next tier runs
+        flushed = self._flush(job, [s.scene_id for s in chosen])
+        scene_ids = [s.scene_id for s in chosen]
+        entry_ids = sorted(
+            {i for s in chosen for i in s.entry_ids} | set(previous.entry_ids if previous else [])
+        )
+        instruction = prompts.summarize_chunk_message(
+            thread_id=job.thread_id,
+            scene_ids=scene_ids,
+            entry_ids=entry_ids,
+            max_words=_words(caps.chunk_summary),
+            previous_summary=previous.text if previous else None,
+        )
+        text = self._summarize(
+            self._origin_prefix(job, chosen[-1].scene_id),
+            instruction,
+            cap_tokens=caps.chunk_summary,
+            entry_ids=entry_ids,
+            require_ids=True,
+        )
+        fallback = text is None
+        if text is None:
+            text = self._extractive(
+                title=f"Thread {job.thread_id}, scenes {scene_ids[0]} .. {scene_ids[-1]} "
+                "(extractive summary):",
+                spans=chosen,
+                messages_of=self.state.scene_messages,
+                previous=previous.text if previous else "",
+                entry_ids=entry_ids,
+                cap_tokens=caps.chunk_summary,
+            )
+        summary = Summary(
+            kind="chunk",
+            thread_id=job.thread_id,
+            scene_ids=[*(previous.scene_ids if previous else []), *scene_ids],
+            entry_ids=entry_ids,
+            text=text,
+            tokens_before=material + (previous.tokens_after if previous else 0),
+            tokens_after=self.counter.estimate_text(text),
+            fallback=fallback,
+        )
+        self.state.remove_scenes(scene_ids)
+        self.state.set_summary(summary)
+        return CompactionEvent(
+            tier="summarize_chunk",
+            tokens_before=0,
+            tokens_after=0,
+            entry_ids=entry_ids,
+            scene_ids=scene_ids,
+            summary=text,
+            fallback=fallback,
+            flushed=flushed,
+        )
+
+    # -- tier 2: fold finished threads ---------------------------------------------------------
+
+    def _pass_fold(self, job: _Compaction, goal: int, caps: _Caps) -> CompactionEvent | None:
+        finished = [t for t in self.state.history_threads() if t != job.thread_id]
+        if finished:
+            return self._fold_thread(job, finished[0], caps)
+        return self._fold_story(job, caps)
+
+    def _fold_thread(self, job: _Compaction, thread_id: int, caps: _Caps) -> CompactionEvent:
+        spans = [s for s in self.state.scenes if s.thread_id == thread_id]
+        scene_ids = [s.scene_id for s in spans]
+        flushed = self._flush(job, scene_ids)
+        previous = self.state.chunk_summary(thread_id) or self.state.thread_summary(thread_id)
+        entry_ids = sorted(
+            {i for s in spans for i in s.entry_ids}
+            | set(previous.entry_ids if previous else [])
+            | set(self.state.thread_entry_ids.get(thread_id, []))
+        )
+        instruction = prompts.summarize_thread_message(
+            thread_id=thread_id,
+            scene_ids=scene_ids,
+            entry_ids=entry_ids,
+            max_words=_words(caps.thread_summary),
+            previous_summary=previous.text if previous else None,
+        )
+        text = self._summarize(
+            self._origin_prefix(job, scene_ids[-1]),
+            instruction,
+            cap_tokens=caps.thread_summary,
+            entry_ids=entry_ids,
+            require_ids=True,
+        )
+        fallback = text is None
+        if text is None:
+            text = self._extractive(
+                title=f"Thread {thread_id} (extractive summary):",
+                spans=spans,
+                messages_of=self.state.scene_messages,
+                previous=previous.text if previous else "",
+                entry_ids=entry_ids,
+                cap_tokens=caps.thread_summary,
+            )
+        material = sum(self._estimate(self.state.scene_messages(s)) for s in spans)
+        summary = Summary(
+            kind="thread",
+            thread_id=thread_id,
+            scene_ids=[*(previous.scene_ids if previous else []), *scene_ids],
+            entry_ids=entry_ids,
+            text=text,
+            tokens_before=material + (previous.tokens_after if previous else 0),
+            tokens_after=self.counter.estimate_text(text),
+            fallback=fallback,
+        )
+        self.state.remove_scenes(scene_ids)
+        self._put_thread_summary(summary)
+        self.state.thread_entry_ids.pop(thread_id, None)
+        return CompactionEvent(
+            tier="fold_thread",
+            tokens_before=0,
+            tokens_after=0,
+            entry_ids=entry_ids,
+            scene_ids=scene_ids,
+            summary=text,
+            fallback=fallback,
+            flushed=flushed,
+        )
+
+    def _put_thread_summary(self, summary: Summary) -> None:
+        """In place of the thread's chunk summary, else before the first chunk summary."""
+        summaries = self.state.summaries
+        position = next(
+            (i for i, s in enumerate(summaries) if s.thread_id == summary.thread_id),
+            next((i for i, s in enumerate(summaries) if s.kind == "chunk"), len(summaries)),
+        )
+        self.state.summaries = [
+            *[s for s in summaries[:position] if s.thread_id != summary.thread_id],
+            summary,
+            *[s for s in summaries[position:] if s.thread_id != summary.thread_id],
+        ]
+
+    def _fold_story(self, job: _Compaction, caps: _Caps) -> CompactionEvent | None:
+        folding = [s for s in self.state.summaries if s.thread_id != job.thread_id]
+        if not folding:
+            return None
+        entry_ids = sorted({i for s in folding for i in s.entry_ids})
+        instruction = prompts.fold_story_message(
+            thread_summaries=[(s.thread_id, s.text, s.entry_ids) for s in folding],
+            max_words=_words(caps.story),
+            previous_summary=self.state.story_so_far or None,
+        )
+        text = self._summarize(
+            self._origin_prefix(job, None),
+            instruction,
+            cap_tokens=caps.story,
+            entry_ids=entry_ids,
+            require_ids=False,
+        )
+        fallback = text is None
+        if text is None:
+            added = "\n".join(
+                f"Thread {s.thread_id}: {_first_sentence(s.text)} "
+                f"Entries: {prompts.entry_refs(s.entry_ids)}"
+                for s in folding
+            )
+            combined = f"{self.state.story_so_far.strip()}\n{added}".strip()
+            text = self._clip_text(combined, caps.story, keep_end=True)
+        before = self.counter.estimate_text(self.state.story_so_far) + sum(
+            s.tokens_after for s in folding
+        )
+        self.state.story_so_far = text
+        self.state.story_entry_ids = sorted(set(self.state.story_entry_ids) | set(entry_ids))
+        self.state.story_thread_ids.extend(
+            s.thread_id for s in folding if s.thread_id not in self.state.story_thread_ids
+        )
+        folded = {s.thread_id for s in folding}
+        self.state.summaries = [s for s in self.state.summaries if s.thread_id not in folded]
+        return CompactionEvent(
+            tier="fold_story",
+            tokens_before=0,
+            tokens_after=0,
+            entry_ids=entry_ids,
+            scene_ids=[scene for s in folding for scene in s.scene_ids],
+            summary=text,
+            fallback=fallback,
+            detail=f"folded threads {sorted(folded)} ({before} summary tokens)",
+        )
+
+    # -- tier 3: trim thinking -----------------------------------------------------------------
+
+    def _pass_trim_thinking(
+        self, job: _Compaction, goal: int, caps: _Caps
+    ) -> CompactionEvent | None:
+        trimmed: list[str] = []
+        for span in self.state.scenes:
+            for index in range(span.start, span.end):
+                message = self.state.history[index]
+                content = message.get("content")
+                if message.get("role") != "assistant" or not isinstance(content, str):
+                    continue
+                kept = strip_thinking(content)
+                if kept != content:
+                    self.state.replace_message(index, {**message, "content": kept})
+                    if span.scene_id not in trimmed:
+                        trimmed.append(span.scene_id)
+        if not trimmed:
+            return None
+        return CompactionEvent(
+            tier="trim_thinking",
+            tokens_before=0,
+            tokens_after=0,
+            scene_ids=trimmed,
+            detail="thinking blocks removed from old assistant turns",
+        )
+
+    # -- tier 4: truncate old long messages ----------------------------------------------------
+
+    def _pass_truncate(self, job: _Compaction, goal: int, caps: _Caps) -> CompactionEvent | None:
+        freed = 0
+        touched: list[str] = []
+        count = 0
+        for span in self.state.scenes:
+            for index in range(span.start, span.end):
+                message = self.state.history[index]
+                content = message.get("content")
+                if not isinstance(content, str) or _TRUNCATED.search(content):
+                    continue
+                size = self.counter.estimate_message(message)
+                if size <= caps.truncate:
+                    continue
+                shortened = {**message, "content": self._truncate_text(content, caps.truncate_keep)}
+                self.state.replace_message(index, shortened)
+                freed += size - self.counter.estimate_message(shortened)
+                count += 1
+                if span.scene_id not in touched:
+                    touched.append(span.scene_id)
+            if freed >= goal:
+                break
+        if not count:
+            return None
+        return CompactionEvent(
+            tier="truncate",
+            tokens_before=0,
+            tokens_after=0,
+            scene_ids=touched,
+            detail=f"{count} long messages truncated to head and tail",
+        )
+
+    def _truncate_text(self, text: str, keep_tokens: int) -> str:
+        size = self.counter.estimate_text(text)
+        if size <= keep_tokens:
+            return text
+        keep_chars = max(24, int(len(text) * keep_tokens / size))
+        head = text[: keep_chars * 2 // 3]
+        tail = text[len(text) - keep_chars // 3 :]
+        removed = len(text) - len(head) - len(tail)
+        return f"{head}\n{TRUNCATION_MARKER.format(count=removed)}\n{tail}"
+
+    # -- tier 5: cut the middle of the history -------------------------------------------------
+
+    def _pass_cut_middle(
+        self, job: _Compaction, goal: int, caps: _Caps
+    ) -> CompactionEvent | None:
+        spans = list(self.state.scenes)
+        if not spans:
+            return None
+        order = [*spans[1:-1], spans[0]] if len(spans) > 2 else list(spans)
+        if len(spans) > 2:
+            order.append(spans[-1])
+        flushed = self._flush(job, [s.scene_id for s in order])
+        dropped: list[SceneSpan] = []
+        freed = 0
+        for span in order:
+            dropped.append(span)
+            freed += self._estimate(self.state.scene_messages(span))
+            if freed >= goal:
+                break
+        scene_ids = [s.scene_id for s in dropped]
+        entry_ids = sorted({i for s in dropped for i in s.entry_ids})
+        self.state.remove_scenes(scene_ids)
+        self._note_dropped(dropped)
+        return CompactionEvent(
+            tier="cut_middle",
+            tokens_before=0,
+            tokens_after=0,
+            entry_ids=entry_ids,
+            scene_ids=scene_ids,
+            flushed=flushed,
+            detail=f"{len(dropped)} scenes dropped without summary",
+        )
+
+    def _note_dropped(self, dropped: Sequence[SceneSpan]) -> None:
+        """Keep the dropped scenes' ids and entry ids in their thread's summary."""
+        for thread_id in dict.fromkeys(s.thread_id for s in dropped):
+            spans = [s for s in dropped if s.thread_id == thread_id]
+            ids = sorted({i for s in spans for i in s.entry_ids})
+            note = (
+                f"(Scenes {spans[0].scene_id} .. {spans[-1].scene_id} left the context without "
+                f"a summary; entries: {prompts.entry_refs(ids)}.)"
+            )
+            existing = self.state.chunk_summary(thread_id) or self.state.thread_summary(thread_id)
+            if existing is None:
+                summary = Summary(
+                    kind="chunk",
+                    thread_id=thread_id,
+                    scene_ids=[s.scene_id for s in spans],
+                    entry_ids=ids,
+                    text=note,
+                    tokens_after=self.counter.estimate_text(note),
+                    fallback=True,
+                )
+            else:
+                text = f"{existing.text.rstrip()}\n{note}"
+                summary = existing.model_copy(
+                    update={
+                        "text": text,
+                        "scene_ids": [*existing.scene_ids, *(s.scene_id for s in spans)],
+                        "entry_ids": sorted(set(existing.entry_ids) | set(ids)),
+                        "tokens_after": self.counter.estimate_text(text),
+                    }
+                )
+            self.state.set_summary(summary)
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def strip_thinking(text: str) -> str:
+    """`text` without `<think>…</think>` blocks (and a leading block missing its opening tag)."""
+    if "</think" not in text:
+        return text
+    stripped = _THINK_BLOCK.sub("", text)
+    if "</think" in stripped:
+        stripped = _THINK_OPENLESS.sub("", stripped, count=1)
+    return stripped
+
+
+def parse_overflow(text: str) -> tuple[int | None, int | None]:
+    """(the server's max context length, the prompt tokens it counted) from a 400's message."""
+    limit = next((int(m.group(1)) for p in _OVERFLOW_LIMIT if (m := p.search(text))), None)
+    prompt = next((int(m.group(1)) for p in _OVERFLOW_PROMPT if (m := p.search(text))), None)
+    return limit, prompt
+
+
+def _rounds(scene: Sequence[Message]) -> list[tuple[int, int]]:
+    """(start, end) of each assistant tool-call message with its tool results, in order."""
+    rounds: list[tuple[int, int]] = []
+    index = 1
+    while index < len(scene):
+        if scene[index].get("role") == "assistant" and scene[index].get("tool_calls"):
+            end = index + 1
+            while end < len(scene) and scene[end].get("role") == "tool":
+                end += 1
+            rounds.append((index, end))
+            index = end
+        else:
+            index += 1
+    return rounds
+
+
+def _words(tokens: int) -> int:
+    return max(40, int(tokens * 0.65))
+
+
+def _first_story_line(messages: Sequence[Message]) -> str:
+    """The first line of story text of a scene's user message (or of its first message)."""
+    if not messages:
+        return ""
+    content = str(messages[0].get("content") or "")
+    body = content.split("\n## Story\n", 1)[-1]
+    for line in body.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("[post ", "#")):
+            return line[:160]
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    line = text.strip().split("\n", 1)[0]
+    end = line.find(". ")
+    return (line[: end + 1] if 0 < end < 240 else line[:240]).strip()

@@ -1,0 +1,209 @@
+"""What the agent is told: the system prompt and the user messages the engine sends.
+
+Every text here is deterministic (no timestamps, no ids that change between runs) so that the
+prompt prefix stays byte-identical and vLLM's prefix cache keeps hitting. The first line of each
+user message is fixed by the "Prompt conventions" of CONTRACTS.md: the offline backend recognises
+what it is asked by that line alone, so the first lines below must not change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+SCENE_HEADING = "# Scene "
+SUMMARIZE_CHUNK_HEADING = "# Task: summarize_chunk"
+SUMMARIZE_THREAD_HEADING = "# Task: summarize_thread"
+FOLD_STORY_HEADING = "# Task: fold_story"
+FLUSH_HEADING = "# Task: flush"
+STORY_SO_FAR_HEADING = "# Story so far"
+PREVIOUS_SUMMARY_HEADING = "## Previous summary"
+STORY_ACK = "Noted."
+
+SYSTEM_PROMPT = """\
+You build a glossary of a long serialized story, reading it scene by scene in story order.
+
+Your job:
+- Find the story's nonstandard terms: named characters, places, factions, magic, creatures, items,
+  titles, customs and coined words. Skip ordinary vocabulary and real-world names used plainly.
+- Search before you create: call glossary_search for a term (and its likely spellings) first; if an
+  entry exists, update it with what the scene adds instead of creating a duplicate.
+- Cite your sources: every fact you record comes with the post it came from.
+- Write definitions as of the current point of the story, spoiler-free: nothing the story has not
+  revealed yet. Short and factual, one to three sentences; refer to other entries as [[Term]].
+- Entries are shown as [E<id>]; tools accept the id as a number or as "E12". Posts are >>123.
+- Use the tools to read more of the thread (read_post, read_thread_range) only when a scene is
+  unclear without it.
+- When the scene is done, answer in one short line without calling tools. Be brief: every token
+  you read or write costs.
+
+Each scene arrives as a message starting "# Scene", with the glossary entries it mentions under
+"## Known entries" and the story text under "## Story". Messages starting "# Task:" ask for
+something else (a summary, a last chance to record what you learned); do what they say.
+"""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and compact separators: the one serialisation the prompt uses."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_tools(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """A deep copy of the tool schemas with every object's keys sorted, in the given tool order.
+
+    Tool schemas travel in the request's `tools`, which the chat template renders into the system
+    part of the prompt; sorted keys make that rendering byte-identical however the dicts were built.
+    """
+    if tools is None:
+        return None
+    return [json.loads(canonical_json(tool)) for tool in tools]
+
+
+def tools_json(tools: Sequence[dict[str, Any]] | None) -> str:
+    """The tool schemas as one canonical JSON string (for hashing and token estimates)."""
+    return canonical_json(list(tools or []))
+
+
+def entry_ref(entry_id: int) -> str:
+    return f"[E{entry_id}]"
+
+
+def entry_refs(entry_ids: Iterable[int]) -> str:
+    """`[E1], [E5]` in id order, or `(none)`."""
+    ids = sorted(set(entry_ids))
+    return ", ".join(entry_ref(entry_id) for entry_id in ids) if ids else "(none)"
+
+
+def scene_message(
+    *,
+    scene_id: str,
+    thread_id: int,
+    title: str,
+    scene_number: int,
+    scene_count: int,
+    first_post_id: int,
+    last_post_id: int,
+    known_entries: Sequence[str],
+    story: str,
+) -> str:
+    """The user message for one scene (`# Scene <scene_id>`).
+
+    `scene_number` is 1-based. `known_entries` are lines in the form
+    `- [E<id>] <term> (aliases: a; b) [<status>]: <definition>` (see agent.relevant.entry_line).
+    `story` is the scene text as Scene.text renders it (`[post <id>]` blocks).
+    """
+    known = "\n".join(known_entries) if known_entries else "(none)"
+    return (
+        f"{SCENE_HEADING}{scene_id}\n"
+        f"thread {thread_id} {json.dumps(title, ensure_ascii=False)} · "
+        f"scene {scene_number} of {scene_count} · posts {first_post_id}-{last_post_id}\n"
+        f"\n## Known entries\n{known}\n"
+        f"\n## Story\n{story.strip()}\n"
+    )
+
+
+def _previous(previous_summary: str | None) -> str:
+    text = (previous_summary or "").strip()
+    return f"\n{PREVIOUS_SUMMARY_HEADING}\n{text}\n" if text else ""
+
+
+def summarize_chunk_message(
+    *,
+    thread_id: int,
+    scene_ids: Sequence[str],
+    entry_ids: Iterable[int],
+    max_words: int,
+    previous_summary: str | None = None,
+) -> str:
+    """Ask for the running summary of a long thread, covering `scene_ids` (shown above it)."""
+    chained = (
+        "Integrate the previous summary below with these scenes into one summary (do not "
+        "summarize the summary; carry its facts and entry ids forward). "
+        if (previous_summary or "").strip()
+        else ""
+    )
+    return (
+        f"{SUMMARIZE_CHUNK_HEADING}\n"
+        f"thread {thread_id} · scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes)\n"
+        f"scene ids: {', '.join(scene_ids)}\n"
+        f"entries: {entry_refs(entry_ids)}\n"
+        "\nThe scenes listed above are about to leave your context. Write the summary of this "
+        f"thread up to the end of scene {scene_ids[-1]}: who did what, where, what changed, what "
+        f"is unresolved. {chained}Mention every entry you created or updated as [E<id>] and cite "
+        f"key posts as >>post_id. At most {max_words} words, plain text, no tool calls.\n"
+        f"{_previous(previous_summary)}"
+    )
+
+
+def summarize_thread_message(
+    *,
+    thread_id: int,
+    scene_ids: Sequence[str],
+    entry_ids: Iterable[int],
+    max_words: int,
+    previous_summary: str | None = None,
+) -> str:
+    """Ask for the summary of a finished thread, whose last scenes are shown above it."""
+    span = (
+        f"scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes above)"
+        if scene_ids
+        else "no scenes above"
+    )
+    chained = (
+        "Integrate the previous summary below (the thread's earlier scenes) with the scenes above "
+        "into one summary. "
+        if (previous_summary or "").strip()
+        else ""
+    )
+    return (
+        f"{SUMMARIZE_THREAD_HEADING}\n"
+        f"thread {thread_id} · {span}\n"
+        f"entries: {entry_refs(entry_ids)}\n"
+        f"\nThread {thread_id} is finished. Write its summary for a reader who continues the "
+        f"story: what happened, who and what matters next. {chained}Mention every entry you "
+        "created or updated as [E<id>] and cite key posts as >>post_id. "
+        f"At most {max_words} words, plain text, no tool calls.\n"
+        f"{_previous(previous_summary)}"
+    )
+
+
+def fold_story_message(
+    *,
+    thread_summaries: Sequence[tuple[int, str, Sequence[int]]],
+    max_words: int,
+    previous_summary: str | None = None,
+) -> str:
+    """Ask for the story so far, rewritten to include finished threads' summaries.
+
+    `thread_summaries` holds (thread_id, summary text, entry ids) in story order.
+    """
+    thread_ids = ", ".join(str(thread_id) for thread_id, _, _ in thread_summaries)
+    all_ids = {entry_id for _, _, ids in thread_summaries for entry_id in ids}
+    parts = [
+        f"{FOLD_STORY_HEADING}\n",
+        f"threads: {thread_ids}\n",
+        f"entries: {entry_refs(all_ids)}\n",
+        "\nRewrite the story so far so that it includes the finished threads below, in story "
+        "order: integrate the previous summary (do not summarize the summary), keep what matters "
+        "later (characters, places, open threads), keep the most important entry ids as [E<id>] "
+        f"and key posts as >>post_id. At most {max_words} words, plain text, no tool calls.\n",
+        _previous(previous_summary),
+        "\n## Threads to fold\n",
+    ]
+    for thread_id, text, ids in thread_summaries:
+        parts.append(f"### Thread {thread_id}\n{text.strip()}\nentries: {entry_refs(ids)}\n")
+    return "".join(parts)
+
+
+def flush_message(scene_ids: Sequence[str]) -> str:
+    """The pre-compaction flush: one chance to record what is not written yet."""
+    span = f"scenes {scene_ids[0]} .. {scene_ids[-1]}" if scene_ids else "older turns"
+    return (
+        f"{FLUSH_HEADING}\n"
+        f"leaving context: {span}\n"
+        "\nOlder turns of this conversation are about to leave your context. If you learned "
+        "anything there that is not in the glossary yet, record it now with the tools (search "
+        "before you create, cite posts). If everything is recorded, answer 'nothing to record' "
+        "without calling tools.\n"
+    )

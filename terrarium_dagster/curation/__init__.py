@@ -1,0 +1,1 @@
+"""The curator: reviews tentative entries at thread boundaries (see `curation.curator`)."""

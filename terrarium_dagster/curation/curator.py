@@ -1,0 +1,501 @@
+"""The curator: reviews a thread's tentative entries with evidence and applies its decisions.
+
+`curate_thread` gathers the tentative entries (first seen in the thread first, then those still
+tentative from earlier threads, up to a cap), shows each with the posts around its first
+appearance, its sources and similar entries (`curation.prompt` lays the message out), asks the
+model through the engine's ``chat`` callable, and applies the valid decisions in ONE store
+transaction:
+
+- CONFIRM -> status ``confirmed``;
+- REJECT  -> status ``rejected`` (the entry is kept: deletes are soft, rejection is softer);
+- MERGE   -> `GlossaryStore.merge_entries`: the source's names become aliases of the target, the
+             source becomes a redirect, its provenance moves;
+- REVISE  -> the new definition, and the entry is confirmed.
+
+Every applied decision is a revision whose reason is the model's reasoning, plus a
+``curator_decision`` row pointing at that revision. A malformed answer (no JSON, invalid items,
+unknown ids, a MERGE into itself or into an entry that cannot take it) is answered with one error
+note asking again for the entries concerned; what is still malformed after that stays tentative
+and is reported. Entries the answer does not mention stay tentative. Nothing is confirmed that
+the model did not confirm.
+
+The request continues the cached prefix: ``prefix_messages`` (the run's system prompt and
+whatever the engine keeps stable) followed by the curate message, so vLLM's prefix cache hits.
+The ``chat`` callable belongs to the engine (HTTP, retries and call accounting live there); it
+returns a `ChatResult` or a ``(content, usage)`` pair.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from terrarium_dagster.corpus.models import Post
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.curation.models import CurateDecision, CurationReport, UndoResult
+from terrarium_dagster.curation.prompt import (
+    CurationItem,
+    EvidencePost,
+    ParsedAnswer,
+    ThreadHeading,
+    TokenCounter,
+    build_curate_message,
+    build_retry_message,
+    parse_answer,
+    plan_batches,
+)
+from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
+from terrarium_dagster.glossary.models import Entry
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
+
+__all__ = [
+    "ChatCallable",
+    "CurateDecision",
+    "CurationReport",
+    "UndoResult",
+    "curate_thread",
+    "gather_items",
+    "undo_decision",
+]
+
+log = logging.getLogger(__name__)
+
+ChatCallable = Callable[[list[dict[str, Any]]], Any]
+
+DEFAULT_MESSAGE_TOKENS = 6000
+DEFAULT_MAX_ENTRIES = 60
+EVIDENCE_RADIUS = 3
+SIMILAR_LIMIT = 3
+_CACHED_THREADS = 4
+
+
+# -- evidence ------------------------------------------------------------------------------------
+
+
+class _ThreadPosts:
+    """The posts of a few threads, loaded once each (the evidence of many entries shares them)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._corpus = corpus
+        self._threads: OrderedDict[int, tuple[list[Post], dict[int, int]]] = OrderedDict()
+
+    def around(self, thread_id: int, post_id: int, radius: int) -> list[Post]:
+        if thread_id not in self._threads:
+            try:
+                posts = list(self._corpus.posts(thread_id))
+            except InputError:
+                return []
+            self._threads[thread_id] = (posts, {post.id: i for i, post in enumerate(posts)})
+            while len(self._threads) > _CACHED_THREADS:
+                self._threads.popitem(last=False)
+        self._threads.move_to_end(thread_id)
+        posts, positions = self._threads[thread_id]
+        index = positions.get(post_id)
+        if index is None:
+            return []
+        return posts[max(0, index - radius) : index + radius + 1]
+
+
+def _label(post: Post) -> str:
+    if post.is_vote_tally:
+        return "vote tally"
+    return "QM" if post.is_qm else "reader"
+
+
+def _evidence(
+    entry: Entry, provenance: Sequence[Any], posts: _ThreadPosts, radius: int
+) -> list[EvidencePost]:
+    anchors: list[tuple[int, int]] = []
+    if entry.first_seen_post is not None and entry.first_seen_thread is not None:
+        anchors.append((entry.first_seen_thread, entry.first_seen_post))
+    earliest = sorted(provenance, key=lambda p: p.post_id)[:1]
+    anchors.extend((p.thread_id, p.post_id) for p in earliest)
+    for thread_id, post_id in anchors:
+        window = posts.around(thread_id, post_id, radius)
+        if window:
+            return [
+                EvidencePost(
+                    post_id=post.id,
+                    thread_id=post.thread_id,
+                    label=_label(post),
+                    text=post.text,
+                    first=post.id == post_id,
+                )
+                for post in window
+            ]
+    return []
+
+
+def _similar(store: GlossaryStore, entry: Entry, limit: int) -> list[Entry]:
+    found: dict[int, Entry] = {}
+    for name in (entry.term, *entry.aliases):
+        for hit in store.search(name, limit=limit + 2):
+            other = hit.entry
+            if other.id == entry.id or other.id in found or other.deleted:
+                continue
+            if other.merged_into is not None:
+                continue
+            found[other.id] = other
+            if len(found) >= limit:
+                return list(found.values())
+    return list(found.values())
+
+
+def gather_items(
+    store: GlossaryStore,
+    corpus: Corpus,
+    thread_id: int,
+    *,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+    evidence_radius: int = EVIDENCE_RADIUS,
+    similar_limit: int = SIMILAR_LIMIT,
+) -> tuple[list[CurationItem], list[int]]:
+    """The tentative entries to review for ``thread_id`` (with evidence) and those deferred.
+
+    Order: entries first seen in the thread, then tentative entries the thread touched, then the
+    other tentative entries oldest first. At most ``max_entries`` are reviewed; the rest are
+    returned as deferred (they stay tentative and come up again at the next thread). Entries first
+    seen in a later thread (by story position) are never reviewed here.
+    """
+    thread = corpus.thread(thread_id)
+    positions = {t.id: t.position for t in corpus.threads()}
+    touched = {entry.id for entry in store.entries_touching(thread_id)}
+    candidates = [
+        entry
+        for entry in store.entries(statuses=["tentative"])
+        if not entry.deleted
+        and entry.merged_into is None
+        and positions.get(entry.first_seen_thread or thread_id, thread.position) <= thread.position
+    ]
+
+    def rank(entry: Entry) -> tuple[int, int]:
+        if entry.first_seen_thread == thread_id:
+            return (0, entry.id)
+        return (1 if entry.id in touched else 2, entry.id)
+
+    candidates.sort(key=rank)
+    chosen, deferred = candidates[:max_entries], [e.id for e in candidates[max_entries:]]
+    posts = _ThreadPosts(corpus)
+    items: list[CurationItem] = []
+    for entry in chosen:
+        provenance = store.provenance(entry.id)
+        items.append(
+            CurationItem(
+                entry=entry,
+                provenance=provenance,
+                evidence=_evidence(entry, provenance, posts, evidence_radius),
+                similar=_similar(store, entry, similar_limit),
+                new_in_thread=entry.first_seen_thread == thread_id or entry.id in touched,
+            )
+        )
+    return items, deferred
+
+
+# -- the model's answer --------------------------------------------------------------------------
+
+
+def _content_and_usage(result: Any) -> tuple[str, Any]:
+    if isinstance(result, tuple):
+        content, usage = result
+        return content or "", usage
+    message = getattr(result, "message", None)
+    content = getattr(message, "content", None) if message is not None else None
+    if content is None:
+        content = getattr(result, "content", None)
+    return content or "", getattr(result, "usage", None)
+
+
+def _usage_figure(usage: Any, name: str) -> int:
+    if usage is None:
+        return 0
+    value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+    if value is None and name == "cached_tokens":
+        details = (
+            usage.get("prompt_tokens_details")
+            if isinstance(usage, dict)
+            else getattr(usage, "prompt_tokens_details", None)
+        )
+        if details is not None:
+            value = (
+                details.get("cached_tokens")
+                if isinstance(details, dict)
+                else getattr(details, "cached_tokens", None)
+            )
+    return int(value or 0)
+
+
+def _ask(chat: ChatCallable, messages: list[dict[str, Any]], report: CurationReport) -> str:
+    content, usage = _content_and_usage(chat(messages))
+    report.calls += 1
+    report.prompt_tokens += _usage_figure(usage, "prompt_tokens")
+    report.cached_tokens += _usage_figure(usage, "cached_tokens")
+    report.completion_tokens += _usage_figure(usage, "completion_tokens")
+    return content
+
+
+@dataclass(slots=True)
+class _Review:
+    """The decisions accepted so far for a batch and what is still wrong."""
+
+    batch: set[int]
+    accepted: dict[int, CurateDecision] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    redo: set[int] = field(default_factory=set)
+
+
+def _target_problem(
+    store: GlossaryStore, decision: CurateDecision, accepted: dict[int, CurateDecision]
+) -> str | None:
+    source, target_id = decision.entry_id, decision.target_entry_id
+    assert target_id is not None
+    if target_id == source:
+        return f"E{source}: MERGE into itself; name another entry as target_entry_id"
+    try:
+        target = store.get_entry(target_id)
+    except EntryNotFoundError:
+        return f"E{source}: MERGE target E{target_id} does not exist"
+    if target.deleted:
+        return f"E{source}: MERGE target E{target_id} is deleted"
+    if target.merged_into is not None:
+        return (
+            f"E{source}: MERGE target E{target_id} was merged into E{target.merged_into}; "
+            f"merge into E{target.merged_into} instead"
+        )
+    if target.status == "rejected":
+        return f"E{source}: MERGE target E{target_id} is rejected"
+    planned = accepted.get(target_id)
+    if planned is not None and planned.decision in ("MERGE", "REJECT"):
+        verb = "merged away" if planned.decision == "MERGE" else "rejected"
+        return f"E{source}: MERGE target E{target_id} is {verb} in the same answer"
+    if any(
+        other.decision == "MERGE" and other.target_entry_id == source for other in accepted.values()
+    ):
+        return f"E{source}: another entry is merged into E{source}; it cannot be merged away too"
+    return None
+
+
+def _review(store: GlossaryStore, parsed: ParsedAnswer, review: _Review, wanted: set[int]) -> None:
+    """Accept the valid decisions of ``parsed`` for entries in ``wanted``; record problems."""
+    review.problems.extend(parsed.problems)
+    unattributed = not parsed.found_json or bool(parsed.problems)
+    seen: dict[int, int] = {}
+    for decision in parsed.decisions:
+        seen[decision.entry_id] = seen.get(decision.entry_id, 0) + 1
+    for decision in parsed.decisions:
+        entry_id = decision.entry_id
+        if entry_id not in review.batch:
+            review.problems.append(f"E{entry_id} is not one of the entries under review")
+            continue
+        if entry_id not in wanted or entry_id in review.accepted:
+            continue
+        if seen[entry_id] > 1:
+            review.problems.append(f"E{entry_id}: more than one decision; give exactly one")
+            review.redo.add(entry_id)
+            continue
+        if decision.decision == "MERGE":
+            problem = _target_problem(store, decision, review.accepted)
+            if problem is not None:
+                review.problems.append(problem)
+                review.redo.add(entry_id)
+                continue
+        review.accepted[entry_id] = decision
+    if unattributed:
+        review.redo |= {i for i in wanted if i not in review.accepted}
+    review.redo -= set(review.accepted)
+
+
+def _decide_batch(
+    store: GlossaryStore,
+    chat: ChatCallable,
+    prefix: list[dict[str, Any]],
+    message: str,
+    batch_ids: Sequence[int],
+    report: CurationReport,
+) -> dict[int, CurateDecision]:
+    review = _Review(batch=set(batch_ids))
+    messages = [*prefix, {"role": "user", "content": message}]
+    answer = _ask(chat, messages, report)
+    _review(store, parse_answer(answer), review, set(batch_ids))
+    if review.problems:
+        redo = sorted(review.redo)
+        if redo:
+            report.retries += 1
+            first_problems = list(review.problems)
+            review.problems.clear()
+            retry = [
+                *messages,
+                {"role": "assistant", "content": answer},
+                {"role": "user", "content": build_retry_message(first_problems, redo)},
+            ]
+            second = _ask(chat, retry, report)
+            review.redo.clear()
+            _review(store, parse_answer(second), review, set(redo))
+            log.info(
+                "curator answer had %d problem(s); after one retry %d remain",
+                len(first_problems),
+                len(review.problems),
+            )
+        report.problems.extend(review.problems)
+    return review.accepted
+
+
+# -- applying ------------------------------------------------------------------------------------
+
+
+def _decision_revision(store: GlossaryStore, entry_id: int, before: int) -> int | None:
+    """The revision the decision wrote on ``entry_id`` (None if it changed nothing)."""
+    revisions = store.revisions(entry_id, since_id=before)
+    return revisions[-1].id if revisions else None
+
+
+def _apply(
+    store: GlossaryStore,
+    actor: Actor,
+    thread_id: int,
+    decision: CurateDecision,
+    report: CurationReport,
+) -> None:
+    entry_id = decision.entry_id
+    reason = decision.reasoning
+    before = store.last_revision_id()
+    if decision.decision == "CONFIRM":
+        store.update_entry(actor, entry_id, status="confirmed", reason=reason)
+        report.confirmed.append(entry_id)
+    elif decision.decision == "REJECT":
+        store.update_entry(actor, entry_id, status="rejected", reason=reason)
+        report.rejected.append(entry_id)
+    elif decision.decision == "REVISE":
+        store.update_entry(
+            actor, entry_id, definition=decision.definition, status="confirmed", reason=reason
+        )
+        report.revised.append(entry_id)
+    else:
+        assert decision.target_entry_id is not None
+        store.merge_entries(actor, entry_id, decision.target_entry_id, reason)
+        report.merged.append((entry_id, decision.target_entry_id))
+    report.decision_ids.append(
+        store.log_curator_decision(
+            actor.run_id,
+            thread_id,
+            entry_id,
+            decision.decision,
+            decision.target_entry_id,
+            reason,
+            _decision_revision(store, entry_id, before),
+        )
+    )
+
+
+def _apply_all(
+    store: GlossaryStore,
+    actor: Actor,
+    thread_id: int,
+    decisions: Iterable[CurateDecision],
+    report: CurationReport,
+) -> set[int]:
+    """Apply in one transaction (merges last); a decision the store refuses is rolled back alone
+    (savepoint) and reported. Returns the ids of the entries decided."""
+    ordered = sorted(decisions, key=lambda d: (d.decision == "MERGE", d.entry_id))
+    applied: set[int] = set()
+    with store.transaction():
+        for decision in ordered:
+            try:
+                with store.transaction():
+                    _apply(store, actor, thread_id, decision, report)
+            except StoreError as exc:
+                report.problems.append(f"E{decision.entry_id}: {decision.decision} refused: {exc}")
+                continue
+            applied.add(decision.entry_id)
+    return applied
+
+
+def curate_thread(
+    store: GlossaryStore,
+    corpus: Corpus,
+    chat: ChatCallable,
+    *,
+    thread_id: int,
+    actor: Actor,
+    prefix_messages: Sequence[dict[str, Any]] | None = None,
+    system_prompt: str | None = None,
+    max_tokens_message: int = DEFAULT_MESSAGE_TOKENS,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+    count_tokens: TokenCounter | None = None,
+) -> CurationReport:
+    """Review the tentative entries at the end of ``thread_id`` and apply the decisions.
+
+    ``chat(messages)`` returns a `ChatResult` (or ``(content, usage)``); ``messages`` is
+    ``prefix_messages`` (or ``[{"role": "system", "content": system_prompt}]``) plus the curate
+    message. Each curate message stays within ``max_tokens_message`` tokens (``count_tokens``, or
+    about 4 characters a token): evidence is cut first, then entries go to further messages.
+    ``actor`` is recorded on every revision (kind ``curator``, with run and thread).
+    Model/server failures raise (nothing is applied then); decisions the store refuses are
+    reported and leave their entry tentative.
+    """
+    thread = corpus.thread(thread_id)
+    items, deferred = gather_items(store, corpus, thread_id, max_entries=max_entries)
+    report = CurationReport(thread_id=thread_id, reviewed=[item.entry.id for item in items])
+    if not items:
+        report.left_tentative = deferred
+        return report
+    if prefix_messages is not None:
+        prefix = [dict(message) for message in prefix_messages]
+    elif system_prompt is not None:
+        prefix = [{"role": "system", "content": system_prompt}]
+    else:
+        prefix = []
+    heading = ThreadHeading(thread.id, thread.title)
+    decisions: dict[int, CurateDecision] = {}
+    for batch in plan_batches(
+        items, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
+    ):
+        message = build_curate_message(
+            batch, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
+        )
+        batch_ids = [item.entry.id for item in batch]
+        decisions.update(_decide_batch(store, chat, prefix, message, batch_ids, report))
+    applied = _apply_all(store, actor, thread_id, decisions.values(), report)
+    report.left_tentative = [i for i in report.reviewed if i not in applied] + deferred
+    return report
+
+
+# -- undo ----------------------------------------------------------------------------------------
+
+
+def undo_decision(store: GlossaryStore, actor: Actor, decision_id: int, reason: str) -> UndoResult:
+    """Revert one curator decision with `GlossaryStore.undo_revision`: new 'undo' revisions bring
+    the entry (for a MERGE: both the source and the target, names and provenance) back to how it
+    stood before the decision. Nothing is erased; the decision row is marked undone.
+
+    InputError if there is no such decision, it was already undone, or it recorded no change.
+    StoreError (from the store) if an entry it touched changed since: undo that change first.
+    """
+    rows = [row for row in store.curator_decisions() if row["id"] == decision_id]
+    if not rows:
+        raise InputError(f"no curator decision {decision_id} in the annotator store")
+    row = rows[0]
+    if row.get("undone_revision_id") is not None:
+        raise InputError(
+            f"curator decision {decision_id} was already undone "
+            f"(revision {row['undone_revision_id']})"
+        )
+    if row.get("revision_id") is None:
+        raise InputError(
+            f"curator decision {decision_id} changed nothing; there is nothing to undo"
+        )
+    note = f"undo curator decision {decision_id} ({row['decision']} E{row['entry_id']}): {reason}"
+    before = store.last_revision_id()
+    with store.transaction():
+        store.undo_revision(actor, int(row["revision_id"]), note)
+        written = store.revisions(since_id=before)
+        if written:
+            store.mark_decision_undone(decision_id, written[-1].id)
+    return UndoResult(
+        decision_id=decision_id,
+        decision=str(row["decision"]),
+        entry_ids=sorted({r.entry_id for r in written if r.entry_id is not None}),
+        revision_ids=[r.id for r in written],
+    )

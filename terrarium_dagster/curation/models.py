@@ -1,0 +1,127 @@
+"""What the curator decides and what a curation did: the curator's boundary models."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from terrarium_dagster.reports import TokenFigures
+
+DecisionKind = Literal["CONFIRM", "REJECT", "MERGE", "REVISE"]
+DECISION_KINDS: tuple[str, ...] = ("CONFIRM", "REJECT", "MERGE", "REVISE")
+
+_ENTRY_REF = re.compile(r"^\s*\[?\s*[Ee]?\s*(\d+)\s*\]?\s*$")
+
+
+def parse_entry_ref(value: object) -> int:
+    """An entry id as the model may write it: ``12``, ``"12"``, ``"E12"``, ``"[E12]"``."""
+    if isinstance(value, bool):
+        raise ValueError(f"not an entry id: {value!r}")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError(f"not an entry id: {value!r}")
+        return value
+    if isinstance(value, str):
+        match = _ENTRY_REF.match(value)
+        if match and int(match.group(1)) > 0:
+            return int(match.group(1))
+    raise ValueError(f"not an entry id: {value!r} (write it as E12 or 12)")
+
+
+class CurateDecision(BaseModel):
+    """One decision of the curator's answer.
+
+    ``entry_id`` accepts ``12`` or ``"E12"`` and is kept as an int. The decision word is read
+    case-insensitively. MERGE needs ``target_entry_id``; REVISE needs a non-empty ``definition``;
+    every decision needs a non-empty ``reasoning``.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    entry_id: int
+    decision: DecisionKind
+    target_entry_id: int | None = None
+    definition: str | None = None
+    reasoning: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _synonyms(cls, data: Any) -> Any:
+        """Accept the few key spellings models commonly use for the same fields."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for canonical, others in (
+            ("entry_id", ("id", "entry")),
+            ("decision", ("action",)),
+            ("target_entry_id", ("target", "target_id", "merge_into", "into")),
+            ("definition", ("new_definition", "revised_definition")),
+            ("reasoning", ("reason", "rationale", "why")),
+        ):
+            if data.get(canonical) is None:
+                for other in others:
+                    if data.get(other) is not None:
+                        data[canonical] = data[other]
+                        break
+        return data
+
+    @field_validator("entry_id", "target_entry_id", mode="before")
+    @classmethod
+    def _entry_ref(cls, value: object) -> object:
+        if value is None or value == "":
+            return None
+        return parse_entry_ref(value)
+
+    @field_validator("decision", mode="before")
+    @classmethod
+    def _decision_word(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("reasoning", "definition", mode="before")
+    @classmethod
+    def _strip_text(cls, value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _needs_by_kind(self) -> CurateDecision:
+        if self.decision == "MERGE" and self.target_entry_id is None:
+            raise ValueError("MERGE needs target_entry_id (the entry to merge into)")
+        if self.decision == "REVISE" and not self.definition:
+            raise ValueError("REVISE needs a non-empty definition")
+        return self
+
+    @property
+    def ref(self) -> str:
+        return f"E{self.entry_id}"
+
+
+class CurationReport(TokenFigures):
+    """What the curation of one thread did.
+
+    ``reviewed``: the entries shown to the curator. ``merged``: ``(source, target)`` pairs.
+    ``left_tentative``: reviewed entries no valid decision was applied to (not mentioned, or
+    malformed twice) plus tentative entries beyond the review cap. ``problems``: one line per
+    malformed item of the answers (after the retry). ``decision_ids``: the curator_decision rows.
+    """
+
+    thread_id: int
+    reviewed: list[int] = Field(default_factory=list)
+    confirmed: list[int] = Field(default_factory=list)
+    rejected: list[int] = Field(default_factory=list)
+    merged: list[tuple[int, int]] = Field(default_factory=list)
+    revised: list[int] = Field(default_factory=list)
+    left_tentative: list[int] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+    retries: int = 0
+    decision_ids: list[int] = Field(default_factory=list)
+
+
+class UndoResult(BaseModel):
+    """What undoing one curator decision changed."""
+
+    decision_id: int
+    decision: str
+    entry_ids: list[int]
+    revision_ids: list[int]

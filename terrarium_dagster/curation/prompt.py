@@ -1,0 +1,386 @@
+"""The `# Task: curate` message the curator sends, and the parser of the model's answer.
+
+Message layout (the offline backend and tests rely on it; keep it stable)::
+
+    # Task: curate
+    thread <thread_id> "<title>" · <n> tentative entries to review
+    <what each decision means>
+
+    ## Entry E<id>: <term>
+    - [E<id>] <term> (aliases: a; b) [tentative]: <definition, one line>
+    first seen: >><post> (thread <thread>) · new in this thread | tentative since thread <t>
+    sources: >><post> "<quote>"; >><post>; ...
+    ### Evidence
+    >><post> (QM, first appearance): <text, trimmed>
+    >><post> (reader): <text, trimmed>
+    ### Similar entries
+    - similar: [E<id>] <term> (aliases: ...) [<status>]: <definition>      (or "(none)")
+
+    ## Answer format
+    <one JSON object: {"decisions": [...]}>
+
+Each reviewed entry has exactly one line matching ``^- \\[E(\\d+)\\] ``; similar entries are
+written ``- similar: [E..]`` so they never look like entries under review. Evidence is the
+post where the term first appears and up to three posts on each side, cut to a character budget
+(evidence is cut first when the message would exceed its token budget).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from terrarium_dagster.curation.models import CurateDecision
+from terrarium_dagster.errors import AgentError
+from terrarium_dagster.glossary.models import Entry, Provenance
+
+TASK_LINE = "# Task: curate"
+CHARS_PER_TOKEN = 4
+DEFINITION_CHARS = 600
+SIMILAR_DEFINITION_CHARS = 200
+QUOTE_CHARS = 120
+MAX_SOURCES_SHOWN = 6
+DEFAULT_EVIDENCE_CHARS = 1600
+MIN_EVIDENCE_CHARS = 300
+_EVIDENCE_LEVELS = (1.0, 0.5, 0.25, 0.0)
+
+TokenCounter = Callable[[str], int]
+
+INSTRUCTIONS = (
+    "Review each tentative glossary entry below against its evidence (the posts around its "
+    "first appearance, cited as >>post) and the similar entries, then decide:\n"
+    "- CONFIRM: a real nonstandard term of the story, and the definition is supported.\n"
+    "- REJECT: not a glossary term (a common word, a misreading, a one-off); kept, but hidden.\n"
+    "- MERGE: the same thing as another entry; give target_entry_id. Its term becomes an alias "
+    "of the target and its sources move there.\n"
+    "- REVISE: the term is right but the definition is wrong or incomplete; give the corrected "
+    "definition (Markdown, [[Term]] for cross-references). A revised entry is confirmed.\n"
+    "Leave an entry out of your answer to keep it tentative."
+)
+
+ANSWER_FORMAT = (
+    "## Answer format\n"
+    "Answer with one JSON object and nothing else:\n"
+    '{"decisions": [{"entry_id": "E12", "decision": "CONFIRM", "reasoning": "..."}, '
+    '{"entry_id": "E13", "decision": "MERGE", "target_entry_id": "E7", "reasoning": "..."}, '
+    '{"entry_id": "E14", "decision": "REVISE", "definition": "...", "reasoning": "..."}]}\n'
+    "decision is one of CONFIRM, REJECT, MERGE, REVISE. reasoning is required: one or two "
+    "sentences citing the evidence as >>post."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EvidencePost:
+    """A post shown as evidence; ``first`` marks the post where the term first appears."""
+
+    post_id: int
+    thread_id: int
+    label: str
+    text: str
+    first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CurationItem:
+    """One tentative entry under review with everything the curator is shown about it."""
+
+    entry: Entry
+    provenance: Sequence[Provenance] = ()
+    evidence: Sequence[EvidencePost] = ()
+    similar: Sequence[Entry] = ()
+    new_in_thread: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadHeading:
+    thread_id: int
+    title: str
+
+
+def approx_tokens(text: str) -> int:
+    """The heuristic token count used when no counter is given (about 4 characters a token)."""
+    return len(text) // CHARS_PER_TOKEN + 1
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def entry_line(entry: Entry, *, definition_chars: int = DEFINITION_CHARS) -> str:
+    """``[E12] Term (aliases: a; b) [status]: definition`` (without the leading marker)."""
+    aliases = f" (aliases: {'; '.join(entry.aliases)})" if entry.aliases else ""
+    definition = _one_line(entry.definition, definition_chars) or "(no definition)"
+    return f"[E{entry.id}] {entry.term}{aliases} [{entry.status}]: {definition}"
+
+
+def _window(text: str, names: Sequence[str], chars: int) -> str:
+    """At most ``chars`` characters of ``text``, centred on the first occurrence of a name."""
+    flat = " ".join(text.split())
+    if len(flat) <= chars:
+        return flat
+    if chars <= 1:
+        return ""
+    lowered = flat.casefold()
+    hits = [lowered.find(name.casefold()) for name in names if name.strip()]
+    found = [hit for hit in hits if hit >= 0]
+    centre = min(found) if found else 0
+    start = max(0, min(centre - chars // 3, len(flat) - chars))
+    end = start + chars
+    snippet = flat[start:end].strip()
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    return f"{prefix}{snippet}{suffix}"
+
+
+def _evidence_lines(item: CurationItem, chars: int) -> list[str]:
+    """The evidence posts within ``chars`` characters: the first appearance gets half (or all),
+    its neighbours share the rest, nearest first. Posts that get nothing are left out."""
+    if chars <= 0 or not item.evidence:
+        return []
+    posts = list(item.evidence)
+    first_index = next((i for i, post in enumerate(posts) if post.first), 0)
+    names = [item.entry.term, *item.entry.aliases]
+    order = sorted(range(len(posts)), key=lambda i: (abs(i - first_index), i))
+    allowance: dict[int, int] = {}
+    remaining = chars
+    for rank, index in enumerate(order):
+        text_len = len(" ".join(posts[index].text.split()))
+        if rank == 0:
+            share = remaining if len(order) == 1 else max(remaining // 2, MIN_EVIDENCE_CHARS)
+        else:
+            share = remaining // (len(order) - rank)
+        share = min(share, text_len, remaining)
+        if share < 40 and share < text_len:
+            continue
+        allowance[index] = share
+        remaining -= share
+    lines = []
+    for index, post in enumerate(posts):
+        if index not in allowance:
+            continue
+        label = f"{post.label}, first appearance" if post.first else post.label
+        lines.append(f">>{post.post_id} ({label}): {_window(post.text, names, allowance[index])}")
+    return lines
+
+
+def _source_refs(provenance: Sequence[Provenance]) -> str:
+    shown = []
+    for item in provenance[:MAX_SOURCES_SHOWN]:
+        quote = _one_line(item.quote, QUOTE_CHARS)
+        shown.append(f'>>{item.post_id} "{quote}"' if quote else f">>{item.post_id}")
+    more = len(provenance) - len(shown)
+    if more > 0:
+        shown.append(f"and {more} more")
+    return "; ".join(shown) if shown else "(none)"
+
+
+def render_item(item: CurationItem, evidence_chars: int) -> str:
+    entry = item.entry
+    lines = [f"## Entry E{entry.id}: {entry.term}", f"- {entry_line(entry)}"]
+    if entry.first_seen_post is not None:
+        seen = f"first seen: >>{entry.first_seen_post} (thread {entry.first_seen_thread})"
+    else:
+        seen = "first seen: unknown"
+    age = "new in this thread" if item.new_in_thread else "still tentative from an earlier thread"
+    lines.append(f"{seen} · {age}")
+    lines.append(f"sources: {_source_refs(item.provenance)}")
+    evidence = _evidence_lines(item, evidence_chars)
+    if evidence:
+        lines.append("### Evidence")
+        lines.extend(evidence)
+    lines.append("### Similar entries")
+    if item.similar:
+        lines.extend(
+            f"- similar: {entry_line(other, definition_chars=SIMILAR_DEFINITION_CHARS)}"
+            for other in item.similar
+        )
+    else:
+        lines.append("(none)")
+    return "\n".join(lines)
+
+
+def _render(items: Sequence[CurationItem], heading: ThreadHeading | None, chars: int) -> str:
+    count = f"{len(items)} tentative entr{'y' if len(items) == 1 else 'ies'} to review"
+    where = f'thread {heading.thread_id} "{heading.title}" · ' if heading else ""
+    parts = [f"{TASK_LINE}\n{where}{count}\n{INSTRUCTIONS}"]
+    parts.extend(render_item(item, chars) for item in items)
+    parts.append(ANSWER_FORMAT)
+    return "\n\n".join(parts) + "\n"
+
+
+def build_curate_message(
+    items: Sequence[CurationItem],
+    *,
+    heading: ThreadHeading | None = None,
+    token_budget: int = 6000,
+    evidence_chars: int = DEFAULT_EVIDENCE_CHARS,
+    count_tokens: TokenCounter | None = None,
+) -> str:
+    """The curate message for ``items``, within ``token_budget`` when possible.
+
+    Evidence is cut first: each entry's evidence budget is halved until the message fits, then
+    dropped. What remains per entry (its line, sources, similar entries) is itself bounded, so
+    the message is never unbounded; `plan_batches` keeps a batch small enough to fit.
+    """
+    count = count_tokens or approx_tokens
+    text = ""
+    for level in _EVIDENCE_LEVELS:
+        text = _render(items, heading, int(evidence_chars * level))
+        if count(text) <= token_budget:
+            return text
+    return text
+
+
+def plan_batches(
+    items: Sequence[CurationItem],
+    *,
+    heading: ThreadHeading | None = None,
+    token_budget: int = 6000,
+    count_tokens: TokenCounter | None = None,
+) -> list[list[CurationItem]]:
+    """Split ``items`` into batches whose message fits ``token_budget`` with at least a short
+    piece of evidence per entry (a single entry that cannot fit is a batch of its own)."""
+    count = count_tokens or approx_tokens
+    batches: list[list[CurationItem]] = []
+    current: list[CurationItem] = []
+    for item in items:
+        trial = [*current, item]
+        if current and count(_render(trial, heading, MIN_EVIDENCE_CHARS)) > token_budget:
+            batches.append(current)
+            current = [item]
+        else:
+            current = trial
+    if current:
+        batches.append(current)
+    return batches
+
+
+def build_retry_message(problems: Sequence[str], entry_ids: Sequence[int]) -> str:
+    """The error note appended after a malformed answer; asks again for the listed entries."""
+    lines = [TASK_LINE, "Your previous answer could not be applied:"]
+    lines.extend(f"- {problem}" for problem in problems)
+    wanted = ", ".join(f"E{entry_id}" for entry_id in entry_ids)
+    lines.append(
+        f"Answer again, in the same JSON format, with decisions for these entries only: {wanted}."
+    )
+    return "\n".join(lines) + "\n"
+
+
+# -- the answer ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ParsedAnswer:
+    """The valid decisions of an answer, and one line per item that was not valid."""
+
+    decisions: list[CurateDecision] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    found_json: bool = False
+
+
+class DecisionFormatError(AgentError):
+    """The curator's answer has no usable JSON, or some decisions in it are invalid."""
+
+    def __init__(self, message: str, parsed: ParsedAnswer) -> None:
+        super().__init__(message)
+        self.parsed = parsed
+
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def _json_candidates(text: str) -> list[object]:
+    """JSON values found in ``text``: fenced blocks first, then the whole text, then the first
+    decodable value starting at each ``{`` or ``[``."""
+    decoder = json.JSONDecoder()
+    found: list[object] = []
+    for block in _FENCE.findall(text):
+        try:
+            found.append(json.loads(block))
+        except json.JSONDecodeError:
+            continue
+    if found:
+        return found
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError:
+        pass
+    for index, char in enumerate(text):
+        if char not in "{[":
+            continue
+        try:
+            value, _end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError:
+            continue
+        return [value]
+    return []
+
+
+def _decision_items(value: object) -> list[object] | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key in ("decisions", "decision_list", "results"):
+            if isinstance(value.get(key), list):
+                return value[key]
+        if "decision" in value or "action" in value:
+            return [value]
+    return None
+
+
+def _describe(index: int, raw: object, error: ValidationError) -> str:
+    where = f"item {index + 1}"
+    if isinstance(raw, dict):
+        ident = raw.get("entry_id", raw.get("id", raw.get("entry")))
+        if ident is not None:
+            where += f" ({ident})"
+    reasons = "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or 'item'}: {err['msg']}"
+        for err in error.errors()
+    )
+    return f"{where}: {reasons}"
+
+
+def parse_answer(text: str) -> ParsedAnswer:
+    """The decisions in the model's answer, tolerant of code fences, surrounding prose and
+    ``<think>`` blocks. Invalid items are reported in ``problems``, valid ones kept."""
+    cleaned = _THINK.sub("", text or "")
+    parsed = ParsedAnswer()
+    raw_items: list[object] | None = None
+    for candidate in _json_candidates(cleaned):
+        raw_items = _decision_items(candidate)
+        if raw_items is not None:
+            break
+    if raw_items is None:
+        parsed.problems.append(
+            'no JSON object with a "decisions" list was found in the answer'
+            if cleaned.strip()
+            else "the answer was empty"
+        )
+        return parsed
+    parsed.found_json = True
+    for index, raw in enumerate(raw_items):
+        try:
+            parsed.decisions.append(CurateDecision.model_validate(raw))
+        except ValidationError as exc:
+            parsed.problems.append(_describe(index, raw, exc))
+    return parsed
+
+
+def parse_decisions(text: str) -> list[CurateDecision]:
+    """The decisions in ``text``; `DecisionFormatError` (with ``.parsed``: the valid decisions
+    and one line per problem) when no JSON is found or any item is invalid."""
+    parsed = parse_answer(text)
+    if parsed.problems:
+        raise DecisionFormatError(
+            "malformed curator answer: " + " | ".join(parsed.problems), parsed
+        )
+    return parsed.decisions

@@ -1,0 +1,164 @@
+"""Engine reports as Dagster metadata: numbers, and the touched entries with links to their posts.
+
+Dagster's lineage stops at partitions, so every annotation materialization carries a small table of
+the entries the thread touched and a Markdown version of it whose sources are links to the posts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from terrarium_dagster.curation.models import CurationReport
+from terrarium_dagster.reports import ExportReport, SourceLink, ThreadReport, TouchedEntry
+
+MAX_TOUCHED_ROWS = 50
+
+TOUCHED_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("entry", "string", description="entry id as the agent sees it"),
+        dg.TableColumn("term", "string"),
+        dg.TableColumn("status", "string"),
+        dg.TableColumn("change", "string", description="created, updated or deleted"),
+        dg.TableColumn("sources", "string", description="post refs <thread_id>#<post_id>"),
+        dg.TableColumn("first_source_url", "string"),
+    ]
+)
+
+
+def annotation_metadata(report: ThreadReport) -> dict[str, Any]:
+    """What one thread's annotation did, for its `thread_annotations` materialization."""
+    metadata: dict[str, Any] = {
+        "thread_id": report.thread_id,
+        "title": report.title,
+        "scenes": report.scenes,
+        "scenes_annotated": report.scenes_annotated,
+        "already_done": report.already_done,
+        "entries_created": len(report.created),
+        "entries_updated": len(report.updated),
+        "entries_deleted": len(report.deleted),
+        **token_metadata(report),
+        "compactions": report.compactions,
+        "duration_s": dg.MetadataValue.float(report.duration_s),
+        "checkpoint_id": _int_or_null(report.checkpoint_id),
+        "touched_entries": touched_table(report.touched),
+        "lineage": dg.MetadataValue.md(touched_markdown(report.touched)),
+    }
+    if report.rewound_threads:
+        metadata["rewound_threads"] = dg.MetadataValue.json(list(report.rewound_threads))
+    return metadata
+
+
+def curation_metadata(report: CurationReport) -> dict[str, Any]:
+    """The curator's decisions on one thread's tentative entries."""
+    return {
+        "thread_id": report.thread_id,
+        "reviewed": len(report.reviewed),
+        "confirmed": len(report.confirmed),
+        "rejected": len(report.rejected),
+        "merged": len(report.merged),
+        "revised": len(report.revised),
+        "left_tentative": len(report.left_tentative),
+        "problems": len(report.problems),
+        "decisions": dg.MetadataValue.json(
+            {
+                "confirmed": list(report.confirmed),
+                "rejected": list(report.rejected),
+                "merged": [list(pair) for pair in report.merged],
+                "revised": list(report.revised),
+                "left_tentative": list(report.left_tentative),
+                "problems": list(report.problems),
+            }
+        ),
+        **token_metadata(report),
+    }
+
+
+def export_metadata(report: ExportReport, out_dir: Path) -> dict[str, Any]:
+    """Where a thread's export is: the folder, its files, and the wiki's index page."""
+    metadata: dict[str, Any] = {
+        "path": dg.MetadataValue.path(str(out_dir)),
+        "folder": dg.MetadataValue.url(out_dir.resolve().as_uri()),
+        "entries": report.entries,
+        "files": len(report.files),
+        "file_list": dg.MetadataValue.json(sorted(report.files)),
+        "unresolved_references": dg.MetadataValue.json(list(report.unresolved_references)),
+    }
+    index = _wiki_index(out_dir, report.files)
+    if index is not None:
+        metadata["wiki_index"] = dg.MetadataValue.url(index.resolve().as_uri())
+    return metadata
+
+
+def token_metadata(report: Any) -> dict[str, Any]:
+    """Model calls and tokens, with the share of prompt tokens served from the prefix cache."""
+    prompt = int(report.prompt_tokens)
+    cached = int(report.cached_tokens)
+    return {
+        "model_calls": int(report.calls),
+        "prompt_tokens": prompt,
+        "cached_tokens": cached,
+        "completion_tokens": int(report.completion_tokens),
+        "cache_hit_rate": dg.MetadataValue.float(round(cached / prompt, 4) if prompt else 0.0),
+    }
+
+
+def touched_table(touched: Sequence[TouchedEntry]) -> dg.TableMetadataValue:
+    rows = [
+        dg.TableRecord(
+            {
+                "entry": f"E{item.entry_id}",
+                "term": item.term,
+                "status": item.status,
+                "change": item.action,
+                "sources": ", ".join(source.ref for source in item.sources),
+                "first_source_url": next((source.url for source in item.sources if source.url), ""),
+            }
+        )
+        for item in touched[:MAX_TOUCHED_ROWS]
+    ]
+    return dg.MetadataValue.table(rows, schema=TOUCHED_SCHEMA)
+
+
+def touched_markdown(touched: Sequence[TouchedEntry]) -> str:
+    """A Markdown table of the touched entries whose sources link to the posts."""
+    if not touched:
+        return "No glossary entries were touched."
+    lines = [
+        "| entry | term | status | change | sources |",
+        "|---|---|---|---|---|",
+    ]
+    for item in touched[:MAX_TOUCHED_ROWS]:
+        lines.append(
+            f"| E{item.entry_id} | {_cell(item.term)} | {item.status} | {item.action} "
+            f"| {source_links(item.sources)} |"
+        )
+    hidden = len(touched) - MAX_TOUCHED_ROWS
+    if hidden > 0:
+        lines.append("")
+        lines.append(f"… and {hidden} more (see `terrarium lineage TERM` or the export).")
+    return "\n".join(lines)
+
+
+def source_links(sources: Iterable[SourceLink]) -> str:
+    parts = [f"[{source.ref}]({source.url})" if source.url else source.ref for source in sources]
+    return ", ".join(parts) or "—"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _int_or_null(value: int | None) -> Any:
+    return dg.MetadataValue.null() if value is None else value
+
+
+def _wiki_index(out_dir: Path, files: Sequence[str]) -> Path | None:
+    for name in ("wiki/index.html", "wiki/index.md", "index.html", "index.md"):
+        candidate = out_dir / name
+        if name in files or candidate.is_file():
+            return candidate
+    return None

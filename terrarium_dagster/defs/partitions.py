@@ -1,0 +1,81 @@
+"""The `threads` partitions: one key per corpus thread, in story order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import dagster as dg
+
+threads_partitions = dg.DynamicPartitionsDefinition(name="threads")
+
+# The run tags Dagster itself sets on a single-run backfill of a partition range.
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+class PartitionOrderError(Exception):
+    """The corpus's thread order no longer agrees with the partition keys already added."""
+
+
+def new_thread_keys(existing: Sequence[str], discovered: Sequence[str]) -> list[str]:
+    """The keys to add, in story order.
+
+    Keys are never deleted and re-added, so the keys already added must be exactly the first keys of
+    the corpus's story order; a thread that appeared in the middle of the story (or a reordered
+    corpus) is refused with a message naming the first disagreement.
+    """
+    for index, key in enumerate(existing):
+        if index >= len(discovered) or discovered[index] != key:
+            found = discovered[index] if index < len(discovered) else "nothing"
+            raise PartitionOrderError(
+                f"partition {index} is {key!r} but the corpus now has {found!r} there; "
+                "threads were removed or inserted before existing ones"
+            )
+    return list(discovered[len(existing) :])
+
+
+def contiguous_ranges(ordered: Sequence[str], selected: Iterable[str]) -> list[list[str]]:
+    """The selected keys, in story order, grouped into runs of neighbours in `ordered`.
+
+    Keys not in `ordered` are ignored. `contiguous_ranges(["a","b","c","d"], {"a","b","d"})` is
+    `[["a","b"], ["d"]]`: one single-run range each, as `BackfillPolicy.single_run()` would do.
+    """
+    wanted = set(selected)
+    ranges: list[list[str]] = []
+    current: list[str] = []
+    for key in ordered:
+        if key in wanted:
+            current.append(key)
+        elif current:
+            ranges.append(current)
+            current = []
+    if current:
+        ranges.append(current)
+    return ranges
+
+
+def range_tags(first: str, last: str) -> dict[str, str]:
+    """Run tags that make one run cover the partition range `first`..`last`."""
+    return {RANGE_START_TAG: first, RANGE_END_TAG: last}
+
+
+def range_run_request(
+    keys: Sequence[str],
+    *,
+    asset_selection: Sequence[dg.AssetKey],
+    run_key: str,
+    tags: dict[str, str] | None = None,
+) -> dg.RunRequest:
+    """One run over `keys` (neighbours in story order): a partition, or a partition range."""
+    if not keys:
+        raise ValueError("a run request needs at least one thread key")
+    extra = dict(tags or {})
+    if len(keys) == 1:
+        return dg.RunRequest(
+            run_key=run_key, asset_selection=asset_selection, partition_key=keys[0], tags=extra
+        )
+    return dg.RunRequest(
+        run_key=run_key,
+        asset_selection=asset_selection,
+        tags={**extra, **range_tags(keys[0], keys[-1])},
+    )

@@ -1,0 +1,136 @@
+"""Resources: where the corpus, the annotator store and the agent are. Configuration only.
+
+No state lives on a resource between runs: an asset turns the three resources into one
+`terrarium_dagster.config.Settings` (`engine_settings`) and opens an `Engine` for the length of
+its step. A field left empty falls back to what `Settings` reads itself (the `TERRARIUM_*`
+variables, then `terrarium.yaml`, then its defaults), so the CLI and Dagster agree on every name.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+from pydantic import Field
+
+from terrarium_dagster.config import Settings, load_settings
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
+from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.paths import default_export_dir, default_store_path
+
+
+class CorpusResource(dg.ConfigurableResource):
+    """The read-only story corpus (banished.db schema). Empty path: the bundled sample quest."""
+
+    path: str = Field(default="", description="Corpus SQLite file; empty: the bundled sample.")
+    url_template: str = Field(
+        default="", description="Post URL template with {thread_id} and {post_id}."
+    )
+
+    def open(self) -> Corpus:
+        if self.path:
+            return Corpus(self.path, url_template=self.url_template or None)
+        return Corpus(sample_corpus_path(), url_template=self.url_template or SAMPLE_URL_TEMPLATE)
+
+
+class StoreResource(dg.ConfigurableResource):
+    """The annotator store, and where exports go.
+
+    Empty path: `data/terrarium.db` of the checkout (or `$TERRARIUM_HOME/terrarium.db`). Exports go
+    beside the store, in `<store folder>/exports/<thread key>/`, unless `exports_dir` says where.
+    """
+
+    path: str = Field(default="", description="Annotator store (SQLite file).")
+    exports_dir: str = Field(
+        default="", description="Folder for glossary exports; empty: `exports/` beside the store."
+    )
+
+    def store_path(self) -> str:
+        return self.path or str(default_store_path())
+
+    def export_root(self) -> Path:
+        if self.exports_dir:
+            return Path(self.exports_dir).expanduser()
+        if not self.path or self.path == ":memory:":
+            return default_export_dir()
+        return Path(self.path).expanduser().resolve().parent / "exports"
+
+    def open(self) -> GlossaryStore:
+        path = self.store_path()
+        if path != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return GlossaryStore(path)
+
+
+class AgentResource(dg.ConfigurableResource):
+    """The model the agent talks to.
+
+    Without a URL the agent runs on the deterministic offline backend (no GPU, no network);
+    pointing it at a vLLM server is one setting: `url` (or `TERRARIUM_AGENT_URL`). Empty or unset
+    fields take the `Settings` defaults.
+    """
+
+    url: str = Field(default="", description="OpenAI-compatible server, e.g. http://gpu:8000/v1.")
+    offline: bool = Field(default=False, description="Force the offline backend even with a URL.")
+    model: str = Field(default="", description="Served model name; empty: the server's first.")
+    api_key: str = Field(default="", description="Bearer token; set it with an EnvVar.")
+    timeout_s: float | None = Field(default=None, description="Read timeout per model call.")
+    max_retries: int | None = Field(default=None, description="Retries on 5xx, 429, refused.")
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, description="Completion tokens per call.")
+    context_budget: int | None = Field(default=None, description="Model window to respect.")
+    max_rounds: int | None = Field(default=None, description="Model calls per scene at most.")
+    enable_thinking: bool | None = Field(
+        default=None, description="Qwen3 thinking on/off (chat_template_kwargs); unset: omit."
+    )
+
+
+def engine_settings(corpus: CorpusResource, store: StoreResource, agent: AgentResource) -> Settings:
+    """The run settings the three resources describe; a bad value is a `ConfigError`."""
+    return load_settings(
+        corpus=Path(corpus.path) if corpus.path else None,
+        url_template=corpus.url_template or None,
+        db=store.path or None,
+        agent_url=agent.url or None,
+        offline=True if agent.offline else None,
+        model=agent.model or None,
+        api_key=agent.api_key or None,
+        timeout_s=agent.timeout_s,
+        max_retries=agent.max_retries,
+        temperature=agent.temperature,
+        top_p=agent.top_p,
+        seed=agent.seed,
+        max_tokens=agent.max_tokens,
+        context_budget=agent.context_budget,
+        max_rounds=agent.max_rounds,
+        enable_thinking=agent.enable_thinking,
+    )
+
+
+def _from_env(name: str) -> str | dg.EnvVar:
+    """An `EnvVar` when the variable is set (so the UI shows where a value came from), else ''."""
+    return dg.EnvVar(name) if os.environ.get(name) else ""
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(
+        resources={
+            "corpus": CorpusResource(
+                path=_from_env("TERRARIUM_CORPUS"),
+                url_template=_from_env("TERRARIUM_URL_TEMPLATE"),
+            ),
+            "store": StoreResource(
+                path=_from_env("TERRARIUM_DB"), exports_dir=_from_env("TERRARIUM_EXPORTS_DIR")
+            ),
+            "agent": AgentResource(
+                url=_from_env("TERRARIUM_AGENT_URL"),
+                model=_from_env("TERRARIUM_MODEL"),
+                api_key=_from_env("TERRARIUM_API_KEY"),
+            ),
+        }
+    )

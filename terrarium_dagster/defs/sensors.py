@@ -1,0 +1,102 @@
+"""Sensors: discover new corpus threads; curate and export each thread once it is annotated.
+
+Both run by default. Their minimum interval is `TERRARIUM_SENSOR_INTERVAL` seconds when that is
+set (tests and demos use a second or two), else a minute for discovery and 30 s for curation.
+"""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from terrarium_dagster.defs.assets import curated_glossary, glossary_export, thread_annotations
+from terrarium_dagster.defs.partitions import (
+    PartitionOrderError,
+    contiguous_ranges,
+    new_thread_keys,
+    range_run_request,
+    threads_partitions,
+)
+from terrarium_dagster.defs.resources import CorpusResource
+from terrarium_dagster.errors import CorpusError
+
+SENSOR_INTERVAL_ENV = "TERRARIUM_SENSOR_INTERVAL"
+# Curation runs jump the queue: a thread is curated before more threads are annotated.
+CURATION_PRIORITY = "1"
+MATERIALIZATIONS_PER_TICK = 500
+
+
+def sensor_interval(default: int) -> int:
+    """`TERRARIUM_SENSOR_INTERVAL` (whole seconds, at least 1) when set, else `default`."""
+    value = os.environ.get(SENSOR_INTERVAL_ENV, "").strip()
+    if not value:
+        return default
+    try:
+        seconds = int(value)
+    except ValueError:
+        raise ValueError(f"{SENSOR_INTERVAL_ENV} must be whole seconds, not {value!r}") from None
+    if seconds < 1:
+        raise ValueError(f"{SENSOR_INTERVAL_ENV} must be at least 1, not {seconds}")
+    return seconds
+
+
+@dg.sensor(
+    name="thread_discovery_sensor",
+    minimum_interval_seconds=sensor_interval(60),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Adds a `threads` partition for every corpus thread not yet known, in story order.",
+)
+def thread_discovery_sensor(
+    context: dg.SensorEvaluationContext, corpus: CorpusResource
+) -> dg.SensorResult | dg.SkipReason:
+    try:
+        with corpus.open() as reader:
+            discovered = [thread.key for thread in reader.threads()]
+    except CorpusError as exc:
+        return dg.SkipReason(f"corpus unreadable: {exc}")
+    existing = context.instance.get_dynamic_partitions(threads_partitions.name)
+    try:
+        new_keys = new_thread_keys(existing, discovered)
+    except PartitionOrderError as exc:
+        return dg.SkipReason(str(exc))
+    if not new_keys:
+        return dg.SkipReason(f"no new threads ({len(existing)} known)")
+    context.log.info(f"adding {len(new_keys)} thread partitions: {new_keys[0]} .. {new_keys[-1]}")
+    return dg.SensorResult(
+        dynamic_partitions_requests=[threads_partitions.build_add_request(new_keys)]
+    )
+
+
+@dg.sensor(
+    name="curation_sensor",
+    target=[curated_glossary, glossary_export],
+    minimum_interval_seconds=sensor_interval(30),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description=(
+        "When threads' annotations materialize, requests one run per contiguous range of them "
+        "that curates the threads and exports the glossary as of each."
+    ),
+)
+def curation_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    after = int(context.cursor) if context.cursor else None
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=thread_annotations.key, after_storage_id=after),
+        limit=MATERIALIZATIONS_PER_TICK,
+        ascending=True,
+    ).records
+    if not records:
+        return dg.SkipReason("no new thread annotations")
+    last_seen = max(record.storage_id for record in records)
+    annotated = {record.partition_key for record in records if record.partition_key}
+    ordered = context.instance.get_dynamic_partitions(threads_partitions.name)
+    requests = [
+        range_run_request(
+            keys,
+            asset_selection=[curated_glossary.key, glossary_export.key],
+            run_key=f"curate {keys[0]}..{keys[-1]} after {last_seen}",
+            tags={"dagster/priority": CURATION_PRIORITY},
+        )
+        for keys in contiguous_ranges(ordered, annotated)
+    ]
+    return dg.SensorResult(run_requests=requests, cursor=str(last_seen))

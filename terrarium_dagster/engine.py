@@ -1,0 +1,339 @@
+"""The engine facade: what the CLI and the Dagster assets call. It never imports Dagster.
+
+One `Engine` serves one run. It owns the corpus reader, the annotator store and the model client,
+and does the per-thread sequence both entry points share: annotate the thread's scenes (one store
+transaction per scene), checkpoint at the thread boundary, then curate the thread.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Self
+
+from terrarium_dagster.agent.client import ChatClient, ClientConfig
+from terrarium_dagster.agent.loop import Annotator
+from terrarium_dagster.config import Settings
+from terrarium_dagster.corpus.models import Thread
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
+from terrarium_dagster.curation.curator import CurationReport
+from terrarium_dagster.errors import OrderError
+from terrarium_dagster.glossary.models import ThreadState
+from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.reports import ExportReport, SourceLink, ThreadReport, TouchedEntry
+
+DONE = ("annotated", "curated")
+SOURCES_PER_ENTRY = 3
+
+ProgressCallback = Callable[[str, dict[str, object]], None]
+
+
+def open_corpus(settings: Settings) -> Corpus:
+    if settings.corpus is None:
+        return Corpus(
+            sample_corpus_path(), url_template=settings.url_template or SAMPLE_URL_TEMPLATE
+        )
+    return Corpus(settings.corpus, url_template=settings.url_template)
+
+
+def open_store(settings: Settings) -> GlossaryStore:
+    if settings.db != ":memory:":
+        Path(settings.db).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    return GlossaryStore(settings.db)
+
+
+def open_client(settings: Settings) -> ChatClient:
+    api_key = settings.api_key.get_secret_value() if settings.api_key else None
+    api_key = api_key or os.environ.get("OPENAI_API_KEY")
+    config = ClientConfig(
+        base_url=settings.agent_url or "http://offline.invalid/v1",
+        model=settings.model,
+        api_key=api_key,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        max_tokens=settings.max_tokens,
+        enable_thinking=settings.enable_thinking,
+        seed=settings.seed,
+    )
+    if settings.use_offline:
+        from terrarium_dagster.agent.offline import OfflineBackend
+
+        return ChatClient(config, transport=OfflineBackend(max_model_len=settings.context_budget))
+    return ChatClient(config)
+
+
+class Engine:
+    """A run over one corpus and one store."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        corpus: Corpus,
+        store: GlossaryStore,
+        client: ChatClient,
+        *,
+        run_id: str,
+        stop: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.settings = settings
+        self.corpus = corpus
+        self.store = store
+        self.client = client
+        self.run_id = run_id
+        self.stop = stop or threading.Event()
+        self.progress = progress
+        self._threads = corpus.threads()
+        self._by_id = {thread.id: thread for thread in self._threads}
+        self._annotator: Annotator | None = None
+        self._run_started = False
+        self.max_scenes: int | None = None
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        run_id: str | None = None,
+        stop: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+        client: ChatClient | None = None,
+    ) -> Self:
+        corpus = open_corpus(settings)
+        try:
+            store = open_store(settings)
+        except BaseException:
+            corpus.close()
+            raise
+        try:
+            chat = client or open_client(settings)
+        except BaseException:
+            store.close()
+            corpus.close()
+            raise
+        return cls(
+            settings,
+            corpus,
+            store,
+            chat,
+            run_id=run_id or uuid.uuid4().hex[:12],
+            stop=stop,
+            progress=progress,
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            if self._run_started:
+                self.store.finish_run(self.run_id, "finished")
+        finally:
+            self.client.close()
+            self.store.close()
+            self.corpus.close()
+
+    # -- threads and order ------------------------------------------------------------------
+
+    @property
+    def threads(self) -> list[Thread]:
+        return list(self._threads)
+
+    def thread(self, thread_id: int) -> Thread:
+        if thread_id not in self._by_id:
+            return self.corpus.thread(thread_id)  # raises CorpusError naming it
+        return self._by_id[thread_id]
+
+    def thread_by_key(self, key: str) -> Thread:
+        return self.corpus.thread_by_key(key)
+
+    def _state(self, thread: Thread) -> ThreadState | None:
+        return self.store.thread_state(thread.id)
+
+    def _status(self, thread: Thread) -> str:
+        state = self._state(thread)
+        return state.status if state else "pending"
+
+    def check_order(self, thread_id: int) -> None:
+        """Fail fast unless every earlier thread (story order) is annotated."""
+        thread = self.thread(thread_id)
+        for earlier in self._threads[: thread.position]:
+            if self._status(earlier) not in DONE:
+                raise OrderError(
+                    f"thread {thread.key} cannot be annotated before {earlier.key}: "
+                    f"{earlier.key} is not annotated yet (threads are annotated in story order)"
+                )
+
+    def later_annotated(self, thread_id: int) -> list[Thread]:
+        thread = self.thread(thread_id)
+        return [t for t in self._threads[thread.position + 1 :] if self._status(t) in DONE]
+
+    # -- the per-thread sequence ------------------------------------------------------------
+
+    def _ensure_run(self) -> None:
+        if not self._run_started:
+            self.store.start_run(
+                self.run_id, self.settings.model_dump(mode="json", exclude={"api_key"})
+            )
+            self._run_started = True
+
+    def _get_annotator(self) -> Annotator:
+        if self._annotator is None:
+            self._annotator = Annotator(
+                store=self.store,
+                corpus=self.corpus,
+                client=self.client,
+                settings=self.settings,
+                run_id=self.run_id,
+                stop=self.stop,
+                progress=self.progress,
+                max_scenes=self.max_scenes,
+            )
+        return self._annotator
+
+    @property
+    def scene_limit_reached(self) -> bool:
+        return self._annotator is not None and self._annotator.limit_reached
+
+    def thread_finished(self, thread_id: int) -> bool:
+        return self._status(self.thread(thread_id)) in DONE
+
+    def process_thread(self, thread_id: int) -> tuple[ThreadReport, CurationReport]:
+        """Annotate the thread, then curate it: what `terrarium run` does for every thread."""
+        report = self.annotate_thread(thread_id)
+        return report, self.curate_thread(thread_id)
+
+    def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
+        """Read the thread's scenes and write the glossary; resumes at the first open scene."""
+        thread = self.thread(thread_id)
+        self.check_order(thread_id)
+        later = self.later_annotated(thread_id)
+        rewound: list[str] = []
+        if later and not rewind:
+            raise OrderError(
+                f"thread {thread.key} is already built on by {len(later)} later thread(s) "
+                f"({later[0].key}..{later[-1].key}); re-annotating it needs rewind, which rolls "
+                "the glossary back to the end of the previous thread and marks the later threads "
+                "for redo"
+            )
+        status = self._status(thread)
+        if status in DONE and not rewind:
+            return self._recorded_report(thread, already_done=True)
+        self._ensure_run()
+        if rewind and (status in DONE or later):
+            rewound = [t.key for t in (thread, *later) if self._status(t) in DONE or t is thread]
+            self._get_annotator().rewind_to_before(
+                thread, reason=f"rewind requested for {thread.key}"
+            )
+        self._curate_predecessors(thread)
+        started = time.monotonic()
+        annotator = self._get_annotator()
+        outcome = annotator.annotate_thread(thread)
+        report = self._recorded_report(thread)
+        report.scenes_annotated = outcome.scenes_annotated
+        report.duration_s = round(time.monotonic() - started, 3)
+        report.rewound_threads = rewound
+        return report
+
+    def _curate_predecessors(self, thread: Thread) -> None:
+        """Catch-up: a thread is curated before the next one is annotated."""
+        for earlier in self._threads[: thread.position]:
+            if self._status(earlier) == "annotated":
+                self.curate_thread(earlier.id)
+
+    def curate_thread(self, thread_id: int) -> CurationReport:
+        thread = self.thread(thread_id)
+        status = self._status(thread)
+        if status == "curated":
+            return self._get_annotator().recorded_curation(thread)
+        if status != "annotated":
+            raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
+        self._ensure_run()
+        return self._get_annotator().curate_thread(thread)
+
+    def export(
+        self,
+        out_dir: Path,
+        *,
+        formats: tuple[str, ...] = ("json", "yaml", "wiki"),
+        as_of_thread: int | None = None,
+    ) -> ExportReport:
+        from terrarium_dagster.exports import build_export
+
+        if as_of_thread is not None:
+            self.thread(as_of_thread)
+        return build_export(
+            self.store, self.corpus, Path(out_dir), formats=formats, as_of_thread=as_of_thread
+        )
+
+    # -- reports ----------------------------------------------------------------------------
+
+    def _recorded_report(self, thread: Thread, *, already_done: bool = False) -> ThreadReport:
+        state = self._state(thread)
+        created: list[int] = []
+        updated: list[int] = []
+        deleted: list[int] = []
+        for revision in self.store.revisions(thread_id=thread.id):
+            if revision.actor_kind != "agent" or revision.entry_id is None:
+                continue
+            bucket = {"create": created, "delete": deleted}.get(revision.action, updated)
+            if revision.entry_id not in bucket:
+                bucket.append(revision.entry_id)
+        updated = [entry_id for entry_id in updated if entry_id not in created]
+        touched = [
+            self._touched(entry_id, action)
+            for action, ids in (("created", created), ("updated", updated), ("deleted", deleted))
+            for entry_id in ids
+        ]
+        totals = self.store.agent_call_totals(thread_id=thread.id)
+        compactions = self.store.compactions(thread_id=thread.id)
+        return ThreadReport(
+            thread_id=thread.id,
+            thread_key=thread.key,
+            title=thread.title,
+            scenes=state.scenes_total if state else len(self.corpus.scenes(thread.id)),
+            already_done=already_done,
+            created=created,
+            updated=updated,
+            deleted=deleted,
+            touched=touched,
+            calls=totals.calls,
+            prompt_tokens=totals.prompt_tokens,
+            cached_tokens=totals.cached_tokens,
+            completion_tokens=totals.completion_tokens,
+            compactions=len(compactions),
+            checkpoint_id=state.checkpoint_id if state else None,
+        )
+
+    def _touched(self, entry_id: int, action: str) -> TouchedEntry:
+        entry = self.store.get_entry(entry_id)
+        sources = [
+            SourceLink(
+                ref=f"{item.thread_id}#{item.post_id}",
+                url=self.corpus.post_url(f"{item.thread_id}#{item.post_id}"),
+            )
+            for item in self.store.provenance(entry_id)[:SOURCES_PER_ENTRY]
+        ]
+        return TouchedEntry(
+            entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources
+        )
+
+
+@contextmanager
+def open_engine(settings: Settings, **kwargs: object) -> Iterator[Engine]:
+    engine = Engine.open(settings, **kwargs)  # type: ignore[arg-type]
+    try:
+        yield engine
+    finally:
+        engine.close()

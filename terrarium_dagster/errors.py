@@ -1,0 +1,54 @@
+"""Errors of the engine.
+
+Every error carries one clear line for the user. `InputError` and its subclasses are the user's to
+fix (bad corpus, bad config, bad arguments): the CLI exits 2 on them. Everything else that derives
+from `TerrariumError` is a runtime failure: the CLI exits 1.
+"""
+
+
+class TerrariumError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+    exit_code: int = 1
+
+
+class InputError(TerrariumError):
+    """Bad input from the user: a corpus, a configuration value, an argument."""
+
+    exit_code = 2
+
+
+class CorpusError(InputError):
+    """The corpus is missing, unreadable, not SQLite, or not in the banished.db schema."""
+
+
+class ConfigError(InputError):
+    """A configuration value is invalid."""
+
+
+class StoreError(TerrariumError):
+    """The annotator store refused an operation."""
+
+
+class DuplicateTermError(StoreError):
+    """A term or alias collides with a live entry."""
+
+
+class EntryNotFoundError(StoreError):
+    """No entry with that id or term."""
+
+
+class AgentError(TerrariumError):
+    """The model server failed persistently or answered something unusable."""
+
+
+class ContextOverflowError(AgentError):
+    """The server refused the request because the prompt exceeds the model's context length."""
+
+
+class BudgetError(AgentError):
+    """The context cannot be made to fit the token budget."""
+
+
+class OrderError(InputError):
+    """Threads must be annotated in story order; this one is out of order."""

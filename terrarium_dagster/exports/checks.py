@@ -1,0 +1,143 @@
+"""The glossary's asset checks as plain functions (the Dagster checks call these).
+
+Each returns a `CheckResult`: ``passed``, a one-line ``description`` and a JSON-ready ``details``
+dict (counts and the first offending items). "Live" means not deleted and not merged away.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Protocol
+
+from terrarium_dagster.exports.references import NameIndex, is_live, unresolved_references
+from terrarium_dagster.glossary.models import EntryView
+from terrarium_dagster.glossary.normalize import normalize_term
+
+MAX_LISTED = 50
+
+
+class CheckResult(NamedTuple):
+    passed: bool
+    description: str
+    details: dict[str, Any]
+
+
+class PostLookup(Protocol):
+    def post(self, post_id: int) -> Any: ...
+
+
+def check_sources(entries: Sequence[EntryView]) -> CheckResult:
+    """Every live entry has at least one source post."""
+    live = [e for e in entries if is_live(e)]
+    missing = sorted((e for e in live if not e.provenance), key=lambda e: (e.norm_term, e.id))
+    details: dict[str, Any] = {
+        "live_entries": len(live),
+        "without_source": len(missing),
+        "entries": [{"id": e.id, "term": e.term, "status": e.status} for e in missing][:MAX_LISTED],
+    }
+    if missing:
+        names = ", ".join(f"E{e.id} {e.term}" for e in missing[:5])
+        return CheckResult(
+            False, f"{len(missing)} live entries have no source post: {names}", details
+        )
+    return CheckResult(True, f"all {len(live)} live entries have a source post", details)
+
+
+def check_unique_names(entries: Sequence[EntryView]) -> CheckResult:
+    """No two live entries share a normalized term or alias."""
+    owners: dict[str, set[int]] = defaultdict(set)
+    terms: dict[int, str] = {}
+    for entry in entries:
+        if not is_live(entry):
+            continue
+        terms[entry.id] = entry.term
+        for name in (entry.term, *entry.aliases):
+            key = normalize_term(name)
+            if key:
+                owners[key].add(entry.id)
+    clashes = {name: sorted(ids) for name, ids in sorted(owners.items()) if len(ids) > 1}
+    details: dict[str, Any] = {
+        "names": len(owners),
+        "duplicates": len(clashes),
+        "clashes": [
+            {"name": name, "entries": [{"id": i, "term": terms[i]} for i in ids]}
+            for name, ids in list(clashes.items())[:MAX_LISTED]
+        ],
+    }
+    if clashes:
+        shown = "; ".join(
+            f"{name!r}: " + ", ".join(f"E{i}" for i in ids)
+            for name, ids in list(clashes.items())[:5]
+        )
+        return CheckResult(
+            False, f"{len(clashes)} names are shared by live entries: {shown}", details
+        )
+    return CheckResult(True, f"{len(owners)} normalized names, each on one live entry", details)
+
+
+def check_references(entries: Sequence[EntryView]) -> CheckResult:
+    """Every ``[[reference]]`` resolves; the unresolved ones are listed in ``details``.
+
+    An unresolved reference can be legitimate (a name the story has not defined yet), so the
+    Dagster check reports this one as a warning; the wiki lists the same references on its
+    ``unresolved.md`` page.
+    """
+    index = NameIndex(entries)
+    missing = unresolved_references(entries, index)
+    details: dict[str, Any] = {
+        "unresolved": len(missing),
+        "references": [
+            {"entry_id": item.entry_id, "term": item.term, "target": item.target}
+            for item in missing[:MAX_LISTED]
+        ],
+    }
+    if missing:
+        shown = ", ".join(f"[[{item.target}]] on E{item.entry_id}" for item in missing[:5])
+        return CheckResult(
+            False, f"{len(missing)} references resolve to no entry: {shown}", details
+        )
+    return CheckResult(True, "every [[reference]] resolves to an entry", details)
+
+
+def check_provenance_posts(entries: Sequence[EntryView], corpus: PostLookup) -> CheckResult:
+    """Every provenance row of a live entry names a post of the corpus, in the thread it says."""
+    problems: list[dict[str, Any]] = []
+    rows = 0
+    for entry in sorted(entries, key=lambda e: e.id):
+        if not is_live(entry):
+            continue
+        for item in entry.provenance:
+            rows += 1
+            post = corpus.post(item.post_id)
+            if post is None:
+                problems.append({"entry_id": entry.id, "ref": item.ref, "problem": "no such post"})
+            elif post.thread_id != item.thread_id:
+                problems.append(
+                    {
+                        "entry_id": entry.id,
+                        "ref": item.ref,
+                        "problem": f"post is in thread {post.thread_id}",
+                    }
+                )
+    details: dict[str, Any] = {
+        "provenance_rows": rows,
+        "bad_rows": len(problems),
+        "rows": problems[:MAX_LISTED],
+    }
+    if problems:
+        shown = ", ".join(f"E{p['entry_id']} {p['ref']} ({p['problem']})" for p in problems[:5])
+        return CheckResult(
+            False, f"{len(problems)} provenance rows point at no corpus post: {shown}", details
+        )
+    return CheckResult(True, f"all {rows} provenance rows point at corpus posts", details)
+
+
+def run_checks(entries: Sequence[EntryView], corpus: PostLookup) -> dict[str, CheckResult]:
+    """All four checks by name: sources, unique_names, references, provenance_posts."""
+    return {
+        "sources": check_sources(entries),
+        "unique_names": check_unique_names(entries),
+        "references": check_references(entries),
+        "provenance_posts": check_provenance_posts(entries, corpus),
+    }

@@ -1,0 +1,303 @@
+"""The lineage of a glossary entry: entry -> revisions -> posts (with URLs) -> threads.
+
+`lineage` finds the entry by term or alias (normalized; a merged entry's name leads to the entry
+it was merged into; ``E12`` or ``12`` also work), and collects its revisions and those of the
+entries merged into it (who, when in the story, why, what changed), its sources with links, and
+the threads they come from in story order. `render_lineage_text` is the CLI's text form; the
+model itself dumps to JSON.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
+from terrarium_dagster.glossary.models import Entry, Revision
+from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.glossary.store import GlossaryStore
+
+VALUE_CHARS = 70
+SUGGESTIONS = 5
+_ENTRY_ID = re.compile(r"^\s*[Ee]?(\d+)\s*$")
+_CHANGE_KEYS = (
+    "term",
+    "status",
+    "definition",
+    "aliases",
+    "tags",
+    "merged_into",
+    "deleted",
+    "delete_reason",
+)
+
+
+class LineageEntry(BaseModel):
+    id: int
+    term: str
+    aliases: list[str]
+    status: str
+    definition: str
+    tags: list[str]
+    deleted: bool = False
+    merged_from: list[int] = Field(default_factory=list)
+
+
+class LineageRevision(BaseModel):
+    id: int
+    entry_id: int | None
+    action: str
+    actor: str
+    run_id: str | None = None
+    thread_id: int | None = None
+    thread_key: str | None = None
+    scene_id: str | None = None
+    snapshot_id: int | None = None
+    reason: str | None = None
+    changes: list[str] = Field(default_factory=list)
+
+
+class LineageSource(BaseModel):
+    ref: str
+    post_id: int
+    thread_id: int
+    thread_title: str | None = None
+    url: str | None = None
+    quote: str = ""
+    revision_id: int
+
+
+class LineageThread(BaseModel):
+    thread_id: int
+    key: str | None = None
+    title: str | None = None
+    position: int | None = None
+    url: str | None = None
+    sources: int = 0
+    revisions: int = 0
+
+
+class Lineage(BaseModel):
+    query: str
+    matched: str
+    entry: LineageEntry
+    revisions: list[LineageRevision]
+    sources: list[LineageSource]
+    threads: list[LineageThread]
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        text = "; ".join(str(item) for item in value) or "none"
+    else:
+        text = " ".join(str(value).split())
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1].rstrip() + "…"
+
+
+def revision_changes(revision: Revision) -> list[str]:
+    """``field: old -> new`` for every state field the revision changed."""
+    old = revision.old_value or {}
+    new = revision.new_value or {}
+    changes = []
+    for key in _CHANGE_KEYS:
+        if key not in old and key not in new:
+            continue
+        before, after = old.get(key), new.get(key)
+        if revision.old_value is None:
+            if after in (None, "", [], False):
+                continue
+            changes.append(f"{key}: {_short(after)}")
+        elif before != after:
+            changes.append(f"{key}: {_short(before)} -> {_short(after)}")
+    if revision.detail:
+        for key in sorted(revision.detail):
+            changes.append(f"{key}: {_short(revision.detail[key])}")
+    return changes
+
+
+def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
+    if not isinstance(term, str) or not term.strip():
+        raise InputError("give a term, an alias or an entry id (E12) to trace")
+    found = store.find_by_term(term)
+    if found is not None:
+        return found, term.strip()
+    match = _ENTRY_ID.match(term)
+    if match:
+        try:
+            entry = store.resolve_entry(int(match.group(1)))
+        except EntryNotFoundError:
+            entry = None
+        if entry is not None:
+            return entry, f"E{match.group(1)}"
+    raise EntryNotFoundError(_not_found_message(store, term))
+
+
+def _not_found_message(store: GlossaryStore, term: str) -> str:
+    suggestions: list[str] = []
+    for hit in store.search(term, limit=SUGGESTIONS):
+        if hit.entry.term not in suggestions:
+            suggestions.append(hit.entry.term)
+    names = {normalize_term(e.term): e.term for e in store.entries() if e.merged_into is None}
+    for close in difflib.get_close_matches(normalize_term(term), list(names), n=SUGGESTIONS):
+        if names[close] not in suggestions:
+            suggestions.append(names[close])
+    hint = f"; did you mean: {', '.join(suggestions[:SUGGESTIONS])}?" if suggestions else ""
+    return f"no glossary entry named {term.strip()!r}{hint}"
+
+
+def _merged_sources(store: GlossaryStore, entry_id: int) -> list[int]:
+    """Every entry merged (directly or through others) into ``entry_id``."""
+    merged = [e for e in store.entries(statuses=["merged"]) if e.merged_into is not None]
+    found: list[int] = []
+    frontier = [entry_id]
+    while frontier:
+        current = frontier.pop()
+        for entry in merged:
+            if entry.merged_into == current and entry.id not in found:
+                found.append(entry.id)
+                frontier.append(entry.id)
+    return sorted(found)
+
+
+def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
+    """The trail of the entry named ``term``; EntryNotFoundError (with close names) if none."""
+    entry, matched = _find(store, term)
+    merged_from = _merged_sources(store, entry.id)
+    threads = {thread.id: thread for thread in corpus.threads()}
+
+    def key_of(thread_id: int | None) -> str | None:
+        return threads[thread_id].key if thread_id in threads else None
+
+    revisions: list[Revision] = []
+    for entry_id in (entry.id, *merged_from):
+        revisions.extend(store.revisions(entry_id))
+    revisions.sort(key=lambda r: r.id)
+    trail = [
+        LineageRevision(
+            id=r.id,
+            entry_id=r.entry_id,
+            action=r.action,
+            actor=r.actor_kind,
+            run_id=r.run_id,
+            thread_id=r.thread_id,
+            thread_key=key_of(r.thread_id),
+            scene_id=r.scene_id,
+            snapshot_id=r.snapshot_id,
+            reason=r.reason,
+            changes=revision_changes(r),
+        )
+        for r in revisions
+    ]
+    sources = [
+        LineageSource(
+            ref=item.ref,
+            post_id=item.post_id,
+            thread_id=item.thread_id,
+            thread_title=threads[item.thread_id].title if item.thread_id in threads else None,
+            url=corpus.post_url(item.ref),
+            quote=item.quote,
+            revision_id=item.revision_id,
+        )
+        for item in store.provenance(entry.id)
+    ]
+    counts: dict[int, list[int]] = {}
+    for source in sources:
+        counts.setdefault(source.thread_id, [0, 0])[0] += 1
+    for revision in trail:
+        if revision.thread_id is not None:
+            counts.setdefault(revision.thread_id, [0, 0])[1] += 1
+    thread_rows = []
+    for thread_id, (source_count, revision_count) in counts.items():
+        thread = threads.get(thread_id)
+        url = None
+        if thread is not None:
+            try:
+                url = corpus.post_url(f"{thread.id}#{thread.id}")
+            except (CorpusError, InputError):
+                url = None
+        thread_rows.append(
+            LineageThread(
+                thread_id=thread_id,
+                key=thread.key if thread else None,
+                title=thread.title if thread else None,
+                position=thread.position if thread else None,
+                url=url,
+                sources=source_count,
+                revisions=revision_count,
+            )
+        )
+    thread_rows.sort(
+        key=lambda t: (t.position is None, t.position if t.position is not None else 0, t.thread_id)
+    )
+    return Lineage(
+        query=term,
+        matched=matched,
+        entry=LineageEntry(
+            id=entry.id,
+            term=entry.term,
+            aliases=list(entry.aliases),
+            status=entry.status,
+            definition=entry.definition,
+            tags=list(entry.tags),
+            deleted=entry.deleted,
+            merged_from=merged_from,
+        ),
+        revisions=trail,
+        sources=sources,
+        threads=thread_rows,
+    )
+
+
+def render_lineage_text(trail: Lineage) -> str:
+    """The lineage as text for a terminal: entry, revisions, sources, threads."""
+    entry = trail.entry
+    lines = [f"E{entry.id} {entry.term} [{entry.status}{', deleted' if entry.deleted else ''}]"]
+    if normalize_term(trail.matched) != normalize_term(entry.term):
+        lines.append(f"  found by: {trail.matched}")
+    if entry.aliases:
+        lines.append(f"  aliases: {'; '.join(entry.aliases)}")
+    if entry.tags:
+        lines.append(f"  tags: {', '.join(entry.tags)}")
+    if entry.merged_from:
+        lines.append(f"  merged from: {', '.join(f'E{i}' for i in entry.merged_from)}")
+    lines.append(f"  definition: {' '.join(entry.definition.split()) or '(none)'}")
+    lines.append("")
+    lines.append(f"Revisions ({len(trail.revisions)}):")
+    for revision in trail.revisions:
+        where = [f"by {revision.actor}"]
+        if revision.thread_key or revision.thread_id is not None:
+            where.append(f"thread {revision.thread_key or revision.thread_id}")
+        if revision.scene_id:
+            where.append(f"scene {revision.scene_id}")
+        if revision.run_id:
+            where.append(f"run {revision.run_id}")
+        if revision.snapshot_id is not None:
+            where.append(f"snapshot {revision.snapshot_id}")
+        subject = f" E{revision.entry_id}" if revision.entry_id != entry.id else ""
+        lines.append(f"  #{revision.id} {revision.action}{subject} ({', '.join(where)})")
+        if revision.reason:
+            lines.append(f"      why: {' '.join(revision.reason.split())}")
+        for change in revision.changes:
+            lines.append(f"      {change}")
+    lines.append("")
+    lines.append(f"Sources ({len(trail.sources)}):")
+    for source in trail.sources:
+        link = f"  {source.url}" if source.url else ""
+        lines.append(f"  >>{source.post_id} ({source.ref}){link}")
+        if source.quote:
+            lines.append(f"      “{' '.join(source.quote.split())}”")
+    lines.append("")
+    lines.append(f"Threads ({len(trail.threads)}):")
+    for thread in trail.threads:
+        title = f" “{thread.title}”" if thread.title else ""
+        lines.append(
+            f"  {thread.key or thread.thread_id}{title}: {thread.sources} sources, "
+            f"{thread.revisions} revisions"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""`[[Term]]` cross-references in definitions and the names they resolve to.
+
+A definition may write ``[[Term]]`` or ``[[Term|label]]``. A reference resolves when the
+normalized text names a page entry's term or alias; a reference naming a merged entry follows the
+redirect to the entry it was merged into. Rejected and deleted entries have no page, so
+references to them do not resolve.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from terrarium_dagster.glossary.models import Entry
+from terrarium_dagster.glossary.normalize import normalize_term
+
+REFERENCE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]*?))?\]\]")
+MAX_REDIRECTS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One ``[[target|label]]`` occurrence in a definition."""
+
+    target: str
+    label: str | None
+    start: int
+    end: int
+
+    @property
+    def text(self) -> str:
+        """What a reader sees: the label if given, else the target."""
+        return self.label.strip() if self.label and self.label.strip() else self.target.strip()
+
+
+def find_references(definition: str) -> list[Reference]:
+    return [
+        Reference(match.group(1).strip(), match.group(2), match.start(), match.end())
+        for match in REFERENCE.finditer(definition or "")
+    ]
+
+
+def is_page_entry(entry: Entry) -> bool:
+    """Whether the entry is part of the readable glossary (has a wiki page)."""
+    return not entry.deleted and entry.merged_into is None and entry.status != "rejected"
+
+
+def is_live(entry: Entry) -> bool:
+    """Not deleted and not merged away: its term and aliases belong to it."""
+    return not entry.deleted and entry.merged_into is None
+
+
+class NameIndex:
+    """Normalized term/alias -> page entry id, with merged entries redirecting to their target.
+
+    Terms win over aliases; among equals the lowest id wins (deterministic even on a corrupted
+    glossary where two entries share a name; the checks report that case).
+    """
+
+    def __init__(self, entries: Iterable[Entry]) -> None:
+        self._by_id: dict[int, Entry] = {}
+        pages: list[Entry] = []
+        merged: list[Entry] = []
+        for entry in entries:
+            self._by_id[entry.id] = entry
+            if is_page_entry(entry):
+                pages.append(entry)
+            elif not entry.deleted and entry.merged_into is not None:
+                merged.append(entry)
+        self._names: dict[str, int] = {}
+        ranked: list[tuple[int, int, str]] = []
+        for entry in pages:
+            ranked.append((0, entry.id, normalize_term(entry.term)))
+            ranked.extend((1, entry.id, normalize_term(alias)) for alias in entry.aliases)
+        for entry in merged:
+            target = self.redirect(entry.id)
+            if target is not None:
+                ranked.append((2, target, normalize_term(entry.term)))
+                ranked.extend((2, target, normalize_term(alias)) for alias in entry.aliases)
+        for _rank, entry_id, name in sorted(ranked):
+            if name and name not in self._names:
+                self._names[name] = entry_id
+
+    def redirect(self, entry_id: int) -> int | None:
+        """The page entry an entry id ends up at, following merges; None if it has no page."""
+        seen: set[int] = set()
+        current = self._by_id.get(entry_id)
+        while current is not None and current.merged_into is not None:
+            if current.id in seen or len(seen) > MAX_REDIRECTS:
+                return None
+            seen.add(current.id)
+            current = self._by_id.get(current.merged_into)
+        if current is None or not is_page_entry(current):
+            return None
+        return current.id
+
+    def resolve(self, name: str) -> int | None:
+        return self._names.get(normalize_term(name))
+
+    def names(self) -> dict[str, int]:
+        return dict(self._names)
+
+
+@dataclass(frozen=True, slots=True)
+class UnresolvedReference:
+    """A ``[[reference]]`` that names no page entry, and where it was written."""
+
+    entry_id: int
+    term: str
+    target: str
+
+
+def unresolved_references(
+    entries: Sequence[Entry], index: NameIndex | None = None
+) -> list[UnresolvedReference]:
+    """Every reference in a page entry's definition that does not resolve, in term order."""
+    index = index or NameIndex(entries)
+    found: list[UnresolvedReference] = []
+    for entry in sorted(entries, key=lambda e: (e.norm_term, e.id)):
+        if not is_page_entry(entry):
+            continue
+        for reference in find_references(entry.definition):
+            if index.resolve(reference.target) is None:
+                found.append(UnresolvedReference(entry.id, entry.term, reference.target))
+    return found

@@ -1,0 +1,226 @@
+"""The store's one SQLite connection and its transactions.
+
+`StoreConnection` opens (and migrates) the file and provides `transaction()`: ``BEGIN IMMEDIATE``
+... ``COMMIT``/``ROLLBACK`` at the outermost level, a ``SAVEPOINT`` when nested. Every public
+method of the store runs under `guarded`: one lock (so a store shared between threads serializes its
+use of the connection) and SQLite errors turned into `StoreError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+
+from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.glossary.schema import migrate
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S", bound="StoreConnection")
+
+MEMORY = ":memory:"
+_SQLITE_URL = "sqlite:///"
+
+
+def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """Run a public store method under the store lock, with SQLite errors as StoreError."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._lock:
+            if self._conn is None:
+                raise StoreError(f"annotator store {self.where} is closed")
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{method.__name__} failed on {self.where}: {exc}") from exc
+
+    return wrapper
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def dump_json(value: Any) -> str:
+    """Deterministic compact JSON (sorted keys) for everything the store writes."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_payload(value: object, what: str) -> str:
+    """A JSON document given as text (kept byte for byte) or as a dict/list (serialized)."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            raise InputError(f"{what} is not valid JSON: {exc}") from exc
+        return value
+    if isinstance(value, dict | list):
+        try:
+            return dump_json(value)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{what} cannot be serialized as JSON: {exc}") from exc
+    raise InputError(f"{what} must be a JSON string, a dict or a list, not {type(value).__name__}")
+
+
+def resolve_location(path: str | Path) -> tuple[str, str]:
+    """(what sqlite3.connect gets, how messages name it). Accepts a path, ":memory:" or sqlite:///."""
+    if isinstance(path, Path):
+        location = path
+    elif isinstance(path, str):
+        if path == MEMORY:
+            return MEMORY, MEMORY
+        text = path
+        if text.startswith(_SQLITE_URL):
+            text = text[len(_SQLITE_URL) :]
+        elif "://" in text:
+            raise StoreError(
+                f"unsupported annotator store URL {path!r}: give a file path or a sqlite:/// URL"
+            )
+        if not text:
+            raise StoreError("annotator store path is empty")
+        location = Path(text)
+    else:
+        raise StoreError(f"annotator store path must be a str or Path, not {type(path).__name__}")
+    location = location.expanduser()
+    if location.is_dir():
+        raise StoreError(f"annotator store path {location} is a directory, not a file")
+    try:
+        location.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of annotator store {location}: {exc}") from exc
+    return str(location), str(location)
+
+
+class StoreConnection:
+    """One SQLite connection in autocommit mode with explicit, nestable transactions."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000) -> None:
+        target, self.where = resolve_location(path)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(
+                target,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout_ms / 1000,
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._check_fts5(conn)
+            migrate(conn, self.where)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    @staticmethod
+    def _check_fts5(conn: sqlite3.Connection) -> None:
+        options = {row[0] for row in conn.execute("PRAGMA compile_options")}
+        if "ENABLE_FTS5" not in options:
+            raise StoreError("this Python's SQLite has no FTS5; the annotator store needs it")
+
+    @classmethod
+    def open(cls, path: str | Path, **kwargs: Any) -> Self:
+        return cls(path, **kwargs)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"annotator store {self.where} is closed")
+        return self._conn
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is None:
+                return
+            if self._depth:
+                raise StoreError(f"cannot close annotator store {self.where} inside a transaction")
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction. Outermost: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any
+        exception). Nested: a ``SAVEPOINT`` rolled back to on exception, so the outer transaction
+        can go on. Changes are visible to other connections only after the outermost commit."""
+        with self._lock:
+            conn = self.conn
+            if self._depth == 0:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.Error as exc:
+                    raise StoreError(f"cannot start a transaction on {self.where}: {exc}") from exc
+                self._depth = 1
+                try:
+                    yield
+                except BaseException:
+                    self._depth = 0
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                self._depth = 0
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise StoreError(f"commit failed on {self.where}: {exc}") from exc
+            else:
+                name = f"sp{self._depth}"
+                conn.execute(f"SAVEPOINT {name}")
+                self._depth += 1
+                try:
+                    yield
+                except BaseException:
+                    self._depth -= 1
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                    raise
+                self._depth -= 1
+                conn.execute(f"RELEASE {name}")
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read: a deferred transaction when none is open, else the open one."""
+        with self._lock:
+            conn = self.conn
+            if self._depth:
+                yield conn
+                return
+            conn.execute("BEGIN")
+            self._depth = 1
+            try:
+                yield conn
+            finally:
+                self._depth = 0
+                if conn.in_transaction:
+                    conn.execute("COMMIT")

@@ -1,0 +1,199 @@
+"""Pydantic models of the annotator store: what it returns and what it accepts."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+
+EntryStatus = Literal["tentative", "confirmed", "rejected", "merged"]
+ThreadStatus = Literal["pending", "annotating", "annotated", "curated", "stale"]
+CheckpointKind = Literal["thread_end", "shutdown", "manual"]
+
+ENTRY_STATUSES: tuple[str, ...] = ("tentative", "confirmed", "rejected", "merged")
+THREAD_STATUSES: tuple[str, ...] = ("pending", "annotating", "annotated", "curated", "stale")
+CHECKPOINT_KINDS: tuple[str, ...] = ("thread_end", "shutdown", "manual")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Entry(_Frozen):
+    """A glossary entry as it stands (or stood, in an as-of view)."""
+
+    id: int
+    term: str
+    norm_term: str
+    definition: str
+    status: EntryStatus
+    tags: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=list)
+    merged_into: int | None = None
+    deleted: bool = False
+    delete_reason: str | None = None
+    first_seen_post: int | None = None
+    first_seen_thread: int | None = None
+    last_seen_post: int | None = None
+    last_seen_thread: int | None = None
+    created_revision: int | None = None
+    updated_revision: int | None = None
+
+    @property
+    def ref(self) -> str:
+        """The id as the model sees it: ``E12``."""
+        return f"E{self.id}"
+
+    @property
+    def live(self) -> bool:
+        """Neither deleted nor merged away: its names belong to it."""
+        return not self.deleted and self.merged_into is None
+
+
+class ProvenanceIn(_Frozen):
+    """A source of a fact, as the caller gives it."""
+
+    post_id: int = Field(gt=0)
+    thread_id: int = Field(gt=0)
+    quote: str = ""
+
+    @field_validator("quote")
+    @classmethod
+    def _strip_quote(cls, value: str) -> str:
+        return value.strip()
+
+
+class Provenance(_Frozen):
+    """A recorded source: entry, post, thread, quote and the revision that recorded it."""
+
+    id: int
+    entry_id: int
+    post_id: int
+    thread_id: int
+    quote: str
+    revision_id: int
+    superseded_revision_id: int | None = None
+    moved_from: int | None = None
+
+    @property
+    def ref(self) -> str:
+        """The post reference ``<thread_id>#<post_id>``."""
+        return f"{self.thread_id}#{self.post_id}"
+
+
+class Revision(_Frozen):
+    """One change of one entry, with the full entry state before and after.
+
+    ``old_value``/``new_value`` hold term, definition, status, tags, aliases, deleted,
+    delete_reason and merged_into. ``detail`` holds action-specific facts (merge partner, rollback
+    boundary, provenance rows added). ``group_id`` ties the revisions of one operation touching
+    several entries (merge, rollback) together: the id of the first revision of the group.
+    ``created_at`` is wall-clock time: ignore it when comparing two runs.
+    """
+
+    id: int
+    entry_id: int | None
+    action: str
+    old_value: dict[str, Any] | None = None
+    new_value: dict[str, Any] | None = None
+    detail: dict[str, Any] | None = None
+    group_id: int | None = None
+    reason: str | None = None
+    actor_kind: str
+    run_id: str | None = None
+    thread_id: int | None = None
+    scene_id: str | None = None
+    snapshot_id: int | None = None
+    created_at: str | None = None
+
+
+class SearchHit(_Frozen):
+    """A search result. ``exact`` hits (normalized term or alias equal to the query) come first;
+    ``score`` is the negated bm25 rank (higher is better, 0 for an exact hit FTS did not match)."""
+
+    entry: Entry
+    score: float
+    exact: bool = False
+
+
+class EntryView(Entry):
+    """An entry with its live provenance, as exports and as-of views need it."""
+
+    provenance: list[Provenance] = Field(default_factory=list)
+
+
+class ThreadState(_Frozen):
+    """Annotation progress of one thread."""
+
+    thread_id: int
+    thread_key: str
+    position: int
+    status: ThreadStatus
+    scenes_total: int = 0
+    scenes_done: int = 0
+    cursor_scene_id: str | None = None
+    run_id: str | None = None
+    end_revision_id: int | None = None
+    checkpoint_id: int | None = None
+    updated_at: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("annotated", "curated") and self.end_revision_id is not None
+
+
+class RunRecord(_Frozen):
+    id: str
+    started_at: str
+    finished_at: str | None = None
+    status: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class Checkpoint(_Frozen):
+    """A saved context state (a snapshot); ``id`` is the snapshot id revisions refer to."""
+
+    id: int
+    kind: CheckpointKind
+    thread_id: int | None = None
+    scene_id: str | None = None
+    run_id: str | None = None
+    state_json: str
+    revision_id: int | None = None
+    created_at: str
+
+
+class AgentCallRecord(BaseModel):
+    """One call to the model, for token accounting. ``id``/``created_at`` are set by the store."""
+
+    id: int | None = None
+    run_id: str | None = None
+    thread_id: int | None = None
+    scene_id: str | None = None
+    purpose: str = "annotate"
+    model: str | None = None
+    prompt_tokens: int = Field(default=0, ge=0)
+    cached_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    latency_ms: float = Field(default=0.0, ge=0)
+    finish_reason: str | None = None
+    error: str | None = None
+    created_at: str | None = None
+
+
+class CallTotals(_Frozen):
+    """Sums over agent calls."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cache_hit_rate(self) -> float:
+        """Share of prompt tokens served from the prefix cache (0.0 when nothing was sent)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0

@@ -1,0 +1,109 @@
+"""Normalization of glossary terms, so that spelling variants of one name compare equal.
+
+`normalize_term` is the key the store uses for duplicate detection and exact lookup:
+"Ember-Tithe", "ember tithe", "“The Ember–Tithe”" all normalize to ``"ember tithe"``.
+
+`normalize_text` applies the same folding to running text (every punctuation mark becomes a
+space), so that `mentions` can tell whether a name occurs in a scene by plain substring search.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Every apostrophe-like character becomes "'".
+_APOSTROPHES = dict.fromkeys(
+    map(ord, "\u2018\u2019\u201b\u02bc\u02bb\u02b9\u2032\u0060\uff07"), "'"
+)
+# Every hyphen or dash becomes "-"; invisible characters disappear.
+_DASHES = dict.fromkeys(
+    map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"), "-"
+)
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
+_TRANSLATION = {**_APOSTROPHES, **_DASHES, **_INVISIBLE}
+
+# Punctuation that is part of a name even at its ends ("C#", "50%", "AT&T", "@user").
+_KEEP_AT_ENDS = frozenset("#%&@")
+_SEPARATORS = re.compile(r"[\s\-]+")
+_THE = "the "
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return text.translate(_TRANSLATION)
+
+
+def _strippable(char: str) -> bool:
+    if char.isspace() or char in "`~*":
+        return True
+    return unicodedata.category(char).startswith("P") and char not in _KEEP_AT_ENDS
+
+
+def _strip_ends(text: str) -> str:
+    start, end = 0, len(text)
+    while start < end and _strippable(text[start]):
+        start += 1
+    while end > start and _strippable(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def normalize_term(term: str) -> str:
+    """The comparison key of a term or alias.
+
+    NFKC, casefold, curly apostrophes made straight, hyphens/dashes and whitespace runs made one
+    space, quotes/brackets/sentence punctuation stripped at both ends, a leading "the " dropped.
+    Returns ``""`` when nothing nameable remains (the store refuses such names).
+    """
+    text = _SEPARATORS.sub(" ", _fold(term))
+    text = _strip_ends(text)
+    if text.startswith(_THE) and len(text) > len(_THE):
+        text = _strip_ends(text[len(_THE) :])
+    return text
+
+
+_NON_NAME = re.compile(r"[^\w'#%&@+]+")
+_POSSESSIVE = re.compile(r"'s\b")
+_EDGE_APOSTROPHE = re.compile(r"(?<!\w)'|'(?!\w)")
+
+
+def normalize_text(text: str) -> str:
+    """Fold running text (or a name) for mention matching.
+
+    Same folding as `normalize_term`, but every punctuation mark except apostrophes inside words
+    (and ``# % & @ +``) becomes a space, and a possessive "'s" is dropped. The result is a
+    single-space-separated string without leading/trailing spaces.
+    """
+    folded = _POSSESSIVE.sub("", _fold(text))
+    folded = _EDGE_APOSTROPHE.sub(" ", folded)
+    return " ".join(_NON_NAME.sub(" ", folded).split())
+
+
+def mentions(folded_text: str, name: str) -> bool:
+    """Whether ``name`` occurs as whole words in ``folded_text`` (a `normalize_text` result)."""
+    needle = normalize_text(name)
+    if not needle:
+        return False
+    return f" {needle} " in f" {folded_text} "
+
+
+def term_variants(term: str) -> list[str]:
+    """Surface forms under which a term may appear in text (for highlighting or matching).
+
+    The term itself, its hyphen/space variants and, for a term starting with "the ", the term
+    without it. Order is stable; duplicates are removed.
+    """
+    base = " ".join(term.split())
+    candidates = [base, base.replace("-", " "), base.replace(" ", "-")]
+    lowered = base.casefold()
+    if lowered.startswith(_THE) and len(base) > len(_THE):
+        rest = base[len(_THE) :]
+        candidates += [rest, rest.replace("-", " "), rest.replace(" ", "-")]
+    seen: set[str] = set()
+    variants: list[str] = []
+    for candidate in candidates:
+        if candidate and candidate not in seen:
+            seen.add(candidate)
+            variants.append(candidate)
+    return variants

@@ -1,0 +1,37 @@
+"""Where terrarium keeps its files when the user does not say.
+
+`TERRARIUM_HOME` wins. Otherwise, when running from a source checkout (a `pyproject.toml` beside
+the package), the checkout's `data/` folder; otherwise `~/.local/share/terrarium-dagster`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def project_root() -> Path | None:
+    """The source checkout the package runs from, if any."""
+    root = _PACKAGE_DIR.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def data_dir() -> Path:
+    """The folder for the default annotator store and exports (created on demand by callers)."""
+    home = os.environ.get("TERRARIUM_HOME")
+    if home:
+        return Path(home).expanduser()
+    root = project_root()
+    if root is not None:
+        return root / "data"
+    return Path.home() / ".local" / "share" / "terrarium-dagster"
+
+
+def default_store_path() -> Path:
+    return data_dir() / "terrarium.db"
+
+
+def default_export_dir() -> Path:
+    return data_dir() / "exports"

@@ -1,0 +1,54 @@
+"""What a thread's annotation, curation and export did: the engine's answers to its callers."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class SourceLink(BaseModel):
+    ref: str
+    url: str | None = None
+
+
+class TouchedEntry(BaseModel):
+    entry_id: int
+    term: str
+    status: str
+    action: str  # created, updated, deleted
+    sources: list[SourceLink] = Field(default_factory=list)
+
+
+class TokenFigures(BaseModel):
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def cache_hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+class ThreadReport(TokenFigures):
+    thread_id: int
+    thread_key: str
+    title: str
+    scenes: int
+    scenes_annotated: int = 0
+    already_done: bool = False
+    created: list[int] = Field(default_factory=list)
+    updated: list[int] = Field(default_factory=list)
+    deleted: list[int] = Field(default_factory=list)
+    touched: list[TouchedEntry] = Field(default_factory=list)
+    compactions: int = 0
+    duration_s: float = 0.0
+    checkpoint_id: int | None = None
+    rewound_threads: list[str] = Field(default_factory=list)
+
+
+class ExportReport(BaseModel):
+    out_dir: str
+    files: list[str]
+    entries: int
+    as_of_thread: int | None = None
+    unresolved_references: list[str] = Field(default_factory=list)

@@ -1,0 +1,34 @@
+"""Shared fixtures: the bundled sample corpus (built once per session) and a fresh store."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.vllm_server import vllm_server_fixture  # noqa: F401
+
+# Tests never write into the user's data folder or cache.
+os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("terrarium_home")
+    previous = os.environ.get("TERRARIUM_HOME")
+    os.environ["TERRARIUM_HOME"] = str(home)
+    yield home
+    if previous is None:
+        os.environ.pop("TERRARIUM_HOME", None)
+    else:
+        os.environ["TERRARIUM_HOME"] = previous
+
+
+@pytest.fixture(scope="session")
+def sample_db(_isolated_home: Path) -> Path:
+    """The bundled sample quest as a SQLite file (built from the shipped SQL)."""
+    from terrarium_dagster.corpus.sample import sample_corpus_path
+
+    return sample_corpus_path()

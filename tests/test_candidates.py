@@ -1,0 +1,234 @@
+"""The candidate-term detector: what it finds, what it filters, and how it reports."""
+
+from __future__ import annotations
+
+from terrarium_dagster.agent.candidates import (
+    Candidate,
+    find_candidates,
+    find_term,
+    is_common_word,
+    mask_markup,
+    sentence_at,
+    sentences_with,
+)
+
+SCENE = """[post 101]
+The wind off the Greywater bit at your cloak as you reached the gates of the Lantern Court.
+Keth'ra waited there, her hands stained with ash.
+"You are late," said Keth'ra. "The ember-tithe is due at dusk, and Lord Varen does not forgive."
+You remember what the old women called it: 'the hollowing', the night the lamps go dark.
+
+[post 102]
+Inside, the Order of the Ember kept their vigil. Varen sat on a throne of glimmerstone, and the
+glimmerstone hummed beneath him. On Tuesday, Mr Holt brought the ember-tithe in a copper bowl.
+Suddenly the doors opened. However, nobody moved.
+[X] Pay the ember-tithe
+[ ] Refuse and flee to the Greywater
+>>12345 I agree with Anonymous, QM.
+"""
+
+# Hand-written paragraphs with the terms a reader would look up.
+PARAGRAPHS: list[tuple[str, set[str]]] = [
+    (
+        SCENE,
+        {
+            "greywater",
+            "lantern court",
+            "keth'ra",
+            "ember tithe",
+            "lord varen",
+            "hollowing",
+            "order of the ember",
+            "glimmerstone",
+        },
+    ),
+    (
+        """The caravan left Ostrava at dawn. Captain Ysolde rode ahead with the Sablecoats, and
+the mule-drivers sang the old road-songs. By noon they reached the Brine Gate, where the
+toll-keepers of Ostrava demanded the salt-writ. Ysolde showed them the salt-writ, sealed in
+green wax by the Tallow Prince himself. "The Prince's seal," the keeper muttered. "Pass."
+Monday came and went. In March the Sablecoats would ride again.""",
+        {
+            "ostrava",
+            "captain ysolde",
+            "sablecoats",
+            "brine gate",
+            "salt writ",
+            "tallow prince",
+        },
+    ),
+    (
+        """Mirelle knelt by the wellspring and whispered the thrennic words. The water answered:
+a pale light, the sign of the Quiet Ones. Every villager of Hollowmere knew the thrennic
+rite was forbidden, and still Mirelle came every night. Tonight, Brother Anselm watched her
+from the chapel door. He said nothing. When the light faded, Mirelle walked home.""",
+        {"mirelle", "thrennic", "quiet ones", "hollowmere", "brother anselm"},
+    ),
+]
+
+
+def _keys(candidates: list[Candidate]) -> set[str]:
+    from terrarium_dagster.glossary.normalize import normalize_term
+
+    return {normalize_term(name) for c in candidates for name in c.names}
+
+
+def _terms(candidates: list[Candidate]) -> set[str]:
+    from terrarium_dagster.glossary.normalize import normalize_term
+
+    return {normalize_term(c.term) for c in candidates}
+
+
+def test_precision_and_recall_on_hand_written_paragraphs() -> None:
+    found_total = relevant_total = gold_total = proposed_total = 0
+    for text, gold in PARAGRAPHS:
+        candidates = find_candidates(text)
+        names = _keys(candidates)
+        hits = {term for term in gold if term in names}
+        relevant = [c for c in candidates if _keys([c]) & gold]
+        found_total += len(hits)
+        gold_total += len(gold)
+        relevant_total += len(relevant)
+        proposed_total += len(candidates)
+    recall = found_total / gold_total
+    precision = relevant_total / proposed_total
+    print(f"candidates: recall {recall:.2f}, precision {precision:.2f}")
+    assert recall >= 0.85
+    assert precision >= 0.8
+
+
+def test_names_mid_sentence_titles_and_multiword_names_are_found() -> None:
+    candidates = {c.term: c for c in find_candidates(SCENE)}
+    assert candidates["Lantern Court"].kind_hint == "title"
+    assert candidates["Order of the Ember"].kind_hint == "title"
+    assert candidates["Greywater"].kind_hint == "title"
+    assert "Keth'ra" in candidates
+
+
+def test_a_short_name_inside_one_longer_name_becomes_its_variant() -> None:
+    candidates = {c.term: c for c in find_candidates(SCENE)}
+    varen = candidates["Lord Varen"]
+    assert varen.variants == ("Varen",)
+    assert varen.occurrences == 2  # "Lord Varen" once and "Varen" once
+    assert "Varen" not in candidates
+
+
+def test_quoted_coinages_and_hyphenated_compounds_are_found() -> None:
+    candidates = {c.term: c for c in find_candidates(SCENE)}
+    assert candidates["hollowing"].kind_hint == "coinage"
+    assert candidates["ember-tithe"].kind_hint == "compound"
+    assert candidates["ember-tithe"].occurrences == 3  # the vote line is masked out
+
+
+def test_repeated_unusual_lowercase_word_is_found_and_a_single_one_is_not() -> None:
+    candidates = {c.term for c in find_candidates(SCENE)}
+    assert "glimmerstone" in candidates
+    assert "vigil" not in candidates  # once only
+    assert "stained" not in candidates
+
+
+def test_usual_false_positives_are_filtered() -> None:
+    terms = {t.casefold() for t in _terms(find_candidates(SCENE, min_score=0.0))}
+    for noise in ("i", "mr", "tuesday", "anonymous", "qm", "suddenly", "however", "inside"):
+        assert noise not in terms, noise
+    assert "x" not in terms
+    assert "you" not in terms and "the" not in terms
+    assert not any(term.isdigit() or term.startswith("post") for term in terms)
+
+
+def test_months_days_and_sentence_initial_common_words_are_not_names() -> None:
+    text = "Monday came. In March we rode. Nobody cared. Then Varen spoke. Then Varen left."
+    terms = {c.term for c in find_candidates(text)}
+    assert terms == {"Varen"}
+
+
+def test_a_sentence_initial_common_word_counts_when_also_seen_mid_sentence() -> None:
+    text = "Harbor was quiet. We sailed to Harbor at dusk. The gulls cried."
+    assert [c.term for c in find_candidates(text)] == ["Harbor"]
+
+
+def test_a_sentence_initial_apostrophe_name_counts_even_alone() -> None:
+    assert [c.term for c in find_candidates("Keth'ra nods slowly.")] == ["Keth'ra"]
+
+
+def test_contractions_are_not_names() -> None:
+    text = "Don't go. I'm here, and it's late. You'll see. Won't you?"
+    assert find_candidates(text, min_score=0.0) == []
+
+
+def test_known_terms_and_aliases_are_excluded_after_normalization() -> None:
+    known = ["the lantern court", "KETH’RA", "Varen", "Ember Tithe", "Order of the Ember"]
+    terms = {c.term for c in find_candidates(SCENE, known)}
+    assert not terms & {"Lantern Court", "Keth'ra", "Lord Varen", "ember-tithe"}
+    assert "Order of the Ember" not in terms
+    assert "Greywater" in terms
+
+
+def test_a_word_of_a_known_multiword_term_is_not_proposed_alone() -> None:
+    text = "The Iron Court met. Later the Court adjourned, and Varen left the Court."
+    terms = {c.term for c in find_candidates(text, ["Iron Court"])}
+    assert "Court" not in terms
+    assert "Varen" in terms
+
+
+def test_results_are_deterministic_and_ordered_by_score_then_position() -> None:
+    first = find_candidates(SCENE)
+    assert first == find_candidates(SCENE)
+    keys = [(-c.score, c.first_offset) for c in first]
+    assert keys == sorted(keys)
+    assert all(SCENE[c.first_offset :].casefold().startswith(c.term[:3].casefold()) for c in first)
+
+
+def test_min_score_and_limit_trim_the_list() -> None:
+    everything = find_candidates(SCENE, min_score=0.0)
+    default = find_candidates(SCENE)
+    strict = find_candidates(SCENE, min_score=2.0)
+    assert len(everything) > len(default) > len(strict) >= 1
+    assert find_candidates(SCENE, limit=2) == default[:2]
+
+
+def test_empty_and_markup_only_texts_give_nothing() -> None:
+    assert find_candidates("") == []
+    assert find_candidates("[post 5]\n>>123\n[X] [ ]\nhttps://example.org/Foo") == []
+
+
+def test_mask_markup_keeps_offsets() -> None:
+    text = "[post 7]\nSee >>123 and [X] Varen"
+    masked = mask_markup(text)
+    assert len(masked) == len(text)
+    assert masked.index("Varen") == text.index("Varen")
+    assert "123" not in masked and "post" not in masked
+
+
+def test_find_term_matches_whole_names_with_spelling_variants() -> None:
+    text = "Keth'ra's blade. The Ember Tithe, the ember–tithe and embertithe. Kethra."
+    assert len(find_term(text, "Keth'ra")) == 1  # the possessive counts, "Kethra" does not
+    assert find_term(text, "Keth") == []  # never inside a longer name
+    assert len(find_term(text, "ember-tithe")) == 2
+    assert len(find_term(text, "the Ember Tithe")) == 2
+    assert find_term(text, "") == []
+
+
+def test_sentences_with_returns_clean_sentences_mentioning_the_term() -> None:
+    sentences = sentences_with(SCENE, "ember tithe")
+    assert sentences[0] == '"The ember-tithe is due at dusk, and Lord Varen does not forgive."'
+    assert any(s.startswith("On Tuesday, Mr Holt") for s in sentences)
+    assert all(">>" not in s and "[X]" not in s for s in sentences)
+    assert sentences_with(SCENE, "ember tithe", limit=1) == sentences[:1]
+    assert sentences_with(SCENE, "nonexistent") == []
+
+
+def test_sentence_at_cuts_long_sentences_around_the_offset() -> None:
+    long = "word " * 100 + "Varen " + "word " * 100 + "."
+    quote = sentence_at(long, long.index("Varen"), 80)
+    assert len(quote) <= 80 and "Varen" in quote
+    assert sentence_at(SCENE, SCENE.index("Keth'ra waited"), 240) == (
+        "Keth'ra waited there, her hands stained with ash."
+    )
+
+
+def test_common_words_and_their_inflections_are_recognised() -> None:
+    for word in ("lantern", "walked", "hollowing", "carried", "stopped", "happily", "Tuesday"):
+        assert is_common_word(word), word
+    for word in ("glimmerstone", "thrennic", "keth'ra", "ostrava"):
+        assert not is_common_word(word), word

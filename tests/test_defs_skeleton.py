@@ -1,0 +1,97 @@
+"""The code location loads, and the thread partitions and scene batches work in Dagster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.definitions import defs
+from terrarium_dagster.defs.assets import scene_batches
+from terrarium_dagster.defs.partitions import (
+    PartitionOrderError,
+    new_thread_keys,
+    threads_partitions,
+)
+from terrarium_dagster.defs.resources import CorpusResource, StoreResource
+from terrarium_dagster.defs.sensors import thread_discovery_sensor
+
+
+def test_definitions_load_with_assets_sensor_and_resources() -> None:
+    loaded = defs()
+    repo = loaded.get_repository_def()
+    keys = {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
+    assert "scene_batches" in keys
+    assert repo.get_sensor_def("thread_discovery_sensor") is not None
+    assert {"corpus", "store"} <= set(loaded.resources or {})
+
+
+def test_new_thread_keys_appends_only_unknown_keys_in_order() -> None:
+    assert new_thread_keys([], ["t00000-1", "t00001-5"]) == ["t00000-1", "t00001-5"]
+    assert new_thread_keys(["t00000-1"], ["t00000-1", "t00001-5"]) == ["t00001-5"]
+    assert new_thread_keys(["t00000-1", "t00001-5"], ["t00000-1", "t00001-5"]) == []
+
+
+def test_new_thread_keys_refuses_a_thread_inserted_before_known_ones() -> None:
+    with pytest.raises(PartitionOrderError, match="t00001-5"):
+        new_thread_keys(["t00000-1", "t00001-5"], ["t00000-1", "t00001-3", "t00002-5"])
+
+
+def test_discovery_sensor_adds_sample_threads_in_story_order(sample_db: Path) -> None:
+    with Corpus(sample_db) as corpus:
+        expected = [thread.key for thread in corpus.threads()]
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(
+            instance=instance, resources={"corpus": CorpusResource(path=str(sample_db))}
+        )
+        result = thread_discovery_sensor(context)
+        assert isinstance(result, dg.SensorResult)
+        (request,) = result.dynamic_partitions_requests
+        assert list(request.partition_keys) == expected
+        instance.add_dynamic_partitions(threads_partitions.name, list(request.partition_keys))
+        again = thread_discovery_sensor(context)
+        assert isinstance(again, dg.SkipReason)
+        assert instance.get_dynamic_partitions(threads_partitions.name) == expected
+        assert expected == sorted(expected)
+
+
+def test_discovery_sensor_skips_with_a_reason_on_a_broken_corpus(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.db"
+    broken.write_text("not a database")
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(
+            instance=instance, resources={"corpus": CorpusResource(path=str(broken))}
+        )
+        result = thread_discovery_sensor(context)
+    assert isinstance(result, dg.SkipReason)
+    assert "corpus unreadable" in (result.skip_message or "")
+
+
+def test_scene_batches_materializes_a_sample_thread_with_metadata(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    with Corpus(sample_db) as corpus:
+        thread = corpus.threads()[0]
+        scenes = corpus.scenes(thread.id)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(threads_partitions.name, [thread.key])
+        result = dg.materialize(
+            [scene_batches],
+            partition_key=thread.key,
+            instance=instance,
+            resources={
+                "corpus": CorpusResource(path=str(sample_db)),
+                "store": StoreResource(path=str(tmp_path / "store.db")),
+            },
+        )
+        assert result.success
+        (materialization,) = result.asset_materializations_for_node("scene_batches")
+    metadata = materialization.metadata
+    assert metadata["scenes"].value == len(scenes) > 0
+    assert metadata["thread_id"].value == thread.id
+    assert metadata["story_characters"].value > 0
+    assert metadata["approx_tokens"].value > 0
+    preview = metadata["scene_preview"].value
+    assert preview.records[0].data["scene"] == scenes[0].id

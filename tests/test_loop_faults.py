@@ -1,0 +1,170 @@
+"""The scene loop against a real HTTP server speaking vLLM's API, with injected faults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.agent.client import ChatClient, ClientConfig
+from terrarium_dagster.cli import main
+from terrarium_dagster.config import load_settings
+from terrarium_dagster.engine import Engine
+from terrarium_dagster.errors import AgentError
+from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.corpus_builder import simple_quest
+from tests.support.vllm_server import Fault, Reply, ScriptedVLLM
+
+
+def _engine(server: ScriptedVLLM, tmp_path: Path, **overrides: object) -> Engine:
+    corpus = tmp_path / "corpus.db"
+    if not corpus.exists():
+        simple_quest(corpus, threads=1, scenes_per_thread=2)
+    settings = load_settings(
+        corpus=corpus,
+        db=str(tmp_path / "store.db"),
+        agent_url=server.url,
+        **overrides,
+    )
+    client = ChatClient(
+        ClientConfig(
+            base_url=server.url,
+            max_retries=3,
+            backoff_initial_s=0.01,
+            backoff_max_s=0.02,
+            timeout_s=1.0,
+        )
+    )
+    return Engine.open(settings, client=client)
+
+
+def _first_thread(engine: Engine) -> int:
+    return engine.threads[0].id
+
+
+def _create(term: str, definition: str) -> Reply:
+    arguments = json.dumps({"term": term, "definition": definition})
+    return Reply(tool_calls=[("glossary_create", arguments)])
+
+
+def test_transient_server_errors_are_retried_and_the_scene_commits(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.script(
+        Fault.server_error(),
+        Fault.unavailable(),
+        Fault.rate_limited(retry_after=0),
+        _create("Vaskari", "An envoy's contact at the gate."),
+        Reply(content="Scene done."),
+    )
+    with _engine(vllm_server, tmp_path) as engine:
+        report = engine.annotate_thread(_first_thread(engine))
+        assert report.scenes_annotated == 2
+        assert [e.term for e in engine.store.entries()] == ["Vaskari"]
+
+
+def test_timeout_and_dropped_connection_are_retried(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.script(Fault.timeout(delay_s=3), Fault.drop(), Reply(content="nothing new"))
+    with _engine(vllm_server, tmp_path) as engine:
+        report = engine.annotate_thread(_first_thread(engine))
+    assert report.scenes_annotated == 2
+
+
+def test_malformed_tool_arguments_get_an_error_result_and_the_run_goes_on(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.script(
+        Fault.bad_arguments("glossary_create", '{"term": "Vaskari", "definition": '),
+        _create("Vaskari", "An envoy's contact."),
+        Reply(content="done"),
+    )
+    with _engine(vllm_server, tmp_path) as engine:
+        engine.annotate_thread(_first_thread(engine))
+        assert [e.term for e in engine.store.entries()] == ["Vaskari"]
+    second = vllm_server.chat_bodies[1]["messages"]
+    tool_result = json.loads(second[-1]["content"])
+    assert second[-1]["role"] == "tool" and tool_result["ok"] is False
+    assert "json" in tool_result["error"].lower()
+
+
+def test_an_unknown_tool_gets_an_error_result_naming_the_available_tools(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.script(Fault.unknown_tool("delete_everything"), Reply(content="ok"))
+    with _engine(vllm_server, tmp_path) as engine:
+        engine.annotate_thread(_first_thread(engine))
+    result = json.loads(vllm_server.chat_bodies[1]["messages"][-1]["content"])
+    assert result["ok"] is False and "glossary_search" in result["error"]
+
+
+def test_empty_content_ends_the_scene_without_changes(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.script(Fault.empty_reply(), Fault.empty_reply(null_content=True))
+    with _engine(vllm_server, tmp_path) as engine:
+        report = engine.annotate_thread(_first_thread(engine))
+        assert report.scenes_annotated == 2 and engine.store.entries() == []
+
+
+def test_reasoning_is_read_but_never_sent_back(vllm_server: ScriptedVLLM, tmp_path: Path) -> None:
+    vllm_server.script(
+        Reply(
+            tool_calls=[("glossary_search", '{"query": "Vaskari"}')],
+            reasoning="thinking about Vaskari",
+            reasoning_field="reasoning_content",
+        ),
+        Reply(content="done", reasoning="more thoughts", reasoning_field="reasoning"),
+    )
+    with _engine(vllm_server, tmp_path) as engine:
+        engine.annotate_thread(_first_thread(engine))
+    for body in vllm_server.chat_bodies:
+        for message in body["messages"]:
+            assert "reasoning" not in message and "reasoning_content" not in message
+
+
+def test_context_overflow_compacts_and_retries_once(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.script(Fault.context_overflow(), Reply(content="done"))
+    with _engine(vllm_server, tmp_path) as engine:
+        report = engine.annotate_thread(_first_thread(engine))
+    assert report.scenes_annotated == 2
+    # the overflowing request was not retried blindly: one overflow, then a (re-laid) request
+    assert len(vllm_server.chat_requests) >= 2
+
+
+def test_persistent_failure_stops_with_a_clear_error_and_keeps_committed_scenes(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.script(_create("Vaskari", "An envoy's contact."), Reply(content="done"))
+    vllm_server.fallback = lambda request: Fault.server_error()
+    with _engine(vllm_server, tmp_path) as engine, pytest.raises(AgentError, match="attempts"):
+        engine.annotate_thread(_first_thread(engine))
+    with GlossaryStore(tmp_path / "store.db") as store:
+        (state,) = store.thread_states()
+        assert state.scenes_done == 1 and state.status == "annotating"
+        assert [e.term for e in store.entries()] == ["Vaskari"]
+        assert store.latest_checkpoint() is not None
+        assert store.latest_checkpoint().kind == "shutdown"
+
+
+def test_cli_exits_1_when_the_server_is_unreachable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = simple_quest(tmp_path / "c.db", threads=1, scenes_per_thread=1)
+    code = main(
+        [
+            "run",
+            "--corpus",
+            str(corpus),
+            "--db",
+            str(tmp_path / "s.db"),
+            "--agent-url",
+            "http://127.0.0.1:9/v1",
+        ]
+    )
+    assert code == 1
+    assert "failed" in capsys.readouterr().err

@@ -1,0 +1,192 @@
+"""`terrarium run` / `status` end to end on real corpora with the offline backend."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.cli import main
+from terrarium_dagster.corpus.sample import gold_terms
+from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.corpus_builder import simple_quest
+
+
+@pytest.fixture(scope="module")
+def sample_run(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole sample quest annotated (and curated) once with the offline backend."""
+    db = tmp_path_factory.mktemp("run") / "store.db"
+    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    return db
+
+
+def test_offline_run_finds_at_least_70_percent_of_the_gold_terms(sample_run: Path) -> None:
+    with GlossaryStore(sample_run) as store:
+        names = set()
+        for entry in store.entries(include_deleted=True):
+            names.add(normalize_term(entry.term))
+            names.update(normalize_term(alias) for alias in entry.aliases)
+    gold = gold_terms()
+    found = [
+        term.term
+        for term in gold
+        if any(normalize_term(name) in names for name in (term.term, *term.aliases))
+    ]
+    recall = len(found) / len(gold)
+    assert recall >= 0.70, (
+        f"recall {recall:.0%}; missing: {sorted(set(t.term for t in gold) - set(found))}"
+    )
+
+
+def test_offline_run_annotates_and_curates_every_thread_with_sources(sample_run: Path) -> None:
+    with GlossaryStore(sample_run) as store:
+        states = store.thread_states()
+        assert states and all(state.status == "curated" for state in states)
+        live = [entry for entry in store.entries() if entry.status != "rejected"]
+        assert live
+        for entry in live:
+            assert store.provenance(entry.id), f"{entry.term} has no source post"
+        assert all(state.checkpoint_id for state in states)
+
+
+def test_status_json_reports_threads_entries_and_tokens(
+    sample_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status", "--db", str(sample_run), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["entries"] > 0
+    assert report["calls"] > 0 and report["prompt_tokens"] > 0
+    assert set(report["threads_by_status"]) == {"curated"}
+
+
+def test_run_on_a_missing_corpus_exits_2_with_one_line_and_creates_no_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "store.db"
+    code = main(["run", "--offline", "--corpus", str(tmp_path / "nope.db"), "--db", str(db)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and "nope.db" in err
+    assert not db.exists()
+
+
+def test_run_on_a_corpus_missing_a_column_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = simple_quest(tmp_path / "c.db")
+    with sqlite3.connect(corpus) as connection:
+        connection.execute("ALTER TABLE post DROP COLUMN body")
+    code = main(["run", "--offline", "--corpus", str(corpus), "--db", str(tmp_path / "s.db")])
+    assert code == 2
+    assert "body" in capsys.readouterr().err
+
+
+def test_bad_configuration_exits_2_naming_the_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = simple_quest(tmp_path / "c.db")
+    code = main(
+        [
+            "run",
+            "--offline",
+            "--corpus",
+            str(corpus),
+            "--db",
+            str(tmp_path / "s.db"),
+            "--context-budget",
+            "100",
+        ]
+    )
+    assert code == 2
+    assert "context_budget" in capsys.readouterr().err
+
+
+def test_unknown_thread_range_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = simple_quest(tmp_path / "c.db")
+    code = main(
+        [
+            "run",
+            "--offline",
+            "--corpus",
+            str(corpus),
+            "--db",
+            str(tmp_path / "s.db"),
+            "--threads",
+            "999..1000",
+        ]
+    )
+    assert code == 2
+    assert "999" in capsys.readouterr().err
+
+
+def test_max_scenes_stops_early_and_a_second_run_resumes_to_the_same_glossary(
+    tmp_path: Path,
+) -> None:
+    corpus = simple_quest(tmp_path / "c.db", threads=2, scenes_per_thread=3)
+    whole = tmp_path / "whole.db"
+    assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(whole)]) == 0
+    parts = tmp_path / "parts.db"
+    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(parts)]
+    assert main([*args, "--max-scenes", "2"]) == 0
+    with GlossaryStore(parts) as store:
+        assert sum(state.scenes_done for state in store.thread_states()) == 2
+    assert main([*args, "--max-scenes", "3"]) == 0
+    assert main(args) == 0
+    assert glossary_fingerprint(parts) == glossary_fingerprint(whole)
+
+
+def test_threads_range_annotates_only_the_range_in_order(tmp_path: Path) -> None:
+    corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=1)
+    db = tmp_path / "s.db"
+    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(db)]
+    assert main([*args, "--threads", "..t00001-1014"]) == 0
+    with GlossaryStore(db) as store:
+        assert [s.status for s in sorted(store.thread_states(), key=lambda s: s.position)] == [
+            "curated",
+            "curated",
+        ]
+
+
+def test_a_thread_out_of_order_exits_2_naming_the_missing_thread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=1)
+    code = main(
+        [
+            "run",
+            "--offline",
+            "--corpus",
+            str(corpus),
+            "--db",
+            str(tmp_path / "s.db"),
+            "--threads",
+            "t00002-1028..",
+        ]
+    )
+    assert code == 2
+    assert "t00000-1000" in capsys.readouterr().err
+
+
+def glossary_fingerprint(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Entries, aliases, provenance and revisions, without run ids and wall-clock times."""
+    with sqlite3.connect(db) as connection:
+        return {
+            "entry": connection.execute(
+                "SELECT id, term, definition, status, tags, merged_into, deleted FROM entry "
+                "ORDER BY id"
+            ).fetchall(),
+            "alias": connection.execute(
+                "SELECT entry_id, alias, deleted FROM alias ORDER BY id"
+            ).fetchall(),
+            "provenance": connection.execute(
+                "SELECT entry_id, post_id, thread_id, quote, revision_id, superseded_revision_id "
+                "FROM provenance ORDER BY id"
+            ).fetchall(),
+            "revision": connection.execute(
+                "SELECT id, entry_id, action, old_value, new_value, reason, actor_kind, "
+                "thread_id, scene_id FROM revision ORDER BY id"
+            ).fetchall(),
+        }

@@ -1,0 +1,545 @@
+"""The agent's tools against a real annotator store and a real (small) banished.db corpus."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from terrarium_dagster.agent.protocol import FunctionCall, ToolCall
+from terrarium_dagster.agent.tools import (
+    GLOSSARY_TOOLS,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    default_registry,
+    dispatch,
+    parse_entry_id,
+)
+from terrarium_dagster.corpus.models import Scene
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
+
+# thread 100 (earlier) and thread 200 (later); times increase with ids.
+POSTS: list[tuple[int, int, bool, bool, str]] = [
+    # (thread, post, qm, tally, body)
+    (
+        100,
+        100,
+        True,
+        False,
+        "The wind off the Greywater bit at your cloak.<br>You reach the Lantern Court at dusk.",
+    ),
+    (
+        100,
+        101,
+        True,
+        False,
+        "Keth&#039;ra waits by the gate. &quot;The ember-tithe is due,&quot; she says.",
+    ),
+    (100, 102, False, False, '<a class="quotelink">&gt;&gt;101</a><br>Pay the tithe!'),
+    (100, 103, True, True, "Tally: pay 5, refuse 2"),
+    (
+        100,
+        104,
+        True,
+        False,
+        "You pay the ember-tithe. Lord Varen smiles from his chair of glimmerstone.",
+    ),
+    (100, 105, True, False, "The Order of the Ember gathers in the hall. Varen rises."),
+    (100, 106, False, False, "Follow Varen!"),
+    (200, 200, True, False, "Weeks later, the caravan reaches Ostrava. Varen is dead."),
+    (200, 201, False, False, "No!"),
+]
+
+
+def build_corpus(path: Path) -> Path:
+    connection = sqlite3.connect(path)
+    connection.executescript(
+        """
+        CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);
+        CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,
+                           subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);
+        CREATE TABLE tag (post_id INTEGER, name TEXT);
+        CREATE TABLE link (link_from INTEGER, link_to INTEGER);
+        """
+    )
+    connection.executemany(
+        "INSERT INTO thread VALUES (?, ?)", [(100, "Ash and Lanterns"), (200, "The Brine Gate")]
+    )
+    for thread_id, post_id, qm, tally, body in POSTS:
+        connection.execute(
+            "INSERT INTO post VALUES (?, ?, ?, ?, NULL, ?, NULL, NULL, ?)",
+            (
+                thread_id,
+                post_id,
+                "QM" if qm else "Anonymous",
+                "!!qm" if qm else None,
+                1_600_000_000 + post_id,
+                body,
+            ),
+        )
+        tags = (["qm_post"] if qm else []) + (["vote_tally_post"] if tally else [])
+        tags += ["op_post"] if post_id == thread_id else []
+        connection.executemany("INSERT INTO tag VALUES (?, ?)", [(post_id, t) for t in tags])
+    connection.execute("INSERT INTO link VALUES (102, 101)")
+    connection.commit()
+    connection.close()
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Iterator[Corpus]:
+    with Corpus(build_corpus(tmp_path / "banished.db")) as opened:
+        yield opened
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[GlossaryStore]:
+    with GlossaryStore(tmp_path / "glossary.db") as opened:
+        yield opened
+
+
+def make_ctx(
+    store: GlossaryStore, corpus: Corpus, scene_index: int = 1, *, read_only: bool = False
+) -> ToolContext:
+    scene: Scene = corpus.scenes(100)[scene_index]
+    actor = Actor("agent", run_id="run-1", thread_id=100, scene_id=scene.id)
+    return ToolContext(store=store, corpus=corpus, actor=actor, scene=scene, read_only=read_only)
+
+
+@pytest.fixture
+def ctx(store: GlossaryStore, corpus: Corpus) -> ToolContext:
+    """The second scene of thread 100 (posts 104-105): posts up to 105 are visible."""
+    return make_ctx(store, corpus)
+
+
+def call(name: str, arguments: Any, call_id: str = "call_1") -> dict[str, Any]:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def run(ctx: ToolContext, name: str, arguments: Any) -> dict[str, Any]:
+    outcome = dispatch(default_registry(), ctx, call(name, arguments))
+    result = json.loads(outcome.result_json)
+    assert result["ok"] is outcome.ok
+    return result
+
+
+def error_of(ctx: ToolContext, name: str, arguments: Any) -> str:
+    outcome = dispatch(default_registry(), ctx, call(name, arguments))
+    assert not outcome.ok
+    assert outcome.effects == ()
+    assert "\n" not in outcome.result_json
+    result = json.loads(outcome.result_json)
+    assert set(result) == {"ok", "error"}
+    return result["error"]
+
+
+def create(ctx: ToolContext, term: str, **extra: Any) -> dict[str, Any]:
+    result = run(ctx, "glossary_create", {"term": term, "definition": f"About {term}.", **extra})
+    assert result["ok"], result
+    return result
+
+
+# -- schemas and registry --------------------------------------------------------------------
+
+
+def test_registry_has_the_established_tool_names_in_order() -> None:
+    registry = default_registry()
+    assert list(registry) == [
+        "glossary_search",
+        "glossary_create",
+        "glossary_update",
+        "glossary_delete",
+        "read_post",
+        "read_thread_range",
+    ]
+    assert [s["function"]["name"] for s in registry.schemas()] == list(registry)
+
+
+def test_schemas_are_deterministic_sorted_and_compact() -> None:
+    first = default_registry().schemas_json()
+    assert first == default_registry().schemas_json()
+    schemas = default_registry().schemas()
+    assert json.dumps(schemas) == json.dumps(schemas, sort_keys=True)  # keys already sorted
+    assert '"title"' not in first and "null" not in first
+    assert len(first) < 3000  # every call pays for them
+    for schema in schemas:
+        function = schema["function"]
+        assert schema["type"] == "function"
+        assert len(function["description"]) <= 100
+        assert function["parameters"]["additionalProperties"] is False
+
+
+def test_create_schema_lists_required_and_optional_fields() -> None:
+    schema = default_registry()["glossary_create"].schema()["function"]["parameters"]
+    assert schema["required"] == ["term", "definition"]
+    assert set(schema["properties"]) == {
+        "term",
+        "definition",
+        "aliases",
+        "tags",
+        "post_ids",
+        "quote",
+    }
+    update = default_registry()["glossary_update"].schema()["function"]["parameters"]
+    assert update["properties"]["entry_id"]["type"] == "string"
+
+
+def test_registering_a_tool_twice_is_refused_and_new_tools_can_be_added() -> None:
+    registry = ToolRegistry(GLOSSARY_TOOLS)
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(GLOSSARY_TOOLS[0])
+    extra = Tool("list_snapshots", "List snapshots.", GLOSSARY_TOOLS[4].args_model, lambda c, a: a)
+    registry.register(extra)
+    assert list(registry)[-1] == "list_snapshots"
+    assert "glossary_create" not in registry.read_only()
+    assert list(registry.only(["read_post", "nope"])) == ["read_post"]
+
+
+@pytest.mark.parametrize("value", [12, "12", "E12", "e12", " [E12] "])
+def test_entry_ids_accept_numbers_and_e_prefixed_strings(value: object) -> None:
+    assert parse_entry_id(value) == 12
+
+
+@pytest.mark.parametrize("value", [0, -3, True, "X12", "E", 1.5, None])
+def test_entry_ids_refuse_anything_else(value: object) -> None:
+    with pytest.raises(ValueError):
+        parse_entry_id(value)
+
+
+# -- dispatch error paths ---------------------------------------------------------------------
+
+
+def test_bad_json_arguments_give_an_error_result(ctx: ToolContext) -> None:
+    error = error_of(ctx, "glossary_search", '{"query": "Varen"')
+    assert "not valid JSON" in error
+
+
+def test_arguments_that_are_not_an_object_give_an_error_result(ctx: ToolContext) -> None:
+    assert "must be a JSON object" in error_of(ctx, "glossary_search", '["Varen"]')
+
+
+def test_unknown_tool_lists_the_available_ones(ctx: ToolContext) -> None:
+    error = error_of(ctx, "glossary_frobnicate", {})
+    assert "unknown tool 'glossary_frobnicate'" in error
+    assert "glossary_search" in error
+
+
+def test_missing_field_is_named_with_the_fields_the_tool_takes(ctx: ToolContext) -> None:
+    error = error_of(ctx, "glossary_create", {"term": "Varen"})
+    assert "missing field 'definition'" in error
+    assert "(fields: term, definition, aliases?, tags?, post_ids?, quote?)" in error
+
+
+def test_extra_field_is_refused(ctx: ToolContext) -> None:
+    error = error_of(ctx, "glossary_search", {"query": "Varen", "fuzzy": True})
+    assert "unknown field 'fuzzy'" in error
+
+
+def test_wrong_type_is_refused(ctx: ToolContext) -> None:
+    assert "'limit'" in error_of(ctx, "glossary_search", {"query": "Varen", "limit": "many"})
+    assert "'limit'" in error_of(ctx, "glossary_search", {"query": "Varen", "limit": 500})
+    assert "'count'" in error_of(ctx, "read_thread_range", {"start_post_id": 100, "count": 21})
+    assert "'entry_id'" in error_of(ctx, "glossary_delete", {"entry_id": "X1", "reason": "r"})
+
+
+def test_empty_arguments_are_treated_as_an_empty_object(ctx: ToolContext) -> None:
+    assert "missing field 'query'" in error_of(ctx, "glossary_search", "")
+
+
+def test_unknown_entry_is_an_error_result(ctx: ToolContext) -> None:
+    error = error_of(ctx, "glossary_update", {"entry_id": "E999", "definition": "x"})
+    assert "E999" in error and "glossary_search" in error
+    assert "E999" in error_of(ctx, "glossary_delete", {"entry_id": 999, "reason": "wrong"})
+
+
+def test_duplicate_term_names_the_existing_entry(ctx: ToolContext, store: GlossaryStore) -> None:
+    created = create(ctx, "Lord Varen", aliases=["Varen"])
+    entry_id = created["entry"]["id"]
+    before = store.last_revision_id()
+    for term in ("lord varen", "VAREN", "the Lord Varen"):
+        error = error_of(ctx, "glossary_create", {"term": term, "definition": "again"})
+        assert f"already exists as {entry_id} (Lord Varen)" in error
+        assert f'glossary_update with entry_id "{entry_id}"' in error
+    error = error_of(
+        ctx, "glossary_create", {"term": "Varen's Chair", "definition": "x", "aliases": ["Varen"]}
+    )
+    assert entry_id in error
+    assert store.last_revision_id() == before
+
+
+def test_an_alias_taken_by_another_entry_is_refused_on_update(ctx: ToolContext) -> None:
+    varen = create(ctx, "Lord Varen")["entry"]["id"]
+    order = create(ctx, "Order of the Ember")["entry"]["id"]
+    error = error_of(ctx, "glossary_update", {"entry_id": order, "add_aliases": ["lord varen"]})
+    assert f"already exists as {varen}" in error
+
+
+def test_read_only_context_refuses_writes_and_allows_reads(
+    store: GlossaryStore, corpus: Corpus
+) -> None:
+    ctx = make_ctx(store, corpus, read_only=True)
+    for name, args in (
+        ("glossary_create", {"term": "Varen", "definition": "A lord."}),
+        ("glossary_update", {"entry_id": "E1", "definition": "x"}),
+        ("glossary_delete", {"entry_id": "E1", "reason": "x"}),
+    ):
+        assert "read-only" in error_of(ctx, name, args)
+    assert store.entries() == []
+    assert run(ctx, "glossary_search", {"query": "Varen"})["ok"]
+    assert run(ctx, "read_post", {"post_id": 104})["ok"]
+
+
+def test_future_posts_are_refused_as_sources_and_for_reading(ctx: ToolContext) -> None:
+    for post_id in (106, 200):
+        error = error_of(
+            ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [post_id]}
+        )
+        assert f"post {post_id} is after the current scene" in error
+        assert "ends at post 105" in error
+        assert f"post {post_id} is after" in error_of(ctx, "read_post", {"post_id": post_id})
+
+
+def test_posts_not_in_the_corpus_are_refused(ctx: ToolContext) -> None:
+    error = error_of(
+        ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [104, 999]}
+    )
+    assert "post 999 is not in the corpus" in error
+    assert "not in the corpus" in error_of(ctx, "read_post", {"post_id": 999})
+    assert "not in the corpus" in error_of(ctx, "read_thread_range", {"start_post_id": 999})
+
+
+def test_a_name_without_letters_is_refused_by_the_store(ctx: ToolContext) -> None:
+    assert "letters" in error_of(ctx, "glossary_create", {"term": "!!!", "definition": "x"})
+
+
+@pytest.mark.parametrize(
+    "query", ["Keth'ra", "a-b", "x:y", '"', "NOT", "AND OR", "*", "^near(", "ember-tithe NOT"]
+)
+def test_hostile_search_strings_are_safe(ctx: ToolContext, query: str) -> None:
+    create(ctx, "Keth'ra")
+    result = run(ctx, "glossary_search", {"query": query})
+    assert result["ok"] is True
+    assert isinstance(result["hits"], list)
+
+
+def test_failed_calls_change_nothing(ctx: ToolContext, store: GlossaryStore) -> None:
+    create(ctx, "Lord Varen")
+    before = (store.last_revision_id(), store.entries())
+    error_of(ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [106]})
+    error_of(ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["x"], "post_ids": [200]})
+    assert (store.last_revision_id(), store.entries()) == before
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+def test_search_renders_entries_compactly(ctx: ToolContext) -> None:
+    long_definition = "A lord of the Lantern Court. " * 20
+    run(
+        ctx,
+        "glossary_create",
+        {"term": "Lord Varen", "definition": long_definition, "aliases": ["Varen"]},
+    )
+    outcome = dispatch(default_registry(), ctx, call("glossary_search", {"query": "varen"}))
+    assert outcome.result_json.startswith('{"hits":[{"aliases":["Varen"],"definition":"A lord')
+    hit = json.loads(outcome.result_json)["hits"][0]
+    assert hit["id"] == "E1" and hit["term"] == "Lord Varen" and hit["status"] == "tentative"
+    assert len(hit["definition"]) <= 160 and hit["definition"].endswith("…")
+    assert run(ctx, "glossary_search", {"query": "zzz"}) == {
+        "hits": [],
+        "note": "no entry matches",
+        "ok": True,
+    }
+
+
+def test_results_are_deterministic_compact_json(tmp_path: Path, corpus: Corpus) -> None:
+    outputs = []
+    for name in ("a.db", "b.db"):
+        with GlossaryStore(tmp_path / name) as store:
+            ctx = make_ctx(store, corpus)
+            calls = [
+                call("glossary_create", {"term": "Keth'ra", "definition": "A gatekeeper."}),
+                call("glossary_update", {"entry_id": "E1", "add_aliases": ["Kethra"]}),
+                call("glossary_search", {"query": "Keth'ra"}),
+                call("read_post", {"post_id": 101}),
+            ]
+            outputs.append([dispatch(default_registry(), ctx, c).result_json for c in calls])
+    assert outputs[0] == outputs[1]
+    for text in outputs[0]:
+        assert json.loads(text) is not None
+        assert text == json.dumps(
+            json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+
+
+def test_outcome_is_a_tool_message_and_reports_effects(ctx: ToolContext) -> None:
+    outcome = dispatch(
+        default_registry(),
+        ctx,
+        call("glossary_create", {"term": "Varen", "definition": "A lord."}, "call_7"),
+    )
+    assert outcome.ok and outcome.name == "glossary_create"
+    assert outcome.message() == {
+        "role": "tool",
+        "tool_call_id": "call_7",
+        "content": outcome.result_json,
+    }
+    (effect,) = outcome.effects
+    assert (effect.action, effect.entry_id, effect.term, effect.post_ids) == (
+        "create",
+        1,
+        "Varen",
+        (104, 105),
+    )
+
+
+def test_dispatch_accepts_a_protocol_tool_call(ctx: ToolContext) -> None:
+    tool_call = ToolCall(
+        id="c1", function=FunctionCall(name="read_post", arguments='{"post_id": 100}')
+    )
+    outcome = dispatch(default_registry(), ctx, tool_call)
+    assert outcome.ok and outcome.tool_call_id == "c1"
+
+
+# -- provenance --------------------------------------------------------------------------------
+
+
+def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    result = create(ctx, "Lord Varen", aliases=["Varen"])
+    assert result["posts"] == [104, 105]
+    rows = store.provenance(1)
+    assert [(p.post_id, p.thread_id) for p in rows] == [(104, 100), (105, 100)]
+    assert rows[0].quote == "Lord Varen smiles from his chair of glimmerstone."
+    assert rows[1].quote == "Varen rises."
+
+
+def test_provenance_defaults_to_the_scene_first_post_when_the_term_is_absent(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    assert create(ctx, "Sablecoats")["posts"] == [104]
+    assert [(p.post_id, p.quote) for p in store.provenance(1)] == [(104, "")]
+
+
+def test_given_earlier_posts_are_accepted_with_their_sentence(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    result = create(ctx, "Keth'ra", post_ids=[101, 101, 104])
+    assert result["posts"] == [101, 104]
+    quotes = {p.post_id: p.quote for p in store.provenance(1)}
+    assert quotes == {101: "Keth'ra waits by the gate.", 104: ""}
+
+
+def test_a_verbatim_quote_is_kept_and_an_invented_one_is_not(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    create(ctx, "glimmerstone", quote="chair of  GLIMMERSTONE")
+    assert store.provenance(1)[0].quote == "chair of glimmerstone"
+    create(ctx, "Order of the Ember", quote="The Order rules the world")
+    assert store.provenance(2)[0].quote == "The Order of the Ember gathers in the hall."
+
+
+def test_update_adds_aliases_and_new_provenance_once(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    create(ctx, "Lord Varen", post_ids=[104])
+    result = run(
+        ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["Varen"], "reason": "short name"}
+    )
+    assert result["entry"]["aliases"] == ["Varen"]
+    assert result["posts"] == [105]  # 104 was already recorded
+    revisions = store.revisions(1)
+    assert revisions[-1].reason == "short name"
+    again = run(ctx, "glossary_update", {"entry_id": 1, "post_ids": [104, 105]})
+    assert again["note"] == "nothing new: already recorded"
+    assert store.revisions(1) == revisions
+
+
+def test_update_with_nothing_to_say_is_refused(ctx: ToolContext) -> None:
+    create(ctx, "Sablecoats")
+    assert "nothing to update for E1" in error_of(ctx, "glossary_update", {"entry_id": "E1"})
+
+
+def test_update_of_a_merged_entry_goes_to_its_target(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    create(ctx, "Lord Varen", post_ids=[104])
+    create(ctx, "Varen the Red", post_ids=[104])
+    store.merge_entries(ctx.actor, 2, 1, "same person")
+    result = run(ctx, "glossary_update", {"entry_id": "E2", "definition": "A lord of the Court."})
+    assert result["entry"]["id"] == "E1"
+    assert result["note"] == "E2 was merged into E1; E1 was used"
+    assert store.get_entry(1).definition == "A lord of the Court."
+
+
+def test_delete_is_soft_and_a_deleted_entry_cannot_be_updated(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    create(ctx, "Sablecoats")
+    outcome = dispatch(
+        default_registry(),
+        ctx,
+        call("glossary_delete", {"entry_id": "E1", "reason": "not in the story"}),
+    )
+    assert json.loads(outcome.result_json) == {"deleted": "E1", "ok": True, "term": "Sablecoats"}
+    assert outcome.effects[0].action == "delete"
+    assert store.get_entry(1).deleted
+    error = error_of(ctx, "glossary_update", {"entry_id": "E1", "definition": "x"})
+    assert "E1 was deleted: not in the story" in error
+    assert "already deleted" in error_of(
+        ctx, "glossary_delete", {"entry_id": "E1", "reason": "again"}
+    )
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def test_read_post_returns_clean_text_and_tags(ctx: ToolContext) -> None:
+    post = run(ctx, "read_post", {"post_id": 101})["post"]
+    assert post == {
+        "id": 101,
+        "name": "QM",
+        "qm": True,
+        "text": 'Keth\'ra waits by the gate. "The ember-tithe is due," she says.',
+        "thread_id": 100,
+        "vote_tally": False,
+    }
+    tally = run(ctx, "read_post", {"post_id": 103})["post"]
+    assert tally["vote_tally"] is True
+    player = run(ctx, "read_post", {"post_id": 102})["post"]
+    assert player["text"] == ">>101\nPay the tithe!" and player["qm"] is False
+
+
+def test_read_thread_range_stops_at_the_current_scene(ctx: ToolContext) -> None:
+    result = run(ctx, "read_thread_range", {"start_post_id": 102, "count": 20})
+    assert [p["id"] for p in result["posts"]] == [102, 103, 104, 105]
+    assert result["stopped"] == "the story so far ends at post 105"
+    assert result["thread_id"] == 100
+
+
+def test_read_thread_range_checks_the_thread(ctx: ToolContext) -> None:
+    error = error_of(ctx, "read_thread_range", {"thread_id": 200, "start_post_id": 100})
+    assert "post 100 is in thread 100, not 200" in error
+
+
+def test_an_earlier_scene_sees_less(store: GlossaryStore, corpus: Corpus) -> None:
+    ctx = make_ctx(store, corpus, scene_index=0)  # posts 100-101
+    assert "ends at post 101" in error_of(ctx, "read_post", {"post_id": 102})
+    result = run(ctx, "read_thread_range", {"start_post_id": 100, "count": 5})
+    assert [p["id"] for p in result["posts"]] == [100, 101]
+
+
+def test_a_later_thread_sees_the_earlier_one(store: GlossaryStore, corpus: Corpus) -> None:
+    scene = corpus.scenes(200)[0]
+    ctx = ToolContext(store, corpus, Actor("agent", thread_id=200, scene_id=scene.id), scene)
+    assert run(ctx, "read_post", {"post_id": 106})["ok"]
+    assert create(ctx, "Varen", post_ids=[105, 200])["posts"] == [105, 200]
+    assert {(p.post_id, p.thread_id) for p in store.provenance(1)} == {(105, 100), (200, 200)}
