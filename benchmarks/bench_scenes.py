@@ -52,7 +52,7 @@ def _consume(db: Path, strategy: str | None) -> tuple[int, int, int]:
 
 
 def measure(db: Path, strategy: str | None) -> dict[str, object]:
-    """One configuration, in this process: an untimed warm-up import, a timed pass, a traced pass."""
+    """One configuration in this process: imports first, then a timed pass and a traced pass."""
     import terrarium_dagster.corpus.reader  # noqa: F401  (imports are not part of the figures)
 
     rss_before = _maxrss_mb()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from terrarium_dagster.config import Settings, load_settings
-from terrarium_dagster.errors import InputError, TerrariumError
+from terrarium_dagster.errors import EntryNotFoundError, InputError, TerrariumError
 
 EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -123,10 +123,14 @@ class Progress:
         with self.lock:
             if event == "scene":
                 self.figures["scenes"] += 1
-                for key in ("created", "updated", "prompt", "cached", "completion"):
+                for key in ("created", "updated"):
                     self.figures[key] += int(data.get(key, 0))
+                for key in ("prompt", "cached", "completion"):  # run totals
+                    self.figures[key] = int(data.get(key, 0))
             elif event == "thread":
                 self.figures["threads"] += 1
+            elif not self.live:
+                return  # per-call events only animate a terminal
             line = self._line(event, data)
             if self.live:
                 self.stream.write("\r\x1b[2K" + line)
@@ -233,11 +237,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _require_store(settings: Settings) -> None:
+    if settings.db != ":memory:" and not Path(settings.db).expanduser().is_file():
+        raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine import open_corpus, open_store
     from terrarium_dagster.exports import build_export
 
     settings = _settings(args)
+    _require_store(settings)
     with open_corpus(settings) as corpus, open_store(settings) as store:
         as_of = None
         if args.as_of_thread:
@@ -259,8 +269,12 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.lineage import lineage, render_lineage_text
 
     settings = _settings(args)
+    _require_store(settings)
     with open_corpus(settings) as corpus, open_store(settings) as store:
-        trail = lineage(store, corpus, args.term)
+        try:
+            trail = lineage(store, corpus, args.term)
+        except EntryNotFoundError as exc:
+            raise InputError(str(exc)) from None
     if args.json:
         print(trail.model_dump_json(indent=2))
     else:
@@ -288,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     try:
         return COMMANDS[args.command](args)
     except InputError as exc:

@@ -22,7 +22,7 @@ from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
-from terrarium_dagster.curation.curator import CurationReport
+from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import OrderError
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.store import GlossaryStore

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from terrarium_dagster.agent.candidates import (
     Candidate,
     find_candidates,
@@ -232,3 +234,71 @@ def test_common_words_and_their_inflections_are_recognised() -> None:
         assert is_common_word(word), word
     for word in ("glimmerstone", "thrennic", "keth'ra", "ostrava"):
         assert not is_common_word(word), word
+
+
+def test_a_plural_counts_for_its_singular_which_becomes_the_term() -> None:
+    text = "The driftlings came at dusk. One driftling stayed. Driftlings never sleep."
+    (candidate,) = find_candidates(text)
+    assert candidate.term == "driftling"
+    assert candidate.occurrences == 3
+    assert "driftlings" in candidate.variants
+
+
+def test_a_capitalised_plural_offers_its_singular_as_a_variant() -> None:
+    (candidate,) = find_candidates("They called the rite the Unwickings, and feared it.")
+    assert candidate.term == "Unwickings"
+    assert candidate.variants == ("Unwicking",)
+
+
+def test_vocatives_and_lone_titles_are_not_names() -> None:
+    text = '"Old tallow, Captain," you say. "Yes, Warden." The Captain nods. Mr Holt left.'
+    assert {c.term for c in find_candidates(text)} == {"Holt"}
+
+
+def test_a_word_opening_a_sentence_is_dropped_before_a_name() -> None:
+    text = "You nod to Quill.\n[ ] Ask Quill to come with you.\nAcross Saxirn the wind blew."
+    terms = {c.term for c in find_candidates(text)}
+    assert terms == {"Quill", "Saxirn"}
+
+
+def test_hyphenated_numbers_and_common_compounds_are_not_terms() -> None:
+    text = '"Forty-one lamps," he said. Twenty-two more jars. A well-known road.'
+    assert find_candidates(text) == []
+
+
+def test_two_names_side_by_side_are_split_when_each_is_seen_alone() -> None:
+    text = "Saxirn spoke to Brondeep. Later Saxirn Brondeep walked. Then Brondeep slept."
+    terms = {c.term for c in find_candidates(text)}
+    assert terms == {"Saxirn", "Brondeep"}
+
+
+def test_known_words_can_be_kept_for_the_caller_to_decide() -> None:
+    text = "Quill waited by the door. You nod to Quill."
+    assert find_candidates(text, ["Ambrose Quill"]) == []
+    kept = find_candidates(text, ["Ambrose Quill"], known_words=False)
+    assert [c.term for c in kept] == ["Quill"]
+
+
+def test_detector_recall_on_the_sample_quest(sample_db: Path) -> None:
+    """Every QM story scene of the bundled sample through the detector, against gold.yaml."""
+    from terrarium_dagster.corpus.reader import Corpus
+    from terrarium_dagster.corpus.sample import gold_terms
+    from terrarium_dagster.glossary.normalize import normalize_term
+
+    found: set[str] = set()
+    proposed: set[str] = set()
+    with Corpus(sample_db) as corpus:
+        for scene in corpus.iter_scenes():
+            for candidate in find_candidates(scene.text):
+                found.update(normalize_term(name) for name in candidate.names)
+                proposed.add(normalize_term(candidate.term))
+    gold = gold_terms()
+    hits = [g for g in gold if any(normalize_term(name) in found for name in g.names)]
+    gold_names = {normalize_term(name) for g in gold for name in g.names}
+    precision = len(proposed & gold_names) / len(proposed)
+    missed = [g.term for g in gold if g not in hits]
+    print(
+        f"sample: recall {len(hits)}/{len(gold)}, term precision {precision:.2f}, missed {missed}"
+    )
+    assert len(hits) / len(gold) >= 0.7, missed
+    assert precision >= 0.7

@@ -101,9 +101,7 @@ def test_several_missing_tables_are_all_named(tmp_path: Path) -> None:
 )
 def test_missing_column_names_table_and_column(tmp_path: Path, table: str, column: str) -> None:
     kept = [
-        definition
-        for definition in TABLES[table].split(", ")
-        if definition.split()[0] != column
+        definition for definition in TABLES[table].split(", ") if definition.split()[0] != column
     ]
     tables = dict(TABLES, **{table: ", ".join(kept)})
     # No rows: the schema is checked before the rows are.

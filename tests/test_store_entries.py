@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,9 @@ def test_unknown_entry_is_entry_not_found(store: GlossaryStore):
         store.delete_entry(AGENT, 42, "gone")
 
 
-@pytest.mark.parametrize("variant", ["ember tithe", "EMBER–TITHE", "“The Ember-Tithe”", "ember  -tithe!"])
+@pytest.mark.parametrize(
+    "variant", ["ember tithe", "EMBER–TITHE", "“The Ember-Tithe”", "ember  -tithe!"]
+)
 def test_duplicate_term_variant_names_the_existing_entry(store: GlossaryStore, variant: str):
     existing = store.create_entry(AGENT, "Ember-Tithe", "A tax.")
     with pytest.raises(DuplicateTermError, match=rf"E{existing.id} 'Ember-Tithe'") as caught:
@@ -110,7 +113,9 @@ def test_bad_input_is_an_input_error_and_changes_nothing(store: GlossaryStore):
         lambda: store.create_entry(AGENT, "Vorn", "x", aliases="Vornish"),  # type: ignore[arg-type]
         lambda: store.create_entry(AGENT, "Vorn", 12),  # type: ignore[arg-type]
         lambda: store.create_entry(AGENT, "Vorn", "x", provenance=[{"post_id": "abc"}]),  # type: ignore[list-item]
-        lambda: store.create_entry(AGENT, "Vorn", "x", provenance=[{"post_id": -1, "thread_id": 1}]),  # type: ignore[list-item]
+        lambda: store.create_entry(
+            AGENT, "Vorn", "x", provenance=[{"post_id": -1, "thread_id": 1}]
+        ),  # type: ignore[list-item]
         lambda: store.create_entry(AGENT, "V" * 300, "x"),
         lambda: store.create_entry("agent", "Vorn", "x"),  # type: ignore[arg-type]
     ]
@@ -206,7 +211,7 @@ def test_every_kind_of_change_writes_a_revision_with_old_and_new_state(store: Gl
         "restore",
     ]
     assert revisions[0].old_value is None
-    for before, after in zip(revisions, revisions[1:], strict=False):
+    for before, after in pairwise(revisions):
         assert after.old_value == before.new_value
     assert revisions[4].new_value["deleted"] is True  # type: ignore[index]
     assert revisions[4].new_value["delete_reason"] == "duplicate of nothing"  # type: ignore[index]
@@ -347,7 +352,7 @@ def test_merge_moves_names_and_provenance_and_redirects(store: GlossaryStore):
     assert revisions[1].old_value["aliases"] == []  # type: ignore[index]
     assert store.find_by_term("crimson witch") == merged
     assert store.resolve_entry(source.id) == merged
-    with pytest.raises(DuplicateTermError, match=f"E{target.id} \"Keth'ra\""):
+    with pytest.raises(DuplicateTermError, match=f'E{target.id} "Keth\'ra"'):
         store.create_entry(AGENT, "Red Witch", "Someone else.")
     with pytest.raises(StoreError, match=f"merged into E{target.id}"):
         store.update_entry(AGENT, source.id, definition="x")

@@ -66,7 +66,9 @@ def store(tmp_path: Path) -> Iterator[GlossaryStore]:
 
 @pytest.fixture
 def glossary(store: GlossaryStore) -> GlossaryStore:
-    store.create_entry(AGENT, "Keth'ra", "A witch of the red hill who collects the [[Ember-Tithe]].")
+    store.create_entry(
+        AGENT, "Keth'ra", "A witch of the red hill who collects the [[Ember-Tithe]]."
+    )
     store.create_entry(AGENT, "Ember-Tithe", "A tax paid in embers.", aliases=["ash tax"])
     store.create_entry(AGENT, "Vorn", "A river town where the ember tithe is paid, ember by ember.")
     store.create_entry(AGENT, "Red Hill", "A hill. Nobody knows why it is red.")
@@ -90,7 +92,14 @@ def assert_fts_in_sync(store: GlossaryStore) -> None:
 # ----------------------------------------------------------------------------- normalization
 @pytest.mark.parametrize(
     "variant",
-    ["ember-tithe", "ember tithe", "Ember–Tithe", "EMBER—TITHE", "“The Ember-Tithe”", " ember\ttithe! "],
+    [
+        "ember-tithe",
+        "ember tithe",
+        "Ember–Tithe",
+        "EMBER—TITHE",
+        "“The Ember-Tithe”",
+        " ember\ttithe! ",
+    ],
 )
 def test_spelling_variants_normalize_equal(variant: str):
     assert normalize_term(variant) == "ember tithe"

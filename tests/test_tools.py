@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 from terrarium_dagster.agent.protocol import FunctionCall, ToolCall
 from terrarium_dagster.agent.tools import (
     GLOSSARY_TOOLS,
+    HandlerResult,
     Tool,
+    ToolArgs,
     ToolContext,
     ToolRegistry,
     default_registry,
@@ -191,13 +194,27 @@ def test_create_schema_lists_required_and_optional_fields() -> None:
     assert update["properties"]["entry_id"]["type"] == "string"
 
 
-def test_registering_a_tool_twice_is_refused_and_new_tools_can_be_added() -> None:
+class ListSnapshotsArgs(ToolArgs):
+    title: str | None = None  # a property may be called "title": the schema keeps it
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+def _list_snapshots(ctx: ToolContext, args: ListSnapshotsArgs) -> HandlerResult:
+    return HandlerResult({"snapshots": [], "limit": args.limit})
+
+
+def test_registering_a_tool_twice_is_refused_and_new_tools_can_be_added(
+    ctx: ToolContext,
+) -> None:
     registry = ToolRegistry(GLOSSARY_TOOLS)
     with pytest.raises(ValueError, match="already registered"):
         registry.register(GLOSSARY_TOOLS[0])
-    extra = Tool("list_snapshots", "List snapshots.", GLOSSARY_TOOLS[4].args_model, lambda c, a: a)
-    registry.register(extra)
+    registry.register(Tool("list_snapshots", "List snapshots.", ListSnapshotsArgs, _list_snapshots))
     assert list(registry)[-1] == "list_snapshots"
+    parameters = registry["list_snapshots"].schema()["function"]["parameters"]
+    assert parameters["properties"]["title"] == {"type": "string"}
+    outcome = dispatch(registry, ctx, call("list_snapshots", {"limit": 3}))
+    assert outcome.result_json == '{"limit":3,"ok":true,"snapshots":[]}'
     assert "glossary_create" not in registry.read_only()
     assert list(registry.only(["read_post", "nope"])) == ["read_post"]
 

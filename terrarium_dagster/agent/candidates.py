@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Protocol
 
 DEFAULT_MIN_SCORE = 1.0
 
@@ -33,8 +35,13 @@ KIND_COINAGE = "coinage"
 KIND_COMPOUND = "compound"
 KIND_WORD = "word"
 _Token = tuple[int, int, str]  # start, end, text
-_Propose = Callable[[str, str, float, int], None]  # term, kind, score, offset
 _KIND_RANK = {KIND_COINAGE: 0, KIND_TITLE: 1, KIND_NAME: 2, KIND_COMPOUND: 3, KIND_WORD: 4}
+
+
+class _Propose(Protocol):
+    def __call__(
+        self, term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
+    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,228 +62,279 @@ class Candidate:
 
 
 _COMMON_TEXT = """
-a abandon abbey able about above abroad absence absent absolute absolutely absorb abyss accept
-accepted access accident accompany accord according account accuse ache achieve acid
-acknowledge acquire acre across act action active activity actor actress actual actually add
-addition address adjust admire admit adopt adult advance advantage adventure advice advise
-advisor affair affect afford afraid after afterlife afternoon afterward afterwards again
-against age agency agent ago agony agree agreement ah aha ahead aid aim air aisle alarm alas
-alive all alley alliance allow ally almost alone along already alright also altar alter
-although always am amazing amber ambush amid among amongst amount amulet an anchor ancient and
-angel anger angle angrily angry animal ankle announce annoy anon anonymous another answer
-anvil anxious any anybody anymore anyone anything anyway anywhere apart apartment apologize
-apparent apparently appeal appear appearance apple apply apprentice approach approve april
-arch area aren't arena argh argue argument arise aristocrat arm armed armor armory armour
-armoury army around arrange arrest arrival arrive arrogant arrow art article artist as ash
-ashamed ashore aside ask asleep aspect assassin assault assembly assist assume assure astonish
-at ate attach attack attempt attend attention attic attitude attract audience august aunt
-author authority autumn available average avoid aw awake aware away awe awful awkward axe axis
-baby back background backward backwards bad badly bag bait bake balance ball band bank banner
-banquet bar bard bare barely bargain bark barn baron barracks barrel barrier base basic basin
-basket bath battle bay be beach beacon bead beak beam bean bear beard beast beat beautiful
-beauty became because become bed bedroom been beer beetle before beg began beggar begin
-beginning begins begun behalf behave behavior behaviour behind being belief believe bell belly
-belong beloved below belt bench bend beneath berry beside besides best bet betray better
-between beyond big bill bind bird birth bishop bit bite bitter black blacksmith blade blame
-blank blanket blast blaze bleak bleed blend bless blind blink bliss block blood bloody blossom
-blow blue blush boar board boat body bog boil bold bolt bone bonfire book boot border bore
-born borrow boss both bother bottle bottom bought boulder bound boundary bounty bow bowl box
-boy bracelet braid brain branch brave bread break breakfast breast breath breathe breeze brew
-brewer brick bride bridge bridle brief briefly bright brilliant brim bring bringing brings
-broad broken bronze broom brother brought brow brown bruise brush brute bubble bucket buckle
-build building bull bullet bump bunch burden burial burn burst bury bush business busy but
-butcher butter button buy by bye cabin cabinet cage cairn cake calf call calm calmly came camp
-campaign can can't canal cancel candle candlelight cannot canyon cap capable capital captain
-capture car card care career careful carefully carpenter carriage carry cart carve case cast
-castle cat catch cattle cauldron cause caution cautiously cave cavern cease ceiling cell
-cellar center central centre century ceremony certain certainly chain chair chalice challenge
-chamber champion chance chandelier change channel chant chaos chapel chapter character
-charcoal charge chariot charm chase cheap cheat check cheek cheer cheerful cheese chest chew
-chief child childhood children chill chimney chin chisel choice choir choose chop chorus chose
-chosen church cinder circle circumstance citadel citizen city civil claim clan class clatter
-clay clean clear clearly cleric clerk clever cliff climb cling cloak clock cloister close
-closely closer cloth clothes clothing cloud club clue cluster coal coast coat code coffin coin
-cold coldly collapse collar collect college colony color colour column combat combine come
-comes comet comfort comfortable coming command commander comment commit common communicate
-community companion company compare compass compete complain complete completely complex
-concern concerned conclude condition conduct confess confidence confident confirm conflict
-confuse confused connect conquer conscious consequently consider constant contact contain
-content contest continue contract control conversation convince cook cool cope copper copy
-core corner corpse correct corridor cost cottage cotton cough could couldn't council count
-counter country countryside couple courage course court courtyard cousin cover cow coward
-crack craft crash crater crawl crazy creak cream create creature credit creep crest crew crime
-criminal crimson crisis crop cross crow crowd crown crude cruel cruelty crumble crush cry
-crypt crystal cult cunning cup cupboard cure curious current curse cursed curtain curve custom
-customer cut dad dagger daily damage damn damp damsel dance danger dangerous dare dark
-darkness date daughter dawn day dead deadly deaf deal dear death debate debt decade decay
-december decent decide decision deck declare decline deed deep deeply deer defeat defence
-defend defense define definitely degree delay deliver demand den deny depart depend depth
-descend describe desert deserve design desire desk despair desperate despite destiny destroy
-detail determine develop device devil devote devour dew diamond dice did didn't die diet
-differ difference different difficult dig dignity dim dinner direct direction directly dirge
-dirt dirty disappear disciple discover discuss disease disgust dish dismiss display distance
-distant district disturb ditch dive divide do dock doctor does doesn't dog doing dollar don't
-done doom door doorway double doubt dove down downstairs dozen drag dragon drain drape draw
-drawer drawn dread dream dress drew drift drink drip drive driven drizzle drone drop drove
-drown drug drum drunk dry duck due duel duke dull dungeon during dusk dust duty dwarf dwell
-each eager eagerly eagle ear earl early earn earth earthquake ease easily east eastern easy
-eat eaten echo eclipse edge effect effort egg eh eight eighteen eighth eighty either elbow
-elder elect eleven elf else elsewhere elves ember embrace emerald emerge emergency emotion
-emperor empire employ empress empty enable enchant encounter encourage end endure enemy energy
-engage engine enjoy enormous enough ensure enter entire entirely entrance envoy envy equal
-equipment er erm errand error escape especially essential establish estate eternal even
-evening event eventually ever every everybody everyone everything everywhere evidence evil
-exact exactly examine example excellent except exchange excite excited exciting excuse
-exercise exhaust exile exist existence exit expand expect expense expensive experience expert
-explain explode explore expose express expression extend extent extra extreme extremely eye
-fable face fact factor fade fail failure faint fair fairly faith faithful falcon fall fallen
-false fame familiar family famine famous fan fancy fang far farewell farm farmer fashion fast
-fasten fat fate father fault favor favour fear feast feather feature february fed fee feed
-feel feeling feels fell fellow felt female fence fetch feud fever few field fiend fierce
-fifteen fifth fifty fight figure file fill film final finally find finding finds fine finger
-finish fire firm firmly first fish fist fit five fix flag flame flash flask flat flee fleet
-flesh flew flicker flight flint float flock flood floor flow flower flown fly focus foe fog
-fold folk follow following fond food fool foolish foot for forbid force foreign forest forever
-forge forget forgive forgot forgotten fork form formal former fort forth fortress fortune
-forty forward fought found fountain four fourteen fourth fox frame free freedom freeze fresh
-friday friend friendly friendship fright frighten from front frost frown froze frozen fruit
-fuel full fully fun function fund funny fur furniture further furthermore fury future gain
-gale gallows game gang gap garden garrison gas gasp gate gather gave gaze gear gem general
-generation gentle gentleman gently get gets getting ghost giant gift giggle girl give given
-gives giving glad glance glare glass gleam glimmer glimpse glisten global gloom glory glove
-glow gnaw go goal goat goblet goblin god goes going gold golden gone good goodbye goods gosh
-got gotten govern government gown grab grace grade grain grand grandfather grandmother granite
-grant grasp grass grateful grave gray great greed green greet grew grey grief grim grimly grin
-grind grip groan groom ground group grove grow growl grown growth guard guardian guess guest
-guide guild guilt guilty gun gust gut guy ha habit had hadn't haha hail hair half hall halt
-hamlet hammer hand handle hang happen happily happy harbor harbour hard hardly harm harp harsh
-harvest has hasn't haste hat hatch hate haunt have haven't having hawk haze he he's head heal
-health healthy heap hear heard heart hearth heat heaven heavily heavy height heir held hell
-hello helm helmet help helpful hence her herald herb here hermit hero hers herself hesitate
-hey hi hid hidden hide high highly hill hilt him himself hint hip hire his hiss history hit hm
-hmm hoard hold holding holds hole holiday hollow holy home honest honey honor honour hood hoof
-hook hope horde horn horrible horror horse hospital host hot hotel hour house household how
-however howl huge huh human humor humour hundred hung hunger hungry hunt hunter hurry hurt
-husband hut hymn i'd i'll i'm i've ice idea identify identity idol if ignore ill illness image
-imagine immediate immediately impact important impossible impress improve in incense inch
-include including income increase indeed independent indicate individual indoor industry
-inferno influence inform information injure injury ink inn inner innocent inside insist
-inspect instance instantly instead instruction insult intend intense intention interest
-interested interesting interior internal interrupt into introduce invade invent invite involve
-iron island isn't issue it it's item its itself ivory ivy jacket jail january jaw jest jester
-jewel job join joint joke journal journey joy judge judgment july jump june jungle just
-justice keen keep keeping keeps kept key kick kid kill kin kind kindle kindly king kingdom
-kiss kitchen knee kneel knew knife knight knock knot know knowing knowledge known knows
-knuckle labor labour lack ladder lady laid lain lair lake lament lamp lance land language
-lantern large largely lash last latch late lately later lattice laugh laughter launch law lawn
-lawyer lay layer lazy lead leader leaf league lean leap learn leash least leather leave leaves
-leaving led ledge left leg legal legend legion lend length less lesson lest let let's letter
-level lever liar lichen lie life lift light lightly like likely likewise limb limit line linen
-lion lip liquid list listen lit little live lively lizard load loan local lock lol lonely long
-look loom loose loosely lord lore lose loss lost lot loud love lovely lover low lower loyal
-luck lucky lunch lung lurk lurker lute mace mad made mage magic magician maid mail main mainly
-maintain major make making male man manage mane manner manor mantle many map marble march mare
-mark market marriage marry marsh mask mass mast master match mate material matter may maybe me
-meadow meal mean meaning meant meanwhile measure meat medicine meet meeting meh melt member
-memory men mental mention mercenary merchant mercy mere merely mess message met metal meteor
-method middle midnight midst might mighty mild mile military milk mill million mind mine miner
-minister minor minstrel minute mirror miserable miss mission mist mistake mix mixture moat
-model modern moment monastery monday money monk monster month mood moon moor moral more
-moreover morning moss most mostly moth mother motion mount mountain mourn mouse mouth move
-movement much mud mule mural murder muscle music must mutter my myself mystery nah nail naked
-name narrow nation national native natural naturally nature near nearby nearly neat necessary
-neck need needle neighbor neighbour neither nerve nervous nest net never nevertheless new news
-next nice night nine nineteen ninety ninth no nobility noble nobody nod noise noisy nomad none
-nonetheless nonsense noon nope nor normal normally north northern nose not note nothing notice
-novel november now nowhere number nun nurse oak oar oath obey object observe obtain obvious
-obviously occasion occur ocean october odd of off offer office officer official often oh oil
-ok okay old omen on once one only onto ooh oops op open opening operate opinion opportunity
-oppose opposite option options or orange orchard order ordinary ore organize origin original
-other otherwise ought our ours ourselves out outer outpost outside over overall ow owe owl own
-owner pace pack pact pagan page paid pain painful paint pair palace pale palm pan panic paper
-parchment parent park part particular particularly partly partner party pass passage passion
-past path patience patient pattern pause pay peace peaceful peak peasant pebble pen pendant
-penny people pepper per perfect perfectly perform perhaps period permanent permit person
-personal persuade pet phone photo pick piece pierce pig pile pilgrim pill pillar pillow pin
-pine pink pipe pit pity place plague plain plan plank plans plant plate play player plea
-pleasant please pleased pleasure plenty plot plume pocket poem poet point poison pole police
-polite political pond pool poor pop popular population porch port portal position possess
-possession possible possibly post poster posting posts pot potato potion pound pour poverty
-powder power powerful practical practice praise pray prayer prefer prepare presence present
-press pressure pretend pretty prevent previous prey price pride priest priestess prince
-princess principle print prison prisoner private prize probably problem proceed process
-produce product profit progress project promise proof proper properly property prophecy
-prophet protect protest proud prove provide psst public pull punch punish pupil purchase pure
-purple purpose pursue push put puzzle pyre qm quality quarry quarter queen quest question
-quick quickly quiet quietly quill quit quite quiver race rag rage raid rail rain raise rampart
-ran range ranger rank rapid rare rarely rat rate rather rattle raven raw reach react read
-ready real reality realize really realm reason reasonable recall receive recent recently
-recognize record recover red reduce reed refer reflect refuse regard region regret reject
-relate relation relationship relative relax release relic relief rely remain remark remember
-remind remote remove repair repeat replace reply report represent request require rescue
-research reserve resist resource respect respond response rest result retire retreat return
-reveal revenge reward rich rid ridden ride ridge right ring rip rise risen risk ritual rival
-river road roar rob robe rock rod rode role roll rolled rolls roof room root rope rose rot
-rough round route row royal rub rubble ruby rude ruin rule ruler rumor rumour run rune running
-runs rush rust sabotage sack sacred sad saddle sadly safe safety sage said sail saint sake
-salt same sanctuary sand sang sank sapphire sat satisfy saturday save saw say scabbard scale
-scar scare scared scatter scene scent school science scout scream screen scribe scroll scythe
-sea seal search season seat second secret secretly section secure see seed seeing seek seem
-seen sees seize seldom self sell send sense sensible sent separate september series serious
-seriously serpent servant serve service set settle settlement seven seventeen seventh seventy
-several severe sew sex shack shade shadow shake shaken shall shallow shaman shame shape shard
-share sharp she she's shed sheep sheet shelf shell shelter shepherd shh shield shift shine
-ship shirt shock shoe shone shook shoot shop shore short shot should shoulder shouldn
-shouldn't shout shove show shower shrine shrug shut shy sick side siege sigh sight sigil sign
-signal silence silent silently silk silly silver similar simple simply since sing single sink
-sir sister sit site sits sitting situation six sixteen sixth sixty size skeleton skill skin
-skull sky slave slay sledge sleep sleeve slept slice slid slide slight slightly slip slope
-slow slowly small smart smash smell smile smith smoke smooth snake snap snarl snow so soap
-social society sock soft softly soil sold soldier solid solution solve some somebody somehow
-someone something sometimes somewhat somewhere son song soon soot sorcerer sorceress sore
-sorrow sorry sort sought soul sound soup sour source south southern space spare spark spawn
-speak speaking speaks spear special specter spectre speech speed spell spend spent spider
-spill spin spire spirit spit spite splash split spoil spoke spoken spot spread spring spun spy
-square squeeze squire staff stage stair stairs stake stallion stand standard standing stands
-star stare start starve state station statue status stay steady steal steam steed steel steep
-step stew stick stiff still sting stir stole stolen stomach stone stood stool stop store storm
-story straight strand strange stranger straw stream street strength stress stretch strict
-strike string strip stroke strong struck structure struggle stuck student study stuff stump
+a abandon abbey able about above abroad abruptly absence absent absently absolute absolutely
+absorb abyss accept accepted access accident accompany accord according account accuse ache
+achieve acid acknowledge acquire acre across act action active activity actor actress actual
+actually add addition address adjust admire admit adopt adult advance advantage adventure
+advice advise advisor affair affect afford afraid after afterlife afternoon afterward
+afterwards again against age agency agent ago agony agree agreement ah aha ahead aid aim air
+aisle alarm alas alcove alive all alley alliance allow ally almost alone along already alright
+also altar alter although always am amazing amber ambush amid among amongst amount amulet an
+anchor ancient and angel anger angle angrily angry animal ankle announce annoy annoyance anon
+anonymous another answer anvil anxiety anxious any anybody anymore anyone anything anyway
+anywhere apart apartment apologize apparent apparently appeal appear appearance apple apply
+apprentice approach approve april apron arch archway area aren't arena argh argue argument
+arise aristocrat arm armed armor armory armour armoury army around arrange arrest arrival
+arrive arrogant arrow art article artist as ash ashamed ashore aside ask asleep aspect
+assassin assault assembly assist assume assure astonish at ate attach attack attempt attend
+attention attic attitude attract audience august aunt author authority autumn available
+average avoid aw awake aware away awe awful awkward awkwardly awning axe axis axle baby back
+background backward backwards bad badly bag bait bake baker bakery balance balcony ball
+balustrade band bandage banister bank banner banquet bar bard bare barely bargain barge bark
+barn baron barracks barrel barrier barrow base basement basic basin basket bath bathtub battle
+battlement bay be beach beacon bead beak beaker beam bean bear beard beast beat beautiful
+beauty became because become bed bedding bedroom been beer beeswax beetle before beg began
+beggar begin beginning begins begun behalf behave behavior behaviour behind being belfry
+belief believe bell bellows belly belong beloved below belt bench bend beneath berry berth
+beside besides best bet betray better between beyond big bill billow bind binding bird birth
+bishop bit bite bitter bitterly bitterness black blacksmith blade blame blank blanket blast
+blaze bleak bleed blend bless blind blink bliss blister block blood bloody blossom blot blow
+blue bluff bluntly blush boar board boat boatman bobbin bodice body bog boil bold boldly
+bolster bolt bone bonfire bonnet book bookcase boot border bore boredom born borrow boss both
+bother bottle bottleneck bottom bought boulder bound boundary bounty bouquet bow bowl box boy
+bracelet bracket braid brain branch brave brazier bread break breakfast breast breath breathe
+breeches breeze brew brewer brick brickwork bride bridge bridle brief briefly bright brightly
+brilliant brim brine bring bringing brings briskly bristle broad broken bronze brooch brook
+broom broth brother brought brow brown bruise brush brute bubble bucket buckle build building
+bull bullet bump bunch bundle bunk buoy burden burial burlap burn burst bury bush business
+bustle busy but butcher butter button buy by bye cabbage cabin cabinet cage cairn cake calf
+call calm calmly came camp campaign can can't canal cancel candle candlelight cannot canopy
+canvas canyon cap capable capital captain capture car carcass card care career careful
+carefully carp carpenter carriage carry cart carton carve case cask cast castle casually cat
+catch cattle catwalk cauldron cause causeway caution cautiously cave cavern cease ceiling cell
+cellar center central centre century ceremony certain certainly chaff chain chair chalice
+chalk challenge chamber champion chance chandelier chandler change channel chant chaos chapel
+chapter character charcoal charge chariot charm chart chase chasm cheap cheat check cheek
+cheekbone cheer cheerful cheerfully cheese chest chew chief child childhood children chill
+chimney chin chisel choice choir choose chop chore chorus chose chosen church chute cinder
+circle circumstance cistern citadel citizen city civil claim clamber clambered clan clapper
+clasp class clatter clay clean clear clearly cleaver cleric clerk clever cliff climb cling
+cloak clock clod clog cloister close closely closer cloth clothes clothing cloud club clue
+clumsily cluster coal coast coat cobble cobbler cobblestone code coffin cog coil coin cold
+coldly collapse collar collarbone collect college colony color colour column combat combine
+come comes comet comfort comfortable coming command commander comment commit common
+communicate community companion company compare compass compete complain complete completely
+complex compost concern concerned conclude condition conduct confess confidence confident
+confirm conflict confuse confused connect conquer conscious consequently consider constable
+constant contact contain contempt content contest continue contract control conversation
+convince cook cool coolly coop cope copper copy cord core cork corner corpse correct corridor
+corset cost cot cottage cotton cough could couldn't council count counter counterweight
+country countryside couple courage courier course court courtyard cousin cover cow coward
+cowardice cowl crab crack cradle craft crane crank crash crate crater crawl crazy creak cream
+crease create creature credit creek creep crest crevice crew crime criminal crimson crisis
+crockery crook crop cross crossroads crouch crouched crouching crow crowbar crowd crown crude
+cruel cruelty crumb crumble crush crust crutch cry crypt crystal cudgel cuff cult cunning cup
+cupboard cupola curb cure curious current curse cursed curtain curtly curve cushion custom
+customer cut dad dagger daily dais dam damage damn damp damsel dance danger dangerous dare
+dark darkness date daughter dawn day daybreak daylight dead deadly deaf deal dear death debate
+debris debt decade decay december decent decide decision deck deckhand declare decline deed
+deep deeply deer defeat defence defend defense define definitely degree delay delight deliver
+demand den dent deny depart depend depth derrick descend describe desert deserve design desire
+desk despair desperate despite destiny destroy detail determine develop device devil devote
+devour dew diamond dice did didn't die diet differ difference different difficult dig dignity
+dim dimly dinghy dinner direct direction directly dirge dirk dirt dirty disappear disciple
+discover discuss disease disgust dish dismiss display distance distant district disturb ditch
+dive divide do dock dockhand doctor does doesn't dog doing dollar don't done doom door
+doorframe doorstep doorway dormitory double doubt dove down downpour downstairs dozen drag
+dragged dragon drain drainpipe drape draw drawbridge drawer drawn dread dream dredge dress
+drew drift driftwood drink drip drive driven drizzle drone drop drove drover drown drug drum
+drunk dry dryly duck due duel duke dull dune dungeon during dusk dust dustpan duty dwarf dwell
+dye each eager eagerly eagerness eagle ear earl early earn earth earthquake ease easily east
+eastern easy eat eaten eave eaves echo eclipse edge effect effort egg eh eight eighteen eighth
+eighty either elbow elder elect eleven elf else elsewhere elves embankment embarrassment ember
+embrace emerald emerge emergency emotion emperor empire employ empress empty enable enchant
+encounter encourage end endure enemy energy engage engine engraving enjoy enormous enough
+ensure enter entire entirely entrance envoy envy equal equipment er erm errand error escape
+especially essential establish estate eternal even evening event eventually ever every
+everybody everyone everything everywhere evidence evil ewer exact exactly examine example
+excellent except exchange excite excited exciting excuse exercise exhaust exhaustion exile
+exist existence exit expand expect expense expensive experience expert explain explode explore
+expose express expression extend extent extra extreme extremely eye fable face fact factor
+fade fail failure faint faintly fair fairly faith faithful falcon fall fallen false fame
+familiar family famine famous fan fancy fang far farewell farm farmer fashion fast fasten fat
+fate father fathom fault favor favour fear feast feather feature february fed fee feed feel
+feeling feels fell fellow felt female fence ferry ferryman fetch feud fever few fiddle field
+fiend fierce fiercely fifteen fifth fifty fight figure figurehead file fill film filth final
+finally find finding finds fine finger finish fire firelight firm firmly first fish fisherman
+fishmonger fishwife fishwives fist fit five fix flag flagstone flame flash flask flat flax
+flee fleece fleet flesh flew flicker flight flinch flinched fling flint float flock flood
+floor flow flower flown flue flung fly focus foe fog foghorn fold folk follow following fond
+fondly fondness food fool foolish foot footbridge footpath footstep for forbid force forecourt
+foreign foreman forest forever forge forget forgive forgot forgotten fork form formal former
+fort forth fortress fortune forty forward fought found fountain four fourteen fourth fox frame
+frantically fray free freedom freeze fresh friday friend friendly friendship fright frighten
+fringe from front frost frown frowned froze frozen fruit fuel full fully fun function fund
+funny fur furniture further furthermore fury fuse future gable gain gale gallery gallows game
+gang gangplank gap garden garret garrison gas gasp gasped gate gather gauze gave gaze gear gem
+general generation gentle gentleman gently get gets getting ghost giant gift giggle ginger
+gingerly girder girl give given gives giving glad glade glance glare glared glass glaze gleam
+glimmer glimpse glint glisten global gloom glory glove glow glue gnaw go goal goat goblet
+goblin god goes going gold golden gone good goodbye goods gorge gosh got gotten gourd govern
+government gown grab grace grade grain granary grand grandfather grandmother granite grant
+grasp grass grate grateful gratitude grave gravel gray grease great greed green greenhouse
+greet grew grey grief grim grimace grimaced grime grimly grin grind grindstone grip gristle
+groan groom ground group grove grow growl grown growth gruffly guard guardian guess guest
+guide guild guilt guilty gull gully gun gust gut gutter guy ha habit had hadn't haha hail hair
+hairpin half halfway hall halt halter hamlet hammer hamper hand handle handrail hang happen
+happily happy harbor harbour hard hardly harm harness harp harsh harshly harvest has hasn't
+haste hastily hat hatch hatchet hate hatred haul hauled haunt have haven't having hawk hawker
+hay haze he he's head headland heal health healthy heap hear heard heart hearth heat heave
+heaved heaven heavily heavy hedge height heir held hell hello helm helmet help helpful hem
+hemp hence her herald herb here hermit hero hers herself hesitate hey hi hid hidden hide high
+highly hill hilltop hilt him himself hinge hint hip hire his hiss history hit hm hmm hoard
+hoist hoisted hold holding holds hole holiday hollow holy home honest honey honor honour hood
+hoof hook hoop hope horde horn horrible horror horse hospital host hostility hot hotel hound
+hour house household hovel how however howl huge huh hull hum human hummed humor humour
+hundred hung hunger hungry hunt hunter hurl hurled hurry hurt husband husk hut hymn i'd i'll
+i'm i've ice idea identify identity idly idol if ignore ill illness image imagine immediate
+immediately impact impatience important impossible impress improve in incense inch include
+including income increase indeed independent indicate individual indoor industry inferno
+influence inform information injure injury ink inkwell inlet inn inner innkeeper innocent
+inside insist inspect instance instantly instead instruction insult intend intense intention
+intently interest interested interesting interior internal interrupt into introduce invade
+invent invite involve iron ironwork island isn't issue it it's item its itself ivory ivy jab
+jabbed jacket jail jailer janitor january jar jaw jealousy jest jester jetty jewel job join
+joint joke journal journey joy judge judgment jug july jump june jungle just justice keel keen
+keenly keep keeping keeps keg kennel kept kerchief kettle key kick kid kill kiln kin kind
+kindle kindly kindness king kingdom kiss kitchen knapsack knee kneel knew knife knight knob
+knock knot know knowing knowledge known knows knuckle labor laborer labour labourer lack
+ladder ladle lady lagoon laid lain lair lake lament lamp lamplight lamplighter lamppost lance
+land lane language lantern lanyard larder large largely lash last latch late lately later lath
+lattice laugh laughter launch law lawn lawyer lay layer lazily lazy lead leader leaf league
+lean leap learn leash least leather leave leaves leaving led ledge ledger left leg legal
+legend legion lend length less lesson lest let let's letter level lever liar lichen lid lie
+life lift light lightly like likely likewise limb limestone limit line linen lintel lion lip
+liquid list listen lit little live lively lizard load loaf loan local lock lodge loft lol
+loneliness lonely long longing look loom loose loosely lord lore lose loss lost lot loud
+loudly love lovely lover low lower loyal luck lucky lunch lung lurk lurker lute lye mace mad
+made mage magic magician magistrate maid mail main mainly maintain major make making male
+malice mallet man manage mane manner manor mantel mantle many map marble march mare mark
+market marketplace marriage marry marsh mask mason mass mast master mat match mate material
+matter mattress may maybe me meadow meal mean meaning meant meanwhile measure meat medicine
+meet meeting meh melt member memory men mental mention mercenary merchant mercy mere merely
+mesh mess message messenger met metal meteor method midday midden middle midnight midst
+midwife might mighty mild mildew mildly mile military milk mill miller million millstone mind
+mine miner minister minor minstrel minute mire mirror miserable misery miss mission mist
+mistake mix mixture moat model modern modesty mold moment monastery monday money monk monster
+month mood moon moonlight moor mooring mop moral more moreover morning mortar moss most mostly
+moth mother motion mould mound mount mountain mourn mourning mouse mouth move movement much
+mud mug mule mural murder murmur murmured muscle music mussel must mutter muttered my myself
+mystery nah nail naked name napkin narrow nation national native natural naturally nature
+nausea near nearby nearly neat neatly necessary neck need needle neighbor neighbour neither
+nerve nervous nervously nest net never nevertheless new news next nice niche night nightfall
+nine nineteen ninety ninth no nobility noble nobody nod nodded noise noisy nomad none
+nonetheless nonsense nook noon nope nor normal normally north northern nose nostalgia not
+notch note nothing notice novel november now nowhere number numbly nun nurse oak oakum oar
+oath obey object observe obtain obvious obviously occasion occur ocean october odd oddly of
+off offer office officer official often oh oil oilcloth ok okay old omen on once one only onto
+ooh oops op open opening openly operate opinion opportunity oppose opposite option options or
+orange orchard order ordinary ore organize origin original other otherwise ought our ours
+ourselves out outer outhouse outpost outrage outside oven over overall overcoat ow owe owl own
+owner pace pack pact paddle pagan page paid pail pain painful paint pair palace pale palm pan
+pane panic pantry paper parapet parcel parchment parent park parlor parlour part particular
+particularly partly partner party pass passage passion past pasture patch path patience
+patient patiently pattern pause pavement pay peace peaceful peak peasant peat pebble peddler
+peg pellet pen pendant penny people pepper per perfect perfectly perform perhaps period
+permanent permit person personal persuade pet phone photo pick piece pier pierce pig pigeon
+pike pile pilgrim pill pillar pillow pin pinch pine pink pipe pit pitch pitcher pity place
+plague plain plainly plan plank plans plant plaster plate play player plea pleasant please
+pleased pleasure plenty pliers plot plough plow plume pocket pocketknife poem poet point
+poison poke poked pole police polish polite politely political pond pool poor pop popular
+population porch porridge port portal porter porthole position possess possession possible
+possibly post poster posting posts pot potato potion potter pouch pound pour poverty powder
+power powerful practical practice praise pray prayer prefer prepare presence present press
+pressure pretend pretty prevent previous prey price pride priest priestess prince princess
+principle print prison prisoner private prize probably problem proceed process prod prodded
+produce product profit progress project promise promptly proof proper properly property
+prophecy prophet protect protest proud proudly prove provide provost psst public puddle pull
+pulley pulp pump punch punish pupil purchase pure purple purpose pursue push put puzzle pyre
+qm quality quarry quarter quay queen quest question quick quickly quiet quietly quill quilt
+quit quite quiver race raft rafter rag rage raid rail railing rain raise rake ramp rampart ran
+range ranger rank rapid rapidly rapids rare rarely rasp rat rate rather ration rattle raven
+ravine raw reach react read readily ready real reality realize really realm reason reasonable
+recall receive recent recently recognize record recover rector red reduce reed reef refer
+reflect refuse regard region regret reject relate relation relationship relative relax release
+relic relief rely remain remark remember remind remorse remote remove repair repeat replace
+reply report represent request require rescue research resentment reserve resist resource
+respect respond response rest result retire retreat return reveal revenge reward rib rich rid
+ridden ride ridge rigging right rim ring rip ripple rise risen risk ritual rival river rivet
+road roar rob robe rock rod rode role roll rolled rolls roof room roost root rope rose rot
+rough roughly round route row royal rub rubble ruby rudder rude rudely rug ruin rule ruler
+rumor rumour run rune rung running runs rush rust sabotage sack sackcloth sacred sad saddle
+sadly sadness safe safety sage said sail sailcloth sailor saint sake salt same sanctuary sand
+sandbar sang sank sapphire sash sat satchel satisfy saturday save saw sawdust say scabbard
+scaffold scale scar scare scared scarf scatter scene scent scholar school science scorn scout
+scramble scrambled scrap scraper scream screen scribe scroll scrub scythe sea seal seam search
+season seat seaweed second secret secretly section secure sediment see seed seeing seek seem
+seen sees seize seldom self sell send sense sensible sent sentry separate september sergeant
+series serious seriously serpent servant serve service set settle settlement seven seventeen
+seventh seventy several severe sew sewer sex shack shade shadow shaft shake shaken shale shall
+shallow shaman shame shanty shape shard share sharp sharply shawl she she's shears sheath shed
+sheep sheepishly sheet shelf shell shelter shepherd shh shield shift shine shingle ship
+shipyard shirt shiver shivered shoal shock shoe shone shook shoot shop shopkeeper shore short
+shot should shoulder shouldn shouldn't shout shove shoved shovel show shower shrine shrub
+shrug shrugged shuffle shuffled shut shutter shy shyly sick side siege sieve sigh sighed sight
+sigil sign signal silence silent silently silk sill silly silt silver similar simple simply
+since sinew sing single sink sir sister sit site sits sitting situation six sixteen sixth
+sixty size skein skeleton skiff skill skin skull sky slab slate slave slay sled sledge sleep
+sleepily sleet sleeve slept slice slid slide slight slightly slip slipway slope slow slowly
+sludge slum small smart smash smell smile smith smock smoke smokestack smooth smoothly snag
+snake snap snare snarl sniff sniffed snow so soap social society sock soft softly soil sold
+soldier solemnly solid solution solve some somebody somehow someone something sometimes
+somewhat somewhere son song soon soot sorcerer sorceress sore sorrow sorry sort sought soul
+sound soup sour source south southern space spade spar spare spark spawn speak speaking speaks
+spear special specter spectre speech speed spell spend spent spider spill spin spindle spire
+spirit spit spite splash splinter split spoil spoke spoken sponge spool spot spout spread
+sprig spring spun spur spy squall square squeeze squint squinted squire staff stage stagger
+staggered stain stained stair staircase stairs stairwell stake stall stallion stammer
+stammered stand standard standing stands star starboard stare starlight start starve state
+station statue status stave stay steady steal steam steed steel steep step sternly stew
+steward stick stiff stiffly still stilt stilts sting stir stirrup stockade stole stolen
+stomach stone stood stool stop store storeroom storm story stove straight strand strange
+stranger strap straw stream street strength stress stretch strict strike string strip stroke
+strong struck structure struggle stubbornly stuck student study stuff stumble stumbled stump
 stupid style subject succeed success successful such suck sudden suddenly suffer sugar suggest
-suit sulfur sulphur sum summer summon sun sunday sung sunk supper supply support suppose sure
-surely surface surprise surprised surround survive suspect swallow swam swamp swear sweat
-sweep sweet swell swept swim swing switch sword swore sworn swung symbol sympathy system table
-tail take taken takes taking tale talent talisman talk tall tally tapestry task taste taught
-tavern tax tea teach teacher team tear tease teeth tell telling tells temper temple temporary
-ten tend tender tension tent tenth term terrible terribly territory terror test than thank
-thanks that that's the theater theatre their theirs them themselves then theory there there's
-therefore these they they're thick thief thin thing think thinking thinks third thirst thirsty
-thirteen thirty this thorn thorough those though thought thousand thrall thread threads threat
-threaten three threw throat throne through throughout throw thrown thumb thunder thursday thus
-ticket tide tidy tie tight tightly till timber time tiny tip tired title to today toe together
-toilet told tomb tome tomorrow tone tongue tonight too took tool tooth top topic torch tore
-torment torn toss total totally totem touch tough tour toward towards tower town toy trace
-track trade trader tradition traffic trail train traitor trap travel treasure treat tree
-tremble trench trial tribe trick trip troll troop trouble truck true truly trunk trust truth
-try tube tuesday tundra tune turn turret tusk twelve twenty twice twin twist two type typical
-ugly uh ultimately um unable uncle undead under underground underneath understand understood
+suit sulfur sullenly sulphur sum summer summon sump sun sunday sung sunk sunrise sunset supper
+supply support suppose sure surely surface surgeon surprise surprised surround survive suspect
+suspicion swallow swam swamp swarm swear sweat sweep sweet swell swept swiftly swill swim
+swing switch sword swore sworn swung symbol sympathy system table tack tackle tail tailor take
+taken takes taking tale talent talisman talk tall tallow tally tankard tanner tapestry tar
+tarp task taste taught tavern tax tea teach teacher team tear tease teeth tell telling tells
+temper temple temporary ten tend tender tenderly tenderness tension tent tenth term terrible
+terribly territory terror test tether than thank thanks that that's thatch the theater theatre
+their theirs them themselves then theory there there's therefore these they they're thick
+thicket thickly thief thimble thin thing think thinking thinks third thirst thirsty thirteen
+thirty this thistle thorn thorough those though thought thousand thrall thread threads threat
+threaten three threshold threw throat throne through throughout throw thrown thumb thumbtack
+thunder thursday thus ticket tide tidy tie tight tightly tile till timber time tinder tiny tip
+tired title to today toe together toilet told toll tollgate tomb tome tomorrow tone tongs
+tongue tonight too took tool tooth top topic torch torchlight tore torment torn toss tossed
+total totally totem touch tough tour toward towards tower town towpath toy trace track trade
+trader tradition traffic trail train traitor trap trapdoor travel tray treasure treat tree
+tremble trembled trench trestle trial tribe trick trip troll troop trouble trough trowel truck
+trudge trudged true truly trunk trust truth try tub tube tuesday tug tugged tundra tune tunnel
+turf turn turret tusk twelve twenty twice twig twilight twin twine twist two type typical ugly
+uh ultimately um unable uncle undead under underground underneath understand understood unease
 unit unite universe unknown unless unlike until unusual up update updates upon upper upset
-upstairs urge us use used useful usual usually utterly vague vain valley valuable value
-various vast vault vegetable vehicle veil venom version very vessel via victim victory view
-village villager vine violence violent viper virtue visible vision visit voice volume vote
-voted votes voting voyage wage wagon waist wait wake walk wall wand wander want war ward
-warden warily warm warmth warn warning warrior was wash wasn't wasp waste watch water wave way
-we we're weak weakness wealth weapon wear weary weather weave weaver wedding wednesday week
-weep weigh weight welcome well went were weren't west western wet whale what what's whatever
-wheat wheel when whenever where whereas wherever whether whew which while whilst whip whirl
-whisper whistle white who who's whoa whoever whole whom whose why wicked wide widow wife wild
-will willing win wind window wine wing winter wipe wire wisdom wise wish witch with withdraw
-within without witness wizard woe woke woken wolf wolves woman women won won't wonder
-wonderful wood wooden wool word wore work worker world worm worn worried worry worse worship
-worst worth would wouldn't wound wow wraith wrap wreath wreck wrist write write-in writein
-writer writes writing written wrong wrote yard yarn yawn yay yeah year yell yellow yep yes
-yesterday yet you you'd you'll you're you've young your yours yourself yourselves youth yup
-zero zone
+upstairs urchin urge urn us use used useful usual usually utterly vague vaguely vain valley
+valuable value valve various vast vat vault vegetable vehicle veil vendor venom version very
+vessel vestibule via vial victim victory view village villager vine violence violent viper
+virtue visible vision visit voice volume vote voted votes voting voyage wad wade waded wage
+wagon waist wait wake walk wall wand wander want war ward warden wardrobe warehouse warily
+warm warmly warmth warn warning warrior was wash washbasin wasn't wasp waste watch watchman
+watchtower water waterfront waterline wave wax way we we're weak weakly weakness wealth weapon
+wear wearily weariness weary weather weathervane weave weaver wedding wednesday weed week weep
+weigh weight welcome well went were weren't west western wet whale wharf what what's whatever
+wheat wheel wheelbarrow when whenever where whereas wherever whether whetstone whew which
+while whilst whip whirl whisker whisper whistle white who who's whoa whoever whole whom whose
+why wick wicked wicker wide widow wife wild wildly will willing win wince winced wind windlass
+window windowsill wine wing winter wipe wire wisdom wise wish witch with withdraw within
+without witness wizard woe woke woken wolf wolves woman women won won't wonder wonderful wood
+wooden wool word wore work workbench worker workshop world worm worn worried worry worse
+worship worst worth would wouldn't wound wow wraith wrap wreath wreck wrist write write-in
+writein writer writes writing written wrong wrote wryly yank yanked yard yarn yawn yay yeah
+year yell yellow yep yes yesterday yet yoke you you'd you'll you're you've young your yours
+yourself yourselves youth yup zero zone
 """
 
 COMMON_WORDS: frozenset[str] = frozenset(_COMMON_TEXT.split())
@@ -307,6 +365,12 @@ _NOT_NAMES_TEXT = """
     tl;dr dr edit update vote votes tally x"""
 NOT_NAMES: frozenset[str] = frozenset(_NOT_NAMES_TEXT.split())
 
+# Titles that belong to a name even when the name opens a sentence ("Captain Ysolde rode ...").
+_HONORIFICS_TEXT = """
+    lord lady sir dame king queen prince princess captain general commander brother sister
+    father mother master mistress elder saint duke duchess baron baroness count countess emperor
+    empress archmage magister high grand old young little big mad black red white grey"""
+HONORIFICS: frozenset[str] = frozenset(_HONORIFICS_TEXT.split())
 _DROP_PREFIX: frozenset[str] = frozenset({"mr", "mrs", "ms", "dr", "mr.", "mrs.", "dr."})
 _ARTICLES: frozenset[str] = frozenset({"the", "a", "an"})
 _CONNECTORS: frozenset[str] = frozenset(
@@ -527,25 +591,31 @@ def find_candidates(
     *,
     min_score: float = DEFAULT_MIN_SCORE,
     limit: int | None = None,
+    known_words: bool = True,
 ) -> list[Candidate]:
     """Candidate terms of `text` not in `known` (terms and aliases, compared normalized), best
     first (score, then first occurrence). `min_score` 1.0 keeps names seen mid-sentence, quoted
-    coinages and twice-seen unusual compounds; lower it for recall, raise it for precision."""
+    coinages and twice-seen unusual compounds; lower it for recall, raise it for precision.
+    With `known_words`, a one-word candidate that is a word of a known multiword name (`Quill`
+    beside a known `Ambrose Quill`) is left out too."""
     masked = mask_markup(text)
     drafts: dict[str, _Draft] = {}
 
-    def propose(term: str, kind: str, score: float, offset: int) -> None:
+    def propose(
+        term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
+    ) -> None:
         key = norm_key(term)
         if not key or key in NOT_NAMES:
             return
         draft = drafts.get(key)
         if draft is None:
-            drafts[key] = _Draft(term, kind, score, offset)
+            drafts[key] = _Draft(term, kind, score, offset, list(variants))
             return
         if _KIND_RANK[kind] < _KIND_RANK[draft.kind]:
             draft.kind = kind
         draft.score = max(draft.score, score) if kind != draft.kind else draft.score + score
         draft.rules += 1
+        draft.variants.extend(v for v in variants if v not in draft.variants)
         if offset < draft.offset:
             draft.offset = offset
             draft.term = term
@@ -555,14 +625,15 @@ def find_candidates(
     _propose_lowercase(tokens, propose)
     _propose_quoted(masked, propose)
 
+    _fold_variants(drafts)
     _fold_short_names(drafts)
-    known_keys, known_words = _known_index(known)
+    known_keys, word_index = _known_index(known)
     results: list[Candidate] = []
     for key, draft in drafts.items():
         names = [draft.term, *draft.variants]
         if any(norm_key(name) in known_keys for name in names):
             continue
-        if " " not in key and key in known_words:
+        if known_words and " " not in key and key in word_index:
             continue
         spans = _disjoint(span for name in names for span in find_term(masked, name))
         occurrences = len(spans) or 1
@@ -609,6 +680,7 @@ def _known_index(known: Iterable[str]) -> tuple[set[str], set[str]]:
 
 
 def _propose_names(masked: str, tokens: list[_Token], propose: _Propose) -> None:
+    runs: list[list[_Token]] = []
     index = 0
     while index < len(tokens):
         if not _is_capitalised(tokens[index][2]):
@@ -629,9 +701,43 @@ def _propose_names(masked: str, tokens: list[_Token], propose: _Propose) -> None
                 cursor += link + 1
                 continue
             break
+        starter = run[0][2].casefold()
+        if len(run) > 1 and (
+            starter in _ARTICLES or (starter in STARTERS and _at_sentence_start(masked, run[0][0]))
+        ):
+            run = run[1:]  # "The Lantern Court", "Later Saxirn Brondeep"
         if len(run) <= _MAX_RUN_WORDS:
-            _propose_run(masked, run, propose)
+            runs.append(run)
         index = cursor
+    alone = Counter(run[0][2].casefold() for run in runs if len(run) == 1)
+    mid_sentence = {
+        " ".join(t[2] for t in run).casefold()
+        for run in runs
+        if not _at_sentence_start(masked, run[0][0])
+    }
+    together = Counter(" ".join(t[2] for t in run).casefold() for run in runs)
+    for run in runs:
+        words = [token[2].casefold() for token in run]
+        if (
+            len(run) > 1
+            and together[" ".join(words)] == 1
+            and words[0] not in HONORIFICS
+            and all(word in alone and word not in _CONNECTORS for word in words)
+        ):
+            # "Saxirn Bronddeep": two names side by side, each also seen alone
+            for token in run:
+                _propose_run(masked, [token], propose)
+        elif (
+            len(run) > 1
+            and " ".join(words[1:]) in mid_sentence
+            and " ".join(words) not in mid_sentence
+            and words[0] not in HONORIFICS
+            and _at_sentence_start(masked, run[0][0])
+        ):
+            # "Ask Quill to come": the name is seen without the word that opens the sentence
+            _propose_run(masked, run[1:], propose)
+        else:
+            _propose_run(masked, run, propose)
 
 
 def _connector_length(masked: str, tokens: list[_Token], last: _Token, cursor: int) -> int:
@@ -666,33 +772,45 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
     offsets = [token[0] for token in run]
     at_start = _at_sentence_start(masked, offsets[0])
     titled = _preceded_by_the(masked, offsets[0])
-    # strip a leading article or sentence starter ("The Lantern Court", "Then Varen")
-    while words and (
-        words[0].casefold() in _ARTICLES
-        or words[0].casefold() in _DROP_PREFIX
-        or (at_start and words[0].casefold() in STARTERS)
-        or words[0].casefold() in NOT_NAMES
-    ):
-        if words[0].casefold() == "the":
-            titled = True
+    # strip what opens the run without naming anything: "The Lantern Court", "Then Varen",
+    # "Across Saxirn" (a common word opening the sentence before an unusual name)
+    while words:
+        first = words[0].casefold()
+        if first in _ARTICLES or first in _DROP_PREFIX or first in NOT_NAMES:
+            titled = titled or first == "the"
+        elif (
+            first in _CONNECTORS
+            or (at_start and first in STARTERS)
+            or (
+                at_start
+                and len(words) > 1
+                and first not in HONORIFICS
+                and _token_is_common(words[0])
+                and any(not _token_is_common(w) for w in words[1:])
+            )
+        ):
+            pass
+        else:
+            break
         words, offsets = words[1:], offsets[1:]
         at_start = False
     while words and (words[-1].casefold() in _CONNECTORS or words[-1].casefold() in NOT_NAMES):
         words, offsets = words[:-1], offsets[:-1]
     if not words:
         return
-    last = words[-1]
-    possessive = re.match(r"^(.*?)['’]s$", last)
+    possessive = re.match(r"^(.*?)['’]s$", words[-1])
     if possessive:
         words[-1] = possessive.group(1)
     if len(words) == 1 and len(words[0]) < 2:
         return
     term = " ".join(words)
     lowered = term.casefold()
-    if lowered in NOT_NAMES or (len(words) == 1 and lowered in STARTERS):
+    if lowered in NOT_NAMES or (len(words) == 1 and lowered in STARTERS | HONORIFICS):
         return
     content = [w for w in words if w.casefold() not in _CONNECTORS and w != "the"]
-    uncommon = any(not is_common_word(w) for w in content)
+    uncommon = any(not _token_is_common(w) for w in content)
+    if len(words) == 1 and not uncommon and _preceded_by_comma(masked, offsets[0]):
+        return  # a vocative: "Old tallow, Captain," / "Yes, Warden."
     inner_mark = any(("'" in w or "’" in w or "-" in w) and not _is_contraction(w) for w in words)
     multi = len(content) > 1
     if at_start:
@@ -708,7 +826,38 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
     if inner_mark:
         score += 0.5
     kind = KIND_TITLE if titled else KIND_NAME
-    propose(term, kind, score, offsets[0])
+    singular = _singular(term) if len(words) == 1 else None
+    propose(term, kind, score, offsets[0], (singular,) if singular else ())
+
+
+def _preceded_by_comma(masked: str, position: int) -> bool:
+    return masked[max(0, position - 2) : position] == ", "
+
+
+def _token_is_common(token: str) -> bool:
+    """A common word, an inflection of one, a contraction, or a hyphenation of such words."""
+    possessive = re.match(r"^(.+?)['’]s$", token)
+    if possessive:
+        token = possessive.group(1)
+    if _is_contraction(token):
+        return True
+    parts = [part for part in re.split(r"['’\-]", token) if part]
+    return bool(parts) and all(len(part) <= 3 or is_common_word(part) for part in parts)
+
+
+def _singular(word: str) -> str | None:
+    """The singular of a word that looks like a regular plural (`driftlings`), else None."""
+    lowered = word.casefold()
+    if len(lowered) < 5 or not lowered.endswith("s") or lowered.endswith(_NOT_PLURAL):
+        return None
+    if lowered.endswith("ies"):
+        return word[:-3] + "y"
+    if lowered.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    return word[:-1]
+
+
+_NOT_PLURAL = ("ss", "us", "is", "os", "as", "'s", "’s")
 
 
 def _preceded_by_the(masked: str, position: int) -> bool:
@@ -716,27 +865,32 @@ def _preceded_by_the(masked: str, position: int) -> bool:
 
 
 def _propose_lowercase(tokens: list[_Token], propose: _Propose) -> None:
+    """Lowercase compounds (`ember-tithe`) and repeated unusual words (`glimmerstone`); a plural
+    counts for its singular, which becomes the term (`driftlings` -> `driftling`)."""
     counts: dict[str, int] = {}
     firsts: dict[str, tuple[int, str]] = {}
+    plurals: dict[str, str] = {}
     for start, _end, token in tokens:
         lowered = token.casefold()
-        counts[lowered] = counts.get(lowered, 0) + 1
-        if token.islower() and lowered not in firsts:
-            firsts[lowered] = (start, token)
-    for lowered, (start, token) in firsts.items():
-        if lowered in NOT_NAMES or lowered in COMMON_WORDS:
+        singular = _singular(lowered)
+        base = singular if singular and not is_common_word(singular) else lowered
+        counts[base] = counts.get(base, 0) + 1
+        if token.islower():
+            if base != lowered:
+                plurals.setdefault(base, token)
+            if base not in firsts:
+                firsts[base] = (start, base)
+    for base, (start, term) in firsts.items():
+        if base in NOT_NAMES or base in COMMON_WORDS or _is_contraction(term):
             continue
-        count = counts[lowered]
-        if "-" in token or "'" in token or "’" in token:
-            if _is_contraction(token):
-                continue
-            parts = re.split(r"['’\-]", token)
-            unusual = any(not is_common_word(part) for part in parts if part)
-            score = (1.0 if unusual else 0.5) + 0.5 * (count - 1)
-            propose(token, KIND_COMPOUND, score, start)
-        elif len(token) >= 5 and not is_common_word(token):
-            score = 0.35 * count + (0.3 if _is_compound_of_common(token) else 0.0)
-            propose(token, KIND_WORD, score, start)
+        count = counts[base]
+        variants = (plurals[base],) if base in plurals else ()
+        if "-" in term or "'" in term or "’" in term:
+            score = (0.5 if _token_is_common(term) else 1.0) + 0.5 * (count - 1)
+            propose(term, KIND_COMPOUND, score, start, variants)
+        elif len(term) >= 5 and not is_common_word(term):
+            score = 0.35 * count + (0.3 if _is_compound_of_common(term) else 0.0)
+            propose(term, KIND_WORD, score, start, variants)
 
 
 def _propose_quoted(masked: str, propose: _Propose) -> None:
@@ -756,9 +910,34 @@ def _propose_quoted(masked: str, propose: _Propose) -> None:
             marked = any(
                 ("-" in w or "'" in w or "’" in w) and not _is_contraction(w) for w in words
             )
-            uncommon = any(not is_common_word(w) for w in words)
+            uncommon = any(not _token_is_common(w) for w in words)
             score = 1.0 if (marked or uncommon or several) else 0.6
-            propose(" ".join(words), KIND_COINAGE, score, offset)
+            singular = _singular(words[0]) if len(words) == 1 else None
+            propose(" ".join(words), KIND_COINAGE, score, offset, (singular,) if singular else ())
+
+
+def _fold_variants(drafts: dict[str, _Draft]) -> None:
+    """Two drafts of which one names the other as a variant become one, under the shorter name
+    (`Gloamhounds` + `gloamhound` -> `gloamhound`, `Unwickings` + `Unwicking` -> `Unwicking`)."""
+    for key in sorted(drafts):
+        draft = drafts.get(key)
+        if draft is None:
+            continue
+        for variant in list(draft.variants):
+            other_key = norm_key(variant)
+            other = drafts.get(other_key)
+            if other is None or other is draft:
+                continue
+            pair = sorted(((key, draft), (other_key, other)), key=lambda i: (len(i[0]), i[0]))
+            (_, keep), (drop_key, drop) = pair
+            keep.score = max(keep.score, drop.score) + 0.25
+            keep.offset = min(keep.offset, drop.offset)
+            keep.kind = min(keep.kind, drop.kind, key=_KIND_RANK.__getitem__)
+            for name in (drop.term, *drop.variants):
+                if norm_key(name) != norm_key(keep.term) and name not in keep.variants:
+                    keep.variants.append(name)
+            del drafts[drop_key]
+            break
 
 
 def _fold_short_names(drafts: dict[str, _Draft]) -> None:

@@ -28,12 +28,11 @@ from terrarium_dagster.context.state import ContextState, Message
 from terrarium_dagster.context.tokens import ServerCounter
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.curation.curator import CurationReport, curate_thread, recorded_report
+from terrarium_dagster.curation.curator import curate_thread
+from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import AgentError, ContextOverflowError, TerrariumError
 from terrarium_dagster.glossary.models import AgentCallRecord
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
-from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +82,8 @@ class Annotator:
         self.max_scenes = max_scenes
         self.scenes_this_run = 0
         self.model = client.model_name()
+        from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
+
         self.summons = SummonManager(
             store,
             client,
@@ -227,10 +228,16 @@ class Annotator:
 
     def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
         text = scene.text
-        known = {e.term for e in self.store.entries()}
-        candidates = [c.term for c in find_candidates(text, known)][:CANDIDATE_QUERIES]
+        live = [e for e in self.store.entries() if not e.deleted and e.status != "merged"]
+        known = [name for entry in live for name in (entry.term, *entry.aliases)]
+        found = find_candidates(text, known, known_words=False)
+        candidates = [c.term for c in found][:CANDIDATE_QUERIES]
         relevant = relevant_entries(
-            self.store, text, candidates=candidates, token_budget=RELEVANT_ENTRY_TOKENS
+            self.store,
+            text,
+            candidates=candidates,
+            token_budget=RELEVANT_ENTRY_TOKENS,
+            entries=live,
         )
         return prompts.scene_message(
             scene_id=scene.id,
@@ -298,7 +305,6 @@ class Annotator:
                     "prompt": totals.prompt_tokens,
                     "cached": totals.cached_tokens,
                     "completion": totals.completion_tokens,
-                    "totals": True,
                 },
             )
 
@@ -371,6 +377,8 @@ class Annotator:
         return checkpoint_id
 
     def _save_checkpoint(self, kind: str, thread: Thread | None) -> int:
+        from terrarium_dagster.snapshots.checkpoint import save_checkpoint
+
         state = self.context.state
         return save_checkpoint(
             self.store,
@@ -406,6 +414,8 @@ class Annotator:
                 and self._before(c.thread_id, thread)
             ]
             if previous:
+                from terrarium_dagster.snapshots.checkpoint import load_checkpoint
+
                 _, payload = load_checkpoint(self.store, previous[-1].id)
                 state = payload.context
             else:
@@ -464,4 +474,28 @@ class Annotator:
         return state.checkpoint_id if state else None
 
     def recorded_curation(self, thread: Thread) -> CurationReport:
-        return recorded_report(self.store, thread.id)
+        """The report of a curation already done, rebuilt from its decision rows."""
+        totals = self.store.agent_call_totals(thread_id=thread.id, purpose="curate")
+        report = CurationReport(
+            thread_id=thread.id,
+            calls=totals.calls,
+            prompt_tokens=totals.prompt_tokens,
+            cached_tokens=totals.cached_tokens,
+            completion_tokens=totals.completion_tokens,
+        )
+        buckets = {
+            "CONFIRM": report.confirmed,
+            "REJECT": report.rejected,
+            "REVISE": report.revised,
+        }
+        for row in self.store.curator_decisions(thread_id=thread.id):
+            entry_id, decision = row["entry_id"], str(row["decision"]).upper()
+            report.reviewed.append(entry_id)
+            report.decision_ids.append(row["id"])
+            if decision == "MERGE":
+                report.merged.append((entry_id, row["target_entry_id"]))
+            elif decision in buckets:
+                buckets[decision].append(entry_id)
+            else:
+                report.left_tentative.append(entry_id)
+        return report

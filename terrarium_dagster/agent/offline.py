@@ -19,14 +19,18 @@ conventions in CONTRACTS.md) and by the assistant/tool turns that follow that me
 `# Scene <id>`: parse `## Known entries` and `## Story`; candidates = `find_candidates(story)`
 minus known terms and aliases (at most `max_creates` of them), and the known entries whose term or
 an alias occurs in the story (at most `max_updates`, tentative ones first, then by occurrences).
+A one-word candidate that is a word of exactly one known multiword name (`Quill` beside a known
+`Ambrose Quill`) becomes an alias of that entry; a word of several known names is left alone.
 - Turn 1 (no assistant turn yet): one `glossary_create` per candidate (definition: the first one
-  or two sentences mentioning it, "As of >>post: ...", at most 300 characters; aliases: the
-  candidate's variants; post_ids: the scene posts where it occurs), and one `glossary_update` per
-  occurring known entry (post_ids: the posts where it occurs; a sentence is appended to the
-  definition only when the known definition is shown whole and the result stays short). No
-  search first: the known entries in the message already are the search (the context layer
-  injects exact and full-text matches), and the store refuses a duplicate with an error naming
-  the existing entry, which is cheaper than a search turn for every scene.
+  or two sentences mentioning it, "As of >>post: ...", at most 300 characters, known terms linked
+  as `[[Term]]`; aliases: the candidate's variants; post_ids: the scene posts where it occurs),
+  one `glossary_update` with `add_aliases` per known entry that gains a short name, and one
+  `glossary_update` per occurring known entry (post_ids: the posts where it occurs; a sentence
+  is appended to the definition only when the known definition is shown whole, not truncated
+  with "…", and the result stays within 300 characters). All in one turn. No search first: the
+  known entries in the message already are the search (the context layer injects exact and
+  full-text matches), and the store refuses a duplicate with an error naming the existing
+  entry, which is cheaper than a search turn for every scene.
 - Turn 2: for each create refused as a duplicate (`... already exists as E12 ...`, or the
   store's `... is already the term of entry E12 ...`) a
   `glossary_update` of the named entry with the candidate's posts; otherwise the final answer.
@@ -74,6 +78,7 @@ import httpx
 from terrarium_dagster.agent.candidates import (
     DEFAULT_MIN_SCORE,
     NOT_NAMES,
+    STARTERS,
     Candidate,
     clean_sentence,
     find_candidates,
@@ -453,37 +458,47 @@ class SceneAnnotator:
         self.search_first = search_first
 
     def plan(self, scene: SceneMessage) -> _Plan:
+        live = [entry for entry in scene.known if entry.status not in ("rejected", "merged")]
         known_names = [name for entry in scene.known for name in entry.names]
-        candidates = find_candidates(scene.story, known_names, min_score=self.min_score)
+        candidates = find_candidates(
+            scene.story, known_names, min_score=self.min_score, known_words=False
+        )
         creates: list[tuple[Candidate, dict[str, Any]]] = []
         posts_of: dict[str, tuple[int, ...]] = {}
+        alias_updates: dict[int, dict[str, Any]] = {}
         for candidate in candidates:
+            owner = _word_owner(candidate, live)
+            if owner is not None:  # "Quill" beside a known "Ambrose Quill": a new alias
+                where = _posts_mentioning(scene.posts, candidate.names)[:MAX_POSTS_PER_CALL]
+                args = alias_updates.setdefault(
+                    owner.entry_id, {"entry_id": f"E{owner.entry_id}", "add_aliases": []}
+                )
+                args["add_aliases"].append(candidate.term)
+                args["post_ids"] = sorted(set(args.get("post_ids", [])) | set(where))
+                continue
+            if _word_of(candidate.term, live):
+                continue  # a word of several known names: ambiguous
             if len(creates) >= self.max_creates:
-                break
+                continue
             definition, where = build_definition(candidate.names, scene.posts, scene.known)
             if not definition:
                 continue
-            args: dict[str, Any] = {
-                "term": candidate.term,
-                "definition": definition,
-                "post_ids": where[:MAX_POSTS_PER_CALL],
-            }
+            args = {"term": candidate.term, "definition": definition}
+            args["post_ids"] = where[:MAX_POSTS_PER_CALL]
             if candidate.variants:
                 args["aliases"] = list(candidate.variants)
             posts_of[normalize_term(candidate.term)] = tuple(where[:MAX_POSTS_PER_CALL])
             creates.append((candidate, args))
         occurring = []
-        for entry in scene.known:
-            if entry.status in ("rejected", "merged"):
-                continue
+        for entry in live:
             where = _posts_mentioning(scene.posts, entry.names)
-            if not where:
+            if not where or entry.entry_id in alias_updates:
                 continue
             mentions = sum(len(find_term(scene.story, name)) for name in entry.names)
             occurring.append((entry.status != "tentative", -mentions, entry.entry_id, entry, where))
         occurring.sort(key=lambda item: item[:3])
-        updates: list[tuple[int, dict[str, Any]]] = []
-        for *_, entry, where in occurring[: self.max_updates]:
+        updates: list[tuple[int, dict[str, Any]]] = sorted(alias_updates.items())
+        for *_, entry, where in occurring[: max(0, self.max_updates - len(updates))]:
             args = {"entry_id": f"E{entry.entry_id}", "post_ids": where[:MAX_POSTS_PER_CALL]}
             addition = self._addition(entry, scene)
             if addition:
@@ -530,6 +545,7 @@ class SceneAnnotator:
                 pending.append(("glossary_search", {"query": candidate.term, "limit": 3}))
             return Reply(tool_calls=tuple(pending))
         hits = _search_hits(calls)
+        found = _searched_entries(calls)
         for candidate, args in plan.creates:
             key = normalize_term(candidate.term)
             if key in created:
@@ -538,12 +554,20 @@ class SceneAnnotator:
                 (hits[name] for name in map(normalize_term, candidate.names) if name in hits),
                 None,
             )
+            owner = _word_owner(candidate, found) if hit is None else None
             if hit is not None:
-                if hit not in updated:
-                    updated.add(hit)
-                    pending.append(("glossary_update", _update_args(hit, args["post_ids"])))
+                target, alias = hit, None
+            elif owner is not None:  # "Quill" found as part of "Ambrose Quill"
+                target, alias = owner.entry_id, candidate.term
+            else:
+                pending.append(("glossary_create", args))
                 continue
-            pending.append(("glossary_create", args))
+            if target not in updated:
+                updated.add(target)
+                update = _update_args(target, args["post_ids"])
+                if alias is not None:
+                    update["add_aliases"] = [alias]
+                pending.append(("glossary_update", update))
         for call in calls:
             if call.name != "glossary_create" or not call.result or call.result.get("ok"):
                 continue
@@ -588,6 +612,25 @@ class SceneAnnotator:
         )
 
 
+def _word_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries with a multiword name of which the one-word `name` is a word."""
+    key = normalize_term(name)
+    if not key or " " in key or key in STARTERS:
+        return []
+    found = []
+    for entry in entries:
+        names = [normalize_term(n) for n in entry.names]
+        if any(" " in n and key in n.split() for n in names):
+            found.append(entry)
+    return found
+
+
+def _word_owner(candidate: Candidate, entries: Sequence[KnownEntry]) -> KnownEntry | None:
+    """The one known entry whose multiword name contains the one-word candidate, if exactly one."""
+    owners = _word_of(candidate.term, entries)
+    return owners[0] if len(owners) == 1 else None
+
+
 def _entry_number(value: Any) -> int | None:
     match = re.fullmatch(r"\s*[Ee]?(\d+)\s*", str(value)) if value is not None else None
     return int(match.group(1)) if match else None
@@ -606,6 +649,22 @@ def _duplicate_of(result: Mapping[str, Any]) -> int | None:
         return None
     match = _ENTRY_REF.search(error.split("already", 1)[1])
     return int(match.group(1)) if match else None
+
+
+def _searched_entries(calls: Sequence[Call]) -> list[KnownEntry]:
+    """The entries the searches found, as known entries (first hit of an id wins)."""
+    found: dict[int, KnownEntry] = {}
+    for call in calls:
+        if call.name != "glossary_search" or not call.result or not call.result.get("ok"):
+            continue
+        for hit in call.result.get("hits") or []:
+            number = _entry_number(hit.get("id"))
+            if number is not None and number not in found:
+                aliases = tuple(str(a) for a in hit.get("aliases") or [])
+                found[number] = KnownEntry(
+                    number, str(hit.get("term", "")), aliases, str(hit.get("status", "")), ""
+                )
+    return [entry for entry in found.values() if entry.status not in ("rejected", "merged")]
 
 
 def _search_hits(calls: Sequence[Call]) -> dict[str, int]:
@@ -710,8 +769,8 @@ def summarize(task: str, body: str, history: Sequence[Mapping[str, Any]]) -> str
     if not chosen and task != "fold_story":
         chosen = digests
     # text handed over in the body itself (e.g. thread summaries to fold), beyond the previous one
-    handed = " ".join(
-        " ".join(text.split())
+    handed = "\n".join(
+        _handed_text(text)
         for heading, text in sections.items()
         if heading != "previous summary" and "[E" in text
     )
@@ -756,6 +815,22 @@ def summarize(task: str, body: str, history: Sequence[Mapping[str, Any]]) -> str
             return text or "Nothing happened yet."
     ids_only = "Entries so far: " + " ".join(f"[{ref}]" for ref in required) + "."
     return ids_only if len(ids_only) <= limit or not required else _cut(ids_only, limit)
+
+
+def _handed_text(text: str) -> str:
+    """Summaries handed over in a task body (`### Thread 12` blocks) as plain lines."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if not line or line.startswith("entries:"):
+            continue
+        if line.startswith("#"):
+            lines.append(line.lstrip("# ") + ":")
+        elif lines and lines[-1].endswith(":"):
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def _ref_key(item: Any) -> int:
@@ -839,10 +914,11 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
 def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     """Deterministic curator decisions, in entry order; entries without one stay tentative.
 
-    - REJECT a term that is a single common English word (or never a name: `I`, `QM`, months).
-    - MERGE into another entry (reviewed or shown as similar) when a name of one equals a name of
-      the other, normalized; the newer (higher id) entry merges into the older, never into a
-      rejected or merged entry.
+    - REJECT a term that is a common English word written in lowercase (`lantern`, `walked`), or
+      never a name (`I`, `QM`, months).
+    - MERGE into an older entry (reviewed or shown as similar; not rejected or merged) when a name
+      of one equals a name of the other, normalized, or when the one-word term is a word of that
+      entry's multiword name and of no other's (`Quill` into `Ambrose Quill`).
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     """
     decisions: list[dict[str, Any]] = []
@@ -851,17 +927,13 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     for view in entries:
         key = normalize_term(view.term)
         ref = f"E{view.entry_id}"
-        words = key.split()
-        if len(words) == 1 and (is_common_word(key) or key in NOT_NAMES):
-            decisions.append(
-                {
-                    "entry_id": ref,
-                    "decision": "REJECT",
-                    "reasoning": f"'{view.term}' is a common English word, not a story term.",
-                }
-            )
+        if key in NOT_NAMES or (
+            " " not in key and view.term == view.term.lower() and is_common_word(key)
+        ):
+            reason = f"'{view.term}' is a common English word, not a story term."
+            decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
             continue
-        target = _merge_target(view, reviewed, merged_away)
+        target, how = _merge_target(view, reviewed, merged_away)
         if target is not None:
             merged_away.add(view.entry_id)
             decisions.append(
@@ -869,10 +941,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
                     "entry_id": ref,
                     "decision": "MERGE",
                     "target_entry_id": f"E{target.entry_id}",
-                    "reasoning": (
-                        f"'{view.term}' names the same thing as [E{target.entry_id}] "
-                        f"{target.term} (same normalized name)."
-                    ),
+                    "reasoning": f"'{view.term}' {how} [E{target.entry_id}] {target.term}.",
                 }
             )
             continue
@@ -889,22 +958,28 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
 
 def _merge_target(
     view: CurateEntryView, reviewed: Mapping[int, CurateEntryView], merged_away: set[int]
-) -> KnownEntry | None:
+) -> tuple[KnownEntry | None, str]:
     mine = {normalize_term(name) for name in view.names}
-    others: list[KnownEntry] = [
-        KnownEntry(o.entry_id, o.term, o.aliases, o.status, o.definition)
+    others: dict[int, KnownEntry] = {
+        o.entry_id: KnownEntry(o.entry_id, o.term, o.aliases, o.status, o.definition)
         for o in reviewed.values()
-        if o.entry_id != view.entry_id
+    }
+    for entry in view.similar:
+        others.setdefault(entry.entry_id, entry)
+    older = [
+        other
+        for entry_id, other in sorted(others.items())
+        if entry_id < view.entry_id
+        and entry_id not in merged_away
+        and other.status not in ("rejected", "merged")
     ]
-    others += list(view.similar)
-    for other in sorted(others, key=lambda entry: entry.entry_id):
-        if other.entry_id >= view.entry_id or other.entry_id in merged_away:
-            continue
-        if other.status in ("rejected", "merged"):
-            continue
+    for other in older:
         if mine & {normalize_term(name) for name in other.names}:
-            return other
-    return None
+            return other, "names the same thing as"
+    owners = _word_of(view.term, older)
+    if len(owners) == 1:
+        return owners[0], "is part of the name of"
+    return None, ""
 
 
 def _curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:

@@ -313,7 +313,15 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [trim(item) for item in node]
         if not isinstance(node, dict):
             return node
-        node = {key: trim(value) for key, value in node.items() if key not in _SCHEMA_DROPPED}
+        node = {
+            key: (
+                {name: trim(sub) for name, sub in value.items()}
+                if key == "properties"
+                else trim(value)
+            )
+            for key, value in node.items()
+            if key not in _SCHEMA_DROPPED
+        }
         any_of = node.get("anyOf")
         if isinstance(any_of, list):
             kept = [branch for branch in any_of if branch != {"type": "null"}]

@@ -94,7 +94,6 @@ _ERROR_STARTS = (
     "as an ai",
     "unable to",
 )
-_ENTRY_MENTION = re.compile(r"\bE(\d+)\b")
 _OVERFLOW_LIMIT = (
     re.compile(r"maximum context length (?:is |of )?\(?(\d+)"),
     re.compile(r"maximum model length (?:is |of )?\(?(\d+)"),
@@ -299,6 +298,17 @@ class ContextManager:
         need = self.count(self.build(scene), exact_above=self.limit - reserve_tokens)
         if need + reserve_tokens <= self.limit:
             return []
+        alone = self.count([{"role": "system", "content": self.system_prompt}, *scene])
+        if alone > self.limit:  # no compaction can help: say so before changing anything
+            alone = self.count(
+                [{"role": "system", "content": self.system_prompt}, *scene], exact_above=self.limit
+            )
+            if alone > self.limit:
+                raise BudgetError(
+                    f"scene {scene_id} needs {alone} prompt tokens with the system prompt alone, "
+                    f"over the limit of {self.limit} (context budget {self.budget} minus "
+                    f"max_tokens {self.max_tokens}); raise --context-budget or split the scene"
+                )
         return self._compact(
             scene,
             reserve=reserve_tokens,
@@ -462,10 +472,15 @@ class ContextManager:
             must_fit=False,
         )
 
-    def _need(self, job: _Compaction, *, exact: bool = False) -> int:
-        """Prompt tokens of the next request plus the reserve for its rounds."""
-        exact_above = self.limit - job.reserve if exact else None
-        return self.count(self.build(job.scene_messages), exact_above=exact_above) + job.reserve
+    def _need(self, job: _Compaction) -> int:
+        """Prompt tokens of the next request plus the reserve for its rounds, measured the same
+        way before and after every pass: the server's count, else the heuristic's full estimate
+        (not anchored on a remembered prompt, which only the state before compaction matches)."""
+        messages = self.build(job.scene_messages)
+        exact = self.counter.count_exact(messages, self.tools)
+        if exact is None:
+            exact = self.counter.estimate_messages(messages, self.tools)
+        return exact + job.reserve
 
     def _compact(
         self,
@@ -499,17 +514,15 @@ class ContextManager:
         guard = 16 + 2 * (len(self.state.history) + len(self.state.summaries))
         need = self._need(job)
         for tier in TIERS:
-            lossy = tier not in SUMMARY_TIERS
-            stop_at = caps.limit if lossy else caps.target
-            while (
-                need > stop_at
-                or (force and not job.events)
-                or (tier == "fold" and job.events and self._too_many_thread_summaries(job))
-            ):
-                if lossy and not (force and not job.events):
-                    need = self._need(job, exact=True)  # lose nothing an estimate's margin asks
-                    if need <= stop_at:
-                        break
+            while True:
+                stop_at = self._stop_at(tier, job, caps)
+                wanted = (
+                    need > stop_at
+                    or (force and not job.events)
+                    or (tier == "fold" and job.events and self._too_many_thread_summaries(job))
+                )
+                if not wanted:
+                    break
                 goal = max(need - stop_at, 1 if tier in SUMMARY_TIERS else caps.min_free)
                 event = passes[tier](job, goal, caps)
                 if event is None:
@@ -537,8 +550,19 @@ class ContextManager:
         if must_fit and prompt > caps.limit:
             prompt = self.count(self.build(scene_messages), exact_above=caps.limit)
             if prompt > caps.limit:
-                raise BudgetError(self._budget_message(prompt, scene_messages, caps))
+                message = self._budget_message(prompt, scene_messages, caps)
+                self.state = job.origin  # the run stops here: keep the state it can resume from
+                raise BudgetError(message)
         return job.events
+
+    @staticmethod
+    def _stop_at(tier: str, job: _Compaction, caps: _Caps) -> int:
+        """Where a tier stops: the budget for lossy tiers; the low-water target for summary
+        tiers, or near it once a pass has run (another summary call for a few tokens would cost
+        more than it saves)."""
+        if tier not in SUMMARY_TIERS:
+            return caps.limit
+        return caps.target + (caps.min_free // 2 if job.events else 0)
 
     def _budget_message(self, prompt: int, scene: list[Message], caps: _Caps) -> str:
         head = self.count(head_messages(self.state, self.system_prompt))
@@ -623,11 +647,23 @@ class ContextManager:
             return None
         if self.counter.estimate_text(text) > cap_tokens * 3 // 2:
             text = self._clip_text(text, cap_tokens)
-        mentioned = {int(m) for m in _ENTRY_MENTION.findall(text)}
+        mentioned = set(prompts.parse_entry_refs(text))
         missing = [entry_id for entry_id in sorted(set(entry_ids)) if entry_id not in mentioned]
         if missing:
-            text += "\nAlso touched: " + prompts.entry_refs(missing) + "."
+            text += "\n" + self._also_touched(missing, max(24, cap_tokens // 3))
         return text
+
+    def _also_touched(self, missing: Sequence[int], room_tokens: int) -> str:
+        """The line naming entry ids a summary left out, the newest first kept when it would
+        not fit `room_tokens` (the summary's `entry_ids` keep them all)."""
+        kept = list(missing)
+        while True:
+            left_out = len(missing) - len(kept)
+            more = f" and {left_out} earlier" if left_out else ""
+            line = f"Also touched: {prompts.entry_refs(kept)}{more}."
+            if len(kept) <= 1 or self.counter.estimate_text(line) <= room_tokens:
+                return line
+            kept = kept[len(kept) // 4 or 1 :]
 
     def _clip_text(self, text: str, cap_tokens: int, *, keep_end: bool = False) -> str:
         """`text` cut (at a line or word boundary) to about `cap_tokens` tokens."""
@@ -653,10 +689,9 @@ class ContextManager:
         cap_tokens: int,
     ) -> str:
         """The deterministic fallback summary: first story lines of each scene and entry ids."""
-        lines = [title]
+        lines = [title, "Entries: " + prompts.entry_refs(entry_ids)]
         for span in spans:
             lines.append(f"- {span.scene_id}: {_first_story_line(messages_of(span))}")
-        lines.append("Entries: " + prompts.entry_refs(entry_ids))
         new = "\n".join(lines)
         room = cap_tokens - self.counter.estimate_text(new)
         if previous.strip() and room > 32:
@@ -681,20 +716,19 @@ class ContextManager:
         for span in eligible:
             chosen.append(span)
             material += self._estimate(self.state.scene_messages(span))
-            if len(chosen) >= self.policy.chunk_scenes and material >= goal + growth:
+            if len(chosen) >= self.policy.chunk_scenes and material >= (goal + growth) * 1.1:
                 break
         half = math.ceil(self.policy.chunk_scenes / 2)
-        if len(chosen) < half and material < max(caps.min_free, growth + 1):
-            return None  # too little to be worth a summary: the next tier runs
+        if len(chosen) < half and material < goal + growth:
+            return None  # less than half a chunk that would not do the job: the next tier runs
         flushed = self._flush(job, [s.scene_id for s in chosen])
         scene_ids = [s.scene_id for s in chosen]
-        entry_ids = sorted(
-            {i for s in chosen for i in s.entry_ids} | set(previous.entry_ids if previous else [])
-        )
+        new_ids = {i for s in chosen for i in s.entry_ids}
+        entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
         instruction = prompts.summarize_chunk_message(
             thread_id=job.thread_id,
             scene_ids=scene_ids,
-            entry_ids=entry_ids,
+            entry_ids=new_ids,
             max_words=_words(caps.chunk_summary),
             previous_summary=previous.text if previous else None,
         )
@@ -752,15 +786,14 @@ class ContextManager:
         scene_ids = [s.scene_id for s in spans]
         flushed = self._flush(job, scene_ids)
         previous = self.state.chunk_summary(thread_id) or self.state.thread_summary(thread_id)
-        entry_ids = sorted(
-            {i for s in spans for i in s.entry_ids}
-            | set(previous.entry_ids if previous else [])
-            | set(self.state.thread_entry_ids.get(thread_id, []))
+        new_ids = {i for s in spans for i in s.entry_ids} | set(
+            self.state.thread_entry_ids.get(thread_id, [])
         )
+        entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
         instruction = prompts.summarize_thread_message(
             thread_id=thread_id,
             scene_ids=scene_ids,
-            entry_ids=entry_ids,
+            entry_ids=new_ids,
             max_words=_words(caps.thread_summary),
             previous_summary=previous.text if previous else None,
         )
@@ -938,9 +971,7 @@ class ContextManager:
 
     # -- tier 5: cut the middle of the history -------------------------------------------------
 
-    def _pass_cut_middle(
-        self, job: _Compaction, goal: int, caps: _Caps
-    ) -> CompactionEvent | None:
+    def _pass_cut_middle(self, job: _Compaction, goal: int, caps: _Caps) -> CompactionEvent | None:
         spans = list(self.state.scenes)
         if not spans:
             return None

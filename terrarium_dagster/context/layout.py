@@ -56,7 +56,9 @@ def head_messages(state: ContextState, system_prompt: str) -> list[Message]:
     return messages
 
 
-def prefix_messages(state: ContextState, system_prompt: str, upto: int | None = None) -> list[Message]:
+def prefix_messages(
+    state: ContextState, system_prompt: str, upto: int | None = None
+) -> list[Message]:
     """Head plus the history (or its first `upto` messages): the cached prefix of the next call."""
     history = state.history if upto is None else state.history[:upto]
     return [*head_messages(state, system_prompt), *history]

@@ -9,6 +9,7 @@ what it is asked by that line alone, so the first lines below must not change.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -70,9 +71,35 @@ def entry_ref(entry_id: int) -> str:
 
 
 def entry_refs(entry_ids: Iterable[int]) -> str:
-    """`[E1], [E5]` in id order, or `(none)`."""
+    """Entry ids in id order, runs of three or more as ranges: `[E1]–[E4], [E9]`, or `(none)`."""
     ids = sorted(set(entry_ids))
-    return ", ".join(entry_ref(entry_id) for entry_id in ids) if ids else "(none)"
+    if not ids:
+        return "(none)"
+    parts: list[str] = []
+    start = previous = ids[0]
+    for entry_id in [*ids[1:], None]:
+        if entry_id is not None and entry_id == previous + 1:
+            previous = entry_id
+            continue
+        if previous - start >= 2:
+            parts.append(f"{entry_ref(start)}–{entry_ref(previous)}")
+        else:
+            parts.extend(entry_ref(i) for i in range(start, previous + 1))
+        if entry_id is not None:
+            start = previous = entry_id
+    return ", ".join(parts)
+
+
+def parse_entry_refs(text: str) -> list[int]:
+    """The entry ids `text` mentions, ranges `[E1]–[E4]` expanded, in id order."""
+    found: set[int] = set()
+    for first, last in re.findall(r"\bE(\d+)\]?(?:\s*[–-]\s*\[?E(\d+)\b)?", text):
+        low = int(first)
+        high = int(last) if last else low
+        if high - low > 100_000:
+            high = low
+        found.update(range(low, high + 1))
+    return sorted(found)
 
 
 def scene_message(

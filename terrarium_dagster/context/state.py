@@ -95,7 +95,9 @@ class ContextState(BaseModel):
                 )
             position = span.end
         if position != len(self.history):
-            raise ValueError(f"scenes cover {position} messages of a history of {len(self.history)}")
+            raise ValueError(
+                f"scenes cover {position} messages of a history of {len(self.history)}"
+            )
         return self
 
     # -- serialisation ----------------------------------------------------------------------

@@ -5,10 +5,9 @@ Two counters implement `TokenCounter`:
 - `HeuristicCounter` estimates from characters: a chars-per-token ratio for prose and another for
   JSON (tool calls, tool results, tool schemas), one token per non-ASCII character, a fixed
   overhead per message, per tool call and for the tool block of the chat template. It learns from
-  every real count it is shown (`observe`): the ratio actual/estimated is tracked as an
-  exponentially weighted ratio of sums, and a peak of recent ratios that decays toward it; the
-  estimate uses the peak, plus a safety margin (a percentage and a constant), so it stays above the
-  truth.
+  every real count it is shown (`observe`): one scale per class fitted to recent counts, and the
+  remaining miss as a decaying peak ratio; the estimate uses the peak plus a safety margin (a
+  percentage and a constant), so it stays above the truth.
 - `ServerCounter` adds the server's own numbers: every observed prompt (`usage.prompt_tokens`) and
   every `/tokenize` answer is remembered with a hash of its message list. A new list that extends
   a remembered one (the next round of a scene extends the previous call) is counted as that exact
@@ -42,6 +41,10 @@ class TokenCounter(Protocol):
         """The server's exact count, or None when it cannot give one."""
         ...
 
+    def estimate_messages(self, messages: Sequence[Message], tools: Tools) -> int:
+        """The calibrated heuristic alone for a whole prompt (no server numbers)."""
+        ...
+
     def estimate_message(self, message: Message) -> int:
         """Cheap estimate of one message's share of a prompt (for planning)."""
         ...
@@ -63,6 +66,11 @@ class TokenCounter(Protocol):
         ...
 
 
+Units = tuple[float, float, float]
+"""Raw size of a prompt part: (prose units, JSON units, fixed tokens) — units are characters
+divided by the class's chars-per-token, plus one per non-ASCII character."""
+
+
 def _text_units(text: str, chars_per_token: float) -> float:
     if not text:
         return 0.0
@@ -71,13 +79,22 @@ def _text_units(text: str, chars_per_token: float) -> float:
 
 
 class HeuristicCounter:
-    """Characters-based estimate, calibrated against the server's counts, erring high."""
+    """Characters-based estimate, calibrated against the server's counts, erring high.
+
+    A prompt is measured in prose units (system, user and assistant text), JSON units (tool
+    results, tool call arguments, tool schemas) and fixed tokens (per message, per tool call, the
+    tool block and the generation prompt of the chat template). Calibration fits one scale per
+    class to the server's counts (least squares over recent observations, exponentially decayed,
+    pulled toward 1.0 while a class is rarely seen); what the fit still misses is tracked as the
+    ratio actual/fitted with a decaying peak, and the estimate multiplies by that peak plus the
+    margin (`margin` of it and `margin_tokens` more) so that it stays above the truth.
+    """
 
     def __init__(
         self,
         *,
         chars_per_token: float = 3.6,
-        json_chars_per_token: float = 2.8,
+        json_chars_per_token: float = 2.4,
         message_overhead: int = 5,
         tool_call_overhead: int = 10,
         tools_overhead: int = 120,
@@ -86,8 +103,9 @@ class HeuristicCounter:
         margin_tokens: int = 24,
         decay: float = 0.85,
         peak_decay: float = 0.9,
-        min_ratio: float = 0.25,
-        max_ratio: float = 8.0,
+        prior_weight: float = 1e4,
+        min_scale: float = 0.25,
+        max_scale: float = 8.0,
     ) -> None:
         self.chars_per_token = chars_per_token
         self.json_chars_per_token = json_chars_per_token
@@ -99,81 +117,116 @@ class HeuristicCounter:
         self.margin_tokens = margin_tokens
         self.decay = decay
         self.peak_decay = peak_decay
-        self.min_ratio = min_ratio
-        self.max_ratio = max_ratio
+        self.prior_weight = prior_weight
+        self.min_scale = min_scale
+        self.max_scale = max_scale
+        self.text_scale = 1.0
+        self.json_scale = 1.0
+        self._sums = dict.fromkeys(("tt", "tj", "jj", "ty", "jy"), 0.0)
         self._actual_sum = 0.0
-        self._estimate_sum = 0.0
+        self._fitted_sum = 0.0
         self._peak = 1.0
         self.observations = 0
 
-    # -- raw estimates (uncalibrated) --------------------------------------------------------
+    # -- raw sizes ------------------------------------------------------------------------------
 
-    def raw_message(self, message: Message) -> float:
-        units = float(self.message_overhead)
+    def message_units(self, message: Message) -> Units:
+        text = json_units = 0.0
+        fixed = float(self.message_overhead)
         content = message.get("content")
         if isinstance(content, str):
-            per = self.json_chars_per_token if message.get("role") == "tool" else None
-            units += _text_units(content, per or self.chars_per_token)
+            if message.get("role") == "tool":
+                json_units += _text_units(content, self.json_chars_per_token)
+            else:
+                text += _text_units(content, self.chars_per_token)
         elif isinstance(content, list):  # content parts
-            units += _text_units(canonical_json(content), self.json_chars_per_token)
+            json_units += _text_units(canonical_json(content), self.json_chars_per_token)
         for call in message.get("tool_calls") or []:
             function = call.get("function") or {}
-            units += self.tool_call_overhead
-            units += _text_units(str(function.get("name") or ""), self.chars_per_token)
-            units += _text_units(str(function.get("arguments") or ""), self.json_chars_per_token)
-        return units
+            fixed += self.tool_call_overhead
+            text += _text_units(str(function.get("name") or ""), self.chars_per_token)
+            arguments = str(function.get("arguments") or "")
+            json_units += _text_units(arguments, self.json_chars_per_token)
+        return text, json_units, fixed
 
-    def raw_tools(self, tools: Tools) -> float:
-        if not tools:
-            return 0.0
-        return self.tools_overhead + _text_units(tools_json(tools), self.json_chars_per_token)
+    def units(self, messages: Sequence[Message], tools: Tools) -> Units:
+        text, json_units, fixed = 0.0, 0.0, float(self.reply_overhead)
+        if tools:
+            json_units += _text_units(tools_json(tools), self.json_chars_per_token)
+            fixed += self.tools_overhead
+        for message in messages:
+            t, j, f = self.message_units(message)
+            text, json_units, fixed = text + t, json_units + j, fixed + f
+        return text, json_units, fixed
 
-    def raw_messages(self, messages: Sequence[Message], tools: Tools) -> float:
-        return (
-            sum(self.raw_message(message) for message in messages)
-            + self.raw_tools(tools)
-            + self.reply_overhead
-        )
+    def fitted(self, units: Units) -> float:
+        """The calibrated size of `units`, before the margin."""
+        text, json_units, fixed = units
+        return self.text_scale * text + self.json_scale * json_units + fixed
 
     # -- calibrated estimates ---------------------------------------------------------------
 
     @property
     def ratio(self) -> float:
-        """Observed actual/estimated, weighted toward recent observations (1.0 before any)."""
-        if self._estimate_sum <= 0:
+        """What the fit misses: actual/fitted over recent observations (1.0 before any)."""
+        if self._fitted_sum <= 0:
             return 1.0
-        return self._actual_sum / self._estimate_sum
+        return self._actual_sum / self._fitted_sum
 
     @property
     def factor(self) -> float:
-        """What raw estimates are multiplied by: the peak ratio plus the safety margin."""
-        return max(self._peak, self.ratio) * (1.0 + self.margin)
+        """What fitted sizes are multiplied by: the peak miss plus the safety margin."""
+        return max(1.0, self._peak, self.ratio) * (1.0 + self.margin)
 
-    def scale(self, raw: float) -> int:
-        return math.ceil(raw * self.factor)
+    def scale(self, fitted: float) -> int:
+        return math.ceil(fitted * self.factor)
 
     def count_messages(self, messages: Sequence[Message], tools: Tools) -> int:
-        return self.scale(self.raw_messages(messages, tools)) + self.margin_tokens
+        return self.scale(self.fitted(self.units(messages, tools))) + self.margin_tokens
+
+    def count_suffix(self, messages: Sequence[Message]) -> int:
+        """Estimate of messages appended to a prompt whose count is known."""
+        fitted = sum(self.fitted(self.message_units(message)) for message in messages)
+        return self.scale(fitted) + self.margin_tokens
 
     def count_exact(self, messages: Sequence[Message], tools: Tools) -> int | None:
         return None
 
+    def estimate_messages(self, messages: Sequence[Message], tools: Tools) -> int:
+        return self.count_messages(messages, tools)
+
     def estimate_message(self, message: Message) -> int:
-        return self.scale(self.raw_message(message))
+        return self.scale(self.fitted(self.message_units(message)))
 
     def estimate_text(self, text: str) -> int:
-        return self.scale(_text_units(text, self.chars_per_token))
+        return self.scale(self.text_scale * _text_units(text, self.chars_per_token))
 
     def observe(self, messages: Sequence[Message], tools: Tools, actual: int) -> None:
-        self.observe_raw(self.raw_messages(messages, tools), actual)
-
-    def observe_raw(self, raw: float, actual: int) -> None:
-        """Calibrate with one pair (raw estimate, actual count)."""
-        if raw <= 0 or actual <= 0:
+        """Calibrate with the server's count of a prompt."""
+        if actual <= 0:
             return
-        observed = min(self.max_ratio, max(self.min_ratio, actual / raw))
-        self._actual_sum = self.decay * self._actual_sum + observed * raw
-        self._estimate_sum = self.decay * self._estimate_sum + raw
+        text, json_units, fixed = self.units(messages, tools)
+        target = actual - fixed
+        sums, decay = self._sums, self.decay
+        for key, value in (
+            ("tt", text * text),
+            ("tj", text * json_units),
+            ("jj", json_units * json_units),
+            ("ty", text * target),
+            ("jy", json_units * target),
+        ):
+            sums[key] = decay * sums[key] + value
+        prior = self.prior_weight  # ridge toward scale 1.0
+        a11, a12, a22 = sums["tt"] + prior, sums["tj"], sums["jj"] + prior
+        b1, b2 = sums["ty"] + prior, sums["jy"] + prior
+        determinant = a11 * a22 - a12 * a12
+        if determinant > 0:
+            self.text_scale = self._clamp((b1 * a22 - a12 * b2) / determinant)
+            self.json_scale = self._clamp((a11 * b2 - a12 * b1) / determinant)
+        fitted = self.fitted((text, json_units, fixed))
+        observed = actual / fitted
+        self._actual_sum = decay * self._actual_sum + actual
+        self._fitted_sum = decay * self._fitted_sum + fitted
         if self.observations == 0:
             self._peak = observed
         else:
@@ -181,10 +234,16 @@ class HeuristicCounter:
             self._peak = max(observed, ratio + (self._peak - ratio) * self.peak_decay)
         self.observations += 1
 
+    def _clamp(self, value: float) -> float:
+        return min(self.max_scale, max(self.min_scale, value))
+
     def calibration(self) -> dict[str, float]:
         return {
+            **{f"sum_{key}": value for key, value in self._sums.items()},
+            "text_scale": self.text_scale,
+            "json_scale": self.json_scale,
             "actual_sum": self._actual_sum,
-            "estimate_sum": self._estimate_sum,
+            "fitted_sum": self._fitted_sum,
             "peak": self._peak,
             "observations": float(self.observations),
         }
@@ -192,8 +251,12 @@ class HeuristicCounter:
     def restore(self, calibration: Mapping[str, float]) -> None:
         if not calibration:
             return
+        for key in self._sums:
+            self._sums[key] = float(calibration.get(f"sum_{key}", 0.0))
+        self.text_scale = float(calibration.get("text_scale", 1.0))
+        self.json_scale = float(calibration.get("json_scale", 1.0))
         self._actual_sum = float(calibration.get("actual_sum", 0.0))
-        self._estimate_sum = float(calibration.get("estimate_sum", 0.0))
+        self._fitted_sum = float(calibration.get("fitted_sum", 0.0))
         self._peak = float(calibration.get("peak", 1.0))
         self.observations = int(calibration.get("observations", 0))
 
@@ -239,8 +302,7 @@ class ServerCounter:
                 continue
             if k == len(messages):
                 return known
-            suffix = sum(self.heuristic.raw_message(m) for m in messages[k:])
-            return known + self.heuristic.scale(suffix) + self.heuristic.margin_tokens
+            return known + self.heuristic.count_suffix(messages[k:])
         return self.heuristic.count_messages(messages, tools)
 
     def count_exact(self, messages: Sequence[Message], tools: Tools) -> int | None:
@@ -256,6 +318,9 @@ class ServerCounter:
             return None
         self.observe(messages, tools, count)
         return count
+
+    def estimate_messages(self, messages: Sequence[Message], tools: Tools) -> int:
+        return self.heuristic.count_messages(messages, tools)
 
     def estimate_message(self, message: Message) -> int:
         return self.heuristic.estimate_message(message)

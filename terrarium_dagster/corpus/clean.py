@@ -16,13 +16,13 @@ The rules, in the order a body meets them:
   breaks. Then runs of spaces, tabs and no-break spaces collapse to one space, every line is
   stripped, three or more line breaks collapse to one blank line, and the text is stripped.
 
-Tokenising: the stdlib `html.parser` handles anything unusual, so malformed markup (unclosed or stray
-tags, a lone `<`, an unterminated tag, comments, scripts) never raises and never loses the text
-around it. Because `html.parser` costs ~100 µs a post, bodies made only of plain well-formed tags
-(the everyday `<br>`, `<a ...>`, `<span ...>`, `<wbr>`) take a fast path: one regular expression
-splits them into the same start-tag / end-tag / text events, fed to the same text collector. Any
-doubt (a `<` left in the text, unbalanced quotes in a tag, a comment, a script or style) sends the
-whole body to `html.parser`; the two paths give identical text (tested).
+Tokenising: the stdlib `html.parser` handles anything unusual, so malformed markup (unclosed or
+stray tags, a lone `<`, an unterminated tag, comments, scripts) never raises and never loses the
+text around it. Because `html.parser` costs ~100 µs a post, bodies made only of plain well-formed
+tags (the everyday `<br>`, `<a ...>`, `<span ...>`, `<wbr>`) take a fast path: one regular
+expression splits them into the same start-tag / end-tag / text events, fed to the same text
+collector. Any doubt (a `<` left in the text, unbalanced quotes in a tag, a comment, a script or
+style) sends the whole body to `html.parser`; the two paths give identical text (tested).
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ _HREF_POST = re.compile(r"(?:#p|/)(\d+)$")
 _MARKUP = re.compile(r"<[A-Za-z/!?]")
 # A plain tag: name (letters/digits, then whitespace, `/` or `>`), attributes without `<` or `>`.
 _PLAIN_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)(?=[\s/>])([^<>]*)>")
-_ATTRIBUTE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
+_ATTRIBUTE = re.compile(
+    r"""([A-Za-z_:][-A-Za-z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))"""
+)
 
 
 class _TextCollector:

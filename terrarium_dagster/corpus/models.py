@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from terrarium_dagster.errors import InputError
 
 __all__ = [
+    "DROPPED_TRIP_TAG",
     "OP_TAG",
     "QM_TAG",
     "STORY_TAG",

@@ -17,6 +17,7 @@ Performance without indexes. The real banished.db has no index but the rowid key
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import string
 from collections.abc import Iterator
@@ -69,7 +70,9 @@ def parse_ref(ref: str) -> tuple[int, int]:
 
 def _check_url_template(template: str) -> None:
     try:
-        fields = [field for _, field, _, _ in string.Formatter().parse(template) if field is not None]
+        fields = [
+            field for _, field, _, _ in string.Formatter().parse(template) if field is not None
+        ]
     except ValueError as exc:
         raise ConfigError(f"url_template {template!r} is not a valid template: {exc}") from None
     unknown = sorted({field for field in fields if field not in URL_FIELDS})
@@ -85,6 +88,12 @@ def _check_url_template(template: str) -> None:
         template.format(thread_id=1, post_id=2)
     except (ValueError, IndexError, KeyError) as exc:
         raise ConfigError(f"url_template {template!r} is not a valid template: {exc}") from None
+
+
+def _close(cursor: sqlite3.Cursor) -> None:
+    """Close a cursor a generator left early (its statement ends its read transaction)."""
+    with contextlib.suppress(sqlite3.ProgrammingError):  # the corpus was closed first
+        cursor.close()
 
 
 def _tags(concatenated: str | None) -> frozenset[str]:
@@ -168,9 +177,7 @@ class Corpus:
             plural = "s" if len(missing_tables) > 1 else ""
             raise self._fail(f"corpus is missing table{plural} {names} (banished.db schema)")
         for table, required in REQUIRED_COLUMNS.items():
-            present = {
-                row[1].lower() for row in self._conn.execute(f"PRAGMA table_info({table})")
-            }
+            present = {row[1].lower() for row in self._conn.execute(f"PRAGMA table_info({table})")}
             missing = [column for column in required if column not in present]
             if missing:
                 names = ", ".join(repr(column) for column in missing)
@@ -205,7 +212,7 @@ class Corpus:
         return [
             Thread(
                 id=row[0],
-                title=row[1] or "",
+                title="" if row[1] is None else str(row[1]),
                 position=position,
                 first_time=row[2],
                 post_count=row[3],
@@ -289,7 +296,7 @@ class Corpus:
             for row in cursor:
                 yield _post(row)
         finally:
-            cursor.close()
+            _close(cursor)
 
     def post(self, post_id: int) -> Post | None:
         """The post with this id, or None."""
@@ -299,7 +306,9 @@ class Corpus:
         return None if row is None else _post(row)
 
     def has_post(self, post_id: int) -> bool:
-        return self._conn.execute("SELECT 1 FROM post WHERE id = ?", (post_id,)).fetchone() is not None
+        return (
+            self._conn.execute("SELECT 1 FROM post WHERE id = ?", (post_id,)).fetchone() is not None
+        )
 
     def post_range(self, thread_id: int, start_post_id: int, count: int) -> list[Post]:
         """Up to `count` posts of the thread from `start_post_id` on, in (time, id) order.
@@ -381,7 +390,7 @@ class Corpus:
             try:
                 yield from cursor
             finally:
-                cursor.close()
+                _close(cursor)
 
     def _rows_single_query(self) -> Iterator[tuple[Any, ...]]:
         # Story order is (first post time, thread id); threads without a `thread` row are left
@@ -396,7 +405,7 @@ class Corpus:
         try:
             yield from cursor
         finally:
-            cursor.close()
+            _close(cursor)
 
     def _scenes_from_rows(self, rows: Iterator[tuple[Any, ...]]) -> Iterator[Scene]:
         builder: SceneBuilder | None = None

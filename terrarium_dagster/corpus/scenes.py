@@ -12,8 +12,8 @@ The rules, decided here and tested in `tests/test_scenes.py`:
 - A change of thread ends the run; scene indices count from 0 within each thread.
 
 `SceneBuilder` applies the rules one post at a time, so a whole corpus streams through in constant
-memory; `batch_scenes` is the list form. `story_role` says what a post's tags make of it, so a reader
-can skip cleaning the bodies of posts that can only end a run.
+memory; `batch_scenes` is the list form. `story_role` says what a post's tags make of it, so a
+reader can skip cleaning the bodies of posts that can only end a run.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ _PLACE_SUFFIXES = ("hold", "mere", "spire", "march", "fen", "gate", "reach", "wi
 _COINAGE_SUFFIXES = ("wort", "fire", "bane", "glass", "thread", "kin", "shard", "song", "bloom")
 _FACTION_WORDS = ("Compact", "Circle", "Covenant", "Host", "Wardens", "Choir", "Lodge")
 _FACTION_ADJECTIVES = ("Ashen", "Silent", "Gilded", "Hollow", "Drowned", "Pale", "Iron")
-_FILLER = (
+_FILLER_WORDS = (
     "the a an and but or so then now still again there here this that these those it its it's "
     "we you they he she them us our your their his her was were is are be been being had has have "
     "do did does don't can't won't could would should might must will may not no yes very more "
@@ -67,7 +67,8 @@ _FILLER = (
     "slow quick careful tired hungry wary grim glad sorry certain uncertain distant near far "
     "in on at by with without from into onto over under before after behind beside between "
     "toward across through around against along among beyond within because while until unless"
-).split()
+)
+_FILLER = tuple(_FILLER_WORDS.split())
 _VERBS = ("Go to", "Ask about", "Search", "Leave", "Follow", "Trust", "Question", "Guard")
 
 
@@ -246,11 +247,10 @@ def generate_corpus(
     rng = random.Random(f"corpus:{seed}")
     vocab = vocabulary(seed)
     writer = _Writer(rng, vocab)
+    # Two states, QM and player: stay in QM with `stay_qm`, enter it with `enter_qm`, so that the
+    # stationary share of QM posts is qm_ratio = enter / (enter + 1 - stay).
     stay_qm = 0.6
-    if qm_ratio >= 1.0:
-        enter_qm = 1.0
-    else:
-        enter_qm = min(1.0, qm_ratio * (1.0 - stay_qm) / (1.0 - qm_ratio))
+    enter_qm = 1.0 if qm_ratio >= 1.0 else min(1.0, qm_ratio * (1 - stay_qm) / (1 - qm_ratio))
     low, high = words_per_post
     player_high = max(3, low // 2)
 

@@ -16,8 +16,9 @@ Every applied decision is a revision whose reason is the model's reasoning, plus
 ``curator_decision`` row pointing at that revision. A malformed answer (no JSON, invalid items,
 unknown ids, a MERGE into itself or into an entry that cannot take it) is answered with one error
 note asking again for the entries concerned; what is still malformed after that stays tentative
-and is reported. Entries the answer does not mention stay tentative. Nothing is confirmed that
-the model did not confirm.
+and is reported. Entries the answer does not mention stay tentative (recorded as such, so they
+are not sent again until a thread changes them). Nothing is confirmed that the model did not
+confirm.
 
 The request continues the cached prefix: ``prefix_messages`` (the run's system prompt and
 whatever the engine keeps stable) followed by the curate message, so vLLM's prefix cache hits.
@@ -31,7 +32,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
@@ -45,6 +46,7 @@ from terrarium_dagster.curation.prompt import (
     build_curate_message,
     build_retry_message,
     parse_answer,
+    parse_decisions,
     plan_batches,
 )
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
@@ -52,12 +54,18 @@ from terrarium_dagster.glossary.models import Entry
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
 __all__ = [
+    "KEPT_TENTATIVE",
     "ChatCallable",
     "CurateDecision",
+    "CurationItem",
     "CurationReport",
+    "ReviewSelection",
     "UndoResult",
+    "build_curate_message",
     "curate_thread",
     "gather_items",
+    "parse_answer",
+    "parse_decisions",
     "undo_decision",
 ]
 
@@ -65,6 +73,9 @@ log = logging.getLogger(__name__)
 
 ChatCallable = Callable[[list[dict[str, Any]]], Any]
 
+#: The curator_decision row of an entry a curation reviewed and left tentative on purpose (the
+#: answer did not decide it). It changes nothing, so it has no revision.
+KEPT_TENTATIVE = "TENTATIVE"
 DEFAULT_MESSAGE_TOKENS = 6000
 DEFAULT_MAX_ENTRIES = 60
 EVIDENCE_RADIUS = 3
@@ -144,6 +155,46 @@ def _similar(store: GlossaryStore, entry: Entry, limit: int) -> list[Entry]:
     return list(found.values())
 
 
+class ReviewSelection(NamedTuple):
+    """What a curation reviews: ``items`` (with evidence), ``deferred`` (over the cap: they come
+    up at the next thread) and ``unchanged`` (left tentative by an earlier review and not
+    changed since: not sent again until a thread touches them)."""
+
+    items: list[CurationItem]
+    deferred: list[int]
+    unchanged: list[int]
+
+
+def _reviewed_unchanged(
+    store: GlossaryStore,
+    candidates: Sequence[Entry],
+    positions: dict[int, int],
+    current: int,
+) -> set[int]:
+    """Candidates an earlier thread's curation left tentative that no later thread changed."""
+    last_review: dict[int, int] = {}
+    for row in store.curator_decisions():
+        if row["decision"] != KEPT_TENTATIVE or row["entry_id"] is None:
+            continue
+        position = positions.get(row["thread_id"])
+        if position is None or position >= current:
+            continue
+        entry_id = int(row["entry_id"])
+        last_review[entry_id] = max(last_review.get(entry_id, -1), position)
+    unchanged: set[int] = set()
+    for entry in candidates:
+        reviewed_at = last_review.get(entry.id)
+        if reviewed_at is None:
+            continue
+        changed = any(
+            positions.get(revision.thread_id or -1, current) > reviewed_at
+            for revision in store.revisions(entry.id)
+        )
+        if not changed:
+            unchanged.add(entry.id)
+    return unchanged
+
+
 def gather_items(
     store: GlossaryStore,
     corpus: Corpus,
@@ -152,13 +203,15 @@ def gather_items(
     max_entries: int = DEFAULT_MAX_ENTRIES,
     evidence_radius: int = EVIDENCE_RADIUS,
     similar_limit: int = SIMILAR_LIMIT,
-) -> tuple[list[CurationItem], list[int]]:
-    """The tentative entries to review for ``thread_id`` (with evidence) and those deferred.
+) -> ReviewSelection:
+    """The tentative entries to review at the end of ``thread_id``, with their evidence.
 
     Order: entries first seen in the thread, then tentative entries the thread touched, then the
-    other tentative entries oldest first. At most ``max_entries`` are reviewed; the rest are
-    returned as deferred (they stay tentative and come up again at the next thread). Entries first
-    seen in a later thread (by story position) are never reviewed here.
+    other tentative entries oldest first. Entries an earlier curation deliberately left tentative
+    (the answer did not decide them) are not sent again until a later thread changes them; those
+    left tentative because an answer was malformed come up again. At most ``max_entries`` are
+    reviewed; the rest are deferred. Entries first seen in a later thread (story order) are never
+    reviewed here.
     """
     thread = corpus.thread(thread_id)
     positions = {t.id: t.position for t in corpus.threads()}
@@ -170,6 +223,8 @@ def gather_items(
         and entry.merged_into is None
         and positions.get(entry.first_seen_thread or thread_id, thread.position) <= thread.position
     ]
+    unchanged = _reviewed_unchanged(store, candidates, positions, thread.position)
+    candidates = [entry for entry in candidates if entry.id not in unchanged]
 
     def rank(entry: Entry) -> tuple[int, int]:
         if entry.first_seen_thread == thread_id:
@@ -191,7 +246,7 @@ def gather_items(
                 new_in_thread=entry.first_seen_thread == thread_id or entry.id in touched,
             )
         )
-    return items, deferred
+    return ReviewSelection(items, deferred, sorted(unchanged))
 
 
 # -- the model's answer --------------------------------------------------------------------------
@@ -314,7 +369,8 @@ def _decide_batch(
     message: str,
     batch_ids: Sequence[int],
     report: CurationReport,
-) -> dict[int, CurateDecision]:
+) -> tuple[dict[int, CurateDecision], set[int]]:
+    """The accepted decisions of one batch, and the entries still malformed after the retry."""
     review = _Review(batch=set(batch_ids))
     messages = [*prefix, {"role": "user", "content": message}]
     answer = _ask(chat, messages, report)
@@ -339,7 +395,7 @@ def _decide_batch(
                 len(review.problems),
             )
         report.problems.extend(review.problems)
-    return review.accepted
+    return review.accepted, set(review.redo)
 
 
 # -- applying ------------------------------------------------------------------------------------
@@ -396,19 +452,18 @@ def _apply_all(
     decisions: Iterable[CurateDecision],
     report: CurationReport,
 ) -> set[int]:
-    """Apply in one transaction (merges last); a decision the store refuses is rolled back alone
-    (savepoint) and reported. Returns the ids of the entries decided."""
+    """Apply (merges last), inside the caller's transaction; a decision the store refuses is
+    rolled back alone (savepoint) and reported. Returns the ids of the entries decided."""
     ordered = sorted(decisions, key=lambda d: (d.decision == "MERGE", d.entry_id))
     applied: set[int] = set()
-    with store.transaction():
-        for decision in ordered:
-            try:
-                with store.transaction():
-                    _apply(store, actor, thread_id, decision, report)
-            except StoreError as exc:
-                report.problems.append(f"E{decision.entry_id}: {decision.decision} refused: {exc}")
-                continue
-            applied.add(decision.entry_id)
+    for decision in ordered:
+        try:
+            with store.transaction():
+                _apply(store, actor, thread_id, decision, report)
+        except StoreError as exc:
+            report.problems.append(f"E{decision.entry_id}: {decision.decision} refused: {exc}")
+            continue
+        applied.add(decision.entry_id)
     return applied
 
 
@@ -433,13 +488,20 @@ def curate_thread(
     about 4 characters a token): evidence is cut first, then entries go to further messages.
     ``actor`` is recorded on every revision (kind ``curator``, with run and thread).
     Model/server failures raise (nothing is applied then); decisions the store refuses are
-    reported and leave their entry tentative.
+    reported and leave their entry tentative. A reviewed entry the answer did not decide gets a
+    ``TENTATIVE`` curator_decision row (no revision: nothing changed), so later curations do not
+    send it again until a thread changes it; an entry left tentative because the answer about it
+    was malformed gets no row and comes up again.
     """
     thread = corpus.thread(thread_id)
-    items, deferred = gather_items(store, corpus, thread_id, max_entries=max_entries)
-    report = CurationReport(thread_id=thread_id, reviewed=[item.entry.id for item in items])
-    if not items:
-        report.left_tentative = deferred
+    selection = gather_items(store, corpus, thread_id, max_entries=max_entries)
+    report = CurationReport(
+        thread_id=thread_id,
+        reviewed=[item.entry.id for item in selection.items],
+        unchanged=selection.unchanged,
+    )
+    if not selection.items:
+        report.left_tentative = selection.deferred
         return report
     if prefix_messages is not None:
         prefix = [dict(message) for message in prefix_messages]
@@ -449,16 +511,32 @@ def curate_thread(
         prefix = []
     heading = ThreadHeading(thread.id, thread.title)
     decisions: dict[int, CurateDecision] = {}
+    malformed: set[int] = set()
     for batch in plan_batches(
-        items, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
+        selection.items, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
     ):
         message = build_curate_message(
             batch, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
         )
         batch_ids = [item.entry.id for item in batch]
-        decisions.update(_decide_batch(store, chat, prefix, message, batch_ids, report))
-    applied = _apply_all(store, actor, thread_id, decisions.values(), report)
-    report.left_tentative = [i for i in report.reviewed if i not in applied] + deferred
+        accepted, troubled = _decide_batch(store, chat, prefix, message, batch_ids, report)
+        decisions.update(accepted)
+        malformed |= troubled
+    with store.transaction():
+        applied = _apply_all(store, actor, thread_id, decisions.values(), report)
+        for entry_id in report.reviewed:
+            if entry_id in applied or entry_id in malformed or entry_id in decisions:
+                continue
+            store.log_curator_decision(
+                actor.run_id,
+                thread_id,
+                entry_id,
+                KEPT_TENTATIVE,
+                None,
+                "left tentative: the curator's answer did not decide it",
+                None,
+            )
+    report.left_tentative = [i for i in report.reviewed if i not in applied] + selection.deferred
     return report
 
 

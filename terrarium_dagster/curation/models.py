@@ -102,7 +102,9 @@ class CurationReport(TokenFigures):
 
     ``reviewed``: the entries shown to the curator. ``merged``: ``(source, target)`` pairs.
     ``left_tentative``: reviewed entries no valid decision was applied to (not mentioned, or
-    malformed twice) plus tentative entries beyond the review cap. ``problems``: one line per
+    malformed twice) plus tentative entries beyond the review cap. ``unchanged``: tentative
+    entries an earlier curation left tentative and no thread changed since (not sent again).
+    ``problems``: one line per
     malformed item of the answers (after the retry). ``decision_ids``: the curator_decision rows.
     """
 
@@ -113,6 +115,7 @@ class CurationReport(TokenFigures):
     merged: list[tuple[int, int]] = Field(default_factory=list)
     revised: list[int] = Field(default_factory=list)
     left_tentative: list[int] = Field(default_factory=list)
+    unchanged: list[int] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
     retries: int = 0
     decision_ids: list[int] = Field(default_factory=list)

@@ -46,7 +46,9 @@ QUOTE_CHARS = 120
 MAX_SOURCES_SHOWN = 6
 DEFAULT_EVIDENCE_CHARS = 1600
 MIN_EVIDENCE_CHARS = 300
-_EVIDENCE_LEVELS = (1.0, 0.5, 0.25, 0.0)
+REPEATED_FIRST_CHARS = 280
+PLANNED_EVIDENCE_CHARS = DEFAULT_EVIDENCE_CHARS // 2
+EVIDENCE_STEP = 50
 
 TokenCounter = Callable[[str], int]
 
@@ -139,21 +141,30 @@ def _window(text: str, names: Sequence[str], chars: int) -> str:
     return f"{prefix}{snippet}{suffix}"
 
 
-def _evidence_lines(item: CurationItem, chars: int) -> list[str]:
+def _evidence_lines(item: CurationItem, chars: int, shown: set[int]) -> list[str]:
     """The evidence posts within ``chars`` characters: the first appearance gets half (or all),
-    its neighbours share the rest, nearest first. Posts that get nothing are left out."""
+    its neighbours share the rest, nearest first. Posts that get nothing are left out; neighbours
+    already shown for an earlier entry of the message are only named (``>>id`` above), and a
+    first-appearance post already shown is cut to the lines around the term, so a scene that
+    introduced several terms is not sent several times. Adds what it shows to ``shown``."""
     if chars <= 0 or not item.evidence:
         return []
     posts = list(item.evidence)
     first_index = next((i for i, post in enumerate(posts) if post.first), 0)
     names = [item.entry.term, *item.entry.aliases]
-    order = sorted(range(len(posts)), key=lambda i: (abs(i - first_index), i))
+    repeated = [
+        post.post_id for i, post in enumerate(posts) if i != first_index and post.post_id in shown
+    ]
+    fresh = [i for i, post in enumerate(posts) if i == first_index or post.post_id not in shown]
+    order = sorted(fresh, key=lambda i: (abs(i - first_index), i))
     allowance: dict[int, int] = {}
     remaining = chars
     for rank, index in enumerate(order):
         text_len = len(" ".join(posts[index].text.split()))
         if rank == 0:
             share = remaining if len(order) == 1 else max(remaining // 2, MIN_EVIDENCE_CHARS)
+            if posts[index].post_id in shown:  # shown above: only the lines around the term
+                share = min(share, REPEATED_FIRST_CHARS)
         else:
             share = remaining // (len(order) - rank)
         share = min(share, text_len, remaining)
@@ -165,8 +176,14 @@ def _evidence_lines(item: CurationItem, chars: int) -> list[str]:
     for index, post in enumerate(posts):
         if index not in allowance:
             continue
-        label = f"{post.label}, first appearance" if post.first else post.label
+        label = post.label
+        if post.first:
+            again = post.post_id in shown
+            label += ", first appearance" + (", also above" if again else "")
         lines.append(f">>{post.post_id} ({label}): {_window(post.text, names, allowance[index])}")
+        shown.add(post.post_id)
+    if repeated:
+        lines.append("also around it (shown above): " + " ".join(f">>{i}" for i in repeated))
     return lines
 
 
@@ -181,7 +198,8 @@ def _source_refs(provenance: Sequence[Provenance]) -> str:
     return "; ".join(shown) if shown else "(none)"
 
 
-def render_item(item: CurationItem, evidence_chars: int) -> str:
+def render_item(item: CurationItem, evidence_chars: int, shown: set[int] | None = None) -> str:
+    """One entry's block; ``shown`` carries the evidence posts already in the message."""
     entry = item.entry
     lines = [f"## Entry E{entry.id}: {entry.term}", f"- {entry_line(entry)}"]
     if entry.first_seen_post is not None:
@@ -191,7 +209,7 @@ def render_item(item: CurationItem, evidence_chars: int) -> str:
     age = "new in this thread" if item.new_in_thread else "still tentative from an earlier thread"
     lines.append(f"{seen} · {age}")
     lines.append(f"sources: {_source_refs(item.provenance)}")
-    evidence = _evidence_lines(item, evidence_chars)
+    evidence = _evidence_lines(item, evidence_chars, set() if shown is None else shown)
     if evidence:
         lines.append("### Evidence")
         lines.extend(evidence)
@@ -210,7 +228,8 @@ def _render(items: Sequence[CurationItem], heading: ThreadHeading | None, chars:
     count = f"{len(items)} tentative entr{'y' if len(items) == 1 else 'ies'} to review"
     where = f'thread {heading.thread_id} "{heading.title}" · ' if heading else ""
     parts = [f"{TASK_LINE}\n{where}{count}\n{INSTRUCTIONS}"]
-    parts.extend(render_item(item, chars) for item in items)
+    shown: set[int] = set()
+    parts.extend(render_item(item, chars, shown) for item in items)
     parts.append(ANSWER_FORMAT)
     return "\n\n".join(parts) + "\n"
 
@@ -225,17 +244,26 @@ def build_curate_message(
 ) -> str:
     """The curate message for ``items``, within ``token_budget`` when possible.
 
-    Evidence is cut first: each entry's evidence budget is halved until the message fits, then
-    dropped. What remains per entry (its line, sources, similar entries) is itself bounded, so
-    the message is never unbounded; `plan_batches` keeps a batch small enough to fit.
+    Evidence is cut first: each entry's evidence allowance shrinks (binary search) to the largest
+    that fits, down to none. What remains per entry (its line, sources, similar entries) is
+    itself bounded, so the message is never unbounded; `plan_batches` keeps a batch small enough
+    to fit with a useful amount of evidence.
     """
     count = count_tokens or approx_tokens
-    text = ""
-    for level in _EVIDENCE_LEVELS:
-        text = _render(items, heading, int(evidence_chars * level))
-        if count(text) <= token_budget:
-            return text
-    return text
+    text = _render(items, heading, evidence_chars)
+    if count(text) <= token_budget or evidence_chars <= 0:
+        return text
+    # The largest evidence allowance that fits, to within EVIDENCE_STEP characters.
+    low, high = 0, evidence_chars
+    best = _render(items, heading, 0)
+    while high - low > EVIDENCE_STEP:
+        middle = (low + high) // 2
+        trial = _render(items, heading, middle)
+        if count(trial) <= token_budget:
+            low, best = middle, trial
+        else:
+            high = middle
+    return best
 
 
 def plan_batches(
@@ -245,14 +273,14 @@ def plan_batches(
     token_budget: int = 6000,
     count_tokens: TokenCounter | None = None,
 ) -> list[list[CurationItem]]:
-    """Split ``items`` into batches whose message fits ``token_budget`` with at least a short
-    piece of evidence per entry (a single entry that cannot fit is a batch of its own)."""
+    """Split ``items`` into batches whose message fits ``token_budget`` with about half the
+    default evidence per entry (a single entry that cannot fit is a batch of its own)."""
     count = count_tokens or approx_tokens
     batches: list[list[CurationItem]] = []
     current: list[CurationItem] = []
     for item in items:
         trial = [*current, item]
-        if current and count(_render(trial, heading, MIN_EVIDENCE_CHARS)) > token_budget:
+        if current and count(_render(trial, heading, PLANNED_EVIDENCE_CHARS)) > token_budget:
             batches.append(current)
             current = [item]
         else:

@@ -6,8 +6,6 @@ half-way keeps the threads that finished. The store and the model are the engine
 keeps state between runs.
 """
 
-from __future__ import annotations
-
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +18,7 @@ from pydantic import Field
 
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.summary import scene_batch_summary
+from terrarium_dagster.defs.checks import evaluate_glossary_checks, glossary_check_specs
 from terrarium_dagster.defs.metadata import (
     annotation_metadata,
     curation_metadata,
@@ -158,6 +157,7 @@ def thread_annotations(
     output_required=False,
     group_name="glossary",
     kinds={"sqlite"},
+    check_specs=glossary_check_specs(),
     description=(
         "The curator reviews the thread's tentative entries: confirm, reject, merge or revise, "
         "each decision a revision with its reasoning. Started by `curation_sensor` when the "
@@ -169,7 +169,7 @@ def curated_glossary(
     corpus: CorpusResource,
     store: StoreResource,
     agent: AgentResource,
-) -> Iterator[dg.AssetMaterialization]:
+) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
     with _engine(context, corpus, store, agent) as engine:
         for thread in _threads_in_story_order(engine, context.partition_keys):
             report = _fail_on(engine.curate_thread, thread.id)
@@ -178,6 +178,7 @@ def curated_glossary(
                 partition=thread.key,
                 metadata=curation_metadata(report),
             )
+    yield from evaluate_glossary_checks(corpus, store)
 
 
 @dg.asset(

@@ -157,7 +157,7 @@ def _int_or_null(value: int | None) -> Any:
 
 
 def _wiki_index(out_dir: Path, files: Sequence[str]) -> Path | None:
-    for name in ("wiki/index.html", "wiki/index.md", "index.html", "index.md"):
+    for name in ("wiki/html/index.html", "wiki/index.html", "wiki/index.md"):
         candidate = out_dir / name
         if name in files or candidate.is_file():
             return candidate

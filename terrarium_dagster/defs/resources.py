@@ -16,9 +16,9 @@ from pydantic import Field
 
 from terrarium_dagster.config import Settings, load_settings
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
+from terrarium_dagster.engine import open_corpus, open_store
 from terrarium_dagster.glossary.store import GlossaryStore
-from terrarium_dagster.paths import default_export_dir, default_store_path
+from terrarium_dagster.paths import default_export_dir
 
 
 class CorpusResource(dg.ConfigurableResource):
@@ -29,10 +29,14 @@ class CorpusResource(dg.ConfigurableResource):
         default="", description="Post URL template with {thread_id} and {post_id}."
     )
 
+    def settings(self) -> Settings:
+        return load_settings(
+            corpus=Path(self.path) if self.path else None, url_template=self.url_template or None
+        )
+
     def open(self) -> Corpus:
-        if self.path:
-            return Corpus(self.path, url_template=self.url_template or None)
-        return Corpus(sample_corpus_path(), url_template=self.url_template or SAMPLE_URL_TEMPLATE)
+        """The corpus as the engine opens it (CorpusError naming what is wrong)."""
+        return open_corpus(self.settings())
 
 
 class StoreResource(dg.ConfigurableResource):
@@ -47,21 +51,20 @@ class StoreResource(dg.ConfigurableResource):
         default="", description="Folder for glossary exports; empty: `exports/` beside the store."
     )
 
-    def store_path(self) -> str:
-        return self.path or str(default_store_path())
+    def settings(self) -> Settings:
+        return load_settings(db=self.path or None)
 
     def export_root(self) -> Path:
         if self.exports_dir:
             return Path(self.exports_dir).expanduser()
-        if not self.path or self.path == ":memory:":
+        db = self.settings().db
+        if db == ":memory:":
             return default_export_dir()
-        return Path(self.path).expanduser().resolve().parent / "exports"
+        return Path(db).expanduser().resolve().parent / "exports"
 
     def open(self) -> GlossaryStore:
-        path = self.store_path()
-        if path != ":memory:":
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        return GlossaryStore(path)
+        """The store as the engine opens it (created on first use)."""
+        return open_store(self.settings())
 
 
 class AgentResource(dg.ConfigurableResource):

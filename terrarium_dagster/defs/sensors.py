@@ -19,7 +19,7 @@ from terrarium_dagster.defs.partitions import (
     threads_partitions,
 )
 from terrarium_dagster.defs.resources import CorpusResource
-from terrarium_dagster.errors import CorpusError
+from terrarium_dagster.errors import InputError
 
 SENSOR_INTERVAL_ENV = "TERRARIUM_SENSOR_INTERVAL"
 # Curation runs jump the queue: a thread is curated before more threads are annotated.
@@ -53,7 +53,7 @@ def thread_discovery_sensor(
     try:
         with corpus.open() as reader:
             discovered = [thread.key for thread in reader.threads()]
-    except CorpusError as exc:
+    except InputError as exc:  # a broken corpus or a bad setting: say so, change nothing
         return dg.SkipReason(f"corpus unreadable: {exc}")
     existing = context.instance.get_dynamic_partitions(threads_partitions.name)
     try:

@@ -100,8 +100,29 @@ def _short(value: Any) -> str:
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1].rstrip() + "…"
 
 
+_ENTRY_FIELDS = frozenset({"merged_into", "target", "source"})
+
+
+def _value(key: str, value: Any) -> str:
+    if key in _ENTRY_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        return f"E{value}"
+    return _short(value)
+
+
+def _text_change(before: str, after: str) -> str:
+    """``old -> new`` for two texts, from where they start to differ (so a long definition
+    whose ending changed shows the ending)."""
+    start = 0
+    while start < min(len(before), len(after)) and before[start] == after[start]:
+        start += 1
+    if start > VALUE_CHARS // 2:
+        cut = before.rfind(" ", 0, start) + 1
+        return f"…{_short(before[cut:])} -> …{_short(after[cut:])}"
+    return f"{_short(before)} -> {_short(after)}"
+
+
 def revision_changes(revision: Revision) -> list[str]:
-    """``field: old -> new`` for every state field the revision changed."""
+    """``field: old -> new`` for every state field the revision changed, then its details."""
     old = revision.old_value or {}
     new = revision.new_value or {}
     changes = []
@@ -112,13 +133,20 @@ def revision_changes(revision: Revision) -> list[str]:
         if revision.old_value is None:
             if after in (None, "", [], False):
                 continue
-            changes.append(f"{key}: {_short(after)}")
+            changes.append(f"{key}: {_value(key, after)}")
         elif before != after:
-            changes.append(f"{key}: {_short(before)} -> {_short(after)}")
+            if isinstance(before, str) and isinstance(after, str) and key == "definition":
+                changes.append(f"{key}: {_text_change(before, after)}")
+            else:
+                changes.append(f"{key}: {_value(key, before)} -> {_value(key, after)}")
     if revision.detail:
         for key in sorted(revision.detail):
-            changes.append(f"{key}: {_short(revision.detail[key])}")
+            changes.append(f"{key}: {_value(key, revision.detail[key])}")
     return changes
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
@@ -279,8 +307,8 @@ def render_lineage_text(trail: Lineage) -> str:
             where.append(f"run {revision.run_id}")
         if revision.snapshot_id is not None:
             where.append(f"snapshot {revision.snapshot_id}")
-        subject = f" E{revision.entry_id}" if revision.entry_id != entry.id else ""
-        lines.append(f"  #{revision.id} {revision.action}{subject} ({', '.join(where)})")
+        subject = f"[E{revision.entry_id}] " if revision.entry_id != entry.id else ""
+        lines.append(f"  #{revision.id} {subject}{revision.action} ({', '.join(where)})")
         if revision.reason:
             lines.append(f"      why: {' '.join(revision.reason.split())}")
         for change in revision.changes:
@@ -297,7 +325,7 @@ def render_lineage_text(trail: Lineage) -> str:
     for thread in trail.threads:
         title = f" “{thread.title}”" if thread.title else ""
         lines.append(
-            f"  {thread.key or thread.thread_id}{title}: {thread.sources} sources, "
-            f"{thread.revisions} revisions"
+            f"  {thread.key or thread.thread_id}{title}: {_plural(thread.sources, 'source')}, "
+            f"{_plural(thread.revisions, 'revision')}"
         )
     return "\n".join(lines)

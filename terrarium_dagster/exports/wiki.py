@@ -282,7 +282,9 @@ def _index_page(wiki: _Wiki, title: str, subtitle: str | None) -> str:
     count = len(page_entries)
     lines += [f"{count} entr{'y' if count == 1 else 'ies'}.", ""]
     if wiki.unresolved:
-        lines += [f"[{len(wiki.unresolved)} unresolved references](unresolved.md)", ""]
+        many = len(wiki.unresolved)
+        noun = "reference" if many == 1 else "references"
+        lines += [f"[{many} unresolved {noun}](unresolved.md)", ""]
 
     def item(entry: EntryView) -> str:
         summary = _summary(entry)
@@ -380,17 +382,29 @@ _TEMPLATE = """<!DOCTYPE html>
 """
 
 
-def _markdown_to_html(text: str) -> str:
+def markdown_converter() -> markdown.Markdown:
+    """The Markdown-to-HTML converter of the wiki (reusable: it is reset between pages)."""
     converter = markdown.Markdown(extensions=["toc", "sane_lists"], output_format="html")
     # Definitions come from a model reading untrusted posts: raw HTML is shown as text.
     converter.preprocessors.deregister("html_block")
     converter.inlinePatterns.deregister("html")
-    body = converter.convert(text)
+    return converter
+
+
+def _markdown_to_html(text: str, converter: markdown.Markdown) -> str:
+    body = converter.reset().convert(text)
     body = _UNSAFE_HREF.sub('href="#"', body)
     return _MD_HREF.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
 
 
-def html_page(markdown_text: str, *, title: str, site: str, redirect_to: str | None = None) -> str:
+def html_page(
+    markdown_text: str,
+    *,
+    title: str,
+    site: str,
+    redirect_to: str | None = None,
+    converter: markdown.Markdown | None = None,
+) -> str:
     """A Markdown page as a standalone HTML document (inline CSS, nav back to the index)."""
     head = ""
     if redirect_to:
@@ -400,7 +414,7 @@ def html_page(markdown_text: str, *, title: str, site: str, redirect_to: str | N
         head=head,
         css=CSS.strip(),
         site=html_lib.escape(site),
-        body=_markdown_to_html(markdown_text).strip(),
+        body=_markdown_to_html(markdown_text, converter or markdown_converter()).strip(),
     )
 
 
@@ -434,6 +448,7 @@ def export_wiki(
             redirect = wiki.pages[wiki.index.redirect(entry.id) or 0]
             pages[wiki.redirects[entry.id]] = (_redirect_page(wiki, entry), entry.term, redirect)
     files: list[str] = []
+    converter = markdown_converter()
     with staged_directory(target) as staging:
         if html:
             (staging / "html").mkdir()
@@ -446,6 +461,7 @@ def export_wiki(
                     title=page_title,
                     site=title,
                     redirect_to=f"{redirect}.html" if redirect else None,
+                    converter=converter,
                 )
                 (staging / "html" / f"{slug}.html").write_text(
                     document, encoding="utf-8", newline="\n"

@@ -1055,6 +1055,51 @@ class GlossaryStore(StoreRecords):
         return [_provenance(row) for row in rows]
 
     @guarded
+    def entries_without_provenance(self) -> list[Entry]:
+        """Live entries (not deleted, not merged) with no live source post, in id order."""
+        with self.reading():
+            ids = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT e.id FROM entry e WHERE e.deleted = 0 AND e.merged_into IS NULL "
+                    "AND NOT EXISTS (SELECT 1 FROM provenance p WHERE p.entry_id = e.id "
+                    "AND p.superseded_revision_id IS NULL) ORDER BY e.id"
+                )
+            ]
+            found = self._load_many(ids)
+        return [found[entry_id] for entry_id in ids]
+
+    @guarded
+    def integrity_problems(self) -> list[str]:
+        """Invariants the store keeps, checked from scratch (read-only): foreign keys, unique
+        live names, the FTS index matching the entries. One line per problem; an empty list
+        means the store is sound."""
+        problems: list[str] = []
+        with self.reading():
+            for row in self.conn.execute("PRAGMA foreign_key_check"):
+                problems.append(f"foreign key: {row[0]} row {row[1]} points at a missing {row[2]}")
+            owners: dict[str, int] = {}
+            for entry_id, name in self.live_names():
+                norm = normalize_term(name)
+                if owners.setdefault(norm, entry_id) != entry_id:
+                    problems.append(
+                        f"name {norm!r} belongs to live entries E{owners[norm]} and E{entry_id}"
+                    )
+            indexed = {
+                row[0]: (row[1], row[2], row[3])
+                for row in self.conn.execute(
+                    "SELECT rowid, term, aliases, definition FROM entry_fts"
+                )
+            }
+            aliases = self._aliases(None)
+            for row in self.conn.execute("SELECT id, term, definition FROM entry"):
+                expected = (row[1], " ; ".join(aliases.get(row[0], [])), row[2])
+                if indexed.pop(row[0], None) != expected:
+                    problems.append(f"full-text index out of date for entry E{row[0]}")
+            problems.extend(f"full-text index row {rowid} has no entry" for rowid in indexed)
+        return problems
+
+    @guarded
     def entry_views(self, *, include_deleted: bool = False) -> list[EntryView]:
         """The current glossary with live provenance (what exports need), in id order."""
         with self.reading():

@@ -1,0 +1,117 @@
+"""The bundled sample corpus: *Lanternwake Quest*, an original five-thread forum quest.
+
+The story ships as `quest.sql` (schema and one INSERT per post, in the banished.db schema) and its
+gold glossary as `gold.yaml`. Both are generated from `_story.txt` by `_write_sql.py`; the module
+here only reads them. `sample_corpus_path()` builds the SQLite file once into a cache folder, named
+after a hash of the SQL, so a changed story gives a new file and concurrent callers are safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "SAMPLE_URL_TEMPLATE",
+    "GoldTerm",
+    "build_sample_corpus",
+    "gold_path",
+    "gold_terms",
+    "sample_cache_dir",
+    "sample_corpus_path",
+    "sample_sql_path",
+]
+
+SAMPLE_URL_TEMPLATE = "https://quest.example/sample/{thread_id}#{post_id}"
+
+_HERE = Path(__file__).resolve().parent
+
+TermKind = Literal["person", "place", "faction", "magic", "item", "creature", "custom", "title"]
+
+
+class GoldTerm(BaseModel):
+    """A term a reader of the sample quest should find, with where the story introduces it.
+
+    `first_post_id` is the first QM story post naming the term or an alias; `thread_id` its
+    thread. `changes_in_thread` (a thread id) and `change_post_id` mark where the meaning turns.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    term: str
+    aliases: list[str] = []
+    kind: TermKind
+    first_post_id: int
+    thread_id: int
+    note: str
+    changes_in_thread: int | None = None
+    change_post_id: int | None = None
+    change_note: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """The term followed by its aliases."""
+        return [self.term, *self.aliases]
+
+
+def sample_sql_path() -> Path:
+    """The shipped SQL script of the sample quest."""
+    return _HERE / "quest.sql"
+
+
+def gold_path() -> Path:
+    """The shipped gold glossary (YAML)."""
+    return _HERE / "gold.yaml"
+
+
+def gold_terms() -> list[GoldTerm]:
+    """The gold glossary of the sample quest, in order of first appearance."""
+    data = yaml.safe_load(gold_path().read_text(encoding="utf-8"))
+    return [GoldTerm.model_validate(item) for item in data["terms"]]
+
+
+def build_sample_corpus(dest: Path) -> Path:
+    """Execute the shipped SQL into a new SQLite file at `dest` (atomically replaced); return it."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    script = sample_sql_path().read_text(encoding="utf-8")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        connection = sqlite3.connect(tmp)
+        try:
+            connection.executescript(script)
+        finally:
+            connection.close()
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return dest
+
+
+def sample_cache_dir() -> Path:
+    """`$TERRARIUM_HOME/sample`, else `~/.cache/terrarium-dagster/sample`."""
+    home = os.environ.get("TERRARIUM_HOME")
+    if home:
+        return Path(home).expanduser() / "sample"
+    return Path.home() / ".cache" / "terrarium-dagster" / "sample"
+
+
+def sample_corpus_path() -> Path:
+    """The sample quest as a SQLite file in the cache folder, built on first use."""
+    digest = hashlib.sha256(sample_sql_path().read_bytes()).hexdigest()[:12]
+    path = sample_cache_dir() / f"sample-{digest}.db"
+    if not path.is_file():
+        build_sample_corpus(path)
+    return path

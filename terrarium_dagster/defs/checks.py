@@ -1,0 +1,82 @@
+"""Asset checks that guard the glossary, run with every curation (the logic: `exports.checks`).
+
+`curated_glossary` declares them and evaluates them after its last thread (a separate check step
+would be skipped: the asset yields materializations, not an output). They look at the whole live
+glossary as it stands after the curation, so they are not partitioned: a run over one thread or a
+range of threads evaluates them once. A reference that
+resolves to no entry may be a name the story has not defined yet: that check warns; the others
+fail with severity ERROR. None of them blocks the export (which lists unresolved references).
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import dagster as dg
+
+from terrarium_dagster.defs.resources import CorpusResource, StoreResource
+from terrarium_dagster.exports.checks import run_checks
+
+
+@dataclass(frozen=True)
+class GlossaryCheck:
+    name: str  # the Dagster check name
+    result: str  # the key of `exports.checks.run_checks`
+    severity: dg.AssetCheckSeverity
+    description: str
+
+
+GLOSSARY_CHECKS = (
+    GlossaryCheck(
+        "entries_have_sources",
+        "sources",
+        dg.AssetCheckSeverity.ERROR,
+        "Every live entry has at least one source post.",
+    ),
+    GlossaryCheck(
+        "names_are_unique",
+        "unique_names",
+        dg.AssetCheckSeverity.ERROR,
+        "No two live entries share a normalized term or alias.",
+    ),
+    GlossaryCheck(
+        "references_resolve",
+        "references",
+        dg.AssetCheckSeverity.WARN,
+        "Every [[reference]] in a definition resolves to an entry (unresolved ones are listed).",
+    ),
+    GlossaryCheck(
+        "provenance_points_at_posts",
+        "provenance_posts",
+        dg.AssetCheckSeverity.ERROR,
+        "Every provenance row names a post of the corpus, in the thread it says.",
+    ),
+)
+
+
+CURATED_GLOSSARY = dg.AssetKey("curated_glossary")
+
+
+def glossary_check_specs() -> list[dg.AssetCheckSpec]:
+    """The checks `curated_glossary` declares (and evaluates after its last thread)."""
+    return [
+        dg.AssetCheckSpec(item.name, asset=CURATED_GLOSSARY, description=item.description)
+        for item in GLOSSARY_CHECKS
+    ]
+
+
+def evaluate_glossary_checks(
+    corpus: CorpusResource, store: StoreResource
+) -> Iterator[dg.AssetCheckResult]:
+    """Run the four checks on the live glossary, one result each."""
+    with corpus.open() as reader, store.open() as glossary:
+        results = run_checks(glossary.entry_views(), reader)
+    for item in GLOSSARY_CHECKS:
+        result = results[item.result]
+        yield dg.AssetCheckResult(
+            asset_key=CURATED_GLOSSARY,
+            check_name=item.name,
+            passed=result.passed,
+            severity=item.severity,
+            description=result.description,
+            metadata={"details": dg.MetadataValue.json(result.details)},
+        )

@@ -1,0 +1,845 @@
+"""Summon: rehydrate a past context from its snapshot and converse with it through the model.
+
+`SummonManager.summon(snapshot_id, question)` loads the checkpoint and sends the PAST context (its
+own system prompt, its story so far and summaries, its recent conversation, laid out as the
+context layer lays out every prompt), followed by a user message starting ``# Task: summon`` with
+the question (CONTRACTS "Prompt conventions"), and returns the answer. `continue_(text)` asks a
+follow-up on the same message list (a real multi-turn exchange: the answers stay in it);
+`dismiss()` logs the whole exchange (`store.log_summon`) and ends it. One summon at a time.
+
+Read-only. The summoned context is offered the READ tools it had (those of `glossary_search`,
+`read_post`, `read_thread_range` that were in its tool list), run through a read-only
+`ToolContext`: a write tool it calls anyway gets the dispatcher's refusal result, a summon tool an
+"unknown tool" result. Its `glossary_search` answers from the glossary as it stood at the
+snapshot (`entry_as_of` its revision pointer), and `read_post`/`read_thread_range` stop at the
+snapshot's cursor scene: a past context sees nothing of its future. Tool rounds are bounded
+(`max_rounds`; the last round is sent with ``tool_choice="none"``). Without a corpus (or when the
+cursor scene is not in it) no tools are offered.
+
+Budget. A summon lives in its own message list and never changes the snapshot or the live
+context. Every request is counted before it is sent (the server's exact count when it has
+`/tokenize`, else the calibrated estimate) and must leave room for `max_tokens` within the window
+(the smaller of `budget` and the model's `max_model_len`). When it does not fit, the past context
+(a working copy) is trimmed, without any model call, in this order until it does:
+1. history scenes that do not concern the entries the question names (`E12`), oldest first;
+2. summaries, oldest first (those naming the question's entries last);
+3. the story so far, keeping its end;
+4. the longest messages of the history, truncated around a marker (head and tail kept);
+5. the remaining history scenes, oldest first;
+6. the oldest rounds of the summon exchange itself (never the current one).
+Whole scenes only, so a tool call never loses its result. What was trimmed is logged with the
+exchange. If nothing is left to trim, `BudgetError`: nothing over budget is ever sent.
+
+Every call is logged as an agent call (purpose "summon") with its tokens, attributed to the
+summoner's run, thread and scene (the thread that pays for it).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field, StringConstraints
+
+from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
+from terrarium_dagster.agent.protocol import assistant_message_dict
+from terrarium_dagster.agent.tools import (
+    GLOSSARY_SEARCH,
+    EntryId,
+    GlossarySearchArgs,
+    HandlerResult,
+    PostId,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    canonical_json,
+    default_registry,
+    dispatch,
+    entry_brief,
+)
+from terrarium_dagster.context.layout import head_messages
+from terrarium_dagster.context.state import (
+    ContextState,
+    Message,
+    SceneSpan,
+    repair_tool_pairs,
+    tool_pair_problems,
+)
+from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
+from terrarium_dagster.errors import (
+    AgentError,
+    BudgetError,
+    ContextOverflowError,
+    CorpusError,
+    InputError,
+)
+from terrarium_dagster.glossary.models import AgentCallRecord, Checkpoint
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import (
+    CheckpointPayload,
+    SnapshotChoice,
+    load_checkpoint,
+    parse_snapshot_id,
+    snapshot_for_revision,
+    snapshot_headers,
+)
+
+if TYPE_CHECKING:
+    from terrarium_dagster.corpus.models import Scene
+    from terrarium_dagster.corpus.reader import Corpus
+
+SUMMON_HEADING = "# Task: summon"
+SUMMON_PURPOSE = "summon"
+DEFAULT_MAX_ROUNDS = 4
+MAX_QUESTION_CHARS = 4000
+READ_TOOL_NAMES = ("glossary_search", "read_post", "read_thread_range")
+NO_ANSWER = "(the summoned context gave no answer)"
+TRUNCATION_MARKER = "[… {count} characters cut for the summon …]"
+MIN_TRUNCATE_CHARS = 600
+STORY_CUT_MARKER = "[… the beginning of the story so far was cut for the summon …] "
+MIN_STORY_CHARS = 200
+OVERFLOW_RETRIES = 2
+
+_ENTRY_MENTION = re.compile(r"\bE(\d+)\b")
+
+SUMMON_INSTRUCTIONS = (
+    "You are this context, summoned later by another agent to explain your own work. You "
+    "cannot change the glossary now: glossary_create, glossary_update and glossary_delete are "
+    "refused. You may look things up with the read tools you are offered. Answer from what you "
+    "did and read above, in plain text and briefly; cite posts as >>post_id and entries as "
+    "[E<id>]. If your context does not record it, say so rather than guess."
+)
+
+
+class SummonError(InputError):
+    """A summon used wrongly: a second one while one is open, continue/dismiss without one."""
+
+
+def summon_message(
+    snapshot: Checkpoint, question: str, *, turn: int, instructions: bool = True
+) -> str:
+    """The user message of one summon turn (first line ``# Task: summon``)."""
+    where = f"snapshot {snapshot.id} · {snapshot.kind}"
+    if snapshot.thread_id is not None:
+        where += f" · thread {snapshot.thread_id}"
+    if snapshot.scene_id is not None:
+        where += f" · context ends at scene {snapshot.scene_id}"
+    body = f"\n\n{SUMMON_INSTRUCTIONS}" if instructions else ""
+    return f"{SUMMON_HEADING}\n{where} · question {turn}{body}\n\n## Question\n{question.strip()}\n"
+
+
+def entry_ids_in(text: str) -> list[int]:
+    """Entry ids a text names as ``E12`` / ``[E12]``."""
+    return sorted({int(number) for number in _ENTRY_MENTION.findall(text)})
+
+
+def _clean_question(text: object, what: str = "question") -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"the summon {what} is empty")
+    cleaned = text.strip()
+    if len(cleaned) > MAX_QUESTION_CHARS:
+        raise InputError(f"the summon {what} is longer than {MAX_QUESTION_CHARS} characters")
+    return cleaned
+
+
+# ------------------------------------------------------------------------------------ session
+@dataclass
+class SummonSession:
+    """One open summon: the past context (a working copy, trimmed as needed) and the exchange."""
+
+    snapshot: Checkpoint
+    payload: CheckpointPayload
+    past: ContextState
+    tools: list[dict[str, Any]]
+    registry: ToolRegistry | None
+    tool_context: ToolContext | None
+    summoner: dict[str, Any]
+    focus: set[int] = field(default_factory=set)
+    exchange: list[Message] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    max_prompt_tokens: int = 0
+    trimmed: dict[str, Any] = field(
+        default_factory=lambda: {
+            "scenes": [],
+            "summaries": [],
+            "story_chars": 0,
+            "truncated_messages": 0,
+            "exchange_rounds": 0,
+        }
+    )
+
+    @property
+    def snapshot_id(self) -> int:
+        return self.snapshot.id
+
+    @property
+    def turns(self) -> int:
+        return len(self.answers)
+
+    def head(self) -> list[Message]:
+        return head_messages(self.past, self.payload.system_prompt)
+
+    def messages(self, pending: list[Message]) -> list[Message]:
+        """What the next request sends: the past context, the exchange, the pending round."""
+        return [*self.head(), *self.past.history, *self.exchange, *pending]
+
+    def record(self, ended: str) -> dict[str, Any]:
+        """The exchange as `store.log_summon` keeps it (deterministic: no wall-clock times)."""
+        return {
+            "snapshot": {
+                "id": self.snapshot.id,
+                "kind": self.snapshot.kind,
+                "thread_id": self.snapshot.thread_id,
+                "scene_id": self.snapshot.scene_id,
+                "revision_id": self.snapshot.revision_id,
+            },
+            "summoned_by": self.summoner,
+            "tools": [tool["function"]["name"] for tool in self.tools],
+            "exchange": self.exchange,
+            "answers": self.answers,
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "completion_tokens": self.completion_tokens,
+            "max_prompt_tokens": self.max_prompt_tokens,
+            "trimmed": self.trimmed,
+            "ended": ended,
+        }
+
+
+# ------------------------------------------------------------------------------------ manager
+class SummonManager:
+    """Opens, continues and dismisses summons of past contexts (one at a time).
+
+    `budget` is the model window the run respects (prompt + `max_tokens`); the model's own
+    `max_model_len`, when the server states it, caps it further. `counter` defaults to a
+    `ServerCounter` on the client's `/tokenize`. `corpus` enables the read tools (a summon from
+    a tool call uses the caller's corpus). `run_id` is recorded on the calls and the log.
+    """
+
+    def __init__(
+        self,
+        store: GlossaryStore,
+        client: ChatClient,
+        *,
+        budget: int,
+        max_tokens: int,
+        counter: TokenCounter | None = None,
+        corpus: Corpus | None = None,
+        run_id: str | None = None,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        registry_factory: Callable[[], ToolRegistry] = default_registry,
+    ) -> None:
+        if max_tokens <= 0 or budget <= max_tokens:
+            raise InputError(
+                f"summon budget ({budget}) must exceed max_tokens ({max_tokens}), both positive"
+            )
+        if max_rounds < 1:
+            raise InputError("max_rounds must be at least 1")
+        self.store = store
+        self.client = client
+        self.budget = budget
+        self.max_tokens = max_tokens
+        self.counter: TokenCounter = counter or ServerCounter(tokenize=client.tokenize)
+        self.corpus = corpus
+        self.run_id = run_id
+        self.max_rounds = max_rounds
+        self.registry_factory = registry_factory
+        self._session: SummonSession | None = None
+        self._window: int | None = None
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def session(self) -> SummonSession | None:
+        """The open summon, if any."""
+        return self._session
+
+    @property
+    def is_open(self) -> bool:
+        return self._session is not None
+
+    @property
+    def window(self) -> int:
+        """The model window summon requests respect: min(budget, the model's max_model_len)."""
+        if self._window is None:
+            info = self.client.model_info or self.client.resolve_model()
+            served = info.max_model_len
+            self._window = min(self.budget, served) if served else self.budget
+        return self._window
+
+    @property
+    def limit(self) -> int:
+        """Prompt tokens a summon request may have."""
+        limit = self.window - self.max_tokens
+        if limit <= 0:
+            raise BudgetError(
+                f"max_tokens ({self.max_tokens}) leaves no room for a prompt in the model window "
+                f"({self.window} tokens)"
+            )
+        return limit
+
+    # -- the exchange ---------------------------------------------------------------------------
+
+    def summon(
+        self,
+        snapshot_id: int | str,
+        question: str,
+        *,
+        corpus: Corpus | None = None,
+        summoner: Actor | None = None,
+    ) -> str:
+        """Rehydrate the snapshot's context, ask it `question`, return its answer. The summon
+        stays open (for `continue_`) until `dismiss`. `SummonError` if one is open already."""
+        if self._session is not None:
+            open_one = self._session.snapshot
+            raise SummonError(
+                f"snapshot {open_one.id} (thread {open_one.thread_id}) is still summoned; "
+                "dismiss it (summon_dismiss) before summoning another"
+            )
+        text = _clean_question(question)
+        number = parse_snapshot_id(snapshot_id)
+        row, payload = load_checkpoint(self.store, number)
+        session = self._open(row, payload, corpus or self.corpus, summoner)
+        session.focus = set(entry_ids_in(text))
+        message = summon_message(row, text, turn=1)
+        answer = self._turn(session, message)
+        self._session = session
+        return answer
+
+    def continue_(self, message: str) -> str:
+        """Ask the open summon a follow-up; returns its answer."""
+        session = self._require("continue")
+        text = _clean_question(message, "message")
+        session.focus |= set(entry_ids_in(text))
+        prompt = summon_message(session.snapshot, text, turn=session.turns + 1, instructions=False)
+        return self._turn(session, prompt)
+
+    def dismiss(self, *, ended: str = "dismissed") -> int:
+        """End the open summon and log the exchange; returns the summon log id."""
+        session = self._require("dismiss")
+        log_id = self.store.log_summon(
+            session.snapshot_id, self.run_id, canonical_json(session.record(ended))
+        )
+        self._session = None
+        return log_id
+
+    def dismiss_if_open(self, *, ended: str = "scene_end") -> int | None:
+        """Dismiss a summon left open (the loop calls this at the end of every scene and at
+        shutdown); None when none is open."""
+        if self._session is None:
+            return None
+        return self.dismiss(ended=ended)
+
+    def _require(self, doing: str) -> SummonSession:
+        if self._session is None:
+            raise SummonError(
+                f"no snapshot is summoned; nothing to {doing} (summon one with summon_snapshot)"
+            )
+        return self._session
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def _open(
+        self,
+        row: Checkpoint,
+        payload: CheckpointPayload,
+        corpus: Corpus | None,
+        summoner: Actor | None,
+    ) -> SummonSession:
+        past = payload.context.model_copy(deep=True)
+        if tool_pair_problems(past.history):
+            repaired = repair_tool_pairs(past.history)
+            past = past.model_copy(
+                update={
+                    "history": repaired,
+                    "scenes": [
+                        SceneSpan(
+                            scene_id="(history)",
+                            thread_id=past.cursor.thread_id or 0,
+                            start=0,
+                            end=len(repaired),
+                        )
+                    ]
+                    if repaired
+                    else [],
+                }
+            )
+        scene = _cursor_scene(corpus, past)
+        registry: ToolRegistry | None = None
+        tool_context: ToolContext | None = None
+        tools: list[dict[str, Any]] = []
+        if corpus is not None and scene is not None:
+            registry = self._summon_registry(row)
+            tool_context = ToolContext(
+                store=self.store,
+                corpus=corpus,
+                actor=Actor(
+                    kind="agent",
+                    run_id=self.run_id,
+                    thread_id=scene.thread_id,
+                    scene_id=scene.id,
+                    snapshot_id=row.id,
+                ),
+                scene=scene,
+                read_only=True,
+            )
+            had = set(payload.tool_names) if payload.tool_names else set(READ_TOOL_NAMES)
+            offered = [name for name in registry if name in READ_TOOL_NAMES and name in had]
+            tools = registry.only(offered).schemas()
+        return SummonSession(
+            snapshot=row,
+            payload=payload,
+            past=past,
+            tools=tools,
+            registry=registry,
+            tool_context=tool_context,
+            summoner=_summoner(summoner, self.run_id),
+        )
+
+    def _summon_registry(self, row: Checkpoint) -> ToolRegistry:
+        """The glossary tools, with `glossary_search` answering as of the snapshot."""
+        boundary = row.revision_id or 0
+        store = self.store
+
+        def search_as_of(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
+            hits = store.search(args.query, limit=min(200, args.limit * 4), include_deleted=True)
+            found: list[dict[str, Any]] = []
+            for hit in hits:
+                then = store.entry_as_of(hit.entry.id, boundary)
+                if then is None or then.deleted:
+                    continue
+                found.append(entry_brief(then))
+                if len(found) >= args.limit:
+                    break
+            payload: dict[str, Any] = {"hits": found}
+            if not found:
+                payload["note"] = "no entry matches"
+            return HandlerResult(payload)
+
+        tools: list[Tool] = []
+        for tool in self.registry_factory().values():
+            if tool.name == GLOSSARY_SEARCH.name:
+                tool = Tool(tool.name, tool.description, tool.args_model, search_as_of)
+            tools.append(tool)
+        return ToolRegistry(tools)
+
+    # -- one turn -----------------------------------------------------------------------------
+
+    def _turn(self, session: SummonSession, user_message: str) -> str:
+        """Send one question (with its tool rounds); on success the round joins the exchange."""
+        pending: list[Message] = [{"role": "user", "content": user_message}]
+        for round_number in range(self.max_rounds):
+            last_round = round_number == self.max_rounds - 1
+            result, pending = self._send(session, pending, last_round=last_round)
+            reply = assistant_message_dict(result.message)
+            if result.tool_calls and not last_round:
+                pending.append(reply)
+                pending.extend(self._run_tools(session, result))
+                continue
+            answer = (result.content or "").strip()
+            pending.append({"role": "assistant", "content": answer or NO_ANSWER})
+            session.exchange.extend(pending)
+            session.answers.append(answer or NO_ANSWER)
+            return answer or NO_ANSWER
+        raise AssertionError("unreachable: the last round always answers")
+
+    def _send(
+        self, session: SummonSession, pending: list[Message], *, last_round: bool
+    ) -> tuple[ChatResult, list[Message]]:
+        tools = session.tools or None
+        tool_choice = "none" if last_round else "auto"
+        for attempt in range(OVERFLOW_RETRIES + 1):
+            messages, prompt_tokens = self._fit(session, pending)
+            try:
+                result = self.client.chat(
+                    messages, tools=tools, tool_choice=tool_choice, max_tokens=self.max_tokens
+                )
+            except ServerContextOverflow as exc:
+                self._log_call(session, None, error=str(exc))
+                if attempt == OVERFLOW_RETRIES:
+                    raise
+                # the count or the window was wrong: learn the server's numbers, trim again
+                if exc.max_context_length:
+                    self._window = min(self.window, exc.max_context_length)
+                if exc.prompt_tokens:
+                    self.counter.observe(messages, tools, exc.prompt_tokens)
+                continue
+            except AgentError as exc:
+                self._log_call(session, None, error=str(exc))
+                raise
+            self._log_call(session, result)
+            if result.prompt_tokens:
+                self.counter.observe(messages, tools, result.prompt_tokens)
+            session.max_prompt_tokens = max(session.max_prompt_tokens, prompt_tokens)
+            return result, pending
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _run_tools(self, session: SummonSession, result: ChatResult) -> list[Message]:
+        messages: list[Message] = []
+        for call in result.tool_calls:
+            if session.registry is None or session.tool_context is None:
+                content = canonical_json(
+                    {
+                        "ok": False,
+                        "error": "no tools in this summoned context; answer from your context",
+                    }
+                )
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+                continue
+            messages.append(dispatch(session.registry, session.tool_context, call).message())
+        return messages
+
+    def _log_call(
+        self, session: SummonSession, result: ChatResult | None, *, error: str | None = None
+    ) -> None:
+        session.calls += 1
+        if result is not None:
+            session.prompt_tokens += result.prompt_tokens
+            session.cached_tokens += result.cached_tokens
+            session.completion_tokens += result.completion_tokens
+        summoner = session.summoner
+        self.store.log_agent_call(
+            AgentCallRecord(
+                run_id=summoner.get("run_id"),
+                thread_id=summoner.get("thread_id"),
+                scene_id=summoner.get("scene_id"),
+                purpose=SUMMON_PURPOSE,
+                model=result.model if result is not None else self._model_name(),
+                prompt_tokens=result.prompt_tokens if result else 0,
+                cached_tokens=result.cached_tokens if result else 0,
+                completion_tokens=result.completion_tokens if result else 0,
+                latency_ms=result.latency_ms if result else 0.0,
+                finish_reason=result.finish_reason if result else None,
+                error=error,
+            )
+        )
+
+    def _model_name(self) -> str | None:
+        try:
+            return self.client.model_name()
+        except AgentError:
+            return None
+
+    # -- budget -------------------------------------------------------------------------------
+
+    def count(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> int:
+        """Prompt tokens of a request: the server's exact count once the estimate is above half
+        the limit (when the server can count), else the estimate (which errs high)."""
+        estimate = self.counter.count_messages(messages, tools)
+        if estimate > self.limit // 2:
+            exact = self.counter.count_exact(messages, tools)
+            if exact is not None:
+                return exact
+        return estimate
+
+    def _fit(self, session: SummonSession, pending: list[Message]) -> tuple[list[Message], int]:
+        """The request's messages within the limit, trimming the past context as needed."""
+        limit = self.limit
+        tools = session.tools or None
+        while True:
+            messages = session.messages(pending)
+            tokens = self.count(messages, tools)
+            if tokens <= limit:
+                return messages, tokens
+            if not self._shrink(session, tokens - limit):
+                raise BudgetError(
+                    f"summon of snapshot {session.snapshot_id}: the request needs {tokens} prompt "
+                    f"tokens and only {limit} fit ({self.window} in the window, {self.max_tokens} "
+                    "kept for the answer) even with the past context trimmed to its question"
+                )
+
+    def _estimate(self, messages: list[Message]) -> int:
+        return sum(self.counter.estimate_message(message) for message in messages)
+
+    def _shrink(self, session: SummonSession, over: int) -> bool:
+        """One trimming pass freeing about `over` tokens; False when nothing is left to trim."""
+        need = over + max(16, self.limit // 50)
+        past = session.past
+        spans = list(past.scenes)
+        unfocused = [span for span in spans if not _concerns(past, span, session.focus)]
+        if unfocused:
+            return self._drop_scenes(session, unfocused, need)
+        if past.summaries:
+            ordered = sorted(
+                range(len(past.summaries)),
+                key=lambda i: (bool(set(past.summaries[i].entry_ids) & session.focus), i),
+            )
+            freed = 0
+            drop: set[int] = set()
+            for index in ordered:
+                drop.add(index)
+                freed += self.counter.estimate_text(past.summaries[index].text) + 8
+                if freed >= need:
+                    break
+            session.trimmed["summaries"].extend(
+                f"{past.summaries[i].kind}:{past.summaries[i].thread_id}" for i in sorted(drop)
+            )
+            past.summaries = [s for i, s in enumerate(past.summaries) if i not in drop]
+            return True
+        if past.story_so_far.strip():
+            return self._cut_story(session, need)
+        if self._truncate_longest(session, need):
+            return True
+        if spans:
+            return self._drop_scenes(session, spans, need)
+        return self._drop_exchange_round(session)
+
+    def _drop_scenes(self, session: SummonSession, spans: list[SceneSpan], need: int) -> bool:
+        past = session.past
+        dropped: list[str] = []
+        freed = 0
+        for span in spans:
+            dropped.append(span.scene_id)
+            freed += self._estimate(past.scene_messages(span))
+            if freed >= need:
+                break
+        past.remove_scenes(dropped)
+        session.trimmed["scenes"].extend(dropped)
+        return bool(dropped)
+
+    def _cut_story(self, session: SummonSession, need: int) -> bool:
+        past = session.past
+        story = past.story_so_far
+        tokens = max(1, self.counter.estimate_text(story))
+        chars_per_token = len(story) / tokens
+        keep = len(story) - math.ceil(need * chars_per_token) - len(STORY_CUT_MARKER)
+        if keep < MIN_STORY_CHARS:
+            past.story_so_far = ""
+            session.trimmed["story_chars"] += len(story)
+        else:
+            past.story_so_far = STORY_CUT_MARKER + story[-keep:]
+            session.trimmed["story_chars"] += len(story) - keep
+        return True
+
+    def _truncate_longest(self, session: SummonSession, need: int) -> bool:
+        history = session.past.history
+        candidates = [
+            (len(message["content"]), index)
+            for index, message in enumerate(history)
+            if isinstance(message.get("content"), str)
+            and len(message["content"]) > MIN_TRUNCATE_CHARS
+            and TRUNCATION_MARKER.split("{")[0] not in message["content"]
+        ]
+        if not candidates:
+            return False
+        _, index = max(candidates)
+        text = history[index]["content"]
+        tokens = max(1, self.counter.estimate_text(text))
+        cut = min(len(text) - MIN_TRUNCATE_CHARS // 2, math.ceil(need * len(text) / tokens) + 40)
+        keep = len(text) - cut
+        head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
+        marker = TRUNCATION_MARKER.format(count=len(text) - len(head) - len(tail))
+        session.past.replace_message(index, {**history[index], "content": head + marker + tail})
+        session.trimmed["truncated_messages"] += 1
+        return True
+
+    def _drop_exchange_round(self, session: SummonSession) -> bool:
+        starts = [i for i, m in enumerate(session.exchange) if m.get("role") == "user"]
+        if not starts:
+            return False
+        end = starts[1] if len(starts) > 1 else len(session.exchange)
+        del session.exchange[:end]
+        session.trimmed["exchange_rounds"] += 1
+        return True
+
+
+def _concerns(past: ContextState, span: SceneSpan, focus: set[int]) -> bool:
+    """True when a history scene wrote or mentions one of the focus entries."""
+    if not focus:
+        return False
+    if set(span.entry_ids) & focus:
+        return True
+    for message in past.scene_messages(span):
+        text = message.get("content")
+        if isinstance(text, str) and set(entry_ids_in(text)) & focus:
+            return True
+        for call in message.get("tool_calls") or []:
+            arguments = str((call.get("function") or {}).get("arguments") or "")
+            if set(entry_ids_in(arguments)) & focus:
+                return True
+    return False
+
+
+def _cursor_scene(corpus: Corpus | None, past: ContextState) -> Scene | None:
+    cursor = past.cursor
+    if corpus is None or cursor.thread_id is None or cursor.scene_id is None:
+        return None
+    try:
+        scenes = corpus.scenes(cursor.thread_id)
+    except CorpusError:
+        return None
+    return next((scene for scene in scenes if scene.id == cursor.scene_id), None)
+
+
+def _summoner(actor: Actor | None, run_id: str | None) -> dict[str, Any]:
+    if actor is None:
+        return {"kind": "user", "run_id": run_id, "thread_id": None, "scene_id": None}
+    return {
+        "kind": actor.kind,
+        "run_id": actor.run_id if actor.run_id is not None else run_id,
+        "thread_id": actor.thread_id,
+        "scene_id": actor.scene_id,
+    }
+
+
+# -------------------------------------------------------------------------------------- tools
+Question = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)
+]
+
+
+class ListSnapshotsArgs(ToolArgs):
+    thread_id: PostId | None = Field(default=None, description="Only this thread's snapshots")
+    entry_id: EntryId | None = Field(default=None, description="The snapshots behind its edits")
+    limit: int = Field(default=10, ge=1, le=50)
+
+
+class SummonSnapshotArgs(ToolArgs):
+    snapshot_id: int = Field(gt=0)
+    question: Question = Field(description="What to ask the past context")
+
+
+class SummonContinueArgs(ToolArgs):
+    message: Question
+
+
+class SummonDismissArgs(ToolArgs):
+    pass
+
+
+def _snapshot_brief(row: Any) -> dict[str, Any]:
+    brief: dict[str, Any] = {"id": row.id, "kind": row.kind, "revision": row.revision_id}
+    if row.thread_id is not None:
+        brief["thread_id"] = row.thread_id
+    if row.scene_id is not None:
+        brief["scene_id"] = row.scene_id
+    return brief
+
+
+def _later_than_now(ctx: ToolContext, thread_id: int | None) -> bool:
+    """A snapshot of a thread after the current scene's (a rolled-back future)."""
+    if thread_id is None:
+        return False
+    try:
+        return ctx.thread_position(thread_id) > ctx.thread_position(ctx.scene.thread_id)
+    except CorpusError:
+        return False
+
+
+def snapshot_tools(manager: SummonManager) -> list[Tool]:
+    """list_snapshots, summon_snapshot, summon_continue, summon_dismiss for the agent's registry
+    (`registry.register(tool)` each). None of them writes the glossary."""
+
+    def as_tool_error(exc: Exception) -> ToolError:
+        return ToolError(" ".join(str(exc).split()))
+
+    def list_snapshots(ctx: ToolContext, args: ListSnapshotsArgs) -> HandlerResult:
+        payload: dict[str, Any] = {}
+        if args.entry_id is not None:
+            entry = ctx.store.get_entry(args.entry_id)
+            edits: list[dict[str, Any]] = []
+            for revision in ctx.store.revisions(entry.id)[-args.limit :]:
+                choice: SnapshotChoice = snapshot_for_revision(ctx.store, revision.id)
+                edits.append(
+                    {
+                        "revision": revision.id,
+                        "action": revision.action,
+                        "by": revision.actor_kind,
+                        "thread_id": revision.thread_id,
+                        "scene_id": revision.scene_id,
+                        "in_force": choice.in_force_id,
+                        "after": choice.after_id,
+                        "summon": choice.snapshot_id,
+                    }
+                )
+            payload["entry"] = entry.ref
+            payload["edits"] = edits
+        else:
+            headers = [
+                header
+                for header in snapshot_headers(ctx.store, thread_id=args.thread_id)
+                if not _later_than_now(ctx, header.thread_id)
+            ]
+            payload["snapshots"] = [_snapshot_brief(h) for h in headers[-args.limit :]]
+            payload["total"] = len(headers)
+        if manager.session is not None:
+            payload["open_summon"] = manager.session.snapshot_id
+        return HandlerResult(payload)
+
+    def summon_snapshot(ctx: ToolContext, args: SummonSnapshotArgs) -> HandlerResult:
+        try:
+            row, _ = load_checkpoint(ctx.store, args.snapshot_id)
+            if _later_than_now(ctx, row.thread_id):
+                raise ToolError(
+                    f"snapshot {row.id} is of thread {row.thread_id}, later in the story than "
+                    "the current scene; summon an earlier one"
+                )
+            answer = manager.summon(
+                args.snapshot_id, args.question, corpus=ctx.corpus, summoner=ctx.actor
+            )
+        except (InputError, BudgetError, ContextOverflowError) as exc:
+            raise as_tool_error(exc) from None
+        return HandlerResult(
+            {
+                "snapshot": _snapshot_brief(row),
+                "answer": answer,
+                "note": "ask more with summon_continue; end with summon_dismiss",
+            }
+        )
+
+    def summon_continue(ctx: ToolContext, args: SummonContinueArgs) -> HandlerResult:
+        try:
+            answer = manager.continue_(args.message)
+        except (InputError, BudgetError, ContextOverflowError) as exc:
+            raise as_tool_error(exc) from None
+        session = manager.session
+        assert session is not None
+        return HandlerResult({"snapshot": session.snapshot_id, "answer": answer})
+
+    def summon_dismiss(ctx: ToolContext, args: SummonDismissArgs) -> HandlerResult:
+        session = manager.session
+        try:
+            log_id = manager.dismiss()
+        except InputError as exc:
+            raise as_tool_error(exc) from None
+        assert session is not None
+        return HandlerResult(
+            {"dismissed": session.snapshot_id, "questions": session.turns, "log_id": log_id}
+        )
+
+    return [
+        Tool(
+            "list_snapshots",
+            "List saved contexts (snapshots) by thread, or those behind an entry's edits.",
+            ListSnapshotsArgs,
+            list_snapshots,
+        ),
+        Tool(
+            "summon_snapshot",
+            "Summon a past context (read-only) and ask it a question; returns its answer.",
+            SummonSnapshotArgs,
+            summon_snapshot,
+        ),
+        Tool(
+            "summon_continue",
+            "Ask the summoned context a follow-up question.",
+            SummonContinueArgs,
+            summon_continue,
+        ),
+        Tool(
+            "summon_dismiss",
+            "End the summon (the exchange is logged).",
+            SummonDismissArgs,
+            summon_dismiss,
+        ),
+    ]

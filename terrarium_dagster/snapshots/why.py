@@ -1,0 +1,310 @@
+"""`terrarium why ENTRY` and `terrarium snapshots`: ask the context that wrote an entry why.
+
+`why` finds the revision to explain (the agent's edit that wrote the entry's current definition,
+or a revision given by id), the snapshot that holds the conversation behind it (the first
+checkpoint at or after the revision, else the one in force when it was made: see
+`snapshots.checkpoint`), summons it, asks "Why did you write ...?" (or the caller's question),
+dismisses it (the exchange is logged) and returns the answer with the posts it cites (``>>123``
+mapped to post references and URLs through the corpus).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from terrarium_dagster.context.tokens import TokenCounter
+from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.glossary.models import Revision
+from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import (
+    SnapshotNotFoundError,
+    find_entry,
+    load_checkpoint,
+    revision_to_explain,
+    snapshot_for_revision,
+    snapshot_headers,
+)
+from terrarium_dagster.snapshots.summon import DEFAULT_MAX_ROUNDS, SummonManager
+
+if TYPE_CHECKING:
+    from terrarium_dagster.agent.client import ChatClient
+    from terrarium_dagster.corpus.reader import Corpus
+
+QUESTION_DEFINITION_CHARS = 300
+_POST_REF = re.compile(r">>(\d+)")
+
+
+class CitedPost(BaseModel):
+    """A post the answer cites as ``>>123``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    post_id: int
+    thread_id: int | None = None
+    ref: str | None = None
+    url: str | None = None
+    in_corpus: bool = True
+
+
+class WhyAnswer(BaseModel):
+    """What `terrarium why` prints (and `--json` dumps)."""
+
+    entry_id: int
+    term: str
+    definition: str  # as the revision wrote it
+    revision_id: int
+    action: str
+    revision_thread_id: int | None = None
+    revision_scene_id: str | None = None
+    question: str
+    answer: str
+    snapshot_id: int
+    in_force_snapshot_id: int | None = None
+    after_snapshot_id: int | None = None
+    basis: str
+    snapshot_kind: str
+    snapshot_thread_id: int | None = None
+    snapshot_scene_id: str | None = None
+    cited_posts: list[CitedPost] = Field(default_factory=list)
+    summon_log_id: int
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    trimmed: dict[str, Any] = Field(default_factory=dict)
+
+
+def default_question(entry_id: int, revision: Revision) -> str:
+    """ "Why did you write [E12] "Term" (definition)? ..." for the revision's action."""
+    state = revision.new_value or revision.old_value or {}
+    term = str(state.get("term") or f"E{entry_id}")
+    definition = " ".join(str(state.get("definition") or "").split())
+    if len(definition) > QUESTION_DEFINITION_CHARS:
+        definition = definition[: QUESTION_DEFINITION_CHARS - 1].rstrip() + "…"
+    if revision.action == "delete":
+        reason = f" ({revision.reason})" if revision.reason else ""
+        return f'Why did you delete [E{entry_id}] "{term}"{reason}? Which posts made you do it?'
+    verb = "write" if revision.action == "create" else "change"
+    return f'Why did you {verb} [E{entry_id}] "{term}" ({definition})? Which posts is it based on?'
+
+
+def cited_posts(corpus: Corpus | None, text: str) -> list[CitedPost]:
+    """The ``>>123`` references of a text, in order of first mention, resolved in the corpus."""
+    posts: list[CitedPost] = []
+    for number in dict.fromkeys(int(match) for match in _POST_REF.findall(text)):
+        post = corpus.post(number) if corpus is not None else None
+        if post is None:
+            posts.append(CitedPost(post_id=number, in_corpus=corpus is None))
+            continue
+        posts.append(
+            CitedPost(
+                post_id=number,
+                thread_id=post.thread_id,
+                ref=post.ref,
+                url=corpus.post_url(post) if corpus is not None else None,
+            )
+        )
+    return posts
+
+
+def why(
+    store: GlossaryStore,
+    corpus: Corpus | None,
+    client: ChatClient,
+    entry: str | int | None = None,
+    *,
+    revision: int | None = None,
+    question: str | None = None,
+    budget: int,
+    max_tokens: int,
+    run_id: str | None = None,
+    counter: TokenCounter | None = None,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+) -> WhyAnswer:
+    """Ask the context behind an entry's edit (or the given revision) why it made it.
+
+    `entry` is an id (12, "E12"), a term or an alias; `revision` a revision id (then `entry`
+    may be omitted, and if given must be the revision's entry). `InputError` when neither
+    names anything, `SnapshotNotFoundError` when no snapshot records the edit's context.
+    """
+    if entry is None and revision is None:
+        raise InputError("give an entry (E12, a term or an alias) or a revision id")
+    if revision is not None:
+        chosen = store.revision(revision)
+        if chosen.entry_id is None:
+            raise InputError(f"revision {revision} changed no entry; nothing to ask about")
+        if entry is not None and find_entry(store, entry) != chosen.entry_id:
+            raise InputError(
+                f"revision {revision} is a change of E{chosen.entry_id}, not of {entry!r}"
+            )
+        entry_id = chosen.entry_id
+    else:
+        entry_id = find_entry(store, entry)
+        chosen = revision_to_explain(store, entry_id)
+    choice = snapshot_for_revision(store, chosen.id)
+    if choice.snapshot_id is None:
+        raise SnapshotNotFoundError(
+            f"no snapshot records the context of revision {chosen.id} (E{entry_id}): no "
+            "checkpoint was taken since it was made (one is taken at every thread end and at a "
+            "clean stop)"
+        )
+    row, _ = load_checkpoint(store, choice.snapshot_id)
+    asked = (
+        question.strip() if question and question.strip() else default_question(entry_id, chosen)
+    )
+    manager = SummonManager(
+        store,
+        client,
+        budget=budget,
+        max_tokens=max_tokens,
+        counter=counter,
+        corpus=corpus,
+        run_id=run_id,
+        max_rounds=max_rounds,
+    )
+    answer = manager.summon(row.id, asked)
+    session = manager.session
+    assert session is not None
+    log_id = manager.dismiss()
+    state = chosen.new_value or chosen.old_value or {}
+    return WhyAnswer(
+        entry_id=entry_id,
+        term=str(state.get("term") or ""),
+        definition=str(state.get("definition") or ""),
+        revision_id=chosen.id,
+        action=chosen.action,
+        revision_thread_id=chosen.thread_id,
+        revision_scene_id=chosen.scene_id,
+        question=asked,
+        answer=answer,
+        snapshot_id=row.id,
+        in_force_snapshot_id=choice.in_force_id,
+        after_snapshot_id=choice.after_id,
+        basis=choice.basis,
+        snapshot_kind=row.kind,
+        snapshot_thread_id=row.thread_id,
+        snapshot_scene_id=row.scene_id,
+        cited_posts=cited_posts(corpus, answer),
+        summon_log_id=log_id,
+        calls=session.calls,
+        prompt_tokens=session.prompt_tokens,
+        completion_tokens=session.completion_tokens,
+        trimmed={key: value for key, value in session.trimmed.items() if value},
+    )
+
+
+def render_why(answer: WhyAnswer) -> str:
+    """The answer as `terrarium why` prints it."""
+    where = ", ".join(
+        part
+        for part in (
+            f"thread {answer.revision_thread_id}" if answer.revision_thread_id else "",
+            f"scene {answer.revision_scene_id}" if answer.revision_scene_id else "",
+        )
+        if part
+    )
+    lines = [
+        f"E{answer.entry_id} {answer.term}: revision {answer.revision_id} ({answer.action}"
+        + (f", {where})" if where else ")"),
+        f"summoned snapshot {answer.snapshot_id} ({answer.snapshot_kind}"
+        + (f", ends at scene {answer.snapshot_scene_id}" if answer.snapshot_scene_id else "")
+        + (
+            f"); in force when written: snapshot {answer.in_force_snapshot_id}"
+            if answer.in_force_snapshot_id is not None
+            else "); in force when written: none"
+        ),
+        "",
+        f"Q: {answer.question}",
+        f"A: {answer.answer}",
+    ]
+    if answer.cited_posts:
+        lines += ["", "Cited posts:"]
+        for post in answer.cited_posts:
+            if not post.in_corpus:
+                lines.append(f"  >>{post.post_id}  (not in the corpus)")
+                continue
+            ref = post.ref or str(post.post_id)
+            lines.append(f"  >>{post.post_id}  {ref}" + (f"  {post.url}" if post.url else ""))
+    if answer.trimmed:
+        trimmed = ", ".join(
+            f"{key} {len(value) if isinstance(value, list) else value}"
+            for key, value in sorted(answer.trimmed.items())
+        )
+        lines += ["", f"(the past context was trimmed to fit the budget: {trimmed})"]
+    lines += [
+        "",
+        f"({answer.calls} call(s), {answer.prompt_tokens} prompt and {answer.completion_tokens} "
+        f"completion tokens; exchange logged as summon {answer.summon_log_id})",
+    ]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- `snapshots`
+def _counts(store: GlossaryStore, sql: str) -> dict[int, int]:
+    try:
+        with store.reading() as conn:
+            return {int(row[0]): int(row[1]) for row in conn.execute(sql).fetchall()}
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot count snapshot references on {store.where}: {exc}") from exc
+
+
+def snapshots_report(store: GlossaryStore, *, thread_id: int | None = None) -> list[dict[str, Any]]:
+    """One row per snapshot, oldest first: where it stands, what its context holds, how many
+    revisions were made with it in force ("blamed"), how often it was summoned."""
+    blamed = _counts(
+        store,
+        "SELECT snapshot_id, COUNT(*) FROM revision WHERE snapshot_id IS NOT NULL "
+        "GROUP BY snapshot_id",
+    )
+    summoned = _counts(store, "SELECT snapshot_id, COUNT(*) FROM summon_log GROUP BY snapshot_id")
+    keys = {state.thread_id: state.thread_key for state in store.thread_states()}
+    rows: list[dict[str, Any]] = []
+    for header in snapshot_headers(store, thread_id=thread_id):
+        _, payload = load_checkpoint(store, header.id)
+        context = payload.context
+        rows.append(
+            {
+                "id": header.id,
+                "kind": header.kind,
+                "thread_id": header.thread_id,
+                "thread_key": keys.get(header.thread_id) if header.thread_id else None,
+                "scene_id": header.scene_id,
+                "run_id": header.run_id,
+                "revision_id": header.revision_id,
+                "created_at": header.created_at,
+                "bytes": header.size,
+                "model": payload.model,
+                "restored_from": payload.restored_from,
+                "history_scenes": len(context.scenes),
+                "history_messages": len(context.history),
+                "summaries": len(context.summaries),
+                "story_chars": len(context.story_so_far),
+                "revisions_in_force": blamed.get(header.id, 0),
+                "summons": summoned.get(header.id, 0),
+            }
+        )
+    return rows
+
+
+def render_snapshots(rows: list[dict[str, Any]]) -> str:
+    """A table of `snapshots_report` rows."""
+    if not rows:
+        return "no snapshots yet (one is taken at every thread end and at a clean stop)"
+    header = (
+        f"{'id':>5}  {'kind':<10}  {'thread':<18}  {'ends at scene':<18}  {'rev':>6}  "
+        f"{'scenes':>6}  {'summ':>4}  {'story':>6}  {'blamed':>6}  {'summons':>7}  created"
+    )
+    lines = [header]
+    for row in rows:
+        thread = row["thread_key"] or (str(row["thread_id"]) if row["thread_id"] else "-")
+        kind = row["kind"] + (f"<-{row['restored_from']}" if row["restored_from"] else "")
+        lines.append(
+            f"{row['id']:>5}  {kind:<10}  {thread:<18}  {row['scene_id'] or '-':<18}  "
+            f"{row['revision_id'] if row['revision_id'] is not None else '-':>6}  "
+            f"{row['history_scenes']:>6}  {row['summaries']:>4}  {row['story_chars']:>6}  "
+            f"{row['revisions_in_force']:>6}  {row['summons']:>7}  {row['created_at']}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,392 @@
+"""The thread assets through `dagster.materialize`: order, rewind, curation, export, checks.
+
+Every test runs the real engine with the offline backend on the bundled sample quest, against a
+store in a temporary folder, in a temporary Dagster instance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from terrarium_dagster.config import load_settings
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE
+from terrarium_dagster.defs.assets import (
+    LLM_POOL,
+    curated_glossary,
+    glossary_export,
+    scene_batches,
+    thread_annotations,
+)
+from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
+from terrarium_dagster.defs.partitions import range_tags, threads_partitions
+from terrarium_dagster.defs.resources import (
+    AgentResource,
+    CorpusResource,
+    StoreResource,
+    engine_settings,
+)
+from terrarium_dagster.engine import DONE, Engine
+from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
+
+ALL = [scene_batches, thread_annotations, curated_glossary, glossary_export]
+
+
+@pytest.fixture
+def keys(sample_db: Path) -> list[str]:
+    with Corpus(sample_db) as corpus:
+        found = [thread.key for thread in corpus.threads()]
+    assert len(found) >= 3, "these tests need a sample quest of at least three threads"
+    return found
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return tmp_path / "store" / "terrarium.db"
+
+
+@pytest.fixture
+def resources(sample_db: Path, store_path: Path) -> dict[str, Any]:
+    return {
+        "corpus": CorpusResource(path=str(sample_db), url_template=SAMPLE_URL_TEMPLATE),
+        "store": StoreResource(path=str(store_path)),
+        "agent": AgentResource(offline=True),
+    }
+
+
+@pytest.fixture
+def instance(keys: list[str]) -> Iterator[dg.DagsterInstance]:
+    with dg.instance_for_test() as test_instance:
+        test_instance.add_dynamic_partitions(threads_partitions.name, keys)
+        yield test_instance
+
+
+def run(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    asset: dg.AssetsDefinition,
+    keys: Sequence[str],
+    *,
+    rewind: bool | None = None,
+) -> dg.ExecuteInProcessResult:
+    """One run of `asset` over `keys`, as a single-run backfill of that range would launch it."""
+    run_config = (
+        {"ops": {"thread_annotations": {"config": {"rewind": rewind}}}}
+        if rewind is not None
+        else None
+    )
+    return dg.materialize(
+        ALL,
+        selection=[asset.key],
+        instance=instance,
+        resources=resources,
+        partition_key=keys[0] if len(keys) == 1 else None,
+        tags=range_tags(keys[0], keys[-1]) if len(keys) > 1 else None,
+        run_config=run_config,
+        raise_on_error=False,
+    )
+
+
+def materialized(result: dg.ExecuteInProcessResult, asset: str) -> list[dg.AssetMaterialization]:
+    return list(result.asset_materializations_for_node(asset))
+
+
+def failure_message(result: dg.ExecuteInProcessResult, asset: str) -> str:
+    failure = result.failure_data_for_node(asset)
+    assert failure is not None, f"{asset} did not fail"
+    return failure.error.message if failure.error else ""
+
+
+def statuses(store_path: Path) -> dict[str, str]:
+    with GlossaryStore(store_path) as store:
+        return {state.thread_key: state.status for state in store.thread_states()}
+
+
+def test_asset_definitions_declare_partitions_single_run_backfills_and_the_llm_pool() -> None:
+    for asset in (scene_batches, thread_annotations, curated_glossary, glossary_export):
+        assert asset.partitions_def == threads_partitions
+        assert asset.backfill_policy == dg.BackfillPolicy.single_run()
+    assert thread_annotations.op.pool == LLM_POOL
+    assert curated_glossary.op.pool == LLM_POOL
+    assert glossary_export.op.pool is None
+
+
+def test_annotating_a_range_yields_one_materialization_per_thread_in_story_order(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    result = run(instance, resources, thread_annotations, keys)
+    assert result.success
+    events = materialized(result, "thread_annotations")
+    assert [event.partition for event in events] == keys
+    assert set(statuses(store_path).values()) <= set(DONE)
+    assert instance.get_materialized_partitions(thread_annotations.key) == set(keys)
+    for event in events:
+        metadata = event.metadata
+        assert metadata["scenes_annotated"].value == metadata["scenes"].value > 0
+        assert metadata["checkpoint_id"].value is not None
+        for label in (
+            "entries_created",
+            "entries_updated",
+            "entries_deleted",
+            "model_calls",
+            "prompt_tokens",
+            "cached_tokens",
+            "completion_tokens",
+            "compactions",
+            "duration_s",
+        ):
+            assert label in metadata, label
+        assert metadata["model_calls"].value > 0
+
+
+def test_annotation_metadata_links_touched_entries_to_their_source_posts(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    result = run(instance, resources, thread_annotations, keys[:1])
+    assert result.success
+    (event,) = materialized(result, "thread_annotations")
+    metadata = event.metadata
+    created = metadata["entries_created"].value
+    assert created > 0, "the offline agent found no term in the first sample thread"
+    rows = metadata["touched_entries"].value.records
+    assert len(rows) == min(
+        created + metadata["entries_updated"].value + metadata["entries_deleted"].value, 50
+    )
+    first = rows[0].data
+    assert first["entry"].startswith("E") and first["sources"]
+    assert first["first_source_url"].startswith("https://quest.example/sample/")
+    lineage = metadata["lineage"].value
+    assert f"| {first['entry']} |" in lineage
+    assert "](https://quest.example/sample/" in lineage
+
+
+def test_annotating_a_thread_before_its_predecessor_fails_fast_naming_it(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    result = run(instance, resources, thread_annotations, keys[1:2])
+    assert not result.success
+    message = failure_message(result, "thread_annotations")
+    assert keys[0] in message and "not annotated" in message
+    assert materialized(result, "thread_annotations") == []
+    assert not any(status in DONE for status in statuses(store_path).values())
+
+
+def test_a_run_whose_threads_are_not_neighbours_fails_naming_the_gap(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    # A range run over [k0, k2] cannot happen through a backfill (one run per contiguous range),
+    # but the asset still refuses it before writing anything.
+    with dg.instance_for_test() as sparse:
+        sparse.add_dynamic_partitions(threads_partitions.name, [keys[0], keys[2]])
+        result = run(sparse, resources, thread_annotations, [keys[0], keys[2]])
+    assert not result.success
+    assert keys[1] in failure_message(result, "thread_annotations")
+    assert not statuses(store_path)
+
+
+def test_rematerializing_a_thread_later_threads_built_on_is_refused_without_rewind(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    assert run(instance, resources, thread_annotations, keys[:3]).success
+    with GlossaryStore(store_path) as store:
+        revisions_before = store.last_revision_id()
+    result = run(instance, resources, thread_annotations, keys[1:2])
+    assert not result.success
+    message = failure_message(result, "thread_annotations")
+    assert "rewind" in message and keys[2] in message
+    with GlossaryStore(store_path) as store:
+        assert store.last_revision_id() == revisions_before
+
+
+def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    assert run(instance, resources, thread_annotations, keys[:1]).success
+    with GlossaryStore(store_path) as store:
+        revisions_before = store.last_revision_id()
+    result = run(instance, resources, thread_annotations, keys[:1])
+    assert result.success
+    (event,) = materialized(result, "thread_annotations")
+    assert event.metadata["already_done"].value is True
+    assert event.metadata["scenes_annotated"].value == 0
+    with GlossaryStore(store_path) as store:
+        assert store.last_revision_id() == revisions_before
+
+
+def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_redo(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    assert run(instance, resources, thread_annotations, keys[:3]).success
+    with GlossaryStore(store_path) as store:
+        revisions_before = store.last_revision_id()
+        end_of_first = store.thread_state(_thread_id(keys[0])).end_revision_id
+        glossary_after_first = _names(store.glossary_as_of(end_of_first))
+
+    result = run(instance, resources, thread_annotations, keys[1:2], rewind=True)
+    assert result.success, failure_message(result, "thread_annotations")
+    (event,) = materialized(result, "thread_annotations")
+    assert json.loads(json.dumps(event.metadata["rewound_threads"].value)) == keys[1:3]
+    assert event.metadata["scenes_annotated"].value == event.metadata["scenes"].value
+
+    after = statuses(store_path)
+    assert after[keys[0]] in DONE and after[keys[1]] in DONE
+    assert after[keys[2]] not in DONE, "the later thread must be marked for redo"
+    with GlossaryStore(store_path) as store:
+        # Nothing erased: the rollback and the redo are new revisions after the old ones.
+        assert store.last_revision_id() > revisions_before
+        assert store.revision(revisions_before).id == revisions_before
+        rollbacks = [
+            r for r in store.revisions(since_id=revisions_before) if r.actor_kind == "rollback"
+        ]
+        assert rollbacks, "the rewind must be recorded as rollback revisions"
+        assert _names(store.glossary_as_of(end_of_first)) == glossary_after_first
+
+    # The later thread can be annotated again, in order.
+    assert run(instance, resources, thread_annotations, keys[2:3]).success
+    assert statuses(store_path)[keys[2]] in DONE
+
+
+def test_curated_glossary_curates_each_thread_of_a_range_and_runs_the_glossary_checks(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    assert run(instance, resources, thread_annotations, keys).success
+    result = run(instance, resources, curated_glossary, keys)
+    assert result.success
+    events = materialized(result, "curated_glossary")
+    assert [event.partition for event in events] == keys
+    assert set(statuses(store_path).values()) == {"curated"}
+    for event in events:
+        for label in ("reviewed", "confirmed", "rejected", "merged", "revised", "left_tentative"):
+            assert label in event.metadata
+    evaluations = {item.check_name: item for item in result.get_asset_check_evaluations()}
+    assert set(evaluations) == {item.name for item in GLOSSARY_CHECKS}
+    for item in GLOSSARY_CHECKS:
+        evaluation = evaluations[item.name]
+        assert evaluation.severity == item.severity
+        if item.severity == dg.AssetCheckSeverity.ERROR:
+            assert evaluation.passed, (item.name, evaluation.description)
+
+
+def test_curating_a_thread_that_is_not_annotated_fails_with_the_engine_message(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    result = run(instance, resources, curated_glossary, keys[:1])
+    assert not result.success
+    assert "cannot be curated before it is annotated" in failure_message(result, "curated_glossary")
+
+
+def test_glossary_checks_fail_on_an_entry_without_a_source_post(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    assert run(instance, resources, thread_annotations, keys[:1]).success
+    with GlossaryStore(store_path) as store:
+        store.create_entry(
+            Actor(kind="user"),
+            "Unsourced Thing",
+            "Written by hand, with no source post.",
+            status="confirmed",
+        )
+    result = run(instance, resources, curated_glossary, keys[:1])
+    assert result.success, "a failed check must not fail the curation"
+    evaluations = {item.check_name: item for item in result.get_asset_check_evaluations()}
+    sources = evaluations["entries_have_sources"]
+    assert not sources.passed
+    assert sources.severity == dg.AssetCheckSeverity.ERROR
+    assert "Unsourced Thing" in (sources.description or "")
+    assert evaluations["names_are_unique"].passed
+
+
+def test_glossary_export_writes_the_glossary_as_of_each_thread_like_engine_export(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    keys: list[str],
+    store_path: Path,
+    tmp_path: Path,
+) -> None:
+    assert run(instance, resources, thread_annotations, keys[:2]).success
+    result = run(instance, resources, glossary_export, keys[:2])
+    assert result.success
+    events = {event.partition: event for event in materialized(result, "glossary_export")}
+    assert list(events) == keys[:2]
+    settings = engine_settings(resources["corpus"], resources["store"], resources["agent"])
+    for key in keys[:2]:
+        folder = store_path.parent / "exports" / key
+        assert Path(events[key].metadata["path"].value) == folder
+        files = _files(folder)
+        assert {"glossary.json", "glossary.yaml"} <= set(files)
+        assert any(name.startswith("wiki/") for name in files)
+        assert events[key].metadata["files"].value == len(files)
+        reference = tmp_path / "reference" / key
+        with Engine.open(settings) as engine:
+            engine.export(reference, as_of_thread=_thread_id(key))
+        assert _files(reference) == files
+        for name in files:
+            assert (folder / name).read_bytes() == (reference / name).read_bytes(), name
+    first = json.loads((store_path.parent / "exports" / keys[0] / "glossary.json").read_text())
+    assert first["meta"]["as_of_thread_key"] == keys[0]
+
+
+def test_reexporting_a_thread_replaces_its_folder_without_leftovers(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    assert run(instance, resources, thread_annotations, keys[:1]).success
+    assert run(instance, resources, glossary_export, keys[:1]).success
+    folder = store_path.parent / "exports" / keys[0]
+    (folder / "stale.txt").write_text("from an older export")
+    assert run(instance, resources, glossary_export, keys[:1]).success
+    assert not (folder / "stale.txt").exists()
+    assert sorted(p.name for p in folder.parent.iterdir()) == [keys[0]]
+
+
+def test_resources_make_the_settings_the_engine_opens_with(
+    sample_db: Path, store_path: Path
+) -> None:
+    settings = engine_settings(
+        CorpusResource(path=str(sample_db), url_template="https://x.example/{thread_id}#{post_id}"),
+        StoreResource(path=str(store_path)),
+        AgentResource(url="http://127.0.0.1:9/v1", model="qwen", max_tokens=512, temperature=0.0),
+    )
+    assert settings.corpus == sample_db
+    assert settings.db == str(store_path)
+    assert settings.agent_url == "http://127.0.0.1:9/v1" and not settings.use_offline
+    assert (settings.model, settings.max_tokens, settings.temperature) == ("qwen", 512, 0.0)
+    assert engine_settings(CorpusResource(), StoreResource(), AgentResource()).use_offline
+    with pytest.raises(ConfigError, match="agent_url"):
+        engine_settings(CorpusResource(), StoreResource(), AgentResource(url="gpu:8000"))
+
+
+def test_a_bad_agent_setting_fails_the_asset_with_the_setting_named(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    bad = {**resources, "agent": AgentResource(url="gpu-box:8000")}
+    result = run(instance, bad, thread_annotations, keys[:1])
+    assert not result.success
+    assert "agent_url" in failure_message(result, "thread_annotations")
+
+
+def test_store_resource_puts_exports_beside_the_store_unless_told(tmp_path: Path) -> None:
+    db = tmp_path / "somewhere" / "terrarium.db"
+    assert StoreResource(path=str(db)).export_root() == db.parent / "exports"
+    chosen = tmp_path / "shared-exports"
+    assert StoreResource(path=str(db), exports_dir=str(chosen)).export_root() == chosen
+    default = Path(load_settings().db).parent / "exports"
+    assert StoreResource().export_root() == default
+
+
+def _thread_id(key: str) -> int:
+    return int(key.rsplit("-", 1)[1])
+
+
+def _names(views: Sequence[Any]) -> set[str]:
+    return {view.term for view in views if not view.deleted}
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())

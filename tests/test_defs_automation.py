@@ -1,0 +1,284 @@
+"""What starts runs: the curation sensor and the incremental schedule, evaluated for real.
+
+The requests they return are then executed with `dagster.materialize` and the same tags, so a
+request that Dagster would launch is shown to do what it says.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+from dagster._core.execution.backfill import PartitionBackfill
+from dagster._core.test_utils import create_run_for_test
+
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE
+from terrarium_dagster.definitions import defs
+from terrarium_dagster.defs.assets import (
+    curated_glossary,
+    glossary_export,
+    scene_batches,
+    thread_annotations,
+)
+from terrarium_dagster.defs.partitions import (
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    contiguous_ranges,
+    range_tags,
+    threads_partitions,
+)
+from terrarium_dagster.defs.resources import AgentResource, CorpusResource, StoreResource
+from terrarium_dagster.defs.schedules import (
+    annotation_in_progress,
+    incremental_annotation_schedule,
+    next_unannotated_range,
+)
+from terrarium_dagster.defs.sensors import (
+    SENSOR_INTERVAL_ENV,
+    curation_sensor,
+    sensor_interval,
+)
+from terrarium_dagster.engine import DONE
+from terrarium_dagster.glossary.store import GlossaryStore
+
+ALL = [scene_batches, thread_annotations, curated_glossary, glossary_export]
+
+
+@pytest.fixture
+def keys(sample_db: Path) -> list[str]:
+    with Corpus(sample_db) as corpus:
+        return [thread.key for thread in corpus.threads()]
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return tmp_path / "terrarium.db"
+
+
+@pytest.fixture
+def resources(sample_db: Path, store_path: Path) -> dict[str, Any]:
+    return {
+        "corpus": CorpusResource(path=str(sample_db), url_template=SAMPLE_URL_TEMPLATE),
+        "store": StoreResource(path=str(store_path)),
+        "agent": AgentResource(offline=True),
+    }
+
+
+@pytest.fixture
+def instance(keys: list[str]) -> Iterator[dg.DagsterInstance]:
+    with dg.instance_for_test() as test_instance:
+        test_instance.add_dynamic_partitions(threads_partitions.name, keys)
+        yield test_instance
+
+
+def execute(
+    instance: dg.DagsterInstance, resources: dict[str, Any], request: dg.RunRequest
+) -> dg.ExecuteInProcessResult:
+    """Run what a sensor or schedule asked for, with the request's selection and tags."""
+    tags = dict(request.tags)
+    return dg.materialize(
+        ALL,
+        selection=list(request.asset_selection or []),
+        instance=instance,
+        resources=resources,
+        partition_key=request.partition_key,
+        tags=tags,
+        raise_on_error=False,
+    )
+
+
+def annotate(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> dg.ExecuteInProcessResult:
+    result = dg.materialize(
+        ALL,
+        selection=[thread_annotations.key],
+        instance=instance,
+        resources=resources,
+        partition_key=keys[0] if len(keys) == 1 else None,
+        tags=range_tags(keys[0], keys[-1]) if len(keys) > 1 else None,
+    )
+    assert result.success
+    return result
+
+
+def requested_keys(request: dg.RunRequest, keys: list[str]) -> list[str]:
+    if request.partition_key is not None:
+        return [request.partition_key]
+    start, end = request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]
+    return keys[keys.index(start) : keys.index(end) + 1]
+
+
+def test_definitions_hold_every_asset_check_sensor_schedule_and_resource() -> None:
+    loaded = defs()
+    repo = loaded.get_repository_def()
+    assets = {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
+    assert {"scene_batches", "thread_annotations", "curated_glossary", "glossary_export"} <= assets
+    checks = {key.name for key in repo.asset_graph.asset_check_keys}
+    assert {"entries_have_sources", "names_are_unique", "references_resolve"} <= checks
+    assert repo.get_sensor_def("curation_sensor").default_status == dg.DefaultSensorStatus.RUNNING
+    assert repo.get_sensor_def("thread_discovery_sensor") is not None
+    assert repo.get_schedule_def("incremental_annotation_schedule") is not None
+    assert {"corpus", "store", "agent"} <= set(loaded.resources or {})
+
+
+def test_contiguous_ranges_group_neighbours_in_story_order() -> None:
+    ordered = ["a", "b", "c", "d", "e"]
+    assert contiguous_ranges(ordered, {"d", "a", "b"}) == [["a", "b"], ["d"]]
+    assert contiguous_ranges(ordered, set()) == []
+    assert contiguous_ranges(ordered, {"x", "e"}) == [["e"]]
+
+
+def test_next_unannotated_range_starts_at_the_first_thread_not_done() -> None:
+    keys = ["a", "b", "c", "d"]
+    assert next_unannotated_range(keys, set()) == keys
+    assert next_unannotated_range(keys, {"a", "b"}) == ["c", "d"]
+    assert next_unannotated_range(keys, {"a", "c"}) == ["b"]
+    assert next_unannotated_range(keys, set(keys)) == []
+
+
+def test_sensor_interval_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(SENSOR_INTERVAL_ENV, raising=False)
+    assert sensor_interval(30) == 30
+    monkeypatch.setenv(SENSOR_INTERVAL_ENV, "2")
+    assert sensor_interval(30) == 2
+    monkeypatch.setenv(SENSOR_INTERVAL_ENV, "0")
+    with pytest.raises(ValueError, match=SENSOR_INTERVAL_ENV):
+        sensor_interval(30)
+
+
+def test_curation_sensor_requests_one_run_per_contiguous_range_of_new_annotations(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    context = dg.build_sensor_context(instance=instance)
+    assert isinstance(curation_sensor(context), dg.SkipReason)
+
+    annotate(instance, resources, keys[:2])
+    result = curation_sensor(context)
+    assert isinstance(result, dg.SensorResult)
+    (request,) = result.run_requests
+    assert requested_keys(request, keys) == keys[:2]
+    assert set(request.asset_selection or []) == {curated_glossary.key, glossary_export.key}
+    assert request.tags["dagster/priority"] == "1"
+
+    # The cursor moves on: the same materializations are not requested twice.
+    again = dg.build_sensor_context(instance=instance, cursor=result.cursor)
+    assert isinstance(curation_sensor(again), dg.SkipReason)
+
+    # What the sensor asked for curates and exports both threads (and runs the checks).
+    done = execute(instance, resources, request)
+    assert done.success
+    assert [e.partition for e in done.asset_materializations_for_node("curated_glossary")] == (
+        keys[:2]
+    )
+    assert [e.partition for e in done.asset_materializations_for_node("glossary_export")] == (
+        keys[:2]
+    )
+    assert done.get_asset_check_evaluations()
+    with GlossaryStore(store_path) as store:
+        curated = {s.thread_key for s in store.thread_states() if s.status == "curated"}
+    assert curated == set(keys[:2])
+    assert (store_path.parent / "exports" / keys[1] / "glossary.json").is_file()
+
+    # A later annotation gets its own request, for that thread only.
+    annotate(instance, resources, keys[2:3])
+    later = curation_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
+    assert isinstance(later, dg.SensorResult)
+    (single,) = later.run_requests
+    assert single.partition_key == keys[2]
+    assert single.run_key != request.run_key
+
+
+def schedule_context(
+    instance: dg.DagsterInstance, resources: dict[str, Any]
+) -> dg.ScheduleEvaluationContext:
+    return dg.build_schedule_context(
+        instance=instance,
+        resources={"store": resources["store"]},
+        scheduled_execution_time=datetime(2026, 1, 1, 12, tzinfo=UTC),
+    )
+
+
+def test_schedule_requests_the_next_unannotated_range_and_it_runs(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    annotate(instance, resources, keys[:1])
+    with schedule_context(instance, resources) as context:
+        request = incremental_annotation_schedule(context)
+    assert isinstance(request, dg.RunRequest)
+    assert requested_keys(request, keys) == keys[1:]
+    assert list(request.asset_selection or []) == [thread_annotations.key]
+
+    result = execute(instance, resources, request)
+    assert result.success
+    assert [e.partition for e in result.asset_materializations_for_node("thread_annotations")] == (
+        keys[1:]
+    )
+    with GlossaryStore(store_path) as store:
+        assert all(state.status in DONE for state in store.thread_states())
+
+    with schedule_context(instance, resources) as context:
+        skipped = incremental_annotation_schedule(context)
+    assert isinstance(skipped, dg.SkipReason)
+    assert f"all {len(keys)} threads are annotated" in (skipped.skip_message or "")
+
+
+def test_schedule_skips_while_an_annotation_run_is_in_progress(
+    instance: dg.DagsterInstance, resources: dict[str, Any]
+) -> None:
+    assert annotation_in_progress(instance) is None
+    running = create_run_for_test(
+        instance,
+        job_name="__ASSET_JOB",
+        status=dg.DagsterRunStatus.STARTED,
+        asset_selection=frozenset({thread_annotations.key}),
+    )
+    with schedule_context(instance, resources) as context:
+        skipped = incremental_annotation_schedule(context)
+    assert isinstance(skipped, dg.SkipReason)
+    assert running.run_id in (skipped.skip_message or "")
+
+
+def test_schedule_skips_while_an_annotation_backfill_is_requested(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    asset_graph = defs().get_repository_def().asset_graph
+    backfill = PartitionBackfill.from_asset_partitions(
+        backfill_id="queuedfill",
+        asset_graph=asset_graph,
+        partition_names=keys[:2],
+        asset_selection=[thread_annotations.key],
+        backfill_timestamp=time.time(),
+        tags={},
+        dynamic_partitions_store=instance,
+        all_partitions=False,
+        title=None,
+        description=None,
+        run_config=None,
+    )
+    instance.add_backfill(backfill)
+    with schedule_context(instance, resources) as context:
+        skipped = incremental_annotation_schedule(context)
+    assert isinstance(skipped, dg.SkipReason)
+    assert "queuedfill" in (skipped.skip_message or "")
+
+
+def test_schedule_ignores_runs_that_do_not_annotate(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    create_run_for_test(
+        instance,
+        job_name="__ASSET_JOB",
+        status=dg.DagsterRunStatus.STARTED,
+        asset_selection=frozenset({glossary_export.key}),
+    )
+    with schedule_context(instance, resources) as context:
+        request = incremental_annotation_schedule(context)
+    assert isinstance(request, dg.RunRequest)
+    assert requested_keys(request, keys) == keys
