@@ -20,6 +20,8 @@ from typing import Any, TextIO
 
 from terrarium_dagster.config import Settings, load_settings
 from terrarium_dagster.errors import EntryNotFoundError, InputError, TerrariumError
+from terrarium_dagster.snapshots.commands import COMMANDS as SNAPSHOT_COMMANDS
+from terrarium_dagster.snapshots.commands import add_commands as add_snapshot_commands
 
 EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -73,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
     run.add_argument("--max-scenes", type=int, help="stop after this many scenes (resume later)")
     run.add_argument("--rewind", action="store_true", help="redo the first thread and later ones")
+    run.add_argument(
+        "--from-snapshot",
+        type=int,
+        metavar="ID",
+        help="roll the glossary and context back to snapshot ID, then resume from there",
+    )
 
     status = commands.add_parser("status", help="threads, entries, tokens of a store")
     _add_store(status)
@@ -90,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus(lineage)
     _add_store(lineage)
     lineage.add_argument("--json", action="store_true")
+
+    add_snapshot_commands(commands, _add_store, _add_corpus, _add_agent)
     return parser
 
 
@@ -200,11 +210,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with Engine.open(settings, stop=stop, progress=progress) as engine:
             engine.max_scenes = args.max_scenes
+            if args.from_snapshot is not None:
+                engine.restore_snapshot(args.from_snapshot)
             selected = _thread_range(engine, args.threads)
             for index, thread in enumerate(selected):
                 if stop.is_set() or engine.scene_limit_reached:
                     break
-                engine.annotate_thread(thread.id, rewind=bool(args.rewind and index == 0))
+                engine.annotate_thread(
+                    thread.id, rewind=bool(args.rewind and index == 0), skip_done=True
+                )
                 if engine.thread_finished(thread.id):
                     engine.curate_thread(thread.id)
             totals = engine.store.agent_call_totals(run_id=engine.run_id)
@@ -287,6 +301,7 @@ COMMANDS = {
     "status": cmd_status,
     "export": cmd_export,
     "lineage": cmd_lineage,
+    **SNAPSHOT_COMMANDS,
 }
 
 

@@ -25,7 +25,7 @@ from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_p
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import OrderError
 from terrarium_dagster.glossary.models import ThreadState
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.reports import ExportReport, SourceLink, ThreadReport, TouchedEntry
 
 DONE = ("annotated", "curated")
@@ -214,22 +214,35 @@ class Engine:
         report = self.annotate_thread(thread_id)
         return report, self.curate_thread(thread_id)
 
-    def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
-        """Read the thread's scenes and write the glossary; resumes at the first open scene."""
+    def annotate_thread(
+        self, thread_id: int, *, rewind: bool = False, skip_done: bool = False
+    ) -> ThreadReport:
+        """Read the thread's scenes and write the glossary; resumes at the first open scene.
+
+        A thread already annotated is not annotated twice: with no later thread built on it the
+        recorded report comes back (`already_done`); when later threads are built on it, asking
+        again is refused unless `skip_done` (a resumed range: finished threads are skipped) or
+        `rewind` (roll back to the end of the previous thread and redo from here).
+        """
         thread = self.thread(thread_id)
         self.check_order(thread_id)
         later = self.later_annotated(thread_id)
         rewound: list[str] = []
-        if later and not rewind:
-            raise OrderError(
-                f"thread {thread.key} is already built on by {len(later)} later thread(s) "
-                f"({later[0].key}..{later[-1].key}); re-annotating it needs rewind, which rolls "
-                "the glossary back to the end of the previous thread and marks the later threads "
-                "for redo"
-            )
         status = self._status(thread)
         if status in DONE and not rewind:
+            if later and not skip_done:
+                raise OrderError(
+                    f"thread {thread.key} is already annotated and {len(later)} later thread(s) "
+                    f"({later[0].key}..{later[-1].key}) build on it; re-annotating it needs "
+                    "rewind, which rolls the glossary back to the end of the previous thread "
+                    "and marks the later threads for redo"
+                )
             return self._recorded_report(thread, already_done=True)
+        if later and not rewind:
+            raise OrderError(
+                f"thread {thread.key} is not annotated but later threads are "
+                f"({later[0].key}..{later[-1].key}); rewind to redo them in order"
+            )
         self._ensure_run()
         if rewind and (status in DONE or later):
             rewound = [t.key for t in (thread, *later) if self._status(t) in DONE or t is thread]
@@ -245,6 +258,16 @@ class Engine:
         report.duration_s = round(time.monotonic() - started, 3)
         report.rewound_threads = rewound
         return report
+
+    def restore_snapshot(self, snapshot_id: int) -> None:
+        """Roll the glossary back to a snapshot and make its context the live one (resumable)."""
+        from terrarium_dagster.snapshots.checkpoint import restore_from_snapshot
+
+        self._ensure_run()
+        actor = Actor(kind="rollback", run_id=self.run_id)
+        restore_from_snapshot(self.store, actor, snapshot_id)
+        if self._annotator is not None:
+            self._annotator.reload()
 
     def _curate_predecessors(self, thread: Thread) -> None:
         """Catch-up: a thread is curated before the next one is annotated."""

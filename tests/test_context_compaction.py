@@ -57,7 +57,7 @@ def true_count(messages: list[dict[str, Any]]) -> int:
 
 
 def prose(seed: int, words: int) -> str:
-    vocabulary = "the river stone gate fire road night guard elder tower wind iron field".split()
+    vocabulary = ("the", "river", "stone", "gate", "fire", "road", "night", "guard", "elder")
     return " ".join(vocabulary[(seed * 31 + i * 7) % len(vocabulary)] for i in range(words))
 
 
@@ -194,7 +194,9 @@ def prepare(cm: ContextManager, thread_id: int, number: int, reserve: int = 0, w
     return scene_id, text, events
 
 
-def squeeze(cm: ContextManager, thread_id: int, number: int, *, free: int, reserve: int = 0) -> None:
+def squeeze(
+    cm: ContextManager, thread_id: int, number: int, *, free: int, reserve: int = 0
+) -> None:
     """Set the budget so that scene `number` needs `free` tokens more than there is room for."""
     _, text = next_scene(thread_id, number)
     cm.budget = true_count(cm.build(text)) + reserve + cm.max_tokens - free
@@ -204,7 +206,7 @@ def history_scene_ids(cm: ContextManager) -> list[str]:
     return [span.scene_id for span in cm.state.scenes]
 
 
-# -- nothing to do ---------------------------------------------------------------------------
+# -- nothing to do ---------------------------------------------------------------------------------
 
 
 def test_prepare_does_nothing_when_the_scene_fits() -> None:
@@ -216,7 +218,7 @@ def test_prepare_does_nothing_when_the_scene_fits() -> None:
     assert events == [] and summarizer.calls == [] and cm.state.to_json() == before
 
 
-# -- tier 1 ------------------------------------------------------------------------------------
+# -- tier 1 ----------------------------------------------------------------------------------------
 
 
 def test_summarize_chunk_replaces_the_oldest_scenes_of_the_thread_with_a_summary() -> None:
@@ -268,7 +270,7 @@ def test_chunk_smaller_than_half_is_not_summarized_and_the_next_tier_runs() -> N
     assert not any(SUMMARIZE_CHUNK_HEADING in text for text in summarizer.instructions())
 
 
-# -- tier 2 ------------------------------------------------------------------------------------
+# -- tier 2 ----------------------------------------------------------------------------------------
 
 
 def test_fold_thread_turns_a_finished_threads_history_into_a_thread_summary() -> None:
@@ -343,7 +345,9 @@ def test_truncate_keeps_head_and_tail_of_old_long_messages() -> None:
     assert [e.tier for e in events] == ["truncate"]
     results = [m["content"] for m in cm.state.history if m["role"] == "tool"]
     truncated = [r for r in results if "truncated" in r]
-    assert truncated and all(r.startswith('{"entry_id":"E100') and r.endswith("}") for r in truncated)
+    assert truncated and all(
+        r.startswith('{"entry_id":"E100') and r.endswith("}") for r in truncated
+    )
     assert TRUNCATION_MARKER.split("{")[0] in truncated[0]
     assert history_scene_ids(cm) == ["1#1", "1#2", "1#3", "1#4"]
 
@@ -366,7 +370,7 @@ def test_cut_middle_drops_whole_middle_scenes_after_one_flush() -> None:
     assert len(flusher.calls) == 1 and events[0].flushed
 
 
-# -- together, in order ---------------------------------------------------------------------------
+# -- together, in order ----------------------------------------------------------------------------
 
 
 def test_tiers_run_in_order_until_the_scene_fits() -> None:
@@ -425,7 +429,9 @@ def test_scene_that_cannot_fit_beside_the_summaries_is_an_error_after_every_tier
     cm.end_thread(1)
     scene_id, text = next_scene(2, 1)
     # room for the system prompt and the scene, not for any story block beside them
-    alone = true_count([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}])
+    alone = true_count(
+        [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+    )
     cm.budget = alone + cm.max_tokens + 5
     before = cm.state.to_json()
     with pytest.raises(BudgetError, match="every compaction tier has run") as caught:
@@ -512,7 +518,7 @@ def test_unusable_summary_falls_back_to_an_extractive_one_and_still_frees(mode: 
     assert true_count(cm.build(text)) <= cm.limit
 
 
-# -- the flush ---------------------------------------------------------------------------------------
+# -- the flush -------------------------------------------------------------------------------------
 
 
 def test_flush_runs_once_before_turns_are_dropped_and_is_not_kept() -> None:
@@ -663,7 +669,9 @@ def test_end_scene_removes_calls_that_were_never_answered() -> None:
             {"id": "late", "type": "function", "function": {"name": "x", "arguments": "{}"}}
         ],
     }
-    cm.end_scene("1#1", 1, [*messages, unanswered, {"role": "tool", "tool_call_id": "zz", "content": "?"}])
+    cm.end_scene(
+        "1#1", 1, [*messages, unanswered, {"role": "tool", "tool_call_id": "zz", "content": "?"}]
+    )
     assert cm.state.history == messages
     assert cm.state.scenes[0].entry_ids == [1001]  # read from the create call's result
     assert cm.state.cursor.scene_id == "1#1" and cm.state.cursor.thread_id == 1

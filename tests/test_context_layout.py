@@ -14,11 +14,11 @@ from terrarium_dagster.context import (
     Summary,
     build_messages,
     canonical_tools,
+    prompts,
     repair_tool_pairs,
     scene_message,
     tool_pair_problems,
 )
-from terrarium_dagster.context import prompts
 from terrarium_dagster.context.state import entry_ids_written
 
 
@@ -50,7 +50,7 @@ def state_with(scenes: int, *, summaries: bool = False) -> ContextState:
     return state
 
 
-# -- state ------------------------------------------------------------------------------------
+# -- state -----------------------------------------------------------------------------------------
 
 
 def test_state_json_is_deterministic_and_round_trips() -> None:
@@ -58,7 +58,9 @@ def test_state_json_is_deterministic_and_round_trips() -> None:
     one.compactions = {"truncate": 1, "cut_middle": 2}
     two.compactions = {"cut_middle": 2, "truncate": 1}
     assert one.to_json() == two.to_json()
-    assert json.loads(one.to_json()) == json.loads(json.dumps(json.loads(one.to_json()), sort_keys=True))
+    assert json.loads(one.to_json()) == json.loads(
+        json.dumps(json.loads(one.to_json()), sort_keys=True)
+    )
     assert ContextState.from_json(one.to_json()) == one
 
 
@@ -82,7 +84,7 @@ def test_removing_scenes_keeps_spans_contiguous() -> None:
     ContextState.model_validate(state.model_dump())
 
 
-# -- tool pairs ---------------------------------------------------------------------------------
+# -- tool pairs ------------------------------------------------------------------------------------
 
 
 def test_tool_pair_problems_finds_every_kind_of_orphan() -> None:
@@ -96,7 +98,11 @@ def test_tool_pair_problems_finds_every_kind_of_orphan() -> None:
 
 
 def test_repair_removes_unanswered_calls_and_unasked_results() -> None:
-    two_calls = {"role": "assistant", "content": "Let me look.", "tool_calls": [call("a"), call("b")]}
+    two_calls = {
+        "role": "assistant",
+        "content": "Let me look.",
+        "tool_calls": [call("a"), call("b")],
+    }
     messages = [
         {"role": "user", "content": "# Scene 1#1"},
         two_calls,
@@ -131,7 +137,7 @@ def test_entry_ids_written_reads_glossary_writes_only() -> None:
     assert entry_ids_written(messages) == [4, 12]
 
 
-# -- layout --------------------------------------------------------------------------------------
+# -- layout ----------------------------------------------------------------------------------------
 
 
 def test_layout_puts_the_stable_parts_first_and_the_scene_last() -> None:
@@ -139,7 +145,10 @@ def test_layout_puts_the_stable_parts_first_and_the_scene_last() -> None:
     messages = build_messages(state, SYSTEM_PROMPT, "# Scene 1#3\nnew")
     assert messages[0] == {"role": "system", "content": SYSTEM_PROMPT}
     block = messages[1]["content"]
-    assert messages[1]["role"] == "user" and messages[2] == {"role": "assistant", "content": "Noted."}
+    assert messages[1]["role"] == "user" and messages[2] == {
+        "role": "assistant",
+        "content": "Noted.",
+    }
     assert block.index("# Story so far\nLong ago") < block.index("## Thread 0 (finished)\nBefore.")
     assert block.index("Before.") < block.index("## Thread 1 so far (scenes 1#0 .. 1#0)\nLately.")
     assert messages[3:-1] == state.history
@@ -160,7 +169,7 @@ def test_appending_a_scene_extends_the_previous_prefix() -> None:
     assert json.dumps(after[: len(before)]) == json.dumps(before)
 
 
-# -- prompts ------------------------------------------------------------------------------------------
+# -- prompts ---------------------------------------------------------------------------------------
 
 
 def test_scene_message_follows_the_prompt_conventions() -> None:

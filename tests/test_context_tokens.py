@@ -25,7 +25,7 @@ TOOLS = [
 
 
 def prompt(seed: int, words: int = 300, *, json_heavy: bool = False) -> list[dict[str, Any]]:
-    vocabulary = "the Karvel river stone gate Othmir road night guard elder tower wind".split()
+    vocabulary = ("the", "Karvel", "river", "stone", "gate", "Othmir", "road", "night", "guard")
     text = " ".join(vocabulary[(seed * 13 + i * 5) % len(vocabulary)] for i in range(words))
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You annotate a story."},

@@ -370,8 +370,12 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
     (second_run,) = dev.wait_for(
         lambda: dev.backfill(second_backfill)["runs"], timeout=90, what="the second backfill's run"
     )
-    assert dev.run(first_run["runId"])["status"] == "QUEUED"
-    assert dev.run(second_run["runId"])["status"] == "QUEUED"
+    for queued in (first_run, second_run):
+        dev.wait_for(
+            lambda queued=queued: dev.run(queued["runId"])["status"] == "QUEUED",
+            timeout=30,
+            what=f"run {queued['runId']} to be queued behind the pool",
+        )
 
     # One slot: the first run starts, the second waits for it.
     dev.set_pool_limit(POOL, 1)

@@ -26,6 +26,7 @@ from terrarium_dagster.defs.assets import (
     scene_batches,
     thread_annotations,
 )
+from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.partitions import (
     RANGE_END_TAG,
     RANGE_START_TAG,
@@ -42,6 +43,7 @@ from terrarium_dagster.defs.schedules import (
 from terrarium_dagster.defs.sensors import (
     SENSOR_INTERVAL_ENV,
     curation_sensor,
+    export_sensor,
     sensor_interval,
 )
 from terrarium_dagster.engine import DONE
@@ -122,8 +124,8 @@ def test_definitions_hold_every_asset_check_sensor_schedule_and_resource() -> No
     assert {"scene_batches", "thread_annotations", "curated_glossary", "glossary_export"} <= assets
     checks = {key.name for key in repo.asset_graph.asset_check_keys}
     assert {"entries_have_sources", "names_are_unique", "references_resolve"} <= checks
-    assert repo.get_sensor_def("curation_sensor").default_status == dg.DefaultSensorStatus.RUNNING
-    assert repo.get_sensor_def("thread_discovery_sensor") is not None
+    for name in ("thread_discovery_sensor", "curation_sensor", "export_sensor"):
+        assert repo.get_sensor_def(name).default_status == dg.DefaultSensorStatus.RUNNING
     assert repo.get_schedule_def("incremental_annotation_schedule") is not None
     assert {"corpus", "store", "agent"} <= set(loaded.resources or {})
 
@@ -164,27 +166,24 @@ def test_curation_sensor_requests_one_run_per_contiguous_range_of_new_annotation
     assert isinstance(result, dg.SensorResult)
     (request,) = result.run_requests
     assert requested_keys(request, keys) == keys[:2]
-    assert set(request.asset_selection or []) == {curated_glossary.key, glossary_export.key}
+    assert list(request.asset_selection or []) == [curated_glossary.key]
     assert request.tags["dagster/priority"] == "1"
 
     # The cursor moves on: the same materializations are not requested twice.
     again = dg.build_sensor_context(instance=instance, cursor=result.cursor)
     assert isinstance(curation_sensor(again), dg.SkipReason)
 
-    # What the sensor asked for curates and exports both threads (and runs the checks).
+    # What the sensor asked for curates both threads and runs the glossary checks.
     done = execute(instance, resources, request)
     assert done.success
-    assert [e.partition for e in done.asset_materializations_for_node("curated_glossary")] == (
-        keys[:2]
-    )
-    assert [e.partition for e in done.asset_materializations_for_node("glossary_export")] == (
-        keys[:2]
-    )
-    assert done.get_asset_check_evaluations()
+    curated = [e.partition for e in done.asset_materializations_for_node("curated_glossary")]
+    assert curated == keys[:2]
+    assert {item.check_name for item in done.get_asset_check_evaluations()} == {
+        item.name for item in GLOSSARY_CHECKS
+    }
     with GlossaryStore(store_path) as store:
-        curated = {s.thread_key for s in store.thread_states() if s.status == "curated"}
-    assert curated == set(keys[:2])
-    assert (store_path.parent / "exports" / keys[1] / "glossary.json").is_file()
+        statuses = {s.thread_key: s.status for s in store.thread_states()}
+    assert [statuses[key] for key in keys[:2]] == ["curated", "curated"]
 
     # A later annotation gets its own request, for that thread only.
     annotate(instance, resources, keys[2:3])
@@ -193,6 +192,28 @@ def test_curation_sensor_requests_one_run_per_contiguous_range_of_new_annotation
     (single,) = later.run_requests
     assert single.partition_key == keys[2]
     assert single.run_key != request.run_key
+
+
+def test_export_sensor_exports_the_threads_whose_curation_materialized(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    annotate(instance, resources, keys[:2])
+    context = dg.build_sensor_context(instance=instance)
+    assert isinstance(export_sensor(context), dg.SkipReason), "nothing is curated yet"
+    (curation,) = curation_sensor(dg.build_sensor_context(instance=instance)).run_requests
+    assert execute(instance, resources, curation).success
+
+    result = export_sensor(context)
+    assert isinstance(result, dg.SensorResult)
+    (request,) = result.run_requests
+    assert requested_keys(request, keys) == keys[:2]
+    assert list(request.asset_selection or []) == [glossary_export.key]
+    done = execute(instance, resources, request)
+    assert done.success
+    exported = [e.partition for e in done.asset_materializations_for_node("glossary_export")]
+    assert exported == keys[:2]
+    for key in keys[:2]:
+        assert (store_path.parent / "exports" / key / "glossary.json").is_file()
 
 
 def schedule_context(

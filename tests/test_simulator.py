@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import httpx
@@ -55,7 +54,7 @@ def client(sim: SimulatedVLLM) -> httpx.Client:
 
 
 def test_tokenizer_is_deterministic_lossless_and_about_four_chars_a_token() -> None:
-    text = "The Wyrmwood gate opened; >>1234 said \"Kar'vel\" at 12:30.\n\nÉlan — 火 fire."
+    text = 'The Wyrmwood gate opened; >>1234 said "Kar\'vel" at 12:30.\n\nÉlan — 火 fire.'
     tokens = tokenize_text(text)
     assert "".join(tokens) == text
     assert tokenize_text(text) == tokens
@@ -107,8 +106,9 @@ def test_extended_prompt_reuses_the_full_blocks_of_its_prefix(client: httpx.Clie
     usage = chat(client, extended).json()["usage"]
     before = tokenize_text(render_chat(messages, TOOLS))
     after = tokenize_text(render_chat(extended, TOOLS))
-    common = len(os.path.commonprefix([before, after]))
-    assert common >= len(before) - 1  # the generation prompt opens the assistant turn too
+    pairs = enumerate(zip(before, after, strict=False))
+    common = next((i for i, (x, y) in pairs if x != y), len(before))
+    assert common == len(before)  # the generation prompt opens the assistant turn too
     assert usage["prompt_tokens_details"]["cached_tokens"] == common // 16 * 16
 
 
@@ -152,7 +152,9 @@ def test_eviction_takes_a_prompts_tail_before_its_prefix() -> None:
     assert cache.lookup_and_insert(first) == 4 * 4  # the prefix survived, the tail went
 
 
-def test_request_over_max_model_len_gets_vllms_400(client: httpx.Client, sim: SimulatedVLLM) -> None:
+def test_request_over_max_model_len_gets_vllms_400(
+    client: httpx.Client, sim: SimulatedVLLM
+) -> None:
     messages = [{"role": "user", "content": paragraph(5, 200)}]
     prompt = sim.count(messages, TOOLS)
     response = chat(client, messages, max_tokens=4096 - prompt + 1)
@@ -218,7 +220,9 @@ def test_callable_inner_without_models_gets_a_served_model(client: httpx.Client)
     assert data[0]["id"] == "simulated" and data[0]["max_model_len"] == 4096
 
 
-def test_stats_dict_reports_uncached_prompt_tokens(client: httpx.Client, sim: SimulatedVLLM) -> None:
+def test_stats_dict_reports_uncached_prompt_tokens(
+    client: httpx.Client, sim: SimulatedVLLM
+) -> None:
     messages = [{"role": "user", "content": paragraph(8)}]
     chat(client, messages)
     chat(client, messages)

@@ -269,6 +269,10 @@ def test_only_one_summon_at_a_time_with_clear_errors(
     assert manager.dismiss_if_open() is not None
     assert manager.dismiss_if_open() is None
     assert world.store.summons()[0]["exchange"]["ended"] == "scene_end"
+    manager.summon(world.current_id, "Why [E2]?")
+    manager.abandon()  # its scene was rolled back: forgotten, not logged
+    assert manager.session is None
+    assert len(world.store.summons()) == 1
 
 
 def _agent_registry(manager: SummonManager) -> ToolRegistry:

@@ -165,10 +165,8 @@ def test_the_why_command_prints_the_answer_and_the_posts_it_cites(
     assert "Cited posts:" in out and "https://quest.example/q/1042#" in out
 
     options = ["--offline", "--context-budget", "8192", "--max-tokens", "512", "--json"]
-    args = _parser().parse_args(
-        ["why", "Tethrick", "--db", str(annotated.db), "--corpus", str(annotated.corpus_path)]
-        + options
-    )
+    where = ["--db", str(annotated.db), "--corpus", str(annotated.corpus_path)]
+    args = _parser().parse_args(["why", "Tethrick", *where, *options])
     assert cmd_why(args) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["term"] == "Tethrick" and payload["cited_posts"]

@@ -37,6 +37,8 @@ from terrarium_dagster.glossary.store import Actor, GlossaryStore
 log = logging.getLogger(__name__)
 
 RELEVANT_ENTRY_TOKENS = 1500
+STORY_SHARE = 0.45  # a scene's story text takes at most this share of the prompt limit
+CHARS_PER_TOKEN = 4
 CANDIDATE_QUERIES = 8
 FLUSH_ROUNDS = 2
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
@@ -119,7 +121,7 @@ class Annotator:
             recorder=self._record_compaction,
         )
 
-    def _reload(self) -> None:
+    def reload(self) -> None:
         """After a rolled-back scene, the in-memory context follows the store again."""
         self.context = self._new_context(self._load_state())
 
@@ -227,7 +229,7 @@ class Annotator:
     # -- the scene loop ---------------------------------------------------------------------
 
     def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
-        text = scene.text
+        text = fit_story(scene, int(self.context.limit * STORY_SHARE) * CHARS_PER_TOKEN)
         live = [e for e in self.store.entries() if not e.deleted and e.status != "merged"]
         known = [name for entry in live for name in (entry.term, *entry.aliases)]
         found = find_candidates(text, known, known_words=False)
@@ -287,7 +289,8 @@ class Annotator:
                 created, updated = self._scene_turns(thread, scene, index, count)
         except BaseException as exc:
             self._scope = None
-            self._reload()
+            self.summons.abandon()
+            self.reload()
             if isinstance(exc, Interrupted | AgentError):
                 self.checkpoint_shutdown(thread)
             raise
@@ -394,6 +397,7 @@ class Annotator:
 
     def checkpoint_shutdown(self, thread: Thread | None) -> int | None:
         """A clean stop (signal, persistent server failure): checkpoint the committed state."""
+        self.summons.dismiss_if_open(ended="shutdown")
         try:
             with self.store.transaction():
                 return self._save_checkpoint("shutdown", thread)
@@ -499,3 +503,36 @@ class Annotator:
             else:
                 report.left_tentative.append(entry_id)
         return report
+
+
+def fit_story(scene: Scene, max_chars: int) -> str:
+    """The scene text, with its longest posts cut so that the whole fits `max_chars`.
+
+    A cut post keeps its head and says how much is missing, so a huge post cannot push a scene
+    over the context budget.
+    """
+    text = scene.text
+    if len(text) <= max_chars:
+        return text
+    overhead = len(text) - sum(len(post.text) for post in scene.posts)
+    room = max(len(scene.posts) * 200, max_chars - overhead)
+    lengths = sorted(len(post.text) for post in scene.posts)
+    cap = lengths[-1]
+    # the largest per-post cap that fits: shorter posts stay whole
+    for index, length in enumerate(lengths):
+        remaining = len(lengths) - index
+        spent = sum(lengths[:index])
+        if spent + remaining * length > room:
+            cap = max(200, (room - spent) // remaining)
+            break
+    blocks = []
+    for post in scene.posts:
+        body = post.text
+        if len(body) > cap:
+            missing = len(body) - cap
+            body = (
+                body[:cap].rstrip()
+                + f"\n[… {missing} more characters of post {post.id} not shown …]"
+            )
+        blocks.append(f"[post {post.id}]\n{body}")
+    return "\n\n".join(blocks)

@@ -173,7 +173,6 @@ class _Compaction:
     scene_id: str | None
     reason: Literal["budget", "overflow"]
     flushed: bool = False
-    flush_pending_note: bool = False
     events: list[CompactionEvent] = field(default_factory=list)
 
 
@@ -257,9 +256,7 @@ class ContextManager:
 
         Returns the prompt token count. The loop calls it (or `prepare_call`) before every call.
         """
-        problems = tool_pair_problems(messages)
-        if problems:
-            raise ValueError("message list separates tool calls and results: " + problems[0])
+        _check_pairs(messages)
         tokens = self.count(messages, exact_above=self.limit)
         if tokens > self.limit:
             raise BudgetError(
@@ -298,17 +295,14 @@ class ContextManager:
         need = self.count(self.build(scene), exact_above=self.limit - reserve_tokens)
         if need + reserve_tokens <= self.limit:
             return []
-        alone = self.count([{"role": "system", "content": self.system_prompt}, *scene])
+        system = {"role": "system", "content": self.system_prompt}
+        alone = self.count([system, *scene], exact_above=self.limit)
         if alone > self.limit:  # no compaction can help: say so before changing anything
-            alone = self.count(
-                [{"role": "system", "content": self.system_prompt}, *scene], exact_above=self.limit
+            raise BudgetError(
+                f"scene {scene_id} needs {alone} prompt tokens with the system prompt alone, "
+                f"over the limit of {self.limit} (context budget {self.budget} minus "
+                f"max_tokens {self.max_tokens}); raise --context-budget or split the scene"
             )
-            if alone > self.limit:
-                raise BudgetError(
-                    f"scene {scene_id} needs {alone} prompt tokens with the system prompt alone, "
-                    f"over the limit of {self.limit} (context budget {self.budget} minus "
-                    f"max_tokens {self.max_tokens}); raise --context-budget or split the scene"
-                )
         return self._compact(
             scene,
             reserve=reserve_tokens,
@@ -327,9 +321,7 @@ class ContextManager:
         """
         scene = [canonical_message(m) for m in scene_messages]
         messages = self.build(scene)
-        problems = tool_pair_problems(messages)
-        if problems:
-            raise ValueError("message list separates tool calls and results: " + problems[0])
+        _check_pairs(messages)
         tokens = self.count(messages, exact_above=self.limit)
         if tokens <= self.limit:
             return CallPlan(messages, scene, tokens)
@@ -404,7 +396,8 @@ class ContextManager:
         sent = self.build(scene)
         if server_prompt is not None:
             self.counter.observe(sent, self.tools, server_prompt)
-        else:
+        else:  # the server only said "too long": it counted more than the limit, by how much
+            # is unknown, so learn a count that errs high (the limit plus an answer's room)
             estimate = self.counter.count_messages(sent, self.tools)
             self.counter.observe(sent, self.tools, max(estimate, self.limit) + self.max_tokens)
         events = self._compact(
@@ -451,26 +444,6 @@ class ContextManager:
         self.state.calibration = self.counter.calibration()
 
     # -- compaction ---------------------------------------------------------------------------
-
-    def compact(
-        self,
-        scene_message: str | None = None,
-        *,
-        thread_id: int,
-        scene_id: str | None = None,
-        reserve_tokens: int = 0,
-    ) -> list[CompactionEvent]:
-        """Compact now, whether or not the budget requires it (at least one pass if any applies)."""
-        scene = [{"role": "user", "content": scene_message}] if scene_message else []
-        return self._compact(
-            scene,
-            reserve=reserve_tokens,
-            thread_id=thread_id,
-            scene_id=scene_id,
-            reason="budget",
-            force=True,
-            must_fit=False,
-        )
 
     def _need(self, job: _Compaction) -> int:
         """Prompt tokens of the next request plus the reserve for its rounds, measured the same
@@ -529,6 +502,7 @@ class ContextManager:
                     break
                 guard -= 1
                 if guard < 0:
+                    self.state = job.origin
                     raise BudgetError(
                         "compaction made no progress (pass limit reached); "
                         f"last tier {tier}, prompt {need} tokens, limit {caps.limit}"
@@ -975,10 +949,8 @@ class ContextManager:
         spans = list(self.state.scenes)
         if not spans:
             return None
-        order = [*spans[1:-1], spans[0]] if len(spans) > 2 else list(spans)
-        if len(spans) > 2:
-            order.append(spans[-1])
-        flushed = self._flush(job, [s.scene_id for s in order])
+        # the middle first (oldest first), then the oldest scene, the most recent one last
+        order = [*spans[1:-1], spans[0], spans[-1]] if len(spans) > 2 else list(spans)
         dropped: list[SceneSpan] = []
         freed = 0
         for span in order:
@@ -987,6 +959,7 @@ class ContextManager:
             if freed >= goal:
                 break
         scene_ids = [s.scene_id for s in dropped]
+        flushed = self._flush(job, scene_ids)
         entry_ids = sorted({i for s in dropped for i in s.entry_ids})
         self.state.remove_scenes(scene_ids)
         self._note_dropped(dropped)
@@ -1034,6 +1007,12 @@ class ContextManager:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def _check_pairs(messages: Sequence[Message]) -> None:
+    problems = tool_pair_problems(messages)
+    if problems:
+        raise ValueError("message list separates tool calls and results: " + problems[0])
 
 
 def strip_thinking(text: str) -> str:

@@ -143,7 +143,11 @@ def summarize_chunk_message(
     max_words: int,
     previous_summary: str | None = None,
 ) -> str:
-    """Ask for the running summary of a long thread, covering `scene_ids` (shown above it)."""
+    """Ask for the running summary of a long thread, covering `scene_ids` (shown above it).
+
+    `entry_ids` are the entries those scenes wrote (the previous summary names its own); they
+    are listed on the `entries:` line, ranges of consecutive ids as `[E1]–[E4]`.
+    """
     chained = (
         "Integrate the previous summary below with these scenes into one summary (do not "
         "summarize the summary; carry its facts and entry ids forward). "
@@ -171,7 +175,11 @@ def summarize_thread_message(
     max_words: int,
     previous_summary: str | None = None,
 ) -> str:
-    """Ask for the summary of a finished thread, whose last scenes are shown above it."""
+    """Ask for the summary of a finished thread, whose last scenes are shown above it.
+
+    `entry_ids` are the entries the thread's scenes above wrote (the previous summary, the
+    thread's running summary, names the earlier ones).
+    """
     span = (
         f"scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes above)"
         if scene_ids

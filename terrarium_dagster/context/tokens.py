@@ -78,15 +78,45 @@ def _text_units(text: str, chars_per_token: float) -> float:
     return ascii_chars / chars_per_token + (len(text) - ascii_chars)
 
 
+_FEATURE = {"t": 0, "j": 1, "c": 2}
+_SUM_KEYS = ("tt", "tj", "tc", "jj", "jc", "cc", "ty", "jy", "cy")
+
+
+def _sum_key(row: int, column: int | str) -> str:
+    names = "tjc"
+    if column == "y":
+        return f"{names[row]}y"
+    low, high = sorted((row, int(column)))
+    return f"{names[low]}{names[high]}"
+
+
+def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float] | None:
+    """Solve a small linear system by Gaussian elimination; None when it is singular."""
+    size = len(rhs)
+    rows = [[*matrix[i], rhs[i]] for i in range(size)]
+    for column in range(size):
+        pivot = max(range(column, size), key=lambda r: abs(rows[r][column]))
+        if abs(rows[pivot][column]) < 1e-12:
+            return None
+        rows[column], rows[pivot] = rows[pivot], rows[column]
+        for r in range(size):
+            if r != column:
+                factor = rows[r][column] / rows[column][column]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[column], strict=True)]
+    return [rows[i][size] / rows[i][i] for i in range(size)]
+
+
 class HeuristicCounter:
     """Characters-based estimate, calibrated against the server's counts, erring high.
 
     A prompt is measured in prose units (system, user and assistant text), JSON units (tool
     results, tool call arguments, tool schemas) and fixed tokens (per message, per tool call, the
     tool block and the generation prompt of the chat template). Calibration fits one scale per
-    class to the server's counts (least squares over recent observations, exponentially decayed,
-    pulled toward 1.0 while a class is rarely seen); what the fit still misses is tracked as the
-    ratio actual/fitted with a decaying peak, and the estimate multiplies by that peak plus the
+    class and a per-prompt constant (what the template and the constant parts add) to the server's
+    counts: ridge least squares of relative errors over recent observations, exponentially decayed,
+    pulled toward
+    scale 1.0 and constant 0 while the data say little. What the fit still misses is tracked as
+    the ratio actual/fitted with a decaying peak, and the estimate multiplies by that peak plus the
     margin (`margin` of it and `margin_tokens` more) so that it stays above the truth.
     """
 
@@ -104,6 +134,7 @@ class HeuristicCounter:
         decay: float = 0.85,
         peak_decay: float = 0.9,
         prior_weight: float = 1e4,
+        constant_prior_weight: float = 0.5,
         min_scale: float = 0.25,
         max_scale: float = 8.0,
     ) -> None:
@@ -118,11 +149,13 @@ class HeuristicCounter:
         self.decay = decay
         self.peak_decay = peak_decay
         self.prior_weight = prior_weight
+        self.constant_prior_weight = constant_prior_weight
         self.min_scale = min_scale
         self.max_scale = max_scale
         self.text_scale = 1.0
         self.json_scale = 1.0
-        self._sums = dict.fromkeys(("tt", "tj", "jj", "ty", "jy"), 0.0)
+        self.constant = 0.0
+        self._sums = dict.fromkeys(_SUM_KEYS, 0.0)
         self._actual_sum = 0.0
         self._fitted_sum = 0.0
         self._peak = 1.0
@@ -159,10 +192,11 @@ class HeuristicCounter:
             text, json_units, fixed = text + t, json_units + j, fixed + f
         return text, json_units, fixed
 
-    def fitted(self, units: Units) -> float:
-        """The calibrated size of `units`, before the margin."""
+    def fitted(self, units: Units, *, whole_prompt: bool = False) -> float:
+        """The calibrated size of `units` (of a whole prompt: with the constant), no margin."""
         text, json_units, fixed = units
-        return self.text_scale * text + self.json_scale * json_units + fixed
+        size = self.text_scale * text + self.json_scale * json_units + fixed
+        return max(0.0, size + self.constant) if whole_prompt else size
 
     # -- calibrated estimates ---------------------------------------------------------------
 
@@ -182,7 +216,8 @@ class HeuristicCounter:
         return math.ceil(fitted * self.factor)
 
     def count_messages(self, messages: Sequence[Message], tools: Tools) -> int:
-        return self.scale(self.fitted(self.units(messages, tools))) + self.margin_tokens
+        fitted = self.fitted(self.units(messages, tools), whole_prompt=True)
+        return self.scale(fitted) + self.margin_tokens
 
     def count_suffix(self, messages: Sequence[Message]) -> int:
         """Estimate of messages appended to a prompt whose count is known."""
@@ -205,28 +240,34 @@ class HeuristicCounter:
         """Calibrate with the server's count of a prompt."""
         if actual <= 0:
             return
-        text, json_units, fixed = self.units(messages, tools)
+        units = self.units(messages, tools)
+        text, json_units, fixed = units
+        features = (text, json_units, 1.0)
         target = actual - fixed
-        sums, decay = self._sums, self.decay
-        for key, value in (
-            ("tt", text * text),
-            ("tj", text * json_units),
-            ("jj", json_units * json_units),
-            ("ty", text * target),
-            ("jy", json_units * target),
-        ):
-            sums[key] = decay * sums[key] + value
-        prior = self.prior_weight  # ridge toward scale 1.0
-        a11, a12, a22 = sums["tt"] + prior, sums["tj"], sums["jj"] + prior
-        b1, b2 = sums["ty"] + prior, sums["jy"] + prior
-        determinant = a11 * a22 - a12 * a12
-        if determinant > 0:
-            self.text_scale = self._clamp((b1 * a22 - a12 * b2) / determinant)
-            self.json_scale = self._clamp((a11 * b2 - a12 * b1) / determinant)
-        fitted = self.fitted((text, json_units, fixed))
+        weight = (1000.0 / actual) ** 2  # relative errors count, as a 1000-token prompt's would
+        sums = self._sums
+        for key in _SUM_KEYS:
+            first, second = key
+            value = features[_FEATURE[first]] * (
+                target if second == "y" else features[_FEATURE[second]]
+            )
+            sums[key] = self.decay * sums[key] + weight * value
+        weights = (self.prior_weight, self.prior_weight, self.constant_prior_weight)
+        priors = (1.0, 1.0, 0.0)
+        matrix = [
+            [sums[_sum_key(i, j)] + (weights[i] if i == j else 0.0) for j in range(3)]
+            for i in range(3)
+        ]
+        rhs = [sums[_sum_key(i, "y")] + weights[i] * priors[i] for i in range(3)]
+        solution = _solve(matrix, rhs)
+        if solution is not None:
+            self.text_scale = self._clamp(solution[0])
+            self.json_scale = self._clamp(solution[1])
+            self.constant = solution[2]
+        fitted = max(1.0, self.fitted(units, whole_prompt=True))
         observed = actual / fitted
-        self._actual_sum = decay * self._actual_sum + actual
-        self._fitted_sum = decay * self._fitted_sum + fitted
+        self._actual_sum = self.decay * self._actual_sum + actual
+        self._fitted_sum = self.decay * self._fitted_sum + fitted
         if self.observations == 0:
             self._peak = observed
         else:
@@ -242,6 +283,7 @@ class HeuristicCounter:
             **{f"sum_{key}": value for key, value in self._sums.items()},
             "text_scale": self.text_scale,
             "json_scale": self.json_scale,
+            "constant": self.constant,
             "actual_sum": self._actual_sum,
             "fitted_sum": self._fitted_sum,
             "peak": self._peak,
@@ -255,6 +297,7 @@ class HeuristicCounter:
             self._sums[key] = float(calibration.get(f"sum_{key}", 0.0))
         self.text_scale = float(calibration.get("text_scale", 1.0))
         self.json_scale = float(calibration.get("json_scale", 1.0))
+        self.constant = float(calibration.get("constant", 0.0))
         self._actual_sum = float(calibration.get("actual_sum", 0.0))
         self._fitted_sum = float(calibration.get("fitted_sum", 0.0))
         self._peak = float(calibration.get("peak", 1.0))

@@ -1,7 +1,7 @@
-"""Sensors: discover new corpus threads; curate and export each thread once it is annotated.
+"""Sensors: discover new corpus threads; curate each thread once annotated, export once curated.
 
-Both run by default. Their minimum interval is `TERRARIUM_SENSOR_INTERVAL` seconds when that is
-set (tests and demos use a second or two), else a minute for discovery and 30 s for curation.
+All three run by default. Their minimum interval is `TERRARIUM_SENSOR_INTERVAL` seconds when that is
+set (tests and demos use a second or two), else a minute for discovery and 30 s for the others.
 """
 
 from __future__ import annotations
@@ -70,33 +70,72 @@ def thread_discovery_sensor(
 
 @dg.sensor(
     name="curation_sensor",
-    target=[curated_glossary, glossary_export],
+    target=curated_glossary,
     minimum_interval_seconds=sensor_interval(30),
     default_status=dg.DefaultSensorStatus.RUNNING,
     description=(
         "When threads' annotations materialize, requests one run per contiguous range of them "
-        "that curates the threads and exports the glossary as of each."
+        "that curates those threads (ahead of queued annotation runs)."
     ),
 )
 def curation_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    return follow_materializations(
+        context,
+        upstream=thread_annotations.key,
+        target=curated_glossary.key,
+        tags={"dagster/priority": CURATION_PRIORITY},
+    )
+
+
+@dg.sensor(
+    name="export_sensor",
+    target=glossary_export,
+    minimum_interval_seconds=sensor_interval(30),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description=(
+        "When threads' curations materialize, requests one run per contiguous range of them that "
+        "exports the glossary as of each of those threads."
+    ),
+)
+def export_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    return follow_materializations(
+        context, upstream=curated_glossary.key, target=glossary_export.key
+    )
+
+
+def follow_materializations(
+    context: dg.SensorEvaluationContext,
+    *,
+    upstream: dg.AssetKey,
+    target: dg.AssetKey,
+    tags: dict[str, str] | None = None,
+) -> dg.SensorResult | dg.SkipReason:
+    """Request `target` for the threads whose `upstream` materialized since the cursor.
+
+    One run per contiguous range of those threads (in story order); the cursor is the storage id
+    of the last materialization seen, so each is followed once. A run gets its own asset step
+    (rather than sharing a run with the upstream asset): the assets yield one materialization per
+    thread and no output, so a downstream step in the same run would be skipped.
+    """
     after = int(context.cursor) if context.cursor else None
     records = context.instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=thread_annotations.key, after_storage_id=after),
+        dg.AssetRecordsFilter(asset_key=upstream, after_storage_id=after),
         limit=MATERIALIZATIONS_PER_TICK,
         ascending=True,
     ).records
     if not records:
-        return dg.SkipReason("no new thread annotations")
+        return dg.SkipReason(f"no new {upstream.to_user_string()} materializations")
     last_seen = max(record.storage_id for record in records)
-    annotated = {record.partition_key for record in records if record.partition_key}
+    threads = {record.partition_key for record in records if record.partition_key}
     ordered = context.instance.get_dynamic_partitions(threads_partitions.name)
+    name = target.to_user_string()
     requests = [
         range_run_request(
             keys,
-            asset_selection=[curated_glossary.key, glossary_export.key],
-            run_key=f"curate {keys[0]}..{keys[-1]} after {last_seen}",
-            tags={"dagster/priority": CURATION_PRIORITY},
+            asset_selection=[target],
+            run_key=f"{name} {keys[0]}..{keys[-1]} after {last_seen}",
+            tags=tags,
         )
-        for keys in contiguous_ranges(ordered, annotated)
+        for keys in contiguous_ranges(ordered, threads)
     ]
     return dg.SensorResult(run_requests=requests, cursor=str(last_seen))

@@ -38,7 +38,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from terrarium_dagster.context.prompts import canonical_tools, tools_json
 from terrarium_dagster.context.state import ContextState
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
-from terrarium_dagster.glossary.models import CHECKPOINT_KINDS, Checkpoint, Revision
+from terrarium_dagster.glossary.models import (
+    CHECKPOINT_KINDS,
+    Checkpoint,
+    Revision,
+    ThreadState,
+)
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import Actor, GlossaryStore, parse_entry_id
 
@@ -47,6 +52,7 @@ FINISHED_STATUSES = ("annotated", "curated")
 _SNAPSHOT_REF = re.compile(r"^\s*(?:[Ss](?:napshot)?\s*)?#?\s*(\d+)\s*$")
 
 CheckpointKind = Literal["thread_end", "shutdown", "manual"]
+Basis = Literal["after", "in_force", "none"]
 
 
 class SnapshotNotFoundError(InputError):
@@ -116,7 +122,7 @@ class SnapshotChoice(BaseModel):
     snapshot_id: int | None  # the one to summon: after_id, else in_force_id
     in_force_id: int | None  # the snapshot the revision recorded (taken before the edit)
     after_id: int | None  # the first checkpoint at or after the revision (holds the edit)
-    basis: Literal["after", "in_force", "none"]
+    basis: Basis
 
 
 class SnapshotHeader(BaseModel):
@@ -313,6 +319,7 @@ def _choice(store: GlossaryStore, revision: Revision) -> SnapshotChoice:
         None,
     )
     in_force = revision.snapshot_id
+    basis: Basis
     if after is not None:
         chosen, basis = after, "after"
     elif in_force is not None:
@@ -324,7 +331,7 @@ def _choice(store: GlossaryStore, revision: Revision) -> SnapshotChoice:
         snapshot_id=chosen,
         in_force_id=in_force,
         after_id=after,
-        basis=basis,  # type: ignore[arg-type]
+        basis=basis,
     )
 
 
@@ -441,7 +448,7 @@ def _restore_own_thread(
     store: GlossaryStore,
     row: Checkpoint,
     payload: CheckpointPayload,
-    own: Any,
+    own: ThreadState,
     pointer: int,
     curated_after: bool,
 ) -> None:

@@ -100,6 +100,7 @@ MAX_QUESTION_CHARS = 4000
 READ_TOOL_NAMES = ("glossary_search", "read_post", "read_thread_range")
 NO_ANSWER = "(the summoned context gave no answer)"
 TRUNCATION_MARKER = "[… {count} characters cut for the summon …]"
+TRUNCATION_MARKER_TAIL = "characters cut for the summon …]"
 MIN_TRUNCATE_CHARS = 600
 STORY_CUT_MARKER = "[… the beginning of the story so far was cut for the summon …] "
 MIN_STORY_CHARS = 200
@@ -339,6 +340,11 @@ class SummonManager:
         if self._session is None:
             return None
         return self.dismiss(ended=ended)
+
+    def abandon(self) -> None:
+        """Forget the open summon without logging it: the loop calls this when the scene that
+        opened it is rolled back (its calls, logged in that transaction, are gone with it)."""
+        self._session = None
 
     def _require(self, doing: str) -> SummonSession:
         if self._session is None:
@@ -628,7 +634,7 @@ class SummonManager:
             for index, message in enumerate(history)
             if isinstance(message.get("content"), str)
             and len(message["content"]) > MIN_TRUNCATE_CHARS
-            and TRUNCATION_MARKER.split("{")[0] not in message["content"]
+            and TRUNCATION_MARKER_TAIL not in message["content"]
         ]
         if not candidates:
             return False

@@ -133,7 +133,12 @@ def why(
     if entry is None and revision is None:
         raise InputError("give an entry (E12, a term or an alias) or a revision id")
     if revision is not None:
-        chosen = store.revision(revision)
+        try:
+            chosen = store.revision(revision)
+        except StoreError as exc:
+            if "no revision" not in str(exc):
+                raise
+            raise InputError(f"{exc} (give a revision id that `terrarium lineage` lists)") from None
         if chosen.entry_id is None:
             raise InputError(f"revision {revision} changed no entry; nothing to ask about")
         if entry is not None and find_entry(store, entry) != chosen.entry_id:
