@@ -22,6 +22,7 @@ from terrarium_dagster.context import (
     ContextManager,
     ContextState,
     ServerCounter,
+    parse_overflow,
     scene_message,
     tool_pair_problems,
 )
@@ -34,7 +35,7 @@ from terrarium_dagster.context.prompts import (
     SUMMARIZE_THREAD_HEADING,
     parse_entry_refs,
 )
-from terrarium_dagster.errors import AgentError, BudgetError
+from terrarium_dagster.errors import AgentError, BudgetError, ContextOverflowError
 
 TOOLS = [
     {
@@ -685,3 +686,112 @@ def test_calibration_is_saved_in_the_state_and_restored() -> None:
     restored = manager(budget=5000, state=ContextState.from_json(cm.state.to_json()))
     assert restored.counter.calibration() == cm.counter.calibration()
     assert restored.counter.calibration()["observations"] == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            "This model's maximum context length is 4096 tokens. However, you requested 4200 "
+            "tokens (3900 in the messages, 300 in the completion). Please reduce the length.",
+            (4096, 3900),
+        ),
+        (
+            "This model's maximum context length is 4096 tokens. However, your request has 5000 "
+            "input tokens. Please reduce the length of the input messages.",
+            (4096, 5000),
+        ),
+        (
+            "This model's maximum context length is 4096 tokens. However, you requested 300 "
+            "output tokens and your prompt contains at least 3901 input tokens, for a total of "
+            "at least 4201 tokens.",
+            (4096, 3901),
+        ),
+        (
+            "You passed 3990 input tokens and requested 300 output tokens. However, the model's "
+            "context length is only 4096 tokens, resulting in a maximum input length of 3796.",
+            (4096, 3990),
+        ),
+        ("upstream failure", (None, None)),
+    ],
+)
+def test_parse_overflow_reads_vllms_wordings(
+    message: str, expected: tuple[int | None, int | None]
+) -> None:
+    assert parse_overflow(message) == expected
+
+
+# -- thread boundaries and other requests ----------------------------------------------------------
+
+
+def test_first_scene_of_a_thread_folds_the_finished_thread_before_it_piles_up() -> None:
+    summarizer, flusher, events = Summarizer(), Flusher(), []
+    policy = CompactionPolicy(min_free_tokens=1000)
+    cm = manager(
+        budget=100_000, summarizer=summarizer, flusher=flusher, events=events, policy=policy
+    )
+    fill(cm, 1, range(1, 15))  # well over min_free_tokens
+    cm.end_thread(1)
+    full_before = cm.build()
+    _, text, _ = prepare(cm, 2, 1)  # fits easily: the fold is about cost, not room
+    assert [(e.tier, e.reason) for e in events] == [("fold_thread", "thread_start")]
+    assert cm.state.history == [] and cm.state.thread_summary(1) is not None
+    assert len(flusher.calls) == 1
+    assert summarizer.calls[0][:-1] == full_before  # the whole cached prefix, instruction last
+    assert cm.build(text)[-1] == {"role": "user", "content": text}
+
+
+def test_first_scene_of_a_thread_keeps_a_small_finished_thread() -> None:
+    summarizer = Summarizer()
+    cm = manager(
+        budget=100_000, summarizer=summarizer, policy=CompactionPolicy(min_free_tokens=1000)
+    )
+    fill(cm, 1, range(1, 3))  # under min_free_tokens
+    cm.end_thread(1)
+    _, _, events = prepare(cm, 2, 1)
+    assert events == [] and summarizer.calls == []
+    assert history_scene_ids(cm) == ["1#1", "1#2"]
+
+
+def test_make_room_leaves_the_asked_tokens_free_after_the_prefix() -> None:
+    events: list[CompactionEvent] = []
+    cm = manager(budget=100_000, events=events)
+    fill(cm, 1, range(1, 21))
+    cm.budget = true_count(cm.build()) + cm.max_tokens + 500
+    assert cm.make_room(400, thread_id=1) == []
+    cm.make_room(2000, thread_id=1)
+    assert events and events[0].tier == "summarize_chunk"
+    assert true_count(cm.build()) + 2000 <= cm.limit
+
+
+def test_make_room_that_cannot_be_made_is_a_budget_error_that_changes_nothing() -> None:
+    cm = manager(budget=100_000)
+    fill(cm, 1, range(1, 6))
+    cm.budget = true_count(cm.build()) + cm.max_tokens
+    before = cm.state.to_json()
+    with pytest.raises(BudgetError, match="and 99000 more for its own messages"):
+        cm.make_room(99_000, thread_id=1)
+    assert cm.state.to_json() == before
+
+
+class ServerOverflow(ContextOverflowError):
+    """An overflow error as a client reports it: the numbers parsed already."""
+
+    def __init__(self, prompt_tokens: int, max_context_length: int) -> None:
+        super().__init__("context overflow (HTTP 400)")
+        self.prompt_tokens = prompt_tokens
+        self.max_context_length = max_context_length
+
+
+def test_overflow_uses_the_numbers_the_client_parsed() -> None:
+    cm = manager(budget=8000, max_tokens=256)
+    fill(cm, 1, range(1, 12))
+    _, text = next_scene(1, 12)
+    scene = [{"role": "user", "content": text}]
+    sent = cm.build(scene)
+    plan = cm.on_overflow(
+        scene, ServerOverflow(true_count(sent), 5000), thread_id=1, scene_id="1#12"
+    )
+    assert cm.budget == 5000
+    assert true_count(plan.messages) + 256 <= 5000
+    assert cm.counter.count_messages(sent, cm.tools) == true_count(sent)

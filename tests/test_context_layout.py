@@ -222,13 +222,13 @@ def test_task_messages_start_with_their_fixed_first_line() -> None:
         "# Task: summarize_chunk",
         "thread 7 · scenes 7#1 .. 7#5 (2 scenes)",
         "scene ids: 7#1, 7#5",
-        "entries: [E1]–[E3]",
+        "entries: [E1], [E2], [E3]",
     ]
     assert "## Previous summary" not in chunk
     assert chained.endswith("## Previous summary\nBefore.\n")
     assert thread.startswith("# Task: summarize_thread\nthread 7 · scenes 7#9 .. 7#9")
     assert "## Previous summary\nBefore." in thread
-    assert fold.startswith("# Task: fold_story\nthreads: 7, 8\nentries: [E4], [E9]\n")
+    assert fold.startswith("# Task: fold_story\nthreads: 7, 8\n")
     assert fold.index("## Previous summary\nStory.") < fold.index("### Thread 7\nSeven.")
     assert flush.startswith("# Task: flush\nleaving context: scenes 7#1 .. 7#5\n")
 

@@ -11,6 +11,7 @@ import pytest
 from terrarium_dagster.agent.simulator import (
     PrefixCache,
     SimulatedVLLM,
+    completion_text,
     render_chat,
     tokenize_text,
 )
@@ -99,17 +100,19 @@ def test_identical_prompt_is_cached_in_full_blocks_except_the_last_token(
     assert sim.stats.calls == 2 and sim.stats.cached_tokens == (prompt - 1) // 16 * 16
 
 
-def test_extended_prompt_reuses_the_full_blocks_of_its_prefix(client: httpx.Client) -> None:
+def test_next_round_reuses_the_prompt_and_the_generated_answer() -> None:
+    sim = SimulatedVLLM(lambda body: {"content": paragraph(9, 60)}, max_model_len=4096)
     messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": paragraph(2)}]
-    first = chat(client, messages).json()
-    extended = [*messages, first["choices"][0]["message"], {"role": "user", "content": "more"}]
-    usage = chat(client, extended).json()["usage"]
-    before = tokenize_text(render_chat(messages, TOOLS))
+    with httpx.Client(transport=sim, base_url="http://sim.invalid") as client:
+        first = chat(client, messages).json()
+        answer = first["choices"][0]["message"]
+        extended = [*messages, answer, {"role": "user", "content": "more"}]
+        usage = chat(client, extended).json()["usage"]
+    sequence = tokenize_text(render_chat(messages, TOOLS)) + tokenize_text(completion_text(answer))
     after = tokenize_text(render_chat(extended, TOOLS))
-    pairs = enumerate(zip(before, after, strict=False))
-    common = next((i for i, (x, y) in pairs if x != y), len(before))
-    assert common == len(before)  # the generation prompt opens the assistant turn too
-    assert usage["prompt_tokens_details"]["cached_tokens"] == common // 16 * 16
+    assert after[: len(sequence)] == sequence  # the template renders the answer as generated
+    assert usage["prompt_tokens_details"]["cached_tokens"] == len(sequence) // 16 * 16
+    assert len(sequence) // 16 > first["usage"]["prompt_tokens"] // 16  # answer blocks count
 
 
 def test_changed_early_message_misses_the_cache_from_the_change_on(

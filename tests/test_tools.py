@@ -432,7 +432,7 @@ def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     result = create(ctx, "Lord Varen", aliases=["Varen"])
-    assert result["posts"] == [104, 105]
+    assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
     rows = store.provenance(1)
     assert [(p.post_id, p.thread_id) for p in rows] == [(104, 100), (105, 100)]
     assert rows[0].quote == "Lord Varen smiles from his chair of glimmerstone."
@@ -442,15 +442,14 @@ def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
 def test_provenance_defaults_to_the_scene_first_post_when_the_term_is_absent(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
-    assert create(ctx, "Sablecoats")["posts"] == [104]
+    create(ctx, "Sablecoats")
     assert [(p.post_id, p.quote) for p in store.provenance(1)] == [(104, "")]
 
 
 def test_given_earlier_posts_are_accepted_with_their_sentence(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
-    result = create(ctx, "Keth'ra", post_ids=[101, 101, 104])
-    assert result["posts"] == [101, 104]
+    create(ctx, "Keth'ra", post_ids=[101, 101, 104])
     quotes = {p.post_id: p.quote for p in store.provenance(1)}
     assert quotes == {101: "Keth'ra waits by the gate.", 104: ""}
 
@@ -471,8 +470,9 @@ def test_update_adds_aliases_and_new_provenance_once(
     result = run(
         ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["Varen"], "reason": "short name"}
     )
-    assert result["entry"]["aliases"] == ["Varen"]
-    assert result["posts"] == [105]  # 104 was already recorded
+    assert store.get_entry(1).aliases == ["Varen"]
+    assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
+    assert [p.post_id for p in store.provenance(1)] == [104, 105]  # 104 recorded once
     revisions = store.revisions(1)
     assert revisions[-1].reason == "short name"
     again = run(ctx, "glossary_update", {"entry_id": 1, "post_ids": [104, 105]})
@@ -558,5 +558,5 @@ def test_a_later_thread_sees_the_earlier_one(store: GlossaryStore, corpus: Corpu
     scene = corpus.scenes(200)[0]
     ctx = ToolContext(store, corpus, Actor("agent", thread_id=200, scene_id=scene.id), scene)
     assert run(ctx, "read_post", {"post_id": 106})["ok"]
-    assert create(ctx, "Varen", post_ids=[105, 200])["posts"] == [105, 200]
+    create(ctx, "Varen", post_ids=[105, 200])
     assert {(p.post_id, p.thread_id) for p in store.provenance(1)} == {(105, 100), (200, 200)}

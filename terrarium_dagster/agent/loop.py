@@ -19,8 +19,14 @@ from typing import Any
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.agent.client import ChatClient, ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
-from terrarium_dagster.agent.relevant import entry_line, relevant_entries
-from terrarium_dagster.agent.tools import ToolContext, ToolRegistry, default_registry, dispatch
+from terrarium_dagster.agent.relevant import RelevantEntry, entry_line, relevant_entries
+from terrarium_dagster.agent.tools import (
+    ToolContext,
+    ToolOutcome,
+    ToolRegistry,
+    default_registry,
+    dispatch,
+)
 from terrarium_dagster.config import Settings
 from terrarium_dagster.context import prompts
 from terrarium_dagster.context.compaction import CompactionEvent, ContextManager
@@ -36,9 +42,12 @@ from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
 log = logging.getLogger(__name__)
 
-RELEVANT_ENTRY_TOKENS = 1500
+RELEVANT_ENTRY_TOKENS = 1500  # the known-entries block: at most this, and about the story's size
+RELEVANT_ENTRY_MIN = 100
+MAX_KNOWN_LINES = 80
 STORY_SHARE = 0.45  # a scene's story text takes at most this share of the prompt limit
 CHARS_PER_TOKEN = 4
+CURATE_MESSAGE_TOKENS = 3000
 CANDIDATE_QUERIES = 8
 FLUSH_ROUNDS = 2
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
@@ -192,7 +201,7 @@ class Annotator:
             turns.append(assistant_message_dict(result.message))
             if not result.tool_calls:
                 break
-            turns.extend(self._run_tools(result))
+            turns.extend(outcome.message() for outcome in self._run_tools(result))
         return turns[len(messages) :]
 
     def _record_compaction(self, event: CompactionEvent) -> None:
@@ -220,11 +229,11 @@ class Annotator:
             snapshot_id=latest.id if latest else None,
         )
 
-    def _run_tools(self, result: ChatResult) -> list[Message]:
+    def _run_tools(self, result: ChatResult) -> list[ToolOutcome]:
         _, scene = self._scope or (None, None)
         assert scene is not None, "tools run only within a scene"
         ctx = ToolContext(store=self.store, corpus=self.corpus, actor=self._actor(), scene=scene)
-        return [dispatch(self.registry, ctx, call).message() for call in result.tool_calls]
+        return [dispatch(self.registry, ctx, call) for call in result.tool_calls]
 
     # -- the scene loop ---------------------------------------------------------------------
 
@@ -234,13 +243,12 @@ class Annotator:
         known = [name for entry in live for name in (entry.term, *entry.aliases)]
         found = find_candidates(text, known, known_words=False)
         candidates = [c.term for c in found][:CANDIDATE_QUERIES]
+        story_tokens = len(text) // CHARS_PER_TOKEN
+        budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 2))
         relevant = relevant_entries(
-            self.store,
-            text,
-            candidates=candidates,
-            token_budget=RELEVANT_ENTRY_TOKENS,
-            entries=live,
+            self.store, text, candidates=candidates, token_budget=None, entries=live
         )
+        known = known_lines(relevant, lines_shown(self.context.state.history), budget)
         return prompts.scene_message(
             scene_id=scene.id,
             thread_id=thread.id,
@@ -249,7 +257,7 @@ class Annotator:
             scene_count=count,
             first_post_id=scene.posts[0].id,
             last_post_id=scene.posts[-1].id,
-            known_entries=[entry_line(item.entry) for item in relevant],
+            known_entries=known,
             story=text,
         )
 
@@ -331,9 +339,12 @@ class Annotator:
             turns.append(assistant_message_dict(result.message))
             if not result.tool_calls:
                 break
-            turns.extend(self._run_tools(result))
+            outcomes = self._run_tools(result)
+            turns.extend(outcome.message() for outcome in outcomes)
             if self.stop.is_set():
                 raise Interrupted(f"stopped during scene {scene.id}")
+            if prompts.SCENE_DONE in (result.content or "") and all(o.ok for o in outcomes):
+                break  # the model said these calls finish the scene, and they all succeeded
         self.summons.dismiss_if_open()
         changed = self.store.revisions(since_id=before)
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
@@ -447,6 +458,7 @@ class Annotator:
 
         try:
             with self.store.transaction():
+                self.context.make_room(CURATE_MESSAGE_TOKENS + 64, thread_id=thread.id)
                 report = curate_thread(
                     self.store,
                     self.corpus,
@@ -454,7 +466,9 @@ class Annotator:
                     thread_id=thread.id,
                     actor=actor,
                     prefix_messages=self.context.build(),
+                    max_tokens_message=CURATE_MESSAGE_TOKENS,
                 )
+                self.store.save_context_state(self.context.state.to_json())
                 state = self.store.thread_state(thread.id)
                 assert state is not None
                 self.store.set_thread_state(
@@ -536,3 +550,41 @@ def fit_story(scene: Scene, max_chars: int) -> str:
             )
         blocks.append(f"[post {post.id}]\n{body}")
     return "\n\n".join(blocks)
+
+
+def lines_shown(history: Sequence[Message]) -> set[str]:
+    """Known-entry lines already in the conversation (scene messages still in the history).
+
+    Derived from the saved context itself, so a resumed run renders exactly what an
+    uninterrupted one would.
+    """
+    shown: set[str] = set()
+    for message in history:
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, str):
+            continue
+        if not content.startswith(prompts.SCENE_HEADING):
+            continue
+        shown.update(line for line in content.splitlines() if line.startswith("- [E"))
+    return shown
+
+
+def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int) -> list[str]:
+    """The `## Known entries` lines of a scene, within about `budget` tokens of definitions.
+
+    Every entry that occurs in the scene is listed, so the model never re-creates one; its
+    definition is shown when the same line is not already in the conversation and the budget
+    allows, else the line ends in "…" (shown above, or left out: glossary_search reads it).
+    Similar entries (full-text matches) are listed only while the budget lasts.
+    """
+    lines: list[str] = []
+    spent = 0
+    for item in relevant:
+        line = entry_line(item.entry)
+        cost = len(line) // CHARS_PER_TOKEN + 1
+        if line not in shown and spent + cost <= budget:
+            lines.append(line)
+            spent += cost
+        elif item.reason == "occurs" and len(lines) < MAX_KNOWN_LINES:
+            lines.append(entry_line(item.entry, short=True))
+    return lines

@@ -34,6 +34,8 @@ A one-word candidate that is a word of exactly one known multiword name (`Quill`
 - Turn 2: for each create refused as a duplicate (`... already exists as E12 ...`, or the
   store's `... is already the term of entry E12 ...`) a
   `glossary_update` of the named entry with the candidate's posts; otherwise the final answer.
+  Every turn of writes carries the text `SCENE DONE` beside its tool calls: when all of them
+  succeed the loop ends the scene without asking again (one call for a typical scene).
 - Then: the final answer, `Scene <id> done: created E12 Keth'ra; updated E4.`; also after
   `max_turns` assistant turns whatever happened, so a scene never loops.
 A scene with nothing to record takes one call, a typical scene two, one with duplicates three.
@@ -86,6 +88,7 @@ from terrarium_dagster.agent.candidates import (
     is_common_word,
     sentences_with,
 )
+from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.glossary.normalize import normalize_term
 
 OFFLINE_MODEL = "terrarium-offline"
@@ -94,7 +97,7 @@ CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
 GENERATION_PROMPT_TOKENS = 3
 TOOLS_OVERHEAD_TOKENS = 10
-DEFINITION_CHARS = 300
+DEFINITION_CHARS = 220
 MAX_POSTS_PER_CALL = 5
 SUMMARY_CHARS = {"summarize_chunk": 1200, "summarize_thread": 1600, "fold_story": 2400}
 ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -543,7 +546,7 @@ class SceneAnnotator:
         if self.search_first and "glossary_search" in tools and plan.creates and not searched:
             for candidate, _args in plan.creates:
                 pending.append(("glossary_search", {"query": candidate.term, "limit": 3}))
-            return Reply(tool_calls=tuple(pending))
+            return Reply(tool_calls=tuple(pending))  # results needed: no done mark
         hits = _search_hits(calls)
         found = _searched_entries(calls)
         for candidate, args in plan.creates:
@@ -583,7 +586,9 @@ class SceneAnnotator:
                 updated.add(entry_id)
                 pending.append(("glossary_update", args))
         if pending:
-            return Reply(tool_calls=tuple(pending))
+            # writes only: if every one succeeds there is nothing left to do, so say so now and
+            # save the confirmation round (the loop calls again only when a call failed)
+            return Reply(content=SCENE_DONE, tool_calls=tuple(pending))
         return Reply(content=self._final(scene, calls, None))
 
     @staticmethod
@@ -598,7 +603,7 @@ class SceneAnnotator:
             ref = f"{entry.get('id')} {entry.get('term')}"
             if call.name == "glossary_create" and ref not in created:
                 created.append(ref)
-            elif call.name == "glossary_update" and "posts" in result and ref not in updated:
+            elif call.name == "glossary_update" and "note" not in result and ref not in updated:
                 updated.append(ref)
         parts = []
         if created:
@@ -1240,7 +1245,8 @@ class OfflineBackend(httpx.BaseTransport):
                 calls.append(call)
                 spent += cost
             if calls:
-                message["content"] = None
+                complete = len(calls) == len(reply.tool_calls)
+                message["content"] = reply.content if reply.content and complete else None
                 message["tool_calls"] = calls
                 finish = "tool_calls" if len(calls) == len(reply.tool_calls) else "length"
                 return message, spent, finish

@@ -16,7 +16,7 @@ from terrarium_dagster.glossary.models import Entry
 from terrarium_dagster.glossary.store import GlossaryStore
 
 CHARS_PER_TOKEN = 4
-DEFINITION_CHARS = 220
+DEFINITION_CHARS = 180
 FTS_QUERIES = 8
 FTS_HITS_PER_QUERY = 2
 
@@ -43,10 +43,17 @@ class RelevantEntry:
     offset: int  # first occurrence in the folded scene text, or a large number for "similar"
 
 
-def entry_line(entry: Entry, *, definition_chars: int = DEFINITION_CHARS) -> str:
-    """The one-line form the agent sees: `- [E12] Term (aliases: a; b) [status]: definition`."""
+def entry_line(
+    entry: Entry, *, definition_chars: int = DEFINITION_CHARS, short: bool = False
+) -> str:
+    """The one-line form the agent sees: `- [E12] Term (aliases: a; b) [status]: definition`.
+
+    `short` replaces the definition with "…" (for an entry already shown unchanged above).
+    """
     definition = " ".join(entry.definition.split())
-    if len(definition) > definition_chars:
+    if short:
+        definition = "…"
+    elif len(definition) > definition_chars:
         definition = definition[: definition_chars - 1].rstrip() + "…"
     aliases = f" (aliases: {'; '.join(entry.aliases)})" if entry.aliases else ""
     return f"- [E{entry.id}] {entry.term}{aliases} [{entry.status}]: {definition}"
@@ -57,10 +64,11 @@ def relevant_entries(
     scene_text: str,
     *,
     candidates: Sequence[str] = (),
-    token_budget: int = 1500,
+    token_budget: int | None = 1500,
     entries: Iterable[Entry] | None = None,
 ) -> list[RelevantEntry]:
-    """Entries to show with a scene, most relevant first, within `token_budget` tokens."""
+    """Entries to show with a scene, most relevant first, within `token_budget` tokens (None:
+    every match; the caller decides how much of each to show)."""
     padded = f" {match_key(scene_text)} "
     occurring: list[RelevantEntry] = []
     shown: set[int] = set()
@@ -88,6 +96,8 @@ def relevant_entries(
             shown.add(entry.id)
             similar.append(RelevantEntry(entry, "similar", 1 << 30))
 
+    if token_budget is None:
+        return [*occurring, *similar]
     chosen: list[RelevantEntry] = []
     spent = 0
     for item in (*occurring, *similar):

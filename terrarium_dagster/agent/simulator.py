@@ -18,9 +18,10 @@ to a chat request before the model sees it, with its own deterministic stand-ins
   `prompt_tokens_details.cached_tokens`) and serves `/v1/models` and `/tokenize` with the same
   tokenizer.
 
-Only prompt blocks are cached (vLLM also caches the blocks of generated tokens, which a later
-prompt rarely reproduces byte for byte after the template re-renders them). `stats` keeps the
-totals a benchmark reports.
+The blocks of the generated answer are cached with the prompt's, as vLLM keeps a finished
+sequence's blocks: the next round, which sends the answer back, reuses them when the template
+renders it as generated (here: always, except reasoning, which the next prompt leaves out when
+the loop drops it). `stats` keeps the totals a benchmark reports.
 """
 
 from __future__ import annotations
@@ -211,21 +212,29 @@ class PrefixCache:
             hashes.append(previous)
         return hashes
 
-    def lookup_and_insert(self, tokens: Sequence[str]) -> int:
-        """Cached tokens for a prompt of `tokens`, then cache its blocks. Thread-unsafe."""
-        hashes = self.block_hashes(tokens)
-        usable = (len(tokens) - 1) // self.block_size  # the last token is always computed
+    def lookup(self, tokens: Sequence[str]) -> int:
+        """Cached tokens for a prompt of `tokens`: its leading full blocks found in the cache,
+        never the whole prompt (the last token is always computed)."""
+        usable = (len(tokens) - 1) // self.block_size
         hits = 0
-        for digest in hashes[:usable]:
+        for digest in self.block_hashes(tokens[: usable * self.block_size]):
             if digest not in self._blocks:
                 break
             hits += 1
-        for digest in reversed(hashes):  # tail first: the prefix is evicted last
+        return hits * self.block_size
+
+    def insert(self, tokens: Sequence[str]) -> None:
+        """Cache the full blocks of `tokens`, touched tail first so the prefix is evicted last."""
+        for digest in reversed(self.block_hashes(tokens)):
             self._blocks[digest] = None
             self._blocks.move_to_end(digest)
         while len(self._blocks) > self.capacity:
             self._blocks.popitem(last=False)
-        return hits * self.block_size
+
+    def lookup_and_insert(self, tokens: Sequence[str]) -> int:
+        cached = self.lookup(tokens)
+        self.insert(tokens)
+        return cached
 
     def clear(self) -> None:
         self._blocks.clear()
@@ -349,7 +358,10 @@ class SimulatedVLLM(httpx.BaseTransport):
         payload = response.json()
         choices = payload.get("choices") or []
         message = (choices[0].get("message") if choices else None) or {}
-        completion = len(tokenize_text(completion_text(message)))
+        generated = tokenize_text(completion_text(message))
+        completion = len(generated)
+        with self._lock:  # like vLLM, the finished sequence's blocks stay cached
+            self.cache.insert([*tokens, *generated])
         payload["usage"] = {
             "prompt_tokens": prompt,
             "completion_tokens": completion,

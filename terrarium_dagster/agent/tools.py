@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 
 QUOTE_CHARS = 240
 SEARCH_DEFINITION_CHARS = 160
-ENTRY_DEFINITION_CHARS = 400
 READ_POST_CHARS = 4000
 RANGE_POST_CHARS = 1200
 RANGE_TOTAL_CHARS = 8000
@@ -476,6 +475,12 @@ def entry_brief(entry: Entry, *, definition_chars: int = SEARCH_DEFINITION_CHARS
     return brief
 
 
+def entry_ack(entry: Entry) -> dict[str, Any]:
+    """What a write returns: the entry's id and term, not the text the model just sent (every
+    token of a tool result is paid for as prompt on the next call)."""
+    return {"id": entry.ref, "term": entry.term}
+
+
 def _post_view(post: Post, limit: int) -> dict[str, Any]:
     text = post.text
     view: dict[str, Any] = {
@@ -594,7 +599,7 @@ def _create(ctx: ToolContext, args: GlossaryCreateArgs) -> HandlerResult:
     )
     posts = tuple(item.post_id for item in provenance)
     return HandlerResult(
-        {"entry": entry_brief(entry, definition_chars=ENTRY_DEFINITION_CHARS), "posts": posts},
+        {"entry": entry_ack(entry)},
         (ToolEffect("create", entry.id, entry.term, posts),),
     )
 
@@ -641,7 +646,7 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
     definition = args.definition if args.definition != entry.definition else None
     posts = tuple(item.post_id for item in provenance)
     if definition is None and tags is None and not new_aliases and not provenance:
-        return HandlerResult({"entry": entry_brief(entry), "note": "nothing new: already recorded"})
+        return HandlerResult({"entry": entry_ack(entry), "note": "nothing new: already recorded"})
     updated = ctx.store.update_entry(
         ctx.actor,
         entry.id,
@@ -651,10 +656,7 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
         provenance=provenance,
         reason=args.reason,
     )
-    payload: dict[str, Any] = {
-        "entry": entry_brief(updated, definition_chars=ENTRY_DEFINITION_CHARS),
-        "posts": posts,
-    }
+    payload: dict[str, Any] = {"entry": entry_ack(updated)}
     if note:
         payload["note"] = note
     return HandlerResult(payload, (ToolEffect("update", updated.id, updated.term, posts),))

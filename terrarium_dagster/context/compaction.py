@@ -16,8 +16,10 @@ Compaction runs at scene boundaries, in tiers, in this order:
 5. `cut_middle`: whole scenes are dropped from the middle of the history (last resort).
 
 Tiers 1 and 2 write summaries and aim low (`low_water` of the budget) so that compactions are rare:
-each one rewrites the prompt after the story block, which vLLM must prefill again. Tiers 3 to 5
-lose information and only aim at the budget itself, freeing at least `min_free_tokens` a pass.
+each one rewrites the prompt after the story block, which vLLM must prefill again. For the same
+reason a finished thread is folded at the first scene of the next thread (when it fills at least
+`min_free_tokens`), when almost nothing is kept behind the new story block. Tiers 3 to 5 lose
+information and only aim at the budget itself, freeing at least `min_free_tokens` a pass.
 Every pass makes structural progress (a scene leaves the history, a summary is folded, a block is
 trimmed, a message is truncated), so compaction ends; a tier whose pass frees nothing hands over to
 the next; when every tier is spent and the prompt still does not fit, `BudgetError` says why.
@@ -29,6 +31,27 @@ previous one (`## Previous summary`), keeps entry ids (`[E12]`; missing ones are
 checked: an empty, error-like or echoed answer is replaced by a deterministic extractive summary,
 so compaction still makes progress. Before turns are dropped the agent gets one flush call per
 compaction to record what it has not written yet; the flush's own messages are not kept.
+
+The agent loop, per scene (inside the scene's store transaction)::
+
+    cm.prepare(scene_text, thread_id=t, scene_id=s, reserve_tokens=r)   # may compact
+    turns = [{"role": "user", "content": scene_text}]
+    for _ in range(max_rounds):
+        plan = cm.prepare_call(turns, thread_id=t)        # within budget, pairs intact
+        turns = plan.scene_messages
+        try:
+            result = chat(plan.messages)
+        except ContextOverflowError as exc:              # one retry
+            plan = cm.on_overflow(turns, exc, thread_id=t, scene_id=s)
+            turns = plan.scene_messages
+            result = chat(plan.messages)
+        cm.observe(plan.messages, result.prompt_tokens)  # calibration (the loop's _call does it)
+        turns.append(answer); ... tool results ...
+    cm.end_scene(s, t, turns, entry_ids=written)
+    store.save_context_state(cm.state.to_json())
+
+and `cm.end_thread(t, entry_ids)` at a thread's end; `cm.make_room(n, thread_id=t)` before a
+request that continues `cm.build()` with n tokens of its own (the curator).
 """
 
 from __future__ import annotations
@@ -83,27 +106,23 @@ TRUNCATION_MARKER = "[… truncated {count} characters …]"
 _TRUNCATED = re.compile(r"\[… truncated \d+ characters …\]")
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>\s*", re.DOTALL)
 _THINK_OPENLESS = re.compile(r"^.*?</(?:think|thinking)>\s*", re.DOTALL)
-_ERROR_STARTS = (
-    "error",
-    "i'm sorry",
-    "i am sorry",
-    "sorry,",
-    "i cannot",
-    "i can't",
-    "i can not",
-    "as an ai",
-    "unable to",
+# how a refusal or a failure starts (a summary is third-person prose about the story)
+_ERROR_START = re.compile(
+    r"(error\b|i'?m sorry|i am sorry|sorry,|i can(?:'t|not| not)\b|as an ai\b)"
 )
+
 _OVERFLOW_LIMIT = (
     re.compile(r"maximum context length (?:is |of )?\(?(\d+)"),
     re.compile(r"maximum model length (?:is |of )?\(?(\d+)"),
+    re.compile(r"context length is only (\d+)"),
 )
 _OVERFLOW_PROMPT = (
     re.compile(r"\((\d+) in the messages"),
     re.compile(r"request has (\d+) input tokens"),
+    re.compile(r"prompt contains (?:at least )?(\d+) input tokens"),
+    re.compile(r"[Yy]ou passed (\d+) input tokens"),
     re.compile(r"prompt \(length (\d+)\)"),
     re.compile(r"[Ii]nput length \((\d+)\)"),
-    re.compile(r"requested (\d+) tokens"),
 )
 
 
@@ -111,11 +130,11 @@ class CompactionEvent(BaseModel):
     """One compaction pass, as recorded in the store (`log_compaction`)."""
 
     tier: Tier
-    reason: Literal["budget", "overflow"] = "budget"
+    reason: Literal["budget", "overflow", "thread_start"] = "budget"
     thread_id: int | None = None  # the thread of the scene being prepared
     scene_id: str | None = None  # the scene being prepared
-    tokens_before: int  # prompt tokens of the next request before the pass (estimate)
-    tokens_after: int  # ... and after
+    tokens_before: int  # prompt tokens of the next request before the pass (server's count
+    tokens_after: int  # when /tokenize answers, else the calibrated estimate) and after
     entry_ids: list[int] = Field(default_factory=list)
     scene_ids: list[str] = Field(default_factory=list)  # scenes the pass summarized/cut/touched
     summary: str = ""  # the summary text written, if any
@@ -171,7 +190,7 @@ class _Compaction:
     reserve: int
     thread_id: int | None
     scene_id: str | None
-    reason: Literal["budget", "overflow"]
+    reason: Literal["budget", "overflow", "thread_start"]
     flushed: bool = False
     events: list[CompactionEvent] = field(default_factory=list)
 
@@ -289,9 +308,23 @@ class ContextManager:
         """Make room for a scene: compact until the scene message plus `reserve_tokens` (room for
         its tool rounds) fits. Returns the compaction events (empty when nothing was needed).
 
+        At the first scene of a thread, finished threads that fill at least `min_free_tokens` of
+        the history are folded right away, whether or not the budget needs it yet: compaction
+        re-prefills everything it keeps after the story block, and that is least now, before the
+        new thread's scenes pile up behind it (they would be prefilled a second time later).
+
         Raises BudgetError when even an empty history cannot hold the scene message itself.
         """
         scene = [{"role": "user", "content": scene_message}]
+        if self._fold_at_boundary(thread_id):
+            return self._compact(
+                scene,
+                reserve=reserve_tokens,
+                thread_id=thread_id,
+                scene_id=scene_id,
+                reason="thread_start",
+                force=True,
+            )
         need = self.count(self.build(scene), exact_above=self.limit - reserve_tokens)
         if need + reserve_tokens <= self.limit:
             return []
@@ -309,6 +342,33 @@ class ContextManager:
             thread_id=thread_id,
             scene_id=scene_id,
             reason="budget",
+        )
+
+    def _fold_at_boundary(self, thread_id: int) -> bool:
+        """True at a thread's first scene when finished threads fill enough of the history."""
+        if not self.state.scenes or self.state.cursor.thread_id == thread_id:
+            return False
+        finished = [s for s in self.state.scenes if s.thread_id != thread_id]
+        if not finished or any(s.thread_id == thread_id for s in self.state.scenes):
+            return False
+        size = sum(self._estimate(self.state.scene_messages(s)) for s in finished)
+        return size >= self._caps().min_free
+
+    def make_room(
+        self, tokens: int, *, thread_id: int, scene_id: str | None = None
+    ) -> list[CompactionEvent]:
+        """Make the prefix (`build()`) leave `tokens` prompt tokens free, for a request that
+        continues it with its own messages (the curator's review, a summon). Compacts like
+        `prepare` does; BudgetError when even the system prompt leaves no such room."""
+        if self.count(self.build(), exact_above=self.limit - tokens) + tokens <= self.limit:
+            return []
+        return self._compact(
+            [],
+            reserve=tokens,
+            thread_id=thread_id,
+            scene_id=scene_id,
+            reason="budget",
+            reserve_required=True,
         )
 
     def prepare_call(
@@ -390,11 +450,15 @@ class ContextManager:
         and return the messages for the one retry. BudgetError when nothing can make it fit."""
         text = str(error or "")
         server_limit, server_prompt = parse_overflow(text)
+        server_limit = getattr(error, "max_context_length", None) or server_limit
+        server_prompt = getattr(error, "prompt_tokens", None) or server_prompt
         if server_limit is not None and server_limit < self.budget:
             self.budget = server_limit  # the server's window is smaller than configured
         scene = [canonical_message(m) for m in scene_messages]
         sent = self.build(scene)
         if server_prompt is not None:
+            if "at least" in text:  # a lower bound (vLLM 0.18+ may stop counting early)
+                server_prompt = max(server_prompt, self.counter.count_messages(sent, self.tools))
             self.counter.observe(sent, self.tools, server_prompt)
         else:  # the server only said "too long": it counted more than the limit, by how much
             # is unknown, so learn a count that errs high (the limit plus an answer's room)
@@ -462,9 +526,10 @@ class ContextManager:
         reserve: int,
         thread_id: int | None,
         scene_id: str | None,
-        reason: Literal["budget", "overflow"],
+        reason: Literal["budget", "overflow", "thread_start"],
         force: bool = False,
         must_fit: bool = True,
+        reserve_required: bool = False,
     ) -> list[CompactionEvent]:
         caps = self._caps()
         job = _Compaction(
@@ -520,11 +585,12 @@ class ContextManager:
                 if freed <= 0:
                     break
         self.state.calibration = self.counter.calibration()
+        required = reserve if reserve_required else 0  # else the scene's rounds may shrink
         prompt = need - reserve
-        if must_fit and prompt > caps.limit:
-            prompt = self.count(self.build(scene_messages), exact_above=caps.limit)
-            if prompt > caps.limit:
-                message = self._budget_message(prompt, scene_messages, caps)
+        if must_fit and prompt + required > caps.limit:
+            prompt = self.count(self.build(scene_messages), exact_above=caps.limit - required)
+            if prompt + required > caps.limit:
+                message = self._budget_message(prompt, required, scene_messages, caps)
                 self.state = job.origin  # the run stops here: keep the state it can resume from
                 raise BudgetError(message)
         return job.events
@@ -538,13 +604,15 @@ class ContextManager:
             return caps.limit
         return caps.target + (caps.min_free // 2 if job.events else 0)
 
-    def _budget_message(self, prompt: int, scene: list[Message], caps: _Caps) -> str:
+    def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: _Caps) -> str:
         head = self.count(head_messages(self.state, self.system_prompt))
         scene_tokens = self._estimate(scene)
+        room = f" and {required} more for its own messages" if required else ""
         return (
             f"the context cannot fit the budget: the next request needs about {prompt} prompt "
-            f"tokens (system prompt and summaries {head}, history {len(self.state.history)} "
-            f"messages, scene {scene_tokens}) but the limit is {caps.limit} (context budget "
+            f"tokens{room} (system prompt and summaries {head}, history "
+            f"{len(self.state.history)} messages, scene {scene_tokens}) but the limit is "
+            f"{caps.limit} (context budget "
             f"{self.budget} minus max_tokens {self.max_tokens}); every compaction tier has run. "
             "Raise --context-budget or split the scene."
         )
@@ -615,7 +683,7 @@ class ContextManager:
         if not text:
             return None
         lowered = text.lower()
-        if lowered.startswith(_ERROR_STARTS) or '"ok":false' in lowered.replace(" ", ""):
+        if _ERROR_START.match(lowered) or '"ok":false' in lowered.replace(" ", ""):
             return None
         if text.startswith(("# Task:", prompts.SCENE_HEADING, "<tool_call>", '{"name"')):
             return None

@@ -21,6 +21,7 @@ FLUSH_HEADING = "# Task: flush"
 STORY_SO_FAR_HEADING = "# Story so far"
 PREVIOUS_SUMMARY_HEADING = "## Previous summary"
 STORY_ACK = "Noted."
+SCENE_DONE = "SCENE DONE"  # beside tool calls: no confirmation round needed if they all succeed
 
 SYSTEM_PROMPT = """\
 You build a glossary of a long serialized story, reading it scene by scene in story order.
@@ -36,8 +37,12 @@ Your job:
 - Entries are shown as [E<id>]; tools accept the id as a number or as "E12". Posts are >>123.
 - Use the tools to read more of the thread (read_post, read_thread_range) only when a scene is
   unclear without it.
-- When the scene is done, answer in one short line without calling tools. Be brief: every token
-  you read or write costs.
+- When the scene is done, answer in one short line without calling tools. If the tool calls you
+  are making are the last thing the scene needs, write SCENE DONE as the text of that same
+  message: you will hear back only if a call fails. Be brief: every token you read or write
+  costs.
+- A known entry whose definition is just "…" was shown earlier in this conversation or left out
+  for brevity; glossary_search shows it if you need it.
 
 Each scene arrives as a message starting "# Scene", with the glossary entries it mentions under
 "## Known entries" and the story text under "## Story". Messages starting "# Task:" ask for
@@ -70,8 +75,16 @@ def entry_ref(entry_id: int) -> str:
     return f"[E{entry_id}]"
 
 
+def entry_list(entry_ids: Iterable[int]) -> str:
+    """Entry ids in id order, each as `[E<id>]`: `[E1], [E2], [E9]`, or `(none)`."""
+    ids = sorted(set(entry_ids))
+    return ", ".join(entry_ref(entry_id) for entry_id in ids) if ids else "(none)"
+
+
 def entry_refs(entry_ids: Iterable[int]) -> str:
-    """Entry ids in id order, runs of three or more as ranges: `[E1]–[E4], [E9]`, or `(none)`."""
+    """Entry ids in id order, runs of three or more as ranges: `[E1]–[E4], [E9]`, or `(none)`.
+
+    The compact form, for lists that may grow long (`parse_entry_refs` reads it back)."""
     ids = sorted(set(entry_ids))
     if not ids:
         return "(none)"
@@ -158,7 +171,7 @@ def summarize_chunk_message(
         f"{SUMMARIZE_CHUNK_HEADING}\n"
         f"thread {thread_id} · scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes)\n"
         f"scene ids: {', '.join(scene_ids)}\n"
-        f"entries: {entry_refs(entry_ids)}\n"
+        f"entries: {entry_list(entry_ids)}\n"
         "\nThe scenes listed above are about to leave your context. Write the summary of this "
         f"thread up to the end of scene {scene_ids[-1]}: who did what, where, what changed, what "
         f"is unresolved. {chained}Mention every entry you created or updated as [E<id>] and cite "
@@ -194,7 +207,7 @@ def summarize_thread_message(
     return (
         f"{SUMMARIZE_THREAD_HEADING}\n"
         f"thread {thread_id} · {span}\n"
-        f"entries: {entry_refs(entry_ids)}\n"
+        f"entries: {entry_list(entry_ids)}\n"
         f"\nThread {thread_id} is finished. Write its summary for a reader who continues the "
         f"story: what happened, who and what matters next. {chained}Mention every entry you "
         "created or updated as [E<id>] and cite key posts as >>post_id. "
@@ -211,14 +224,13 @@ def fold_story_message(
 ) -> str:
     """Ask for the story so far, rewritten to include finished threads' summaries.
 
-    `thread_summaries` holds (thread_id, summary text, entry ids) in story order.
+    `thread_summaries` holds (thread_id, summary text, entry ids) in story order; the texts name
+    their entry ids already, and the story so far keeps only the important ones.
     """
     thread_ids = ", ".join(str(thread_id) for thread_id, _, _ in thread_summaries)
-    all_ids = {entry_id for _, _, ids in thread_summaries for entry_id in ids}
     parts = [
         f"{FOLD_STORY_HEADING}\n",
         f"threads: {thread_ids}\n",
-        f"entries: {entry_refs(all_ids)}\n",
         "\nRewrite the story so far so that it includes the finished threads below, in story "
         "order: integrate the previous summary (do not summarize the summary), keep what matters "
         "later (characters, places, open threads), keep the most important entry ids as [E<id>] "
@@ -226,8 +238,8 @@ def fold_story_message(
         _previous(previous_summary),
         "\n## Threads to fold\n",
     ]
-    for thread_id, text, ids in thread_summaries:
-        parts.append(f"### Thread {thread_id}\n{text.strip()}\nentries: {entry_refs(ids)}\n")
+    for thread_id, text, _ in thread_summaries:
+        parts.append(f"### Thread {thread_id}\n{text.strip()}\n")
     return "".join(parts)
 
 

@@ -181,12 +181,6 @@ class ContextState(BaseModel):
                 return
         self.summaries.append(summary)
 
-    def drop_summaries(self, *, thread_id: int, kinds: Iterable[str]) -> None:
-        wanted = set(kinds)
-        self.summaries = [
-            s for s in self.summaries if not (s.thread_id == thread_id and s.kind in wanted)
-        ]
-
     def count_compaction(self, tier: str) -> None:
         self.compactions[tier] = self.compactions.get(tier, 0) + 1
 

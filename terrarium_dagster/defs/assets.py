@@ -264,10 +264,16 @@ def _fail_on(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
 
 
 def _progress_logger(context: dg.AssetExecutionContext) -> Callable[[str, dict[str, object]], None]:
+    """Scene by scene progress in the run's log (model calls are counted, not logged)."""
+
     def log(event: str, data: dict[str, object]) -> None:
-        where = data.get("scene_id") or data.get("thread_key") or ""
-        details = " ".join(f"{key}={value}" for key, value in sorted(data.items()))
-        context.log.debug(f"{event} {where}: {details}")
+        if event != "scene":
+            return
+        context.log.debug(
+            f"scene {data.get('scene_id')}: +{data.get('created', 0)} ~{data.get('updated', 0)} "
+            f"entries; run tokens prompt {data.get('prompt', 0)}, cached {data.get('cached', 0)}, "
+            f"completion {data.get('completion', 0)}"
+        )
 
     return log
 

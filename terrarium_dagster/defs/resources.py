@@ -121,7 +121,10 @@ def _from_env(name: str) -> str | dg.EnvVar:
 
 @dg.definitions
 def resources() -> dg.Definitions:
+    # Steps run in the run's own process: runs are serialised by the pool anyway, and a step
+    # subprocess would load Dagster and the code location a second time for nothing.
     return dg.Definitions(
+        executor=dg.in_process_executor,
         resources={
             "corpus": CorpusResource(
                 path=_from_env("TERRARIUM_CORPUS"),
@@ -135,5 +138,5 @@ def resources() -> dg.Definitions:
                 model=_from_env("TERRARIUM_MODEL"),
                 api_key=_from_env("TERRARIUM_API_KEY"),
             ),
-        }
+        },
     )

@@ -1,0 +1,134 @@
+"""Token cost of a run: the engine, the offline backend's answers, vLLM's prefix cache simulated.
+
+Usage: python benchmarks/bench_context.py [--threads 25] [--posts-per-thread 60] [--budget 32768]
+
+Generates a deterministic synthetic corpus, then runs the same per-thread sequence as
+`terrarium run` (annotate, then curate each thread) with the offline backend producing the answers
+and `SimulatedVLLM` in front of it: every request is rendered through a chat template, tokenized
+deterministically and accounted like vLLM's automatic prefix caching (16-token blocks, chained
+hashes, LRU capacity), and refused with vLLM's 400 when it exceeds the window.
+
+Reported per run: calls, prompt / cached / uncached / completion tokens, the largest prompt, the
+compactions, and the three targets: largest prompt within the budget, uncached prompt tokens at
+most 2.5 times the corpus's own story tokens, at most 2 model calls per scene on average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from terrarium_dagster.agent.client import ChatClient, ClientConfig
+from terrarium_dagster.agent.offline import OfflineBackend
+from terrarium_dagster.agent.simulator import SimulatedVLLM, tokenize_text
+from terrarium_dagster.config import load_settings
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.synthetic import generate_corpus
+from terrarium_dagster.engine import Engine
+
+UNCACHED_PER_STORY_TARGET = 2.5
+CALLS_PER_SCENE_TARGET = 2.0
+
+
+def story_tokens(corpus_path: Path) -> tuple[int, int]:
+    """(story tokens by the simulator's tokenizer, scenes) of the whole corpus."""
+    tokens = scenes = 0
+    with Corpus(corpus_path) as corpus:
+        for scene in corpus.iter_scenes():
+            scenes += 1
+            tokens += len(tokenize_text(scene.text))
+    return tokens, scenes
+
+
+def run(threads: int, posts_per_thread: int, budget: int, seed: int, workdir: Path) -> dict:
+    corpus_path = workdir / f"corpus-{threads}x{posts_per_thread}-{seed}.db"
+    if not corpus_path.exists():
+        generate_corpus(corpus_path, threads=threads, posts_per_thread=posts_per_thread, seed=seed)
+    store_path = workdir / f"store-{time.time_ns()}.db"
+    story, scenes = story_tokens(corpus_path)
+
+    simulator = SimulatedVLLM(OfflineBackend(max_model_len=10 * budget), max_model_len=budget)
+    client = ChatClient(
+        ClientConfig(base_url="http://simulated/v1", max_retries=0), transport=simulator
+    )
+    settings = load_settings(
+        corpus=corpus_path,
+        db=str(store_path),
+        agent_url="http://simulated/v1",
+        context_budget=budget,
+    )
+    started = time.monotonic()
+    with Engine.open(settings, client=client) as engine:
+        for thread in engine.threads:
+            engine.process_thread(thread.id)
+    elapsed = time.monotonic() - started
+
+    stats = simulator.stats.as_dict()
+    with sqlite3.connect(store_path) as connection:
+        by_purpose = dict(
+            connection.execute(
+                "SELECT purpose, count(*) FROM agent_call GROUP BY purpose ORDER BY purpose"
+            ).fetchall()
+        )
+        uncached_by_purpose = dict(
+            connection.execute(
+                "SELECT purpose, sum(prompt_tokens - cached_tokens) FROM agent_call "
+                "GROUP BY purpose ORDER BY purpose"
+            ).fetchall()
+        )
+        tiers = Counter(
+            tier for (tier,) in connection.execute("SELECT tier FROM compaction").fetchall()
+        )
+        entries = connection.execute("SELECT count(*) FROM entry").fetchone()[0]
+    uncached = stats["prompt_tokens"] - stats["cached_tokens"]
+    limit = budget - settings.max_tokens
+    return {
+        "threads": threads,
+        "posts": threads * posts_per_thread,
+        "scenes": scenes,
+        "story_tokens": story,
+        "budget": budget,
+        "seconds": round(elapsed, 1),
+        "calls": stats["calls"],
+        "calls_by_purpose": by_purpose,
+        "prompt_tokens": stats["prompt_tokens"],
+        "cached_tokens": stats["cached_tokens"],
+        "uncached_tokens": uncached,
+        "uncached_by_purpose": uncached_by_purpose,
+        "completion_tokens": stats["completion_tokens"],
+        "largest_prompt": stats["largest_prompt"],
+        "overflows": stats["overflows"],
+        "compactions": dict(sorted(tiers.items())),
+        "entries": entries,
+        "calls_per_scene": round(stats["calls"] / scenes, 2),
+        "uncached_per_story_token": round(uncached / story, 2),
+        "targets": {
+            "largest_prompt_within_budget": stats["largest_prompt"] <= limit,
+            "uncached_at_most_2.5x_story": uncached <= UNCACHED_PER_STORY_TARGET * story,
+            "at_most_2_calls_per_scene": stats["calls"] <= CALLS_PER_SCENE_TARGET * scenes,
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=25)
+    parser.add_argument("--posts-per-thread", type=int, default=60)
+    parser.add_argument("--budget", type=int, default=32768)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "terrarium-bench"
+    )
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    report = run(args.threads, args.posts_per_thread, args.budget, args.seed, args.workdir)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
