@@ -132,13 +132,21 @@ class Engine:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, _tb: object
+    ) -> None:
+        if exc is None:
+            self.close()
+        elif getattr(exc, "exit_code", None) == 130 or isinstance(exc, KeyboardInterrupt):
+            self.close(status="interrupted", error=str(exc))
+        else:
+            self.close(status="failed", error=f"{type(exc).__name__}: {exc}")
 
-    def close(self) -> None:
+    def close(self, *, status: str = "finished", error: str | None = None) -> None:
+        """Record how the run ended (finished, failed, interrupted) and release everything."""
         try:
             if self._run_started:
-                self.store.finish_run(self.run_id, "finished")
+                self.store.finish_run(self.run_id, status, error)
         finally:
             self.client.close()
             self.store.close()

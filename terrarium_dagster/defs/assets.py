@@ -133,9 +133,15 @@ def thread_annotations(
     with _engine(context, corpus, store, agent) as engine:
         threads = _threads_in_story_order(engine, context.partition_keys)
         _fail_on(engine.check_order, threads[0].id)
+        # A range (backfill, re-execution) resumes: its finished threads are skipped. A single
+        # thread that later threads built on is refused unless the run is configured to rewind.
+        skip_done = len(threads) > 1
         for index, thread in enumerate(threads):
             report = _fail_on(
-                engine.annotate_thread, thread.id, rewind=config.rewind and index == 0
+                engine.annotate_thread,
+                thread.id,
+                rewind=config.rewind and index == 0,
+                skip_done=skip_done,
             )
             context.log.info(
                 f"{thread.key}: {report.scenes_annotated} scenes, +{len(report.created)} "
@@ -221,12 +227,10 @@ def _engine(
 ) -> Iterator[Engine]:
     settings = _fail_on(engine_settings, corpus, store, agent)
     engine = _fail_on(
-        Engine.open, settings, run_id=context.run_id, progress=_progress_logger(context)
+        Engine.open, settings, run_id=context.run.run_id, progress=_progress_logger(context)
     )
-    try:
+    with engine:  # records the run as finished, failed or interrupted
         yield engine
-    finally:
-        engine.close()
 
 
 def _threads_in_story_order(engine: Engine, keys: Sequence[str]) -> list[Thread]:
