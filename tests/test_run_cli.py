@@ -190,3 +190,45 @@ def glossary_fingerprint(db: Path) -> dict[str, list[tuple[object, ...]]]:
                 "thread_id, scene_id FROM revision ORDER BY id"
             ).fetchall(),
         }
+
+
+def _live_glossary(db: Path) -> list[tuple[str, str, str]]:
+    with GlossaryStore(db) as store:
+        return sorted(
+            (e.term, e.definition, e.status) for e in store.entries() if e.status != "merged"
+        )
+
+
+def test_from_snapshot_rolls_back_then_redoes_the_later_threads_identically(
+    tmp_path: Path,
+) -> None:
+    corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=2)
+    db = tmp_path / "s.db"
+    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(db)]
+    assert main(args) == 0
+    before = _live_glossary(db)
+    with GlossaryStore(db) as store:
+        first = min(store.thread_states(), key=lambda s: s.position)
+        snapshot_id = first.checkpoint_id
+        revisions_before = store.last_revision_id()
+    assert snapshot_id is not None
+    assert main([*args, "--from-snapshot", str(snapshot_id)]) == 0
+    assert _live_glossary(db) == before
+    with GlossaryStore(db) as store:
+        actions = {r.action for r in store.revisions(since_id=revisions_before)}
+        assert "rollback" in actions, "the rollback is recorded as revisions"
+        assert all(s.status == "curated" for s in store.thread_states())
+
+
+def test_rewind_redoes_a_thread_that_later_threads_built_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=1)
+    db = tmp_path / "s.db"
+    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(db)]
+    assert main(args) == 0
+    before = _live_glossary(db)
+    assert main([*args, "--threads", "t00001-1014..", "--rewind"]) == 0
+    assert _live_glossary(db) == before
+    with GlossaryStore(db) as store:
+        assert any(r.action == "rollback" for r in store.revisions())
