@@ -1,6 +1,7 @@
 """Token cost of a run: the engine, the offline backend's answers, vLLM's prefix cache simulated.
 
 Usage: python benchmarks/bench_context.py [--threads 25] [--posts-per-thread 60] [--budget 32768]
+                                          [--qm-words 150 450]
 
 Generates a deterministic synthetic corpus, then runs the same per-thread sequence as
 `terrarium run` (annotate, then curate each thread) with the offline backend producing the answers
@@ -32,6 +33,9 @@ from terrarium_dagster.corpus.synthetic import generate_corpus
 from terrarium_dagster.engine import Engine
 
 UNCACHED_PER_STORY_TARGET = 2.5
+# Words per quest-master story post. The bundled sample quest averages about 260 words an update
+# (real quests run longer); `--qm-words 40 160` is a short-update stress shape.
+QM_WORDS = (150, 450)
 CALLS_PER_SCENE_TARGET = 2.0
 
 
@@ -45,10 +49,24 @@ def story_tokens(corpus_path: Path) -> tuple[int, int]:
     return tokens, scenes
 
 
-def run(threads: int, posts_per_thread: int, budget: int, seed: int, workdir: Path) -> dict:
-    corpus_path = workdir / f"corpus-{threads}x{posts_per_thread}-{seed}.db"
+def run(
+    threads: int,
+    posts_per_thread: int,
+    budget: int,
+    seed: int,
+    workdir: Path,
+    qm_words: tuple[int, int] = QM_WORDS,
+) -> dict:
+    low, high = qm_words
+    corpus_path = workdir / f"corpus-{threads}x{posts_per_thread}-{low}-{high}-{seed}.db"
     if not corpus_path.exists():
-        generate_corpus(corpus_path, threads=threads, posts_per_thread=posts_per_thread, seed=seed)
+        generate_corpus(
+            corpus_path,
+            threads=threads,
+            posts_per_thread=posts_per_thread,
+            seed=seed,
+            words_per_post=qm_words,
+        )
     store_path = workdir / f"store-{time.time_ns()}.db"
     story, scenes = story_tokens(corpus_path)
 
@@ -90,6 +108,7 @@ def run(threads: int, posts_per_thread: int, budget: int, seed: int, workdir: Pa
     return {
         "threads": threads,
         "posts": threads * posts_per_thread,
+        "qm_words_per_post": list(qm_words),
         "scenes": scenes,
         "story_tokens": story,
         "budget": budget,
@@ -122,11 +141,26 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=32768)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--qm-words",
+        type=int,
+        nargs=2,
+        default=QM_WORDS,
+        metavar=("LOW", "HIGH"),
+        help="words per quest-master story post (uniform)",
+    )
+    parser.add_argument(
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "terrarium-bench"
     )
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    report = run(args.threads, args.posts_per_thread, args.budget, args.seed, args.workdir)
+    report = run(
+        args.threads,
+        args.posts_per_thread,
+        args.budget,
+        args.seed,
+        args.workdir,
+        tuple(args.qm_words),
+    )
     print(json.dumps(report, indent=2))
 
 

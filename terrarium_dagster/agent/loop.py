@@ -244,7 +244,7 @@ class Annotator:
         found = find_candidates(text, known, known_words=False)
         candidates = [c.term for c in found][:CANDIDATE_QUERIES]
         story_tokens = len(text) // CHARS_PER_TOKEN
-        budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 2))
+        budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 4))
         relevant = relevant_entries(
             self.store, text, candidates=candidates, token_budget=None, entries=live
         )
@@ -321,11 +321,17 @@ class Annotator:
 
     def _scene_turns(self, thread: Thread, scene: Scene, index: int, count: int) -> tuple[int, int]:
         before = self.store.last_revision_id()
-        message = self.scene_message(thread, scene, index + 1, count)
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
-        self.context.prepare(
+        message = self.scene_message(thread, scene, index + 1, count)
+        if self.context.prepare(
             message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
-        )
+        ):
+            # compaction removed history the message relied on (entries listed earlier): list
+            # them again, and make sure the longer message fits too
+            message = self.scene_message(thread, scene, index + 1, count)
+            self.context.prepare(
+                message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
+            )
         turns: list[Message] = [{"role": "user", "content": message}]
         for _round in range(self.settings.max_rounds):
             plan = self.context.prepare_call(turns, thread_id=thread.id)
@@ -572,19 +578,24 @@ def lines_shown(history: Sequence[Message]) -> set[str]:
 def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int) -> list[str]:
     """The `## Known entries` lines of a scene, within about `budget` tokens of definitions.
 
-    Every entry that occurs in the scene is listed, so the model never re-creates one; its
-    definition is shown when the same line is not already in the conversation and the budget
-    allows, else the line ends in "…" (shown above, or left out: glossary_search reads it).
-    Similar entries (full-text matches) are listed only while the budget lasts.
+    A line already in the conversation (an earlier scene message still in the history) is not
+    repeated: the model reads it there. Every other entry that occurs in the scene is listed, so
+    the model never re-creates one: with its definition while the budget allows, else by name
+    with "…" (glossary_search reads it). Similar entries (full-text matches) are listed only
+    while the budget lasts.
     """
     lines: list[str] = []
     spent = 0
     for item in relevant:
         line = entry_line(item.entry)
+        if line in shown:
+            continue
         cost = len(line) // CHARS_PER_TOKEN + 1
-        if line not in shown and spent + cost <= budget:
+        if spent + cost <= budget:
             lines.append(line)
             spent += cost
         elif item.reason == "occurs" and len(lines) < MAX_KNOWN_LINES:
-            lines.append(entry_line(item.entry, short=True))
+            short = entry_line(item.entry, short=True)
+            if short not in shown:
+                lines.append(short)
     return lines

@@ -333,6 +333,25 @@ class SceneMessage:
     posts: tuple[tuple[int, str], ...]
 
 
+def with_earlier_known(scene: SceneMessage, earlier: Sequence[Mapping[str, Any]]) -> SceneMessage:
+    """The scene with the known entries of the earlier scene messages still in the conversation.
+
+    The engine does not list an entry again while its line is in the conversation, as a model
+    reads the whole context; the scene's own lines win (they are the newest).
+    """
+    known: dict[int, KnownEntry] = {}
+    for message in earlier:
+        if message.get("role") != "user":
+            continue
+        earlier_scene = parse_scene_message(_content_text(message.get("content")).lstrip())
+        if earlier_scene is not None:
+            known.update((entry.entry_id, entry) for entry in earlier_scene.known)
+    if not known:
+        return scene
+    known.update((entry.entry_id, entry) for entry in scene.known)
+    return SceneMessage(scene.scene_id, tuple(known.values()), scene.story, scene.posts)
+
+
 def _sections(text: str) -> dict[str, str]:
     """`## Heading` sections of a message (heading lowercased -> body)."""
     found: dict[str, str] = {}
@@ -1210,6 +1229,7 @@ class OfflineBackend(httpx.BaseTransport):
         after = messages[last_user + 1 :]
         scene = parse_scene_message(text)
         if scene is not None:
+            scene = with_earlier_known(scene, messages[:last_user])
             turns, calls = _calls_after(after)
             return self.annotator.reply(scene, turns, calls, tools)
         task = _TASK_LINE.match(text)

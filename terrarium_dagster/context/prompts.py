@@ -41,8 +41,9 @@ Your job:
   are making are the last thing the scene needs, write SCENE DONE as the text of that same
   message: you will hear back only if a call fails. Be brief: every token you read or write
   costs.
-- A known entry whose definition is just "…" was shown earlier in this conversation or left out
-  for brevity; glossary_search shows it if you need it.
+- "## Known entries" lists the entries the scene mentions that are not already listed, unchanged,
+  earlier in this conversation. A definition shown as just "…" was left out for brevity;
+  glossary_search shows it if you need it.
 
 Each scene arrives as a message starting "# Scene", with the glossary entries it mentions under
 "## Known entries" and the story text under "## Story". Messages starting "# Task:" ask for

@@ -1,0 +1,85 @@
+"""What the agent is shown with a scene: known entries without repeats, bounded story text."""
+
+from __future__ import annotations
+
+from terrarium_dagster.agent.loop import fit_story, known_lines, lines_shown
+from terrarium_dagster.agent.offline import parse_scene_message, with_earlier_known
+from terrarium_dagster.agent.relevant import RelevantEntry, entry_line
+from terrarium_dagster.context import prompts
+from terrarium_dagster.corpus.models import Post, Scene
+from terrarium_dagster.glossary.models import Entry
+
+
+def _entry(
+    entry_id: int, term: str, definition: str = "A long-serving envoy of the north."
+) -> Entry:
+    return Entry(
+        id=entry_id, term=term, norm_term=term.lower(), definition=definition, status="tentative"
+    )
+
+
+def _scene_text(entries: list[Entry], story: str = "[post 1]\nVaskari came.") -> str:
+    return prompts.scene_message(
+        scene_id="1#1",
+        thread_id=1,
+        title="T",
+        scene_number=1,
+        scene_count=1,
+        first_post_id=1,
+        last_post_id=1,
+        known_entries=[entry_line(e) for e in entries],
+        story=story,
+    )
+
+
+def test_a_line_already_in_the_history_is_not_repeated() -> None:
+    vaskari, quill = _entry(1, "Vaskari"), _entry(2, "Quillhaven")
+    history = [{"role": "user", "content": _scene_text([vaskari])}]
+    relevant = [RelevantEntry(vaskari, "occurs", 0), RelevantEntry(quill, "occurs", 5)]
+    assert known_lines(relevant, lines_shown(history), budget=500) == [entry_line(quill)]
+
+
+def test_a_changed_entry_is_listed_again() -> None:
+    before = _entry(1, "Vaskari")
+    after = _entry(1, "Vaskari", "An envoy, later revealed as a spy.")
+    history = [{"role": "user", "content": _scene_text([before])}]
+    relevant = [RelevantEntry(after, "occurs", 0)]
+    assert known_lines(relevant, lines_shown(history), budget=500) == [entry_line(after)]
+
+
+def test_occurring_entries_over_the_budget_are_listed_by_name_and_similar_ones_dropped() -> None:
+    occurring = [_entry(i, f"Name{i}") for i in range(1, 4)]
+    similar = _entry(9, "Namesake")
+    relevant = [RelevantEntry(e, "occurs", i) for i, e in enumerate(occurring)]
+    relevant.append(RelevantEntry(similar, "similar", 1 << 30))
+    lines = known_lines(relevant, set(), budget=16)  # room for the first line only
+    assert lines[0] == entry_line(occurring[0])
+    assert lines[1:] == [entry_line(e, short=True) for e in occurring[1:]]
+    assert all(line.endswith(": …") for line in lines[1:])
+
+
+def test_lines_in_non_scene_messages_do_not_count_as_shown() -> None:
+    vaskari = _entry(1, "Vaskari")
+    history = [{"role": "user", "content": "# Task: curate\n" + entry_line(vaskari)}]
+    assert lines_shown(history) == set()
+
+
+def test_a_huge_post_is_cut_with_a_marker_and_short_posts_stay_whole() -> None:
+    posts = (
+        Post(1, 1, "QM", None, None, 1, "Short opening.", frozenset({"qm_post"})),
+        Post(2, 1, "QM", None, None, 2, "x" * 1_000_000, frozenset({"qm_post"})),
+    )
+    scene = Scene("1#1", 1, 0, posts)
+    text = fit_story(scene, 10_000)
+    assert len(text) < 11_000
+    assert "Short opening." in text
+    assert "more characters of post 2 not shown" in text
+
+
+def test_the_offline_backend_reads_known_entries_from_earlier_scene_messages() -> None:
+    vaskari, quill = _entry(1, "Vaskari"), _entry(2, "Quillhaven")
+    earlier = [{"role": "user", "content": _scene_text([vaskari])}]
+    scene = parse_scene_message(_scene_text([quill]))
+    assert scene is not None
+    merged = with_earlier_known(scene, earlier)
+    assert sorted(entry.term for entry in merged.known) == ["Quillhaven", "Vaskari"]
