@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from terrarium_dagster.agent.accounting import call_record
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.agent.client import ChatClient, ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
@@ -37,7 +38,6 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import curate_thread
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import AgentError, ContextOverflowError, TerrariumError
-from terrarium_dagster.glossary.models import AgentCallRecord
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
 log = logging.getLogger(__name__)
@@ -174,17 +174,13 @@ class Annotator:
     ) -> None:
         thread, scene = self._scope or (None, None)
         self.store.log_agent_call(
-            AgentCallRecord(
+            call_record(
+                result,
+                purpose=purpose,
+                model=self.model,
                 run_id=self.run_id,
                 thread_id=thread.id if thread else None,
                 scene_id=scene.id if scene else None,
-                purpose=purpose,
-                model=self.model,
-                prompt_tokens=result.prompt_tokens if result else 0,
-                cached_tokens=result.cached_tokens if result else 0,
-                completion_tokens=result.completion_tokens if result else 0,
-                latency_ms=result.latency_ms if result else 0.0,
-                finish_reason=result.finish_reason if result else None,
                 error=error,
             )
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,7 @@ def export_json(
     thread_titles: Mapping[int, str] | None = None,
 ) -> Path:
     """Write ``{"meta": ..., "entries": [...]}`` as indented UTF-8 JSON; returns the path."""
-    document = glossary_document(
-        entries, meta=meta, url_for_post=url_for_post, thread_titles=thread_titles
-    )
-    target = Path(path)
-    write_text_atomic(target, json_text(document))
-    return target
+    return _export(json_text, entries, path, meta, url_for_post, thread_titles)
 
 
 def export_yaml(
@@ -50,9 +45,20 @@ def export_yaml(
     thread_titles: Mapping[int, str] | None = None,
 ) -> Path:
     """Write the same document as `export_json`, as YAML (safe_load gives equal data)."""
+    return _export(yaml_text, entries, path, meta, url_for_post, thread_titles)
+
+
+def _export(
+    render: Callable[[Mapping[str, Any]], str],
+    entries: Sequence[EntryView],
+    path: str | Path,
+    meta: Mapping[str, Any],
+    url_for_post: UrlForPost | None,
+    thread_titles: Mapping[int, str] | None,
+) -> Path:
     document = glossary_document(
         entries, meta=meta, url_for_post=url_for_post, thread_titles=thread_titles
     )
     target = Path(path)
-    write_text_atomic(target, yaml_text(document))
+    write_text_atomic(target, render(document))
     return target

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
+from terrarium_dagster.agent.accounting import call_record
 from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.tools import (
@@ -78,7 +79,7 @@ from terrarium_dagster.errors import (
     CorpusError,
     InputError,
 )
-from terrarium_dagster.glossary.models import AgentCallRecord, Checkpoint
+from terrarium_dagster.glossary.models import Checkpoint
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import (
     CheckpointPayload,
@@ -515,17 +516,13 @@ class SummonManager:
             session.completion_tokens += result.completion_tokens
         summoner = session.summoner
         self.store.log_agent_call(
-            AgentCallRecord(
+            call_record(
+                result,
+                purpose=SUMMON_PURPOSE,
+                model=result.model if result is not None else self._model_name(),
                 run_id=summoner.get("run_id"),
                 thread_id=summoner.get("thread_id"),
                 scene_id=summoner.get("scene_id"),
-                purpose=SUMMON_PURPOSE,
-                model=result.model if result is not None else self._model_name(),
-                prompt_tokens=result.prompt_tokens if result else 0,
-                cached_tokens=result.cached_tokens if result else 0,
-                completion_tokens=result.completion_tokens if result else 0,
-                latency_ms=result.latency_ms if result else 0.0,
-                finish_reason=result.finish_reason if result else None,
                 error=error,
             )
         )
