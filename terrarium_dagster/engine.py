@@ -18,15 +18,18 @@ from typing import Self
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
+from terrarium_dagster.agent.offline import OfflineBackend
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import OrderError
+from terrarium_dagster.exports import build_export
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.reports import ExportReport, SourceLink, ThreadReport, TouchedEntry
+from terrarium_dagster.snapshots.checkpoint import restore_from_snapshot
 
 DONE = ("annotated", "curated")
 SOURCES_PER_ENTRY = 3
@@ -64,8 +67,6 @@ def open_client(settings: Settings) -> ChatClient:
         seed=settings.seed,
     )
     if settings.use_offline:
-        from terrarium_dagster.agent.offline import OfflineBackend
-
         return ChatClient(config, transport=OfflineBackend(max_model_len=settings.context_budget))
     return ChatClient(config)
 
@@ -269,8 +270,6 @@ class Engine:
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""
-        from terrarium_dagster.snapshots.checkpoint import restore_from_snapshot
-
         self._ensure_run()
         actor = Actor(kind="rollback", run_id=self.run_id)
         restore_from_snapshot(self.store, actor, snapshot_id)
@@ -300,8 +299,6 @@ class Engine:
         formats: tuple[str, ...] = ("json", "yaml", "wiki"),
         as_of_thread: int | None = None,
     ) -> ExportReport:
-        from terrarium_dagster.exports import build_export
-
         if as_of_thread is not None:
             self.thread(as_of_thread)
         return build_export(

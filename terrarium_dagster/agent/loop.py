@@ -39,6 +39,8 @@ from terrarium_dagster.curation.curator import curate_thread
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import AgentError, ContextOverflowError, TerrariumError
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
+from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +95,6 @@ class Annotator:
         self.max_scenes = max_scenes
         self.scenes_this_run = 0
         self.model = client.model_name()
-        from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
-
         self.summons = SummonManager(
             store,
             client,
@@ -393,8 +393,6 @@ class Annotator:
         return checkpoint_id
 
     def _save_checkpoint(self, kind: str, thread: Thread | None) -> int:
-        from terrarium_dagster.snapshots.checkpoint import save_checkpoint
-
         state = self.context.state
         return save_checkpoint(
             self.store,
@@ -431,8 +429,6 @@ class Annotator:
                 and self._before(c.thread_id, thread)
             ]
             if previous:
-                from terrarium_dagster.snapshots.checkpoint import load_checkpoint
-
                 _, payload = load_checkpoint(self.store, previous[-1].id)
                 state = payload.context
             else:
