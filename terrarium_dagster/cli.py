@@ -251,18 +251,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _require_store(settings: Settings) -> None:
-    if settings.db != ":memory:" and not Path(settings.db).expanduser().is_file():
-        raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine import open_corpus, open_store
     from terrarium_dagster.exports import build_export
 
     settings = _settings(args)
-    _require_store(settings)
-    with open_corpus(settings) as corpus, open_store(settings) as store:
+    with open_corpus(settings) as corpus, open_store(settings, must_exist=True) as store:
         as_of = None
         if args.as_of_thread:
             as_of = _resolve_thread(corpus, args.as_of_thread).id
@@ -283,12 +277,8 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.lineage import lineage, render_lineage_text
 
     settings = _settings(args)
-    _require_store(settings)
-    with open_corpus(settings) as corpus, open_store(settings) as store:
-        try:
-            trail = lineage(store, corpus, args.term)
-        except EntryNotFoundError as exc:
-            raise InputError(str(exc)) from None
+    with open_corpus(settings) as corpus, open_store(settings, must_exist=True) as store:
+        trail = lineage(store, corpus, args.term)
     if args.json:
         print(trail.model_dump_json(indent=2))
     else:
@@ -320,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     try:
         return COMMANDS[args.command](args)
-    except InputError as exc:
+    except (InputError, EntryNotFoundError) as exc:  # an unknown entry name is the user's input
         print(f"terrarium: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except TerrariumError as exc:

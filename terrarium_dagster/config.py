@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -123,8 +124,10 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**given)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc)) from None
-    except (OSError, ValueError) as exc:  # unreadable or malformed YAML
-        raise ConfigError(f"cannot read configuration: {exc}") from None
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # unreadable or malformed YAML
+        where = _config_file()
+        reason = " ".join(str(exc).split())
+        raise ConfigError(f"cannot read configuration file {where}: {reason}") from None
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -24,7 +24,7 @@ from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
 from terrarium_dagster.curation.models import CurationReport
-from terrarium_dagster.errors import OrderError
+from terrarium_dagster.errors import InputError, OrderError
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
@@ -45,9 +45,14 @@ def open_corpus(settings: Settings) -> Corpus:
     return Corpus(settings.corpus, url_template=settings.url_template)
 
 
-def open_store(settings: Settings) -> GlossaryStore:
+def open_store(settings: Settings, *, must_exist: bool = False) -> GlossaryStore:
+    """The annotator store; `must_exist` (readers: status, export, lineage, why) refuses to
+    create an empty one where the user named a file that is not there."""
     if settings.db != ":memory:":
-        Path(settings.db).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        path = Path(settings.db).expanduser()
+        if must_exist and not path.is_file():
+            raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
+        path.resolve().parent.mkdir(parents=True, exist_ok=True)
     return GlossaryStore(settings.db)
 
 

@@ -232,3 +232,40 @@ def test_rewind_redoes_a_thread_that_later_threads_built_on(
     assert _live_glossary(db) == before
     with GlossaryStore(db) as store:
         assert any(r.action == "rollback" for r in store.revisions())
+
+
+def test_a_malformed_config_file_exits_2_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "terrarium.yaml"
+    config.write_text("corpus: [1, 2\n")
+    monkeypatch.setenv("TERRARIUM_CONFIG", str(config))
+    assert main(["status", "--db", str(tmp_path / "s.db")]) == 2
+    err = capsys.readouterr().err
+    assert "terrarium.yaml" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status"],
+        ["snapshots"],
+        ["lineage", "X"],
+        ["why", "X", "--offline"],
+        ["export", "--format", "json", "--out", "out.json"],
+    ],
+)
+def test_readers_refuse_a_missing_store_and_create_none(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "missing.db"
+    assert main([*command, "--db", str(db)]) == 2
+    assert "no annotator store" in capsys.readouterr().err
+    assert not db.exists()
+
+
+def test_why_about_an_unknown_entry_exits_2(
+    sample_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["why", "E99999", "--offline", "--db", str(sample_run)]) == 2
+    assert "E99999" in capsys.readouterr().err

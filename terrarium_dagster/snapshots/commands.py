@@ -54,7 +54,7 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
     from terrarium_dagster.snapshots.why import render_snapshots, snapshots_report
 
     settings = _settings(args)
-    with open_store(settings) as store:
+    with open_store(settings, must_exist=True) as store:
         rows = snapshots_report(store, thread_id=getattr(args, "thread", None))
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
@@ -71,7 +71,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     if args.entry is None and args.revision is None:
         raise InputError("why: give an entry (E12, a term or an alias) or --revision N")
     settings = _settings(args)
-    with open_corpus(settings) as corpus, open_store(settings) as store:
+    with open_corpus(settings) as corpus, open_store(settings, must_exist=True) as store:
         client = open_client(settings)
         try:
             answer = why(
