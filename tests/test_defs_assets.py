@@ -7,7 +7,7 @@ store in a temporary folder, in a temporary Dagster instance.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,6 @@ import dagster as dg
 import pytest
 
 from terrarium_dagster.config import load_settings
-from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE
 from terrarium_dagster.defs.assets import (
     LLM_POOL,
     curated_glossary,
@@ -39,33 +37,7 @@ from terrarium_dagster.glossary.store import Actor, GlossaryStore
 ALL = [scene_batches, thread_annotations, curated_glossary, glossary_export]
 
 
-@pytest.fixture
-def keys(sample_db: Path) -> list[str]:
-    with Corpus(sample_db) as corpus:
-        found = [thread.key for thread in corpus.threads()]
-    assert len(found) >= 3, "these tests need a sample quest of at least three threads"
-    return found
-
-
-@pytest.fixture
-def store_path(tmp_path: Path) -> Path:
-    return tmp_path / "store" / "terrarium.db"
-
-
-@pytest.fixture
-def resources(sample_db: Path, store_path: Path) -> dict[str, Any]:
-    return {
-        "corpus": CorpusResource(path=str(sample_db), url_template=SAMPLE_URL_TEMPLATE),
-        "store": StoreResource(path=str(store_path)),
-        "agent": AgentResource(offline=True),
-    }
-
-
-@pytest.fixture
-def instance(keys: list[str]) -> Iterator[dg.DagsterInstance]:
-    with dg.instance_for_test() as test_instance:
-        test_instance.add_dynamic_partitions(threads_partitions.name, keys)
-        yield test_instance
+pytest_plugins = ["tests.support.dagster_fixtures"]
 
 
 def run(

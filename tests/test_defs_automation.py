@@ -7,7 +7,6 @@ request that Dagster would launch is shown to do what it says.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,6 @@ import pytest
 from dagster._core.execution.backfill import PartitionBackfill
 from dagster._core.test_utils import create_run_for_test
 
-from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE
 from terrarium_dagster.definitions import defs
 from terrarium_dagster.defs.assets import (
     curated_glossary,
@@ -32,9 +29,7 @@ from terrarium_dagster.defs.partitions import (
     RANGE_START_TAG,
     contiguous_ranges,
     range_tags,
-    threads_partitions,
 )
-from terrarium_dagster.defs.resources import AgentResource, CorpusResource, StoreResource
 from terrarium_dagster.defs.schedules import (
     annotation_in_progress,
     incremental_annotation_schedule,
@@ -52,31 +47,7 @@ from terrarium_dagster.glossary.store import GlossaryStore
 ALL = [scene_batches, thread_annotations, curated_glossary, glossary_export]
 
 
-@pytest.fixture
-def keys(sample_db: Path) -> list[str]:
-    with Corpus(sample_db) as corpus:
-        return [thread.key for thread in corpus.threads()]
-
-
-@pytest.fixture
-def store_path(tmp_path: Path) -> Path:
-    return tmp_path / "terrarium.db"
-
-
-@pytest.fixture
-def resources(sample_db: Path, store_path: Path) -> dict[str, Any]:
-    return {
-        "corpus": CorpusResource(path=str(sample_db), url_template=SAMPLE_URL_TEMPLATE),
-        "store": StoreResource(path=str(store_path)),
-        "agent": AgentResource(offline=True),
-    }
-
-
-@pytest.fixture
-def instance(keys: list[str]) -> Iterator[dg.DagsterInstance]:
-    with dg.instance_for_test() as test_instance:
-        test_instance.add_dynamic_partitions(threads_partitions.name, keys)
-        yield test_instance
+pytest_plugins = ["tests.support.dagster_fixtures"]
 
 
 def execute(
