@@ -224,8 +224,8 @@ def test_prepare_does_nothing_when_the_scene_fits() -> None:
 
 def test_summarize_chunk_replaces_the_oldest_scenes_of_the_thread_with_a_summary() -> None:
     summarizer, events = Summarizer(), []
-    # room for the summary request itself (the cached prefix plus the instruction): a tighter
-    # budget takes the extractive fallback without a model call, which another test covers
+    # room for the summary request itself (the cached prefix plus the instruction): under a
+    # tighter budget the request would not fit, so none is sent and the extractive summary is used
     cm = manager(budget=6400, summarizer=summarizer, events=events)
     fill(cm, 1, range(1, 21))
     full_before = cm.build()
