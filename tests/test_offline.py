@@ -636,3 +636,40 @@ def test_backend_and_tools_annotate_a_real_corpus(tmp_path: Path) -> None:
         assert posts[: len(first_scene.post_ids)] == list(first_scene.post_ids)
         assert second_scene.post_ids[0] in posts  # the second scene added provenance
     assert calls_per_scene == [2, 2]
+
+
+def test_a_summon_question_naming_an_entry_id_ignores_quoted_words_in_the_definition() -> None:
+    from terrarium_dagster.agent.offline import summon_answer
+
+    def create(call_id: str, term: str, definition: str) -> dict[str, Any]:
+        arguments = json.dumps({"definition": definition, "post_ids": [1], "term": term})
+        return {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "glossary_create", "arguments": arguments},
+        }
+
+    def ack(call_id: str, ref: str, term: str) -> dict[str, Any]:
+        result = json.dumps({"entry": {"id": ref, "term": term}, "ok": True})
+        return {"role": "tool", "tool_call_id": call_id, "content": result}
+
+    scene = '# Scene 1#1\nthread 1 "T" · scene 1 of 1 · posts 1-1\n\n## Known entries\n(none)'
+    history = [
+        {
+            "role": "user",
+            "content": scene + "\n\n## Story\n[post 1]\nVaskari spoke of the ashmark.",
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                create("a", "Vaskari", 'An envoy who speaks of the "ashmark".'),
+                create("b", "ashmark", "A brand."),
+            ],
+        },
+        ack("a", "E1", "Vaskari"),
+        ack("b", "E2", "ashmark"),
+    ]
+    answer = summon_answer('Why did you write [E1] "Vaskari" (An envoy of the "ashmark")?', history)
+    assert "[E1] Vaskari" in answer and ">>1" in answer
+    assert "[E2]" not in answer

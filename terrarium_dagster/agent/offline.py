@@ -1060,7 +1060,10 @@ def summon_answer(question: str, history: Sequence[Mapping[str, Any]]) -> str:
             entry.get("id") or call.args.get("entry_id") or result.get("deleted")
         )
         term = str(entry.get("term") or call.args.get("term") or "")
-        if not (number in refs or (term and normalize_term(term) in names)):
+        # entry ids named in the question decide; quoted names only when it names none (a
+        # quoted word inside a definition must not pull in other entries' edits)
+        matches = number in refs if refs else bool(term) and normalize_term(term) in names
+        if not matches:
             continue
         action = {"glossary_create": "created", "glossary_update": "updated"}.get(
             call.name, "deleted"
