@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from terrarium_dagster.exports import build_export, export_wiki, run_checks
 from terrarium_dagster.exports.wiki import slugify
 from terrarium_dagster.glossary.models import EntryView, Provenance, ProvenanceIn
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from tests.test_curation import URL, build_corpus
 
 T1, T2 = 100, 200
 
@@ -97,21 +95,7 @@ def build_glossary(store: GlossaryStore, corpus: Corpus) -> dict[str, int]:
     return ids
 
 
-@pytest.fixture
-def corpus(tmp_path: Path) -> Iterator[Corpus]:
-    with Corpus(build_corpus(tmp_path / "quest.db"), url_template=URL) as reader:
-        yield reader
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[GlossaryStore]:
-    with GlossaryStore(tmp_path / "glossary.db") as opened:
-        yield opened
-
-
-@pytest.fixture
-def ids(store: GlossaryStore, corpus: Corpus) -> dict[str, int]:
-    return build_glossary(store, corpus)
+pytest_plugins = ["tests.support.glossary_fixtures"]
 
 
 def by_term(document: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -12,25 +10,8 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import EntryNotFoundError
 from terrarium_dagster.exports.lineage import Lineage, lineage, render_lineage_text
 from terrarium_dagster.glossary.store import GlossaryStore
-from tests.test_curation import URL, build_corpus
-from tests.test_exports import build_glossary
 
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Iterator[Corpus]:
-    with Corpus(build_corpus(tmp_path / "quest.db"), url_template=URL) as reader:
-        yield reader
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[GlossaryStore]:
-    with GlossaryStore(tmp_path / "glossary.db") as opened:
-        yield opened
-
-
-@pytest.fixture
-def ids(store: GlossaryStore, corpus: Corpus) -> dict[str, int]:
-    return build_glossary(store, corpus)
+pytest_plugins = ["tests.support.glossary_fixtures"]
 
 
 def test_lineage_follows_entry_to_revisions_posts_and_threads(
