@@ -14,11 +14,12 @@ import signal
 import sys
 import threading
 import time
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from terrarium_dagster.config import Settings, load_settings
+from terrarium_dagster.config import Settings, cli_group, load_settings
 from terrarium_dagster.errors import EntryNotFoundError, InputError, TerrariumError
 from terrarium_dagster.snapshots.commands import COMMANDS as SNAPSHOT_COMMANDS
 from terrarium_dagster.snapshots.commands import add_commands as add_snapshot_commands
@@ -38,29 +39,50 @@ class _UsageError(Exception):
     pass
 
 
+# Aliases kept for options users already know; every other flag is `--<setting-name>`.
+_ALIASES = {"enable_thinking": ("--thinking",)}
+# Options that exclude each other (one backend is chosen).
+_EXCLUSIVE = {"agent_url", "offline"}
+
+
+def _option_type(annotation: Any) -> Any:
+    """The argparse type of a setting: the one non-None member of its annotation."""
+    members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    return members[0] if members else annotation
+
+
+def _add_settings(parser: argparse.ArgumentParser, group_name: str) -> None:
+    """Generate the options of one settings group from `Settings` (the single source)."""
+    target: Any = parser
+    if group_name == "agent":
+        target = parser.add_argument_group("agent")
+    exclusive = target.add_mutually_exclusive_group() if group_name == "agent" else None
+    for name, field in Settings.model_fields.items():
+        if cli_group(name) != group_name:
+            continue
+        flags = (f"--{name.replace('_', '-')}", *_ALIASES.get(name, ()))
+        where = exclusive if name in _EXCLUSIVE and exclusive is not None else target
+        help_text = f"{field.description or name} (env TERRARIUM_{name.upper()})"
+        kind = _option_type(field.annotation)
+        if kind is bool:
+            action = argparse.BooleanOptionalAction if field.default is None else "store_true"
+            where.add_argument(*flags, dest=name, action=action, default=None, help=help_text)
+        else:
+            where.add_argument(
+                *flags, dest=name, type=kind, default=None, metavar=name.upper(), help=help_text
+            )
+
+
 def _add_store(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="annotator store (SQLite file); env TERRARIUM_DB")
+    _add_settings(parser, "store")
 
 
 def _add_corpus(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", type=Path, help="corpus SQLite file; default: bundled sample")
-    parser.add_argument("--url-template", help="post URL template with {thread_id} and {post_id}")
+    _add_settings(parser, "corpus")
 
 
 def _add_agent(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("agent")
-    backend = group.add_mutually_exclusive_group()
-    backend.add_argument("--agent-url", help="OpenAI-compatible server, e.g. http://gpu:8000/v1")
-    backend.add_argument(
-        "--offline", action="store_true", default=None, help="deterministic offline backend"
-    )
-    group.add_argument("--model", help="served model name (default: the server's first)")
-    group.add_argument("--context-budget", type=int, help="model window to respect, in tokens")
-    group.add_argument("--max-tokens", type=int, help="completion tokens per call")
-    group.add_argument("--temperature", type=float)
-    thinking = group.add_mutually_exclusive_group()
-    thinking.add_argument("--thinking", dest="enable_thinking", action="store_true", default=None)
-    thinking.add_argument("--no-thinking", dest="enable_thinking", action="store_false")
+    _add_settings(parser, "agent")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,6 +25,19 @@ from terrarium_dagster.paths import default_store_path
 CONFIG_FILE_ENV = "TERRARIUM_CONFIG"
 DEFAULT_CONFIG_FILE = "terrarium.yaml"
 
+# Where a setting shows on the command line: the option group the CLI generates it into
+# (`corpus`, `store`, `agent`), or `ENV_ONLY` for a secret that must not sit in a process list.
+# A field without one is an `agent` option. The CLI flags, the README table and the Dagster
+# resources are checked against these fields by tests/test_settings_single_source.py.
+ENV_ONLY = "env-only"
+
+
+def cli_group(name: str) -> str:
+    """The CLI option group of setting `name`."""
+    extra = Settings.model_fields[name].json_schema_extra
+    group = extra.get("cli") if isinstance(extra, dict) else None
+    return str(group) if group else "agent"
+
 
 class Settings(BaseSettings):
     """Everything a run needs to know. Field names are the `TERRARIUM_<NAME>` variables."""
@@ -38,14 +51,17 @@ class Settings(BaseSettings):
     corpus: Path | None = Field(
         default=None,
         description="Corpus SQLite file (banished.db schema); default: bundled sample.",
+        json_schema_extra={"cli": "corpus", "shown_default": "bundled sample"},
     )
     db: str = Field(
         default_factory=lambda: str(default_store_path()),
         description="Annotator store: a SQLite file path.",
+        json_schema_extra={"cli": "store", "shown_default": "`data/terrarium.db`"},
     )
     url_template: str | None = Field(
         default=None,
         description="Post URL template with {thread_id} and {post_id}; default: the sample's.",
+        json_schema_extra={"cli": "corpus"},
     )
     agent_url: str | None = Field(
         default=None, description="Base URL of an OpenAI-compatible (vLLM) server."
@@ -54,19 +70,27 @@ class Settings(BaseSettings):
         default=False, description="Use the in-process offline backend (no LLM, deterministic)."
     )
     model: str | None = Field(default=None, description="Served model name; default: the first.")
-    api_key: SecretStr | None = Field(default=None, description="Bearer token for the server.")
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="Bearer token (or `OPENAI_API_KEY`); environment or config file only.",
+        json_schema_extra={"cli": ENV_ONLY},
+    )
     context_budget: int = Field(
         default=32768, ge=2048, description="Model window the run respects (prompt + max_tokens)."
     )
     max_tokens: int = Field(default=1024, ge=64, description="Completion tokens per call.")
-    temperature: float = Field(default=0.2, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    temperature: float = Field(default=0.2, ge=0.0, le=2.0, description="Sampling temperature.")
+    top_p: float | None = Field(
+        default=None, gt=0.0, le=1.0, description="Nucleus sampling; unset: the server's."
+    )
     enable_thinking: bool | None = Field(
         default=None, description="Qwen3 thinking on/off via chat_template_kwargs; unset: omit."
     )
     max_rounds: int = Field(default=6, ge=1, le=50, description="Model calls per scene at most.")
-    timeout_s: float = Field(default=180.0, gt=0)
-    max_retries: int = Field(default=5, ge=0, le=20)
+    timeout_s: float = Field(default=180.0, gt=0, description="Read timeout per model call.")
+    max_retries: int = Field(
+        default=5, ge=0, le=20, description="Retries on refused connections, timeouts, 429, 5xx."
+    )
     seed: int | None = Field(default=None, description="Sampling seed sent to the server.")
 
     @field_validator("agent_url")
@@ -137,3 +161,24 @@ def describe_validation_error(exc: ValidationError) -> str:
         where = ".".join(str(item) for item in error["loc"]) or "settings"
         parts.append(f"{where}: {error['msg']}")
     return "invalid configuration: " + "; ".join(parts)
+
+
+def settings_table() -> str:
+    """The README's configuration table, generated from `Settings` (a test keeps them equal)."""
+    rows = [
+        "| setting | env | command line | default | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for name, field in Settings.model_fields.items():
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        if "shown_default" in extra:
+            default = str(extra["shown_default"])
+        elif field.default is None:
+            default = "unset"
+        else:
+            default = f"`{field.default}`".replace("`False`", "`false`").replace("`True`", "`true`")
+        flag = "—" if cli_group(name) == ENV_ONLY else f"`--{name.replace('_', '-')}`"
+        rows.append(
+            f"| `{name}` | `TERRARIUM_{name.upper()}` | {flag} | {default} | {field.description} |"
+        )
+    return "\n".join(rows)
