@@ -83,7 +83,8 @@ def run(
     started = time.monotonic()
     with Engine.open(settings, client=client) as engine:
         for thread in engine.threads:
-            engine.process_thread(thread.id)
+            engine.annotate_thread(thread.id)
+            engine.curate_thread(thread.id)
     elapsed = time.monotonic() - started
 
     stats = simulator.stats.as_dict()

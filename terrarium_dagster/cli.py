@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -21,8 +22,6 @@ from typing import Any, TextIO
 
 from terrarium_dagster.config import Settings, cli_group, load_settings
 from terrarium_dagster.errors import EntryNotFoundError, InputError, TerrariumError
-from terrarium_dagster.snapshots.commands import COMMANDS as SNAPSHOT_COMMANDS
-from terrarium_dagster.snapshots.commands import add_commands as add_snapshot_commands
 
 EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -85,6 +84,25 @@ def _add_agent(parser: argparse.ArgumentParser) -> None:
     _add_settings(parser, "agent")
 
 
+def _add_snapshot_commands(subparsers: Any) -> None:
+    """Add `snapshots` and `why` to the `terrarium` subparsers."""
+    snapshots = subparsers.add_parser(
+        "snapshots", help="the context snapshots (checkpoints) of a store"
+    )
+    _add_store(snapshots)
+    snapshots.add_argument("--thread", type=int, help="only this thread's snapshots (thread id)")
+    snapshots.add_argument("--json", action="store_true")
+
+    why = subparsers.add_parser("why", help="summon the context that wrote an entry and ask it why")
+    why.add_argument("entry", nargs="?", help="entry id (E12), term or alias")
+    why.add_argument("--revision", type=int, help="ask about this revision instead")
+    why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
+    why.add_argument("--json", action="store_true")
+    _add_corpus(why)
+    _add_store(why)
+    _add_agent(why)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="terrarium", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -121,7 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(lineage)
     lineage.add_argument("--json", action="store_true")
 
-    add_snapshot_commands(commands, _add_store, _add_corpus, _add_agent)
+    serve = commands.add_parser(
+        "serve", help="serve the exports over http on loopback (what Dagster links to)"
+    )
+    _add_store(serve)
+    serve.add_argument(
+        "--exports-dir", type=Path, help="exports folder; default: `exports/` beside the store"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
+
+    _add_snapshot_commands(commands)
     return parser
 
 
@@ -218,6 +246,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine import Engine
 
     settings = _settings(args)
+    if args.max_scenes is not None and args.max_scenes < 1:
+        raise InputError(f"--max-scenes must be at least 1, not {args.max_scenes}")
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -308,12 +338,79 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from terrarium_dagster.exports.serve import make_server
+
+    settings = _settings(args)
+    root = args.exports_dir or Path(settings.db).expanduser().resolve().parent / "exports"
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port must be 0..65535, not {args.port}")
+    try:
+        server = make_server(root, args.host, args.port)
+    except OSError as exc:
+        raise InputError(f"cannot serve on {args.host}:{args.port}: {exc.strerror}") from None
+    host, port = server.server_address[:2]
+    print(f"serving {root} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return EXIT_OK
+
+
+def cmd_snapshots(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import open_store
+    from terrarium_dagster.snapshots.why import render_snapshots, snapshots_report
+
+    settings = _settings(args)
+    with open_store(settings, must_exist=True) as store:
+        rows = snapshots_report(store, thread_id=getattr(args, "thread", None))
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(render_snapshots(rows))
+    return EXIT_OK
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import open_client, open_corpus, open_store
+    from terrarium_dagster.snapshots.why import render_why, why
+
+    if args.entry is None and args.revision is None:
+        raise InputError("why: give an entry (E12, a term or an alias) or --revision N")
+    settings = _settings(args)
+    with open_corpus(settings) as corpus, open_store(settings, must_exist=True) as store:
+        client = open_client(settings)
+        try:
+            answer = why(
+                store,
+                corpus,
+                client,
+                args.entry,
+                revision=args.revision,
+                question=args.question,
+                budget=settings.context_budget,
+                max_tokens=settings.max_tokens,
+            )
+        finally:
+            client.close()
+    if args.json:
+        print(answer.model_dump_json(indent=2))
+    else:
+        print(render_why(answer))
+    return EXIT_OK
+
+
 COMMANDS = {
+    "serve": cmd_serve,
     "run": cmd_run,
     "status": cmd_status,
     "export": cmd_export,
     "lineage": cmd_lineage,
-    **SNAPSHOT_COMMANDS,
+    "snapshots": cmd_snapshots,
+    "why": cmd_why,
 }
 
 
@@ -331,7 +428,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     try:
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # `terrarium status --json | head`: the reader left, not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
+        return EXIT_OK
     except (InputError, EntryNotFoundError) as exc:  # an unknown entry name is the user's input
         print(f"terrarium: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -6,9 +6,11 @@ value is a `ConfigError` with one line naming the setting, never a traceback.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -67,7 +69,11 @@ class Settings(BaseSettings):
         default=None, description="Base URL of an OpenAI-compatible (vLLM) server."
     )
     offline: bool = Field(
-        default=False, description="Use the in-process offline backend (no LLM, deterministic)."
+        default=False,
+        description=(
+            "Use the in-process rule-based offline backend (no LLM, deterministic); without it a "
+            "run needs `agent_url`."
+        ),
     )
     model: str | None = Field(default=None, description="Served model name; default: the first.")
     api_key: SecretStr | None = Field(
@@ -92,12 +98,35 @@ class Settings(BaseSettings):
         default=5, ge=0, le=20, description="Retries on refused connections, timeouts, 429, 5xx."
     )
     seed: int | None = Field(default=None, description="Sampling seed sent to the server.")
+    site_url: str = Field(
+        default="http://127.0.0.1:8765",
+        description="Where `terrarium serve` serves the exports (Dagster's export links).",
+        json_schema_extra={"cli": "store"},
+    )
+
+    @field_validator("site_url")
+    @classmethod
+    def _site_url_scheme(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
 
     @field_validator("agent_url")
     @classmethod
     def _url_scheme(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
+        if value is None:
+            return value
+        if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        if not urlsplit(value).hostname:
+            raise ValueError(f"{value!r} names no host (e.g. http://gpu-box:8000/v1)")
+        return value
+
+    @field_validator("temperature", "top_p", "timeout_s")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError(f"must be a finite number, not {value}")
         return value
 
     @model_validator(mode="after")
@@ -108,11 +137,6 @@ class Settings(BaseSettings):
                 f"({self.context_budget})"
             )
         return self
-
-    @property
-    def use_offline(self) -> bool:
-        """The offline backend runs when asked for, or when no server URL is configured."""
-        return self.offline or not self.agent_url
 
     @classmethod
     def settings_customise_sources(
@@ -141,9 +165,27 @@ def _config_file() -> Path | None:
     return local if local.is_file() else None
 
 
+def _check_config_file() -> None:
+    """A config file must be a YAML mapping of settings (not a list, not a scalar)."""
+    path = _config_file()
+    if path is None:
+        return
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        reason = " ".join(str(exc).split())
+        raise ConfigError(f"cannot read configuration file {path}: {reason}") from None
+    if document is not None and not isinstance(document, dict):
+        raise ConfigError(
+            f"configuration file {path} must be a mapping of settings (name: value), "
+            f"not a {type(document).__name__}"
+        )
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Settings from the sources, with `overrides` (None values ignored) taking precedence."""
     given = {key: value for key, value in overrides.items() if value is not None}
+    _check_config_file()
     try:
         return Settings(**given)
     except ValidationError as exc:

@@ -11,8 +11,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
@@ -24,11 +23,17 @@ from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
 from terrarium_dagster.curation.models import CurationReport
-from terrarium_dagster.errors import InputError, OrderError
+from terrarium_dagster.errors import ConfigError, EntryNotFoundError, InputError, OrderError
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.reports import ExportReport, SourceLink, ThreadReport, TouchedEntry
+from terrarium_dagster.reports import (
+    CurationDecisionRow,
+    ExportReport,
+    SourceLink,
+    ThreadReport,
+    TouchedEntry,
+)
 from terrarium_dagster.snapshots.checkpoint import restore_from_snapshot
 
 DONE = ("annotated", "curated")
@@ -71,8 +76,13 @@ def open_client(settings: Settings) -> ChatClient:
         enable_thinking=settings.enable_thinking,
         seed=settings.seed,
     )
-    if settings.use_offline:
+    if settings.offline:
         return ChatClient(config, transport=OfflineBackend(max_model_len=settings.context_budget))
+    if not settings.agent_url:
+        raise ConfigError(
+            "no model server configured: set TERRARIUM_AGENT_URL (or --agent-url), or choose "
+            "the rule-based offline backend explicitly with TERRARIUM_OFFLINE=1 (or --offline)"
+        )
     return ChatClient(config)
 
 
@@ -96,7 +106,7 @@ class Engine:
         self.client = client
         self.run_id = run_id
         self.stop = stop or threading.Event()
-        self.progress = progress
+        self.progress = self._with_heartbeat(progress)
         self._threads = corpus.threads()
         self._by_id = {thread.id: thread for thread in self._threads}
         self._annotator: Annotator | None = None
@@ -113,6 +123,7 @@ class Engine:
         progress: ProgressCallback | None = None,
         client: ChatClient | None = None,
     ) -> Self:
+        run_id = run_id or uuid.uuid4().hex[:12]
         corpus = open_corpus(settings)
         try:
             store = open_store(settings)
@@ -120,8 +131,16 @@ class Engine:
             corpus.close()
             raise
         try:
+            # The one place a writer opens the store: a second live writer is refused here.
+            store.acquire_writer_lease(run_id)
+        except BaseException:
+            store.close()
+            corpus.close()
+            raise
+        try:
             chat = client or open_client(settings)
         except BaseException:
+            store.release_writer_lease(run_id)
             store.close()
             corpus.close()
             raise
@@ -130,10 +149,21 @@ class Engine:
             corpus,
             store,
             chat,
-            run_id=run_id or uuid.uuid4().hex[:12],
+            run_id=run_id,
             stop=stop,
             progress=progress,
         )
+
+    def _with_heartbeat(self, progress: ProgressCallback | None) -> ProgressCallback:
+        """Refresh the writer lease after each committed scene, then report progress."""
+
+        def report(event: str, data: dict[str, object]) -> None:
+            if event == "scene":
+                self.store.refresh_writer_lease(self.run_id)
+            if progress is not None:
+                progress(event, data)
+
+        return report
 
     def __enter__(self) -> Self:
         return self
@@ -151,12 +181,17 @@ class Engine:
     def close(self, *, status: str = "finished", error: str | None = None) -> None:
         """Record how the run ended (finished, failed, interrupted) and release everything."""
         try:
+            if self._annotator is not None:
+                self._annotator.persist_learned_window()
             if self._run_started:
                 self.store.finish_run(self.run_id, status, error)
         finally:
-            self.client.close()
-            self.store.close()
-            self.corpus.close()
+            try:
+                self.store.release_writer_lease(self.run_id)
+            finally:
+                self.client.close()
+                self.store.close()
+                self.corpus.close()
 
     # -- threads and order ------------------------------------------------------------------
 
@@ -223,11 +258,6 @@ class Engine:
     def thread_finished(self, thread_id: int) -> bool:
         return self._status(self.thread(thread_id)) in DONE
 
-    def process_thread(self, thread_id: int) -> tuple[ThreadReport, CurationReport]:
-        """Annotate the thread, then curate it: what `terrarium run` does for every thread."""
-        report = self.annotate_thread(thread_id)
-        return report, self.curate_thread(thread_id)
-
     def annotate_thread(
         self, thread_id: int, *, rewind: bool = False, skip_done: bool = False
     ) -> ThreadReport:
@@ -280,6 +310,37 @@ class Engine:
         restore_from_snapshot(self.store, actor, snapshot_id)
         if self._annotator is not None:
             self._annotator.reload()
+
+    def uncurated_predecessors(self, thread_id: int) -> list[Thread]:
+        """Earlier threads annotated but not curated (annotating `thread_id` curates them first)."""
+        thread = self.thread(thread_id)
+        return [t for t in self._threads[: thread.position] if self._status(t) == "annotated"]
+
+    def curation_decisions(self, report: CurationReport) -> list[CurationDecisionRow]:
+        """The decisions of one curation, readable: term, decision, target, reasoning."""
+        wanted = set(report.decision_ids)
+        rows = []
+        for decision in self.store.curator_decisions(thread_id=report.thread_id):
+            if decision["id"] not in wanted:
+                continue
+            rows.append(
+                CurationDecisionRow(
+                    decision_id=decision["id"],
+                    term=self._term(decision["entry_id"]),
+                    decision=decision["decision"],
+                    target=self._term(decision["target_entry_id"]),
+                    reasoning=" ".join((decision["reasoning"] or "").split()),
+                )
+            )
+        return rows
+
+    def _term(self, entry_id: int | None) -> str:
+        if entry_id is None:
+            return ""
+        try:
+            return f"{self.store.get_entry(entry_id).term} (E{entry_id})"
+        except EntryNotFoundError:
+            return f"E{entry_id}"
 
     def _curate_predecessors(self, thread: Thread) -> None:
         """Catch-up: a thread is curated before the next one is annotated."""
@@ -361,12 +422,3 @@ class Engine:
         return TouchedEntry(
             entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources
         )
-
-
-@contextmanager
-def open_engine(settings: Settings, **kwargs: object) -> Iterator[Engine]:
-    engine = Engine.open(settings, **kwargs)  # type: ignore[arg-type]
-    try:
-        yield engine
-    finally:
-        engine.close()

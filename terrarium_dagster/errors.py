@@ -30,6 +30,10 @@ class StoreError(TerrariumError):
     """The annotator store refused an operation."""
 
 
+class WriterLeaseError(InputError):
+    """Another live process holds the store's one-writer lease (the CLI exits 2 at once)."""
+
+
 class DuplicateTermError(StoreError):
     """A term or alias collides with a live entry."""
 

@@ -46,6 +46,16 @@ class ThreadReport(TokenFigures):
     rewound_threads: list[str] = Field(default_factory=list)
 
 
+class CurationDecisionRow(BaseModel):
+    """One curator decision as a reader sees it."""
+
+    decision_id: int
+    term: str
+    decision: str
+    target: str = ""
+    reasoning: str = ""
+
+
 class ExportReport(BaseModel):
     out_dir: str
     files: list[str]

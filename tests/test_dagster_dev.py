@@ -2,7 +2,8 @@
 
 The test starts `dagster dev` with a temporary DAGSTER_HOME (the repo's dagster.yaml copied in) and
 a temporary annotator store, lets `thread_discovery_sensor` add the sample corpus's threads, and
-launches two backfills of `thread_annotations` over neighbouring ranges of threads while the
+launches two backfills over neighbouring ranges of threads — the first of all four assets (what
+"Materialize all" does), the second of `thread_annotations` alone — while the
 `terrarium_llm` pool is held at 0 slots, so both runs are queued at once. Freeing one slot must run
 them one after the other (the second waits while the first runs: never two writers). Then
 `curation_sensor` curates and exports every thread, and the test checks the order of the
@@ -195,11 +196,15 @@ class DagsterDev:
         assert data["setConcurrencyLimit"] is True
 
     def launch_backfill(
-        self, asset: str, partitions: list[str], run_config: dict[str, Any] | None = None
+        self,
+        assets: str | list[str],
+        partitions: list[str],
+        run_config: dict[str, Any] | None = None,
     ) -> str:
+        names = [assets] if isinstance(assets, str) else assets
         params: dict[str, Any] = {
             "partitionNames": partitions,
-            "assetSelection": [{"path": [asset]}],
+            "assetSelection": [{"path": [name]} for name in names],
         }
         if run_config is not None:
             params["runConfigData"] = run_config
@@ -314,6 +319,7 @@ def dev_environment(terrarium_home: Path, store: Path) -> dict[str, str]:
             "TERRARIUM_HOME": str(terrarium_home),
             "TERRARIUM_DB": str(store),
             "TERRARIUM_SENSOR_INTERVAL": "1",
+            "TERRARIUM_OFFLINE": "1",
             "DAGSTER_DISABLE_TELEMETRY": "1",
             "PYTHONUNBUFFERED": "1",
         }
@@ -376,7 +382,9 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
     # Hold the pool at 0 so that both backfills' runs are queued together, in launch order.
     first_range, second_range = keys[:2], keys[2:]
     dev.set_pool_limit(POOL, 0)
-    first_backfill = dev.launch_backfill("thread_annotations", first_range)
+    # The first is "Materialize all" over a range (all four assets), the second annotation alone.
+    everything = ["scene_batches", "thread_annotations", "curated_glossary", "glossary_export"]
+    first_backfill = dev.launch_backfill(everything, first_range)
     (first_run,) = dev.wait_for(
         lambda: dev.backfill(first_backfill)["runs"], timeout=90, what="the first backfill's run"
     )
@@ -423,6 +431,15 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
     assert [event["partition"] for event in annotations] == keys
     assert {event["runId"] for event in annotations[:2]} == {first_run["runId"]}
     assert {event["runId"] for event in annotations[2:]} == {second_run["runId"]}
+    # "Materialize all" did every asset of its range in its one run, curation included.
+    for asset in ("scene_batches", "curated_glossary", "glossary_export"):
+        events = [e for e in dev.materializations(asset) if e["runId"] == first_run["runId"]]
+        assert [event["partition"] for event in events] == first_range, asset
+    first_curations = [
+        e for e in dev.materializations("curated_glossary") if e["runId"] == first_run["runId"]
+    ]
+    assert all(e["metadata"]["model_calls"]["intValue"] >= 0 for e in first_curations)
+    assert all("backend" in e["metadata"] for e in first_curations)
 
     # Lineage: each materialization names its checkpoint and links its entries to their posts.
     touched_any = False

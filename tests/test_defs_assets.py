@@ -17,10 +17,12 @@ import pytest
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.defs.assets import (
     LLM_POOL,
+    THREAD_ASSETS,
     curated_glossary,
     glossary_export,
     scene_batches,
     thread_annotations,
+    thread_glossary,
 )
 from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.partitions import range_tags, threads_partitions
@@ -34,7 +36,7 @@ from terrarium_dagster.engine import DONE, Engine
 from terrarium_dagster.errors import ConfigError
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
-ALL = [scene_batches, thread_annotations, curated_glossary, glossary_export]
+STEP = "thread_glossary"
 
 
 pytest_plugins = ["tests.support.dagster_fixtures"]
@@ -43,20 +45,16 @@ pytest_plugins = ["tests.support.dagster_fixtures"]
 def run(
     instance: dg.DagsterInstance,
     resources: dict[str, Any],
-    asset: dg.AssetsDefinition,
+    asset: dg.AssetKey | Sequence[dg.AssetKey],
     keys: Sequence[str],
     *,
     rewind: bool | None = None,
 ) -> dg.ExecuteInProcessResult:
-    """One run of `asset` over `keys`, as a single-run backfill of that range would launch it."""
-    run_config = (
-        {"ops": {"thread_annotations": {"config": {"rewind": rewind}}}}
-        if rewind is not None
-        else None
-    )
+    """One run of `asset` (or several) over `keys`, as a single-run backfill would launch it."""
+    run_config = {"ops": {STEP: {"config": {"rewind": rewind}}}} if rewind is not None else None
     return dg.materialize(
-        ALL,
-        selection=[asset.key],
+        [thread_glossary],
+        selection=[asset] if isinstance(asset, dg.AssetKey) else list(asset),
         instance=instance,
         resources=resources,
         partition_key=keys[0] if len(keys) == 1 else None,
@@ -67,11 +65,15 @@ def run(
 
 
 def materialized(result: dg.ExecuteInProcessResult, asset: str) -> list[dg.AssetMaterialization]:
-    return list(result.asset_materializations_for_node(asset))
+    return [
+        event
+        for event in result.asset_materializations_for_node(STEP)
+        if event.asset_key == dg.AssetKey(asset)
+    ]
 
 
 def failure_message(result: dg.ExecuteInProcessResult, asset: str) -> str:
-    failure = result.failure_data_for_node(asset)
+    failure = result.failure_data_for_node(STEP)
     assert failure is not None, f"{asset} did not fail"
     return failure.error.message if failure.error else ""
 
@@ -82,12 +84,14 @@ def statuses(store_path: Path) -> dict[str, str]:
 
 
 def test_asset_definitions_declare_partitions_single_run_backfills_and_the_llm_pool() -> None:
-    for asset in (scene_batches, thread_annotations, curated_glossary, glossary_export):
-        assert asset.partitions_def == threads_partitions
-        assert asset.backfill_policy == dg.BackfillPolicy.single_run()
-    assert thread_annotations.op.pool == LLM_POOL
-    assert curated_glossary.op.pool == LLM_POOL
-    assert glossary_export.op.pool is None
+    assert set(thread_glossary.keys) == set(THREAD_ASSETS)
+    assert thread_glossary.partitions_def == threads_partitions
+    assert thread_glossary.backfill_policy == dg.BackfillPolicy.single_run()
+    assert thread_glossary.can_subset
+    assert thread_glossary.op.pool == LLM_POOL
+    # Annotation needs no scene_batches materialization (no "Unsynced" from a needless dep).
+    assert scene_batches not in thread_glossary.asset_deps[thread_annotations]
+    assert thread_glossary.asset_deps[curated_glossary] == {thread_annotations}
 
 
 def test_annotating_a_range_yields_one_materialization_per_thread_in_story_order(
@@ -98,7 +102,7 @@ def test_annotating_a_range_yields_one_materialization_per_thread_in_story_order
     events = materialized(result, "thread_annotations")
     assert [event.partition for event in events] == keys
     assert set(statuses(store_path).values()) <= set(DONE)
-    assert instance.get_materialized_partitions(thread_annotations.key) == set(keys)
+    assert instance.get_materialized_partitions(thread_annotations) == set(keys)
     for event in events:
         metadata = event.metadata
         assert metadata["scenes_annotated"].value == metadata["scenes"].value > 0
@@ -327,9 +331,9 @@ def test_resources_make_the_settings_the_engine_opens_with(
     )
     assert settings.corpus == sample_db
     assert settings.db == str(store_path)
-    assert settings.agent_url == "http://127.0.0.1:9/v1" and not settings.use_offline
+    assert settings.agent_url == "http://127.0.0.1:9/v1" and not settings.offline
     assert (settings.model, settings.max_tokens, settings.temperature) == ("qwen", 512, 0.0)
-    assert engine_settings(CorpusResource(), StoreResource(), AgentResource()).use_offline
+    assert not engine_settings(CorpusResource(), StoreResource(), AgentResource()).offline
     with pytest.raises(ConfigError, match="agent_url"):
         engine_settings(CorpusResource(), StoreResource(), AgentResource(url="gpu:8000"))
 
@@ -362,3 +366,82 @@ def _names(views: Sequence[Any]) -> set[str]:
 
 def _files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_materialize_all_over_a_range_annotates_curates_and_exports_every_thread_in_order(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    result = run(instance, resources, list(THREAD_ASSETS), keys)
+    assert result.success
+    for asset in ("scene_batches", "thread_annotations", "curated_glossary", "glossary_export"):
+        assert [event.partition for event in materialized(result, asset)] == keys, asset
+    assert set(statuses(store_path).values()) == {"curated"}
+    order = [
+        (event.asset_key.path[-1], event.partition)
+        for event in result.asset_materializations_for_node(STEP)
+        if event.asset_key in (thread_annotations, curated_glossary)
+    ]
+    expected = [(name, key) for key in keys for name in ("thread_annotations", "curated_glossary")]
+    assert order == expected, "each thread is curated before the next one is annotated"
+    assert {item.check_name for item in result.get_asset_check_evaluations()} == {
+        item.name for item in GLOSSARY_CHECKS
+    }
+
+
+def test_a_selection_of_scene_batches_and_thread_annotations_annotates(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    result = run(instance, resources, [scene_batches, thread_annotations], keys[:2])
+    assert result.success
+    assert [event.partition for event in materialized(result, "scene_batches")] == keys[:2]
+    assert [event.partition for event in materialized(result, "thread_annotations")] == keys[:2]
+    assert materialized(result, "curated_glossary") == []
+    assert statuses(store_path)[keys[1]] in DONE
+
+
+def test_curation_metadata_is_a_readable_decision_table_with_the_backend(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    result = run(instance, resources, [thread_annotations, curated_glossary], keys[:1])
+    assert result.success
+    (annotation,) = materialized(result, "thread_annotations")
+    (curation,) = materialized(result, "curated_glossary")
+    for event in (annotation, curation):
+        assert event.metadata["backend"].value.startswith("offline")
+        assert event.metadata["model"].value == "offline"
+        assert keys[0] in (event.description or "")
+    table = curation.metadata["decisions"].value
+    assert [column.name for column in table.schema.columns] == [
+        "term",
+        "decision",
+        "target",
+        "reasoning",
+    ]
+    decided = sum(
+        curation.metadata[name].value for name in ("confirmed", "rejected", "merged", "revised")
+    )
+    assert len(table.records) >= min(decided, 50) > 0
+    for record in table.records:
+        assert record.data["term"] and record.data["decision"]
+
+
+def test_export_metadata_links_over_http_to_the_served_exports(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    assert run(instance, resources, [thread_annotations, curated_glossary], keys[:1]).success
+    result = run(instance, resources, glossary_export, keys[:1])
+    (event,) = materialized(result, "glossary_export")
+    link = event.metadata["export"].value
+    assert link == f"http://127.0.0.1:8765/exports/{keys[0]}/"
+    assert event.metadata["wiki_index"].value.startswith(link)
+    assert all(not str(item.value).startswith("file:") for item in event.metadata.values())
+
+
+def test_a_run_with_no_model_server_and_no_offline_choice_fails_with_one_line(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    result = run(instance, {**resources, "agent": AgentResource()}, thread_annotations, keys[:1])
+    assert not result.success
+    message = failure_message(result, "thread_annotations")
+    assert "TERRARIUM_AGENT_URL" in message and "TERRARIUM_OFFLINE" in message
+    assert not any(status in DONE for status in statuses(store_path).values())

@@ -20,8 +20,8 @@ from terrarium_dagster.definitions import defs
 from terrarium_dagster.defs.assets import (
     curated_glossary,
     glossary_export,
-    scene_batches,
     thread_annotations,
+    thread_glossary,
 )
 from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.partitions import (
@@ -44,7 +44,16 @@ from terrarium_dagster.defs.sensors import (
 from terrarium_dagster.engine import DONE
 from terrarium_dagster.glossary.store import GlossaryStore
 
-ALL = [scene_batches, thread_annotations, curated_glossary, glossary_export]
+ALL = [thread_glossary]
+
+
+def for_asset(result: dg.ExecuteInProcessResult, asset: dg.AssetKey) -> list[str | None]:
+    """The partitions `asset` materialized in `result`, in order."""
+    return [
+        event.partition
+        for event in result.asset_materializations_for_node("thread_glossary")
+        if event.asset_key == asset
+    ]
 
 
 pytest_plugins = ["tests.support.dagster_fixtures"]
@@ -71,7 +80,7 @@ def annotate(
 ) -> dg.ExecuteInProcessResult:
     result = dg.materialize(
         ALL,
-        selection=[thread_annotations.key],
+        selection=[thread_annotations],
         instance=instance,
         resources=resources,
         partition_key=keys[0] if len(keys) == 1 else None,
@@ -137,7 +146,7 @@ def test_curation_sensor_requests_one_run_per_contiguous_range_of_new_annotation
     assert isinstance(result, dg.SensorResult)
     (request,) = result.run_requests
     assert requested_keys(request, keys) == keys[:2]
-    assert list(request.asset_selection or []) == [curated_glossary.key]
+    assert list(request.asset_selection or []) == [curated_glossary]
     assert request.tags["dagster/priority"] == "1"
 
     # The cursor moves on: the same materializations are not requested twice.
@@ -147,7 +156,7 @@ def test_curation_sensor_requests_one_run_per_contiguous_range_of_new_annotation
     # What the sensor asked for curates both threads and runs the glossary checks.
     done = execute(instance, resources, request)
     assert done.success
-    curated = [e.partition for e in done.asset_materializations_for_node("curated_glossary")]
+    curated = for_asset(done, curated_glossary)
     assert curated == keys[:2]
     assert {item.check_name for item in done.get_asset_check_evaluations()} == {
         item.name for item in GLOSSARY_CHECKS
@@ -178,10 +187,10 @@ def test_export_sensor_exports_the_threads_whose_curation_materialized(
     assert isinstance(result, dg.SensorResult)
     (request,) = result.run_requests
     assert requested_keys(request, keys) == keys[:2]
-    assert list(request.asset_selection or []) == [glossary_export.key]
+    assert list(request.asset_selection or []) == [glossary_export]
     done = execute(instance, resources, request)
     assert done.success
-    exported = [e.partition for e in done.asset_materializations_for_node("glossary_export")]
+    exported = for_asset(done, glossary_export)
     assert exported == keys[:2]
     for key in keys[:2]:
         assert (store_path.parent / "exports" / key / "glossary.json").is_file()
@@ -205,13 +214,11 @@ def test_schedule_requests_the_next_unannotated_range_and_it_runs(
         request = incremental_annotation_schedule(context)
     assert isinstance(request, dg.RunRequest)
     assert requested_keys(request, keys) == keys[1:]
-    assert list(request.asset_selection or []) == [thread_annotations.key]
+    assert list(request.asset_selection or []) == [thread_annotations, curated_glossary]
 
     result = execute(instance, resources, request)
     assert result.success
-    assert [e.partition for e in result.asset_materializations_for_node("thread_annotations")] == (
-        keys[1:]
-    )
+    assert for_asset(result, thread_annotations) == (keys[1:])
     with GlossaryStore(store_path) as store:
         assert all(state.status in DONE for state in store.thread_states())
 
@@ -229,7 +236,7 @@ def test_schedule_skips_while_an_annotation_run_is_in_progress(
         instance,
         job_name="__ASSET_JOB",
         status=dg.DagsterRunStatus.STARTED,
-        asset_selection=frozenset({thread_annotations.key}),
+        asset_selection=frozenset({thread_annotations}),
     )
     with schedule_context(instance, resources) as context:
         skipped = incremental_annotation_schedule(context)
@@ -245,7 +252,7 @@ def test_schedule_skips_while_an_annotation_backfill_is_requested(
         backfill_id="queuedfill",
         asset_graph=asset_graph,
         partition_names=keys[:2],
-        asset_selection=[thread_annotations.key],
+        asset_selection=[thread_annotations],
         backfill_timestamp=time.time(),
         tags={},
         dynamic_partitions_store=instance,
@@ -268,7 +275,7 @@ def test_schedule_ignores_runs_that_do_not_annotate(
         instance,
         job_name="__ASSET_JOB",
         status=dg.DagsterRunStatus.STARTED,
-        asset_selection=frozenset({glossary_export.key}),
+        asset_selection=frozenset({glossary_export}),
     )
     with schedule_context(instance, resources) as context:
         request = incremental_annotation_schedule(context)

@@ -9,13 +9,14 @@ import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.definitions import defs
-from terrarium_dagster.defs.assets import scene_batches
+from terrarium_dagster.defs.assets import scene_batches, thread_glossary
 from terrarium_dagster.defs.partitions import (
     PartitionOrderError,
+    foreign_keys,
     new_thread_keys,
     threads_partitions,
 )
-from terrarium_dagster.defs.resources import CorpusResource, StoreResource
+from terrarium_dagster.defs.resources import AgentResource, CorpusResource, StoreResource
 from terrarium_dagster.defs.sensors import thread_discovery_sensor
 
 
@@ -32,6 +33,13 @@ def test_new_thread_keys_appends_only_unknown_keys_in_order() -> None:
     assert new_thread_keys([], ["t00000-1", "t00001-5"]) == ["t00000-1", "t00001-5"]
     assert new_thread_keys(["t00000-1"], ["t00000-1", "t00001-5"]) == ["t00001-5"]
     assert new_thread_keys(["t00000-1", "t00001-5"], ["t00000-1", "t00001-5"]) == []
+
+
+def test_a_hand_added_partition_never_blocks_discovery() -> None:
+    corpus = ["t00000-1", "t00001-5", "t00002-9"]
+    assert foreign_keys(["t00000-1", "my-test", "t00001-5"], corpus) == ["my-test"]
+    assert new_thread_keys(["t00000-1", "my-test"], corpus) == ["t00001-5", "t00002-9"]
+    assert new_thread_keys(["t00007-777"], corpus) == corpus
 
 
 def test_new_thread_keys_refuses_a_thread_inserted_before_known_ones() -> None:
@@ -78,16 +86,18 @@ def test_scene_batches_materializes_a_sample_thread_with_metadata(
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(threads_partitions.name, [thread.key])
         result = dg.materialize(
-            [scene_batches],
+            [thread_glossary],
+            selection=[scene_batches],
             partition_key=thread.key,
             instance=instance,
             resources={
                 "corpus": CorpusResource(path=str(sample_db)),
                 "store": StoreResource(path=str(tmp_path / "store.db")),
+                "agent": AgentResource(offline=True),
             },
         )
         assert result.success
-        (materialization,) = result.asset_materializations_for_node("scene_batches")
+        (materialization,) = result.asset_materializations_for_node("thread_glossary")
     metadata = materialization.metadata
     assert metadata["scenes"].value == len(scenes) > 0
     assert metadata["thread_id"].value == thread.id

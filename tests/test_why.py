@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.cli import _add_agent, _add_corpus, _add_store
+from terrarium_dagster.cli import (
+    build_parser,
+    cmd_snapshots,
+    cmd_why,
+)
 from terrarium_dagster.config import Settings, load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import Engine, open_client
 from terrarium_dagster.errors import EntryNotFoundError, InputError
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import SnapshotNotFoundError
-from terrarium_dagster.snapshots.commands import add_commands, cmd_snapshots, cmd_why
 from terrarium_dagster.snapshots.why import render_why, snapshots_report, why
 from tests.support.corpus_builder import simple_quest
 
@@ -133,10 +136,7 @@ def test_why_names_what_is_missing(tmp_path: Path, annotated: Annotated) -> None
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="terrarium")
-    commands = parser.add_subparsers(dest="command", required=True)
-    add_commands(commands, _add_store, _add_corpus, _add_agent)
-    return parser
+    return build_parser()
 
 
 def test_the_why_command_prints_the_answer_and_the_posts_it_cites(

@@ -18,9 +18,14 @@ from typing import Any
 
 from terrarium_dagster.agent.accounting import call_record
 from terrarium_dagster.agent.candidates import find_candidates
-from terrarium_dagster.agent.client import ChatClient, ChatResult
+from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
 from terrarium_dagster.agent.protocol import assistant_message_dict
-from terrarium_dagster.agent.relevant import RelevantEntry, entry_line, relevant_entries
+from terrarium_dagster.agent.relevant import (
+    RelevantEntry,
+    entry_line,
+    match_key,
+    relevant_entries,
+)
 from terrarium_dagster.agent.tools import (
     ToolContext,
     ToolOutcome,
@@ -37,7 +42,12 @@ from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import curate_thread
 from terrarium_dagster.curation.models import CurationReport
-from terrarium_dagster.errors import AgentError, ContextOverflowError, TerrariumError
+from terrarium_dagster.errors import (
+    AgentError,
+    BudgetError,
+    ContextOverflowError,
+    TerrariumError,
+)
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
@@ -53,6 +63,8 @@ CURATE_MESSAGE_TOKENS = 3000
 CANDIDATE_QUERIES = 8
 FLUSH_ROUNDS = 2
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
+EXACT_SHARE = 0.85  # a non-scene request within 15% of the limit is counted by the server
+WINDOW_META = "server_window"  # a window learned from a 400, kept so a restart starts from it
 
 
 class Interrupted(TerrariumError):
@@ -109,6 +121,8 @@ class Annotator:
         self.system_prompt = prompts.SYSTEM_PROMPT
         self.counter = ServerCounter(tokenize=self.client.tokenize)
         self._scope: tuple[Thread | None, Scene | None] | None = None
+        self.learned_window: int | None = None
+        self.window = self._window()
         self.context = self._new_context(self._load_state())
 
     # -- context ----------------------------------------------------------------------------
@@ -122,7 +136,7 @@ class Annotator:
             state,
             system_prompt=self.system_prompt,
             tools=self.tools,
-            budget=self.settings.context_budget,
+            budget=self.window,
             max_tokens=self.settings.max_tokens,
             counter=self.counter,
             summarizer=self._summarize,
@@ -138,6 +152,94 @@ class Annotator:
     def limit_reached(self) -> bool:
         return self.max_scenes is not None and self.scenes_this_run >= self.max_scenes
 
+    # -- the window -------------------------------------------------------------------------
+
+    def _window(self) -> int:
+        """The window every request must fit: the configured budget, the served model's
+        `max_model_len` (from /v1/models) and any window a 400 taught an earlier run."""
+        window = self.settings.context_budget
+        info = self.client.model_info
+        if info is None:
+            try:
+                info = self.client.resolve_model()
+            except AgentError as exc:  # the budget alone, then; a 400 still teaches the window
+                log.warning("cannot read the served model's window (%s); using the budget", exc)
+        if info is not None and info.max_model_len:
+            window = min(window, info.max_model_len)
+        learned = self.store.get_meta(WINDOW_META)
+        if learned and learned.isdigit():
+            window = min(window, int(learned))
+        if window <= self.settings.max_tokens:
+            raise BudgetError(
+                f"the model's window of {window} tokens leaves no room for a prompt beside "
+                f"max_tokens {self.settings.max_tokens}: lower max_tokens"
+            )
+        return window
+
+    def _learn_window(self, exc: ServerContextOverflow) -> None:
+        """A 400 overflow names the server's real window: respect it from now on."""
+        limit = exc.max_context_length
+        if limit and limit < self.window and limit > self.settings.max_tokens:
+            log.warning(
+                "the server's window is %d tokens, not %d: respecting it", limit, self.window
+            )
+            self.window = limit
+            self.learned_window = limit
+            self.context.budget = min(self.context.budget, limit)
+            self.store.set_meta(WINDOW_META, str(limit))  # committed with the scene
+
+    def persist_learned_window(self) -> None:
+        """Keep a learned window even when the scene that learned it rolled back."""
+        if self.learned_window is not None:
+            self.store.set_meta(WINDOW_META, str(self.learned_window))
+
+    def _admit(self, messages: list[Message], *, purpose: str, max_tokens: int) -> list[Message]:
+        """The gate every request passes: prompt + max_tokens within the window, or a smaller
+        request that is, or BudgetError. Nothing is ever sent over the window."""
+        limit = self.window - max_tokens
+        exact_above = limit if purpose == "annotate" else int(limit * EXACT_SHARE)
+        tokens = self.context.count(messages, exact_above=exact_above)
+        if tokens <= limit:
+            return messages
+        if purpose != "annotate":
+            # A request beside the scene loop (curation, summary, flush) that the compacted
+            # context still cannot carry: send its task alone, after the system prompt, with
+            # its longest text clipped if need be: a short standalone prompt, never a blind send.
+            standalone = self._standalone(messages, limit)
+            if standalone is not None:
+                log.info("%s request sent standalone: %d tokens would not fit", purpose, tokens)
+                return standalone
+        raise BudgetError(
+            f"a {purpose} request of {tokens} prompt tokens plus {max_tokens} for the answer "
+            f"does not fit the model's window of {self.window} tokens, even made smaller"
+        )
+
+    def _standalone(self, messages: list[Message], limit: int) -> list[Message] | None:
+        system = [m for m in messages[:1] if m.get("role") == "system"]
+        last_user = max(
+            (i for i, m in enumerate(messages) if m.get("role") == "user"), default=None
+        )
+        if last_user is None:
+            return None
+        task = [dict(m) for m in messages[last_user:]]
+        for _attempt in range(4):
+            candidate = [*system, *task]
+            tokens = self.context.count(candidate, exact_above=int(limit * EXACT_SHARE))
+            if tokens <= limit:
+                return candidate
+            longest = max(range(len(task)), key=lambda i: len(str(task[i].get("content") or "")))
+            text = str(task[longest].get("content") or "")
+            keep = int(len(text) * limit / tokens * 0.9)
+            if keep < 200:
+                return None
+            head = text[: keep * 2 // 3]
+            tail = text[len(text) - keep // 3 :]
+            task[longest] = {
+                **task[longest],
+                "content": f"{head}\n[… cut to fit the window …]\n{tail}",
+            }
+        return None
+
     # -- model calls --------------------------------------------------------------------------
 
     def _call(
@@ -149,15 +251,31 @@ class Annotator:
         max_tokens: int | None = None,
     ) -> ChatResult:
         thread, scene = self._scope or (None, None)
+        answer_tokens = max_tokens or self.settings.max_tokens
+        messages = self._admit(messages, purpose=purpose, max_tokens=answer_tokens)
         try:
-            result = self.client.chat(
-                messages, tools=self.tools, tool_choice=tool_choice, max_tokens=max_tokens
-            )
-        except AgentError as exc:
-            self._log_call(purpose, None, error=str(exc))
-            raise
-        self._log_call(purpose, result)
-        self.context.observe(messages, result.prompt_tokens)
+            result = self._send(messages, purpose, tool_choice, max_tokens)
+        except ServerContextOverflow as exc:
+            self._learn_window(exc)
+            if purpose == "annotate":
+                raise  # the scene loop compacts the scene (`on_overflow`) and retries once
+            if exc.prompt_tokens:  # the server's own count of what was sent
+                self.counter.observe(messages, self.tools, exc.prompt_tokens)
+            retry = self._admit(messages, purpose=purpose, max_tokens=answer_tokens)
+            if retry == messages:  # the gate saw no reason to change it: make it smaller anyway
+                retry = self._standalone(messages, self.window - answer_tokens - 64) or []
+            if not retry or retry == messages:
+                raise BudgetError(
+                    f"the server refused a {purpose} request as too long ({exc.server_message}) "
+                    "and it cannot be made smaller"
+                ) from exc
+            try:
+                result = self._send(retry, purpose, tool_choice, max_tokens)
+            except ServerContextOverflow as again:
+                raise BudgetError(
+                    f"the server refused a {purpose} request as too long twice: "
+                    f"{again.server_message}"
+                ) from again
         if self.progress and scene is not None:
             self.progress(
                 "call",
@@ -167,6 +285,20 @@ class Annotator:
                     "purpose": purpose,
                 },
             )
+        return result
+
+    def _send(
+        self, messages: list[Message], purpose: str, tool_choice: str, max_tokens: int | None
+    ) -> ChatResult:
+        try:
+            result = self.client.chat(
+                messages, tools=self.tools, tool_choice=tool_choice, max_tokens=max_tokens
+            )
+        except AgentError as exc:
+            self._log_call(purpose, None, error=str(exc))
+            raise
+        self._log_call(purpose, result)
+        self.context.observe(messages, result.prompt_tokens)
         return result
 
     def _log_call(
@@ -190,7 +322,13 @@ class Annotator:
         return result.content or ""
 
     def _flush(self, messages: list[Message]) -> list[Message]:
-        """The pre-compaction flush: the agent may record what it has not written yet."""
+        """The pre-compaction flush: the agent may record what it has not written yet.
+
+        Only within a scene: its writes need a scene to cite. Compaction outside one (before a
+        curation) drops turns without a flush rather than run tools that cannot succeed."""
+        _, scene = self._scope or (None, None)
+        if scene is None:
+            return []
         turns = list(messages)
         for _ in range(FLUSH_ROUNDS):
             result = self._call(turns, purpose="flush")
@@ -235,8 +373,18 @@ class Annotator:
 
     def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
         text = fit_story(scene, int(self.context.limit * STORY_SHARE) * CHARS_PER_TOKEN)
-        live = [e for e in self.store.entries() if not e.deleted and e.status != "merged"]
-        known = [name for entry in live for name in (entry.term, *entry.aliases)]
+        # Names only (not every entry): the entries loaded are the ones the scene mentions.
+        names = self.store.live_names()
+        known = [name for _, name in names]
+        padded = f" {match_key(text)} "
+        mentioned = sorted(
+            {
+                entry_id
+                for entry_id, name in names
+                if (key := match_key(name)) and f" {key} " in padded
+            }
+        )
+        live = [e for e in self.store.get_entries(mentioned) if e.status != "merged"]
         found = find_candidates(text, known, known_words=False)
         candidates = [c.term for c in found][:CANDIDATE_QUERIES]
         story_tokens = len(text) // CHARS_PER_TOKEN

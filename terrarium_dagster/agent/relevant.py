@@ -23,16 +23,18 @@ FTS_HITS_PER_QUERY = 2
 _DASHES = dict.fromkeys(map(ord, "-‐‑‒–—―_"), " ")
 _APOSTROPHES = dict.fromkeys(map(ord, "’‘`´ʼ"), "'")
 _NON_WORD = re.compile(r"[^\w']+")
+_POSSESSIVE = re.compile(r"'s$")  # "Varen’s blade" mentions Varen
 
 
 def match_key(text: str) -> str:
-    """Text folded for matching terms in prose: case, dashes, apostrophes and punctuation folded.
+    """Text folded for matching terms in prose: case, dashes, apostrophes (curly or straight),
+    possessive "'s" and punctuation folded.
 
     The result is padded with spaces so that `f" {key} " in padded_text` is a whole-word match.
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
     folded = folded.translate(_DASHES).translate(_APOSTROPHES)
-    words = [word.strip("'") for word in _NON_WORD.sub(" ", folded).split()]
+    words = [_POSSESSIVE.sub("", word.strip("'")) for word in _NON_WORD.sub(" ", folded).split()]
     return " ".join(word for word in words if word)
 
 

@@ -1,9 +1,12 @@
-"""Assets partitioned by thread. Each maps its partitions to engine calls and reports to metadata.
+"""The four thread assets, partitioned by thread, computed by one subsettable step.
 
-Every asset takes a range of threads in one run (`BackfillPolicy.single_run()`), works through the
-threads in story order and yields one `AssetMaterialization` per finished thread, so a failure
-half-way keeps the threads that finished. The store and the model are the engine's: nothing here
-keeps state between runs.
+`scene_batches`, `thread_annotations`, `curated_glossary` and `glossary_export` are the specs of
+one `multi_asset`: whatever a run selects (one asset, several, "Materialize all", a backfill of a
+range, a re-execution), one step works through the run's threads in story order and yields one
+`AssetMaterialization` per finished thread and selected asset, so a failure half-way keeps the
+threads that finished and no selected asset is ever skipped for another's missing output.
+Everything here maps partitions to engine calls and reports to metadata; nothing keeps state
+between runs.
 """
 
 import shutil
@@ -11,12 +14,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import dagster as dg
 from pydantic import Field
 
+from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.models import Thread
+from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.summary import scene_batch_summary
 from terrarium_dagster.defs.checks import evaluate_glossary_checks, glossary_check_specs
 from terrarium_dagster.defs.metadata import (
@@ -31,8 +36,9 @@ from terrarium_dagster.defs.resources import (
     StoreResource,
     engine_settings,
 )
-from terrarium_dagster.engine import Engine
+from terrarium_dagster.engine import Engine, open_corpus, open_store
 from terrarium_dagster.errors import OrderError, TerrariumError
+from terrarium_dagster.exports import build_export
 
 PREVIEW_SCENES = 20
 
@@ -43,61 +49,8 @@ T = TypeVar("T")
 LLM_POOL = "terrarium_llm"
 
 
-@dg.asset(
-    partitions_def=threads_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    output_required=False,
-    group_name="annotation",
-    kinds={"sqlite"},
-    description="The thread's cleaned posts grouped into scenes (maximal runs of QM posts).",
-)
-def scene_batches(
-    context: dg.AssetExecutionContext, corpus: CorpusResource
-) -> Iterator[dg.AssetMaterialization]:
-    with corpus.open() as reader:
-        for key in context.partition_keys:
-            summary = scene_batch_summary(reader, reader.thread_by_key(key))
-            rows = [
-                dg.TableRecord(
-                    {
-                        "scene": scene.scene_id,
-                        "posts": scene.posts,
-                        "chars": scene.chars,
-                        "first_post": scene.first_post_url or scene.first_post_ref,
-                        "opening": scene.opening,
-                    }
-                )
-                for scene in summary.scenes[:PREVIEW_SCENES]
-            ]
-            yield dg.AssetMaterialization(
-                asset_key=context.asset_key,
-                partition=key,
-                metadata={
-                    "thread_id": summary.thread_id,
-                    "title": summary.title,
-                    "posts": summary.posts,
-                    "story_posts": summary.story_posts,
-                    "scenes": len(summary.scenes),
-                    "story_characters": summary.story_chars,
-                    "approx_tokens": summary.approx_tokens,
-                    "scene_preview": dg.MetadataValue.table(
-                        rows,
-                        schema=dg.TableSchema(
-                            columns=[
-                                dg.TableColumn("scene", "string"),
-                                dg.TableColumn("posts", "int"),
-                                dg.TableColumn("chars", "int"),
-                                dg.TableColumn("first_post", "string"),
-                                dg.TableColumn("opening", "string"),
-                            ]
-                        ),
-                    ),
-                },
-            )
-
-
-class AnnotationConfig(dg.Config):
-    """Run configuration of `thread_annotations`."""
+class ThreadConfig(dg.Config):
+    """Run configuration of the thread step (shown in the Launchpad)."""
 
     rewind: bool = Field(
         default=False,
@@ -109,134 +62,239 @@ class AnnotationConfig(dg.Config):
     )
 
 
-@dg.asset(
-    partitions_def=threads_partitions,
-    deps=[scene_batches],
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    pool=LLM_POOL,
-    output_required=False,
-    group_name="annotation",
-    kinds={"sqlite"},
-    description=(
-        "The agent reads the thread's scenes and writes the glossary, one store transaction per "
-        "scene. Threads run in story order; an earlier thread that is not annotated fails the run "
-        "before anything is written."
-    ),
-)
-def thread_annotations(
-    context: dg.AssetExecutionContext,
-    config: AnnotationConfig,
-    corpus: CorpusResource,
-    store: StoreResource,
-    agent: AgentResource,
-) -> Iterator[dg.AssetMaterialization]:
-    with _engine(context, corpus, store, agent) as engine:
-        threads = _threads_in_story_order(engine, context.partition_keys)
-        _fail_on(engine.check_order, threads[0].id)
-        # A range (backfill, re-execution) resumes: its finished threads are skipped. A single
-        # thread that later threads built on is refused unless the run is configured to rewind.
-        skip_done = len(threads) > 1
-        for index, thread in enumerate(threads):
-            report = _fail_on(
-                engine.annotate_thread,
-                thread.id,
-                rewind=config.rewind and index == 0,
-                skip_done=skip_done,
-            )
-            context.log.info(
-                f"{thread.key}: {report.scenes_annotated} scenes, +{len(report.created)} "
-                f"~{len(report.updated)} -{len(report.deleted)} entries, {report.calls} calls"
-                + (" (already annotated)" if report.already_done else "")
-            )
-            yield dg.AssetMaterialization(
-                asset_key=context.asset_key,
-                partition=thread.key,
-                metadata=annotation_metadata(report),
-            )
+# The four thread assets' keys. Their specs live only inside `thread_glossary` (a module-level
+# spec would be loaded as an asset of its own).
+scene_batches = dg.AssetKey("scene_batches")
+thread_annotations = dg.AssetKey("thread_annotations")
+curated_glossary = dg.AssetKey("curated_glossary")
+glossary_export = dg.AssetKey("glossary_export")
+THREAD_ASSETS = (scene_batches, thread_annotations, curated_glossary, glossary_export)
 
 
-@dg.asset(
-    partitions_def=threads_partitions,
-    deps=[thread_annotations],
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    pool=LLM_POOL,
-    output_required=False,
-    group_name="glossary",
-    kinds={"sqlite"},
+def _thread_specs() -> list[dg.AssetSpec]:
+    return [
+        dg.AssetSpec(
+            scene_batches,
+            skippable=True,
+            group_name="annotation",
+            kinds={"sqlite"},
+            description="The thread's cleaned posts grouped into scenes (runs of QM posts).",
+        ),
+        dg.AssetSpec(
+            thread_annotations,
+            skippable=True,
+            group_name="annotation",
+            kinds={"sqlite"},
+            description=(
+                "The agent reads the thread's scenes and writes the glossary, one store "
+                "transaction per scene. Threads run in story order; an earlier thread that is "
+                "not annotated fails the run before anything is written."
+            ),
+        ),
+        dg.AssetSpec(
+            curated_glossary,
+            deps=[thread_annotations],
+            skippable=True,
+            group_name="glossary",
+            kinds={"sqlite"},
+            description=(
+                "The curator reviews the thread's tentative entries: confirm, reject, merge or "
+                "revise, each decision a revision with its reasoning. Its model calls, logs and "
+                "failures are this asset's. Follows annotation by `curation_sensor`."
+            ),
+        ),
+        dg.AssetSpec(
+            glossary_export,
+            deps=[curated_glossary],
+            skippable=True,
+            group_name="glossary",
+            kinds={"json", "yaml", "markdown", "html"},
+            description=(
+                "The glossary as it stood at the end of the thread (no later spoilers), as JSON, "
+                "YAML and a wiki, in `<exports>/<thread key>/`; needs no model."
+            ),
+        ),
+    ]
+
+
+@dg.multi_asset(
+    name="thread_glossary",
+    specs=_thread_specs(),
     check_specs=glossary_check_specs(),
+    partitions_def=threads_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    can_subset=True,
+    pool=LLM_POOL,
     description=(
-        "The curator reviews the thread's tentative entries: confirm, reject, merge or revise, "
-        "each decision a revision with its reasoning. Started by `curation_sensor` when the "
-        "thread's annotations materialize."
+        "One step for the four thread assets, whichever of them a run selects: thread by thread "
+        "in story order it batches the scenes, annotates, curates and exports, yielding one "
+        "materialization per finished thread and asset. One step (not four) so that no asset "
+        "of a run is skipped for want of another's output, and so that thread N is curated "
+        "before thread N+1 is annotated, exactly as `terrarium run` does."
     ),
 )
-def curated_glossary(
+def thread_glossary(
     context: dg.AssetExecutionContext,
+    config: ThreadConfig,
     corpus: CorpusResource,
     store: StoreResource,
     agent: AgentResource,
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
-    with _engine(context, corpus, store, agent) as engine:
-        for thread in _threads_in_story_order(engine, context.partition_keys):
-            report = _fail_on(engine.curate_thread, thread.id)
-            yield dg.AssetMaterialization(
-                asset_key=context.asset_key,
-                partition=thread.key,
-                metadata=curation_metadata(report),
-            )
-    yield from evaluate_glossary_checks(corpus, store)
-
-
-@dg.asset(
-    partitions_def=threads_partitions,
-    deps=[curated_glossary],
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    output_required=False,
-    group_name="glossary",
-    kinds={"json", "yaml", "markdown", "html"},
-    description=(
-        "The glossary as it stood at the end of the thread (no later spoilers), as JSON, YAML "
-        "and a wiki, in `<exports>/<thread key>/`."
-    ),
-)
-def glossary_export(
-    context: dg.AssetExecutionContext,
-    corpus: CorpusResource,
-    store: StoreResource,
-    agent: AgentResource,
-) -> Iterator[dg.AssetMaterialization]:
-    root = store.export_root()
-    with _engine(context, corpus, store, agent) as engine:
-        for thread in _threads_in_story_order(engine, context.partition_keys):
-            out_dir = root / thread.key
-            with _replacing_folder(out_dir) as staging:
-                report = _fail_on(engine.export, staging, as_of_thread=thread.id)
-            yield dg.AssetMaterialization(
-                asset_key=context.asset_key,
-                partition=thread.key,
-                metadata=export_metadata(report, out_dir),
-            )
-
-
-@contextmanager
-def _engine(
-    context: dg.AssetExecutionContext,
-    corpus: CorpusResource,
-    store: StoreResource,
-    agent: AgentResource,
-) -> Iterator[Engine]:
+    selected = context.selected_asset_keys
     settings = _fail_on(engine_settings, corpus, store, agent)
+    with corpus.open() as reader:
+        threads = _threads_in_story_order(reader, context.partition_keys)
+        if scene_batches in selected:
+            for thread in threads:
+                yield _scene_batch_materialization(reader, thread)
+    if selected & {thread_annotations, curated_glossary}:
+        yield from _annotate_and_curate(context, config, settings, threads)
+    if glossary_export in selected:
+        yield from _export(context, settings, store, threads)
+    if context.selected_asset_check_keys:
+        yield from evaluate_glossary_checks(
+            corpus, store, selected=context.selected_asset_check_keys
+        )
+
+
+def _scene_batch_materialization(reader: Corpus, thread: Thread) -> dg.AssetMaterialization:
+    summary = scene_batch_summary(reader, thread)
+    rows = [
+        dg.TableRecord(
+            {
+                "scene": scene.scene_id,
+                "posts": scene.posts,
+                "chars": scene.chars,
+                "first_post": scene.first_post_url or scene.first_post_ref,
+                "opening": scene.opening,
+            }
+        )
+        for scene in summary.scenes[:PREVIEW_SCENES]
+    ]
+    return dg.AssetMaterialization(
+        asset_key=scene_batches,
+        partition=thread.key,
+        description=f"{thread.key}: {thread.title}",
+        metadata={
+            "thread": f"{thread.key} — {thread.title}",
+            "thread_id": summary.thread_id,
+            "title": summary.title,
+            "posts": summary.posts,
+            "story_posts": summary.story_posts,
+            "scenes": len(summary.scenes),
+            "story_characters": summary.story_chars,
+            "approx_tokens": summary.approx_tokens,
+            "scene_preview": dg.MetadataValue.table(
+                rows,
+                schema=dg.TableSchema(
+                    columns=[
+                        dg.TableColumn("scene", "string"),
+                        dg.TableColumn("posts", "int"),
+                        dg.TableColumn("chars", "int"),
+                        dg.TableColumn("first_post", "string"),
+                        dg.TableColumn("opening", "string"),
+                    ]
+                ),
+            ),
+        },
+    )
+
+
+def _annotate_and_curate(
+    context: dg.AssetExecutionContext,
+    config: ThreadConfig,
+    settings: Settings,
+    threads: Sequence[Thread],
+) -> Iterator[dg.AssetMaterialization]:
+    """Per thread: annotate (if selected), then curate (if selected), then the next thread."""
+    annotate = thread_annotations in context.selected_asset_keys
+    curate = curated_glossary in context.selected_asset_keys
+    backend = backend_metadata(settings)
     engine = _fail_on(
         Engine.open, settings, run_id=context.run.run_id, progress=_progress_logger(context)
     )
     with engine:  # records the run as finished, failed or interrupted
-        yield engine
+        if annotate:
+            _fail_on(engine.check_order, threads[0].id)
+        # A range (backfill, re-execution) resumes: its finished threads are skipped. A single
+        # thread that later threads built on is refused unless the run is configured to rewind.
+        skip_done = len(threads) > 1
+        for index, thread in enumerate(threads):
+            if annotate:
+                uncurated = engine.uncurated_predecessors(thread.id)
+                if uncurated:
+                    context.log.warning(
+                        f"{', '.join(t.key for t in uncurated)} annotated but not curated: "
+                        f"curating before {thread.key} (select curated_glossary with "
+                        "thread_annotations to see curation under its own asset)"
+                    )
+                report = _fail_on(
+                    engine.annotate_thread,
+                    thread.id,
+                    rewind=config.rewind and index == 0,
+                    skip_done=skip_done,
+                )
+                context.log.info(
+                    f"{thread.key}: {report.scenes_annotated} scenes, +{len(report.created)} "
+                    f"~{len(report.updated)} -{len(report.deleted)} entries, {report.calls} calls"
+                    + (" (already annotated)" if report.already_done else "")
+                )
+                yield dg.AssetMaterialization(
+                    asset_key=thread_annotations,
+                    partition=thread.key,
+                    description=f"{thread.key}: {thread.title}",
+                    metadata={**annotation_metadata(report), **backend},
+                )
+            if curate:
+                if annotate and not engine.thread_finished(thread.id):
+                    break  # stopped inside the thread (scene limit): nothing to curate yet
+                curation = _fail_on(engine.curate_thread, thread.id)
+                for problem in curation.problems:
+                    context.log.warning(f"{thread.key}: curation problem: {problem}")
+                yield dg.AssetMaterialization(
+                    asset_key=curated_glossary,
+                    partition=thread.key,
+                    description=f"{thread.key}: {thread.title}",
+                    metadata={
+                        **curation_metadata(curation, engine.curation_decisions(curation)),
+                        **backend,
+                    },
+                )
 
 
-def _threads_in_story_order(engine: Engine, keys: Sequence[str]) -> list[Thread]:
+def _export(
+    context: dg.AssetExecutionContext,
+    settings: Settings,
+    store: StoreResource,
+    threads: Sequence[Thread],
+) -> Iterator[dg.AssetMaterialization]:
+    """The glossary as of each thread; reads the store and the corpus, needs no model."""
+    root = store.export_root()
+    with open_corpus(settings) as reader, _fail_on(open_store, settings, must_exist=True) as db:
+        for thread in threads:
+            out_dir = root / thread.key
+            with _replacing_folder(out_dir) as staging:
+                report = _fail_on(build_export, db, reader, staging, as_of_thread=thread.id)
+            context.log.info(f"{thread.key}: exported {report.entries} entries to {out_dir}")
+            yield dg.AssetMaterialization(
+                asset_key=glossary_export,
+                partition=thread.key,
+                description=f"{thread.key}: {thread.title}",
+                metadata=export_metadata(report, out_dir, site_url=settings.site_url),
+            )
+
+
+def backend_metadata(settings: Settings) -> dict[str, Any]:
+    """Which model did the work: shown on every annotation and curation materialization."""
+    if settings.offline:
+        return {"backend": "offline (rule-based, no LLM)", "model": "offline"}
+    return {"backend": settings.agent_url or "", "model": settings.model or "(server's first)"}
+
+
+def _threads_in_story_order(reader: Corpus, keys: Sequence[str]) -> list[Thread]:
     """The run's threads; they must be neighbours in story order (fail fast naming a gap)."""
-    threads = sorted((_fail_on(engine.thread_by_key, key) for key in keys), key=_position)
-    story = engine.threads
+    threads = sorted((_fail_on(reader.thread_by_key, key) for key in keys), key=_position)
+    story = reader.threads()
     for before, after in pairwise(threads):
         if after.position != before.position + 1:
             missing = story[before.position + 1]

@@ -9,11 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import dagster as dg
 
 from terrarium_dagster.curation.models import CurationReport
-from terrarium_dagster.reports import ExportReport, SourceLink, ThreadReport, TouchedEntry
+from terrarium_dagster.reports import (
+    CurationDecisionRow,
+    ExportReport,
+    SourceLink,
+    ThreadReport,
+    TouchedEntry,
+)
 
 MAX_TOUCHED_ROWS = 50
 
@@ -52,9 +59,21 @@ def annotation_metadata(report: ThreadReport) -> dict[str, Any]:
     return metadata
 
 
-def curation_metadata(report: CurationReport) -> dict[str, Any]:
-    """The curator's decisions on one thread's tentative entries."""
-    return {
+DECISION_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("term", "string"),
+        dg.TableColumn("decision", "string", description="CONFIRM, REJECT, MERGE, REVISE, …"),
+        dg.TableColumn("target", "string", description="the entry a MERGE went into"),
+        dg.TableColumn("reasoning", "string"),
+    ]
+)
+
+
+def curation_metadata(
+    report: CurationReport, decisions: Sequence[CurationDecisionRow] = ()
+) -> dict[str, Any]:
+    """The curator's decisions on one thread's tentative entries, as a readable table."""
+    metadata: dict[str, Any] = {
         "thread_id": report.thread_id,
         "reviewed": len(report.reviewed),
         "confirmed": len(report.confirmed),
@@ -63,25 +82,35 @@ def curation_metadata(report: CurationReport) -> dict[str, Any]:
         "revised": len(report.revised),
         "left_tentative": len(report.left_tentative),
         "problems": len(report.problems),
-        "decisions": dg.MetadataValue.json(
-            {
-                "confirmed": list(report.confirmed),
-                "rejected": list(report.rejected),
-                "merged": [list(pair) for pair in report.merged],
-                "revised": list(report.revised),
-                "left_tentative": list(report.left_tentative),
-                "problems": list(report.problems),
-            }
+        "decisions": dg.MetadataValue.table(
+            [
+                dg.TableRecord(
+                    {
+                        "term": row.term,
+                        "decision": row.decision,
+                        "target": row.target,
+                        "reasoning": row.reasoning,
+                    }
+                )
+                for row in decisions[:MAX_TOUCHED_ROWS]
+            ],
+            schema=DECISION_SCHEMA,
         ),
         **token_metadata(report),
     }
+    if report.problems:
+        metadata["problem_list"] = dg.MetadataValue.md(
+            "\n".join(f"- {_cell(problem)}" for problem in report.problems)
+        )
+    return metadata
 
 
-def export_metadata(report: ExportReport, out_dir: Path) -> dict[str, Any]:
-    """Where a thread's export is: the folder, its files, and the wiki's index page."""
+def export_metadata(report: ExportReport, out_dir: Path, *, site_url: str) -> dict[str, Any]:
+    """Where a thread's export is: an http link (`terrarium serve`), the folder, its files."""
+    base = f"{site_url}/exports/{quote(out_dir.name)}/"
     metadata: dict[str, Any] = {
+        "export": dg.MetadataValue.url(base),
         "path": dg.MetadataValue.path(str(out_dir)),
-        "folder": dg.MetadataValue.url(out_dir.resolve().as_uri()),
         "entries": report.entries,
         "files": len(report.files),
         "file_list": dg.MetadataValue.json(sorted(report.files)),
@@ -89,7 +118,9 @@ def export_metadata(report: ExportReport, out_dir: Path) -> dict[str, Any]:
     }
     index = _wiki_index(out_dir, report.files)
     if index is not None:
-        metadata["wiki_index"] = dg.MetadataValue.url(index.resolve().as_uri())
+        metadata["wiki_index"] = dg.MetadataValue.url(
+            base + quote(index.relative_to(out_dir).as_posix())
+        )
     return metadata
 
 

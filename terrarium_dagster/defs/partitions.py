@@ -17,21 +17,40 @@ class PartitionOrderError(Exception):
     """The corpus's thread order no longer agrees with the partition keys already added."""
 
 
+def _thread_id(key: str) -> str | None:
+    head, sep, tail = key.rpartition("-")
+    return tail if sep and head.startswith("t") and tail.isdigit() else None
+
+
+def foreign_keys(existing: Sequence[str], discovered: Sequence[str]) -> list[str]:
+    """Partition keys that name no corpus thread (added by hand in the UI, or a typo).
+
+    A key for a thread the corpus has, at another position, is not foreign: the corpus was
+    reordered, which `new_thread_keys` refuses.
+    """
+    known = set(discovered)
+    thread_ids = {_thread_id(key) for key in discovered}
+    return [key for key in existing if key not in known and _thread_id(key) not in thread_ids]
+
+
 def new_thread_keys(existing: Sequence[str], discovered: Sequence[str]) -> list[str]:
     """The keys to add, in story order.
 
-    Keys are never deleted and re-added, so the keys already added must be exactly the first keys of
-    the corpus's story order; a thread that appeared in the middle of the story (or a reordered
-    corpus) is refused with a message naming the first disagreement.
+    Keys that name no corpus thread (see `foreign_keys`) are ignored: they never block discovery.
+    The corpus keys already added must be exactly the first keys of the corpus's story order
+    (keys are never deleted and re-added); a thread that appeared in the middle of the story (or a
+    reordered corpus) is refused with a message naming the first disagreement.
     """
-    for index, key in enumerate(existing):
+    foreign = set(foreign_keys(existing, discovered))
+    known = [key for key in existing if key not in foreign]
+    for index, key in enumerate(known):
         if index >= len(discovered) or discovered[index] != key:
             found = discovered[index] if index < len(discovered) else "nothing"
             raise PartitionOrderError(
                 f"partition {index} is {key!r} but the corpus now has {found!r} there; "
                 "threads were removed or inserted before existing ones"
             )
-    return list(discovered[len(existing) :])
+    return list(discovered[len(known) :])
 
 
 def contiguous_ranges(ordered: Sequence[str], selected: Iterable[str]) -> list[list[str]]:

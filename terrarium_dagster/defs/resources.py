@@ -50,6 +50,9 @@ class StoreResource(dg.ConfigurableResource):
     exports_dir: str = Field(
         default="", description="Folder for glossary exports; empty: `exports/` beside the store."
     )
+    site_url: str = Field(
+        default="", description="Where `terrarium serve` serves the exports (export links)."
+    )
 
     def settings(self) -> Settings:
         return load_settings(db=self.path or None)
@@ -98,6 +101,7 @@ def engine_settings(corpus: CorpusResource, store: StoreResource, agent: AgentRe
         corpus=Path(corpus.path) if corpus.path else None,
         url_template=corpus.url_template or None,
         db=store.path or None,
+        site_url=store.site_url or None,
         agent_url=agent.url or None,
         offline=True if agent.offline else None,
         model=agent.model or None,
@@ -131,7 +135,9 @@ def resources() -> dg.Definitions:
                 url_template=_from_env("TERRARIUM_URL_TEMPLATE"),
             ),
             "store": StoreResource(
-                path=_from_env("TERRARIUM_DB"), exports_dir=_from_env("TERRARIUM_EXPORTS_DIR")
+                path=_from_env("TERRARIUM_DB"),
+                exports_dir=_from_env("TERRARIUM_EXPORTS_DIR"),
+                site_url=_from_env("TERRARIUM_SITE_URL"),
             ),
             "agent": AgentResource(
                 url=_from_env("TERRARIUM_AGENT_URL"),

@@ -11,14 +11,15 @@ import os
 from collections.abc import Collection, Sequence
 
 import dagster as dg
-from dagster._core.execution.backfill import BulkActionStatus
 
-from terrarium_dagster.defs.assets import thread_annotations
+from terrarium_dagster.defs.assets import curated_glossary, thread_annotations
 from terrarium_dagster.defs.partitions import range_run_request, threads_partitions
 from terrarium_dagster.defs.resources import StoreResource
 from terrarium_dagster.engine import DONE
 
 SCHEDULE_CRON_ENV = "TERRARIUM_SCHEDULE_CRON"
+
+BACKFILLS_LOOKED_AT = 100
 
 IN_PROGRESS = [
     dg.DagsterRunStatus.QUEUED,
@@ -42,11 +43,13 @@ def next_unannotated_range(keys: Sequence[str], done: Collection[str]) -> list[s
 
 def annotation_in_progress(instance: dg.DagsterInstance) -> str | None:
     """Why annotation counts as busy (a run or backfill that includes it), or None."""
-    key = thread_annotations.key
+    key = thread_annotations
     for run in instance.get_runs(filters=dg.RunsFilter(statuses=IN_PROGRESS)):
         if run.asset_selection is None or key in run.asset_selection:
             return f"run {run.run_id} is {run.status.value.lower()} and annotates threads"
-    for backfill in instance.get_backfills(status=BulkActionStatus.REQUESTED):
+    for backfill in instance.get_backfills(limit=BACKFILLS_LOOKED_AT):
+        if backfill.status.value != "REQUESTED":  # the status enum is not public API
+            continue
         if backfill.asset_selection is None or key in backfill.asset_selection:
             return f"backfill {backfill.backfill_id} is in progress and annotates threads"
     return None
@@ -55,10 +58,10 @@ def annotation_in_progress(instance: dg.DagsterInstance) -> str | None:
 @dg.schedule(
     name="incremental_annotation_schedule",
     cron_schedule=os.environ.get(SCHEDULE_CRON_ENV) or "0 * * * *",
-    target=thread_annotations,
+    target=[thread_annotations, curated_glossary],
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description=(
-        "Annotates the next contiguous range of threads that are not annotated yet, in one run; "
+        "Annotates and curates the next contiguous range of threads not annotated yet, in one run; "
         "skips while annotation is queued or running."
     ),
 )
@@ -78,6 +81,6 @@ def incremental_annotation_schedule(
         return dg.SkipReason(f"all {len(keys)} threads are annotated")
     return range_run_request(
         pending,
-        asset_selection=[thread_annotations.key],
+        asset_selection=[thread_annotations, curated_glossary],
         run_key=f"annotate {pending[0]}..{pending[-1]} at {context.scheduled_execution_time}",
     )

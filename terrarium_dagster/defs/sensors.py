@@ -14,6 +14,7 @@ from terrarium_dagster.defs.assets import curated_glossary, glossary_export, thr
 from terrarium_dagster.defs.partitions import (
     PartitionOrderError,
     contiguous_ranges,
+    foreign_keys,
     new_thread_keys,
     range_run_request,
     threads_partitions,
@@ -56,12 +57,20 @@ def thread_discovery_sensor(
     except InputError as exc:  # a broken corpus or a bad setting: say so, change nothing
         return dg.SkipReason(f"corpus unreadable: {exc}")
     existing = context.instance.get_dynamic_partitions(threads_partitions.name)
+    foreign = foreign_keys(existing, discovered)
+    if foreign:
+        context.log.warning(
+            f"ignoring {len(foreign)} threads partition(s) that name no corpus thread: "
+            f"{', '.join(foreign[:5])}{' …' if len(foreign) > 5 else ''} (delete them in the UI: "
+            "Assets → thread_annotations → Partitions, or with "
+            "`dagster instance` tools; see the README)"
+        )
     try:
         new_keys = new_thread_keys(existing, discovered)
     except PartitionOrderError as exc:
         return dg.SkipReason(str(exc))
     if not new_keys:
-        return dg.SkipReason(f"no new threads ({len(existing)} known)")
+        return dg.SkipReason(f"no new threads ({len(existing) - len(foreign)} known)")
     context.log.info(f"adding {len(new_keys)} thread partitions: {new_keys[0]} .. {new_keys[-1]}")
     return dg.SensorResult(
         dynamic_partitions_requests=[threads_partitions.build_add_request(new_keys)]
@@ -70,7 +79,7 @@ def thread_discovery_sensor(
 
 @dg.sensor(
     name="curation_sensor",
-    target=curated_glossary,
+    target=[curated_glossary],
     minimum_interval_seconds=sensor_interval(30),
     default_status=dg.DefaultSensorStatus.RUNNING,
     description=(
@@ -81,15 +90,15 @@ def thread_discovery_sensor(
 def curation_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
     return follow_materializations(
         context,
-        upstream=thread_annotations.key,
-        target=curated_glossary.key,
+        upstream=thread_annotations,
+        target=curated_glossary,
         tags={"dagster/priority": CURATION_PRIORITY},
     )
 
 
 @dg.sensor(
     name="export_sensor",
-    target=glossary_export,
+    target=[glossary_export],
     minimum_interval_seconds=sensor_interval(30),
     default_status=dg.DefaultSensorStatus.RUNNING,
     description=(
@@ -98,9 +107,7 @@ def curation_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg
     ),
 )
 def export_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-    return follow_materializations(
-        context, upstream=curated_glossary.key, target=glossary_export.key
-    )
+    return follow_materializations(context, upstream=curated_glossary, target=glossary_export)
 
 
 def follow_materializations(

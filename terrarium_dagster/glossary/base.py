@@ -85,13 +85,13 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
                 f"unsupported annotator store URL {path!r}: give a file path or a sqlite:/// URL"
             )
         if not text:
-            raise StoreError("annotator store path is empty")
+            raise InputError("annotator store path is empty")
         location = Path(text)
     else:
         raise StoreError(f"annotator store path must be a str or Path, not {type(path).__name__}")
     location = location.expanduser()
     if location.is_dir():
-        raise StoreError(f"annotator store path {location} is a directory, not a file")
+        raise InputError(f"annotator store path {location} is a directory, not a file")
     try:
         location.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

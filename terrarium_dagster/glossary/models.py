@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
@@ -141,6 +144,33 @@ class ThreadState(_Frozen):
     @property
     def finished(self) -> bool:
         return self.status in ("annotated", "curated") and self.end_revision_id is not None
+
+
+LEASE_STALE_S = 15 * 60
+"""A holder on another host with no heartbeat for this long is taken for dead."""
+
+
+class WriterLease(_Frozen):
+    """Who holds the store's one-writer lease."""
+
+    run_id: str
+    pid: int
+    host: str
+    since: str
+    heartbeat: str
+
+    def alive(self) -> bool:
+        """On this host: is the process there? Elsewhere: is the heartbeat fresh?"""
+        if self.host == socket.gethostname():
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return True
+            return True
+        beat = datetime.fromisoformat(self.heartbeat)
+        return (datetime.now(UTC) - beat).total_seconds() < LEASE_STALE_S
 
 
 class RunRecord(_Frozen):

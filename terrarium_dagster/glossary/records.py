@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import enum
 import json
+import os
+import socket
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.errors import InputError, StoreError, WriterLeaseError
 from terrarium_dagster.glossary.base import (
     StoreConnection,
     dump_json,
@@ -28,6 +30,7 @@ from terrarium_dagster.glossary.models import (
     Checkpoint,
     RunRecord,
     ThreadState,
+    WriterLease,
 )
 
 
@@ -105,6 +108,74 @@ class StoreRecords(StoreConnection):
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    # ------------------------------------------------------------------------- writer lease
+    @guarded
+    def acquire_writer_lease(self, run_id: str) -> WriterLease | None:
+        """Take the store's one-writer lease for `run_id`, at once or not at all.
+
+        A live holder refuses with `WriterLeaseError` naming it (run, process, host, since). A
+        holder that died (its pid gone on this host, or no heartbeat for `LEASE_STALE_S` from
+        another host) is taken over; its run, if still marked running, is marked `died`. Returns
+        the lease that was taken over, if any.
+        """
+        me = WriterLease(
+            run_id=run_id,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            since=now_iso(),
+            heartbeat=now_iso(),
+        )
+        with self.transaction():  # BEGIN IMMEDIATE: two openers cannot both see it free
+            previous = self._lease_row()
+            if previous is not None and previous.run_id != run_id and previous.alive():
+                raise WriterLeaseError(
+                    f"annotator store {self.where} is being written by run {previous.run_id} "
+                    f"(pid {previous.pid} on {previous.host}, since {previous.since}); one "
+                    "writer at a time: wait for it to finish or stop it"
+                )
+            if previous is not None and previous.run_id != run_id:
+                self.conn.execute(
+                    "UPDATE run SET status = 'died', finished_at = ?, error = ? "
+                    "WHERE id = ? AND status = 'running'",
+                    (
+                        now_iso(),
+                        f"its process ({previous.pid} on {previous.host}) died",
+                        previous.run_id,
+                    ),
+                )
+            self.conn.execute(
+                "INSERT INTO writer_lease (id, run_id, pid, host, since, heartbeat) "
+                "VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "run_id = excluded.run_id, pid = excluded.pid, host = excluded.host, "
+                "since = excluded.since, heartbeat = excluded.heartbeat",
+                (me.run_id, me.pid, me.host, me.since, me.heartbeat),
+            )
+        return previous if previous is not None and previous.run_id != run_id else None
+
+    @guarded
+    def refresh_writer_lease(self, run_id: str) -> None:
+        """The holder's heartbeat (what another host judges liveness by)."""
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE writer_lease SET heartbeat = ? WHERE id = 1 AND run_id = ?",
+                (now_iso(), run_id),
+            )
+
+    @guarded
+    def release_writer_lease(self, run_id: str) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM writer_lease WHERE id = 1 AND run_id = ?", (run_id,))
+
+    @guarded
+    def writer_lease(self) -> WriterLease | None:
+        return self._lease_row()
+
+    def _lease_row(self) -> WriterLease | None:
+        row = self.conn.execute(
+            "SELECT run_id, pid, host, since, heartbeat FROM writer_lease WHERE id = 1"
+        ).fetchone()
+        return None if row is None else WriterLease(**dict(row))
 
     # ------------------------------------------------------------------------------------ runs
     @guarded

@@ -218,7 +218,21 @@ _V1: tuple[str, ...] = (
     "CREATE INDEX summon_log_snapshot ON summon_log (snapshot_id)",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1,)
+# Version 2: the one-writer lease (a single row while a writer holds the store).
+_V2: Migration = (
+    """
+    CREATE TABLE writer_lease (
+        id        INTEGER PRIMARY KEY CHECK (id = 1),
+        run_id    TEXT NOT NULL,
+        pid       INTEGER NOT NULL,
+        host      TEXT NOT NULL,
+        since     TEXT NOT NULL,
+        heartbeat TEXT NOT NULL
+    )
+    """,
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

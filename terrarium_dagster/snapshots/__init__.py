@@ -6,6 +6,5 @@
 - `snapshots.summon`: `SummonManager` (summon / continue_ / dismiss, read-only, within budget) and
   the agent's tools (`snapshot_tools`: list_snapshots, summon_snapshot, summon_continue,
   summon_dismiss).
-- `snapshots.why`: `terrarium why` and `terrarium snapshots`; `snapshots.commands` wires them into
-  the CLI.
+- `snapshots.why`: what `terrarium why` and `terrarium snapshots` (in `cli`) print.
 """

@@ -1,0 +1,117 @@
+"""A loopback server that enforces a model window the way vLLM does, answering with the offline
+backend.
+
+Every chat request is counted (the offline backend's tokenizer, the same one its `/tokenize`
+serves) and refused with vLLM's 400 wording when prompt + `max_tokens` exceeds `max_model_len`;
+otherwise the offline backend answers. Each request is recorded (prompt tokens, max_tokens,
+status), so a test can assert that no request ever went over the window.
+
+Two faults for requests that carry `tool_choice: none` (curation, summaries): `untooled_window`
+enforces a smaller window on them than `/v1/models` advertises (a server whose real window is
+smaller than it says: the first refusal teaches the client the real one), and
+`refuse_all_untooled` refuses every one of them as too long, whatever its size (a persistent
+overflow the client cannot recover from).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+from terrarium_dagster.agent.offline import OfflineBackend, count_prompt_tokens
+from tests.support.vllm_server import overflow_message
+
+
+@dataclass
+class WindowRequest:
+    prompt_tokens: int
+    max_tokens: int
+    tool_choice: str | None
+    status: int
+
+
+@dataclass
+class WindowServer:
+    max_model_len: int
+    untooled_window: int | None = None
+    refuse_all_untooled: bool = False
+    requests: list[WindowRequest] = field(default_factory=list)
+    url: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def overflows(self) -> int:
+        return sum(1 for request in self.requests if request.status == 400)
+
+    @property
+    def largest(self) -> int:
+        return max((r.prompt_tokens + r.max_tokens for r in self.requests), default=0)
+
+
+@contextlib.contextmanager
+def run_window_server(
+    max_model_len: int, *, untooled_window: int | None = None, refuse_all_untooled: bool = False
+) -> Iterator[WindowServer]:
+    state = WindowServer(max_model_len, untooled_window, refuse_all_untooled)
+    backend = OfflineBackend(max_model_len=max_model_len)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def _reply(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _forward(self, body: bytes | None) -> None:
+            request = httpx.Request(self.command, f"http://offline{self.path}", content=body)
+            response = backend.handle_request(request)
+            self._reply(response.status_code, response.content)
+
+        def do_GET(self) -> None:
+            self._forward(None)
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._forward(body)
+                return
+            payload: dict[str, Any] = json.loads(body)
+            prompt = count_prompt_tokens(payload.get("messages") or [], payload.get("tools"))
+            completion = int(payload.get("max_tokens") or 0)
+            tool_choice = payload.get("tool_choice")
+            status = 200
+            limit = state.max_model_len
+            if tool_choice == "none" and state.untooled_window is not None:
+                limit = state.untooled_window
+            if prompt + completion > limit or (tool_choice == "none" and state.refuse_all_untooled):
+                status = 400
+            with state._lock:
+                state.requests.append(WindowRequest(prompt, completion, tool_choice, status))
+            if status == 400:
+                message = overflow_message("v0.18", limit, prompt, completion)
+                error = {"message": message, "type": "BadRequestError", "param": "input_tokens"}
+                self._reply(400, json.dumps({"error": {**error, "code": 400}}).encode())
+                return
+            self._forward(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,91 @@
+"""Bad input gets one line naming the problem and exit 2, nothing written (real CLI processes)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+
+
+def _terrarium(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TERRARIUM_")}
+    environment.update(env or {})
+    return subprocess.run(
+        [TERRARIUM, *args], capture_output=True, text=True, timeout=60, env=environment, cwd=cwd
+    )
+
+
+def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("terrarium:")]
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--agent-url", "http://", ("agent_url", "no host")),
+        ("--max-scenes", "-1", ("--max-scenes",)),
+        ("--db", "", ("store path is empty",)),
+    ],
+)
+def test_bad_run_options_are_one_line_errors(
+    tmp_path: Path, option: str, value: str, words: tuple[str, ...]
+) -> None:
+    args = ["run", "--offline", "--db", str(tmp_path / "s.db"), option, value]
+    if option == "--agent-url":
+        args.remove("--offline")
+    _one_line(_terrarium(*args, cwd=tmp_path), *words)
+    assert not (tmp_path / "s.db").exists() or option == "--db"
+
+
+def test_a_directory_as_the_store_is_a_one_line_error(tmp_path: Path) -> None:
+    _one_line(_terrarium("run", "--offline", "--db", str(tmp_path)), "is a directory")
+
+
+def test_a_non_finite_timeout_is_refused(tmp_path: Path) -> None:
+    done = _terrarium(
+        "run", "--offline", "--db", str(tmp_path / "s.db"), env={"TERRARIUM_TIMEOUT_S": "inf"}
+    )
+    _one_line(done, "timeout_s", "finite")
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_a_yaml_list_as_configuration_is_refused_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "terrarium.yaml").write_text("- corpus: x.db\n- db: y.db\n")
+    done = _terrarium("run", "--offline", "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    _one_line(done, "terrarium.yaml", "mapping")
+
+
+def test_no_backend_chosen_is_a_one_line_error(tmp_path: Path) -> None:
+    done = _terrarium("run", "--db", str(tmp_path / "s.db"))
+    _one_line(done, "TERRARIUM_AGENT_URL", "--offline")
+
+
+def test_status_into_a_closed_pipe_ends_quietly(
+    sample_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from terrarium_dagster.cli import main
+
+    db = tmp_path / "s.db"
+    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # what `| head -1` does once it has its line
+    saved = os.dup(1)
+    try:
+        monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(os.fdopen(write_end, "wb")))
+        assert main(["status", "--json", "--db", str(db)]) == 0
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)

@@ -1,0 +1,113 @@
+"""`terrarium serve`: the exports over http on loopback, started and stopped as a real process."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def exports(tmp_path: Path) -> Path:
+    store_dir = tmp_path / "store"
+    thread = store_dir / "exports" / "t00000-123"
+    (thread / "wiki" / "html").mkdir(parents=True)
+    (thread / "glossary.json").write_text('{"entries": []}')
+    (thread / "wiki" / "html" / "index.html").write_text("<h1>Glossary</h1>")
+    (store_dir / "terrarium.db").write_bytes(b"SQLite format 3\x00 secret")
+    return store_dir
+
+
+@pytest.fixture
+def served(exports: Path) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("terrarium")),
+            "serve",
+            "--db",
+            str(exports / "terrarium.db"),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(base + "/", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                assert time.monotonic() < deadline, "terrarium serve did not come up"
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            assert process.wait(timeout=10) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_serve_lists_the_exported_threads_and_serves_their_files(served: str) -> None:
+    index = httpx.get(served + "/")
+    assert index.status_code == 200
+    assert 'href="/exports/t00000-123/wiki/html/index.html"' in index.text
+    glossary = httpx.get(served + "/exports/t00000-123/glossary.json")
+    assert glossary.status_code == 200 and glossary.json() == {"entries": []}
+    wiki = httpx.get(served + "/exports/t00000-123/wiki/html/index.html")
+    assert wiki.status_code == 200 and "<h1>Glossary</h1>" in wiki.text
+
+
+def test_serve_never_serves_the_store_or_anything_outside_the_exports(served: str) -> None:
+    for path in (
+        "/terrarium.db",
+        "/exports/../terrarium.db",
+        "/exports/%2e%2e/terrarium.db",
+        "/exports/t00000-123/../../terrarium.db",
+    ):
+        response = httpx.get(served + path)
+        assert response.status_code == 404, path
+        assert b"secret" not in response.content
+
+
+def test_serve_refuses_a_port_it_cannot_bind_with_one_line(exports: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                str(Path(sys.executable).with_name("terrarium")),
+                "serve",
+                "--db",
+                str(exports / "terrarium.db"),
+                "--port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "cannot serve" in done.stderr

@@ -1,0 +1,133 @@
+"""Every request fits the window: a loopback server that enforces `max_model_len` like vLLM.
+
+The server (tests/support/window_server.py) answers with the offline backend and refuses, with
+vLLM's 400 wording, any request whose prompt + `max_tokens` exceeds its window; it records every
+request. `terrarium run` goes through it as a real process over a generated corpus with long
+quest-master updates, at several budgets and with a server window smaller than the budget: each
+run ends with exit 0, no 400, and every request within the window. A 400 on a curation or summary
+request is recovered; one on every such request stops the run with one line (exit 1).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.corpus.synthetic import generate_corpus
+from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.window_server import WindowServer, run_window_server
+
+LONG_UPDATES = (150, 450)
+
+
+@pytest.fixture(scope="module")
+def long_quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """60 threads of long quest-master updates."""
+    path = tmp_path_factory.mktemp("window") / "quest.db"
+    return generate_corpus(
+        path, threads=60, posts_per_thread=8, seed=9, qm_ratio=0.5, words_per_post=LONG_UPDATES
+    )
+
+
+@pytest.fixture(scope="module")
+def short_quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("window") / "short.db"
+    return generate_corpus(
+        path, threads=12, posts_per_thread=8, seed=4, qm_ratio=0.5, words_per_post=LONG_UPDATES
+    )
+
+
+def _run(server: WindowServer, corpus: Path, db: Path, budget: int, *extra: str) -> str:
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("terrarium")),
+            "run",
+            "--agent-url",
+            server.url,
+            "--corpus",
+            str(corpus),
+            "--db",
+            str(db),
+            "--context-budget",
+            str(budget),
+            "--max-tokens",
+            "768",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return f"{done.returncode}\n{done.stderr}"
+
+
+def _assert_within(server: WindowServer, window: int) -> None:
+    assert server.requests, "no request reached the server"
+    assert server.overflows == 0, f"{server.overflows} requests over the window"
+    assert server.largest <= window, (server.largest, window)
+
+
+@pytest.mark.parametrize("budget", [8192, 32768])
+def test_a_long_quest_runs_to_the_end_within_a_window_equal_to_the_budget(
+    long_quest: Path, tmp_path: Path, budget: int
+) -> None:
+    with run_window_server(budget) as server:
+        outcome = _run(server, long_quest, tmp_path / "s.db", budget)
+        assert outcome.startswith("0\n"), outcome
+        _assert_within(server, budget)
+    with GlossaryStore(tmp_path / "s.db") as store:
+        assert {state.status for state in store.thread_states()} == {"curated"}
+        assert len(store.thread_states()) == 60
+
+
+@pytest.mark.parametrize("budget", [12288, 16384, 131072])
+def test_other_budgets_run_to_the_end_within_the_window(
+    short_quest: Path, tmp_path: Path, budget: int
+) -> None:
+    window = min(budget, 65536)
+    with run_window_server(window) as server:
+        outcome = _run(server, short_quest, tmp_path / "s.db", budget)
+        assert outcome.startswith("0\n"), outcome
+        _assert_within(server, window)
+
+
+def test_a_server_window_smaller_than_the_budget_is_read_and_respected(
+    short_quest: Path, tmp_path: Path
+) -> None:
+    with run_window_server(8192) as server:
+        outcome = _run(server, short_quest, tmp_path / "s.db", 32768)
+        assert outcome.startswith("0\n"), outcome
+        _assert_within(server, 8192)
+
+
+def test_a_400_on_curation_and_summary_requests_is_recovered_and_the_window_kept(
+    short_quest: Path, tmp_path: Path
+) -> None:
+    # The server advertises 16,384 but refuses untooled requests (curation, summaries) over
+    # 8,000: the first refusal teaches the run the real window; it retries smaller, keeps to it
+    # from then on, and records it for the next run.
+    with run_window_server(16384, untooled_window=8000) as server:
+        outcome = _run(server, short_quest, tmp_path / "s.db", 16384)
+        assert outcome.startswith("0\n"), outcome
+        assert server.overflows == 1
+        first = next(i for i, r in enumerate(server.requests) if r.status == 400)
+        later = server.requests[first + 1 :]
+        assert later and all(r.prompt_tokens + r.max_tokens <= 8000 for r in later)
+    with GlossaryStore(tmp_path / "s.db") as store:
+        assert store.get_meta("server_window") == "8000"
+        assert {state.status for state in store.thread_states()} == {"curated"}
+
+
+def test_an_overflow_on_every_curation_request_stops_with_one_line(
+    short_quest: Path, tmp_path: Path
+) -> None:
+    with run_window_server(16384, refuse_all_untooled=True) as server:
+        outcome = _run(server, short_quest, tmp_path / "s.db", 16384)
+    code, _, stderr = outcome.partition("\n")
+    assert code == "1", outcome
+    lines = [line for line in stderr.splitlines() if line.startswith("terrarium:")]
+    assert len(lines) == 1 and "too long" in lines[0], stderr
+    assert "Traceback" not in stderr
