@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write the glossary as JSON, YAML or a wiki")
     _add_corpus(export)
     _add_store(export)
-    export.add_argument("--format", choices=("json", "yaml", "wiki"), required=True)
+    export.add_argument("--format", choices=("json", "yaml", "wiki", "lorebook"), required=True)
     export.add_argument("--out", type=Path, required=True)
     export.add_argument("--as-of-thread", help="thread id or key: the glossary as it stood then")
 
@@ -138,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus(lineage)
     _add_store(lineage)
     lineage.add_argument("--json", action="store_true")
+
+    score = commands.add_parser(
+        "score", help="recall, junk share and split referents against a gold list"
+    )
+    _add_store(score)
+    score.add_argument("--gold", type=Path, required=True, help="YAML `terms:` list")
+    score.add_argument("--json", action="store_true")
 
     serve = commands.add_parser(
         "serve", help="serve the exports over http on loopback (what Dagster links to)"
@@ -338,6 +345,18 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_score(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import open_store
+    from terrarium_dagster.exports.score import load_gold, render_score, score
+
+    settings = _settings(args)
+    gold = load_gold(args.gold)
+    with open_store(settings, must_exist=True) as store:
+        report = score(store, gold)
+    print(report.model_dump_json(indent=2) if args.json else render_score(report))
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.serve import make_server
 
@@ -405,6 +424,7 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "serve": cmd_serve,
+    "score": cmd_score,
     "run": cmd_run,
     "status": cmd_status,
     "export": cmd_export,

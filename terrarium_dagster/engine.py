@@ -25,6 +25,7 @@ from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_p
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import ConfigError, EntryNotFoundError, InputError, OrderError
 from terrarium_dagster.exports import build_export
+from terrarium_dagster.exports.build import FORMATS
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.reports import (
@@ -182,6 +183,7 @@ class Engine:
         """Record how the run ended (finished, failed, interrupted) and release everything."""
         try:
             if self._annotator is not None:
+                self._annotator.record_calls()
                 self._annotator.persist_learned_window()
             if self._run_started:
                 self.store.finish_run(self.run_id, status, error)
@@ -362,7 +364,7 @@ class Engine:
         self,
         out_dir: Path,
         *,
-        formats: tuple[str, ...] = ("json", "yaml", "wiki"),
+        formats: tuple[str, ...] = FORMATS,
         as_of_thread: int | None = None,
     ) -> ExportReport:
         if as_of_thread is not None:

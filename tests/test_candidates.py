@@ -145,8 +145,14 @@ def test_months_days_and_sentence_initial_common_words_are_not_names() -> None:
 
 
 def test_a_sentence_initial_common_word_counts_when_also_seen_mid_sentence() -> None:
-    text = "Harbor was quiet. We sailed to Harbor at dusk. The gulls cried."
-    assert [c.term for c in find_candidates(text)] == ["Harbor"]
+    text = "Armory was quiet. We sailed to Armory at dusk. The gulls cried."
+    assert [c.term for c in find_candidates(text)] == ["Armory"]
+
+
+def test_a_name_that_is_an_ordinary_word_by_frequency_is_not_proposed() -> None:
+    # "Harbor" and "Kentucky" are frequent English words or real-world names: no story term.
+    text = "Harbor was quiet. We sailed to Harbor at dusk, then on to Kentucky."
+    assert [c.term for c in find_candidates(text)] == []
 
 
 def test_a_sentence_initial_apostrophe_name_counts_even_alone() -> None:

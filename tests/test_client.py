@@ -595,13 +595,56 @@ def test_unknown_model_is_an_agent_error_with_the_server_message(vllm_server: Sc
     [(Fault.malformed_json(), "not JSON"), (Fault.bad_schema(), "choices")],
     ids=["truncated-json", "missing-fields"],
 )
-def test_malformed_response_is_an_agent_error_without_retry(
+def test_one_malformed_response_is_asked_again_like_a_transient_fault(
     vllm_server: ScriptedVLLM, client: ChatClient, fault: Fault, detail: str
 ) -> None:
-    vllm_server.script(fault)
+    vllm_server.script(fault, Reply(content="fine"))
+    assert client.chat([SYSTEM, USER]).content == "fine"
+    assert len(vllm_server.chat_requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "detail"),
+    [(Fault.malformed_json(), "not JSON"), (Fault.bad_schema(), "choices")],
+    ids=["truncated-json", "missing-fields"],
+)
+def test_a_persistently_malformed_response_is_one_agent_error(
+    vllm_server: ScriptedVLLM, client: ChatClient, fault: Fault, detail: str
+) -> None:
+    attempts = client.config.max_retries + 1
+    vllm_server.script(*[fault] * attempts)
     with pytest.raises(AgentError, match=f"malformed response from server: .*{detail}"):
         client.chat([SYSTEM, USER])
-    assert len(vllm_server.chat_requests) == 1
+    assert len(vllm_server.chat_requests) == attempts
+
+
+def test_a_reply_without_usage_is_accepted_with_zero_reported_tokens(
+    vllm_server: ScriptedVLLM, client: ChatClient
+) -> None:
+    vllm_server.script(Reply(content="no usage here", omit_usage=True))
+    result = client.chat([SYSTEM, USER])
+    assert result.content == "no usage here" and result.usage is None
+    assert result.prompt_tokens == 0
+
+
+def test_a_tool_call_without_an_id_gets_a_stable_one(
+    vllm_server: ScriptedVLLM, client: ChatClient
+) -> None:
+    arguments = '{"query": "Ashfall"}'
+    vllm_server.script(Reply(tool_calls=[("glossary_search", arguments, "")]))
+    (call,) = client.chat([SYSTEM, USER], tools=TOOLS).tool_calls
+    assert call.id.startswith("call-chatcmpl-") and call.function.arguments == arguments
+
+
+def test_a_failing_tokenize_endpoint_gives_no_count_instead_of_stopping(
+    vllm_server: ScriptedVLLM, client: ChatClient
+) -> None:
+    attempts = client.config.max_retries + 1
+    vllm_server.fail_next("/tokenize", *[Fault.server_error()] * attempts)
+    assert client.tokenize([SYSTEM, USER]) is None
+    assert client.tokenize([SYSTEM, USER]) == vllm_server.count_tokens(
+        {"messages": [SYSTEM, USER]}
+    ), "a passing failure does not switch /tokenize off"
 
 
 # --- tokenize --------------------------------------------------------------------------------
@@ -665,9 +708,13 @@ def test_response_parsing_ignores_extra_fields_and_requires_the_known_ones() -> 
     }
     parsed = ChatResponse.model_validate(body)
     assert parsed.choices[0].message.tool_calls is None
-    for missing in ("id", "choices", "usage"):
+    for missing in ("id", "choices"):
         with pytest.raises(ValidationError):
             ChatResponse.model_validate({k: v for k, v in body.items() if k != missing})
+    # A missing usage is tolerated: the caller counts the tokens itself.
+    assert (
+        ChatResponse.model_validate({k: v for k, v in body.items() if k != "usage"}).usage is None
+    )
 
 
 def test_assistant_message_dict_never_carries_reasoning() -> None:

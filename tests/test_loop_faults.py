@@ -168,3 +168,25 @@ def test_cli_exits_1_when_the_server_is_unreachable(
     )
     assert code == 1
     assert "failed" in capsys.readouterr().err
+
+
+def test_the_calls_of_a_rolled_back_scene_are_still_recorded(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    # Scene 1 commits; scene 2 gets one good answer (a write), then the server fails for good:
+    # the scene rolls back, but both of its requests stay on the record with their outcome.
+    vllm_server.script(
+        _create("Vaskari", "An envoy's contact."),
+        Reply(content="done"),
+        _create("Orrin", "A ferryman."),
+    )
+    vllm_server.fallback = lambda request: Fault.server_error()
+    with _engine(vllm_server, tmp_path) as engine, pytest.raises(AgentError, match="attempts"):
+        engine.annotate_thread(_first_thread(engine))
+    with GlossaryStore(tmp_path / "store.db") as store:
+        assert [e.term for e in store.entries()] == ["Vaskari"], "scene 2 rolled back"
+        calls = store.agent_calls()
+        failed = [call for call in calls if call.error]
+        assert len(calls) == 4 and len(failed) == 1
+        assert "attempts" in (failed[0].error or "")
+        assert calls[2].completion_tokens > 0, "the rolled-back scene's good answer is counted"

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
+from terrarium_dagster.glossary.vocabulary import is_ordinary
+
 DEFAULT_MIN_SCORE = 1.0
 
 KIND_NAME = "name"
@@ -605,8 +607,8 @@ def find_candidates(
         term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
     ) -> None:
         key = norm_key(term)
-        if not key or key in NOT_NAMES:
-            return
+        if not key or key in NOT_NAMES or is_ordinary(term):
+            return  # ordinary vocabulary and plainly used real-world names are no story terms
         draft = drafts.get(key)
         if draft is None:
             drafts[key] = _Draft(term, kind, score, offset, list(variants))

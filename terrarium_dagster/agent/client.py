@@ -145,7 +145,7 @@ class ChatResult(BaseModel):
 
     message: ChatMessage
     finish_reason: str | None
-    usage: Usage
+    usage: Usage | None = None
     latency_ms: float
     attempts: int
     model: str
@@ -165,15 +165,19 @@ class ChatResult(BaseModel):
 
     @property
     def prompt_tokens(self) -> int:
-        return self.usage.prompt_tokens
+        return self.usage.prompt_tokens if self.usage else 0
 
     @property
     def cached_tokens(self) -> int:
-        return self.usage.cached_tokens
+        return self.usage.cached_tokens if self.usage else 0
 
     @property
     def completion_tokens(self) -> int:
-        return self.usage.completion_tokens
+        return self.usage.completion_tokens if self.usage else 0
+
+
+class MalformedResponseError(AgentError):
+    """The server answered 2xx with a body that is not the protocol's (retried as transient)."""
 
 
 class ServerContextOverflow(ContextOverflowError):
@@ -605,10 +609,30 @@ class ChatClient:
         """One chat completion. `ValueError` (before sending) if the conversation is malformed."""
         body = self.build_chat_body(messages, tools, tool_choice, max_tokens)
         what = "POST /v1/chat/completions"
-        response, attempts, latency_ms = self._send(
-            "POST", self._config.api_url + "/chat/completions", body
-        )
-        parsed = self._parse(response, ChatResponse, what)
+        attempts_allowed = self._config.max_retries + 1
+        for malformed in range(1, attempts_allowed + 1):
+            response, attempts, latency_ms = self._send(
+                "POST", self._config.api_url + "/chat/completions", body
+            )
+            try:
+                parsed = self._parse(response, ChatResponse, what)
+                break
+            except MalformedResponseError as exc:
+                # One garbled answer is a transient fault (a proxy, a restarting server): ask
+                # again; the same request, so nothing else changes. Persistent: stop, one line.
+                if malformed == attempts_allowed:
+                    raise
+                logger.warning("%s; asking again (%d of %d)", exc, malformed, attempts_allowed - 1)
+                self._sleep(
+                    backoff_delay(
+                        malformed,
+                        self._config.backoff_initial_s,
+                        self._config.backoff_max_s,
+                        self._rng,
+                    )
+                )
+        if parsed.usage is None:
+            logger.warning("%s answered without usage: its tokens are counted locally", what)
         choice = parsed.choices[0]
         return ChatResult(
             message=choice.message,
@@ -643,9 +667,15 @@ class ChatClient:
         template_kwargs = self._config.chat_template_kwargs()
         if template_kwargs:
             body["chat_template_kwargs"] = template_kwargs
-        response, _, _ = self._send(
-            "POST", self._config.root_url + "/tokenize", body, passthrough=frozenset({404, 405})
-        )
+        try:
+            response, _, _ = self._send(
+                "POST", self._config.root_url + "/tokenize", body, passthrough=frozenset({404, 405})
+            )
+        except ServerContextOverflow:
+            raise
+        except AgentError as exc:  # an optional endpoint: an estimate will do this time
+            logger.warning("/tokenize failed (%s); estimating this count", exc)
+            return None
         if response.status_code in (404, 405):
             self._tokenize_supported = False
             logger.info(
@@ -654,7 +684,11 @@ class ChatClient:
                 response.status_code,
             )
             return None
-        return self._parse(response, TokenizeResponse, "POST /tokenize").count
+        try:
+            return self._parse(response, TokenizeResponse, "POST /tokenize").count
+        except MalformedResponseError as exc:
+            logger.warning("%s; estimating this count", exc)
+            return None
 
     # -- transport --------------------------------------------------------------------------
 
@@ -738,7 +772,7 @@ class ChatClient:
             data = response.json()
         except ValueError:
             snippet = _one_line(response.text, 120)
-            raise AgentError(
+            raise MalformedResponseError(
                 f"malformed response from server: {what} answered a body that is not JSON: "
                 f"{snippet!r}"
             ) from None
@@ -749,6 +783,6 @@ class ChatClient:
                 f"{'.'.join(str(part) for part in error['loc']) or 'body'}: {error['msg']}"
                 for error in exc.errors()[:3]
             )
-            raise AgentError(
+            raise MalformedResponseError(
                 f"malformed response from server: {what}: {_one_line(details, 300)}"
             ) from None

@@ -19,7 +19,7 @@ from typing import Any
 from terrarium_dagster.agent.accounting import call_record
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
-from terrarium_dagster.agent.protocol import assistant_message_dict
+from terrarium_dagster.agent.protocol import Usage, assistant_message_dict
 from terrarium_dagster.agent.relevant import (
     RelevantEntry,
     entry_line,
@@ -48,6 +48,7 @@ from terrarium_dagster.errors import (
     ContextOverflowError,
     TerrariumError,
 )
+from terrarium_dagster.glossary.models import AgentCallRecord
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
@@ -122,6 +123,7 @@ class Annotator:
         self.counter = ServerCounter(tokenize=self.client.tokenize)
         self._scope: tuple[Thread | None, Scene | None] | None = None
         self.learned_window: int | None = None
+        self._unrecorded: list[AgentCallRecord] = []
         self.window = self._window()
         self.context = self._new_context(self._load_state())
 
@@ -297,6 +299,16 @@ class Annotator:
         except AgentError as exc:
             self._log_call(purpose, None, error=str(exc))
             raise
+        if result.usage is None:  # the server did not count: count locally, never observe it
+            prompt = self.context.count(messages)
+            completion = self.counter.estimate_text(
+                (result.content or "") + "".join(c.function.arguments for c in result.tool_calls)
+            )
+            usage = Usage(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            )
+            self._log_call(purpose, result.model_copy(update={"usage": usage}))
+            return result
         self._log_call(purpose, result)
         self.context.observe(messages, result.prompt_tokens)
         return result
@@ -304,8 +316,11 @@ class Annotator:
     def _log_call(
         self, purpose: str, result: ChatResult | None, *, error: str | None = None
     ) -> None:
+        """Every request sent is recorded, failed ones too. Inside a scene's (or a curation's)
+        transaction the record waits, so a rollback cannot take it away: `record_calls` writes
+        it in its own transaction once the scene committed or rolled back."""
         thread, scene = self._scope or (None, None)
-        self.store.log_agent_call(
+        self._unrecorded.append(
             call_record(
                 result,
                 purpose=purpose,
@@ -316,6 +331,16 @@ class Annotator:
                 error=error,
             )
         )
+        if not self.store.in_transaction:
+            self.record_calls()
+
+    def record_calls(self) -> None:
+        """Write the calls not yet recorded (outside any scene transaction)."""
+        pending, self._unrecorded = self._unrecorded, []
+        if pending:
+            with self.store.transaction():
+                for call in pending:
+                    self.store.log_agent_call(call)
 
     def _summarize(self, messages: list[Message]) -> str:
         result = self._call(messages, purpose="summary", tool_choice="none")
@@ -440,12 +465,14 @@ class Annotator:
             with self.store.transaction():
                 created, updated = self._scene_turns(thread, scene, index, count)
         except BaseException as exc:
+            self.record_calls()  # the scene rolled back; what the server was asked stays
             self._scope = None
             self.summons.abandon()
             self.reload()
             if isinstance(exc, Interrupted | AgentError):
                 self.checkpoint_shutdown(thread)
             raise
+        self.record_calls()
         self._scope = None
         self.scenes_this_run += 1
         if self.progress:
@@ -630,6 +657,7 @@ class Annotator:
                     checkpoint_id=state.checkpoint_id,
                 )
         finally:
+            self.record_calls()
             self._scope = None
         return report
 

@@ -90,6 +90,7 @@ from terrarium_dagster.agent.candidates import (
 )
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.glossary.vocabulary import ordinary_reason
 
 OFFLINE_MODEL = "terrarium-offline"
 DEFAULT_MAX_MODEL_LEN = 32768
@@ -636,17 +637,53 @@ class SceneAnnotator:
         )
 
 
+# A multiword name with one of these is a title or a phrase ("Prince of Dusar", "River of the
+# Dead"): the place or thing named inside it is a referent of its own, never merged into it.
+_CONNECTORS = frozenset({"of", "the", "and", "in", "on", "at", "from", "to", "by", "for"})
+
+
+def _person_like(key: str) -> bool:
+    words = key.split()
+    return len(words) > 1 and not _CONNECTORS.intersection(words)
+
+
+def _short_form(key: str, name: str) -> bool:
+    """Is the one word `key` a short form of the multiword `name`? The first or last word of a
+    name (`Quill` of `Ambrose Quill`, `Iss` of `River Iss`); of a phrase with a connector only
+    its head (`Sodality` of `Sodality of the Steady Flame`), never what follows the connector
+    (`Dusar` of `Prince of Dusar` is a place of its own)."""
+    words = name.split()
+    if len(words) < 2:
+        return False
+    if _person_like(name):
+        return key in (words[0], words[-1])
+    return key == words[0]
+
+
 def _word_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
-    """The entries with a multiword name of which the one-word `name` is a word."""
+    """The entries with a multiword name of which the one-word `name` is a short form."""
     key = normalize_term(name)
     if not key or " " in key or key in STARTERS:
         return []
     found = []
     for entry in entries:
-        names = [normalize_term(n) for n in entry.names]
-        if any(" " in n and key in n.split() for n in names):
+        if any(_short_form(key, normalize_term(n)) for n in entry.names):
             found.append(entry)
     return found
+
+
+def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> KnownEntry | None:
+    """For a multiword name (`Tobiah Leck`), the older one-word entry that is its first or last
+    word (`Tobiah`): the same referent, first met by part of its name."""
+    keys = [normalize_term(name) for name in view.names]
+    for key in keys:
+        if not _person_like(key):
+            continue
+        ends = {key.split()[0], key.split()[-1]} - STARTERS
+        for other in older:
+            if any(normalize_term(n) in ends for n in other.names):
+                return other
+    return None
 
 
 def _word_owner(candidate: Candidate, entries: Sequence[KnownEntry]) -> KnownEntry | None:
@@ -938,8 +975,9 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
 def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     """Deterministic curator decisions, in entry order; entries without one stay tentative.
 
-    - REJECT a term that is a common English word written in lowercase (`lantern`, `walked`), or
-      never a name (`I`, `QM`, months).
+    - REJECT a term that is ordinary vocabulary or a plainly used real-world name by word
+      frequency (`cried`, `to-day`, `Kentucky`; see `glossary.vocabulary`), a common English
+      word written in lowercase (`lantern`, `walked`), or never a name (`I`, `QM`, months).
     - MERGE into an older entry (reviewed or shown as similar; not rejected or merged) when a name
       of one equals a name of the other, normalized, or when the one-word term is a word of that
       entry's multiword name and of no other's (`Quill` into `Ambrose Quill`).
@@ -951,10 +989,13 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     for view in entries:
         key = normalize_term(view.term)
         ref = f"E{view.entry_id}"
+        ordinary = ordinary_reason(view.term)
         if key in NOT_NAMES or (
             " " not in key and view.term == view.term.lower() and is_common_word(key)
         ):
-            reason = f"'{view.term}' is a common English word, not a story term."
+            ordinary = ordinary or f"'{view.term}' is a common English word"
+        if ordinary:
+            reason = f"{ordinary}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
             continue
         target, how = _merge_target(view, reviewed, merged_away)
@@ -1003,6 +1044,9 @@ def _merge_target(
     owners = _word_of(view.term, older)
     if len(owners) == 1:
         return owners[0], "is part of the name of"
+    shorter = _named_by_a_word(view, older)
+    if shorter is not None:
+        return shorter, "is the fuller name of"
     return None, ""
 
 

@@ -118,10 +118,36 @@ class Choice(_Lenient):
 
 
 class ChatResponse(_Lenient):
+    """A chat completion. A missing `usage` is tolerated (the caller counts locally), and a tool
+    call without an `id` gets a stable one made from the response id and its position."""
+
     id: str
     model: str
     choices: list[Choice] = Field(min_length=1)
-    usage: Usage
+    usage: Usage | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tool_call_ids(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+            return data
+        response_id = str(data.get("id") or "response")
+        choices = []
+        for number, choice in enumerate(data["choices"]):
+            message = choice.get("message") if isinstance(choice, dict) else None
+            calls = message.get("tool_calls") if isinstance(message, dict) else None
+            if isinstance(calls, list) and any(
+                isinstance(call, dict) and not call.get("id") for call in calls
+            ):
+                calls = [
+                    {**call, "id": call.get("id") or f"call-{response_id}-{number}-{position}"}
+                    if isinstance(call, dict)
+                    else call
+                    for position, call in enumerate(calls)
+                ]
+                choice = {**choice, "message": {**message, "tool_calls": calls}}
+            choices.append(choice)
+        return {**data, "choices": choices}
 
 
 class ChatRequest(BaseModel):

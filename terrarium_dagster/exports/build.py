@@ -4,6 +4,7 @@ Layout of ``out_dir``::
 
     glossary.json        format "json"
     glossary.yaml        format "yaml"
+    lorebook.json        format "lorebook": a SillyTavern World Info file
     wiki/                format "wiki": Markdown pages, wiki/html/ the same pages as HTML
 
 When ``out_dir`` ends in ``.json`` (or ``.yaml``/``.yml``) and that is the only format asked,
@@ -24,13 +25,14 @@ from typing import Any
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.data import export_json, export_yaml
+from terrarium_dagster.exports.lorebook import LOREBOOK_FILE, export_lorebook
 from terrarium_dagster.exports.references import unresolved_references
 from terrarium_dagster.exports.wiki import export_wiki
 from terrarium_dagster.glossary.models import EntryView
 from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.reports import ExportReport
 
-FORMATS: tuple[str, ...] = ("json", "yaml", "wiki")
+FORMATS: tuple[str, ...] = ("json", "yaml", "wiki", "lorebook")
 JSON_FILE = "glossary.json"
 YAML_FILE = "glossary.yaml"
 WIKI_DIR = "wiki"
@@ -132,6 +134,14 @@ def build_export(
             entries, target / YAML_FILE, meta=meta, url_for_post=url_for_post, thread_titles=titles
         )
         files.append(YAML_FILE)
+    if "lorebook" in chosen:
+        export_lorebook(
+            entries,
+            target / LOREBOOK_FILE,
+            name=corpus.path.stem,
+            description=f"Glossary of {corpus.path.name}. {subtitle}",
+        )
+        files.append(LOREBOOK_FILE)
     if "wiki" in chosen:
         report = export_wiki(
             entries,

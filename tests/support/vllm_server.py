@@ -80,7 +80,8 @@ class Reply:
     older; "both", 0.11.1-0.15). `finish_reason` defaults to "tool_calls" or "stop".
     `prompt_tokens` defaults to the server's count of the request, `completion_tokens` to a
     count of the reply; `cached_tokens` None leaves `prompt_tokens_details` null (a server
-    without --enable-prompt-tokens-details). `delay_s` waits before answering.
+    without --enable-prompt-tokens-details). `delay_s` waits before answering. A call id of ""
+    sends the call without an `id`; `omit_usage` sends no `usage` (servers that misbehave).
     """
 
     content: str | None = None
@@ -92,6 +93,7 @@ class Reply:
     completion_tokens: int | None = None
     cached_tokens: int | None = None
     delay_s: float = 0.0
+    omit_usage: bool = False
 
 
 FaultKind = Literal[
@@ -558,13 +560,14 @@ class ScriptedVLLM:
         for position, spec in enumerate(reply.tool_calls):
             name, arguments = spec[0], spec[1]
             call_id = spec[2] if len(spec) > 2 else f"chatcmpl-tool-{number:08d}{position:04d}"
-            calls.append(
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                }
-            )
+            call = {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+            if call_id == "":
+                del call["id"]
+            calls.append(call)
         content = reply.content
         if content is None and not calls:
             content = "done"
@@ -606,6 +609,8 @@ class ScriptedVLLM:
             "prompt_logprobs": None,
             "kv_transfer_params": None,
         }
+        if reply.omit_usage:
+            del payload["usage"]
         response = _json_response(200, payload)
         response.delay_s = reply.delay_s
         return response

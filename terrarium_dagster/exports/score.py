@@ -1,0 +1,116 @@
+"""`terrarium score`: how good is a glossary, measured against a gold list.
+
+Recall (gold terms found as a live entry's term or alias), the share of live entries that are
+ordinary vocabulary or plainly used real-world names (`glossary.vocabulary`), and gold referents
+split across several live entries. The gold file is YAML: `terms:` a list of `{term, aliases}`
+(the bundled sample's `gold.yaml` is one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from terrarium_dagster.errors import InputError
+from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.glossary.vocabulary import ordinary_reason
+
+EXAMPLES = 10
+
+
+class GoldTerm(BaseModel):
+    term: str
+    aliases: list[str] = Field(default_factory=list)
+
+
+class GoldList(BaseModel):
+    terms: list[GoldTerm]
+
+
+class ScoreReport(BaseModel):
+    gold_terms: int
+    found: int
+    recall: float
+    live_entries: int
+    junk: int
+    junk_share: float
+    split_referents: int
+    missed: list[str] = Field(default_factory=list)
+    junk_examples: list[str] = Field(default_factory=list)
+    split_examples: list[str] = Field(default_factory=list)
+
+
+def load_gold(path: Path) -> GoldList:
+    try:
+        document: Any = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        return GoldList.model_validate(document)
+    except OSError as exc:
+        raise InputError(f"cannot read the gold list {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"gold list {path} is not YAML: {' '.join(str(exc).split())}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        raise InputError(
+            f"gold list {path} is not a `terms:` list of {{term, aliases}}: {where}: {first['msg']}"
+        ) from None
+
+
+def score(store: GlossaryStore, gold: GoldList) -> ScoreReport:
+    live = [
+        entry
+        for entry in store.entries()
+        if not entry.deleted and entry.status not in ("merged", "rejected")
+    ]
+    names: dict[str, set[int]] = {}
+    for view in live:
+        for name in (view.term, *view.aliases):
+            names.setdefault(normalize_term(name), set()).add(view.id)
+    found = 0
+    missed: list[str] = []
+    split: list[str] = []
+    for item in gold.terms:
+        owners: set[int] = set()
+        for name in (item.term, *item.aliases):
+            owners |= names.get(normalize_term(name), set())
+        if owners:
+            found += 1
+        else:
+            missed.append(item.term)
+        if len(owners) > 1:
+            split.append(f"{item.term}: {len(owners)} entries")
+    junk = [view.term for view in live if ordinary_reason(view.term)]
+    total = len(gold.terms)
+    return ScoreReport(
+        gold_terms=total,
+        found=found,
+        recall=round(found / total, 4) if total else 0.0,
+        live_entries=len(live),
+        junk=len(junk),
+        junk_share=round(len(junk) / len(live), 4) if live else 0.0,
+        split_referents=len(split),
+        missed=missed,
+        junk_examples=junk[:EXAMPLES],
+        split_examples=split[:EXAMPLES],
+    )
+
+
+def render_score(report: ScoreReport) -> str:
+    lines = [
+        f"recall      {report.found}/{report.gold_terms} = {report.recall:.2f}",
+        f"junk        {report.junk}/{report.live_entries} live entries = {report.junk_share:.0%}"
+        " (ordinary words or plain real-world names)",
+        f"split       {report.split_referents} gold referents on more than one entry",
+    ]
+    for label, items in (
+        ("missed", report.missed[:EXAMPLES]),
+        ("junk", report.junk_examples),
+        ("split", report.split_examples),
+    ):
+        if items:
+            lines.append(f"{label}: " + "; ".join(items))
+    return "\n".join(lines)

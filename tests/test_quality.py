@@ -1,0 +1,92 @@
+"""A glossary a reader can trust: ordinary vocabulary judged by word frequency, merges only for
+the same referent, and `terrarium score` measuring it against a gold list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.agent.candidates import find_candidates
+from terrarium_dagster.agent.offline import CurateEntryView, KnownEntry, offline_curate
+from terrarium_dagster.cli import main
+from terrarium_dagster.glossary.vocabulary import is_ordinary, ordinary_reason
+
+GOLD = Path(__file__).resolve().parents[1] / "terrarium_dagster/corpus/sample/gold.yaml"
+
+
+@pytest.mark.parametrize("term", ["cried", "hairy", "to-day", "Broadway", "Kentucky", "fore-arm"])
+def test_ordinary_words_and_plain_real_world_names_are_ordinary(term: str) -> None:
+    assert is_ordinary(term), term
+
+
+@pytest.mark.parametrize(
+    "term", ["Helium", "Dusar", "Barsoom", "Greywash", "heart-lamp", "Quiet Choir", "Thark"]
+)
+def test_coinages_and_story_names_are_not(term: str) -> None:
+    assert ordinary_reason(term) is None, term
+
+
+def test_the_detector_proposes_no_ordinary_word() -> None:
+    text = (
+        "The jeddak of Helium cried out; the hairy green men of Thark rode north. "
+        "To-day a man from Kentucky, who had seen Broadway, crossed the dead sea bottoms "
+        "toward Dusar with Tars Tarkas. Tars Tarkas said nothing."
+    )
+    terms = {candidate.term for candidate in find_candidates(text)}
+    assert {"Helium", "Thark", "Dusar"} <= terms | {"Tars Tarkas"}
+    assert not terms & {"cried", "hairy", "To-day", "Kentucky", "Broadway"}, terms
+
+
+def _view(entry_id: int, term: str, *, sources: int = 2, **extra: object) -> CurateEntryView:
+    return CurateEntryView(entry_id=entry_id, term=term, source_count=sources, **extra)  # type: ignore[arg-type]
+
+
+def _known(entry_id: int, term: str) -> KnownEntry:
+    return KnownEntry(entry_id, term, (), "confirmed", "")
+
+
+def test_the_offline_curator_rejects_ordinary_words_whatever_their_case() -> None:
+    decisions = offline_curate([_view(7, "Kentucky"), _view(8, "Cried"), _view(9, "Helium")])
+    by_id = {decision["entry_id"]: decision for decision in decisions}
+    assert by_id["E7"]["decision"] == "REJECT" and "word frequency" in by_id["E7"]["reasoning"]
+    assert by_id["E8"]["decision"] == "REJECT"
+    assert by_id["E9"]["decision"] == "CONFIRM"
+
+
+def test_a_place_is_never_merged_into_a_title_that_contains_it() -> None:
+    title = _known(3, "Prince of Dusar")
+    (decision,) = offline_curate([_view(9, "Dusar", similar=(title,))])
+    assert decision["decision"] == "CONFIRM", decision
+
+
+def test_a_short_form_merges_into_its_full_name_and_a_full_name_into_its_short_form() -> None:
+    order = _known(3, "Sodality of the Steady Flame")
+    (head,) = offline_curate([_view(9, "Sodality", similar=(order,))])
+    assert head["decision"] == "MERGE" and head["target_entry_id"] == "E3"
+    person = _known(4, "Tobiah")
+    (full,) = offline_curate([_view(12, "Tobiah Leck", similar=(person,))])
+    assert full["decision"] == "MERGE" and full["target_entry_id"] == "E4"
+
+
+def test_score_on_the_offline_sample_meets_the_targets(
+    sample_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "s.db"
+    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["score", "--db", str(db), "--gold", str(GOLD), "--json"]) == 0
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["recall"] >= 0.9
+    assert report["junk_share"] <= 0.10
+    assert report["gold_terms"] == 44
+
+
+def test_score_refuses_a_gold_file_that_is_not_a_terms_list(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("- just\n- a list\n")
+    db = tmp_path / "s.db"
+    db.write_bytes(b"")
+    assert main(["score", "--db", str(db), "--gold", str(gold)]) == 2
