@@ -129,7 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write the glossary as JSON, YAML or a wiki")
     _add_corpus(export)
     _add_store(export)
-    export.add_argument("--format", choices=("json", "yaml", "wiki", "lorebook"), required=True)
+    export.add_argument(
+        "--format", choices=("json", "yaml", "wiki", "lorebook", "site"), required=True
+    )
     export.add_argument("--out", type=Path, required=True)
     export.add_argument("--as-of-thread", help="thread id or key: the glossary as it stood then")
 
@@ -138,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus(lineage)
     _add_store(lineage)
     lineage.add_argument("--json", action="store_true")
+
+    importer = commands.add_parser(
+        "import", help="turn a book (.txt, .md, .epub) into a corpus: chapters as threads"
+    )
+    importer.add_argument("book", type=Path, help="plain text, Markdown or EPUB file")
+    importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
 
     score = commands.add_parser(
         "score", help="recall, junk share and split referents against a gold list"
@@ -150,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="serve the exports over http on loopback (what Dagster links to)"
     )
     _add_store(serve)
+    _add_corpus(serve)
     serve.add_argument(
         "--exports-dir", type=Path, help="exports folder; default: `exports/` beside the store"
     )
@@ -313,9 +322,19 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine import open_corpus, open_store
     from terrarium_dagster.exports import build_export
+    from terrarium_dagster.exports.site import build_site
 
     settings = _settings(args)
-    with open_corpus(settings) as corpus, open_store(settings, must_exist=True) as store:
+    with open_store(settings, must_exist=True) as store, open_corpus(settings, store) as corpus:
+        if args.format == "site":
+            if args.as_of_thread:
+                raise InputError("--as-of-thread: the site holds every thread (the reader picks)")
+            site = build_site(store, corpus, args.out)
+            print(
+                f"wrote the reader's site ({site.entries} entries, {site.threads} threads) "
+                f"to {site.out_dir}"
+            )
+            return EXIT_OK
         as_of = None
         if args.as_of_thread:
             as_of = _resolve_thread(corpus, args.as_of_thread).id
@@ -336,12 +355,23 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.lineage import lineage, render_lineage_text
 
     settings = _settings(args)
-    with open_corpus(settings) as corpus, open_store(settings, must_exist=True) as store:
+    with open_store(settings, must_exist=True) as store, open_corpus(settings, store) as corpus:
         trail = lineage(store, corpus, args.term)
     if args.json:
         print(trail.model_dump_json(indent=2))
     else:
         print(render_lineage_text(trail))
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.importers import import_book
+
+    report = import_book(args.book, args.out)
+    print(
+        f"imported {report.chapters} chapters, {report.paragraphs} paragraphs "
+        f"({report.words} words) into {report.path}"
+    )
     return EXIT_OK
 
 
@@ -368,6 +398,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = make_server(root, args.host, args.port)
     except OSError as exc:
         raise InputError(f"cannot serve on {args.host}:{args.port}: {exc.strerror}") from None
+    if Path(settings.db).expanduser().is_file():  # the reader's site, fresh from the store
+        from terrarium_dagster.engine import open_corpus, open_store
+        from terrarium_dagster.exports.site import SITE_DIR, build_site
+
+        try:
+            with (
+                open_store(settings, must_exist=True) as store,
+                open_corpus(settings, store) as corpus,
+            ):
+                site = build_site(store, corpus, root / SITE_DIR)
+            print(f"built the reader's site: {site.entries} entries, {site.threads} threads")
+        except TerrariumError as exc:  # still serve the exports
+            print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)
     host, port = server.server_address[:2]
     print(f"serving {root} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     try:
@@ -400,7 +443,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     if args.entry is None and args.revision is None:
         raise InputError("why: give an entry (E12, a term or an alias) or --revision N")
     settings = _settings(args)
-    with open_corpus(settings) as corpus, open_store(settings, must_exist=True) as store:
+    with open_store(settings, must_exist=True) as store, open_corpus(settings, store) as corpus:
         client = open_client(settings)
         try:
             answer = why(
@@ -425,6 +468,7 @@ def cmd_why(args: argparse.Namespace) -> int:
 COMMANDS = {
     "serve": cmd_serve,
     "score": cmd_score,
+    "import": cmd_import,
     "run": cmd_run,
     "status": cmd_status,
     "export": cmd_export,

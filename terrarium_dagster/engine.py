@@ -43,12 +43,25 @@ SOURCES_PER_ENTRY = 3
 ProgressCallback = Callable[[str, dict[str, object]], None]
 
 
-def open_corpus(settings: Settings) -> Corpus:
+CORPUS_META = "corpus_path"
+URL_TEMPLATE_META = "url_template"
+
+
+def open_corpus(settings: Settings, store: GlossaryStore | None = None) -> Corpus:
+    """The corpus the settings name; for a reader of `store`, unless told otherwise, the corpus
+    and URL template the store was built with (recorded by the run that wrote it)."""
+    recorded = store.get_meta(CORPUS_META) if store is not None else None
+    recorded_template = store.get_meta(URL_TEMPLATE_META) if store is not None else None
+    if settings.corpus is None and recorded and Path(recorded).is_file():
+        return Corpus(recorded, url_template=settings.url_template or recorded_template)
     if settings.corpus is None:
         return Corpus(
             sample_corpus_path(), url_template=settings.url_template or SAMPLE_URL_TEMPLATE
         )
-    return Corpus(settings.corpus, url_template=settings.url_template)
+    template = settings.url_template
+    if template is None and recorded and Path(recorded).resolve() == settings.corpus.resolve():
+        template = recorded_template
+    return Corpus(settings.corpus, url_template=template)
 
 
 def open_store(settings: Settings, *, must_exist: bool = False) -> GlossaryStore:
@@ -234,6 +247,9 @@ class Engine:
 
     def _ensure_run(self) -> None:
         if not self._run_started:
+            # Readers (export, lineage, serve, score, why) use the same corpus and URLs later.
+            self.store.set_meta(CORPUS_META, str(self.corpus.path.resolve()))
+            self.store.set_meta(URL_TEMPLATE_META, self.corpus.url_template)
             self.store.start_run(
                 self.run_id, self.settings.model_dump(mode="json", exclude={"api_key"})
             )

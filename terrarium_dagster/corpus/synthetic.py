@@ -22,15 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from terrarium_dagster.corpus.schema import CORPUS_SCHEMA
+
 __all__ = ["SCHEMA", "SyntheticVocabulary", "generate_corpus", "vocabulary"]
 
-SCHEMA = """
-CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);
-CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,
-                   subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);
-CREATE TABLE tag (post_id INTEGER, name TEXT);
-CREATE TABLE link (link_from INTEGER, link_to INTEGER);
-"""
+SCHEMA = CORPUS_SCHEMA
 
 INDEXES = (
     "CREATE INDEX post_thread ON post (thread_id, time)",

@@ -270,7 +270,7 @@ def _export(
 ) -> Iterator[dg.AssetMaterialization]:
     """The glossary as of each thread; reads the store and the corpus, needs no model."""
     root = store.export_root()
-    with open_corpus(settings) as reader, _fail_on(open_store, settings, must_exist=True) as db:
+    with _fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
         for thread in threads:
             out_dir = root / thread.key
             with _replacing_folder(out_dir) as staging:

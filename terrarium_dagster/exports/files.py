@@ -10,6 +10,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def follow_umask(path: Path, *, directory: bool) -> None:
+    """Give a file or folder made by `tempfile` (0600/0700) the mode the umask asks for."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -17,6 +28,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
+        follow_umask(Path(temporary), directory=False)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -32,6 +44,7 @@ def staged_directory(target: Path) -> Iterator[Path]:
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    follow_umask(staging, directory=True)
     try:
         yield staging
     except BaseException:

@@ -1,8 +1,10 @@
-"""`terrarium serve`: the exports over http on loopback, so browsers open what Dagster links to.
+"""`terrarium serve`: the reader's site and the exports over http on loopback.
 
-`/exports/<thread key>/...` serves the export folder of that thread (JSON, YAML, the wiki); `/`
-is an index of the exported threads in story order, each linking to its wiki. Nothing else under
-the store's folder is reachable (the store itself is never served). Bound to 127.0.0.1 unless told.
+`/` is the reader's site (`<exports>/site/`, built by `terrarium serve` from the store before it
+starts serving); `/exports/` lists the exported threads in story order, and
+`/exports/<thread key>/...` serves that thread's export folder (JSON, YAML, the lorebook, the
+wiki). Nothing else under the store's folder is reachable (the store itself is never served).
+Bound to 127.0.0.1 unless told otherwise.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 EXPORTS_PREFIX = "/exports/"
+SITE_DIR = "site"
 WIKI_INDEXES = ("wiki/html/index.html", "wiki/index.html", "wiki/index.md")
 
 
 class ExportsHandler(SimpleHTTPRequestHandler):
-    """Static files of one exports folder, under `/exports/`, plus a generated index at `/`."""
+    """The site at `/`, the exports folder under `/exports/` (with a generated index)."""
 
     def __init__(self, *args: object, exports_root: Path, **kwargs: object) -> None:
         self.exports_root = exports_root
@@ -28,7 +31,7 @@ class ExportsHandler(SimpleHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
-        if path in ("/", "/index.html"):
+        if path == EXPORTS_PREFIX or (path == "/" and not self._site().is_dir()):
             self._send_index()
             return
         if path == EXPORTS_PREFIX.rstrip("/"):
@@ -36,24 +39,25 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             self.send_header("Location", EXPORTS_PREFIX)
             self.end_headers()
             return
-        if not path.startswith(EXPORTS_PREFIX):
-            self.send_error(HTTPStatus.NOT_FOUND, "not found (exports are under /exports/)")
-            return
         super().do_GET()
 
-    def do_HEAD(self) -> None:
-        if urlsplit(self.path).path.startswith(EXPORTS_PREFIX):
-            super().do_HEAD()
-        else:
-            self.send_error(HTTPStatus.NOT_FOUND)
+    def _site(self) -> Path:
+        return self.exports_root / SITE_DIR
 
     def translate_path(self, path: str) -> str:
-        """`/exports/<rest>` → `<exports root>/<rest>`, never outside the root."""
-        rest = unquote(urlsplit(path).path)[len(EXPORTS_PREFIX) :]
+        """`/exports/<rest>` → `<exports root>/<rest>`; anything else → the site's files; never
+        outside those folders."""
+        route = unquote(urlsplit(path).path)
+        if route.startswith(EXPORTS_PREFIX):
+            root, rest = self.exports_root, route[len(EXPORTS_PREFIX) :]
+        else:
+            root, rest = self._site(), route.lstrip("/")
         parts = [
             part for part in posixpath.normpath(rest).split("/") if part not in ("", ".", "..")
         ]
-        return str(self.exports_root.joinpath(*parts))
+        if root == self.exports_root and parts and parts[0] == SITE_DIR:
+            root, parts = self._site(), parts[1:]  # the site is served at /, once
+        return str(root.joinpath(*parts))
 
     def _send_index(self) -> None:
         folders = (
@@ -75,7 +79,8 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             "<!doctype html><html lang=en><meta charset=utf-8>"
             '<meta name=viewport content="width=device-width, initial-scale=1">'
             "<title>terrarium exports</title><h1>Glossary exports</h1>"
-            "<p>The glossary as of the end of each thread (nothing from later threads).</p>"
+            "<p>The glossary as of the end of each thread (nothing from later threads). "
+            '<a href="/">The reader’s site</a>.</p>'
             f"<ul>{''.join(items) or '<li>No export yet.</li>'}</ul></html>"
         ).encode()
         self.send_response(HTTPStatus.OK)
