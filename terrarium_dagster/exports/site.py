@@ -4,7 +4,8 @@
 on a phone): `index.html` (page, style and script) and `glossary-data.js` (the data). The data
 holds, per entry, its versions keyed by the position of the thread from which each holds: built
 from the revision log (`glossary_as_of_thread` at every finished thread), keeping a version only
-where the entry changed, not one copy of the glossary per thread. The page asks the reader how
+where the entry changed and each source once with the positions it holds for, not one copy of
+the glossary per thread. The page asks the reader how
 far they have read ("up to thread N", kept in the browser's localStorage, or `?upto=<thread
 key>` in the address) and shows every page, the index, search, categories, backlinks, sources and
 redirects exactly as the glossary stood at the end of that thread. Every text is put in the page
@@ -39,7 +40,7 @@ class SiteReport:
     bytes: int
 
 
-def _version(view: EntryView, thread_keys: dict[int, str]) -> dict[str, Any]:
+def _version(view: EntryView) -> dict[str, Any]:
     return {
         "term": view.term,
         "aliases": list(view.aliases),
@@ -48,10 +49,6 @@ def _version(view: EntryView, thread_keys: dict[int, str]) -> dict[str, Any]:
         "tags": list(view.tags),
         "merged_into": view.merged_into,
         "deleted": view.deleted,
-        "sources": [
-            [thread_keys.get(item.thread_id, str(item.thread_id)), item.post_id, item.quote]
-            for item in view.provenance
-        ],
     }
 
 
@@ -67,18 +64,35 @@ def site_data(store: GlossaryStore, corpus: Corpus, *, story: str) -> dict[str, 
         finished.append(thread)
     versions: dict[int, list[dict[str, Any]]] = {}
     last: dict[int, str] = {}
+    # Sources only accumulate (a merge moves them): each is kept once, with the positions from
+    # which and until which it holds, not repeated in every version of its entry.
+    sources: dict[int, dict[tuple[str, int, str], list[Any]]] = {}
     cited_posts: set[int] = set()
     for position, thread in enumerate(finished):
         seen: set[int] = set()
         for view in store.glossary_as_of_thread(thread.id, include_deleted=True):
-            version = _version(view, thread_keys)
+            version = _version(view)
             fingerprint = json.dumps(version, sort_keys=True)
             seen.add(view.id)
             if last.get(view.id) != fingerprint:
                 versions.setdefault(view.id, []).append({"from": position, **version})
                 last[view.id] = fingerprint
                 cited_posts.update(int(n) for n in _POST_REF.findall(view.definition))
-                cited_posts.update(source[1] for source in version["sources"])
+            held = sources.setdefault(view.id, {})
+            now = set()
+            for item in view.provenance:
+                key = (
+                    thread_keys.get(item.thread_id, str(item.thread_id)),
+                    item.post_id,
+                    item.quote,
+                )
+                now.add(key)
+                if key not in held or held[key][4] is not None:
+                    held[key] = [*key, position, None]
+                    cited_posts.add(item.post_id)
+            for key, record in held.items():
+                if key not in now and record[4] is None:
+                    record[4] = position
         for entry_id in list(last):
             if entry_id not in seen and last[entry_id] != "absent":
                 versions[entry_id].append({"from": position, "absent": True})
@@ -98,6 +112,9 @@ def site_data(store: GlossaryStore, corpus: Corpus, *, story: str) -> dict[str, 
         ],
         "thread_titles": {thread.key: thread.title for thread in all_threads},
         "entries": {str(entry_id): history for entry_id, history in sorted(versions.items())},
+        "sources": {
+            str(entry_id): list(held.values()) for entry_id, held in sorted(sources.items()) if held
+        },
         "posts": posts,
     }
 
