@@ -325,7 +325,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.site import build_site
 
     settings = _settings(args)
-    with open_store(settings, must_exist=True) as store, open_corpus(settings, store) as corpus:
+    with open_store(settings, read_only=True) as store, open_corpus(settings, store) as corpus:
         if args.format == "site":
             if args.as_of_thread:
                 raise InputError("--as-of-thread: the site holds every thread (the reader picks)")
@@ -355,7 +355,7 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.lineage import lineage, render_lineage_text
 
     settings = _settings(args)
-    with open_store(settings, must_exist=True) as store, open_corpus(settings, store) as corpus:
+    with open_store(settings, read_only=True) as store, open_corpus(settings, store) as corpus:
         trail = lineage(store, corpus, args.term)
     if args.json:
         print(trail.model_dump_json(indent=2))
@@ -381,7 +381,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     gold = load_gold(args.gold)
-    with open_store(settings, must_exist=True) as store:
+    with open_store(settings, read_only=True) as store:
         report = score(store, gold)
     print(report.model_dump_json(indent=2) if args.json else render_score(report))
     return EXIT_OK
@@ -404,7 +404,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         try:
             with (
-                open_store(settings, must_exist=True) as store,
+                open_store(settings, read_only=True) as store,
                 open_corpus(settings, store) as corpus,
             ):
                 site = build_site(store, corpus, root / SITE_DIR)
@@ -427,7 +427,7 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
     from terrarium_dagster.snapshots.why import render_snapshots, snapshots_report
 
     settings = _settings(args)
-    with open_store(settings, must_exist=True) as store:
+    with open_store(settings, read_only=True) as store:
         rows = snapshots_report(store, thread_id=getattr(args, "thread", None))
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))

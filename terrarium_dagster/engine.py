@@ -64,13 +64,19 @@ def open_corpus(settings: Settings, store: GlossaryStore | None = None) -> Corpu
     return Corpus(settings.corpus, url_template=template)
 
 
-def open_store(settings: Settings, *, must_exist: bool = False) -> GlossaryStore:
+def open_store(
+    settings: Settings, *, must_exist: bool = False, read_only: bool = False
+) -> GlossaryStore:
     """The annotator store; `must_exist` (readers: status, export, lineage, why) refuses to
-    create an empty one where the user named a file that is not there."""
+    create an empty one where the user named a file that is not there. `read_only` (status,
+    export, lineage, snapshots, score, serve) opens it so that nothing is written and no writer
+    is waited for; it works on a read-only file or folder."""
     if settings.db != ":memory:":
         path = Path(settings.db).expanduser()
-        if must_exist and not path.is_file():
+        if (must_exist or read_only) and not path.is_file():
             raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
+        if read_only:
+            return GlossaryStore(settings.db, read_only=True)
         path.resolve().parent.mkdir(parents=True, exist_ok=True)
     return GlossaryStore(settings.db)
 

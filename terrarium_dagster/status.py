@@ -14,7 +14,7 @@ def store_status(db: str) -> dict[str, Any]:
     """A JSON-able summary of the store at `db` (which must exist: status never creates one)."""
     if db != ":memory:" and not Path(db).expanduser().is_file():
         raise InputError(f"no annotator store at {db} (run `terrarium run` first)")
-    with GlossaryStore(db) as store:
+    with GlossaryStore(db, read_only=db != ":memory:") as store:
         states = store.thread_states()
         entries = store.entries(include_deleted=True)
         totals = store.agent_call_totals()
@@ -30,8 +30,32 @@ def store_status(db: str) -> dict[str, Any]:
             }
             for state in sorted(states, key=lambda item: item.position)
         ]
+        lease = store.writer_lease()
+        holder = lease.run_id if lease is not None and lease.alive() else None
+        runs = [
+            {
+                "run_id": run.id,
+                # A run still marked running whose process no longer holds the lease has died
+                # (status only reads; the next writer marks it so in the store).
+                "status": "died" if run.status == "running" and run.id != holder else run.status,
+                "started_at": run.started_at,
+                "finished_at": run.finished_at,
+            }
+            for run in store.runs()
+        ]
         return {
             "db": db,
+            "writer": None
+            if lease is None or holder is None
+            else {
+                "run_id": lease.run_id,
+                "pid": lease.pid,
+                "host": lease.host,
+                "since": lease.since,
+                "heartbeat": lease.heartbeat,
+            },
+            "runs": runs,
+            "runs_by_status": dict(sorted(Counter(run["status"] for run in runs).items())),
             "threads": threads,
             "threads_by_status": dict(sorted(Counter(s.status for s in states).items())),
             "entries": len(entries),
@@ -64,4 +88,12 @@ def render_status(report: dict[str, Any]) -> str:
         f"completion {report['completion_tokens']}"
     )
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
+    runs = ", ".join(f"{k} {v}" for k, v in report["runs_by_status"].items()) or "none"
+    lines.append(f"runs: {len(report['runs'])} ({runs})")
+    writer = report["writer"]
+    if writer is not None:
+        lines.append(
+            f"being written by run {writer['run_id']} (pid {writer['pid']} on {writer['host']}, "
+            f"since {writer['since']})"
+        )
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.schema import migrate
+from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -102,27 +102,43 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
 class StoreConnection:
     """One SQLite connection in autocommit mode with explicit, nestable transactions."""
 
-    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000) -> None:
-        target, self.where = resolve_location(path)
+    def __init__(
+        self, path: str | Path, *, busy_timeout_ms: int = 10_000, read_only: bool = False
+    ) -> None:
+        """Open the store at `path`. `read_only` (the readers: status, export, lineage, snapshots,
+        score) opens an existing store with ``mode=ro`` and ``query_only``: it never writes, never
+        migrates, never waits for a writer (WAL readers see the last commit), and works on a file
+        or folder the user cannot write (then through ``immutable=1`` when SQLite cannot set up
+        the shared WAL index beside the file)."""
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._depth = 0
         self._conn: sqlite3.Connection | None = None
-        try:
-            conn = sqlite3.connect(
-                target,
-                isolation_level=None,
-                check_same_thread=False,
-                timeout=busy_timeout_ms / 1000,
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+        if read_only:
+            self.where = str(path)
+            conn = self._open_read_only(path, busy_timeout_ms)
+        else:
+            target, self.where = resolve_location(path)
+            try:
+                conn = sqlite3.connect(
+                    target,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    timeout=busy_timeout_ms / 1000,
+                )
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
         try:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            self._check_fts5(conn)
+            if read_only:
+                self._check_version(conn)
+                self._conn = conn
+                return
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
-            self._check_fts5(conn)
             migrate(conn, self.where)
         except sqlite3.Error as exc:
             conn.close()
@@ -131,6 +147,47 @@ class StoreConnection:
             conn.close()
             raise
         self._conn = conn
+
+    def _open_read_only(self, path: str | Path, busy_timeout_ms: int) -> sqlite3.Connection:
+        if str(path) == ":memory:":
+            raise StoreError("a read-only store needs a file, not :memory:")
+        location = Path(path).expanduser().resolve()
+        if not location.is_file():
+            raise StoreError(f"no annotator store at {self.where}")
+        uri = location.as_uri()
+        last: sqlite3.Error | None = None
+        # mode=ro first (sees a live writer's commits); immutable=1 when the folder or file
+        # cannot be written, so SQLite cannot create the WAL index (nobody can write there then).
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                conn = sqlite3.connect(
+                    uri + query,
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    timeout=busy_timeout_ms / 1000,
+                )
+                conn.execute("PRAGMA query_only = ON")
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.Error as exc:
+                last = exc
+                if "conn" in locals():
+                    conn.close()
+        raise StoreError(f"cannot open annotator store {self.where} to read: {last}")
+
+    def _check_version(self, conn: sqlite3.Connection) -> None:
+        current, target = schema_version(conn), len(MIGRATIONS)
+        if current > target:
+            raise StoreError(
+                f"annotator store {self.where} has schema version {current}, newer than this "
+                f"terrarium-dagster understands ({target}); upgrade terrarium-dagster to open it"
+            )
+        if current < target:
+            raise StoreError(
+                f"annotator store {self.where} has schema version {current}, older than this "
+                f"terrarium-dagster's ({target}); run `terrarium run` once to upgrade it"
+            )
 
     @staticmethod
     def _check_fts5(conn: sqlite3.Connection) -> None:
@@ -172,6 +229,8 @@ class StoreConnection:
         """A write transaction. Outermost: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any
         exception). Nested: a ``SAVEPOINT`` rolled back to on exception, so the outer transaction
         can go on. Changes are visible to other connections only after the outermost commit."""
+        if self.read_only:
+            raise StoreError(f"annotator store {self.where} is open read-only; nothing is written")
         with self._lock:
             conn = self.conn
             if self._depth == 0:

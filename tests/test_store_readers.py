@@ -1,0 +1,204 @@
+"""Readers never block and never write: `status`, `export`, `lineage`, `snapshots` open the store
+read-only (``mode=ro`` + ``query_only``).
+
+Real processes on real files: the readers run on a store in a read-only place (a read-only bind
+mount when the tests run as root, whom file modes do not stop; else a read-only folder and file),
+and beside another process that holds the store's write lock; `status` shows a run whose process
+was killed as `died` while the store still says `running`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.errors import StoreError
+from terrarium_dagster.glossary.store import GlossaryStore
+
+TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+
+READERS = (
+    ("status", "--json"),
+    ("snapshots",),
+    ("lineage", "Dakh'ren"),
+    ("export", "--format", "json", "--out", "{out}"),
+)
+
+
+@pytest.fixture
+def built_store(sample_db: Path, tmp_path: Path) -> Path:
+    store = tmp_path / "store" / "terrarium.db"
+    store.parent.mkdir()
+    done = subprocess.run(
+        [TERRARIUM, "run", "--offline", "--corpus", str(sample_db), "--db", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return store
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _reader(db: Path, args: tuple[str, ...], out: Path) -> subprocess.CompletedProcess[str]:
+    argv = [TERRARIUM, *(arg.format(out=out) for arg in args), "--db", str(db)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+def _read_only_view(folder: Path, view: Path) -> list[str]:
+    """A command prefix under which `view` shows `folder` read-only."""
+    view.mkdir()
+    if os.geteuid() != 0:
+        shutil.copytree(folder, view, dirs_exist_ok=True)
+        for path in view.iterdir():
+            path.chmod(0o444)
+        view.chmod(0o555)
+        return []
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("root without mount namespaces: no way to make a read-only place here")
+    return [
+        "unshare",
+        "-m",
+        "sh",
+        "-c",
+        f'mount --bind -o ro "{folder}" "{view}" && exec "$@"',
+        "sh",
+    ]
+
+
+def test_readers_work_on_a_store_in_a_read_only_place(built_store: Path, tmp_path: Path) -> None:
+    folder = built_store.parent
+    for leftover in folder.glob("terrarium.db-*"):
+        leftover.unlink()
+    before = _digest(built_store)
+    view = tmp_path / "ro"
+    prefix = _read_only_view(folder, view)
+    try:
+        for args in READERS:
+            argv = [TERRARIUM, *(a.format(out=tmp_path / "out") for a in args)]
+            done = subprocess.run(
+                [*prefix, *argv, "--db", str(view / built_store.name)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 0, (args, done.stderr)
+            assert "Traceback" not in done.stderr
+            if args[0] == "status":
+                report = json.loads(done.stdout)
+                assert report["runs_by_status"] == {"finished": 1}
+                assert report["writer"] is None
+    finally:
+        if not prefix:
+            view.chmod(0o755)
+    assert _digest(built_store) == before, "a reader changed the store"
+    assert sorted(p.name for p in folder.iterdir()) == ["terrarium.db"], "a reader wrote beside it"
+    assert (tmp_path / "out").is_dir()
+
+
+def test_a_read_only_store_refuses_to_write(built_store: Path) -> None:
+    with GlossaryStore(built_store, read_only=True) as store:
+        assert store.last_revision_id() > 0
+        with pytest.raises(StoreError, match="read-only"):
+            store.set_meta("x", "y")
+        assert store.get_meta("x") is None
+
+
+LOCKER = textwrap.dedent(
+    """
+    import sqlite3, sys, time
+    conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO meta (key, value) VALUES ('locker', 'uncommitted')")
+    print("locked", flush=True)
+    time.sleep(120)
+    """
+)
+
+
+@pytest.fixture
+def write_lock(built_store: Path) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(built_store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "locked"
+        yield process
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def test_readers_do_not_wait_for_a_writer_holding_the_write_lock(
+    write_lock: subprocess.Popen[str], built_store: Path, tmp_path: Path
+) -> None:
+    for args in READERS:
+        started = time.monotonic()
+        done = _reader(built_store, args, tmp_path / "out")
+        assert done.returncode == 0, (args, done.stderr)
+        assert time.monotonic() - started < 8, f"{args[0]} waited for the writer"
+    with GlossaryStore(built_store, read_only=True) as store:
+        assert store.get_meta("locker") is None, "readers see the last commit only"
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from terrarium_dagster.config import load_settings
+    from terrarium_dagster.engine import Engine
+
+    settings = load_settings(offline=True, corpus=sys.argv[1], db=sys.argv[2])
+    with Engine.open(settings, run_id="killed-run") as engine:
+        engine.annotate_thread(engine.threads[0].id)
+        print("holding", flush=True)
+        time.sleep(120)
+    """
+)
+
+
+def test_status_shows_a_run_whose_process_is_gone_as_died(sample_db: Path, tmp_path: Path) -> None:
+    built_store = tmp_path / "terrarium.db"
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(sample_db), str(built_store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "holding"
+        alive = json.loads(_reader(built_store, ("status", "--json"), tmp_path).stdout)
+        assert alive["writer"]["run_id"] == "killed-run"
+        assert alive["writer"]["pid"] == process.pid
+        assert alive["runs_by_status"] == {"running": 1}
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        before = _digest(built_store)
+        done = _reader(built_store, ("status",), tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "runs: 1 (died 1)" in done.stdout
+        assert "being written" not in done.stdout
+        assert _digest(built_store) == before
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)
