@@ -288,7 +288,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                     thread.id, rewind=bool(args.rewind and index == 0), skip_done=True
                 )
                 if engine.thread_finished(thread.id):
-                    engine.curate_thread(thread.id)
+                    curation = engine.curate_thread(thread.id)
+                    for problem in curation.problems:  # visible, never silent
+                        log.warning("%s: curation could not apply: %s", thread.key, problem)
             totals = engine.store.agent_call_totals(run_id=engine.run_id)
     finally:
         progress.finish()

@@ -171,3 +171,27 @@ def test_bad_url_template_is_a_config_error(tmp_path: Path, template: str, expec
         Corpus(path, url_template=template)
     assert expected in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_time_that_is_text_is_one_line_naming_the_post(tmp_path: Path) -> None:
+    posts = ((100, 100, 1000, "Hello"), (100, 101, "yesterday", "Later"))  # type: ignore[misc]
+    message = open_error(build(tmp_path / "t.db", posts=posts))  # type: ignore[arg-type]
+    assert "not a number" in message and "post 101" in message
+
+
+def test_a_binary_body_is_one_line_naming_the_post(tmp_path: Path) -> None:
+    path = build(tmp_path / "b.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO post (thread_id, id, time, body) VALUES (100, 102, 2000, ?)",
+                     (b"\x00\x01binary",))  # fmt: skip
+    message = open_error(path)
+    assert "binary body" in message and "post 102" in message
+
+
+def test_posts_of_a_missing_thread_are_named_in_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    posts = ((100, 100, 1000, "Hello"), (999, 200, 1100, "Lost"))
+    with Corpus(build(tmp_path / "o.db", posts=posts)) as corpus:
+        assert [thread.id for thread in corpus.threads()] == [100]
+    assert "belong to no thread" in caplog.text and "999" in caplog.text

@@ -90,3 +90,21 @@ def test_score_refuses_a_gold_file_that_is_not_a_terms_list(tmp_path: Path) -> N
     db = tmp_path / "s.db"
     db.write_bytes(b"")
     assert main(["score", "--db", str(db), "--gold", str(gold)]) == 2
+
+
+def test_terms_lose_nul_and_control_characters(tmp_path: Path) -> None:
+    from terrarium_dagster.glossary.store import Actor, GlossaryStore
+
+    with GlossaryStore(tmp_path / "s.db") as store:
+        entry = store.create_entry(Actor(kind="user"), "Ves\x00per\u200b\tHold", "A keep.")
+        assert entry.term == "Vesper Hold"
+
+
+def test_markdown_pages_carry_no_raw_html_and_no_script_links() -> None:
+    from terrarium_dagster.exports.wiki import safe_markdown
+
+    text = "A <script>alert(1)</script> keep, see [here](javascript:alert(1)) and [x](data:a)."
+    safe = safe_markdown(text)
+    assert "<script>" not in safe and "&lt;script&gt;" in safe
+    assert "javascript:" not in safe and "data:" not in safe
+    assert "see here and x." in safe

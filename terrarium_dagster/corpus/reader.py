@@ -18,6 +18,7 @@ Performance without indexes. The real banished.db has no index but the rowid key
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import string
 from collections.abc import Iterator
@@ -115,6 +116,9 @@ def _post(row: tuple[Any, ...], tags: frozenset[str] | None = None) -> Post:
     )
 
 
+log = logging.getLogger(__name__)
+
+
 class Corpus:
     """A read-only banished.db corpus. Validates on open; raises CorpusError with one clear line.
 
@@ -184,6 +188,41 @@ class Corpus:
                 plural = "s" if len(missing) > 1 else ""
                 raise self._fail(f"table {table!r} is missing column{plural} {names}")
 
+    def _check_values(self) -> None:
+        """Column types the schema cannot enforce: a post's time is a number, its body text; a
+        post whose thread is missing is named (it cannot be read, so it is left out)."""
+        try:
+            bad_time = self._conn.execute(
+                "SELECT count(*), min(id) FROM post "
+                "WHERE time IS NOT NULL AND typeof(time) NOT IN ('integer', 'real')"
+            ).fetchone()
+            bad_body = self._conn.execute(
+                "SELECT count(*), min(id) FROM post WHERE typeof(body) = 'blob'"
+            ).fetchone()
+            orphans = self._conn.execute(
+                "SELECT count(*), group_concat(DISTINCT thread_id) FROM post "
+                "WHERE thread_id NOT IN (SELECT id FROM thread)"
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._fail(f"cannot read corpus ({exc})") from None
+        if bad_time[0]:
+            raise self._fail(
+                f"{bad_time[0]} post(s) have a time that is not a number (first: post "
+                f"{bad_time[1]}); post.time must be a Unix time"
+            )
+        if bad_body[0]:
+            raise self._fail(
+                f"{bad_body[0]} post(s) have a binary body (first: post {bad_body[1]}); "
+                "post.body must be text"
+            )
+        if orphans[0]:
+            threads = ", ".join(str(orphans[1]).split(",")[:5])
+            log.warning(
+                "%d post(s) belong to no thread of the corpus (thread id(s) %s): left out",
+                orphans[0],
+                threads,
+            )
+
     def _load_threads(self) -> list[Thread]:
         try:
             if self._conn.execute("SELECT 1 FROM thread LIMIT 1").fetchone() is None:
@@ -202,6 +241,7 @@ class Corpus:
             raise self._fail(f"cannot read corpus ({exc})") from None
         if not rows:
             raise self._fail("empty corpus: no thread has a post")
+        self._check_values()
         untimed = [row for row in rows if row[4]]
         if untimed:
             total = sum(row[4] for row in untimed)

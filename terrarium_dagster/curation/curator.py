@@ -389,7 +389,7 @@ def _decide_batch(
             second = _ask(chat, retry, report)
             review.redo.clear()
             _review(store, parse_answer(second), review, set(redo))
-            log.info(
+            log.warning(
                 "curator answer had %d problem(s); after one retry %d remain",
                 len(first_problems),
                 len(review.problems),

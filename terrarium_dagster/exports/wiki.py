@@ -185,8 +185,22 @@ def _post_link(wiki: _Wiki, post_id: int, thread_id: int) -> str:
     return f"[{ref}]({_url_part(url)})" if url else ref
 
 
+_MD_UNSAFE_LINK = re.compile(
+    r"\[([^\]]*)\]\(\s*<?\s*(?:javascript|vbscript|data|file):(?:[^()]|\([^()]*\))*\)",
+    re.IGNORECASE,
+)
+
+
+def safe_markdown(text: str) -> str:
+    """Model-written Markdown made safe for a page: raw HTML is shown as text (its angle
+    brackets escaped), and a link to a `javascript:`, `vbscript:`, `data:` or `file:` address
+    keeps only its label."""
+    text = _MD_UNSAFE_LINK.sub(lambda match: match.group(1), text)
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _definition_markdown(wiki: _Wiki, entry: EntryView) -> str:
-    text = entry.definition.strip()
+    text = safe_markdown(entry.definition.strip())
     for reference in reversed(find_references(text)):
         target = wiki.index.resolve(reference.target)
         if target is not None and target in wiki.pages:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -113,11 +114,18 @@ def _check_actor(actor: object) -> Actor:
     return actor
 
 
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co"})  # control, format, surrogate, private use
+
+
 def _clean_name(name: object, what: str) -> tuple[str, str]:
     """(surface form, normalized form) of a term or alias."""
     if not isinstance(name, str):
         raise InputError(f"{what} must be a string, not {type(name).__name__}")
-    surface = " ".join(name.split()).strip(_WRAPPING_QUOTES).strip()
+    printable = "".join(
+        c if c.isspace() or unicodedata.category(c) not in _INVISIBLE else ""
+        for c in name  # NUL and other control characters go; whitespace is folded below
+    )
+    surface = " ".join(printable.split()).strip(_WRAPPING_QUOTES).strip()
     if len(surface) > MAX_NAME_CHARS:
         raise InputError(f"{what} {surface[:40]!r}... is longer than {MAX_NAME_CHARS} characters")
     norm = normalize_term(surface)
