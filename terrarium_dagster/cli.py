@@ -266,17 +266,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"--max-scenes must be at least 1, not {args.max_scenes}")
     stop = threading.Event()
 
+    running: list[Any] = []  # the engine, once open
+
     def request_stop(signum: int, _frame: object) -> None:
-        log.warning(
-            "%s received: stopping after the current model call", signal.Signals(signum).name
-        )
+        name = signal.Signals(signum).name
         stop.set()
+        if running and running[0].calling:  # abandon the request in flight: the scene rolls back
+            from terrarium_dagster.agent.loop import Interrupted
+
+            log.warning("%s received: abandoning the model call in flight", name)
+            raise Interrupted(f"{name} during a model call")
+        log.warning("%s received: stopping after the current step", name)
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     progress = Progress(sys.stderr)
     started = time.monotonic()
     try:
         with Engine.open(settings, stop=stop, progress=progress) as engine:
+            running.append(engine)
             engine.max_scenes = args.max_scenes
             if args.from_snapshot is not None:
                 engine.restore_snapshot(args.from_snapshot)

@@ -276,6 +276,11 @@ class Engine:
         return self._annotator
 
     @property
+    def calling(self) -> bool:
+        """True while a model request is with the server (a Ctrl-C may abandon it)."""
+        return self._annotator is not None and self._annotator.calling.is_set()
+
+    @property
     def scene_limit_reached(self) -> bool:
         return self._annotator is not None and self._annotator.limit_reached
 

@@ -190,3 +190,45 @@ def test_the_calls_of_a_rolled_back_scene_are_still_recorded(
         assert len(calls) == 4 and len(failed) == 1
         assert "attempts" in (failed[0].error or "")
         assert calls[2].completion_tokens > 0, "the rolled-back scene's good answer is counted"
+
+
+def test_ctrl_c_abandons_the_call_in_flight_within_seconds(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    corpus = tmp_path / "corpus.db"
+    simple_quest(corpus, threads=1, scenes_per_thread=2)
+    vllm_server.script(Reply(content="slow", delay_s=60))
+    db = tmp_path / "store.db"
+    command = [str(Path(sys.executable).with_name("terrarium")), "run", "--agent-url"]
+    process = subprocess.Popen(
+        [*command, vllm_server.url + "/v1", "--corpus", str(corpus), "--db", str(db)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not vllm_server.chat_requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert vllm_server.chat_requests, "the run never called the server"
+        time.sleep(0.3)
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=20)
+        waited = time.monotonic() - interrupted
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    stderr = process.stderr.read() if process.stderr else ""
+    assert code == 130, stderr
+    assert waited < 3, f"Ctrl-C took {waited:.1f} s"
+    assert "Traceback" not in stderr and "resume" in stderr
+    with GlossaryStore(db) as store:
+        checkpoint = store.latest_checkpoint()
+        assert checkpoint is not None and checkpoint.kind == "shutdown"
+        assert any(call.error and "interrupted" in call.error for call in store.agent_calls())

@@ -104,6 +104,8 @@ class Annotator:
         self.settings = settings
         self.run_id = run_id
         self.stop = stop or threading.Event()
+        # Set while a request is with the server: a Ctrl-C then abandons the call at once.
+        self.calling = threading.Event()
         self.progress = progress
         self.max_scenes = max_scenes
         self.scenes_this_run = 0
@@ -292,6 +294,7 @@ class Annotator:
     def _send(
         self, messages: list[Message], purpose: str, tool_choice: str, max_tokens: int | None
     ) -> ChatResult:
+        self.calling.set()
         try:
             result = self.client.chat(
                 messages, tools=self.tools, tool_choice=tool_choice, max_tokens=max_tokens
@@ -299,6 +302,11 @@ class Annotator:
         except AgentError as exc:
             self._log_call(purpose, None, error=str(exc))
             raise
+        except Interrupted:
+            self._log_call(purpose, None, error="abandoned: interrupted")
+            raise
+        finally:
+            self.calling.clear()
         if result.usage is None:  # the server did not count: count locally, never observe it
             prompt = self.context.count(messages)
             completion = self.counter.estimate_text(
