@@ -202,3 +202,61 @@ def test_status_shows_a_run_whose_process_is_gone_as_died(sample_db: Path, tmp_p
         if process.poll() is None:
             process.kill()
         process.wait(timeout=10)
+
+
+SCENE_HOLDER = textwrap.dedent(
+    """
+    import sys
+    from terrarium_dagster.config import load_settings
+    from terrarium_dagster.engine import Engine
+
+    settings = load_settings(offline=True, corpus=sys.argv[1], db=sys.argv[2])
+    with Engine.open(settings, run_id="scene-run") as engine:
+        engine.annotate_thread(engine.threads[0].id)
+        store = engine.store
+        # A scene: it reads, then "the model thinks" (no write lock held), then writes.
+        with store.transaction(deferred=True):
+            before = store.last_revision_id()
+            print("thinking", flush=True)
+            sys.stdin.readline()
+            store.set_meta("scene-wrote", str(before))
+        print("committed", flush=True)
+    """
+)
+
+
+def test_why_answers_and_logs_while_a_run_holds_the_lease_and_a_scene_is_open(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "terrarium.db"
+    process = subprocess.Popen(
+        [sys.executable, "-c", SCENE_HOLDER, str(sample_db), str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout.readline().strip() == "thinking", process.stderr
+        started = time.monotonic()
+        done = subprocess.run(
+            [TERRARIUM, "why", "E1", "--offline", "--db", str(db)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert time.monotonic() - started < 8, "why waited for the run"
+        assert "exchange logged as summon" in done.stdout
+        process.stdin.write("go\n")
+        process.stdin.flush()
+        assert process.stdout.readline().strip() == "committed", process.stderr.read()
+        assert process.wait(timeout=30) == 0
+        with GlossaryStore(db, read_only=True) as store:
+            assert store.get_meta("scene-wrote") is not None, "the scene wrote after why"
+            assert len(store.summons()) == 1
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)

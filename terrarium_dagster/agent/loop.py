@@ -470,7 +470,7 @@ class Annotator:
     def annotate_scene(self, thread: Thread, scene: Scene, index: int, count: int) -> None:
         self._scope = (thread, scene)
         try:
-            with self.store.transaction():
+            with self.store.transaction(deferred=True):  # the write lock from the first write
                 created, updated = self._scene_turns(thread, scene, index, count)
         except BaseException as exc:
             self.record_calls()  # the scene rolled back; what the server was asked stays
@@ -638,7 +638,7 @@ class Annotator:
             return self._call(list(messages), purpose="curate", tool_choice="none")
 
         try:
-            with self.store.transaction():
+            with self.store.transaction(deferred=True):
                 self.context.make_room(CURATE_MESSAGE_TOKENS + 64, thread_id=thread.id)
                 report = curate_thread(
                     self.store,

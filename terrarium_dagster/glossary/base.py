@@ -113,6 +113,7 @@ class StoreConnection:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._depth = 0
+        self._read_only_since: int | None = None
         self._conn: sqlite3.Connection | None = None
         if read_only:
             self.where = str(path)
@@ -225,28 +226,39 @@ class StoreConnection:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, *, deferred: bool = False) -> Iterator[None]:
         """A write transaction. Outermost: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any
         exception). Nested: a ``SAVEPOINT`` rolled back to on exception, so the outer transaction
-        can go on. Changes are visible to other connections only after the outermost commit."""
+        can go on. Changes are visible to other connections only after the outermost commit.
+
+        `deferred` (a scene: reads, model calls, then writes) starts with ``BEGIN`` and takes the
+        write lock only at the first nested `transaction()` (every store write is one), so the
+        lock is not held while the model thinks before the scene's first write: `why` can log its
+        exchange meanwhile. Nothing has been written before that point, so the read snapshot is
+        ended and a fresh ``BEGIN IMMEDIATE`` taken (upgrading a WAL read snapshot in place
+        fails if anyone committed since; the one-writer lease means only bookkeeping could
+        have)."""
         if self.read_only:
             raise StoreError(f"annotator store {self.where} is open read-only; nothing is written")
         with self._lock:
             conn = self.conn
             if self._depth == 0:
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute("BEGIN" if deferred else "BEGIN IMMEDIATE")
                 except sqlite3.Error as exc:
                     raise StoreError(f"cannot start a transaction on {self.where}: {exc}") from exc
                 self._depth = 1
+                self._read_only_since = conn.total_changes if deferred else None
                 try:
                     yield
                 except BaseException:
                     self._depth = 0
+                    self._read_only_since = None
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
                 self._depth = 0
+                self._read_only_since = None
                 try:
                     conn.execute("COMMIT")
                 except sqlite3.Error as exc:
@@ -254,6 +266,8 @@ class StoreConnection:
                         conn.execute("ROLLBACK")
                     raise StoreError(f"commit failed on {self.where}: {exc}") from exc
             else:
+                if self._depth == 1 and self._read_only_since is not None:
+                    self._take_write_lock(conn)
                 name = f"sp{self._depth}"
                 conn.execute(f"SAVEPOINT {name}")
                 self._depth += 1
@@ -266,6 +280,19 @@ class StoreConnection:
                     raise
                 self._depth -= 1
                 conn.execute(f"RELEASE {name}")
+
+    def _take_write_lock(self, conn: sqlite3.Connection) -> None:
+        """The deferred transaction's first write: end the read snapshot (nothing written yet)
+        and take the write lock (waits up to the busy timeout for a short bookkeeping write)."""
+        unwritten = conn.total_changes == self._read_only_since
+        self._read_only_since = None
+        if not unwritten:  # something wrote directly: SQLite holds the write lock already
+            return
+        try:
+            conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot take the write lock on {self.where}: {exc}") from exc
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
