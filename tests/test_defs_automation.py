@@ -20,6 +20,7 @@ from terrarium_dagster.definitions import defs
 from terrarium_dagster.defs.assets import (
     curated_glossary,
     glossary_export,
+    scene_batches,
     thread_annotations,
     thread_glossary,
 )
@@ -281,3 +282,21 @@ def test_schedule_ignores_runs_that_do_not_annotate(
         request = incremental_annotation_schedule(context)
     assert isinstance(request, dg.RunRequest)
     assert requested_keys(request, keys) == keys
+
+
+def test_sensors_do_not_redo_what_a_run_of_the_whole_chain_already_did(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    # "Materialize all" over two threads: annotated, curated and exported in that one run.
+    done = dg.materialize(
+        ALL,
+        selection=[scene_batches, thread_annotations, curated_glossary, glossary_export],
+        instance=instance,
+        resources=resources,
+        tags=range_tags(keys[0], keys[1]),
+    )
+    assert done.success
+    for sensor in (curation_sensor, export_sensor):
+        result = sensor(dg.build_sensor_context(instance=instance))
+        assert isinstance(result, dg.SensorResult) and not result.run_requests, sensor.name
+        assert result.cursor, "the cursor still moves past what the run did"

@@ -133,7 +133,33 @@ def follow_materializations(
     if not records:
         return dg.SkipReason(f"no new {upstream.to_user_string()} materializations")
     last_seen = max(record.storage_id for record in records)
-    threads = {record.partition_key for record in records if record.partition_key}
+    # A run that selected the target too (a "Materialize all", a backfill of the chain) does it
+    # thread by thread itself: follow only what such a run did not (and will not) do.
+    selections: dict[str, frozenset[dg.AssetKey]] = {}
+
+    def done_by_its_run(record: dg.EventLogRecord) -> bool:
+        if record.run_id not in selections:
+            run = context.instance.get_run_by_id(record.run_id)
+            selections[record.run_id] = frozenset((run.asset_selection if run else None) or ())
+        if target in selections[record.run_id]:
+            return True
+        later = context.instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=target,
+                asset_partitions=[record.partition_key] if record.partition_key else None,
+                after_storage_id=record.storage_id,
+            ),
+            limit=MATERIALIZATIONS_PER_TICK,
+        ).records
+        return any(item.run_id == record.run_id for item in later)
+
+    threads = {
+        record.partition_key
+        for record in records
+        if record.partition_key and not done_by_its_run(record)
+    }
+    if not threads:
+        return dg.SensorResult(run_requests=[], cursor=str(last_seen))
     ordered = context.instance.get_dynamic_partitions(threads_partitions.name)
     name = target.to_user_string()
     requests = [
