@@ -445,3 +445,16 @@ def test_a_run_with_no_model_server_and_no_offline_choice_fails_with_one_line(
     message = failure_message(result, "thread_annotations")
     assert "TERRARIUM_AGENT_URL" in message and "TERRARIUM_OFFLINE" in message
     assert not any(status in DONE for status in statuses(store_path).values())
+
+
+def test_touched_entries_have_clickable_source_links_on_the_materialization(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    result = run(instance, resources, thread_annotations, keys[:1])
+    (event,) = materialized(result, "thread_annotations")
+    links = {
+        label: value for label, value in event.metadata.items() if label.startswith("source · ")
+    }
+    assert 0 < len(links) <= 10
+    assert all(isinstance(value, dg.UrlMetadataValue) for value in links.values())
+    assert all(value.url.startswith("https://quest.example/sample/") for value in links.values())

@@ -23,6 +23,7 @@ from terrarium_dagster.reports import (
 )
 
 MAX_TOUCHED_ROWS = 50
+MAX_LINKED_ENTRIES = 10
 
 TOUCHED_SCHEMA = dg.TableSchema(
     columns=[
@@ -54,6 +55,12 @@ def annotation_metadata(report: ThreadReport) -> dict[str, Any]:
         "touched_entries": touched_table(report.touched),
         "lineage": dg.MetadataValue.md(touched_markdown(report.touched)),
     }
+    # Clickable in the asset's page itself (table cells and Markdown need a pop-up): the first
+    # source post of the first touched entries, one URL entry each.
+    for item in report.touched[:MAX_LINKED_ENTRIES]:
+        url = next((source.url for source in item.sources if source.url), None)
+        if url:
+            metadata[f"source · {item.term} (E{item.entry_id})"] = dg.MetadataValue.url(url)
     if report.rewound_threads:
         metadata["rewound_threads"] = dg.MetadataValue.json(list(report.rewound_threads))
     return metadata
