@@ -40,7 +40,7 @@ def main() -> None:
                 engine.curate_thread(thread.id)
         annotated = time.monotonic() - started
         with GlossaryStore(root / "store.db") as store, Corpus(corpus_path) as corpus:
-            entries = len(store.entries())
+            entries = len(store.glossary.entries())
             started = time.monotonic()
             report = build_site(store, corpus, root / "site")
             built = time.monotonic() - started

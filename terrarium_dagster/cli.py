@@ -298,7 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     curation = engine.curate_thread(thread.id)
                     for problem in curation.problems:  # visible, never silent
                         log.warning("%s: curation could not apply: %s", thread.key, problem)
-            totals = engine.store.agent_call_totals(run_id=engine.run_id)
+            totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)
     finally:
         progress.finish()
         for sig, handler in previous.items():

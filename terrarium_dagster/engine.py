@@ -152,7 +152,7 @@ class Engine:
             raise
         try:
             # The one place a writer opens the store: a second live writer is refused here.
-            store.acquire_writer_lease(run_id)
+            store.runs.acquire_writer_lease(run_id)
         except BaseException:
             store.close()
             corpus.close()
@@ -160,7 +160,7 @@ class Engine:
         try:
             chat = client or open_client(settings)
         except BaseException:
-            store.release_writer_lease(run_id)
+            store.runs.release_writer_lease(run_id)
             store.close()
             corpus.close()
             raise
@@ -179,7 +179,7 @@ class Engine:
 
         def report(event: str, data: dict[str, object]) -> None:
             if event == "scene":
-                self.store.refresh_writer_lease(self.run_id)
+                self.store.runs.refresh_writer_lease(self.run_id)
             if progress is not None:
                 progress(event, data)
 
@@ -205,10 +205,10 @@ class Engine:
                 self._annotator.record_calls()
                 self._annotator.persist_learned_window()
             if self._run_started:
-                self.store.finish_run(self.run_id, status, error)
+                self.store.runs.finish_run(self.run_id, status, error)
         finally:
             try:
-                self.store.release_writer_lease(self.run_id)
+                self.store.runs.release_writer_lease(self.run_id)
             finally:
                 self.client.close()
                 self.store.close()
@@ -229,7 +229,7 @@ class Engine:
         return self.corpus.thread_by_key(key)
 
     def _state(self, thread: Thread) -> ThreadState | None:
-        return self.store.thread_state(thread.id)
+        return self.store.progress.thread_state(thread.id)
 
     def _status(self, thread: Thread) -> str:
         state = self._state(thread)
@@ -256,7 +256,7 @@ class Engine:
             # Readers (export, lineage, serve, score, why) use the same corpus and URLs later.
             self.store.set_meta(CORPUS_META, str(self.corpus.path.resolve()))
             self.store.set_meta(URL_TEMPLATE_META, self.corpus.url_template)
-            self.store.start_run(
+            self.store.runs.start_run(
                 self.run_id, self.settings.model_dump(mode="json", exclude={"api_key"})
             )
             self._run_started = True
@@ -349,7 +349,7 @@ class Engine:
         """The decisions of one curation, readable: term, decision, target, reasoning."""
         wanted = set(report.decision_ids)
         rows = []
-        for decision in self.store.curator_decisions(thread_id=report.thread_id):
+        for decision in self.store.curation.curator_decisions(thread_id=report.thread_id):
             if decision["id"] not in wanted:
                 continue
             rows.append(
@@ -367,7 +367,7 @@ class Engine:
         if entry_id is None:
             return ""
         try:
-            return f"{self.store.get_entry(entry_id).term} (E{entry_id})"
+            return f"{self.store.glossary.get_entry(entry_id).term} (E{entry_id})"
         except EntryNotFoundError:
             return f"E{entry_id}"
 
@@ -407,7 +407,7 @@ class Engine:
         created: list[int] = []
         updated: list[int] = []
         deleted: list[int] = []
-        for revision in self.store.revisions(thread_id=thread.id):
+        for revision in self.store.glossary.revisions(thread_id=thread.id):
             if revision.actor_kind != "agent" or revision.entry_id is None:
                 continue
             bucket = {"create": created, "delete": deleted}.get(revision.action, updated)
@@ -419,8 +419,8 @@ class Engine:
             for action, ids in (("created", created), ("updated", updated), ("deleted", deleted))
             for entry_id in ids
         ]
-        totals = self.store.agent_call_totals(thread_id=thread.id)
-        compactions = self.store.compactions(thread_id=thread.id)
+        totals = self.store.runs.agent_call_totals(thread_id=thread.id)
+        compactions = self.store.context.compactions(thread_id=thread.id)
         return ThreadReport(
             thread_id=thread.id,
             thread_key=thread.key,
@@ -440,13 +440,13 @@ class Engine:
         )
 
     def _touched(self, entry_id: int, action: str) -> TouchedEntry:
-        entry = self.store.get_entry(entry_id)
+        entry = self.store.glossary.get_entry(entry_id)
         sources = [
             SourceLink(
                 ref=f"{item.thread_id}#{item.post_id}",
                 url=self.corpus.post_url(f"{item.thread_id}#{item.post_id}"),
             )
-            for item in self.store.provenance(entry_id)[:SOURCES_PER_ENTRY]
+            for item in self.store.glossary.provenance(entry_id)[:SOURCES_PER_ENTRY]
         ]
         return TouchedEntry(
             entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources

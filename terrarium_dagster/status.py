@@ -15,9 +15,9 @@ def store_status(db: str) -> dict[str, Any]:
     if db != ":memory:" and not Path(db).expanduser().is_file():
         raise InputError(f"no annotator store at {db} (run `terrarium run` first)")
     with GlossaryStore(db, read_only=db != ":memory:") as store:
-        states = store.thread_states()
-        entries = store.entries(include_deleted=True)
-        totals = store.agent_call_totals()
+        states = store.progress.thread_states()
+        entries = store.glossary.entries(include_deleted=True)
+        totals = store.runs.agent_call_totals()
         by_status = Counter("deleted" if entry.deleted else entry.status for entry in entries)
         threads = [
             {
@@ -30,7 +30,7 @@ def store_status(db: str) -> dict[str, Any]:
             }
             for state in sorted(states, key=lambda item: item.position)
         ]
-        lease = store.writer_lease()
+        lease = store.runs.writer_lease()
         holder = lease.run_id if lease is not None and lease.alive() else None
         runs = [
             {
@@ -41,7 +41,7 @@ def store_status(db: str) -> dict[str, Any]:
                 "started_at": run.started_at,
                 "finished_at": run.finished_at,
             }
-            for run in store.runs()
+            for run in store.runs.runs()
         ]
         return {
             "db": db,
@@ -60,14 +60,14 @@ def store_status(db: str) -> dict[str, Any]:
             "threads_by_status": dict(sorted(Counter(s.status for s in states).items())),
             "entries": len(entries),
             "entries_by_status": dict(sorted(by_status.items())),
-            "revisions": store.last_revision_id(),
+            "revisions": store.glossary.last_revision_id(),
             "calls": totals.calls,
             "prompt_tokens": totals.prompt_tokens,
             "cached_tokens": totals.cached_tokens,
             "completion_tokens": totals.completion_tokens,
             "cache_hit_rate": round(totals.cache_hit_rate, 4),
-            "compactions": len(store.compactions()),
-            "snapshots": len(store.checkpoints()),
+            "compactions": len(store.context.compactions()),
+            "snapshots": len(store.context.checkpoints()),
         }
 
 

@@ -90,25 +90,25 @@ def source(post_id: int, quote: str = "", thread_id: int = 100) -> ProvenanceIn:
 def entries(store: GlossaryStore) -> dict[str, int]:
     """Five tentative entries of thread 100, as the agent would have written them."""
     made = {
-        "tithe": store.create_entry(
+        "tithe": store.glossary.create_entry(
             AGENT,
             "Ember Tithe",
             "A toll paid at the border fort by every traveller.",
             tags=["custom"],
             provenance=[source(102, "The Ember Tithe is due"), source(103)],
         ),
-        "embers": store.create_entry(
+        "embers": store.glossary.create_entry(
             AGENT,
             "Tithe of Embers",
             "One coal per soul.",
             aliases=["Coal Toll"],
             provenance=[source(104, "the Tithe of Embers")],
         ),
-        "kethra": store.create_entry(
+        "kethra": store.glossary.create_entry(
             AGENT, "Keth'ra", "A guide.", tags=["character"], provenance=[source(104)]
         ),
-        "door": store.create_entry(AGENT, "door", "A door.", provenance=[source(105)]),
-        "guard": store.create_entry(
+        "door": store.glossary.create_entry(AGENT, "door", "A door.", provenance=[source(105)]),
+        "guard": store.glossary.create_entry(
             AGENT, "Ashen Guard", "Soldiers.", tags=["faction"], provenance=[source(106)]
         ),
     }
@@ -142,7 +142,9 @@ PREFIX = [{"role": "system", "content": "You build a glossary."}]
 
 def applied_decisions(store: GlossaryStore, **filters: Any) -> list[dict[str, Any]]:
     """curator_decision rows of decisions that changed something (not "left tentative")."""
-    return [row for row in store.curator_decisions(**filters) if row["decision"] != "TENTATIVE"]
+    return [
+        row for row in store.curation.curator_decisions(**filters) if row["decision"] != "TENTATIVE"
+    ]
 
 
 def run(store: GlossaryStore, corpus: Corpus, chat: ScriptedChat, **kwargs: Any) -> Any:
@@ -289,15 +291,15 @@ def test_confirm_reject_revise_are_applied_as_revisions_with_reasoning(
     assert report.revised == [entries["guard"]]
     assert sorted(report.left_tentative) == sorted([entries["tithe"], entries["embers"]])
     assert (report.calls, report.prompt_tokens, report.cached_tokens) == (1, 100, 60)
-    assert store.get_entry(entries["kethra"]).status == "confirmed"
-    assert store.get_entry(entries["door"]).status == "rejected"
-    assert not store.get_entry(entries["door"]).deleted
-    guard = store.get_entry(entries["guard"])
+    assert store.glossary.get_entry(entries["kethra"]).status == "confirmed"
+    assert store.glossary.get_entry(entries["door"]).status == "rejected"
+    assert not store.glossary.get_entry(entries["door"]).deleted
+    guard = store.glossary.get_entry(entries["guard"])
     assert (guard.status, guard.definition) == (
         "confirmed",
         "The soldiers holding the border gate.",
     )
-    last = store.revisions(entries["guard"])[-1]
+    last = store.glossary.revisions(entries["guard"])[-1]
     assert (last.actor_kind, last.reason, last.thread_id) == (
         "curator",
         "Guards at the gate, >>106.",
@@ -310,8 +312,8 @@ def test_confirm_reject_revise_are_applied_as_revisions_with_reasoning(
         (entries["guard"], "REVISE"),
     }
     for row in rows:
-        assert store.revision(row["revision_id"]).entry_id == row["entry_id"]
-        assert row["reasoning"] == store.revision(row["revision_id"]).reason
+        assert store.glossary.revision(row["revision_id"]).entry_id == row["entry_id"]
+        assert row["reasoning"] == store.glossary.revision(row["revision_id"]).reason
 
 
 def test_merge_moves_provenance_and_names_to_target(
@@ -323,14 +325,14 @@ def test_merge_moves_provenance_and_names_to_target(
     )
     report = run(store, corpus, chat)
     assert report.merged == [(source_id, target_id)]
-    merged = store.get_entry(source_id)
+    merged = store.glossary.get_entry(source_id)
     assert (merged.status, merged.merged_into) == ("merged", target_id)
-    target = store.get_entry(target_id)
+    target = store.glossary.get_entry(target_id)
     assert {"Tithe of Embers", "Coal Toll"} <= set(target.aliases)
     assert target.status == "tentative"  # a merge says nothing about the target
-    assert store.provenance(source_id) == []
-    assert 104 in {p.post_id for p in store.provenance(target_id)}
-    assert store.find_by_term("coal toll").id == target_id
+    assert store.glossary.provenance(source_id) == []
+    assert 104 in {p.post_id for p in store.glossary.provenance(target_id)}
+    assert store.glossary.find_by_term("coal toll").id == target_id
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
@@ -348,8 +350,8 @@ def test_malformed_answer_is_retried_once_then_left_tentative(
     assert report.confirmed == report.rejected == report.revised == []
     assert sorted(report.left_tentative) == sorted(entries.values())
     assert report.problems
-    assert {e.status for e in store.entries()} == {"tentative"}
-    assert store.curator_decisions() == []  # malformed: no "left tentative" record either
+    assert {e.status for e in store.glossary.entries()} == {"tentative"}
+    assert store.curation.curator_decisions() == []  # malformed: no "left tentative" record either
 
 
 def test_retry_answer_is_applied_when_valid(
@@ -387,18 +389,18 @@ def test_bad_merge_target_leaves_entry_tentative(
     report = run(store, corpus, chat)
     assert len(chat.sent) == 2
     assert source_id in report.left_tentative
-    assert store.get_entry(source_id).status == "tentative"
-    assert store.provenance(source_id) != []
+    assert store.glossary.get_entry(source_id).status == "tentative"
+    assert store.glossary.provenance(source_id) != []
     assert any(f"E{source_id}" in problem for problem in report.problems)
 
 
 def test_decision_for_entry_not_under_review_is_ignored(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:
-    outsider = store.create_entry(AGENT, "Old Name", "Known.", status="confirmed")
+    outsider = store.glossary.create_entry(AGENT, "Old Name", "Known.", status="confirmed")
     chat = ScriptedChat(answer(decide(outsider.id, "REJECT")))
     report = run(store, corpus, chat)
-    assert store.get_entry(outsider.id).status == "confirmed"
+    assert store.glossary.get_entry(outsider.id).status == "confirmed"
     assert report.rejected == []
     assert any("not one of the entries under review" in p for p in report.problems)
 
@@ -419,10 +421,14 @@ def test_undecided_entries_are_not_sent_again_until_a_thread_changes_them(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:
     run(store, corpus, ScriptedChat(answer(decide(entries["kethra"], "CONFIRM"))))
-    kept = {row["entry_id"] for row in store.curator_decisions() if row["decision"] == "TENTATIVE"}
+    kept = {
+        row["entry_id"]
+        for row in store.curation.curator_decisions()
+        if row["decision"] == "TENTATIVE"
+    }
     assert kept == {i for name, i in entries.items() if name != "kethra"}
     later = Actor("agent", run_id="run-a", thread_id=200, scene_id="200#200")
-    store.add_provenance(later, entries["door"], [source(200, thread_id=200)])
+    store.glossary.add_provenance(later, entries["door"], [source(200, thread_id=200)])
     chat = ScriptedChat()
     report = curate_thread(
         store, corpus, chat, thread_id=200, actor=Actor("curator", thread_id=200)
@@ -437,7 +443,7 @@ def test_entries_left_by_a_malformed_answer_come_up_again(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:
     run(store, corpus, ScriptedChat("no json", "still none"))
-    assert store.curator_decisions() == []
+    assert store.curation.curator_decisions() == []
     report = curate_thread(
         store, corpus, ScriptedChat(), thread_id=200, actor=Actor("curator", thread_id=200)
     )
@@ -467,10 +473,10 @@ def test_undo_confirm_restores_tentative_as_a_revision(
 ) -> None:
     run(store, corpus, ScriptedChat(answer(decide(entries["kethra"], "CONFIRM"))))
     (row,) = applied_decisions(store)
-    count = len(store.revisions(entries["kethra"]))
+    count = len(store.glossary.revisions(entries["kethra"]))
     result = undo_decision(store, Actor("user"), row["id"], "too early")
-    assert store.get_entry(entries["kethra"]).status == "tentative"
-    assert len(store.revisions(entries["kethra"])) == count + 1
+    assert store.glossary.get_entry(entries["kethra"]).status == "tentative"
+    assert len(store.glossary.revisions(entries["kethra"])) == count + 1
     assert result.entry_ids == [entries["kethra"]]
     (row,) = applied_decisions(store)
     assert row["undone_revision_id"] == result.revision_ids[-1]
@@ -485,7 +491,7 @@ def test_undo_revise_restores_previous_definition(
     run(store, corpus, ScriptedChat(answer(decide(guard, "REVISE", definition="New text."))))
     (row,) = applied_decisions(store)
     undo_decision(store, Actor("user"), row["id"], "wrong")
-    entry = store.get_entry(guard)
+    entry = store.glossary.get_entry(guard)
     assert (entry.definition, entry.status) == ("Soldiers.", "tentative")
 
 
@@ -498,11 +504,11 @@ def test_undo_merge_restores_source_names_and_provenance(
     (row,) = applied_decisions(store)
     result = undo_decision(store, Actor("user"), row["id"], "different things")
     assert sorted(result.entry_ids) == sorted([source_id, target_id])
-    source_entry = store.get_entry(source_id)
+    source_entry = store.glossary.get_entry(source_id)
     assert (source_entry.status, source_entry.merged_into) == ("tentative", None)
-    assert [p.post_id for p in store.provenance(source_id)] == [104]
-    assert "Coal Toll" not in store.get_entry(target_id).aliases
-    assert store.find_by_term("Coal Toll").id == source_id
+    assert [p.post_id for p in store.glossary.provenance(source_id)] == [104]
+    assert "Coal Toll" not in store.glossary.get_entry(target_id).aliases
+    assert store.glossary.find_by_term("Coal Toll").id == source_id
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
@@ -510,7 +516,7 @@ def test_undo_refused_when_entry_changed_since(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:
     run(store, corpus, ScriptedChat(answer(decide(entries["kethra"], "CONFIRM"))))
-    store.update_entry(AGENT, entries["kethra"], definition="A guide of the ash fields.")
+    store.glossary.update_entry(AGENT, entries["kethra"], definition="A guide of the ash fields.")
     (row,) = applied_decisions(store)
     with pytest.raises(StoreError, match="changed after"):
         undo_decision(store, Actor("user"), row["id"], "late")
@@ -549,7 +555,7 @@ def test_offline_backend_through_chat_client_curates(
     decided = {row["entry_id"] for row in applied_decisions(store)}
     assert decided == set(report.confirmed) | set(report.rejected) | {s for s, _ in report.merged}
     for entry_id in report.left_tentative:
-        assert store.get_entry(entry_id).status == "tentative"
+        assert store.glossary.get_entry(entry_id).status == "tentative"
 
 
 def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
@@ -572,7 +578,7 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
         agent = Actor("agent", run_id="run-s", thread_id=first.id)
         gold = [term for term in gold_terms() if term.thread_id == first.id]
         for term in gold:
-            glossary.create_entry(
+            glossary.glossary.create_entry(
                 agent,
                 term.term,
                 term.note,
@@ -580,13 +586,13 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
                 provenance=[ProvenanceIn(post_id=term.first_post_id, thread_id=first.id)],
             )
         extra_post = gold[0].first_post_id
-        duplicate = glossary.create_entry(
+        duplicate = glossary.glossary.create_entry(
             agent,
             f"{gold[0].term} City",
             "The same place.",
             provenance=[ProvenanceIn(post_id=extra_post, thread_id=first.id)],
         )
-        common = glossary.create_entry(
+        common = glossary.glossary.create_entry(
             agent,
             "window",
             "A window.",
@@ -621,15 +627,15 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
         assert f">>{gold[0].first_post_id} (QM, first appearance)" in "".join(sent)
         assert duplicate.id in report.reviewed
         assert glossary.conn.execute("PRAGMA foreign_key_check").fetchall() == []
-        results = run_checks(glossary.entry_views(), quest)
+        results = run_checks(glossary.glossary.entry_views(), quest)
         assert results["sources"].passed and results["unique_names"].passed
         assert results["provenance_posts"].passed
-        glossary.set_thread_state(
+        glossary.progress.set_thread_state(
             first.id,
             thread_key=first.key,
             position=first.position,
             status="curated",
-            end_revision_id=glossary.last_revision_id(),
+            end_revision_id=glossary.glossary.last_revision_id(),
         )
         export = build_export(glossary, quest, tmp_path / "export", as_of_thread=first.id)
         assert export.entries == len(gold) + 2

@@ -80,7 +80,7 @@ def failure_message(result: dg.ExecuteInProcessResult, asset: str) -> str:
 
 def statuses(store_path: Path) -> dict[str, str]:
     with GlossaryStore(store_path) as store:
-        return {state.thread_key: state.status for state in store.thread_states()}
+        return {state.thread_key: state.status for state in store.progress.thread_states()}
 
 
 def test_asset_definitions_declare_partitions_single_run_backfills_and_the_llm_pool() -> None:
@@ -172,13 +172,13 @@ def test_rematerializing_a_thread_later_threads_built_on_is_refused_without_rewi
 ) -> None:
     assert run(instance, resources, thread_annotations, keys[:3]).success
     with GlossaryStore(store_path) as store:
-        revisions_before = store.last_revision_id()
+        revisions_before = store.glossary.last_revision_id()
     result = run(instance, resources, thread_annotations, keys[1:2])
     assert not result.success
     message = failure_message(result, "thread_annotations")
     assert "rewind" in message and keys[2] in message
     with GlossaryStore(store_path) as store:
-        assert store.last_revision_id() == revisions_before
+        assert store.glossary.last_revision_id() == revisions_before
 
 
 def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
@@ -186,14 +186,14 @@ def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
 ) -> None:
     assert run(instance, resources, thread_annotations, keys[:1]).success
     with GlossaryStore(store_path) as store:
-        revisions_before = store.last_revision_id()
+        revisions_before = store.glossary.last_revision_id()
     result = run(instance, resources, thread_annotations, keys[:1])
     assert result.success
     (event,) = materialized(result, "thread_annotations")
     assert event.metadata["already_done"].value is True
     assert event.metadata["scenes_annotated"].value == 0
     with GlossaryStore(store_path) as store:
-        assert store.last_revision_id() == revisions_before
+        assert store.glossary.last_revision_id() == revisions_before
 
 
 def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_redo(
@@ -201,9 +201,9 @@ def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_re
 ) -> None:
     assert run(instance, resources, thread_annotations, keys[:3]).success
     with GlossaryStore(store_path) as store:
-        revisions_before = store.last_revision_id()
-        end_of_first = store.thread_state(_thread_id(keys[0])).end_revision_id
-        glossary_after_first = _names(store.glossary_as_of(end_of_first))
+        revisions_before = store.glossary.last_revision_id()
+        end_of_first = store.progress.thread_state(_thread_id(keys[0])).end_revision_id
+        glossary_after_first = _names(store.glossary.glossary_as_of(end_of_first))
 
     result = run(instance, resources, thread_annotations, keys[1:2], rewind=True)
     assert result.success, failure_message(result, "thread_annotations")
@@ -216,13 +216,15 @@ def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_re
     assert after[keys[2]] not in DONE, "the later thread must be marked for redo"
     with GlossaryStore(store_path) as store:
         # Nothing erased: the rollback and the redo are new revisions after the old ones.
-        assert store.last_revision_id() > revisions_before
-        assert store.revision(revisions_before).id == revisions_before
+        assert store.glossary.last_revision_id() > revisions_before
+        assert store.glossary.revision(revisions_before).id == revisions_before
         rollbacks = [
-            r for r in store.revisions(since_id=revisions_before) if r.actor_kind == "rollback"
+            r
+            for r in store.glossary.revisions(since_id=revisions_before)
+            if r.actor_kind == "rollback"
         ]
         assert rollbacks, "the rewind must be recorded as rollback revisions"
-        assert _names(store.glossary_as_of(end_of_first)) == glossary_after_first
+        assert _names(store.glossary.glossary_as_of(end_of_first)) == glossary_after_first
 
     # The later thread can be annotated again, in order.
     assert run(instance, resources, thread_annotations, keys[2:3]).success
@@ -263,7 +265,7 @@ def test_glossary_checks_fail_on_an_entry_without_a_source_post(
 ) -> None:
     assert run(instance, resources, thread_annotations, keys[:1]).success
     with GlossaryStore(store_path) as store:
-        store.create_entry(
+        store.glossary.create_entry(
             Actor(kind="user"),
             "Unsourced Thing",
             "Written by hand, with no source post.",

@@ -163,7 +163,7 @@ def test_curation_sensor_requests_one_run_per_contiguous_range_of_new_annotation
         item.name for item in GLOSSARY_CHECKS
     }
     with GlossaryStore(store_path) as store:
-        statuses = {s.thread_key: s.status for s in store.thread_states()}
+        statuses = {s.thread_key: s.status for s in store.progress.thread_states()}
     assert [statuses[key] for key in keys[:2]] == ["curated", "curated"]
 
     # A later annotation gets its own request, for that thread only.
@@ -221,7 +221,7 @@ def test_schedule_requests_the_next_unannotated_range_and_it_runs(
     assert result.success
     assert for_asset(result, thread_annotations) == (keys[1:])
     with GlossaryStore(store_path) as store:
-        assert all(state.status in DONE for state in store.thread_states())
+        assert all(state.status in DONE for state in store.progress.thread_states())
 
     with schedule_context(instance, resources) as context:
         skipped = incremental_annotation_schedule(context)

@@ -30,12 +30,12 @@ def src(post_id: int, quote: str = "", thread_id: int = T1) -> ProvenanceIn:
 
 def finish_thread(store: GlossaryStore, corpus: Corpus, thread_id: int) -> None:
     thread = corpus.thread(thread_id)
-    store.set_thread_state(
+    store.progress.set_thread_state(
         thread_id,
         thread_key=thread.key,
         position=thread.position,
         status="curated",
-        end_revision_id=store.last_revision_id(),
+        end_revision_id=store.glossary.last_revision_id(),
     )
 
 
@@ -43,7 +43,7 @@ def build_glossary(store: GlossaryStore, corpus: Corpus) -> dict[str, int]:
     """Thread 100: four live entries, one merged, one rejected. Thread 200: a revised definition,
     a new source and a new entry."""
     ids: dict[str, int] = {}
-    ids["tithe"] = store.create_entry(
+    ids["tithe"] = store.glossary.create_entry(
         agent(T1),
         "Ember Tithe",
         "A toll paid at the border fort, enforced by the [[Ashen Guard]]. "
@@ -51,40 +51,42 @@ def build_glossary(store: GlossaryStore, corpus: Corpus) -> dict[str, int]:
         tags=["custom"],
         provenance=[src(102, "The Ember Tithe is due"), src(103)],
     ).id
-    ids["guard"] = store.create_entry(
+    ids["guard"] = store.glossary.create_entry(
         agent(T1),
         "Ashen Guard",
         "Soldiers of the border gate; they collect the Ember Tithe.",
         tags=["faction"],
         provenance=[src(106, "The Ashen Guard stands at the gate")],
     ).id
-    ids["kethra"] = store.create_entry(
+    ids["kethra"] = store.glossary.create_entry(
         agent(T1),
         "Keth'ra",
         "A guide who explains the [[Tithe of Embers]] and serves the [[Salt Queen]].",
         tags=["character"],
         provenance=[src(104)],
     ).id
-    ids["embers"] = store.create_entry(
+    ids["embers"] = store.glossary.create_entry(
         agent(T1), "Tithe of Embers", "One coal per soul.", provenance=[src(104)]
     ).id
-    ids["caravan"] = store.create_entry(
+    ids["caravan"] = store.glossary.create_entry(
         agent(T1), "Caravan", "The travellers' wagons.", provenance=[src(100)]
     ).id
-    ids["door"] = store.create_entry(agent(T1), "Door", "A door.", provenance=[src(105)]).id
+    ids["door"] = store.glossary.create_entry(
+        agent(T1), "Door", "A door.", provenance=[src(105)]
+    ).id
     curator = Actor("curator", run_id="run-x", thread_id=T1)
-    store.merge_entries(curator, ids["embers"], ids["tithe"], "same toll")
-    store.update_entry(curator, ids["door"], status="rejected", reason="common word")
-    store.update_entry(curator, ids["guard"], status="confirmed", reason="seen twice")
+    store.glossary.merge_entries(curator, ids["embers"], ids["tithe"], "same toll")
+    store.glossary.update_entry(curator, ids["door"], status="rejected", reason="common word")
+    store.glossary.update_entry(curator, ids["guard"], status="confirmed", reason="seen twice")
     finish_thread(store, corpus, T1)
-    store.update_entry(
+    store.glossary.update_entry(
         agent(T2),
         ids["tithe"],
         definition="A toll paid at the border fort, enforced by the [[Ashen Guard]]. "
         "Doubled in the ash fields.",
         provenance=[src(200, "the tithe doubles", thread_id=T2)],
     )
-    ids["fields"] = store.create_entry(
+    ids["fields"] = store.glossary.create_entry(
         agent(T2),
         "Ash Fields",
         "Grey plains beyond the fort.",
@@ -378,8 +380,10 @@ def test_failed_wiki_export_leaves_the_previous_one_intact(tmp_path: Path) -> No
 def test_checks_pass_on_a_clean_glossary(
     store: GlossaryStore, corpus: Corpus, ids: dict[str, int]
 ) -> None:
-    store.create_entry(agent(T2), "Salt Queen", "A ruler.", provenance=[src(201, thread_id=T2)])
-    results = run_checks(store.entry_views(), corpus)
+    store.glossary.create_entry(
+        agent(T2), "Salt Queen", "A ruler.", provenance=[src(201, thread_id=T2)]
+    )
+    results = run_checks(store.glossary.entry_views(), corpus)
     assert {name: result.passed for name, result in results.items()} == {
         "sources": True,
         "unique_names": True,
@@ -391,8 +395,8 @@ def test_checks_pass_on_a_clean_glossary(
 def test_checks_fail_with_details_on_a_corrupted_glossary(
     store: GlossaryStore, corpus: Corpus, ids: dict[str, int]
 ) -> None:
-    orphan = store.create_entry(agent(T2), "Orphan", "No source at all.")
-    revision = store.last_revision_id()
+    orphan = store.glossary.create_entry(agent(T2), "Orphan", "No source at all.")
+    revision = store.glossary.last_revision_id()
     with store.transaction():
         store.conn.execute(
             "INSERT INTO alias (entry_id, alias, norm_alias, deleted) "
@@ -404,7 +408,7 @@ def test_checks_fail_with_details_on_a_corrupted_glossary(
             "VALUES (?, ?, ?, '', ?)",
             [(ids["guard"], 99999, T1, revision), (ids["guard"], 200, T1, revision)],
         )
-    results = run_checks(store.entry_views(), corpus)
+    results = run_checks(store.glossary.entry_views(), corpus)
     assert not any(result.passed for result in results.values())
     assert results["sources"].details["entries"] == [
         {"id": orphan.id, "term": "Orphan", "status": "tentative"}

@@ -49,12 +49,12 @@ def test_injections_lookalikes_and_a_1mb_post_do_not_break_the_run(tmp_path: Pat
     db = tmp_path / "store.db"
     assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(db)]) == 0
     with GlossaryStore(db) as store:
-        states = store.thread_states()
+        states = store.progress.thread_states()
         assert [s.status for s in states] == ["curated", "curated"]
-        entries = store.entries(include_deleted=True)
+        entries = store.glossary.entries(include_deleted=True)
         assert any(e.term == "Vaskari" for e in entries)
         assert not any(e.deleted for e in entries), "story text must not be able to delete"
-        revisions = store.revisions()
+        revisions = store.glossary.revisions()
         assert all(r.action != "delete" for r in revisions)
     with sqlite3.connect(db) as connection:
         biggest = connection.execute("SELECT max(prompt_tokens) FROM agent_call").fetchone()[0]

@@ -61,7 +61,7 @@ def test_transient_server_errors_are_retried_and_the_scene_commits(
     with _engine(vllm_server, tmp_path) as engine:
         report = engine.annotate_thread(_first_thread(engine))
         assert report.scenes_annotated == 2
-        assert [e.term for e in engine.store.entries()] == ["Vaskari"]
+        assert [e.term for e in engine.store.glossary.entries()] == ["Vaskari"]
 
 
 def test_timeout_and_dropped_connection_are_retried(
@@ -83,7 +83,7 @@ def test_malformed_tool_arguments_get_an_error_result_and_the_run_goes_on(
     )
     with _engine(vllm_server, tmp_path) as engine:
         engine.annotate_thread(_first_thread(engine))
-        assert [e.term for e in engine.store.entries()] == ["Vaskari"]
+        assert [e.term for e in engine.store.glossary.entries()] == ["Vaskari"]
     second = vllm_server.chat_bodies[1]["messages"]
     tool_result = json.loads(second[-1]["content"])
     assert second[-1]["role"] == "tool" and tool_result["ok"] is False
@@ -106,7 +106,7 @@ def test_empty_content_ends_the_scene_without_changes(
     vllm_server.script(Fault.empty_reply(), Fault.empty_reply(null_content=True))
     with _engine(vllm_server, tmp_path) as engine:
         report = engine.annotate_thread(_first_thread(engine))
-        assert report.scenes_annotated == 2 and engine.store.entries() == []
+        assert report.scenes_annotated == 2 and engine.store.glossary.entries() == []
 
 
 def test_reasoning_is_read_but_never_sent_back(vllm_server: ScriptedVLLM, tmp_path: Path) -> None:
@@ -144,11 +144,11 @@ def test_persistent_failure_stops_with_a_clear_error_and_keeps_committed_scenes(
     with _engine(vllm_server, tmp_path) as engine, pytest.raises(AgentError, match="attempts"):
         engine.annotate_thread(_first_thread(engine))
     with GlossaryStore(tmp_path / "store.db") as store:
-        (state,) = store.thread_states()
+        (state,) = store.progress.thread_states()
         assert state.scenes_done == 1 and state.status == "annotating"
-        assert [e.term for e in store.entries()] == ["Vaskari"]
-        assert store.latest_checkpoint() is not None
-        assert store.latest_checkpoint().kind == "shutdown"
+        assert [e.term for e in store.glossary.entries()] == ["Vaskari"]
+        assert store.context.latest_checkpoint() is not None
+        assert store.context.latest_checkpoint().kind == "shutdown"
 
 
 def test_cli_exits_1_when_the_server_is_unreachable(
@@ -184,8 +184,8 @@ def test_the_calls_of_a_rolled_back_scene_are_still_recorded(
     with _engine(vllm_server, tmp_path) as engine, pytest.raises(AgentError, match="attempts"):
         engine.annotate_thread(_first_thread(engine))
     with GlossaryStore(tmp_path / "store.db") as store:
-        assert [e.term for e in store.entries()] == ["Vaskari"], "scene 2 rolled back"
-        calls = store.agent_calls()
+        assert [e.term for e in store.glossary.entries()] == ["Vaskari"], "scene 2 rolled back"
+        calls = store.runs.agent_calls()
         failed = [call for call in calls if call.error]
         assert len(calls) == 4 and len(failed) == 1
         assert "attempts" in (failed[0].error or "")
@@ -229,6 +229,6 @@ def test_ctrl_c_abandons_the_call_in_flight_within_seconds(
     assert waited < 3, f"Ctrl-C took {waited:.1f} s"
     assert "Traceback" not in stderr and "resume" in stderr
     with GlossaryStore(db) as store:
-        checkpoint = store.latest_checkpoint()
+        checkpoint = store.context.latest_checkpoint()
         assert checkpoint is not None and checkpoint.kind == "shutdown"
-        assert any(call.error and "interrupted" in call.error for call in store.agent_calls())
+        assert any(call.error and "interrupted" in call.error for call in store.runs.agent_calls())

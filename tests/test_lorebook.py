@@ -35,7 +35,7 @@ def test_the_lorebook_has_one_entry_per_live_term_keyed_by_term_and_aliases(
     book = json.loads((out / "lorebook.json").read_text())
     assert isinstance(book["entries"], dict) and book["entries"]
     with GlossaryStore(store) as glossary:
-        live = [e for e in glossary.entries() if e.status not in ("rejected", "merged")]
+        live = [e for e in glossary.glossary.entries() if e.status not in ("rejected", "merged")]
     assert len(book["entries"]) == len(live)
     for uid, entry in book["entries"].items():
         assert set(entry) >= ENTRY_FIELDS, set(entry) ^ ENTRY_FIELDS
@@ -54,8 +54,8 @@ def test_a_lorebook_as_of_a_thread_holds_nothing_from_later_threads(
     assert main([*args, "--corpus", str(sample_db), "--as-of-thread", first.key]) == 0
     book = json.loads((out / "lorebook.json").read_text())
     with GlossaryStore(store) as glossary:
-        then = {view.term for view in glossary.glossary_as_of_thread(first.id)}
-        now = {entry.term for entry in glossary.entries()}
+        then = {view.term for view in glossary.glossary.glossary_as_of_thread(first.id)}
+        now = {entry.term for entry in glossary.glossary.entries()}
     terms = {entry["comment"] for entry in book["entries"].values()}
     assert terms <= then and terms < now
 

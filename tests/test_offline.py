@@ -580,7 +580,7 @@ def test_backend_and_tools_annotate_a_real_corpus(tmp_path: Path) -> None:
         (thread,) = corpus.threads()
         scenes = corpus.scenes(thread.id)
         for number, scene in enumerate(scenes, start=1):
-            known = [entry_line(e) for e in store.entries() if e.live]
+            known = [entry_line(e) for e in store.glossary.entries() if e.live]
             text = scene_message(
                 scene_id=scene.id,
                 thread_id=thread.id,
@@ -628,11 +628,11 @@ def test_backend_and_tools_annotate_a_real_corpus(tmp_path: Path) -> None:
                         assert outcome.ok, outcome.result_json
                         messages.append(outcome.message())
             calls_per_scene.append(calls)
-        terms = {e.term: e for e in store.entries()}
+        terms = {e.term: e for e in store.glossary.entries()}
         assert {"Lantern Court", "Keth'ra", "ember-tithe", "Lord Varen"} <= set(terms)
         first_scene, second_scene = scenes
         kethra = terms["Keth'ra"]
-        posts = [p.post_id for p in store.provenance(kethra.id)]
+        posts = [p.post_id for p in store.glossary.provenance(kethra.id)]
         assert posts[: len(first_scene.post_ids)] == list(first_scene.post_ids)
         assert second_scene.post_ids[0] in posts  # the second scene added provenance
     assert calls_per_scene == [2, 2]

@@ -71,9 +71,9 @@ def holder(sample_db: Path, store_path: Path) -> Iterator[subprocess.Popen[str]]
 def _snapshot(store_path: Path) -> tuple[int, list[tuple[str, str]], list[Any]]:
     with GlossaryStore(store_path) as store:
         return (
-            store.last_revision_id(),
-            [(run.id, run.status) for run in store.runs()],
-            [(s.thread_key, s.status, s.scenes_done) for s in store.thread_states()],
+            store.glossary.last_revision_id(),
+            [(run.id, run.status) for run in store.runs.runs()],
+            [(s.thread_key, s.status, s.scenes_done) for s in store.progress.thread_states()],
         )
 
 
@@ -123,7 +123,7 @@ def test_a_killed_holder_is_taken_over_and_its_run_shown_as_died(
     done = _terrarium("run", "--offline", "--corpus", str(sample_db), "--db", str(store_path))
     assert done.returncode == 0, done.stderr
     with GlossaryStore(store_path) as store:
-        runs = {run.id: run for run in store.runs()}
+        runs = {run.id: run for run in store.runs.runs()}
         assert runs["holder-run"].status == "died"
-        assert store.writer_lease() is None, "a finished run releases the lease"
-        assert {state.status for state in store.thread_states()} == {"curated"}
+        assert store.runs.writer_lease() is None, "a finished run releases the lease"
+        assert {state.status for state in store.progress.thread_states()} == {"curated"}

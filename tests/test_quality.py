@@ -96,7 +96,7 @@ def test_terms_lose_nul_and_control_characters(tmp_path: Path) -> None:
     from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
     with GlossaryStore(tmp_path / "s.db") as store:
-        entry = store.create_entry(Actor(kind="user"), "Ves\x00per\u200b\tHold", "A keep.")
+        entry = store.glossary.create_entry(Actor(kind="user"), "Ves\x00per\u200b\tHold", "A keep.")
         assert entry.term == "Vesper Hold"
 
 

@@ -26,7 +26,7 @@ def sample_run(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 def test_offline_run_finds_at_least_70_percent_of_the_gold_terms(sample_run: Path) -> None:
     with GlossaryStore(sample_run) as store:
         names = set()
-        for entry in store.entries(include_deleted=True):
+        for entry in store.glossary.entries(include_deleted=True):
             names.add(normalize_term(entry.term))
             names.update(normalize_term(alias) for alias in entry.aliases)
     gold = gold_terms()
@@ -43,12 +43,12 @@ def test_offline_run_finds_at_least_70_percent_of_the_gold_terms(sample_run: Pat
 
 def test_offline_run_annotates_and_curates_every_thread_with_sources(sample_run: Path) -> None:
     with GlossaryStore(sample_run) as store:
-        states = store.thread_states()
+        states = store.progress.thread_states()
         assert states and all(state.status == "curated" for state in states)
-        live = [e for e in store.entries() if e.status not in ("rejected", "merged")]
+        live = [e for e in store.glossary.entries() if e.status not in ("rejected", "merged")]
         assert live
         for entry in live:
-            assert store.provenance(entry.id), f"{entry.term} has no source post"
+            assert store.glossary.provenance(entry.id), f"{entry.term} has no source post"
         assert all(state.checkpoint_id for state in states)
 
 
@@ -132,7 +132,7 @@ def test_max_scenes_stops_early_and_a_second_run_resumes_to_the_same_glossary(
     args = ["run", "--offline", "--corpus", str(corpus), "--db", str(parts)]
     assert main([*args, "--max-scenes", "2"]) == 0
     with GlossaryStore(parts) as store:
-        assert sum(state.scenes_done for state in store.thread_states()) == 2
+        assert sum(state.scenes_done for state in store.progress.thread_states()) == 2
     assert main([*args, "--max-scenes", "3"]) == 0
     assert main(args) == 0
     assert glossary_fingerprint(parts) == glossary_fingerprint(whole)
@@ -144,7 +144,9 @@ def test_threads_range_annotates_only_the_range_in_order(tmp_path: Path) -> None
     args = ["run", "--offline", "--corpus", str(corpus), "--db", str(db)]
     assert main([*args, "--threads", "..t00001-1014"]) == 0
     with GlossaryStore(db) as store:
-        assert [s.status for s in sorted(store.thread_states(), key=lambda s: s.position)] == [
+        assert [
+            s.status for s in sorted(store.progress.thread_states(), key=lambda s: s.position)
+        ] == [
             "curated",
             "curated",
         ]
@@ -195,7 +197,9 @@ def glossary_fingerprint(db: Path) -> dict[str, list[tuple[object, ...]]]:
 def _live_glossary(db: Path) -> list[tuple[str, str, str]]:
     with GlossaryStore(db) as store:
         return sorted(
-            (e.term, e.definition, e.status) for e in store.entries() if e.status != "merged"
+            (e.term, e.definition, e.status)
+            for e in store.glossary.entries()
+            if e.status != "merged"
         )
 
 
@@ -208,16 +212,16 @@ def test_from_snapshot_rolls_back_then_redoes_the_later_threads_identically(
     assert main(args) == 0
     before = _live_glossary(db)
     with GlossaryStore(db) as store:
-        first = min(store.thread_states(), key=lambda s: s.position)
+        first = min(store.progress.thread_states(), key=lambda s: s.position)
         snapshot_id = first.checkpoint_id
-        revisions_before = store.last_revision_id()
+        revisions_before = store.glossary.last_revision_id()
     assert snapshot_id is not None
     assert main([*args, "--from-snapshot", str(snapshot_id)]) == 0
     assert _live_glossary(db) == before
     with GlossaryStore(db) as store:
-        actions = {r.action for r in store.revisions(since_id=revisions_before)}
+        actions = {r.action for r in store.glossary.revisions(since_id=revisions_before)}
         assert "rollback" in actions, "the rollback is recorded as revisions"
-        assert all(s.status == "curated" for s in store.thread_states())
+        assert all(s.status == "curated" for s in store.progress.thread_states())
 
 
 def test_rewind_redoes_a_thread_that_later_threads_built_on(
@@ -231,7 +235,7 @@ def test_rewind_redoes_a_thread_that_later_threads_built_on(
     assert main([*args, "--threads", "t00001-1014..", "--rewind"]) == 0
     assert _live_glossary(db) == before
     with GlossaryStore(db) as store:
-        assert any(r.action == "rollback" for r in store.revisions())
+        assert any(r.action == "rollback" for r in store.glossary.revisions())
 
 
 def test_a_malformed_config_file_exits_2_naming_the_file(

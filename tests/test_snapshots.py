@@ -100,7 +100,7 @@ def test_checkpoint_round_trip_keeps_the_payload_bytes_identical(tmp_path: Path)
             "run-1",
         )
         second = _save(store, payload.context)
-        again = store.checkpoint(second)
+        again = store.context.checkpoint(second)
         assert again.state_json == row.state_json
         assert CheckpointPayload.from_json(row.state_json).to_json() == row.state_json
 
@@ -110,11 +110,13 @@ def test_checkpoint_points_into_the_revision_log_instead_of_copying_the_glossary
 ) -> None:
     with GlossaryStore(tmp_path / "g.db") as store:
         agent = Actor(kind="agent", run_id="run-1", thread_id=1042, scene_id="1042#1042")
-        store.create_entry(agent, "Vaskari", "A gate warden whose name is in no dictionary.")
-        store.create_entry(agent, "Orlundel", "A walled city.")
+        store.glossary.create_entry(
+            agent, "Vaskari", "A gate warden whose name is in no dictionary."
+        )
+        store.glossary.create_entry(agent, "Orlundel", "A walled city.")
         snapshot_id = _save(store, _state())
         row, _ = load_checkpoint(store, snapshot_id)
-        assert row.revision_id == store.last_revision_id() == 2
+        assert row.revision_id == store.glossary.last_revision_id() == 2
         assert "gate warden" not in row.state_json
         assert snapshot_in_force(store) == snapshot_id
 
@@ -129,7 +131,7 @@ def test_unknown_or_malformed_snapshot_ids_get_clear_errors(tmp_path: Path) -> N
         with pytest.raises(InputError, match="not a snapshot id"):
             load_checkpoint(store, "latest")
         assert load_checkpoint(store, "#1")[0].id == 1
-        broken = store.save_checkpoint(
+        broken = store.context.save_checkpoint(
             kind="manual",
             thread_id=None,
             scene_id=None,
@@ -170,7 +172,8 @@ def _run(settings: Settings, run_id: str, thread_ids: list[int] | None = None) -
 def _glossary(store: GlossaryStore) -> list[tuple[Any, ...]]:
     """The live glossary by content (entries re-created after a rollback get new ids)."""
     return sorted(
-        (e.term, e.definition, e.status, tuple(e.aliases), tuple(e.tags)) for e in store.entries()
+        (e.term, e.definition, e.status, tuple(e.aliases), tuple(e.tags))
+        for e in store.glossary.entries()
     )
 
 
@@ -187,12 +190,12 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
     settings = _settings(tmp_path, quest, tmp_path / "g.db")
     _run(settings, "run-1")
     with GlossaryStore(tmp_path / "g.db") as store:
-        ends = store.checkpoints(kind="thread_end")
+        ends = store.context.checkpoints(kind="thread_end")
         assert len(ends) == 3
         second_thread = ends[1].thread_id
         edits = [
             r
-            for r in store.revisions(thread_id=second_thread)
+            for r in store.glossary.revisions(thread_id=second_thread)
             if r.actor_kind == "agent" and r.action == "create"
         ]
         assert edits
@@ -205,7 +208,7 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
             m.get("content", "") and m["content"].startswith(f"# Scene {edits[0].scene_id}")
             for m in payload.context.history
         )
-        first_edit = store.revisions()[0]
+        first_edit = store.glossary.revisions()[0]
         by_entry = snapshot_for_entry(store, f"E{first_edit.entry_id}")
         assert by_entry.snapshot_id is not None
         assert snapshot_for_revision(store, first_edit.id).in_force_id is None
@@ -217,7 +220,7 @@ def test_an_edit_made_after_the_last_checkpoint_falls_back_to_the_snapshot_in_fo
     with GlossaryStore(tmp_path / "g.db") as store:
         snapshot_id = _save(store, _state())
         actor = Actor(kind="agent", run_id="run-1", thread_id=1042, snapshot_id=snapshot_id)
-        entry = store.create_entry(actor, "Mirethane", "A river.")
+        entry = store.glossary.create_entry(actor, "Mirethane", "A river.")
         choice = snapshot_for_entry(store, "Mirethane")
         assert choice.revision_id == entry.created_revision
         assert (choice.snapshot_id, choice.after_id, choice.basis) == (
@@ -235,27 +238,28 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
     settings = _settings(tmp_path, quest, tmp_path / "g.db")
     _run(settings, "run-1")
     with GlossaryStore(tmp_path / "g.db") as store:
-        ends = store.checkpoints(kind="thread_end")
+        ends = store.context.checkpoints(kind="thread_end")
         target = ends[0]
         expected_glossary = [
             (v.id, v.term, v.definition, v.status, tuple(v.aliases))
-            for v in store.glossary_as_of(target.revision_id or 0)
+            for v in store.glossary.glossary_as_of(target.revision_id or 0)
         ]
-        before = store.last_revision_id()
+        before = store.glossary.last_revision_id()
         actor = Actor(kind="rollback", run_id="run-2")
         state = restore_from_snapshot(store, actor, target.id)
 
         _, payload = load_checkpoint(store, target.id)
         assert state == payload.context
-        assert store.load_context_state() == payload.context.to_json()
-        after = store.last_revision_id()
+        assert store.context.load_context_state() == payload.context.to_json()
+        after = store.glossary.last_revision_id()
         assert after > before  # the rollback is recorded as revisions, nothing erased
-        assert all(r.actor_kind == "rollback" for r in store.revisions(since_id=before))
+        assert all(r.actor_kind == "rollback" for r in store.glossary.revisions(since_id=before))
         current = [
-            (e.id, e.term, e.definition, e.status, tuple(e.aliases)) for e in store.entries()
+            (e.id, e.term, e.definition, e.status, tuple(e.aliases))
+            for e in store.glossary.entries()
         ]
         assert current == expected_glossary
-        states = {s.thread_id: s for s in store.thread_states()}
+        states = {s.thread_id: s for s in store.progress.thread_states()}
         first = states[target.thread_id]
         assert (first.status, first.checkpoint_id, first.end_revision_id) == (
             "annotated",  # its curation came after the checkpoint and was rolled back
@@ -266,7 +270,7 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
             assert later.thread_id is not None
             assert states[later.thread_id].status == "pending"
             assert states[later.thread_id].cursor_scene_id is None
-        restored = store.latest_checkpoint()
+        restored = store.context.latest_checkpoint()
         assert restored is not None and restored.kind == "manual"
         assert snapshot_in_force(store) == restored.id
         assert load_checkpoint(store, restored.id)[1].restored_from == target.id
@@ -278,8 +282,10 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
         GlossaryStore(tmp_path / "reference.db") as ref,
     ):
         assert _glossary(store) == _glossary(ref)
-        mine = [load_checkpoint(store, c.id)[1] for c in store.checkpoints(kind="thread_end")]
-        theirs = [load_checkpoint(ref, c.id)[1] for c in ref.checkpoints(kind="thread_end")]
+        mine = [
+            load_checkpoint(store, c.id)[1] for c in store.context.checkpoints(kind="thread_end")
+        ]
+        theirs = [load_checkpoint(ref, c.id)[1] for c in ref.context.checkpoints(kind="thread_end")]
         # the same conversation, except that entries created again after the rollback have new
         # ids (the rolled-back ones stay, soft-deleted)
         assert _without_ids(mine[-1].context.history) == _without_ids(theirs[-1].context.history)
@@ -312,7 +318,7 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
             engine.annotate_thread(thread.id)
             engine.curate_thread(thread.id)
     with GlossaryStore(tmp_path / "g.db") as store:
-        shutdown = store.latest_checkpoint()
+        shutdown = store.context.latest_checkpoint()
         assert shutdown is not None and shutdown.kind == "shutdown"
         assert shutdown.scene_id == seen[3]
         pointer = shutdown.revision_id or 0
@@ -320,11 +326,11 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
 
     with GlossaryStore(tmp_path / "g.db") as store:  # ... then taken back to the clean stop
         created_since = {
-            r.entry_id for r in store.revisions(since_id=pointer) if r.action == "create"
+            r.entry_id for r in store.glossary.revisions(since_id=pointer) if r.action == "create"
         }
         assert created_since
         restore_from_snapshot(store, Actor(kind="rollback", run_id="run-3"), shutdown.id)
-        second = store.thread_state(shutdown.thread_id or 0)
+        second = store.progress.thread_state(shutdown.thread_id or 0)
         assert second is not None
         assert (second.status, second.cursor_scene_id, second.scenes_done) == (
             "annotating",
@@ -332,10 +338,10 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
             1,
         )
         assert second.end_revision_id is None
-        later = [s for s in store.thread_states() if s.position > second.position]
+        later = [s for s in store.progress.thread_states() if s.position > second.position]
         assert later and all(s.status == "pending" for s in later)
         for entry_id in created_since:
-            assert store.get_entry(entry_id).deleted
+            assert store.glossary.get_entry(entry_id).deleted
 
     _run(settings, "run-3")  # and resumed from there: the same glossary as without the detour
     with (
@@ -347,9 +353,9 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
 
 def test_restore_refuses_an_unknown_snapshot_and_changes_nothing(tmp_path: Path) -> None:
     with GlossaryStore(tmp_path / "g.db") as store:
-        store.create_entry(Actor(kind="agent"), "Vaskari", "A warden.")
-        before = store.last_revision_id()
+        store.glossary.create_entry(Actor(kind="agent"), "Vaskari", "A warden.")
+        before = store.glossary.last_revision_id()
         with pytest.raises(SnapshotNotFoundError, match="no snapshot 3"):
             restore_from_snapshot(store, Actor(kind="rollback"), 3)
-        assert store.last_revision_id() == before
-        assert store.load_context_state() is None
+        assert store.glossary.last_revision_id() == before
+        assert store.context.load_context_state() is None

@@ -113,7 +113,7 @@ def test_readers_work_on_a_store_in_a_read_only_place(built_store: Path, tmp_pat
 
 def test_a_read_only_store_refuses_to_write(built_store: Path) -> None:
     with GlossaryStore(built_store, read_only=True) as store:
-        assert store.last_revision_id() > 0
+        assert store.glossary.last_revision_id() > 0
         with pytest.raises(StoreError, match="read-only"):
             store.set_meta("x", "y")
         assert store.get_meta("x") is None
@@ -216,7 +216,7 @@ SCENE_HOLDER = textwrap.dedent(
         store = engine.store
         # A scene: it reads, then "the model thinks" (no write lock held), then writes.
         with store.transaction(deferred=True):
-            before = store.last_revision_id()
+            before = store.glossary.last_revision_id()
             print("thinking", flush=True)
             sys.stdin.readline()
             store.set_meta("scene-wrote", str(before))
@@ -255,7 +255,7 @@ def test_why_answers_and_logs_while_a_run_holds_the_lease_and_a_scene_is_open(
         assert process.wait(timeout=30) == 0
         with GlossaryStore(db, read_only=True) as store:
             assert store.get_meta("scene-wrote") is not None, "the scene wrote after why"
-            assert len(store.summons()) == 1
+            assert len(store.context.summons()) == 1
     finally:
         if process.poll() is None:
             process.kill()

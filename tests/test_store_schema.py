@@ -37,7 +37,7 @@ def test_new_store_is_created_at_the_current_schema_version(store: GlossaryStore
 
 def test_reopening_an_existing_store_applies_no_migration_and_keeps_data(db_path: Path):
     with GlossaryStore(db_path) as first:
-        first.create_entry(AGENT, "Ember-Tithe", "A tax paid in embers.")
+        first.glossary.create_entry(AGENT, "Ember-Tithe", "A tax paid in embers.")
     conn = sqlite3.connect(db_path, isolation_level=None)
     try:
         assert migrate(conn, str(db_path)) == 0
@@ -45,7 +45,7 @@ def test_reopening_an_existing_store_applies_no_migration_and_keeps_data(db_path
         conn.close()
     with GlossaryStore(db_path) as second:
         assert schema_version(second.conn) == SCHEMA_VERSION
-        assert [entry.term for entry in second.entries()] == ["Ember-Tithe"]
+        assert [entry.term for entry in second.glossary.entries()] == ["Ember-Tithe"]
 
 
 def test_store_newer_than_the_code_is_refused(db_path: Path):
@@ -89,21 +89,21 @@ def test_unsupported_store_url_is_refused():
 def test_sqlite_url_opens_the_file(tmp_path: Path):
     target = tmp_path / "via-url.db"
     with GlossaryStore(f"sqlite:///{target}") as opened:
-        opened.create_entry(AGENT, "Keth'ra", "A witch.")
+        opened.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
     assert target.is_file()
 
 
 def test_memory_store_works(tmp_path: Path):
     with GlossaryStore(":memory:") as opened:
-        opened.create_entry(AGENT, "Keth'ra", "A witch.")
-        assert opened.find_by_term("keth’ra") is not None
+        opened.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
+        assert opened.glossary.find_by_term("keth’ra") is not None
 
 
 def test_closed_store_raises_store_error(db_path: Path):
     opened = GlossaryStore(db_path)
     opened.close()
     with pytest.raises(StoreError, match="closed"):
-        opened.entries()
+        opened.glossary.entries()
 
 
 def test_write_while_another_connection_holds_the_lock_is_a_store_error(db_path: Path):
@@ -112,63 +112,63 @@ def test_write_while_another_connection_holds_the_lock_is_a_store_error(db_path:
     try:
         other.execute("BEGIN IMMEDIATE")
         with pytest.raises(StoreError, match="locked"):
-            opened.create_entry(AGENT, "Keth'ra", "A witch.")
+            opened.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
         other.execute("ROLLBACK")
-        opened.create_entry(AGENT, "Keth'ra", "A witch.")
+        opened.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
     finally:
         other.close()
         opened.close()
 
 
 def test_exception_inside_a_transaction_leaves_nothing(store: GlossaryStore):
-    store.create_entry(AGENT, "Keth'ra", "A witch.")
+    store.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
     before = {t: _count(store.conn, t) for t in ("entry", "alias", "provenance", "revision")}
     with pytest.raises(RuntimeError, match="scene failed"), store.transaction():
-        created = store.create_entry(
+        created = store.glossary.create_entry(
             AGENT,
             "Ember-Tithe",
             "A tax paid in embers.",
             aliases=["the tithe"],
             provenance=[ProvenanceIn(post_id=101, thread_id=100, quote="the ember-tithe")],
         )
-        store.update_entry(AGENT, created.id, definition="A tax paid in ash.")
-        store.save_context_state({"cursor": "100#101"})
+        store.glossary.update_entry(AGENT, created.id, definition="A tax paid in ash.")
+        store.context.save_context_state({"cursor": "100#101"})
         raise RuntimeError("scene failed")
     after = {t: _count(store.conn, t) for t in ("entry", "alias", "provenance", "revision")}
     assert after == before
-    assert store.search("ember tithe") == []
+    assert store.glossary.search("ember tithe") == []
     assert _count(store.conn, "entry_fts") == 1
-    assert store.load_context_state() is None
+    assert store.context.load_context_state() is None
     assert not store.in_transaction
 
 
 def test_nested_transaction_failure_rolls_back_only_the_savepoint(store: GlossaryStore):
     with store.transaction():
-        store.create_entry(AGENT, "Keth'ra", "A witch.")
+        store.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
         with pytest.raises(ValueError), store.transaction():
-            store.create_entry(AGENT, "Ember-Tithe", "A tax.")
+            store.glossary.create_entry(AGENT, "Ember-Tithe", "A tax.")
             raise ValueError("inner")
-        store.create_entry(AGENT, "Vorn", "A town.")
-    assert [entry.term for entry in store.entries()] == ["Keth'ra", "Vorn"]
-    assert store.search("tithe") == []
+        store.glossary.create_entry(AGENT, "Vorn", "A town.")
+    assert [entry.term for entry in store.glossary.entries()] == ["Keth'ra", "Vorn"]
+    assert store.glossary.search("tithe") == []
 
 
 def test_failed_store_call_inside_an_outer_transaction_keeps_the_outer_work(store: GlossaryStore):
     from terrarium_dagster.errors import DuplicateTermError
 
     with store.transaction():
-        store.create_entry(AGENT, "Keth'ra", "A witch.")
+        store.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
         with pytest.raises(DuplicateTermError):
-            store.create_entry(AGENT, "KETH'RA", "Again.")
-    assert [entry.term for entry in store.entries()] == ["Keth'ra"]
-    assert len(store.revisions()) == 1
+            store.glossary.create_entry(AGENT, "KETH'RA", "Again.")
+    assert [entry.term for entry in store.glossary.entries()] == ["Keth'ra"]
+    assert len(store.glossary.revisions()) == 1
 
 
 def test_concurrent_reader_sees_committed_data_only(store: GlossaryStore, db_path: Path):
     reader = sqlite3.connect(db_path, isolation_level=None)
     try:
         with store.transaction():
-            store.create_entry(AGENT, "Keth'ra", "A witch.")
+            store.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
             assert _count(reader, "entry") == 0
             assert _count(reader, "revision") == 0
         assert _count(reader, "entry") == 1
@@ -180,12 +180,12 @@ def test_concurrent_reader_sees_committed_data_only(store: GlossaryStore, db_pat
 def test_reader_in_a_read_transaction_keeps_its_snapshot_while_the_store_writes(
     store: GlossaryStore, db_path: Path
 ):
-    store.create_entry(AGENT, "Keth'ra", "A witch.")
+    store.glossary.create_entry(AGENT, "Keth'ra", "A witch.")
     reader = sqlite3.connect(db_path, isolation_level=None)
     try:
         reader.execute("BEGIN")
         assert _count(reader, "entry") == 1
-        store.create_entry(AGENT, "Vorn", "A town.")  # WAL: the writer is not blocked
+        store.glossary.create_entry(AGENT, "Vorn", "A town.")  # WAL: the writer is not blocked
         assert _count(reader, "entry") == 1
         reader.execute("COMMIT")
         assert _count(reader, "entry") == 2

@@ -66,12 +66,14 @@ def store(tmp_path: Path) -> Iterator[GlossaryStore]:
 
 @pytest.fixture
 def glossary(store: GlossaryStore) -> GlossaryStore:
-    store.create_entry(
+    store.glossary.create_entry(
         AGENT, "Keth'ra", "A witch of the red hill who collects the [[Ember-Tithe]]."
     )
-    store.create_entry(AGENT, "Ember-Tithe", "A tax paid in embers.", aliases=["ash tax"])
-    store.create_entry(AGENT, "Vorn", "A river town where the ember tithe is paid, ember by ember.")
-    store.create_entry(AGENT, "Red Hill", "A hill. Nobody knows why it is red.")
+    store.glossary.create_entry(AGENT, "Ember-Tithe", "A tax paid in embers.", aliases=["ash tax"])
+    store.glossary.create_entry(
+        AGENT, "Vorn", "A river town where the ember tithe is paid, ember by ember."
+    )
+    store.glossary.create_entry(AGENT, "Red Hill", "A hill. Nobody knows why it is red.")
     return store
 
 
@@ -83,7 +85,7 @@ def assert_fts_in_sync(store: GlossaryStore) -> None:
     }
     expected = {
         entry.id: (entry.term, " ; ".join(entry.aliases), entry.definition)
-        for entry in store.entries(include_deleted=True)
+        for entry in store.glossary.entries(include_deleted=True)
     }
     assert indexed == expected
     store.conn.execute("INSERT INTO entry_fts (entry_fts) VALUES ('integrity-check')")
@@ -164,9 +166,9 @@ def test_fts_query_output_is_valid_fts5_syntax(text: str):
 # ----------------------------------------------------------------------------------- search
 @pytest.mark.parametrize("text", HOSTILE)
 def test_search_accepts_any_string(glossary: GlossaryStore, text: str):
-    hits = glossary.search(text)
+    hits = glossary.glossary.search(text)
     assert isinstance(hits, list)
-    assert len(glossary.entries()) == 4
+    assert len(glossary.glossary.entries()) == 4
     assert glossary.conn.execute("SELECT COUNT(*) FROM revision").fetchone()[0] == 4
 
 
@@ -186,15 +188,15 @@ def test_search_accepts_any_string(glossary: GlossaryStore, text: str):
     ],
 )
 def test_search_puts_the_sensible_entry_first(glossary: GlossaryStore, query: str, expected: str):
-    hits = glossary.search(query)
+    hits = glossary.glossary.search(query)
     assert hits and hits[0].entry.term == expected
 
 
 def test_exact_term_beats_entries_that_repeat_the_word(store: GlossaryStore):
     for number in range(5):
-        store.create_entry(AGENT, f"Place {number}", "ember " * 20 + "tithe " * 20)
-    store.create_entry(AGENT, "Ember-Tithe", "A tax.")
-    hits = store.search("ember tithe")
+        store.glossary.create_entry(AGENT, f"Place {number}", "ember " * 20 + "tithe " * 20)
+    store.glossary.create_entry(AGENT, "Ember-Tithe", "A tax.")
+    hits = store.glossary.search("ember tithe")
     assert hits[0].entry.term == "Ember-Tithe"
     assert hits[0].exact and not any(hit.exact for hit in hits[1:])
     assert len(hits) == 6
@@ -203,51 +205,57 @@ def test_exact_term_beats_entries_that_repeat_the_word(store: GlossaryStore):
 
 
 def test_search_respects_limit(glossary: GlossaryStore):
-    assert len(glossary.search("ember", limit=2)) == 2
-    assert glossary.search("ember", limit=0) == []
+    assert len(glossary.glossary.search("ember", limit=2)) == 2
+    assert glossary.glossary.search("ember", limit=0) == []
 
 
 def test_search_excludes_deleted_and_merged_unless_asked(glossary: GlossaryStore):
-    vorn = glossary.find_by_term("Vorn")
-    hill = glossary.find_by_term("Red Hill")
-    witch = glossary.find_by_term("Keth'ra")
+    vorn = glossary.glossary.find_by_term("Vorn")
+    hill = glossary.glossary.find_by_term("Red Hill")
+    witch = glossary.glossary.find_by_term("Keth'ra")
     assert vorn and hill and witch
-    glossary.delete_entry(AGENT, vorn.id, "not a term")
-    glossary.merge_entries(AGENT, hill.id, witch.id, "the hill is the witch")
-    assert [h.entry.term for h in glossary.search("Vorn")] == []
-    assert [h.entry.term for h in glossary.search("red hill")] == ["Keth'ra"]
-    everything = {h.entry.term for h in glossary.search("Vorn red hill", include_deleted=True)}
+    glossary.glossary.delete_entry(AGENT, vorn.id, "not a term")
+    glossary.glossary.merge_entries(AGENT, hill.id, witch.id, "the hill is the witch")
+    assert [h.entry.term for h in glossary.glossary.search("Vorn")] == []
+    assert [h.entry.term for h in glossary.glossary.search("red hill")] == ["Keth'ra"]
+    everything = {
+        h.entry.term for h in glossary.glossary.search("Vorn red hill", include_deleted=True)
+    }
     assert {"Vorn", "Red Hill", "Keth'ra"} <= everything
 
 
 def test_fts_follows_updates_aliases_deletes_merges_and_rollbacks(glossary: GlossaryStore):
-    tithe = glossary.find_by_term("ember tithe")
-    vorn = glossary.find_by_term("vorn")
+    tithe = glossary.glossary.find_by_term("ember tithe")
+    vorn = glossary.glossary.find_by_term("vorn")
     assert tithe and vorn
-    boundary = glossary.last_revision_id()
-    glossary.update_entry(AGENT, tithe.id, term="Cinder Levy", definition="A levy of cinders.")
-    assert glossary.search("cinder")[0].entry.id == tithe.id
-    assert all(hit.entry.id != tithe.id for hit in glossary.search("embers"))
-    glossary.update_entry(AGENT, tithe.id, add_aliases=["coal due"], remove_aliases=["ash tax"])
-    assert glossary.search("coal")[0].entry.id == tithe.id
-    assert glossary.search("ash tax") == []
-    glossary.merge_entries(AGENT, vorn.id, tithe.id, "test")
-    assert glossary.search("vorn")[0].entry.id == tithe.id
+    boundary = glossary.glossary.last_revision_id()
+    glossary.glossary.update_entry(
+        AGENT, tithe.id, term="Cinder Levy", definition="A levy of cinders."
+    )
+    assert glossary.glossary.search("cinder")[0].entry.id == tithe.id
+    assert all(hit.entry.id != tithe.id for hit in glossary.glossary.search("embers"))
+    glossary.glossary.update_entry(
+        AGENT, tithe.id, add_aliases=["coal due"], remove_aliases=["ash tax"]
+    )
+    assert glossary.glossary.search("coal")[0].entry.id == tithe.id
+    assert glossary.glossary.search("ash tax") == []
+    glossary.glossary.merge_entries(AGENT, vorn.id, tithe.id, "test")
+    assert glossary.glossary.search("vorn")[0].entry.id == tithe.id
     assert_fts_in_sync(glossary)
-    glossary.rollback_to_revision(Actor("rollback"), boundary, "undo the test")
-    assert glossary.search("ash tax")[0].entry.id == tithe.id
-    assert glossary.search("cinder") == []
-    assert glossary.search("vorn")[0].entry.id == vorn.id
+    glossary.glossary.rollback_to_revision(Actor("rollback"), boundary, "undo the test")
+    assert glossary.glossary.search("ash tax")[0].entry.id == tithe.id
+    assert glossary.glossary.search("cinder") == []
+    assert glossary.glossary.search("vorn")[0].entry.id == vorn.id
     assert_fts_in_sync(glossary)
-    glossary.delete_entry(AGENT, vorn.id, "noise")
+    glossary.glossary.delete_entry(AGENT, vorn.id, "noise")
     assert_fts_in_sync(glossary)
 
 
 def test_fts_stays_in_sync_when_a_transaction_fails(glossary: GlossaryStore):
-    tithe = glossary.find_by_term("ember tithe")
+    tithe = glossary.glossary.find_by_term("ember tithe")
     assert tithe
     with pytest.raises(RuntimeError), glossary.transaction():
-        glossary.update_entry(AGENT, tithe.id, term="Cinder Levy")
+        glossary.glossary.update_entry(AGENT, tithe.id, term="Cinder Levy")
         raise RuntimeError("boom")
-    assert glossary.search("cinder") == []
+    assert glossary.glossary.search("cinder") == []
     assert_fts_in_sync(glossary)

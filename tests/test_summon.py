@@ -81,12 +81,14 @@ def world_fixture(tmp_path: Path) -> Iterator[World]:
     thread = corpus.threads()[0]
     scenes = corpus.scenes(thread.id)
     first, second = scenes[0], scenes[1]
-    store.set_thread_state(thread.id, thread_key=thread.key, position=0, status="annotating")
+    store.progress.set_thread_state(
+        thread.id, thread_key=thread.key, position=0, status="annotating"
+    )
 
     state = ContextState()
     actor = Actor(kind="agent", run_id="run-1", thread_id=thread.id, scene_id=first.id)
     source = [ProvenanceIn(post_id=first.posts[0].id, thread_id=thread.id)]
-    store.create_entry(actor, "Vaskari", "Vaskari, a name.", provenance=source)
+    store.glossary.create_entry(actor, "Vaskari", "Vaskari, a name.", provenance=source)
     state.append_scene(
         first.id, thread.id, _scene_turns(first.id, PAST_MARKER, "Vaskari", 1, "c1"), [1]
     )
@@ -104,7 +106,7 @@ def world_fixture(tmp_path: Path) -> Iterator[World]:
     )
     actor = Actor(kind="agent", run_id="run-1", thread_id=thread.id, scene_id=second.id)
     source = [ProvenanceIn(post_id=second.posts[0].id, thread_id=thread.id)]
-    store.create_entry(actor, "Orlundel", "Orlundel, a city.", provenance=source)
+    store.glossary.create_entry(actor, "Orlundel", "Orlundel, a city.", provenance=source)
     state.append_scene(
         second.id, thread.id, _scene_turns(second.id, CURRENT_MARKER, "Orlundel", 2, "c2"), [2]
     )
@@ -178,7 +180,7 @@ def test_a_summoned_context_cannot_write_the_glossary(
     vllm_server: ScriptedVLLM, world: World
 ) -> None:
     store = world.store
-    before = (store.last_revision_id(), [e.id for e in store.entries()])
+    before = (store.glossary.last_revision_id(), [e.id for e in store.glossary.entries()])
     create = json.dumps({"term": "Sardomir", "definition": "A name."})
     update = json.dumps({"entry_id": "E1", "definition": "Rewritten."})
     vllm_server.script(
@@ -193,8 +195,8 @@ def test_a_summoned_context_cannot_write_the_glossary(
     for result in results:
         assert result["ok"] is False
         assert "read-only" in result["error"]
-    assert (store.last_revision_id(), [e.id for e in store.entries()]) == before
-    assert store.get_entry(1).definition == "Vaskari, a name."
+    assert (store.glossary.last_revision_id(), [e.id for e in store.glossary.entries()]) == before
+    assert store.glossary.get_entry(1).definition == "Vaskari, a name."
 
 
 def test_the_read_tools_of_a_summoned_context_stop_at_its_own_time(
@@ -239,14 +241,14 @@ def test_a_multi_turn_summon_is_logged_with_its_calls_when_dismissed(
 
     log_id = manager.dismiss()
     assert manager.session is None
-    (logged,) = world.store.summons(world.past_id)
+    (logged,) = world.store.context.summons(world.past_id)
     assert logged["id"] == log_id and logged["run_id"] == "run-2"
     exchange = logged["exchange"]
     assert exchange["answers"] == ["First: >>1000.", "Second: none."]
     assert [m["role"] for m in exchange["exchange"]] == ["user", "assistant"] * 2
     assert exchange["summoned_by"]["scene_id"] == "1042#1042"
     assert exchange["ended"] == "dismissed"
-    calls = [c for c in world.store.agent_calls(run_id="run-2") if c.purpose == "summon"]
+    calls = [c for c in world.store.runs.agent_calls(run_id="run-2") if c.purpose == "summon"]
     assert len(calls) == 2
     expected = [vllm_server.count_tokens(body) for body in vllm_server.chat_bodies]
     assert [c.prompt_tokens for c in calls] == expected
@@ -268,11 +270,11 @@ def test_only_one_summon_at_a_time_with_clear_errors(
     assert len(vllm_server.chat_requests) == 1  # the refused summon sent nothing
     assert manager.dismiss_if_open() is not None
     assert manager.dismiss_if_open() is None
-    assert world.store.summons()[0]["exchange"]["ended"] == "scene_end"
+    assert world.store.context.summons()[0]["exchange"]["ended"] == "scene_end"
     manager.summon(world.current_id, "Why [E2]?")
     manager.abandon()  # its scene was rolled back: forgotten, not logged
     assert manager.session is None
-    assert len(world.store.summons()) == 1
+    assert len(world.store.context.summons()) == 1
 
 
 def _agent_registry(manager: SummonManager) -> ToolRegistry:
@@ -324,7 +326,7 @@ def test_the_agent_lists_summons_converses_and_dismisses_through_its_tools(
     assert not gone.ok and "no snapshot is summoned" in json.loads(gone.result_json)["error"]
     unknown = _call(registry, ctx, "summon_snapshot", snapshot_id=99, question="?")
     assert not unknown.ok and "no snapshot 99" in json.loads(unknown.result_json)["error"]
-    calls = [c for c in world.store.agent_calls(run_id="run-2") if c.purpose == "summon"]
+    calls = [c for c in world.store.runs.agent_calls(run_id="run-2") if c.purpose == "summon"]
     assert {(c.thread_id, c.scene_id) for c in calls} == {(scene.thread_id, scene.id)}
 
 
@@ -333,7 +335,7 @@ def test_a_snapshot_later_in_the_story_than_the_current_scene_is_not_offered(
 ) -> None:
     later_thread = world.corpus.threads()[1]
     state = ContextState(cursor=Cursor(thread_id=later_thread.id, scene_id=None))
-    world.store.set_thread_state(
+    world.store.progress.set_thread_state(
         later_thread.id, thread_key=later_thread.key, position=1, status="annotating"
     )
     future = save_checkpoint(
@@ -410,7 +412,7 @@ def test_a_snapshot_larger_than_the_window_is_trimmed_and_never_sent_over_budget
         assert "FOCUS-SCENE" in sent  # the scene that wrote E1 is kept
         assert "OLD-0\n" not in sent  # the oldest unrelated scenes are not
     manager.dismiss()
-    trimmed = world.store.summons(big)[0]["exchange"]["trimmed"]
+    trimmed = world.store.context.summons(big)[0]["exchange"]["trimmed"]
     assert len(trimmed["scenes"]) > 100
     assert trimmed["story_chars"] > 0
 
@@ -433,4 +435,4 @@ def test_without_a_corpus_no_tools_are_offered(vllm_server: ScriptedVLLM, world:
     assert manager.summon(world.past_id, "Why [E1]?") == "From memory."
     assert vllm_server.chat_requests[0].tools == []
     manager.dismiss()
-    assert world.store.summons()[0]["exchange"]["tools"] == []
+    assert world.store.context.summons()[0]["exchange"]["tools"] == []

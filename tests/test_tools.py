@@ -279,7 +279,7 @@ def test_unknown_entry_is_an_error_result(ctx: ToolContext) -> None:
 def test_duplicate_term_names_the_existing_entry(ctx: ToolContext, store: GlossaryStore) -> None:
     created = create(ctx, "Lord Varen", aliases=["Varen"])
     entry_id = created["entry"]["id"]
-    before = store.last_revision_id()
+    before = store.glossary.last_revision_id()
     for term in ("lord varen", "VAREN", "the Lord Varen"):
         error = error_of(ctx, "glossary_create", {"term": term, "definition": "again"})
         assert f"already exists as {entry_id} (Lord Varen)" in error
@@ -288,7 +288,7 @@ def test_duplicate_term_names_the_existing_entry(ctx: ToolContext, store: Glossa
         ctx, "glossary_create", {"term": "Varen's Chair", "definition": "x", "aliases": ["Varen"]}
     )
     assert entry_id in error
-    assert store.last_revision_id() == before
+    assert store.glossary.last_revision_id() == before
 
 
 def test_an_alias_taken_by_another_entry_is_refused_on_update(ctx: ToolContext) -> None:
@@ -308,7 +308,7 @@ def test_read_only_context_refuses_writes_and_allows_reads(
         ("glossary_delete", {"entry_id": "E1", "reason": "x"}),
     ):
         assert "read-only" in error_of(ctx, name, args)
-    assert store.entries() == []
+    assert store.glossary.entries() == []
     assert run(ctx, "glossary_search", {"query": "Varen"})["ok"]
     assert run(ctx, "read_post", {"post_id": 104})["ok"]
 
@@ -348,10 +348,10 @@ def test_hostile_search_strings_are_safe(ctx: ToolContext, query: str) -> None:
 
 def test_failed_calls_change_nothing(ctx: ToolContext, store: GlossaryStore) -> None:
     create(ctx, "Lord Varen")
-    before = (store.last_revision_id(), store.entries())
+    before = (store.glossary.last_revision_id(), store.glossary.entries())
     error_of(ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [106]})
     error_of(ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["x"], "post_ids": [200]})
-    assert (store.last_revision_id(), store.entries()) == before
+    assert (store.glossary.last_revision_id(), store.glossary.entries()) == before
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -433,7 +433,7 @@ def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
 ) -> None:
     result = create(ctx, "Lord Varen", aliases=["Varen"])
     assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
-    rows = store.provenance(1)
+    rows = store.glossary.provenance(1)
     assert [(p.post_id, p.thread_id) for p in rows] == [(104, 100), (105, 100)]
     assert rows[0].quote == "Lord Varen smiles from his chair of glimmerstone."
     assert rows[1].quote == "Varen rises."
@@ -443,14 +443,14 @@ def test_provenance_defaults_to_the_scene_first_post_when_the_term_is_absent(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     create(ctx, "Sablecoats")
-    assert [(p.post_id, p.quote) for p in store.provenance(1)] == [(104, "")]
+    assert [(p.post_id, p.quote) for p in store.glossary.provenance(1)] == [(104, "")]
 
 
 def test_given_earlier_posts_are_accepted_with_their_sentence(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     create(ctx, "Keth'ra", post_ids=[101, 101, 104])
-    quotes = {p.post_id: p.quote for p in store.provenance(1)}
+    quotes = {p.post_id: p.quote for p in store.glossary.provenance(1)}
     assert quotes == {101: "Keth'ra waits by the gate.", 104: ""}
 
 
@@ -458,9 +458,9 @@ def test_a_verbatim_quote_is_kept_and_an_invented_one_is_not(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     create(ctx, "glimmerstone", quote="chair of  GLIMMERSTONE")
-    assert store.provenance(1)[0].quote == "chair of glimmerstone"
+    assert store.glossary.provenance(1)[0].quote == "chair of glimmerstone"
     create(ctx, "Order of the Ember", quote="The Order rules the world")
-    assert store.provenance(2)[0].quote == "The Order of the Ember gathers in the hall."
+    assert store.glossary.provenance(2)[0].quote == "The Order of the Ember gathers in the hall."
 
 
 def test_update_adds_aliases_and_new_provenance_once(
@@ -470,14 +470,14 @@ def test_update_adds_aliases_and_new_provenance_once(
     result = run(
         ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["Varen"], "reason": "short name"}
     )
-    assert store.get_entry(1).aliases == ["Varen"]
+    assert store.glossary.get_entry(1).aliases == ["Varen"]
     assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
-    assert [p.post_id for p in store.provenance(1)] == [104, 105]  # 104 recorded once
-    revisions = store.revisions(1)
+    assert [p.post_id for p in store.glossary.provenance(1)] == [104, 105]  # 104 recorded once
+    revisions = store.glossary.revisions(1)
     assert revisions[-1].reason == "short name"
     again = run(ctx, "glossary_update", {"entry_id": 1, "post_ids": [104, 105]})
     assert again["note"] == "nothing new: already recorded"
-    assert store.revisions(1) == revisions
+    assert store.glossary.revisions(1) == revisions
 
 
 def test_update_with_nothing_to_say_is_refused(ctx: ToolContext) -> None:
@@ -490,11 +490,11 @@ def test_update_of_a_merged_entry_goes_to_its_target(
 ) -> None:
     create(ctx, "Lord Varen", post_ids=[104])
     create(ctx, "Varen the Red", post_ids=[104])
-    store.merge_entries(ctx.actor, 2, 1, "same person")
+    store.glossary.merge_entries(ctx.actor, 2, 1, "same person")
     result = run(ctx, "glossary_update", {"entry_id": "E2", "definition": "A lord of the Court."})
     assert result["entry"]["id"] == "E1"
     assert result["note"] == "E2 was merged into E1; E1 was used"
-    assert store.get_entry(1).definition == "A lord of the Court."
+    assert store.glossary.get_entry(1).definition == "A lord of the Court."
 
 
 def test_delete_is_soft_and_a_deleted_entry_cannot_be_updated(
@@ -508,7 +508,7 @@ def test_delete_is_soft_and_a_deleted_entry_cannot_be_updated(
     )
     assert json.loads(outcome.result_json) == {"deleted": "E1", "ok": True, "term": "Sablecoats"}
     assert outcome.effects[0].action == "delete"
-    assert store.get_entry(1).deleted
+    assert store.glossary.get_entry(1).deleted
     error = error_of(ctx, "glossary_update", {"entry_id": "E1", "definition": "x"})
     assert "E1 was deleted: not in the story" in error
     assert "already deleted" in error_of(
@@ -559,4 +559,7 @@ def test_a_later_thread_sees_the_earlier_one(store: GlossaryStore, corpus: Corpu
     ctx = ToolContext(store, corpus, Actor("agent", thread_id=200, scene_id=scene.id), scene)
     assert run(ctx, "read_post", {"post_id": 106})["ok"]
     create(ctx, "Varen", post_ids=[105, 200])
-    assert {(p.post_id, p.thread_id) for p in store.provenance(1)} == {(105, 100), (200, 200)}
+    assert {(p.post_id, p.thread_id) for p in store.glossary.provenance(1)} == {
+        (105, 100),
+        (200, 200),
+    }

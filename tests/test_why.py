@@ -71,10 +71,10 @@ def test_why_summons_the_context_that_wrote_the_entry_and_returns_its_cited_post
     annotated: Annotated, opened: tuple[GlossaryStore, Corpus]
 ) -> None:
     store, corpus = opened
-    entry = store.find_by_term("Sardomir")
+    entry = store.glossary.find_by_term("Sardomir")
     assert entry is not None
-    ends = store.checkpoints(kind="thread_end")
-    summons_before = len(store.summons())
+    ends = store.context.checkpoints(kind="thread_end")
+    summons_before = len(store.context.summons())
     with open_client(annotated.settings) as client:
         answer = why(store, corpus, client, "Sardomir", budget=8192, max_tokens=512)
 
@@ -86,13 +86,13 @@ def test_why_summons_the_context_that_wrote_the_entry_and_returns_its_cited_post
     # the offline backend answers from the snapshot's own record of the edits
     assert f"I created [E{entry.id}] Sardomir" in answer.answer
     assert f"I updated [E{entry.id}] Sardomir" in answer.answer
-    sources = {p.post_id for p in store.provenance(entry.id)}
+    sources = {p.post_id for p in store.glossary.provenance(entry.id)}
     cited = {post.post_id for post in answer.cited_posts}
     assert cited and cited <= sources
     for post in answer.cited_posts:
         assert post.url == URL.format(thread_id=post.thread_id, post_id=post.post_id)
-    assert len(store.summons()) == summons_before + 1
-    logged = store.summons()[-1]
+    assert len(store.context.summons()) == summons_before + 1
+    logged = store.context.summons()[-1]
     assert logged["id"] == answer.summon_log_id and logged["snapshot_id"] == answer.snapshot_id
     assert logged["exchange"]["answers"] == [answer.answer]
     text = render_why(answer)
@@ -103,9 +103,9 @@ def test_why_about_a_given_revision_with_a_question_of_ones_own(
     annotated: Annotated, opened: tuple[GlossaryStore, Corpus]
 ) -> None:
     store, corpus = opened
-    entry = store.find_by_term("Orlundel")
+    entry = store.glossary.find_by_term("Orlundel")
     assert entry is not None
-    created = next(r for r in store.revisions(entry.id) if r.action == "create")
+    created = next(r for r in store.glossary.revisions(entry.id) if r.action == "create")
     question = f"Which post first named [E{entry.id}]?"
     with open_client(annotated.settings) as client:
         answer = why(
@@ -118,7 +118,7 @@ def test_why_about_a_given_revision_with_a_question_of_ones_own(
             max_tokens=512,
         )
     assert (answer.revision_id, answer.action, answer.question) == (created.id, "create", question)
-    assert answer.snapshot_id == store.checkpoints(kind="thread_end")[0].id
+    assert answer.snapshot_id == store.context.checkpoints(kind="thread_end")[0].id
     assert f"I created [E{entry.id}] Orlundel" in answer.answer
     with open_client(annotated.settings) as client, pytest.raises(InputError, match="not of"):
         why(store, corpus, client, "Sardomir", revision=created.id, budget=8192, max_tokens=512)
@@ -128,7 +128,7 @@ def test_why_names_what_is_missing(tmp_path: Path, annotated: Annotated) -> None
     with GlossaryStore(tmp_path / "fresh.db") as store, open_client(annotated.settings) as client:
         with pytest.raises(EntryNotFoundError, match="no entry 'Nobody'"):
             why(store, None, client, "Nobody", budget=8192, max_tokens=512)
-        store.create_entry(Actor(kind="agent", run_id="run-1"), "Vaskari", "A name.")
+        store.glossary.create_entry(Actor(kind="agent", run_id="run-1"), "Vaskari", "A name.")
         with pytest.raises(SnapshotNotFoundError, match="no snapshot records the context"):
             why(store, None, client, "E1", budget=8192, max_tokens=512)
         with pytest.raises(InputError, match="give an entry"):
@@ -179,12 +179,12 @@ def test_the_snapshots_command_lists_every_checkpoint_with_its_blame(
     assert cmd_snapshots(args) == 0
     rows = json.loads(capsys.readouterr().out)
     with GlossaryStore(annotated.db) as store:
-        ends = store.checkpoints(kind="thread_end")
-        assert [row["id"] for row in rows] == [c.id for c in store.checkpoints()]
+        ends = store.context.checkpoints(kind="thread_end")
+        assert [row["id"] for row in rows] == [c.id for c in store.context.checkpoints()]
         first = next(row for row in rows if row["id"] == ends[0].id)
-        in_force = [r for r in store.revisions() if r.snapshot_id == ends[0].id]
+        in_force = [r for r in store.glossary.revisions() if r.snapshot_id == ends[0].id]
         assert first["revisions_in_force"] == len(in_force) > 0
-        assert first["thread_key"] == store.thread_states()[0].thread_key
+        assert first["thread_key"] == store.progress.thread_states()[0].thread_key
         assert first["history_scenes"] == 3
         assert rows == snapshots_report(store)
     args = _parser().parse_args(["snapshots", "--db", str(annotated.db)])

@@ -79,8 +79,8 @@ def test_a_long_quest_runs_to_the_end_within_a_window_equal_to_the_budget(
         assert outcome.startswith("0\n"), outcome
         _assert_within(server, budget)
     with GlossaryStore(tmp_path / "s.db") as store:
-        assert {state.status for state in store.thread_states()} == {"curated"}
-        assert len(store.thread_states()) == 60
+        assert {state.status for state in store.progress.thread_states()} == {"curated"}
+        assert len(store.progress.thread_states()) == 60
 
 
 @pytest.mark.parametrize("budget", [12288, 16384, 131072])
@@ -118,7 +118,7 @@ def test_a_400_on_curation_and_summary_requests_is_recovered_and_the_window_kept
         assert later and all(r.prompt_tokens + r.max_tokens <= 8000 for r in later)
     with GlossaryStore(tmp_path / "s.db") as store:
         assert store.get_meta("server_window") == "8000"
-        assert {state.status for state in store.thread_states()} == {"curated"}
+        assert {state.status for state in store.progress.thread_states()} == {"curated"}
 
 
 def test_an_overflow_on_every_curation_request_stops_with_one_line(

@@ -116,6 +116,7 @@ class Annotator:
             budget=settings.context_budget,
             max_tokens=settings.max_tokens,
             run_id=run_id,
+            record_call=self.buffer_call,
         )
         self.registry: ToolRegistry = default_registry()
         for tool in snapshot_tools(self.summons):
@@ -132,7 +133,7 @@ class Annotator:
     # -- context ----------------------------------------------------------------------------
 
     def _load_state(self) -> ContextState:
-        text = self.store.load_context_state()
+        text = self.store.context.load_context_state()
         return ContextState.from_json(text) if text else ContextState()
 
     def _new_context(self, state: ContextState) -> ContextManager:
@@ -328,7 +329,7 @@ class Annotator:
         transaction the record waits, so a rollback cannot take it away: `record_calls` writes
         it in its own transaction once the scene committed or rolled back."""
         thread, scene = self._scope or (None, None)
-        self._unrecorded.append(
+        self.buffer_call(
             call_record(
                 result,
                 purpose=purpose,
@@ -339,6 +340,11 @@ class Annotator:
                 error=error,
             )
         )
+
+    def buffer_call(self, record: AgentCallRecord) -> None:
+        """Keep a call record until the open transaction ends (written at once outside one);
+        the summon tool's calls come here too."""
+        self._unrecorded.append(record)
         if not self.store.in_transaction:
             self.record_calls()
 
@@ -346,9 +352,7 @@ class Annotator:
         """Write the calls not yet recorded (outside any scene transaction)."""
         pending, self._unrecorded = self._unrecorded, []
         if pending:
-            with self.store.transaction():
-                for call in pending:
-                    self.store.log_agent_call(call)
+            self.store.runs.record_calls(pending)
 
     def _summarize(self, messages: list[Message]) -> str:
         result = self._call(messages, purpose="summary", tool_choice="none")
@@ -372,7 +376,7 @@ class Annotator:
         return turns[len(messages) :]
 
     def _record_compaction(self, event: CompactionEvent) -> None:
-        self.store.log_compaction(
+        self.store.context.log_compaction(
             self.run_id,
             event.thread_id,
             event.scene_id,
@@ -387,7 +391,7 @@ class Annotator:
 
     def _actor(self) -> Actor:
         thread, scene = self._scope or (None, None)
-        latest = self.store.latest_checkpoint()
+        latest = self.store.context.latest_checkpoint()
         return Actor(
             kind="agent",
             run_id=self.run_id,
@@ -407,7 +411,7 @@ class Annotator:
     def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
         text = fit_story(scene, int(self.context.limit * STORY_SHARE) * CHARS_PER_TOKEN)
         # Names only (not every entry): the entries loaded are the ones the scene mentions.
-        names = self.store.live_names()
+        names = self.store.glossary.live_names()
         known = [name for _, name in names]
         padded = f" {match_key(text)} "
         mentioned = sorted(
@@ -417,7 +421,7 @@ class Annotator:
                 if (key := match_key(name)) and f" {key} " in padded
             }
         )
-        live = [e for e in self.store.get_entries(mentioned) if e.status != "merged"]
+        live = [e for e in self.store.glossary.get_entries(mentioned) if e.status != "merged"]
         found = find_candidates(text, known, known_words=False)
         candidates = [c.term for c in found][:CANDIDATE_QUERIES]
         story_tokens = len(text) // CHARS_PER_TOKEN
@@ -441,12 +445,12 @@ class Annotator:
     def annotate_thread(self, thread: Thread) -> ThreadOutcome:
         """Annotate the thread's remaining scenes; checkpoint at its end."""
         scenes = self.corpus.scenes(thread.id)
-        state = self.store.thread_state(thread.id)
+        state = self.store.progress.thread_state(thread.id)
         cursor = state.cursor_scene_id if state else None
         done_ids = [scene.id for scene in scenes]
         start = done_ids.index(cursor) + 1 if cursor in done_ids else 0
         if state is None or state.status == "pending":
-            self.store.set_thread_state(
+            self.store.progress.set_thread_state(
                 thread.id,
                 thread_key=thread.key,
                 position=thread.position,
@@ -484,7 +488,7 @@ class Annotator:
         self._scope = None
         self.scenes_this_run += 1
         if self.progress:
-            totals = self.store.agent_call_totals(run_id=self.run_id)
+            totals = self.store.runs.agent_call_totals(run_id=self.run_id)
             self.progress(
                 "scene",
                 {
@@ -499,7 +503,7 @@ class Annotator:
             )
 
     def _scene_turns(self, thread: Thread, scene: Scene, index: int, count: int) -> tuple[int, int]:
-        before = self.store.last_revision_id()
+        before = self.store.glossary.last_revision_id()
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
         message = self.scene_message(thread, scene, index + 1, count)
         if self.context.prepare(
@@ -531,11 +535,11 @@ class Annotator:
             if prompts.SCENE_DONE in (result.content or "") and all(o.ok for o in outcomes):
                 break  # the model said these calls finish the scene, and they all succeeded
         self.summons.dismiss_if_open()
-        changed = self.store.revisions(since_id=before)
+        changed = self.store.glossary.revisions(since_id=before)
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
         self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)
-        self.store.save_context_state(self.context.state.to_json())
-        self.store.set_thread_state(
+        self.store.context.save_context_state(self.context.state.to_json())
+        self.store.progress.set_thread_state(
             thread.id,
             thread_key=thread.key,
             position=thread.position,
@@ -554,12 +558,16 @@ class Annotator:
         """Close the thread: fold bookkeeping, checkpoint, mark it annotated (one transaction)."""
         with self.store.transaction():
             entry_ids = sorted(
-                {r.entry_id for r in self.store.revisions(thread_id=thread.id) if r.entry_id}
+                {
+                    r.entry_id
+                    for r in self.store.glossary.revisions(thread_id=thread.id)
+                    if r.entry_id
+                }
             )
             self.context.end_thread(thread.id, entry_ids)
-            self.store.save_context_state(self.context.state.to_json())
+            self.store.context.save_context_state(self.context.state.to_json())
             checkpoint_id = self._save_checkpoint("thread_end", thread)
-            self.store.set_thread_state(
+            self.store.progress.set_thread_state(
                 thread.id,
                 thread_key=thread.key,
                 position=thread.position,
@@ -568,7 +576,7 @@ class Annotator:
                 scenes_done=scene_count,
                 cursor_scene_id=self.context.state.cursor.scene_id,
                 run_id=self.run_id,
-                end_revision_id=self.store.last_revision_id(),
+                end_revision_id=self.store.glossary.last_revision_id(),
                 checkpoint_id=checkpoint_id,
             )
         if self.progress:
@@ -603,10 +611,10 @@ class Annotator:
         """Roll the glossary and the context back to the end of the previous thread."""
         actor = Actor(kind="rollback", run_id=self.run_id, thread_id=thread.id)
         with self.store.transaction():
-            self.store.rollback_threads_from(actor, thread.id, reason)
+            self.store.glossary.rollback_threads_from(actor, thread.id, reason)
             previous = [
                 c
-                for c in self.store.checkpoints()
+                for c in self.store.context.checkpoints()
                 if c.kind == "thread_end"
                 and c.thread_id is not None
                 and self._before(c.thread_id, thread)
@@ -616,7 +624,7 @@ class Annotator:
                 state = payload.context
             else:
                 state = ContextState()
-            self.store.save_context_state(state.to_json())
+            self.store.context.save_context_state(state.to_json())
         self.context = self._new_context(state)
 
     def _before(self, thread_id: int, thread: Thread) -> bool:
@@ -649,10 +657,10 @@ class Annotator:
                     prefix_messages=self.context.build(),
                     max_tokens_message=CURATE_MESSAGE_TOKENS,
                 )
-                self.store.save_context_state(self.context.state.to_json())
-                state = self.store.thread_state(thread.id)
+                self.store.context.save_context_state(self.context.state.to_json())
+                state = self.store.progress.thread_state(thread.id)
                 assert state is not None
-                self.store.set_thread_state(
+                self.store.progress.set_thread_state(
                     thread.id,
                     thread_key=thread.key,
                     position=thread.position,
@@ -661,7 +669,7 @@ class Annotator:
                     scenes_done=state.scenes_done,
                     cursor_scene_id=state.cursor_scene_id,
                     run_id=self.run_id,
-                    end_revision_id=self.store.last_revision_id(),
+                    end_revision_id=self.store.glossary.last_revision_id(),
                     checkpoint_id=state.checkpoint_id,
                 )
         finally:
@@ -670,12 +678,12 @@ class Annotator:
         return report
 
     def _checkpoint_of(self, thread: Thread) -> int | None:
-        state = self.store.thread_state(thread.id)
+        state = self.store.progress.thread_state(thread.id)
         return state.checkpoint_id if state else None
 
     def recorded_curation(self, thread: Thread) -> CurationReport:
         """The report of a curation already done, rebuilt from its decision rows."""
-        totals = self.store.agent_call_totals(thread_id=thread.id, purpose="curate")
+        totals = self.store.runs.agent_call_totals(thread_id=thread.id, purpose="curate")
         report = CurationReport(
             thread_id=thread.id,
             calls=totals.calls,
@@ -688,7 +696,7 @@ class Annotator:
             "REJECT": report.rejected,
             "REVISE": report.revised,
         }
-        for row in self.store.curator_decisions(thread_id=thread.id):
+        for row in self.store.curation.curator_decisions(thread_id=thread.id):
             entry_id, decision = row["entry_id"], str(row["decision"]).upper()
             report.reviewed.append(entry_id)
             report.decision_ids.append(row["id"])

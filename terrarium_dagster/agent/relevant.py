@@ -74,7 +74,7 @@ def relevant_entries(
     padded = f" {match_key(scene_text)} "
     occurring: list[RelevantEntry] = []
     shown: set[int] = set()
-    pool = store.entries() if entries is None else entries
+    pool = store.glossary.entries() if entries is None else entries
     for entry in pool:
         if entry.deleted or entry.status == "merged":
             continue
@@ -91,7 +91,7 @@ def relevant_entries(
 
     similar: list[RelevantEntry] = []
     for candidate in list(candidates)[:FTS_QUERIES]:
-        for hit in store.search(candidate, limit=FTS_HITS_PER_QUERY):
+        for hit in store.glossary.search(candidate, limit=FTS_HITS_PER_QUERY):
             entry = hit.entry
             if entry.id in shown or entry.deleted or entry.status == "merged":
                 continue

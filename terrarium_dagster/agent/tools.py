@@ -575,7 +575,7 @@ def _existing_entry_error(entry: Entry, name: str) -> ToolError:
 
 
 def _search(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
-    hits = ctx.store.search(args.query, limit=args.limit)
+    hits = ctx.store.glossary.search(args.query, limit=args.limit)
     payload: dict[str, Any] = {"hits": [entry_brief(hit.entry) for hit in hits]}
     if not hits:
         payload["note"] = "no entry matches"
@@ -585,11 +585,11 @@ def _search(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
 def _create(ctx: ToolContext, args: GlossaryCreateArgs) -> HandlerResult:
     aliases = _distinct_names(args.aliases, exclude=[args.term])
     for name in (args.term, *aliases):
-        existing = ctx.store.find_by_term(name)
+        existing = ctx.store.glossary.find_by_term(name)
         if existing is not None:
             raise _existing_entry_error(existing, name)
     provenance = resolve_provenance(ctx, [args.term, *aliases], args.post_ids, args.quote)
-    entry = ctx.store.create_entry(
+    entry = ctx.store.glossary.create_entry(
         ctx.actor,
         args.term,
         args.definition,
@@ -605,11 +605,11 @@ def _create(ctx: ToolContext, args: GlossaryCreateArgs) -> HandlerResult:
 
 
 def _live_target(ctx: ToolContext, entry_id: int) -> tuple[Entry, str | None]:
-    entry = ctx.store.get_entry(entry_id)
+    entry = ctx.store.glossary.get_entry(entry_id)
     note = None
     seen = {entry.id}
     while entry.merged_into is not None and not entry.deleted:
-        target = ctx.store.get_entry(entry.merged_into)
+        target = ctx.store.glossary.get_entry(entry.merged_into)
         if target.id in seen:
             break
         seen.add(target.id)
@@ -626,7 +626,7 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
     known = {normalize_term(name) for name in (entry.term, *entry.aliases)}
     new_aliases = [a for a in _distinct_names(args.add_aliases) if normalize_term(a) not in known]
     for alias in new_aliases:
-        other = ctx.store.find_by_term(alias)
+        other = ctx.store.glossary.find_by_term(alias)
         if other is not None and other.id != entry.id:
             raise _existing_entry_error(other, alias)
     names = [entry.term, *entry.aliases, *new_aliases]
@@ -638,7 +638,7 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
             f"nothing to update for {entry.ref}: give definition, add_aliases, tags or post_ids"
         )
     provenance = resolve_provenance(ctx, names, args.post_ids, args.quote)
-    recorded = {item.post_id for item in ctx.store.provenance(entry.id)}
+    recorded = {item.post_id for item in ctx.store.glossary.provenance(entry.id)}
     provenance = [item for item in provenance if item.post_id not in recorded]
     tags = None if args.tags is None else list(dict.fromkeys(args.tags))
     if tags == entry.tags:
@@ -647,7 +647,7 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
     posts = tuple(item.post_id for item in provenance)
     if definition is None and tags is None and not new_aliases and not provenance:
         return HandlerResult({"entry": entry_ack(entry), "note": "nothing new: already recorded"})
-    updated = ctx.store.update_entry(
+    updated = ctx.store.glossary.update_entry(
         ctx.actor,
         entry.id,
         definition=definition,
@@ -663,10 +663,10 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
 
 
 def _delete(ctx: ToolContext, args: GlossaryDeleteArgs) -> HandlerResult:
-    entry = ctx.store.get_entry(args.entry_id)
+    entry = ctx.store.glossary.get_entry(args.entry_id)
     if entry.deleted:
         raise ToolError(f"{entry.ref} is already deleted")
-    deleted = ctx.store.delete_entry(ctx.actor, entry.id, args.reason)
+    deleted = ctx.store.glossary.delete_entry(ctx.actor, entry.id, args.reason)
     return HandlerResult(
         {"deleted": deleted.ref, "term": deleted.term},
         (ToolEffect("delete", deleted.id, deleted.term),),

@@ -48,7 +48,7 @@ The agent loop, per scene (inside the scene's store transaction)::
         cm.observe(plan.messages, result.prompt_tokens)  # calibration (the loop's _call does it)
         turns.append(answer); ... tool results ...
     cm.end_scene(s, t, turns, entry_ids=written)
-    store.save_context_state(cm.state.to_json())
+    store.context.save_context_state(cm.state.to_json())
 
 and `cm.end_thread(t, entry_ids)` at a thread's end; `cm.make_room(n, thread_id=t)` before a
 request that continues `cm.build()` with n tokens of its own (the curator).
@@ -88,7 +88,7 @@ Flusher = Callable[[list[Message]], Any]
 until it answers without tools. Its messages are not kept. May raise AgentError."""
 
 CompactionRecorder = Callable[["CompactionEvent"], None]
-"""Receives every compaction event (the loop stores it with `store.log_compaction`)."""
+"""Receives every compaction event (the loop stores it with `store.context.log_compaction`)."""
 
 Tier = Literal[
     "summarize_chunk",

@@ -143,7 +143,7 @@ def _evidence(
 def _similar(store: GlossaryStore, entry: Entry, limit: int) -> list[Entry]:
     found: dict[int, Entry] = {}
     for name in (entry.term, *entry.aliases):
-        for hit in store.search(name, limit=limit + 2):
+        for hit in store.glossary.search(name, limit=limit + 2):
             other = hit.entry
             if other.id == entry.id or other.id in found or other.deleted:
                 continue
@@ -173,7 +173,7 @@ def _reviewed_unchanged(
 ) -> set[int]:
     """Candidates an earlier thread's curation left tentative that no later thread changed."""
     last_review: dict[int, int] = {}
-    for row in store.curator_decisions():
+    for row in store.curation.curator_decisions():
         if row["decision"] != KEPT_TENTATIVE or row["entry_id"] is None:
             continue
         position = positions.get(row["thread_id"])
@@ -188,7 +188,7 @@ def _reviewed_unchanged(
             continue
         changed = any(
             positions.get(revision.thread_id or -1, current) > reviewed_at
-            for revision in store.revisions(entry.id)
+            for revision in store.glossary.revisions(entry.id)
         )
         if not changed:
             unchanged.add(entry.id)
@@ -215,10 +215,10 @@ def gather_items(
     """
     thread = corpus.thread(thread_id)
     positions = {t.id: t.position for t in corpus.threads()}
-    touched = {entry.id for entry in store.entries_touching(thread_id)}
+    touched = {entry.id for entry in store.glossary.entries_touching(thread_id)}
     candidates = [
         entry
-        for entry in store.entries(statuses=["tentative"])
+        for entry in store.glossary.entries(statuses=["tentative"])
         if not entry.deleted
         and entry.merged_into is None
         and positions.get(entry.first_seen_thread or thread_id, thread.position) <= thread.position
@@ -236,7 +236,7 @@ def gather_items(
     posts = _ThreadPosts(corpus)
     items: list[CurationItem] = []
     for entry in chosen:
-        provenance = store.provenance(entry.id)
+        provenance = store.glossary.provenance(entry.id)
         items.append(
             CurationItem(
                 entry=entry,
@@ -309,7 +309,7 @@ def _target_problem(
     if target_id == source:
         return f"E{source}: MERGE into itself; name another entry as target_entry_id"
     try:
-        target = store.get_entry(target_id)
+        target = store.glossary.get_entry(target_id)
     except EntryNotFoundError:
         return f"E{source}: MERGE target E{target_id} does not exist"
     if target.deleted:
@@ -403,7 +403,7 @@ def _decide_batch(
 
 def _decision_revision(store: GlossaryStore, entry_id: int, before: int) -> int | None:
     """The revision the decision wrote on ``entry_id`` (None if it changed nothing)."""
-    revisions = store.revisions(entry_id, since_id=before)
+    revisions = store.glossary.revisions(entry_id, since_id=before)
     return revisions[-1].id if revisions else None
 
 
@@ -416,24 +416,24 @@ def _apply(
 ) -> None:
     entry_id = decision.entry_id
     reason = decision.reasoning
-    before = store.last_revision_id()
+    before = store.glossary.last_revision_id()
     if decision.decision == "CONFIRM":
-        store.update_entry(actor, entry_id, status="confirmed", reason=reason)
+        store.glossary.update_entry(actor, entry_id, status="confirmed", reason=reason)
         report.confirmed.append(entry_id)
     elif decision.decision == "REJECT":
-        store.update_entry(actor, entry_id, status="rejected", reason=reason)
+        store.glossary.update_entry(actor, entry_id, status="rejected", reason=reason)
         report.rejected.append(entry_id)
     elif decision.decision == "REVISE":
-        store.update_entry(
+        store.glossary.update_entry(
             actor, entry_id, definition=decision.definition, status="confirmed", reason=reason
         )
         report.revised.append(entry_id)
     else:
         assert decision.target_entry_id is not None
-        store.merge_entries(actor, entry_id, decision.target_entry_id, reason)
+        store.glossary.merge_entries(actor, entry_id, decision.target_entry_id, reason)
         report.merged.append((entry_id, decision.target_entry_id))
     report.decision_ids.append(
-        store.log_curator_decision(
+        store.curation.log_curator_decision(
             actor.run_id,
             thread_id,
             entry_id,
@@ -527,7 +527,7 @@ def curate_thread(
         for entry_id in report.reviewed:
             if entry_id in applied or entry_id in malformed or entry_id in decisions:
                 continue
-            store.log_curator_decision(
+            store.curation.log_curator_decision(
                 actor.run_id,
                 thread_id,
                 entry_id,
@@ -551,7 +551,7 @@ def undo_decision(store: GlossaryStore, actor: Actor, decision_id: int, reason: 
     InputError if there is no such decision, it was already undone, or it recorded no change.
     StoreError (from the store) if an entry it touched changed since: undo that change first.
     """
-    rows = [row for row in store.curator_decisions() if row["id"] == decision_id]
+    rows = [row for row in store.curation.curator_decisions() if row["id"] == decision_id]
     if not rows:
         raise InputError(f"no curator decision {decision_id} in the annotator store")
     row = rows[0]
@@ -565,12 +565,12 @@ def undo_decision(store: GlossaryStore, actor: Actor, decision_id: int, reason: 
             f"curator decision {decision_id} changed nothing; there is nothing to undo"
         )
     note = f"undo curator decision {decision_id} ({row['decision']} E{row['entry_id']}): {reason}"
-    before = store.last_revision_id()
+    before = store.glossary.last_revision_id()
     with store.transaction():
-        store.undo_revision(actor, int(row["revision_id"]), note)
-        written = store.revisions(since_id=before)
+        store.glossary.undo_revision(actor, int(row["revision_id"]), note)
+        written = store.glossary.revisions(since_id=before)
         if written:
-            store.mark_decision_undone(decision_id, written[-1].id)
+            store.curation.mark_decision_undone(decision_id, written[-1].id)
     return UndoResult(
         decision_id=decision_id,
         decision=str(row["decision"]),

@@ -75,7 +75,9 @@ def incremental_annotation_schedule(
     if not keys:
         return dg.SkipReason("no threads known yet (thread_discovery_sensor adds them)")
     with store.open() as glossary:
-        done = {state.thread_key for state in glossary.thread_states() if state.status in DONE}
+        done = {
+            state.thread_key for state in glossary.progress.thread_states() if state.status in DONE
+        }
     pending = next_unannotated_range(keys, done)
     if not pending:
         return dg.SkipReason(f"all {len(keys)} threads are annotated")

@@ -49,13 +49,13 @@ def _glossary(
     store: GlossaryStore, corpus: Corpus, as_of_thread: int | None
 ) -> tuple[list[EntryView], dict[str, Any], str]:
     if as_of_thread is None:
-        revision = store.last_revision_id()
+        revision = store.glossary.last_revision_id()
         meta: dict[str, Any] = {"as_of_thread": None, "as_of_thread_key": None}
         subtitle = "The current glossary."
-        entries = store.entry_views()
+        entries = store.glossary.entry_views()
     else:
         thread = corpus.thread(as_of_thread)
-        state = store.thread_state(as_of_thread)
+        state = store.progress.thread_state(as_of_thread)
         if state is None or state.end_revision_id is None:
             status = state.status if state else "never annotated"
             raise InputError(
@@ -65,7 +65,7 @@ def _glossary(
         revision = state.end_revision_id
         meta = {"as_of_thread": thread.id, "as_of_thread_key": thread.key}
         subtitle = f"As of the end of thread {thread.key}: {thread.title}."
-        entries = store.glossary_as_of_thread(as_of_thread)
+        entries = store.glossary.glossary_as_of_thread(as_of_thread)
     meta.update(
         corpus=corpus.path.name,
         generated_by=generator_name(),

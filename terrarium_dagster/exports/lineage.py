@@ -152,13 +152,13 @@ def _plural(count: int, noun: str) -> str:
 def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
     if not isinstance(term, str) or not term.strip():
         raise InputError("give a term, an alias or an entry id (E12) to trace")
-    found = store.find_by_term(term)
+    found = store.glossary.find_by_term(term)
     if found is not None:
         return found, term.strip()
     match = _ENTRY_ID.match(term)
     if match:
         try:
-            entry = store.resolve_entry(int(match.group(1)))
+            entry = store.glossary.resolve_entry(int(match.group(1)))
         except EntryNotFoundError:
             entry = None
         if entry is not None:
@@ -168,10 +168,12 @@ def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
 
 def _not_found_message(store: GlossaryStore, term: str) -> str:
     suggestions: list[str] = []
-    for hit in store.search(term, limit=SUGGESTIONS):
+    for hit in store.glossary.search(term, limit=SUGGESTIONS):
         if hit.entry.term not in suggestions:
             suggestions.append(hit.entry.term)
-    names = {normalize_term(e.term): e.term for e in store.entries() if e.merged_into is None}
+    names = {
+        normalize_term(e.term): e.term for e in store.glossary.entries() if e.merged_into is None
+    }
     for close in difflib.get_close_matches(normalize_term(term), list(names), n=SUGGESTIONS):
         if names[close] not in suggestions:
             suggestions.append(names[close])
@@ -181,7 +183,7 @@ def _not_found_message(store: GlossaryStore, term: str) -> str:
 
 def _merged_sources(store: GlossaryStore, entry_id: int) -> list[int]:
     """Every entry merged (directly or through others) into ``entry_id``."""
-    merged = [e for e in store.entries(statuses=["merged"]) if e.merged_into is not None]
+    merged = [e for e in store.glossary.entries(statuses=["merged"]) if e.merged_into is not None]
     found: list[int] = []
     frontier = [entry_id]
     while frontier:
@@ -204,7 +206,7 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
 
     revisions: list[Revision] = []
     for entry_id in (entry.id, *merged_from):
-        revisions.extend(store.revisions(entry_id))
+        revisions.extend(store.glossary.revisions(entry_id))
     revisions.sort(key=lambda r: r.id)
     trail = [
         LineageRevision(
@@ -232,7 +234,7 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
             quote=item.quote,
             revision_id=item.revision_id,
         )
-        for item in store.provenance(entry.id)
+        for item in store.glossary.provenance(entry.id)
     ]
     counts: dict[int, list[int]] = {}
     for source in sources:

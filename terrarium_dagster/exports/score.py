@@ -63,7 +63,7 @@ def load_gold(path: Path) -> GoldList:
 def score(store: GlossaryStore, gold: GoldList) -> ScoreReport:
     live = [
         entry
-        for entry in store.entries()
+        for entry in store.glossary.entries()
         if not entry.deleted and entry.status not in ("merged", "rejected")
     ]
     names: dict[str, set[int]] = {}

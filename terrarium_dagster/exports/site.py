@@ -58,7 +58,7 @@ def site_data(store: GlossaryStore, corpus: Corpus, *, story: str) -> dict[str, 
     thread_keys = {thread.id: thread.key for thread in all_threads}
     finished = []
     for thread in all_threads:
-        state = store.thread_state(thread.id)
+        state = store.progress.thread_state(thread.id)
         if state is None or state.end_revision_id is None:
             break  # threads finish in story order: the first unfinished one ends the story so far
         finished.append(thread)
@@ -70,7 +70,7 @@ def site_data(store: GlossaryStore, corpus: Corpus, *, story: str) -> dict[str, 
     cited_posts: set[int] = set()
     for position, thread in enumerate(finished):
         seen: set[int] = set()
-        for view in store.glossary_as_of_thread(thread.id, include_deleted=True):
+        for view in store.glossary.glossary_as_of_thread(thread.id, include_deleted=True):
             version = _version(view)
             fingerprint = json.dumps(version, sort_keys=True)
             seen.add(view.id)

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
@@ -23,7 +23,7 @@ from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_versio
 
 P = ParamSpec("P")
 R = TypeVar("R")
-S = TypeVar("S", bound="StoreConnection")
+S = TypeVar("S", bound="StoreConnection | Aggregate")
 
 MEMORY = ":memory:"
 _SQLITE_URL = "sqlite:///"
@@ -310,3 +310,33 @@ class StoreConnection:
                 self._depth = 0
                 if conn.in_transaction:
                     conn.execute("COMMIT")
+
+
+class Aggregate:
+    """One part of the store (glossary, runs, context, progress, curation) over the store's one
+    shared connection: its writes join the store's open transaction (one per scene)."""
+
+    def __init__(self, store: StoreConnection) -> None:
+        self.store = store
+
+    @property
+    def where(self) -> str:
+        return self.store.where
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.store.conn
+
+    @property
+    def _lock(self) -> Any:
+        return self.store._lock
+
+    @property
+    def _conn(self) -> sqlite3.Connection | None:
+        return self.store._conn
+
+    def transaction(self, *, deferred: bool = False) -> AbstractContextManager[None]:
+        return self.store.transaction(deferred=deferred)
+
+    def reading(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.store.reading()

@@ -227,3 +227,16 @@ class CallTotals(_Frozen):
     def cache_hit_rate(self) -> float:
         """Share of prompt tokens served from the prefix cache (0.0 when nothing was sent)."""
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+class SnapshotHeader(_Frozen):
+    """A checkpoint without its payload (cheap to list)."""
+
+    id: int
+    kind: str
+    thread_id: int | None
+    scene_id: str | None
+    run_id: str | None
+    revision_id: int | None
+    created_at: str
+    size: int

@@ -5,7 +5,7 @@ A checkpoint (a *snapshot*; the id is the same) is one `snapshot` row of the ann
 `ContextState` with its summaries, recent conversation, cursor and compaction counters, and the
 thread's progress) plus `revision_id`, a pointer into the revision log: the last revision written
 when the checkpoint was taken. The glossary itself is never copied: "the glossary as the snapshot
-knew it" is `store.glossary_as_of(revision_id)`.
+knew it" is `store.glossary.glossary_as_of(revision_id)`.
 
 Blame. Every revision records the snapshot *in force* when it was made (`Actor.snapshot_id`: the
 latest checkpoint, taken at the previous thread boundary, so *before* the edit). The conversation
@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -125,21 +124,6 @@ class SnapshotChoice(BaseModel):
     basis: Basis
 
 
-class SnapshotHeader(BaseModel):
-    """A checkpoint without its payload (cheap to list)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    kind: str
-    thread_id: int | None
-    scene_id: str | None
-    run_id: str | None
-    revision_id: int | None
-    created_at: str
-    size: int
-
-
 # ------------------------------------------------------------------------------------ helpers
 def parse_snapshot_id(value: object) -> int:
     """A snapshot id from an int, ``"12"``, ``"#12"`` or ``"S12"``; InputError otherwise."""
@@ -193,7 +177,7 @@ def tools_digest(schemas: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _no_such_snapshot(store: GlossaryStore, snapshot_id: int) -> SnapshotNotFoundError:
-    latest = store.latest_checkpoint()
+    latest = store.context.latest_checkpoint()
     if latest is None:
         known = "the store has no snapshots yet"
     else:
@@ -233,7 +217,7 @@ def save_checkpoint(
     with store.transaction():
         progress = None
         if thread is not None:
-            recorded = store.thread_state(thread)
+            recorded = store.progress.thread_state(thread)
             if recorded is not None:
                 progress = ThreadProgress(
                     status=recorded.status,
@@ -249,13 +233,13 @@ def save_checkpoint(
             restored_from=restored_from,
             context=state.model_copy(deep=True),
         )
-        return store.save_checkpoint(
+        return store.context.save_checkpoint(
             kind=kind,
             thread_id=thread,
             scene_id=scene,
             run_id=run_id,
             state_json=payload.to_json(),
-            revision_id=store.last_revision_id(),
+            revision_id=store.glossary.last_revision_id(),
         )
 
 
@@ -266,7 +250,7 @@ def load_checkpoint(
     unknown id, `StoreError` when the stored payload cannot be read."""
     number = parse_snapshot_id(snapshot_id)
     try:
-        row = store.checkpoint(number)
+        row = store.context.checkpoint(number)
     except StoreError as exc:
         if "no snapshot" in str(exc):
             raise _no_such_snapshot(store, number) from None
@@ -278,25 +262,9 @@ def load_checkpoint(
     return row, payload
 
 
-def snapshot_headers(store: GlossaryStore, *, thread_id: int | None = None) -> list[SnapshotHeader]:
-    """Every checkpoint's metadata (no payload parsed), oldest first."""
-    where = "" if thread_id is None else " WHERE thread_id = ?"
-    params: tuple[object, ...] = () if thread_id is None else (thread_id,)
-    try:
-        with store.reading() as conn:
-            rows = conn.execute(
-                "SELECT id, kind, thread_id, scene_id, run_id, revision_id, created_at, "
-                f"length(state) AS size FROM snapshot{where} ORDER BY id",
-                params,
-            ).fetchall()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot list snapshots on {store.where}: {exc}") from exc
-    return [SnapshotHeader(**dict(row)) for row in rows]
-
-
 def snapshot_in_force(store: GlossaryStore) -> int | None:
     """The snapshot revisions written now record: the latest checkpoint (None before any)."""
-    latest = store.latest_checkpoint()
+    latest = store.context.latest_checkpoint()
     return latest.id if latest else None
 
 
@@ -305,7 +273,7 @@ def snapshot_for_revision(store: GlossaryStore, revision_id: int) -> SnapshotCho
     """The snapshot to summon to ask about a revision: the first checkpoint whose revision
     pointer is at or after it (its context holds the turns that made the edit), else the one in
     force when it was made. StoreError if there is no such revision."""
-    revision = store.revision(revision_id)
+    revision = store.glossary.revision(revision_id)
     return _choice(store, revision)
 
 
@@ -313,7 +281,9 @@ def _choice(store: GlossaryStore, revision: Revision) -> SnapshotChoice:
     after = next(
         (
             header.id
-            for header in sorted(snapshot_headers(store), key=lambda h: (h.revision_id or 0, h.id))
+            for header in sorted(
+                store.context.snapshot_headers(), key=lambda h: (h.revision_id or 0, h.id)
+            )
             if header.revision_id is not None and header.revision_id >= revision.id
         ),
         None,
@@ -339,20 +309,20 @@ def find_entry(store: GlossaryStore, entry: object) -> int:
     """An entry id from ``12``, ``"E12"``, a term or an alias (live first, then deleted ones).
     `EntryNotFoundError` naming what was asked otherwise."""
     if isinstance(entry, int) and not isinstance(entry, bool):
-        store.get_entry(entry)
+        store.glossary.get_entry(entry)
         return entry
     if not isinstance(entry, str) or not entry.strip():
         raise InputError("give an entry id (E12) or a term")
     text = entry.strip()
     if re.fullmatch(r"[Ee]?\d+", text):
         number = parse_entry_id(text)
-        store.get_entry(number)
+        store.glossary.get_entry(number)
         return number
-    found = store.find_by_term(text)
+    found = store.glossary.find_by_term(text)
     if found is not None:
         return found.id
     norm = normalize_term(text)
-    for candidate in store.entries(include_deleted=True):
+    for candidate in store.glossary.entries(include_deleted=True):
         names = [candidate.term, *candidate.aliases]
         if any(normalize_term(name) == norm for name in names):
             return candidate.id
@@ -363,10 +333,10 @@ def revision_to_explain(store: GlossaryStore, entry_id: int) -> Revision:
     """The revision of an entry to ask about: the latest agent revision that wrote its current
     definition (a create, or an update that changed the definition), else the latest agent
     revision of it, else its latest revision."""
-    revisions = store.revisions(entry_id)
+    revisions = store.glossary.revisions(entry_id)
     if not revisions:
         raise EntryNotFoundError(f"entry E{entry_id} has no revisions")
-    current = store.get_entry(entry_id).definition
+    current = store.glossary.get_entry(entry_id).definition
     agent = [revision for revision in revisions if revision.actor_kind == "agent"]
     for revision in reversed(agent):
         new = (revision.new_value or {}).get("definition")
@@ -407,7 +377,7 @@ def restore_from_snapshot(
         f"restore snapshot {row.id} ({row.kind}, thread {row.thread_id}, scene {row.scene_id})"
     )
     with store.transaction():
-        own = store.thread_state(row.thread_id) if row.thread_id is not None else None
+        own = store.progress.thread_state(row.thread_id) if row.thread_id is not None else None
         if row.thread_id is not None and own is None:
             raise StoreError(
                 f"snapshot {row.id}'s thread {row.thread_id} has no recorded state; cannot tell "
@@ -415,13 +385,13 @@ def restore_from_snapshot(
             )
         curated_after = own is not None and any(
             revision.actor_kind == "curator"
-            for revision in store.revisions(thread_id=own.thread_id, since_id=pointer)
+            for revision in store.glossary.revisions(thread_id=own.thread_id, since_id=pointer)
         )
-        store.rollback_to_revision(actor, pointer, why)
+        store.glossary.rollback_to_revision(actor, pointer, why)
         position = own.position if own is not None else -1
-        for state in store.thread_states():
+        for state in store.progress.thread_states():
             if state.position > position:
-                store.set_thread_state(
+                store.progress.set_thread_state(
                     state.thread_id,
                     status="pending",
                     scenes_done=0,
@@ -431,15 +401,15 @@ def restore_from_snapshot(
                 )
         if own is not None:
             _restore_own_thread(store, row, payload, own, pointer, curated_after)
-        store.save_context_state(payload.context.to_json())
+        store.context.save_context_state(payload.context.to_json())
         restored = payload.model_copy(update={"restored_from": row.id})
-        store.save_checkpoint(
+        store.context.save_checkpoint(
             kind="manual",
             thread_id=row.thread_id,
             scene_id=row.scene_id,
             run_id=actor.run_id if actor.run_id is not None else row.run_id,
             state_json=restored.to_json(),
-            revision_id=store.last_revision_id(),
+            revision_id=store.glossary.last_revision_id(),
         )
     return payload.context.model_copy(deep=True)
 
@@ -462,7 +432,7 @@ def _restore_own_thread(
     assert row.thread_id is not None
     if finished:
         keep_curated = own.status == "curated" and not curated_after
-        store.set_thread_state(
+        store.progress.set_thread_state(
             row.thread_id,
             status="curated" if keep_curated else "annotated",
             scenes_total=total,
@@ -473,7 +443,7 @@ def _restore_own_thread(
         )
     else:
         done = progress.scenes_done if progress is not None else own.scenes_done
-        store.set_thread_state(
+        store.progress.set_thread_state(
             row.thread_id,
             status="annotating",
             scenes_total=total,

@@ -5,7 +5,7 @@ own system prompt, its story so far and summaries, its recent conversation, laid
 context layer lays out every prompt), followed by a user message starting ``# Task: summon`` with
 the question (CONTRACTS "Prompt conventions"), and returns the answer. `continue_(text)` asks a
 follow-up on the same message list (a real multi-turn exchange: the answers stay in it);
-`dismiss()` logs the whole exchange (`store.log_summon`) and ends it. One summon at a time.
+`dismiss()` logs the whole exchange (`store.context.log_summon`) and ends it. One summon at a time.
 
 Read-only. The summoned context is offered the READ tools it had (those of `glossary_search`,
 `read_post`, `read_thread_range` that were in its tool list), run through a read-only
@@ -79,7 +79,7 @@ from terrarium_dagster.errors import (
     CorpusError,
     InputError,
 )
-from terrarium_dagster.glossary.models import Checkpoint
+from terrarium_dagster.glossary.models import AgentCallRecord, Checkpoint
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import (
     CheckpointPayload,
@@ -87,7 +87,6 @@ from terrarium_dagster.snapshots.checkpoint import (
     load_checkpoint,
     parse_snapshot_id,
     snapshot_for_revision,
-    snapshot_headers,
 )
 
 if TYPE_CHECKING:
@@ -195,7 +194,7 @@ class SummonSession:
         return [*self.head(), *self.past.history, *self.exchange, *pending]
 
     def record(self, ended: str) -> dict[str, Any]:
-        """The exchange as `store.log_summon` keeps it (deterministic: no wall-clock times)."""
+        """The exchange as `store.context.log_summon` keeps it (no wall-clock times)."""
         return {
             "snapshot": {
                 "id": self.snapshot.id,
@@ -240,6 +239,7 @@ class SummonManager:
         run_id: str | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         registry_factory: Callable[[], ToolRegistry] = default_registry,
+        record_call: Callable[[AgentCallRecord], None] | None = None,
     ) -> None:
         if max_tokens <= 0 or budget <= max_tokens:
             raise InputError(
@@ -256,6 +256,9 @@ class SummonManager:
         self.run_id = run_id
         self.max_rounds = max_rounds
         self.registry_factory = registry_factory
+        # Where each request's record goes: the scene loop buffers it past the scene's
+        # transaction (a rollback keeps it); alone (`why`) it is written at once.
+        self.record_call = record_call or (lambda record: store.runs.record_calls([record]))
         self._session: SummonSession | None = None
         self._window: int | None = None
 
@@ -329,7 +332,7 @@ class SummonManager:
     def dismiss(self, *, ended: str = "dismissed") -> int:
         """End the open summon and log the exchange; returns the summon log id."""
         session = self._require("dismiss")
-        log_id = self.store.log_summon(
+        log_id = self.store.context.log_summon(
             session.snapshot_id, self.run_id, canonical_json(session.record(ended))
         )
         self._session = None
@@ -419,10 +422,12 @@ class SummonManager:
         store = self.store
 
         def search_as_of(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
-            hits = store.search(args.query, limit=min(200, args.limit * 4), include_deleted=True)
+            hits = store.glossary.search(
+                args.query, limit=min(200, args.limit * 4), include_deleted=True
+            )
             found: list[dict[str, Any]] = []
             for hit in hits:
-                then = store.entry_as_of(hit.entry.id, boundary)
+                then = store.glossary.entry_as_of(hit.entry.id, boundary)
                 if then is None or then.deleted:
                     continue
                 found.append(entry_brief(then))
@@ -515,7 +520,7 @@ class SummonManager:
             session.cached_tokens += result.cached_tokens
             session.completion_tokens += result.completion_tokens
         summoner = session.summoner
-        self.store.log_agent_call(
+        self.record_call(
             call_record(
                 result,
                 purpose=SUMMON_PURPOSE,
@@ -749,9 +754,9 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
     def list_snapshots(ctx: ToolContext, args: ListSnapshotsArgs) -> HandlerResult:
         payload: dict[str, Any] = {}
         if args.entry_id is not None:
-            entry = ctx.store.get_entry(args.entry_id)
+            entry = ctx.store.glossary.get_entry(args.entry_id)
             edits: list[dict[str, Any]] = []
-            for revision in ctx.store.revisions(entry.id)[-args.limit :]:
+            for revision in ctx.store.glossary.revisions(entry.id)[-args.limit :]:
                 choice: SnapshotChoice = snapshot_for_revision(ctx.store, revision.id)
                 edits.append(
                     {
@@ -770,7 +775,7 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
         else:
             headers = [
                 header
-                for header in snapshot_headers(ctx.store, thread_id=args.thread_id)
+                for header in ctx.store.context.snapshot_headers(thread_id=args.thread_id)
                 if not _later_than_now(ctx, header.thread_id)
             ]
             payload["snapshots"] = [_snapshot_brief(h) for h in headers[-args.limit :]]

@@ -11,7 +11,6 @@ mapped to post references and URLs through the corpus).
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,7 +25,6 @@ from terrarium_dagster.snapshots.checkpoint import (
     load_checkpoint,
     revision_to_explain,
     snapshot_for_revision,
-    snapshot_headers,
 )
 from terrarium_dagster.snapshots.summon import DEFAULT_MAX_ROUNDS, SummonManager
 
@@ -134,7 +132,7 @@ def why(
         raise InputError("give an entry (E12, a term or an alias) or a revision id")
     if revision is not None:
         try:
-            chosen = store.revision(revision)
+            chosen = store.glossary.revision(revision)
         except StoreError as exc:
             if "no revision" not in str(exc):
                 raise
@@ -248,26 +246,13 @@ def render_why(answer: WhyAnswer) -> str:
 
 
 # ----------------------------------------------------------------------------- `snapshots`
-def _counts(store: GlossaryStore, sql: str) -> dict[int, int]:
-    try:
-        with store.reading() as conn:
-            return {int(row[0]): int(row[1]) for row in conn.execute(sql).fetchall()}
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot count snapshot references on {store.where}: {exc}") from exc
-
-
 def snapshots_report(store: GlossaryStore, *, thread_id: int | None = None) -> list[dict[str, Any]]:
     """One row per snapshot, oldest first: where it stands, what its context holds, how many
     revisions were made with it in force ("blamed"), how often it was summoned."""
-    blamed = _counts(
-        store,
-        "SELECT snapshot_id, COUNT(*) FROM revision WHERE snapshot_id IS NOT NULL "
-        "GROUP BY snapshot_id",
-    )
-    summoned = _counts(store, "SELECT snapshot_id, COUNT(*) FROM summon_log GROUP BY snapshot_id")
-    keys = {state.thread_id: state.thread_key for state in store.thread_states()}
+    blamed, summoned = store.context.snapshot_uses()
+    keys = {state.thread_id: state.thread_key for state in store.progress.thread_states()}
     rows: list[dict[str, Any]] = []
-    for header in snapshot_headers(store, thread_id=thread_id):
+    for header in store.context.snapshot_headers(thread_id=thread_id):
         _, payload = load_checkpoint(store, header.id)
         context = payload.context
         rows.append(

@@ -1,0 +1,212 @@
+"""The live context and its history: the saved context state, compaction events, checkpoints
+(snapshots) and summon logs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.glossary.base import (
+    Aggregate,
+    dump_json,
+    guarded,
+    json_payload,
+    now_iso,
+)
+from terrarium_dagster.glossary.models import (
+    CHECKPOINT_KINDS,
+    Checkpoint,
+    SnapshotHeader,
+)
+from terrarium_dagster.glossary.records import (
+    _checkpoint,
+    _filters,
+    _optional_int,
+)
+
+
+class ContextLog(Aggregate):
+    """The store's context aggregate: `store.context`."""
+
+    # ------------------------------------------------------------------------------ compactions
+    @guarded
+    def log_compaction(
+        self,
+        run_id: str | None,
+        thread_id: int | None,
+        scene_id: str | None,
+        tier: str,
+        tokens_before: int,
+        tokens_after: int,
+        entry_ids: Sequence[int],
+        summary: str | None,
+    ) -> int:
+        if isinstance(entry_ids, str) or not all(
+            isinstance(entry_id, int) and not isinstance(entry_id, bool) for entry_id in entry_ids
+        ):
+            raise InputError("compaction entry_ids must be a list of integers")
+        with self.transaction():
+            cursor = self.conn.execute(
+                "INSERT INTO compaction (run_id, thread_id, scene_id, tier, tokens_before, "
+                "tokens_after, entry_ids, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    thread_id,
+                    scene_id,
+                    tier,
+                    int(tokens_before),
+                    int(tokens_after),
+                    dump_json(list(entry_ids)),
+                    summary,
+                    now_iso(),
+                ),
+            )
+            return int(cursor.lastrowid or 0)
+
+    @guarded
+    def compactions(
+        self, *, thread_id: int | None = None, run_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Compaction events, oldest first; ``entry_ids`` decoded to a list."""
+        where, params = _filters(thread_id=thread_id, run_id=run_id)
+        rows = self.conn.execute(f"SELECT * FROM compaction{where} ORDER BY id", params)
+        result = []
+        for row in rows.fetchall():
+            record = dict(row)
+            record["entry_ids"] = json.loads(record["entry_ids"])
+            result.append(record)
+        return result
+
+    # ---------------------------------------------------------------------------- context state
+    @guarded
+    def save_context_state(self, state_json: str | dict[str, Any]) -> None:
+        """Replace the live context state (one row). Call it inside the scene transaction."""
+        payload = json_payload(state_json, "context state")
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO context_state (id, state, updated_at) VALUES (1, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET state = excluded.state, "
+                "updated_at = excluded.updated_at",
+                (payload, now_iso()),
+            )
+
+    @guarded
+    def load_context_state(self) -> str | None:
+        row = self.conn.execute("SELECT state FROM context_state WHERE id = 1").fetchone()
+        return None if row is None else row["state"]
+
+    # ------------------------------------------------------------------- checkpoints (snapshots)
+    @guarded
+    def save_checkpoint(
+        self,
+        *,
+        kind: str,
+        thread_id: int | None,
+        scene_id: str | None,
+        run_id: str | None,
+        state_json: str | dict[str, Any],
+        revision_id: int | None,
+    ) -> int:
+        """Save a context snapshot; returns the snapshot id revisions and summons refer to."""
+        if kind not in CHECKPOINT_KINDS:
+            raise InputError(
+                f"checkpoint kind {kind!r} is not one of {', '.join(CHECKPOINT_KINDS)}"
+            )
+        payload = json_payload(state_json, "checkpoint state")
+        _optional_int(revision_id, "checkpoint revision_id")
+        with self.transaction():
+            cursor = self.conn.execute(
+                "INSERT INTO snapshot (kind, thread_id, scene_id, run_id, state, revision_id, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (kind, thread_id, scene_id, run_id, payload, revision_id, now_iso()),
+            )
+            return int(cursor.lastrowid or 0)
+
+    @guarded
+    def checkpoint(self, snapshot_id: int) -> Checkpoint:
+        row = self.conn.execute("SELECT * FROM snapshot WHERE id = ?", (snapshot_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no snapshot {snapshot_id} in the annotator store")
+        return _checkpoint(row)
+
+    @guarded
+    def checkpoints(
+        self, thread_id: int | None = None, *, kind: str | None = None
+    ) -> list[Checkpoint]:
+        where, params = _filters(thread_id=thread_id, kind=kind)
+        rows = self.conn.execute(f"SELECT * FROM snapshot{where} ORDER BY id", params)
+        return [_checkpoint(row) for row in rows.fetchall()]
+
+    @guarded
+    def latest_checkpoint(
+        self, *, thread_id: int | None = None, kind: str | None = None
+    ) -> Checkpoint | None:
+        where, params = _filters(thread_id=thread_id, kind=kind)
+        row = self.conn.execute(
+            f"SELECT * FROM snapshot{where} ORDER BY id DESC LIMIT 1", params
+        ).fetchone()
+        return None if row is None else _checkpoint(row)
+
+    # ---------------------------------------------------------------------------------- summons
+    @guarded
+    def log_summon(
+        self, snapshot_id: int, run_id: str | None, exchange_json: str | dict[str, Any] | list[Any]
+    ) -> int:
+        payload = json_payload(exchange_json, "summon exchange")
+        with self.transaction():
+            known = self.conn.execute("SELECT 1 FROM snapshot WHERE id = ?", (snapshot_id,))
+            if known.fetchone() is None:
+                raise StoreError(
+                    f"no snapshot {snapshot_id} in the annotator store; cannot log a summon"
+                )
+            cursor = self.conn.execute(
+                "INSERT INTO summon_log (snapshot_id, run_id, exchange, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (snapshot_id, run_id, payload, now_iso()),
+            )
+            return int(cursor.lastrowid or 0)
+
+    @guarded
+    def summons(self, snapshot_id: int | None = None) -> list[dict[str, Any]]:
+        """Logged summon exchanges, oldest first; ``exchange`` decoded."""
+        where, params = _filters(snapshot_id=snapshot_id)
+        rows = self.conn.execute(f"SELECT * FROM summon_log{where} ORDER BY id", params)
+        result = []
+        for row in rows.fetchall():
+            record = dict(row)
+            record["exchange"] = json.loads(record["exchange"])
+            result.append(record)
+        return result
+
+    @guarded
+    def snapshot_headers(self, *, thread_id: int | None = None) -> list[SnapshotHeader]:
+        """Every checkpoint's metadata (no payload read), oldest first."""
+        where = "" if thread_id is None else " WHERE thread_id = ?"
+        params: tuple[object, ...] = () if thread_id is None else (thread_id,)
+        with self.reading() as conn:
+            rows = conn.execute(
+                "SELECT id, kind, thread_id, scene_id, run_id, revision_id, created_at, "
+                f"length(state) AS size FROM snapshot{where} ORDER BY id",
+                params,
+            ).fetchall()
+        return [SnapshotHeader(**dict(row)) for row in rows]
+
+    @guarded
+    def snapshot_uses(self) -> tuple[dict[int, int], dict[int, int]]:
+        """Per snapshot id: how many revisions were made with it in force, how often it was
+        summoned."""
+        with self.reading() as conn:
+            blamed = conn.execute(
+                "SELECT snapshot_id, COUNT(*) FROM revision WHERE snapshot_id IS NOT NULL "
+                "GROUP BY snapshot_id"
+            ).fetchall()
+            summoned = conn.execute(
+                "SELECT snapshot_id, COUNT(*) FROM summon_log GROUP BY snapshot_id"
+            ).fetchall()
+        return (
+            {int(row[0]): int(row[1]) for row in blamed},
+            {int(row[0]): int(row[1]) for row in summoned},
+        )

@@ -1,0 +1,70 @@
+"""The curation log: the curator's decisions and their undoing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.glossary.base import (
+    Aggregate,
+    guarded,
+    now_iso,
+)
+from terrarium_dagster.glossary.records import (
+    _filters,
+)
+
+
+class CurationLog(Aggregate):
+    """The store's curation aggregate: `store.curation`."""
+
+    # ----------------------------------------------------------------------- curator decisions
+    @guarded
+    def log_curator_decision(
+        self,
+        run_id: str | None,
+        thread_id: int | None,
+        entry_id: int | None,
+        decision: str,
+        target_entry_id: int | None,
+        reasoning: str | None,
+        revision_id: int | None,
+    ) -> int:
+        if not isinstance(decision, str) or not decision.strip():
+            raise InputError("curator decision must be a non-empty string")
+        with self.transaction():
+            cursor = self.conn.execute(
+                "INSERT INTO curator_decision (run_id, thread_id, entry_id, decision, "
+                "target_entry_id, reasoning, revision_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    thread_id,
+                    entry_id,
+                    decision,
+                    target_entry_id,
+                    reasoning,
+                    revision_id,
+                    now_iso(),
+                ),
+            )
+            return int(cursor.lastrowid or 0)
+
+    @guarded
+    def mark_decision_undone(self, decision_id: int, undone_revision_id: int) -> None:
+        """Record that a curator decision was undone by ``undone_revision_id``."""
+        with self.transaction():
+            cursor = self.conn.execute(
+                "UPDATE curator_decision SET undone_revision_id = ? WHERE id = ?",
+                (undone_revision_id, decision_id),
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"no curator decision {decision_id} in the annotator store")
+
+    @guarded
+    def curator_decisions(
+        self, *, thread_id: int | None = None, entry_id: int | None = None
+    ) -> list[dict[str, Any]]:
+        where, params = _filters(thread_id=thread_id, entry_id=entry_id)
+        rows = self.conn.execute(f"SELECT * FROM curator_decision{where} ORDER BY id", params)
+        return [dict(row) for row in rows.fetchall()]

@@ -1,0 +1,119 @@
+"""Thread progress: where each thread stands (scenes done, status, its checkpoint)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.glossary.base import (
+    Aggregate,
+    dump_json,
+    guarded,
+    now_iso,
+)
+from terrarium_dagster.glossary.models import (
+    THREAD_STATUSES,
+    ThreadState,
+)
+from terrarium_dagster.glossary.records import (
+    UNSET,
+    _optional_int,
+    _thread_state,
+    _Unset,
+)
+
+
+class ThreadProgress(Aggregate):
+    """The store's thread-progress aggregate: `store.progress`."""
+
+    # ---------------------------------------------------------------------------- thread state
+    @guarded
+    def thread_state(self, thread_id: int) -> ThreadState | None:
+        row = self.conn.execute(
+            "SELECT * FROM thread_state WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        return None if row is None else _thread_state(row)
+
+    @guarded
+    def thread_states(self) -> list[ThreadState]:
+        """All recorded thread states in story order (position)."""
+        rows = self.conn.execute(
+            "SELECT * FROM thread_state ORDER BY position, thread_id"
+        ).fetchall()
+        return [_thread_state(row) for row in rows]
+
+    @guarded
+    def set_thread_state(
+        self,
+        thread_id: int,
+        *,
+        thread_key: str | _Unset = UNSET,
+        position: int | _Unset = UNSET,
+        status: str | _Unset = UNSET,
+        scenes_total: int | _Unset = UNSET,
+        scenes_done: int | _Unset = UNSET,
+        cursor_scene_id: str | _Unset | None = UNSET,
+        run_id: str | _Unset | None = UNSET,
+        end_revision_id: int | _Unset | None = UNSET,
+        checkpoint_id: int | _Unset | None = UNSET,
+        extra: dict[str, Any] | _Unset = UNSET,
+    ) -> ThreadState:
+        """Create or update a thread's state; only the arguments given change (None clears a
+        nullable column). A new row needs ``thread_key`` and ``position``. ``extra`` is merged
+        key by key into the stored extra."""
+        if isinstance(thread_id, bool) or not isinstance(thread_id, int):
+            raise InputError(f"thread id must be an integer, not {thread_id!r}")
+        if status is not UNSET and status not in THREAD_STATUSES:
+            raise InputError(f"thread status {status!r} is not one of {', '.join(THREAD_STATUSES)}")
+        for name, value in (
+            ("position", position),
+            ("scenes_total", scenes_total),
+            ("scenes_done", scenes_done),
+        ):
+            if value is not UNSET and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise InputError(f"{name} must be a non-negative integer, not {value!r}")
+        if end_revision_id is not UNSET:
+            _optional_int(end_revision_id, "end_revision_id")
+        if checkpoint_id is not UNSET:
+            _optional_int(checkpoint_id, "checkpoint_id")
+        if extra is not UNSET and not isinstance(extra, dict):
+            raise InputError("thread state extra must be a dict")
+        with self.transaction():
+            current = self.thread_state(thread_id)
+            if current is None:
+                if thread_key is UNSET or position is UNSET:
+                    raise StoreError(
+                        f"thread {thread_id} has no state yet; give thread_key and position"
+                    )
+                self.conn.execute(
+                    "INSERT INTO thread_state (thread_id, thread_key, position, updated_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (thread_id, thread_key, position, now_iso()),
+                )
+                current = self.thread_state(thread_id)
+                assert current is not None
+            values: dict[str, object] = {
+                "thread_key": thread_key,
+                "position": position,
+                "status": status,
+                "scenes_total": scenes_total,
+                "scenes_done": scenes_done,
+                "cursor_scene_id": cursor_scene_id,
+                "run_id": run_id,
+                "end_revision_id": end_revision_id,
+                "checkpoint_id": checkpoint_id,
+            }
+            changes = {name: value for name, value in values.items() if value is not UNSET}
+            if extra is not UNSET:
+                changes["extra"] = dump_json({**current.extra, **extra})
+            changes["updated_at"] = now_iso()
+            assignments = ", ".join(f"{name} = ?" for name in changes)
+            self.conn.execute(
+                f"UPDATE thread_state SET {assignments} WHERE thread_id = ?",
+                (*changes.values(), thread_id),
+            )
+            state = self.thread_state(thread_id)
+            assert state is not None
+            return state
