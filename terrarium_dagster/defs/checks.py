@@ -78,7 +78,7 @@ def evaluate_glossary_checks(
     ]
     if not wanted:
         return
-    with corpus.open() as reader, store.open() as glossary:
+    with corpus.open() as reader, store.read() as glossary:
         results = run_checks(glossary.glossary.entry_views(), reader)
     for item in wanted:
         result = results[item.result]

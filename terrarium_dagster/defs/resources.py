@@ -69,6 +69,11 @@ class StoreResource(dg.ConfigurableResource):
         """The store as the engine opens it (created on first use)."""
         return open_store(self.settings())
 
+    def read(self) -> GlossaryStore:
+        """The store as a reader opens it: read-only, never waiting for the writer (`InputError`
+        when there is no store yet)."""
+        return open_store(self.settings(), read_only=True)
+
 
 class AgentResource(dg.ConfigurableResource):
     """The model the agent talks to.

@@ -16,6 +16,7 @@ from terrarium_dagster.defs.assets import curated_glossary, thread_annotations
 from terrarium_dagster.defs.partitions import range_run_request, threads_partitions
 from terrarium_dagster.defs.resources import StoreResource
 from terrarium_dagster.engine import DONE
+from terrarium_dagster.errors import InputError
 
 SCHEDULE_CRON_ENV = "TERRARIUM_SCHEDULE_CRON"
 
@@ -74,10 +75,12 @@ def incremental_annotation_schedule(
     keys = context.instance.get_dynamic_partitions(threads_partitions.name)
     if not keys:
         return dg.SkipReason("no threads known yet (thread_discovery_sensor adds them)")
-    with store.open() as glossary:
-        done = {
-            state.thread_key for state in glossary.progress.thread_states() if state.status in DONE
-        }
+    try:
+        with store.read() as glossary:
+            states = glossary.progress.thread_states()
+    except InputError:  # no store yet: nothing is annotated
+        states = []
+    done = {state.thread_key for state in states if state.status in DONE}
     pending = next_unannotated_range(keys, done)
     if not pending:
         return dg.SkipReason(f"all {len(keys)} threads are annotated")

@@ -16,10 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import InputError, StoreError
 from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
+
+if TYPE_CHECKING:
+    from terrarium_dagster.glossary.store import GlossaryStore
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -316,8 +319,8 @@ class Aggregate:
     """One part of the store (glossary, runs, context, progress, curation) over the store's one
     shared connection: its writes join the store's open transaction (one per scene)."""
 
-    def __init__(self, store: StoreConnection) -> None:
-        self.store = store
+    def __init__(self, store: GlossaryStore) -> None:
+        self.store = store  # the whole store: an aggregate may read another (glossary → progress)
 
     @property
     def where(self) -> str:
