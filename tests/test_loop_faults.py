@@ -232,3 +232,28 @@ def test_ctrl_c_abandons_the_call_in_flight_within_seconds(
         checkpoint = store.context.latest_checkpoint()
         assert checkpoint is not None and checkpoint.kind == "shutdown"
         assert any(call.error and "interrupted" in call.error for call in store.runs.agent_calls())
+
+
+def test_the_summon_calls_of_a_rolled_back_scene_are_still_recorded(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    # Thread 1 ends with a snapshot; in thread 2 the agent summons it (a request of its own),
+    # then the server fails for good: the scene rolls back, the summon request stays recorded.
+    simple_quest(tmp_path / "corpus.db", threads=2, scenes_per_thread=1)
+    with _engine(vllm_server, tmp_path) as engine:
+        vllm_server.script(Reply(content="done"))
+        engine.annotate_thread(engine.threads[0].id)
+        sent_before = len(vllm_server.chat_requests)
+        summon = json.dumps({"snapshot_id": 1, "question": "Who is the envoy?"})
+        vllm_server.script(
+            Reply(tool_calls=[("summon_snapshot", summon)]),
+            Reply(content="The envoy is Vaskari."),
+        )
+        vllm_server.fallback = lambda request: Fault.server_error()
+        with pytest.raises(AgentError, match="attempts"):
+            engine.annotate_thread(engine.threads[1].id)
+        assert len(vllm_server.chat_requests) > sent_before + 2, "the summon was sent"
+    with GlossaryStore(tmp_path / "store.db") as store:
+        purposes = [call.purpose for call in store.runs.agent_calls()]
+        assert "summon" in purposes, purposes
+        assert store.context.summons() == [], "the summon log rolled back with the scene"
