@@ -46,7 +46,7 @@ def main() -> None:
         first = statistics.mean(seconds[:tenth])
         last = statistics.mean(seconds[-tenth:])
         with GlossaryStore(db) as store:
-            entries = len(store.entries())
+            entries = len(store.glossary.entries())
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"{args.threads} threads x {args.posts} posts: {entries} entries")
         print(
