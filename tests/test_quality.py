@@ -108,3 +108,34 @@ def test_markdown_pages_carry_no_raw_html_and_no_script_links() -> None:
     assert "<script>" not in safe and "&lt;script&gt;" in safe
     assert "javascript:" not in safe and "data:" not in safe
     assert "see here and x." in safe
+
+
+@pytest.mark.parametrize(
+    ("term", "kind"),
+    [
+        ("Captain Ismay Rook", "character"),
+        ("Sister Ottoline", "character"),
+        ("Cinder Stair", "place"),
+        ("Ashkar Fens", "place"),
+        ("Quiet Choir", "faction"),
+        ("Sodality of the Steady Flame", "faction"),
+        ("Greywash", None),
+        ("Amberly Hask", None),
+    ],
+)
+def test_the_offline_backend_tags_an_entry_when_its_name_says_what_it_is(
+    term: str, kind: str | None
+) -> None:
+    from terrarium_dagster.agent.offline import kind_of
+
+    assert kind_of(term) == kind
+
+
+def test_entries_of_the_offline_sample_have_kinds(sample_db: Path, tmp_path: Path) -> None:
+    from terrarium_dagster.glossary.store import GlossaryStore
+
+    db = tmp_path / "s.db"
+    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    with GlossaryStore(db) as store:
+        tags = {tag for entry in store.glossary.entries() for tag in entry.tags}
+    assert {"character", "place", "faction"} <= tags

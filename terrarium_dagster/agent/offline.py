@@ -507,6 +507,9 @@ class SceneAnnotator:
             if not definition:
                 continue
             args = {"term": candidate.term, "definition": definition}
+            kind = kind_of(candidate.term)
+            if kind:
+                args["tags"] = [kind]
             args["post_ids"] = where[:MAX_POSTS_PER_CALL]
             if candidate.variants:
                 args["aliases"] = list(candidate.variants)
@@ -970,6 +973,132 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
             )
         )
     return views
+
+
+_TITLES = frozenset(
+    [
+        "captain",
+        "sister",
+        "brother",
+        "lord",
+        "lady",
+        "provost",
+        "master",
+        "mistress",
+        "mother",
+        "father",
+        "old",
+        "young",
+        "king",
+        "queen",
+        "prince",
+        "princess",
+        "sir",
+        "dame",
+        "saint",
+        "doctor",
+        "uncle",
+        "aunt",
+        "grandpa",
+        "grandma",
+        "elder",
+        "warden",
+    ]
+)
+_PLACE_WORDS = frozenset(
+    [
+        "stair",
+        "stairs",
+        "fen",
+        "fens",
+        "chapel",
+        "vault",
+        "gate",
+        "gates",
+        "road",
+        "street",
+        "city",
+        "river",
+        "lake",
+        "hall",
+        "tower",
+        "court",
+        "market",
+        "bridge",
+        "square",
+        "mere",
+        "marsh",
+        "harbor",
+        "harbour",
+        "isle",
+        "island",
+        "wood",
+        "woods",
+        "hill",
+        "hills",
+        "sea",
+        "keep",
+        "quarter",
+        "row",
+        "lane",
+        "well",
+        "mill",
+        "shore",
+        "bay",
+        "cove",
+        "pass",
+        "valley",
+        "plain",
+        "plains",
+        "desert",
+        "forest",
+        "temple",
+        "palace",
+        "castle",
+        "fort",
+        "port",
+        "town",
+        "village",
+    ]
+)
+_FACTION_WORDS = frozenset(
+    [
+        "choir",
+        "sodality",
+        "order",
+        "guild",
+        "company",
+        "watch",
+        "council",
+        "brotherhood",
+        "sisterhood",
+        "circle",
+        "cult",
+        "clan",
+        "tribe",
+        "league",
+        "host",
+        "compact",
+        "covenant",
+        "lodge",
+        "wardens",
+    ]
+)
+
+
+def kind_of(term: str) -> str | None:
+    """A kind for a new entry from the shape of its name, when the name says it: a title before
+    a name is a character, a place word ends a place, a body of people names a faction."""
+    words = [word.casefold() for word in re.split(r"[\s\-]+", term) if word]
+    if len(words) < 2 or (term != term.title() and not term[:1].isupper()):
+        return None
+    if words[0] in _TITLES:
+        return "character"
+    if words[-1] in _PLACE_WORDS:
+        return "place"
+    if any(word in _FACTION_WORDS for word in words):
+        return "faction"
+    return None
 
 
 def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
