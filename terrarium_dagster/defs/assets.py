@@ -9,11 +9,8 @@ Everything here maps partitions to engine calls and reports to metadata; nothing
 between runs.
 """
 
-import shutil
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from itertools import pairwise
-from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import dagster as dg
@@ -39,6 +36,7 @@ from terrarium_dagster.defs.resources import (
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 from terrarium_dagster.errors import OrderError, TerrariumError
 from terrarium_dagster.exports import build_export
+from terrarium_dagster.exports.files import staged_directory
 
 PREVIEW_SCENES = 20
 
@@ -273,7 +271,7 @@ def _export(
     with _fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
         for thread in threads:
             out_dir = root / thread.key
-            with _replacing_folder(out_dir) as staging:
+            with staged_directory(out_dir) as staging:
                 report = _fail_on(build_export, db, reader, staging, as_of_thread=thread.id)
             context.log.info(f"{thread.key}: exported {report.entries} entries to {out_dir}")
             yield dg.AssetMaterialization(
@@ -338,22 +336,3 @@ def _progress_logger(context: dg.AssetExecutionContext) -> Callable[[str, dict[s
         )
 
     return log
-
-
-@contextmanager
-def _replacing_folder(target: Path) -> Iterator[Path]:
-    """Write into a staging folder, then swap it in: the target is never half written."""
-    staging = target.with_name(f".{target.name}.partial")
-    previous = target.with_name(f".{target.name}.previous")
-    for leftover in (staging, previous):
-        shutil.rmtree(leftover, ignore_errors=True)
-    staging.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if target.exists():
-        target.rename(previous)
-    staging.rename(target)
-    shutil.rmtree(previous, ignore_errors=True)
