@@ -26,11 +26,11 @@ from pathlib import Path
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.offline import OfflineBackend
-from terrarium_dagster.agent.simulator import SimulatedVLLM, tokenize_text
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.synthetic import generate_corpus
 from terrarium_dagster.engine import Engine
+from terrarium_dagster.testing.simulator import SimulatedVLLM, tokenize_text
+from terrarium_dagster.testing.synthetic import generate_corpus
 
 UNCACHED_PER_STORY_TARGET = 2.5
 # Words per quest-master story post. The bundled sample quest averages about 260 words an update

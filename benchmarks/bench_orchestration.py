@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
         from terrarium_dagster.corpus.reader import Corpus
         from terrarium_dagster.corpus.sample import sample_corpus_path
-        from terrarium_dagster.corpus.synthetic import generate_corpus
+        from terrarium_dagster.testing.synthetic import generate_corpus
 
         corpus_path: Path | None = None
         if args.synthetic:

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from terrarium_dagster.config import load_settings
-from terrarium_dagster.corpus.synthetic import generate_corpus
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.testing.synthetic import generate_corpus
 
 
 def main() -> None:

@@ -77,7 +77,7 @@ def measure(db: Path, strategy: str | None) -> dict[str, object]:
 
 
 def corpus_for(posts: int, threads: int, indexes: bool, cache: Path) -> tuple[Path, float | None]:
-    from terrarium_dagster.corpus.synthetic import generate_corpus
+    from terrarium_dagster.testing.synthetic import generate_corpus
 
     per_thread = max(1, posts // threads)
     suffix = "-idx" if indexes else ""

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.synthetic import generate_corpus
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.exports.site import build_site
 from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.testing.synthetic import generate_corpus
 
 
 def main() -> None:

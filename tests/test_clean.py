@@ -9,7 +9,7 @@ import pytest
 
 from terrarium_dagster.corpus import clean
 from terrarium_dagster.corpus.clean import clean_body
-from terrarium_dagster.corpus.synthetic import generate_corpus
+from terrarium_dagster.testing.synthetic import generate_corpus
 
 
 @pytest.mark.parametrize("body", [None, "", "<br>", "<br><br/>", "   ", "<p></p>"])

@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from terrarium_dagster.agent.simulator import SimulatedVLLM
 from terrarium_dagster.context import (
     SYSTEM_PROMPT,
     CompactionEvent,
@@ -36,6 +35,7 @@ from terrarium_dagster.context.prompts import (
     parse_entry_refs,
 )
 from terrarium_dagster.errors import AgentError, BudgetError, ContextOverflowError
+from terrarium_dagster.testing.simulator import SimulatedVLLM
 
 TOOLS = [
     {

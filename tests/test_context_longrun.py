@@ -20,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 
-from terrarium_dagster.agent.simulator import SimulatedVLLM
 from terrarium_dagster.context import (
     SYSTEM_PROMPT,
     CompactionEvent,
@@ -33,6 +32,7 @@ from terrarium_dagster.context import (
 )
 from terrarium_dagster.context.prompts import canonical_json, parse_entry_refs
 from terrarium_dagster.errors import ContextOverflowError
+from terrarium_dagster.testing.simulator import SimulatedVLLM
 
 TOOLS: list[dict[str, Any]] = [
     {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from terrarium_dagster.agent.simulator import SimulatedVLLM
 from terrarium_dagster.context import HeuristicCounter, ServerCounter, TokenCounter
+from terrarium_dagster.testing.simulator import SimulatedVLLM
 
 SIM = SimulatedVLLM(lambda body: {"content": "ok"}, max_model_len=1_000_000)
 TOOLS = [

@@ -13,8 +13,8 @@ import pytest
 from terrarium_dagster.corpus.models import Post, parse_thread_key
 from terrarium_dagster.corpus.reader import Corpus, parse_ref
 from terrarium_dagster.corpus.scenes import batch_scenes
-from terrarium_dagster.corpus.synthetic import generate_corpus, vocabulary
 from terrarium_dagster.errors import CorpusError, InputError
+from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
 
 SCHEMA = """
 CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);

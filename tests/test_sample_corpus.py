@@ -291,8 +291,8 @@ def test_shipped_sql_and_gold_match_the_story_source() -> None:
     source = sample_sql_path().parent / "_story.txt"
     if not source.is_file():
         pytest.skip("story source not installed (wheel install)")
-    from terrarium_dagster.corpus.sample import _write_sql
+    from terrarium_dagster.testing import sample_builder
 
-    sql, gold = _write_sql.render()
+    sql, gold = sample_builder.render()
     assert sample_sql_path().read_text(encoding="utf-8") == sql
     assert sample.gold_path().read_text(encoding="utf-8") == gold

@@ -8,14 +8,14 @@ from typing import Any
 import httpx
 import pytest
 
-from terrarium_dagster.agent.simulator import (
+from terrarium_dagster.context import parse_overflow
+from terrarium_dagster.testing.simulator import (
     PrefixCache,
     SimulatedVLLM,
     completion_text,
     render_chat,
     tokenize_text,
 )
-from terrarium_dagster.context import parse_overflow
 
 TOOLS = [
     {

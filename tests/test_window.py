@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.corpus.synthetic import generate_corpus
 from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.window_server import WindowServer, run_window_server
 
 LONG_UPDATES = (150, 450)

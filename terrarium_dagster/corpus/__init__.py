@@ -2,7 +2,6 @@
 
 No Dagster here. `Corpus` is the read-only reader; `clean_body` turns imageboard HTML into the text
 the agent reads; `batch_scenes` groups a thread's posts into scenes (runs of QM story posts);
-`generate_corpus` writes a deterministic synthetic corpus for benchmarks and long tests.
 """
 
 from terrarium_dagster.corpus.clean import clean_body
@@ -15,7 +14,6 @@ from terrarium_dagster.corpus.models import (
 )
 from terrarium_dagster.corpus.reader import Corpus, parse_ref
 from terrarium_dagster.corpus.scenes import SceneBuilder, batch_scenes, iter_batch_scenes
-from terrarium_dagster.corpus.synthetic import generate_corpus
 
 __all__ = [
     "Corpus",
@@ -26,7 +24,6 @@ __all__ = [
     "batch_scenes",
     "clean_body",
     "format_thread_key",
-    "generate_corpus",
     "iter_batch_scenes",
     "parse_ref",
     "parse_thread_key",

@@ -1,9 +1,10 @@
 """The bundled sample corpus: *Lanternwake Quest*, an original five-thread forum quest.
 
 The story ships as `quest.sql` (schema and one INSERT per post, in the banished.db schema) and its
-gold glossary as `gold.yaml`. Both are generated from `_story.txt` by `_write_sql.py`; the module
-here only reads them. `sample_corpus_path()` builds the SQLite file once into a cache folder, named
-after a hash of the SQL, so a changed story gives a new file and concurrent callers are safe.
+gold glossary as `gold.yaml`. Both are generated from `_story.txt` by
+`terrarium_dagster/testing/sample_builder.py`; the module here only reads them.
+`sample_corpus_path()` builds the SQLite file once into a cache folder, named after a hash of the
+SQL, so a changed story gives a new file and concurrent callers are safe.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 -- Lanternwake Quest: terrarium-dagster's bundled sample corpus (banished.db schema).
 -- An original story written for this project. Generated from _story.txt by
--- _write_sql.py; edit the story source and regenerate instead of editing this file.
+-- testing/sample_builder.py; edit the story and regenerate instead of editing this file.
 BEGIN TRANSACTION;
 CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);
 CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT, subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);
