@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from terrarium_dagster.config import Settings, cli_group, load_settings
-from terrarium_dagster.errors import EntryNotFoundError, InputError, TerrariumError
+from terrarium_dagster.errors import EntryNotFoundError, InputError, Interrupted, TerrariumError
 
 EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -272,8 +272,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = signal.Signals(signum).name
         stop.set()
         if running and running[0].calling:  # abandon the request in flight: the scene rolls back
-            from terrarium_dagster.agent.loop import Interrupted
-
             log.warning("%s received: abandoning the model call in flight", name)
             raise Interrupted(f"{name} during a model call")
         log.warning("%s received: stopping after the current step", name)

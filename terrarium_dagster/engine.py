@@ -12,16 +12,20 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Self
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
 from terrarium_dagster.agent.offline import OfflineBackend
+from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.config import Settings
+from terrarium_dagster.context.checkpoint import restore_from_snapshot
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
+from terrarium_dagster.curation.curator import curate_thread
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import ConfigError, EntryNotFoundError, InputError, OrderError
 from terrarium_dagster.exports import build_export
@@ -35,10 +39,11 @@ from terrarium_dagster.reports import (
     ThreadReport,
     TouchedEntry,
 )
-from terrarium_dagster.snapshots.checkpoint import restore_from_snapshot
+from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
 
 DONE = ("annotated", "curated")
 SOURCES_PER_ENTRY = 3
+CURATE_MESSAGE_TOKENS = 3000  # the curator's review message, per request
 
 ProgressCallback = Callable[[str, dict[str, object]], None]
 
@@ -130,6 +135,7 @@ class Engine:
         self._threads = corpus.threads()
         self._by_id = {thread.id: thread for thread in self._threads}
         self._annotator: Annotator | None = None
+        self.session: ModelSession | None = None  # the one path to the model, once needed
         self._run_started = False
         self.max_scenes: int | None = None
 
@@ -201,9 +207,9 @@ class Engine:
     def close(self, *, status: str = "finished", error: str | None = None) -> None:
         """Record how the run ended (finished, failed, interrupted) and release everything."""
         try:
-            if self._annotator is not None:
-                self._annotator.record_calls()
-                self._annotator.persist_learned_window()
+            if self.session is not None:
+                self.session.record_calls()
+                self.session.persist_learned_window()
             if self._run_started:
                 self.store.runs.finish_run(self.run_id, status, error)
         finally:
@@ -263,10 +269,21 @@ class Engine:
 
     def _get_annotator(self) -> Annotator:
         if self._annotator is None:
+            self.session = ModelSession(
+                self.client,
+                self.store,
+                budget=self.settings.context_budget,
+                max_tokens=self.settings.max_tokens,
+                run_id=self.run_id,
+            )
+            # the agent may summon a past context mid-scene (the summon tools)
+            summons = SummonManager(self.store, self.session, run_id=self.run_id)
             self._annotator = Annotator(
                 store=self.store,
                 corpus=self.corpus,
-                client=self.client,
+                session=self.session,
+                extra_tools=snapshot_tools(summons),
+                companions=(summons,),
                 settings=self.settings,
                 run_id=self.run_id,
                 stop=self.stop,
@@ -381,11 +398,79 @@ class Engine:
         thread = self.thread(thread_id)
         status = self._status(thread)
         if status == "curated":
-            return self._get_annotator().recorded_curation(thread)
+            return self.recorded_curation(thread)
         if status != "annotated":
             raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
         self._ensure_run()
-        return self._get_annotator().curate_thread(thread)
+        return self._curate(thread)
+
+    def _curate(self, thread: Thread) -> CurationReport:
+        """Review the thread's tentative entries in one transaction; the curator's requests
+        continue the agent's cached prefix (after making room for the review)."""
+        annotator = self._get_annotator()
+        state = self._state(thread)
+        actor = Actor(
+            kind="curator",
+            run_id=self.run_id,
+            thread_id=thread.id,
+            snapshot_id=state.checkpoint_id if state else None,
+        )
+        try:
+            with annotator.beside_scenes(thread), self.store.transaction(deferred=True):
+                annotator.context.make_room(CURATE_MESSAGE_TOKENS + 64, thread_id=thread.id)
+                report = curate_thread(
+                    self.store,
+                    self.corpus,
+                    partial(annotator.ask, purpose="curate"),
+                    thread_id=thread.id,
+                    actor=actor,
+                    prefix_messages=annotator.context.build(),
+                    max_tokens_message=CURATE_MESSAGE_TOKENS,
+                )
+                annotator.save_context()
+                assert state is not None  # annotated, so it has a state
+                self.store.progress.set_thread_state(
+                    thread.id,
+                    thread_key=thread.key,
+                    position=thread.position,
+                    status="curated",
+                    scenes_total=state.scenes_total,
+                    scenes_done=state.scenes_done,
+                    cursor_scene_id=state.cursor_scene_id,
+                    run_id=self.run_id,
+                    end_revision_id=self.store.glossary.last_revision_id(),
+                    checkpoint_id=state.checkpoint_id,
+                )
+        finally:
+            annotator.record_calls()
+        return report
+
+    def recorded_curation(self, thread: Thread) -> CurationReport:
+        """The report of a curation already done, rebuilt from its decision rows."""
+        totals = self.store.runs.agent_call_totals(thread_id=thread.id, purpose="curate")
+        report = CurationReport(
+            thread_id=thread.id,
+            calls=totals.calls,
+            prompt_tokens=totals.prompt_tokens,
+            cached_tokens=totals.cached_tokens,
+            completion_tokens=totals.completion_tokens,
+        )
+        buckets = {
+            "CONFIRM": report.confirmed,
+            "REJECT": report.rejected,
+            "REVISE": report.revised,
+        }
+        for row in self.store.curation.curator_decisions(thread_id=thread.id):
+            entry_id, decision = row["entry_id"], str(row["decision"]).upper()
+            report.reviewed.append(entry_id)
+            report.decision_ids.append(row["id"])
+            if decision == "MERGE":
+                report.merged.append((entry_id, row["target_entry_id"]))
+            elif decision in buckets:
+                buckets[decision].append(entry_id)
+            else:
+                report.left_tentative.append(entry_id)
+        return report
 
     def export(
         self,

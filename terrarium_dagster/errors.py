@@ -56,3 +56,9 @@ class BudgetError(AgentError):
 
 class OrderError(InputError):
     """Threads must be annotated in story order; this one is out of order."""
+
+
+class Interrupted(TerrariumError):
+    """A stop was requested (SIGINT/SIGTERM): the current scene was rolled back."""
+
+    exit_code = 130

@@ -14,15 +14,9 @@ from typing import Any
 
 import pytest
 
-from terrarium_dagster.agent.loop import Interrupted
 from terrarium_dagster.agent.tools import default_registry
 from terrarium_dagster.config import Settings, load_settings
-from terrarium_dagster.context.prompts import SYSTEM_PROMPT
-from terrarium_dagster.context.state import ContextState, Cursor, Summary
-from terrarium_dagster.engine import Engine
-from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.snapshots.checkpoint import (
+from terrarium_dagster.context.checkpoint import (
     CheckpointPayload,
     SnapshotNotFoundError,
     load_checkpoint,
@@ -33,6 +27,11 @@ from terrarium_dagster.snapshots.checkpoint import (
     snapshot_in_force,
     tools_digest,
 )
+from terrarium_dagster.context.prompts import SYSTEM_PROMPT
+from terrarium_dagster.context.state import ContextState, Cursor, Summary
+from terrarium_dagster.engine import Engine
+from terrarium_dagster.errors import InputError, Interrupted, StoreError
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from tests.support.corpus_builder import simple_quest
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
+from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.agent.tools import (
     ToolContext,
     ToolOutcome,
@@ -22,13 +23,13 @@ from terrarium_dagster.agent.tools import (
     default_registry,
     dispatch,
 )
+from terrarium_dagster.context.checkpoint import save_checkpoint
 from terrarium_dagster.context.prompts import SYSTEM_PROMPT
 from terrarium_dagster.context.state import ContextState, Cursor, Message
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import BudgetError
 from terrarium_dagster.glossary.models import ProvenanceIn
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.snapshots.checkpoint import save_checkpoint
 from terrarium_dagster.snapshots.summon import (
     SUMMON_HEADING,
     SummonError,
@@ -133,14 +134,10 @@ def _manager(
     server: ScriptedVLLM, world: World, *, budget: int = 32768, max_tokens: int = 256
 ) -> SummonManager:
     client = ChatClient(ClientConfig(base_url=server.url, max_retries=0))
-    return SummonManager(
-        world.store,
-        client,
-        budget=budget,
-        max_tokens=max_tokens,
-        corpus=world.corpus,
-        run_id="run-2",
+    session = ModelSession(
+        client, world.store, budget=budget, max_tokens=max_tokens, run_id="run-2"
     )
+    return SummonManager(world.store, session, corpus=world.corpus, run_id="run-2")
 
 
 def _contents(messages: list[dict[str, Any]]) -> str:
@@ -422,7 +419,7 @@ def test_a_question_that_cannot_fit_at_all_is_a_budget_error_and_sends_nothing(
 ) -> None:
     vllm_server.max_model_len = 600
     manager = _manager(vllm_server, world, budget=32768, max_tokens=256)
-    with pytest.raises(BudgetError, match="only 344 fit"):
+    with pytest.raises(BudgetError, match="window of 600 tokens"):
         manager.summon(world.past_id, "Why? " * 400)
     assert vllm_server.chat_requests == []
     assert manager.session is None
@@ -431,7 +428,8 @@ def test_a_question_that_cannot_fit_at_all_is_a_budget_error_and_sends_nothing(
 def test_without_a_corpus_no_tools_are_offered(vllm_server: ScriptedVLLM, world: World) -> None:
     vllm_server.script(Reply(content="From memory."))
     client = ChatClient(ClientConfig(base_url=vllm_server.url, max_retries=0))
-    manager = SummonManager(world.store, client, budget=8192, max_tokens=256)
+    session = ModelSession(client, world.store, budget=8192, max_tokens=256, run_id=None)
+    manager = SummonManager(world.store, session)
     assert manager.summon(world.past_id, "Why [E1]?") == "From memory."
     assert vllm_server.chat_requests[0].tools == []
     manager.dismiss()

@@ -12,21 +12,28 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from terrarium_dagster.agent.accounting import call_record
 from terrarium_dagster.agent.candidates import find_candidates
-from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
-from terrarium_dagster.agent.protocol import Usage, assistant_message_dict
+from terrarium_dagster.agent.client import ChatResult
+from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.relevant import (
     RelevantEntry,
     entry_line,
     match_key,
     relevant_entries,
 )
+from terrarium_dagster.agent.session import (
+    EXACT_SHARE,
+    CallScope,
+    ModelSession,
+    standalone_task,
+)
 from terrarium_dagster.agent.tools import (
+    Tool,
     ToolContext,
     ToolOutcome,
     ToolRegistry,
@@ -35,23 +42,18 @@ from terrarium_dagster.agent.tools import (
 )
 from terrarium_dagster.config import Settings
 from terrarium_dagster.context import prompts
+from terrarium_dagster.context.checkpoint import load_checkpoint, save_checkpoint
 from terrarium_dagster.context.compaction import CompactionEvent, ContextManager
 from terrarium_dagster.context.state import ContextState, Message
-from terrarium_dagster.context.tokens import ServerCounter
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.curation.curator import curate_thread
-from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import (
     AgentError,
-    BudgetError,
     ContextOverflowError,
+    Interrupted,
     TerrariumError,
 )
-from terrarium_dagster.glossary.models import AgentCallRecord
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
-from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +62,9 @@ RELEVANT_ENTRY_MIN = 100
 MAX_KNOWN_LINES = 80
 STORY_SHARE = 0.45  # a scene's story text takes at most this share of the prompt limit
 CHARS_PER_TOKEN = 4
-CURATE_MESSAGE_TOKENS = 3000
 CANDIDATE_QUERIES = 8
 FLUSH_ROUNDS = 2
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
-EXACT_SHARE = 0.85  # a non-scene request within 15% of the limit is counted by the server
-WINDOW_META = "server_window"  # a window learned from a 400, kept so a restart starts from it
-
-
-class Interrupted(TerrariumError):
-    """A stop was requested (SIGINT/SIGTERM): the current scene was rolled back."""
-
-    exit_code = 130
 
 
 @dataclass
@@ -83,6 +76,15 @@ class ThreadOutcome:
 ProgressCallback = Callable[[str, dict[str, Any]], None]
 
 
+class SceneCompanion(Protocol):
+    """Something a scene's tools open that must not outlive the scene (an open summon): closed
+    when the scene ends or the run stops, forgotten when the scene rolls back."""
+
+    def dismiss_if_open(self, *, ended: str = "scene_end") -> int | None: ...
+
+    def abandon(self) -> None: ...
+
+
 class Annotator:
     """The agent of one run: its context, its tools, and the scene loop."""
 
@@ -91,44 +93,41 @@ class Annotator:
         *,
         store: GlossaryStore,
         corpus: Corpus,
-        client: ChatClient,
+        session: ModelSession,
         settings: Settings,
         run_id: str,
         stop: threading.Event | None = None,
         progress: ProgressCallback | None = None,
         max_scenes: int | None = None,
+        extra_tools: Sequence[Tool] = (),
+        companions: Sequence[SceneCompanion] = (),
     ) -> None:
         self.store = store
         self.corpus = corpus
-        self.client = client
+        self.session = session
         self.settings = settings
         self.run_id = run_id
         self.stop = stop or threading.Event()
-        # Set while a request is with the server: a Ctrl-C then abandons the call at once.
-        self.calling = threading.Event()
         self.progress = progress
         self.max_scenes = max_scenes
         self.scenes_this_run = 0
-        self.model = client.model_name()
-        self.summons = SummonManager(
-            store,
-            client,
-            budget=settings.context_budget,
-            max_tokens=settings.max_tokens,
-            run_id=run_id,
-            record_call=self.buffer_call,
-        )
+        self.model = session.model
+        self.companions = tuple(companions)
         self.registry: ToolRegistry = default_registry()
-        for tool in snapshot_tools(self.summons):
+        for tool in extra_tools:
             self.registry.register(tool)
         self.tools = prompts.canonical_tools(self.registry.schemas()) or []
         self.system_prompt = prompts.SYSTEM_PROMPT
-        self.counter = ServerCounter(tokenize=self.client.tokenize)
         self._scope: tuple[Thread | None, Scene | None] | None = None
-        self.learned_window: int | None = None
-        self._unrecorded: list[AgentCallRecord] = []
-        self.window = self._window()
+        self._standalone = standalone_task(session, self.tools)
+        session.on_call = self._report_call
+        session.on_window.append(self._follow_window)
         self.context = self._new_context(self._load_state())
+
+    @property
+    def calling(self) -> threading.Event:
+        """Set while a request is with the server: a Ctrl-C then abandons the call at once."""
+        return self.session.calling
 
     # -- context ----------------------------------------------------------------------------
 
@@ -143,7 +142,7 @@ class Annotator:
             tools=self.tools,
             budget=self.window,
             max_tokens=self.settings.max_tokens,
-            counter=self.counter,
+            counter=self.session.counter,
             summarizer=self._summarize,
             flusher=self._flush,
             recorder=self._record_compaction,
@@ -157,95 +156,14 @@ class Annotator:
     def limit_reached(self) -> bool:
         return self.max_scenes is not None and self.scenes_this_run >= self.max_scenes
 
-    # -- the window -------------------------------------------------------------------------
+    # -- model calls (all through the session: the window gate, accounting, recording) -------
 
-    def _window(self) -> int:
-        """The window every request must fit: the configured budget, the served model's
-        `max_model_len` (from /v1/models) and any window a 400 taught an earlier run."""
-        window = self.settings.context_budget
-        info = self.client.model_info
-        if info is None:
-            try:
-                info = self.client.resolve_model()
-            except AgentError as exc:  # the budget alone, then; a 400 still teaches the window
-                log.warning("cannot read the served model's window (%s); using the budget", exc)
-        if info is not None and info.max_model_len:
-            window = min(window, info.max_model_len)
-        learned = self.store.get_meta(WINDOW_META)
-        if learned and learned.isdigit():
-            window = min(window, int(learned))
-        if window <= self.settings.max_tokens:
-            raise BudgetError(
-                f"the model's window of {window} tokens leaves no room for a prompt beside "
-                f"max_tokens {self.settings.max_tokens}: lower max_tokens"
-            )
-        return window
+    @property
+    def window(self) -> int:
+        return self.session.window
 
-    def _learn_window(self, exc: ServerContextOverflow) -> None:
-        """A 400 overflow names the server's real window: respect it from now on."""
-        limit = exc.max_context_length
-        if limit and limit < self.window and limit > self.settings.max_tokens:
-            log.warning(
-                "the server's window is %d tokens, not %d: respecting it", limit, self.window
-            )
-            self.window = limit
-            self.learned_window = limit
-            self.context.budget = min(self.context.budget, limit)
-            self.store.set_meta(WINDOW_META, str(limit))  # committed with the scene
-
-    def persist_learned_window(self) -> None:
-        """Keep a learned window even when the scene that learned it rolled back."""
-        if self.learned_window is not None:
-            self.store.set_meta(WINDOW_META, str(self.learned_window))
-
-    def _admit(self, messages: list[Message], *, purpose: str, max_tokens: int) -> list[Message]:
-        """The gate every request passes: prompt + max_tokens within the window, or a smaller
-        request that is, or BudgetError. Nothing is ever sent over the window."""
-        limit = self.window - max_tokens
-        exact_above = limit if purpose == "annotate" else int(limit * EXACT_SHARE)
-        tokens = self.context.count(messages, exact_above=exact_above)
-        if tokens <= limit:
-            return messages
-        if purpose != "annotate":
-            # A request beside the scene loop (curation, summary, flush) that the compacted
-            # context still cannot carry: send its task alone, after the system prompt, with
-            # its longest text clipped if need be: a short standalone prompt, never a blind send.
-            standalone = self._standalone(messages, limit)
-            if standalone is not None:
-                log.info("%s request sent standalone: %d tokens would not fit", purpose, tokens)
-                return standalone
-        raise BudgetError(
-            f"a {purpose} request of {tokens} prompt tokens plus {max_tokens} for the answer "
-            f"does not fit the model's window of {self.window} tokens, even made smaller"
-        )
-
-    def _standalone(self, messages: list[Message], limit: int) -> list[Message] | None:
-        system = [m for m in messages[:1] if m.get("role") == "system"]
-        last_user = max(
-            (i for i, m in enumerate(messages) if m.get("role") == "user"), default=None
-        )
-        if last_user is None:
-            return None
-        task = [dict(m) for m in messages[last_user:]]
-        for _attempt in range(4):
-            candidate = [*system, *task]
-            tokens = self.context.count(candidate, exact_above=int(limit * EXACT_SHARE))
-            if tokens <= limit:
-                return candidate
-            longest = max(range(len(task)), key=lambda i: len(str(task[i].get("content") or "")))
-            text = str(task[longest].get("content") or "")
-            keep = int(len(text) * limit / tokens * 0.9)
-            if keep < 200:
-                return None
-            head = text[: keep * 2 // 3]
-            tail = text[len(text) - keep // 3 :]
-            task[longest] = {
-                **task[longest],
-                "content": f"{head}\n[… cut to fit the window …]\n{tail}",
-            }
-        return None
-
-    # -- model calls --------------------------------------------------------------------------
+    def _follow_window(self, window: int) -> None:
+        self.context.budget = min(self.context.budget, window)
 
     def _call(
         self,
@@ -255,104 +173,38 @@ class Annotator:
         tool_choice: str = "auto",
         max_tokens: int | None = None,
     ) -> ChatResult:
+        """A request of this run's agent: its context's tools (a stable prefix), scoped to the
+        current thread and scene. A scene round that overflows is raised for the scene loop to
+        compact (`on_overflow`); any other request falls back to a short standalone prompt."""
         thread, scene = self._scope or (None, None)
-        answer_tokens = max_tokens or self.settings.max_tokens
-        messages = self._admit(messages, purpose=purpose, max_tokens=answer_tokens)
-        try:
-            result = self._send(messages, purpose, tool_choice, max_tokens)
-        except ServerContextOverflow as exc:
-            self._learn_window(exc)
-            if purpose == "annotate":
-                raise  # the scene loop compacts the scene (`on_overflow`) and retries once
-            if exc.prompt_tokens:  # the server's own count of what was sent
-                self.counter.observe(messages, self.tools, exc.prompt_tokens)
-            retry = self._admit(messages, purpose=purpose, max_tokens=answer_tokens)
-            if retry == messages:  # the gate saw no reason to change it: make it smaller anyway
-                retry = self._standalone(messages, self.window - answer_tokens - 64) or []
-            if not retry or retry == messages:
-                raise BudgetError(
-                    f"the server refused a {purpose} request as too long ({exc.server_message}) "
-                    "and it cannot be made smaller"
-                ) from exc
-            try:
-                result = self._send(retry, purpose, tool_choice, max_tokens)
-            except ServerContextOverflow as again:
-                raise BudgetError(
-                    f"the server refused a {purpose} request as too long twice: "
-                    f"{again.server_message}"
-                ) from again
-        if self.progress and scene is not None:
+        in_scene = purpose == "annotate"
+        return self.session.call(
+            messages,
+            purpose=purpose,
+            tools=self.tools,
+            tool_choice=tool_choice,
+            max_tokens=max_tokens,
+            shrink=None if in_scene else self._standalone,
+            retry_overflow=not in_scene,
+            scope=self.session.scoped(thread.id if thread else None, scene.id if scene else None),
+            exact_share=1.0 if in_scene else EXACT_SHARE,
+        )
+
+    def _report_call(self, purpose: str, scope: CallScope) -> None:
+        if self.progress and scope.scene_id is not None:
+            thread, _ = self._scope or (None, None)
             self.progress(
                 "call",
                 {
-                    "scene_id": scene.id,
+                    "scene_id": scope.scene_id,
                     "thread_key": thread.key if thread else "",
                     "purpose": purpose,
                 },
             )
-        return result
-
-    def _send(
-        self, messages: list[Message], purpose: str, tool_choice: str, max_tokens: int | None
-    ) -> ChatResult:
-        self.calling.set()
-        try:
-            result = self.client.chat(
-                messages, tools=self.tools, tool_choice=tool_choice, max_tokens=max_tokens
-            )
-        except AgentError as exc:
-            self._log_call(purpose, None, error=str(exc))
-            raise
-        except Interrupted:
-            self._log_call(purpose, None, error="abandoned: interrupted")
-            raise
-        finally:
-            self.calling.clear()
-        if result.usage is None:  # the server did not count: count locally, never observe it
-            prompt = self.context.count(messages)
-            completion = self.counter.estimate_text(
-                (result.content or "") + "".join(c.function.arguments for c in result.tool_calls)
-            )
-            usage = Usage(
-                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-            )
-            self._log_call(purpose, result.model_copy(update={"usage": usage}))
-            return result
-        self._log_call(purpose, result)
-        self.context.observe(messages, result.prompt_tokens)
-        return result
-
-    def _log_call(
-        self, purpose: str, result: ChatResult | None, *, error: str | None = None
-    ) -> None:
-        """Every request sent is recorded, failed ones too. Inside a scene's (or a curation's)
-        transaction the record waits, so a rollback cannot take it away: `record_calls` writes
-        it in its own transaction once the scene committed or rolled back."""
-        thread, scene = self._scope or (None, None)
-        self.buffer_call(
-            call_record(
-                result,
-                purpose=purpose,
-                model=self.model,
-                run_id=self.run_id,
-                thread_id=thread.id if thread else None,
-                scene_id=scene.id if scene else None,
-                error=error,
-            )
-        )
-
-    def buffer_call(self, record: AgentCallRecord) -> None:
-        """Keep a call record until the open transaction ends (written at once outside one);
-        the summon tool's calls come here too."""
-        self._unrecorded.append(record)
-        if not self.store.in_transaction:
-            self.record_calls()
 
     def record_calls(self) -> None:
         """Write the calls not yet recorded (outside any scene transaction)."""
-        pending, self._unrecorded = self._unrecorded, []
-        if pending:
-            self.store.runs.record_calls(pending)
+        self.session.record_calls()
 
     def _summarize(self, messages: list[Message]) -> str:
         result = self._call(messages, purpose="summary", tool_choice="none")
@@ -479,7 +331,8 @@ class Annotator:
         except BaseException as exc:
             self.record_calls()  # the scene rolled back; what the server was asked stays
             self._scope = None
-            self.summons.abandon()
+            for companion in self.companions:
+                companion.abandon()
             self.reload()
             if isinstance(exc, Interrupted | AgentError):
                 self.checkpoint_shutdown(thread)
@@ -534,7 +387,8 @@ class Annotator:
                 raise Interrupted(f"stopped during scene {scene.id}")
             if prompts.SCENE_DONE in (result.content or "") and all(o.ok for o in outcomes):
                 break  # the model said these calls finish the scene, and they all succeeded
-        self.summons.dismiss_if_open()
+        for companion in self.companions:
+            companion.dismiss_if_open()
         changed = self.store.glossary.revisions(since_id=before)
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
         self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)
@@ -599,7 +453,8 @@ class Annotator:
 
     def checkpoint_shutdown(self, thread: Thread | None) -> int | None:
         """A clean stop (signal, persistent server failure): checkpoint the committed state."""
-        self.summons.dismiss_if_open(ended="shutdown")
+        for companion in self.companions:
+            companion.dismiss_if_open(ended="shutdown")
         try:
             with self.store.transaction():
                 return self._save_checkpoint("shutdown", thread)
@@ -630,83 +485,26 @@ class Annotator:
     def _before(self, thread_id: int, thread: Thread) -> bool:
         return self.corpus.thread(thread_id).position < thread.position
 
-    # -- curation -------------------------------------------------------------------------------
+    # -- requests beside the scenes (curation) ---------------------------------------------------
 
-    def curate_thread(self, thread: Thread) -> CurationReport:
-        """Review the thread's tentative entries; the request continues the cached prefix."""
+    @contextmanager
+    def beside_scenes(self, thread: Thread) -> Iterator[None]:
+        """Scope requests made between scenes (the curation of `thread`): recorded for the
+        thread, no tools run (a flush then drops turns rather than call them)."""
         self._scope = (thread, None)
-        actor = Actor(
-            kind="curator",
-            run_id=self.run_id,
-            thread_id=thread.id,
-            snapshot_id=self._checkpoint_of(thread),
-        )
-
-        def chat(messages: Sequence[Message]) -> ChatResult:
-            return self._call(list(messages), purpose="curate", tool_choice="none")
-
         try:
-            with self.store.transaction(deferred=True):
-                self.context.make_room(CURATE_MESSAGE_TOKENS + 64, thread_id=thread.id)
-                report = curate_thread(
-                    self.store,
-                    self.corpus,
-                    chat,
-                    thread_id=thread.id,
-                    actor=actor,
-                    prefix_messages=self.context.build(),
-                    max_tokens_message=CURATE_MESSAGE_TOKENS,
-                )
-                self.store.context.save_context_state(self.context.state.to_json())
-                state = self.store.progress.thread_state(thread.id)
-                assert state is not None
-                self.store.progress.set_thread_state(
-                    thread.id,
-                    thread_key=thread.key,
-                    position=thread.position,
-                    status="curated",
-                    scenes_total=state.scenes_total,
-                    scenes_done=state.scenes_done,
-                    cursor_scene_id=state.cursor_scene_id,
-                    run_id=self.run_id,
-                    end_revision_id=self.store.glossary.last_revision_id(),
-                    checkpoint_id=state.checkpoint_id,
-                )
+            yield
         finally:
-            self.record_calls()
             self._scope = None
-        return report
 
-    def _checkpoint_of(self, thread: Thread) -> int | None:
-        state = self.store.progress.thread_state(thread.id)
-        return state.checkpoint_id if state else None
+    def ask(self, messages: Sequence[Message], *, purpose: str) -> ChatResult:
+        """A request that continues this agent's cached prefix without tool calls (the curator's
+        review): through the session's gate, a short standalone prompt as the last resort."""
+        return self._call(list(messages), purpose=purpose, tool_choice="none")
 
-    def recorded_curation(self, thread: Thread) -> CurationReport:
-        """The report of a curation already done, rebuilt from its decision rows."""
-        totals = self.store.runs.agent_call_totals(thread_id=thread.id, purpose="curate")
-        report = CurationReport(
-            thread_id=thread.id,
-            calls=totals.calls,
-            prompt_tokens=totals.prompt_tokens,
-            cached_tokens=totals.cached_tokens,
-            completion_tokens=totals.completion_tokens,
-        )
-        buckets = {
-            "CONFIRM": report.confirmed,
-            "REJECT": report.rejected,
-            "REVISE": report.revised,
-        }
-        for row in self.store.curation.curator_decisions(thread_id=thread.id):
-            entry_id, decision = row["entry_id"], str(row["decision"]).upper()
-            report.reviewed.append(entry_id)
-            report.decision_ids.append(row["id"])
-            if decision == "MERGE":
-                report.merged.append((entry_id, row["target_entry_id"]))
-            elif decision in buckets:
-                buckets[decision].append(entry_id)
-            else:
-                report.left_tentative.append(entry_id)
-        return report
+    def save_context(self) -> None:
+        """Save the context state (calibration included) within the open transaction."""
+        self.store.context.save_context_state(self.context.state.to_json())
 
 
 def fit_story(scene: Scene, max_chars: int) -> str:

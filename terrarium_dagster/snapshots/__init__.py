@@ -1,8 +1,9 @@
-"""Checkpoints, snapshots and summon (no Dagster).
+"""Summon and `why`: a later agent talks to a past context (no Dagster).
 
-- `snapshots.checkpoint`: save/load checkpoints (`save_checkpoint`, `load_checkpoint`), which
-  snapshot to summon for an edit (`snapshot_for_revision`, `snapshot_for_entry`), and going back
-  to one (`restore_from_snapshot`, for `terrarium run --from-snapshot`).
+The checkpoints themselves (save, load, which snapshot records an edit, going back to one) are the
+context layer's (`context.checkpoint`); this package sits above the agent and uses its model
+session and tools.
+
 - `snapshots.summon`: `SummonManager` (summon / continue_ / dismiss, read-only, within budget) and
   the agent's tools (`snapshot_tools`: list_snapshots, summon_snapshot, summon_continue,
   summon_dismiss).

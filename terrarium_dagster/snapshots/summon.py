@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from terrarium_dagster.agent.accounting import call_record
-from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
+from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
+from terrarium_dagster.agent.session import CallScope, ModelSession
 from terrarium_dagster.agent.tools import (
     GLOSSARY_SEARCH,
     EntryId,
@@ -63,6 +63,13 @@ from terrarium_dagster.agent.tools import (
     dispatch,
     entry_brief,
 )
+from terrarium_dagster.context.checkpoint import (
+    CheckpointPayload,
+    SnapshotChoice,
+    load_checkpoint,
+    parse_snapshot_id,
+    snapshot_for_revision,
+)
 from terrarium_dagster.context.layout import head_messages
 from terrarium_dagster.context.state import (
     ContextState,
@@ -71,9 +78,7 @@ from terrarium_dagster.context.state import (
     repair_tool_pairs,
     tool_pair_problems,
 )
-from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
 from terrarium_dagster.errors import (
-    AgentError,
     BudgetError,
     ContextOverflowError,
     CorpusError,
@@ -81,13 +86,6 @@ from terrarium_dagster.errors import (
 )
 from terrarium_dagster.glossary.models import AgentCallRecord, Checkpoint
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.snapshots.checkpoint import (
-    CheckpointPayload,
-    SnapshotChoice,
-    load_checkpoint,
-    parse_snapshot_id,
-    snapshot_for_revision,
-)
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.models import Scene
@@ -104,7 +102,6 @@ TRUNCATION_MARKER_TAIL = "characters cut for the summon …]"
 MIN_TRUNCATE_CHARS = 600
 STORY_CUT_MARKER = "[… the beginning of the story so far was cut for the summon …] "
 MIN_STORY_CHARS = 200
-OVERFLOW_RETRIES = 2
 
 _ENTRY_MENTION = re.compile(r"\bE(\d+)\b")
 
@@ -221,46 +218,31 @@ class SummonSession:
 class SummonManager:
     """Opens, continues and dismisses summons of past contexts (one at a time).
 
-    `budget` is the model window the run respects (prompt + `max_tokens`); the model's own
-    `max_model_len`, when the server states it, caps it further. `counter` defaults to a
-    `ServerCounter` on the client's `/tokenize`. `corpus` enables the read tools (a summon from
-    a tool call uses the caller's corpus). `run_id` is recorded on the calls and the log.
+    Every request goes through `model_session` (`agent/session.py::ModelSession`): its window gate,
+    with this manager's trimming of the past context as the way to make a request smaller, its
+    token accounting and its call records. `corpus` enables the read tools (a summon from a tool
+    call uses the caller's corpus). `run_id` is recorded on the log.
     """
 
     def __init__(
         self,
         store: GlossaryStore,
-        client: ChatClient,
+        model_session: ModelSession,
         *,
-        budget: int,
-        max_tokens: int,
-        counter: TokenCounter | None = None,
         corpus: Corpus | None = None,
         run_id: str | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         registry_factory: Callable[[], ToolRegistry] = default_registry,
-        record_call: Callable[[AgentCallRecord], None] | None = None,
     ) -> None:
-        if max_tokens <= 0 or budget <= max_tokens:
-            raise InputError(
-                f"summon budget ({budget}) must exceed max_tokens ({max_tokens}), both positive"
-            )
         if max_rounds < 1:
             raise InputError("max_rounds must be at least 1")
         self.store = store
-        self.client = client
-        self.budget = budget
-        self.max_tokens = max_tokens
-        self.counter: TokenCounter = counter or ServerCounter(tokenize=client.tokenize)
+        self.model_session = model_session
         self.corpus = corpus
         self.run_id = run_id
         self.max_rounds = max_rounds
         self.registry_factory = registry_factory
-        # Where each request's record goes: the scene loop buffers it past the scene's
-        # transaction (a rollback keeps it); alone (`why`) it is written at once.
-        self.record_call = record_call or (lambda record: store.runs.record_calls([record]))
         self._session: SummonSession | None = None
-        self._window: int | None = None
 
     # -- state ------------------------------------------------------------------------------
 
@@ -275,23 +257,13 @@ class SummonManager:
 
     @property
     def window(self) -> int:
-        """The model window summon requests respect: min(budget, the model's max_model_len)."""
-        if self._window is None:
-            info = self.client.model_info or self.client.resolve_model()
-            served = info.max_model_len
-            self._window = min(self.budget, served) if served else self.budget
-        return self._window
+        """The model window summon requests respect (the model session's)."""
+        return self.model_session.window
 
     @property
     def limit(self) -> int:
         """Prompt tokens a summon request may have."""
-        limit = self.window - self.max_tokens
-        if limit <= 0:
-            raise BudgetError(
-                f"max_tokens ({self.max_tokens}) leaves no room for a prompt in the model window "
-                f"({self.window} tokens)"
-            )
-        return limit
+        return self.model_session.limit()
 
     # -- the exchange ---------------------------------------------------------------------------
 
@@ -469,32 +441,42 @@ class SummonManager:
         self, session: SummonSession, pending: list[Message], *, last_round: bool
     ) -> tuple[ChatResult, list[Message]]:
         tools = session.tools or None
-        tool_choice = "none" if last_round else "auto"
-        for attempt in range(OVERFLOW_RETRIES + 1):
-            messages, prompt_tokens = self._fit(session, pending)
-            try:
-                result = self.client.chat(
-                    messages, tools=tools, tool_choice=tool_choice, max_tokens=self.max_tokens
-                )
-            except ServerContextOverflow as exc:
-                self._log_call(session, None, error=str(exc))
-                if attempt == OVERFLOW_RETRIES:
-                    raise
-                # the count or the window was wrong: learn the server's numbers, trim again
-                if exc.max_context_length:
-                    self._window = min(self.window, exc.max_context_length)
-                if exc.prompt_tokens:
-                    self.counter.observe(messages, tools, exc.prompt_tokens)
-                continue
-            except AgentError as exc:
-                self._log_call(session, None, error=str(exc))
-                raise
-            self._log_call(session, result)
-            if result.prompt_tokens:
-                self.counter.observe(messages, tools, result.prompt_tokens)
-            session.max_prompt_tokens = max(session.max_prompt_tokens, prompt_tokens)
-            return result, pending
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        summoner = session.summoner
+
+        def shrink(messages: list[Message], limit: int) -> list[Message] | None:
+            over = self.model_session.count(messages, tools) - limit
+            if not self._shrink(session, max(over, limit // 50)):
+                return None
+            return session.messages(pending)
+
+        def tally(record: AgentCallRecord) -> None:
+            session.calls += 1
+            session.prompt_tokens += record.prompt_tokens
+            session.cached_tokens += record.cached_tokens
+            session.completion_tokens += record.completion_tokens
+
+        try:
+            result = self.model_session.call(
+                session.messages(pending),
+                purpose=SUMMON_PURPOSE,
+                tools=tools,
+                tool_choice="none" if last_round else "auto",
+                shrink=shrink,
+                scope=CallScope(
+                    run_id=summoner.get("run_id"),
+                    thread_id=summoner.get("thread_id"),
+                    scene_id=summoner.get("scene_id"),
+                ),
+                exact_share=0.5,
+                tally=tally,
+            )
+        except BudgetError as exc:
+            raise BudgetError(
+                f"summon of snapshot {session.snapshot_id}: {exc} (the past context was trimmed "
+                "to its question)"
+            ) from exc
+        session.max_prompt_tokens = max(session.max_prompt_tokens, result.prompt_tokens)
+        return result, pending
 
     def _run_tools(self, session: SummonSession, result: ChatResult) -> list[Message]:
         messages: list[Message] = []
@@ -511,63 +493,8 @@ class SummonManager:
             messages.append(dispatch(session.registry, session.tool_context, call).message())
         return messages
 
-    def _log_call(
-        self, session: SummonSession, result: ChatResult | None, *, error: str | None = None
-    ) -> None:
-        session.calls += 1
-        if result is not None:
-            session.prompt_tokens += result.prompt_tokens
-            session.cached_tokens += result.cached_tokens
-            session.completion_tokens += result.completion_tokens
-        summoner = session.summoner
-        self.record_call(
-            call_record(
-                result,
-                purpose=SUMMON_PURPOSE,
-                model=result.model if result is not None else self._model_name(),
-                run_id=summoner.get("run_id"),
-                thread_id=summoner.get("thread_id"),
-                scene_id=summoner.get("scene_id"),
-                error=error,
-            )
-        )
-
-    def _model_name(self) -> str | None:
-        try:
-            return self.client.model_name()
-        except AgentError:
-            return None
-
-    # -- budget -------------------------------------------------------------------------------
-
-    def count(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> int:
-        """Prompt tokens of a request: the server's exact count once the estimate is above half
-        the limit (when the server can count), else the estimate (which errs high)."""
-        estimate = self.counter.count_messages(messages, tools)
-        if estimate > self.limit // 2:
-            exact = self.counter.count_exact(messages, tools)
-            if exact is not None:
-                return exact
-        return estimate
-
-    def _fit(self, session: SummonSession, pending: list[Message]) -> tuple[list[Message], int]:
-        """The request's messages within the limit, trimming the past context as needed."""
-        limit = self.limit
-        tools = session.tools or None
-        while True:
-            messages = session.messages(pending)
-            tokens = self.count(messages, tools)
-            if tokens <= limit:
-                return messages, tokens
-            if not self._shrink(session, tokens - limit):
-                raise BudgetError(
-                    f"summon of snapshot {session.snapshot_id}: the request needs {tokens} prompt "
-                    f"tokens and only {limit} fit ({self.window} in the window, {self.max_tokens} "
-                    "kept for the answer) even with the past context trimmed to its question"
-                )
-
     def _estimate(self, messages: list[Message]) -> int:
-        return sum(self.counter.estimate_message(message) for message in messages)
+        return sum(self.model_session.counter.estimate_message(message) for message in messages)
 
     def _shrink(self, session: SummonSession, over: int) -> bool:
         """One trimming pass freeing about `over` tokens; False when nothing is left to trim."""
@@ -586,7 +513,7 @@ class SummonManager:
             drop: set[int] = set()
             for index in ordered:
                 drop.add(index)
-                freed += self.counter.estimate_text(past.summaries[index].text) + 8
+                freed += self.model_session.counter.estimate_text(past.summaries[index].text) + 8
                 if freed >= need:
                     break
             session.trimmed["summaries"].extend(
@@ -618,7 +545,7 @@ class SummonManager:
     def _cut_story(self, session: SummonSession, need: int) -> bool:
         past = session.past
         story = past.story_so_far
-        tokens = max(1, self.counter.estimate_text(story))
+        tokens = max(1, self.model_session.counter.estimate_text(story))
         chars_per_token = len(story) / tokens
         keep = len(story) - math.ceil(need * chars_per_token) - len(STORY_CUT_MARKER)
         if keep < MIN_STORY_CHARS:
@@ -642,7 +569,7 @@ class SummonManager:
             return False
         _, index = max(candidates)
         text = history[index]["content"]
-        tokens = max(1, self.counter.estimate_text(text))
+        tokens = max(1, self.model_session.counter.estimate_text(text))
         cut = min(len(text) - MIN_TRUNCATE_CHARS // 2, math.ceil(need * len(text) / tokens) + 40)
         keep = len(text) - cut
         head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]

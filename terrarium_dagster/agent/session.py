@@ -1,0 +1,353 @@
+"""The model session: the one path every request to the model takes.
+
+Scene rounds, compaction summaries, the pre-compaction flush, curation and its retries, summon and
+`why` all call `ModelSession.call`. It owns, once:
+
+- **the window**: `min(context_budget, the served model's max_model_len, a window a 400 taught)`;
+  the learned window is kept in the store's meta so a restart starts from it;
+- **the gate**: a request is measured as the server will (messages + tool schemas + the chat
+  template, by the token counter; exactly by `/tokenize` once the estimate nears the limit) and
+  sent only when `prompt + max_tokens <= window`. A request that does not fit is made smaller by
+  the caller's `Shrink` (the scene loop compacts before it calls; curation, summaries and the
+  flush fall back to a short standalone prompt; summon trims its past context), never sent blind;
+- **overflow recovery**: a 400 "maximum context length" teaches the window, the request is made
+  smaller and retried once; a second overflow is a `BudgetError` (one line, exit 1);
+- **token accounting**: every request sent is recorded with its prompt, cached and completion
+  tokens (counted locally when the server omits `usage`) and its outcome, failed ones included;
+  inside a store transaction the records wait (`record_calls` writes them after the commit or the
+  rollback), so a rolled-back scene still shows what the server was asked;
+- **the call in flight**: `calling` is set while a request is with the server, so a Ctrl-C
+  abandons it at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from terrarium_dagster.agent.accounting import call_record
+from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
+from terrarium_dagster.agent.protocol import Usage
+from terrarium_dagster.context.state import Message
+from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
+from terrarium_dagster.errors import AgentError, BudgetError, Interrupted
+from terrarium_dagster.glossary.models import AgentCallRecord
+from terrarium_dagster.glossary.store import GlossaryStore
+
+log = logging.getLogger(__name__)
+
+WINDOW_META = "server_window"  # a window learned from a 400, kept so a restart starts from it
+EXACT_SHARE = 0.85  # a request whose estimate is within 15% of the limit is counted exactly
+CUT_MARKER = "\n[… cut to fit the window …]\n"
+MIN_KEEP_CHARS = 200
+STANDALONE_ATTEMPTS = 4
+
+# (messages, prompt-token limit) -> a smaller request within the limit, or None if none can be
+# made. The session calls it while a request does not fit, and once more after a 400 overflow.
+Shrink = Callable[[list[Message], int], list[Message] | None]
+
+
+@dataclass(frozen=True)
+class CallScope:
+    """Whom a call is recorded for: the run, and the thread and scene it served."""
+
+    run_id: str | None
+    thread_id: int | None = None
+    scene_id: str | None = None
+
+
+class ModelSession:
+    """The client, the window gate, token accounting and call recording of one run (or of one
+    `why`). Not thread-safe: one run makes one request at a time."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        store: GlossaryStore,
+        *,
+        budget: int,
+        max_tokens: int,
+        run_id: str | None,
+        counter: TokenCounter | None = None,
+        record_at_once: bool = False,
+    ) -> None:
+        if max_tokens <= 0:
+            raise BudgetError(f"max_tokens must be positive, not {max_tokens}")
+        self.client = client
+        self.store = store
+        self.budget = budget
+        self.max_tokens = max_tokens
+        self.run_id = run_id
+        self.counter: TokenCounter = counter or ServerCounter(tokenize=client.tokenize)
+        # `why` beside a run records each call at once; a run buffers them past its transactions
+        self.record_at_once = record_at_once
+        self.scope = CallScope(run_id)
+        self.calling = threading.Event()
+        self.learned_window: int | None = None
+        self.on_window: list[Callable[[int], None]] = []
+        self.on_call: Callable[[str, CallScope], None] | None = None
+        self._unrecorded: list[AgentCallRecord] = []
+        self._model: str | None = None
+        self.window = self._initial_window()
+
+    # -- the window -------------------------------------------------------------------------
+
+    def _initial_window(self) -> int:
+        window = self.budget
+        info = self.client.model_info
+        if info is None:
+            try:
+                info = self.client.resolve_model()
+            except AgentError as exc:  # the budget alone, then; a 400 still teaches the window
+                log.warning("cannot read the served model's window (%s); using the budget", exc)
+        if info is not None and info.max_model_len:
+            window = min(window, info.max_model_len)
+        learned = self.store.get_meta(WINDOW_META)
+        if learned and learned.isdigit():
+            window = min(window, int(learned))
+        if window <= self.max_tokens:
+            raise BudgetError(
+                f"the model's window of {window} tokens leaves no room for a prompt beside "
+                f"max_tokens {self.max_tokens}: lower max_tokens"
+            )
+        return window
+
+    def limit(self, max_tokens: int | None = None) -> int:
+        """Prompt tokens a request answered in `max_tokens` (default: the session's) may have."""
+        return self.window - (max_tokens or self.max_tokens)
+
+    def learn_window(self, exc: ServerContextOverflow) -> None:
+        """A 400 overflow names the server's real window: respect it from now on."""
+        window = exc.max_context_length
+        if not window or window >= self.window or window <= self.max_tokens:
+            return
+        log.warning("the server's window is %d tokens, not %d: respecting it", window, self.window)
+        self.window = window
+        self.learned_window = window
+        self.persist_learned_window()
+        for listener in self.on_window:
+            listener(window)
+
+    def persist_learned_window(self) -> None:
+        """Keep a learned window in the store (inside a transaction it commits with it; the engine
+        calls this again after a rollback, so a restart starts from it either way)."""
+        if self.learned_window is not None and not self.store.read_only:
+            self.store.set_meta(WINDOW_META, str(self.learned_window))
+
+    # -- measuring --------------------------------------------------------------------------
+
+    @property
+    def model(self) -> str | None:
+        if self._model is None:
+            try:
+                self._model = self.client.model_name()
+            except AgentError:
+                return None
+        return self._model
+
+    def count(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        *,
+        exact_above: int | None = None,
+    ) -> int:
+        """Prompt tokens of a request: the counter's estimate (which errs high), or the server's
+        exact count when the estimate is above `exact_above` and the server can count."""
+        tool_list = list(tools) if tools else None
+        estimate = self.counter.count_messages(list(messages), tool_list)
+        if exact_above is not None and estimate > exact_above:
+            exact = self.counter.count_exact(list(messages), tool_list)
+            if exact is not None:
+                return exact
+        return estimate
+
+    def admit(
+        self,
+        messages: list[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None,
+        purpose: str,
+        max_tokens: int | None = None,
+        shrink: Shrink | None = None,
+        exact_share: float = EXACT_SHARE,
+    ) -> list[Message]:
+        """The gate: `messages` if prompt + max_tokens fits the window, else the smaller request
+        `shrink` makes (asked until it fits or gives up), else BudgetError. Never a blind send."""
+        answer = max_tokens or self.max_tokens
+        limit = self.window - answer
+        tokens = self.count(messages, tools, exact_above=int(limit * exact_share))
+        while tokens > limit:
+            smaller = shrink(messages, limit) if shrink is not None else None
+            if smaller is None or smaller == messages:
+                raise BudgetError(
+                    f"a {purpose} request of {tokens} prompt tokens plus {answer} for the answer "
+                    f"does not fit the model's window of {self.window} tokens, even made smaller"
+                )
+            log.info("%s request made smaller: %d tokens would not fit", purpose, tokens)
+            messages = smaller
+            tokens = self.count(messages, tools, exact_above=int(limit * exact_share))
+        return messages
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def call(
+        self,
+        messages: list[Message],
+        *,
+        purpose: str,
+        tools: Sequence[dict[str, Any]] | None,
+        tool_choice: str = "auto",
+        max_tokens: int | None = None,
+        shrink: Shrink | None = None,
+        retry_overflow: bool = True,
+        scope: CallScope | None = None,
+        exact_share: float = EXACT_SHARE,
+        tally: Callable[[AgentCallRecord], None] | None = None,
+    ) -> ChatResult:
+        """Gate, send, record (each record also to `tally`, which sums a summon's cost).
+
+        A 400 overflow teaches the window; with `retry_overflow` the request is made smaller and
+        sent once more (a second overflow is a BudgetError), without it the overflow is raised
+        for the caller to recover (the scene loop compacts the scene)."""
+        answer = max_tokens or self.max_tokens
+        gate = {"tools": tools, "purpose": purpose, "max_tokens": answer, "shrink": shrink}
+        messages = self.admit(messages, exact_share=exact_share, **gate)
+        try:
+            result = self._send(messages, purpose, tools, tool_choice, answer, scope, tally)
+        except ServerContextOverflow as exc:
+            self.learn_window(exc)
+            if not retry_overflow:
+                raise
+            if exc.prompt_tokens:  # the server's own count of what was sent
+                self.counter.observe(messages, list(tools) if tools else None, exc.prompt_tokens)
+            retry = self.admit(messages, exact_share=exact_share, **gate)
+            if retry == messages and shrink is not None:  # the gate saw no reason: smaller anyway
+                retry = shrink(messages, self.window - answer - 64) or messages
+            if retry == messages:
+                raise BudgetError(
+                    f"the server refused a {purpose} request as too long ({exc.server_message}) "
+                    "and it cannot be made smaller"
+                ) from exc
+            try:
+                result = self._send(retry, purpose, tools, tool_choice, answer, scope, tally)
+            except ServerContextOverflow as again:
+                self.learn_window(again)
+                raise BudgetError(
+                    f"the server refused a {purpose} request as too long twice: "
+                    f"{again.server_message}"
+                ) from again
+        if self.on_call is not None:
+            self.on_call(purpose, scope or self.scope)
+        return result
+
+    def _send(
+        self,
+        messages: list[Message],
+        purpose: str,
+        tools: Sequence[dict[str, Any]] | None,
+        tool_choice: str,
+        max_tokens: int | None,
+        scope: CallScope | None,
+        tally: Callable[[AgentCallRecord], None] | None,
+    ) -> ChatResult:
+        record = partial(self._record, purpose, scope=scope, tally=tally)
+        tool_list = list(tools) if tools else None
+        self.calling.set()
+        try:
+            result = self.client.chat(
+                messages, tools=tool_list, tool_choice=tool_choice, max_tokens=max_tokens
+            )
+        except AgentError as exc:
+            record(None, error=str(exc))
+            raise
+        except Interrupted:
+            record(None, error="abandoned: interrupted")
+            raise
+        finally:
+            self.calling.clear()
+        if result.usage is None:  # the server did not count: count locally, never learn from it
+            prompt = self.count(messages, tool_list)
+            completion = self.counter.estimate_text(
+                (result.content or "") + "".join(c.function.arguments for c in result.tool_calls)
+            )
+            usage = Usage(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            )
+            record(result.model_copy(update={"usage": usage}))
+            return result
+        record(result)
+        if result.prompt_tokens:
+            self.counter.observe(messages, tool_list, result.prompt_tokens)
+        return result
+
+    # -- recording --------------------------------------------------------------------------
+
+    def _record(
+        self,
+        purpose: str,
+        result: ChatResult | None,
+        *,
+        scope: CallScope | None,
+        tally: Callable[[AgentCallRecord], None] | None,
+        error: str | None = None,
+    ) -> None:
+        where = scope or self.scope
+        model = result.model if result is not None and result.model else self.model
+        row = call_record(
+            result,
+            purpose=purpose,
+            model=model,
+            run_id=where.run_id,
+            thread_id=where.thread_id,
+            scene_id=where.scene_id,
+            error=error,
+        )
+        self._unrecorded.append(row)
+        if tally is not None:
+            tally(row)
+        if self.record_at_once or not self.store.in_transaction:
+            self.record_calls()
+
+    def record_calls(self) -> None:
+        """Write the call records not yet written, in their own short transaction."""
+        pending, self._unrecorded = self._unrecorded, []
+        if pending:
+            self.store.runs.record_calls(pending)
+
+    def scoped(self, thread_id: int | None, scene_id: str | None = None) -> CallScope:
+        """A scope of this session's run for a thread (and scene)."""
+        return replace(self.scope, thread_id=thread_id, scene_id=scene_id)
+
+
+def standalone_task(session: ModelSession, tools: Sequence[dict[str, Any]] | None) -> Shrink:
+    """The last resort for a request beside the scene loop (curation, a summary, the flush):
+    its task alone after the system prompt, its longest text cut in the middle if need be."""
+
+    def shrink(messages: list[Message], limit: int) -> list[Message] | None:
+        system = [m for m in messages[:1] if m.get("role") == "system"]
+        last_user = max(
+            (i for i, m in enumerate(messages) if m.get("role") == "user"), default=None
+        )
+        if last_user is None:
+            return None
+        task = [dict(m) for m in messages[last_user:]]
+        for _attempt in range(STANDALONE_ATTEMPTS):
+            candidate = [*system, *task]
+            tokens = session.count(candidate, tools, exact_above=int(limit * EXACT_SHARE))
+            if tokens <= limit:
+                return candidate
+            longest = max(range(len(task)), key=lambda i: len(str(task[i].get("content") or "")))
+            text = str(task[longest].get("content") or "")
+            keep = int(len(text) * limit / tokens * 0.9)
+            if keep < MIN_KEEP_CHARS:
+                return None
+            head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
+            task[longest] = {**task[longest], "content": f"{head}{CUT_MARKER}{tail}"}
+        return None
+
+    return shrink
