@@ -17,10 +17,11 @@ vLLM specifics handled here:
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from terrarium_dagster.jsonform import canonical_json
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -53,7 +54,7 @@ class FunctionCall(_Lenient):
     def _arguments_as_text(cls, value: Any) -> Any:
         # The protocol says a string; some servers send the object itself. Keep the text form.
         if isinstance(value, dict | list):
-            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            return canonical_json(value)
         return value
 
 

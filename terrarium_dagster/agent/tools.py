@@ -54,6 +54,7 @@ from terrarium_dagster.errors import (
 )
 from terrarium_dagster.glossary.models import Entry, ProvenanceIn
 from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.jsonform import canonical_json
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.models import Post, Scene
@@ -292,11 +293,6 @@ class ToolRegistry(Mapping[str, Tool]):
     def read_only(self) -> ToolRegistry:
         """The tools that do not write."""
         return ToolRegistry(tool for tool in self._tools.values() if not tool.writes)
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, compact separators, UTF-8 text: the form of every tool result."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 _SCHEMA_DROPPED = frozenset({"title", "minLength", "maxLength", "maxItems", "exclusiveMinimum"})

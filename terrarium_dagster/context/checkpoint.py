@@ -45,6 +45,7 @@ from terrarium_dagster.glossary.models import (
 )
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import Actor, GlossaryStore, parse_entry_id
+from terrarium_dagster.jsonform import canonical_json
 
 CHECKPOINT_VERSION = 1
 FINISHED_STATUSES = ("annotated", "curated")
@@ -84,9 +85,7 @@ class CheckpointPayload(BaseModel):
 
     def to_json(self) -> str:
         """Deterministic JSON (sorted keys, compact): equal payloads give equal bytes."""
-        return json.dumps(
-            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
+        return canonical_json(self.model_dump(mode="json"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> CheckpointPayload:

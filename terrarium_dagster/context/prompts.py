@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from terrarium_dagster.jsonform import canonical_json
+
 SCENE_HEADING = "# Scene "
 SUMMARIZE_CHUNK_HEADING = "# Task: summarize_chunk"
 SUMMARIZE_THREAD_HEADING = "# Task: summarize_thread"
@@ -49,11 +51,6 @@ Each scene arrives as a message starting "# Scene", with the glossary entries it
 "## Known entries" and the story text under "## Story". Messages starting "# Task:" ask for
 something else (a summary, a last chance to record what you learned); do what they say.
 """
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and compact separators: the one serialisation the prompt uses."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def canonical_tools(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

@@ -14,12 +14,13 @@ result.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from terrarium_dagster.jsonform import canonical_json
 
 STATE_VERSION = 1
 STANDARD_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")
@@ -104,9 +105,7 @@ class ContextState(BaseModel):
 
     def to_json(self) -> str:
         """Deterministic JSON: sorted keys, compact separators."""
-        return json.dumps(
-            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
+        return canonical_json(self.model_dump(mode="json"))
 
     @classmethod
     def from_json(cls, text: str) -> ContextState:
@@ -213,7 +212,7 @@ def _canonical_tool_call(call: Any) -> Message:
     function = dict(call.get("function") or {})
     arguments = function.get("arguments", "")
     if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        arguments = canonical_json(arguments)
     return {
         "id": str(call.get("id", "")),
         "type": call.get("type") or "function",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import InputError, StoreError
 from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
+from terrarium_dagster.jsonform import canonical_json
 
 if TYPE_CHECKING:
     from terrarium_dagster.glossary.store import GlossaryStore
@@ -52,9 +53,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def dump_json(value: Any) -> str:
-    """Deterministic compact JSON (sorted keys) for everything the store writes."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+dump_json = canonical_json  # everything the store writes as JSON
 
 
 def json_payload(value: object, what: str) -> str:
