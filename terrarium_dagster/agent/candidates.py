@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
+from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import is_ordinary
 
 DEFAULT_MIN_SCORE = 1.0
@@ -403,12 +404,10 @@ _SPACES = re.compile(r"\s+")
 
 
 def norm_key(term: str) -> str:
-    """Case, width, dashes and apostrophes folded; a leading article and outer punctuation dropped;
-    hyphens and whitespace become one space. Used to compare candidates with known terms."""
-    text = unicodedata.normalize("NFKC", term).casefold()
-    text = text.translate(_APOSTROPHES).translate(_DASHES)
-    text = re.sub(r"[\s\-_]+", " ", text).strip(" .,;:!?\"'()[]{}")
-    words = text.split()
+    """The store's comparison key (`glossary.normalize.normalize_term`), with any leading article
+    of a longer name dropped ("a Hollow Crown" is "hollow crown"). Compares candidates with known
+    terms."""
+    words = normalize_term(term).replace("_", " ").split()
     if len(words) > 1 and words[0] in _ARTICLES:
         words = words[1:]
     return " ".join(words)

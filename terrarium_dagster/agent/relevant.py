@@ -7,12 +7,11 @@ entry yet (near misses, spelling variants), until the token budget is spent.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from terrarium_dagster.glossary.models import Entry
+from terrarium_dagster.glossary.normalize import normalize_text
 from terrarium_dagster.glossary.store import GlossaryStore
 
 CHARS_PER_TOKEN = 4
@@ -20,22 +19,12 @@ DEFINITION_CHARS = 180
 FTS_QUERIES = 8
 FTS_HITS_PER_QUERY = 2
 
-_DASHES = dict.fromkeys(map(ord, "-‐‑‒–—―_"), " ")
-_APOSTROPHES = dict.fromkeys(map(ord, "’‘`´ʼ"), "'")
-_NON_WORD = re.compile(r"[^\w']+")
-_POSSESSIVE = re.compile(r"'s$")  # "Varen’s blade" mentions Varen
-
 
 def match_key(text: str) -> str:
-    """Text folded for matching terms in prose: case, dashes, apostrophes (curly or straight),
-    possessive "'s" and punctuation folded.
-
-    The result is padded with spaces so that `f" {key} " in padded_text` is a whole-word match.
-    """
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    folded = folded.translate(_DASHES).translate(_APOSTROPHES)
-    words = [_POSSESSIVE.sub("", word.strip("'")) for word in _NON_WORD.sub(" ", folded).split()]
-    return " ".join(word for word in words if word)
+    """Text folded for matching terms in prose (`glossary.normalize.normalize_text`: case,
+    dashes, apostrophes, possessive "'s" and punctuation folded): `f" {key} " in padded_text` is
+    a whole-word match, and "Varen’s blade" mentions Varen."""
+    return normalize_text(text)
 
 
 @dataclass(frozen=True, slots=True)
