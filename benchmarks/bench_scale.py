@@ -36,15 +36,20 @@ def main() -> None:
         db = root / "store.db"
         settings = load_settings(offline=True, corpus=corpus, db=str(db))
         seconds: list[float] = []
+        scenes: list[int] = []
         with Engine.open(settings) as engine:
             for thread in engine.threads:
                 started = time.monotonic()
-                engine.annotate_thread(thread.id)
+                report = engine.annotate_thread(thread.id)
                 engine.curate_thread(thread.id)
                 seconds.append(time.monotonic() - started)
+                scenes.append(max(1, report.scenes_annotated))
         tenth = max(1, len(seconds) // 10)
         first = statistics.mean(seconds[:tenth])
         last = statistics.mean(seconds[-tenth:])
+        # threads differ in length: the cost per scene is what must not grow with the glossary
+        first_scene = sum(seconds[:tenth]) / sum(scenes[:tenth])
+        last_scene = sum(seconds[-tenth:]) / sum(scenes[-tenth:])
         with GlossaryStore(db) as store:
             entries = len(store.glossary.entries())
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -52,6 +57,10 @@ def main() -> None:
         print(
             f"time per thread: first 10% {first:.2f} s, last 10% {last:.2f} s "
             f"(ratio {last / first:.2f}; target <= 1.3)"
+        )
+        print(
+            f"time per scene: first 10% {first_scene * 1000:.0f} ms, last 10% "
+            f"{last_scene * 1000:.0f} ms (ratio {last_scene / first_scene:.2f})"
         )
         print(
             f"total {sum(seconds):.0f} s; peak RSS {peak_mb:.0f} MB; store "

@@ -634,7 +634,7 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
             f"nothing to update for {entry.ref}: give definition, add_aliases, tags or post_ids"
         )
     provenance = resolve_provenance(ctx, names, args.post_ids, args.quote)
-    recorded = {item.post_id for item in ctx.store.glossary.provenance(entry.id)}
+    recorded = ctx.store.glossary.sourced_posts(entry.id, (item.post_id for item in provenance))
     provenance = [item for item in provenance if item.post_id not in recorded]
     tags = None if args.tags is None else list(dict.fromkeys(args.tags))
     if tags == entry.tags:

@@ -380,12 +380,31 @@ class Glossary(Aggregate):
         aliases = self._aliases([row["id"] for row in rows])
         return {row["id"]: self._entry(row, aliases.get(row["id"], [])) for row in rows}
 
-    def _live_provenance(self, entry_id: int) -> list[sqlite3.Row]:
+    def _live_provenance(
+        self, entry_id: int, post_ids: Sequence[int] | None = None
+    ) -> list[sqlite3.Row]:
+        """The entry's live sources in id order (only those of `post_ids`, when given)."""
+        if post_ids is None:
+            return self.conn.execute(
+                "SELECT * FROM provenance WHERE entry_id = ? AND superseded_revision_id IS NULL "
+                "ORDER BY id",
+                (entry_id,),
+            ).fetchall()
+        if not post_ids:
+            return []
         return self.conn.execute(
             "SELECT * FROM provenance WHERE entry_id = ? AND superseded_revision_id IS NULL "
-            "ORDER BY id",
-            (entry_id,),
+            "AND post_id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (entry_id, _json_ids(post_ids)),
         ).fetchall()
+
+    @guarded
+    def sourced_posts(self, entry_id: int, post_ids: Iterable[int]) -> set[int]:
+        """Which of `post_ids` are already live sources of the entry (reads only those)."""
+        entry_id = parse_entry_id(entry_id)
+        wanted = sorted(set(post_ids))
+        with self.reading():
+            return {row["post_id"] for row in self._live_provenance(entry_id, wanted)}
 
     def _guard_changeable(self, row: sqlite3.Row, doing: str) -> None:
         if row["deleted"]:
@@ -532,9 +551,10 @@ class Glossary(Aggregate):
 
     def _new_items(self, entry_id: int, items: Sequence[ProvenanceIn]) -> list[ProvenanceIn]:
         """Items not already recorded (live) for the entry, without repeats."""
+        # only the rows of these posts: an entry of a long story may have thousands of sources
         seen = {
             _prov_key(row["post_id"], row["thread_id"], row["quote"])
-            for row in self._live_provenance(entry_id)
+            for row in self._live_provenance(entry_id, [item.post_id for item in items])
         }
         fresh: list[ProvenanceIn] = []
         for item in items:
@@ -564,6 +584,36 @@ class Glossary(Aggregate):
         self.conn.executemany(
             "UPDATE provenance SET superseded_revision_id = ? WHERE id = ?",
             [(revision_id, provenance_id) for provenance_id in provenance_ids],
+        )
+
+    def _extend_seen(self, entry_id: int, fresh: Sequence[ProvenanceIn]) -> None:
+        """First/last seen after sources were only added: the old ends and the new sources
+        compared, without reading every source of the entry (a recurring name of a long story
+        has thousands). Falls back to `_refresh_seen` where a thread's position is unknown."""
+        row = self.conn.execute(
+            "SELECT first_seen_post, first_seen_thread, last_seen_post, last_seen_thread "
+            "FROM entry WHERE id = ?",
+            (entry_id,),
+        ).fetchone()
+        points = [(item.post_id, item.thread_id) for item in fresh]
+        if row[0] is not None:
+            points += [(row[0], row[1]), (row[2], row[3])]
+        threads = sorted({thread_id for _, thread_id in points})
+        positions = dict(
+            self.conn.execute(
+                "SELECT thread_id, position FROM thread_state "
+                "WHERE thread_id IN (SELECT value FROM json_each(?))",
+                (_json_ids(threads),),
+            ).fetchall()
+        )
+        if any(positions.get(thread_id) is None for thread_id in threads):
+            self._refresh_seen([entry_id])
+            return
+        seen = _seen((post, thread, positions[thread]) for post, thread in points)
+        self.conn.execute(
+            "UPDATE entry SET first_seen_post = ?, first_seen_thread = ?, "
+            "last_seen_post = ?, last_seen_thread = ? WHERE id = ?",
+            (*seen, entry_id),
         )
 
     def _refresh_seen(self, entry_ids: Iterable[int]) -> None:
@@ -699,7 +749,7 @@ class Glossary(Aggregate):
                     ((i.post_id, i.thread_id, i.quote, None) for i in fresh),
                     revision_id,
                 )
-                self._refresh_seen([entry_id])
+                self._extend_seen(entry_id, fresh)
             return self._load(entry_id)
 
     @guarded
