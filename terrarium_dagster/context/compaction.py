@@ -4,7 +4,8 @@
 to make room for the next scene (`prepare`), and before every model call for the messages to send
 (`prepare_call`), which never exceed the budget.
 
-Compaction runs at scene boundaries, in tiers, in this order:
+Compaction runs at scene boundaries, in tiers — the strategies of `context/steps.py`
+(`RUN_STEPS`), behind one interface, driven by `ContextManager._compact` — in this order:
 
 1. `summarize_chunk`: the oldest scenes of the current (long) thread are summarized into the
    thread's running summary. A chunk is `chunk_scenes` scenes, more when the budget needs more,
@@ -56,13 +57,10 @@ request that continues `cm.build()` with n tokens of its own (the curator).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import BaseModel, Field
 
 from terrarium_dagster.context import prompts
 from terrarium_dagster.context.layout import build_messages, head_messages, prefix_messages
@@ -75,6 +73,15 @@ from terrarium_dagster.context.state import (
     entry_ids_written,
     repair_tool_pairs,
     tool_pair_problems,
+)
+from terrarium_dagster.context.steps import (
+    RUN_STEPS,
+    TRUNCATION_MARKER,
+    Caps,
+    Compaction,
+    CompactionEvent,
+    CompactionStep,
+    strip_thinking,
 )
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.errors import AgentError, BudgetError
@@ -90,22 +97,6 @@ until it answers without tools. Its messages are not kept. May raise AgentError.
 CompactionRecorder = Callable[["CompactionEvent"], None]
 """Receives every compaction event (the loop stores it with `store.context.log_compaction`)."""
 
-Tier = Literal[
-    "summarize_chunk",
-    "fold_thread",
-    "fold_story",
-    "trim_thinking",
-    "truncate",
-    "cut_middle",
-    "shrink_current",
-]
-TIERS: tuple[str, ...] = ("summarize_chunk", "fold", "trim_thinking", "truncate", "cut_middle")
-SUMMARY_TIERS = ("summarize_chunk", "fold")
-
-TRUNCATION_MARKER = "[… truncated {count} characters …]"
-_TRUNCATED = re.compile(r"\[… truncated \d+ characters …\]")
-_THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>\s*", re.DOTALL)
-_THINK_OPENLESS = re.compile(r"^.*?</(?:think|thinking)>\s*", re.DOTALL)
 # how a refusal or a failure starts (a summary is third-person prose about the story)
 _ERROR_START = re.compile(
     r"(error\b|i'?m sorry|i am sorry|sorry,|i can(?:'t|not| not)\b|as an ai\b)"
@@ -124,23 +115,6 @@ _OVERFLOW_PROMPT = (
     re.compile(r"prompt \(length (\d+)\)"),
     re.compile(r"[Ii]nput length \((\d+)\)"),
 )
-
-
-class CompactionEvent(BaseModel):
-    """One compaction pass, as recorded in the store (`log_compaction`)."""
-
-    tier: Tier
-    reason: Literal["budget", "overflow", "thread_start"] = "budget"
-    thread_id: int | None = None  # the thread of the scene being prepared
-    scene_id: str | None = None  # the scene being prepared
-    tokens_before: int  # prompt tokens of the next request before the pass (server's count
-    tokens_after: int  # when /tokenize answers, else the calibrated estimate) and after
-    entry_ids: list[int] = Field(default_factory=list)
-    scene_ids: list[str] = Field(default_factory=list)  # scenes the pass summarized/cut/touched
-    summary: str = ""  # the summary text written, if any
-    fallback: bool = False  # the summary is the extractive fallback (model answer unusable)
-    flushed: bool = False  # the pre-compaction flush ran right before this pass
-    detail: str = ""
 
 
 @dataclass
@@ -169,32 +143,6 @@ class CompactionPolicy:
     stub_tokens: int = 96  # what shrink_current leaves of a tool result
 
 
-@dataclass
-class _Caps:
-    limit: int
-    target: int
-    min_free: int
-    chunk_summary: int
-    thread_summary: int
-    story: int
-    truncate: int
-    truncate_keep: int
-
-
-@dataclass
-class _Compaction:
-    """One compaction in progress."""
-
-    origin: ContextState
-    scene_messages: list[Message]
-    reserve: int
-    thread_id: int | None
-    scene_id: str | None
-    reason: Literal["budget", "overflow", "thread_start"]
-    flushed: bool = False
-    events: list[CompactionEvent] = field(default_factory=list)
-
-
 class ContextManager:
     """The context of one run: layout, budget checks, compaction, summaries, flush."""
 
@@ -207,10 +155,12 @@ class ContextManager:
         budget: int,
         max_tokens: int,
         counter: TokenCounter,
-        summarizer: Summarizer,
+        summarizer: Summarizer | None,
         flusher: Flusher | None = None,
         recorder: CompactionRecorder | None = None,
         policy: CompactionPolicy | None = None,
+        steps: Sequence[CompactionStep] = RUN_STEPS,
+        adopt_calibration: bool = True,
     ) -> None:
         if max_tokens >= budget:
             raise BudgetError(f"max_tokens ({max_tokens}) must be below the budget ({budget})")
@@ -224,7 +174,8 @@ class ContextManager:
         self.flusher = flusher
         self.recorder = recorder
         self.policy = policy or CompactionPolicy()
-        if state.calibration:
+        self.steps = tuple(steps)  # compaction's strategies, in the order they are tried
+        if adopt_calibration and state.calibration:
             counter.restore(state.calibration)
 
     # -- sizes ------------------------------------------------------------------------------
@@ -234,7 +185,7 @@ class ContextManager:
         """Prompt tokens a request may have: the budget minus the completion's max_tokens."""
         return self.budget - self.max_tokens
 
-    def _caps(self) -> _Caps:
+    def _caps(self) -> Caps:
         p, limit = self.policy, self.limit
         summary_room = max(64, self.max_tokens - 32)
 
@@ -242,7 +193,7 @@ class ContextManager:
             return max(1, min(value if value is not None else max(low, default), summary_room))
 
         truncate = p.truncate_tokens or max(200, limit // 40)
-        return _Caps(
+        return Caps(
             limit=limit,
             target=max(1, min(limit, int(limit * p.low_water))),
             min_free=max(1, p.min_free_tokens or limit // 8),
@@ -263,7 +214,7 @@ class ContextManager:
                 return exact
         return estimate
 
-    def _estimate(self, messages: Iterable[Message]) -> int:
+    def estimate(self, messages: Iterable[Message]) -> int:
         return sum(self.counter.estimate_message(message) for message in messages)
 
     def fits(self, messages: Sequence[Message]) -> bool:
@@ -351,8 +302,20 @@ class ContextManager:
         finished = [s for s in self.state.scenes if s.thread_id != thread_id]
         if not finished or any(s.thread_id == thread_id for s in self.state.scenes):
             return False
-        size = sum(self._estimate(self.state.scene_messages(s)) for s in finished)
+        size = sum(self.estimate(self.state.scene_messages(s)) for s in finished)
         return size >= self._caps().min_free
+
+    def shrink_to_fit(self, scene_messages: list[Message]) -> list[CompactionEvent]:
+        """Run the steps until `build(scene_messages)` fits the limit or every step is spent
+        (a step may shorten `scene_messages` in place); the events of the passes that ran."""
+        return self._compact(
+            scene_messages,
+            reserve=0,
+            thread_id=None,
+            scene_id=None,
+            reason="budget",
+            must_fit=False,
+        )
 
     def make_room(
         self, tokens: int, *, thread_id: int, scene_id: str | None = None
@@ -422,7 +385,7 @@ class ContextManager:
                 size = self.counter.estimate_message(message)
                 if size <= stub * 2:
                     continue
-                scene[index] = {**message, "content": self._truncate_text(message["content"], stub)}
+                scene[index] = {**message, "content": self.truncate_text(message["content"], stub)}
                 excess -= size - self.counter.estimate_message(scene[index])
                 if excess <= 0 and (excess := over()) <= 0:
                     return scene
@@ -509,7 +472,7 @@ class ContextManager:
 
     # -- compaction ---------------------------------------------------------------------------
 
-    def _need(self, job: _Compaction) -> int:
+    def _need(self, job: Compaction) -> int:
         """Prompt tokens of the next request plus the reserve for its rounds, measured the same
         way before and after every pass: the server's count, else the heuristic's full estimate
         (not anchored on a remembered prompt, which only the state before compaction matches)."""
@@ -532,7 +495,7 @@ class ContextManager:
         reserve_required: bool = False,
     ) -> list[CompactionEvent]:
         caps = self._caps()
-        job = _Compaction(
+        job = Compaction(
             origin=self.state.model_copy(deep=True),
             scene_messages=scene_messages,
             reserve=reserve,
@@ -540,29 +503,18 @@ class ContextManager:
             scene_id=scene_id,
             reason=reason,
         )
-        passes = {
-            "summarize_chunk": self._pass_summarize_chunk,
-            "fold": self._pass_fold,
-            "trim_thinking": self._pass_trim_thinking,
-            "truncate": self._pass_truncate,
-            "cut_middle": self._pass_cut_middle,
-        }
         # every pass removes a scene, a summary, a think block or an untruncated long message:
         # this bounds the number of passes, and the guard turns a bug into an error, not a hang
         guard = 16 + 2 * (len(self.state.history) + len(self.state.summaries))
         need = self._need(job)
-        for tier in TIERS:
+        for step in self.steps:
             while True:
-                stop_at = self._stop_at(tier, job, caps)
-                wanted = (
-                    need > stop_at
-                    or (force and not job.events)
-                    or (tier == "fold" and job.events and self._too_many_thread_summaries(job))
-                )
+                stop_at = self._stop_at(step, job, caps)
+                wanted = need > stop_at or (force and not job.events) or step.wanted(self, job)
                 if not wanted:
                     break
-                goal = max(need - stop_at, 1 if tier in SUMMARY_TIERS else caps.min_free)
-                event = passes[tier](job, goal, caps)
+                goal = max(need - stop_at, 1 if step.summarizes else caps.min_free)
+                event = step.run(self, job, goal, caps)
                 if event is None:
                     break
                 guard -= 1
@@ -570,7 +522,7 @@ class ContextManager:
                     self.state = job.origin
                     raise BudgetError(
                         "compaction made no progress (pass limit reached); "
-                        f"last tier {tier}, prompt {need} tokens, limit {caps.limit}"
+                        f"last step {step.name}, prompt {need} tokens, limit {caps.limit}"
                     )
                 after = self._need(job)
                 event.tokens_before = need - reserve
@@ -596,17 +548,17 @@ class ContextManager:
         return job.events
 
     @staticmethod
-    def _stop_at(tier: str, job: _Compaction, caps: _Caps) -> int:
-        """Where a tier stops: the budget for lossy tiers; the low-water target for summary
-        tiers, or near it once a pass has run (another summary call for a few tokens would cost
+    def _stop_at(step: CompactionStep, job: Compaction, caps: Caps) -> int:
+        """Where a step stops: the budget for lossy steps; the low-water target for summarizing
+        steps, or near it once a pass has run (another summary call for a few tokens would cost
         more than it saves)."""
-        if tier not in SUMMARY_TIERS:
+        if not step.summarizes:
             return caps.limit
         return caps.target + (caps.min_free // 2 if job.events else 0)
 
-    def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: _Caps) -> str:
+    def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: Caps) -> str:
         head = self.count(head_messages(self.state, self.system_prompt))
-        scene_tokens = self._estimate(scene)
+        scene_tokens = self.estimate(scene)
         room = f" and {required} more for its own messages" if required else ""
         return (
             f"the context cannot fit the budget: the next request needs about {prompt} prompt "
@@ -622,13 +574,9 @@ class ContextManager:
             self.recorder(event)
         return event
 
-    def _too_many_thread_summaries(self, job: _Compaction) -> bool:
-        finished = [s for s in self.state.summaries if s.thread_id != job.thread_id]
-        return len(finished) > self.policy.max_thread_summaries
-
     # -- the flush ------------------------------------------------------------------------------
 
-    def _flush(self, job: _Compaction, scene_ids: Sequence[str]) -> bool:
+    def flush_before_drop(self, job: Compaction, scene_ids: Sequence[str]) -> bool:
         """Once per compaction, before the first pass that drops turns."""
         if job.flushed or self.flusher is None:
             return False
@@ -646,7 +594,7 @@ class ContextManager:
 
     # -- summaries ------------------------------------------------------------------------------
 
-    def _origin_prefix(self, job: _Compaction, last_scene_id: str | None) -> list[Message]:
+    def origin_prefix(self, job: Compaction, last_scene_id: str | None) -> list[Message]:
         """The prefix as the server last saw it, up to the end of scene `last_scene_id`."""
         if last_scene_id is None:
             return head_messages(job.origin, self.system_prompt)
@@ -655,7 +603,7 @@ class ContextManager:
             return prefix_messages(self.state, self.system_prompt)
         return prefix_messages(job.origin, self.system_prompt, upto=span.end)
 
-    def _summarize(
+    def summarize(
         self,
         prefix: list[Message],
         instruction: str,
@@ -666,7 +614,7 @@ class ContextManager:
     ) -> str | None:
         """Ask for a summary; the checked text, or None when the answer is unusable."""
         messages = [*prefix, {"role": "user", "content": instruction}]
-        if not self.fits(messages):
+        if self.summarizer is None or not self.fits(messages):
             return None
         try:
             answer = self.summarizer(messages)
@@ -688,7 +636,7 @@ class ContextManager:
         if text.startswith(("# Task:", prompts.SCENE_HEADING, "<tool_call>", '{"name"')):
             return None
         if self.counter.estimate_text(text) > cap_tokens * 3 // 2:
-            text = self._clip_text(text, cap_tokens)
+            text = self.clip_text(text, cap_tokens)
         mentioned = set(prompts.parse_entry_refs(text))
         missing = [entry_id for entry_id in sorted(set(entry_ids)) if entry_id not in mentioned]
         if missing:
@@ -707,7 +655,7 @@ class ContextManager:
                 return line
             kept = kept[len(kept) // 4 or 1 :]
 
-    def _clip_text(self, text: str, cap_tokens: int, *, keep_end: bool = False) -> str:
+    def clip_text(self, text: str, cap_tokens: int, *, keep_end: bool = False) -> str:
         """`text` cut (at a line or word boundary) to about `cap_tokens` tokens."""
         if self.counter.estimate_text(text) <= cap_tokens:
             return text
@@ -720,7 +668,7 @@ class ContextManager:
         boundary = max(cut.rfind("\n"), cut.rfind(". "))
         return (cut[: boundary + 1] if boundary > len(cut) // 2 else cut).rstrip() + " …"
 
-    def _extractive(
+    def extractive(
         self,
         *,
         title: str,
@@ -737,151 +685,12 @@ class ContextManager:
         new = "\n".join(lines)
         room = cap_tokens - self.counter.estimate_text(new)
         if previous.strip() and room > 32:
-            return self._clip_text(previous.strip(), room, keep_end=True) + "\n" + new
-        return self._clip_text(new, cap_tokens)
+            return self.clip_text(previous.strip(), room, keep_end=True) + "\n" + new
+        return self.clip_text(new, cap_tokens)
 
-    # -- tier 1: summarize the oldest chunk of the current thread ------------------------------
+    # -- helpers the compaction steps share --------------------------------------------------
 
-    def _pass_summarize_chunk(
-        self, job: _Compaction, goal: int, caps: _Caps
-    ) -> CompactionEvent | None:
-        if job.thread_id is None:
-            return None
-        spans = [s for s in self.state.scenes if s.thread_id == job.thread_id]
-        eligible = spans[: max(0, len(spans) - self.policy.keep_recent_scenes)]
-        if not eligible:
-            return None
-        previous = self.state.chunk_summary(job.thread_id)
-        growth = caps.chunk_summary - (previous.tokens_after if previous else 0)
-        chosen: list[SceneSpan] = []
-        material = 0
-        for span in eligible:
-            chosen.append(span)
-            material += self._estimate(self.state.scene_messages(span))
-            if len(chosen) >= self.policy.chunk_scenes and material >= (goal + growth) * 1.1:
-                break
-        half = math.ceil(self.policy.chunk_scenes / 2)
-        if len(chosen) < half and material < goal + growth:
-            return None  # less than half a chunk that would not do the job: the next tier runs
-        flushed = self._flush(job, [s.scene_id for s in chosen])
-        scene_ids = [s.scene_id for s in chosen]
-        new_ids = {i for s in chosen for i in s.entry_ids}
-        entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
-        instruction = prompts.summarize_chunk_message(
-            thread_id=job.thread_id,
-            scene_ids=scene_ids,
-            entry_ids=new_ids,
-            max_words=_words(caps.chunk_summary),
-            previous_summary=previous.text if previous else None,
-        )
-        text = self._summarize(
-            self._origin_prefix(job, chosen[-1].scene_id),
-            instruction,
-            cap_tokens=caps.chunk_summary,
-            entry_ids=entry_ids,
-            require_ids=True,
-        )
-        fallback = text is None
-        if text is None:
-            text = self._extractive(
-                title=f"Thread {job.thread_id}, scenes {scene_ids[0]} .. {scene_ids[-1]} "
-                "(extractive summary):",
-                spans=chosen,
-                messages_of=self.state.scene_messages,
-                previous=previous.text if previous else "",
-                entry_ids=entry_ids,
-                cap_tokens=caps.chunk_summary,
-            )
-        summary = Summary(
-            kind="chunk",
-            thread_id=job.thread_id,
-            scene_ids=[*(previous.scene_ids if previous else []), *scene_ids],
-            entry_ids=entry_ids,
-            text=text,
-            tokens_before=material + (previous.tokens_after if previous else 0),
-            tokens_after=self.counter.estimate_text(text),
-            fallback=fallback,
-        )
-        self.state.remove_scenes(scene_ids)
-        self.state.set_summary(summary)
-        return CompactionEvent(
-            tier="summarize_chunk",
-            tokens_before=0,
-            tokens_after=0,
-            entry_ids=entry_ids,
-            scene_ids=scene_ids,
-            summary=text,
-            fallback=fallback,
-            flushed=flushed,
-        )
-
-    # -- tier 2: fold finished threads ---------------------------------------------------------
-
-    def _pass_fold(self, job: _Compaction, goal: int, caps: _Caps) -> CompactionEvent | None:
-        finished = [t for t in self.state.history_threads() if t != job.thread_id]
-        if finished:
-            return self._fold_thread(job, finished[0], caps)
-        return self._fold_story(job, caps)
-
-    def _fold_thread(self, job: _Compaction, thread_id: int, caps: _Caps) -> CompactionEvent:
-        spans = [s for s in self.state.scenes if s.thread_id == thread_id]
-        scene_ids = [s.scene_id for s in spans]
-        flushed = self._flush(job, scene_ids)
-        previous = self.state.chunk_summary(thread_id) or self.state.thread_summary(thread_id)
-        new_ids = {i for s in spans for i in s.entry_ids} | set(
-            self.state.thread_entry_ids.get(thread_id, [])
-        )
-        entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
-        instruction = prompts.summarize_thread_message(
-            thread_id=thread_id,
-            scene_ids=scene_ids,
-            entry_ids=new_ids,
-            max_words=_words(caps.thread_summary),
-            previous_summary=previous.text if previous else None,
-        )
-        text = self._summarize(
-            self._origin_prefix(job, scene_ids[-1]),
-            instruction,
-            cap_tokens=caps.thread_summary,
-            entry_ids=entry_ids,
-            require_ids=True,
-        )
-        fallback = text is None
-        if text is None:
-            text = self._extractive(
-                title=f"Thread {thread_id} (extractive summary):",
-                spans=spans,
-                messages_of=self.state.scene_messages,
-                previous=previous.text if previous else "",
-                entry_ids=entry_ids,
-                cap_tokens=caps.thread_summary,
-            )
-        material = sum(self._estimate(self.state.scene_messages(s)) for s in spans)
-        summary = Summary(
-            kind="thread",
-            thread_id=thread_id,
-            scene_ids=[*(previous.scene_ids if previous else []), *scene_ids],
-            entry_ids=entry_ids,
-            text=text,
-            tokens_before=material + (previous.tokens_after if previous else 0),
-            tokens_after=self.counter.estimate_text(text),
-            fallback=fallback,
-        )
-        self.state.remove_scenes(scene_ids)
-        self._put_thread_summary(summary)
-        self.state.thread_entry_ids.pop(thread_id, None)
-        return CompactionEvent(
-            tier="fold_thread",
-            tokens_before=0,
-            tokens_after=0,
-            entry_ids=entry_ids,
-            scene_ids=scene_ids,
-            summary=text,
-            fallback=fallback,
-            flushed=flushed,
-        )
-
-    def _put_thread_summary(self, summary: Summary) -> None:
+    def put_thread_summary(self, summary: Summary) -> None:
         """In place of the thread's chunk summary, else before the first chunk summary."""
         summaries = self.state.summaries
         position = next(
@@ -894,114 +703,7 @@ class ContextManager:
             *[s for s in summaries[position:] if s.thread_id != summary.thread_id],
         ]
 
-    def _fold_story(self, job: _Compaction, caps: _Caps) -> CompactionEvent | None:
-        folding = [s for s in self.state.summaries if s.thread_id != job.thread_id]
-        if not folding:
-            return None
-        entry_ids = sorted({i for s in folding for i in s.entry_ids})
-        instruction = prompts.fold_story_message(
-            thread_summaries=[(s.thread_id, s.text, s.entry_ids) for s in folding],
-            max_words=_words(caps.story),
-            previous_summary=self.state.story_so_far or None,
-        )
-        text = self._summarize(
-            self._origin_prefix(job, None),
-            instruction,
-            cap_tokens=caps.story,
-            entry_ids=entry_ids,
-            require_ids=False,
-        )
-        fallback = text is None
-        if text is None:
-            added = "\n".join(
-                f"Thread {s.thread_id}: {_first_sentence(s.text)} "
-                f"Entries: {prompts.entry_refs(s.entry_ids)}"
-                for s in folding
-            )
-            combined = f"{self.state.story_so_far.strip()}\n{added}".strip()
-            text = self._clip_text(combined, caps.story, keep_end=True)
-        before = self.counter.estimate_text(self.state.story_so_far) + sum(
-            s.tokens_after for s in folding
-        )
-        self.state.story_so_far = text
-        self.state.story_entry_ids = sorted(set(self.state.story_entry_ids) | set(entry_ids))
-        self.state.story_thread_ids.extend(
-            s.thread_id for s in folding if s.thread_id not in self.state.story_thread_ids
-        )
-        folded = {s.thread_id for s in folding}
-        self.state.summaries = [s for s in self.state.summaries if s.thread_id not in folded]
-        return CompactionEvent(
-            tier="fold_story",
-            tokens_before=0,
-            tokens_after=0,
-            entry_ids=entry_ids,
-            scene_ids=[scene for s in folding for scene in s.scene_ids],
-            summary=text,
-            fallback=fallback,
-            detail=f"folded threads {sorted(folded)} ({before} summary tokens)",
-        )
-
-    # -- tier 3: trim thinking -----------------------------------------------------------------
-
-    def _pass_trim_thinking(
-        self, job: _Compaction, goal: int, caps: _Caps
-    ) -> CompactionEvent | None:
-        trimmed: list[str] = []
-        for span in self.state.scenes:
-            for index in range(span.start, span.end):
-                message = self.state.history[index]
-                content = message.get("content")
-                if message.get("role") != "assistant" or not isinstance(content, str):
-                    continue
-                kept = strip_thinking(content)
-                if kept != content:
-                    self.state.replace_message(index, {**message, "content": kept})
-                    if span.scene_id not in trimmed:
-                        trimmed.append(span.scene_id)
-        if not trimmed:
-            return None
-        return CompactionEvent(
-            tier="trim_thinking",
-            tokens_before=0,
-            tokens_after=0,
-            scene_ids=trimmed,
-            detail="thinking blocks removed from old assistant turns",
-        )
-
-    # -- tier 4: truncate old long messages ----------------------------------------------------
-
-    def _pass_truncate(self, job: _Compaction, goal: int, caps: _Caps) -> CompactionEvent | None:
-        freed = 0
-        touched: list[str] = []
-        count = 0
-        for span in self.state.scenes:
-            for index in range(span.start, span.end):
-                message = self.state.history[index]
-                content = message.get("content")
-                if not isinstance(content, str) or _TRUNCATED.search(content):
-                    continue
-                size = self.counter.estimate_message(message)
-                if size <= caps.truncate:
-                    continue
-                shortened = {**message, "content": self._truncate_text(content, caps.truncate_keep)}
-                self.state.replace_message(index, shortened)
-                freed += size - self.counter.estimate_message(shortened)
-                count += 1
-                if span.scene_id not in touched:
-                    touched.append(span.scene_id)
-            if freed >= goal:
-                break
-        if not count:
-            return None
-        return CompactionEvent(
-            tier="truncate",
-            tokens_before=0,
-            tokens_after=0,
-            scene_ids=touched,
-            detail=f"{count} long messages truncated to head and tail",
-        )
-
-    def _truncate_text(self, text: str, keep_tokens: int) -> str:
+    def truncate_text(self, text: str, keep_tokens: int) -> str:
         size = self.counter.estimate_text(text)
         if size <= keep_tokens:
             return text
@@ -1011,37 +713,7 @@ class ContextManager:
         removed = len(text) - len(head) - len(tail)
         return f"{head}\n{TRUNCATION_MARKER.format(count=removed)}\n{tail}"
 
-    # -- tier 5: cut the middle of the history -------------------------------------------------
-
-    def _pass_cut_middle(self, job: _Compaction, goal: int, caps: _Caps) -> CompactionEvent | None:
-        spans = list(self.state.scenes)
-        if not spans:
-            return None
-        # the middle first (oldest first), then the oldest scene, the most recent one last
-        order = [*spans[1:-1], spans[0], spans[-1]] if len(spans) > 2 else list(spans)
-        dropped: list[SceneSpan] = []
-        freed = 0
-        for span in order:
-            dropped.append(span)
-            freed += self._estimate(self.state.scene_messages(span))
-            if freed >= goal:
-                break
-        scene_ids = [s.scene_id for s in dropped]
-        flushed = self._flush(job, scene_ids)
-        entry_ids = sorted({i for s in dropped for i in s.entry_ids})
-        self.state.remove_scenes(scene_ids)
-        self._note_dropped(dropped)
-        return CompactionEvent(
-            tier="cut_middle",
-            tokens_before=0,
-            tokens_after=0,
-            entry_ids=entry_ids,
-            scene_ids=scene_ids,
-            flushed=flushed,
-            detail=f"{len(dropped)} scenes dropped without summary",
-        )
-
-    def _note_dropped(self, dropped: Sequence[SceneSpan]) -> None:
+    def note_dropped(self, dropped: Sequence[SceneSpan]) -> None:
         """Keep the dropped scenes' ids and entry ids in their thread's summary."""
         for thread_id in dict.fromkeys(s.thread_id for s in dropped):
             spans = [s for s in dropped if s.thread_id == thread_id]
@@ -1083,16 +755,6 @@ def _check_pairs(messages: Sequence[Message]) -> None:
         raise ValueError("message list separates tool calls and results: " + problems[0])
 
 
-def strip_thinking(text: str) -> str:
-    """`text` without `<think>…</think>` blocks (and a leading block missing its opening tag)."""
-    if "</think" not in text:
-        return text
-    stripped = _THINK_BLOCK.sub("", text)
-    if "</think" in stripped:
-        stripped = _THINK_OPENLESS.sub("", stripped, count=1)
-    return stripped
-
-
 def parse_overflow(text: str) -> tuple[int | None, int | None]:
     """(the server's max context length, the prompt tokens it counted) from a 400's message."""
     limit = next((int(m.group(1)) for p in _OVERFLOW_LIMIT if (m := p.search(text))), None)
@@ -1116,10 +778,6 @@ def _rounds(scene: Sequence[Message]) -> list[tuple[int, int]]:
     return rounds
 
 
-def _words(tokens: int) -> int:
-    return max(40, int(tokens * 0.65))
-
-
 def _first_story_line(messages: Sequence[Message]) -> str:
     """The first line of story text of a scene's user message (or of its first message)."""
     if not messages:
@@ -1131,9 +789,3 @@ def _first_story_line(messages: Sequence[Message]) -> str:
         if line and not line.startswith(("[post ", "#")):
             return line[:160]
     return ""
-
-
-def _first_sentence(text: str) -> str:
-    line = text.strip().split("\n", 1)[0]
-    end = line.find(". ")
-    return (line[: end + 1] if 0 < end < 240 else line[:240]).strip()

@@ -17,15 +17,16 @@ snapshot's cursor scene: a past context sees nothing of its future. Tool rounds 
 cursor scene is not in it) no tools are offered.
 
 Budget. A summon lives in its own message list and never changes the snapshot or the live
-context. Every request is counted before it is sent (the server's exact count when it has
-`/tokenize`, else the calibrated estimate) and must leave room for `max_tokens` within the window
-(the smaller of `budget` and the model's `max_model_len`). When it does not fit, the past context
-(a working copy) is trimmed, without any model call, in this order until it does:
+context. Every request passes the run's model session (`agent/session.py::ModelSession`): it is
+counted before it is sent and must leave room for `max_tokens` within the session's window. When
+it does not fit, the past context (a working copy) is trimmed by compaction steps
+(`context/steps.py`, the same interface and driver as the run's compaction), without any model
+call, in this order until it does (`summon_steps`):
 1. history scenes that do not concern the entries the question names (`E12`), oldest first;
 2. summaries, oldest first (those naming the question's entries last);
 3. the story so far, keeping its end;
-4. the longest messages of the history, truncated around a marker (head and tail kept);
-5. the remaining history scenes, oldest first;
+4. long messages of the history, truncated around a marker (the run's `Truncate`);
+5. the remaining history scenes (the run's `CutMiddle`);
 6. the oldest rounds of the summon exchange itself (never the current one).
 Whole scenes only, so a tool call never loses its result. What was trimmed is logged with the
 exchange. If nothing is left to trim, `BudgetError`: nothing over budget is ever sent.
@@ -70,6 +71,7 @@ from terrarium_dagster.context.checkpoint import (
     parse_snapshot_id,
     snapshot_for_revision,
 )
+from terrarium_dagster.context.compaction import CompactionPolicy, ContextManager
 from terrarium_dagster.context.layout import head_messages
 from terrarium_dagster.context.state import (
     ContextState,
@@ -77,6 +79,14 @@ from terrarium_dagster.context.state import (
     SceneSpan,
     repair_tool_pairs,
     tool_pair_problems,
+)
+from terrarium_dagster.context.steps import (
+    Caps,
+    Compaction,
+    CompactionEvent,
+    CompactionStep,
+    CutMiddle,
+    Truncate,
 )
 from terrarium_dagster.errors import (
     BudgetError,
@@ -97,9 +107,6 @@ DEFAULT_MAX_ROUNDS = 4
 MAX_QUESTION_CHARS = 4000
 READ_TOOL_NAMES = ("glossary_search", "read_post", "read_thread_range")
 NO_ANSWER = "(the summoned context gave no answer)"
-TRUNCATION_MARKER = "[… {count} characters cut for the summon …]"
-TRUNCATION_MARKER_TAIL = "characters cut for the summon …]"
-MIN_TRUNCATE_CHARS = 600
 STORY_CUT_MARKER = "[… the beginning of the story so far was cut for the summon …] "
 MIN_STORY_CHARS = 200
 
@@ -443,11 +450,8 @@ class SummonManager:
         tools = session.tools or None
         summoner = session.summoner
 
-        def shrink(messages: list[Message], limit: int) -> list[Message] | None:
-            over = self.model_session.count(messages, tools) - limit
-            if not self._shrink(session, max(over, limit // 50)):
-                return None
-            return session.messages(pending)
+        def shrink(_messages: list[Message], limit: int) -> list[Message] | None:
+            return self._shrink(session, pending, limit)
 
         def tally(record: AgentCallRecord) -> None:
             session.calls += 1
@@ -493,99 +497,159 @@ class SummonManager:
             messages.append(dispatch(session.registry, session.tool_context, call).message())
         return messages
 
-    def _estimate(self, messages: list[Message]) -> int:
-        return sum(self.model_session.counter.estimate_message(message) for message in messages)
+    def _shrink(
+        self, session: SummonSession, pending: list[Message], limit: int
+    ) -> list[Message] | None:
+        """The request made smaller by the summon's compaction steps over its copy of the past
+        context (no model call), or None when nothing is left to trim."""
+        before = session.messages(pending)
+        manager = ContextManager(
+            session.past,
+            system_prompt=session.payload.system_prompt,
+            tools=session.tools or None,
+            budget=limit + self.model_session.max_tokens,
+            max_tokens=self.model_session.max_tokens,
+            counter=self.model_session.counter,
+            summarizer=None,
+            policy=CompactionPolicy(min_free_tokens=max(16, limit // 50), truncate_tokens=150),
+            steps=summon_steps(session, pending),
+            adopt_calibration=False,  # the live counter keeps the run's calibration
+        )
+        events = manager.shrink_to_fit([*session.exchange, *pending])
+        session.past = manager.state
+        for event in events:
+            if event.tier in ("drop_scenes", "cut_middle"):
+                session.trimmed["scenes"].extend(event.scene_ids)
+            elif event.tier == "truncate":
+                session.trimmed["truncated_messages"] += event.items
+        after = session.messages(pending)
+        return None if after == before else after
 
-    def _shrink(self, session: SummonSession, over: int) -> bool:
-        """One trimming pass freeing about `over` tokens; False when nothing is left to trim."""
-        need = over + max(16, self.limit // 50)
-        past = session.past
-        spans = list(past.scenes)
-        unfocused = [span for span in spans if not _concerns(past, span, session.focus)]
-        if unfocused:
-            return self._drop_scenes(session, unfocused, need)
-        if past.summaries:
-            ordered = sorted(
-                range(len(past.summaries)),
-                key=lambda i: (bool(set(past.summaries[i].entry_ids) & session.focus), i),
-            )
-            freed = 0
-            drop: set[int] = set()
-            for index in ordered:
-                drop.add(index)
-                freed += self.model_session.counter.estimate_text(past.summaries[index].text) + 8
-                if freed >= need:
-                    break
-            session.trimmed["summaries"].extend(
-                f"{past.summaries[i].kind}:{past.summaries[i].thread_id}" for i in sorted(drop)
-            )
-            past.summaries = [s for i, s in enumerate(past.summaries) if i not in drop]
-            return True
-        if past.story_so_far.strip():
-            return self._cut_story(session, need)
-        if self._truncate_longest(session, need):
-            return True
-        if spans:
-            return self._drop_scenes(session, spans, need)
-        return self._drop_exchange_round(session)
 
-    def _drop_scenes(self, session: SummonSession, spans: list[SceneSpan], need: int) -> bool:
-        past = session.past
+class DropScenes(CompactionStep):
+    """History scenes that do not concern the question's entries, oldest first."""
+
+    name = "drop_scenes"
+
+    def __init__(self, session: SummonSession) -> None:
+        self.session = session
+
+    def run(
+        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
+    ) -> CompactionEvent | None:
+        past = cm.state
+        spans = [s for s in past.scenes if not _concerns(past, s, self.session.focus)]
         dropped: list[str] = []
         freed = 0
         for span in spans:
             dropped.append(span.scene_id)
-            freed += self._estimate(past.scene_messages(span))
-            if freed >= need:
+            freed += cm.estimate(past.scene_messages(span))
+            if freed >= goal:
                 break
+        if not dropped:
+            return None
         past.remove_scenes(dropped)
-        session.trimmed["scenes"].extend(dropped)
-        return bool(dropped)
+        return CompactionEvent(
+            tier="drop_scenes", tokens_before=0, tokens_after=0, scene_ids=dropped
+        )
 
-    def _cut_story(self, session: SummonSession, need: int) -> bool:
-        past = session.past
+
+class DropSummaries(CompactionStep):
+    """Summaries, oldest first, those naming the question's entries last."""
+
+    name = "drop_summaries"
+
+    def __init__(self, session: SummonSession) -> None:
+        self.session = session
+
+    def run(
+        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
+    ) -> CompactionEvent | None:
+        past = cm.state
+        if not past.summaries:
+            return None
+        ordered = sorted(
+            range(len(past.summaries)),
+            key=lambda i: (bool(set(past.summaries[i].entry_ids) & self.session.focus), i),
+        )
+        freed = 0
+        drop: set[int] = set()
+        for index in ordered:
+            drop.add(index)
+            freed += cm.counter.estimate_text(past.summaries[index].text) + 8
+            if freed >= goal:
+                break
+        self.session.trimmed["summaries"].extend(
+            f"{past.summaries[i].kind}:{past.summaries[i].thread_id}" for i in sorted(drop)
+        )
+        past.summaries = [s for i, s in enumerate(past.summaries) if i not in drop]
+        return CompactionEvent(
+            tier="drop_summaries", tokens_before=0, tokens_after=0, items=len(drop)
+        )
+
+
+class CutStory(CompactionStep):
+    """The story so far, keeping its end."""
+
+    name = "cut_story"
+
+    def __init__(self, session: SummonSession) -> None:
+        self.session = session
+
+    def run(
+        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
+    ) -> CompactionEvent | None:
+        past = cm.state
         story = past.story_so_far
-        tokens = max(1, self.model_session.counter.estimate_text(story))
-        chars_per_token = len(story) / tokens
-        keep = len(story) - math.ceil(need * chars_per_token) - len(STORY_CUT_MARKER)
+        if not story.strip():
+            return None
+        tokens = max(1, cm.counter.estimate_text(story))
+        keep = len(story) - math.ceil(goal * len(story) / tokens) - len(STORY_CUT_MARKER)
         if keep < MIN_STORY_CHARS:
             past.story_so_far = ""
-            session.trimmed["story_chars"] += len(story)
+            cut = len(story)
         else:
             past.story_so_far = STORY_CUT_MARKER + story[-keep:]
-            session.trimmed["story_chars"] += len(story) - keep
-        return True
+            cut = len(story) - keep
+        self.session.trimmed["story_chars"] += cut
+        return CompactionEvent(tier="cut_story", tokens_before=0, tokens_after=0, items=cut)
 
-    def _truncate_longest(self, session: SummonSession, need: int) -> bool:
-        history = session.past.history
-        candidates = [
-            (len(message["content"]), index)
-            for index, message in enumerate(history)
-            if isinstance(message.get("content"), str)
-            and len(message["content"]) > MIN_TRUNCATE_CHARS
-            and TRUNCATION_MARKER_TAIL not in message["content"]
-        ]
-        if not candidates:
-            return False
-        _, index = max(candidates)
-        text = history[index]["content"]
-        tokens = max(1, self.model_session.counter.estimate_text(text))
-        cut = min(len(text) - MIN_TRUNCATE_CHARS // 2, math.ceil(need * len(text) / tokens) + 40)
-        keep = len(text) - cut
-        head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
-        marker = TRUNCATION_MARKER.format(count=len(text) - len(head) - len(tail))
-        session.past.replace_message(index, {**history[index], "content": head + marker + tail})
-        session.trimmed["truncated_messages"] += 1
-        return True
 
-    def _drop_exchange_round(self, session: SummonSession) -> bool:
-        starts = [i for i, m in enumerate(session.exchange) if m.get("role") == "user"]
+class DropExchangeRound(CompactionStep):
+    """The oldest round of the summon exchange itself (never the current one)."""
+
+    name = "drop_exchange"
+
+    def __init__(self, session: SummonSession, pending: list[Message]) -> None:
+        self.session = session
+        self.pending = pending
+
+    def run(
+        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
+    ) -> CompactionEvent | None:
+        exchange = self.session.exchange
+        starts = [i for i, m in enumerate(exchange) if m.get("role") == "user"]
         if not starts:
-            return False
-        end = starts[1] if len(starts) > 1 else len(session.exchange)
-        del session.exchange[:end]
-        session.trimmed["exchange_rounds"] += 1
-        return True
+            return None
+        end = starts[1] if len(starts) > 1 else len(exchange)
+        del exchange[:end]
+        job.scene_messages[:] = [*exchange, *self.pending]
+        self.session.trimmed["exchange_rounds"] += 1
+        return CompactionEvent(tier="drop_exchange", tokens_before=0, tokens_after=0, items=1)
+
+
+def summon_steps(session: SummonSession, pending: list[Message]) -> tuple[CompactionStep, ...]:
+    """The order a summon trims in: unrelated scenes, summaries, the story so far, long
+    messages (the run's `Truncate`), the remaining scenes (the run's `CutMiddle`), old rounds of
+    the exchange. No step calls the model."""
+    return (
+        DropScenes(session),
+        DropSummaries(session),
+        CutStory(session),
+        Truncate(),
+        CutMiddle(),
+        DropExchangeRound(session, pending),
+    )
 
 
 def _concerns(past: ContextState, span: SceneSpan, focus: set[int]) -> bool:
