@@ -165,6 +165,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
 
+    undo = commands.add_parser(
+        "undo",
+        help="undo a curator decision or a revision (a compensating revision; nothing erased)",
+    )
+    which = undo.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--decision", type=int, metavar="ID", help="curator decision id (shown by `lineage`)"
+    )
+    which.add_argument("--revision", type=int, metavar="ID", help="revision id (`lineage`: #ID)")
+    undo.add_argument("--reason", help="why (recorded with the undo; default: undone by the user)")
+    undo.add_argument("--json", action="store_true")
+    _add_corpus(undo)
+    _add_store(undo)
+
     _add_snapshot_commands(commands)
     return parser
 
@@ -371,6 +385,30 @@ def cmd_lineage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_undo(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import Engine
+
+    settings = _settings(args)
+    with Engine.open(settings, model=False) as engine:
+        result = engine.undo(
+            decision_id=args.decision, revision_id=args.revision, reason=args.reason
+        )
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return EXIT_OK
+    revisions = ", ".join(f"#{rid}" for rid in result.revision_ids)
+    entries = ", ".join(f"E{eid}" for eid in result.entry_ids)
+    print(
+        f"undid {result.what}: revision{'s' if len(result.revision_ids) > 1 else ''} "
+        f"{revisions} on {entries}"
+    )
+    for line in result.kept:
+        print(f"  kept the later change: {line}")
+    if result.thread_key:
+        print(f"  the glossary as of {result.thread_key} includes it (re-export that thread)")
+    return EXIT_OK
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from terrarium_dagster.corpus.importers import import_book
 
@@ -482,6 +520,7 @@ COMMANDS = {
     "lineage": cmd_lineage,
     "snapshots": cmd_snapshots,
     "why": cmd_why,
+    "undo": cmd_undo,
 }
 
 

@@ -26,7 +26,8 @@ from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
 from terrarium_dagster.curation.curator import curate_thread
-from terrarium_dagster.curation.models import CurationReport
+from terrarium_dagster.curation.models import CurationReport, UndoResult
+from terrarium_dagster.curation.undo import undo_decision, undo_revision
 from terrarium_dagster.errors import ConfigError, EntryNotFoundError, InputError, OrderError
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
@@ -119,7 +120,7 @@ class Engine:
         settings: Settings,
         corpus: Corpus,
         store: GlossaryStore,
-        client: ChatClient,
+        client: ChatClient | None,
         *,
         run_id: str,
         stop: threading.Event | None = None,
@@ -128,7 +129,7 @@ class Engine:
         self.settings = settings
         self.corpus = corpus
         self.store = store
-        self.client = client
+        self._client = client
         self.run_id = run_id
         self.stop = stop or threading.Event()
         self.progress = self._with_heartbeat(progress)
@@ -148,14 +149,26 @@ class Engine:
         stop: threading.Event | None = None,
         progress: ProgressCallback | None = None,
         client: ChatClient | None = None,
+        model: bool = True,
     ) -> Self:
+        """Open a writer: corpus, store (taking its writer lease) and model client. With
+        ``model=False`` (an edit such as an undo) no model is configured or needed, the store
+        must exist, and the corpus is the one the store records unless the settings name one."""
         run_id = run_id or uuid.uuid4().hex[:12]
-        corpus = open_corpus(settings)
-        try:
-            store = open_store(settings)
-        except BaseException:
-            corpus.close()
-            raise
+        if model:
+            corpus = open_corpus(settings)
+            try:
+                store = open_store(settings)
+            except BaseException:
+                corpus.close()
+                raise
+        else:
+            store = open_store(settings, must_exist=True)
+            try:
+                corpus = open_corpus(settings, store)
+            except BaseException:
+                store.close()
+                raise
         try:
             # The one place a writer opens the store: a second live writer is refused here.
             store.runs.acquire_writer_lease(run_id)
@@ -164,7 +177,7 @@ class Engine:
             corpus.close()
             raise
         try:
-            chat = client or open_client(settings)
+            chat = client or (open_client(settings) if model else None)
         except BaseException:
             store.runs.release_writer_lease(run_id)
             store.close()
@@ -179,6 +192,13 @@ class Engine:
             stop=stop,
             progress=progress,
         )
+
+    @property
+    def client(self) -> ChatClient:
+        """The model client (opened on first use by an engine opened without a model)."""
+        if self._client is None:
+            self._client = open_client(self.settings)
+        return self._client
 
     def _with_heartbeat(self, progress: ProgressCallback | None) -> ProgressCallback:
         """Refresh the writer lease after each committed scene, then report progress."""
@@ -216,7 +236,8 @@ class Engine:
             try:
                 self.store.runs.release_writer_lease(self.run_id)
             finally:
-                self.client.close()
+                if self._client is not None:
+                    self._client.close()
                 self.store.close()
                 self.corpus.close()
 
@@ -484,6 +505,25 @@ class Engine:
         return build_export(
             self.store, self.corpus, Path(out_dir), formats=formats, as_of_thread=as_of_thread
         )
+
+    # -- corrections ------------------------------------------------------------------------
+
+    def undo(
+        self,
+        *,
+        decision_id: int | None = None,
+        revision_id: int | None = None,
+        reason: str | None = None,
+    ) -> UndoResult:
+        """Undo one curator decision or one revision with compensating revisions (by the user,
+        in this run), however the entries changed since. Exactly one id is given."""
+        if (decision_id is None) == (revision_id is None):
+            raise InputError("undo: give a curator decision id or a revision id (one of them)")
+        actor = Actor(kind="user", run_id=self.run_id)
+        if decision_id is not None:
+            return undo_decision(self.store, actor, decision_id, reason)
+        assert revision_id is not None
+        return undo_revision(self.store, actor, revision_id, reason)
 
     # -- reports ----------------------------------------------------------------------------
 

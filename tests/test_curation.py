@@ -19,7 +19,7 @@ from terrarium_dagster.curation.prompt import (
     parse_answer,
     parse_decisions,
 )
-from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.errors import InputError
 from terrarium_dagster.glossary.models import ProvenanceIn
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
@@ -512,15 +512,18 @@ def test_undo_merge_restores_source_names_and_provenance(
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
-def test_undo_refused_when_entry_changed_since(
+def test_undo_works_after_the_entry_changed_since(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:
     run(store, corpus, ScriptedChat(answer(decide(entries["kethra"], "CONFIRM"))))
     store.glossary.update_entry(AGENT, entries["kethra"], definition="A guide of the ash fields.")
     (row,) = applied_decisions(store)
-    with pytest.raises(StoreError, match="changed after"):
-        undo_decision(store, Actor("user"), row["id"], "late")
-    assert applied_decisions(store)[0]["undone_revision_id"] is None
+    result = undo_decision(store, Actor("user"), row["id"], "late")
+    entry = store.glossary.get_entry(entries["kethra"])
+    assert (entry.status, entry.definition) == ("tentative", "A guide of the ash fields.")
+    assert applied_decisions(store)[0]["undone_revision_id"] == result.revision_ids[-1]
+    with pytest.raises(InputError, match="no curator decision 999"):
+        undo_decision(store, Actor("user"), 999, "x")
 
 
 # -- through the real client and the offline backend ---------------------------------------------

@@ -414,6 +414,7 @@ def test_curation_metadata_is_a_readable_decision_table_with_the_backend(
         assert keys[0] in (event.description or "")
     table = curation.metadata["decisions"].value
     assert [column.name for column in table.schema.columns] == [
+        "id",
         "term",
         "decision",
         "target",
@@ -425,6 +426,7 @@ def test_curation_metadata_is_a_readable_decision_table_with_the_backend(
     assert len(table.records) >= min(decided, 50) > 0
     for record in table.records:
         assert record.data["term"] and record.data["decision"]
+        assert isinstance(record.data["id"], int)
 
 
 def test_export_metadata_links_over_http_to_the_served_exports(

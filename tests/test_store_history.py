@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from terrarium_dagster.errors import DuplicateTermError, InputError, StoreError
+from terrarium_dagster.errors import InputError, StoreError
 from terrarium_dagster.glossary import Actor, EntryView, GlossaryStore, ProvenanceIn
 
 ROLLBACK = Actor("rollback", run_id="run-2")
@@ -285,18 +285,78 @@ def test_undo_a_merge_restores_both_entries_and_their_provenance(store: Glossary
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
-def test_undo_is_refused_when_the_entry_changed_later(store: GlossaryStore):
+def test_undo_of_a_replaced_change_says_which_revision_to_undo_first(store: GlossaryStore):
     a = agent(100)
     entry = store.glossary.create_entry(a, "Vorn", "A town.")
     store.glossary.update_entry(a, entry.id, definition="A river town.")
     first_update = store.glossary.revisions(entry.id)[-1]
     store.glossary.update_entry(a, entry.id, definition="A port.")
-    with pytest.raises(StoreError, match="changed after revision"):
+    second_update = store.glossary.revisions(entry.id)[-1]
+    with pytest.raises(
+        InputError, match=rf"nothing left to undo .* undo revision {second_update.id} first"
+    ):
         store.glossary.undo_revision(CURATOR, first_update.id, "x")
-    store.glossary.undo_revision(
-        CURATOR, store.glossary.revisions(entry.id)[-1].id, "keep river town"
-    )
+    store.glossary.undo_revision(CURATOR, second_update.id, "keep river town")
     assert store.glossary.get_entry(entry.id).definition == "A river town."
+    store.glossary.undo_revision(CURATOR, first_update.id, "the first was right")
+    assert store.glossary.get_entry(entry.id).definition == "A town."
+    with pytest.raises(InputError, match="already undone by revision"):
+        store.glossary.undo_revision(CURATOR, first_update.id, "again")
+
+
+def test_undo_after_later_changes_reverses_only_what_the_change_did(store: GlossaryStore):
+    a = agent(100)
+    entry = store.glossary.create_entry(a, "Vorn", "A town.", provenance=[src(101, 100)])
+    store.glossary.update_entry(
+        a, entry.id, definition="A river town.", add_aliases=["Vornmouth"], tags=["place"]
+    )
+    change = store.glossary.revisions(entry.id)[-1]
+    store.glossary.update_entry(a, entry.id, add_aliases=["Old Vorn"], provenance=[src(102, 100)])
+    store.glossary.update_entry(a, entry.id, status="confirmed")
+    done = store.glossary.undo_change(CURATOR, change.id, "too much")
+    now = store.glossary.get_entry(entry.id)
+    assert (now.definition, now.aliases, now.tags, now.status) == (
+        "A town.",
+        ["Old Vorn"],
+        [],
+        "confirmed",
+    )
+    assert [p.post_id for p in store.glossary.provenance(entry.id)] == [101, 102]
+    assert done.undone == [change.id] and done.kept == []
+    (undo,) = store.glossary.revisions(since_id=done.revision_ids[0] - 1)
+    assert (undo.action, undo.reason, undo.detail["undone"]) == ("undo", "too much", [change.id])
+    with pytest.raises(InputError, match=r"no revision 999 in the annotator store"):
+        store.glossary.undo_change(CURATOR, 999, "x")
+
+
+def test_undo_a_merge_after_later_changes_moves_names_and_sources_back(store: GlossaryStore):
+    a = agent(100)
+    target = store.glossary.create_entry(a, "Keth'ra", "A witch.", provenance=[src(101, 100)])
+    source = store.glossary.create_entry(
+        a, "Red Witch", "A title.", aliases=["the Crimson"], provenance=[src(102, 100)]
+    )
+    store.glossary.merge_entries(CURATOR, source.id, target.id, "same person")
+    merge = store.glossary.revisions(target.id)[-1]
+    later = agent(200)
+    store.glossary.update_entry(later, target.id, definition="A witch of the fens.")
+    store.glossary.add_provenance(
+        later, target.id, [ProvenanceIn(post_id=201, thread_id=200, quote="the Red Witch came")]
+    )
+    store.glossary.add_provenance(
+        later, target.id, [ProvenanceIn(post_id=202, thread_id=200, quote="Keth'ra spoke")]
+    )
+    store.glossary.undo_revision(CURATOR, merge.id, "two people")
+    restored, kept = store.glossary.get_entry(source.id), store.glossary.get_entry(target.id)
+    assert (restored.status, restored.merged_into, restored.aliases) == (
+        "tentative",
+        None,
+        ["the Crimson"],
+    )
+    assert (kept.definition, kept.aliases) == ("A witch of the fens.", [])
+    assert [p.post_id for p in store.glossary.provenance(source.id)] == [102, 201]
+    assert [p.post_id for p in store.glossary.provenance(target.id)] == [101, 202]
+    assert store.glossary.find_by_term("Red Witch").id == source.id  # type: ignore[union-attr]
+    assert store.glossary.integrity_problems() == []
 
 
 def test_undo_of_a_create_deletes_and_undo_of_a_delete_rechecks_names(store: GlossaryStore):
@@ -305,7 +365,7 @@ def test_undo_of_a_create_deletes_and_undo_of_a_delete_rechecks_names(store: Glo
     store.glossary.delete_entry(a, entry.id, "noise")
     delete_revision = store.glossary.revisions(entry.id)[-1]
     store.glossary.create_entry(a, "Vorn", "Another town.")
-    with pytest.raises(DuplicateTermError):
+    with pytest.raises(InputError, match=r"'Vorn' is already the term of entry E2 .*undo revision"):
         store.glossary.undo_revision(CURATOR, delete_revision.id, "was right")
     assert store.glossary.get_entry(entry.id).deleted
     fresh = store.glossary.find_by_term("vorn")

@@ -340,7 +340,7 @@ def test_a_name_without_letters_is_refused_by_the_store(ctx: ToolContext) -> Non
     "query", ["Keth'ra", "a-b", "x:y", '"', "NOT", "AND OR", "*", "^near(", "ember-tithe NOT"]
 )
 def test_hostile_search_strings_are_safe(ctx: ToolContext, query: str) -> None:
-    create(ctx, "Keth'ra")
+    create(ctx, "Keth'ra", post_ids=[101])
     result = run(ctx, "glossary_search", {"query": query})
     assert result["ok"] is True
     assert isinstance(result["hits"], list)
@@ -439,28 +439,91 @@ def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
     assert rows[1].quote == "Varen rises."
 
 
-def test_provenance_defaults_to_the_scene_first_post_when_the_term_is_absent(
+def test_a_term_in_no_post_is_an_error_naming_it_and_nothing_is_written(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
-    create(ctx, "Sablecoats")
-    assert [(p.post_id, p.quote) for p in store.glossary.provenance(1)] == [(104, "")]
+    error = error_of(ctx, "glossary_create", {"term": "Sablecoats", "definition": "Soldiers."})
+    assert error.startswith("'Sablecoats' occurs in the current scene (posts 104, 105)")
+    assert "give post_ids of the earlier post(s) that name it" in error
+    error = error_of(
+        ctx,
+        "glossary_create",
+        {"term": "Sablecoats", "definition": "x", "aliases": ["Sable Guard"]},
+    )
+    assert "none of 'Sablecoats', 'Sable Guard' occurs in the current scene" in error
+    assert store.glossary.entries() == [] and store.glossary.last_revision_id() == 0
 
 
 def test_given_earlier_posts_are_accepted_with_their_sentence(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
-    create(ctx, "Keth'ra", post_ids=[101, 101, 104])
+    create(ctx, "Keth'ra", post_ids=[101, 101])
     quotes = {p.post_id: p.quote for p in store.glossary.provenance(1)}
-    assert quotes == {101: "Keth'ra waits by the gate.", 104: ""}
+    assert quotes == {101: "Keth'ra waits by the gate."}
 
 
-def test_a_verbatim_quote_is_kept_and_an_invented_one_is_not(
+def test_a_cited_post_that_does_not_name_the_term_is_an_error(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    error = error_of(
+        ctx, "glossary_create", {"term": "Keth'ra", "definition": "x", "post_ids": [101, 104]}
+    )
+    assert error.startswith('"Keth\'ra" occurs in post 104; cite only posts that name it')
+    assert store.glossary.entries() == []
+    create(ctx, "Lord Varen", post_ids=[104])
+    error = error_of(
+        ctx, "glossary_update", {"entry_id": "E1", "definition": "A lord.", "post_ids": [100]}
+    )
+    assert "'Lord Varen' occurs in post 100" in error
+    assert store.glossary.get_entry(1).definition == "About Lord Varen."
+
+
+def test_a_verbatim_quote_is_kept_in_the_posts_spelling_and_an_invented_one_is_an_error(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     create(ctx, "glimmerstone", quote="chair of  GLIMMERSTONE")
     assert store.glossary.provenance(1)[0].quote == "chair of glimmerstone"
-    create(ctx, "Order of the Ember", quote="The Order rules the world")
-    assert store.glossary.provenance(2)[0].quote == "The Order of the Ember gathers in the hall."
+    create(ctx, "Keth'ra", post_ids=[101], quote="“the ember–tithe is DUE”")
+    assert store.glossary.provenance(2)[0].quote == "The ember-tithe is due"
+    error = error_of(
+        ctx,
+        "glossary_create",
+        {"term": "Order of the Ember", "definition": "x", "quote": "The Order rules the world"},
+    )
+    assert error.startswith(
+        "quote 'The Order rules the world' is not in the current scene (posts 104, 105)"
+    )
+    error = error_of(
+        ctx,
+        "glossary_update",
+        {"entry_id": "E2", "post_ids": [101], "quote": "Keth'ra sleeps by the gate"},
+    )
+    assert 'quote "Keth\'ra sleeps by the gate" is not in post 101' in error
+    assert store.glossary.find_by_term("Order of the Ember") is None
+    assert [p.post_id for p in store.glossary.provenance(2)] == [101]
+
+
+def test_a_quote_names_its_post_even_where_the_term_is_a_pronoun(
+    ctx: ToolContext, store: GlossaryStore
+) -> None:
+    create(ctx, "Keth'ra", post_ids=[101])
+    run(ctx, "glossary_update", {"entry_id": "E1", "definition": "A gatekeeper of the Court."})
+    # Keth'ra is not named in the current scene, so a definition needs a source...
+    assert store.glossary.get_entry(1).definition == "About Keth'ra."
+    # ...which a quote from a cited post gives, even when that post says "she".
+    result = run(
+        ctx,
+        "glossary_update",
+        {
+            "entry_id": "E1",
+            "definition": "A gatekeeper of the Court.",
+            "post_ids": [101],
+            "quote": "she says",
+        },
+    )
+    assert result["ok"] and store.glossary.get_entry(1).definition == "A gatekeeper of the Court."
+    assert run(ctx, "glossary_update", {"entry_id": "E1", "tags": ["character"]})["ok"]
+    assert store.glossary.get_entry(1).tags == ["character"]
 
 
 def test_update_adds_aliases_and_new_provenance_once(
@@ -481,7 +544,7 @@ def test_update_adds_aliases_and_new_provenance_once(
 
 
 def test_update_with_nothing_to_say_is_refused(ctx: ToolContext) -> None:
-    create(ctx, "Sablecoats")
+    create(ctx, "Keth'ra", post_ids=[101])
     assert "nothing to update for E1" in error_of(ctx, "glossary_update", {"entry_id": "E1"})
 
 
@@ -489,7 +552,7 @@ def test_update_of_a_merged_entry_goes_to_its_target(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     create(ctx, "Lord Varen", post_ids=[104])
-    create(ctx, "Varen the Red", post_ids=[104])
+    create(ctx, "Varen", post_ids=[105])
     store.glossary.merge_entries(ctx.actor, 2, 1, "same person")
     result = run(ctx, "glossary_update", {"entry_id": "E2", "definition": "A lord of the Court."})
     assert result["entry"]["id"] == "E1"
@@ -500,13 +563,13 @@ def test_update_of_a_merged_entry_goes_to_its_target(
 def test_delete_is_soft_and_a_deleted_entry_cannot_be_updated(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
-    create(ctx, "Sablecoats")
+    create(ctx, "glimmerstone")
     outcome = dispatch(
         default_registry(),
         ctx,
         call("glossary_delete", {"entry_id": "E1", "reason": "not in the story"}),
     )
-    assert json.loads(outcome.result_json) == {"deleted": "E1", "ok": True, "term": "Sablecoats"}
+    assert json.loads(outcome.result_json) == {"deleted": "E1", "ok": True, "term": "glimmerstone"}
     assert outcome.effects[0].action == "delete"
     assert store.glossary.get_entry(1).deleted
     error = error_of(ctx, "glossary_update", {"entry_id": "E1", "definition": "x"})

@@ -9,14 +9,19 @@ entry, duplicate term, a write in a read-only context, a post it may not read): 
 Results are compact, deterministic JSON (sorted keys, no spaces). Entries appear as
 ``{"id":"E12","term":...,"aliases":[...],"status":...,"definition":...}``.
 
-Provenance is automatic. `glossary_create` and `glossary_update` record, for each post:
+Provenance is never invented. `glossary_create` and `glossary_update` record, for each post:
 - the `post_ids` the model gave, if each is in the corpus and not after the current scene
-  (a post of the current scene, or an earlier one in story order; a later post is refused);
+  (a post of the current scene, or an earlier one in story order; a later post is refused) and
+  each names the term or an alias (or holds the given `quote`);
 - otherwise the posts of the current scene where the term or an alias occurs (case- and
-  punctuation-insensitive); otherwise the scene's first post.
-The quote stored with a post is the model's `quote` when that text really occurs in the post
-(whitespace and case aside), else the sentence around the term's first occurrence in the post
-(at most 240 characters), else empty: a stored quote is always verbatim story text.
+  punctuation-insensitive, a possessive or plural allowed), and the post holding the `quote`.
+A write whose term (and aliases) and quote occur in none of those posts is an error result
+naming what was not found and where, and nothing is written; so is a `quote` that is not in the
+cited (or the scene's) posts. Case, whitespace, curly quotes and dashes aside, a quote must be
+the post's own words (`glossary.normalize.find_quotation`). The quote stored with a post is the
+model's quote in the post's own spelling, else the sentence around the term's first occurrence
+(at most 240 characters): a stored quote is always verbatim story text. An update that changes
+only tags needs no source.
 
 `read_post` and `read_thread_range` return cleaned post text and never anything after the current
 scene (spoiler-free); asking for a later post is an error naming the limit.
@@ -53,7 +58,7 @@ from terrarium_dagster.errors import (
     StoreError,
 )
 from terrarium_dagster.glossary.models import Entry, ProvenanceIn
-from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.glossary.normalize import find_quotation, normalize_term
 from terrarium_dagster.jsonform import canonical_json
 
 if TYPE_CHECKING:
@@ -517,40 +522,82 @@ def _visible_post(ctx: ToolContext, post_id: int) -> Post:
 
 def _first_occurrence(text: str, names: Sequence[str]) -> int | None:
     offsets = [spans[0][0] for spans in (find_term(text, name) for name in names) if spans]
+    if not offsets:  # a plural ("Apaches" for "Apache") names it too
+        plurals = [f"{name}{ending}" for name in names for ending in ("s", "es")]
+        offsets = [spans[0][0] for spans in (find_term(text, name) for name in plurals) if spans]
     return min(offsets) if offsets else None
 
 
 def _verbatim(post_text: str, quote: str) -> str | None:
-    """The post's own words matching `quote` (case and whitespace aside), cut to QUOTE_CHARS."""
-    wanted = " ".join(quote.strip().strip("\"'“”‘’").split())
-    if len(wanted) < 3:
+    """The post's own words matching `quote` (case, whitespace, curly quotes aside), cut to
+    QUOTE_CHARS; None when the post does not hold them."""
+    found = find_quotation(post_text, quote)
+    if found is None or len(found) < 3:
         return None
-    flat = " ".join(post_text.split())
-    index = flat.casefold().find(wanted.casefold())
-    if index < 0:
-        return None
-    return _truncate(flat[index : index + len(wanted)], QUOTE_CHARS)
+    return _truncate(found, QUOTE_CHARS)
+
+
+def _post_list(posts: Sequence[Post]) -> str:
+    ids = [str(post.id) for post in posts]
+    if len(ids) > 6:
+        ids = [*ids[:3], "…", *ids[-2:]]
+    return f"post{'s' if len(posts) > 1 else ''} {', '.join(ids)}"
+
+
+def _naming(names: Sequence[str]) -> str:
+    shown = ", ".join(repr(name) for name in names[:4])
+    return shown if len(names) == 1 else f"none of {shown}{', …' if len(names) > 4 else ''}"
 
 
 def resolve_provenance(
-    ctx: ToolContext, names: Sequence[str], post_ids: Sequence[int], quote: str | None
+    ctx: ToolContext,
+    names: Sequence[str],
+    post_ids: Sequence[int],
+    quote: str | None,
 ) -> list[ProvenanceIn]:
-    """Provenance for a create/update (see the module docstring for the rules)."""
+    """Provenance for a create/update (see the module docstring for the rules); ToolError when
+    the names or the quote are not where the write says (or, without post_ids, not in the
+    current scene)."""
     names = [name for name in names if name.strip()]
-    if post_ids:
-        posts = [_visible_post(ctx, post_id) for post_id in dict.fromkeys(post_ids)]
+    cited = bool(post_ids)
+    if cited:
+        candidates = [_visible_post(ctx, post_id) for post_id in dict.fromkeys(post_ids)]
+        where = _post_list(candidates)
     else:
-        posts = [p for p in ctx.scene.posts if _first_occurrence(p.text, names) is not None]
-        if not posts:
-            posts = [ctx.scene.posts[0]]
-    items: list[ProvenanceIn] = []
-    quote_used = False
-    for post in posts:
-        text = ""
-        if quote and not quote_used:
+        candidates = list(ctx.scene.posts)
+        where = f"the current scene ({_post_list(candidates)})"
+    quoted: Post | None = None
+    quote_text = ""
+    if quote:
+        for post in candidates:
             found = _verbatim(post.text, quote)
             if found:
-                text, quote_used = found, True
+                quoted, quote_text = post, found
+                break
+        if quoted is None:
+            raise ToolError(
+                f"quote {_truncate(quote, 60)!r} is not in {where}; copy the words exactly "
+                "as the post writes them, or leave quote out"
+            )
+    naming = [post for post in candidates if _first_occurrence(post.text, names) is not None]
+    if cited:
+        missing = [post for post in candidates if post not in naming and post is not quoted]
+        if missing:
+            raise ToolError(
+                f"{_naming(names)} occurs in {_post_list(missing)}; cite only posts that name "
+                "it (read_post to check), or leave post_ids out to use the current scene"
+            )
+        posts = candidates
+    else:
+        posts = [post for post in candidates if post in naming or post is quoted]
+        if not posts:
+            raise ToolError(
+                f"{_naming(names)} occurs in {where}; give post_ids of the earlier post(s) that "
+                "name it (glossary_search or read_thread_range to find them)"
+            )
+    items: list[ProvenanceIn] = []
+    for post in posts:
+        text = quote_text if post is quoted else ""
         if not text:
             offset = _first_occurrence(post.text, names)
             if offset is not None:
@@ -579,6 +626,8 @@ def _search(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
 
 
 def _create(ctx: ToolContext, args: GlossaryCreateArgs) -> HandlerResult:
+    if not normalize_term(args.term):
+        raise ToolError(f"term {args.term!r} has no letters or digits to name anything")
     aliases = _distinct_names(args.aliases, exclude=[args.term])
     for name in (args.term, *aliases):
         existing = ctx.store.glossary.find_by_term(name)
@@ -626,14 +675,16 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
         if other is not None and other.id != entry.id:
             raise _existing_entry_error(other, alias)
     names = [entry.term, *entry.aliases, *new_aliases]
-    changes = args.definition is not None or new_aliases or args.tags is not None
-    if not (changes or args.post_ids or args.quote) and all(
-        _first_occurrence(p.text, names) is None for p in ctx.scene.posts
-    ):
+    sourced = args.definition is not None or bool(new_aliases)
+    mentioned = any(_first_occurrence(p.text, names) is not None for p in ctx.scene.posts)
+    if not (sourced or args.tags is not None or args.post_ids or args.quote) and not mentioned:
         raise ToolError(
             f"nothing to update for {entry.ref}: give definition, add_aliases, tags or post_ids"
         )
-    provenance = resolve_provenance(ctx, names, args.post_ids, args.quote)
+    if sourced or args.post_ids or args.quote or mentioned:
+        provenance = resolve_provenance(ctx, names, args.post_ids, args.quote)
+    else:
+        provenance = []  # a change of tags alone cites nothing
     recorded = ctx.store.glossary.sourced_posts(entry.id, (item.post_id for item in provenance))
     provenance = [item for item in provenance if item.post_id not in recorded]
     tags = None if args.tags is None else list(dict.fromkeys(args.tags))

@@ -49,6 +49,7 @@ from terrarium_dagster.curation.prompt import (
     parse_decisions,
     plan_batches,
 )
+from terrarium_dagster.curation.undo import undo_decision
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
 from terrarium_dagster.glossary.models import Entry
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
@@ -538,42 +539,3 @@ def curate_thread(
             )
     report.left_tentative = [i for i in report.reviewed if i not in applied] + selection.deferred
     return report
-
-
-# -- undo ----------------------------------------------------------------------------------------
-
-
-def undo_decision(store: GlossaryStore, actor: Actor, decision_id: int, reason: str) -> UndoResult:
-    """Revert one curator decision with `GlossaryStore.undo_revision`: new 'undo' revisions bring
-    the entry (for a MERGE: both the source and the target, names and provenance) back to how it
-    stood before the decision. Nothing is erased; the decision row is marked undone.
-
-    InputError if there is no such decision, it was already undone, or it recorded no change.
-    StoreError (from the store) if an entry it touched changed since: undo that change first.
-    """
-    rows = [row for row in store.curation.curator_decisions() if row["id"] == decision_id]
-    if not rows:
-        raise InputError(f"no curator decision {decision_id} in the annotator store")
-    row = rows[0]
-    if row.get("undone_revision_id") is not None:
-        raise InputError(
-            f"curator decision {decision_id} was already undone "
-            f"(revision {row['undone_revision_id']})"
-        )
-    if row.get("revision_id") is None:
-        raise InputError(
-            f"curator decision {decision_id} changed nothing; there is nothing to undo"
-        )
-    note = f"undo curator decision {decision_id} ({row['decision']} E{row['entry_id']}): {reason}"
-    before = store.glossary.last_revision_id()
-    with store.transaction():
-        store.glossary.undo_revision(actor, int(row["revision_id"]), note)
-        written = store.glossary.revisions(since_id=before)
-        if written:
-            store.curation.mark_decision_undone(decision_id, written[-1].id)
-    return UndoResult(
-        decision_id=decision_id,
-        decision=str(row["decision"]),
-        entry_ids=sorted({r.entry_id for r in written if r.entry_id is not None}),
-        revision_ids=[r.id for r in written],
-    )

@@ -122,9 +122,17 @@ class CurationReport(TokenFigures):
 
 
 class UndoResult(BaseModel):
-    """What undoing one curator decision changed."""
+    """What one undo did: ``what`` names the change undone (a curator decision or a revision),
+    ``undone`` its revisions, ``revision_ids`` the compensating 'undo' revisions written,
+    ``decision_ids`` the curator decisions now marked undone, ``kept`` the parts of the change
+    later revisions had already replaced (left as they are), ``thread_key`` the last finished
+    thread whose as-of glossary now includes the undo (None when a later thread has begun)."""
 
-    decision_id: int
-    decision: str
+    what: str
+    revision_id: int
+    undone: list[int]
+    decision_ids: list[int] = Field(default_factory=list)
     entry_ids: list[int]
     revision_ids: list[int]
+    kept: list[str] = Field(default_factory=list)
+    thread_key: str | None = None

@@ -68,6 +68,7 @@ def annotation_metadata(report: ThreadReport) -> dict[str, Any]:
 
 DECISION_SCHEMA = dg.TableSchema(
     columns=[
+        dg.TableColumn("id", "int", description="decision id: `terrarium undo --decision ID`"),
         dg.TableColumn("term", "string"),
         dg.TableColumn("decision", "string", description="CONFIRM, REJECT, MERGE, REVISE, …"),
         dg.TableColumn("target", "string", description="the entry a MERGE went into"),
@@ -93,6 +94,7 @@ def curation_metadata(
             [
                 dg.TableRecord(
                     {
+                        "id": row.decision_id,
                         "term": row.term,
                         "decision": row.decision,
                         "target": row.target,

@@ -20,6 +20,7 @@ from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
 from terrarium_dagster.glossary.models import Entry, Revision
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.glossary.undo import undone_by
 
 VALUE_CHARS = 70
 SUGGESTIONS = 5
@@ -59,6 +60,9 @@ class LineageRevision(BaseModel):
     snapshot_id: int | None = None
     reason: str | None = None
     changes: list[str] = Field(default_factory=list)
+    decision_id: int | None = None
+    decision: str | None = None
+    undone_by: int | None = None
 
 
 class LineageSource(BaseModel):
@@ -208,6 +212,21 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
     for entry_id in (entry.id, *merged_from):
         revisions.extend(store.glossary.revisions(entry_id))
     revisions.sort(key=lambda r: r.id)
+    decisions = {
+        int(row["revision_id"]): row
+        for row in store.curation.curator_decisions()
+        if row.get("revision_id") is not None
+    }
+
+    def decision_of(revision: Revision) -> dict[str, Any] | None:
+        return decisions.get(revision.id) or (
+            decisions.get(revision.group_id) if revision.group_id is not None else None
+        )
+
+    def undone(revision: Revision) -> int | None:
+        group = [revision.id] if revision.group_id is None else [revision.group_id, revision.id]
+        return undone_by(store.conn, group)
+
     trail = [
         LineageRevision(
             id=r.id,
@@ -221,6 +240,9 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
             snapshot_id=r.snapshot_id,
             reason=r.reason,
             changes=revision_changes(r),
+            decision_id=(decision_of(r) or {}).get("id"),
+            decision=(decision_of(r) or {}).get("decision"),
+            undone_by=undone(r),
         )
         for r in revisions
     ]
@@ -309,8 +331,12 @@ def render_lineage_text(trail: Lineage) -> str:
             where.append(f"run {revision.run_id}")
         if revision.snapshot_id is not None:
             where.append(f"snapshot {revision.snapshot_id}")
+        if revision.decision_id is not None:
+            where.append(f"curator decision {revision.decision_id} {revision.decision}")
         subject = f"[E{revision.entry_id}] " if revision.entry_id != entry.id else ""
         lines.append(f"  #{revision.id} {subject}{revision.action} ({', '.join(where)})")
+        if revision.undone_by is not None:
+            lines.append(f"      undone by #{revision.undone_by}")
         if revision.reason:
             lines.append(f"      why: {' '.join(revision.reason.split())}")
         for change in revision.changes:

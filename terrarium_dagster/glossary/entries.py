@@ -40,6 +40,7 @@ from terrarium_dagster.glossary.models import (
     ProvenanceIn,
     Revision,
     SearchHit,
+    UndoneChange,
 )
 from terrarium_dagster.glossary.normalize import normalize_term
 
@@ -1429,51 +1430,24 @@ class Glossary(Aggregate):
             return count
 
     @guarded
-    def undo_revision(self, actor: Actor, revision_id: int, reason: str) -> list[Entry]:
-        """Undo one change (with its group: both sides of a merge, a whole rollback) by writing
-        'undo' revisions that restore each entry touched to its state before the change, and its
-        provenance with it. Refused (StoreError) when one of those entries changed after it;
-        DuplicateTermError when a restored name has been taken since. Returns the entries."""
+    def undo_change(self, actor: Actor, revision_id: int, reason: str) -> UndoneChange:
+        """Undo one change (a revision with its group: both sides of a merge, a whole rollback)
+        with compensating 'undo' revisions that reverse what it did and nothing else, however
+        the entries changed since (`glossary.undo`). Nothing is erased. InputError, with one
+        line saying what to do instead, for an unknown revision, a change already undone, one
+        whose every part later revisions replaced, or a name another live entry took since."""
+        from terrarium_dagster.glossary.undo import undo_change
+
         _check_actor(actor)
         why = _clean_reason(reason, required=True, what="reason for the undo")
         assert why is not None
         with self.transaction():
-            undone = self.revision(revision_id)
-            if undone.group_id is not None:
-                rows = self.conn.execute(
-                    "SELECT id, entry_id FROM revision WHERE group_id = ? ORDER BY id",
-                    (undone.group_id,),
-                ).fetchall()
-                group = [(row["id"], row["entry_id"]) for row in rows]
-            else:
-                group = [(undone.id, undone.entry_id)]
-            group_ids = {rid for rid, _ in group}
-            entry_ids = sorted({eid for _, eid in group if eid is not None})
-            first = min(group_ids)
-            for entry_id in entry_ids:
-                other = self.conn.execute(
-                    "SELECT id FROM revision WHERE entry_id = ? AND id >= ? "
-                    "AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1",
-                    (entry_id, first, _json_ids(group_ids)),
-                ).fetchone()
-                if other is not None:
-                    raise StoreError(
-                        f"entry E{entry_id} changed after revision {revision_id} (revision "
-                        f"{other[0]}); undo that change first"
-                    )
-            new_group: int | None = None
-            detail = {"undone": sorted(group_ids)}
-            for entry_id in entry_ids:
-                new_revision = self._restore_entry(
-                    entry_id, first - 1, actor, "undo", why, detail, new_group
-                )
-                if new_revision is not None:
-                    new_group = new_group or new_revision
-            for entry_id in entry_ids:
-                _, state = self._current_state(entry_id)
-                if not state["deleted"] and state["merged_into"] is None:
-                    names = [(state["term"], normalize_term(state["term"]))]
-                    names += [(alias, normalize_term(alias)) for alias in state["aliases"]]
-                    self._check_free(names, set(entry_ids))
-            found = self._load_many(entry_ids)
-            return [found[entry_id] for entry_id in entry_ids]
+            return undo_change(self, actor, revision_id, why)
+
+    @guarded
+    def undo_revision(self, actor: Actor, revision_id: int, reason: str) -> list[Entry]:
+        """`undo_change`, returning the entries it touched as they are now (in id order)."""
+        done = self.undo_change(actor, revision_id, reason)
+        with self.reading():
+            found = self._load_many(done.entry_ids)
+        return [found[entry_id] for entry_id in done.entry_ids]

@@ -240,3 +240,20 @@ class SnapshotHeader(_Frozen):
     revision_id: int | None
     created_at: str
     size: int
+
+
+class UndoneChange(_Frozen):
+    """What undoing one change (a revision with its group) wrote.
+
+    ``undone``: the revisions of the change that was undone (a merge has two, a rollback one per
+    entry). ``revision_ids``: the compensating 'undo' revisions written, one per entry changed.
+    ``kept``: one line per part of the change that a later revision had already replaced, which
+    the undo therefore left as it is (naming that revision).
+    """
+
+    revision_id: int
+    action: str
+    undone: list[int]
+    entry_ids: list[int]
+    revision_ids: list[int]
+    kept: list[str] = Field(default_factory=list)

@@ -107,3 +107,48 @@ def term_variants(term: str) -> list[str]:
             seen.add(candidate)
             variants.append(candidate)
     return variants
+
+
+# Double quotes of every kind become '"' when a quotation is compared with the text it quotes.
+_DOUBLE_QUOTES = dict.fromkeys(map(ord, "\u201c\u201d\u201e\u201f\u00ab\u00bb\u2033\u02ba"), '"')
+_QUOTE_ENDS = " \t\n\"'\u201c\u201d\u2018\u2019\u00ab\u00bb\u2026"
+
+
+def _fold_with_offsets(text: str) -> tuple[str, list[int]]:
+    """`text` folded for quotation matching (NFKC, casefold, curly apostrophes, dashes and double
+    quotes made plain, whitespace runs one space), with the offset in `text` of each folded
+    character."""
+    folded: list[str] = []
+    offsets: list[int] = []
+    space = True
+    for index, char in enumerate(text):
+        if char.isspace():
+            if not space:
+                folded.append(" ")
+                offsets.append(index)
+                space = True
+            continue
+        for piece in _fold(char).translate(_DOUBLE_QUOTES):
+            folded.append(piece)
+            offsets.append(index)
+        space = False
+    while folded and folded[-1] == " ":
+        folded.pop()
+        offsets.pop()
+    return "".join(folded), offsets
+
+
+def find_quotation(text: str, quotation: str) -> str | None:
+    """The words of ``text`` that ``quotation`` quotes, as ``text`` writes them (whitespace runs
+    made one space), or None when ``text`` does not contain them. Case, whitespace, curly
+    quotes and apostrophes, dashes and the quotation's own wrapping quotes or ellipses do not
+    matter; every word does."""
+    wanted, _ = _fold_with_offsets(quotation.strip(_QUOTE_ENDS).strip("."))
+    if not wanted:
+        return None
+    folded, offsets = _fold_with_offsets(text)
+    start = folded.find(wanted)
+    if start < 0:
+        return None
+    first, last = offsets[start], offsets[start + len(wanted) - 1]
+    return " ".join(text[first : last + 1].split())
