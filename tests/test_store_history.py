@@ -391,3 +391,28 @@ def test_entries_without_provenance_are_listed(store: GlossaryStore):
     bare = store.glossary.create_entry(agent(100), "Vorn", "A town.")
     store.glossary.create_entry(agent(100), "Keth'ra", "A witch.", provenance=[src(101, 100)])
     assert [entry.id for entry in store.glossary.entries_without_provenance()] == [bare.id]
+
+
+def test_undo_of_a_merge_whose_target_was_merged_again_says_which_merge_to_undo_first(
+    store: GlossaryStore,
+):
+    a = agent(100)
+    first = store.glossary.create_entry(a, "Iss", "A river.", provenance=[src(101, 100)])
+    second = store.glossary.create_entry(a, "River Iss", "A river.", provenance=[src(102, 100)])
+    third = store.glossary.create_entry(a, "Sacred Iss", "A river.", provenance=[src(103, 100)])
+    store.glossary.merge_entries(CURATOR, first.id, second.id, "same river")
+    inner = store.glossary.revisions(second.id)[-1]
+    store.glossary.merge_entries(CURATOR, second.id, third.id, "same river")
+    outer = store.glossary.revisions(third.id)[-1]
+    before = store.glossary.last_revision_id()
+    with pytest.raises(InputError, match=rf"'Iss' is already an alias .* undo revision {outer.id}"):
+        store.glossary.undo_revision(CURATOR, inner.id, "two rivers")
+    assert store.glossary.last_revision_id() == before
+    store.glossary.undo_revision(CURATOR, outer.id, "not yet")
+    store.glossary.undo_revision(CURATOR, inner.id, "two rivers")
+    assert [store.glossary.find_by_term(n).id for n in ("Iss", "River Iss", "Sacred Iss")] == [  # type: ignore[union-attr]
+        first.id,
+        second.id,
+        third.id,
+    ]
+    assert store.glossary.integrity_problems() == []

@@ -232,3 +232,21 @@ def test_undo_job_in_dagster_undoes_a_decision_and_the_export_reflects_it(
     failure = again.failure_data_for_node("undo_change")
     assert failure is not None and failure.error is not None
     assert "was already undone" in failure.error.message
+
+
+def test_undoing_the_undo_puts_the_decision_back_in_force(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    merge = merge_changed_since(db)
+    source_id = merge["entry_id"]
+    assert main(["undo", "--decision", str(merge["id"]), "--db", str(db), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["undo", "--revision", str(first["revision_ids"][0]), "--db", str(db)]) == 0
+    with GlossaryStore(db, read_only=True) as store:
+        assert store.glossary.get_entry(source_id).merged_into == merge["target_entry_id"]
+        (row,) = [r for r in store.curation.curator_decisions() if r["id"] == merge["id"]]
+        assert row["undone_revision_id"] is None
+        assert store.glossary.integrity_problems() == []
+    assert main(["undo", "--decision", str(merge["id"]), "--db", str(db)]) == 0
+    with GlossaryStore(db, read_only=True) as store:
+        assert store.glossary.get_entry(source_id).live

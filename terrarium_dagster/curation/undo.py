@@ -95,6 +95,8 @@ def _undo(
         if row.get("revision_id") in undone:
             store.curation.mark_decision_undone(int(row["id"]), done.revision_ids[-1])
             marked.append(int(row["id"]))
+        elif row.get("undone_revision_id") in undone:  # its undo undone: in force again
+            store.curation.mark_decision_undone(int(row["id"]), None)
     thread_key = _extend_last_thread(store, done.revision_ids[-1])
     return UndoResult(
         what=what,

@@ -51,8 +51,9 @@ class CurationLog(Aggregate):
             return int(cursor.lastrowid or 0)
 
     @guarded
-    def mark_decision_undone(self, decision_id: int, undone_revision_id: int) -> None:
-        """Record that a curator decision was undone by ``undone_revision_id``."""
+    def mark_decision_undone(self, decision_id: int, undone_revision_id: int | None) -> None:
+        """Record that a curator decision was undone by ``undone_revision_id`` (None: in force
+        again, its undo undone)."""
         with self.transaction():
             cursor = self.conn.execute(
                 "UPDATE curator_decision SET undone_revision_id = ? WHERE id = ?",
