@@ -9,6 +9,8 @@ from typing import Any
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.glossary.store import GlossaryStore
 
+RECENT_DECISIONS = 10
+
 
 def store_status(db: str) -> dict[str, Any]:
     """A JSON-able summary of the store at `db` (which must exist: status never creates one)."""
@@ -29,6 +31,20 @@ def store_status(db: str) -> dict[str, Any]:
                 "checkpoint_id": state.checkpoint_id,
             }
             for state in sorted(states, key=lambda item: item.position)
+        ]
+        terms = {entry.id: entry.term for entry in entries}
+        decisions = [row for row in store.curation.curator_decisions() if row["revision_id"]]
+        recent = [
+            {
+                "id": row["id"],
+                "decision": row["decision"],
+                "entry": f"{terms.get(row['entry_id'], '')} (E{row['entry_id']})",
+                "target": f"{terms.get(row['target_entry_id'], '')} (E{row['target_entry_id']})"
+                if row["target_entry_id"]
+                else None,
+                "undone": row["undone_revision_id"] is not None,
+            }
+            for row in decisions[-RECENT_DECISIONS:]
         ]
         lease = store.runs.writer_lease()
         holder = lease.run_id if lease is not None and lease.alive() else None
@@ -68,6 +84,12 @@ def store_status(db: str) -> dict[str, Any]:
             "cache_hit_rate": round(totals.cache_hit_rate, 4),
             "compactions": len(store.context.compactions()),
             "snapshots": len(store.context.checkpoints()),
+            "curator_decisions": len(decisions),
+            "curator_decisions_by_kind": dict(
+                sorted(Counter(str(row["decision"]) for row in decisions).items())
+            ),
+            "curator_decisions_undone": sum(1 for r in decisions if r["undone_revision_id"]),
+            "recent_curator_decisions": recent,
         }
 
 
@@ -88,6 +110,17 @@ def render_status(report: dict[str, Any]) -> str:
         f"completion {report['completion_tokens']}"
     )
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
+    if report["curator_decisions"]:
+        kinds = ", ".join(f"{k} {v}" for k, v in report["curator_decisions_by_kind"].items())
+        lines.append(
+            f"curator decisions: {report['curator_decisions']} ({kinds}; "
+            f"{report['curator_decisions_undone']} undone); latest "
+            "(undo one with `terrarium undo --decision ID`):"
+        )
+        for row in report["recent_curator_decisions"]:
+            into = f" into {row['target']}" if row["target"] else ""
+            undone = " [undone]" if row["undone"] else ""
+            lines.append(f"  decision {row['id']}: {row['decision']} {row['entry']}{into}{undone}")
     runs = ", ".join(f"{k} {v}" for k, v in report["runs_by_status"].items()) or "none"
     lines.append(f"runs: {len(report['runs'])} ({runs})")
     writer = report["writer"]

@@ -110,6 +110,8 @@ def test_undo_a_merge_after_later_changes_restores_the_entry_with_its_names_and_
         assert source_term not in exported[target_id]["aliases"]
 
     capsys.readouterr()
+    assert main(["status", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["curator_decisions_undone"] == 1
     assert main(["undo", "--decision", str(merge["id"]), "--db", str(db)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "was already undone" in err
