@@ -443,7 +443,7 @@ def test_a_term_in_no_post_is_an_error_naming_it_and_nothing_is_written(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     error = error_of(ctx, "glossary_create", {"term": "Sablecoats", "definition": "Soldiers."})
-    assert error.startswith("'Sablecoats' occurs in the current scene (posts 104, 105)")
+    assert error.startswith("'Sablecoats' does not occur in the current scene (posts 104, 105)")
     assert "give post_ids of the earlier post(s) that name it" in error
     error = error_of(
         ctx,
@@ -468,13 +468,13 @@ def test_a_cited_post_that_does_not_name_the_term_is_an_error(
     error = error_of(
         ctx, "glossary_create", {"term": "Keth'ra", "definition": "x", "post_ids": [101, 104]}
     )
-    assert error.startswith('"Keth\'ra" occurs in post 104; cite only posts that name it')
+    assert error.startswith('"Keth\'ra" does not occur in post 104; cite only posts that name it')
     assert store.glossary.entries() == []
     create(ctx, "Lord Varen", post_ids=[104])
     error = error_of(
         ctx, "glossary_update", {"entry_id": "E1", "definition": "A lord.", "post_ids": [100]}
     )
-    assert "'Lord Varen' occurs in post 100" in error
+    assert "'Lord Varen' does not occur in post 100" in error
     assert store.glossary.get_entry(1).definition == "About Lord Varen."
 
 

@@ -544,9 +544,12 @@ def _post_list(posts: Sequence[Post]) -> str:
     return f"post{'s' if len(posts) > 1 else ''} {', '.join(ids)}"
 
 
-def _naming(names: Sequence[str]) -> str:
+def _not_named(names: Sequence[str]) -> str:
+    """ "'X' does not occur" or "none of 'X', 'Y' occurs"."""
+    if len(names) == 1:
+        return f"{names[0]!r} does not occur"
     shown = ", ".join(repr(name) for name in names[:4])
-    return shown if len(names) == 1 else f"none of {shown}{', …' if len(names) > 4 else ''}"
+    return f"none of {shown}{', …' if len(names) > 4 else ''} occurs"
 
 
 def resolve_provenance(
@@ -584,7 +587,7 @@ def resolve_provenance(
         missing = [post for post in candidates if post not in naming and post is not quoted]
         if missing:
             raise ToolError(
-                f"{_naming(names)} occurs in {_post_list(missing)}; cite only posts that name "
+                f"{_not_named(names)} in {_post_list(missing)}; cite only posts that name "
                 "it (read_post to check), or leave post_ids out to use the current scene"
             )
         posts = candidates
@@ -592,7 +595,7 @@ def resolve_provenance(
         posts = [post for post in candidates if post in naming or post is quoted]
         if not posts:
             raise ToolError(
-                f"{_naming(names)} occurs in {where}; give post_ids of the earlier post(s) that "
+                f"{_not_named(names)} in {where}; give post_ids of the earlier post(s) that "
                 "name it (glossary_search or read_thread_range to find them)"
             )
     items: list[ProvenanceIn] = []
