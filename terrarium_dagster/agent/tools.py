@@ -545,7 +545,7 @@ def _post_list(posts: Sequence[Post]) -> str:
 
 
 def _not_named(names: Sequence[str]) -> str:
-    """ "'X' does not occur" or "none of 'X', 'Y' occurs"."""
+    """The phrase for names not found: 'X' does not occur, or none of 'X', 'Y' occurs."""
     if len(names) == 1:
         return f"{names[0]!r} does not occur"
     shown = ", ".join(repr(name) for name in names[:4])
