@@ -249,6 +249,10 @@ def test_undoing_the_undo_puts_the_decision_back_in_force(
         (row,) = [r for r in store.curation.curator_decisions() if r["id"] == merge["id"]]
         assert row["undone_revision_id"] is None
         assert store.glossary.integrity_problems() == []
+    trail = lineage_json(db, f"E{merge['target_entry_id']}", capsys)
+    by_id = {revision["id"]: revision for revision in trail["revisions"]}
+    assert by_id[merge["revision_id"]]["undone_by"] is None, "its undo was undone"
+    assert by_id[first["revision_ids"][0]]["undone_by"] is not None
     assert main(["undo", "--decision", str(merge["id"]), "--db", str(db)]) == 0
     with GlossaryStore(db, read_only=True) as store:
         assert store.glossary.get_entry(source_id).live

@@ -20,7 +20,7 @@ from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
 from terrarium_dagster.glossary.models import Entry, Revision
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import GlossaryStore
-from terrarium_dagster.glossary.undo import undone_by
+from terrarium_dagster.glossary.undo import undone_revisions
 
 VALUE_CHARS = 70
 SUGGESTIONS = 5
@@ -223,9 +223,13 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
             decisions.get(revision.group_id) if revision.group_id is not None else None
         )
 
+    undone_map = undone_revisions(store.conn)
+
     def undone(revision: Revision) -> int | None:
-        group = [revision.id] if revision.group_id is None else [revision.group_id, revision.id]
-        return undone_by(store.conn, group)
+        found = undone_map.get(revision.id)
+        if found is None and revision.group_id is not None:
+            found = undone_map.get(revision.group_id)
+        return found
 
     trail = [
         LineageRevision(

@@ -109,6 +109,42 @@ def undone_by(
     return None
 
 
+def undone_revisions(conn: sqlite3.Connection) -> dict[int, int]:
+    """Every revision undone by an 'undo' revision still in force: revision id -> the undo's id
+    (one pass over the undo revisions, for listings such as `lineage`)."""
+    members: dict[int, list[int]] = {}
+    group_of: dict[int, int] = {}
+    undoers: dict[int, list[int]] = {}
+    for row in conn.execute(
+        "SELECT id, group_id, detail FROM revision WHERE action = 'undo' AND detail IS NOT NULL "
+        "ORDER BY id"
+    ):
+        undo_id = int(row["id"])
+        group_of[undo_id] = int(row["group_id"] or undo_id)
+        members.setdefault(group_of[undo_id], []).append(undo_id)
+        for undone in json.loads(row["detail"]).get("undone") or []:
+            undoers.setdefault(int(undone), []).append(undo_id)
+    in_force: dict[int, bool] = {}
+
+    def live(undo_id: int) -> bool:
+        # An undo is in force unless an undo in force undid its group (undos only ever undo
+        # earlier revisions, so this ends).
+        if undo_id not in in_force:
+            group = members[group_of[undo_id]]
+            in_force[undo_id] = not any(
+                live(other) for member in group for other in undoers.get(member, [])
+            )
+        return in_force[undo_id]
+
+    found: dict[int, int] = {}
+    for revision_id, undos in undoers.items():
+        for undo_id in undos:
+            if live(undo_id):
+                found[revision_id] = undo_id
+                break
+    return found
+
+
 def _last_change(
     conn: sqlite3.Connection, entry_id: int, after: int, fields: Sequence[str]
 ) -> int | None:
