@@ -3,8 +3,9 @@
 `SummonManager.summon(snapshot_id, question)` loads the checkpoint and sends the PAST context (its
 own system prompt, its story so far and summaries, its recent conversation, laid out as the
 context layer lays out every prompt), followed by a user message starting ``# Task: summon`` with
-the question (the `# Task:` convention of `context/prompts.py`), and returns the answer. `continue_(text)` asks a
-follow-up on the same message list (a real multi-turn exchange: the answers stay in it);
+the question (the `# Task:` convention of `context/prompts.py`), and returns the answer.
+`continue_(text)` asks a follow-up on the same message list (a real multi-turn exchange: the
+answers stay in it);
 `dismiss()` logs the whole exchange (`store.context.log_summon`) and ends it. One summon at a time.
 
 Read-only. The summoned context is offered the READ tools it had (those of `glossary_search`,
