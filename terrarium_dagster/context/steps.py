@@ -56,8 +56,10 @@ class CompactionEvent(BaseModel):
     reason: Literal["budget", "overflow", "thread_start"] = "budget"
     thread_id: int | None = None  # the thread of the scene being prepared
     scene_id: str | None = None  # the scene being prepared
-    tokens_before: int  # prompt tokens of the next request before the pass (server's count
-    tokens_after: int  # when /tokenize answers, else the calibrated estimate) and after
+    # prompt tokens of the next request before and after the pass (the server's count when
+    # /tokenize answers, else the calibrated estimate); the driver sets them
+    tokens_before: int = 0
+    tokens_after: int = 0
     entry_ids: list[int] = Field(default_factory=list)
     scene_ids: list[str] = Field(default_factory=list)  # scenes the pass summarized/cut/touched
     summary: str = ""  # the summary text written, if any
@@ -181,8 +183,6 @@ class SummarizeChunk(CompactionStep):
         cm.state.set_summary(summary)
         return CompactionEvent(
             tier="summarize_chunk",
-            tokens_before=0,
-            tokens_after=0,
             entry_ids=entry_ids,
             scene_ids=scene_ids,
             summary=text,
@@ -263,8 +263,6 @@ class Fold(CompactionStep):
         cm.state.thread_entry_ids.pop(thread_id, None)
         return CompactionEvent(
             tier="fold_thread",
-            tokens_before=0,
-            tokens_after=0,
             entry_ids=entry_ids,
             scene_ids=scene_ids,
             summary=text,
@@ -312,8 +310,6 @@ class Fold(CompactionStep):
         cm.state.summaries = [s for s in cm.state.summaries if s.thread_id not in folded]
         return CompactionEvent(
             tier="fold_story",
-            tokens_before=0,
-            tokens_after=0,
             entry_ids=entry_ids,
             scene_ids=[scene for s in folding for scene in s.scene_ids],
             summary=text,
@@ -346,8 +342,6 @@ class TrimThinking(CompactionStep):
             return None
         return CompactionEvent(
             tier="trim_thinking",
-            tokens_before=0,
-            tokens_after=0,
             scene_ids=trimmed,
             detail="thinking blocks removed from old assistant turns",
         )
@@ -385,8 +379,6 @@ class Truncate(CompactionStep):
             return None
         return CompactionEvent(
             tier="truncate",
-            tokens_before=0,
-            tokens_after=0,
             items=count,
             scene_ids=touched,
             detail=f"{count} long messages truncated to head and tail",
@@ -420,8 +412,6 @@ class CutMiddle(CompactionStep):
         cm.note_dropped(dropped)
         return CompactionEvent(
             tier="cut_middle",
-            tokens_before=0,
-            tokens_after=0,
             entry_ids=entry_ids,
             scene_ids=scene_ids,
             flushed=flushed,

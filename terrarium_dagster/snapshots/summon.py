@@ -550,9 +550,7 @@ class DropScenes(CompactionStep):
         if not dropped:
             return None
         past.remove_scenes(dropped)
-        return CompactionEvent(
-            tier="drop_scenes", tokens_before=0, tokens_after=0, scene_ids=dropped
-        )
+        return CompactionEvent(tier="drop_scenes", scene_ids=dropped)
 
 
 class DropSummaries(CompactionStep):
@@ -584,9 +582,7 @@ class DropSummaries(CompactionStep):
             f"{past.summaries[i].kind}:{past.summaries[i].thread_id}" for i in sorted(drop)
         )
         past.summaries = [s for i, s in enumerate(past.summaries) if i not in drop]
-        return CompactionEvent(
-            tier="drop_summaries", tokens_before=0, tokens_after=0, items=len(drop)
-        )
+        return CompactionEvent(tier="drop_summaries", items=len(drop))
 
 
 class CutStory(CompactionStep):
@@ -613,7 +609,7 @@ class CutStory(CompactionStep):
             past.story_so_far = STORY_CUT_MARKER + story[-keep:]
             cut = len(story) - keep
         self.session.trimmed["story_chars"] += cut
-        return CompactionEvent(tier="cut_story", tokens_before=0, tokens_after=0, items=cut)
+        return CompactionEvent(tier="cut_story", items=cut)
 
 
 class DropExchangeRound(CompactionStep):
@@ -636,7 +632,7 @@ class DropExchangeRound(CompactionStep):
         del exchange[:end]
         job.scene_messages[:] = [*exchange, *self.pending]
         self.session.trimmed["exchange_rounds"] += 1
-        return CompactionEvent(tier="drop_exchange", tokens_before=0, tokens_after=0, items=1)
+        return CompactionEvent(tier="drop_exchange", items=1)
 
 
 def summon_steps(session: SummonSession, pending: list[Message]) -> tuple[CompactionStep, ...]:
