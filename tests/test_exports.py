@@ -156,10 +156,11 @@ def test_json_export_carries_every_field(
         [],
     )
     kethra = by_term(document)["Keth'ra"]
+    # an export links only to entries it carries: "[[Salt Queen]]" names none, so it is text
     assert kethra["references"] == [
         {"target": "Tithe of Embers", "label": None, "entry_id": ids["tithe"]},
-        {"target": "Salt Queen", "label": None, "entry_id": None},
     ]
+    assert "Salt Queen" in kethra["definition"] and "[[Salt Queen]]" not in kethra["definition"]
     assert by_term(document)["Door"]["status"] == "rejected"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.exports.files import write_text_atomic
+from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.glossary.models import EntryView
 
 LOREBOOK_FILE = "lorebook.json"
@@ -62,7 +63,7 @@ def plain_definition(text: str) -> str:
 def lorebook(entries: Sequence[EntryView], *, name: str, description: str) -> dict[str, Any]:
     live = [
         entry
-        for entry in sorted(entries, key=lambda item: item.id)
+        for entry in linked_views(sorted(entries, key=lambda item: item.id))
         if not entry.deleted and entry.status not in ("rejected", "merged")
     ]
     book: dict[str, Any] = {"name": name, "description": description, "entries": {}}

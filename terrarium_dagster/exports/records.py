@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from terrarium_dagster.exports.references import NameIndex, find_references
+from terrarium_dagster.exports.references import NameIndex, find_references, linked_views
 from terrarium_dagster.glossary.models import EntryView, Provenance
 
 UrlForPost = Callable[[int, int], str | None]
@@ -153,7 +153,7 @@ def glossary_document(
     thread_titles: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """``{"meta": {...sorted keys, entry_count}, "entries": [records]}`` as plain data."""
-    chosen = exported_entries(entries)
+    chosen = linked_views(exported_entries(entries))
     index = NameIndex(chosen)
     records = [
         entry_record(

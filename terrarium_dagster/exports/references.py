@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from terrarium_dagster.glossary.models import Entry
+from terrarium_dagster.glossary.links import tidy_links
+from terrarium_dagster.glossary.models import Entry, EntryView
 from terrarium_dagster.glossary.normalize import normalize_term
 
 REFERENCE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]*?))?\]\]")
@@ -100,6 +101,22 @@ class NameIndex:
 
     def names(self) -> dict[str, int]:
         return dict(self._names)
+
+
+def linked_views(entries: Sequence[EntryView]) -> list[EntryView]:
+    """The entries as every export shows them: each definition's `[[links]]` made flat and
+    pointed only at the page entries among `entries` (by term or alias; merged names redirect),
+    never at the entry itself or an ordinary word (`glossary.links.tidy_links`); what does not
+    qualify keeps its text without brackets. Links can go stale after they were written (the
+    entry linked to rejected, deleted or merged), so this runs on every export."""
+    index = NameIndex(entries)
+    views: list[EntryView] = []
+    for entry in entries:
+        tidy = tidy_links(entry.definition, index.resolve, own=index.redirect(entry.id))
+        views.append(
+            entry if tidy == entry.definition else entry.model_copy(update={"definition": tidy})
+        )
+    return views
 
 
 @dataclass(frozen=True, slots=True)

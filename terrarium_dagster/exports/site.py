@@ -23,6 +23,7 @@ from typing import Any
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.exports.files import staged_directory
+from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.glossary.models import EntryView
 from terrarium_dagster.glossary.store import GlossaryStore
 
@@ -70,7 +71,8 @@ def site_data(store: GlossaryStore, corpus: Corpus, *, story: str) -> dict[str, 
     cited_posts: set[int] = set()
     for position, thread in enumerate(finished):
         seen: set[int] = set()
-        for view in store.glossary.glossary_as_of_thread(thread.id, include_deleted=True):
+        views = store.glossary.glossary_as_of_thread(thread.id, include_deleted=True)
+        for view in linked_views(views):
             version = _version(view)
             fingerprint = json.dumps(version, sort_keys=True)
             seen.add(view.id)

@@ -35,6 +35,8 @@ from terrarium_dagster.exports.references import (
     UnresolvedReference,
     find_references,
     is_page_entry,
+    linked_views,
+    unresolved_references,
 )
 from terrarium_dagster.glossary.models import EntryView
 from terrarium_dagster.glossary.normalize import normalize_text
@@ -146,7 +148,9 @@ def _mentions(page_entries: Sequence[EntryView], index: NameIndex) -> dict[int, 
 def _build(
     entries: Sequence[EntryView], url_for_post: UrlForPost, thread_titles: Mapping[int, str]
 ) -> _Wiki:
-    chosen = sorted((e for e in entries if not e.deleted), key=lambda e: (e.norm_term, e.id))
+    written = sorted((e for e in entries if not e.deleted), key=lambda e: (e.norm_term, e.id))
+    unresolved = unresolved_references(written)
+    chosen = linked_views(written)
     index = NameIndex(chosen)
     page_entries = [e for e in chosen if is_page_entry(e)]
     redirect_entries = [
@@ -154,13 +158,10 @@ def _build(
     ]
     pages, redirects = _assign_slugs(page_entries, redirect_entries)
     linked_from: dict[int, set[int]] = defaultdict(set)
-    unresolved: list[UnresolvedReference] = []
     for entry in page_entries:
         for reference in find_references(entry.definition):
             target = index.resolve(reference.target)
-            if target is None:
-                unresolved.append(UnresolvedReference(entry.id, entry.term, reference.target))
-            elif target != entry.id:
+            if target is not None and target != entry.id:
                 linked_from[target].add(entry.id)
     mentioned_in = _mentions(page_entries, index)
     for target, sources in linked_from.items():

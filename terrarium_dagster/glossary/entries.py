@@ -33,6 +33,7 @@ from terrarium_dagster.errors import (
 )
 from terrarium_dagster.glossary.base import Aggregate, dump_json, guarded, now_iso
 from terrarium_dagster.glossary.fts import fts_query
+from terrarium_dagster.glossary.links import any_target, tidy_links
 from terrarium_dagster.glossary.models import (
     Entry,
     EntryView,
@@ -659,6 +660,7 @@ class Glossary(Aggregate):
         reason = _clean_reason(reason, required=False)
         with self.transaction():
             self._check_free([(surface, norm), *alias_names], ())
+            text = tidy_links(text, any_target)
             cursor = self.conn.execute(
                 "INSERT INTO entry (term, norm_term, definition, status, tags) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -719,7 +721,7 @@ class Glossary(Aggregate):
                     to_check.append(new_name)
                 term_norm = new_norm
             if text is not None:
-                new["definition"] = text
+                new["definition"] = tidy_links(text, any_target)
             if tag_list is not None:
                 new["tags"] = tag_list
             if new_status is not None:
