@@ -262,17 +262,22 @@ def test_first_turn_creates_unknown_candidates_and_updates_known_entries(
     assert "Greywater" not in creates and "Maud" not in creates
     assert creates["Keth'ra"]["post_ids"] == [101]
     assert creates["glimmerstone"]["post_ids"] == [102]
-    definition = creates["Keth'ra"]["definition"]
-    assert definition.startswith("As of >>101: Keth'ra waited there.")
-    assert len(definition) <= 300
-    assert "[[Greywater]]" in creates["Lantern Court"]["definition"]
+    # definitions, not quotes: what it is (here its kind, from "said Keth'ra"), then relations
+    assert creates["Keth'ra"]["definition"] == "Keth'ra — a character."
+    assert creates["Keth'ra"]["tags"] == ["character"]
+    assert creates["Lantern Court"]["definition"] == (
+        "Lantern Court — a place; appears with [[Greywater]]."
+    )
+    assert all("As of" not in args["definition"] for args in creates.values())
     # tentative known entries first, then by mentions
     assert [u["entry_id"] for u in updates] == ["E3", "E4"]
     assert updates[0]["post_ids"] == [102]
     assert "definition" not in updates[1]  # E4's definition is shown truncated: never rewritten
 
 
-def test_a_whole_short_known_definition_gets_a_new_sentence(http: httpx.Client) -> None:
+def test_a_whole_known_definition_grows_by_what_a_later_scene_reveals(
+    http: httpx.Client,
+) -> None:
     story = "[post 101]\nOld Maud keeps the lantern of the dead burning all night long."
     known = ["- [E3] Maud (aliases: Old Maud) [tentative]: An old woman of the village."]
     calls = calls_of(chat(http, start(scene_text(story, known))))
@@ -280,8 +285,8 @@ def test_a_whole_short_known_definition_gets_a_new_sentence(http: httpx.Client) 
         (
             "glossary_update",
             {
-                "definition": "An old woman of the village. By >>101: Old Maud keeps the lantern "
-                "of the dead burning all night long.",
+                "definition": "Maud — an old woman of the village; keeps the lantern of the dead "
+                "burning all night long.",
                 "entry_id": "E3",
                 "post_ids": [101],
             },
@@ -540,7 +545,7 @@ def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Clien
     question = "# Task: summon\nWhy did you create E10, and from which posts?"
     content = message_of(chat(http, [*messages, {"role": "user", "content": question}]))["content"]
     assert content.startswith("In scene 100#101 I created [E10] Keth'ra, citing >>101.")
-    assert "My definition: \"As of >>101: Keth'ra waited there." in content
+    assert 'My definition: "Keth\'ra — a character."' in content
     unknown = "# Task: summon\nWhat about E99?"
     content = message_of(chat(http, [*messages, {"role": "user", "content": unknown}]))["content"]
     assert content == "I have no record of E99 in this context (it ends at scene 100#103)."

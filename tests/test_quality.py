@@ -126,7 +126,7 @@ def test_markdown_pages_carry_no_raw_html_and_no_script_links() -> None:
 def test_the_offline_backend_tags_an_entry_when_its_name_says_what_it_is(
     term: str, kind: str | None
 ) -> None:
-    from terrarium_dagster.agent.offline import kind_of
+    from terrarium_dagster.agent.describe import shape_kind as kind_of
 
     assert kind_of(term) == kind
 

@@ -21,14 +21,17 @@ minus known terms and aliases (at most `max_creates` of them), and the known ent
 an alias occurs in the story (at most `max_updates`, tentative ones first, then by occurrences).
 A one-word candidate that is a word of exactly one known multiword name (`Quill` beside a known
 `Ambrose Quill`) becomes an alias of that entry; a word of several known names is left alone.
-- Turn 1 (no assistant turn yet): one `glossary_create` per candidate (definition: the first one
-  or two sentences mentioning it, "As of >>post: ...", at most 300 characters, known terms linked
-  as `[[Term]]`; aliases: the candidate's variants; post_ids: the scene posts where it occurs),
-  one `glossary_update` with `add_aliases` per known entry that gains a short name, and one
-  `glossary_update` per occurring known entry (post_ids: the posts where it occurs; a sentence
-  is appended to the definition only when the known definition is shown whole, not truncated
-  with "…", and the result stays within 300 characters). All in one turn. No search first: the
-  known entries in the message already are the search (the context layer injects exact and
+- Turn 1 (no assistant turn yet): one `glossary_create` per candidate (definition: composed by
+  `agent.describe` from every sentence of the scene that mentions it, `Term — lead; fact;
+  fact.`, within what the known-entries line shows whole (180 characters), known terms linked
+  as `[[Term]]`; tags: its kind, from the name and context cues; aliases: the candidate's
+  variants; post_ids: the scene posts where it occurs), one `glossary_update` with
+  `add_aliases` per known entry that gains a short name, and one `glossary_update` per
+  occurring known entry (post_ids: the posts where it occurs), the first `max_updates` of them
+  and any whose definition grows: a known definition shown whole gets what the scene adds (a
+  better lead, a new fact, more company; `describe.grow`), at most `max_grows` per scene, with
+  its kind as a tag when it had none. All in one turn. No search first: the known entries in
+  the message already are the search (the context layer injects exact and
   full-text matches), and the store refuses a duplicate with an error naming the existing
   entry, which is cheaper than a search turn for every scene.
 - Turn 2: for each create refused as a duplicate (`... already exists as E12 ...`, or the
@@ -86,8 +89,8 @@ from terrarium_dagster.agent.candidates import (
     find_candidates,
     find_term,
     is_common_word,
-    sentences_with,
 )
+from terrarium_dagster.agent.describe import compose, grow, portrait
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import ordinary_reason
@@ -98,7 +101,6 @@ CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
 GENERATION_PROMPT_TOKENS = 3
 TOOLS_OVERHEAD_TOKENS = 10
-DEFINITION_CHARS = 220
 MAX_POSTS_PER_CALL = 5
 SUMMARY_CHARS = {"summarize_chunk": 1200, "summarize_thread": 1600, "fold_story": 2400}
 ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -349,7 +351,12 @@ def with_earlier_known(scene: SceneMessage, earlier: Sequence[Mapping[str, Any]]
             known.update((entry.entry_id, entry) for entry in earlier_scene.known)
     if not known:
         return scene
-    known.update((entry.entry_id, entry) for entry in scene.known)
+    # a line shortened to "…" (unchanged since shown above) keeps the whole one shown above
+    known.update(
+        (entry.entry_id, entry)
+        for entry in scene.known
+        if not (entry.definition in ("…", "...") and entry.entry_id in known)
+    )
     return SceneMessage(scene.scene_id, tuple(known.values()), scene.story, scene.posts)
 
 
@@ -423,43 +430,9 @@ def _cut(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
-def _link_known(text: str, known: Sequence[KnownEntry], own: Iterable[str]) -> str:
-    """Wrap the first mention of each known term in `[[...]]` (not the entry's own names)."""
-    own_keys = {normalize_term(name) for name in own}
-    for entry in known:
-        if normalize_term(entry.term) in own_keys or entry.status in ("rejected", "merged"):
-            continue
-        spans = find_term(text, entry.term)
-        if spans and "[[" not in text[max(0, spans[0][0] - 2) : spans[0][0]]:
-            start, end = spans[0]
-            text = f"{text[:start]}[[{text[start:end]}]]{text[end:]}"
-    return text
-
-
-def build_definition(
-    names: Sequence[str],
-    posts: Sequence[tuple[int, str]],
-    known: Sequence[KnownEntry] = (),
-    *,
-    limit: int = DEFINITION_CHARS,
-) -> tuple[str, list[int]]:
-    """(definition, post ids where a name occurs): the first one or two sentences mentioning it,
-    prefixed "As of >>post:", at most `limit` characters."""
-    sentences: list[str] = []
-    where: list[int] = []
-    for post_id, text in posts:
-        found = [s for name in names for s in sentences_with(text, name)]
-        if not found:
-            continue
-        where.append(post_id)
-        for sentence in sorted(set(found), key=text.find):
-            if len(sentences) < 2 and sentence not in sentences:
-                sentences.append(sentence)
-    if not where:
-        return "", []
-    prefix = f"As of >>{where[0]}: "
-    body = _link_known(" ".join(sentences), known, names)
-    return prefix + _cut(body, limit - len(prefix)), where
+def definition_sources(names: Sequence[str], posts: Sequence[tuple[int, str]]) -> list[int]:
+    """The posts where one of `names` occurs."""
+    return _posts_mentioning(posts, names)
 
 
 class SceneAnnotator:
@@ -473,9 +446,11 @@ class SceneAnnotator:
         max_turns: int = 4,
         min_score: float = DEFAULT_MIN_SCORE,
         search_first: bool = False,
+        max_grows: int = 2,
     ) -> None:
         self.max_creates = max_creates
         self.max_updates = max_updates
+        self.max_grows = max_grows
         self.max_turns = max_turns
         self.min_score = min_score
         self.search_first = search_first
@@ -486,6 +461,7 @@ class SceneAnnotator:
         candidates = find_candidates(
             scene.story, known_names, min_score=self.min_score, known_words=False
         )
+        company = [entry.term for entry in live] + [c.term for c in candidates]
         creates: list[tuple[Candidate, dict[str, Any]]] = []
         posts_of: dict[str, tuple[int, ...]] = {}
         alias_updates: dict[int, dict[str, Any]] = {}
@@ -503,11 +479,12 @@ class SceneAnnotator:
                 continue  # a word of several known names: ambiguous
             if len(creates) >= self.max_creates:
                 continue
-            definition, where = build_definition(candidate.names, scene.posts, scene.known)
-            if not definition:
+            where = definition_sources(candidate.names, scene.posts)
+            if not where:
                 continue
-            args = {"term": candidate.term, "definition": definition}
-            kind = kind_of(candidate.term)
+            found = portrait(candidate.names, scene.posts, company)
+            kind = found.kind
+            args = {"term": candidate.term, "definition": compose(candidate.term, found, kind=kind)}
             if kind:
                 args["tags"] = [kind]
             args["post_ids"] = where[:MAX_POSTS_PER_CALL]
@@ -524,27 +501,34 @@ class SceneAnnotator:
             occurring.append((entry.status != "tentative", -mentions, entry.entry_id, entry, where))
         occurring.sort(key=lambda item: item[:3])
         updates: list[tuple[int, dict[str, Any]]] = sorted(alias_updates.items())
-        for *_, entry, where in occurring[: max(0, self.max_updates - len(updates))]:
-            args = {"entry_id": f"E{entry.entry_id}", "post_ids": where[:MAX_POSTS_PER_CALL]}
-            addition = self._addition(entry, scene)
-            if addition:
-                args["definition"] = addition
-            updates.append((entry.entry_id, args))
+        plain = max(0, self.max_updates - len(updates))
+        grown_count = 0
+        for position, (*_, entry, where) in enumerate(occurring):
+            args: dict[str, Any] = {
+                "entry_id": f"E{entry.entry_id}",
+                "post_ids": where[:MAX_POSTS_PER_CALL],
+            }
+            if grown_count < self.max_grows:
+                definition, kind = self._grown(entry, scene, company)
+                if definition:
+                    args["definition"] = definition
+                    grown_count += 1
+                if kind:
+                    args["tags"] = [kind]
+            if position < plain or "definition" in args:
+                updates.append((entry.entry_id, args))
         return _Plan(tuple(creates), tuple(updates), posts_of)
 
     @staticmethod
-    def _addition(entry: KnownEntry, scene: SceneMessage) -> str | None:
-        """The known definition plus one new sentence from the scene, when shown whole and short."""
+    def _grown(
+        entry: KnownEntry, scene: SceneMessage, company: Sequence[str]
+    ) -> tuple[str | None, str | None]:
+        """The entry's definition grown by what the scene says of it (when shown whole), and a
+        kind newly learned."""
         if entry.truncated or not entry.definition:
-            return None
-        have = " ".join(entry.definition.split()).casefold()
-        for post_id, text in scene.posts:
-            for sentence in (s for name in entry.names for s in sentences_with(text, name)):
-                if len(sentence.split()) < 6 or sentence.casefold() in have:
-                    continue
-                combined = f"{entry.definition} By >>{post_id}: {sentence}"
-                return combined if len(combined) <= DEFINITION_CHARS else None
-        return None
+            return None, None
+        found = portrait(entry.names, scene.posts, company)
+        return grow(entry.term, entry.definition, found)
 
     def reply(
         self, scene: SceneMessage, turns: int, calls: Sequence[Call], tools: set[str]
@@ -973,132 +957,6 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
             )
         )
     return views
-
-
-_TITLES = frozenset(
-    [
-        "captain",
-        "sister",
-        "brother",
-        "lord",
-        "lady",
-        "provost",
-        "master",
-        "mistress",
-        "mother",
-        "father",
-        "old",
-        "young",
-        "king",
-        "queen",
-        "prince",
-        "princess",
-        "sir",
-        "dame",
-        "saint",
-        "doctor",
-        "uncle",
-        "aunt",
-        "grandpa",
-        "grandma",
-        "elder",
-        "warden",
-    ]
-)
-_PLACE_WORDS = frozenset(
-    [
-        "stair",
-        "stairs",
-        "fen",
-        "fens",
-        "chapel",
-        "vault",
-        "gate",
-        "gates",
-        "road",
-        "street",
-        "city",
-        "river",
-        "lake",
-        "hall",
-        "tower",
-        "court",
-        "market",
-        "bridge",
-        "square",
-        "mere",
-        "marsh",
-        "harbor",
-        "harbour",
-        "isle",
-        "island",
-        "wood",
-        "woods",
-        "hill",
-        "hills",
-        "sea",
-        "keep",
-        "quarter",
-        "row",
-        "lane",
-        "well",
-        "mill",
-        "shore",
-        "bay",
-        "cove",
-        "pass",
-        "valley",
-        "plain",
-        "plains",
-        "desert",
-        "forest",
-        "temple",
-        "palace",
-        "castle",
-        "fort",
-        "port",
-        "town",
-        "village",
-    ]
-)
-_FACTION_WORDS = frozenset(
-    [
-        "choir",
-        "sodality",
-        "order",
-        "guild",
-        "company",
-        "watch",
-        "council",
-        "brotherhood",
-        "sisterhood",
-        "circle",
-        "cult",
-        "clan",
-        "tribe",
-        "league",
-        "host",
-        "compact",
-        "covenant",
-        "lodge",
-        "wardens",
-    ]
-)
-
-
-def kind_of(term: str) -> str | None:
-    """A kind for a new entry from the shape of its name, when the name says it: a title before
-    a name is a character, a place word ends a place, a body of people names a faction."""
-    words = [word.casefold() for word in re.split(r"[\s\-]+", term) if word]
-    if len(words) < 2 or (term != term.title() and not term[:1].isupper()):
-        return None
-    if words[0] in _TITLES:
-        return "character"
-    if words[-1] in _PLACE_WORDS:
-        return "place"
-    if any(word in _FACTION_WORDS for word in words):
-        return "faction"
-    return None
 
 
 def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
