@@ -82,6 +82,60 @@ def test_score_on_the_offline_sample_meets_the_targets(
     assert report["recall"] >= 0.9
     assert report["junk_share"] <= 0.10
     assert report["gold_terms"] == 44
+    # one referent still split: "Grandpa Wick", a nickname the text never ties to Ambrose Quill
+    assert report["split_referents"] <= 1, report["split_examples"]
+
+
+def test_pet_names_and_title_names_resolve_to_their_one_entry() -> None:
+    tobiah, quill = _known(4, "Tobiah"), _known(3, "Ambrose Quill")
+    (pet,) = offline_curate([_view(12, "Toby", similar=(tobiah,))])
+    assert (pet["decision"], pet["target_entry_id"]) == ("MERGE", "E4"), pet
+    assert "pet name" in pet["reasoning"]
+    (titled,) = offline_curate([_view(13, "Old Quill", similar=(quill,))])
+    assert (titled["decision"], titled["target_entry_id"]) == ("MERGE", "E3"), titled
+    # a title and a word of a lowercase coinage is not that coinage
+    (coinage,) = offline_curate([_view(14, "Grandpa Wick", similar=(_known(5, "wick-tithe"),))])
+    assert coinage["decision"] == "CONFIRM", coinage
+    # two people the pet name could be: left alone
+    both = (tobiah, _known(6, "Tobin Marr"))
+    assert offline_curate([_view(15, "Toby", similar=both)])[0]["decision"] == "CONFIRM"
+
+
+def test_a_full_name_takes_the_entries_of_both_its_words_along() -> None:
+    decisions = offline_curate(
+        [_view(40, "Leck"), _view(47, "Tobiah"), _view(48, "Tobiah Leck"), _view(51, "Toby")]
+    )
+    merges = {d["entry_id"]: d["target_entry_id"] for d in decisions if d["decision"] == "MERGE"}
+    assert merges == {"E47": "E40", "E48": "E40", "E51": "E40"}, decisions
+
+
+def test_a_scene_that_names_a_speaker_or_a_title_holder_adds_an_alias_not_an_entry() -> None:
+    from terrarium_dagster.agent.offline import SceneAnnotator, parse_scene_message
+    from terrarium_dagster.context.prompts import scene_message
+
+    story = (
+        '[post 101]\n"I\'m Sister Ottoline," she says. "Most of the Lowlamp calls me the '
+        'Bell-Sister, on account of this." At midnight the Provost speaks. Provost Amberly Hask '
+        "is a tall woman in a white coat. Amberly Hask waves."
+    )
+    text = scene_message(
+        scene_id="100#101",
+        thread_id=100,
+        title="t",
+        scene_number=1,
+        scene_count=1,
+        first_post_id=101,
+        last_post_id=101,
+        known_entries=[],
+        story=story,
+    )
+    scene = parse_scene_message(text)
+    assert scene is not None
+    plan = SceneAnnotator().plan(scene)
+    creates = {candidate.term: args for candidate, args in plan.creates}
+    assert "Bell-Sister" not in creates and "Provost" not in creates, creates
+    assert "Bell-Sister" in creates["Sister Ottoline"]["aliases"]
+    assert "Provost" in creates["Amberly Hask"]["aliases"]
 
 
 def test_score_refuses_a_gold_file_that_is_not_a_terms_list(tmp_path: Path) -> None:

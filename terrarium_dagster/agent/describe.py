@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from terrarium_dagster.agent.candidates import (
     HONORIFICS,
+    STARTERS,
     clean_sentence,
     sentence_spans,
     term_pattern,
@@ -30,6 +31,11 @@ from terrarium_dagster.agent.candidates import (
 from terrarium_dagster.agent.relevant import DEFINITION_CHARS as SHOWN_DEFINITION_CHARS
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import ordinary_reason
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
 
 # A definition the offline backend writes stays whole in the known-entries line the agent is
 # shown, so a later scene can always read and grow it.
@@ -49,13 +55,14 @@ KIND_LEADS = {
     "custom": "a custom of the story",
 }
 _ARTICLES = frozenset({"a", "an", "the"})
+_LEADING = frozenset({"the", "every", "each", "a", "an"})
 UNKNOWN_LEADS = frozenset({"a name in the story", "a term of the story"})
 COMPANY = "appears with "
 MAX_COMPANY = 4
 # A known definition grows by company alone only while its company names fewer than this.
 GROW_COMPANY = 3
 
-_TITLE_WORDS = frozenset(
+TITLE_WORDS = frozenset(
     {
         *HONORIFICS,
         "provost",
@@ -82,71 +89,12 @@ _TITLE_WORDS = frozenset(
         "admiral",
     }
 ) - {"old", "young", "little", "big", "mad", "black", "red", "white", "grey", "high", "grand"}
-_PLACE_WORDS = frozenset(
-    [
-        "stair",
-        "stairs",
-        "fen",
-        "fens",
-        "chapel",
-        "vault",
-        "gate",
-        "gates",
-        "road",
-        "street",
-        "city",
-        "river",
-        "lake",
-        "hall",
-        "tower",
-        "court",
-        "market",
-        "bridge",
-        "square",
-        "mere",
-        "marsh",
-        "harbor",
-        "harbour",
-        "isle",
-        "island",
-        "wood",
-        "woods",
-        "hill",
-        "hills",
-        "sea",
-        "keep",
-        "quarter",
-        "row",
-        "lane",
-        "well",
-        "mill",
-        "shore",
-        "bay",
-        "cove",
-        "pass",
-        "valley",
-        "plain",
-        "plains",
-        "desert",
-        "forest",
-        "temple",
-        "palace",
-        "castle",
-        "fort",
-        "port",
-        "town",
-        "village",
-        "district",
-        "ward",
-        "mountain",
-        "mountains",
-        "peak",
-        "hold",
-        "reach",
-        "spire",
-        "march",
-        "deep",
-    ]
+_PLACE_WORDS = _set(
+    "stair stairs fen fens chapel vault gate gates road street city river lake hall tower court "
+    "market bridge square mere marsh harbor harbour isle island wood woods hill hills sea keep "
+    "quarter row lane well mill shore bay cove pass valley plain plains desert forest temple "
+    "palace castle fort port town village district ward mountain mountains peak hold reach "
+    "spire march deep"
 )
 # A one-word name ending like a place name ("Orrowmere", "Ryrnhold").
 _PLACE_ENDINGS = (
@@ -164,146 +112,21 @@ _PLACE_ENDINGS = (
     "vale",
     "moor",
 )
-_FACTION_WORDS = frozenset(
-    [
-        "choir",
-        "sodality",
-        "order",
-        "guild",
-        "company",
-        "watch",
-        "council",
-        "brotherhood",
-        "sisterhood",
-        "circle",
-        "cult",
-        "clan",
-        "tribe",
-        "league",
-        "host",
-        "compact",
-        "covenant",
-        "lodge",
-        "wardens",
-        "house",
-        "family",
-        "band",
-        "crew",
-        "legion",
-        "church",
-        "people",
-        "folk",
-    ]
+_FACTION_WORDS = _set(
+    "choir sodality order guild company watch council brotherhood sisterhood circle cult clan "
+    "tribe league host compact covenant lodge wardens house family band crew legion church "
+    "people folk"
 )
-_CREATURE_WORDS = frozenset(
-    [
-        "hound",
-        "hounds",
-        "dog",
-        "dogs",
-        "wolf",
-        "wolves",
-        "cat",
-        "moth",
-        "moths",
-        "fly",
-        "flies",
-        "bird",
-        "birds",
-        "hawk",
-        "crow",
-        "raven",
-        "fish",
-        "eel",
-        "worm",
-        "worms",
-        "snake",
-        "serpent",
-        "drake",
-        "dragon",
-        "beast",
-        "beasts",
-        "horse",
-        "mare",
-        "stag",
-        "bear",
-        "rat",
-        "rats",
-        "mouse",
-        "spider",
-        "beetle",
-        "bat",
-        "bats",
-        "toad",
-        "frog",
-        "owl",
-        "boar",
-        "hare",
-        "fox",
-        "lizard",
-        "wyrm",
-        "crab",
-        "shark",
-        "whale",
-        "bee",
-        "wasp",
-        "leech",
-        "creature",
-        "creatures",
-        "monster",
-        "monsters",
-        "animal",
-        "animals",
-        "spirit",
-        "spirits",
-        "ling",
-        "lings",
-    ]
+_CREATURE_WORDS = _set(
+    "hound hounds dog dogs wolf wolves cat moth moths fly flies bird birds hawk crow raven fish "
+    "eel worm worms snake serpent drake dragon beast beasts horse mare stag bear rat rats mouse "
+    "spider beetle bat bats toad frog owl boar hare fox lizard wyrm crab shark whale bee wasp "
+    "leech creature creatures monster monsters animal animals spirit spirits ling lings"
 )
-_ITEM_WORDS = frozenset(
-    [
-        "knife",
-        "blade",
-        "sword",
-        "jar",
-        "jars",
-        "lantern",
-        "lamp",
-        "glass",
-        "ledger",
-        "book",
-        "tome",
-        "blade",
-        "ring",
-        "bell",
-        "key",
-        "candle",
-        "coin",
-        "cloak",
-        "staff",
-        "wand",
-        "shield",
-        "stone",
-        "crown",
-        "mask",
-        "rope",
-        "bottle",
-        "cup",
-        "chalice",
-        "amulet",
-        "charm",
-        "box",
-        "chest",
-        "scroll",
-        "map",
-        "banner",
-        "drum",
-        "horn",
-        "flute",
-        "pipe",
-        "wick",
-        "shears",
-    ]
+_ITEM_WORDS = _set(
+    "knife blade sword jar jars lantern lamp glass ledger book tome blade ring bell key candle "
+    "coin cloak staff wand shield stone crown mask rope bottle cup chalice amulet charm box "
+    "chest scroll map banner drum horn flute pipe wick shears"
 )
 _ROLE_SUFFIXES = (
     "warden",
@@ -320,75 +143,15 @@ _ROLE_SUFFIXES = (
     "reeve",
     "monger",
 )
-_CUSTOM_WORDS = frozenset(
-    [
-        "festival",
-        "feast",
-        "rite",
-        "ritual",
-        "custom",
-        "ceremony",
-        "tithe",
-        "tradition",
-        "holiday",
-        "vigil",
-        "wake",
-    ]
+_CUSTOM_WORDS = _set(
+    "festival feast rite ritual custom ceremony tithe tradition holiday vigil wake"
 )
 # Verbs that say what someone or something is (a trait, a role), not what they just did.
-_ROLE_VERBS = frozenset(
-    [
-        "commands",
-        "keeps",
-        "leads",
-        "rules",
-        "guards",
-        "serves",
-        "runs",
-        "owns",
-        "lives",
-        "meets",
-        "meet",
-        "belongs",
-        "belong",
-        "reports",
-        "works",
-        "teaches",
-        "tends",
-        "protects",
-        "hunts",
-        "hunt",
-        "feeds",
-        "feed",
-        "dwells",
-        "dwell",
-        "guides",
-        "governs",
-        "carries",
-        "carry",
-        "wears",
-        "wear",
-        "holds",
-        "hold",
-        "speaks",
-        "speak",
-        "bears",
-        "bear",
-        "watches",
-        "watch",
-        "answers",
-        "obeys",
-        "obey",
-        "collects",
-        "collect",
-        "trains",
-        "train",
-        "sells",
-        "sell",
-        "makes",
-        "make",
-        "means",
-    ]
+_ROLE_VERBS = _set(
+    "commands keeps leads rules guards serves runs owns lives meets meet belongs belong reports "
+    "works teaches tends protects hunts hunt feeds feed dwells dwell guides governs carries "
+    "carry wears wear holds hold speaks speak bears bear watches watch answers obeys obey "
+    "collects collect trains train sells sell makes make means"
 )
 _SPEECH = "says|said|asks|asked|replies|replied|whispers|whispered|shouts|shouted|tells|told"
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
@@ -417,8 +180,8 @@ _NAMED_BY = re.compile(
     re.IGNORECASE,
 )
 _PERSON_VERBS = (
-    "says|said|stands|looks|comes|gives|answers|wants|knows|speaks|smiles|nods|walks|turns|"
-    "laughs|sighs|frowns|shrugs|waits|asks|tells|thinks|goes|sits|reaches|holds"
+    "says|said|answers|wants|knows|speaks|smiles|nods|laughs|sighs|frowns|shrugs|asks|tells|"
+    "thinks|whispers|shouts|grins|winces|swears"
 )
 _PERSON_AFTER = re.compile(rf"^\s+(?:{_PERSON_VERBS})\b|^\s*,\s+who\b")
 _STATE = re.compile(
@@ -428,33 +191,13 @@ _PARTICIPLES = frozenset(
     ["drawn", "known", "made", "built", "sworn", "bound", "born", "kept", "held", "worn", "given"]
 )
 _PREPOSITIONS = frozenset(["to", "by", "with", "from", "of", "for", "in", "on"])
-_NOT_TRAITS = frozenset(
-    [
-        "tonight",
-        "today",
-        "now",
-        "away",
-        "off",
-        "here",
-        "there",
-        "gone",
-        "back",
-        "ready",
-        "open",
-        "closed",
-        "full",
-        "empty",
-        "waiting",
-        "coming",
-        "going",
-        "done",
-        "over",
-        "late",
-        "early",
-        "sure",
-        "right",
-        "wrong",
-    ]
+_NOT_TRAITS = _set(
+    "tonight today now away off here there gone back ready open closed full empty waiting "
+    "coming going done over late early sure right wrong"
+)
+_THING_NAMED = re.compile(
+    r"(?:^|[,;:]\s*)((?:the|a|an)\s+[a-z][a-z' -]{2,48}?),\s+(?:the one\s+)?(?:that\s+|which\s+)?"
+    r"[\w' -]*?\b(?:call|calls|called|name|names)\s+(?:it\s+|him\s+|her\s+)?(?:the\s+)?$"
 )
 _YOU_ARE = re.compile(r"\b(?:you are|you're)\s+$", re.IGNORECASE)
 _SPEECH_AFTER = re.compile(rf"^[,\"”]?\s*(?:{_SPEECH})\b", re.IGNORECASE)
@@ -542,7 +285,7 @@ def shape_kind(term: str) -> str | None:
         return None
     capitalised = term[:1].isupper()
     if len(words) >= 2 and capitalised:
-        if words[0] in _TITLE_WORDS:
+        if words[0] in TITLE_WORDS:
             return "character"
         if words[-1] in _PLACE_WORDS:
             return "place"
@@ -589,7 +332,7 @@ def portrait(
     if kind:
         found.kinds[kind] += 3
     words = term.split()
-    if len(words) >= 2 and words[0].casefold() in _TITLE_WORDS and term[:1].isupper():
+    if len(words) >= 2 and words[0].casefold() in TITLE_WORDS and term[:1].isupper():
         found.leads.append(f"a {words[0].casefold()}")
     for name in names:
         pattern = term_pattern(name)
@@ -607,16 +350,28 @@ def portrait(
                         and other_pattern.search(sentence)
                     ):
                         found.company.append(other)
-    found.leads = list(dict.fromkeys(found.leads))
-    found.facts = [fact for fact in dict.fromkeys(found.facts) if fact not in found.leads]
+    own_text = " ".join(own)
+    found.leads = [
+        lead
+        for lead in dict.fromkeys(found.leads)
+        if not re.search(r"\b(?:him|her|them|it|me|us)$", lead)
+    ]
+    found.facts = [
+        fact
+        for fact in dict.fromkeys(found.facts)
+        if fact not in found.leads and normalize_term(fact) not in own_text
+    ]
     return found
 
 
 def _read(found: Portrait, sentence: str, start: int, end: int) -> None:
     """The cues around one mention at sentence[start:end]."""
     before, after = sentence[:start], sentence[end:]
-    at_start = not before.strip(" \"'“‘(*").strip() or re.fullmatch(
-        r"[\"'“‘(]*\s*(?:the|every|each|a|an)\s+", before, re.IGNORECASE
+    lead_in = before.strip(" \"'“‘(*")
+    at_start = (
+        not lead_in
+        or lead_in.casefold() in _LEADING
+        or (lead_in[:1].isupper() and lead_in.casefold() in TITLE_WORDS)
     )
     if (match := _COPULA.match(after)) and at_start:
         lead = _phrase(match.group(1).split(",")[0])
@@ -646,7 +401,7 @@ def _read(found: Portrait, sentence: str, start: int, end: int) -> None:
         kind = _kind_of_word(match.group(1))
         if kind in ("faction", "place"):
             found.kinds[kind] += 2
-    if (match := _TITLE_BEFORE.search(before)) and match.group(1).casefold() in _TITLE_WORDS:
+    if (match := _TITLE_BEFORE.search(before)) and match.group(1).casefold() in TITLE_WORDS:
         found.kinds["character"] += 2
         found.leads.append(f"a {match.group(1).casefold()}")
     if match := _OF_AFTER.match(after):
@@ -659,6 +414,10 @@ def _read(found: Portrait, sentence: str, start: int, end: int) -> None:
             fact = _phrase(f"{verb}{rest}")
             if fact:
                 found.facts.append(fact)
+    if match := _THING_NAMED.search(before):
+        lead = _phrase(match.group(1))
+        if lead:
+            found.leads.append(lead)
     if match := _NAMED_BY.search(before):
         subject = _phrase(match.group(1))
         if subject and len(subject.split()) <= 4 and "'" not in subject:
@@ -737,9 +496,9 @@ def _lead_for(term: str, kind: str | None) -> str:
 
 def _covered(fact: str, have: Sequence[str]) -> bool:
     """Is `fact` already said (its words inside one part, or most of them)?"""
-    mine = set(_words(_LINK.sub(r"\1", fact)))
+    mine = set(_words(_LINK.sub(r"\1", fact))) - STARTERS
     for part in have:
-        theirs = set(_words(_LINK.sub(r"\1", part)))
+        theirs = set(_words(_LINK.sub(r"\1", part))) - STARTERS
         if mine and len(mine & theirs) >= max(1, int(len(mine) * 0.6)):
             return True
     return False

@@ -19,8 +19,11 @@ conventions in CONTRACTS.md) and by the assistant/tool turns that follow that me
 `# Scene <id>`: parse `## Known entries` and `## Story`; candidates = `find_candidates(story)`
 minus known terms and aliases (at most `max_creates` of them), and the known entries whose term or
 an alias occurs in the story (at most `max_updates`, tentative ones first, then by occurrences).
-A one-word candidate that is a word of exactly one known multiword name (`Quill` beside a known
-`Ambrose Quill`) becomes an alias of that entry; a word of several known names is left alone.
+A candidate that is a short, pet or titled form of exactly one known entry's name (`Quill` or
+`Old Quill` beside a known `Ambrose Quill`, `Toby` beside `Tobiah`) becomes an alias of that
+entry; a word of several known names is left alone. So does a name the scene gives someone
+("I'm Sister Ottoline ... calls me the Bell-Sister") and a bare title right before one name
+("Provost" in "Provost Amberly Hask"; a known bare-title entry gains that name as an alias).
 - Turn 1 (no assistant turn yet): one `glossary_create` per candidate (definition: composed by
   `agent.describe` from every sentence of the scene that mentions it, `Term — lead; fact;
   fact.`, within what the known-entries line shows whole (180 characters), known terms linked
@@ -82,6 +85,7 @@ import httpx
 
 from terrarium_dagster.agent.candidates import (
     DEFAULT_MIN_SCORE,
+    HONORIFICS,
     NOT_NAMES,
     STARTERS,
     Candidate,
@@ -90,7 +94,7 @@ from terrarium_dagster.agent.candidates import (
     find_term,
     is_common_word,
 )
-from terrarium_dagster.agent.describe import compose, grow, portrait
+from terrarium_dagster.agent.describe import TITLE_WORDS, compose, grow, portrait
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import ordinary_reason
@@ -465,8 +469,16 @@ class SceneAnnotator:
         creates: list[tuple[Candidate, dict[str, Any]]] = []
         posts_of: dict[str, tuple[int, ...]] = {}
         alias_updates: dict[int, dict[str, Any]] = {}
+        named = _names_by_context(scene, candidates, live)
+        later_aliases: dict[str, list[str]] = {}
         for candidate in candidates:
             owner = _word_owner(candidate, live)
+            if owner is None and isinstance(named.get(candidate.term), KnownEntry):
+                owner = named[candidate.term]  # type: ignore[assignment]
+            elif owner is None and isinstance(named.get(candidate.term), str):
+                # "calls me the Bell-Sister" after "I'm Sister Ottoline": an alias of that one
+                later_aliases.setdefault(str(named[candidate.term]), []).append(candidate.term)
+                continue
             if owner is not None:  # "Quill" beside a known "Ambrose Quill": a new alias
                 where = _posts_mentioning(scene.posts, candidate.names)[:MAX_POSTS_PER_CALL]
                 args = alias_updates.setdefault(
@@ -492,6 +504,10 @@ class SceneAnnotator:
                 args["aliases"] = list(candidate.variants)
             posts_of[normalize_term(candidate.term)] = tuple(where[:MAX_POSTS_PER_CALL])
             creates.append((candidate, args))
+        for candidate, args in creates:
+            extra = later_aliases.get(candidate.term, [])
+            if extra:
+                args["aliases"] = list(dict.fromkeys([*args.get("aliases", []), *extra]))
         occurring = []
         for entry in live:
             where = _posts_mentioning(scene.posts, entry.names)
@@ -624,6 +640,69 @@ class SceneAnnotator:
         )
 
 
+_I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
+_CALL_ME = re.compile(r"\b(?:call|calls|called)\s+me\s+(?:the\s+)?$", re.IGNORECASE)
+SPEAKER_CHARS = 300
+
+
+def _names_by_context(
+    scene: SceneMessage, candidates: Sequence[Candidate], live: Sequence[KnownEntry]
+) -> dict[str, KnownEntry | str]:
+    """Candidates the scene itself says are another name of someone: "I'm Sister Ottoline ...
+    calls me the Bell-Sister" (a name the speaker is called), and a bare title right before one
+    name ("Provost" in "Provost Amberly Hask"). Candidate term -> the known entry, or the term
+    of the candidate, it names."""
+    names: list[tuple[str, KnownEntry | str]] = [
+        (name, entry) for entry in live for name in entry.names
+    ] + [(c.term, c.term) for c in candidates]
+    found: dict[str, KnownEntry | str] = {}
+    for candidate in candidates:
+        owners: list[KnownEntry | str] = []
+        title = normalize_term(candidate.term)
+        is_title = " " not in title and title in TITLE_WORDS and candidate.term[:1].isupper()
+        for _post_id, text in scene.posts:
+            for start, _end in find_term(text, candidate.term):
+                before = text[:start]
+                if _CALL_ME.search(before):
+                    window = before[-SPEAKER_CHARS:]
+                    speakers = [
+                        (match_start, owner)
+                        for name, owner in names
+                        if owner != candidate.term
+                        for match_start, match_end in find_term(window, name)
+                        if _I_AM.search(window[:match_start])
+                    ]
+                    if speakers:
+                        owners.append(max(speakers, key=lambda item: item[0])[1])
+            if is_title:
+                for name, owner in names:
+                    if owner == candidate.term or normalize_term(name) == title:
+                        continue
+                    pattern = re.escape(candidate.term) + r"\s+$"
+                    for match_start, _ in find_term(text, name):
+                        if re.search(pattern, text[:match_start]) and (
+                            " " in normalize_term(name) or name[:1].isupper()
+                        ):
+                            owners.append(owner)
+        key = normalize_term(candidate.term)
+        if " " in key and _person_like(key) and candidate.term[:1].isupper():
+            # "Provost Amberly Hask" where the bare title "Provost" is an entry already, and
+            # names no one yet: the name is who that title is
+            for entry in live:
+                if normalize_term(entry.term) not in TITLE_WORDS or any(
+                    " " in normalize_term(alias) for alias in entry.aliases
+                ):
+                    continue
+                pattern = re.compile(rf"\b{re.escape(entry.term)}\s+$")
+                for _post_id, text in scene.posts:
+                    if any(pattern.search(text[:start]) for start, _ in find_term(text, key)):
+                        owners.append(entry)
+        distinct = list(dict.fromkeys(id(o) if isinstance(o, KnownEntry) else o for o in owners))
+        if len(distinct) == 1:
+            found[candidate.term] = owners[0]
+    return found
+
+
 # A multiword name with one of these is a title or a phrase ("Prince of Dusar", "River of the
 # Dead"): the place or thing named inside it is a referent of its own, never merged into it.
 _CONNECTORS = frozenset({"of", "the", "and", "in", "on", "at", "from", "to", "by", "for"})
@@ -674,9 +753,85 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
 
 
 def _word_owner(candidate: Candidate, entries: Sequence[KnownEntry]) -> KnownEntry | None:
-    """The one known entry whose multiword name contains the one-word candidate, if exactly one."""
-    owners = _word_of(candidate.term, entries)
-    return owners[0] if len(owners) == 1 else None
+    """The one known entry the candidate is a short, pet or titled form of (`Quill` or `Old
+    Quill` of `Ambrose Quill`, `Toby` of `Tobiah`), if exactly one."""
+    return _owner(candidate.term, entries)[0]
+
+
+_PET_ENDINGS = ("ie", "ey", "y", "i")
+
+
+def _pet_name(key: str, name: str) -> bool:
+    """Is the one word `key` a pet form of the one word `name` (`toby` of `tobiah`, `ottie` of
+    `ottoline`): its stem, without a pet ending, opens the longer name."""
+    if " " in key or " " in name or key == name or len(key) < 3:
+        return False
+    for ending in _PET_ENDINGS:
+        stem = key[: -len(ending)]
+        if key.endswith(ending) and len(stem) >= 3 and len(name) >= len(stem) + 2:
+            return name.startswith(stem) and not name.startswith(key)
+    return False
+
+
+def _pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries with a name of which the one-word `name` is a pet form (their one-word names
+    and the first word of their person-like names)."""
+    key = normalize_term(name)
+    if not key or " " in key or key in STARTERS:
+        return []
+    found = []
+    for entry in entries:
+        for other in map(normalize_term, entry.names):
+            words = other.split()
+            first = words[0] if len(words) == 1 or _person_like(other) else ""
+            if first and _pet_name(key, first):
+                found.append(entry)
+                break
+    return found
+
+
+def _titled(name: str) -> str | None:
+    """For a title and one name (`Old Quill`, `Provost Hask`), the name (`quill`)."""
+    words = normalize_term(name).split()
+    if len(words) == 2 and words[0] in TITLE_WORDS | HONORIFICS and words[1] not in STARTERS:
+        return words[1]
+    return None
+
+
+def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries a title-and-name (`Old Quill`) names: those whose person-like name ends or
+    opens with that name (`Ambrose Quill`), or whose one-word name it is."""
+    word = _titled(name)
+    if word is None:
+        return []
+    own = normalize_term(name)
+    found = []
+    for entry in entries:
+        for surface in entry.names:
+            other = normalize_term(surface)
+            words = other.split()
+            if other == own or not surface[:1].isupper():
+                continue
+            if other == word or (_person_like(other) and word in (words[0], words[-1])):
+                found.append(entry)
+                break
+    return found
+
+
+def _owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | None, str]:
+    """The one entry a short, pet or titled form of a name belongs to, and how; (None, "")
+    when none or several."""
+    for finder, how in (
+        (_word_of, "is part of the name of"),
+        (_pet_name_of, "is a pet name of"),
+        (_titled_of, "is a title and name of"),
+    ):
+        owners = finder(name, entries)
+        if len(owners) == 1:
+            return owners[0], how
+        if owners:
+            return None, ""
+    return None, ""
 
 
 def _entry_number(value: Any) -> int | None:
@@ -966,8 +1121,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       frequency (`cried`, `to-day`, `Kentucky`; see `glossary.vocabulary`), a common English
       word written in lowercase (`lantern`, `walked`), or never a name (`I`, `QM`, months).
     - MERGE into an older entry (reviewed or shown as similar; not rejected or merged) when a name
-      of one equals a name of the other, normalized, or when the one-word term is a word of that
-      entry's multiword name and of no other's (`Quill` into `Ambrose Quill`).
+      of one equals a name of the other, normalized, or when the term is a short, pet or titled
+      form of that entry's name and of no other's (`Quill` or `Old Quill` into `Ambrose Quill`,
+      `Toby` into `Tobiah`); a full name into the entry of one of its words (`Tobiah Leck` into
+      `Leck`), taking the entry of its other word along when under review too (`Tobiah`); a
+      merge into an entry merged in the same answer follows it.
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     """
     decisions: list[dict[str, Any]] = []
@@ -1005,7 +1163,66 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
                 else f"Mentioned in {view.qm_evidence_mentions} QM posts of the evidence."
             )
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
+    return _follow_merges(_absorb_first_names(decisions, entries))
+
+
+def _absorb_first_names(
+    decisions: list[dict[str, Any]], entries: Sequence[CurateEntryView]
+) -> list[dict[str, Any]]:
+    """A full name merged into the entry of one of its words (`Tobiah Leck` into `Leck`) takes
+    the entry of its other word along when that one is under review too (`Tobiah`)."""
+    by_ref = {decision["entry_id"]: decision for decision in decisions}
+    for view in entries:
+        decision = by_ref.get(f"E{view.entry_id}")
+        if not decision or decision["decision"] != "MERGE":
+            continue
+        target = decision["target_entry_id"]
+        for name in map(normalize_term, view.names):
+            if not _person_like(name):
+                continue
+            ends = {name.split()[0], name.split()[-1]} - STARTERS
+            for other in entries:
+                ref = f"E{other.entry_id}"
+                other_decision = by_ref.get(ref)
+                if (
+                    ref == target
+                    or other.entry_id == view.entry_id
+                    or normalize_term(other.term) not in ends
+                    or (other_decision and other_decision["decision"] in ("MERGE", "REJECT"))
+                ):
+                    continue
+                merge = {
+                    "entry_id": ref,
+                    "decision": "MERGE",
+                    "target_entry_id": target,
+                    "reasoning": f"'{other.term}' is part of the full name '{view.term}', "
+                    f"which is [{target}].",
+                }
+                if other_decision is None:
+                    decisions.append(merge)
+                else:
+                    decisions[decisions.index(other_decision)] = merge
+                by_ref[ref] = merge
     return decisions
+
+
+def _follow_merges(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A merge into an entry merged away in the same answer goes to where that one goes."""
+    targets = {d["entry_id"]: d["target_entry_id"] for d in decisions if d["decision"] == "MERGE"}
+    for decision in decisions:
+        if decision["decision"] != "MERGE":
+            continue
+        seen = {decision["entry_id"]}
+        target = decision["target_entry_id"]
+        while target in targets and target not in seen:
+            seen.add(target)
+            target = targets[target]
+        if target in seen:  # a cycle: leave this one undecided rather than loop
+            continue
+        decision["target_entry_id"] = target
+    return [
+        d for d in decisions if d["decision"] != "MERGE" or d["target_entry_id"] != d["entry_id"]
+    ]
 
 
 def _merge_target(
@@ -1028,9 +1245,9 @@ def _merge_target(
     for other in older:
         if mine & {normalize_term(name) for name in other.names}:
             return other, "names the same thing as"
-    owners = _word_of(view.term, older)
-    if len(owners) == 1:
-        return owners[0], "is part of the name of"
+    owner, how = _owner(view.term, older)
+    if owner is not None:
+        return owner, how
     shorter = _named_by_a_word(view, older)
     if shorter is not None:
         return shorter, "is the fuller name of"
