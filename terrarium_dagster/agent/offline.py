@@ -473,11 +473,12 @@ class SceneAnnotator:
         later_aliases: dict[str, list[str]] = {}
         for candidate in candidates:
             owner = _word_owner(candidate, live)
-            if owner is None and isinstance(named.get(candidate.term), KnownEntry):
-                owner = named[candidate.term]  # type: ignore[assignment]
-            elif owner is None and isinstance(named.get(candidate.term), str):
+            said = named.get(candidate.term)
+            if owner is None and isinstance(said, KnownEntry):
+                owner = said
+            elif owner is None and isinstance(said, str):
                 # "calls me the Bell-Sister" after "I'm Sister Ottoline": an alias of that one
-                later_aliases.setdefault(str(named[candidate.term]), []).append(candidate.term)
+                later_aliases.setdefault(said, []).append(candidate.term)
                 continue
             if owner is not None:  # "Quill" beside a known "Ambrose Quill": a new alias
                 where = _posts_mentioning(scene.posts, candidate.names)[:MAX_POSTS_PER_CALL]
