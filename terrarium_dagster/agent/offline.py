@@ -13,8 +13,8 @@ bytes), so a run resumed after a crash receives exactly the answers it would hav
 Malformed requests get HTTP 400 with an OpenAI-style error body; an unknown model 404; a prompt
 plus `max_tokens` beyond `max_model_len` gets vLLM's 400 "maximum context length" error.
 
-What it answers is decided by the first line of the LAST user message (see the prompt
-conventions in CONTRACTS.md) and by the assistant/tool turns that follow that message:
+What it answers is decided by the first line of the LAST user message (the prompt conventions
+of `context/prompts.py`) and by the assistant/tool turns that follow that message:
 
 `# Scene <id>`: parse `## Known entries` and `## Story`; candidates = `find_candidates(story)`
 minus known terms and aliases (at most `max_creates` of them), and the known entries whose term or
@@ -47,7 +47,7 @@ entry; a word of several known names is left alone. So does a name the scene giv
 A scene with nothing to record takes one call, a typical scene two, one with duplicates three.
 With `search_first=True` turn 1 is a `glossary_search` per candidate instead, and a candidate
 whose search finds an entry with the same normalized name updates that entry rather than
-creating one (one call more per scene; closer to DESIGN's "searches before it creates").
+creating one (one call more per scene; an agent that "searches before it creates").
 
 `# Task: summarize_chunk | summarize_thread | fold_story`: an extractive summary of the scene
 exchanges in the conversation (those named in the task body by scene id or thread, else all),

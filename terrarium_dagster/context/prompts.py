@@ -2,8 +2,8 @@
 
 Every text here is deterministic (no timestamps, no ids that change between runs) so that the
 prompt prefix stays byte-identical and vLLM's prefix cache keeps hitting. The first line of each
-user message is fixed by the "Prompt conventions" of CONTRACTS.md: the offline backend recognises
-what it is asked by that line alone, so the first lines below must not change.
+user message is fixed (`# Scene <id>`, `# Task: <name>`): the offline backend recognises what it is
+asked by that line alone, so the first lines below must not change.
 """
 
 from __future__ import annotations
