@@ -164,7 +164,6 @@ class ContextManager:
     ) -> None:
         if max_tokens >= budget:
             raise BudgetError(f"max_tokens ({max_tokens}) must be below the budget ({budget})")
-        self.state = state
         self.system_prompt = system_prompt
         self.tools = prompts.canonical_tools(tools)
         self.budget = budget
@@ -175,8 +174,26 @@ class ContextManager:
         self.recorder = recorder
         self.policy = policy or CompactionPolicy()
         self.steps = tuple(steps)  # compaction's strategies, in the order they are tried
-        if adopt_calibration and state.calibration:
-            counter.restore(state.calibration)
+        if adopt_calibration:
+            self.state = state  # the counter takes back what it had learned (a new context: none)
+        else:
+            self._state = state  # a working copy (summon's): the live counter keeps its own
+
+    @property
+    def state(self) -> ContextState:
+        """The live context, carrying what the token counter has learned so far: whatever saves
+        or snapshots it saves that too, so a resumed run counts (and compacts) exactly as an
+        uninterrupted one would."""
+        self._state.calibration = self.counter.calibration()
+        self._state.anchors = self.counter.anchors()
+        return self._state
+
+    @state.setter
+    def state(self, state: ContextState) -> None:
+        """Put `state` in force, the counter's learned state with it."""
+        self._state = state
+        self.counter.restore(state.calibration)
+        self.counter.restore_anchors(state.anchors)
 
     # -- sizes ------------------------------------------------------------------------------
 
@@ -239,7 +256,7 @@ class ContextManager:
 
     def build(self, scene: str | Sequence[Message] | None = None) -> list[Message]:
         """System, story block, history, then the current scene (message or messages)."""
-        return build_messages(self.state, self.system_prompt, scene)
+        return build_messages(self._state, self.system_prompt, scene)
 
     def observe(self, messages: Sequence[Message], prompt_tokens: int | None) -> None:
         """Feed the server's count of a sent prompt (usage.prompt_tokens) to the counter."""
@@ -297,10 +314,10 @@ class ContextManager:
 
     def _fold_at_boundary(self, thread_id: int) -> bool:
         """True at a thread's first scene when finished threads fill enough of the history."""
-        if not self.state.scenes or self.state.cursor.thread_id == thread_id:
+        if not self._state.scenes or self._state.cursor.thread_id == thread_id:
             return False
-        finished = [s for s in self.state.scenes if s.thread_id != thread_id]
-        if not finished or any(s.thread_id == thread_id for s in self.state.scenes):
+        finished = [s for s in self._state.scenes if s.thread_id != thread_id]
+        if not finished or any(s.thread_id == thread_id for s in self._state.scenes):
             return False
         size = sum(self.estimate(self.state.scene_messages(s)) for s in finished)
         return size >= self._caps().min_free
@@ -355,7 +372,7 @@ class ContextManager:
         event = self._record(
             CompactionEvent(
                 tier="shrink_current",
-                thread_id=thread_id if thread_id is not None else self.state.cursor.thread_id,
+                thread_id=thread_id if thread_id is not None else self._state.cursor.thread_id,
                 tokens_before=before,
                 tokens_after=tokens,
                 detail="the current scene's tool rounds were shrunk",
@@ -455,20 +472,18 @@ class ContextManager:
         if not messages:
             return
         ids = list(entry_ids) if entry_ids is not None else entry_ids_written(messages)
-        self.state.append_scene(scene_id, thread_id, messages, ids)
-        self.state.cursor.thread_id = thread_id
-        self.state.cursor.scene_id = scene_id
-        self.state.calibration = self.counter.calibration()
+        self._state.append_scene(scene_id, thread_id, messages, ids)
+        self._state.cursor.thread_id = thread_id
+        self._state.cursor.scene_id = scene_id
 
     def end_thread(self, thread_id: int, entry_ids: Iterable[int] = ()) -> None:
         """A thread is finished: its history will be folded at the next compaction that needs
         room (any thread other than the current scene's counts as finished there); `entry_ids`
         (the entries the thread touched) join its summary's entry ids."""
-        known = set(self.state.thread_entry_ids.get(thread_id, []))
+        known = set(self._state.thread_entry_ids.get(thread_id, []))
         known.update(entry_ids)
         if known:
-            self.state.thread_entry_ids[thread_id] = sorted(known)
-        self.state.calibration = self.counter.calibration()
+            self._state.thread_entry_ids[thread_id] = sorted(known)
 
     # -- compaction ---------------------------------------------------------------------------
 
@@ -505,7 +520,7 @@ class ContextManager:
         )
         # every pass removes a scene, a summary, a think block or an untruncated long message:
         # this bounds the number of passes, and the guard turns a bug into an error, not a hang
-        guard = 16 + 2 * (len(self.state.history) + len(self.state.summaries))
+        guard = 16 + 2 * (len(self._state.history) + len(self._state.summaries))
         need = self._need(job)
         for step in self.steps:
             while True:
@@ -530,13 +545,12 @@ class ContextManager:
                 event.reason = reason
                 event.thread_id = thread_id
                 event.scene_id = scene_id
-                self.state.count_compaction(event.tier)
+                self._state.count_compaction(event.tier)
                 job.events.append(self._record(event))
                 freed = need - after
                 need = after
                 if freed <= 0:
                     break
-        self.state.calibration = self.counter.calibration()
         required = reserve if reserve_required else 0  # else the scene's rounds may shrink
         prompt = need - reserve
         if must_fit and prompt + required > caps.limit:
@@ -563,7 +577,7 @@ class ContextManager:
         return (
             f"the context cannot fit the budget: the next request needs about {prompt} prompt "
             f"tokens{room} (system prompt and summaries {head}, history "
-            f"{len(self.state.history)} messages, scene {scene_tokens}) but the limit is "
+            f"{len(self._state.history)} messages, scene {scene_tokens}) but the limit is "
             f"{caps.limit} (context budget "
             f"{self.budget} minus max_tokens {self.max_tokens}); every compaction tier has run. "
             "Raise --context-budget or split the scene."
@@ -582,7 +596,7 @@ class ContextManager:
             return False
         job.flushed = True
         instruction = {"role": "user", "content": prompts.flush_message(list(scene_ids))}
-        for state in (job.origin, self.state):  # the cached prefix first; the compacted one else
+        for state in (job.origin, self._state):  # the cached prefix first; the compacted one else
             messages = [*prefix_messages(state, self.system_prompt), instruction]
             if self.fits(messages):
                 try:
@@ -600,7 +614,7 @@ class ContextManager:
             return head_messages(job.origin, self.system_prompt)
         span = next((s for s in job.origin.scenes if s.scene_id == last_scene_id), None)
         if span is None:
-            return prefix_messages(self.state, self.system_prompt)
+            return prefix_messages(self._state, self.system_prompt)
         return prefix_messages(job.origin, self.system_prompt, upto=span.end)
 
     def summarize(
@@ -692,12 +706,12 @@ class ContextManager:
 
     def put_thread_summary(self, summary: Summary) -> None:
         """In place of the thread's chunk summary, else before the first chunk summary."""
-        summaries = self.state.summaries
+        summaries = self._state.summaries
         position = next(
             (i for i, s in enumerate(summaries) if s.thread_id == summary.thread_id),
             next((i for i, s in enumerate(summaries) if s.kind == "chunk"), len(summaries)),
         )
-        self.state.summaries = [
+        self._state.summaries = [
             *[s for s in summaries[:position] if s.thread_id != summary.thread_id],
             summary,
             *[s for s in summaries[position:] if s.thread_id != summary.thread_id],
@@ -722,7 +736,7 @@ class ContextManager:
                 f"(Scenes {spans[0].scene_id} .. {spans[-1].scene_id} left the context without "
                 f"a summary; entries: {prompts.entry_refs(ids)}.)"
             )
-            existing = self.state.chunk_summary(thread_id) or self.state.thread_summary(thread_id)
+            existing = self._state.chunk_summary(thread_id) or self._state.thread_summary(thread_id)
             if existing is None:
                 summary = Summary(
                     kind="chunk",
@@ -743,7 +757,7 @@ class ContextManager:
                         "tokens_after": self.counter.estimate_text(text),
                     }
                 )
-            self.state.set_summary(summary)
+            self._state.set_summary(summary)
 
 
 # -- helpers ------------------------------------------------------------------------------------

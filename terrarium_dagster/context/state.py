@@ -84,6 +84,9 @@ class ContextState(BaseModel):
     cursor: Cursor = Field(default_factory=Cursor)
     compactions: dict[str, int] = Field(default_factory=dict)
     calibration: dict[str, float] = Field(default_factory=dict)
+    # the token counter's exact counts of recent prompts (digest, tokens), oldest first: with the
+    # calibration, what makes a resumed run count every prompt as an uninterrupted one does
+    anchors: list[tuple[str, int]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _spans_cover_history(self) -> ContextState:

@@ -65,6 +65,14 @@ class TokenCounter(Protocol):
         """Take back a persisted calibration."""
         ...
 
+    def anchors(self) -> list[tuple[str, int]]:
+        """The exact counts remembered (prompt digest, tokens), oldest first, to persist."""
+        ...
+
+    def restore_anchors(self, anchors: Sequence[tuple[str, int]]) -> None:
+        """Take back persisted exact counts (replacing those remembered)."""
+        ...
+
 
 Units = tuple[float, float, float]
 """Raw size of a prompt part: (prose units, JSON units, fixed tokens) — units are characters
@@ -291,8 +299,7 @@ class HeuristicCounter:
         }
 
     def restore(self, calibration: Mapping[str, float]) -> None:
-        if not calibration:
-            return
+        """Take back a persisted calibration; an empty one resets to the uncalibrated start."""
         for key in self._sums:
             self._sums[key] = float(calibration.get(f"sum_{key}", 0.0))
         self.text_scale = float(calibration.get("text_scale", 1.0))
@@ -302,6 +309,12 @@ class HeuristicCounter:
         self._fitted_sum = float(calibration.get("fitted_sum", 0.0))
         self._peak = float(calibration.get("peak", 1.0))
         self.observations = int(calibration.get("observations", 0))
+
+    def anchors(self) -> list[tuple[str, int]]:
+        return []  # the heuristic remembers no exact counts
+
+    def restore_anchors(self, anchors: Sequence[tuple[str, int]]) -> None:
+        return
 
 
 class ServerCounter:
@@ -382,3 +395,11 @@ class ServerCounter:
 
     def restore(self, calibration: Mapping[str, float]) -> None:
         self.heuristic.restore(calibration)
+
+    def anchors(self) -> list[tuple[str, int]]:
+        return list(self._anchors.items())
+
+    def restore_anchors(self, anchors: Sequence[tuple[str, int]]) -> None:
+        self._anchors.clear()
+        for digest, count in anchors:
+            self._remember(digest, int(count))

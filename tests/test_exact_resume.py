@@ -1,0 +1,122 @@
+"""Exact resume, byte for byte: a run SIGKILLed at chosen points and resumed writes what an
+uninterrupted run writes.
+
+Real `terrarium run` processes over a generated quest at a small budget (so compaction, summaries,
+the flush and a multi-request curation all happen), against a loopback server answering with the
+offline backend (tests/support/kill_server.py). The server SIGKILLs the run when a chosen request
+arrives, deterministically: right after a scene committed (the next scene's first request), in
+the middle of a compaction (a flush request), inside a curation (its first request, with the thread
+end committed, and a later one, with decisions made but not committed) and at a thread boundary
+(the next thread's first request, after the curation committed). Each time the same command
+resumes. The store is then compared with an uninterrupted run's (tests/support/store_dump.py):
+glossary, aliases, provenance, revisions, curator decisions, compactions, snapshots, thread
+progress and the saved context state (the token counter's calibration and exact counts included),
+byte for byte apart from times and run ids.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.kill_server import KillPoint, KillServer, run_kill_server
+from tests.support.store_dump import dump_differences, store_dump
+
+BUDGET = 8192
+
+
+@pytest.fixture(scope="module")
+def quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("exact_resume") / "quest.db"
+    return generate_corpus(
+        path, threads=6, posts_per_thread=10, seed=3, qm_ratio=0.5, words_per_post=(150, 450)
+    )
+
+
+def _command(server: KillServer, corpus: Path, db: Path) -> list[str]:
+    return [
+        str(Path(sys.executable).with_name("terrarium")),
+        "run",
+        "--agent-url",
+        server.url,
+        "--corpus",
+        str(corpus),
+        "--db",
+        str(db),
+        "--context-budget",
+        str(BUDGET),
+        "--max-tokens",
+        "768",
+    ]
+
+
+def _run_until_done(server: KillServer, corpus: Path, db: Path, attempts: int) -> list[int]:
+    """Run the same command until it exits 0; the exit codes of every attempt."""
+    codes: list[int] = []
+    for _ in range(attempts):
+        process = subprocess.Popen(
+            _command(server, corpus, db),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        server.victim = process
+        try:
+            _, err = process.communicate(timeout=300)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+        codes.append(process.returncode)
+        assert process.returncode in (0, -9), err
+        if process.returncode == 0:
+            return codes
+    raise AssertionError(f"no run finished in {attempts} attempts: {codes}")
+
+
+def test_sigkill_at_scene_commits_compaction_curation_and_thread_boundaries_resumes_exactly(
+    quest: Path, tmp_path: Path
+) -> None:
+    with Corpus(quest) as corpus:
+        threads = [thread.id for thread in corpus.threads()]
+    with run_kill_server() as server:
+        baseline = tmp_path / "baseline.db"
+        assert _run_until_done(server, quest, baseline, attempts=1) == [0]
+        seen = Counter((request.kind, request.thread_id) for request, _ in server.requests)
+        # the kill points below are requests an uninterrupted run sends
+        twice_curated = next(t for t in threads[:4] if seen[("curate", t)] >= 2)
+        assert seen[("flush", None)] >= 3, "the budget is meant to make the run compact"
+        scene_three = next(
+            t
+            for t in threads[1:]
+            if any(r.thread_id == t and r.scene_number == 3 for r, _ in server.requests)
+        )
+        kill_points = [
+            KillPoint("scene", scene_three, scene_number=3, round=0),  # scene 2 just committed
+            KillPoint("flush", occurrence=2),  # inside a compaction, inside a scene
+            KillPoint("curate", twice_curated, occurrence=2),  # a curation half done
+            KillPoint("curate", threads[3]),  # the thread end committed, its curation open
+            KillPoint("scene", threads[4], scene_number=1, round=0),  # after a curation commit
+        ]
+        server.requests.clear()
+        server.kill_points = kill_points
+        resumed = tmp_path / "resumed.db"
+        codes = _run_until_done(server, quest, resumed, attempts=len(kill_points) + 1)
+    assert set(server.kills) == set(kill_points), "every kill point was reached"
+    assert codes == [-9] * len(kill_points) + [0]
+
+    expected, actual = store_dump(baseline), store_dump(resumed)
+    assert dump_differences(expected, actual) == []
+    assert expected == actual
+    # what the comparison covered: a compacted context with the counter's learned state in it
+    (state,) = [json.loads(row[1]) for row in actual["context_state"][1:]]
+    assert state["calibration"]["observations"] > 0 and state["anchors"]
+    assert len(actual["compaction"]) > 1 and len(actual["curator_decision"]) > 1
+    assert len(actual["snapshot"]) - 1 == len(threads)
