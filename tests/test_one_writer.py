@@ -1,19 +1,24 @@
 """One writer per store: a lease taken where a writer opens the store (CLI and Dagster alike).
 
-Real processes on real files: a holder process takes the lease the way `terrarium run` does
-(`Engine.open`) and waits; a second `terrarium run` on the same store is refused at once with one
-line naming the holder (exit 2) and writes nothing; a Dagster run beside it fails the same way; a
+Real processes on real files: two `terrarium run` processes on one store, the first busy in a model
+call (a loopback server holds its request, before and after the scene's first write): the second is
+refused at once with one line naming the holder (exit 2) and writes nothing (the whole store,
+runs and calls included, compared before and after). A holder process that takes the lease the
+way `terrarium run` does (`Engine.open`) and waits: a Dagster run beside it fails the same way; a
 holder killed with SIGKILL is detected as dead and taken over, its run shown as `died`.
 """
 
 from __future__ import annotations
 
 import signal
+import socket
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,9 @@ import pytest
 
 from terrarium_dagster.defs.assets import thread_annotations, thread_glossary
 from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.kill_server import KillPoint, run_kill_server
+from tests.support.store_dump import dump_differences, store_dump
 
 pytest_plugins = ["tests.support.dagster_fixtures"]
 
@@ -127,3 +135,71 @@ def test_a_killed_holder_is_taken_over_and_its_run_shown_as_died(
         assert runs["holder-run"].status == "died"
         assert store.runs.writer_lease() is None, "a finished run releases the lease"
         assert {state.status for state in store.progress.thread_states()} == {"curated"}
+
+
+@pytest.fixture(scope="module")
+def quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated quest that compacts at a budget of 8,192 tokens."""
+    path = tmp_path_factory.mktemp("one_writer") / "quest.db"
+    return generate_corpus(
+        path, threads=3, posts_per_thread=10, seed=3, qm_ratio=0.5, words_per_post=(150, 450)
+    )
+
+
+def _write_lock_taken(store_path: Path) -> bool:
+    with closing(sqlite3.connect(store_path, timeout=0, isolation_level=None)) as conn:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return True
+        conn.execute("ROLLBACK")
+        return False
+
+
+@pytest.mark.parametrize(
+    ("held", "write_lock"),
+    [(KillPoint("scene", scene_number=2), False), (KillPoint("fold_story"), True)],
+    ids=["before-the-scene-writes", "holding-the-write-lock"],
+)
+def test_two_concurrent_terrarium_runs_the_second_is_refused_at_once_and_writes_nothing(
+    quest: Path, tmp_path: Path, held: KillPoint, write_lock: bool
+) -> None:
+    """Two real `terrarium run` on one store. The first is held in a model call: at the second
+    scene's request it holds the lease but not SQLite's write lock (the scene has not written
+    yet); at a compaction's fold request (the compaction already recorded in the open scene) it
+    holds the write lock too. Either way the second is refused at once."""
+    store_path = tmp_path / "store.db"
+    terrarium = str(Path(sys.executable).with_name("terrarium"))
+    with run_kill_server() as server:
+        server.hold = held
+        command = [terrarium, "run", "--agent-url", server.url, "--corpus", str(quest)]
+        command += ["--db", str(store_path), "--context-budget", "8192", "--max-tokens", "768"]
+        first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            while not server.held.wait(timeout=0.05):
+                assert first.poll() is None, "the first run ended before the held request"
+            assert _write_lock_taken(store_path) == write_lock
+            before = store_dump(store_path, everything=True)
+            started = time.monotonic()
+            second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+            waited = time.monotonic() - started
+            after = store_dump(store_path, everything=True)
+        finally:
+            server.release.set()
+            try:
+                first.wait(timeout=300)
+            finally:
+                if first.poll() is None:
+                    first.kill()
+                    first.wait(timeout=30)
+        assert first.returncode == 0, first.stderr.read() if first.stderr else ""
+    assert second.returncode == 2, second.stderr
+    assert waited < 5, f"the refusal took {waited:.1f} s"
+    (line,) = second.stderr.strip().splitlines()
+    header, lease = before["writer_lease"]
+    holder_run = lease[header.index("run_id")]
+    assert f"run {holder_run}" in line and f"pid {first.pid}" in line, line
+    assert "since" in line and socket.gethostname() in line, line
+    assert dump_differences(before, after) == [] and before == after
+    with GlossaryStore(store_path, read_only=True) as store:
+        assert [(run.id, run.status) for run in store.runs.runs()] == [(holder_run, "finished")]

@@ -52,14 +52,13 @@ class RunLog(Aggregate):
             since=now_iso(),
             heartbeat=now_iso(),
         )
+        # A live holder is refused from the last commit, at once: the holder may hold SQLite's
+        # write lock for as long as a model call lasts (a scene that has written), and waiting
+        # for it would be waiting for the holder.
+        self._refuse_live_holder(self._lease_row(), run_id)
         with self.transaction():  # BEGIN IMMEDIATE: two openers cannot both see it free
             previous = self._lease_row()
-            if previous is not None and previous.run_id != run_id and previous.alive():
-                raise WriterLeaseError(
-                    f"annotator store {self.where} is being written by run {previous.run_id} "
-                    f"(pid {previous.pid} on {previous.host}, since {previous.since}); one "
-                    "writer at a time: wait for it to finish or stop it"
-                )
+            self._refuse_live_holder(previous, run_id)
             if previous is not None and previous.run_id != run_id:
                 self.conn.execute(
                     "UPDATE run SET status = 'died', finished_at = ?, error = ? "
@@ -78,6 +77,14 @@ class RunLog(Aggregate):
                 (me.run_id, me.pid, me.host, me.since, me.heartbeat),
             )
         return previous if previous is not None and previous.run_id != run_id else None
+
+    def _refuse_live_holder(self, lease: WriterLease | None, run_id: str) -> None:
+        if lease is not None and lease.run_id != run_id and lease.alive():
+            raise WriterLeaseError(
+                f"annotator store {self.where} is being written by run {lease.run_id} "
+                f"(pid {lease.pid} on {lease.host}, since {lease.since}); one "
+                "writer at a time: wait for it to finish or stop it"
+            )
 
     @guarded
     def refresh_writer_lease(self, run_id: str) -> None:

@@ -9,6 +9,9 @@ round of scene n is a kill right after scene n-1 committed; a kill at a curation
 inside the curation's transaction; a kill at the first round of a thread's first scene is a kill
 at the thread boundary (after the previous thread's curation committed).
 
+A `hold` point instead keeps the matching request waiting (`held` is set) until the test sets
+`release`: the run is then busy in a model call, holding the store's writer lease.
+
 Every chat request is recorded (its kind and HTTP status), so a test can also check what the
 server saw.
 """
@@ -72,6 +75,9 @@ class KillServer:
     kill_points: list[KillPoint] = field(default_factory=list)
     requests: list[tuple[ChatRequest, int]] = field(default_factory=list)
     kills: list[KillPoint] = field(default_factory=list)
+    hold: KillPoint | None = None
+    held: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
     _seen: dict[KillPoint, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -85,6 +91,13 @@ class KillServer:
                     self.kills.append(point)
                     return point
             return None
+
+    def _hold_due(self, request: ChatRequest) -> bool:
+        with self._lock:
+            if self.hold is None or self.held.is_set() or not self.hold.matches(request):
+                return False
+            self._seen[self.hold] = self._seen.get(self.hold, 0) + 1
+            return self._seen[self.hold] == self.hold.occurrence
 
 
 def classify(payload: dict[str, Any]) -> ChatRequest:
@@ -138,6 +151,9 @@ def run_kill_server(max_model_len: int = 32768) -> Iterator[KillServer]:
                 with state._lock:
                     state.requests.append((request, 0))
                 return  # no answer: the client is gone
+            if state._hold_due(request):
+                state.held.set()
+                state.release.wait(timeout=120)
             status = self._forward(body)
             with state._lock:
                 state.requests.append((request, status))

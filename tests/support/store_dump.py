@@ -37,19 +37,27 @@ COMPARED: dict[str, tuple[str, ...]] = {
 Dump = dict[str, list[tuple[Any, ...]]]
 
 
-def store_dump(path: Path) -> Dump:
-    """Every compared table's rows (in primary-key order), minus the columns left out."""
+def store_dump(path: Path, *, everything: bool = False) -> Dump:
+    """Every compared table's rows (ordered by their columns, ids first), minus the columns
+    left out; with `everything`, every table and every column (runs, calls, the lease), as
+    stored."""
     dump: Dump = {}
     uri = f"{path.resolve().as_uri()}?mode=ro"
     with closing(sqlite3.connect(uri, uri=True)) as conn:
-        for table, skipped in COMPARED.items():
+        tables = COMPARED
+        if everything:
+            names = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+            tables = {name: () for (name,) in names}
+        for table, skipped in tables.items():
             columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
             kept = [column for column in columns if column not in skipped]
             if not kept:
                 continue
-            order = "rowid" if table != "sqlite_sequence" else "name"
             quoted = ", ".join(f'"{column}"' for column in kept)
-            rows = conn.execute(f"SELECT {quoted} FROM {table} ORDER BY {order}").fetchall()
+            order = ", ".join(str(n) for n in range(1, len(kept) + 1))  # ids first: id order
+            rows = conn.execute(f'SELECT {quoted} FROM "{table}" ORDER BY {order}').fetchall()
             dump[table] = [tuple(kept), *rows]
     return dump
 
