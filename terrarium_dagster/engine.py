@@ -28,9 +28,18 @@ from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_p
 from terrarium_dagster.curation.curator import curate_thread
 from terrarium_dagster.curation.models import CurationReport, UndoResult
 from terrarium_dagster.curation.undo import undo_decision, undo_revision
-from terrarium_dagster.errors import ConfigError, EntryNotFoundError, InputError, OrderError
+from terrarium_dagster.errors import (
+    ConfigError,
+    DiskSpaceError,
+    EntryNotFoundError,
+    InputError,
+    OrderError,
+    TerrariumError,
+    WriterLeaseError,
+)
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
+from terrarium_dagster.glossary.base import remove_store_files
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.reports import (
@@ -172,16 +181,24 @@ class Engine:
         try:
             # The one place a writer opens the store: a second live writer is refused here.
             store.runs.acquire_writer_lease(run_id)
-        except BaseException:
+        except BaseException as exc:
             store.close()
             corpus.close()
+            if store.created and not isinstance(exc, WriterLeaseError):
+                remove_store_files(store.where)  # a store created for nothing is not kept
+                if isinstance(exc, DiskSpaceError):
+                    raise DiskSpaceError(f"{exc}; nothing was created") from exc
             raise
         try:
             chat = client or (open_client(settings) if model else None)
         except BaseException:
-            store.runs.release_writer_lease(run_id)
-            store.close()
-            corpus.close()
+            try:
+                store.runs.release_writer_lease(run_id)
+            finally:
+                store.close()
+                corpus.close()
+                if store.created:
+                    remove_store_files(store.where)
             raise
         return cls(
             settings,
@@ -219,13 +236,37 @@ class Engine:
     ) -> None:
         if exc is None:
             self.close()
+        elif isinstance(exc, DiskSpaceError) and self._nothing_done_in_a_new_store():
+            self.close(discard=True)
+            raise DiskSpaceError(f"{exc}; nothing was created") from exc
         elif getattr(exc, "exit_code", None) == 130 or isinstance(exc, KeyboardInterrupt):
             self.close(status="interrupted", error=str(exc))
         else:
             self.close(status="failed", error=f"{type(exc).__name__}: {exc}")
 
-    def close(self, *, status: str = "finished", error: str | None = None) -> None:
-        """Record how the run ended (finished, failed, interrupted) and release everything."""
+    def _nothing_done_in_a_new_store(self) -> bool:
+        """This run created the store and no scene of it committed."""
+        try:
+            return (
+                self.store.created
+                and self.store.glossary.last_revision_id() == 0
+                and not any(state.scenes_done for state in self.store.progress.thread_states())
+            )
+        except TerrariumError:
+            return False
+
+    def close(
+        self, *, status: str = "finished", error: str | None = None, discard: bool = False
+    ) -> None:
+        """Record how the run ended (finished, failed, interrupted) and release everything.
+        `discard` (a store this run created, then found no room to write in, with no scene
+        done): nothing is recorded and the store's files are removed."""
+        if discard:
+            self.client.close()
+            self.store.close()
+            self.corpus.close()
+            remove_store_files(self.store.where)
+            return
         try:
             if self.session is not None:
                 self.session.record_calls()

@@ -30,6 +30,11 @@ class StoreError(TerrariumError):
     """The annotator store refused an operation."""
 
 
+class DiskSpaceError(InputError):
+    """The disk (or a file size limit) leaves no room for the annotator store's writes: the user
+    frees space or puts the store elsewhere (the CLI exits 2); nothing half-written is kept."""
+
+
 class WriterLeaseError(InputError):
     """Another live process holds the store's one-writer lease (the CLI exits 2 at once)."""
 

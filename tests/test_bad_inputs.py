@@ -71,6 +71,41 @@ def test_a_yaml_list_as_configuration_is_refused_naming_the_file(tmp_path: Path)
 def test_no_backend_chosen_is_a_one_line_error(tmp_path: Path) -> None:
     done = _terrarium("run", "--db", str(tmp_path / "s.db"))
     _one_line(done, "TERRARIUM_AGENT_URL", "--offline")
+    assert not (tmp_path / "s.db").exists(), "a store created for nothing is not kept"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE is POSIX")
+def test_no_room_to_create_the_store_is_one_line_naming_disk_space_and_leaves_nothing(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    """A file size limit (`ulimit -f`, RLIMIT_FSIZE: what a full disk does to a write, for any
+    user) stops the run while it creates the store: in the schema's commit, in the first
+    bookkeeping writes, in the first scene. Each time: exit 2, one line naming disk space, and no
+    file left behind (a store being created is not kept half made)."""
+    import resource
+
+    messages = []
+    for limit in (4096, 16384, 65536, 131072, 196608, 262144):
+        folder = tmp_path / f"limit-{limit}"
+        folder.mkdir()
+
+        def limited(limit: int = limit) -> None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        done = subprocess.run(
+            [TERRARIUM, "run", "--offline", "--corpus", str(sample_db), "--db", "s.db"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=folder,
+            preexec_fn=limited,
+        )
+        _one_line(done, "not enough disk space", f"file size limit of {limit} bytes")
+        assert "nothing was created" in done.stderr
+        assert list(folder.iterdir()) == [], (limit, done.stderr)
+        messages.append(done.stderr)
+    assert any("cannot create annotator store" in message for message in messages)
+    assert any("commit failed" in message for message in messages), "a later write failed too"
 
 
 def test_status_into_a_closed_pipe_ends_quietly(

@@ -8,8 +8,10 @@ use of the connection) and SQLite errors turned into `StoreError`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -18,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
-from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError
 from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
 from terrarium_dagster.jsonform import canonical_json
 
@@ -44,9 +46,50 @@ def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P
             try:
                 return method(self, *args, **kwargs)
             except sqlite3.Error as exc:
-                raise StoreError(f"{method.__name__} failed on {self.where}: {exc}") from exc
+                what = f"{method.__name__} failed on {self.where}"
+                raise store_error(what, exc, self.where) from exc
 
     return wrapper
+
+
+# SQLite's answers to a write the file system refused for want of room: SQLITE_FULL for a full
+# disk (ENOSPC); an I/O error when a file size limit (RLIMIT_FSIZE, `ulimit -f`) stops the write.
+_SPACE_ERRORS = frozenset(
+    {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_TRUNCATE"}
+)
+LOW_SPACE_BYTES = 16 * 1024 * 1024
+
+
+def space_shortage(exc: sqlite3.Error, where: str | Path) -> str | None:
+    """Why a write failed for want of room (a phrase for the user), or None when it did not."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name not in _SPACE_ERRORS:
+        return None
+    try:
+        import resource  # POSIX only
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY:
+            return f"not enough disk space: a file size limit of {limit} bytes is set (ulimit -f)"
+    except (ImportError, OSError, ValueError):
+        pass
+    folder = Path(where).expanduser().resolve().parent
+    try:
+        free: int | None = shutil.disk_usage(folder).free
+    except OSError:
+        free = None
+    if name == "SQLITE_FULL" or (free is not None and free < LOW_SPACE_BYTES):
+        left = f" ({free} bytes free in {folder})" if free is not None else ""
+        return f"not enough disk space: the disk is full{left}"
+    return None
+
+
+def store_error(what: str, exc: sqlite3.Error, where: str | Path) -> StoreError:
+    """`what` failed with `exc`: a DiskSpaceError naming the shortage when that was the cause."""
+    shortage = space_shortage(exc, where)
+    if shortage is not None:
+        return DiskSpaceError(f"{what}: {shortage}")
+    return StoreError(f"{what}: {exc}")
 
 
 def now_iso() -> str:
@@ -101,6 +144,30 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
     return str(location), str(location)
 
 
+STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def _absent_store_files(target: str) -> frozenset[str]:
+    """The store's files (the database, its WAL, shared memory and journal) not there yet."""
+    if target == MEMORY:
+        return frozenset()
+    return frozenset(
+        target + suffix for suffix in STORE_FILE_SUFFIXES if not Path(target + suffix).exists()
+    )
+
+
+def remove_store_files(target: str | Path, *, only: frozenset[str] | None = None) -> None:
+    """Delete a store's files (those in `only`, when given): a store that was being created and
+    failed leaves nothing behind."""
+    if str(target) == MEMORY:
+        return
+    for suffix in STORE_FILE_SUFFIXES:
+        name = f"{target}{suffix}"
+        if only is None or name in only:
+            with contextlib.suppress(OSError):
+                Path(name).unlink(missing_ok=True)
+
+
 class StoreConnection:
     """One SQLite connection in autocommit mode with explicit, nestable transactions."""
 
@@ -113,6 +180,7 @@ class StoreConnection:
         or folder the user cannot write (then through ``immutable=1`` when SQLite cannot set up
         the shared WAL index beside the file)."""
         self.read_only = read_only
+        self.created = False  # True when this connection created the store's file
         self._lock = threading.RLock()
         self._depth = 0
         self._read_only_since: int | None = None
@@ -122,6 +190,7 @@ class StoreConnection:
             conn = self._open_read_only(path, busy_timeout_ms)
         else:
             target, self.where = resolve_location(path)
+            new_files = _absent_store_files(target)
             try:
                 conn = sqlite3.connect(
                     target,
@@ -142,12 +211,23 @@ class StoreConnection:
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
-            migrate(conn, self.where)
+            blank = schema_version(conn) == 0
+            self.created = migrate(conn, self.where) > 0 and blank and target in new_files
         except sqlite3.Error as exc:
             conn.close()
-            raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+            if read_only:
+                raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+            creating = target in new_files
+            remove_store_files(target, only=new_files)  # a store being created: none of it
+            verb = "create" if creating else "open"
+            error = store_error(f"cannot {verb} annotator store {self.where}", exc, self.where)
+            if creating and isinstance(error, DiskSpaceError):
+                error = DiskSpaceError(f"{error}; nothing was created")
+            raise error from exc
         except BaseException:
             conn.close()
+            if not read_only:
+                remove_store_files(target, only=new_files)
             raise
         self._conn = conn
 
@@ -265,8 +345,9 @@ class StoreConnection:
                     conn.execute("COMMIT")
                 except sqlite3.Error as exc:
                     if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise StoreError(f"commit failed on {self.where}: {exc}") from exc
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    raise store_error(f"commit failed on {self.where}", exc, self.where) from exc
             else:
                 if self._depth == 1 and self._read_only_since is not None:
                     self._take_write_lock(conn)

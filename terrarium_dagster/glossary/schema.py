@@ -14,6 +14,7 @@ Design notes (so later features need no breaking migration):
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
 
@@ -278,6 +279,10 @@ def migrate(
             applied += 1
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # A failed COMMIT (a full disk) may have rolled back already: the error that stopped the
+        # migration is the one to report, not "cannot rollback - no transaction is active".
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
     return applied
