@@ -7,9 +7,13 @@ from `TerrariumError` is a runtime failure: the CLI exits 1.
 
 
 class TerrariumError(Exception):
-    """Base class of every error the engine raises on purpose."""
+    """Base class of every error the engine raises on purpose.
+
+    `failed_attempts`: on an error out of a model call, the HTTP attempts the client retried
+    before it (`agent.client.FailedAttempt`), each recorded as a call of its own."""
 
     exit_code: int = 1
+    failed_attempts: tuple[object, ...] = ()
 
 
 class InputError(TerrariumError):

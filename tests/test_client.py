@@ -423,6 +423,23 @@ def test_transient_failure_is_retried_then_succeeds(
     assert result.attempts == 3
     assert len(vllm_server.chat_requests) == 3
     assert len(sleep.delays) == 2
+    assert len(result.failed_attempts) == 2, "each retried request is reported, to be recorded"
+    assert all(attempt.outcome for attempt in result.failed_attempts)
+
+
+def test_a_call_that_fails_carries_the_attempts_it_retried(
+    vllm_server: ScriptedVLLM, sleep: RecordingSleep
+) -> None:
+    vllm_server.script(Fault.malformed_json(), Fault.server_error(), *[Fault.unavailable()] * 4)
+    with (
+        make_client(vllm_server, sleep, max_retries=3) as chat_client,
+        pytest.raises(AgentError) as caught,
+    ):
+        chat_client.chat([SYSTEM, USER])
+    outcomes = [getattr(attempt, "outcome", "") for attempt in caught.value.failed_attempts]
+    # the malformed reply, then the 500 and two 503s retried; the last 503 is the error itself
+    assert len(outcomes) == 4 == len(vllm_server.chat_requests) - 1
+    assert "malformed response" in outcomes[0] and "HTTP 500" in outcomes[1]
 
 
 def test_each_retry_is_logged_on_one_line(

@@ -42,7 +42,12 @@ from terrarium_dagster.agent.protocol import (
     ToolCall,
     Usage,
 )
-from terrarium_dagster.errors import AgentError, ConfigError, ContextOverflowError
+from terrarium_dagster.errors import (
+    AgentError,
+    ConfigError,
+    ContextOverflowError,
+    TerrariumError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -134,11 +139,25 @@ class ClientConfig(BaseModel):
         return kwargs or None
 
 
+class FailedAttempt(BaseModel):
+    """One HTTP attempt of a call that failed and was retried (a 5xx, a 429, a timeout, a dropped
+    connection, a malformed reply): the server was asked, so it is recorded as a call of its own.
+    `usage` is what a malformed reply still reported, if anything."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: str
+    latency_ms: float = 0.0
+    usage: Usage | None = None
+
+
 class ChatResult(BaseModel):
     """One answered chat call: the reply, its token accounting and what it cost to get it.
 
     `latency_ms` is the duration of the successful HTTP exchange (not the backoff before it);
-    `attempts` counts every HTTP attempt made, the successful one included.
+    `attempts` counts every HTTP attempt made, the successful one included; `failed_attempts`
+    are the ones before it. A chat call that fails carries its retried attempts on the error
+    (`TerrariumError.failed_attempts`), the last one being the error itself.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -150,6 +169,7 @@ class ChatResult(BaseModel):
     attempts: int
     model: str
     response_id: str
+    failed_attempts: tuple[FailedAttempt, ...] = ()
 
     @property
     def reasoning(self) -> str | None:
@@ -610,27 +630,39 @@ class ChatClient:
         body = self.build_chat_body(messages, tools, tool_choice, max_tokens)
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
-        for malformed in range(1, attempts_allowed + 1):
-            response, attempts, latency_ms = self._send(
-                "POST", self._config.api_url + "/chat/completions", body
-            )
-            try:
-                parsed = self._parse(response, ChatResponse, what)
-                break
-            except MalformedResponseError as exc:
-                # One garbled answer is a transient fault (a proxy, a restarting server): ask
-                # again; the same request, so nothing else changes. Persistent: stop, one line.
-                if malformed == attempts_allowed:
-                    raise
-                logger.warning("%s; asking again (%d of %d)", exc, malformed, attempts_allowed - 1)
-                self._sleep(
-                    backoff_delay(
-                        malformed,
-                        self._config.backoff_initial_s,
-                        self._config.backoff_max_s,
-                        self._rng,
-                    )
+        failures: list[FailedAttempt] = []  # every attempt retried: each is a call to record
+        try:
+            for malformed in range(1, attempts_allowed + 1):
+                response, _, latency_ms = self._send(
+                    "POST", self._config.api_url + "/chat/completions", body, failures=failures
                 )
+                try:
+                    parsed = self._parse(response, ChatResponse, what)
+                    break
+                except MalformedResponseError as exc:
+                    # One garbled answer is a transient fault (a proxy, a restarting server):
+                    # ask again; the same request, so nothing else changes. Persistent: stop.
+                    if malformed == attempts_allowed:
+                        raise
+                    failures.append(
+                        FailedAttempt(
+                            outcome=str(exc), latency_ms=latency_ms, usage=_usage_of(response)
+                        )
+                    )
+                    logger.warning(
+                        "%s; asking again (%d of %d)", exc, malformed, attempts_allowed - 1
+                    )
+                    self._sleep(
+                        backoff_delay(
+                            malformed,
+                            self._config.backoff_initial_s,
+                            self._config.backoff_max_s,
+                            self._rng,
+                        )
+                    )
+        except TerrariumError as exc:  # failed (or interrupted): its retried attempts go with it
+            exc.failed_attempts = tuple(failures)
+            raise
         if parsed.usage is None:
             logger.warning("%s answered without usage: its tokens are counted locally", what)
         choice = parsed.choices[0]
@@ -639,9 +671,10 @@ class ChatClient:
             finish_reason=choice.finish_reason,
             usage=parsed.usage,
             latency_ms=latency_ms,
-            attempts=attempts,
+            attempts=len(failures) + 1,
             model=parsed.model,
             response_id=parsed.id,
+            failed_attempts=tuple(failures),
         )
 
     def tokenize(
@@ -699,8 +732,10 @@ class ChatClient:
         body: Mapping[str, Any] | None,
         *,
         passthrough: frozenset[int] = frozenset(),
+        failures: list[FailedAttempt] | None = None,
     ) -> tuple[httpx.Response, int, float]:
-        """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise."""
+        """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise.
+        Each attempt that failed and is retried is appended to `failures`."""
         what = f"{method} {httpx.URL(url).path}"
         content = encode_body(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if content is not None else None
@@ -737,6 +772,9 @@ class ChatClient:
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if attempt == attempts_allowed:
                 break
+            if failures is not None:
+                spent = (time.perf_counter() - started) * 1000.0
+                failures.append(FailedAttempt(outcome=cause, latency_ms=spent))
             if retry_after is not None:
                 delay = min(retry_after, self._config.backoff_max_s)
             else:
@@ -786,3 +824,12 @@ class ChatClient:
             raise MalformedResponseError(
                 f"malformed response from server: {what}: {_one_line(details, 300)}"
             ) from None
+
+
+def _usage_of(response: httpx.Response) -> Usage | None:
+    """The token counts a malformed reply still carries, if it carries any."""
+    try:
+        data = response.json()
+        return Usage.model_validate(data["usage"]) if isinstance(data, dict) else None
+    except (ValueError, KeyError, TypeError, ValidationError):
+        return None

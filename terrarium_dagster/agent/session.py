@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from terrarium_dagster.agent.accounting import call_record
+from terrarium_dagster.agent.accounting import call_records
 from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
 from terrarium_dagster.agent.protocol import Usage
 from terrarium_dagster.context.state import Message
@@ -263,10 +263,10 @@ class ModelSession:
                 messages, tools=tool_list, tool_choice=tool_choice, max_tokens=max_tokens
             )
         except AgentError as exc:
-            record(None, error=str(exc))
+            record(None, error=str(exc), retried=exc.failed_attempts)
             raise
-        except Interrupted:
-            record(None, error="abandoned: interrupted")
+        except Interrupted as exc:
+            record(None, error="abandoned: interrupted", retried=exc.failed_attempts)
             raise
         finally:
             self.calling.clear()
@@ -295,10 +295,13 @@ class ModelSession:
         scope: CallScope | None,
         tally: Callable[[AgentCallRecord], None] | None,
         error: str | None = None,
+        retried: Sequence[object] = (),
     ) -> None:
+        """One row per request the server received: each attempt the client retried (its
+        outcome as the error), then the call's own row."""
         where = scope or self.scope
         model = result.model if result is not None and result.model else self.model
-        row = call_record(
+        rows = call_records(
             result,
             purpose=purpose,
             model=model,
@@ -306,10 +309,12 @@ class ModelSession:
             thread_id=where.thread_id,
             scene_id=where.scene_id,
             error=error,
+            failed_attempts=retried,
         )
-        self._unrecorded.append(row)
+        self._unrecorded.extend(rows)
         if tally is not None:
-            tally(row)
+            for row in rows:
+                tally(row)
         if self.record_at_once or not self.store.in_transaction:
             self.record_calls()
 

@@ -1,0 +1,147 @@
+"""Honest accounting: `terrarium status` adds up to what the server saw, failed requests included.
+
+A real `terrarium run` over the sample quest against the scripted vLLM server (tests/support/
+vllm_server.py), which answers with the offline backend and injects faults the client retries: a
+500, a 503 right after it (the same call retried twice), a 429, a body that is not JSON, a body
+without choices, a dropped connection and a read timeout. Then a run that meets a persistent 503
+(every attempt of one call) stops with exit 1, and the same command resumes to the end. Every
+request the server received is a call row: `status` counts them all, and its token totals equal
+the usage the server reported.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from terrarium_dagster.agent.offline import OfflineBackend, count_prompt_tokens
+from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.vllm_server import (
+    DEFAULT_MODEL,
+    Fault,
+    RecordedRequest,
+    Reply,
+    run_vllm_server,
+)
+
+MAX_RETRIES = 2
+
+
+@dataclass
+class Ledger:
+    """What the server answered: per chat request, the tokens its usage reported (0 for a fault)."""
+
+    faults: dict[int, Fault]
+    backend: OfflineBackend = field(
+        default_factory=lambda: OfflineBackend(model=DEFAULT_MODEL, max_model_len=32768)
+    )
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    faulted: int = 0
+
+    def answer(self, request: RecordedRequest) -> Reply | Fault:
+        self.requests += 1
+        fault = self.faults.get(self.requests)
+        if fault is not None:
+            self.faulted += 1
+            return fault
+        completion = self.backend.complete(request.json)
+        message = completion["choices"][0]["message"]
+        usage = completion["usage"]
+        self.prompt_tokens += usage["prompt_tokens"]
+        self.completion_tokens += usage["completion_tokens"]
+        calls = [
+            (call["function"]["name"], call["function"]["arguments"], call["id"])
+            for call in message.get("tool_calls") or []
+        ]
+        return Reply(
+            content=message.get("content"),
+            tool_calls=calls,
+            finish_reason=completion["choices"][0]["finish_reason"],
+            prompt_tokens=usage["prompt_tokens"],
+            completion_tokens=usage["completion_tokens"],
+            cached_tokens=0,
+        )
+
+
+def _token_count(body: dict[str, object]) -> int:
+    messages = body.get("messages")
+    return count_prompt_tokens(messages if isinstance(messages, list) else [], body.get("tools"))
+
+
+def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("terrarium")), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _run(url: str, corpus: Path, db: Path) -> subprocess.CompletedProcess[str]:
+    return _terrarium(
+        "run",
+        "--agent-url",
+        url,
+        "--corpus",
+        str(corpus),
+        "--db",
+        str(db),
+        "--max-retries",
+        str(MAX_RETRIES),
+        "--timeout-s",
+        "1",
+    )
+
+
+def _with_ledger(ledger: Ledger) -> Callable[[RecordedRequest], Reply | Fault]:
+    return ledger.answer
+
+
+def test_status_adds_up_to_what_the_server_saw_retries_and_failures_included(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    transient = {
+        3: Fault.server_error(),
+        4: Fault.unavailable(),  # the same call's second attempt
+        9: Fault.rate_limited(retry_after=0),
+        14: Fault.malformed_json(),
+        20: Fault.bad_schema(),
+        26: Fault.drop(),
+        31: Fault.timeout(delay_s=2.5),
+    }
+    persistent = {40 + n: Fault.unavailable() for n in range(MAX_RETRIES + 1)}
+    ledger = Ledger(faults={**transient, **persistent})
+    db = tmp_path / "store.db"
+    with run_vllm_server(enforce_context=False, token_counter=_token_count) as server:
+        server.fallback = _with_ledger(ledger)
+        stopped = _run(server.url, sample_db, db)
+        resumed = _run(server.url, sample_db, db)
+        received = len(server.chat_requests)
+    assert stopped.returncode == 1, stopped.stderr
+    assert f"failed after {MAX_RETRIES + 1} attempts" in stopped.stderr
+    assert resumed.returncode == 0, resumed.stderr
+    assert received == ledger.requests > 40
+
+    status = _terrarium("status", "--json", "--db", str(db))
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    assert report["calls"] == received, "every request the server received is a call"
+    assert report["prompt_tokens"] == ledger.prompt_tokens
+    assert report["completion_tokens"] == ledger.completion_tokens
+    assert report["cached_tokens"] == 0
+    assert report["runs_by_status"] == {"failed": 1, "finished": 1}
+
+    with GlossaryStore(db, read_only=True) as store:
+        errors = [call.error for call in store.runs.agent_calls() if call.error]
+    retried = [error for error in errors if error.startswith("retried: ")]
+    assert len(retried) == len(transient) + MAX_RETRIES  # the persistent call's retries too
+    assert len(errors) == ledger.faulted == len(transient) + len(persistent)
+    assert any("HTTP 500" in error for error in retried)
+    assert any("malformed response" in error for error in retried)
+    assert any("read timeout" in error for error in retried)
