@@ -217,8 +217,11 @@ class StoreConnection:
             conn.close()
             if read_only:
                 raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+            # A store being created leaves none of its files behind; an existing store's files
+            # are left alone (its WAL may be another process's).
             creating = target in new_files
-            remove_store_files(target, only=new_files)  # a store being created: none of it
+            if creating:
+                remove_store_files(target, only=new_files)
             verb = "create" if creating else "open"
             error = store_error(f"cannot {verb} annotator store {self.where}", exc, self.where)
             if creating and isinstance(error, DiskSpaceError):
@@ -226,7 +229,7 @@ class StoreConnection:
             raise error from exc
         except BaseException:
             conn.close()
-            if not read_only:
+            if not read_only and target in new_files:
                 remove_store_files(target, only=new_files)
             raise
         self._conn = conn
