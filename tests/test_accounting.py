@@ -36,6 +36,7 @@ class Ledger:
     """What the server answered: per chat request, the tokens its usage reported (0 for a fault)."""
 
     faults: dict[int, Fault]
+    down_from: int | None = None  # from this request on, every request is a 503 (the server down)
     backend: OfflineBackend = field(
         default_factory=lambda: OfflineBackend(model=DEFAULT_MODEL, max_model_len=32768)
     )
@@ -47,6 +48,8 @@ class Ledger:
     def answer(self, request: RecordedRequest) -> Reply | Fault:
         self.requests += 1
         fault = self.faults.get(self.requests)
+        if self.down_from is not None and self.requests >= self.down_from:
+            fault = Fault.unavailable()
         if fault is not None:
             self.faulted += 1
             return fault
@@ -115,18 +118,21 @@ def test_status_adds_up_to_what_the_server_saw_retries_and_failures_included(
         26: Fault.drop(),
         31: Fault.timeout(delay_s=2.5),
     }
-    persistent = {40 + n: Fault.unavailable() for n in range(MAX_RETRIES + 1)}
-    ledger = Ledger(faults={**transient, **persistent})
+    # then the server goes down until the run gives up (a summary that fails falls back to an
+    # extractive one and the run goes on, so the outage lasts until a call stops the run)
+    ledger = Ledger(faults=transient, down_from=36)
     db = tmp_path / "store.db"
     with run_vllm_server(enforce_context=False, token_counter=_token_count) as server:
         server.fallback = _with_ledger(ledger)
         stopped = _run(server.url, sample_db, db)
+        outage = ledger.faulted - len(transient)
+        ledger.down_from = None  # the server is back
         resumed = _run(server.url, sample_db, db)
         received = len(server.chat_requests)
     assert stopped.returncode == 1, stopped.stderr
     assert f"failed after {MAX_RETRIES + 1} attempts" in stopped.stderr
     assert resumed.returncode == 0, resumed.stderr
-    assert received == ledger.requests > 40
+    assert received == ledger.requests > 36
 
     status = _terrarium("status", "--json", "--db", str(db))
     assert status.returncode == 0, status.stderr
@@ -140,8 +146,11 @@ def test_status_adds_up_to_what_the_server_saw_retries_and_failures_included(
     with GlossaryStore(db, read_only=True) as store:
         errors = [call.error for call in store.runs.agent_calls() if call.error]
     retried = [error for error in errors if error.startswith("retried: ")]
-    assert len(retried) == len(transient) + MAX_RETRIES  # the persistent call's retries too
-    assert len(errors) == ledger.faulted == len(transient) + len(persistent)
+    assert outage >= MAX_RETRIES + 1
+    assert len(errors) == ledger.faulted == len(transient) + outage
+    failed_calls = len(errors) - len(retried)  # a call's last attempt is its own error row
+    assert failed_calls >= 1  # at least the call that stopped the run
+    assert len(retried) >= len(transient) + MAX_RETRIES  # the stopping call's retries too
     assert any("HTTP 500" in error for error in retried)
     assert any("malformed response" in error for error in retried)
     assert any("read timeout" in error for error in retried)
