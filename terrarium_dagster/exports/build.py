@@ -18,16 +18,45 @@ aliases and sources as they stood at the end of that thread; nothing from later 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.exports.data import export_json, export_yaml
-from terrarium_dagster.exports.lorebook import LOREBOOK_FILE, export_lorebook
-from terrarium_dagster.exports.references import unresolved_references
-from terrarium_dagster.exports.wiki import export_wiki
+from terrarium_dagster.exports.data import (
+    export_json,
+    export_yaml,
+    json_document_text,
+    json_fragment,
+    yaml_document_text,
+    yaml_fragment,
+)
+from terrarium_dagster.exports.files import (
+    MANIFEST_FILE,
+    FolderWriter,
+    Manifest,
+    PlannedFile,
+    manifest_text,
+    read_manifest,
+    staged_directory,
+    write_text_atomic,
+)
+from terrarium_dagster.exports.lorebook import (
+    LOREBOOK_FILE,
+    lorebook_entries,
+    lorebook_fragment,
+    lorebook_template,
+    lorebook_text,
+)
+from terrarium_dagster.exports.records import entry_record, exported_entries, glossary_document
+from terrarium_dagster.exports.references import (
+    NameIndex,
+    find_references,
+    unresolved_references,
+)
+from terrarium_dagster.exports.wiki import WikiCache, WikiFile, content_key, render_wiki
 from terrarium_dagster.glossary.models import EntryView
 from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.reports import ExportReport
@@ -45,39 +74,284 @@ def generator_name() -> str:
         return "terrarium-dagster"
 
 
-def _glossary(
-    store: GlossaryStore, corpus: Corpus, as_of_thread: int | None
-) -> tuple[list[EntryView], dict[str, Any], str]:
-    if as_of_thread is None:
-        revision = store.glossary.last_revision_id()
-        meta: dict[str, Any] = {"as_of_thread": None, "as_of_thread_key": None}
-        subtitle = "The current glossary."
-        entries = store.glossary.entry_views()
-    else:
-        thread = corpus.thread(as_of_thread)
-        state = store.progress.thread_state(as_of_thread)
-        if state is None or state.end_revision_id is None:
-            status = state.status if state else "never annotated"
-            raise InputError(
-                f"thread {thread.key} has not finished annotation ({status}); there is no "
-                "glossary as of its end to export"
-            )
-        revision = state.end_revision_id
-        meta = {"as_of_thread": thread.id, "as_of_thread_key": thread.key}
-        subtitle = f"As of the end of thread {thread.key}: {thread.title}."
-        entries = store.glossary.glossary_as_of_thread(as_of_thread)
-    meta.update(
-        corpus=corpus.path.name,
-        generated_by=generator_name(),
-        revision=revision,
-        url_template=corpus.url_template,
-    )
-    return entries, meta, subtitle
-
-
 def _single_file(out_dir: Path, formats: Sequence[str]) -> bool:
     suffixes = {"json": (".json",), "yaml": (".yaml", ".yml")}
     return len(formats) == 1 and out_dir.suffix.lower() in suffixes.get(formats[0], ())
+
+
+def _chosen_formats(formats: Sequence[str]) -> list[str]:
+    chosen = list(dict.fromkeys(formats))
+    unknown = [name for name in chosen if name not in FORMATS]
+    if unknown or not chosen:
+        raise InputError(
+            f"unknown export format {', '.join(unknown) or '(none)'}: choose from "
+            f"{', '.join(FORMATS)}"
+        )
+    return chosen
+
+
+@dataclass(slots=True)
+class _Record:
+    """An entry's exported record, as JSON and YAML fragments, and what it was made from."""
+
+    entry: EntryView
+    resolved: tuple[int | None, ...]
+    json: str
+    yaml: str
+
+
+class Exporter:
+    """Exports of one store and corpus, each costing about what changed since the previous one.
+
+    `build_export` is one call of a fresh exporter. A long-lived one (a Dagster run exporting
+    thread after thread, a benchmark) keeps what it rendered: the glossary as of the last thread
+    (updated from the revisions between two threads, not rebuilt), each entry's JSON and YAML
+    fragments and lorebook entry, and the wiki's pages, so that only the entries that changed,
+    and the pages whose links or backlinks changed, are rendered again. Given a ``base`` folder
+    (an earlier export with its manifest), files whose content hash is unchanged are linked from
+    it instead of written. The files are the same, byte for byte, as a fresh export's.
+    """
+
+    def __init__(self, store: GlossaryStore, corpus: Corpus) -> None:
+        self.store = store
+        self.corpus = corpus
+        self.titles = {thread.id: thread.title for thread in corpus.threads()}
+        self._views: dict[int, EntryView] = {}
+        self._boundary: int | None = None
+        self._records: dict[int, _Record] = {}
+        self._references: dict[str, tuple[str, ...]] = {}
+        self._lore: dict[int, tuple[EntryView, str]] = {}
+        self._wiki = WikiCache()
+        self._written: tuple[Path, Manifest] | None = None
+
+    def url_for_post(self, thread_id: int, post_id: int) -> str | None:
+        return self.corpus.post_url(f"{thread_id}#{post_id}")
+
+    # -- the glossary ------------------------------------------------------------------------
+
+    def _entries_as_of(self, boundary: int) -> list[EntryView]:
+        if self._boundary is None:
+            views = self.store.glossary.glossary_as_of(boundary)
+            self._views = {view.id: view for view in views}
+        elif boundary != self._boundary:
+            changed, gone = self.store.glossary.changes_between(self._boundary, boundary)
+            for view in changed:
+                if view.deleted:
+                    self._views.pop(view.id, None)
+                else:
+                    self._views[view.id] = view
+            for entry_id in gone:
+                self._views.pop(entry_id, None)
+        self._boundary = boundary
+        return [self._views[entry_id] for entry_id in sorted(self._views)]
+
+    def _glossary(self, as_of_thread: int | None) -> tuple[list[EntryView], dict[str, Any], str]:
+        if as_of_thread is None:
+            revision = self.store.glossary.last_revision_id()
+            meta: dict[str, Any] = {"as_of_thread": None, "as_of_thread_key": None}
+            subtitle = "The current glossary."
+            entries = self.store.glossary.entry_views()
+        else:
+            thread = self.corpus.thread(as_of_thread)
+            state = self.store.progress.thread_state(as_of_thread)
+            if state is None or state.end_revision_id is None:
+                status = state.status if state else "never annotated"
+                raise InputError(
+                    f"thread {thread.key} has not finished annotation ({status}); there is no "
+                    "glossary as of its end to export"
+                )
+            revision = state.end_revision_id
+            meta = {"as_of_thread": thread.id, "as_of_thread_key": thread.key}
+            subtitle = f"As of the end of thread {thread.key}: {thread.title}."
+            entries = self._entries_as_of(revision)
+        meta.update(
+            corpus=self.corpus.path.name,
+            generated_by=generator_name(),
+            revision=revision,
+            url_template=self.corpus.url_template,
+        )
+        return entries, meta, subtitle
+
+    # -- the files ---------------------------------------------------------------------------
+
+    def _records_for(self, entries: Sequence[EntryView], index: NameIndex) -> list[_Record]:
+        chosen = exported_entries(entries)
+        records: dict[int, _Record] = {}
+        references: dict[str, tuple[str, ...]] = {}
+        for entry in chosen:
+            targets = references.get(entry.definition)
+            if targets is None:
+                targets = self._references.get(entry.definition)
+                if targets is None:
+                    targets = tuple(r.target for r in find_references(entry.definition))
+                references[entry.definition] = targets
+            resolved = tuple(index.resolve(target) for target in targets)
+            cached = self._records.get(entry.id)
+            if cached is None or cached.resolved != resolved or not _same(cached.entry, entry):
+                record = entry_record(
+                    entry, index, url_for_post=self.url_for_post, thread_titles=self.titles
+                ).model_dump(mode="json")
+                cached = _Record(entry, resolved, json_fragment(record), yaml_fragment(record))
+            records[entry.id] = cached
+        self._records = records
+        self._references = references
+        return [records[entry.id] for entry in chosen]
+
+    def _lorebook_fragments(self, entries: Sequence[EntryView]) -> list[str]:
+        fragments: list[str] = []
+        kept: dict[int, tuple[EntryView, str]] = {}
+        for uid, entry in enumerate(lorebook_entries(entries)):
+            cached = self._lore.get(entry.id)
+            if cached is None or not _same(cached[0], entry):
+                cached = (entry, lorebook_template(entry))
+            kept[entry.id] = cached
+            fragments.append(lorebook_fragment(uid, entry, cached[1]))
+        self._lore = kept
+        return fragments
+
+    def export(
+        self,
+        out_dir: str | Path,
+        *,
+        formats: Sequence[str] = FORMATS,
+        as_of_thread: int | None = None,
+        html: bool = True,
+        base: Path | None = None,
+        final_dir: Path | None = None,
+    ) -> ExportReport:
+        """Write the asked formats under ``out_dir`` and say what was written (see
+        `build_export`). ``base``: an earlier export folder whose unchanged files are linked;
+        by default ``out_dir`` itself when it holds an export. ``final_dir``: where ``out_dir``
+        will be moved once written (a staging folder), for the next export's ``base``."""
+        chosen = _chosen_formats(formats)
+        target = Path(out_dir).expanduser()
+        entries, meta, subtitle = self._glossary(as_of_thread)
+        index = NameIndex(exported_entries(entries))
+        unresolved = [
+            f"[[{item.target}]] on E{item.entry_id} {item.term}"
+            for item in unresolved_references(entries, index)
+        ]
+        if _single_file(target, chosen):
+            writer = export_json if chosen[0] == "json" else export_yaml
+            writer(
+                entries,
+                target,
+                meta=meta,
+                url_for_post=self.url_for_post,
+                thread_titles=self.titles,
+            )
+            return ExportReport(
+                out_dir=str(target.parent),
+                files=[target.name],
+                entries=sum(1 for e in entries if not e.deleted),
+                as_of_thread=as_of_thread,
+                unresolved_references=unresolved,
+            )
+        planned: dict[str, PlannedFile] = {}
+        if "json" in chosen or "yaml" in chosen:
+            records = self._records_for(entries, index)
+            header = glossary_document([], meta=meta)["meta"]
+            header["entry_count"] = len(records)
+            header = {key: header[key] for key in sorted(header)}
+        if "json" in chosen:
+            planned[JSON_FILE] = _whole(json_document_text(header, [r.json for r in records]))
+        if "yaml" in chosen:
+            planned[YAML_FILE] = _whole(yaml_document_text(header, [r.yaml for r in records]))
+        if "lorebook" in chosen:
+            planned[LOREBOOK_FILE] = _whole(
+                lorebook_text(
+                    self.corpus.path.stem,
+                    f"Glossary of {self.corpus.path.name}. {subtitle}",
+                    self._lorebook_fragments(entries),
+                )
+            )
+        wiki_files: dict[str, WikiFile] = {}
+        if "wiki" in chosen:
+            _report, wiki_files = render_wiki(
+                entries,
+                url_for_post=self.url_for_post,
+                html=html,
+                thread_titles=self.titles,
+                subtitle=subtitle,
+                cache=self._wiki,
+                index=index,
+            )
+        manifest = self._write(target, planned, wiki_files, base, html=html)
+        files = [*planned, *(f"{WIKI_DIR}/{name}" for name in wiki_files)]
+        self._written = ((final_dir or target).resolve(), manifest)
+        return ExportReport(
+            out_dir=str(target),
+            files=files,
+            entries=sum(1 for e in entries if not e.deleted),
+            as_of_thread=as_of_thread,
+            unresolved_references=unresolved,
+        )
+
+    def _base(self, target: Path, base: Path | None) -> tuple[Path | None, Manifest | None]:
+        folder = base if base is not None else target
+        if not folder.is_dir():
+            return None, None
+        if self._written is not None and self._written[0] == folder.resolve():
+            return folder, self._written[1]
+        return folder, read_manifest(folder)
+
+    def _trusted(self, folder: Path | None) -> bool:
+        """Whether ``folder`` is the one this exporter wrote last (its files need no checking)."""
+        return (
+            folder is not None
+            and self._written is not None
+            and self._written[0] == folder.resolve()
+        )
+
+    def _write(
+        self,
+        target: Path,
+        planned: dict[str, PlannedFile],
+        wiki_files: dict[str, WikiFile],
+        base: Path | None,
+        *,
+        html: bool,
+    ) -> Manifest:
+        base_folder, base_manifest = self._base(target, base)
+        target.mkdir(parents=True, exist_ok=True)
+        # A manifest must never describe files it does not: gone until the new one is written.
+        (target / MANIFEST_FILE).unlink(missing_ok=True)
+        trusted = self._trusted(base_folder)
+        writer = FolderWriter(target, base_folder, base_manifest, trusted=trusted)
+        for name, file in planned.items():
+            writer.put(name, file, atomic=True)
+        if wiki_files:
+            with staged_directory(target / WIKI_DIR) as staging:
+                if html:
+                    (staging / "html").mkdir()
+                wiki = FolderWriter(
+                    staging,
+                    base_folder / WIKI_DIR if base_folder else None,
+                    _under(base_manifest, WIKI_DIR),
+                    trusted=trusted,
+                )
+                for name, wiki_file in wiki_files.items():
+                    wiki.put(name, PlannedFile(wiki_file.key, wiki_file.text))
+            writer.manifest.update({f"{WIKI_DIR}/{k}": v for k, v in wiki.manifest.items()})
+        write_text_atomic(target / MANIFEST_FILE, manifest_text(writer.manifest))
+        return writer.manifest
+
+
+def _under(manifest: Manifest | None, folder: str) -> Manifest | None:
+    if manifest is None:
+        return None
+    prefix = f"{folder}/"
+    return {
+        path[len(prefix) :]: value for path, value in manifest.items() if path.startswith(prefix)
+    }
+
+
+def _same(cached: EntryView, entry: EntryView) -> bool:
+    return cached is entry or cached == entry
+
+
+def _whole(text: str) -> PlannedFile:
+    return PlannedFile(content_key(text), lambda: text)
 
 
 def build_export(
@@ -92,70 +366,9 @@ def build_export(
     """Write the asked formats under ``out_dir`` and say what was written.
 
     InputError for an unknown format, or a thread that has not finished (as-of); CorpusError for
-    a thread the corpus does not have.
+    a thread the corpus does not have. An export already in ``out_dir`` (its manifest) lets
+    unchanged files stay as they are.
     """
-    chosen = list(dict.fromkeys(formats))
-    unknown = [name for name in chosen if name not in FORMATS]
-    if unknown or not chosen:
-        raise InputError(
-            f"unknown export format {', '.join(unknown) or '(none)'}: choose from "
-            f"{', '.join(FORMATS)}"
-        )
-    target = Path(out_dir).expanduser()
-    entries, meta, subtitle = _glossary(store, corpus, as_of_thread)
-    titles = {thread.id: thread.title for thread in corpus.threads()}
-
-    def url_for_post(thread_id: int, post_id: int) -> str | None:
-        return corpus.post_url(f"{thread_id}#{post_id}")
-
-    files: list[str] = []
-    unresolved = [
-        f"[[{item.target}]] on E{item.entry_id} {item.term}"
-        for item in unresolved_references(entries)
-    ]
-    if _single_file(target, chosen):
-        writer = export_json if chosen[0] == "json" else export_yaml
-        writer(entries, target, meta=meta, url_for_post=url_for_post, thread_titles=titles)
-        return ExportReport(
-            out_dir=str(target.parent),
-            files=[target.name],
-            entries=sum(1 for e in entries if not e.deleted),
-            as_of_thread=as_of_thread,
-            unresolved_references=unresolved,
-        )
-    target.mkdir(parents=True, exist_ok=True)
-    if "json" in chosen:
-        export_json(
-            entries, target / JSON_FILE, meta=meta, url_for_post=url_for_post, thread_titles=titles
-        )
-        files.append(JSON_FILE)
-    if "yaml" in chosen:
-        export_yaml(
-            entries, target / YAML_FILE, meta=meta, url_for_post=url_for_post, thread_titles=titles
-        )
-        files.append(YAML_FILE)
-    if "lorebook" in chosen:
-        export_lorebook(
-            entries,
-            target / LOREBOOK_FILE,
-            name=corpus.path.stem,
-            description=f"Glossary of {corpus.path.name}. {subtitle}",
-        )
-        files.append(LOREBOOK_FILE)
-    if "wiki" in chosen:
-        report = export_wiki(
-            entries,
-            target / WIKI_DIR,
-            url_for_post=url_for_post,
-            html=html,
-            thread_titles=titles,
-            subtitle=subtitle,
-        )
-        files.extend(f"{WIKI_DIR}/{name}" for name in report.files)
-    return ExportReport(
-        out_dir=str(target),
-        files=files,
-        entries=sum(1 for e in entries if not e.deleted),
-        as_of_thread=as_of_thread,
-        unresolved_references=unresolved,
+    return Exporter(store, corpus).export(
+        out_dir, formats=formats, as_of_thread=as_of_thread, html=html
     )

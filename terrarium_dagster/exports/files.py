@@ -1,12 +1,19 @@
-"""Writing export files so that a failed export leaves the previous one intact."""
+"""Writing export files so that a failed export leaves the previous one intact.
+
+An export folder keeps a manifest (`.export-manifest.json`): for each file, a hash of what
+determines its content and its size. A later export that would write a file with the same hash
+links the earlier folder's file instead of rendering and writing it again.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -64,3 +71,113 @@ def staged_directory(target: Path) -> Iterator[Path]:
         raise
     if retired is not None:
         shutil.rmtree(retired, ignore_errors=True)
+
+
+MANIFEST_FILE = ".export-manifest.json"
+MANIFEST_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedFile:
+    """A file an export will hold: the hash of what determines its text, and the text."""
+
+    key: str
+    text: Callable[[], str]
+
+
+Manifest = dict[str, tuple[str, int]]
+"""An export folder's files: relative path -> (content key, size in bytes)."""
+
+
+def read_manifest(folder: Path) -> Manifest | None:
+    """The manifest an export left in ``folder``; None when there is none (or it is unreadable)."""
+    try:
+        data = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+        if data.get("format") != MANIFEST_FORMAT:
+            return None
+        return {path: (str(key), int(size)) for path, (key, size) in data["files"].items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def manifest_text(manifest: Manifest) -> str:
+    files = {path: list(manifest[path]) for path in sorted(manifest)}
+    return json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=0) + "\n"
+
+
+@dataclass(slots=True)
+class FolderWriter:
+    """Writes planned files into a folder, linking (or copying) a file from ``base`` instead of
+    writing it when the base's manifest has it with the same key and size.
+
+    Links are safe: export files are never changed in place (every write is a new file renamed
+    into place), so a file shared by two export folders never changes under either.
+    """
+
+    folder: Path
+    base: Path | None = None
+    base_manifest: Manifest | None = None
+    trusted: bool = False
+    """The base is a folder this process just wrote: its files are not checked against the
+    manifest's sizes."""
+    manifest: Manifest = field(default_factory=dict)
+    written: int = 0
+    reused: int = 0
+    _same_folder: bool = False
+
+    def __post_init__(self) -> None:
+        self._same_folder = self.base is not None and (self.base.resolve() == self.folder.resolve())
+
+    def put(self, path: str, planned: PlannedFile, *, atomic: bool = False) -> None:
+        known = self.base_manifest.get(path) if self.base_manifest else None
+        if known is not None and known[0] == planned.key and self.base is not None:
+            # Plain strings, not Path objects: a wiki has thousands of files.
+            source = os.path.join(self.base, path)
+            try:
+                if self.trusted or os.stat(source).st_size == known[1]:
+                    if not self._same_folder:
+                        _link(source, os.path.join(self.folder, path), atomic=atomic)
+                    self.manifest[path] = known
+                    self.reused += 1
+                    return
+            except OSError:
+                pass
+        target = self.folder / path
+        data = planned.text().encode("utf-8")
+        if atomic:
+            write_bytes_atomic(target, data)
+        else:
+            target.write_bytes(data)
+        self.manifest[path] = (planned.key, len(data))
+        self.written += 1
+
+
+def _link(source: str, target: str, *, atomic: bool) -> None:
+    """``target`` becomes the same file as ``source`` (a hard link; a copy where links fail)."""
+    if atomic:
+        head, name = os.path.split(target)
+        temporary = os.path.join(head, f".{name}.link")
+        Path(temporary).unlink(missing_ok=True)
+    else:
+        temporary = target
+    try:
+        os.link(source, temporary)
+    except OSError:
+        shutil.copyfile(source, temporary)
+        follow_umask(Path(temporary), directory=False)
+    if atomic:
+        os.replace(temporary, target)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        follow_umask(Path(temporary), directory=False)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -17,8 +17,10 @@ Slugs come from the term; a collision gets the entry id appended. Output is dete
 
 from __future__ import annotations
 
+import hashlib
 import html as html_lib
 import re
+import secrets
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +65,43 @@ class WikiReport:
     redirects: dict[int, str] = field(default_factory=dict)
     unresolved: list[UnresolvedReference] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class WikiCache:
+    """What one wiki export rendered, for the next export of the same store to reuse: each
+    entry's prose n-grams, definition, page and index line (kept while their inputs are equal,
+    only those the latest export used), and the HTML of list items (sources, backlinks, index
+    lines), converted once."""
+
+    ngrams: dict[tuple[str, int], frozenset[str]] = field(default_factory=dict)
+    references: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    definitions: dict[tuple[object, ...], str] = field(default_factory=dict)
+    pages: dict[int, tuple[tuple[object, ...], list[Block], str, str]] = field(default_factory=dict)
+    items: dict[int, tuple[tuple[object, ...], str]] = field(default_factory=dict)
+    list_items: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class WikiFile:
+    """A file of the wiki: the hash of what determines its text, and how to get the text."""
+
+    key: str
+    text: Callable[[], str]
+
+
+def content_key(*parts: str | None) -> str:
+    """A short hash of the strings that determine a file's content."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        digest.update(b"\x00" if part is None else b"\x01" + part.encode("utf-8"))
+        digest.update(b"\x1f")
+    return digest.hexdigest()
+
+
+def page_html_key(text_key: str, title: str, site: str, redirect_to: str | None) -> str:
+    """The content key of a page's HTML: its Markdown's key and what the template adds."""
+    return content_key("html", text_key, title, site, redirect_to)
 
 
 def slugify(term: str) -> str:
@@ -123,7 +162,22 @@ def _assign_slugs(
     return assigned[0], assigned[1]
 
 
-def _mentions(page_entries: Sequence[EntryView], index: NameIndex) -> dict[int, set[int]]:
+def _prose_ngrams(definition: str, longest: int) -> frozenset[str]:
+    """The normalized word n-grams (1 to `longest` words) of a definition outside [[references]]."""
+    prose = definition
+    for reference in reversed(find_references(prose)):
+        prose = prose[: reference.start] + " " + prose[reference.end :]
+    words = normalize_text(prose).split()
+    return frozenset(
+        " ".join(words[start : start + size])
+        for size in range(1, longest + 1)
+        for start in range(len(words) - size + 1)
+    )
+
+
+def _mentions(
+    page_entries: Sequence[EntryView], index: NameIndex, cache: WikiCache
+) -> dict[int, set[int]]:
     """Which pages name another entry in plain text (outside [[references]])."""
     names: dict[str, int] = {}
     for name, entry_id in index.names().items():
@@ -131,27 +185,34 @@ def _mentions(page_entries: Sequence[EntryView], index: NameIndex) -> dict[int, 
         if len(folded) >= MIN_MENTION_CHARS:
             names.setdefault(folded, entry_id)
     longest = min(MAX_MENTION_WORDS, max((len(n.split()) for n in names), default=0))
+    known = set(names)
     mentioned_in: dict[int, set[int]] = defaultdict(set)
+    grams_cache: dict[tuple[str, int], frozenset[str]] = {}
     for entry in page_entries:
-        prose = entry.definition
-        for reference in reversed(find_references(prose)):
-            prose = prose[: reference.start] + " " + prose[reference.end :]
-        words = normalize_text(prose).split()
-        for size in range(1, longest + 1):
-            for start in range(len(words) - size + 1):
-                target = names.get(" ".join(words[start : start + size]))
-                if target is not None and target != entry.id:
-                    mentioned_in[target].add(entry.id)
+        key = (entry.definition, longest)
+        grams = cache.ngrams.get(key)
+        if grams is None:
+            grams = _prose_ngrams(entry.definition, longest)
+        grams_cache[key] = grams
+        for gram in grams & known:
+            target = names[gram]
+            if target != entry.id:
+                mentioned_in[target].add(entry.id)
+    cache.ngrams = grams_cache
     return mentioned_in
 
 
 def _build(
-    entries: Sequence[EntryView], url_for_post: UrlForPost, thread_titles: Mapping[int, str]
+    entries: Sequence[EntryView],
+    url_for_post: UrlForPost,
+    thread_titles: Mapping[int, str],
+    cache: WikiCache,
+    index: NameIndex | None = None,
 ) -> _Wiki:
     written = sorted((e for e in entries if not e.deleted), key=lambda e: (e.norm_term, e.id))
     unresolved = unresolved_references(written)
     chosen = linked_views(written)
-    index = NameIndex(chosen)
+    index = index or NameIndex(chosen)
     page_entries = [e for e in chosen if is_page_entry(e)]
     redirect_entries = [
         e for e in chosen if e.merged_into is not None and index.redirect(e.id) is not None
@@ -163,7 +224,7 @@ def _build(
             target = index.resolve(reference.target)
             if target is not None and target != entry.id:
                 linked_from[target].add(entry.id)
-    mentioned_in = _mentions(page_entries, index)
+    mentioned_in = _mentions(page_entries, index, cache)
     for target, sources in linked_from.items():
         mentioned_in[target] -= sources
     return _Wiki(
@@ -231,7 +292,11 @@ def _sorted_links(wiki: _Wiki, entry_ids: set[int]) -> list[str]:
     return [f"- {_page_link(e.term, wiki.pages[e.id])}" for e in chosen]
 
 
-def _entry_page(wiki: _Wiki, entry: EntryView) -> str:
+Block = tuple[bool, list[str]]
+"""A run of a page's Markdown lines; True when they are the items of one list."""
+
+
+def _entry_blocks(wiki: _Wiki, entry: EntryView, definition: str | None = None) -> list[Block]:
     lines = [f"# {md_escape(entry.term)}", ""]
     facts = [f"**Status:** {entry.status}"]
     if entry.tags:
@@ -242,7 +307,9 @@ def _entry_page(wiki: _Wiki, entry: EntryView) -> str:
     lines += [" · ".join(facts), ""]
     if entry.aliases:
         lines += ["**Also known as:** " + "; ".join(md_escape(a) for a in entry.aliases), ""]
-    lines += [_definition_markdown(wiki, entry), ""]
+    if definition is None:
+        definition = _definition_markdown(wiki, entry)
+    lines += [definition, ""]
     first, last = seen_range(entry)
     seen = []
     if first:
@@ -252,25 +319,35 @@ def _entry_page(wiki: _Wiki, entry: EntryView) -> str:
     if seen:
         lines += [" · ".join(seen), ""]
     lines += ["## Sources", ""]
+    blocks: list[Block] = [(False, lines)]
     sources = sorted_sources(entry.provenance)
     if not sources:
         lines += ["*(no sources recorded)*", ""]
+    items = []
     for item in sources:
         title = wiki.thread_titles.get(item.thread_id)
         where = f" (thread “{md_escape(title)}”)" if title else ""
         quote = f": “{md_escape(item.quote)}”" if item.quote.strip() else ""
-        lines.append(f"- {_post_link(wiki, item.post_id, item.thread_id)}{where}{quote}")
-    if sources:
-        lines.append("")
+        items.append(f"- {_post_link(wiki, item.post_id, item.thread_id)}{where}{quote}")
+    if items:
+        blocks += [(True, items), (False, [""])]
     for heading, ids in (
         ("Linked from", wiki.linked_from.get(entry.id, set())),
         ("Mentioned in", wiki.mentioned_in.get(entry.id, set())),
     ):
         links = _sorted_links(wiki, ids)
         if links:
-            lines += [f"## {heading}", "", *links, ""]
-    lines += ["---", "", "[Index](index.md)", ""]
-    return "\n".join(lines)
+            blocks += [(False, [f"## {heading}", ""]), (True, links), (False, [""])]
+    blocks.append((False, ["---", "", "[Index](index.md)", ""]))
+    return blocks
+
+
+def blocks_markdown(blocks: Sequence[Block]) -> str:
+    return "\n".join(line for _is_list, lines in blocks for line in lines)
+
+
+def _entry_page(wiki: _Wiki, entry: EntryView) -> str:
+    return blocks_markdown(_entry_blocks(wiki, entry))
 
 
 def _redirect_page(wiki: _Wiki, entry: EntryView) -> str:
@@ -289,8 +366,26 @@ def _redirect_page(wiki: _Wiki, entry: EntryView) -> str:
     )
 
 
-def _index_page(wiki: _Wiki, title: str, subtitle: str | None) -> str:
+def _index_item(wiki: _Wiki, entry: EntryView) -> str:
+    summary = _summary(entry)
+    status = "" if entry.status == "confirmed" else f" *({entry.status})*"
+    return f"- {_page_link(entry.term, wiki.pages[entry.id])}{status}" + (
+        f" — {summary}" if summary else ""
+    )
+
+
+def _index_blocks(wiki: _Wiki, title: str, subtitle: str | None, cache: WikiCache) -> list[Block]:
     page_entries = [e for e in wiki.entries if e.id in wiki.pages]
+    items: dict[int, tuple[tuple[object, ...], str]] = {}
+
+    def item(entry: EntryView) -> str:
+        if entry.id not in items:
+            inputs = (entry, wiki.pages[entry.id])
+            cached = cache.items.get(entry.id)
+            line = cached[1] if cached and cached[0] == inputs else _index_item(wiki, entry)
+            items[entry.id] = (inputs, line)
+        return items[entry.id][1]
+
     lines = [f"# {md_escape(title)}", ""]
     if subtitle:
         lines += [md_escape(subtitle), ""]
@@ -300,13 +395,10 @@ def _index_page(wiki: _Wiki, title: str, subtitle: str | None) -> str:
         many = len(wiki.unresolved)
         noun = "reference" if many == 1 else "references"
         lines += [f"[{many} unresolved {noun}](unresolved.md)", ""]
+    blocks: list[Block] = [(False, lines)]
 
-    def item(entry: EntryView) -> str:
-        summary = _summary(entry)
-        status = "" if entry.status == "confirmed" else f" *({entry.status})*"
-        return f"- {_page_link(entry.term, wiki.pages[entry.id])}{status}" + (
-            f" — {summary}" if summary else ""
-        )
+    def section(heading: str, entries: Sequence[EntryView]) -> None:
+        blocks.extend([(False, [heading, ""]), (True, [item(e) for e in entries]), (False, [""])])
 
     by_tag: dict[str, list[EntryView]] = defaultdict(list)
     untagged: list[EntryView] = []
@@ -315,30 +407,71 @@ def _index_page(wiki: _Wiki, title: str, subtitle: str | None) -> str:
             by_tag[tag].append(entry)
         if not entry.tags:
             untagged.append(entry)
-    lines += ["## By tag", ""]
+    blocks.append((False, ["## By tag", ""]))
     for tag in sorted(by_tag, key=lambda t: (t.casefold(), t)):
-        lines += [f"### {md_escape(tag)}", "", *(item(e) for e in by_tag[tag]), ""]
+        section(f"### {md_escape(tag)}", by_tag[tag])
     if untagged:
-        lines += ["### Untagged", "", *(item(e) for e in untagged), ""]
-    lines += ["## A–Z", ""]
+        section("### Untagged", untagged)
+    blocks.append((False, ["## A–Z", ""]))
     by_letter: dict[str, list[EntryView]] = defaultdict(list)
     for entry in page_entries:
         initial = entry.norm_term[:1].upper()
         by_letter[initial if initial.isalpha() else "#"].append(entry)
     for letter in sorted(by_letter):
-        lines += [f"### {md_escape(letter)}", "", *(item(e) for e in by_letter[letter]), ""]
+        section(f"### {md_escape(letter)}", by_letter[letter])
     if wiki.redirects:
-        lines += ["## Merged names", ""]
+        merged = []
         for entry in sorted(
             (wiki.by_id[i] for i in wiki.redirects), key=lambda e: (e.norm_term, e.id)
         ):
             target = wiki.by_id[wiki.index.redirect(entry.id) or 0]
-            lines.append(
+            merged.append(
                 f"- {_page_link(entry.term, wiki.redirects[entry.id])} → "
                 f"{_page_link(target.term, wiki.pages[target.id])}"
             )
-        lines.append("")
-    return "\n".join(lines)
+        blocks.extend([(False, ["## Merged names", ""]), (True, merged), (False, [""])])
+    cache.items = items
+    return blocks
+
+
+def _index_page(wiki: _Wiki, title: str, subtitle: str | None) -> str:
+    return blocks_markdown(_index_blocks(wiki, title, subtitle, WikiCache()))
+
+
+# A list's place in a page while the rest is converted: a token no page text can hold.
+_LIST_SLOT = f"terrariumlist{secrets.token_hex(8)}n{{}}"
+LIST_ITEMS_KEPT = 200_000
+
+
+def _blocks_html(blocks: Sequence[Block], converter: markdown.Markdown, cache: WikiCache) -> str:
+    """A page's HTML body: what converting its whole Markdown gives, built from its headings and
+    paragraphs converted together (heading ids stay unique) and each list item converted on its
+    own (kept in the cache: a source or a backlink is converted once for every page)."""
+    skeleton: list[str] = []
+    lists: list[list[str]] = []
+    for is_list, lines in blocks:
+        if is_list:
+            skeleton.append(_LIST_SLOT.format(len(lists)))
+            lists.append(lines)
+        else:
+            skeleton.extend(lines)
+    body = _markdown_to_html("\n".join(skeleton), converter)
+    if len(cache.list_items) > LIST_ITEMS_KEPT:
+        cache.list_items.clear()
+    known = cache.list_items
+
+    def list_item(line: str) -> str:
+        html = known.get(line)
+        if html is None:
+            html = _markdown_to_html(line, converter)
+            html = html.removeprefix("<ul>\n").removesuffix("\n</ul>")
+            known[line] = html
+        return html
+
+    for number, lines in enumerate(lists):
+        rendered = "<ul>\n" + "\n".join(list_item(line) for line in lines) + "\n</ul>"
+        body = body.replace(f"<p>{_LIST_SLOT.format(number)}</p>", rendered, 1)
+    return body
 
 
 def _unresolved_page(wiki: _Wiki) -> str:
@@ -421,6 +554,11 @@ def html_page(
     converter: markdown.Markdown | None = None,
 ) -> str:
     """A Markdown page as a standalone HTML document (inline CSS, nav back to the index)."""
+    body = _markdown_to_html(markdown_text, converter or markdown_converter())
+    return _html_document(body, title=title, site=site, redirect_to=redirect_to)
+
+
+def _html_document(body: str, *, title: str, site: str, redirect_to: str | None) -> str:
     head = ""
     if redirect_to:
         head = f'\n<meta http-equiv="refresh" content="0; url={html_lib.escape(redirect_to)}">'
@@ -429,12 +567,125 @@ def html_page(
         head=head,
         css=CSS.strip(),
         site=html_lib.escape(site),
-        body=_markdown_to_html(markdown_text, converter or markdown_converter()).strip(),
+        body=body.strip(),
     )
 
 
 def _no_url(_thread_id: int, _post_id: int) -> str | None:
     return None
+
+
+def _definition(wiki: _Wiki, entry: EntryView, cache: WikiCache, used: WikiCache) -> str:
+    """`_definition_markdown`, kept while the definition and where its links point are equal."""
+    targets = used.references.get(entry.definition)
+    if targets is None:
+        targets = cache.references.get(entry.definition)
+        if targets is None:
+            safe = safe_markdown(entry.definition.strip())
+            targets = tuple(reference.target for reference in find_references(safe))
+        used.references[entry.definition] = targets
+    key = (entry.definition, *(wiki.pages.get(wiki.index.resolve(t) or -1) for t in targets))
+    text = used.definitions.get(key) or cache.definitions.get(key)
+    if text is None:
+        text = _definition_markdown(wiki, entry)
+    used.definitions[key] = text
+    return text
+
+
+def render_wiki(
+    entries: Sequence[EntryView],
+    *,
+    url_for_post: UrlForPost | None = None,
+    html: bool = True,
+    thread_titles: Mapping[int, str] | None = None,
+    title: str = "Glossary",
+    subtitle: str | None = None,
+    cache: WikiCache | None = None,
+    index: NameIndex | None = None,
+) -> tuple[WikiReport, dict[str, WikiFile]]:
+    """The wiki's files (paths relative to the wiki folder), rendered when asked for.
+
+    With a `cache` from an earlier call, only pages whose inputs changed are rendered again (the
+    result is the same as without it). ``index``: the entries' `NameIndex`, if already built."""
+    cache = cache if cache is not None else WikiCache()
+    used = WikiCache(ngrams=cache.ngrams, list_items=cache.list_items)
+    wiki = _build(entries, url_for_post or _no_url, thread_titles or {}, cache, index)
+    converter = markdown_converter()
+    files: dict[str, WikiFile] = {}
+
+    def add(
+        slug: str,
+        blocks: list[Block] | None,
+        text: str,
+        text_key: str,
+        page_title: str,
+        redirect: str | None = None,
+        html_key: str | None = None,
+    ) -> None:
+        files[f"{slug}.md"] = WikiFile(text_key, lambda: text)
+        if not html:
+            return
+        redirect_to = f"{redirect}.html" if redirect else None
+
+        def document() -> str:
+            body = (
+                _blocks_html(blocks, converter, cache)
+                if blocks is not None
+                else _markdown_to_html(text, converter)
+            )
+            return _html_document(body, title=page_title, site=title, redirect_to=redirect_to)
+
+        if html_key is None:
+            html_key = page_html_key(text_key, page_title, title, redirect_to)
+        files[f"html/{slug}.html"] = WikiFile(html_key, document)
+
+    for entry in wiki.entries:
+        if entry.id in wiki.pages:
+            definition = _definition(wiki, entry, cache, used)
+            inputs = (
+                entry,
+                definition,
+                tuple(_sorted_links(wiki, wiki.linked_from.get(entry.id, set()))),
+                tuple(_sorted_links(wiki, wiki.mentioned_in.get(entry.id, set()))),
+            )
+            cached = cache.pages.get(entry.id)
+            if cached is None or cached[0] != inputs:
+                blocks = _entry_blocks(wiki, entry, definition)
+                text = blocks_markdown(blocks)
+                text_key = content_key(text)
+                html_key = page_html_key(text_key, entry.term, title, None)
+                cached = (inputs, blocks, text, text_key, html_key)
+            used.pages[entry.id] = cached
+            add(
+                wiki.pages[entry.id],
+                cached[1],
+                cached[2],
+                cached[3],
+                entry.term,
+                html_key=cached[4],
+            )
+        elif entry.id in wiki.redirects:
+            redirect = wiki.pages[wiki.index.redirect(entry.id) or 0]
+            text = _redirect_page(wiki, entry)
+            add(wiki.redirects[entry.id], None, text, content_key(text), entry.term, redirect)
+    unresolved = _unresolved_page(wiki)
+    add("unresolved", None, unresolved, content_key(unresolved), "Unresolved references")
+    blocks = _index_blocks(wiki, title, subtitle, cache)
+    index = blocks_markdown(blocks)
+    add("index", blocks, index, content_key(index), title)
+    cache.pages, cache.references, cache.definitions = (
+        used.pages,
+        used.references,
+        used.definitions,
+    )
+    report = WikiReport(
+        out_dir=Path(),
+        pages=dict(wiki.pages),
+        redirects=dict(wiki.redirects),
+        unresolved=list(wiki.unresolved),
+        files=sorted(files),
+    )
+    return report, dict(sorted(files.items()))
 
 
 def export_wiki(
@@ -451,41 +702,18 @@ def export_wiki(
     so a failure leaves the previous wiki intact). ``url_for_post(thread_id, post_id)`` gives
     the link of a source post (None: the reference is shown as text)."""
     target = Path(out_dir)
-    wiki = _build(entries, url_for_post or _no_url, thread_titles or {})
-    pages: dict[str, tuple[str, str, str | None]] = {
-        "index": (_index_page(wiki, title, subtitle), title, None),
-        "unresolved": (_unresolved_page(wiki), "Unresolved references", None),
-    }
-    for entry in wiki.entries:
-        if entry.id in wiki.pages:
-            pages[wiki.pages[entry.id]] = (_entry_page(wiki, entry), entry.term, None)
-        elif entry.id in wiki.redirects:
-            redirect = wiki.pages[wiki.index.redirect(entry.id) or 0]
-            pages[wiki.redirects[entry.id]] = (_redirect_page(wiki, entry), entry.term, redirect)
-    files: list[str] = []
-    converter = markdown_converter()
+    report, files = render_wiki(
+        entries,
+        url_for_post=url_for_post,
+        html=html,
+        thread_titles=thread_titles,
+        title=title,
+        subtitle=subtitle,
+    )
     with staged_directory(target) as staging:
         if html:
             (staging / "html").mkdir()
-        for slug, (text, page_title, redirect) in pages.items():
-            (staging / f"{slug}.md").write_text(text, encoding="utf-8", newline="\n")
-            files.append(f"{slug}.md")
-            if html:
-                document = html_page(
-                    text,
-                    title=page_title,
-                    site=title,
-                    redirect_to=f"{redirect}.html" if redirect else None,
-                    converter=converter,
-                )
-                (staging / "html" / f"{slug}.html").write_text(
-                    document, encoding="utf-8", newline="\n"
-                )
-                files.append(f"html/{slug}.html")
-    return WikiReport(
-        out_dir=target,
-        pages=dict(wiki.pages),
-        redirects=dict(wiki.redirects),
-        unresolved=list(wiki.unresolved),
-        files=sorted(files),
-    )
+        for name, file in files.items():
+            (staging / name).write_text(file.text(), encoding="utf-8", newline="\n")
+    report.out_dir = target
+    return report

@@ -1191,23 +1191,33 @@ class Glossary(Aggregate):
 
     # =================================================================================== as-of
     def _views_as_of(
-        self, boundary: int, include_deleted: bool, entry_id: int | None = None
+        self,
+        boundary: int,
+        include_deleted: bool,
+        entry_id: int | None = None,
+        *,
+        entry_ids: Sequence[int] | None = None,
     ) -> list[EntryView]:
-        only = "" if entry_id is None else " AND entry_id = :entry"
+        only = only_p = ""
+        if entry_id is not None:
+            only, only_p = " AND entry_id = :entry", " AND p.entry_id = :entry"
+        elif entry_ids is not None:
+            chosen = "(SELECT value FROM json_each(:ids))"
+            only, only_p = f" AND entry_id IN {chosen}", f" AND p.entry_id IN {chosen}"
+        ids = json.dumps(sorted(set(entry_ids or ())))
         heads = self.conn.execute(
             "SELECT r.entry_id, r.new_value, m.first_id, m.last_id FROM "
             "(SELECT entry_id, MIN(id) AS first_id, MAX(id) AS last_id FROM revision "
             f"WHERE id <= :b AND entry_id IS NOT NULL{only} GROUP BY entry_id) m "
             "JOIN revision r ON r.id = m.last_id ORDER BY r.entry_id",
-            {"b": boundary, "entry": entry_id},
+            {"b": boundary, "entry": entry_id, "ids": ids},
         ).fetchall()
-        only_p = "" if entry_id is None else " AND p.entry_id = :entry"
         rows = self.conn.execute(
             "SELECT p.*, t.position FROM provenance p "
             "LEFT JOIN thread_state t ON t.thread_id = p.thread_id "
             "WHERE p.revision_id <= :b AND (p.superseded_revision_id IS NULL "
             f"OR p.superseded_revision_id > :b){only_p} ORDER BY p.entry_id, p.post_id, p.id",
-            {"b": boundary, "entry": entry_id},
+            {"b": boundary, "entry": entry_id, "ids": ids},
         ).fetchall()
         provenance: dict[int, list[sqlite3.Row]] = {}
         for row in rows:
@@ -1253,6 +1263,31 @@ class Glossary(Aggregate):
         boundary = _clean_boundary(revision_id)
         with self.reading():
             return self._views_as_of(boundary, include_deleted)
+
+    @guarded
+    def changes_between(
+        self, first_revision: int, second_revision: int
+    ) -> tuple[list[EntryView], set[int]]:
+        """What differs between the glossary as of two revisions (either order): the entries
+        whose state or live provenance changed, as they stand at ``second_revision`` (deleted
+        ones included), and the ids of entries that did not exist yet at it. Revisions are
+        append-only, so these are the entries with a revision, or a provenance row recorded or
+        superseded, between the two."""
+        second = _clean_boundary(second_revision)
+        low, high = sorted((_clean_boundary(first_revision), second))
+        with self.reading():
+            changed = {
+                int(row[0])
+                for row in self.conn.execute(
+                    "SELECT entry_id FROM revision WHERE id > :low AND id <= :high "
+                    "AND entry_id IS NOT NULL UNION SELECT entry_id FROM provenance "
+                    "WHERE (revision_id > :low AND revision_id <= :high) OR "
+                    "(superseded_revision_id > :low AND superseded_revision_id <= :high)",
+                    {"low": low, "high": high},
+                )
+            }
+            views = self._views_as_of(second, True, entry_ids=sorted(changed)) if changed else []
+        return views, changed - {view.id for view in views}
 
     @guarded
     def entry_as_of(self, entry_id: int, revision_id: int) -> EntryView | None:

@@ -105,18 +105,22 @@ def _unique(
     return tuple(made)
 
 
-def vocabulary(seed: int = 0) -> SyntheticVocabulary:
-    """The seeded vocabulary `generate_corpus(seed=seed)` draws its terms from."""
+def vocabulary(seed: int = 0, *, scale: int = 1) -> SyntheticVocabulary:
+    """The seeded vocabulary `generate_corpus(seed=seed, vocabulary_scale=scale)` draws its terms
+    from: 60 names, 30 places and 40 coinages, each times `scale`, and 12 factions times `scale`
+    up to 48 (their names are drawn from 49)."""
+    if scale < 1:
+        raise ValueError(f"the vocabulary scale must be at least 1, not {scale}")
     rng = random.Random(f"vocabulary:{seed}")
     taken = set(_FILLER)
-    names = _unique(rng, 60, lambda r: _word(r, r.choice((2, 2, 3))).capitalize(), taken)
+    names = _unique(rng, 60 * scale, lambda r: _word(r, r.choice((2, 2, 3))).capitalize(), taken)
     places = _unique(
-        rng, 30, lambda r: (_word(r, 1) + r.choice(_PLACE_SUFFIXES)).capitalize(), taken
+        rng, 30 * scale, lambda r: (_word(r, 1) + r.choice(_PLACE_SUFFIXES)).capitalize(), taken
     )
-    coinages = _unique(rng, 40, lambda r: _word(r, 1) + r.choice(_COINAGE_SUFFIXES), taken)
+    coinages = _unique(rng, 40 * scale, lambda r: _word(r, 1) + r.choice(_COINAGE_SUFFIXES), taken)
     factions = _unique(
         rng,
-        12,
+        12 * min(scale, 4),
         lambda r: f"the {r.choice(_FACTION_ADJECTIVES)} {r.choice(_FACTION_WORDS)}",
         taken,
     )
@@ -226,6 +230,7 @@ def generate_corpus(
     qm_ratio: float = 0.35,
     words_per_post: tuple[int, int] = (40, 160),
     indexes: bool = False,
+    vocabulary_scale: int = 1,
 ) -> Path:
     """Write a synthetic banished.db with `threads` x `posts_per_thread` posts; returns its path.
 
@@ -233,7 +238,8 @@ def generate_corpus(
     that stationary share; every thread opens with a QM post). QM story posts have
     `words_per_post` words (uniform in the range); players' replies are shorter. `indexes=False`
     mirrors the real banished.db (no index besides the rowid keys); `indexes=True` adds indexes on
-    post(thread_id, time), tag(post_id) and link(link_from). An existing file at `path` is replaced.
+    post(thread_id, time), tag(post_id) and link(link_from). `vocabulary_scale` multiplies the
+    invented terms (see `vocabulary`): a larger glossary. An existing file at `path` is replaced.
     """
     _check(threads, posts_per_thread, qm_ratio, words_per_post)
     target = Path(path)
@@ -241,7 +247,7 @@ def generate_corpus(
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     partial.unlink(missing_ok=True)
     rng = random.Random(f"corpus:{seed}")
-    vocab = vocabulary(seed)
+    vocab = vocabulary(seed, scale=vocabulary_scale)
     writer = _Writer(rng, vocab)
     # Two states, QM and player: stay in QM with `stay_qm`, enter it with `enter_qm`, so that the
     # stationary share of QM posts is qm_ratio = enter / (enter + 1 - stay).
