@@ -6,9 +6,11 @@ launches two backfills over neighbouring ranges of threads — the first of all 
 "Materialize all" does), the second of `thread_annotations` alone — while the
 `terrarium_llm` pool is held at 0 slots, so both runs are queued at once. Freeing one slot must run
 them one after the other (the second waits while the first runs: never two writers). Then
-`curation_sensor` curates and exports every thread, and the test checks the order of the
-materializations, the metadata's links to source posts, and that every export equals what
-`terrarium export` writes for the same thread.
+Declarative Automation (`default_automation_condition_sensor`, running by default) curates and
+exports the threads the second run only annotated — each thread curated and exported exactly once,
+none of what the first run did redone — and the test checks the order of the materializations, the
+metadata's links to source posts, and that every export equals what `terrarium export` writes for
+the same thread.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+
+from terrarium_dagster.exports.files import MANIFEST_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 POOL = "terrarium_llm"
@@ -343,7 +347,12 @@ def _overlap(first: dict[str, Any], second: dict[str, Any]) -> bool:
 
 
 def _export_files(folder: Path) -> list[str]:
-    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    """The export's files, but its manifest (which lists every format's files)."""
+    return sorted(
+        str(path.relative_to(folder))
+        for path in folder.rglob("*")
+        if path.is_file() and path.name != MANIFEST_FILE
+    )
 
 
 def _run_cli(*args: str, env: dict[str, str]) -> None:
@@ -359,7 +368,7 @@ def _run_cli(*args: str, env: dict[str, str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(540)
 def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_and_export(
     dagster_dev: DagsterDev, sample_db: Path
 ) -> None:
@@ -458,13 +467,24 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
             assert label in metadata
     assert touched_any, "the offline agent created no entry in the whole sample"
 
-    # The curation sensor curates and exports every thread.
+    # Declarative Automation curates and exports the threads the second run only annotated.
     def curated_and_exported() -> bool:
         curated = {event["partition"] for event in dev.materializations("curated_glossary")}
         exported = {event["partition"] for event in dev.materializations("glossary_export")}
         return set(keys) <= curated and set(keys) <= exported
 
-    dev.wait_for(curated_and_exported, timeout=150, what="curation and export of every thread")
+    # An automation tick, then the backfill daemon's (every 30 s), then the run.
+    dev.wait_for(curated_and_exported, timeout=240, what="curation and export of every thread")
+    time.sleep(5)  # a few more automation ticks: nothing more may be requested
+    for asset in ("curated_glossary", "glossary_export"):
+        events = dev.materializations(asset)
+        partitions = [event["partition"] for event in events]
+        assert sorted(partitions) == sorted(keys), (asset, partitions)  # each exactly once
+        automated = [e for e in events if e["runId"] != first_run["runId"]]
+        assert {e["partition"] for e in automated} == set(second_range), asset
+        for event in automated:
+            tags = dev.run(event["runId"])["tags"]
+            assert tags.get("dagster/from_automation_condition") == "true", tags
 
     # Never two writers: runs in the LLM pool never overlap in time.
     writers = [

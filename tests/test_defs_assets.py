@@ -34,6 +34,7 @@ from terrarium_dagster.defs.resources import (
 )
 from terrarium_dagster.engine import DONE, Engine
 from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.exports.files import MANIFEST_FILE
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
 STEP = "thread_glossary"
@@ -300,7 +301,9 @@ def test_glossary_export_writes_the_glossary_as_of_each_thread_like_engine_expor
         files = _files(folder)
         assert {"glossary.json", "glossary.yaml"} <= set(files)
         assert any(name.startswith("wiki/") for name in files)
-        assert events[key].metadata["files"].value == len(files)
+        # Every file but the manifest, which the export keeps for the next one.
+        assert events[key].metadata["files"].value == len(files) - 1
+        assert MANIFEST_FILE in files
         reference = tmp_path / "reference" / key
         with Engine.open(settings) as engine:
             engine.export(reference, as_of_thread=_thread_id(key))

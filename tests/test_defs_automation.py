@@ -1,7 +1,9 @@
-"""What starts runs: the curation sensor and the incremental schedule, evaluated for real.
+"""What starts runs: the assets' automation conditions and the incremental schedule, for real.
 
-The requests they return are then executed with `dagster.materialize` and the same tags, so a
-request that Dagster would launch is shown to do what it says.
+Automation conditions are evaluated with `dagster.evaluate_automation_conditions` on a test
+instance, tick after tick (the cursor carried along), as the automation sensor evaluates them; the
+schedule's requests are executed with `dagster.materialize` and the same tags, so a request that
+Dagster would launch is shown to do what it says.
 """
 
 from __future__ import annotations
@@ -25,21 +27,16 @@ from terrarium_dagster.defs.assets import (
     thread_glossary,
 )
 from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
-from terrarium_dagster.defs.partitions import (
-    RANGE_END_TAG,
-    RANGE_START_TAG,
-    contiguous_ranges,
-    range_tags,
-)
+from terrarium_dagster.defs.partitions import RANGE_END_TAG, RANGE_START_TAG, range_tags
 from terrarium_dagster.defs.schedules import (
     annotation_in_progress,
     incremental_annotation_schedule,
     next_unannotated_range,
 )
 from terrarium_dagster.defs.sensors import (
+    DEFAULT_AUTOMATION_SENSOR,
+    FOLLOW_UP_PRIORITY,
     SENSOR_INTERVAL_ENV,
-    curation_sensor,
-    export_sensor,
     sensor_interval,
 )
 from terrarium_dagster.engine import DONE
@@ -105,17 +102,22 @@ def test_definitions_hold_every_asset_check_sensor_schedule_and_resource() -> No
     assert {"scene_batches", "thread_annotations", "curated_glossary", "glossary_export"} <= assets
     checks = {key.name for key in repo.asset_graph.asset_check_keys}
     assert {"entries_have_sources", "names_are_unique", "references_resolve"} <= checks
-    for name in ("thread_discovery_sensor", "curation_sensor", "export_sensor"):
+    for name in ("thread_discovery_sensor", DEFAULT_AUTOMATION_SENSOR):
         assert repo.get_sensor_def(name).default_status == dg.DefaultSensorStatus.RUNNING
+    assert {sensor.name for sensor in repo.sensor_defs} == {
+        "thread_discovery_sensor",
+        DEFAULT_AUTOMATION_SENSOR,
+    }
+    automation = repo.get_sensor_def(DEFAULT_AUTOMATION_SENSOR)
+    assert isinstance(automation, dg.AutomationConditionSensorDefinition)
+    assert automation.run_tags == {"dagster/priority": FOLLOW_UP_PRIORITY}
+    # Curation follows annotation and the export follows curation; annotation is asked for.
+    graph = repo.asset_graph
+    assert graph.get(thread_annotations).automation_condition is None
+    for key in (curated_glossary, glossary_export):
+        assert graph.get(key).automation_condition is not None, key
     assert repo.get_schedule_def("incremental_annotation_schedule") is not None
     assert {"corpus", "store", "agent"} <= set(loaded.resources or {})
-
-
-def test_contiguous_ranges_group_neighbours_in_story_order() -> None:
-    ordered = ["a", "b", "c", "d", "e"]
-    assert contiguous_ranges(ordered, {"d", "a", "b"}) == [["a", "b"], ["d"]]
-    assert contiguous_ranges(ordered, set()) == []
-    assert contiguous_ranges(ordered, {"x", "e"}) == [["e"]]
 
 
 def test_next_unannotated_range_starts_at_the_first_thread_not_done() -> None:
@@ -136,65 +138,138 @@ def test_sensor_interval_comes_from_the_environment(monkeypatch: pytest.MonkeyPa
         sensor_interval(30)
 
 
-def test_curation_sensor_requests_one_run_per_contiguous_range_of_new_annotations(
+def evaluate(
+    instance: dg.DagsterInstance, previous: dg.EvaluateAutomationConditionsResult | None = None
+) -> dg.EvaluateAutomationConditionsResult:
+    """One tick of the automation sensor over the code location's definitions."""
+    return dg.evaluate_automation_conditions(
+        defs=defs(), instance=instance, cursor=previous.cursor if previous else None
+    )
+
+
+def requested(result: dg.EvaluateAutomationConditionsResult) -> dict[str, set[str | None]]:
+    return {
+        key.to_user_string(): set(result.get_requested_partitions(key))
+        for key in (thread_annotations, curated_glossary, glossary_export)
+        if result.get_num_requested(key)
+    }
+
+
+def execute_requested(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    result: dg.EvaluateAutomationConditionsResult,
+    keys: list[str],
+) -> dg.ExecuteInProcessResult:
+    """Run what a tick requested as the backfill Dagster makes of it: one run over the range."""
+    follow_ups = (curated_glossary, glossary_export)
+    selection = [key for key in follow_ups if result.get_num_requested(key)]
+    partitions = sorted(
+        set().union(*(result.get_requested_partitions(key) for key in selection)),
+        key=keys.index,
+    )
+    return dg.materialize(
+        ALL,
+        selection=selection,
+        instance=instance,
+        resources=resources,
+        partition_key=partitions[0] if len(partitions) == 1 else None,
+        tags=range_tags(partitions[0], partitions[-1]) if len(partitions) > 1 else None,
+    )
+
+
+def test_nothing_is_requested_until_a_thread_is_annotated(
+    instance: dg.DagsterInstance, keys: list[str]
+) -> None:
+    first = evaluate(instance)
+    assert first.total_requested == 0
+    assert evaluate(instance, first).total_requested == 0, "new partitions alone start nothing"
+
+
+def test_an_annotation_alone_is_followed_by_its_curation_and_export_once(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
 ) -> None:
-    context = dg.build_sensor_context(instance=instance)
-    assert isinstance(curation_sensor(context), dg.SkipReason)
-
+    tick = evaluate(instance)
     annotate(instance, resources, keys[:2])
-    result = curation_sensor(context)
-    assert isinstance(result, dg.SensorResult)
-    (request,) = result.run_requests
-    assert requested_keys(request, keys) == keys[:2]
-    assert list(request.asset_selection or []) == [curated_glossary]
-    assert request.tags["dagster/priority"] == "1"
+    tick = evaluate(instance, tick)
+    # Both follow-ups in one tick (one backfill: curation, then export, thread by thread).
+    assert requested(tick) == {
+        "curated_glossary": set(keys[:2]),
+        "glossary_export": set(keys[:2]),
+    }
+    # Requested once: the next tick, before anything ran, asks for nothing again.
+    again = evaluate(instance, tick)
+    assert again.total_requested == 0
 
-    # The cursor moves on: the same materializations are not requested twice.
-    again = dg.build_sensor_context(instance=instance, cursor=result.cursor)
-    assert isinstance(curation_sensor(again), dg.SkipReason)
-
-    # What the sensor asked for curates both threads and runs the glossary checks.
-    done = execute(instance, resources, request)
-    assert done.success
-    curated = for_asset(done, curated_glossary)
-    assert curated == keys[:2]
-    assert {item.check_name for item in done.get_asset_check_evaluations()} == {
+    # What the tick asked for curates and exports both threads and runs the glossary checks.
+    result = execute_requested(instance, resources, tick, keys)
+    tick = again
+    assert for_asset(result, curated_glossary) == keys[:2]
+    assert for_asset(result, glossary_export) == keys[:2]
+    assert {item.check_name for item in result.get_asset_check_evaluations()} == {
         item.name for item in GLOSSARY_CHECKS
     }
     with GlossaryStore(store_path) as store:
         statuses = {s.thread_key: s.status for s in store.progress.thread_states()}
     assert [statuses[key] for key in keys[:2]] == ["curated", "curated"]
-
-    # A later annotation gets its own request, for that thread only.
-    annotate(instance, resources, keys[2:3])
-    later = curation_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
-    assert isinstance(later, dg.SensorResult)
-    (single,) = later.run_requests
-    assert single.partition_key == keys[2]
-    assert single.run_key != request.run_key
-
-
-def test_export_sensor_exports_the_threads_whose_curation_materialized(
-    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
-) -> None:
-    annotate(instance, resources, keys[:2])
-    context = dg.build_sensor_context(instance=instance)
-    assert isinstance(export_sensor(context), dg.SkipReason), "nothing is curated yet"
-    (curation,) = curation_sensor(dg.build_sensor_context(instance=instance)).run_requests
-    assert execute(instance, resources, curation).success
-
-    result = export_sensor(context)
-    assert isinstance(result, dg.SensorResult)
-    (request,) = result.run_requests
-    assert requested_keys(request, keys) == keys[:2]
-    assert list(request.asset_selection or []) == [glossary_export]
-    done = execute(instance, resources, request)
-    assert done.success
-    exported = for_asset(done, glossary_export)
-    assert exported == keys[:2]
     for key in keys[:2]:
         assert (store_path.parent / "exports" / key / "glossary.json").is_file()
+    # Their materializations start nothing more.
+    tick = evaluate(instance, tick)
+    assert tick.total_requested == 0
+
+    # A later annotation gets its own follow-ups, for that thread only.
+    annotate(instance, resources, keys[2:3])
+    tick = evaluate(instance, tick)
+    assert requested(tick) == {"curated_glossary": {keys[2]}, "glossary_export": {keys[2]}}
+    assert execute_requested(instance, resources, tick, keys).success
+
+
+def test_a_run_of_the_whole_chain_is_not_followed_up(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    tick = evaluate(instance)
+    # "Materialize all" over two threads: annotated, curated and exported in that one run.
+    done = dg.materialize(
+        ALL,
+        selection=[scene_batches, thread_annotations, curated_glossary, glossary_export],
+        instance=instance,
+        resources=resources,
+        tags=range_tags(keys[0], keys[1]),
+    )
+    assert done.success
+    tick = evaluate(instance, tick)
+    assert tick.total_requested == 0, requested(tick)
+    # Annotation and curation together: only the export follows.
+    done = dg.materialize(
+        ALL,
+        selection=[thread_annotations, curated_glossary],
+        instance=instance,
+        resources=resources,
+        partition_key=keys[2],
+    )
+    assert done.success
+    tick = evaluate(instance, tick)
+    assert requested(tick) == {"glossary_export": {keys[2]}}
+
+
+def test_recurating_a_thread_alone_is_followed_by_its_export(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    annotate(instance, resources, keys[:2])
+    tick = evaluate(instance)  # the initial evaluation: what is already there is handled
+    done = dg.materialize(
+        ALL,
+        selection=[curated_glossary],
+        instance=instance,
+        resources=resources,
+        partition_key=keys[0],
+    )
+    assert done.success
+    tick = evaluate(instance, tick)
+    assert requested(tick) == {"glossary_export": {keys[0]}}
+    assert execute_requested(instance, resources, tick, keys).success
+    assert evaluate(instance, tick).total_requested == 0
 
 
 def schedule_context(
@@ -282,21 +357,3 @@ def test_schedule_ignores_runs_that_do_not_annotate(
         request = incremental_annotation_schedule(context)
     assert isinstance(request, dg.RunRequest)
     assert requested_keys(request, keys) == keys
-
-
-def test_sensors_do_not_redo_what_a_run_of_the_whole_chain_already_did(
-    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
-) -> None:
-    # "Materialize all" over two threads: annotated, curated and exported in that one run.
-    done = dg.materialize(
-        ALL,
-        selection=[scene_batches, thread_annotations, curated_glossary, glossary_export],
-        instance=instance,
-        resources=resources,
-        tags=range_tags(keys[0], keys[1]),
-    )
-    assert done.success
-    for sensor in (curation_sensor, export_sensor):
-        result = sensor(dg.build_sensor_context(instance=instance))
-        assert isinstance(result, dg.SensorResult) and not result.run_requests, sensor.name
-        assert result.cursor, "the cursor still moves past what the run did"

@@ -35,7 +35,7 @@ from terrarium_dagster.defs.resources import (
 )
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 from terrarium_dagster.errors import OrderError, TerrariumError
-from terrarium_dagster.exports import build_export
+from terrarium_dagster.exports import Exporter
 from terrarium_dagster.exports.files import staged_directory
 
 PREVIEW_SCENES = 20
@@ -59,6 +59,12 @@ class ThreadConfig(dg.Config):
         ),
     )
 
+
+# Declarative Automation of the follow-ups: a thread's curation when its annotation materialized in
+# a run that did not curate it, its export when its curation did. `eager` requests a partition once
+# per upstream update, never while its upstream or itself is in progress, and ignores an upstream
+# update made by a run that also targeted this asset (a "Materialize all" is not redone).
+FOLLOWS_UPSTREAM = dg.AutomationCondition.eager()
 
 # The four thread assets' keys. Their specs live only inside `thread_glossary` (a module-level
 # spec would be loaded as an asset of its own).
@@ -98,8 +104,9 @@ def _thread_specs() -> list[dg.AssetSpec]:
             description=(
                 "The curator reviews the thread's tentative entries: confirm, reject, merge or "
                 "revise, each decision a revision with its reasoning. Its model calls, logs and "
-                "failures are this asset's. Follows annotation by `curation_sensor`."
+                "failures are this asset's. Follows annotation by Declarative Automation (eager)."
             ),
+            automation_condition=FOLLOWS_UPSTREAM,
         ),
         dg.AssetSpec(
             glossary_export,
@@ -109,8 +116,10 @@ def _thread_specs() -> list[dg.AssetSpec]:
             kinds={"json", "yaml", "markdown", "html"},
             description=(
                 "The glossary as it stood at the end of the thread (no later spoilers), as JSON, "
-                "YAML and a wiki, in `<exports>/<thread key>/`; needs no model."
+                "YAML and a wiki, in `<exports>/<thread key>/`; needs no model. Follows curation "
+                "by Declarative Automation (eager)."
             ),
+            automation_condition=FOLLOWS_UPSTREAM,
         ),
     ]
 
@@ -269,10 +278,18 @@ def _export(
     """The glossary as of each thread; reads the store and the corpus, needs no model."""
     root = store.export_root()
     with _fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
+        # One exporter for the run: each thread's export renders only what changed since the
+        # previous thread's and links the previous folder's unchanged files.
+        exporter = Exporter(db, reader)
+        story = reader.threads()
         for thread in threads:
             out_dir = root / thread.key
+            previous = root / story[thread.position - 1].key if thread.position > 0 else None
+            base = previous if previous is not None and previous.is_dir() else out_dir
             with staged_directory(out_dir) as staging:
-                report = _fail_on(build_export, db, reader, staging, as_of_thread=thread.id)
+                report = _fail_on(
+                    exporter.export, staging, as_of_thread=thread.id, base=base, final_dir=out_dir
+                )
             context.log.info(f"{thread.key}: exported {report.entries} entries to {out_dir}")
             yield dg.AssetMaterialization(
                 asset_key=glossary_export,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import dagster as dg
 
@@ -51,26 +51,6 @@ def new_thread_keys(existing: Sequence[str], discovered: Sequence[str]) -> list[
                 "threads were removed or inserted before existing ones"
             )
     return list(discovered[len(known) :])
-
-
-def contiguous_ranges(ordered: Sequence[str], selected: Iterable[str]) -> list[list[str]]:
-    """The selected keys, in story order, grouped into runs of neighbours in `ordered`.
-
-    Keys not in `ordered` are ignored. `contiguous_ranges(["a","b","c","d"], {"a","b","d"})` is
-    `[["a","b"], ["d"]]`: one single-run range each, as `BackfillPolicy.single_run()` would do.
-    """
-    wanted = set(selected)
-    ranges: list[list[str]] = []
-    current: list[str] = []
-    for key in ordered:
-        if key in wanted:
-            current.append(key)
-        elif current:
-            ranges.append(current)
-            current = []
-    if current:
-        ranges.append(current)
-    return ranges
 
 
 def range_tags(first: str, last: str) -> dict[str, str]:
