@@ -81,9 +81,7 @@ def main() -> None:
             build_export(engine.store, engine.corpus, fresh, as_of_thread=last.id)
             full = time.process_time() - started
         names = _files(exports / last.key)
-        _match, mismatch, errors = filecmp.cmpfiles(
-            exports / last.key, fresh, names, shallow=False
-        )
+        _match, mismatch, errors = filecmp.cmpfiles(exports / last.key, fresh, names, shallow=False)
         identical = names == _files(fresh) and not mismatch and not errors
         total = working + exporting
         print(

@@ -101,8 +101,12 @@ def read_manifest(folder: Path) -> Manifest | None:
 
 
 def manifest_text(manifest: Manifest) -> str:
-    files = {path: list(manifest[path]) for path in sorted(manifest)}
-    return json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=0) + "\n"
+    """The manifest as JSON, one file a line, in path order."""
+    lines = [
+        f"{json.dumps(path, ensure_ascii=False)}: [{json.dumps(key)}, {int(size)}]"
+        for path, (key, size) in sorted(manifest.items())
+    ]
+    return f'{{"format": {MANIFEST_FORMAT}, "files": {{\n' + ",\n".join(lines) + "\n}}\n"
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ Slugs come from the term; a collision gets the entry id appended. Output is dete
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html as html_lib
 import re
@@ -104,6 +105,7 @@ def page_html_key(text_key: str, title: str, site: str, redirect_to: str | None)
     return content_key("html", text_key, title, site, redirect_to)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def slugify(term: str) -> str:
     """A file-name-safe slug: accents dropped, case folded, every non-word run one hyphen."""
     decomposed = unicodedata.normalize("NFKD", term)

@@ -9,6 +9,7 @@ space), so that `mentions` can tell whether a name occurs in a scene by plain su
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -49,8 +50,10 @@ def _strip_ends(text: str) -> str:
     return text[start:end]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def normalize_term(term: str) -> str:
-    """The comparison key of a term or alias.
+    """The comparison key of a term or alias (a pure function, so memoised: exports and the
+    name index ask for the same names again and again).
 
     NFKC, casefold, curly apostrophes made straight, hyphens/dashes and whitespace runs made one
     space, quotes/brackets/sentence punctuation stripped at both ends, a leading "the " dropped.
