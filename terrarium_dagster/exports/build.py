@@ -122,7 +122,7 @@ class Exporter:
         self._references: dict[str, tuple[str, ...]] = {}
         self._lore: dict[int, tuple[EntryView, str]] = {}
         self._wiki = WikiCache()
-        self._written: tuple[Path, Manifest] | None = None
+        self._written: tuple[Path, Manifest, str] | None = None
 
     def url_for_post(self, thread_id: int, post_id: int) -> str | None:
         return self.corpus.post_url(f"{thread_id}#{post_id}")
@@ -276,9 +276,9 @@ class Exporter:
                 cache=self._wiki,
                 index=index,
             )
-        manifest = self._write(target, planned, wiki_files, base, html=html)
+        manifest, manifest_written = self._write(target, planned, wiki_files, base, html=html)
         files = [*planned, *(f"{WIKI_DIR}/{name}" for name in wiki_files)]
-        self._written = ((final_dir or target).resolve(), manifest)
+        self._written = ((final_dir or target).resolve(), manifest, manifest_written)
         return ExportReport(
             out_dir=str(target),
             files=files,
@@ -291,17 +291,23 @@ class Exporter:
         folder = base if base is not None else target
         if not folder.is_dir():
             return None, None
-        if self._written is not None and self._written[0] == folder.resolve():
-            return folder, self._written[1]
+        if self._trusted(folder):
+            return folder, self._written[1] if self._written else None
         return folder, read_manifest(folder)
 
     def _trusted(self, folder: Path | None) -> bool:
-        """Whether ``folder`` is the one this exporter wrote last (its files need no checking)."""
-        return (
-            folder is not None
-            and self._written is not None
-            and self._written[0] == folder.resolve()
-        )
+        """Whether ``folder`` holds what this exporter wrote last (its files need no checking):
+        the folder it named, still holding the manifest it wrote (not, say, the previous export
+        left in place by a swap that failed)."""
+        if folder is None or self._written is None:
+            return False
+        where, _manifest, text = self._written
+        if where != folder.resolve():
+            return False
+        try:
+            return (folder / MANIFEST_FILE).read_text(encoding="utf-8") == text
+        except OSError:
+            return False
 
     def _write(
         self,
@@ -311,7 +317,7 @@ class Exporter:
         base: Path | None,
         *,
         html: bool,
-    ) -> Manifest:
+    ) -> tuple[Manifest, str]:
         base_folder, base_manifest = self._base(target, base)
         target.mkdir(parents=True, exist_ok=True)
         # A manifest must never describe files it does not: gone until the new one is written.
@@ -333,8 +339,9 @@ class Exporter:
                 for name, wiki_file in wiki_files.items():
                     wiki.put(name, PlannedFile(wiki_file.key, wiki_file.text))
             writer.manifest.update({f"{WIKI_DIR}/{k}": v for k, v in wiki.manifest.items()})
-        write_text_atomic(target / MANIFEST_FILE, manifest_text(writer.manifest))
-        return writer.manifest
+        text = manifest_text(writer.manifest)
+        write_text_atomic(target / MANIFEST_FILE, text)
+        return writer.manifest, text
 
 
 def _under(manifest: Manifest | None, folder: str) -> Manifest | None:
