@@ -11,7 +11,7 @@ between runs.
 
 from collections.abc import Callable, Iterator, Sequence
 from itertools import pairwise
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import dagster as dg
 from pydantic import Field
@@ -21,6 +21,7 @@ from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.summary import scene_batch_summary
 from terrarium_dagster.defs.checks import evaluate_glossary_checks, glossary_check_specs
+from terrarium_dagster.defs.failures import fail_on
 from terrarium_dagster.defs.metadata import (
     annotation_metadata,
     curation_metadata,
@@ -34,14 +35,11 @@ from terrarium_dagster.defs.resources import (
     engine_settings,
 )
 from terrarium_dagster.engine import Engine, open_corpus, open_store
-from terrarium_dagster.errors import OrderError, TerrariumError
 from terrarium_dagster.exports import Exporter
 from terrarium_dagster.exports.files import staged_directory
 
 PREVIEW_SCENES = 20
 
-P = ParamSpec("P")
-T = TypeVar("T")
 
 # LLM work and store writes run in this pool; dagster.yaml gives every pool one slot by default.
 LLM_POOL = "terrarium_llm"
@@ -148,7 +146,7 @@ def thread_glossary(
     agent: AgentResource,
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
     selected = context.selected_asset_keys
-    settings = _fail_on(engine_settings, corpus, store, agent)
+    settings = fail_on(engine_settings, corpus, store, agent)
     with corpus.open() as reader:
         threads = _threads_in_story_order(reader, context.partition_keys)
         if scene_batches in selected:
@@ -217,12 +215,12 @@ def _annotate_and_curate(
     annotate = thread_annotations in context.selected_asset_keys
     curate = curated_glossary in context.selected_asset_keys
     backend = backend_metadata(settings)
-    engine = _fail_on(
+    engine = fail_on(
         Engine.open, settings, run_id=context.run.run_id, progress=_progress_logger(context)
     )
     with engine:  # records the run as finished, failed or interrupted
         if annotate:
-            _fail_on(engine.check_order, threads[0].id)
+            fail_on(engine.check_order, threads[0].id)
         # A range (backfill, re-execution) resumes: its finished threads are skipped. A single
         # thread that later threads built on is refused unless the run is configured to rewind.
         skip_done = len(threads) > 1
@@ -235,7 +233,7 @@ def _annotate_and_curate(
                         f"curating before {thread.key} (select curated_glossary with "
                         "thread_annotations to see curation under its own asset)"
                     )
-                report = _fail_on(
+                report = fail_on(
                     engine.annotate_thread,
                     thread.id,
                     rewind=config.rewind and index == 0,
@@ -255,7 +253,7 @@ def _annotate_and_curate(
             if curate:
                 if annotate and not engine.thread_finished(thread.id):
                     break  # stopped inside the thread (scene limit): nothing to curate yet
-                curation = _fail_on(engine.curate_thread, thread.id)
+                curation = fail_on(engine.curate_thread, thread.id)
                 for problem in curation.problems:
                     context.log.warning(f"{thread.key}: curation problem: {problem}")
                 yield dg.AssetMaterialization(
@@ -277,7 +275,7 @@ def _export(
 ) -> Iterator[dg.AssetMaterialization]:
     """The glossary as of each thread; reads the store and the corpus, needs no model."""
     root = store.export_root()
-    with _fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
+    with fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
         # One exporter for the run: each thread's export renders only what changed since the
         # previous thread's and links the previous folder's unchanged files.
         exporter = Exporter(db, reader)
@@ -287,7 +285,7 @@ def _export(
             previous = root / story[thread.position - 1].key if thread.position > 0 else None
             base = previous if previous is not None and previous.is_dir() else out_dir
             with staged_directory(out_dir) as staging:
-                report = _fail_on(
+                report = fail_on(
                     exporter.export, staging, as_of_thread=thread.id, base=base, final_dir=out_dir
                 )
             context.log.info(f"{thread.key}: exported {report.entries} entries to {out_dir}")
@@ -308,7 +306,7 @@ def backend_metadata(settings: Settings) -> dict[str, Any]:
 
 def _threads_in_story_order(reader: Corpus, keys: Sequence[str]) -> list[Thread]:
     """The run's threads; they must be neighbours in story order (fail fast naming a gap)."""
-    threads = sorted((_fail_on(reader.thread_by_key, key) for key in keys), key=_position)
+    threads = sorted((fail_on(reader.thread_by_key, key) for key in keys), key=_position)
     story = reader.threads()
     for before, after in pairwise(threads):
         if after.position != before.position + 1:
@@ -326,18 +324,6 @@ def _threads_in_story_order(reader: Corpus, keys: Sequence[str]) -> list[Thread]
 
 def _position(thread: Thread) -> int:
     return thread.position
-
-
-def _fail_on(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Call into the engine; its errors become a `dg.Failure` with the engine's one-line message."""
-    try:
-        return call(*args, **kwargs)
-    except TerrariumError as exc:
-        raise dg.Failure(
-            description=str(exc),
-            metadata={"error": type(exc).__name__},
-            allow_retries=not isinstance(exc, OrderError),
-        ) from exc
 
 
 def _progress_logger(context: dg.AssetExecutionContext) -> Callable[[str, dict[str, object]], None]:

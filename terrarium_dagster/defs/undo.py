@@ -10,7 +10,8 @@ import dagster as dg
 from pydantic import Field
 
 from terrarium_dagster.config import load_settings
-from terrarium_dagster.defs.assets import LLM_POOL, _fail_on
+from terrarium_dagster.defs.assets import LLM_POOL
+from terrarium_dagster.defs.failures import fail_on
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.engine import Engine
 
@@ -42,9 +43,9 @@ def undo_change(
         url_template=corpus.url_template or None,
         db=store.path or None,
     )
-    engine = _fail_on(Engine.open, settings, run_id=context.run.run_id, model=False)
+    engine = fail_on(Engine.open, settings, run_id=context.run.run_id, model=False)
     with engine:
-        result = _fail_on(
+        result = fail_on(
             engine.undo,
             decision_id=config.decision_id,
             revision_id=config.revision_id,

@@ -54,6 +54,7 @@ from terrarium_dagster.exports.records import entry_record, exported_entries, gl
 from terrarium_dagster.exports.references import (
     NameIndex,
     find_references,
+    linked_views,
     unresolved_references,
 )
 from terrarium_dagster.exports.wiki import WikiCache, WikiFile, content_key, render_wiki
@@ -175,7 +176,7 @@ class Exporter:
     # -- the files ---------------------------------------------------------------------------
 
     def _records_for(self, entries: Sequence[EntryView], index: NameIndex) -> list[_Record]:
-        chosen = exported_entries(entries)
+        chosen = linked_views(exported_entries(entries))  # as every export shows definitions
         records: dict[int, _Record] = {}
         references: dict[str, tuple[str, ...]] = {}
         for entry in chosen:
