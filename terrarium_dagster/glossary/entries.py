@@ -211,11 +211,11 @@ def _json_ids(ids: Iterable[int]) -> str:
     return dump_json(list(ids))
 
 
-def _prov_key(post_id: int, thread_id: int, quote: str) -> tuple[int, int, str]:
+def provenance_key(post_id: int, thread_id: int, quote: str) -> tuple[int, int, str]:
     return (post_id, thread_id, quote)
 
 
-def _full_state(raw: dict[str, Any]) -> dict[str, Any]:
+def full_state(raw: dict[str, Any]) -> dict[str, Any]:
     """A stored state with every key (states written by older code may lack newer keys)."""
     state = {**_DEFAULT_STATE, **{key: raw[key] for key in STATE_KEYS if key in raw}}
     state["tags"] = list(state["tags"])
@@ -555,12 +555,12 @@ class Glossary(Aggregate):
         """Items not already recorded (live) for the entry, without repeats."""
         # only the rows of these posts: an entry of a long story may have thousands of sources
         seen = {
-            _prov_key(row["post_id"], row["thread_id"], row["quote"])
+            provenance_key(row["post_id"], row["thread_id"], row["quote"])
             for row in self._live_provenance(entry_id, [item.post_id for item in items])
         }
         fresh: list[ProvenanceIn] = []
         for item in items:
-            key = _prov_key(item.post_id, item.thread_id, item.quote)
+            key = provenance_key(item.post_id, item.thread_id, item.quote)
             if key not in seen:
                 seen.add(key)
                 fresh.append(item)
@@ -807,10 +807,10 @@ class Glossary(Aggregate):
         with self.transaction():
             self._update(actor, entry_id, provenance=cleaned, reason=reason, action="provenance")
             by_key = {
-                _prov_key(row["post_id"], row["thread_id"], row["quote"]): _provenance(row)
+                provenance_key(row["post_id"], row["thread_id"], row["quote"]): _provenance(row)
                 for row in self._live_provenance(entry_id)
             }
-            return [by_key[_prov_key(i.post_id, i.thread_id, i.quote)] for i in cleaned]
+            return [by_key[provenance_key(i.post_id, i.thread_id, i.quote)] for i in cleaned]
 
     @guarded
     def delete_entry(self, actor: Actor, entry_id: int, reason: str) -> Entry:
@@ -876,12 +876,12 @@ class Glossary(Aggregate):
             new_source = {**old_source, "status": "merged", "merged_into": target_id}
             moving = self._live_provenance(source_id)
             target_keys = {
-                _prov_key(row["post_id"], row["thread_id"], row["quote"])
+                provenance_key(row["post_id"], row["thread_id"], row["quote"])
                 for row in self._live_provenance(target_id)
             }
             copies: list[tuple[int, int, str, int | None]] = []
             for row in moving:
-                key = _prov_key(row["post_id"], row["thread_id"], row["quote"])
+                key = provenance_key(row["post_id"], row["thread_id"], row["quote"])
                 if key not in target_keys:
                     target_keys.add(key)
                     copies.append((row["post_id"], row["thread_id"], row["quote"], row["id"]))
@@ -1224,7 +1224,7 @@ class Glossary(Aggregate):
             provenance.setdefault(row["entry_id"], []).append(row)
         views: list[EntryView] = []
         for head in heads:
-            state = _full_state(json.loads(head["new_value"]))
+            state = full_state(json.loads(head["new_value"]))
             if state["deleted"] and not include_deleted:
                 continue
             sources = provenance.get(head["entry_id"], [])
@@ -1323,7 +1323,7 @@ class Glossary(Aggregate):
             "ORDER BY id DESC LIMIT 1",
             (entry_id, boundary),
         ).fetchone()
-        return None if row is None else _full_state(json.loads(row["new_value"]))
+        return None if row is None else full_state(json.loads(row["new_value"]))
 
     def _restore_entry(
         self,
@@ -1355,13 +1355,13 @@ class Glossary(Aggregate):
         now_ids = {row["id"] for row in live_now}
         to_supersede = [row["id"] for row in live_now if row["id"] not in then_ids]
         kept = {
-            _prov_key(row["post_id"], row["thread_id"], row["quote"])
+            provenance_key(row["post_id"], row["thread_id"], row["quote"])
             for row in live_now
             if row["id"] in then_ids
         }
         to_copy: list[tuple[int, int, str, int | None]] = []
         for row in live_then:
-            key = _prov_key(row["post_id"], row["thread_id"], row["quote"])
+            key = provenance_key(row["post_id"], row["thread_id"], row["quote"])
             if row["id"] not in now_ids and key not in kept:
                 kept.add(key)
                 to_copy.append((row["post_id"], row["thread_id"], row["quote"], row["id"]))

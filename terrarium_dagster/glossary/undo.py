@@ -165,7 +165,7 @@ def _last_change(
 def _plan_entry(
     glossary: Glossary, entry_id: int, revisions: Sequence[Revision], why: str
 ) -> _Plan:
-    from terrarium_dagster.glossary.entries import _full_state, _prov_key
+    from terrarium_dagster.glossary.entries import full_state, provenance_key
 
     conn = glossary.conn
     _, current = glossary._current_state(entry_id)
@@ -180,7 +180,7 @@ def _plan_entry(
             plan.kept.append(f"E{entry_id} is deleted already (revision {later})")
             plan.later.extend([later] if later else [])
     else:
-        old, new = _full_state(first.old_value), _full_state(last.new_value or {})
+        old, new = full_state(first.old_value), full_state(last.new_value or {})
         for unit in _UNITS:
             before = tuple(old[name] for name in unit)
             after = tuple(new[name] for name in unit)
@@ -220,7 +220,7 @@ def _plan_entry(
     live = glossary._live_provenance(entry_id)
     plan.supersede = [row["id"] for row in live if row["revision_id"] in mine]
     keys = {
-        _prov_key(row["post_id"], row["thread_id"], row["quote"])
+        provenance_key(row["post_id"], row["thread_id"], row["quote"])
         for row in live
         if row["id"] not in plan.supersede
     }
@@ -229,7 +229,7 @@ def _plan_entry(
         "AND superseded_revision_id IN (SELECT value FROM json_each(?)) ORDER BY id",
         (entry_id, ids),
     ).fetchall():
-        item = _prov_key(row["post_id"], row["thread_id"], row["quote"])
+        item = provenance_key(row["post_id"], row["thread_id"], row["quote"])
         if item not in keys:
             keys.add(item)
             plan.copy.append((row["post_id"], row["thread_id"], row["quote"], row["id"]))
@@ -246,7 +246,7 @@ def _move_merged_sources(
     glossary: Glossary, group: Sequence[Revision], plans: dict[int, _Plan]
 ) -> None:
     """Sources the merge target gained after the merge for the merged entry's names go back."""
-    from terrarium_dagster.glossary.entries import _prov_key
+    from terrarium_dagster.glossary.entries import provenance_key
 
     for revision in group:
         source_id = (revision.detail or {}).get("source")
@@ -260,9 +260,9 @@ def _move_merged_sources(
         own_names = [n for n in _names(revision.old_value) if n]
         source_plan, target_plan = plans[source_id], plans[target_id]
         source_keys = {
-            _prov_key(row["post_id"], row["thread_id"], row["quote"])
+            provenance_key(row["post_id"], row["thread_id"], row["quote"])
             for row in glossary._live_provenance(source_id)
-        } | {_prov_key(post, thread, quote) for post, thread, quote, _ in source_plan.copy}
+        } | {provenance_key(post, thread, quote) for post, thread, quote, _ in source_plan.copy}
         for row in glossary._live_provenance(target_id):
             if row["revision_id"] <= revision.id or row["id"] in target_plan.supersede:
                 continue
@@ -272,7 +272,7 @@ def _move_merged_sources(
             if any(mentions(folded, name) for name in own_names):
                 continue
             target_plan.supersede.append(row["id"])
-            item = _prov_key(row["post_id"], row["thread_id"], row["quote"])
+            item = provenance_key(row["post_id"], row["thread_id"], row["quote"])
             if item not in source_keys:
                 source_keys.add(item)
                 source_plan.copy.append((row["post_id"], row["thread_id"], row["quote"], row["id"]))
