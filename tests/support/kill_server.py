@@ -26,12 +26,13 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpx
 
 from terrarium_dagster.agent.offline import OfflineBackend
+from tests.support.serving import serving
 
 _SCENE = re.compile(r"^# Scene \S+\nthread (\d+) .*· scene (\d+) of (\d+)")
 _TASK = re.compile(r"^# Task: (\w+)")
@@ -158,13 +159,6 @@ def run_kill_server(max_model_len: int = 32768) -> Iterator[KillServer]:
             with state._lock:
                 state.requests.append((request, status))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
