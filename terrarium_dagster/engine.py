@@ -20,8 +20,8 @@ from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
 from terrarium_dagster.agent.offline import OfflineBackend
 from terrarium_dagster.agent.session import ModelSession
+from terrarium_dagster.agent.summon import SummonManager, snapshot_tools
 from terrarium_dagster.config import Settings
-from terrarium_dagster.context.checkpoint import restore_from_snapshot
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
@@ -49,7 +49,7 @@ from terrarium_dagster.reports import (
     ThreadReport,
     TouchedEntry,
 )
-from terrarium_dagster.snapshots.summon import SummonManager, snapshot_tools
+from terrarium_dagster.snapshots.checkpoint import restore_from_snapshot
 
 DONE = ("annotated", "curated")
 SOURCES_PER_ENTRY = 3

@@ -16,7 +16,12 @@ import pytest
 
 from terrarium_dagster.agent.tools import default_registry
 from terrarium_dagster.config import Settings, load_settings
-from terrarium_dagster.context.checkpoint import (
+from terrarium_dagster.context.prompts import SYSTEM_PROMPT
+from terrarium_dagster.context.state import ContextState, Cursor, Summary
+from terrarium_dagster.engine import Engine
+from terrarium_dagster.errors import InputError, Interrupted, StoreError
+from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import (
     CheckpointPayload,
     SnapshotNotFoundError,
     load_checkpoint,
@@ -27,11 +32,6 @@ from terrarium_dagster.context.checkpoint import (
     snapshot_in_force,
     tools_digest,
 )
-from terrarium_dagster.context.prompts import SYSTEM_PROMPT
-from terrarium_dagster.context.state import ContextState, Cursor, Summary
-from terrarium_dagster.engine import Engine
-from terrarium_dagster.errors import InputError, Interrupted, StoreError
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from tests.support.corpus_builder import simple_quest
 
 

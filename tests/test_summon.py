@@ -16,6 +16,12 @@ import pytest
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.session import ModelSession
+from terrarium_dagster.agent.summon import (
+    SUMMON_HEADING,
+    SummonError,
+    SummonManager,
+    snapshot_tools,
+)
 from terrarium_dagster.agent.tools import (
     ToolContext,
     ToolOutcome,
@@ -23,19 +29,13 @@ from terrarium_dagster.agent.tools import (
     default_registry,
     dispatch,
 )
-from terrarium_dagster.context.checkpoint import save_checkpoint
 from terrarium_dagster.context.prompts import SYSTEM_PROMPT
 from terrarium_dagster.context.state import ContextState, Cursor, Message
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import BudgetError
 from terrarium_dagster.glossary.models import ProvenanceIn
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.snapshots.summon import (
-    SUMMON_HEADING,
-    SummonError,
-    SummonManager,
-    snapshot_tools,
-)
+from terrarium_dagster.snapshots.checkpoint import save_checkpoint
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM
 

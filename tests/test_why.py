@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from terrarium_dagster.agent.why import render_why, snapshots_report, why
 from terrarium_dagster.cli import (
     build_parser,
     cmd_snapshots,
     cmd_why,
 )
 from terrarium_dagster.config import Settings, load_settings
-from terrarium_dagster.context.checkpoint import SnapshotNotFoundError
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import Engine, open_client
 from terrarium_dagster.errors import EntryNotFoundError, InputError
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.snapshots.why import render_why, snapshots_report, why
+from terrarium_dagster.snapshots.checkpoint import SnapshotNotFoundError
 from tests.support.corpus_builder import simple_quest
 
 URL = "https://quest.example/q/{thread_id}#{post_id}"

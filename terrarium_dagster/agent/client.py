@@ -196,6 +196,10 @@ class ChatResult(BaseModel):
         return self.usage.completion_tokens if self.usage else 0
 
 
+class ServerUnreachableError(AgentError):
+    """No connection to the server could be made, however often it was tried."""
+
+
 class MalformedResponseError(AgentError):
     """The server answered 2xx with a body that is not the protocol's (retried as transient)."""
 
@@ -741,13 +745,16 @@ class ChatClient:
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempts_allowed = self._config.max_retries + 1
         cause = "no attempt made"
+        unreachable = False  # the last attempt could not even connect
         for attempt in range(1, attempts_allowed + 1):
             retry_after: float | None = None
             started = time.perf_counter()
+            unreachable = False
             try:
                 response = self._http.request(method, url, content=content, headers=headers)
             except RETRYABLE_TRANSPORT_ERRORS as exc:
                 cause = self._describe_transport_error(exc)
+                unreachable = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
             except httpx.HTTPError as exc:
                 raise AgentError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
             else:
@@ -790,7 +797,8 @@ class ChatClient:
                 delay,
             )
             self._sleep(delay)
-        raise AgentError(f"{what} failed after {attempts_allowed} attempts; last error: {cause}")
+        error = ServerUnreachableError if unreachable else AgentError
+        raise error(f"{what} failed after {attempts_allowed} attempts; last error: {cause}")
 
     def _describe_transport_error(self, exc: httpx.TransportError) -> str:
         root = self._config.root_url

@@ -42,7 +42,6 @@ from terrarium_dagster.agent.tools import (
 )
 from terrarium_dagster.config import Settings
 from terrarium_dagster.context import prompts
-from terrarium_dagster.context.checkpoint import load_checkpoint, save_checkpoint
 from terrarium_dagster.context.compaction import CompactionEvent, ContextManager
 from terrarium_dagster.context.state import ContextState, Message
 from terrarium_dagster.corpus.models import Scene, Thread
@@ -54,6 +53,7 @@ from terrarium_dagster.errors import (
     TerrariumError,
 )
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 
 log = logging.getLogger(__name__)
 

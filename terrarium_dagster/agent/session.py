@@ -30,7 +30,12 @@ from functools import partial
 from typing import Any
 
 from terrarium_dagster.agent.accounting import call_records
-from terrarium_dagster.agent.client import ChatClient, ChatResult, ServerContextOverflow
+from terrarium_dagster.agent.client import (
+    ChatClient,
+    ChatResult,
+    ServerContextOverflow,
+    ServerUnreachableError,
+)
 from terrarium_dagster.agent.protocol import Usage
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
@@ -102,6 +107,8 @@ class ModelSession:
         if info is None:
             try:
                 info = self.client.resolve_model()
+            except ServerUnreachableError:
+                raise  # nothing to ask the model either: say so now, not after a second round
             except AgentError as exc:  # the budget alone, then; a 400 still teaches the window
                 log.warning("cannot read the served model's window (%s); using the budget", exc)
         if info is not None and info.max_model_len:

@@ -8,7 +8,7 @@ compaction always ends. Steps that *summarize* aim low (the policy's low-water m
 compactions are rare; the others lose information and aim only at the limit.
 
 The run's steps, in order (`RUN_STEPS`): `SummarizeChunk`, `Fold`, `TrimThinking`, `Truncate`,
-`CutMiddle`. Summon (`snapshots/summon.py`) composes its own order over a snapshot's copy from
+`CutMiddle`. Summon (`agent/summon.py`) composes its own order over a snapshot's copy from
 steps of the same interface, sharing `TrimThinking`, `Truncate` and `CutMiddle`.
 """
 

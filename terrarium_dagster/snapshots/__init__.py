@@ -1,11 +1,8 @@
-"""Summon and `why`: a later agent talks to a past context (no Dagster).
+"""Checkpoints and their persistence (no Dagster).
 
-The checkpoints themselves (save, load, which snapshot records an edit, going back to one) are the
-context layer's (`context.checkpoint`); this package sits above the agent and uses its model
-session and tools.
-
-- `snapshots.summon`: `SummonManager` (summon / continue_ / dismiss, read-only, within budget) and
-  the agent's tools (`snapshot_tools`: list_snapshots, summon_snapshot, summon_continue,
-  summon_dismiss).
-- `snapshots.why`: what `terrarium why` and `terrarium snapshots` (in `cli`) print.
+`snapshots.checkpoint`: save and load checkpoints (the full context state at a thread's end or a
+clean stop, with the system prompt and tools it was sent with), which snapshot records the
+context of an edit (`snapshot_for_revision`, `snapshot_for_entry`), and going back to one
+(`restore_from_snapshot`, for `terrarium run --from-snapshot`). Summon and `why`, which talk to a
+past context through the model, are the agent's (`agent.summon`, `agent.why`).
 """

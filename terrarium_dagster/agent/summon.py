@@ -65,13 +65,6 @@ from terrarium_dagster.agent.tools import (
     dispatch,
     entry_brief,
 )
-from terrarium_dagster.context.checkpoint import (
-    CheckpointPayload,
-    SnapshotChoice,
-    load_checkpoint,
-    parse_snapshot_id,
-    snapshot_for_revision,
-)
 from terrarium_dagster.context.compaction import CompactionPolicy, ContextManager
 from terrarium_dagster.context.layout import head_messages
 from terrarium_dagster.context.state import (
@@ -97,6 +90,13 @@ from terrarium_dagster.errors import (
 )
 from terrarium_dagster.glossary.models import AgentCallRecord, Checkpoint
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import (
+    CheckpointPayload,
+    SnapshotChoice,
+    load_checkpoint,
+    parse_snapshot_id,
+    snapshot_for_revision,
+)
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.models import Scene

@@ -3,7 +3,7 @@
 `why` finds the revision to explain (the agent's edit that wrote the entry's current definition,
 or a revision given by id), the snapshot that holds the conversation behind it (the first
 checkpoint at or after the revision, else the one in force when it was made: see
-`context.checkpoint`), summons it, asks "Why did you write ...?" (or the caller's question),
+`snapshots.checkpoint`), summons it, asks "Why did you write ...?" (or the caller's question),
 dismisses it (the exchange is logged) and returns the answer with the posts it cites (``>>123``
 mapped to post references and URLs through the corpus).
 """
@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from terrarium_dagster.agent.session import ModelSession
-from terrarium_dagster.context.checkpoint import (
+from terrarium_dagster.agent.summon import DEFAULT_MAX_ROUNDS, SummonManager
+from terrarium_dagster.context.tokens import TokenCounter
+from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.glossary.models import Revision
+from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.snapshots.checkpoint import (
     SnapshotNotFoundError,
     find_entry,
     load_checkpoint,
     revision_to_explain,
     snapshot_for_revision,
 )
-from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.models import Revision
-from terrarium_dagster.glossary.store import GlossaryStore
-from terrarium_dagster.snapshots.summon import DEFAULT_MAX_ROUNDS, SummonManager
 
 if TYPE_CHECKING:
     from terrarium_dagster.agent.client import ChatClient
