@@ -5,33 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from terrarium_dagster.agent.client import ChatResult, FailedAttempt
+from terrarium_dagster.agent.protocol import Usage
 from terrarium_dagster.glossary.models import AgentCallRecord
-
-
-def call_record(
-    result: ChatResult | None,
-    *,
-    purpose: str,
-    model: str | None,
-    run_id: str | None,
-    thread_id: int | None,
-    scene_id: str | None,
-    error: str | None = None,
-) -> AgentCallRecord:
-    """The agent-call row of a call: its tokens and latency, or zeros and the error if it failed."""
-    return AgentCallRecord(
-        run_id=run_id,
-        thread_id=thread_id,
-        scene_id=scene_id,
-        purpose=purpose,
-        model=model,
-        prompt_tokens=result.prompt_tokens if result else 0,
-        cached_tokens=result.cached_tokens if result else 0,
-        completion_tokens=result.completion_tokens if result else 0,
-        latency_ms=result.latency_ms if result else 0.0,
-        finish_reason=result.finish_reason if result else None,
-        error=error,
-    )
 
 
 def call_records(
@@ -46,34 +21,35 @@ def call_records(
     failed_attempts: Sequence[object] = (),
 ) -> list[AgentCallRecord]:
     """The rows of a call, one per request the server received: each attempt the client retried
-    (a 5xx, a timeout, a malformed reply: its outcome as the error), then the call's own row.
-    `failed_attempts` are a failed call's (the error's); an answered call carries its own."""
-    retried = result.failed_attempts if result is not None else failed_attempts
-    rows = [
-        AgentCallRecord(
+    (a 5xx, a timeout, a malformed reply: its outcome as the error), then the call's own row
+    (its tokens and latency, or zeros and the error if it failed). `failed_attempts` are a
+    failed call's (the error's); an answered call carries its own."""
+
+    def row(
+        usage: Usage | None, latency_ms: float, finish_reason: str | None, outcome: str | None
+    ) -> AgentCallRecord:
+        return AgentCallRecord(
             run_id=run_id,
             thread_id=thread_id,
             scene_id=scene_id,
             purpose=purpose,
             model=model,
-            prompt_tokens=attempt.usage.prompt_tokens if attempt.usage else 0,
-            cached_tokens=attempt.usage.cached_tokens if attempt.usage else 0,
-            completion_tokens=attempt.usage.completion_tokens if attempt.usage else 0,
-            latency_ms=attempt.latency_ms,
-            error=f"retried: {attempt.outcome}",
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            cached_tokens=usage.cached_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_ms=latency_ms,
+            finish_reason=finish_reason,
+            error=outcome,
         )
+
+    retried = result.failed_attempts if result is not None else failed_attempts
+    rows = [
+        row(attempt.usage, attempt.latency_ms, None, f"retried: {attempt.outcome}")
         for attempt in retried
         if isinstance(attempt, FailedAttempt)
     ]
-    rows.append(
-        call_record(
-            result,
-            purpose=purpose,
-            model=model,
-            run_id=run_id,
-            thread_id=thread_id,
-            scene_id=scene_id,
-            error=error,
-        )
-    )
+    if result is None:
+        rows.append(row(None, 0.0, None, error))
+    else:
+        rows.append(row(result.usage, result.latency_ms, result.finish_reason, error))
     return rows

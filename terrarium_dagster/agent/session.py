@@ -186,7 +186,7 @@ class ModelSession:
         """The gate: `messages` if prompt + max_tokens fits the window, else the smaller request
         `shrink` makes (asked until it fits or gives up), else BudgetError. Never a blind send."""
         answer = max_tokens or self.max_tokens
-        limit = self.window - answer
+        limit = self.limit(answer)
         tokens = self.count(messages, tools, exact_above=int(limit * exact_share))
         while tokens > limit:
             smaller = shrink(messages, limit) if shrink is not None else None
@@ -234,7 +234,7 @@ class ModelSession:
                 self.counter.observe(messages, list(tools) if tools else None, exc.prompt_tokens)
             retry = self.admit(messages, exact_share=exact_share, **gate)
             if retry == messages and shrink is not None:  # the gate saw no reason: smaller anyway
-                retry = shrink(messages, self.window - answer - 64) or messages
+                retry = shrink(messages, self.limit(answer) - 64) or messages
             if retry == messages:
                 raise BudgetError(
                     f"the server refused a {purpose} request as too long ({exc.server_message}) "

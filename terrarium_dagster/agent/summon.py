@@ -263,16 +263,6 @@ class SummonManager:
     def is_open(self) -> bool:
         return self._session is not None
 
-    @property
-    def window(self) -> int:
-        """The model window summon requests respect (the model session's)."""
-        return self.model_session.window
-
-    @property
-    def limit(self) -> int:
-        """Prompt tokens a summon request may have."""
-        return self.model_session.limit()
-
     # -- the exchange ---------------------------------------------------------------------------
 
     def summon(
