@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
-from terrarium_dagster.agent.offline import OfflineBackend
+from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import Engine

@@ -18,9 +18,9 @@ from typing import Self
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
-from terrarium_dagster.agent.offline import OfflineBackend
 from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.agent.summon import SummonManager, snapshot_tools
+from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from terrarium_dagster.agent.offline import OfflineBackend, count_prompt_tokens
+from terrarium_dagster.backends.offline import OfflineBackend, count_prompt_tokens
 from terrarium_dagster.glossary.store import GlossaryStore
 from tests.support.vllm_server import (
     DEFAULT_MODEL,

@@ -533,7 +533,7 @@ def test_offline_backend_through_chat_client_curates(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:
     from terrarium_dagster.agent.client import ChatClient, ClientConfig
-    from terrarium_dagster.agent.offline import OfflineBackend
+    from terrarium_dagster.backends.offline import OfflineBackend
     from terrarium_dagster.context.prompts import SYSTEM_PROMPT
 
     client = ChatClient(
@@ -567,7 +567,7 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
     """The bundled quest's first thread: its gold terms (plus a duplicate spelling and a common
     word) curated by the offline backend with a tight message budget."""
     from terrarium_dagster.agent.client import ChatClient, ClientConfig
-    from terrarium_dagster.agent.offline import OfflineBackend
+    from terrarium_dagster.backends.offline import OfflineBackend
     from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, gold_terms
     from terrarium_dagster.curation.prompt import approx_tokens
     from terrarium_dagster.exports import build_export, run_checks

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from terrarium_dagster.agent.describe import compose, grow, portrait, shape_kind
+from terrarium_dagster.backends.describe import compose, grow, portrait, shape_kind
 from terrarium_dagster.cli import main
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import open_corpus

@@ -11,7 +11,9 @@ import httpx
 import pytest
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig, parse_context_overflow
-from terrarium_dagster.agent.offline import (
+from terrarium_dagster.agent.relevant import entry_line
+from terrarium_dagster.agent.tools import ToolContext, default_registry, dispatch
+from terrarium_dagster.backends.offline import (
     OFFLINE_MODEL,
     CurateEntryView,
     KnownEntry,
@@ -21,8 +23,6 @@ from terrarium_dagster.agent.offline import (
     offline_curate,
     parse_scene_message,
 )
-from terrarium_dagster.agent.relevant import entry_line
-from terrarium_dagster.agent.tools import ToolContext, default_registry, dispatch
 from terrarium_dagster.context.prompts import (
     SYSTEM_PROMPT,
     flush_message,
@@ -644,7 +644,7 @@ def test_backend_and_tools_annotate_a_real_corpus(tmp_path: Path) -> None:
 
 
 def test_a_summon_question_naming_an_entry_id_ignores_quoted_words_in_the_definition() -> None:
-    from terrarium_dagster.agent.offline import summon_answer
+    from terrarium_dagster.backends.offline import summon_answer
 
     def create(call_id: str, term: str, definition: str) -> dict[str, Any]:
         arguments = json.dumps({"definition": definition, "post_ids": [1], "term": term})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.agent.candidates import find_candidates
-from terrarium_dagster.agent.offline import CurateEntryView, KnownEntry, offline_curate
+from terrarium_dagster.backends.offline import CurateEntryView, KnownEntry, offline_curate
 from terrarium_dagster.cli import main
 from terrarium_dagster.glossary.vocabulary import is_ordinary, ordinary_reason
 
@@ -110,7 +110,7 @@ def test_a_full_name_takes_the_entries_of_both_its_words_along() -> None:
 
 
 def test_a_scene_that_names_a_speaker_or_a_title_holder_adds_an_alias_not_an_entry() -> None:
-    from terrarium_dagster.agent.offline import SceneAnnotator, parse_scene_message
+    from terrarium_dagster.backends.offline import SceneAnnotator, parse_scene_message
     from terrarium_dagster.context.prompts import scene_message
 
     story = (
@@ -180,7 +180,7 @@ def test_markdown_pages_carry_no_raw_html_and_no_script_links() -> None:
 def test_the_offline_backend_tags_an_entry_when_its_name_says_what_it_is(
     term: str, kind: str | None
 ) -> None:
-    from terrarium_dagster.agent.describe import shape_kind as kind_of
+    from terrarium_dagster.backends.describe import shape_kind as kind_of
 
     assert kind_of(term) == kind
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from terrarium_dagster.agent.loop import fit_story, known_lines, lines_shown
-from terrarium_dagster.agent.offline import parse_scene_message, with_earlier_known
 from terrarium_dagster.agent.relevant import RelevantEntry, entry_line
+from terrarium_dagster.backends.offline import parse_scene_message, with_earlier_known
 from terrarium_dagster.context import prompts
 from terrarium_dagster.corpus.models import Post, Scene
 from terrarium_dagster.glossary.models import Entry

@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 
-from terrarium_dagster.agent.offline import OfflineBackend
+from terrarium_dagster.backends.offline import OfflineBackend
 from tests.support.serving import serving
 
 _SCENE = re.compile(r"^# Scene \S+\nthread (\d+) .*· scene (\d+) of (\d+)")

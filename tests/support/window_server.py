@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from terrarium_dagster.agent.offline import OfflineBackend, count_prompt_tokens
+from terrarium_dagster.backends.offline import OfflineBackend, count_prompt_tokens
 from tests.support.serving import serving
 from tests.support.vllm_server import overflow_message
 

@@ -25,7 +25,7 @@ entry; a word of several known names is left alone. So does a name the scene giv
 ("I'm Sister Ottoline ... calls me the Bell-Sister") and a bare title right before one name
 ("Provost" in "Provost Amberly Hask"; a known bare-title entry gains that name as an alias).
 - Turn 1 (no assistant turn yet): one `glossary_create` per candidate (definition: composed by
-  `agent.describe` from every sentence of the scene that mentions it, `Term — lead; fact;
+  `backends.describe` from every sentence of the scene that mentions it, `Term — lead; fact;
   fact.`, within what the known-entries line shows whole (180 characters), known terms linked
   as `[[Term]]`; tags: its kind, from the name and context cues; aliases: the candidate's
   variants; post_ids: the scene posts where it occurs), one `glossary_update` with
@@ -94,7 +94,7 @@ from terrarium_dagster.agent.candidates import (
     find_term,
     is_common_word,
 )
-from terrarium_dagster.agent.describe import TITLE_WORDS, compose, grow, portrait
+from terrarium_dagster.backends.describe import TITLE_WORDS, compose, grow, portrait
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import ordinary_reason
