@@ -76,7 +76,6 @@ import hashlib
 import json
 import math
 import re
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +94,13 @@ from terrarium_dagster.agent.candidates import (
     is_common_word,
 )
 from terrarium_dagster.backends.describe import TITLE_WORDS, compose, grow, portrait
+from terrarium_dagster.backends.wire import (
+    content_text,
+    error_body,
+    last_user_index,
+    overflow_message,
+    token_id,
+)
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import ordinary_reason
@@ -131,24 +137,13 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
-def _content_text(content: Any) -> str:
-    """A message's content as text (a string, or OpenAI content parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
-    return str(content)
-
-
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def count_message_tokens(message: Mapping[str, Any]) -> int:
     tokens = MESSAGE_OVERHEAD_TOKENS + count_tokens(str(message.get("role", "")))
-    tokens += count_tokens(_content_text(message.get("content")))
+    tokens += count_tokens(content_text(message.get("content")))
     if message.get("tool_calls"):
         tokens += count_tokens(_canonical(message["tool_calls"]))
     if message.get("tool_call_id"):
@@ -172,7 +167,7 @@ def count_prompt_tokens(
 
 
 def _token_ids(text: str) -> list[int]:
-    return [zlib.crc32(text[i : i + 4].encode()) % 151_000 for i in range(0, len(text), 4)]
+    return [token_id(text[i : i + 4]) for i in range(0, len(text), 4)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,20 +267,13 @@ def _tool_names(tools: Any) -> list[str]:
     return names
 
 
-def _last_user_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "user":
-            return index
-    return None
-
-
 def _calls_after(messages: Sequence[Mapping[str, Any]]) -> tuple[int, list[Call]]:
     """(number of assistant turns, the tool calls with their results) in `messages`."""
     results: dict[str, dict[str, Any]] = {}
     for message in messages:
         if message.get("role") == "tool":
             results[str(message.get("tool_call_id"))] = _parse_json_object(
-                _content_text(message.get("content"))
+                content_text(message.get("content"))
             )
     turns = 0
     calls: list[Call] = []
@@ -350,7 +338,7 @@ def with_earlier_known(scene: SceneMessage, earlier: Sequence[Mapping[str, Any]]
     for message in earlier:
         if message.get("role") != "user":
             continue
-        earlier_scene = parse_scene_message(_content_text(message.get("content")).lstrip())
+        earlier_scene = parse_scene_message(content_text(message.get("content")).lstrip())
         if earlier_scene is not None:
             known.update((entry.entry_id, entry) for entry in earlier_scene.known)
     if not known:
@@ -904,7 +892,7 @@ def _scene_exchanges(messages: Sequence[Mapping[str, Any]]) -> list[_SceneDigest
     index = 0
     while index < len(messages):
         message = messages[index]
-        text = _content_text(message.get("content"))
+        text = content_text(message.get("content"))
         scene = parse_scene_message(text) if message.get("role") == "user" else None
         index += 1
         if scene is None:
@@ -921,7 +909,7 @@ def _scene_exchanges(messages: Sequence[Mapping[str, Any]]) -> list[_SceneDigest
             if result.get("ok") and isinstance(entry, dict) and entry.get("id"):
                 entries.setdefault(str(entry["id"]), str(entry.get("term", "")))
         for message_after in following:
-            for ref in _ENTRY_REF.findall(_content_text(message_after.get("content"))):
+            for ref in _ENTRY_REF.findall(content_text(message_after.get("content"))):
                 entries.setdefault(f"E{ref}", "")
         posts = [pid for pid, _ in scene.posts]
         first_text = scene.posts[0][1] if scene.posts else ""
@@ -1256,14 +1244,14 @@ def _merge_target(
 
 
 def _curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:
-    text = _content_text(messages[last_user].get("content"))
+    text = content_text(messages[last_user].get("content"))
     views = parse_curate_message(text)
     wanted: set[int] | None = None
     if not views:  # a retry note: find the entries in the earlier curate message
         only = re.search(r"entries only: (.*)", text)
         wanted = {int(n) for n in _ENTRY_REF.findall(only.group(1))} if only else None
         for message in reversed(messages[:last_user]):
-            content = _content_text(message.get("content"))
+            content = content_text(message.get("content"))
             if message.get("role") == "user" and content.startswith("# Task: curate"):
                 views = parse_curate_message(content)
                 if views:
@@ -1289,7 +1277,7 @@ def summon_answer(question: str, history: Sequence[Mapping[str, Any]]) -> str:
     index = 0
     while index < len(history):
         message = history[index]
-        text = _content_text(message.get("content"))
+        text = content_text(message.get("content"))
         scene = parse_scene_message(text) if message.get("role") == "user" else None
         if scene is not None:
             scene_id = scene.scene_id
@@ -1332,7 +1320,7 @@ def summon_answer(question: str, history: Sequence[Mapping[str, Any]]) -> str:
         findings.append(line)
     if not findings:
         for message in history:
-            text = _content_text(message.get("content"))
+            text = content_text(message.get("content"))
             for ref in refs:
                 for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
                     if f"[E{ref}]" in sentence:
@@ -1381,7 +1369,7 @@ class OfflineBackend(httpx.BaseTransport):
                 return self._json(200, self.complete(self._body(request)))
             raise BadRequest(f"no route for {request.method} {path}", 404, "NotFoundError")
         except BadRequest as exc:
-            error = {"message": str(exc), "type": exc.kind, "param": None, "code": exc.status}
+            error = error_body(str(exc), exc.status, exc.kind)
             return self._json(exc.status, {"error": error, "object": "error"})
 
     # -- endpoints ------------------------------------------------------------------------------
@@ -1436,12 +1424,7 @@ class OfflineBackend(httpx.BaseTransport):
         prompt_tokens = count_prompt_tokens(messages, tools)
         wanted = max_tokens if max_tokens is not None else 0
         if prompt_tokens + wanted > self.max_model_len or prompt_tokens >= self.max_model_len:
-            raise BadRequest(
-                f"This model's maximum context length is {self.max_model_len} tokens. However, "
-                f"you requested {prompt_tokens + wanted} tokens ({prompt_tokens} in the messages, "
-                f"{wanted} in the completion). Please reduce the length of the messages or "
-                "completion."
-            )
+            raise BadRequest(overflow_message(self.max_model_len, prompt_tokens, wanted))
         budget = max_tokens if max_tokens is not None else self.max_model_len - prompt_tokens
         if body.get("tool_choice") == "none":
             tool_names = []
@@ -1474,10 +1457,10 @@ class OfflineBackend(httpx.BaseTransport):
 
     def answer(self, messages: Sequence[Mapping[str, Any]], tools: set[str]) -> Reply:
         """The reply to a conversation (see the module docstring)."""
-        last_user = _last_user_index(messages)
+        last_user = last_user_index(messages)
         if last_user is None:
             return Reply(content="Send a `# Scene` message or a `# Task:` message.")
-        text = _content_text(messages[last_user].get("content")).lstrip()
+        text = content_text(messages[last_user].get("content")).lstrip()
         after = messages[last_user + 1 :]
         scene = parse_scene_message(text)
         if scene is not None:

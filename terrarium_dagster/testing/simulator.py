@@ -30,13 +30,20 @@ import hashlib
 import json
 import re
 import threading
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from terrarium_dagster.backends.wire import (
+    content_text,
+    error_body,
+    last_user_index,
+    overflow_message,
+    token_id,
+)
 
 Message = dict[str, Any]
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
@@ -56,7 +63,6 @@ _TOOLS_PREAMBLE = (
     "# Tools\n\nThese functions are available; call them by writing a JSON object with the "
     "function's name and arguments inside <tool_call></tool_call> tags.\n<tools>\n"
 )
-VOCAB_SIZE = 151_000
 
 
 def tokenize_text(text: str) -> list[str]:
@@ -65,19 +71,7 @@ def tokenize_text(text: str) -> list[str]:
 
 
 def token_ids(tokens: Sequence[str]) -> list[int]:
-    return [zlib.crc32(token.encode()) % VOCAB_SIZE for token in tokens]
-
-
-def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-        )
-    return str(content)
+    return [token_id(token) for token in tokens]
 
 
 def _tool_call_text(call: dict[str, Any]) -> str:
@@ -100,7 +94,7 @@ def render_chat(
     rest = list(messages)
     system = None
     if rest and rest[0].get("role") == "system":
-        system = _content_text(rest.pop(0).get("content"))
+        system = content_text(rest.pop(0).get("content"))
     if system is not None or tools:
         text = system or ""
         if tools:
@@ -120,12 +114,12 @@ def render_chat(
         if role == "tool":
             results = []
             while index < len(rest) and rest[index].get("role") == "tool":
-                content = _content_text(rest[index].get("content"))
+                content = content_text(rest[index].get("content"))
                 results.append(f"<tool_response>\n{content}\n</tool_response>")
                 index += 1
             parts.append(f"{IM_START}user\n" + "\n".join(results) + f"{IM_END}\n")
             continue
-        text = _content_text(message.get("content"))
+        text = content_text(message.get("content"))
         if role == "assistant":
             calls = [_tool_call_text(call) for call in message.get("tool_calls") or []]
             if calls:
@@ -141,7 +135,7 @@ def completion_text(message: dict[str, Any]) -> str:
     """What the model generated for an answer message (reasoning, content, tool calls)."""
     reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
     text = f"<think>\n{reasoning}\n</think>\n\n" if reasoning else ""
-    text += _content_text(message.get("content"))
+    text += content_text(message.get("content"))
     calls = [_tool_call_text(call) for call in message.get("tool_calls") or []]
     if calls:
         text = (text + "\n" if text else "") + "\n".join(calls)
@@ -349,7 +343,8 @@ class SimulatedVLLM(httpx.BaseTransport):
         if prompt >= self.max_model_len or requested > self.max_model_len:
             with self._lock:
                 self.stats.overflows += 1
-            return _error(400, self._overflow_message(prompt, max_tokens))
+            wanted = int(max_tokens) if max_tokens else None
+            return _error(400, overflow_message(self.max_model_len, prompt, wanted))
         with self._lock:
             cached = self.cache.lookup_and_insert(tokens)
         response = self._answer(request, body)
@@ -403,28 +398,13 @@ class SimulatedVLLM(httpx.BaseTransport):
             }
         return httpx.Response(200, json=payload)
 
-    def _overflow_message(self, prompt: int, max_tokens: int | None) -> str:
-        if max_tokens:
-            return (
-                f"This model's maximum context length is {self.max_model_len} tokens. However, "
-                f"you requested {prompt + int(max_tokens)} tokens ({prompt} in the messages, "
-                f"{int(max_tokens)} in the completion). Please reduce the length of the messages "
-                "or completion."
-            )
-        return (
-            f"This model's maximum context length is {self.max_model_len} tokens. However, your "
-            f"request has {prompt} input tokens. Please reduce the length of the input messages."
-        )
-
 
 def _error(status: int, message: str, kind: str = "BadRequestError") -> httpx.Response:
-    return httpx.Response(
-        status, json={"error": {"message": message, "type": kind, "param": None, "code": status}}
-    )
+    return httpx.Response(status, json={"error": error_body(message, status, kind)})
 
 
 def _last_user_first_line(messages: Sequence[Message]) -> str:
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            return _content_text(message.get("content")).split("\n", 1)[0][:80]
-    return ""
+    index = last_user_index(messages)
+    if index is None:
+        return ""
+    return content_text(messages[index].get("content")).split("\n", 1)[0][:80]
