@@ -179,6 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus(undo)
     _add_store(undo)
 
+    recover = commands.add_parser(
+        "recover",
+        help="copy what is readable of a damaged store into a new one (the damaged one is kept)",
+    )
+    _add_store(recover)
+    recover.add_argument("--out", type=Path, required=True, help="the new store (must not exist)")
+
     _add_snapshot_commands(commands)
     return parser
 
@@ -510,7 +517,30 @@ def cmd_why(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_recover(args: argparse.Namespace) -> int:
+    from terrarium_dagster.glossary.integrity import recover
+
+    settings = _settings(args)
+    report = recover(Path(settings.db), args.out)
+    damaged = ", ".join(report.damaged_tables) or "none"
+    print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")
+    for table in report.tables:
+        if table.lost_all:
+            print(f"  {table.table}: unreadable, nothing recovered")
+        elif table.unreadable:
+            print(f"  {table.table}: {table.copied} rows; {table.unreadable} damaged stretch(es)")
+    if report.dangling:
+        print(f"  {report.dangling} rows point at rows that were lost")
+    print(
+        f"the damaged store {report.source} is unchanged; check the new one with "
+        f"`terrarium status --db {report.out}`, then run with `--db {report.out}` "
+        "(`--rewind` or `--from-snapshot` redo a thread whose rows were lost)"
+    )
+    return EXIT_OK
+
+
 COMMANDS = {
+    "recover": cmd_recover,
     "serve": cmd_serve,
     "score": cmd_score,
     "import": cmd_import,

@@ -43,6 +43,11 @@ class WriterLeaseError(InputError):
     """Another live process holds the store's one-writer lease (the CLI exits 2 at once)."""
 
 
+class DamagedStoreError(InputError):
+    """The store's file is damaged (or not a store): refused before anything is written, one line
+    naming the damage and the way back (`terrarium recover`); the CLI exits 2."""
+
+
 class DuplicateTermError(StoreError):
     """A term or alias collides with a live entry."""
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.errors import StoreError
+from terrarium_dagster.errors import DamagedStoreError, StoreError
 from terrarium_dagster.glossary import SCHEMA_VERSION, Actor, GlossaryStore, ProvenanceIn
 from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
 
@@ -74,10 +74,10 @@ def test_store_runs_in_wal_mode_with_foreign_keys_on(store: GlossaryStore):
     assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
 
 
-def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path: Path):
+def test_a_file_that_is_not_sqlite_is_refused_as_damaged_input(tmp_path: Path):
     bogus = tmp_path / "notes.txt"
     bogus.write_text("this is not a database, just some words " * 100)
-    with pytest.raises(StoreError, match="cannot open annotator store"):
+    with pytest.raises(DamagedStoreError, match=r"is damaged \(.*file is not a database"):
         GlossaryStore(bogus)
 
 

@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
-from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError
+from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError, TerrariumError
+from terrarium_dagster.glossary.integrity import check_integrity, damage_error, is_damage
 from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
 from terrarium_dagster.jsonform import canonical_json
 
@@ -84,11 +85,17 @@ def space_shortage(exc: sqlite3.Error, where: str | Path) -> str | None:
     return None
 
 
-def store_error(what: str, exc: sqlite3.Error, where: str | Path) -> StoreError:
-    """`what` failed with `exc`: a DiskSpaceError naming the shortage when that was the cause."""
+def store_error(what: str, exc: sqlite3.Error, where: str | Path) -> TerrariumError:
+    """`what` failed with `exc`: a DiskSpaceError naming the shortage when that was the cause, a
+    DamagedStoreError when the file is damaged or not a database, an InputError when the file
+    cannot be opened at all (a folder the user cannot enter, a path under a file)."""
     shortage = space_shortage(exc, where)
     if shortage is not None:
         return DiskSpaceError(f"{what}: {shortage}")
+    if is_damage(exc):
+        return damage_error(str(where), str(exc))
+    if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":
+        return InputError(f"{what}: {exc} (check the path and its folder's permissions)")
     return StoreError(f"{what}: {exc}")
 
 
@@ -199,7 +206,7 @@ class StoreConnection:
                     timeout=busy_timeout_ms / 1000,
                 )
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+                raise store_error(f"cannot open annotator store {self.where}", exc, target) from exc
         try:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -208,6 +215,10 @@ class StoreConnection:
                 self._check_version(conn)
                 self._conn = conn
                 return
+            if target != MEMORY and target not in new_files:
+                # before anything writes (WAL mode, migrations, the lease): a damaged store is
+                # refused with one line (benchmarks/bench_integrity.py: the cost at scale)
+                check_integrity(conn, self.where)
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -216,7 +227,7 @@ class StoreConnection:
         except sqlite3.Error as exc:
             conn.close()
             if read_only:
-                raise StoreError(f"cannot open annotator store {self.where}: {exc}") from exc
+                raise store_error(f"cannot open annotator store {self.where}", exc, path) from exc
             # A store being created leaves none of its files behind; an existing store's files
             # are left alone (its WAL may be another process's).
             creating = target in new_files
@@ -260,7 +271,10 @@ class StoreConnection:
                 last = exc
                 if "conn" in locals():
                     conn.close()
-        raise StoreError(f"cannot open annotator store {self.where} to read: {last}")
+                if is_damage(exc):
+                    break  # a damaged file is damaged however it is opened
+        assert last is not None
+        raise store_error(f"cannot open annotator store {self.where} to read", last, location)
 
     def _check_version(self, conn: sqlite3.Connection) -> None:
         current, target = schema_version(conn), len(MIGRATIONS)
