@@ -146,12 +146,12 @@ def _exports_are_sound(store_db: Path, corpus: Path, out: Path) -> None:
         assert "[[" not in text.replace("[[reference]]", ""), page.name
     lorebook = json.loads((out / "lorebook" / "lorebook.json").read_text(encoding="utf-8"))
     assert all("[[" not in item["content"] for item in lorebook["entries"].values())
-    site = (out / "site" / "glossary-data.js").read_text(encoding="utf-8")
-    data = json.loads(site.split("=", 1)[1].strip().rstrip(";"))
-    for entry_id, history in data["entries"].items():
-        for version in history:
-            text = version.get("definition", "")
-            assert not NESTED.search(text), (entry_id, text)
+    for part in sorted((out / "site" / "data").glob("thread-*.js")):
+        text = part.read_text(encoding="utf-8")
+        data = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+        for entry_id, version in data["versions"].items():
+            definition = version.get("definition", "")
+            assert not NESTED.search(definition), (entry_id, definition)
 
 
 def _run(corpus: Path, db: Path) -> None:

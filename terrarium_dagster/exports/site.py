@@ -1,26 +1,32 @@
-"""The reader's site: one wiki for the whole story with a spoiler shield.
+"""The reader's site: one wiki for the whole story with a spoiler shield that holds.
 
 `build_site(store, corpus, out_dir)` writes a static site (no server needed, works offline and
-on a phone): `index.html` (page, style and script) and `glossary-data.js` (the data). The data
-holds, per entry, its versions keyed by the position of the thread from which each holds: built
-from the revision log (`glossary_as_of_thread` at every finished thread), keeping a version only
-where the entry changed and each source once with the positions it holds for, not one copy of
-the glossary per thread. The page asks the reader how
-far they have read ("up to thread N", kept in the browser's localStorage, or `?upto=<thread
-key>` in the address) and shows every page, the index, search, categories, backlinks, sources and
-redirects exactly as the glossary stood at the end of that thread. Every text is put in the page
-as text (never as HTML), and only http(s) links to posts are made.
+on a phone): `index.html` (page, style and script), `glossary-data.js` (the manifest: the story's
+name and, per finished thread, its key and its data file, nothing a reader could be spoiled by)
+and `data/thread-0001.js`, one file per thread, holding only what first became visible at the end
+of that thread: the versions of entries that changed there, the sources that began (or stopped)
+holding there, the posts first cited there and the thread's own title. The versions come from the
+revision log (`glossary_as_of_thread` at every finished thread), keeping a version only where the
+entry changed, not one copy of the glossary per thread.
+
+The page asks the reader how far they have read ("up to thread N", kept in the browser's
+localStorage, or `?upto=<thread key or number>` in the address) and loads the thread files up
+to that thread, and no further: raising the position loads the next files, so the browser never
+receives a byte of a later thread. It shows every page, the index, search, categories, backlinks,
+sources and redirects exactly as the glossary stood at the end of that thread. Every text is put
+in the page as text (never as HTML), and only http(s) or site-local links to posts are made.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import linked_views
@@ -29,6 +35,7 @@ from terrarium_dagster.glossary.store import GlossaryStore
 
 SITE_DIR = "site"
 DATA_FILE = "glossary-data.js"
+THREAD_DIR = "data"
 _POST_REF = re.compile(r">>(\d+)")
 
 
@@ -39,6 +46,35 @@ class SiteReport:
     entries: int
     versions: int
     bytes: int
+
+
+@dataclass
+class ThreadPart:
+    """What a reader first sees at the end of one thread (the content of its data file)."""
+
+    position: int
+    key: str
+    title: str
+    versions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: list[list[Any]] = field(default_factory=list)  # [entry id, thread key, post, quote]
+    ended: list[list[Any]] = field(default_factory=list)  # sources that stop holding here
+    posts: dict[str, list[Any]] = field(default_factory=dict)  # post id → [thread key, url]
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "key": self.key,
+            "title": self.title,
+            "versions": self.versions,
+            "sources": self.sources,
+            "ended": self.ended,
+            "posts": self.posts,
+        }
+
+
+def thread_file(position: int) -> str:
+    """The data file of the thread at `position` (0 = the first), relative to the site."""
+    return f"{THREAD_DIR}/thread-{position + 1:04d}.js"
 
 
 def _version(view: EntryView) -> dict[str, Any]:
@@ -53,34 +89,34 @@ def _version(view: EntryView) -> dict[str, Any]:
     }
 
 
-def site_data(store: GlossaryStore, corpus: Corpus, *, story: str) -> dict[str, Any]:
-    """Everything the page needs, versions keyed by thread position (0 = the first thread)."""
+def site_parts(store: GlossaryStore, corpus: Corpus) -> list[ThreadPart]:
+    """One part per finished thread, in story order: what became visible at its end."""
     all_threads = corpus.threads()
     thread_keys = {thread.id: thread.key for thread in all_threads}
-    finished = []
-    for thread in all_threads:
+    parts: list[ThreadPart] = []
+    last: dict[int, str] = {}
+    # Sources only accumulate (a merge moves them): each is announced once where it begins to
+    # hold and once where it stops, not repeated in every version of its entry.
+    held: dict[int, dict[tuple[str, int, str], bool]] = {}
+    cited: set[int] = set()
+    for position, thread in enumerate(all_threads):
         state = store.progress.thread_state(thread.id)
         if state is None or state.end_revision_id is None:
             break  # threads finish in story order: the first unfinished one ends the story so far
-        finished.append(thread)
-    versions: dict[int, list[dict[str, Any]]] = {}
-    last: dict[int, str] = {}
-    # Sources only accumulate (a merge moves them): each is kept once, with the positions from
-    # which and until which it holds, not repeated in every version of its entry.
-    sources: dict[int, dict[tuple[str, int, str], list[Any]]] = {}
-    cited_posts: set[int] = set()
-    for position, thread in enumerate(finished):
+        part = ThreadPart(position, thread.key, thread.title)
+        parts.append(part)
         seen: set[int] = set()
+        new_posts: set[int] = set()
         views = store.glossary.glossary_as_of_thread(thread.id, include_deleted=True)
         for view in linked_views(views):
             version = _version(view)
             fingerprint = json.dumps(version, sort_keys=True)
             seen.add(view.id)
             if last.get(view.id) != fingerprint:
-                versions.setdefault(view.id, []).append({"from": position, **version})
+                part.versions[str(view.id)] = version
                 last[view.id] = fingerprint
-                cited_posts.update(int(n) for n in _POST_REF.findall(view.definition))
-            held = sources.setdefault(view.id, {})
+                new_posts.update(int(n) for n in _POST_REF.findall(view.definition))
+            current = held.setdefault(view.id, {})
             now = set()
             for item in view.provenance:
                 key = (
@@ -89,66 +125,83 @@ def site_data(store: GlossaryStore, corpus: Corpus, *, story: str) -> dict[str, 
                     item.quote,
                 )
                 now.add(key)
-                if key not in held or held[key][4] is not None:
-                    held[key] = [*key, position, None]
-                    cited_posts.add(item.post_id)
-            for key, record in held.items():
-                if key not in now and record[4] is None:
-                    record[4] = position
-        for entry_id in list(last):
+                if not current.get(key):
+                    current[key] = True
+                    part.sources.append([view.id, *key])
+                    new_posts.add(item.post_id)
+            for key, holding in current.items():
+                if holding and key not in now:
+                    current[key] = False
+                    part.ended.append([view.id, *key])
+        for entry_id in sorted(last):
             if entry_id not in seen and last[entry_id] != "absent":
-                versions[entry_id].append({"from": position, "absent": True})
+                part.versions[str(entry_id)] = {"absent": True}
                 last[entry_id] = "absent"
-    posts: dict[str, list[Any]] = {}
-    for post_id in sorted(cited_posts):
-        post = corpus.post(post_id)
-        if post is None:
-            continue
-        url = corpus.post_url(post)
-        posts[str(post_id)] = [thread_keys.get(post.thread_id, ""), url if _http(url) else None]
+        for post_id in sorted(new_posts - cited):
+            post = corpus.post(post_id)
+            if post is None:
+                continue
+            cited.add(post_id)
+            part.posts[str(post_id)] = [
+                thread_keys.get(post.thread_id, ""),
+                post_href(corpus, post),
+            ]
+    return parts
+
+
+def site_manifest(parts: list[ThreadPart], *, story: str) -> dict[str, Any]:
+    """What the page loads first: the story's name and each finished thread's key and file —
+    no title, entry or source (those are in the thread files, loaded only up to the position)."""
     return {
         "story": story,
-        "threads": [
-            {"key": thread.key, "title": thread.title, "position": index}
-            for index, thread in enumerate(finished)
-        ],
-        "thread_titles": {thread.key: thread.title for thread in all_threads},
-        "entries": {str(entry_id): history for entry_id, history in sorted(versions.items())},
-        "sources": {
-            str(entry_id): list(held.values()) for entry_id, held in sorted(sources.items()) if held
-        },
-        "posts": posts,
+        "threads": [{"key": part.key, "file": thread_file(part.position)} for part in parts],
     }
 
 
-def _http(url: str | None) -> bool:
-    return bool(url) and str(url).startswith(("http://", "https://"))
+def post_href(corpus: Corpus, post: Post) -> str:
+    """Where a source links: the post's public address when the corpus has an http(s) URL
+    template, else its page on the local server (`terrarium serve`'s `/post/<id>`)."""
+    url = corpus.post_url(post)
+    if url and url.startswith(("http://", "https://")):
+        return url
+    return f"/post/{post.id}"
+
+
+def _payload(document: dict[str, Any]) -> str:
+    payload = json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return payload.replace("</", "<\\/")  # never closes a script element it may sit in
 
 
 def build_site(
     store: GlossaryStore, corpus: Corpus, out_dir: str | Path, *, story: str | None = None
 ) -> SiteReport:
     """Write the site into `out_dir` (replaced whole, atomically)."""
-    title = story or _story_name(corpus)
-    data = site_data(store, corpus, story=title)
+    title = story or story_name(corpus)
+    parts = site_parts(store, corpus)
     page = resources.files("terrarium_dagster.exports.site_assets").joinpath("index.html")
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    payload = payload.replace("</", "<\\/")  # never closes the script element it sits in
+    manifest = site_manifest(parts, story=title)
     target = Path(out_dir)
     with staged_directory(target) as staging:
         (staging / "index.html").write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
-        (staging / DATA_FILE).write_text(f"window.TERRARIUM_SITE = {payload};\n", encoding="utf-8")
+        (staging / DATA_FILE).write_text(
+            f"window.TERRARIUM_SITE = {_payload(manifest)};\n", encoding="utf-8"
+        )
+        (staging / THREAD_DIR).mkdir()
+        for part in parts:
+            (staging / thread_file(part.position)).write_text(
+                f"window.TERRARIUM_THREAD({_payload(part.document())});\n", encoding="utf-8"
+            )
     size = sum(path.stat().st_size for path in target.rglob("*") if path.is_file())
     return SiteReport(
         out_dir=str(target),
-        threads=len(data["threads"]),
-        entries=len(data["entries"]),
-        versions=sum(len(history) for history in data["entries"].values()),
+        threads=len(parts),
+        entries=len({entry for part in parts for entry in part.versions}),
+        versions=sum(len(part.versions) for part in parts),
         bytes=size,
     )
 
 
-def _story_name(corpus: Corpus) -> str:
+def story_name(corpus: Corpus) -> str:
     threads = corpus.threads()
     if threads:
         first = threads[0].title
