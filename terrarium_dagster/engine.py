@@ -249,7 +249,7 @@ class Engine:
         try:
             return (
                 self.store.created
-                and self.store.glossary.last_revision_id() == 0
+                and self.store.history.last_revision_id() == 0
                 and not any(state.scenes_done for state in self.store.progress.thread_states())
             )
         except TerrariumError:
@@ -500,7 +500,7 @@ class Engine:
                     scenes_done=state.scenes_done,
                     cursor_scene_id=state.cursor_scene_id,
                     run_id=self.run_id,
-                    end_revision_id=self.store.glossary.last_revision_id(),
+                    end_revision_id=self.store.history.last_revision_id(),
                     checkpoint_id=state.checkpoint_id,
                 )
         finally:
@@ -573,7 +573,7 @@ class Engine:
         created: list[int] = []
         updated: list[int] = []
         deleted: list[int] = []
-        for revision in self.store.glossary.revisions(thread_id=thread.id):
+        for revision in self.store.history.revisions(thread_id=thread.id):
             if revision.actor_kind != "agent" or revision.entry_id is None:
                 continue
             bucket = {"create": created, "delete": deleted}.get(revision.action, updated)
@@ -612,7 +612,7 @@ class Engine:
                 ref=f"{item.thread_id}#{item.post_id}",
                 url=self.corpus.post_url(f"{item.thread_id}#{item.post_id}"),
             )
-            for item in self.store.glossary.provenance(entry_id)[:SOURCES_PER_ENTRY]
+            for item in self.store.provenance.for_entry(entry_id)[:SOURCES_PER_ENTRY]
         ]
         return TouchedEntry(
             entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources

@@ -76,7 +76,7 @@ def store_status(db: str) -> dict[str, Any]:
             "threads_by_status": dict(sorted(Counter(s.status for s in states).items())),
             "entries": len(entries),
             "entries_by_status": dict(sorted(by_status.items())),
-            "revisions": store.glossary.last_revision_id(),
+            "revisions": store.history.last_revision_id(),
             "calls": totals.calls,
             "prompt_tokens": totals.prompt_tokens,
             "cached_tokens": totals.cached_tokens,

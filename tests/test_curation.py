@@ -299,7 +299,7 @@ def test_confirm_reject_revise_are_applied_as_revisions_with_reasoning(
         "confirmed",
         "The soldiers holding the border gate.",
     )
-    last = store.glossary.revisions(entries["guard"])[-1]
+    last = store.history.revisions(entries["guard"])[-1]
     assert (last.actor_kind, last.reason, last.thread_id) == (
         "curator",
         "Guards at the gate, >>106.",
@@ -312,8 +312,8 @@ def test_confirm_reject_revise_are_applied_as_revisions_with_reasoning(
         (entries["guard"], "REVISE"),
     }
     for row in rows:
-        assert store.glossary.revision(row["revision_id"]).entry_id == row["entry_id"]
-        assert row["reasoning"] == store.glossary.revision(row["revision_id"]).reason
+        assert store.history.revision(row["revision_id"]).entry_id == row["entry_id"]
+        assert row["reasoning"] == store.history.revision(row["revision_id"]).reason
 
 
 def test_merge_moves_provenance_and_names_to_target(
@@ -330,8 +330,8 @@ def test_merge_moves_provenance_and_names_to_target(
     target = store.glossary.get_entry(target_id)
     assert {"Tithe of Embers", "Coal Toll"} <= set(target.aliases)
     assert target.status == "tentative"  # a merge says nothing about the target
-    assert store.glossary.provenance(source_id) == []
-    assert 104 in {p.post_id for p in store.glossary.provenance(target_id)}
+    assert store.provenance.for_entry(source_id) == []
+    assert 104 in {p.post_id for p in store.provenance.for_entry(target_id)}
     assert store.glossary.find_by_term("coal toll").id == target_id
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -390,7 +390,7 @@ def test_bad_merge_target_leaves_entry_tentative(
     assert len(chat.sent) == 2
     assert source_id in report.left_tentative
     assert store.glossary.get_entry(source_id).status == "tentative"
-    assert store.glossary.provenance(source_id) != []
+    assert store.provenance.for_entry(source_id) != []
     assert any(f"E{source_id}" in problem for problem in report.problems)
 
 
@@ -473,10 +473,10 @@ def test_undo_confirm_restores_tentative_as_a_revision(
 ) -> None:
     run(store, corpus, ScriptedChat(answer(decide(entries["kethra"], "CONFIRM"))))
     (row,) = applied_decisions(store)
-    count = len(store.glossary.revisions(entries["kethra"]))
+    count = len(store.history.revisions(entries["kethra"]))
     result = undo_decision(store, Actor("user"), row["id"], "too early")
     assert store.glossary.get_entry(entries["kethra"]).status == "tentative"
-    assert len(store.glossary.revisions(entries["kethra"])) == count + 1
+    assert len(store.history.revisions(entries["kethra"])) == count + 1
     assert result.entry_ids == [entries["kethra"]]
     (row,) = applied_decisions(store)
     assert row["undone_revision_id"] == result.revision_ids[-1]
@@ -506,7 +506,7 @@ def test_undo_merge_restores_source_names_and_provenance(
     assert sorted(result.entry_ids) == sorted([source_id, target_id])
     source_entry = store.glossary.get_entry(source_id)
     assert (source_entry.status, source_entry.merged_into) == ("tentative", None)
-    assert [p.post_id for p in store.glossary.provenance(source_id)] == [104]
+    assert [p.post_id for p in store.provenance.for_entry(source_id)] == [104]
     assert "Coal Toll" not in store.glossary.get_entry(target_id).aliases
     assert store.glossary.find_by_term("Coal Toll").id == source_id
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -638,7 +638,7 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
             thread_key=first.key,
             position=first.position,
             status="curated",
-            end_revision_id=glossary.glossary.last_revision_id(),
+            end_revision_id=glossary.history.last_revision_id(),
         )
         export = build_export(glossary, quest, tmp_path / "export", as_of_thread=first.id)
         assert export.entries == len(gold) + 2

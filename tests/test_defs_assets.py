@@ -173,13 +173,13 @@ def test_rematerializing_a_thread_later_threads_built_on_is_refused_without_rewi
 ) -> None:
     assert run(instance, resources, thread_annotations, keys[:3]).success
     with GlossaryStore(store_path) as store:
-        revisions_before = store.glossary.last_revision_id()
+        revisions_before = store.history.last_revision_id()
     result = run(instance, resources, thread_annotations, keys[1:2])
     assert not result.success
     message = failure_message(result, "thread_annotations")
     assert "rewind" in message and keys[2] in message
     with GlossaryStore(store_path) as store:
-        assert store.glossary.last_revision_id() == revisions_before
+        assert store.history.last_revision_id() == revisions_before
 
 
 def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
@@ -187,14 +187,14 @@ def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
 ) -> None:
     assert run(instance, resources, thread_annotations, keys[:1]).success
     with GlossaryStore(store_path) as store:
-        revisions_before = store.glossary.last_revision_id()
+        revisions_before = store.history.last_revision_id()
     result = run(instance, resources, thread_annotations, keys[:1])
     assert result.success
     (event,) = materialized(result, "thread_annotations")
     assert event.metadata["already_done"].value is True
     assert event.metadata["scenes_annotated"].value == 0
     with GlossaryStore(store_path) as store:
-        assert store.glossary.last_revision_id() == revisions_before
+        assert store.history.last_revision_id() == revisions_before
 
 
 def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_redo(
@@ -202,9 +202,9 @@ def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_re
 ) -> None:
     assert run(instance, resources, thread_annotations, keys[:3]).success
     with GlossaryStore(store_path) as store:
-        revisions_before = store.glossary.last_revision_id()
+        revisions_before = store.history.last_revision_id()
         end_of_first = store.progress.thread_state(_thread_id(keys[0])).end_revision_id
-        glossary_after_first = _names(store.glossary.glossary_as_of(end_of_first))
+        glossary_after_first = _names(store.history.glossary_as_of(end_of_first))
 
     result = run(instance, resources, thread_annotations, keys[1:2], rewind=True)
     assert result.success, failure_message(result, "thread_annotations")
@@ -217,15 +217,15 @@ def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_re
     assert after[keys[2]] not in DONE, "the later thread must be marked for redo"
     with GlossaryStore(store_path) as store:
         # Nothing erased: the rollback and the redo are new revisions after the old ones.
-        assert store.glossary.last_revision_id() > revisions_before
-        assert store.glossary.revision(revisions_before).id == revisions_before
+        assert store.history.last_revision_id() > revisions_before
+        assert store.history.revision(revisions_before).id == revisions_before
         rollbacks = [
             r
-            for r in store.glossary.revisions(since_id=revisions_before)
+            for r in store.history.revisions(since_id=revisions_before)
             if r.actor_kind == "rollback"
         ]
         assert rollbacks, "the rewind must be recorded as rollback revisions"
-        assert _names(store.glossary.glossary_as_of(end_of_first)) == glossary_after_first
+        assert _names(store.history.glossary_as_of(end_of_first)) == glossary_after_first
 
     # The later thread can be annotated again, in order.
     assert run(instance, resources, thread_annotations, keys[2:3]).success

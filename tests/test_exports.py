@@ -35,7 +35,7 @@ def finish_thread(store: GlossaryStore, corpus: Corpus, thread_id: int) -> None:
         thread_key=thread.key,
         position=thread.position,
         status="curated",
-        end_revision_id=store.glossary.last_revision_id(),
+        end_revision_id=store.history.last_revision_id(),
     )
 
 
@@ -397,7 +397,7 @@ def test_checks_fail_with_details_on_a_corrupted_glossary(
     store: GlossaryStore, corpus: Corpus, ids: dict[str, int]
 ) -> None:
     orphan = store.glossary.create_entry(agent(T2), "Orphan", "No source at all.")
-    revision = store.glossary.last_revision_id()
+    revision = store.history.last_revision_id()
     with store.transaction():
         store.conn.execute(
             "INSERT INTO alias (entry_id, alias, norm_alias, deleted) "

@@ -80,7 +80,7 @@ def export_in_sequence(engine: Engine, root: Path, threads: list[Thread]) -> Exp
 
 def test_every_thread_of_a_sequence_equals_a_fresh_export(engine: Engine, tmp_path: Path) -> None:
     export_in_sequence(engine, tmp_path / "exports", engine.threads)
-    entries = [len(engine.store.glossary.glossary_as_of_thread(t.id)) for t in engine.threads]
+    entries = [len(engine.store.history.glossary_as_of_thread(t.id)) for t in engine.threads]
     assert entries[-1] > entries[0] > 0
     for thread in engine.threads:
         fresh = tmp_path / "fresh" / thread.key
@@ -141,13 +141,13 @@ def test_exporting_again_into_the_same_folder_rewrites_only_what_changed(
 
 
 def test_the_changes_between_two_threads_rebuild_the_later_glossary(engine: Engine) -> None:
-    glossary = engine.store.glossary
+    history = engine.store.history
     states = [engine.store.progress.thread_state(t.id) for t in engine.threads]
     ends = [state.end_revision_id for state in states if state and state.end_revision_id]
     early, late = ends[1], ends[-1]
     for start, end in ((early, late), (late, early)):
-        views = {view.id: view for view in glossary.glossary_as_of(start)}
-        changed, gone = glossary.changes_between(start, end)
+        views = {view.id: view for view in history.glossary_as_of(start)}
+        changed, gone = history.changes_between(start, end)
         for view in changed:
             if view.deleted:
                 views.pop(view.id, None)
@@ -155,12 +155,12 @@ def test_the_changes_between_two_threads_rebuild_the_later_glossary(engine: Engi
                 views[view.id] = view
         for entry_id in gone:
             views.pop(entry_id, None)
-        expected = {view.id: view for view in glossary.glossary_as_of(end)}
+        expected = {view.id: view for view in history.glossary_as_of(end)}
         assert views == expected
 
 
 def test_documents_from_fragments_equal_whole_dumps(engine: Engine) -> None:
-    entries = engine.store.glossary.glossary_as_of_thread(engine.threads[-1].id)
+    entries = engine.store.history.glossary_as_of_thread(engine.threads[-1].id)
     document = glossary_document(entries, meta={"corpus": "q.db", "revision": 3})
     for records in (document["entries"], document["entries"][:1], []):
         whole = {"meta": document["meta"], "entries": records}

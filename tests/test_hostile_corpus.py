@@ -54,7 +54,7 @@ def test_injections_lookalikes_and_a_1mb_post_do_not_break_the_run(tmp_path: Pat
         entries = store.glossary.entries(include_deleted=True)
         assert any(e.term == "Vaskari" for e in entries)
         assert not any(e.deleted for e in entries), "story text must not be able to delete"
-        revisions = store.glossary.revisions()
+        revisions = store.history.revisions()
         assert all(r.action != "delete" for r in revisions)
     with sqlite3.connect(db) as connection:
         biggest = connection.execute("SELECT max(prompt_tokens) FROM agent_call").fetchone()[0]

@@ -54,7 +54,7 @@ def test_a_lorebook_as_of_a_thread_holds_nothing_from_later_threads(
     assert main([*args, "--corpus", str(sample_db), "--as-of-thread", first.key]) == 0
     book = json.loads((out / "lorebook.json").read_text())
     with GlossaryStore(store) as glossary:
-        then = {view.term for view in glossary.glossary.glossary_as_of_thread(first.id)}
+        then = {view.term for view in glossary.history.glossary_as_of_thread(first.id)}
         now = {entry.term for entry in glossary.glossary.entries()}
     terms = {entry["comment"] for entry in book["entries"].values()}
     assert terms <= then and terms < now

@@ -637,7 +637,7 @@ def test_backend_and_tools_annotate_a_real_corpus(tmp_path: Path) -> None:
         assert {"Lantern Court", "Keth'ra", "ember-tithe", "Lord Varen"} <= set(terms)
         first_scene, second_scene = scenes
         kethra = terms["Keth'ra"]
-        posts = [p.post_id for p in store.glossary.provenance(kethra.id)]
+        posts = [p.post_id for p in store.provenance.for_entry(kethra.id)]
         assert posts[: len(first_scene.post_ids)] == list(first_scene.post_ids)
         assert second_scene.post_ids[0] in posts  # the second scene added provenance
     assert calls_per_scene == [2, 2]

@@ -79,7 +79,7 @@ def holder(sample_db: Path, store_path: Path) -> Iterator[subprocess.Popen[str]]
 def _snapshot(store_path: Path) -> tuple[int, list[tuple[str, str]], list[Any]]:
     with GlossaryStore(store_path) as store:
         return (
-            store.glossary.last_revision_id(),
+            store.history.last_revision_id(),
             [(run.id, run.status) for run in store.runs.runs()],
             [(s.thread_key, s.status, s.scenes_done) for s in store.progress.thread_states()],
         )

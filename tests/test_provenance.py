@@ -50,7 +50,7 @@ def test_invented_terms_and_quotes_are_error_results_and_the_correction_is_recor
         store = engine.store
         entries = store.glossary.entries(include_deleted=True)
         assert [entry.term for entry in entries] == ["Vaskari"]
-        (source,) = store.glossary.provenance(entries[0].id)
+        (source,) = store.provenance.for_entry(entries[0].id)
         post = engine.corpus.post(source.post_id)
         assert post is not None and source.post_id in scene_posts
         assert source.quote == "The envoy met Vaskari at the gate"

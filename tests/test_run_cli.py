@@ -48,7 +48,7 @@ def test_offline_run_annotates_and_curates_every_thread_with_sources(sample_run:
         live = [e for e in store.glossary.entries() if e.status not in ("rejected", "merged")]
         assert live
         for entry in live:
-            assert store.glossary.provenance(entry.id), f"{entry.term} has no source post"
+            assert store.provenance.for_entry(entry.id), f"{entry.term} has no source post"
         assert all(state.checkpoint_id for state in states)
 
 
@@ -214,12 +214,12 @@ def test_from_snapshot_rolls_back_then_redoes_the_later_threads_identically(
     with GlossaryStore(db) as store:
         first = min(store.progress.thread_states(), key=lambda s: s.position)
         snapshot_id = first.checkpoint_id
-        revisions_before = store.glossary.last_revision_id()
+        revisions_before = store.history.last_revision_id()
     assert snapshot_id is not None
     assert main([*args, "--from-snapshot", str(snapshot_id)]) == 0
     assert _live_glossary(db) == before
     with GlossaryStore(db) as store:
-        actions = {r.action for r in store.glossary.revisions(since_id=revisions_before)}
+        actions = {r.action for r in store.history.revisions(since_id=revisions_before)}
         assert "rollback" in actions, "the rollback is recorded as revisions"
         assert all(s.status == "curated" for s in store.progress.thread_states())
 
@@ -235,7 +235,7 @@ def test_rewind_redoes_a_thread_that_later_threads_built_on(
     assert main([*args, "--threads", "t00001-1014..", "--rewind"]) == 0
     assert _live_glossary(db) == before
     with GlossaryStore(db) as store:
-        assert any(r.action == "rollback" for r in store.glossary.revisions())
+        assert any(r.action == "rollback" for r in store.history.revisions())
 
 
 def test_a_malformed_config_file_exits_2_naming_the_file(

@@ -131,12 +131,12 @@ def test_the_reading_position_hides_everything_from_later_threads(
         threads = corpus.threads()
     first, later = threads[0], threads[1:]
     with GlossaryStore(store) as glossary:
-        then = glossary.glossary.glossary_as_of_thread(first.id)
+        then = glossary.history.glossary_as_of_thread(first.id)
         terms_then = {view.term for view in then if view.status not in ("rejected", "merged")}
         quotes_later = {
             item.quote
             for entry in glossary.glossary.entries()
-            for item in glossary.glossary.provenance(entry.id, include_superseded=True)
+            for item in glossary.provenance.for_entry(entry.id, include_superseded=True)
             if item.thread_id in {t.id for t in later} and len(item.quote) > 25
         }
         later_ids = {e.id for e in glossary.glossary.entries()} - {view.id for view in then}
@@ -171,7 +171,7 @@ def test_an_entry_page_links_its_sources_and_its_references(
         entry = next(
             e
             for e in glossary.glossary.entries()
-            if e.status == "confirmed" and glossary.glossary.provenance(e.id)
+            if e.status == "confirmed" and glossary.provenance.for_entry(e.id)
         )
     dom = _render(f"{site}/?upto={last.key}#/entry/{entry.id}", tmp_path, "entry")
     assert f'id="entry-title">{entry.term}<' in dom

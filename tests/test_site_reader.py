@@ -135,7 +135,7 @@ def _thread_numbers(loaded: dict[str, int]) -> set[int]:
 def _live_as_of(store: Path, corpus_path: Path, position: int) -> dict[int, Any]:
     with Corpus(corpus_path) as corpus, GlossaryStore(store) as glossary:
         thread = corpus.threads()[position]
-        views = glossary.glossary.glossary_as_of_thread(thread.id)
+        views = glossary.history.glossary_as_of_thread(thread.id)
     return {v.id: v for v in views if v.status not in ("rejected", "merged") and not v.deleted}
 
 

@@ -115,7 +115,7 @@ def test_checkpoint_points_into_the_revision_log_instead_of_copying_the_glossary
         store.glossary.create_entry(agent, "Orlundel", "A walled city.")
         snapshot_id = _save(store, _state())
         row, _ = load_checkpoint(store, snapshot_id)
-        assert row.revision_id == store.glossary.last_revision_id() == 2
+        assert row.revision_id == store.history.last_revision_id() == 2
         assert "gate warden" not in row.state_json
         assert snapshot_in_force(store) == snapshot_id
 
@@ -194,7 +194,7 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
         second_thread = ends[1].thread_id
         edits = [
             r
-            for r in store.glossary.revisions(thread_id=second_thread)
+            for r in store.history.revisions(thread_id=second_thread)
             if r.actor_kind == "agent" and r.action == "create"
         ]
         assert edits
@@ -207,7 +207,7 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
             m.get("content", "") and m["content"].startswith(f"# Scene {edits[0].scene_id}")
             for m in payload.context.history
         )
-        first_edit = store.glossary.revisions()[0]
+        first_edit = store.history.revisions()[0]
         by_entry = snapshot_for_entry(store, f"E{first_edit.entry_id}")
         assert by_entry.snapshot_id is not None
         assert snapshot_for_revision(store, first_edit.id).in_force_id is None
@@ -241,18 +241,18 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
         target = ends[0]
         expected_glossary = [
             (v.id, v.term, v.definition, v.status, tuple(v.aliases))
-            for v in store.glossary.glossary_as_of(target.revision_id or 0)
+            for v in store.history.glossary_as_of(target.revision_id or 0)
         ]
-        before = store.glossary.last_revision_id()
+        before = store.history.last_revision_id()
         actor = Actor(kind="rollback", run_id="run-2")
         state = restore_from_snapshot(store, actor, target.id)
 
         _, payload = load_checkpoint(store, target.id)
         assert state == payload.context
         assert store.context.load_context_state() == payload.context.to_json()
-        after = store.glossary.last_revision_id()
+        after = store.history.last_revision_id()
         assert after > before  # the rollback is recorded as revisions, nothing erased
-        assert all(r.actor_kind == "rollback" for r in store.glossary.revisions(since_id=before))
+        assert all(r.actor_kind == "rollback" for r in store.history.revisions(since_id=before))
         current = [
             (e.id, e.term, e.definition, e.status, tuple(e.aliases))
             for e in store.glossary.entries()
@@ -325,7 +325,7 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
 
     with GlossaryStore(tmp_path / "g.db") as store:  # ... then taken back to the clean stop
         created_since = {
-            r.entry_id for r in store.glossary.revisions(since_id=pointer) if r.action == "create"
+            r.entry_id for r in store.history.revisions(since_id=pointer) if r.action == "create"
         }
         assert created_since
         restore_from_snapshot(store, Actor(kind="rollback", run_id="run-3"), shutdown.id)
@@ -353,8 +353,8 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
 def test_restore_refuses_an_unknown_snapshot_and_changes_nothing(tmp_path: Path) -> None:
     with GlossaryStore(tmp_path / "g.db") as store:
         store.glossary.create_entry(Actor(kind="agent"), "Vaskari", "A warden.")
-        before = store.glossary.last_revision_id()
+        before = store.history.last_revision_id()
         with pytest.raises(SnapshotNotFoundError, match="no snapshot 3"):
             restore_from_snapshot(store, Actor(kind="rollback"), 3)
-        assert store.glossary.last_revision_id() == before
+        assert store.history.last_revision_id() == before
         assert store.context.load_context_state() is None

@@ -55,7 +55,7 @@ def test_create_and_get_entry_with_aliases_tags_and_provenance(store: GlossarySt
     assert created.created_revision == created.updated_revision == 1
     assert store.glossary.get_entry(created.id) == created
     assert store.glossary.get_entry(f"E{created.id}") == created  # type: ignore[arg-type]
-    assert [p.post_id for p in store.glossary.provenance(created.id)] == [101, 105]
+    assert [p.post_id for p in store.provenance.for_entry(created.id)] == [101, 105]
 
 
 def test_unknown_entry_is_entry_not_found(store: GlossaryStore):
@@ -76,7 +76,7 @@ def test_duplicate_term_variant_names_the_existing_entry(store: GlossaryStore, v
         store.glossary.create_entry(AGENT, variant, "Again.")
     assert caught.value.existing_entry_id == existing.id  # type: ignore[attr-defined]
     assert len(store.glossary.entries()) == 1
-    assert len(store.glossary.revisions()) == 1
+    assert len(store.history.revisions()) == 1
 
 
 def test_alias_colliding_with_a_term_or_an_alias_is_refused(store: GlossaryStore):
@@ -123,7 +123,7 @@ def test_bad_input_is_an_input_error_and_changes_nothing(store: GlossaryStore):
         with pytest.raises(InputError):
             case()
     assert store.glossary.entries(include_deleted=True) == []
-    assert store.glossary.revisions() == []
+    assert store.history.revisions() == []
 
 
 def test_actor_kind_is_checked():
@@ -157,7 +157,7 @@ def test_update_changes_fields_and_records_full_states(store: GlossaryStore):
     assert updated.aliases == ["ash tax"]
     assert updated.status == "confirmed"
     assert updated.tags == ["custom"]
-    revision = store.glossary.revisions(entry.id)[-1]
+    revision = store.history.revisions(entry.id)[-1]
     assert revision.action == "update"
     assert revision.reason == "clearer"
     assert (revision.actor_kind, revision.run_id, revision.thread_id, revision.scene_id) == (
@@ -179,7 +179,7 @@ def test_update_that_changes_nothing_writes_no_revision(store: GlossaryStore):
     store.glossary.update_entry(
         AGENT, entry.id, definition="A town.", add_aliases=["vornholm", "VORN"]
     )
-    assert len(store.glossary.revisions(entry.id)) == 1
+    assert len(store.history.revisions(entry.id)) == 1
 
 
 def test_removing_an_alias_the_entry_does_not_have_is_an_input_error(store: GlossaryStore):
@@ -207,7 +207,7 @@ def test_every_kind_of_change_writes_a_revision_with_old_and_new_state(store: Gl
     store.glossary.update_entry(AGENT, entry.id, definition="A river town.")
     store.glossary.delete_entry(AGENT, entry.id, "duplicate of nothing")
     store.glossary.restore_entry(AGENT, entry.id, "it is a term after all")
-    revisions = store.glossary.revisions(entry.id)
+    revisions = store.history.revisions(entry.id)
     assert [r.action for r in revisions] == [
         "create",
         "alias",
@@ -222,7 +222,7 @@ def test_every_kind_of_change_writes_a_revision_with_old_and_new_state(store: Gl
     assert revisions[4].new_value["deleted"] is True  # type: ignore[index]
     assert revisions[4].new_value["delete_reason"] == "duplicate of nothing"  # type: ignore[index]
     assert revisions[5].new_value["deleted"] is False  # type: ignore[index]
-    assert [p.revision_id for p in store.glossary.provenance(entry.id)] == [
+    assert [p.revision_id for p in store.provenance.for_entry(entry.id)] == [
         revisions[0].id,
         revisions[2].id,
     ]
@@ -236,7 +236,7 @@ def test_delete_needs_a_reason_and_is_soft(store: GlossaryStore):
     assert deleted.deleted and deleted.delete_reason == "not a term"
     assert store.glossary.entries() == []
     assert [e.id for e in store.glossary.entries(include_deleted=True)] == [entry.id]
-    assert len(store.glossary.provenance(entry.id)) == 1
+    assert len(store.provenance.for_entry(entry.id)) == 1
     assert store.glossary.find_by_term("vorn") is None
     with pytest.raises(StoreError, match="already deleted"):
         store.glossary.delete_entry(AGENT, entry.id, "again")
@@ -266,10 +266,10 @@ def test_provenance_is_not_recorded_twice(store: GlossaryStore):
     )
     assert [row.post_id for row in rows] == [101, 102, 102]
     assert rows[1] == rows[2]
-    assert len(store.glossary.provenance(entry.id)) == 2
-    assert len(store.glossary.revisions(entry.id)) == 2
+    assert len(store.provenance.for_entry(entry.id)) == 2
+    assert len(store.history.revisions(entry.id)) == 2
     store.glossary.add_provenance(AGENT, entry.id, [src(102)])
-    assert len(store.glossary.revisions(entry.id)) == 2
+    assert len(store.history.revisions(entry.id)) == 2
 
 
 def test_first_and_last_seen_follow_story_order_when_thread_positions_are_known(
@@ -343,14 +343,14 @@ def test_merge_moves_names_and_provenance_and_redirects(store: GlossaryStore):
     assert merged.last_seen_post == 140
     after_source = store.glossary.get_entry(source.id)
     assert after_source.status == "merged" and after_source.merged_into == target.id
-    assert store.glossary.provenance(source.id) == []
-    moved = store.glossary.provenance(target.id)
+    assert store.provenance.for_entry(source.id) == []
+    moved = store.provenance.for_entry(target.id)
     assert [(p.post_id, p.quote) for p in moved] == [(101, "Keth'ra"), (140, "the Red Witch")]
     assert moved[1].moved_from is not None
-    superseded = store.glossary.provenance(source.id, include_superseded=True)
+    superseded = store.provenance.for_entry(source.id, include_superseded=True)
     assert len(superseded) == 2 and all(p.superseded_revision_id for p in superseded)
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
-    revisions = store.glossary.revisions(since_id=source.updated_revision)
+    revisions = store.history.revisions(since_id=source.updated_revision)
     assert [(r.entry_id, r.action) for r in revisions] == [
         (source.id, "merged_into"),
         (target.id, "merge"),

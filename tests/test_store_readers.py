@@ -113,7 +113,7 @@ def test_readers_work_on_a_store_in_a_read_only_place(built_store: Path, tmp_pat
 
 def test_a_read_only_store_refuses_to_write(built_store: Path) -> None:
     with GlossaryStore(built_store, read_only=True) as store:
-        assert store.glossary.last_revision_id() > 0
+        assert store.history.last_revision_id() > 0
         with pytest.raises(StoreError, match="read-only"):
             store.set_meta("x", "y")
         assert store.get_meta("x") is None
@@ -216,7 +216,7 @@ SCENE_HOLDER = textwrap.dedent(
         store = engine.store
         # A scene: it reads, then "the model thinks" (no write lock held), then writes.
         with store.transaction(deferred=True):
-            before = store.glossary.last_revision_id()
+            before = store.history.last_revision_id()
             print("thinking", flush=True)
             sys.stdin.readline()
             store.set_meta("scene-wrote", str(before))

@@ -225,7 +225,7 @@ def test_curator_decisions_are_logged_and_marked_undone(store: GlossaryStore):
     decision_id = store.curation.log_curator_decision(
         "run-1", 100, two.id, "MERGE", one.id, "same town", target.updated_revision
     )
-    undone = store.glossary.undo_revision(curator, target.updated_revision or 0, "different places")
+    undone = store.rollback.undo_revision(curator, target.updated_revision or 0, "different places")
     store.curation.mark_decision_undone(decision_id, undone[0].updated_revision or 0)
     decisions = store.curation.curator_decisions(entry_id=two.id)
     assert len(decisions) == 1

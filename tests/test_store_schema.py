@@ -161,7 +161,7 @@ def test_failed_store_call_inside_an_outer_transaction_keeps_the_outer_work(stor
         with pytest.raises(DuplicateTermError):
             store.glossary.create_entry(AGENT, "KETH'RA", "Again.")
     assert [entry.term for entry in store.glossary.entries()] == ["Keth'ra"]
-    assert len(store.glossary.revisions()) == 1
+    assert len(store.history.revisions()) == 1
 
 
 def test_concurrent_reader_sees_committed_data_only(store: GlossaryStore, db_path: Path):

@@ -228,7 +228,7 @@ def test_fts_follows_updates_aliases_deletes_merges_and_rollbacks(glossary: Glos
     tithe = glossary.glossary.find_by_term("ember tithe")
     vorn = glossary.glossary.find_by_term("vorn")
     assert tithe and vorn
-    boundary = glossary.glossary.last_revision_id()
+    boundary = glossary.history.last_revision_id()
     glossary.glossary.update_entry(
         AGENT, tithe.id, term="Cinder Levy", definition="A levy of cinders."
     )
@@ -242,7 +242,7 @@ def test_fts_follows_updates_aliases_deletes_merges_and_rollbacks(glossary: Glos
     glossary.glossary.merge_entries(AGENT, vorn.id, tithe.id, "test")
     assert glossary.glossary.search("vorn")[0].entry.id == tithe.id
     assert_fts_in_sync(glossary)
-    glossary.glossary.rollback_to_revision(Actor("rollback"), boundary, "undo the test")
+    glossary.rollback.rollback_to_revision(Actor("rollback"), boundary, "undo the test")
     assert glossary.glossary.search("ash tax")[0].entry.id == tithe.id
     assert glossary.glossary.search("cinder") == []
     assert glossary.glossary.search("vorn")[0].entry.id == vorn.id

@@ -177,7 +177,7 @@ def test_a_summoned_context_cannot_write_the_glossary(
     vllm_server: ScriptedVLLM, world: World
 ) -> None:
     store = world.store
-    before = (store.glossary.last_revision_id(), [e.id for e in store.glossary.entries()])
+    before = (store.history.last_revision_id(), [e.id for e in store.glossary.entries()])
     create = json.dumps({"term": "Sardomir", "definition": "A name."})
     update = json.dumps({"entry_id": "E1", "definition": "Rewritten."})
     vllm_server.script(
@@ -192,7 +192,7 @@ def test_a_summoned_context_cannot_write_the_glossary(
     for result in results:
         assert result["ok"] is False
         assert "read-only" in result["error"]
-    assert (store.glossary.last_revision_id(), [e.id for e in store.glossary.entries()]) == before
+    assert (store.history.last_revision_id(), [e.id for e in store.glossary.entries()]) == before
     assert store.glossary.get_entry(1).definition == "Vaskari, a name."
 
 

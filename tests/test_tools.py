@@ -279,7 +279,7 @@ def test_unknown_entry_is_an_error_result(ctx: ToolContext) -> None:
 def test_duplicate_term_names_the_existing_entry(ctx: ToolContext, store: GlossaryStore) -> None:
     created = create(ctx, "Lord Varen", aliases=["Varen"])
     entry_id = created["entry"]["id"]
-    before = store.glossary.last_revision_id()
+    before = store.history.last_revision_id()
     for term in ("lord varen", "VAREN", "the Lord Varen"):
         error = error_of(ctx, "glossary_create", {"term": term, "definition": "again"})
         assert f"already exists as {entry_id} (Lord Varen)" in error
@@ -288,7 +288,7 @@ def test_duplicate_term_names_the_existing_entry(ctx: ToolContext, store: Glossa
         ctx, "glossary_create", {"term": "Varen's Chair", "definition": "x", "aliases": ["Varen"]}
     )
     assert entry_id in error
-    assert store.glossary.last_revision_id() == before
+    assert store.history.last_revision_id() == before
 
 
 def test_an_alias_taken_by_another_entry_is_refused_on_update(ctx: ToolContext) -> None:
@@ -348,10 +348,10 @@ def test_hostile_search_strings_are_safe(ctx: ToolContext, query: str) -> None:
 
 def test_failed_calls_change_nothing(ctx: ToolContext, store: GlossaryStore) -> None:
     create(ctx, "Lord Varen")
-    before = (store.glossary.last_revision_id(), store.glossary.entries())
+    before = (store.history.last_revision_id(), store.glossary.entries())
     error_of(ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [106]})
     error_of(ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["x"], "post_ids": [200]})
-    assert (store.glossary.last_revision_id(), store.glossary.entries()) == before
+    assert (store.history.last_revision_id(), store.glossary.entries()) == before
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -433,7 +433,7 @@ def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
 ) -> None:
     result = create(ctx, "Lord Varen", aliases=["Varen"])
     assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
-    rows = store.glossary.provenance(1)
+    rows = store.provenance.for_entry(1)
     assert [(p.post_id, p.thread_id) for p in rows] == [(104, 100), (105, 100)]
     assert rows[0].quote == "Lord Varen smiles from his chair of glimmerstone."
     assert rows[1].quote == "Varen rises."
@@ -451,14 +451,14 @@ def test_a_term_in_no_post_is_an_error_naming_it_and_nothing_is_written(
         {"term": "Sablecoats", "definition": "x", "aliases": ["Sable Guard"]},
     )
     assert "none of 'Sablecoats', 'Sable Guard' occurs in the current scene" in error
-    assert store.glossary.entries() == [] and store.glossary.last_revision_id() == 0
+    assert store.glossary.entries() == [] and store.history.last_revision_id() == 0
 
 
 def test_given_earlier_posts_are_accepted_with_their_sentence(
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     create(ctx, "Keth'ra", post_ids=[101, 101])
-    quotes = {p.post_id: p.quote for p in store.glossary.provenance(1)}
+    quotes = {p.post_id: p.quote for p in store.provenance.for_entry(1)}
     assert quotes == {101: "Keth'ra waits by the gate."}
 
 
@@ -482,9 +482,9 @@ def test_a_verbatim_quote_is_kept_in_the_posts_spelling_and_an_invented_one_is_a
     ctx: ToolContext, store: GlossaryStore
 ) -> None:
     create(ctx, "glimmerstone", quote="chair of  GLIMMERSTONE")
-    assert store.glossary.provenance(1)[0].quote == "chair of glimmerstone"
+    assert store.provenance.for_entry(1)[0].quote == "chair of glimmerstone"
     create(ctx, "Keth'ra", post_ids=[101], quote="“the ember–tithe is DUE”")
-    assert store.glossary.provenance(2)[0].quote == "The ember-tithe is due"
+    assert store.provenance.for_entry(2)[0].quote == "The ember-tithe is due"
     error = error_of(
         ctx,
         "glossary_create",
@@ -500,7 +500,7 @@ def test_a_verbatim_quote_is_kept_in_the_posts_spelling_and_an_invented_one_is_a
     )
     assert 'quote "Keth\'ra sleeps by the gate" is not in post 101' in error
     assert store.glossary.find_by_term("Order of the Ember") is None
-    assert [p.post_id for p in store.glossary.provenance(2)] == [101]
+    assert [p.post_id for p in store.provenance.for_entry(2)] == [101]
 
 
 def test_a_quote_names_its_post_even_where_the_term_is_a_pronoun(
@@ -535,12 +535,12 @@ def test_update_adds_aliases_and_new_provenance_once(
     )
     assert store.glossary.get_entry(1).aliases == ["Varen"]
     assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
-    assert [p.post_id for p in store.glossary.provenance(1)] == [104, 105]  # 104 recorded once
-    revisions = store.glossary.revisions(1)
+    assert [p.post_id for p in store.provenance.for_entry(1)] == [104, 105]  # 104 recorded once
+    revisions = store.history.revisions(1)
     assert revisions[-1].reason == "short name"
     again = run(ctx, "glossary_update", {"entry_id": 1, "post_ids": [104, 105]})
     assert again["note"] == "nothing new: already recorded"
-    assert store.glossary.revisions(1) == revisions
+    assert store.history.revisions(1) == revisions
 
 
 def test_update_with_nothing_to_say_is_refused(ctx: ToolContext) -> None:
@@ -622,7 +622,7 @@ def test_a_later_thread_sees_the_earlier_one(store: GlossaryStore, corpus: Corpu
     ctx = ToolContext(store, corpus, Actor("agent", thread_id=200, scene_id=scene.id), scene)
     assert run(ctx, "read_post", {"post_id": 106})["ok"]
     create(ctx, "Varen", post_ids=[105, 200])
-    assert {(p.post_id, p.thread_id) for p in store.glossary.provenance(1)} == {
+    assert {(p.post_id, p.thread_id) for p in store.provenance.for_entry(1)} == {
         (105, 100),
         (200, 200),
     }

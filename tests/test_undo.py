@@ -42,7 +42,7 @@ def merge_changed_since(db: Path) -> dict[str, Any]:
         for row in store.curation.curator_decisions():
             if row["decision"] != "MERGE" or row["revision_id"] is None:
                 continue
-            later = store.glossary.revisions(row["target_entry_id"], since_id=row["revision_id"])
+            later = store.history.revisions(row["target_entry_id"], since_id=row["revision_id"])
             if any(r.action != "undo" for r in later):
                 return row
     raise AssertionError("the sample run has no merge whose target changed later")
@@ -80,7 +80,7 @@ def test_undo_a_merge_after_later_changes_restores_the_entry_with_its_names_and_
         assert source.live and source.status != "merged"
         assert store.glossary.find_by_term(source_term).id == source_id  # type: ignore[union-attr]
         assert source_term not in target.aliases
-        assert store.glossary.provenance(source_id), "its sources came back with it"
+        assert store.provenance.for_entry(source_id), "its sources came back with it"
         assert store.glossary.integrity_problems() == []
         (row,) = [r for r in store.curation.curator_decisions() if r["id"] == merge["id"]]
         assert row["undone_revision_id"] is not None
@@ -123,7 +123,7 @@ def test_undo_a_revision_restores_the_prior_values_as_a_new_revision(
     with GlossaryStore(db, read_only=True) as store:
         change = next(
             r
-            for r in store.glossary.revisions()
+            for r in store.history.revisions()
             if r.action == "update"
             and r.actor_kind == "agent"
             and r.old_value
@@ -132,7 +132,7 @@ def test_undo_a_revision_restores_the_prior_values_as_a_new_revision(
             and store.glossary.get_entry(r.entry_id).definition == r.new_value["definition"]  # type: ignore[arg-type]
             and any(
                 later.action != "undo"
-                for later in store.glossary.revisions(r.entry_id, since_id=r.id)
+                for later in store.history.revisions(r.entry_id, since_id=r.id)
             )
         )
         assert change.entry_id is not None and change.old_value is not None
@@ -144,7 +144,7 @@ def test_undo_a_revision_restores_the_prior_values_as_a_new_revision(
         after = store.glossary.get_entry(change.entry_id)
         assert after.definition == change.old_value["definition"]
         assert after.status == before.status, "a later status change is kept"
-        assert store.glossary.revisions(change.entry_id)[-1].id == result["revision_ids"][0]
+        assert store.history.revisions(change.entry_id)[-1].id == result["revision_ids"][0]
     trail = lineage_json(db, f"E{change.entry_id}", capsys)
     undone = next(r for r in trail["revisions"] if r["id"] == change.id)
     assert undone["undone_by"] == result["revision_ids"][0]
@@ -155,7 +155,7 @@ def test_undo_errors_are_one_line_exit_2_and_change_nothing(
     db: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with GlossaryStore(db, read_only=True) as store:
-        last = store.glossary.last_revision_id()
+        last = store.history.last_revision_id()
         kept = next(r for r in store.curation.curator_decisions() if r["revision_id"] is None)
     for argv, message in (
         (["--decision", "99999"], "no curator decision 99999"),
@@ -174,7 +174,7 @@ def test_undo_errors_are_one_line_exit_2_and_change_nothing(
     assert "no annotator store" in capsys.readouterr().err
     assert not (db.parent / "missing.db").exists()
     with GlossaryStore(db, read_only=True) as store:
-        assert store.glossary.last_revision_id() == last
+        assert store.history.last_revision_id() == last
 
 
 def test_undo_is_a_writer_refused_while_another_holds_the_lease(
@@ -183,12 +183,12 @@ def test_undo_is_a_writer_refused_while_another_holds_the_lease(
     merge = merge_changed_since(db)
     with GlossaryStore(db) as store:
         store.runs.acquire_writer_lease("holder-run")
-        last = store.glossary.last_revision_id()
+        last = store.history.last_revision_id()
         try:
             capsys.readouterr()
             assert main(["undo", "--decision", str(merge["id"]), "--db", str(db)]) == 2
             assert "holder-run" in capsys.readouterr().err
-            assert store.glossary.last_revision_id() == last
+            assert store.history.last_revision_id() == last
         finally:
             store.runs.release_writer_lease("holder-run")
 

@@ -86,7 +86,7 @@ def test_why_summons_the_context_that_wrote_the_entry_and_returns_its_cited_post
     # the offline backend answers from the snapshot's own record of the edits
     assert f"I created [E{entry.id}] Sardomir" in answer.answer
     assert f"I updated [E{entry.id}] Sardomir" in answer.answer
-    sources = {p.post_id for p in store.glossary.provenance(entry.id)}
+    sources = {p.post_id for p in store.provenance.for_entry(entry.id)}
     cited = {post.post_id for post in answer.cited_posts}
     assert cited and cited <= sources
     for post in answer.cited_posts:
@@ -105,7 +105,7 @@ def test_why_about_a_given_revision_with_a_question_of_ones_own(
     store, corpus = opened
     entry = store.glossary.find_by_term("Orlundel")
     assert entry is not None
-    created = next(r for r in store.glossary.revisions(entry.id) if r.action == "create")
+    created = next(r for r in store.history.revisions(entry.id) if r.action == "create")
     question = f"Which post first named [E{entry.id}]?"
     with open_client(annotated.settings) as client:
         answer = why(
@@ -182,7 +182,7 @@ def test_the_snapshots_command_lists_every_checkpoint_with_its_blame(
         ends = store.context.checkpoints(kind="thread_end")
         assert [row["id"] for row in rows] == [c.id for c in store.context.checkpoints()]
         first = next(row for row in rows if row["id"] == ends[0].id)
-        in_force = [r for r in store.glossary.revisions() if r.snapshot_id == ends[0].id]
+        in_force = [r for r in store.history.revisions() if r.snapshot_id == ends[0].id]
         assert first["revisions_in_force"] == len(in_force) > 0
         assert first["thread_key"] == store.progress.thread_states()[0].thread_key
         assert first["history_scenes"] == 3

@@ -356,7 +356,7 @@ class Annotator:
             )
 
     def _scene_turns(self, thread: Thread, scene: Scene, index: int, count: int) -> tuple[int, int]:
-        before = self.store.glossary.last_revision_id()
+        before = self.store.history.last_revision_id()
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
         message = self.scene_message(thread, scene, index + 1, count)
         if self.context.prepare(
@@ -389,7 +389,7 @@ class Annotator:
                 break  # the model said these calls finish the scene, and they all succeeded
         for companion in self.companions:
             companion.dismiss_if_open()
-        changed = self.store.glossary.revisions(since_id=before)
+        changed = self.store.history.revisions(since_id=before)
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
         self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)
         self.store.context.save_context_state(self.context.state.to_json())
@@ -414,7 +414,7 @@ class Annotator:
             entry_ids = sorted(
                 {
                     r.entry_id
-                    for r in self.store.glossary.revisions(thread_id=thread.id)
+                    for r in self.store.history.revisions(thread_id=thread.id)
                     if r.entry_id
                 }
             )
@@ -430,7 +430,7 @@ class Annotator:
                 scenes_done=scene_count,
                 cursor_scene_id=self.context.state.cursor.scene_id,
                 run_id=self.run_id,
-                end_revision_id=self.store.glossary.last_revision_id(),
+                end_revision_id=self.store.history.last_revision_id(),
                 checkpoint_id=checkpoint_id,
             )
         if self.progress:
@@ -466,7 +466,7 @@ class Annotator:
         """Roll the glossary and the context back to the end of the previous thread."""
         actor = Actor(kind="rollback", run_id=self.run_id, thread_id=thread.id)
         with self.store.transaction():
-            self.store.glossary.rollback_threads_from(actor, thread.id, reason)
+            self.store.rollback.rollback_threads_from(actor, thread.id, reason)
             previous = [
                 c
                 for c in self.store.context.checkpoints()

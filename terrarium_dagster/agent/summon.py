@@ -397,7 +397,7 @@ class SummonManager:
             )
             found: list[dict[str, Any]] = []
             for hit in hits:
-                then = store.glossary.entry_as_of(hit.entry.id, boundary)
+                then = store.history.entry_as_of(hit.entry.id, boundary)
                 if then is None or then.deleted:
                     continue
                 found.append(entry_brief(then))
@@ -734,7 +734,7 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
         if args.entry_id is not None:
             entry = ctx.store.glossary.get_entry(args.entry_id)
             edits: list[dict[str, Any]] = []
-            for revision in ctx.store.glossary.revisions(entry.id)[-args.limit :]:
+            for revision in ctx.store.history.revisions(entry.id)[-args.limit :]:
                 choice: SnapshotChoice = snapshot_for_revision(ctx.store, revision.id)
                 edits.append(
                     {

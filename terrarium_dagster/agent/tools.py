@@ -688,7 +688,7 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
         provenance = resolve_provenance(ctx, names, args.post_ids, args.quote)
     else:
         provenance = []  # a change of tags alone cites nothing
-    recorded = ctx.store.glossary.sourced_posts(entry.id, (item.post_id for item in provenance))
+    recorded = ctx.store.provenance.sourced_posts(entry.id, (item.post_id for item in provenance))
     provenance = [item for item in provenance if item.post_id not in recorded]
     tags = None if args.tags is None else list(dict.fromkeys(args.tags))
     if tags == entry.tags:

@@ -133,7 +133,7 @@ def why(
         raise InputError("give an entry (E12, a term or an alias) or a revision id")
     if revision is not None:
         try:
-            chosen = store.glossary.revision(revision)
+            chosen = store.history.revision(revision)
         except StoreError as exc:
             if "no revision" not in str(exc):
                 raise

@@ -189,7 +189,7 @@ def _reviewed_unchanged(
             continue
         changed = any(
             positions.get(revision.thread_id or -1, current) > reviewed_at
-            for revision in store.glossary.revisions(entry.id)
+            for revision in store.history.revisions(entry.id)
         )
         if not changed:
             unchanged.add(entry.id)
@@ -237,7 +237,7 @@ def gather_items(
     posts = _ThreadPosts(corpus)
     items: list[CurationItem] = []
     for entry in chosen:
-        provenance = store.glossary.provenance(entry.id)
+        provenance = store.provenance.for_entry(entry.id)
         items.append(
             CurationItem(
                 entry=entry,
@@ -404,7 +404,7 @@ def _decide_batch(
 
 def _decision_revision(store: GlossaryStore, entry_id: int, before: int) -> int | None:
     """The revision the decision wrote on ``entry_id`` (None if it changed nothing)."""
-    revisions = store.glossary.revisions(entry_id, since_id=before)
+    revisions = store.history.revisions(entry_id, since_id=before)
     return revisions[-1].id if revisions else None
 
 
@@ -417,7 +417,7 @@ def _apply(
 ) -> None:
     entry_id = decision.entry_id
     reason = decision.reasoning
-    before = store.glossary.last_revision_id()
+    before = store.history.last_revision_id()
     if decision.decision == "CONFIRM":
         store.glossary.update_entry(actor, entry_id, status="confirmed", reason=reason)
         report.confirmed.append(entry_id)

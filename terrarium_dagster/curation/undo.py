@@ -88,7 +88,7 @@ def _undo(
     store: GlossaryStore, actor: Actor, revision_id: int, what: str, reason: str | None
 ) -> UndoResult:
     why = " ".join((reason or "").split()) or DEFAULT_REASON
-    done = store.glossary.undo_change(actor, revision_id, f"undo {what}: {why}")
+    done = store.rollback.undo_change(actor, revision_id, f"undo {what}: {why}")
     marked: list[int] = []
     undone = set(done.undone)
     for row in store.curation.curator_decisions():

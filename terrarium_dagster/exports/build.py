@@ -132,10 +132,10 @@ class Exporter:
 
     def _entries_as_of(self, boundary: int) -> list[EntryView]:
         if self._boundary is None:
-            views = self.store.glossary.glossary_as_of(boundary)
+            views = self.store.history.glossary_as_of(boundary)
             self._views = {view.id: view for view in views}
         elif boundary != self._boundary:
-            changed, gone = self.store.glossary.changes_between(self._boundary, boundary)
+            changed, gone = self.store.history.changes_between(self._boundary, boundary)
             for view in changed:
                 if view.deleted:
                     self._views.pop(view.id, None)
@@ -148,7 +148,7 @@ class Exporter:
 
     def _glossary(self, as_of_thread: int | None) -> tuple[list[EntryView], dict[str, Any], str]:
         if as_of_thread is None:
-            revision = self.store.glossary.last_revision_id()
+            revision = self.store.history.last_revision_id()
             meta: dict[str, Any] = {"as_of_thread": None, "as_of_thread_key": None}
             subtitle = "The current glossary."
             entries = self.store.glossary.entry_views()

@@ -68,7 +68,7 @@ def definition_report(
         chosen = finished[0]
     else:
         chosen = corpus.thread(after_thread)
-    then = _live(store.glossary.glossary_as_of_thread(chosen.id))
+    then = _live(store.history.glossary_as_of_thread(chosen.id))
     entries = store.glossary.entry_views()
     now = _live(entries)
     changed = [

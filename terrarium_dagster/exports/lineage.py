@@ -210,7 +210,7 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
 
     revisions: list[Revision] = []
     for entry_id in (entry.id, *merged_from):
-        revisions.extend(store.glossary.revisions(entry_id))
+        revisions.extend(store.history.revisions(entry_id))
     revisions.sort(key=lambda r: r.id)
     decisions = {
         int(row["revision_id"]): row
@@ -260,7 +260,7 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
             quote=item.quote,
             revision_id=item.revision_id,
         )
-        for item in store.glossary.provenance(entry.id)
+        for item in store.provenance.for_entry(entry.id)
     ]
     counts: dict[int, list[int]] = {}
     for source in sources:

@@ -107,7 +107,7 @@ def site_parts(store: GlossaryStore, corpus: Corpus) -> list[ThreadPart]:
         parts.append(part)
         seen: set[int] = set()
         new_posts: set[int] = set()
-        views = store.glossary.glossary_as_of_thread(thread.id, include_deleted=True)
+        views = store.history.glossary_as_of_thread(thread.id, include_deleted=True)
         for view in linked_views(views):
             version = _version(view)
             fingerprint = json.dumps(version, sort_keys=True)

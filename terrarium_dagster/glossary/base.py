@@ -18,15 +18,12 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError, TerrariumError
 from terrarium_dagster.glossary.integrity import check_integrity, damage_error, is_damage
 from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
 from terrarium_dagster.jsonform import canonical_json
-
-if TYPE_CHECKING:
-    from terrarium_dagster.glossary.store import GlossaryStore
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -413,11 +410,12 @@ class StoreConnection:
 
 
 class Aggregate:
-    """One part of the store (glossary, runs, context, progress, curation) over the store's one
-    shared connection: its writes join the store's open transaction (one per scene)."""
+    """One part of the store (glossary, provenance, history, rollback, runs, context, progress,
+    curation) over the store's one shared connection: its writes join the store's open
+    transaction (one per scene)."""
 
-    def __init__(self, store: GlossaryStore) -> None:
-        self.store = store  # the whole store: an aggregate may read another (glossary → progress)
+    def __init__(self, store: StoreConnection) -> None:
+        self.store = store  # the store's connection (an aggregate composes the others it reads)
 
     @property
     def where(self) -> str:

@@ -1,7 +1,10 @@
 """The annotator store: one SQLite file (WAL, foreign keys, versioned migrations) opened through
 one connection, split by aggregate over it:
 
-- `store.glossary`: entries, aliases, provenance, revisions, as-of views, rollback;
+- `store.glossary`: entries and their aliases (`entries`: writes; `queries`: reads);
+- `store.provenance`: the sources of entries;
+- `store.history`: the revision log and the glossary as of any revision;
+- `store.rollback`: rollback to a revision or a thread, and undoing one change;
 - `store.runs`: the one-writer lease, runs, and every model request sent (calls);
 - `store.context`: the live context, compactions, checkpoints (snapshots), summon logs;
 - `store.progress`: where each thread stands;
@@ -18,13 +21,13 @@ from pathlib import Path
 from terrarium_dagster.glossary.base import StoreConnection, guarded
 from terrarium_dagster.glossary.context_log import ContextLog
 from terrarium_dagster.glossary.curation_log import CurationLog
-from terrarium_dagster.glossary.entries import (
-    STATE_KEYS,
-    Actor,
-    Glossary,
-    parse_entry_id,
-)
+from terrarium_dagster.glossary.entries import Glossary
+from terrarium_dagster.glossary.history import History
+from terrarium_dagster.glossary.inputs import Actor, parse_entry_id
 from terrarium_dagster.glossary.progress import ThreadProgress
+from terrarium_dagster.glossary.provenance import ProvenanceLog
+from terrarium_dagster.glossary.rollback import Rollback
+from terrarium_dagster.glossary.rows import STATE_KEYS
 from terrarium_dagster.glossary.runs import RunLog
 
 __all__ = ["STATE_KEYS", "Actor", "GlossaryStore", "parse_entry_id"]
@@ -39,6 +42,9 @@ class GlossaryStore(StoreConnection):
     ) -> None:
         super().__init__(path, busy_timeout_ms=busy_timeout_ms, read_only=read_only)
         self.glossary = Glossary(self)
+        self.provenance = ProvenanceLog(self)
+        self.history = History(self)
+        self.rollback = Rollback(self)
         self.runs = RunLog(self)
         self.context = ContextLog(self)
         self.progress = ThreadProgress(self)

@@ -1,4 +1,4 @@
-"""Undoing one change of the glossary with a compensating revision (`Glossary.undo_change`).
+"""Undoing one change of the glossary with a compensating revision (`Rollback.undo_change`).
 
 A change is a revision with its group (both sides of a merge, every entry of a rollback). Undoing
 it writes, for each entry it touched, one 'undo' revision that reverses what that change did and
@@ -30,11 +30,14 @@ from terrarium_dagster.errors import DuplicateTermError, InputError
 from terrarium_dagster.glossary.base import dump_json
 from terrarium_dagster.glossary.models import Revision, UndoneChange
 from terrarium_dagster.glossary.normalize import mentions, normalize_term, normalize_text
+from terrarium_dagster.glossary.provenance import ProvenanceRows, provenance_key
+from terrarium_dagster.glossary.rows import EntryRows, full_state
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from terrarium_dagster.glossary.entries import Actor, Glossary
+    from terrarium_dagster.glossary.history import History
+    from terrarium_dagster.glossary.inputs import Actor
 
 # Fields that change together (an entry is 'merged' exactly when it has a merge target).
 _UNITS: tuple[tuple[str, ...], ...] = (
@@ -74,13 +77,13 @@ def _ids(values: Collection[int]) -> str:
     return dump_json(sorted(values))
 
 
-def _group(conn: sqlite3.Connection, glossary: Glossary, revision: Revision) -> list[Revision]:
+def _group(conn: sqlite3.Connection, history: History, revision: Revision) -> list[Revision]:
     if revision.group_id is None:
         return [revision]
     rows = conn.execute(
         "SELECT id FROM revision WHERE group_id = ? ORDER BY id", (revision.group_id,)
     ).fetchall()
-    return [glossary.revision(row[0]) for row in rows] or [revision]
+    return [history.revision(row[0]) for row in rows] or [revision]
 
 
 def undone_by(
@@ -163,12 +166,10 @@ def _last_change(
 
 
 def _plan_entry(
-    glossary: Glossary, entry_id: int, revisions: Sequence[Revision], why: str
+    sources: ProvenanceRows, entry_id: int, revisions: Sequence[Revision], why: str
 ) -> _Plan:
-    from terrarium_dagster.glossary.entries import full_state, provenance_key
-
-    conn = glossary.conn
-    _, current = glossary._current_state(entry_id)
+    conn = sources.conn
+    _, current = sources.rows.current_state(entry_id)
     plan = _Plan(entry_id, current, dict(current))
     first, last = revisions[0], revisions[-1]
     target = plan.target
@@ -217,7 +218,7 @@ def _plan_entry(
     # Sources: what the change recorded goes, what it superseded comes back.
     mine = {revision.id for revision in revisions}
     ids = _ids(mine)
-    live = glossary._live_provenance(entry_id)
+    live = sources.live(entry_id)
     plan.supersede = [row["id"] for row in live if row["revision_id"] in mine]
     keys = {
         provenance_key(row["post_id"], row["thread_id"], row["quote"])
@@ -243,11 +244,9 @@ def _names(state: dict[str, Any] | None) -> list[str]:
 
 
 def _move_merged_sources(
-    glossary: Glossary, group: Sequence[Revision], plans: dict[int, _Plan]
+    sources: ProvenanceRows, group: Sequence[Revision], plans: dict[int, _Plan]
 ) -> None:
     """Sources the merge target gained after the merge for the merged entry's names go back."""
-    from terrarium_dagster.glossary.entries import provenance_key
-
     for revision in group:
         source_id = (revision.detail or {}).get("source")
         target_id = revision.entry_id
@@ -261,9 +260,9 @@ def _move_merged_sources(
         source_plan, target_plan = plans[source_id], plans[target_id]
         source_keys = {
             provenance_key(row["post_id"], row["thread_id"], row["quote"])
-            for row in glossary._live_provenance(source_id)
+            for row in sources.live(source_id)
         } | {provenance_key(post, thread, quote) for post, thread, quote, _ in source_plan.copy}
-        for row in glossary._live_provenance(target_id):
+        for row in sources.live(target_id):
             if row["revision_id"] <= revision.id or row["id"] in target_plan.supersede:
                 continue
             folded = normalize_text(row["quote"])
@@ -278,14 +277,14 @@ def _move_merged_sources(
                 source_plan.copy.append((row["post_id"], row["thread_id"], row["quote"], row["id"]))
 
 
-def _name_taken(glossary: Glossary, error: DuplicateTermError, revision_id: int) -> InputError:
+def _name_taken(history: History, error: DuplicateTermError, revision_id: int) -> InputError:
     """The one line for a name another live entry took since: which revision to undo first."""
     holder = getattr(error, "existing_entry_id", None)
     message = str(error).split(";")[0]
     if holder is None:
         return InputError(f"cannot undo revision {revision_id}: {message}")
     taken_by = None
-    for revision in reversed(glossary.revisions(holder)):
+    for revision in reversed(history.revisions(holder)):
         before = {normalize_term(n) for n in _names(revision.old_value)}
         after = {normalize_term(n) for n in _names(revision.new_value)}
         if after - before:
@@ -299,16 +298,23 @@ def _name_taken(glossary: Glossary, error: DuplicateTermError, revision_id: int)
     return InputError(f"cannot undo revision {revision_id}: {message}; {advice}, then this one")
 
 
-def undo_change(glossary: Glossary, actor: Actor, revision_id: int, why: str) -> UndoneChange:
+def undo_change(
+    rows: EntryRows,
+    sources: ProvenanceRows,
+    history: History,
+    actor: Actor,
+    revision_id: int,
+    why: str,
+) -> UndoneChange:
     """Undo revision ``revision_id`` and its group (see the module docstring). Runs inside the
     caller's transaction."""
-    conn = glossary.conn
+    conn = rows.conn
     if isinstance(revision_id, bool) or not isinstance(revision_id, int) or revision_id < 1:
         raise InputError(f"a revision id is a positive integer, not {revision_id!r}")
     if conn.execute("SELECT 1 FROM revision WHERE id = ?", (revision_id,)).fetchone() is None:
         raise InputError(f"no revision {revision_id} in the annotator store ({_HOW})")
-    undone = glossary.revision(revision_id)
-    group = _group(conn, glossary, undone)
+    undone = history.revision(revision_id)
+    group = _group(conn, history, undone)
     group_ids = [revision.id for revision in group]
     earlier = undone_by(conn, group_ids)
     if earlier is not None:
@@ -323,10 +329,10 @@ def undo_change(glossary: Glossary, actor: Actor, revision_id: int, why: str) ->
     if not by_entry:
         raise InputError(f"revision {revision_id} changed no entry; there is nothing to undo")
     plans = {
-        entry_id: _plan_entry(glossary, entry_id, revisions, why)
+        entry_id: _plan_entry(sources, entry_id, revisions, why)
         for entry_id, revisions in sorted(by_entry.items())
     }
-    _move_merged_sources(glossary, group, plans)
+    _move_merged_sources(sources, group, plans)
     kept = [line for plan in plans.values() for line in plan.kept]
     if not any(plan.changes for plan in plans.values()):
         later = sorted({rid for plan in plans.values() for rid in plan.later})
@@ -352,25 +358,25 @@ def undo_change(glossary: Glossary, actor: Actor, revision_id: int, why: str) ->
         }
         if plan.kept:
             detail["kept"] = plan.kept
-        new_revision = glossary._change(
+        new_revision = rows.change(
             entry_id, plan.current, plan.target, actor, "undo", why, detail, group_id
         )
         if group_id is None:
             group_id = new_revision
             conn.execute("UPDATE revision SET group_id = id WHERE id = ?", (new_revision,))
-        glossary._supersede(plan.supersede, new_revision)
-        glossary._insert_provenance(entry_id, plan.copy, new_revision)
+        sources.supersede(plan.supersede, new_revision)
+        sources.insert(entry_id, plan.copy, new_revision)
         written.append(new_revision)
-    glossary._refresh_seen(plans)
+    sources.refresh_seen(plans)
     for entry_id, plan in plans.items():
         state = plan.target
         if state["deleted"] or state["merged_into"] is not None:
             continue
         names = [(name, normalize_term(name)) for name in _names(state) if name]
         try:
-            glossary._check_free(names, {entry_id})
+            rows.check_free(names, {entry_id})
         except DuplicateTermError as exc:
-            raise _name_taken(glossary, exc, revision_id) from None
+            raise _name_taken(history, exc, revision_id) from None
     return UndoneChange(
         revision_id=revision_id,
         action=undone.action,

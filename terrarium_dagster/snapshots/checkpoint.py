@@ -5,7 +5,7 @@ A checkpoint (a *snapshot*; the id is the same) is one `snapshot` row of the ann
 `ContextState` with its summaries, recent conversation, cursor and compaction counters, and the
 thread's progress) plus `revision_id`, a pointer into the revision log: the last revision written
 when the checkpoint was taken. The glossary itself is never copied: "the glossary as the snapshot
-knew it" is `store.glossary.glossary_as_of(revision_id)`.
+knew it" is `store.history.glossary_as_of(revision_id)`.
 
 Blame. Every revision records the snapshot *in force* when it was made (`Actor.snapshot_id`: the
 latest checkpoint, taken at the previous thread boundary, so *before* the edit). The conversation
@@ -238,7 +238,7 @@ def save_checkpoint(
             scene_id=scene,
             run_id=run_id,
             state_json=payload.to_json(),
-            revision_id=store.glossary.last_revision_id(),
+            revision_id=store.history.last_revision_id(),
         )
 
 
@@ -272,7 +272,7 @@ def snapshot_for_revision(store: GlossaryStore, revision_id: int) -> SnapshotCho
     """The snapshot to summon to ask about a revision: the first checkpoint whose revision
     pointer is at or after it (its context holds the turns that made the edit), else the one in
     force when it was made. StoreError if there is no such revision."""
-    revision = store.glossary.revision(revision_id)
+    revision = store.history.revision(revision_id)
     return _choice(store, revision)
 
 
@@ -332,7 +332,7 @@ def revision_to_explain(store: GlossaryStore, entry_id: int) -> Revision:
     """The revision of an entry to ask about: the latest agent revision that wrote its current
     definition (a create, or an update that changed the definition), else the latest agent
     revision of it, else its latest revision."""
-    revisions = store.glossary.revisions(entry_id)
+    revisions = store.history.revisions(entry_id)
     if not revisions:
         raise EntryNotFoundError(f"entry E{entry_id} has no revisions")
     current = store.glossary.get_entry(entry_id).definition
@@ -384,9 +384,9 @@ def restore_from_snapshot(
             )
         curated_after = own is not None and any(
             revision.actor_kind == "curator"
-            for revision in store.glossary.revisions(thread_id=own.thread_id, since_id=pointer)
+            for revision in store.history.revisions(thread_id=own.thread_id, since_id=pointer)
         )
-        store.glossary.rollback_to_revision(actor, pointer, why)
+        store.rollback.rollback_to_revision(actor, pointer, why)
         position = own.position if own is not None else -1
         for state in store.progress.thread_states():
             if state.position > position:
@@ -408,7 +408,7 @@ def restore_from_snapshot(
             scene_id=row.scene_id,
             run_id=actor.run_id if actor.run_id is not None else row.run_id,
             state_json=restored.to_json(),
-            revision_id=store.glossary.last_revision_id(),
+            revision_id=store.history.last_revision_id(),
         )
     return payload.context.model_copy(deep=True)
 
