@@ -144,7 +144,8 @@ def _exports_are_sound(store_db: Path, corpus: Path, out: Path) -> None:
     for page in wiki.glob("*.md"):
         text = page.read_text(encoding="utf-8")
         assert "[[" not in text.replace("[[reference]]", ""), page.name
-    lorebook = json.loads((out / "lorebook" / "lorebook.json").read_text(encoding="utf-8"))
+    (book,) = (p for p in (out / "lorebook").glob("*.json") if not p.name.startswith("."))
+    lorebook = json.loads(book.read_text(encoding="utf-8"))
     assert all("[[" not in item["content"] for item in lorebook["entries"].values())
     for part in sorted((out / "site" / "data").glob("thread-*.js")):
         text = part.read_text(encoding="utf-8")

@@ -3,20 +3,43 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.exports.lorebook import plain_definition
+from terrarium_dagster.corpus.story import story_name
+from terrarium_dagster.exports.lorebook import lore_content, plain_definition
 from terrarium_dagster.glossary.store import GlossaryStore
 
-# The fields SillyTavern's World Info editor reads on every entry (its entry template).
-ENTRY_FIELDS = {
-    "uid", "key", "keysecondary", "comment", "content", "constant", "selective",
-    "selectiveLogic", "order", "position", "disable", "probability", "useProbability", "depth",
+NUMBER = (int, float)
+MAYBE_NUMBER = (int, float, type(None))
+MAYBE_BOOL = (bool, type(None))
+# SillyTavern's World Info entry as its new-entry template defines it (`newWorldInfoEntryDefinition`
+# in public/scripts/world-info.js; the World Info page of its docs): each field and the JSON
+# types it takes. `uid` and `displayIndex` are the book's, `extensions` a free object.
+ST_ENTRY_FIELDS: dict[str, Any] = {
+    "key": list, "keysecondary": list, "comment": str, "content": str, "constant": bool,
+    "vectorized": bool, "selective": bool, "selectiveLogic": int, "addMemo": bool,
+    "order": NUMBER, "position": int, "disable": bool, "ignoreBudget": bool,
+    "excludeRecursion": bool, "preventRecursion": bool, "matchPersonaDescription": bool,
+    "matchCharacterDescription": bool, "matchCharacterPersonality": bool,
+    "matchCharacterDepthPrompt": bool, "matchScenario": bool, "matchCreatorNotes": bool,
+    "delayUntilRecursion": NUMBER, "probability": NUMBER, "useProbability": bool,
+    "depth": NUMBER, "outletName": str, "group": str, "groupOverride": bool,
+    "groupWeight": NUMBER, "scanDepth": MAYBE_NUMBER, "caseSensitive": MAYBE_BOOL,
+    "matchWholeWords": MAYBE_BOOL, "useGroupScoring": MAYBE_BOOL, "automationId": str,
+    "role": int, "sticky": MAYBE_NUMBER, "cooldown": MAYBE_NUMBER, "delay": MAYBE_NUMBER,
+    "triggers": list, "uid": int, "displayIndex": int, "extensions": dict,
 }  # fmt: skip
+
+
+def _book(out: Path) -> tuple[Path, dict[str, Any]]:
+    (path,) = (path for path in out.glob("*.json") if not path.name.startswith("."))
+    return path, json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture
@@ -32,16 +55,18 @@ def test_the_lorebook_has_one_entry_per_live_term_keyed_by_term_and_aliases(
     out = tmp_path / "lore"
     args = ["export", "--format", "lorebook", "--out", str(out), "--db", str(store)]
     assert main([*args, "--corpus", str(sample_db)]) == 0
-    book = json.loads((out / "lorebook.json").read_text())
+    path, book = _book(out)
+    with Corpus(sample_db) as corpus:
+        story = story_name(corpus)
+    assert path.name == f"{story}.json" and book["name"] == story  # the world's name
     assert isinstance(book["entries"], dict) and book["entries"]
     with GlossaryStore(store) as glossary:
         live = [e for e in glossary.glossary.entries() if e.status not in ("rejected", "merged")]
-    assert len(book["entries"]) == len(live)
+    terms = {entry["comment"] for entry in book["entries"].values()}
+    assert terms <= {e.term for e in live} and len(terms) >= 0.8 * len(live)
     for uid, entry in book["entries"].items():
-        assert set(entry) >= ENTRY_FIELDS, set(entry) ^ ENTRY_FIELDS
         assert entry["uid"] == int(uid)
-        assert entry["key"] and entry["key"][0] == entry["comment"]
-        assert "[[" not in entry["content"] and entry["content"]
+        assert entry["key"] and "[[" not in entry["content"] and entry["content"]
 
 
 def test_a_lorebook_as_of_a_thread_holds_nothing_from_later_threads(
@@ -52,7 +77,7 @@ def test_a_lorebook_as_of_a_thread_holds_nothing_from_later_threads(
     out = tmp_path / "lore"
     args = ["export", "--format", "lorebook", "--out", str(out), "--db", str(store)]
     assert main([*args, "--corpus", str(sample_db), "--as-of-thread", first.key]) == 0
-    book = json.loads((out / "lorebook.json").read_text())
+    _path, book = _book(out)
     with GlossaryStore(store) as glossary:
         then = {view.term for view in glossary.history.glossary_as_of_thread(first.id)}
         now = {entry.term for entry in glossary.glossary.entries()}
@@ -63,3 +88,102 @@ def test_a_lorebook_as_of_a_thread_holds_nothing_from_later_threads(
 def test_links_become_plain_names() -> None:
     text = "Keeper of the [[Ninefold Lantern]] in [[Orrowmere|the lake city]]."
     assert plain_definition(text) == "Keeper of the Ninefold Lantern in the lake city."
+
+
+def _activated(book: dict[str, Any], text: str) -> set[str]:
+    """Which entries SillyTavern's World Info would insert for `text`, as its docs describe the
+    scan: keys matched case-insensitively (whole words when `matchWholeWords`, a key of several
+    words as a phrase), then recursion: the inserted contents are scanned again, except those of
+    entries with `preventRecursion`, and entries with `excludeRecursion` are not activated so."""
+    entries = book["entries"]
+
+    def fires(entry: dict[str, Any], haystack: str) -> bool:
+        lowered = haystack.lower()
+        for key in entry["key"]:
+            needle = key.lower()
+            if entry["matchWholeWords"] and len(needle.split()) == 1:
+                if re.search(rf"(?:^|\W){re.escape(needle)}(?:$|\W)", lowered):
+                    return True
+            elif needle in lowered:
+                return True
+        return False
+
+    active = {uid for uid, entry in entries.items() if fires(entry, text)}
+    frontier = set(active)
+    for _step in range(20):  # SillyTavern's recursion, with its default on
+        scanned = " ".join(
+            entries[uid]["content"] for uid in frontier if not entries[uid]["preventRecursion"]
+        )
+        frontier = {
+            uid
+            for uid, entry in entries.items()
+            if uid not in active and not entry["excludeRecursion"] and fires(entry, scanned)
+        }
+        if not frontier:
+            break
+        active |= frontier
+    return active
+
+
+def test_the_lorebook_is_a_sillytavern_world_that_helps_a_chat_instead_of_flooding_it(
+    store: Path, sample_db: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "lore"
+    args = ["export", "--format", "lorebook", "--out", str(out), "--db", str(store)]
+    assert main([*args, "--corpus", str(sample_db)]) == 0
+    _path, book = _book(out)
+    entries = book["entries"]
+    for entry in entries.values():  # every field of SillyTavern's entry, of its type
+        assert set(entry) == set(ST_ENTRY_FIELDS), set(entry) ^ set(ST_ENTRY_FIELDS)
+        for name, kinds in ST_ENTRY_FIELDS.items():
+            assert isinstance(entry[name], kinds), (name, entry[name])
+        assert entry["matchWholeWords"] is True and entry["preventRecursion"] is True
+        assert "appears with" not in entry["content"], entry["content"]
+    # The most mentioned first: uids, the editor's order and `order` all agree.
+    ranked = sorted(entries.values(), key=lambda e: e["uid"])
+    counts = [e["extensions"]["terrarium"]["mentions"] for e in ranked]
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
+    assert [e["order"] for e in ranked] == sorted((e["order"] for e in ranked), reverse=True)
+    assert [e["displayIndex"] for e in ranked] == [e["uid"] for e in ranked]
+
+    # A message naming four entries inserts those four, recursion on (SillyTavern's default).
+    four = ranked[:4]
+    message = "Tonight " + ", ".join(e["key"][0] for e in four) + " met at the gate."
+    assert _activated(book, message) == {str(e["uid"]) for e in four}
+    # The whole definitions (with their company lists) and recursion left to the defaults
+    # would pull in many more: what the book is guarded against.
+    with GlossaryStore(store) as glossary:
+        definitions = {e.id: e.definition for e in glossary.glossary.entries()}
+    unguarded = {
+        "entries": {
+            uid: {
+                **entry,
+                "preventRecursion": False,
+                "content": plain_definition(
+                    definitions[entry["extensions"]["terrarium"]["entry_id"]]
+                ),
+            }
+            for uid, entry in entries.items()
+        }
+    }
+    assert len(_activated(unguarded, message)) > 2 * len(four)
+    # Keys are whole words: a short name does not fire inside another word, and no key is a
+    # common English word.
+    for entry in entries.values():
+        for key in entry["key"]:
+            if len(key.split()) == 1:
+                assert not _activated({"entries": {"0": entry}}, f"un{key.lower()}ed re{key}s")
+    prose = (
+        "She always withdrew to the scarlet door and would miss the evening bells; "
+        "evidently the earthly work of the day was done, and she could rest."
+    )
+    assert _activated(book, prose) == set()
+
+
+def test_lore_content_drops_the_company_list() -> None:
+    text = "Saxirn — a place; so named by the ferrymen; appears with [[Silent Host]], [[Surhold]]."
+    assert lore_content(text) == "Saxirn — a place; so named by the ferrymen."
+    assert lore_content("Surhold — a place; appears with [[Saxirn]].") == "Surhold — a place."
+    assert lore_content("A [[Lowlamp]] lantern. It appears with the tide.") == (
+        "A Lowlamp lantern. It appears with the tide."
+    )

@@ -4,7 +4,8 @@ Layout of ``out_dir``::
 
     glossary.json        format "json"
     glossary.yaml        format "yaml"
-    lorebook.json        format "lorebook": a SillyTavern World Info file
+    <story>.json         format "lorebook": a SillyTavern World Info file, named after the
+                         story (SillyTavern names the world after the file)
     wiki/                format "wiki": Markdown pages, wiki/html/ the same pages as HTML
 
 When ``out_dir`` ends in ``.json`` (or ``.yaml``/``.yml``) and that is the only format asked,
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.data import (
     export_json,
@@ -44,8 +46,8 @@ from terrarium_dagster.exports.files import (
     write_text_atomic,
 )
 from terrarium_dagster.exports.lorebook import (
-    LOREBOOK_FILE,
     lorebook_entries,
+    lorebook_file,
     lorebook_fragment,
     lorebook_template,
     lorebook_text,
@@ -259,10 +261,11 @@ class Exporter:
         if "yaml" in chosen:
             planned[YAML_FILE] = _whole(yaml_document_text(header, [r.yaml for r in records]))
         if "lorebook" in chosen:
-            planned[LOREBOOK_FILE] = _whole(
+            story = story_name(self.corpus)
+            planned[lorebook_file(story)] = _whole(
                 lorebook_text(
-                    self.corpus.path.stem,
-                    f"Glossary of {self.corpus.path.name}. {subtitle}",
+                    story,
+                    f"Glossary of {story}. {subtitle}",
                     self._lorebook_fragments(entries),
                 )
             )

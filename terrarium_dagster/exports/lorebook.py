@@ -1,10 +1,26 @@
 """A SillyTavern World Info file (a "lorebook"): the glossary for a role-play front end.
 
-SillyTavern imports a World Info JSON whose `entries` object maps a uid to an entry: `key` (the
-words that trigger it: here the term and its aliases), `content` (what is inserted into the
-prompt: the definition), `comment` (the title shown in its editor) and the activation fields of
-its entry template. Live entries only (not rejected, merged or deleted); `[[links]]` become plain
-names; the order follows the glossary's ids so the file is stable.
+SillyTavern imports a World Info JSON whose `entries` object maps a uid to an entry, and names the
+world after the file it was given (its `name` field is not read): the file is therefore named
+after the story (`<story>.json`, see `lorebook_file`). Each entry carries every field of
+SillyTavern's new-entry template (`newWorldInfoEntryDefinition` in its `world-info.js`; the
+World Info page of its docs explains them), set so that the book helps a chat instead of
+flooding it:
+
+- `key`: the term and its aliases, less any single word common in English (Zipf frequency
+  ≥ `COMMON_KEY_ZIPF` by `wordfreq`: "always", "scarlet", "withdrew" would fire on ordinary
+  prose). An entry left with no key is not in the book: it could only fire by accident.
+- `matchWholeWords: true`: a three-letter name does not fire inside "miss" or "door".
+- `content`: the definition as plain text (`[[links]]` become names) without its company list
+  ("appears with X, Y"), which is the reader's index, not lore; and `preventRecursion: true`:
+  an entry's content never activates further entries, so four names in a message insert four
+  entries, not a hundred.
+- `order`: higher is inserted later and kept first when the budget runs out; it grows with how
+  many posts mention the entry (`100 + mentions`, at most 1000), and the uids (and the editor's
+  `displayIndex`) list the most-mentioned entries first.
+- `comment`: the term (the title in the editor); `position` 0 (before the character's
+  description), `depth` 4, `probability` 100 and the rest SillyTavern's own defaults.
+- `extensions.terrarium`: the glossary entry's id, status and mention count.
 """
 
 from __future__ import annotations
@@ -18,12 +34,19 @@ from typing import Any
 from terrarium_dagster.exports.files import write_text_atomic
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.glossary.models import EntryView
+from terrarium_dagster.glossary.vocabulary import frequency
 
 LOREBOOK_FILE = "lorebook.json"
+COMMON_KEY_ZIPF = 3.0
+BASE_ORDER = 100
+MAX_ORDER = 1000
 _LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
+# The offline describer's company clause: "; appears with [[A]], [[B]]" (or a sentence of it).
+_COMPANY = re.compile(r"(?:[;,]\s*|(?<=[.!?])\s+|^)appears with [^;.]*(?:[;.]|$)", re.I)
+_SINGLE_WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)?$")
+_UNSAFE_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]+')
 
-# SillyTavern's defaults for a new entry (its `newWorldInfoEntryTemplate`): triggered by its keys,
-# inserted before the character description, always when triggered.
+# Every field of SillyTavern's new-entry template, with its default unless said otherwise.
 _ENTRY_DEFAULTS: Mapping[str, Any] = {
     "keysecondary": [],
     "constant": False,
@@ -31,28 +54,44 @@ _ENTRY_DEFAULTS: Mapping[str, Any] = {
     "selective": True,
     "selectiveLogic": 0,
     "addMemo": True,
-    "order": 100,
     "position": 0,
     "disable": False,
+    "ignoreBudget": False,
     "excludeRecursion": False,
-    "preventRecursion": False,
+    "preventRecursion": True,  # not the default: content never activates other entries
+    "matchPersonaDescription": False,
+    "matchCharacterDescription": False,
+    "matchCharacterPersonality": False,
+    "matchCharacterDepthPrompt": False,
+    "matchScenario": False,
+    "matchCreatorNotes": False,
     "delayUntilRecursion": 0,
     "probability": 100,
     "useProbability": True,
     "depth": 4,
+    "outletName": "",
     "group": "",
     "groupOverride": False,
     "groupWeight": 100,
     "scanDepth": None,
     "caseSensitive": None,
-    "matchWholeWords": None,
+    "matchWholeWords": True,  # not the default (null: the global setting, off unless changed)
     "useGroupScoring": None,
     "automationId": "",
     "role": 0,
     "sticky": None,
     "cooldown": None,
     "delay": None,
+    "triggers": [],
 }
+
+
+def lorebook_file(story: str) -> str:
+    """The book's file name: the story's, since SillyTavern names the world after the file."""
+    name = " ".join(_UNSAFE_NAME.sub(" ", story).split()).strip(". ")
+    if not name or name.lower() in ("glossary", "manifest"):  # never another export's file
+        return LOREBOOK_FILE
+    return f"{name}.json"
 
 
 def plain_definition(text: str) -> str:
@@ -60,25 +99,54 @@ def plain_definition(text: str) -> str:
     return _LINK.sub(lambda match: match.group(2) or match.group(1), text).strip()
 
 
+def lore_content(definition: str) -> str:
+    """What an entry inserts: the plain definition without its company list."""
+    text = _COMPANY.sub(lambda m: "." if m.group(0).rstrip().endswith(".") else "", definition)
+    text = plain_definition(text).strip()
+    text = re.sub(r"\s*;\s*\.$|\s*;\s*$", ".", text)
+    return re.sub(r"\.\.+$", ".", text)
+
+
+def is_common_key(key: str) -> bool:
+    """A single word common in English: as a key it would fire on ordinary prose."""
+    text = key.strip()
+    return bool(_SINGLE_WORD.match(text)) and frequency(text) >= COMMON_KEY_ZIPF
+
+
+def lorebook_keys(entry: EntryView) -> list[str]:
+    names = dict.fromkeys(" ".join(name.split()) for name in [entry.term, *entry.aliases])
+    return [name for name in names if name and not is_common_key(name)]
+
+
+def mentions(entry: EntryView) -> int:
+    """How many posts the entry's sources cite."""
+    return len({item.post_id for item in entry.provenance})
+
+
 def lorebook_entries(entries: Sequence[EntryView]) -> list[EntryView]:
     """The entries a lorebook carries, in uid order: live ones (not rejected, merged or deleted)
-    by id."""
-    return [
+    with a key left, the most mentioned first (then by id)."""
+    chosen = [
         entry
         for entry in linked_views(sorted(entries, key=lambda item: item.id))
-        if not entry.deleted and entry.status not in ("rejected", "merged")
+        if not entry.deleted and entry.status not in ("rejected", "merged") and lorebook_keys(entry)
     ]
+    return sorted(chosen, key=lambda entry: (-mentions(entry), entry.id))
 
 
 def lorebook_entry(uid: int, entry: EntryView) -> dict[str, Any]:
+    count = mentions(entry)
     return {
         "uid": uid,
-        "key": list(dict.fromkeys([entry.term, *entry.aliases])),
+        "key": lorebook_keys(entry),
         "comment": entry.term,
-        "content": plain_definition(entry.definition),
+        "content": lore_content(entry.definition),
         "displayIndex": uid,
+        "order": min(MAX_ORDER, BASE_ORDER + count),
         **_ENTRY_DEFAULTS,
-        "extensions": {"terrarium": {"entry_id": entry.id, "status": entry.status}},
+        "extensions": {
+            "terrarium": {"entry_id": entry.id, "status": entry.status, "mentions": count}
+        },
     }
 
 

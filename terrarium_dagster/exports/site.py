@@ -28,6 +28,7 @@ from typing import Any
 
 from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.glossary.models import EntryView
@@ -199,13 +200,3 @@ def build_site(
         versions=sum(len(part.versions) for part in parts),
         bytes=size,
     )
-
-
-def story_name(corpus: Corpus) -> str:
-    threads = corpus.threads()
-    if threads:
-        first = threads[0].title
-        name = re.split(r"\s*(?:#\d+|:|—| - )", first, maxsplit=1)[0].strip()
-        if name:
-            return name
-    return corpus.path.stem

@@ -1,0 +1,46 @@
+"""The story's name, for whatever is named after it (the reader's site, the lorebook's world).
+
+A corpus made by `terrarium import` records the book's title (the `book` table it adds beside
+the corpus schema); a quest's threads carry it in their titles ("Lanternwake Quest #3: ..."),
+so the first thread's title up to its number or subtitle is the name, unless that is only a
+chapter heading ("CHAPTER I", "Part 2"); otherwise the corpus file's name stands in.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from terrarium_dagster.corpus.reader import Corpus
+
+_CHAPTERISH = re.compile(
+    r"^(?:chapter|book|part|volume|prologue|foreword|preface|introduction|contents|text)\b"
+    r"|^[IVXLCDM]+\.?$|^\d+\.?$",
+    re.I,
+)
+
+
+def recorded_title(corpus: Corpus) -> str | None:
+    """The title an import recorded (`book.title`), if the corpus has one."""
+    try:
+        with sqlite3.connect(f"file:{corpus.path}?mode=ro", uri=True) as conn:
+            row = conn.execute("SELECT title FROM book LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    title = " ".join(str(row[0]).split()) if row and row[0] else ""
+    return title or None
+
+
+def story_name(corpus: Corpus) -> str:
+    """What the story is called (never empty)."""
+    recorded = recorded_title(corpus)
+    if recorded:
+        return recorded
+    threads = corpus.threads()
+    if threads:
+        first = threads[0].title or ""
+        name = re.split(r"\s*(?:#\d+|:|—| - )", first, maxsplit=1)[0].strip()
+        if name and not _CHAPTERISH.match(name):
+            return name
+    stem = corpus.path.stem.replace("_", " ").replace("-", " ").strip()
+    return stem[:1].upper() + stem[1:] if stem else "Story"
