@@ -489,6 +489,7 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
 
 
 def cmd_why(args: argparse.Namespace) -> int:
+    from terrarium_dagster.agent import sampling
     from terrarium_dagster.agent.why import render_why, why
     from terrarium_dagster.engine import open_client, open_corpus, open_store
 
@@ -507,6 +508,9 @@ def cmd_why(args: argparse.Namespace) -> int:
                 question=args.question,
                 budget=settings.context_budget,
                 max_tokens=settings.max_tokens,
+                request_options=lambda purpose: sampling.request_options(
+                    settings, client.model_name(), purpose
+                ),
             )
         finally:
             client.close()

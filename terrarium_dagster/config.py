@@ -85,12 +85,35 @@ class Settings(BaseSettings):
         default=32768, ge=2048, description="Model window the run respects (prompt + max_tokens)."
     )
     max_tokens: int = Field(default=1024, ge=64, description="Completion tokens per call.")
-    temperature: float = Field(default=0.2, ge=0.0, le=2.0, description="Sampling temperature.")
+    temperature: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature; unset: the model family's advice (see Sampling).",
+    )
     top_p: float | None = Field(
-        default=None, gt=0.0, le=1.0, description="Nucleus sampling; unset: the server's."
+        default=None, gt=0.0, le=1.0, description="Nucleus sampling; unset: the family's advice."
+    )
+    top_k: int | None = Field(
+        default=None, ge=-1, description="Top-k sampling (vLLM); unset: the family's advice."
+    )
+    model_family: str = Field(
+        default="auto",
+        description=(
+            "qwen3, llama3, mistral or other: sampling advice and the thinking switch; auto: "
+            "from the served model's name."
+        ),
     )
     enable_thinking: bool | None = Field(
-        default=None, description="Qwen3 thinking on/off via chat_template_kwargs; unset: omit."
+        default=None, description="Thinking in scene rounds, summaries, flush (Qwen3); unset: off."
+    )
+    curator_thinking: bool | None = Field(
+        default=None, description="Thinking in the curator's review (Qwen3); unset: on."
+    )
+    curator_max_tokens: int = Field(
+        default=4096,
+        ge=64,
+        description="Completion tokens of a curator request that thinks (at most budget/4).",
     )
     max_rounds: int = Field(default=6, ge=1, le=50, description="Model calls per scene at most.")
     timeout_s: float = Field(default=180.0, gt=0, description="Read timeout per model call.")
@@ -120,6 +143,15 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         if not urlsplit(value).hostname:
             raise ValueError(f"{value!r} names no host (e.g. http://gpu-box:8000/v1)")
+        return value
+
+    @field_validator("model_family")
+    @classmethod
+    def _known_family(cls, value: str) -> str:
+        families = ("auto", "qwen3", "llama3", "mistral", "other")
+        value = value.strip().lower()
+        if value not in families:
+            raise ValueError(f"must be one of {', '.join(families)}, not {value!r}")
         return value
 
     @field_validator("temperature", "top_p", "timeout_s")

@@ -14,8 +14,9 @@ import uuid
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
+from terrarium_dagster.agent import sampling
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
 from terrarium_dagster.agent.session import ModelSession
@@ -105,12 +106,9 @@ def open_client(settings: Settings) -> ChatClient:
         api_key=api_key,
         timeout_s=settings.timeout_s,
         max_retries=settings.max_retries,
-        temperature=settings.temperature,
-        top_p=settings.top_p,
         max_tokens=settings.max_tokens,
-        enable_thinking=settings.enable_thinking,
         seed=settings.seed,
-    )
+    )  # sampling and thinking go per call kind (agent.sampling, ModelSession.request_options)
     if settings.offline:
         return ChatClient(config, transport=OfflineBackend(max_model_len=settings.context_budget))
     if not settings.agent_url:
@@ -329,6 +327,11 @@ class Engine:
             )
             self._run_started = True
 
+    def _request_options(self, purpose: str) -> dict[str, Any]:
+        """Sampling and the thinking switch of a request of this kind (agent.sampling)."""
+        assert self.session is not None
+        return sampling.request_options(self.settings, self.session.model, purpose)
+
     def _get_annotator(self) -> Annotator:
         if self._annotator is None:
             self.session = ModelSession(
@@ -337,6 +340,7 @@ class Engine:
                 budget=self.settings.context_budget,
                 max_tokens=self.settings.max_tokens,
                 run_id=self.run_id,
+                request_options=self._request_options,
             )
             # the agent may summon a past context mid-scene (the summon tools)
             summons = SummonManager(self.store, self.session, run_id=self.run_id)
@@ -471,6 +475,10 @@ class Engine:
         continue the agent's cached prefix (after making room for the review)."""
         annotator = self._get_annotator()
         state = self._state(thread)
+        answer_tokens = sampling.answer_tokens(self.settings, "curate")
+        # the decision lines' room: what thinking leaves of the answer (about half)
+        thinking = sampling.thinks(self.settings, "curate")
+        answer_room = (answer_tokens or self.settings.max_tokens) // (2 if thinking else 1)
         actor = Actor(
             kind="curator",
             run_id=self.run_id,
@@ -479,15 +487,17 @@ class Engine:
         )
         try:
             with annotator.beside_scenes(thread), self.store.transaction(deferred=True):
-                annotator.context.make_room(CURATE_MESSAGE_TOKENS + 64, thread_id=thread.id)
+                extra = max(0, (answer_tokens or 0) - self.settings.max_tokens)  # room to think
+                annotator.context.make_room(CURATE_MESSAGE_TOKENS + 64 + extra, thread_id=thread.id)
                 report = curate_thread(
                     self.store,
                     self.corpus,
-                    partial(annotator.ask, purpose="curate"),
+                    partial(annotator.ask, purpose="curate", max_tokens=answer_tokens),
                     thread_id=thread.id,
                     actor=actor,
                     prefix_messages=annotator.context.build(),
                     max_tokens_message=CURATE_MESSAGE_TOKENS,
+                    answer_tokens=answer_room,
                 )
                 annotator.save_context()
                 assert state is not None  # annotated, so it has a state

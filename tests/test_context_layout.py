@@ -250,5 +250,6 @@ def test_tool_schemas_serialise_identically_whatever_the_key_order() -> None:
 
 
 def test_system_prompt_names_the_job_and_the_conventions() -> None:
-    for phrase in ("glossary_search", "spoiler-free", "[E<id>]", "# Scene", "# Task:", "Be brief"):
+    for phrase in ("# Scene", "# Task:", "## Known entries", "SCENE DONE", "no search needed"):
         assert phrase in SYSTEM_PROMPT
+    assert prompts.ENTRY_RULES in SYSTEM_PROMPT and prompts.STATUS_RULES in SYSTEM_PROMPT

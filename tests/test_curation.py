@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from terrarium_dagster.context.prompts import ENTRY_RULES
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import curate_thread, gather_items, undo_decision
 from terrarium_dagster.curation.prompt import (
@@ -184,23 +185,68 @@ def test_parse_answer_keeps_valid_items_and_reports_invalid_ones() -> None:
         decide(1, "CONFIRM"),
         decide(2, "MERGE"),  # no target
         decide(3, "REVISE"),  # no definition
-        {"entry_id": "E4", "decision": "CONFIRM", "reasoning": "  "},
+        {"entry_id": "E4", "decision": "CONFIRM", "reasoning": "  "},  # a reason is optional
         decide(5, "PROMOTE"),
         {"entry_id": "X9", "decision": "REJECT", "reasoning": "bad id"},
     )
     parsed = parse_answer(text)
-    assert [d.entry_id for d in parsed.decisions] == [1]
-    assert len(parsed.problems) == 5
+    assert [d.entry_id for d in parsed.decisions] == [1, 4]
+    assert parsed.decisions[1].reasoning == "confirmed by the curator"
+    assert len(parsed.problems) == 4
     assert "target_entry_id" in parsed.problems[0]
     assert "definition" in parsed.problems[1]
     with pytest.raises(DecisionFormatError) as caught:
         parse_decisions(text)
-    assert [d.entry_id for d in caught.value.parsed.decisions] == [1]
+    assert [d.entry_id for d in caught.value.parsed.decisions] == [1, 4]
 
 
-def test_parse_decisions_without_json_raises() -> None:
-    with pytest.raises(DecisionFormatError, match="no JSON"):
+def test_parse_decisions_without_decisions_raises() -> None:
+    with pytest.raises(DecisionFormatError, match="no decision lines"):
         parse_decisions("I confirm all of them.")
+
+
+def test_parse_answer_reads_one_line_per_decision() -> None:
+    text = (
+        "<think>E1 REJECT maybe?</think>\n"
+        "E1 CONFIRM\n"
+        "- [E2] REJECT a real-world city in its usual sense\n"
+        "**E3**: MERGE E1 the same knight, shorter name\n"
+        "E4 MERGE into [E1]\n"
+        "E5 revise Mira Vell is the ferrywoman of [[Cinder Ford]].\n"
+        "These are my decisions.\n"
+    )
+    parsed = parse_answer(text)
+    assert parsed.problems == []
+    assert [(d.entry_id, d.decision, d.target_entry_id) for d in parsed.decisions] == [
+        (1, "CONFIRM", None),
+        (2, "REJECT", None),
+        (3, "MERGE", 1),
+        (4, "MERGE", 1),
+        (5, "REVISE", None),
+    ]
+    assert parsed.decisions[1].reasoning == "a real-world city in its usual sense"
+    assert parsed.decisions[2].reasoning == "the same knight, shorter name"
+    assert parsed.decisions[4].definition == "Mira Vell is the ferrywoman of [[Cinder Ford]]."
+    assert parsed.decided == [1, 2, 3, 4, 5]
+
+
+def test_a_cut_answer_keeps_every_complete_line_and_names_what_it_decided() -> None:
+    full = (
+        "E1 CONFIRM\nE2 REJECT an ordinary word\n"
+        "E3 REVISE Mira Vell is the ferrywoman of the ford.\n"
+    )
+    cut = full[: full.index("ferrywoman")]  # cut off inside the third line
+    parsed = parse_answer(cut, cut=True)
+    assert parsed.cut and parsed.problems == []
+    assert parsed.decided == [1, 2]  # the half-written REVISE is not read as a decision
+    # a cut answer that ends exactly at a line's end keeps that line too
+    assert parse_answer(full, cut=True).decided == [1, 2, 3]
+
+
+def test_a_line_naming_an_entry_without_a_decision_is_reported() -> None:
+    parsed = parse_answer("E1 CONFIRM\nE2 looks fine to me\n")
+    assert parsed.decided == [1]
+    assert len(parsed.problems) == 1 and "E2 looks fine" in parsed.problems[0]
 
 
 # -- the message ---------------------------------------------------------------------------------
@@ -225,7 +271,11 @@ def test_curate_message_lists_entries_with_evidence_and_similar_entries(
     similar = block.split("### Similar entries")[1]
     assert f"- similar: [E{entries['embers']}] Tithe of Embers" in similar
     assert f"[E{entries['tithe']}]" not in similar
-    assert '"decisions"' in message.split("## Answer format")[1]
+    answer_format = message.split("## Answer format")[1]
+    assert "E<n> CONFIRM" in answer_format and "no tool calls" in answer_format
+    for entry_id in entries.values():  # the example names no entry under review
+        assert f"E{entry_id} " not in answer_format
+    assert ENTRY_RULES in message  # the annotator's rules, word for word
 
 
 def test_curate_message_cuts_evidence_before_exceeding_budget(
@@ -359,7 +409,7 @@ def test_retry_answer_is_applied_when_valid(
 ) -> None:
     kethra, door = entries["kethra"], entries["door"]
     chat = ScriptedChat(
-        answer(decide(kethra, "CONFIRM"), {"entry_id": f"E{door}", "decision": "REJECT"}),
+        answer(decide(kethra, "CONFIRM"), {"entry_id": f"E{door}", "decision": "MERGE"}),
         answer(decide(door, "REJECT", "Ordinary word.")),
     )
     report = run(store, corpus, chat)

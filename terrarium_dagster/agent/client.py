@@ -602,8 +602,10 @@ class ChatClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] = "auto",
         max_tokens: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The exact body `chat` sends, after validating the messages and tools."""
+        """The exact body `chat` sends, after validating the messages and tools. `options` (this
+        call's sampling and `chat_template_kwargs`, see agent.sampling) win over the config's."""
         validate_messages(messages)
         if tools:
             validate_tools(tools)
@@ -621,6 +623,11 @@ class ChatClient:
         )
         body = dict(config.extra_body)
         body.update(request.model_dump(exclude_none=True))
+        for key, value in (options or {}).items():
+            if key == "chat_template_kwargs" and isinstance(value, Mapping):
+                body[key] = {**(body.get(key) or {}), **value}
+            else:
+                body[key] = value
         return body
 
     def chat(
@@ -629,9 +636,10 @@ class ChatClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] = "auto",
         max_tokens: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> ChatResult:
         """One chat completion. `ValueError` (before sending) if the conversation is malformed."""
-        body = self.build_chat_body(messages, tools, tool_choice, max_tokens)
+        body = self.build_chat_body(messages, tools, tool_choice, max_tokens, options)
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
         failures: list[FailedAttempt] = []  # every attempt retried: each is a call to record

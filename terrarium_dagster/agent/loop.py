@@ -172,16 +172,18 @@ class Annotator:
         purpose: str,
         tool_choice: str = "auto",
         max_tokens: int | None = None,
+        with_tools: bool = True,
     ) -> ChatResult:
         """A request of this run's agent: its context's tools (a stable prefix), scoped to the
         current thread and scene. A scene round that overflows is raised for the scene loop to
-        compact (`on_overflow`); any other request falls back to a short standalone prompt."""
+        compact (`on_overflow`); any other request falls back to a short standalone prompt.
+        `with_tools=False` sends no tools (an answer that must not call any)."""
         thread, scene = self._scope or (None, None)
         in_scene = purpose == "annotate"
         return self.session.call(
             messages,
             purpose=purpose,
-            tools=self.tools,
+            tools=self.tools if with_tools else None,
             tool_choice=tool_choice,
             max_tokens=max_tokens,
             shrink=None if in_scene else self._standalone,
@@ -385,7 +387,7 @@ class Annotator:
             turns.extend(outcome.message() for outcome in outcomes)
             if self.stop.is_set():
                 raise Interrupted(f"stopped during scene {scene.id}")
-            if prompts.SCENE_DONE in (result.content or "") and all(o.ok for o in outcomes):
+            if prompts.says_scene_done(result.content) and all(o.ok for o in outcomes):
                 break  # the model said these calls finish the scene, and they all succeeded
         for companion in self.companions:
             companion.dismiss_if_open()
@@ -497,10 +499,19 @@ class Annotator:
         finally:
             self._scope = None
 
-    def ask(self, messages: Sequence[Message], *, purpose: str) -> ChatResult:
-        """A request that continues this agent's cached prefix without tool calls (the curator's
-        review): through the session's gate, a short standalone prompt as the last resort."""
-        return self._call(list(messages), purpose=purpose, tool_choice="none")
+    def ask(
+        self, messages: Sequence[Message], *, purpose: str, max_tokens: int | None = None
+    ) -> ChatResult:
+        """A request that continues this agent's conversation with no tools attached (the
+        curator's review: its answer is text, never a tool call), through the session's gate, a
+        short standalone prompt as the last resort; `max_tokens` gives it room to think."""
+        return self._call(
+            list(messages),
+            purpose=purpose,
+            tool_choice="none",
+            max_tokens=max_tokens,
+            with_tools=False,
+        )
 
     def save_context(self) -> None:
         """Save the context state (calibration included) within the open transaction."""

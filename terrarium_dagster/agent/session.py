@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -79,6 +79,7 @@ class ModelSession:
         run_id: str | None,
         counter: TokenCounter | None = None,
         record_at_once: bool = False,
+        request_options: Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
         if max_tokens <= 0:
             raise BudgetError(f"max_tokens must be positive, not {max_tokens}")
@@ -90,6 +91,8 @@ class ModelSession:
         self.counter: TokenCounter = counter or ServerCounter(tokenize=client.tokenize)
         # `why` beside a run records each call at once; a run buffers them past its transactions
         self.record_at_once = record_at_once
+        # sampling and the thinking switch of each kind of request (agent.sampling)
+        self.request_options = request_options
         self.scope = CallScope(run_id)
         self.calling = threading.Event()
         self.learned_window: int | None = None
@@ -267,7 +270,11 @@ class ModelSession:
         self.calling.set()
         try:
             result = self.client.chat(
-                messages, tools=tool_list, tool_choice=tool_choice, max_tokens=max_tokens
+                messages,
+                tools=tool_list,
+                tool_choice=tool_choice,
+                max_tokens=max_tokens,
+                options=self.request_options(purpose) if self.request_options else None,
             )
         except AgentError as exc:
             record(None, error=str(exc), retried=exc.failed_attempts)

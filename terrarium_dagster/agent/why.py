@@ -11,6 +11,7 @@ mapped to post references and URLs through the corpus).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -122,6 +123,7 @@ def why(
     run_id: str | None = None,
     counter: TokenCounter | None = None,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
+    request_options: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> WhyAnswer:
     """Ask the context behind an entry's edit (or the given revision) why it made it.
 
@@ -167,6 +169,7 @@ def why(
         run_id=run_id,
         counter=counter,
         record_at_once=True,  # beside a run: each request recorded as it is made
+        request_options=request_options,
     )
     manager = SummonManager(
         store,

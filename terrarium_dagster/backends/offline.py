@@ -56,7 +56,8 @@ bound (`at most N words|tokens|characters` in the body, else a default per task)
 
 `# Task: flush`: "Nothing to record" without tools (every scene was written as it was read).
 
-`# Task: curate`: JSON decisions from `offline_curate` (CONFIRM, REJECT, MERGE; see there).
+`# Task: curate`: one line per decision (`E12 CONFIRM reason`, `E7 MERGE E3 reason`) from
+`offline_curate` (CONFIRM, REJECT, MERGE; see there).
 
 `# Task: summon`: answers from the snapshot context in the conversation: the glossary calls that
 touched the entry (or term) the question names, the scene they were made in, the definition,
@@ -1259,7 +1260,20 @@ def _curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str
     decisions = offline_curate(views)
     if wanted is not None:
         decisions = [d for d in decisions if _entry_number(d["entry_id"]) in wanted]
-    return _canonical({"decisions": decisions})
+    return "".join(decision_line(decision) + "\n" for decision in decisions)
+
+
+def decision_line(decision: Mapping[str, Any]) -> str:
+    """One decision in the curator's answer format: `E12 CONFIRM reason`, `E7 MERGE E3 reason`,
+    `E4 REVISE definition` (curation.prompt.ANSWER_FORMAT)."""
+    words = [f"E{_entry_number(decision['entry_id'])}", str(decision["decision"])]
+    if decision["decision"] == "MERGE":
+        words.append(f"E{_entry_number(decision['target_entry_id'])}")
+    if decision["decision"] == "REVISE":
+        words.append(" ".join(str(decision.get("definition") or "").split()))
+    elif decision.get("reasoning"):
+        words.append(" ".join(str(decision["reasoning"]).split()))
+    return " ".join(words)
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,32 +25,70 @@ PREVIOUS_SUMMARY_HEADING = "## Previous summary"
 STORY_ACK = "Noted."
 SCENE_DONE = "SCENE DONE"  # beside tool calls: no confirmation round needed if they all succeed
 
-SYSTEM_PROMPT = """\
-You build a glossary of a long serialized story, reading it scene by scene in story order.
+#: Kinds of entry: the enum of the tools' `kind` and the tag an entry carries for it.
+KINDS: tuple[str, ...] = (
+    "character",
+    "place",
+    "faction",
+    "creature",
+    "item",
+    "magic",
+    "title",
+    "custom",
+    "event",
+    "term",
+)
 
-Your job:
-- Find the story's nonstandard terms: named characters, places, factions, magic, creatures, items,
-  titles, customs and coined words. Skip ordinary vocabulary and real-world names used plainly.
-- Search before you create: call glossary_search for a term (and its likely spellings) first; if an
-  entry exists, update it with what the scene adds instead of creating a duplicate.
-- Cite your sources: every fact you record comes with the post it came from.
-- Write definitions as of the current point of the story, spoiler-free: nothing the story has not
-  revealed yet. Short and factual, one to three sentences; refer to other entries as [[Term]].
-- Entries are shown as [E<id>]; tools accept the id as a number or as "E12". Posts are >>123.
-- Use the tools to read more of the thread (read_post, read_thread_range) only when a scene is
-  unclear without it.
-- When the scene is done, answer in one short line without calling tools. If the tool calls you
-  are making are the last thing the scene needs, write SCENE DONE as the text of that same
-  message: you will hear back only if a call fails. Be brief: every token you read or write
-  costs.
-- "## Known entries" lists the entries the scene mentions that are not already listed, unchanged,
-  earlier in this conversation. A definition shown as just "…" was left out for brevity;
-  glossary_search shows it if you need it.
-
-Each scene arrives as a message starting "# Scene", with the glossary entries it mentions under
-"## Known entries" and the story text under "## Story". Messages starting "# Task:" ask for
-something else (a summary, a last chance to record what you learned); do what they say.
+#: What earns an entry, how it is named and merged, how it is defined: one text, shown to the
+#: annotator (in SYSTEM_PROMPT) and to the curator (in its instructions) alike.
+ENTRY_RULES = """\
+What earns an entry. Test: would a reader of this story need it explained, because the story \
+gives it a meaning no dictionary or encyclopedia gives?
+Not entries: real-world names in their usual sense (Rome, Tuesday, Latin); ordinary words, also \
+when capitalised only to start a sentence or heading; forum mechanics (votes, tallies, write-ins, \
+dice rolls, QM, players' names).
+An entry after all: a real name or ordinary word the story redefines (a god called Mars, a \
+"Warden" rank); define the story's sense.
+Name: the fullest name the story uses, singular (Ambrose Quill, not Quill; Wyrm, not Wyrms). \
+Short forms, titles, nicknames and spellings are its aliases, not entries.
+Two entries for one thing: merge the shorter-named into the fullest-named (equal: the newer into \
+the older); its names become aliases.
+Definitions are for a reader partway through: what it is first, present tense, then what matters; \
+one to three sentences; no plot recap; [[Term]] links entries. Use only the posts shown: nothing \
+you know of the book or the world outside it, nothing not yet revealed.
 """
+
+#: What an entry's status means (the known-entries lines and tool results show it).
+STATUS_RULES = """\
+Status: tentative = not reviewed yet; confirmed = reviewed, kept; rejected = judged not an entry: \
+leave it alone, never create it again.
+"""
+
+SYSTEM_PROMPT = f"""\
+You build a glossary of a long serialized story, read scene by scene in story order.
+
+{ENTRY_RULES}
+{STATUS_RULES}
+A scene arrives as "# Scene": "## Known entries" lists the entries it names ([E12] term \
+(aliases) [status]: definition), "## Story" its posts ([post 123]).
+- Record all the scene adds in ONE message: every tool call at once, with {SCENE_DONE} as its \
+text; you hear back only if a call fails. Nothing to record: answer "nothing new".
+- A Known entry is updated, never created again. Any other name is new: create it, no search \
+needed (a duplicate is refused with its id).
+- Sources are found for you (the scene's posts naming it). post_ids only for an earlier post; \
+quote only words copied exactly.
+- Read earlier posts only when the scene makes no sense without them.
+Messages starting "# Task:" ask for something else; do what they say.
+"""
+
+
+_THINKING = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def says_scene_done(content: str | None) -> bool:
+    """The answer's text (not its thinking: a `<think>` block a server without a reasoning
+    parser leaves in the content) says SCENE DONE."""
+    return SCENE_DONE in _THINKING.sub("", content or "")
 
 
 def canonical_tools(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

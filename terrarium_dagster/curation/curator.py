@@ -38,6 +38,7 @@ from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.models import CurateDecision, CurationReport, UndoResult
 from terrarium_dagster.curation.prompt import (
+    TOKENS_PER_DECISION,
     CurationItem,
     EvidencePost,
     ParsedAnswer,
@@ -283,13 +284,17 @@ def _usage_figure(usage: Any, name: str) -> int:
     return int(value or 0)
 
 
-def _ask(chat: ChatCallable, messages: list[dict[str, Any]], report: CurationReport) -> str:
-    content, usage = _content_and_usage(chat(messages))
+def _ask(
+    chat: ChatCallable, messages: list[dict[str, Any]], report: CurationReport
+) -> tuple[str, bool]:
+    """The answer's text, and whether it was cut off (``finish_reason`` "length")."""
+    result = chat(messages)
+    content, usage = _content_and_usage(result)
     report.calls += 1
     report.prompt_tokens += _usage_figure(usage, "prompt_tokens")
     report.cached_tokens += _usage_figure(usage, "cached_tokens")
     report.completion_tokens += _usage_figure(usage, "completion_tokens")
-    return content
+    return content, getattr(result, "finish_reason", None) == "length"
 
 
 @dataclass(slots=True)
@@ -374,8 +379,8 @@ def _decide_batch(
     """The accepted decisions of one batch, and the entries still malformed after the retry."""
     review = _Review(batch=set(batch_ids))
     messages = [*prefix, {"role": "user", "content": message}]
-    answer = _ask(chat, messages, report)
-    _review(store, parse_answer(answer), review, set(batch_ids))
+    answer, cut = _ask(chat, messages, report)
+    _review(store, parse_answer(answer, cut=cut), review, set(batch_ids))
     if review.problems:
         redo = sorted(review.redo)
         if redo:
@@ -387,9 +392,9 @@ def _decide_batch(
                 {"role": "assistant", "content": answer},
                 {"role": "user", "content": build_retry_message(first_problems, redo)},
             ]
-            second = _ask(chat, retry, report)
+            second, cut = _ask(chat, retry, report)
             review.redo.clear()
-            _review(store, parse_answer(second), review, set(redo))
+            _review(store, parse_answer(second, cut=cut), review, set(redo))
             log.warning(
                 "curator answer had %d problem(s); after one retry %d remain",
                 len(first_problems),
@@ -480,6 +485,7 @@ def curate_thread(
     max_tokens_message: int = DEFAULT_MESSAGE_TOKENS,
     max_entries: int = DEFAULT_MAX_ENTRIES,
     count_tokens: TokenCounter | None = None,
+    answer_tokens: int | None = None,
 ) -> CurationReport:
     """Review the tentative entries at the end of ``thread_id`` and apply the decisions.
 
@@ -487,6 +493,8 @@ def curate_thread(
     ``prefix_messages`` (or ``[{"role": "system", "content": system_prompt}]``) plus the curate
     message. Each curate message stays within ``max_tokens_message`` tokens (``count_tokens``, or
     about 4 characters a token): evidence is cut first, then entries go to further messages.
+    ``answer_tokens`` (the room an answer has, thinking aside) sizes the batches by their
+    expected output too: at most one entry per `TOKENS_PER_DECISION` of it.
     ``actor`` is recorded on every revision (kind ``curator``, with run and thread).
     Model/server failures raise (nothing is applied then); decisions the store refuses are
     reported and leave their entry tentative. A reviewed entry the answer did not decide gets a
@@ -513,8 +521,13 @@ def curate_thread(
     heading = ThreadHeading(thread.id, thread.title)
     decisions: dict[int, CurateDecision] = {}
     malformed: set[int] = set()
+    per_batch = max(1, answer_tokens // TOKENS_PER_DECISION) if answer_tokens else None
     for batch in plan_batches(
-        selection.items, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
+        selection.items,
+        heading=heading,
+        token_budget=max_tokens_message,
+        count_tokens=count_tokens,
+        max_entries=per_batch,
     ):
         message = build_curate_message(
             batch, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens

@@ -12,6 +12,14 @@ from terrarium_dagster.reports import TokenFigures
 DecisionKind = Literal["CONFIRM", "REJECT", "MERGE", "REVISE"]
 DECISION_KINDS: tuple[str, ...] = ("CONFIRM", "REJECT", "MERGE", "REVISE")
 
+#: The reason recorded for a decision given without one.
+DEFAULT_REASONS = {
+    "CONFIRM": "confirmed by the curator",
+    "REJECT": "rejected by the curator: not a glossary term",
+    "MERGE": "merged by the curator: the same thing",
+    "REVISE": "definition revised by the curator",
+}
+
 _ENTRY_REF = re.compile(r"^\s*\[?\s*[Ee]?\s*(\d+)\s*\]?\s*$")
 
 
@@ -34,8 +42,9 @@ class CurateDecision(BaseModel):
     """One decision of the curator's answer.
 
     ``entry_id`` accepts ``12`` or ``"E12"`` and is kept as an int. The decision word is read
-    case-insensitively. MERGE needs ``target_entry_id``; REVISE needs a non-empty ``definition``;
-    every decision needs a non-empty ``reasoning``.
+    case-insensitively. MERGE needs ``target_entry_id``; REVISE needs a non-empty ``definition``.
+    ``reasoning`` is optional (a compact answer line gives none for CONFIRM): without one, the
+    revision's reason says who decided what (`DEFAULT_REASONS`).
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -44,7 +53,7 @@ class CurateDecision(BaseModel):
     decision: DecisionKind
     target_entry_id: int | None = None
     definition: str | None = None
-    reasoning: str = Field(min_length=1)
+    reasoning: str = Field(default="", validate_default=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -65,6 +74,12 @@ class CurateDecision(BaseModel):
                     if data.get(other) is not None:
                         data[canonical] = data[other]
                         break
+        reasoning = data.get("reasoning")
+        kind = data.get("decision")
+        if (reasoning is None or (isinstance(reasoning, str) and not reasoning.strip())) and (
+            isinstance(kind, str) and kind.strip().upper() in DEFAULT_REASONS
+        ):
+            data["reasoning"] = DEFAULT_REASONS[kind.strip().upper()]
         return data
 
     @field_validator("entry_id", "target_entry_id", mode="before")

@@ -17,7 +17,7 @@ Message layout (the offline backend and tests rely on it; keep it stable)::
     - similar: [E<id>] <term> (aliases: ...) [<status>]: <definition>      (or "(none)")
 
     ## Answer format
-    <one JSON object: {"decisions": [...]}>
+    <one line per decision: `E12 CONFIRM`, `E7 MERGE E3 reason`, ...>
 
 Each reviewed entry has exactly one line matching ``^- \\[E(\\d+)\\] ``; similar entries are
 written ``- similar: [E..]`` so they never look like entries under review. Evidence is the
@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from terrarium_dagster.curation.models import CurateDecision
+from terrarium_dagster.context.prompts import ENTRY_RULES
+from terrarium_dagster.curation.models import DECISION_KINDS, CurateDecision
 from terrarium_dagster.errors import AgentError
 from terrarium_dagster.glossary.models import Entry, Provenance
 
@@ -54,25 +55,33 @@ TokenCounter = Callable[[str], int]
 
 INSTRUCTIONS = (
     "Review each tentative glossary entry below against its evidence (the posts around its "
-    "first appearance, cited as >>post) and the similar entries, then decide:\n"
-    "- CONFIRM: a real nonstandard term of the story, and the definition is supported.\n"
-    "- REJECT: not a glossary term (a common word, a misreading, a one-off); kept, but hidden.\n"
-    "- MERGE: the same thing as another entry; give target_entry_id. Its term becomes an alias "
-    "of the target and its sources move there.\n"
-    "- REVISE: the term is right but the definition is wrong or incomplete; give the corrected "
-    "definition (Markdown, [[Term]] for cross-references). A revised entry is confirmed.\n"
+    "first appearance, cited as >>post) and the similar entries, by these rules:\n\n"
+    f"{ENTRY_RULES}\n"
+    "Decide for each entry:\n"
+    "- CONFIRM: it earns an entry by the test above, under its fullest name, and the definition "
+    "is supported by the evidence.\n"
+    "- REJECT: it does not earn an entry (a real-world name in its usual sense, an ordinary or "
+    "sentence-start word, forum mechanics, a misreading). A character or thing seen in one "
+    "scene only still earns one. A rejected entry is kept, hidden.\n"
+    "- MERGE: the same thing as another entry (give its id): its names become aliases there "
+    "and its sources move there. Merge into the entry with the fullest name.\n"
+    "- REVISE: it earns an entry but the definition is wrong, incomplete or not written as the "
+    "rules say; give the whole new definition. A revised entry is confirmed.\n"
     "Leave an entry out of your answer to keep it tentative."
 )
 
 ANSWER_FORMAT = (
     "## Answer format\n"
-    "Answer with one JSON object and nothing else:\n"
-    '{"decisions": [{"entry_id": "E12", "decision": "CONFIRM", "reasoning": "..."}, '
-    '{"entry_id": "E13", "decision": "MERGE", "target_entry_id": "E7", "reasoning": "..."}, '
-    '{"entry_id": "E14", "decision": "REVISE", "definition": "...", "reasoning": "..."}]}\n'
-    "decision is one of CONFIRM, REJECT, MERGE, REVISE. reasoning is required: one or two "
-    "sentences citing the evidence as >>post."
+    "One line per entry and nothing else: no tool calls, no JSON, no Markdown. "
+    "E<n> and E<m> stand for the ids of the entries above:\n"
+    "E<n> CONFIRM\n"
+    "E<n> REJECT <short reason>\n"
+    "E<n> MERGE E<m> <short reason>\n"
+    "E<n> REVISE <the whole new definition>"
 )
+
+#: Completion tokens a decision line costs, about (a REVISE line more, a CONFIRM far less).
+TOKENS_PER_DECISION = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,15 +281,20 @@ def plan_batches(
     heading: ThreadHeading | None = None,
     token_budget: int = 6000,
     count_tokens: TokenCounter | None = None,
+    max_entries: int | None = None,
 ) -> list[list[CurationItem]]:
     """Split ``items`` into batches whose message fits ``token_budget`` with about half the
-    default evidence per entry (a single entry that cannot fit is a batch of its own)."""
+    default evidence per entry (a single entry that cannot fit is a batch of its own), of at
+    most ``max_entries`` entries (the answer's room: one line each)."""
     count = count_tokens or approx_tokens
     batches: list[list[CurationItem]] = []
     current: list[CurationItem] = []
     for item in items:
         trial = [*current, item]
-        if current and count(_render(trial, heading, PLANNED_EVIDENCE_CHARS)) > token_budget:
+        full = max_entries is not None and len(current) >= max_entries
+        if current and (
+            full or count(_render(trial, heading, PLANNED_EVIDENCE_CHARS)) > token_budget
+        ):
             batches.append(current)
             current = [item]
         else:
@@ -295,9 +309,7 @@ def build_retry_message(problems: Sequence[str], entry_ids: Sequence[int]) -> st
     lines = [TASK_LINE, "Your previous answer could not be applied:"]
     lines.extend(f"- {problem}" for problem in problems)
     wanted = ", ".join(f"E{entry_id}" for entry_id in entry_ids)
-    lines.append(
-        f"Answer again, in the same JSON format, with decisions for these entries only: {wanted}."
-    )
+    lines.append(f"Answer again, one line per entry as before, for these entries only: {wanted}.")
     return "\n".join(lines) + "\n"
 
 
@@ -306,15 +318,30 @@ def build_retry_message(problems: Sequence[str], entry_ids: Sequence[int]) -> st
 
 @dataclass(slots=True)
 class ParsedAnswer:
-    """The valid decisions of an answer, and one line per item that was not valid."""
+    """The valid decisions of an answer, and one line per item that was not valid.
+
+    ``cut``: the answer was cut off (``finish_reason`` "length"): its last, incomplete line was
+    not read, and ``decided`` names the entries its complete lines decided, so the caller can
+    ask again for the rest."""
 
     decisions: list[CurateDecision] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     found_json: bool = False
+    cut: bool = False
+
+    @property
+    def found(self) -> bool:
+        """The answer holds decisions in a form this parser reads (lines or JSON)."""
+        return self.found_json
+
+    @property
+    def decided(self) -> list[int]:
+        """The entries a valid decision of the answer names, in answer order."""
+        return list(dict.fromkeys(decision.entry_id for decision in self.decisions))
 
 
 class DecisionFormatError(AgentError):
-    """The curator's answer has no usable JSON, or some decisions in it are invalid."""
+    """The curator's answer has no usable decisions, or some decisions in it are invalid."""
 
     def __init__(self, message: str, parsed: ParsedAnswer) -> None:
         super().__init__(message)
@@ -322,7 +349,51 @@ class DecisionFormatError(AgentError):
 
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_OPEN_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
+_KINDS = "|".join(DECISION_KINDS)
+_DECISION_LINE = re.compile(
+    rf"^[\s>*#`-]*\[?E(\d+)\]?[\s:.,)*`-]*\b({_KINDS})\b[\s:.,*`-]*(.*?)[\s`*]*$",
+    re.IGNORECASE,
+)
+_TARGET = re.compile(r"^(?:into\s+|->\s*|→\s*)?\[?E(\d+)\]?\b[\s:,.;-]*(.*)$", re.IGNORECASE)
+_ENTRY_AT_START = re.compile(r"^[\s>*#`-]*\[?E\d+\b")
+
+
+def _line_item(line: str) -> dict[str, object] | None:
+    """A decision line as the fields of a `CurateDecision`, or None if it is not one."""
+    match = _DECISION_LINE.match(line)
+    if match is None:
+        return None
+    entry, kind, rest = match.group(1), match.group(2).upper(), match.group(3).strip()
+    item: dict[str, object] = {"entry_id": int(entry), "decision": kind}
+    if kind == "MERGE":
+        target = _TARGET.match(rest)
+        if target is not None:
+            item["target_entry_id"] = int(target.group(1))
+            rest = target.group(2).strip()
+    if kind == "REVISE":
+        item["definition"] = rest
+    elif rest:
+        item["reasoning"] = rest
+    return item
+
+
+def _line_items(text: str, *, cut: bool) -> tuple[list[dict[str, object]], list[str]]:
+    """The decision lines of ``text`` and the lines that start with an entry id but are not
+    decisions. A cut answer's last line is incomplete: it is not read."""
+    lines = text.splitlines()
+    if cut and lines and not text.endswith("\n"):
+        lines = lines[:-1]
+    items: list[dict[str, object]] = []
+    unreadable: list[str] = []
+    for line in lines:
+        item = _line_item(line)
+        if item is not None:
+            items.append(item)
+        elif _ENTRY_AT_START.match(line):
+            unreadable.append(line.strip())
+    return items, unreadable
 
 
 def _json_candidates(text: str) -> list[object]:
@@ -369,27 +440,42 @@ def _describe(index: int, raw: object, error: ValidationError) -> str:
     if isinstance(raw, dict):
         ident = raw.get("entry_id", raw.get("id", raw.get("entry")))
         if ident is not None:
-            where += f" ({ident})"
+            where = f"E{ident}" if isinstance(ident, int) else f"{where} ({ident})"
     reasons = "; ".join(
-        f"{'.'.join(str(part) for part in err['loc']) or 'item'}: {err['msg']}"
+        f"{'.'.join(str(part) for part in err['loc']) or 'item'}: "
+        f"{str(err['msg']).removeprefix('Value error, ')}"
         for err in error.errors()
     )
     return f"{where}: {reasons}"
 
 
-def parse_answer(text: str) -> ParsedAnswer:
-    """The decisions in the model's answer, tolerant of code fences, surrounding prose and
-    ``<think>`` blocks. Invalid items are reported in ``problems``, valid ones kept."""
-    cleaned = _THINK.sub("", text or "")
-    parsed = ParsedAnswer()
-    raw_items: list[object] | None = None
-    for candidate in _json_candidates(cleaned):
-        raw_items = _decision_items(candidate)
-        if raw_items is not None:
-            break
+def parse_answer(text: str, *, cut: bool = False) -> ParsedAnswer:
+    """The decisions in the model's answer: one line per decision (``E12 CONFIRM``,
+    ``E7 MERGE E3 reason``, ``E4 REVISE <definition>``), tolerant of list markers, brackets,
+    Markdown and ``<think>`` blocks; a JSON answer (``{"decisions": [...]}``) is read too.
+
+    ``cut``: the answer was cut off; its last line, incomplete, is not read, and every complete
+    line is (``ParsedAnswer.decided``). Invalid items are reported in ``problems``, valid ones
+    kept."""
+    cleaned = _OPEN_THINK.sub("", _THINK.sub("", text or ""))
+    parsed = ParsedAnswer(cut=cut)
+    raw_items: list[object] | None
+    line_items, unreadable = _line_items(cleaned, cut=cut)
+    if line_items:
+        raw_items = list(line_items)
+        parsed.problems.extend(
+            f"cannot read the line {line[:80]!r}; write E<n> CONFIRM|REJECT|MERGE E<m>|REVISE"
+            for line in unreadable
+        )
+    else:
+        raw_items = None
+        for candidate in _json_candidates(cleaned):
+            raw_items = _decision_items(candidate)
+            if raw_items is not None:
+                break
     if raw_items is None:
         parsed.problems.append(
-            'no JSON object with a "decisions" list was found in the answer'
+            "no decision lines (E<n> CONFIRM, ...) were found in the answer"
             if cleaned.strip()
             else "the answer was empty"
         )
@@ -405,7 +491,7 @@ def parse_answer(text: str) -> ParsedAnswer:
 
 def parse_decisions(text: str) -> list[CurateDecision]:
     """The decisions in ``text``; `DecisionFormatError` (with ``.parsed``: the valid decisions
-    and one line per problem) when no JSON is found or any item is invalid."""
+    and one line per problem) when none is found or any item is invalid."""
     parsed = parse_answer(text)
     if parsed.problems:
         raise DecisionFormatError(

@@ -95,8 +95,16 @@ class AgentResource(dg.ConfigurableResource):
     max_tokens: int | None = Field(default=None, description="Completion tokens per call.")
     context_budget: int | None = Field(default=None, description="Model window to respect.")
     max_rounds: int | None = Field(default=None, description="Model calls per scene at most.")
+    top_k: int | None = None
+    model_family: str = Field(default="", description="qwen3, llama3, mistral, other; empty: auto.")
     enable_thinking: bool | None = Field(
-        default=None, description="Qwen3 thinking on/off (chat_template_kwargs); unset: omit."
+        default=None, description="Thinking in scene rounds, summaries, flush; unset: off."
+    )
+    curator_thinking: bool | None = Field(
+        default=None, description="Thinking in the curator's review; unset: on."
+    )
+    curator_max_tokens: int | None = Field(
+        default=None, description="Completion tokens of a curator request that thinks."
     )
 
 
@@ -119,7 +127,11 @@ def engine_settings(corpus: CorpusResource, store: StoreResource, agent: AgentRe
         max_tokens=agent.max_tokens,
         context_budget=agent.context_budget,
         max_rounds=agent.max_rounds,
+        top_k=agent.top_k,
+        model_family=agent.model_family or None,
         enable_thinking=agent.enable_thinking,
+        curator_thinking=agent.curator_thinking,
+        curator_max_tokens=agent.curator_max_tokens,
     )
 
 
