@@ -596,7 +596,7 @@ class Engine:
             for entry_id in ids
         ]
         totals = self.store.runs.agent_call_totals(thread_id=thread.id)
-        compactions = self.store.context.compactions(thread_id=thread.id)
+        compactions = self.store.memory.compactions(thread_id=thread.id)
         return ThreadReport(
             thread_id=thread.id,
             thread_key=thread.key,

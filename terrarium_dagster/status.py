@@ -82,8 +82,8 @@ def store_status(db: str) -> dict[str, Any]:
             "cached_tokens": totals.cached_tokens,
             "completion_tokens": totals.completion_tokens,
             "cache_hit_rate": round(totals.cache_hit_rate, 4),
-            "compactions": len(store.context.compactions()),
-            "snapshots": len(store.context.checkpoints()),
+            "compactions": len(store.memory.compactions()),
+            "snapshots": len(store.memory.checkpoints()),
             "curator_decisions": len(decisions),
             "curator_decisions_by_kind": dict(
                 sorted(Counter(str(row["decision"]) for row in decisions).items())

@@ -147,8 +147,8 @@ def test_persistent_failure_stops_with_a_clear_error_and_keeps_committed_scenes(
         (state,) = store.progress.thread_states()
         assert state.scenes_done == 1 and state.status == "annotating"
         assert [e.term for e in store.glossary.entries()] == ["Vaskari"]
-        assert store.context.latest_checkpoint() is not None
-        assert store.context.latest_checkpoint().kind == "shutdown"
+        assert store.memory.latest_checkpoint() is not None
+        assert store.memory.latest_checkpoint().kind == "shutdown"
 
 
 def test_cli_exits_1_when_the_server_is_unreachable(
@@ -231,7 +231,7 @@ def test_ctrl_c_abandons_the_call_in_flight_within_seconds(
     assert waited < 3, f"Ctrl-C took {waited:.1f} s"
     assert "Traceback" not in stderr and "resume" in stderr
     with GlossaryStore(db) as store:
-        checkpoint = store.context.latest_checkpoint()
+        checkpoint = store.memory.latest_checkpoint()
         assert checkpoint is not None and checkpoint.kind == "shutdown"
         assert any(call.error and "interrupted" in call.error for call in store.runs.agent_calls())
 
@@ -258,4 +258,4 @@ def test_the_summon_calls_of_a_rolled_back_scene_are_still_recorded(
     with GlossaryStore(tmp_path / "store.db") as store:
         purposes = [call.purpose for call in store.runs.agent_calls()]
         assert "summon" in purposes, purposes
-        assert store.context.summons() == [], "the summon log rolled back with the scene"
+        assert store.memory.summons() == [], "the summon log rolled back with the scene"

@@ -99,7 +99,7 @@ def test_checkpoint_round_trip_keeps_the_payload_bytes_identical(tmp_path: Path)
             "run-1",
         )
         second = _save(store, payload.context)
-        again = store.context.checkpoint(second)
+        again = store.memory.checkpoint(second)
         assert again.state_json == row.state_json
         assert CheckpointPayload.from_json(row.state_json).to_json() == row.state_json
 
@@ -130,7 +130,7 @@ def test_unknown_or_malformed_snapshot_ids_get_clear_errors(tmp_path: Path) -> N
         with pytest.raises(InputError, match="not a snapshot id"):
             load_checkpoint(store, "latest")
         assert load_checkpoint(store, "#1")[0].id == 1
-        broken = store.context.save_checkpoint(
+        broken = store.memory.save_checkpoint(
             kind="manual",
             thread_id=None,
             scene_id=None,
@@ -189,7 +189,7 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
     settings = _settings(tmp_path, quest, tmp_path / "g.db")
     _run(settings, "run-1")
     with GlossaryStore(tmp_path / "g.db") as store:
-        ends = store.context.checkpoints(kind="thread_end")
+        ends = store.memory.checkpoints(kind="thread_end")
         assert len(ends) == 3
         second_thread = ends[1].thread_id
         edits = [
@@ -237,7 +237,7 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
     settings = _settings(tmp_path, quest, tmp_path / "g.db")
     _run(settings, "run-1")
     with GlossaryStore(tmp_path / "g.db") as store:
-        ends = store.context.checkpoints(kind="thread_end")
+        ends = store.memory.checkpoints(kind="thread_end")
         target = ends[0]
         expected_glossary = [
             (v.id, v.term, v.definition, v.status, tuple(v.aliases))
@@ -249,7 +249,7 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
 
         _, payload = load_checkpoint(store, target.id)
         assert state == payload.context
-        assert store.context.load_context_state() == payload.context.to_json()
+        assert store.memory.load_context_state() == payload.context.to_json()
         after = store.history.last_revision_id()
         assert after > before  # the rollback is recorded as revisions, nothing erased
         assert all(r.actor_kind == "rollback" for r in store.history.revisions(since_id=before))
@@ -269,7 +269,7 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
             assert later.thread_id is not None
             assert states[later.thread_id].status == "pending"
             assert states[later.thread_id].cursor_scene_id is None
-        restored = store.context.latest_checkpoint()
+        restored = store.memory.latest_checkpoint()
         assert restored is not None and restored.kind == "manual"
         assert snapshot_in_force(store) == restored.id
         assert load_checkpoint(store, restored.id)[1].restored_from == target.id
@@ -282,9 +282,9 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
     ):
         assert _glossary(store) == _glossary(ref)
         mine = [
-            load_checkpoint(store, c.id)[1] for c in store.context.checkpoints(kind="thread_end")
+            load_checkpoint(store, c.id)[1] for c in store.memory.checkpoints(kind="thread_end")
         ]
-        theirs = [load_checkpoint(ref, c.id)[1] for c in ref.context.checkpoints(kind="thread_end")]
+        theirs = [load_checkpoint(ref, c.id)[1] for c in ref.memory.checkpoints(kind="thread_end")]
         # the same conversation, except that entries created again after the rollback have new
         # ids (the rolled-back ones stay, soft-deleted)
         assert _without_ids(mine[-1].context.history) == _without_ids(theirs[-1].context.history)
@@ -317,7 +317,7 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
             engine.annotate_thread(thread.id)
             engine.curate_thread(thread.id)
     with GlossaryStore(tmp_path / "g.db") as store:
-        shutdown = store.context.latest_checkpoint()
+        shutdown = store.memory.latest_checkpoint()
         assert shutdown is not None and shutdown.kind == "shutdown"
         assert shutdown.scene_id == seen[3]
         pointer = shutdown.revision_id or 0
@@ -357,4 +357,4 @@ def test_restore_refuses_an_unknown_snapshot_and_changes_nothing(tmp_path: Path)
         with pytest.raises(SnapshotNotFoundError, match="no snapshot 3"):
             restore_from_snapshot(store, Actor(kind="rollback"), 3)
         assert store.history.last_revision_id() == before
-        assert store.context.load_context_state() is None
+        assert store.memory.load_context_state() is None

@@ -255,7 +255,7 @@ def test_why_answers_and_logs_while_a_run_holds_the_lease_and_a_scene_is_open(
         assert process.wait(timeout=30) == 0
         with GlossaryStore(db, read_only=True) as store:
             assert store.get_meta("scene-wrote") is not None, "the scene wrote after why"
-            assert len(store.context.summons()) == 1
+            assert len(store.memory.summons()) == 1
     finally:
         if process.poll() is None:
             process.kill()

@@ -123,44 +123,44 @@ def test_agent_calls_are_logged_and_totalled(store: GlossaryStore):
 
 
 def test_compactions_are_logged_with_entry_ids(store: GlossaryStore):
-    compaction_id = store.context.log_compaction(
+    compaction_id = store.memory.log_compaction(
         "run-1", 100, "100#140", "chunk", 9000, 2500, [3, 5], "Summary [E3] [E5]"
     )
-    store.context.log_compaction("run-1", 200, None, "fold_story", 8000, 3000, [], "Story so far")
-    records = store.context.compactions(thread_id=100)
+    store.memory.log_compaction("run-1", 200, None, "fold_story", 8000, 3000, [], "Story so far")
+    records = store.memory.compactions(thread_id=100)
     assert [r["id"] for r in records] == [compaction_id]
     assert records[0]["entry_ids"] == [3, 5] and records[0]["tokens_after"] == 2500
-    assert len(store.context.compactions(run_id="run-1")) == 2
+    assert len(store.memory.compactions(run_id="run-1")) == 2
     with pytest.raises(InputError, match="entry_ids"):
-        store.context.log_compaction("run-1", 100, None, "chunk", 1, 1, ["E3"], "x")  # type: ignore[list-item]
+        store.memory.log_compaction("run-1", 100, None, "chunk", 1, 1, ["E3"], "x")  # type: ignore[list-item]
 
 
 def test_context_state_is_one_row_that_is_replaced(store: GlossaryStore):
-    assert store.context.load_context_state() is None
-    store.context.save_context_state('{"history": [], "story_so_far": ""}')
-    assert store.context.load_context_state() == '{"history": [], "story_so_far": ""}'
-    store.context.save_context_state({"story_so_far": "Vorn burned.", "history": []})
-    assert json.loads(store.context.load_context_state() or "{}")["story_so_far"] == "Vorn burned."
+    assert store.memory.load_context_state() is None
+    store.memory.save_context_state('{"history": [], "story_so_far": ""}')
+    assert store.memory.load_context_state() == '{"history": [], "story_so_far": ""}'
+    store.memory.save_context_state({"story_so_far": "Vorn burned.", "history": []})
+    assert json.loads(store.memory.load_context_state() or "{}")["story_so_far"] == "Vorn burned."
     assert store.conn.execute("SELECT COUNT(*) FROM context_state").fetchone()[0] == 1
     with pytest.raises(InputError, match="not valid JSON"):
-        store.context.save_context_state("{broken")
+        store.memory.save_context_state("{broken")
 
 
 def test_context_state_and_glossary_change_commit_together(store: GlossaryStore):
     with pytest.raises(RuntimeError), store.transaction():
         store.glossary.create_entry(AGENT, "Vorn", "A town.")
-        store.context.save_context_state({"cursor": "100#101"})
+        store.memory.save_context_state({"cursor": "100#101"})
         store.runs.log_agent_call(AgentCallRecord(run_id="run-1", prompt_tokens=10))
         store.progress.set_thread_state(100, thread_key="t00000-100", position=0, scenes_done=1)
         raise RuntimeError("killed mid-scene")
     assert store.glossary.entries() == []
-    assert store.context.load_context_state() is None
+    assert store.memory.load_context_state() is None
     assert store.runs.agent_call_totals().calls == 0
     assert store.progress.thread_state(100) is None
 
 
 def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
-    first = store.context.save_checkpoint(
+    first = store.memory.save_checkpoint(
         kind="thread_end",
         thread_id=100,
         scene_id="100#150",
@@ -168,7 +168,7 @@ def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
         state_json={"history": []},
         revision_id=4,
     )
-    second = store.context.save_checkpoint(
+    second = store.memory.save_checkpoint(
         kind="shutdown",
         thread_id=200,
         scene_id=None,
@@ -176,19 +176,19 @@ def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
         state_json='{"history": [1]}',
         revision_id=None,
     )
-    loaded = store.context.checkpoint(first)
+    loaded = store.memory.checkpoint(first)
     assert loaded.kind == "thread_end" and loaded.revision_id == 4
     assert json.loads(loaded.state_json) == {"history": []}
-    assert [c.id for c in store.context.checkpoints()] == [first, second]
-    assert [c.id for c in store.context.checkpoints(100)] == [first]
-    assert [c.id for c in store.context.checkpoints(kind="shutdown")] == [second]
-    latest = store.context.latest_checkpoint()
+    assert [c.id for c in store.memory.checkpoints()] == [first, second]
+    assert [c.id for c in store.memory.checkpoints(100)] == [first]
+    assert [c.id for c in store.memory.checkpoints(kind="shutdown")] == [second]
+    latest = store.memory.latest_checkpoint()
     assert latest is not None and latest.id == second
-    assert store.context.latest_checkpoint(kind="thread_end").id == first  # type: ignore[union-attr]
+    assert store.memory.latest_checkpoint(kind="thread_end").id == first  # type: ignore[union-attr]
     with pytest.raises(StoreError, match="no snapshot 99"):
-        store.context.checkpoint(99)
+        store.memory.checkpoint(99)
     with pytest.raises(InputError, match="checkpoint kind"):
-        store.context.save_checkpoint(
+        store.memory.save_checkpoint(
             kind="hourly",
             thread_id=None,
             scene_id=None,
@@ -199,22 +199,22 @@ def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
 
 
 def test_summons_are_logged_against_a_snapshot(store: GlossaryStore):
-    snapshot_id = store.context.save_checkpoint(
+    snapshot_id = store.memory.save_checkpoint(
         kind="manual", thread_id=100, scene_id=None, run_id="run-1", state_json="{}", revision_id=0
     )
     exchange = [{"role": "user", "content": "Why Vorn?"}, {"role": "assistant", "content": ">>101"}]
-    summon_id = store.context.log_summon(snapshot_id, "run-2", exchange)
-    assert store.context.summons(snapshot_id) == [
+    summon_id = store.memory.log_summon(snapshot_id, "run-2", exchange)
+    assert store.memory.summons(snapshot_id) == [
         {
             "id": summon_id,
             "snapshot_id": snapshot_id,
             "run_id": "run-2",
             "exchange": exchange,
-            "created_at": store.context.summons()[0]["created_at"],
+            "created_at": store.memory.summons()[0]["created_at"],
         }
     ]
     with pytest.raises(StoreError, match="no snapshot 42"):
-        store.context.log_summon(42, "run-2", exchange)
+        store.memory.log_summon(42, "run-2", exchange)
 
 
 def test_curator_decisions_are_logged_and_marked_undone(store: GlossaryStore):

@@ -132,13 +132,13 @@ def test_exception_inside_a_transaction_leaves_nothing(store: GlossaryStore):
             provenance=[ProvenanceIn(post_id=101, thread_id=100, quote="the ember-tithe")],
         )
         store.glossary.update_entry(AGENT, created.id, definition="A tax paid in ash.")
-        store.context.save_context_state({"cursor": "100#101"})
+        store.memory.save_context_state({"cursor": "100#101"})
         raise RuntimeError("scene failed")
     after = {t: _count(store.conn, t) for t in ("entry", "alias", "provenance", "revision")}
     assert after == before
     assert store.glossary.search("ember tithe") == []
     assert _count(store.conn, "entry_fts") == 1
-    assert store.context.load_context_state() is None
+    assert store.memory.load_context_state() is None
     assert not store.in_transaction
 
 

@@ -238,7 +238,7 @@ def test_a_multi_turn_summon_is_logged_with_its_calls_when_dismissed(
 
     log_id = manager.dismiss()
     assert manager.session is None
-    (logged,) = world.store.context.summons(world.past_id)
+    (logged,) = world.store.memory.summons(world.past_id)
     assert logged["id"] == log_id and logged["run_id"] == "run-2"
     exchange = logged["exchange"]
     assert exchange["answers"] == ["First: >>1000.", "Second: none."]
@@ -267,11 +267,11 @@ def test_only_one_summon_at_a_time_with_clear_errors(
     assert len(vllm_server.chat_requests) == 1  # the refused summon sent nothing
     assert manager.dismiss_if_open() is not None
     assert manager.dismiss_if_open() is None
-    assert world.store.context.summons()[0]["exchange"]["ended"] == "scene_end"
+    assert world.store.memory.summons()[0]["exchange"]["ended"] == "scene_end"
     manager.summon(world.current_id, "Why [E2]?")
     manager.abandon()  # its scene was rolled back: forgotten, not logged
     assert manager.session is None
-    assert len(world.store.context.summons()) == 1
+    assert len(world.store.memory.summons()) == 1
 
 
 def _agent_registry(manager: SummonManager) -> ToolRegistry:
@@ -409,7 +409,7 @@ def test_a_snapshot_larger_than_the_window_is_trimmed_and_never_sent_over_budget
         assert "FOCUS-SCENE" in sent  # the scene that wrote E1 is kept
         assert "OLD-0\n" not in sent  # the oldest unrelated scenes are not
     manager.dismiss()
-    trimmed = world.store.context.summons(big)[0]["exchange"]["trimmed"]
+    trimmed = world.store.memory.summons(big)[0]["exchange"]["trimmed"]
     assert len(trimmed["scenes"]) > 100
     assert trimmed["story_chars"] > 0
 
@@ -433,4 +433,4 @@ def test_without_a_corpus_no_tools_are_offered(vllm_server: ScriptedVLLM, world:
     assert manager.summon(world.past_id, "Why [E1]?") == "From memory."
     assert vllm_server.chat_requests[0].tools == []
     manager.dismiss()
-    assert world.store.context.summons()[0]["exchange"]["tools"] == []
+    assert world.store.memory.summons()[0]["exchange"]["tools"] == []

@@ -73,8 +73,8 @@ def test_why_summons_the_context_that_wrote_the_entry_and_returns_its_cited_post
     store, corpus = opened
     entry = store.glossary.find_by_term("Sardomir")
     assert entry is not None
-    ends = store.context.checkpoints(kind="thread_end")
-    summons_before = len(store.context.summons())
+    ends = store.memory.checkpoints(kind="thread_end")
+    summons_before = len(store.memory.summons())
     with open_client(annotated.settings) as client:
         answer = why(store, corpus, client, "Sardomir", budget=8192, max_tokens=512)
 
@@ -91,8 +91,8 @@ def test_why_summons_the_context_that_wrote_the_entry_and_returns_its_cited_post
     assert cited and cited <= sources
     for post in answer.cited_posts:
         assert post.url == URL.format(thread_id=post.thread_id, post_id=post.post_id)
-    assert len(store.context.summons()) == summons_before + 1
-    logged = store.context.summons()[-1]
+    assert len(store.memory.summons()) == summons_before + 1
+    logged = store.memory.summons()[-1]
     assert logged["id"] == answer.summon_log_id and logged["snapshot_id"] == answer.snapshot_id
     assert logged["exchange"]["answers"] == [answer.answer]
     text = render_why(answer)
@@ -118,7 +118,7 @@ def test_why_about_a_given_revision_with_a_question_of_ones_own(
             max_tokens=512,
         )
     assert (answer.revision_id, answer.action, answer.question) == (created.id, "create", question)
-    assert answer.snapshot_id == store.context.checkpoints(kind="thread_end")[0].id
+    assert answer.snapshot_id == store.memory.checkpoints(kind="thread_end")[0].id
     assert f"I created [E{entry.id}] Orlundel" in answer.answer
     with open_client(annotated.settings) as client, pytest.raises(InputError, match="not of"):
         why(store, corpus, client, "Sardomir", revision=created.id, budget=8192, max_tokens=512)
@@ -179,8 +179,8 @@ def test_the_snapshots_command_lists_every_checkpoint_with_its_blame(
     assert cmd_snapshots(args) == 0
     rows = json.loads(capsys.readouterr().out)
     with GlossaryStore(annotated.db) as store:
-        ends = store.context.checkpoints(kind="thread_end")
-        assert [row["id"] for row in rows] == [c.id for c in store.context.checkpoints()]
+        ends = store.memory.checkpoints(kind="thread_end")
+        assert [row["id"] for row in rows] == [c.id for c in store.memory.checkpoints()]
         first = next(row for row in rows if row["id"] == ends[0].id)
         in_force = [r for r in store.history.revisions() if r.snapshot_id == ends[0].id]
         assert first["revisions_in_force"] == len(in_force) > 0

@@ -132,7 +132,7 @@ class Annotator:
     # -- context ----------------------------------------------------------------------------
 
     def _load_state(self) -> ContextState:
-        text = self.store.context.load_context_state()
+        text = self.store.memory.load_context_state()
         return ContextState.from_json(text) if text else ContextState()
 
     def _new_context(self, state: ContextState) -> ContextManager:
@@ -230,7 +230,7 @@ class Annotator:
         return turns[len(messages) :]
 
     def _record_compaction(self, event: CompactionEvent) -> None:
-        self.store.context.log_compaction(
+        self.store.memory.log_compaction(
             self.run_id,
             event.thread_id,
             event.scene_id,
@@ -245,7 +245,7 @@ class Annotator:
 
     def _actor(self) -> Actor:
         thread, scene = self._scope or (None, None)
-        latest = self.store.context.latest_checkpoint()
+        latest = self.store.memory.latest_checkpoint()
         return Actor(
             kind="agent",
             run_id=self.run_id,
@@ -394,7 +394,7 @@ class Annotator:
         changed = self.store.history.revisions(since_id=before)
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
         self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)
-        self.store.context.save_context_state(self.context.state.to_json())
+        self.store.memory.save_context_state(self.context.state.to_json())
         self.store.progress.set_thread_state(
             thread.id,
             thread_key=thread.key,
@@ -421,7 +421,7 @@ class Annotator:
                 }
             )
             self.context.end_thread(thread.id, entry_ids)
-            self.store.context.save_context_state(self.context.state.to_json())
+            self.store.memory.save_context_state(self.context.state.to_json())
             checkpoint_id = self._save_checkpoint("thread_end", thread)
             self.store.progress.set_thread_state(
                 thread.id,
@@ -471,7 +471,7 @@ class Annotator:
             self.store.rollback.rollback_threads_from(actor, thread.id, reason)
             previous = [
                 c
-                for c in self.store.context.checkpoints()
+                for c in self.store.memory.checkpoints()
                 if c.kind == "thread_end"
                 and c.thread_id is not None
                 and self._before(c.thread_id, thread)
@@ -481,7 +481,7 @@ class Annotator:
                 state = payload.context
             else:
                 state = ContextState()
-            self.store.context.save_context_state(state.to_json())
+            self.store.memory.save_context_state(state.to_json())
         self.context = self._new_context(state)
 
     def _before(self, thread_id: int, thread: Thread) -> bool:
@@ -515,7 +515,7 @@ class Annotator:
 
     def save_context(self) -> None:
         """Save the context state (calibration included) within the open transaction."""
-        self.store.context.save_context_state(self.context.state.to_json())
+        self.store.memory.save_context_state(self.context.state.to_json())
 
 
 def fit_story(scene: Scene, max_chars: int) -> str:

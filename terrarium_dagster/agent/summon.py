@@ -6,7 +6,7 @@ context layer lays out every prompt), followed by a user message starting ``# Ta
 the question (the `# Task:` convention of `context/prompts.py`), and returns the answer.
 `continue_(text)` asks a follow-up on the same message list (a real multi-turn exchange: the
 answers stay in it);
-`dismiss()` logs the whole exchange (`store.context.log_summon`) and ends it. One summon at a time.
+`dismiss()` logs the whole exchange (`store.memory.log_summon`) and ends it. One summon at a time.
 
 Read-only. The summoned context is offered the READ tools it had (those of `glossary_search`,
 `read_post`, `read_thread_range` that were in its tool list), run through a read-only
@@ -199,7 +199,7 @@ class SummonSession:
         return [*self.head(), *self.past.history, *self.exchange, *pending]
 
     def record(self, ended: str) -> dict[str, Any]:
-        """The exchange as `store.context.log_summon` keeps it (no wall-clock times)."""
+        """The exchange as `store.memory.log_summon` keeps it (no wall-clock times)."""
         return {
             "snapshot": {
                 "id": self.snapshot.id,
@@ -302,7 +302,7 @@ class SummonManager:
     def dismiss(self, *, ended: str = "dismissed") -> int:
         """End the open summon and log the exchange; returns the summon log id."""
         session = self._require("dismiss")
-        log_id = self.store.context.log_summon(
+        log_id = self.store.memory.log_summon(
             session.snapshot_id, self.run_id, canonical_json(session.record(ended))
         )
         self._session = None
@@ -753,7 +753,7 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
         else:
             headers = [
                 header
-                for header in ctx.store.context.snapshot_headers(thread_id=args.thread_id)
+                for header in ctx.store.memory.snapshot_headers(thread_id=args.thread_id)
                 if not _later_than_now(ctx, header.thread_id)
             ]
             payload["snapshots"] = [_snapshot_brief(h) for h in headers[-args.limit :]]

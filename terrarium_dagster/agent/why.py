@@ -259,10 +259,10 @@ def render_why(answer: WhyAnswer) -> str:
 def snapshots_report(store: GlossaryStore, *, thread_id: int | None = None) -> list[dict[str, Any]]:
     """One row per snapshot, oldest first: where it stands, what its context holds, how many
     revisions were made with it in force ("blamed"), how often it was summoned."""
-    blamed, summoned = store.context.snapshot_uses()
+    blamed, summoned = store.memory.snapshot_uses()
     keys = {state.thread_id: state.thread_key for state in store.progress.thread_states()}
     rows: list[dict[str, Any]] = []
-    for header in store.context.snapshot_headers(thread_id=thread_id):
+    for header in store.memory.snapshot_headers(thread_id=thread_id):
         _, payload = load_checkpoint(store, header.id)
         context = payload.context
         rows.append(

@@ -49,7 +49,7 @@ The agent loop, per scene (inside the scene's store transaction)::
         cm.observe(plan.messages, result.prompt_tokens)  # calibration (the loop's _call does it)
         turns.append(answer); ... tool results ...
     cm.end_scene(s, t, turns, entry_ids=written)
-    store.context.save_context_state(cm.state.to_json())
+    store.memory.save_context_state(cm.state.to_json())
 
 and `cm.end_thread(t, entry_ids)` at a thread's end; `cm.make_room(n, thread_id=t)` before a
 request that continues `cm.build()` with n tokens of its own (the curator).
@@ -95,7 +95,7 @@ Flusher = Callable[[list[Message]], Any]
 until it answers without tools. Its messages are not kept. May raise AgentError."""
 
 CompactionRecorder = Callable[["CompactionEvent"], None]
-"""Receives every compaction event (the loop stores it with `store.context.log_compaction`)."""
+"""Receives every compaction event (the loop stores it with `store.memory.log_compaction`)."""
 
 # how a refusal or a failure starts (a summary is third-person prose about the story)
 _ERROR_START = re.compile(

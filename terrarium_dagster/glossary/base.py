@@ -410,7 +410,7 @@ class StoreConnection:
 
 
 class Aggregate:
-    """One part of the store (glossary, provenance, history, rollback, runs, context, progress,
+    """One part of the store (glossary, provenance, history, rollback, runs, memory, progress,
     curation) over the store's one shared connection: its writes join the store's open
     transaction (one per scene)."""
 

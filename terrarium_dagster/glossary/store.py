@@ -6,7 +6,7 @@ one connection, split by aggregate over it:
 - `store.history`: the revision log and the glossary as of any revision;
 - `store.rollback`: rollback to a revision or a thread, and undoing one change;
 - `store.runs`: the one-writer lease, runs, and every model request sent (calls);
-- `store.context`: the live context, compactions, checkpoints (snapshots), summon logs;
+- `store.memory`: the agent's saved context, compactions, checkpoints (snapshots), summon logs;
 - `store.progress`: where each thread stands;
 - `store.curation`: the curator's decisions;
 
@@ -19,11 +19,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from terrarium_dagster.glossary.base import StoreConnection, guarded
-from terrarium_dagster.glossary.context_log import ContextLog
 from terrarium_dagster.glossary.curation_log import CurationLog
 from terrarium_dagster.glossary.entries import Glossary
 from terrarium_dagster.glossary.history import History
 from terrarium_dagster.glossary.inputs import Actor, parse_entry_id
+from terrarium_dagster.glossary.memory import AgentMemory
 from terrarium_dagster.glossary.progress import ThreadProgress
 from terrarium_dagster.glossary.provenance import ProvenanceLog
 from terrarium_dagster.glossary.rollback import Rollback
@@ -46,7 +46,7 @@ class GlossaryStore(StoreConnection):
         self.history = History(self)
         self.rollback = Rollback(self)
         self.runs = RunLog(self)
-        self.context = ContextLog(self)
+        self.memory = AgentMemory(self)
         self.progress = ThreadProgress(self)
         self.curation = CurationLog(self)
 

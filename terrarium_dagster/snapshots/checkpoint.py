@@ -176,7 +176,7 @@ def tools_digest(schemas: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _no_such_snapshot(store: GlossaryStore, snapshot_id: int) -> SnapshotNotFoundError:
-    latest = store.context.latest_checkpoint()
+    latest = store.memory.latest_checkpoint()
     if latest is None:
         known = "the store has no snapshots yet"
     else:
@@ -232,7 +232,7 @@ def save_checkpoint(
             restored_from=restored_from,
             context=state.model_copy(deep=True),
         )
-        return store.context.save_checkpoint(
+        return store.memory.save_checkpoint(
             kind=kind,
             thread_id=thread,
             scene_id=scene,
@@ -249,7 +249,7 @@ def load_checkpoint(
     unknown id, `StoreError` when the stored payload cannot be read."""
     number = parse_snapshot_id(snapshot_id)
     try:
-        row = store.context.checkpoint(number)
+        row = store.memory.checkpoint(number)
     except StoreError as exc:
         if "no snapshot" in str(exc):
             raise _no_such_snapshot(store, number) from None
@@ -263,7 +263,7 @@ def load_checkpoint(
 
 def snapshot_in_force(store: GlossaryStore) -> int | None:
     """The snapshot revisions written now record: the latest checkpoint (None before any)."""
-    latest = store.context.latest_checkpoint()
+    latest = store.memory.latest_checkpoint()
     return latest.id if latest else None
 
 
@@ -281,7 +281,7 @@ def _choice(store: GlossaryStore, revision: Revision) -> SnapshotChoice:
         (
             header.id
             for header in sorted(
-                store.context.snapshot_headers(), key=lambda h: (h.revision_id or 0, h.id)
+                store.memory.snapshot_headers(), key=lambda h: (h.revision_id or 0, h.id)
             )
             if header.revision_id is not None and header.revision_id >= revision.id
         ),
@@ -400,9 +400,9 @@ def restore_from_snapshot(
                 )
         if own is not None:
             _restore_own_thread(store, row, payload, own, pointer, curated_after)
-        store.context.save_context_state(payload.context.to_json())
+        store.memory.save_context_state(payload.context.to_json())
         restored = payload.model_copy(update={"restored_from": row.id})
-        store.context.save_checkpoint(
+        store.memory.save_checkpoint(
             kind="manual",
             thread_id=row.thread_id,
             scene_id=row.scene_id,

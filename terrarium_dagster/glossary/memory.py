@@ -1,5 +1,6 @@
-"""The live context and its history: the saved context state, compaction events, checkpoints
-(snapshots) and summon logs.
+"""The agent's memory in the store (`store.memory`): its saved context state, the compaction
+events, checkpoints (snapshots) and summon logs. "Context" in this project is the agent's context
+(`context.compaction.ContextManager`); this part is where it is kept.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from terrarium_dagster.glossary.records import (
 )
 
 
-class ContextLog(Aggregate):
-    """The store's context aggregate: `store.context`."""
+class AgentMemory(Aggregate):
+    """The agent's memory in the store: `store.memory`."""
 
     # ------------------------------------------------------------------------------ compactions
     @guarded
