@@ -12,7 +12,7 @@ import pytest
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig, parse_context_overflow
 from terrarium_dagster.agent.relevant import entry_line
-from terrarium_dagster.agent.tools import ToolContext, default_registry, dispatch
+from terrarium_dagster.agent.tools import ToolAccess, default_registry, dispatch
 from terrarium_dagster.backends.offline import (
     OFFLINE_MODEL,
     CurateEntryView,
@@ -601,7 +601,7 @@ def test_backend_and_tools_annotate_a_real_corpus(tmp_path: Path) -> None:
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": text},
             ]
-            ctx = ToolContext(
+            access = ToolAccess(
                 store, corpus, Actor("agent", thread_id=thread.id, scene_id=scene.id), scene
             )
             calls = 0
@@ -629,7 +629,7 @@ def test_backend_and_tools_annotate_a_real_corpus(tmp_path: Path) -> None:
                 )
                 with store.transaction():
                     for tool_call in result.tool_calls:
-                        outcome = dispatch(registry, ctx, tool_call)
+                        outcome = dispatch(registry, access, tool_call)
                         assert outcome.ok, outcome.result_json
                         messages.append(outcome.message())
             calls_per_scene.append(calls)

@@ -23,7 +23,7 @@ from terrarium_dagster.agent.summon import (
     snapshot_tools,
 )
 from terrarium_dagster.agent.tools import (
-    ToolContext,
+    ToolAccess,
     ToolOutcome,
     ToolRegistry,
     default_registry,
@@ -281,13 +281,13 @@ def _agent_registry(manager: SummonManager) -> ToolRegistry:
     return registry
 
 
-def _call(registry: ToolRegistry, ctx: ToolContext, name: str, **arguments: Any) -> ToolOutcome:
+def _call(registry: ToolRegistry, access: ToolAccess, name: str, **arguments: Any) -> ToolOutcome:
     call = {
         "id": f"call-{name}",
         "type": "function",
         "function": {"name": name, "arguments": json.dumps(arguments)},
     }
-    return dispatch(registry, ctx, call)
+    return dispatch(registry, access, call)
 
 
 def test_the_agent_lists_summons_converses_and_dismisses_through_its_tools(
@@ -298,30 +298,30 @@ def test_the_agent_lists_summons_converses_and_dismisses_through_its_tools(
     assert not any(registry[name].writes for name in ("list_snapshots", "summon_snapshot"))
     scene = world.scenes[2]
     actor = Actor(kind="agent", run_id="run-2", thread_id=scene.thread_id, scene_id=scene.id)
-    ctx = ToolContext(store=world.store, corpus=world.corpus, actor=actor, scene=scene)
+    access = ToolAccess(store=world.store, corpus=world.corpus, actor=actor, scene=scene)
 
-    listed = json.loads(_call(registry, ctx, "list_snapshots").result_json)
+    listed = json.loads(_call(registry, access, "list_snapshots").result_json)
     assert [s["id"] for s in listed["snapshots"]] == [world.past_id, world.current_id]
-    blame = json.loads(_call(registry, ctx, "list_snapshots", entry_id="E1").result_json)
+    blame = json.loads(_call(registry, access, "list_snapshots", entry_id="E1").result_json)
     assert blame["entry"] == "E1"
     assert blame["edits"][0]["summon"] == world.past_id
 
     vllm_server.script(Reply(content="Because of >>1000."), Reply(content="Yes."))
     summoned = _call(
-        registry, ctx, "summon_snapshot", snapshot_id=world.past_id, question="Why [E1]?"
+        registry, access, "summon_snapshot", snapshot_id=world.past_id, question="Why [E1]?"
     )
     assert summoned.ok and json.loads(summoned.result_json)["answer"] == "Because of >>1000."
-    again = _call(registry, ctx, "summon_snapshot", snapshot_id=world.current_id, question="?")
+    again = _call(registry, access, "summon_snapshot", snapshot_id=world.current_id, question="?")
     assert not again.ok
     assert f"snapshot {world.past_id}" in json.loads(again.result_json)["error"]
-    assert json.loads(_call(registry, ctx, "summon_continue", message="Sure?").result_json)[
+    assert json.loads(_call(registry, access, "summon_continue", message="Sure?").result_json)[
         "answer"
     ] == ("Yes.")
-    dismissed = json.loads(_call(registry, ctx, "summon_dismiss").result_json)
+    dismissed = json.loads(_call(registry, access, "summon_dismiss").result_json)
     assert dismissed["dismissed"] == world.past_id and dismissed["questions"] == 2
-    gone = _call(registry, ctx, "summon_continue", message="Still there?")
+    gone = _call(registry, access, "summon_continue", message="Still there?")
     assert not gone.ok and "no snapshot is summoned" in json.loads(gone.result_json)["error"]
-    unknown = _call(registry, ctx, "summon_snapshot", snapshot_id=99, question="?")
+    unknown = _call(registry, access, "summon_snapshot", snapshot_id=99, question="?")
     assert not unknown.ok and "no snapshot 99" in json.loads(unknown.result_json)["error"]
     calls = [c for c in world.store.runs.agent_calls(run_id="run-2") if c.purpose == "summon"]
     assert {(c.thread_id, c.scene_id) for c in calls} == {(scene.thread_id, scene.id)}
@@ -349,12 +349,12 @@ def test_a_snapshot_later_in_the_story_than_the_current_scene_is_not_offered(
     manager = _manager(vllm_server, world)
     registry = _agent_registry(manager)
     scene = world.scenes[2]
-    ctx = ToolContext(
+    access = ToolAccess(
         store=world.store, corpus=world.corpus, actor=Actor(kind="agent"), scene=scene
     )
-    listed = json.loads(_call(registry, ctx, "list_snapshots").result_json)
+    listed = json.loads(_call(registry, access, "list_snapshots").result_json)
     assert future not in [s["id"] for s in listed["snapshots"]]
-    refused = _call(registry, ctx, "summon_snapshot", snapshot_id=future, question="?")
+    refused = _call(registry, access, "summon_snapshot", snapshot_id=future, question="?")
     assert not refused.ok and "later in the story" in json.loads(refused.result_json)["error"]
     assert vllm_server.chat_requests == []
 

@@ -16,16 +16,16 @@ from terrarium_dagster.agent.tools import (
     GLOSSARY_TOOLS,
     HandlerResult,
     Tool,
+    ToolAccess,
     ToolArgs,
-    ToolContext,
     ToolRegistry,
     default_registry,
     dispatch,
-    parse_entry_id,
 )
 from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.errors import InputError
+from terrarium_dagster.glossary.store import Actor, GlossaryStore, parse_entry_id
 
 # thread 100 (earlier) and thread 200 (later); times increase with ids.
 POSTS: list[tuple[int, int, bool, bool, str]] = [
@@ -109,14 +109,14 @@ def store(tmp_path: Path) -> Iterator[GlossaryStore]:
 
 def make_ctx(
     store: GlossaryStore, corpus: Corpus, scene_index: int = 1, *, read_only: bool = False
-) -> ToolContext:
+) -> ToolAccess:
     scene: Scene = corpus.scenes(100)[scene_index]
     actor = Actor("agent", run_id="run-1", thread_id=100, scene_id=scene.id)
-    return ToolContext(store=store, corpus=corpus, actor=actor, scene=scene, read_only=read_only)
+    return ToolAccess(store=store, corpus=corpus, actor=actor, scene=scene, read_only=read_only)
 
 
 @pytest.fixture
-def ctx(store: GlossaryStore, corpus: Corpus) -> ToolContext:
+def access(store: GlossaryStore, corpus: Corpus) -> ToolAccess:
     """The second scene of thread 100 (posts 104-105): posts up to 105 are visible."""
     return make_ctx(store, corpus)
 
@@ -126,15 +126,15 @@ def call(name: str, arguments: Any, call_id: str = "call_1") -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
 
 
-def run(ctx: ToolContext, name: str, arguments: Any) -> dict[str, Any]:
-    outcome = dispatch(default_registry(), ctx, call(name, arguments))
+def run(access: ToolAccess, name: str, arguments: Any) -> dict[str, Any]:
+    outcome = dispatch(default_registry(), access, call(name, arguments))
     result = json.loads(outcome.result_json)
     assert result["ok"] is outcome.ok
     return result
 
 
-def error_of(ctx: ToolContext, name: str, arguments: Any) -> str:
-    outcome = dispatch(default_registry(), ctx, call(name, arguments))
+def error_of(access: ToolAccess, name: str, arguments: Any) -> str:
+    outcome = dispatch(default_registry(), access, call(name, arguments))
     assert not outcome.ok
     assert outcome.effects == ()
     assert "\n" not in outcome.result_json
@@ -143,8 +143,8 @@ def error_of(ctx: ToolContext, name: str, arguments: Any) -> str:
     return result["error"]
 
 
-def create(ctx: ToolContext, term: str, **extra: Any) -> dict[str, Any]:
-    result = run(ctx, "glossary_create", {"term": term, "definition": f"About {term}.", **extra})
+def create(access: ToolAccess, term: str, **extra: Any) -> dict[str, Any]:
+    result = run(access, "glossary_create", {"term": term, "definition": f"About {term}.", **extra})
     assert result["ok"], result
     return result
 
@@ -199,12 +199,12 @@ class ListSnapshotsArgs(ToolArgs):
     limit: int = Field(default=5, ge=1, le=20)
 
 
-def _list_snapshots(ctx: ToolContext, args: ListSnapshotsArgs) -> HandlerResult:
+def _list_snapshots(access: ToolAccess, args: ListSnapshotsArgs) -> HandlerResult:
     return HandlerResult({"snapshots": [], "limit": args.limit})
 
 
 def test_registering_a_tool_twice_is_refused_and_new_tools_can_be_added(
-    ctx: ToolContext,
+    access: ToolAccess,
 ) -> None:
     registry = ToolRegistry(GLOSSARY_TOOLS)
     with pytest.raises(ValueError, match="already registered"):
@@ -213,7 +213,7 @@ def test_registering_a_tool_twice_is_refused_and_new_tools_can_be_added(
     assert list(registry)[-1] == "list_snapshots"
     parameters = registry["list_snapshots"].schema()["function"]["parameters"]
     assert parameters["properties"]["title"] == {"type": "string"}
-    outcome = dispatch(registry, ctx, call("list_snapshots", {"limit": 3}))
+    outcome = dispatch(registry, access, call("list_snapshots", {"limit": 3}))
     assert outcome.result_json == '{"limit":3,"ok":true,"snapshots":[]}'
     assert "glossary_create" not in registry.read_only()
     assert list(registry.only(["read_post", "nope"])) == ["read_post"]
@@ -224,152 +224,155 @@ def test_entry_ids_accept_numbers_and_e_prefixed_strings(value: object) -> None:
     assert parse_entry_id(value) == 12
 
 
-@pytest.mark.parametrize("value", [0, -3, True, "X12", "E", 1.5, None])
+@pytest.mark.parametrize("value", [0, "0", -3, True, "X12", "E", 1.5, None])
 def test_entry_ids_refuse_anything_else(value: object) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="is not an entry id"):
         parse_entry_id(value)
 
 
 # -- dispatch error paths ---------------------------------------------------------------------
 
 
-def test_bad_json_arguments_give_an_error_result(ctx: ToolContext) -> None:
-    error = error_of(ctx, "glossary_search", '{"query": "Varen"')
+def test_bad_json_arguments_give_an_error_result(access: ToolAccess) -> None:
+    error = error_of(access, "glossary_search", '{"query": "Varen"')
     assert "not valid JSON" in error
 
 
-def test_arguments_that_are_not_an_object_give_an_error_result(ctx: ToolContext) -> None:
-    assert "must be a JSON object" in error_of(ctx, "glossary_search", '["Varen"]')
+def test_arguments_that_are_not_an_object_give_an_error_result(access: ToolAccess) -> None:
+    assert "must be a JSON object" in error_of(access, "glossary_search", '["Varen"]')
 
 
-def test_unknown_tool_lists_the_available_ones(ctx: ToolContext) -> None:
-    error = error_of(ctx, "glossary_frobnicate", {})
+def test_unknown_tool_lists_the_available_ones(access: ToolAccess) -> None:
+    error = error_of(access, "glossary_frobnicate", {})
     assert "unknown tool 'glossary_frobnicate'" in error
     assert "glossary_search" in error
 
 
-def test_missing_field_is_named_with_the_fields_the_tool_takes(ctx: ToolContext) -> None:
-    error = error_of(ctx, "glossary_create", {"term": "Varen"})
+def test_missing_field_is_named_with_the_fields_the_tool_takes(access: ToolAccess) -> None:
+    error = error_of(access, "glossary_create", {"term": "Varen"})
     assert "missing field 'definition'" in error
     assert "(fields: term, definition, aliases?, tags?, post_ids?, quote?)" in error
 
 
-def test_extra_field_is_refused(ctx: ToolContext) -> None:
-    error = error_of(ctx, "glossary_search", {"query": "Varen", "fuzzy": True})
+def test_extra_field_is_refused(access: ToolAccess) -> None:
+    error = error_of(access, "glossary_search", {"query": "Varen", "fuzzy": True})
     assert "unknown field 'fuzzy'" in error
 
 
-def test_wrong_type_is_refused(ctx: ToolContext) -> None:
-    assert "'limit'" in error_of(ctx, "glossary_search", {"query": "Varen", "limit": "many"})
-    assert "'limit'" in error_of(ctx, "glossary_search", {"query": "Varen", "limit": 500})
-    assert "'count'" in error_of(ctx, "read_thread_range", {"start_post_id": 100, "count": 21})
-    assert "'entry_id'" in error_of(ctx, "glossary_delete", {"entry_id": "X1", "reason": "r"})
+def test_wrong_type_is_refused(access: ToolAccess) -> None:
+    assert "'limit'" in error_of(access, "glossary_search", {"query": "Varen", "limit": "many"})
+    assert "'limit'" in error_of(access, "glossary_search", {"query": "Varen", "limit": 500})
+    assert "'count'" in error_of(access, "read_thread_range", {"start_post_id": 100, "count": 21})
+    error = error_of(access, "glossary_delete", {"entry_id": "X1", "reason": "r"})
+    assert "'entry_id': 'X1' is not an entry id" in error
 
 
-def test_empty_arguments_are_treated_as_an_empty_object(ctx: ToolContext) -> None:
-    assert "missing field 'query'" in error_of(ctx, "glossary_search", "")
+def test_empty_arguments_are_treated_as_an_empty_object(access: ToolAccess) -> None:
+    assert "missing field 'query'" in error_of(access, "glossary_search", "")
 
 
-def test_unknown_entry_is_an_error_result(ctx: ToolContext) -> None:
-    error = error_of(ctx, "glossary_update", {"entry_id": "E999", "definition": "x"})
+def test_unknown_entry_is_an_error_result(access: ToolAccess) -> None:
+    error = error_of(access, "glossary_update", {"entry_id": "E999", "definition": "x"})
     assert "E999" in error and "glossary_search" in error
-    assert "E999" in error_of(ctx, "glossary_delete", {"entry_id": 999, "reason": "wrong"})
+    assert "E999" in error_of(access, "glossary_delete", {"entry_id": 999, "reason": "wrong"})
 
 
-def test_duplicate_term_names_the_existing_entry(ctx: ToolContext, store: GlossaryStore) -> None:
-    created = create(ctx, "Lord Varen", aliases=["Varen"])
+def test_duplicate_term_names_the_existing_entry(access: ToolAccess, store: GlossaryStore) -> None:
+    created = create(access, "Lord Varen", aliases=["Varen"])
     entry_id = created["entry"]["id"]
     before = store.history.last_revision_id()
     for term in ("lord varen", "VAREN", "the Lord Varen"):
-        error = error_of(ctx, "glossary_create", {"term": term, "definition": "again"})
+        error = error_of(access, "glossary_create", {"term": term, "definition": "again"})
         assert f"already exists as {entry_id} (Lord Varen)" in error
         assert f'glossary_update with entry_id "{entry_id}"' in error
     error = error_of(
-        ctx, "glossary_create", {"term": "Varen's Chair", "definition": "x", "aliases": ["Varen"]}
+        access,
+        "glossary_create",
+        {"term": "Varen's Chair", "definition": "x", "aliases": ["Varen"]},
     )
     assert entry_id in error
     assert store.history.last_revision_id() == before
 
 
-def test_an_alias_taken_by_another_entry_is_refused_on_update(ctx: ToolContext) -> None:
-    varen = create(ctx, "Lord Varen")["entry"]["id"]
-    order = create(ctx, "Order of the Ember")["entry"]["id"]
-    error = error_of(ctx, "glossary_update", {"entry_id": order, "add_aliases": ["lord varen"]})
+def test_an_alias_taken_by_another_entry_is_refused_on_update(access: ToolAccess) -> None:
+    varen = create(access, "Lord Varen")["entry"]["id"]
+    order = create(access, "Order of the Ember")["entry"]["id"]
+    error = error_of(access, "glossary_update", {"entry_id": order, "add_aliases": ["lord varen"]})
     assert f"already exists as {varen}" in error
 
 
 def test_read_only_context_refuses_writes_and_allows_reads(
     store: GlossaryStore, corpus: Corpus
 ) -> None:
-    ctx = make_ctx(store, corpus, read_only=True)
+    access = make_ctx(store, corpus, read_only=True)
     for name, args in (
         ("glossary_create", {"term": "Varen", "definition": "A lord."}),
         ("glossary_update", {"entry_id": "E1", "definition": "x"}),
         ("glossary_delete", {"entry_id": "E1", "reason": "x"}),
     ):
-        assert "read-only" in error_of(ctx, name, args)
+        assert "read-only" in error_of(access, name, args)
     assert store.glossary.entries() == []
-    assert run(ctx, "glossary_search", {"query": "Varen"})["ok"]
-    assert run(ctx, "read_post", {"post_id": 104})["ok"]
+    assert run(access, "glossary_search", {"query": "Varen"})["ok"]
+    assert run(access, "read_post", {"post_id": 104})["ok"]
 
 
-def test_future_posts_are_refused_as_sources_and_for_reading(ctx: ToolContext) -> None:
+def test_future_posts_are_refused_as_sources_and_for_reading(access: ToolAccess) -> None:
     for post_id in (106, 200):
         error = error_of(
-            ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [post_id]}
+            access, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [post_id]}
         )
         assert f"post {post_id} is after the current scene" in error
         assert "ends at post 105" in error
-        assert f"post {post_id} is after" in error_of(ctx, "read_post", {"post_id": post_id})
+        assert f"post {post_id} is after" in error_of(access, "read_post", {"post_id": post_id})
 
 
-def test_posts_not_in_the_corpus_are_refused(ctx: ToolContext) -> None:
+def test_posts_not_in_the_corpus_are_refused(access: ToolAccess) -> None:
     error = error_of(
-        ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [104, 999]}
+        access, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [104, 999]}
     )
     assert "post 999 is not in the corpus" in error
-    assert "not in the corpus" in error_of(ctx, "read_post", {"post_id": 999})
-    assert "not in the corpus" in error_of(ctx, "read_thread_range", {"start_post_id": 999})
+    assert "not in the corpus" in error_of(access, "read_post", {"post_id": 999})
+    assert "not in the corpus" in error_of(access, "read_thread_range", {"start_post_id": 999})
 
 
-def test_a_name_without_letters_is_refused_by_the_store(ctx: ToolContext) -> None:
-    assert "letters" in error_of(ctx, "glossary_create", {"term": "!!!", "definition": "x"})
+def test_a_name_without_letters_is_refused_by_the_store(access: ToolAccess) -> None:
+    assert "letters" in error_of(access, "glossary_create", {"term": "!!!", "definition": "x"})
 
 
 @pytest.mark.parametrize(
     "query", ["Keth'ra", "a-b", "x:y", '"', "NOT", "AND OR", "*", "^near(", "ember-tithe NOT"]
 )
-def test_hostile_search_strings_are_safe(ctx: ToolContext, query: str) -> None:
-    create(ctx, "Keth'ra", post_ids=[101])
-    result = run(ctx, "glossary_search", {"query": query})
+def test_hostile_search_strings_are_safe(access: ToolAccess, query: str) -> None:
+    create(access, "Keth'ra", post_ids=[101])
+    result = run(access, "glossary_search", {"query": query})
     assert result["ok"] is True
     assert isinstance(result["hits"], list)
 
 
-def test_failed_calls_change_nothing(ctx: ToolContext, store: GlossaryStore) -> None:
-    create(ctx, "Lord Varen")
+def test_failed_calls_change_nothing(access: ToolAccess, store: GlossaryStore) -> None:
+    create(access, "Lord Varen")
     before = (store.history.last_revision_id(), store.glossary.entries())
-    error_of(ctx, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [106]})
-    error_of(ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["x"], "post_ids": [200]})
+    error_of(access, "glossary_create", {"term": "Varen", "definition": "x", "post_ids": [106]})
+    error_of(access, "glossary_update", {"entry_id": "E1", "add_aliases": ["x"], "post_ids": [200]})
     assert (store.history.last_revision_id(), store.glossary.entries()) == before
 
 
 # -- results -----------------------------------------------------------------------------------
 
 
-def test_search_renders_entries_compactly(ctx: ToolContext) -> None:
+def test_search_renders_entries_compactly(access: ToolAccess) -> None:
     long_definition = "A lord of the Lantern Court. " * 20
     run(
-        ctx,
+        access,
         "glossary_create",
         {"term": "Lord Varen", "definition": long_definition, "aliases": ["Varen"]},
     )
-    outcome = dispatch(default_registry(), ctx, call("glossary_search", {"query": "varen"}))
+    outcome = dispatch(default_registry(), access, call("glossary_search", {"query": "varen"}))
     assert outcome.result_json.startswith('{"hits":[{"aliases":["Varen"],"definition":"A lord')
     hit = json.loads(outcome.result_json)["hits"][0]
     assert hit["id"] == "E1" and hit["term"] == "Lord Varen" and hit["status"] == "tentative"
     assert len(hit["definition"]) <= 160 and hit["definition"].endswith("…")
-    assert run(ctx, "glossary_search", {"query": "zzz"}) == {
+    assert run(access, "glossary_search", {"query": "zzz"}) == {
         "hits": [],
         "note": "no entry matches",
         "ok": True,
@@ -380,14 +383,14 @@ def test_results_are_deterministic_compact_json(tmp_path: Path, corpus: Corpus) 
     outputs = []
     for name in ("a.db", "b.db"):
         with GlossaryStore(tmp_path / name) as store:
-            ctx = make_ctx(store, corpus)
+            access = make_ctx(store, corpus)
             calls = [
                 call("glossary_create", {"term": "Keth'ra", "definition": "A gatekeeper."}),
                 call("glossary_update", {"entry_id": "E1", "add_aliases": ["Kethra"]}),
                 call("glossary_search", {"query": "Keth'ra"}),
                 call("read_post", {"post_id": 101}),
             ]
-            outputs.append([dispatch(default_registry(), ctx, c).result_json for c in calls])
+            outputs.append([dispatch(default_registry(), access, c).result_json for c in calls])
     assert outputs[0] == outputs[1]
     for text in outputs[0]:
         assert json.loads(text) is not None
@@ -396,10 +399,10 @@ def test_results_are_deterministic_compact_json(tmp_path: Path, corpus: Corpus) 
         )
 
 
-def test_outcome_is_a_tool_message_and_reports_effects(ctx: ToolContext) -> None:
+def test_outcome_is_a_tool_message_and_reports_effects(access: ToolAccess) -> None:
     outcome = dispatch(
         default_registry(),
-        ctx,
+        access,
         call("glossary_create", {"term": "Varen", "definition": "A lord."}, "call_7"),
     )
     assert outcome.ok and outcome.name == "glossary_create"
@@ -417,11 +420,11 @@ def test_outcome_is_a_tool_message_and_reports_effects(ctx: ToolContext) -> None
     )
 
 
-def test_dispatch_accepts_a_protocol_tool_call(ctx: ToolContext) -> None:
+def test_dispatch_accepts_a_protocol_tool_call(access: ToolAccess) -> None:
     tool_call = ToolCall(
         id="c1", function=FunctionCall(name="read_post", arguments='{"post_id": 100}')
     )
-    outcome = dispatch(default_registry(), ctx, tool_call)
+    outcome = dispatch(default_registry(), access, tool_call)
     assert outcome.ok and outcome.tool_call_id == "c1"
 
 
@@ -429,9 +432,9 @@ def test_dispatch_accepts_a_protocol_tool_call(ctx: ToolContext) -> None:
 
 
 def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    result = create(ctx, "Lord Varen", aliases=["Varen"])
+    result = create(access, "Lord Varen", aliases=["Varen"])
     assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
     rows = store.provenance.for_entry(1)
     assert [(p.post_id, p.thread_id) for p in rows] == [(104, 100), (105, 100)]
@@ -440,13 +443,13 @@ def test_provenance_defaults_to_scene_posts_where_the_term_occurs(
 
 
 def test_a_term_in_no_post_is_an_error_naming_it_and_nothing_is_written(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    error = error_of(ctx, "glossary_create", {"term": "Sablecoats", "definition": "Soldiers."})
+    error = error_of(access, "glossary_create", {"term": "Sablecoats", "definition": "Soldiers."})
     assert error.startswith("'Sablecoats' does not occur in the current scene (posts 104, 105)")
     assert "give post_ids of the earlier post(s) that name it" in error
     error = error_of(
-        ctx,
+        access,
         "glossary_create",
         {"term": "Sablecoats", "definition": "x", "aliases": ["Sable Guard"]},
     )
@@ -455,38 +458,38 @@ def test_a_term_in_no_post_is_an_error_naming_it_and_nothing_is_written(
 
 
 def test_given_earlier_posts_are_accepted_with_their_sentence(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    create(ctx, "Keth'ra", post_ids=[101, 101])
+    create(access, "Keth'ra", post_ids=[101, 101])
     quotes = {p.post_id: p.quote for p in store.provenance.for_entry(1)}
     assert quotes == {101: "Keth'ra waits by the gate."}
 
 
 def test_a_cited_post_that_does_not_name_the_term_is_an_error(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
     error = error_of(
-        ctx, "glossary_create", {"term": "Keth'ra", "definition": "x", "post_ids": [101, 104]}
+        access, "glossary_create", {"term": "Keth'ra", "definition": "x", "post_ids": [101, 104]}
     )
     assert error.startswith('"Keth\'ra" does not occur in post 104; cite only posts that name it')
     assert store.glossary.entries() == []
-    create(ctx, "Lord Varen", post_ids=[104])
+    create(access, "Lord Varen", post_ids=[104])
     error = error_of(
-        ctx, "glossary_update", {"entry_id": "E1", "definition": "A lord.", "post_ids": [100]}
+        access, "glossary_update", {"entry_id": "E1", "definition": "A lord.", "post_ids": [100]}
     )
     assert "'Lord Varen' does not occur in post 100" in error
     assert store.glossary.get_entry(1).definition == "About Lord Varen."
 
 
 def test_a_verbatim_quote_is_kept_in_the_posts_spelling_and_an_invented_one_is_an_error(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    create(ctx, "glimmerstone", quote="chair of  GLIMMERSTONE")
+    create(access, "glimmerstone", quote="chair of  GLIMMERSTONE")
     assert store.provenance.for_entry(1)[0].quote == "chair of glimmerstone"
-    create(ctx, "Keth'ra", post_ids=[101], quote="“the ember–tithe is DUE”")
+    create(access, "Keth'ra", post_ids=[101], quote="“the ember–tithe is DUE”")
     assert store.provenance.for_entry(2)[0].quote == "The ember-tithe is due"
     error = error_of(
-        ctx,
+        access,
         "glossary_create",
         {"term": "Order of the Ember", "definition": "x", "quote": "The Order rules the world"},
     )
@@ -494,7 +497,7 @@ def test_a_verbatim_quote_is_kept_in_the_posts_spelling_and_an_invented_one_is_a
         "quote 'The Order rules the world' is not in the current scene (posts 104, 105)"
     )
     error = error_of(
-        ctx,
+        access,
         "glossary_update",
         {"entry_id": "E2", "post_ids": [101], "quote": "Keth'ra sleeps by the gate"},
     )
@@ -504,15 +507,15 @@ def test_a_verbatim_quote_is_kept_in_the_posts_spelling_and_an_invented_one_is_a
 
 
 def test_a_quote_names_its_post_even_where_the_term_is_a_pronoun(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    create(ctx, "Keth'ra", post_ids=[101])
-    run(ctx, "glossary_update", {"entry_id": "E1", "definition": "A gatekeeper of the Court."})
+    create(access, "Keth'ra", post_ids=[101])
+    run(access, "glossary_update", {"entry_id": "E1", "definition": "A gatekeeper of the Court."})
     # Keth'ra is not named in the current scene, so a definition needs a source...
     assert store.glossary.get_entry(1).definition == "About Keth'ra."
     # ...which a quote from a cited post gives, even when that post says "she".
     result = run(
-        ctx,
+        access,
         "glossary_update",
         {
             "entry_id": "E1",
@@ -522,68 +525,72 @@ def test_a_quote_names_its_post_even_where_the_term_is_a_pronoun(
         },
     )
     assert result["ok"] and store.glossary.get_entry(1).definition == "A gatekeeper of the Court."
-    assert run(ctx, "glossary_update", {"entry_id": "E1", "tags": ["character"]})["ok"]
+    assert run(access, "glossary_update", {"entry_id": "E1", "tags": ["character"]})["ok"]
     assert store.glossary.get_entry(1).tags == ["character"]
 
 
 def test_update_adds_aliases_and_new_provenance_once(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    create(ctx, "Lord Varen", post_ids=[104])
+    create(access, "Lord Varen", post_ids=[104])
     result = run(
-        ctx, "glossary_update", {"entry_id": "E1", "add_aliases": ["Varen"], "reason": "short name"}
+        access,
+        "glossary_update",
+        {"entry_id": "E1", "add_aliases": ["Varen"], "reason": "short name"},
     )
     assert store.glossary.get_entry(1).aliases == ["Varen"]
     assert result["entry"] == {"id": "E1", "term": "Lord Varen"}
     assert [p.post_id for p in store.provenance.for_entry(1)] == [104, 105]  # 104 recorded once
     revisions = store.history.revisions(1)
     assert revisions[-1].reason == "short name"
-    again = run(ctx, "glossary_update", {"entry_id": 1, "post_ids": [104, 105]})
+    again = run(access, "glossary_update", {"entry_id": 1, "post_ids": [104, 105]})
     assert again["note"] == "nothing new: already recorded"
     assert store.history.revisions(1) == revisions
 
 
-def test_update_with_nothing_to_say_is_refused(ctx: ToolContext) -> None:
-    create(ctx, "Keth'ra", post_ids=[101])
-    assert "nothing to update for E1" in error_of(ctx, "glossary_update", {"entry_id": "E1"})
+def test_update_with_nothing_to_say_is_refused(access: ToolAccess) -> None:
+    create(access, "Keth'ra", post_ids=[101])
+    assert "nothing to update for E1" in error_of(access, "glossary_update", {"entry_id": "E1"})
 
 
 def test_update_of_a_merged_entry_goes_to_its_target(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    create(ctx, "Lord Varen", post_ids=[104])
-    create(ctx, "Varen", post_ids=[105])
-    store.glossary.merge_entries(ctx.actor, 2, 1, "same person")
-    result = run(ctx, "glossary_update", {"entry_id": "E2", "definition": "A lord of the Court."})
+    create(access, "Lord Varen", post_ids=[104])
+    create(access, "Varen", post_ids=[105])
+    store.glossary.merge_entries(access.actor, 2, 1, "same person")
+    result = run(
+        access, "glossary_update", {"entry_id": "E2", "definition": "A lord of the Court."}
+    )
     assert result["entry"]["id"] == "E1"
     assert result["note"] == "E2 was merged into E1; E1 was used"
     assert store.glossary.get_entry(1).definition == "A lord of the Court."
 
 
 def test_delete_is_soft_and_a_deleted_entry_cannot_be_updated(
-    ctx: ToolContext, store: GlossaryStore
+    access: ToolAccess, store: GlossaryStore
 ) -> None:
-    create(ctx, "glimmerstone")
+    create(access, "glimmerstone")
     outcome = dispatch(
         default_registry(),
-        ctx,
+        access,
         call("glossary_delete", {"entry_id": "E1", "reason": "not in the story"}),
     )
     assert json.loads(outcome.result_json) == {"deleted": "E1", "ok": True, "term": "glimmerstone"}
     assert outcome.effects[0].action == "delete"
     assert store.glossary.get_entry(1).deleted
-    error = error_of(ctx, "glossary_update", {"entry_id": "E1", "definition": "x"})
+    error = error_of(access, "glossary_update", {"entry_id": "E1", "definition": "x"})
     assert "E1 was deleted: not in the story" in error
     assert "already deleted" in error_of(
-        ctx, "glossary_delete", {"entry_id": "E1", "reason": "again"}
+        access, "glossary_delete", {"entry_id": "E1", "reason": "again"}
     )
 
 
 # -- reading -----------------------------------------------------------------------------------
 
 
-def test_read_post_returns_clean_text_and_tags(ctx: ToolContext) -> None:
-    post = run(ctx, "read_post", {"post_id": 101})["post"]
+def test_read_post_returns_clean_text_and_tags(access: ToolAccess) -> None:
+    post = run(access, "read_post", {"post_id": 101})["post"]
     assert post == {
         "id": 101,
         "name": "QM",
@@ -592,36 +599,36 @@ def test_read_post_returns_clean_text_and_tags(ctx: ToolContext) -> None:
         "thread_id": 100,
         "vote_tally": False,
     }
-    tally = run(ctx, "read_post", {"post_id": 103})["post"]
+    tally = run(access, "read_post", {"post_id": 103})["post"]
     assert tally["vote_tally"] is True
-    player = run(ctx, "read_post", {"post_id": 102})["post"]
+    player = run(access, "read_post", {"post_id": 102})["post"]
     assert player["text"] == ">>101\nPay the tithe!" and player["qm"] is False
 
 
-def test_read_thread_range_stops_at_the_current_scene(ctx: ToolContext) -> None:
-    result = run(ctx, "read_thread_range", {"start_post_id": 102, "count": 20})
+def test_read_thread_range_stops_at_the_current_scene(access: ToolAccess) -> None:
+    result = run(access, "read_thread_range", {"start_post_id": 102, "count": 20})
     assert [p["id"] for p in result["posts"]] == [102, 103, 104, 105]
     assert result["stopped"] == "the story so far ends at post 105"
     assert result["thread_id"] == 100
 
 
-def test_read_thread_range_checks_the_thread(ctx: ToolContext) -> None:
-    error = error_of(ctx, "read_thread_range", {"thread_id": 200, "start_post_id": 100})
+def test_read_thread_range_checks_the_thread(access: ToolAccess) -> None:
+    error = error_of(access, "read_thread_range", {"thread_id": 200, "start_post_id": 100})
     assert "post 100 is in thread 100, not 200" in error
 
 
 def test_an_earlier_scene_sees_less(store: GlossaryStore, corpus: Corpus) -> None:
-    ctx = make_ctx(store, corpus, scene_index=0)  # posts 100-101
-    assert "ends at post 101" in error_of(ctx, "read_post", {"post_id": 102})
-    result = run(ctx, "read_thread_range", {"start_post_id": 100, "count": 5})
+    access = make_ctx(store, corpus, scene_index=0)  # posts 100-101
+    assert "ends at post 101" in error_of(access, "read_post", {"post_id": 102})
+    result = run(access, "read_thread_range", {"start_post_id": 100, "count": 5})
     assert [p["id"] for p in result["posts"]] == [100, 101]
 
 
 def test_a_later_thread_sees_the_earlier_one(store: GlossaryStore, corpus: Corpus) -> None:
     scene = corpus.scenes(200)[0]
-    ctx = ToolContext(store, corpus, Actor("agent", thread_id=200, scene_id=scene.id), scene)
-    assert run(ctx, "read_post", {"post_id": 106})["ok"]
-    create(ctx, "Varen", post_ids=[105, 200])
+    access = ToolAccess(store, corpus, Actor("agent", thread_id=200, scene_id=scene.id), scene)
+    assert run(access, "read_post", {"post_id": 106})["ok"]
+    create(access, "Varen", post_ids=[105, 200])
     assert {(p.post_id, p.thread_id) for p in store.provenance.for_entry(1)} == {
         (105, 100),
         (200, 200),

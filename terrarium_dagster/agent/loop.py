@@ -34,7 +34,7 @@ from terrarium_dagster.agent.session import (
 )
 from terrarium_dagster.agent.tools import (
     Tool,
-    ToolContext,
+    ToolAccess,
     ToolOutcome,
     ToolRegistry,
     default_registry,
@@ -257,8 +257,8 @@ class Annotator:
     def _run_tools(self, result: ChatResult) -> list[ToolOutcome]:
         _, scene = self._scope or (None, None)
         assert scene is not None, "tools run only within a scene"
-        ctx = ToolContext(store=self.store, corpus=self.corpus, actor=self._actor(), scene=scene)
-        return [dispatch(self.registry, ctx, call) for call in result.tool_calls]
+        access = ToolAccess(store=self.store, corpus=self.corpus, actor=self._actor(), scene=scene)
+        return [dispatch(self.registry, access, call) for call in result.tool_calls]
 
     # -- the scene loop ---------------------------------------------------------------------
 

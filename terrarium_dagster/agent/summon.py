@@ -10,7 +10,7 @@ answers stay in it);
 
 Read-only. The summoned context is offered the READ tools it had (those of `glossary_search`,
 `read_post`, `read_thread_range` that were in its tool list), run through a read-only
-`ToolContext`: a write tool it calls anyway gets the dispatcher's refusal result, a summon tool an
+`ToolAccess`: a write tool it calls anyway gets the dispatcher's refusal result, a summon tool an
 "unknown tool" result. Its `glossary_search` answers from the glossary as it stood at the
 snapshot (`entry_as_of` its revision pointer), and `read_post`/`read_thread_range` stop at the
 snapshot's cursor scene: a past context sees nothing of its future. Tool rounds are bounded
@@ -56,8 +56,8 @@ from terrarium_dagster.agent.tools import (
     HandlerResult,
     PostId,
     Tool,
+    ToolAccess,
     ToolArgs,
-    ToolContext,
     ToolError,
     ToolRegistry,
     canonical_json,
@@ -163,7 +163,7 @@ class SummonSession:
     past: ContextState
     tools: list[dict[str, Any]]
     registry: ToolRegistry | None
-    tool_context: ToolContext | None
+    tool_context: ToolAccess | None
     summoner: dict[str, Any]
     focus: set[int] = field(default_factory=set)
     exchange: list[Message] = field(default_factory=list)
@@ -356,11 +356,11 @@ class SummonManager:
             )
         scene = _cursor_scene(corpus, past)
         registry: ToolRegistry | None = None
-        tool_context: ToolContext | None = None
+        tool_context: ToolAccess | None = None
         tools: list[dict[str, Any]] = []
         if corpus is not None and scene is not None:
             registry = self._summon_registry(row)
-            tool_context = ToolContext(
+            tool_context = ToolAccess(
                 store=self.store,
                 corpus=corpus,
                 actor=Actor(
@@ -391,7 +391,7 @@ class SummonManager:
         boundary = row.revision_id or 0
         store = self.store
 
-        def search_as_of(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
+        def search_as_of(access: ToolAccess, args: GlossarySearchArgs) -> HandlerResult:
             hits = store.glossary.search(
                 args.query, limit=min(200, args.limit * 4), include_deleted=True
             )
@@ -712,12 +712,12 @@ def _snapshot_brief(row: Any) -> dict[str, Any]:
     return brief
 
 
-def _later_than_now(ctx: ToolContext, thread_id: int | None) -> bool:
+def _later_than_now(access: ToolAccess, thread_id: int | None) -> bool:
     """A snapshot of a thread after the current scene's (a rolled-back future)."""
     if thread_id is None:
         return False
     try:
-        return ctx.thread_position(thread_id) > ctx.thread_position(ctx.scene.thread_id)
+        return access.thread_position(thread_id) > access.thread_position(access.scene.thread_id)
     except CorpusError:
         return False
 
@@ -729,13 +729,13 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
     def as_tool_error(exc: Exception) -> ToolError:
         return ToolError(" ".join(str(exc).split()))
 
-    def list_snapshots(ctx: ToolContext, args: ListSnapshotsArgs) -> HandlerResult:
+    def list_snapshots(access: ToolAccess, args: ListSnapshotsArgs) -> HandlerResult:
         payload: dict[str, Any] = {}
         if args.entry_id is not None:
-            entry = ctx.store.glossary.get_entry(args.entry_id)
+            entry = access.store.glossary.get_entry(args.entry_id)
             edits: list[dict[str, Any]] = []
-            for revision in ctx.store.history.revisions(entry.id)[-args.limit :]:
-                choice: SnapshotChoice = snapshot_for_revision(ctx.store, revision.id)
+            for revision in access.store.history.revisions(entry.id)[-args.limit :]:
+                choice: SnapshotChoice = snapshot_for_revision(access.store, revision.id)
                 edits.append(
                     {
                         "revision": revision.id,
@@ -753,8 +753,8 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
         else:
             headers = [
                 header
-                for header in ctx.store.memory.snapshot_headers(thread_id=args.thread_id)
-                if not _later_than_now(ctx, header.thread_id)
+                for header in access.store.memory.snapshot_headers(thread_id=args.thread_id)
+                if not _later_than_now(access, header.thread_id)
             ]
             payload["snapshots"] = [_snapshot_brief(h) for h in headers[-args.limit :]]
             payload["total"] = len(headers)
@@ -762,16 +762,16 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
             payload["open_summon"] = manager.session.snapshot_id
         return HandlerResult(payload)
 
-    def summon_snapshot(ctx: ToolContext, args: SummonSnapshotArgs) -> HandlerResult:
+    def summon_snapshot(access: ToolAccess, args: SummonSnapshotArgs) -> HandlerResult:
         try:
-            row, _ = load_checkpoint(ctx.store, args.snapshot_id)
-            if _later_than_now(ctx, row.thread_id):
+            row, _ = load_checkpoint(access.store, args.snapshot_id)
+            if _later_than_now(access, row.thread_id):
                 raise ToolError(
                     f"snapshot {row.id} is of thread {row.thread_id}, later in the story than "
                     "the current scene; summon an earlier one"
                 )
             answer = manager.summon(
-                args.snapshot_id, args.question, corpus=ctx.corpus, summoner=ctx.actor
+                args.snapshot_id, args.question, corpus=access.corpus, summoner=access.actor
             )
         except (InputError, BudgetError, ContextOverflowError) as exc:
             raise as_tool_error(exc) from None
@@ -783,7 +783,7 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
             }
         )
 
-    def summon_continue(ctx: ToolContext, args: SummonContinueArgs) -> HandlerResult:
+    def summon_continue(access: ToolAccess, args: SummonContinueArgs) -> HandlerResult:
         try:
             answer = manager.continue_(args.message)
         except (InputError, BudgetError, ContextOverflowError) as exc:
@@ -792,7 +792,7 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
         assert session is not None
         return HandlerResult({"snapshot": session.snapshot_id, "answer": answer})
 
-    def summon_dismiss(ctx: ToolContext, args: SummonDismissArgs) -> HandlerResult:
+    def summon_dismiss(access: ToolAccess, args: SummonDismissArgs) -> HandlerResult:
         session = manager.session
         try:
             log_id = manager.dismiss()

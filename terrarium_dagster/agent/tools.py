@@ -1,6 +1,6 @@
 """The agent's tools: argument models, JSON schemas, a registry and `dispatch`.
 
-`dispatch(registry, ctx, tool_call)` runs one tool call the model made and returns a
+`dispatch(registry, access, tool_call)` runs one tool call the model made and returns a
 `ToolOutcome` whose `result_json` goes back to the model as the tool message. It never raises for
 a mistake the model can make (bad JSON, unknown tool, missing or extra field, wrong type, unknown
 entry, duplicate term, a write in a read-only context, a post it may not read): the result is
@@ -33,7 +33,6 @@ so a failed call changes nothing.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +56,7 @@ from terrarium_dagster.errors import (
     InputError,
     StoreError,
 )
+from terrarium_dagster.glossary.inputs import parse_entry_id
 from terrarium_dagster.glossary.models import Entry, ProvenanceIn
 from terrarium_dagster.glossary.normalize import find_quotation, normalize_term
 from terrarium_dagster.jsonform import canonical_json
@@ -79,27 +79,17 @@ ERROR_CHARS = 400
 # Argument models
 
 
-def parse_entry_id(value: Any) -> int:
-    """12, "12", "E12", "e12", " [E12] " -> 12. Raises ValueError otherwise."""
-    if isinstance(value, bool):
-        raise ValueError("entry_id must be an entry id like E12")
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, str):
-        match = re.fullmatch(r"\s*\[?\s*[Ee]?\s*(\d{1,12})\s*\]?\s*", value)
-        if match is None:
-            raise ValueError(f"entry_id must be an entry id like E12, not {value[:40]!r}")
-        number = int(match.group(1))
-    else:
-        raise ValueError("entry_id must be an entry id like E12")
-    if number <= 0:
-        raise ValueError("entry_id must be positive, like E12")
-    return number
+def _entry_id_field(value: Any) -> int:
+    """`parse_entry_id` as an argument check: its InputError becomes the field's error."""
+    try:
+        return parse_entry_id(value)
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
 
 
 EntryId = Annotated[
     int,
-    BeforeValidator(parse_entry_id),
+    BeforeValidator(_entry_id_field),
     WithJsonSchema({"type": "string", "description": "Entry id, e.g. E12"}),
 ]
 PostId = Annotated[int, Field(gt=0)]
@@ -162,10 +152,10 @@ class ReadThreadRangeArgs(ToolArgs):
 
 
 @dataclass
-class ToolContext:
+class ToolAccess:
     """What a tool call may touch: the store, the corpus, who is acting, and where in the story.
 
-    `read_only` contexts (a summoned snapshot) get an error result for every write tool.
+    `read_only` access (a summoned snapshot) gets an error result for every write tool.
     """
 
     store: GlossaryStore
@@ -225,7 +215,7 @@ class ToolError(Exception):
     """A refusal the model can act on; its message becomes the error result."""
 
 
-Handler = Callable[["ToolContext", Any], "HandlerResult"]
+Handler = Callable[["ToolAccess", Any], "HandlerResult"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,14 +336,14 @@ def _sorted_dict(value: Any) -> Any:
 # Dispatch
 
 
-def dispatch(registry: Mapping[str, Tool], ctx: ToolContext, tool_call: Any) -> ToolOutcome:
+def dispatch(registry: Mapping[str, Tool], access: ToolAccess, tool_call: Any) -> ToolOutcome:
     """Run one tool call (a protocol `ToolCall` or its dict form) and return its outcome."""
     call_id, name, raw_arguments = _call_parts(tool_call)
     tool = registry.get(name)
     if tool is None:
         available = ", ".join(registry)
         return _failure(call_id, name, f"unknown tool {name!r}; available: {available}")
-    if tool.writes and ctx.read_only:
+    if tool.writes and access.read_only:
         return _failure(
             call_id,
             name,
@@ -368,10 +358,10 @@ def dispatch(registry: Mapping[str, Tool], ctx: ToolContext, tool_call: Any) -> 
         return _failure(call_id, name, describe_validation_error(tool, exc))
     try:
         if tool.writes:
-            with ctx.store.transaction():
-                result = tool.handler(ctx, args)
+            with access.store.transaction():
+                result = tool.handler(access, args)
         else:
-            result = tool.handler(ctx, args)
+            result = tool.handler(access, args)
     except ToolError as exc:
         return _failure(call_id, name, str(exc))
     except DuplicateTermError as exc:
@@ -503,20 +493,20 @@ def _post_view(post: Post, limit: int) -> dict[str, Any]:
 # Provenance
 
 
-def _spoiler_error(ctx: ToolContext, post_id: int) -> ToolError:
-    last = ctx.last_post
+def _spoiler_error(access: ToolAccess, post_id: int) -> ToolError:
+    last = access.last_post
     return ToolError(
         f"post {post_id} is after the current scene; the story so far ends at post {last.id} "
         f"(thread {last.thread_id})"
     )
 
 
-def _visible_post(ctx: ToolContext, post_id: int) -> Post:
-    post = ctx.corpus.post(post_id)
+def _visible_post(access: ToolAccess, post_id: int) -> Post:
+    post = access.corpus.post(post_id)
     if post is None:
         raise ToolError(f"post {post_id} is not in the corpus")
-    if not ctx.may_see(post):
-        raise _spoiler_error(ctx, post_id)
+    if not access.may_see(post):
+        raise _spoiler_error(access, post_id)
     return post
 
 
@@ -553,7 +543,7 @@ def _not_named(names: Sequence[str]) -> str:
 
 
 def resolve_provenance(
-    ctx: ToolContext,
+    access: ToolAccess,
     names: Sequence[str],
     post_ids: Sequence[int],
     quote: str | None,
@@ -564,10 +554,10 @@ def resolve_provenance(
     names = [name for name in names if name.strip()]
     cited = bool(post_ids)
     if cited:
-        candidates = [_visible_post(ctx, post_id) for post_id in dict.fromkeys(post_ids)]
+        candidates = [_visible_post(access, post_id) for post_id in dict.fromkeys(post_ids)]
         where = _post_list(candidates)
     else:
-        candidates = list(ctx.scene.posts)
+        candidates = list(access.scene.posts)
         where = f"the current scene ({_post_list(candidates)})"
     quoted: Post | None = None
     quote_text = ""
@@ -620,25 +610,25 @@ def _existing_entry_error(entry: Entry, name: str) -> ToolError:
     )
 
 
-def _search(ctx: ToolContext, args: GlossarySearchArgs) -> HandlerResult:
-    hits = ctx.store.glossary.search(args.query, limit=args.limit)
+def _search(access: ToolAccess, args: GlossarySearchArgs) -> HandlerResult:
+    hits = access.store.glossary.search(args.query, limit=args.limit)
     payload: dict[str, Any] = {"hits": [entry_brief(hit.entry) for hit in hits]}
     if not hits:
         payload["note"] = "no entry matches"
     return HandlerResult(payload)
 
 
-def _create(ctx: ToolContext, args: GlossaryCreateArgs) -> HandlerResult:
+def _create(access: ToolAccess, args: GlossaryCreateArgs) -> HandlerResult:
     if not normalize_term(args.term):
         raise ToolError(f"term {args.term!r} has no letters or digits to name anything")
     aliases = _distinct_names(args.aliases, exclude=[args.term])
     for name in (args.term, *aliases):
-        existing = ctx.store.glossary.find_by_term(name)
+        existing = access.store.glossary.find_by_term(name)
         if existing is not None:
             raise _existing_entry_error(existing, name)
-    provenance = resolve_provenance(ctx, [args.term, *aliases], args.post_ids, args.quote)
-    entry = ctx.store.glossary.create_entry(
-        ctx.actor,
+    provenance = resolve_provenance(access, [args.term, *aliases], args.post_ids, args.quote)
+    entry = access.store.glossary.create_entry(
+        access.actor,
         args.term,
         args.definition,
         tags=tuple(dict.fromkeys(args.tags)),
@@ -652,12 +642,12 @@ def _create(ctx: ToolContext, args: GlossaryCreateArgs) -> HandlerResult:
     )
 
 
-def _live_target(ctx: ToolContext, entry_id: int) -> tuple[Entry, str | None]:
-    entry = ctx.store.glossary.get_entry(entry_id)
+def _live_target(access: ToolAccess, entry_id: int) -> tuple[Entry, str | None]:
+    entry = access.store.glossary.get_entry(entry_id)
     note = None
     seen = {entry.id}
     while entry.merged_into is not None and not entry.deleted:
-        target = ctx.store.glossary.get_entry(entry.merged_into)
+        target = access.store.glossary.get_entry(entry.merged_into)
         if target.id in seen:
             break
         seen.add(target.id)
@@ -669,26 +659,28 @@ def _live_target(ctx: ToolContext, entry_id: int) -> tuple[Entry, str | None]:
     return entry, note
 
 
-def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
-    entry, note = _live_target(ctx, args.entry_id)
+def _update(access: ToolAccess, args: GlossaryUpdateArgs) -> HandlerResult:
+    entry, note = _live_target(access, args.entry_id)
     known = {normalize_term(name) for name in (entry.term, *entry.aliases)}
     new_aliases = [a for a in _distinct_names(args.add_aliases) if normalize_term(a) not in known]
     for alias in new_aliases:
-        other = ctx.store.glossary.find_by_term(alias)
+        other = access.store.glossary.find_by_term(alias)
         if other is not None and other.id != entry.id:
             raise _existing_entry_error(other, alias)
     names = [entry.term, *entry.aliases, *new_aliases]
     sourced = args.definition is not None or bool(new_aliases)
-    mentioned = any(_first_occurrence(p.text, names) is not None for p in ctx.scene.posts)
+    mentioned = any(_first_occurrence(p.text, names) is not None for p in access.scene.posts)
     if not (sourced or args.tags is not None or args.post_ids or args.quote) and not mentioned:
         raise ToolError(
             f"nothing to update for {entry.ref}: give definition, add_aliases, tags or post_ids"
         )
     if sourced or args.post_ids or args.quote or mentioned:
-        provenance = resolve_provenance(ctx, names, args.post_ids, args.quote)
+        provenance = resolve_provenance(access, names, args.post_ids, args.quote)
     else:
         provenance = []  # a change of tags alone cites nothing
-    recorded = ctx.store.provenance.sourced_posts(entry.id, (item.post_id for item in provenance))
+    recorded = access.store.provenance.sourced_posts(
+        entry.id, (item.post_id for item in provenance)
+    )
     provenance = [item for item in provenance if item.post_id not in recorded]
     tags = None if args.tags is None else list(dict.fromkeys(args.tags))
     if tags == entry.tags:
@@ -697,8 +689,8 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
     posts = tuple(item.post_id for item in provenance)
     if definition is None and tags is None and not new_aliases and not provenance:
         return HandlerResult({"entry": entry_ack(entry), "note": "nothing new: already recorded"})
-    updated = ctx.store.glossary.update_entry(
-        ctx.actor,
+    updated = access.store.glossary.update_entry(
+        access.actor,
         entry.id,
         definition=definition,
         tags=tags,
@@ -712,37 +704,37 @@ def _update(ctx: ToolContext, args: GlossaryUpdateArgs) -> HandlerResult:
     return HandlerResult(payload, (ToolEffect("update", updated.id, updated.term, posts),))
 
 
-def _delete(ctx: ToolContext, args: GlossaryDeleteArgs) -> HandlerResult:
-    entry = ctx.store.glossary.get_entry(args.entry_id)
+def _delete(access: ToolAccess, args: GlossaryDeleteArgs) -> HandlerResult:
+    entry = access.store.glossary.get_entry(args.entry_id)
     if entry.deleted:
         raise ToolError(f"{entry.ref} is already deleted")
-    deleted = ctx.store.glossary.delete_entry(ctx.actor, entry.id, args.reason)
+    deleted = access.store.glossary.delete_entry(access.actor, entry.id, args.reason)
     return HandlerResult(
         {"deleted": deleted.ref, "term": deleted.term},
         (ToolEffect("delete", deleted.id, deleted.term),),
     )
 
 
-def _read_post(ctx: ToolContext, args: ReadPostArgs) -> HandlerResult:
-    post = _visible_post(ctx, args.post_id)
+def _read_post(access: ToolAccess, args: ReadPostArgs) -> HandlerResult:
+    post = _visible_post(access, args.post_id)
     return HandlerResult({"post": _post_view(post, READ_POST_CHARS)})
 
 
-def _read_thread_range(ctx: ToolContext, args: ReadThreadRangeArgs) -> HandlerResult:
-    start = _visible_post(ctx, args.start_post_id)
+def _read_thread_range(access: ToolAccess, args: ReadThreadRangeArgs) -> HandlerResult:
+    start = _visible_post(access, args.start_post_id)
     thread_id = args.thread_id or start.thread_id
     if thread_id != start.thread_id:
         raise ToolError(
             f"post {start.id} is in thread {start.thread_id}, not {thread_id}; "
             "omit thread_id or give the post's thread"
         )
-    posts = ctx.corpus.post_range(thread_id, start.id, args.count)
+    posts = access.corpus.post_range(thread_id, start.id, args.count)
     views: list[dict[str, Any]] = []
     spent = 0
     payload: dict[str, Any] = {"thread_id": thread_id}
     for post in posts:
-        if not ctx.may_see(post):
-            payload["stopped"] = f"the story so far ends at post {ctx.last_post.id}"
+        if not access.may_see(post):
+            payload["stopped"] = f"the story so far ends at post {access.last_post.id}"
             break
         view = _post_view(post, RANGE_POST_CHARS)
         spent += len(view["text"])

@@ -24,7 +24,7 @@ MAX_NAME_CHARS = 200
 MAX_TAG_CHARS = 64
 MAX_DEFINITION_CHARS = 20_000
 _WRAPPING_QUOTES = '"“”„«»'
-_ENTRY_REF = re.compile(r"^\s*[Ee]?(\d+)\s*$")
+_ENTRY_REF = re.compile(r"\s*\[?\s*[Ee]?\s*(\d{1,12})\s*\]?\s*")
 
 
 @dataclass(frozen=True)
@@ -43,15 +43,17 @@ class Actor:
 
 
 def parse_entry_id(value: object) -> int:
-    """An entry id from an int, ``"12"`` or ``"E12"``; InputError otherwise."""
+    """The one reading of an entry id, for the store, the tools and the command line:
+    ``12``, ``"12"``, ``"E12"``, ``"e12"``, ``" [E12] "`` -> 12. InputError otherwise."""
     if isinstance(value, int) and not isinstance(value, bool):
         if value > 0:
             return value
     elif isinstance(value, str):
-        match = _ENTRY_REF.match(value)
-        if match:
+        match = _ENTRY_REF.fullmatch(value)
+        if match and int(match.group(1)) > 0:
             return int(match.group(1))
-    raise InputError(f"{value!r} is not an entry id (expected a positive integer or 'E<number>')")
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+    raise InputError(f"{shown} is not an entry id (a positive number or E<number>, like E12)")
 
 
 def check_actor(actor: object) -> Actor:
