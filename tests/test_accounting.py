@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from terrarium_dagster.backends.offline import OfflineBackend, count_prompt_tokens
+from terrarium_dagster.glossary.ledger import NO_ANSWER
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.vllm_server import (
     DEFAULT_MODEL,
     Fault,
@@ -29,6 +31,7 @@ from tests.support.vllm_server import (
 )
 
 MAX_RETRIES = 2
+TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
 
 
 @dataclass
@@ -154,3 +157,51 @@ def test_status_adds_up_to_what_the_server_saw_retries_and_failures_included(
     assert any("HTTP 500" in error for error in retried)
     assert any("malformed response" in error for error in retried)
     assert any("read timeout" in error for error in retried)
+
+
+def test_status_equals_what_the_server_saw_after_sigkills_during_calls(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    """Every request is on the books before it is sent: runs SIGKILLed while a request is with
+    the server (inside a curation that has written, so its transaction holds the write lock; at
+    a scene's request; inside a compaction) leave `status` equal to what the server saw, right
+    after each kill and after the run that finishes."""
+    db = tmp_path / "killed.db"
+    kill_points = [
+        KillPoint("curate", occurrence=2),  # the curation has written: its lock is held
+        KillPoint("scene", scene_number=2, occurrence=3),
+        KillPoint("flush", occurrence=2),  # inside a compaction
+        KillPoint("curate", occurrence=7),
+        KillPoint("summarize_thread", occurrence=3),
+    ]
+    command = [TERRARIUM, "run", "--corpus", str(sample_db), "--db", str(db), "--agent-url"]
+    seen_after_kill: list[tuple[int, int]] = []
+    with run_kill_server() as server:
+        server.kill_points = kill_points
+        for _ in range(len(kill_points) + 1):
+            process = subprocess.Popen(
+                [*command, server.url], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+            server.victim = process
+            try:
+                _, err = process.communicate(timeout=300)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=30)
+            assert process.returncode in (0, -9), err
+            status = _terrarium("status", "--json", "--db", str(db))
+            assert status.returncode == 0, status.stderr
+            seen_after_kill.append((json.loads(status.stdout)["calls"], len(server.requests)))
+            if process.returncode == 0:
+                break
+    assert len(server.kills) == len(kill_points), server.kills
+    assert [recorded for recorded, _ in seen_after_kill] == [seen for _, seen in seen_after_kill], (
+        "status counts every request the server received, also right after a SIGKILL"
+    )
+    with GlossaryStore(db, read_only=True) as store:
+        calls = store.runs.agent_calls()
+        unanswered = [call for call in calls if call.error == NO_ANSWER]
+    assert len(unanswered) == len(kill_points), "each killed request is a call without answer"
+    assert len({call.request_key for call in calls}) == len(calls), "no call on the books twice"
+    assert not Path(f"{db}-calls").exists() or Path(f"{db}-calls").stat().st_size == 0

@@ -12,10 +12,13 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
   flush fall back to a short standalone prompt; summon trims its past context), never sent blind;
 - **overflow recovery**: a 400 "maximum context length" teaches the window, the request is made
   smaller and retried once; a second overflow is a `BudgetError` (one line, exit 1);
-- **token accounting**: every request sent is recorded with its prompt, cached and completion
-  tokens (counted locally when the server omits `usage`) and its outcome, failed ones included;
-  inside a store transaction the records wait (`record_calls` writes them after the commit or the
-  rollback), so a rolled-back scene still shows what the server was asked;
+- **token accounting**: every request is on the books before it is sent (a line in the store's
+  call ledger, `glossary/ledger.py`) and completed when it returns, with its prompt, cached and
+  completion tokens (counted locally when the server omits `usage`) and its outcome, failed ones
+  included; the ledger is settled into the store's call table outside any transaction
+  (`record_calls`, after a scene's commit or rollback), so a rolled-back scene still shows what
+  the server was asked and a SIGKILL loses nothing (the next writer settles it; `status` counts
+  it meanwhile). Recording is thread-safe (the ledger's lock);
 - **the call in flight**: `calling` is set while a request is with the server, so a Ctrl-C
   abandons it at once.
 """
@@ -40,6 +43,7 @@ from terrarium_dagster.agent.protocol import Usage
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
 from terrarium_dagster.errors import AgentError, BudgetError, Interrupted
+from terrarium_dagster.glossary.base import now_iso
 from terrarium_dagster.glossary.models import AgentCallRecord
 from terrarium_dagster.glossary.store import GlossaryStore
 
@@ -67,7 +71,7 @@ class CallScope:
 
 class ModelSession:
     """The client, the window gate, token accounting and call recording of one run (or of one
-    `why`). Not thread-safe: one run makes one request at a time."""
+    `why`). Call recording is thread-safe (the ledger's lock; settling takes the store's)."""
 
     def __init__(
         self,
@@ -98,7 +102,6 @@ class ModelSession:
         self.learned_window: int | None = None
         self.on_window: list[Callable[[int], None]] = []
         self.on_call: Callable[[str, CallScope], None] | None = None
-        self._unrecorded: list[AgentCallRecord] = []
         self._model: str | None = None
         self.window = self._initial_window()
 
@@ -265,7 +268,8 @@ class ModelSession:
         scope: CallScope | None,
         tally: Callable[[AgentCallRecord], None] | None,
     ) -> ChatResult:
-        record = partial(self._record, purpose, scope=scope, tally=tally)
+        key = self._on_the_books(purpose, scope)
+        record = partial(self._record, purpose, key=key, scope=scope, tally=tally)
         tool_list = list(tools) if tools else None
         self.calling.set()
         try:
@@ -301,11 +305,26 @@ class ModelSession:
 
     # -- recording --------------------------------------------------------------------------
 
+    def _on_the_books(self, purpose: str, scope: CallScope | None) -> str:
+        """Before a request leaves: a ledger line (no answer yet), whatever transaction is open."""
+        where = scope or self.scope
+        return self.store.runs.ledger.sent(
+            AgentCallRecord(
+                run_id=where.run_id,
+                thread_id=where.thread_id,
+                scene_id=where.scene_id,
+                purpose=purpose,
+                model=self.model,
+                created_at=now_iso(),
+            )
+        )
+
     def _record(
         self,
         purpose: str,
         result: ChatResult | None,
         *,
+        key: str,
         scope: CallScope | None,
         tally: Callable[[AgentCallRecord], None] | None,
         error: str | None = None,
@@ -325,7 +344,8 @@ class ModelSession:
             error=error,
             failed_attempts=retried,
         )
-        self._unrecorded.extend(rows)
+        stamped = [row.model_copy(update={"created_at": now_iso()}) for row in rows]
+        rows = self.store.runs.ledger.done(key, stamped)
         if tally is not None:
             for row in rows:
                 tally(row)
@@ -333,10 +353,9 @@ class ModelSession:
             self.record_calls()
 
     def record_calls(self) -> None:
-        """Write the call records not yet written, in their own short transaction."""
-        pending, self._unrecorded = self._unrecorded, []
-        if pending:
-            self.store.runs.record_calls(pending)
+        """Settle the ledger into the store's call table, in a short transaction of its own
+        (outside a scene's: inside one, the calls stay in the ledger until it ends)."""
+        self.store.runs.settle_ledger()
 
     def scoped(self, thread_id: int | None, scene_id: str | None = None) -> CallScope:
         """A scope of this session's run for a thread (and scene)."""

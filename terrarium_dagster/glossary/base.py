@@ -148,7 +148,7 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
     return str(location), str(location)
 
 
-STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", "-calls")  # -calls: the call ledger
 
 
 def _absent_store_files(target: str) -> frozenset[str]:

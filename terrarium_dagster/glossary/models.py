@@ -211,6 +211,7 @@ class AgentCallRecord(BaseModel):
     finish_reason: str | None = None
     error: str | None = None
     created_at: str | None = None
+    request_key: str | None = None  # the call ledger's key: a request is recorded once
 
 
 class CallTotals(_Frozen):

@@ -20,6 +20,7 @@ from terrarium_dagster.glossary.base import (
     json_payload,
     now_iso,
 )
+from terrarium_dagster.glossary.ledger import CallLedger, ledger_path
 from terrarium_dagster.glossary.models import (
     AgentCallRecord,
     CallTotals,
@@ -34,6 +35,10 @@ from terrarium_dagster.glossary.records import (
 
 class RunLog(Aggregate):
     """The store's runs aggregate: `store.runs`."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__(store)
+        self.ledger = CallLedger(ledger_path(store.where))
 
     # ------------------------------------------------------------------------- writer lease
     @guarded
@@ -76,6 +81,7 @@ class RunLog(Aggregate):
                 "since = excluded.since, heartbeat = excluded.heartbeat",
                 (me.run_id, me.pid, me.host, me.since, me.heartbeat),
             )
+        self.settle_ledger()  # a killed run's calls: on the books before anything else
         return previous if previous is not None and previous.run_id != run_id else None
 
     def _refuse_live_holder(self, lease: WriterLease | None, run_id: str) -> None:
@@ -198,8 +204,49 @@ class RunLog(Aggregate):
             for call in calls
         ]
         with self.transaction():  # sqlite-utils' bulk insert nests as a savepoint in it
-            sqlite_utils.Database(self.conn).table("agent_call").insert_all(rows)
+            # a row settled from the ledger before (its key is in the table) is not added twice
+            sqlite_utils.Database(self.conn).table("agent_call").insert_all(rows, ignore=True)
         return len(calls)
+
+    @guarded
+    def settle_ledger(self) -> int:
+        """Move the ledger's answered calls (and the unanswered ones of dead processes) into the
+        table in one short transaction, then empty the ledger if all of it is there. Outside a
+        transaction only (a scene's open transaction holds the write lock: the calls wait in
+        the ledger, which readers count). Returns the rows settled."""
+        if self.store.read_only or self.store.in_transaction:
+            return 0
+        view = self.ledger.read()
+        rows = view.rows(settled_only=True)
+        if rows:
+            self.record_calls(rows)
+        if view.keys():
+            self.ledger.clear(self._committed_keys(view.keys()))
+        return len(rows)
+
+    def _committed_keys(self, keys: set[str]) -> set[str]:
+        found = self.conn.execute(
+            "SELECT request_key FROM agent_call WHERE request_key IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps(sorted(keys)),),
+        )
+        return {row[0] for row in found}
+
+    def _unsettled(self, **columns: object) -> list[AgentCallRecord]:
+        """Calls in the ledger and not in the table (sent before a kill, or waiting for a
+        scene's commit), matching the given column values: they are on the books too."""
+        view = self.ledger.read()
+        if not view.keys():
+            return []
+        rows = view.rows(settled_only=False)
+        keys = {row.request_key for row in rows if row.request_key}
+        committed = self._committed_keys(keys)  # type: ignore[arg-type]
+        return [
+            row
+            for row in rows
+            if row.request_key not in committed
+            and all(value is None or getattr(row, name) == value for name, value in columns.items())
+        ]
 
     @guarded
     def agent_calls(
@@ -211,7 +258,8 @@ class RunLog(Aggregate):
     ) -> list[AgentCallRecord]:
         where, params = _filters(run_id=run_id, thread_id=thread_id, scene_id=scene_id)
         rows = self.conn.execute(f"SELECT * FROM agent_call{where} ORDER BY id", params)
-        return [_agent_call(row) for row in rows.fetchall()]
+        recorded = [_agent_call(row) for row in rows.fetchall()]
+        return recorded + self._unsettled(run_id=run_id, thread_id=thread_id, scene_id=scene_id)
 
     @guarded
     def agent_call_totals(
@@ -229,4 +277,9 @@ class RunLog(Aggregate):
             f"COALESCE(SUM(latency_ms), 0.0) AS latency_ms FROM agent_call{where}",
             params,
         ).fetchone()
-        return CallTotals(**dict(row))
+        totals = dict(row)
+        for call in self._unsettled(run_id=run_id, thread_id=thread_id, purpose=purpose):
+            totals["calls"] += 1
+            for name in ("prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms"):
+                totals[name] += getattr(call, name)
+        return CallTotals(**totals)

@@ -233,7 +233,15 @@ _V2: Migration = (
     """,
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
+# Version 3: every request on the books: a call row carries its ledger key (glossary/ledger.py),
+# so a call settled from the ledger twice (after a kill) is one row.
+_V3: Migration = (
+    "ALTER TABLE agent_call ADD COLUMN request_key TEXT",
+    "CREATE UNIQUE INDEX agent_call_request_key ON agent_call (request_key) "
+    "WHERE request_key IS NOT NULL",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
