@@ -209,6 +209,7 @@ class StoreConnection:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._check_fts5(conn)
             if read_only:
+                check_integrity(conn, self.where)  # a reader answers from a sound store only
                 self._check_version(conn)
                 self._conn = conn
                 return

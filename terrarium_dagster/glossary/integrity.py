@@ -3,10 +3,10 @@ salvaged.
 
 - `check_integrity` runs SQLite's ``PRAGMA quick_check`` (every b-tree page, cell and freelist
   page is read and its structure checked; it is O(size), without the index-versus-table
-  comparison of ``integrity_check``). A writer runs it every time it opens an existing store,
-  before the migrations, the lease or anything else touch the file (benchmarks/bench_integrity.py
-  measures it at Banished scale). Readers do not pay for it: they never write, and any damage a
-  read meets is the same one-line `DamagedStoreError`.
+  comparison of ``integrity_check``). Every open of an existing store runs it: a writer's before
+  the migrations, the lease or anything else touch the file, a reader's before it answers
+  (benchmarks/bench_integrity.py measures it at Banished scale). Damage a later read meets is
+  the same one-line `DamagedStoreError`.
 - `damage_error` turns SQLite's own words for damage (``SQLITE_CORRUPT``: "database disk image
   is malformed"; ``SQLITE_NOTADB``: "file is not a database") into that one line, naming the way
   back: ``terrarium recover``.
