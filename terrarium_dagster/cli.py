@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -18,10 +19,14 @@ import time
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import urlsplit
 
 from terrarium_dagster.config import Settings, cli_group, load_settings
 from terrarium_dagster.errors import EntryNotFoundError, InputError, Interrupted, TerrariumError
+
+if TYPE_CHECKING:
+    from terrarium_dagster.corpus.reader import Corpus
 
 EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -163,7 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--exports-dir", type=Path, help="exports folder; default: `exports/` beside the store"
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
+    serve.add_argument(
+        "--port", type=int, help="port (default: site_url's, 8765 unless set; 0: any free)"
+    )
 
     undo = commands.add_parser(
         "undo",
@@ -444,34 +451,83 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     root = args.exports_dir or Path(settings.db).expanduser().resolve().parent / "exports"
-    if not 0 <= args.port <= 65535:
-        raise InputError(f"--port must be 0..65535, not {args.port}")
-    try:
-        server = make_server(root, args.host, args.port)
-    except OSError as exc:
-        raise InputError(f"cannot serve on {args.host}:{args.port}: {exc.strerror}") from None
-    if Path(settings.db).expanduser().is_file():  # the reader's site, fresh from the store
+    port = args.port if args.port is not None else (urlsplit(settings.site_url).port or 80)
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port must be 0..65535, not {port}")
+    site = SiteRefresher(settings, root)
+    with site.corpus() as corpus:
+        try:
+            server = make_server(root, args.host, port, corpus=corpus, refresh=site.refresh)
+        except OSError as exc:
+            raise InputError(f"cannot serve on {args.host}:{port}: {exc.strerror}") from None
+        site.refresh()  # the reader's site, fresh from the store (again when the store changes)
+        host, bound = server.server_address[:2]
+        print(f"serving {root} at http://{host}:{bound}/ (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+    return EXIT_OK
+
+
+class SiteRefresher:
+    """Keeps the reader's site (`<exports>/site/`) as fresh as the store: rebuilt when a run
+    has written since the last build (checked at most every `every_s` seconds, on a request)."""
+
+    def __init__(self, settings: Settings, root: Path, every_s: float = 2.0) -> None:
+        self.settings = settings
+        self.root = root
+        self.every_s = every_s
+        self._lock = threading.Lock()
+        self._checked = -math.inf
+        self._built: tuple[object, ...] | None = None
+        self._warned = False
+
+    def corpus(self) -> Corpus:
+        """The corpus the post pages come from: the one the store was built with, if any."""
+        from terrarium_dagster.engine import open_corpus, open_store
+
+        if Path(self.settings.db).expanduser().is_file():
+            try:
+                with open_store(self.settings, read_only=True) as store:
+                    return open_corpus(self.settings, store)
+            except TerrariumError:  # an unreadable store: its warning is refresh()'s
+                pass
+        return open_corpus(self.settings)
+
+    def refresh(self) -> None:
         from terrarium_dagster.engine import open_corpus, open_store
         from terrarium_dagster.exports.site import SITE_DIR, build_site
 
-        try:
-            with (
-                open_store(settings, read_only=True) as store,
-                open_corpus(settings, store) as corpus,
-            ):
-                site = build_site(store, corpus, root / SITE_DIR)
-            print(f"built the reader's site: {site.entries} entries, {site.threads} threads")
-        except TerrariumError as exc:  # still serve the exports
-            print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)
-    host, port = server.server_address[:2]
-    print(f"serving {root} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return EXIT_OK
+        with self._lock:
+            now = time.monotonic()
+            if now - self._checked < self.every_s:
+                return
+            self._checked = now
+            if not Path(self.settings.db).expanduser().is_file():
+                return
+            try:
+                with open_store(self.settings, read_only=True) as store:
+                    states = store.progress.thread_states()
+                    stamp = (
+                        store.glossary.last_revision_id(),
+                        tuple((state.thread_key, state.status) for state in states),
+                    )
+                    if stamp == self._built:
+                        return
+                    with open_corpus(self.settings, store) as corpus:
+                        site = build_site(store, corpus, self.root / SITE_DIR)
+                self._built = stamp
+                print(
+                    f"built the reader's site: {site.entries} entries, {site.threads} threads",
+                    flush=True,
+                )
+            except TerrariumError as exc:  # still serve the exports and the posts
+                if not self._warned:
+                    print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)
+                    self._warned = True
 
 
 def cmd_snapshots(args: argparse.Namespace) -> int:

@@ -62,7 +62,10 @@ class Settings(BaseSettings):
     )
     url_template: str | None = Field(
         default=None,
-        description="Post URL template with {thread_id} and {post_id}; default: the sample's.",
+        description=(
+            "Public post URL template with {thread_id} and {post_id}; unset: links go to the "
+            "post pages `terrarium serve` serves at `site_url`."
+        ),
         json_schema_extra={"cli": "corpus"},
     )
     agent_url: str | None = Field(

@@ -25,7 +25,7 @@ from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, sample_corpus_path
+from terrarium_dagster.corpus.sample import sample_corpus_path
 from terrarium_dagster.curation.curator import curate_thread
 from terrarium_dagster.curation.models import CurationReport, UndoResult
 from terrarium_dagster.curation.undo import undo_decision, undo_revision
@@ -61,23 +61,29 @@ ProgressCallback = Callable[[str, dict[str, object]], None]
 
 CORPUS_META = "corpus_path"
 URL_TEMPLATE_META = "url_template"
+# Templates earlier versions recorded for the bundled sample: a host that does not exist.
+LEGACY_TEMPLATES = frozenset({"https://quest.example/sample/{thread_id}#{post_id}"})
 
 
 def open_corpus(settings: Settings, store: GlossaryStore | None = None) -> Corpus:
     """The corpus the settings name; for a reader of `store`, unless told otherwise, the corpus
-    and URL template the store was built with (recorded by the run that wrote it)."""
+    and URL template the store was built with (recorded by the run that wrote it). Without a
+    post URL template, source links go to the post pages `terrarium serve` serves at
+    `settings.site_url` (`corpus.links`)."""
     recorded = store.get_meta(CORPUS_META) if store is not None else None
     recorded_template = store.get_meta(URL_TEMPLATE_META) if store is not None else None
+    if recorded_template in LEGACY_TEMPLATES:
+        recorded_template = None  # an old store's made-up sample host: link the served posts
+    site = settings.site_url
     if settings.corpus is None and recorded and Path(recorded).is_file():
-        return Corpus(recorded, url_template=settings.url_template or recorded_template)
+        template = settings.url_template or recorded_template
+        return Corpus(recorded, url_template=template, site_url=site)
     if settings.corpus is None:
-        return Corpus(
-            sample_corpus_path(), url_template=settings.url_template or SAMPLE_URL_TEMPLATE
-        )
+        return Corpus(sample_corpus_path(), url_template=settings.url_template, site_url=site)
     template = settings.url_template
     if template is None and recorded and Path(recorded).resolve() == settings.corpus.resolve():
         template = recorded_template
-    return Corpus(settings.corpus, url_template=template)
+    return Corpus(settings.corpus, url_template=template, site_url=site)
 
 
 def open_store(
@@ -620,7 +626,7 @@ class Engine:
         sources = [
             SourceLink(
                 ref=f"{item.thread_id}#{item.post_id}",
-                url=self.corpus.post_url(f"{item.thread_id}#{item.post_id}"),
+                url=self.corpus.post_url(f"{item.thread_id}#{item.post_id}", quote=item.quote),
             )
             for item in self.store.provenance.for_entry(entry_id)[:SOURCES_PER_ENTRY]
         ]

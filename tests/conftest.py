@@ -10,6 +10,9 @@ import pytest
 
 from tests.support.vllm_server import vllm_server_fixture  # noqa: F401
 
+# The real browser (`browser`, `page`: Debian's Chromium driven by Playwright) for any test.
+pytest_plugins = ["tests.support.browser"]
+
 # Tests never write into the user's data folder or cache.
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 

@@ -618,13 +618,13 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
     word) curated by the offline backend with a tight message budget."""
     from terrarium_dagster.agent.client import ChatClient, ClientConfig
     from terrarium_dagster.backends.offline import OfflineBackend
-    from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE, gold_terms
+    from terrarium_dagster.corpus.sample import gold_terms
     from terrarium_dagster.curation.prompt import approx_tokens
     from terrarium_dagster.exports import build_export, run_checks
 
     budget = 1200
     with (
-        Corpus(sample_db, url_template=SAMPLE_URL_TEMPLATE) as quest,
+        Corpus(sample_db, url_template=URL) as quest,
         GlossaryStore(tmp_path / "sample.db") as glossary,
     ):
         first = quest.threads()[0]

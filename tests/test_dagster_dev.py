@@ -461,7 +461,7 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
         rows = metadata["touched_entries"]["table"]["records"]
         if created:
             touched_any = True
-            assert "](https://quest.example/sample/" in lineage, lineage
+            assert "](http://127.0.0.1:8765/post/" in lineage, lineage
             assert rows and json.loads(rows[0])["sources"]
         for label in ("prompt_tokens", "cached_tokens", "completion_tokens", "model_calls"):
             assert label in metadata

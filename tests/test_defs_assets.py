@@ -138,10 +138,10 @@ def test_annotation_metadata_links_touched_entries_to_their_source_posts(
     )
     first = rows[0].data
     assert first["entry"].startswith("E") and first["sources"]
-    assert first["first_source_url"].startswith("https://quest.example/sample/")
+    assert first["first_source_url"].startswith("http://127.0.0.1:8765/post/")
     lineage = metadata["lineage"].value
     assert f"| {first['entry']} |" in lineage
-    assert "](https://quest.example/sample/" in lineage
+    assert "](http://127.0.0.1:8765/post/" in lineage
 
 
 def test_annotating_a_thread_before_its_predecessor_fails_fast_naming_it(
@@ -464,4 +464,4 @@ def test_touched_entries_have_clickable_source_links_on_the_materialization(
     }
     assert 0 < len(links) <= 10
     assert all(isinstance(value, dg.UrlMetadataValue) for value in links.values())
-    assert all(value.url.startswith("https://quest.example/sample/") for value in links.values())
+    assert all(value.url.startswith("http://127.0.0.1:8765/post/") for value in links.values())

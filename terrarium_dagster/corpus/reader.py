@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from terrarium_dagster.corpus.clean import clean_body
+from terrarium_dagster.corpus.links import PostLinks
 from terrarium_dagster.corpus.models import Post, Scene, Thread, parse_thread_key
 from terrarium_dagster.corpus.scenes import Role, SceneBuilder, batch_scenes, story_role
 from terrarium_dagster.errors import ConfigError, CorpusError, InputError
@@ -127,11 +128,14 @@ class Corpus:
     several threads at once; open one Corpus per worker.
     """
 
-    def __init__(self, path: str | Path, url_template: str | None = None) -> None:
+    def __init__(
+        self, path: str | Path, url_template: str | None = None, *, site_url: str | None = None
+    ) -> None:
         self.path = Path(path)
         if url_template is not None:
             _check_url_template(url_template)
         self.url_template = url_template
+        self.links = PostLinks(url_template, site_url)
         self._conn = self._connect()
         try:
             self._validate_schema()
@@ -377,6 +381,39 @@ class Corpus:
             )
         )
 
+    def neighbours(self, post: Post, count: int = 2) -> tuple[list[Post], list[Post]]:
+        """Up to `count` posts of the post's thread just before it and just after it, in
+        (time, id) order."""
+        if count <= 0:
+            return [], []
+        before = list(
+            self._stream(
+                f"SELECT {_POST_COLUMNS} {_POST_FROM} "
+                "WHERE p.thread_id = ? AND (p.time < ? OR (p.time = ? AND p.id < ?)) "
+                "GROUP BY p.id ORDER BY p.time DESC, p.id DESC LIMIT ?",
+                (post.thread_id, post.time, post.time, post.id, count),
+            )
+        )
+        after = list(
+            self._stream(
+                f"SELECT {_POST_COLUMNS} {_POST_FROM} "
+                "WHERE p.thread_id = ? AND (p.time > ? OR (p.time = ? AND p.id > ?)) "
+                "GROUP BY p.id ORDER BY p.time, p.id LIMIT ?",
+                (post.thread_id, post.time, post.time, post.id, count),
+            )
+        )
+        return before[::-1], after
+
+    def quoted_by(self, post_id: int) -> list[int]:
+        """The ids of the posts that quote this one (`link` rows to it), ascending."""
+        return [
+            row[0]
+            for row in self._conn.execute(
+                "SELECT DISTINCT link_from FROM link WHERE link_to = ? ORDER BY link_from",
+                (post_id,),
+            )
+        ]
+
     def quotes_of(self, post_id: int) -> list[int]:
         """The ids of the posts this post quotes (`link` rows from it), ascending."""
         return [
@@ -387,15 +424,14 @@ class Corpus:
             )
         ]
 
-    def post_url(self, ref_or_post: str | Post) -> str | None:
-        """The post's URL from the url_template; None without a template."""
+    def post_url(self, ref_or_post: str | Post, quote: str | None = None) -> str | None:
+        """The post's link (`corpus.links.PostLinks`): the url_template's when one is set, else
+        the post's page on the served site (the quote highlighted); None with neither."""
         if isinstance(ref_or_post, Post):
             thread_id, post_id = ref_or_post.thread_id, ref_or_post.id
         else:
             thread_id, post_id = parse_ref(ref_or_post)
-        if self.url_template is None:
-            return None
-        return self.url_template.format(thread_id=thread_id, post_id=post_id)
+        return self.links.url(thread_id, post_id, quote)
 
     # -- scenes -----------------------------------------------------------------------------
 

@@ -256,7 +256,7 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
             post_id=item.post_id,
             thread_id=item.thread_id,
             thread_title=threads[item.thread_id].title if item.thread_id in threads else None,
-            url=corpus.post_url(item.ref),
+            url=corpus.post_url(item.ref, quote=item.quote),
             quote=item.quote,
             revision_id=item.revision_id,
         )

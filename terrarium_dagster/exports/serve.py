@@ -3,19 +3,28 @@
 `/` is the reader's site (`<exports>/site/`, built by `terrarium serve` from the store before it
 starts serving); `/exports/` lists the exported threads in story order, and
 `/exports/<thread key>/...` serves that thread's export folder (JSON, YAML, the lorebook, the
-wiki). Nothing else under the store's folder is reachable (the store itself is never served).
-Bound to 127.0.0.1 unless told otherwise.
+wiki); `/post/<post_id>` is a source post's page (`post_page`, `?q=<quote>` highlights the quote),
+where every source link points unless a public post URL template is configured. Nothing else under
+the store's folder is reachable (the store itself is never served). Bound to 127.0.0.1 unless told
+otherwise. `refresh`, when given, is called before the site is served (it rebuilds the site when
+the store changed since, so a page reloaded during a run shows what the run wrote).
 """
 
 from __future__ import annotations
 
 import html
 import posixpath
+import threading
+from collections.abc import Callable
 from functools import partial
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from terrarium_dagster.corpus.links import POST_ROUTE_PREFIX
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.exports.post_page import render_post_page
 
 EXPORTS_PREFIX = "/exports/"
 SITE_DIR = "site"
@@ -25,12 +34,30 @@ WIKI_INDEXES = ("wiki/html/index.html", "wiki/index.html", "wiki/index.md")
 class ExportsHandler(SimpleHTTPRequestHandler):
     """The site at `/`, the exports folder under `/exports/` (with a generated index)."""
 
-    def __init__(self, *args: object, exports_root: Path, **kwargs: object) -> None:
+    def __init__(
+        self,
+        *args: object,
+        exports_root: Path,
+        posts: PostSource | None = None,
+        refresh: Callable[[], None] | None = None,
+        **kwargs: object,
+    ) -> None:
         self.exports_root = exports_root
+        self.posts = posts
+        self.refresh = refresh
         super().__init__(*args, directory=str(exports_root), **kwargs)  # type: ignore[arg-type]
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
+        if path.startswith(POST_ROUTE_PREFIX):
+            self._send_post(path[len(POST_ROUTE_PREFIX) :])
+            return
+        if path == "/favicon.ico":  # no icon: say so without an error in the browser's console
+            self.send_response(HTTPStatus.NO_CONTENT)
+            self.end_headers()
+            return
+        if self.refresh is not None and not path.startswith(EXPORTS_PREFIX):
+            self.refresh()
         if path == EXPORTS_PREFIX or (path == "/" and not self._site().is_dir()):
             self._send_index()
             return
@@ -89,13 +116,56 @@ class ExportsHandler(SimpleHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _send_post(self, rest: str) -> None:
+        query = parse_qs(urlsplit(self.path).query)
+        quote_text = (query.get("q") or [None])[0]
+        page = None
+        if rest.isascii() and rest.isdigit() and self.posts is not None:
+            page = self.posts.page(int(rest), quote_text)
+        if page is None:
+            what = "no corpus to read posts from" if self.posts is None else f"no post {rest!r}"
+            self.send_error(HTTPStatus.NOT_FOUND, what)
+            return
+        self._send_html(page)
+
+    def _send_html(self, page: str) -> None:
+        body = page.encode()
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def log_message(self, format: str, *args: object) -> None:
         return  # quiet: a reader's browser is not an event worth a line
 
 
+class PostSource:
+    """The corpus the post pages come from, shared by the server's threads (one at a time)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self._lock = threading.Lock()
+
+    def page(self, post_id: int, quote_text: str | None = None) -> str | None:
+        with self._lock:
+            return render_post_page(self.corpus, post_id, quote_text)
+
+
 def make_server(
-    exports_root: Path, host: str = "127.0.0.1", port: int = 8765
+    exports_root: Path,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    corpus: Corpus | None = None,
+    refresh: Callable[[], None] | None = None,
 ) -> ThreadingHTTPServer:
-    """A server for `exports_root` (not started); port 0 picks a free one."""
-    handler = partial(ExportsHandler, exports_root=Path(exports_root))
+    """A server for `exports_root` (not started); port 0 picks a free one. With `corpus`, it
+    serves the source posts' pages at `/post/<post_id>`."""
+    handler = partial(
+        ExportsHandler,
+        exports_root=Path(exports_root),
+        posts=PostSource(corpus) if corpus is not None else None,
+        refresh=refresh,
+    )
     return ThreadingHTTPServer((host, port), handler)

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from terrarium_dagster.corpus.links import post_path
 from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
@@ -162,10 +163,7 @@ def site_manifest(parts: list[ThreadPart], *, story: str) -> dict[str, Any]:
 def post_href(corpus: Corpus, post: Post) -> str:
     """Where a source links: the post's public address when the corpus has an http(s) URL
     template, else its page on the local server (`terrarium serve`'s `/post/<id>`)."""
-    url = corpus.post_url(post)
-    if url and url.startswith(("http://", "https://")):
-        return url
-    return f"/post/{post.id}"
+    return corpus.links.href(post.thread_id, post.id) or post_path(post.id)
 
 
 def _payload(document: dict[str, Any]) -> str:

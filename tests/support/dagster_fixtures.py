@@ -14,7 +14,6 @@ import dagster as dg
 import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.sample import SAMPLE_URL_TEMPLATE
 from terrarium_dagster.defs.partitions import threads_partitions
 from terrarium_dagster.defs.resources import AgentResource, CorpusResource, StoreResource
 
@@ -35,7 +34,7 @@ def store_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def resources(sample_db: Path, store_path: Path) -> dict[str, Any]:
     return {
-        "corpus": CorpusResource(path=str(sample_db), url_template=SAMPLE_URL_TEMPLATE),
+        "corpus": CorpusResource(path=str(sample_db)),  # links: the served post pages
         "store": StoreResource(path=str(store_path)),
         "agent": AgentResource(offline=True),
     }

@@ -20,7 +20,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
-    "SAMPLE_URL_TEMPLATE",
     "GoldTerm",
     "build_sample_corpus",
     "gold_path",
@@ -29,8 +28,6 @@ __all__ = [
     "sample_corpus_path",
     "sample_sql_path",
 ]
-
-SAMPLE_URL_TEMPLATE = "https://quest.example/sample/{thread_id}#{post_id}"
 
 _HERE = Path(__file__).resolve().parent
 
