@@ -512,7 +512,7 @@ class SiteRefresher:
                 with open_store(self.settings, read_only=True) as store:
                     states = store.progress.thread_states()
                     stamp = (
-                        store.glossary.last_revision_id(),
+                        store.history.last_revision_id(),
                         tuple((state.thread_key, state.status) for state in states),
                     )
                     if stamp == self._built:

@@ -36,7 +36,7 @@ def _quoted_source(db: Path) -> tuple[int, int, str, str]:
     """(entry id, post id, quote, term) of a confirmed entry's first source."""
     with GlossaryStore(db) as glossary:
         for entry in glossary.glossary.entries():
-            sources = glossary.glossary.provenance(entry.id)
+            sources = glossary.provenance.for_entry(entry.id)
             if entry.status == "confirmed" and sources and sources[0].quote:
                 return entry.id, sources[0].post_id, sources[0].quote, entry.term
     raise AssertionError("the sample run should confirm an entry with a quoted source")
