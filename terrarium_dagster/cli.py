@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     importer.add_argument("book", type=Path, help="plain text, Markdown or EPUB file")
     importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
+    importer.add_argument(
+        "--dry-run", action="store_true", help="show the chapters found and what was left out"
+    )
 
     score = commands.add_parser(
         "score", help="recall, junk share and split referents against a gold list"
@@ -424,13 +427,25 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from terrarium_dagster.corpus.importers import import_book
+    from terrarium_dagster.corpus.importers import import_book, read_book
 
+    if args.dry_run:
+        book = read_book(args.book)
+        print(f"{book.title or args.book.name}: {len(book.chapters)} chapters (nothing written)")
+        for number, chapter in enumerate(book.chapters, start=1):
+            print(f"  {number:3d}. {chapter.title} ({chapter.words} words)")
+        for name in book.dropped:
+            print(f"  left out: {name}")
+        for section in book.reference:
+            print(f"  reference, not story: {section.title} ({section.words} words)")
+        return EXIT_OK
     report = import_book(args.book, args.out)
     print(
         f"imported {report.chapters} chapters, {report.paragraphs} paragraphs "
-        f"({report.words} words) into {report.path}"
+        f"({report.words} words) of {report.title} into {report.path}"
     )
+    if report.reference:
+        print(f"back matter (glossary, appendices) kept for reference in {report.reference}")
     return EXIT_OK
 
 

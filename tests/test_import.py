@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import sqlite3
 from pathlib import Path
@@ -11,13 +12,31 @@ from ebooklib import epub
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import story_name
 
 BOOK = Path(__file__).parent / "data" / "lamplighters.txt"
+BOOKS = Path(__file__).parent / "data" / "books"  # real public books, trimmed (see its README)
+# Text that is never story: Gutenberg's wrapping and licence, in every era's wording.
+NOT_STORY = (
+    "Project Gutenberg", "PROJECT GUTENBERG", "SMALL PRINT", "Etext", "eBook", "LICENSE",
+    "warranty", "WARRANTIES", "Literary Archive Foundation", "[Illustration", "Frontispiece",
+    "CONTENTS",
+)  # fmt: skip
 
 
 def _threads(db: Path) -> list[tuple[int, str]]:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT id, title FROM thread ORDER BY id").fetchall()
+
+
+def _import(book: Path, out: Path) -> list[str]:
+    assert main(["import", str(book), "--out", str(out)]) == 0
+    return [title for _, title in _threads(out)]
+
+
+def _no_wrapping(text: str) -> None:
+    found = [words for words in NOT_STORY if words in text]
+    assert not found, found
 
 
 def _bodies(db: Path) -> str:
@@ -89,6 +108,127 @@ def test_an_epub_imports_then_runs_and_exports(tmp_path: Path) -> None:
                  "--corpus", str(corpus)]) == 0  # fmt: skip
     terms = {entry["term"] for entry in json.loads((out / "glossary.json").read_text())["entries"]}
     assert "Copper Fen" in terms or "Odo Varrick" in terms, terms
+
+
+def test_a_1990s_gutenberg_text_splits_at_the_bare_titles_its_contents_page_lists(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "dubliners.db"
+    titles = _import(BOOKS / "dubliners-1990s.txt", out)
+    assert titles == ["THE SISTERS", "AN ENCOUNTER", "IVY DAY IN THE COMMITTEE ROOM", "THE DEAD"]
+    text = _bodies(out)
+    _no_wrapping(text)
+    assert "THERE was no hope for him this time" in text  # the first story's start
+    assert "upon all the living and the dead" in text  # the last line before the footer
+    assert "Prepared by David Reed" not in text and "by James Joyce" not in text
+    assert "Two Gallants" not in text and "After the Race" not in text  # the contents page
+    assert "MUNICIPAL ELECTIONS" in text and "R.  I.  P." in text  # capitals inside a story
+    with Corpus(out) as corpus:
+        assert story_name(corpus) == "Dubliners"
+
+
+def test_a_2008_gutenberg_text_keeps_its_foreword_and_drops_its_licence(tmp_path: Path) -> None:
+    out = tmp_path / "mars.db"
+    titles = _import(BOOKS / "princess-of-mars-2008.txt", out)
+    assert titles == [
+        "FOREWORD",  # narrated in the story's frame: story
+        "CHAPTER I: ON THE ARIZONA HILLS",
+        "CHAPTER II: THE ESCAPE OF THE DEAD",
+        "CHAPTER XIV: A DUEL TO THE DEATH",
+        "CHAPTER XXVIII: AT THE ARIZONA CAVE",
+    ]
+    text = _bodies(out)
+    _no_wrapping(text)
+    assert "In submitting Captain Carter's strange manuscript" in text
+    assert "I sought out Dejah Thoris in the throng of departing chariots, but she" in text
+    assert "End of Project Gutenberg" not in text and "To My Son Jack" not in text
+    assert "Sola Tells Me Her Story" not in text and "I Elude My Watch Dog" not in text
+    with Corpus(out) as corpus:
+        assert story_name(corpus) == "A Princess of Mars"
+
+
+def test_an_epub_made_by_pandoc_from_gutenberg_html_imports_only_its_chapters(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "time.db"
+    titles = _import(BOOKS / "time-machine-pandoc.epub", out)
+    assert titles == ["I: Introduction", "II: The Machine", "XVI: After the Story", "Epilogue"]
+    text = _bodies(out)
+    _no_wrapping(text)
+    assert "The Time Traveller (for so it will be convenient to speak of him)" in text
+    assert "The Palace of Green Porcelain" not in text  # the contents table
+    with Corpus(out) as corpus:
+        assert story_name(corpus) == "The Time Machine"
+
+
+def _navigated_epub(path: Path) -> None:
+    """An EPUB (built with ebooklib) whose stories are one document each, titled only by the
+    navigation (their titles are plain paragraphs), with the Gutenberg header in a document of
+    its own and the licence in another: from the real text of `dubliners-1990s.txt`."""
+    text = (BOOKS / "dubliners-1990s.txt").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.strip() in (
+        "THE SISTERS", "AN ENCOUNTER", "IVY DAY IN THE COMMITTEE ROOM", "THE DEAD")]  # fmt: skip
+    footer = next(i for i, line in enumerate(lines) if line.startswith("End of The Project"))
+    book = epub.EpubBook()
+    book.set_identifier("dubliners-test")
+    book.set_title("Dubliners")
+    book.set_language("en")
+
+    def document(name: str, title: str, body_lines: list[str]) -> epub.EpubHtml:
+        paragraphs = "".join(
+            f"<p>{html.escape(' '.join(part.split()))}</p>"
+            for part in "\n".join(body_lines).split("\n\n")
+            if part.strip()
+        )
+        item = epub.EpubHtml(title=title, file_name=name, lang="en")
+        item.content = f"<div>{paragraphs}</div>"
+        book.add_item(item)
+        return item
+
+    header = document("header.xhtml", "Header", lines[: starts[0]])
+    stories = []
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else footer
+        stories.append(document(f"s{number}.xhtml", lines[start].strip(), lines[start:end]))
+    licence = document("licence.xhtml", "Licence", lines[footer:] + lines[: starts[0]])
+    book.toc = stories
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = [header, "nav", *stories, licence]
+    epub.write_epub(str(path), book)
+
+
+def test_an_epub_without_headings_is_split_by_its_navigation(tmp_path: Path) -> None:
+    source = tmp_path / "dubliners.epub"
+    _navigated_epub(source)
+    out = tmp_path / "dubliners.db"
+    titles = _import(source, out)
+    assert titles == ["THE SISTERS", "AN ENCOUNTER", "IVY DAY IN THE COMMITTEE ROOM", "THE DEAD"]
+    text = _bodies(out)
+    _no_wrapping(text)
+    assert "upon all the living and the dead" in text
+
+
+def test_a_markdown_book_keeps_its_glossary_out_of_the_story(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = BOOKS / "thuvia-maid-of-mars.md"
+    out = tmp_path / "thuvia.db"
+    assert main(["import", str(source), "--out", str(out), "--dry-run"]) == 0
+    shown = capsys.readouterr().out
+    assert "1. CHAPTER I: CARTHORIS AND THUVIA" in shown and "2. CHAPTER XIV" in shown
+    assert "reference, not story: A GLOSSARY OF NAMES AND TERMS" in shown
+    assert not out.exists(), "a dry run writes nothing"
+    titles = _import(source, out)
+    assert titles == ["CHAPTER I: CARTHORIS AND THUVIA", "CHAPTER XIV: KULAN TITH'S SACRIFICE"]
+    text = _bodies(out)
+    _no_wrapping(text)
+    assert "Upon a massive bench of polished ersite" in text
+    assert "A dead city of ancient Mars" not in text and "Aaanthor" not in text  # the glossary
+    assert "The Jeddak of Lothar" not in text  # the contents table
+    reference = out.with_name(out.name + ".reference.md").read_text(encoding="utf-8")
+    assert "Aaanthor. A dead city of ancient Mars." in reference
 
 
 @pytest.mark.parametrize(
