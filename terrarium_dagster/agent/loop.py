@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from terrarium_dagster.agent.calls import AgentCalls
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
@@ -26,23 +27,15 @@ from terrarium_dagster.agent.relevant import (
     match_key,
     relevant_entries,
 )
-from terrarium_dagster.agent.session import (
-    EXACT_SHARE,
-    CallScope,
-    ModelSession,
-    standalone_task,
-)
-from terrarium_dagster.agent.tools import (
-    Tool,
-    ToolAccess,
-    ToolOutcome,
-    ToolRegistry,
-    default_registry,
-    dispatch,
-)
+from terrarium_dagster.agent.session import CallScope, ModelSession
+from terrarium_dagster.agent.tools import Tool, ToolRegistry, default_registry
 from terrarium_dagster.config import Settings
 from terrarium_dagster.context import prompts
-from terrarium_dagster.context.compaction import CompactionEvent, ContextManager
+from terrarium_dagster.context.compaction import (
+    CompactionEvent,
+    CompactionRecorder,
+    ContextManager,
+)
 from terrarium_dagster.context.state import ContextState, Message
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
@@ -63,7 +56,6 @@ MAX_KNOWN_LINES = 80
 STORY_SHARE = 0.45  # a scene's story text takes at most this share of the prompt limit
 CHARS_PER_TOKEN = 4
 CANDIDATE_QUERIES = 8
-FLUSH_ROUNDS = 2
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
 
 
@@ -118,8 +110,14 @@ class Annotator:
             self.registry.register(tool)
         self.tools = prompts.canonical_tools(self.registry.schemas()) or []
         self.system_prompt = prompts.SYSTEM_PROMPT
-        self._scope: tuple[Thread | None, Scene | None] | None = None
-        self._standalone = standalone_task(session, self.tools)
+        self.calls = AgentCalls(
+            session=session,
+            store=store,
+            corpus=corpus,
+            registry=self.registry,
+            tools=self.tools,
+            run_id=run_id,
+        )
         session.on_call = self._report_call
         session.on_window.append(self._follow_window)
         self.context = self._new_context(self._load_state())
@@ -143,9 +141,9 @@ class Annotator:
             budget=self.window,
             max_tokens=self.settings.max_tokens,
             counter=self.session.counter,
-            summarizer=self._summarize,
-            flusher=self._flush,
-            recorder=self._record_compaction,
+            summarizer=self.calls.summarize,
+            flusher=self.calls.flush,
+            recorder=compaction_log(self.store, self.run_id),
         )
 
     def reload(self) -> None:
@@ -165,36 +163,9 @@ class Annotator:
     def _follow_window(self, window: int) -> None:
         self.context.budget = min(self.context.budget, window)
 
-    def _call(
-        self,
-        messages: list[Message],
-        *,
-        purpose: str,
-        tool_choice: str = "auto",
-        max_tokens: int | None = None,
-        with_tools: bool = True,
-    ) -> ChatResult:
-        """A request of this run's agent: its context's tools (a stable prefix), scoped to the
-        current thread and scene. A scene round that overflows is raised for the scene loop to
-        compact (`on_overflow`); any other request falls back to a short standalone prompt.
-        `with_tools=False` sends no tools (an answer that must not call any)."""
-        thread, scene = self._scope or (None, None)
-        in_scene = purpose == "annotate"
-        return self.session.call(
-            messages,
-            purpose=purpose,
-            tools=self.tools if with_tools else None,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            shrink=None if in_scene else self._standalone,
-            retry_overflow=not in_scene,
-            scope=self.session.scoped(thread.id if thread else None, scene.id if scene else None),
-            exact_share=1.0 if in_scene else EXACT_SHARE,
-        )
-
     def _report_call(self, purpose: str, scope: CallScope) -> None:
         if self.progress and scope.scene_id is not None:
-            thread, _ = self._scope or (None, None)
+            thread, _ = self.calls.scope or (None, None)
             self.progress(
                 "call",
                 {
@@ -207,58 +178,6 @@ class Annotator:
     def record_calls(self) -> None:
         """Write the calls not yet recorded (outside any scene transaction)."""
         self.session.record_calls()
-
-    def _summarize(self, messages: list[Message]) -> str:
-        result = self._call(messages, purpose="summary", tool_choice="none")
-        return result.content or ""
-
-    def _flush(self, messages: list[Message]) -> list[Message]:
-        """The pre-compaction flush: the agent may record what it has not written yet.
-
-        Only within a scene: its writes need a scene to cite. Compaction outside one (before a
-        curation) drops turns without a flush rather than run tools that cannot succeed."""
-        _, scene = self._scope or (None, None)
-        if scene is None:
-            return []
-        turns = list(messages)
-        for _ in range(FLUSH_ROUNDS):
-            result = self._call(turns, purpose="flush")
-            turns.append(assistant_message_dict(result.message))
-            if not result.tool_calls:
-                break
-            turns.extend(outcome.message() for outcome in self._run_tools(result))
-        return turns[len(messages) :]
-
-    def _record_compaction(self, event: CompactionEvent) -> None:
-        self.store.memory.log_compaction(
-            self.run_id,
-            event.thread_id,
-            event.scene_id,
-            event.tier,
-            event.tokens_before,
-            event.tokens_after,
-            event.entry_ids,
-            event.summary,
-        )
-
-    # -- tools ----------------------------------------------------------------------------------
-
-    def _actor(self) -> Actor:
-        thread, scene = self._scope or (None, None)
-        latest = self.store.memory.latest_checkpoint()
-        return Actor(
-            kind="agent",
-            run_id=self.run_id,
-            thread_id=thread.id if thread else None,
-            scene_id=scene.id if scene else None,
-            snapshot_id=latest.id if latest else None,
-        )
-
-    def _run_tools(self, result: ChatResult) -> list[ToolOutcome]:
-        _, scene = self._scope or (None, None)
-        assert scene is not None, "tools run only within a scene"
-        access = ToolAccess(store=self.store, corpus=self.corpus, actor=self._actor(), scene=scene)
-        return [dispatch(self.registry, access, call) for call in result.tool_calls]
 
     # -- the scene loop ---------------------------------------------------------------------
 
@@ -326,13 +245,13 @@ class Annotator:
         return ThreadOutcome(annotated, finished=True)
 
     def annotate_scene(self, thread: Thread, scene: Scene, index: int, count: int) -> None:
-        self._scope = (thread, scene)
+        self.calls.scope = (thread, scene)
         try:
             with self.store.transaction(deferred=True):  # the write lock from the first write
                 created, updated = self._scene_turns(thread, scene, index, count)
         except BaseException as exc:
             self.record_calls()  # the scene rolled back; what the server was asked stays
-            self._scope = None
+            self.calls.scope = None
             for companion in self.companions:
                 companion.abandon()
             self.reload()
@@ -340,7 +259,7 @@ class Annotator:
                 self.checkpoint_shutdown(thread)
             raise
         self.record_calls()
-        self._scope = None
+        self.calls.scope = None
         self.scenes_this_run += 1
         if self.progress:
             totals = self.store.runs.agent_call_totals(run_id=self.run_id)
@@ -375,15 +294,15 @@ class Annotator:
             plan = self.context.prepare_call(turns, thread_id=thread.id)
             turns = plan.scene_messages
             try:
-                result = self._call(plan.messages, purpose="annotate")
+                result = self.calls.call(plan.messages, purpose="annotate")
             except ContextOverflowError as exc:
                 plan = self.context.on_overflow(turns, exc, thread_id=thread.id, scene_id=scene.id)
                 turns = plan.scene_messages
-                result = self._call(plan.messages, purpose="annotate")
+                result = self.calls.call(plan.messages, purpose="annotate")
             turns.append(assistant_message_dict(result.message))
             if not result.tool_calls:
                 break
-            outcomes = self._run_tools(result)
+            outcomes = self.calls.run_tools(result)
             turns.extend(outcome.message() for outcome in outcomes)
             if self.stop.is_set():
                 raise Interrupted(f"stopped during scene {scene.id}")
@@ -493,11 +412,11 @@ class Annotator:
     def beside_scenes(self, thread: Thread) -> Iterator[None]:
         """Scope requests made between scenes (the curation of `thread`): recorded for the
         thread, no tools run (a flush then drops turns rather than call them)."""
-        self._scope = (thread, None)
+        self.calls.scope = (thread, None)
         try:
             yield
         finally:
-            self._scope = None
+            self.calls.scope = None
 
     def ask(
         self, messages: Sequence[Message], *, purpose: str, max_tokens: int | None = None
@@ -505,7 +424,7 @@ class Annotator:
         """A request that continues this agent's conversation with no tools attached (the
         curator's review: its answer is text, never a tool call), through the session's gate, a
         short standalone prompt as the last resort; `max_tokens` gives it room to think."""
-        return self._call(
+        return self.calls.call(
             list(messages),
             purpose=purpose,
             tool_choice="none",
@@ -516,6 +435,24 @@ class Annotator:
     def save_context(self) -> None:
         """Save the context state (calibration included) within the open transaction."""
         self.store.memory.save_context_state(self.context.state.to_json())
+
+
+def compaction_log(store: GlossaryStore, run_id: str) -> CompactionRecorder:
+    """The recorder a run's context manager is handed: each compaction event into the store."""
+
+    def record(event: CompactionEvent) -> None:
+        store.memory.log_compaction(
+            run_id,
+            event.thread_id,
+            event.scene_id,
+            event.tier,
+            event.tokens_before,
+            event.tokens_after,
+            event.entry_ids,
+            event.summary,
+        )
+
+    return record
 
 
 def fit_story(scene: Scene, max_chars: int) -> str:

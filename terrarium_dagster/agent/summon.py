@@ -21,7 +21,7 @@ Budget. A summon lives in its own message list and never changes the snapshot or
 context. Every request passes the run's model session (`agent/session.py::ModelSession`): it is
 counted before it is sent and must leave room for `max_tokens` within the session's window. When
 it does not fit, the past context (a working copy) is trimmed by compaction steps
-(`context/steps.py`, the same interface and driver as the run's compaction), without any model
+(`context/compaction/`: the same interface and pipeline as the run's compaction), without any model
 call, in this order until it does (`summon_steps`):
 1. history scenes that do not concern the entries the question names (`E12`), oldest first;
 2. summaries, oldest first (those naming the question's entries last);
@@ -65,7 +65,14 @@ from terrarium_dagster.agent.tools import (
     dispatch,
     entry_brief,
 )
-from terrarium_dagster.context.compaction import CompactionPolicy, ContextManager
+from terrarium_dagster.context.compaction import (
+    CompactionEvent,
+    CompactionPolicy,
+    ContextManager,
+)
+from terrarium_dagster.context.compaction.cut_middle import CutMiddle
+from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
+from terrarium_dagster.context.compaction.truncate import Truncate
 from terrarium_dagster.context.layout import head_messages
 from terrarium_dagster.context.state import (
     ContextState,
@@ -73,14 +80,6 @@ from terrarium_dagster.context.state import (
     SceneSpan,
     repair_tool_pairs,
     tool_pair_problems,
-)
-from terrarium_dagster.context.steps import (
-    Caps,
-    Compaction,
-    CompactionEvent,
-    CompactionStep,
-    CutMiddle,
-    Truncate,
 )
 from terrarium_dagster.errors import (
     BudgetError,
@@ -525,16 +524,14 @@ class DropScenes(CompactionStep):
     def __init__(self, session: SummonSession) -> None:
         self.session = session
 
-    def run(
-        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
-    ) -> CompactionEvent | None:
-        past = cm.state
+    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
+        past = job.state
         spans = [s for s in past.scenes if not _concerns(past, s, self.session.focus)]
         dropped: list[str] = []
         freed = 0
         for span in spans:
             dropped.append(span.scene_id)
-            freed += cm.estimate(past.scene_messages(span))
+            freed += job.estimate(past.scene_messages(span))
             if freed >= goal:
                 break
         if not dropped:
@@ -551,10 +548,8 @@ class DropSummaries(CompactionStep):
     def __init__(self, session: SummonSession) -> None:
         self.session = session
 
-    def run(
-        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
-    ) -> CompactionEvent | None:
-        past = cm.state
+    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
+        past = job.state
         if not past.summaries:
             return None
         ordered = sorted(
@@ -565,7 +560,7 @@ class DropSummaries(CompactionStep):
         drop: set[int] = set()
         for index in ordered:
             drop.add(index)
-            freed += cm.counter.estimate_text(past.summaries[index].text) + 8
+            freed += job.counter.estimate_text(past.summaries[index].text) + 8
             if freed >= goal:
                 break
         self.session.trimmed["summaries"].extend(
@@ -583,14 +578,12 @@ class CutStory(CompactionStep):
     def __init__(self, session: SummonSession) -> None:
         self.session = session
 
-    def run(
-        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
-    ) -> CompactionEvent | None:
-        past = cm.state
+    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
+        past = job.state
         story = past.story_so_far
         if not story.strip():
             return None
-        tokens = max(1, cm.counter.estimate_text(story))
+        tokens = max(1, job.counter.estimate_text(story))
         keep = len(story) - math.ceil(goal * len(story) / tokens) - len(STORY_CUT_MARKER)
         if keep < MIN_STORY_CHARS:
             past.story_so_far = ""
@@ -611,9 +604,7 @@ class DropExchangeRound(CompactionStep):
         self.session = session
         self.pending = pending
 
-    def run(
-        self, cm: ContextManager, job: Compaction, goal: int, caps: Caps
-    ) -> CompactionEvent | None:
+    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
         exchange = self.session.exchange
         starts = [i for i, m in enumerate(exchange) if m.get("role") == "user"]
         if not starts:

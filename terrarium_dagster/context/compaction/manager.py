@@ -4,8 +4,9 @@
 to make room for the next scene (`prepare`), and before every model call for the messages to send
 (`prepare_call`), which never exceed the budget.
 
-Compaction runs at scene boundaries, in tiers — the strategies of `context/steps.py`
-(`RUN_STEPS`), behind one interface, driven by `ContextManager._compact` — in this order:
+Compaction runs at scene boundaries, in tiers — the strategies of this package, one file each
+(`RUN_STEPS`), behind one interface (`step.py`), run by one pipeline (`pipeline.py`) — in this
+order:
 
 1. `summarize_chunk`: the oldest scenes of the current (long) thread are summarized into the
    thread's running summary. A chunk is `chunk_scenes` scenes, more when the budget needs more,
@@ -25,13 +26,14 @@ Every pass makes structural progress (a scene leaves the history, a summary is f
 trimmed, a message is truncated), so compaction ends; a tier whose pass frees nothing hands over to
 the next; when every tier is spent and the prompt still does not fit, `BudgetError` says why.
 
-Summary requests continue the cached prefix: the same system prompt and the conversation as the
-server last saw it (as it stood when the compaction started, up to the end of the material to
-summarize) with the instruction appended as the last user message. Each summary integrates the
-previous one (`## Previous summary`), keeps entry ids (`[E12]`; missing ones are appended), and is
-checked: an empty, error-like or echoed answer is replaced by a deterministic extractive summary,
-so compaction still makes progress. Before turns are dropped the agent gets one flush call per
-compaction to record what it has not written yet; the flush's own messages are not kept.
+The manager hands the strategies data (a `Compaction`: the state, its copy as the server last saw
+it, the budget) and the two functions it was itself handed to reach the model: `summarizer`
+(messages in, the answer's text out; `summaries.py` asks and checks) and `flusher` (the
+pre-compaction flush, `flush.py`). Neither the manager nor a strategy knows who answers them.
+Each summary integrates the previous one (`## Previous summary`), keeps entry ids (`[E12]`;
+missing ones are appended), and is checked: an empty, error-like or echoed answer is replaced by
+a deterministic extractive summary, so compaction still makes progress. Before turns are dropped
+the agent gets one flush call per compaction; the flush's own messages are not kept.
 
 The agent loop, per scene (inside the scene's store transaction)::
 
@@ -60,47 +62,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from terrarium_dagster.context import prompts
-from terrarium_dagster.context.layout import build_messages, head_messages, prefix_messages
+from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
+from terrarium_dagster.context.compaction.pipeline import RUN_STEPS, run_steps
+from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy, caps_for
+from terrarium_dagster.context.compaction.step import (
+    Compaction,
+    CompactionStep,
+    Flusher,
+    Summarizer,
+)
+from terrarium_dagster.context.compaction.text import truncate_text
+from terrarium_dagster.context.layout import build_messages, head_messages
 from terrarium_dagster.context.state import (
     ContextState,
     Message,
-    SceneSpan,
-    Summary,
     canonical_message,
     entry_ids_written,
     repair_tool_pairs,
     tool_pair_problems,
 )
-from terrarium_dagster.context.steps import (
-    RUN_STEPS,
-    TRUNCATION_MARKER,
-    Caps,
-    Compaction,
-    CompactionEvent,
-    CompactionStep,
-    strip_thinking,
-)
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.errors import AgentError, BudgetError
+from terrarium_dagster.errors import BudgetError
 
-Summarizer = Callable[[list[Message]], str]
-"""Sends `messages` (the cached prefix plus the instruction, last) with the run's tools and
-`tool_choice="none"`, and returns the answer's text. May raise AgentError."""
-
-Flusher = Callable[[list[Message]], Any]
-"""Runs the flush turn(s) on `messages`: calls the model with tools, executes its tool calls,
-until it answers without tools. Its messages are not kept. May raise AgentError."""
-
-CompactionRecorder = Callable[["CompactionEvent"], None]
+CompactionRecorder = Callable[[CompactionEvent], None]
 """Receives every compaction event (the loop stores it with `store.memory.log_compaction`)."""
-
-# how a refusal or a failure starts (a summary is third-person prose about the story)
-_ERROR_START = re.compile(
-    r"(error\b|i'?m sorry|i am sorry|sorry,|i can(?:'t|not| not)\b|as an ai\b)"
-)
 
 _OVERFLOW_LIMIT = (
     re.compile(r"maximum context length (?:is |of )?\(?(\d+)"),
@@ -125,22 +113,6 @@ class CallPlan:
     scene_messages: list[Message]  # the scene's messages after any shrinking: keep these
     prompt_tokens: int  # the counted size of `messages`
     events: list[CompactionEvent] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class CompactionPolicy:
-    """Knobs of compaction. `None` values are derived from the prompt limit and max_tokens."""
-
-    low_water: float = 0.4  # summary tiers compact down to this share of the prompt limit
-    min_free_tokens: int | None = None  # a lossy pass frees at least this; default limit // 8
-    chunk_scenes: int = 8
-    keep_recent_scenes: int = 1  # scenes of the current thread never summarized yet
-    chunk_summary_tokens: int | None = None  # default clamp(limit // 24, 128, max_tokens - 32)
-    thread_summary_tokens: int | None = None  # default clamp(limit // 32, 96, max_tokens - 32)
-    story_tokens: int | None = None  # default clamp(limit // 12, 160, max_tokens - 32)
-    max_thread_summaries: int = 3  # more finished-thread summaries than this get folded
-    truncate_tokens: int | None = None  # tier 4 truncates messages above; default limit // 40
-    stub_tokens: int = 96  # what shrink_current leaves of a tool result
 
 
 class ContextManager:
@@ -203,23 +175,7 @@ class ContextManager:
         return self.budget - self.max_tokens
 
     def _caps(self) -> Caps:
-        p, limit = self.policy, self.limit
-        summary_room = max(64, self.max_tokens - 32)
-
-        def clamp(value: int | None, default: int, low: int) -> int:
-            return max(1, min(value if value is not None else max(low, default), summary_room))
-
-        truncate = p.truncate_tokens or max(200, limit // 40)
-        return Caps(
-            limit=limit,
-            target=max(1, min(limit, int(limit * p.low_water))),
-            min_free=max(1, p.min_free_tokens or limit // 8),
-            chunk_summary=clamp(p.chunk_summary_tokens, limit // 24, 128),
-            thread_summary=clamp(p.thread_summary_tokens, limit // 32, 96),
-            story=clamp(p.story_tokens, limit // 12, 160),
-            truncate=truncate,
-            truncate_keep=max(32, truncate // 3),
-        )
+        return caps_for(self.policy, self.limit, self.max_tokens)
 
     def count(self, messages: Sequence[Message], *, exact_above: int | None = None) -> int:
         """Prompt tokens of `messages`; asks the server for an exact count when the estimate
@@ -402,7 +358,8 @@ class ContextManager:
                 size = self.counter.estimate_message(message)
                 if size <= stub * 2:
                     continue
-                scene[index] = {**message, "content": self.truncate_text(message["content"], stub)}
+                cut = truncate_text(self.counter, message["content"], stub)
+                scene[index] = {**message, "content": cut}
                 excess -= size - self.counter.estimate_message(scene[index])
                 if excess <= 0 and (excess := over()) <= 0:
                     return scene
@@ -504,53 +461,37 @@ class ContextManager:
         reserve: int,
         thread_id: int | None,
         scene_id: str | None,
-        reason: Literal["budget", "overflow", "thread_start"],
+        reason: Reason,
         force: bool = False,
         must_fit: bool = True,
         reserve_required: bool = False,
     ) -> list[CompactionEvent]:
+        """Run the strategies over the live state through the pipeline; the model only through
+        the `summarizer` and `flusher` this manager was handed."""
         caps = self._caps()
         job = Compaction(
+            state=self._state,
             origin=self.state.model_copy(deep=True),
             scene_messages=scene_messages,
             reserve=reserve,
+            caps=caps,
+            policy=self.policy,
+            counter=self.counter,
+            system_prompt=self.system_prompt,
+            fits=self.fits,
+            summarizer=self.summarizer,
+            flusher=self.flusher,
             thread_id=thread_id,
             scene_id=scene_id,
             reason=reason,
         )
-        # every pass removes a scene, a summary, a think block or an untruncated long message:
-        # this bounds the number of passes, and the guard turns a bug into an error, not a hang
-        guard = 16 + 2 * (len(self._state.history) + len(self._state.summaries))
-        need = self._need(job)
-        for step in self.steps:
-            while True:
-                stop_at = self._stop_at(step, job, caps)
-                wanted = need > stop_at or (force and not job.events) or step.wanted(self, job)
-                if not wanted:
-                    break
-                goal = max(need - stop_at, 1 if step.summarizes else caps.min_free)
-                event = step.run(self, job, goal, caps)
-                if event is None:
-                    break
-                guard -= 1
-                if guard < 0:
-                    self.state = job.origin
-                    raise BudgetError(
-                        "compaction made no progress (pass limit reached); "
-                        f"last step {step.name}, prompt {need} tokens, limit {caps.limit}"
-                    )
-                after = self._need(job)
-                event.tokens_before = need - reserve
-                event.tokens_after = after - reserve
-                event.reason = reason
-                event.thread_id = thread_id
-                event.scene_id = scene_id
-                self._state.count_compaction(event.tier)
-                job.events.append(self._record(event))
-                freed = need - after
-                need = after
-                if freed <= 0:
-                    break
+        try:
+            need = run_steps(
+                self.steps, job, need=lambda: self._need(job), record=self._record, force=force
+            )
+        except BudgetError:
+            self.state = job.origin  # the run stops here: keep the state it can resume from
+            raise
         required = reserve if reserve_required else 0  # else the scene's rounds may shrink
         prompt = need - reserve
         if must_fit and prompt + required > caps.limit:
@@ -560,15 +501,6 @@ class ContextManager:
                 self.state = job.origin  # the run stops here: keep the state it can resume from
                 raise BudgetError(message)
         return job.events
-
-    @staticmethod
-    def _stop_at(step: CompactionStep, job: Compaction, caps: Caps) -> int:
-        """Where a step stops: the budget for lossy steps; the low-water target for summarizing
-        steps, or near it once a pass has run (another summary call for a few tokens would cost
-        more than it saves)."""
-        if not step.summarizes:
-            return caps.limit
-        return caps.target + (caps.min_free // 2 if job.events else 0)
 
     def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: Caps) -> str:
         head = self.count(head_messages(self.state, self.system_prompt))
@@ -587,177 +519,6 @@ class ContextManager:
         if self.recorder is not None:
             self.recorder(event)
         return event
-
-    # -- the flush ------------------------------------------------------------------------------
-
-    def flush_before_drop(self, job: Compaction, scene_ids: Sequence[str]) -> bool:
-        """Once per compaction, before the first pass that drops turns."""
-        if job.flushed or self.flusher is None:
-            return False
-        job.flushed = True
-        instruction = {"role": "user", "content": prompts.flush_message(list(scene_ids))}
-        for state in (job.origin, self._state):  # the cached prefix first; the compacted one else
-            messages = [*prefix_messages(state, self.system_prompt), instruction]
-            if self.fits(messages):
-                try:
-                    self.flusher(messages)
-                except AgentError:
-                    return False
-                return True
-        return False
-
-    # -- summaries ------------------------------------------------------------------------------
-
-    def origin_prefix(self, job: Compaction, last_scene_id: str | None) -> list[Message]:
-        """The prefix as the server last saw it, up to the end of scene `last_scene_id`."""
-        if last_scene_id is None:
-            return head_messages(job.origin, self.system_prompt)
-        span = next((s for s in job.origin.scenes if s.scene_id == last_scene_id), None)
-        if span is None:
-            return prefix_messages(self._state, self.system_prompt)
-        return prefix_messages(job.origin, self.system_prompt, upto=span.end)
-
-    def summarize(
-        self,
-        prefix: list[Message],
-        instruction: str,
-        *,
-        cap_tokens: int,
-        entry_ids: Sequence[int],
-        require_ids: bool,
-    ) -> str | None:
-        """Ask for a summary; the checked text, or None when the answer is unusable."""
-        messages = [*prefix, {"role": "user", "content": instruction}]
-        if self.summarizer is None or not self.fits(messages):
-            return None
-        try:
-            answer = self.summarizer(messages)
-        except AgentError:
-            return None
-        return self._accept_summary(
-            answer, cap_tokens=cap_tokens, entry_ids=entry_ids if require_ids else ()
-        )
-
-    def _accept_summary(
-        self, answer: str | None, *, cap_tokens: int, entry_ids: Sequence[int]
-    ) -> str | None:
-        text = strip_thinking(answer or "").strip()
-        if not text:
-            return None
-        lowered = text.lower()
-        if _ERROR_START.match(lowered) or '"ok":false' in lowered.replace(" ", ""):
-            return None
-        if text.startswith(("# Task:", prompts.SCENE_HEADING, "<tool_call>", '{"name"')):
-            return None
-        if self.counter.estimate_text(text) > cap_tokens * 3 // 2:
-            text = self.clip_text(text, cap_tokens)
-        mentioned = set(prompts.parse_entry_refs(text))
-        missing = [entry_id for entry_id in sorted(set(entry_ids)) if entry_id not in mentioned]
-        if missing:
-            text += "\n" + self._also_touched(missing, max(24, cap_tokens // 3))
-        return text
-
-    def _also_touched(self, missing: Sequence[int], room_tokens: int) -> str:
-        """The line naming entry ids a summary left out, the newest first kept when it would
-        not fit `room_tokens` (the summary's `entry_ids` keep them all)."""
-        kept = list(missing)
-        while True:
-            left_out = len(missing) - len(kept)
-            more = f" and {left_out} earlier" if left_out else ""
-            line = f"Also touched: {prompts.entry_refs(kept)}{more}."
-            if len(kept) <= 1 or self.counter.estimate_text(line) <= room_tokens:
-                return line
-            kept = kept[len(kept) // 4 or 1 :]
-
-    def clip_text(self, text: str, cap_tokens: int, *, keep_end: bool = False) -> str:
-        """`text` cut (at a line or word boundary) to about `cap_tokens` tokens."""
-        if self.counter.estimate_text(text) <= cap_tokens:
-            return text
-        chars = max(16, int(len(text) * cap_tokens / max(1, self.counter.estimate_text(text))))
-        if keep_end:
-            cut = text[-chars:]
-            boundary = cut.find("\n")
-            return "…" + (cut[boundary + 1 :] if 0 <= boundary < len(cut) // 2 else cut)
-        cut = text[:chars]
-        boundary = max(cut.rfind("\n"), cut.rfind(". "))
-        return (cut[: boundary + 1] if boundary > len(cut) // 2 else cut).rstrip() + " …"
-
-    def extractive(
-        self,
-        *,
-        title: str,
-        spans: Sequence[SceneSpan],
-        messages_of: Callable[[SceneSpan], list[Message]],
-        previous: str,
-        entry_ids: Sequence[int],
-        cap_tokens: int,
-    ) -> str:
-        """The deterministic fallback summary: first story lines of each scene and entry ids."""
-        lines = [title, "Entries: " + prompts.entry_refs(entry_ids)]
-        for span in spans:
-            lines.append(f"- {span.scene_id}: {_first_story_line(messages_of(span))}")
-        new = "\n".join(lines)
-        room = cap_tokens - self.counter.estimate_text(new)
-        if previous.strip() and room > 32:
-            return self.clip_text(previous.strip(), room, keep_end=True) + "\n" + new
-        return self.clip_text(new, cap_tokens)
-
-    # -- helpers the compaction steps share --------------------------------------------------
-
-    def put_thread_summary(self, summary: Summary) -> None:
-        """In place of the thread's chunk summary, else before the first chunk summary."""
-        summaries = self._state.summaries
-        position = next(
-            (i for i, s in enumerate(summaries) if s.thread_id == summary.thread_id),
-            next((i for i, s in enumerate(summaries) if s.kind == "chunk"), len(summaries)),
-        )
-        self._state.summaries = [
-            *[s for s in summaries[:position] if s.thread_id != summary.thread_id],
-            summary,
-            *[s for s in summaries[position:] if s.thread_id != summary.thread_id],
-        ]
-
-    def truncate_text(self, text: str, keep_tokens: int) -> str:
-        size = self.counter.estimate_text(text)
-        if size <= keep_tokens:
-            return text
-        keep_chars = max(24, int(len(text) * keep_tokens / size))
-        head = text[: keep_chars * 2 // 3]
-        tail = text[len(text) - keep_chars // 3 :]
-        removed = len(text) - len(head) - len(tail)
-        return f"{head}\n{TRUNCATION_MARKER.format(count=removed)}\n{tail}"
-
-    def note_dropped(self, dropped: Sequence[SceneSpan]) -> None:
-        """Keep the dropped scenes' ids and entry ids in their thread's summary."""
-        for thread_id in dict.fromkeys(s.thread_id for s in dropped):
-            spans = [s for s in dropped if s.thread_id == thread_id]
-            ids = sorted({i for s in spans for i in s.entry_ids})
-            note = (
-                f"(Scenes {spans[0].scene_id} .. {spans[-1].scene_id} left the context without "
-                f"a summary; entries: {prompts.entry_refs(ids)}.)"
-            )
-            existing = self._state.chunk_summary(thread_id) or self._state.thread_summary(thread_id)
-            if existing is None:
-                summary = Summary(
-                    kind="chunk",
-                    thread_id=thread_id,
-                    scene_ids=[s.scene_id for s in spans],
-                    entry_ids=ids,
-                    text=note,
-                    tokens_after=self.counter.estimate_text(note),
-                    fallback=True,
-                )
-            else:
-                text = f"{existing.text.rstrip()}\n{note}"
-                summary = existing.model_copy(
-                    update={
-                        "text": text,
-                        "scene_ids": [*existing.scene_ids, *(s.scene_id for s in spans)],
-                        "entry_ids": sorted(set(existing.entry_ids) | set(ids)),
-                        "tokens_after": self.counter.estimate_text(text),
-                    }
-                )
-            self._state.set_summary(summary)
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -790,16 +551,3 @@ def _rounds(scene: Sequence[Message]) -> list[tuple[int, int]]:
         else:
             index += 1
     return rounds
-
-
-def _first_story_line(messages: Sequence[Message]) -> str:
-    """The first line of story text of a scene's user message (or of its first message)."""
-    if not messages:
-        return ""
-    content = str(messages[0].get("content") or "")
-    body = content.split("\n## Story\n", 1)[-1]
-    for line in body.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("[post ", "#")):
-            return line[:160]
-    return ""

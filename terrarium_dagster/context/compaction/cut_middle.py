@@ -1,0 +1,87 @@
+"""Tier 5, the last resort: whole scenes dropped from the middle of the history, oldest first;
+their ids and entry ids stay noted in their thread's summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from terrarium_dagster.context import prompts
+from terrarium_dagster.context.compaction.events import CompactionEvent
+from terrarium_dagster.context.compaction.flush import flush_before_drop
+from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
+from terrarium_dagster.context.state import SceneSpan, Summary
+from terrarium_dagster.context.tokens import TokenCounter
+
+
+class CutMiddle(CompactionStep):
+    """Whole scenes dropped from the middle of the history, oldest first (the last resort)."""
+
+    name = "cut_middle"
+
+    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
+        spans = list(job.state.scenes)
+        if not spans:
+            return None
+        # the middle first (oldest first), then the oldest scene, the most recent one last
+        order = [*spans[1:-1], spans[0], spans[-1]] if len(spans) > 2 else list(spans)
+        dropped: list[SceneSpan] = []
+        freed = 0
+        for span in order:
+            dropped.append(span)
+            freed += job.estimate(job.state.scene_messages(span))
+            if freed >= goal:
+                break
+        scene_ids = [s.scene_id for s in dropped]
+        flushed = flush_before_drop(job, scene_ids)
+        entry_ids = sorted({i for s in dropped for i in s.entry_ids})
+        job.state.remove_scenes(scene_ids)
+        _note_dropped(job, dropped)
+        return CompactionEvent(
+            tier="cut_middle",
+            entry_ids=entry_ids,
+            scene_ids=scene_ids,
+            flushed=flushed,
+            detail=f"{len(dropped)} scenes dropped without summary",
+        )
+
+
+def _note_dropped(job: Compaction, dropped: Sequence[SceneSpan]) -> None:
+    """Keep the dropped scenes' ids and entry ids in their thread's summary."""
+    state, counter = job.state, job.counter
+    for thread_id in dict.fromkeys(s.thread_id for s in dropped):
+        spans = [s for s in dropped if s.thread_id == thread_id]
+        ids = sorted({i for s in spans for i in s.entry_ids})
+        note = (
+            f"(Scenes {spans[0].scene_id} .. {spans[-1].scene_id} left the context without "
+            f"a summary; entries: {prompts.entry_refs(ids)}.)"
+        )
+        existing = state.chunk_summary(thread_id) or state.thread_summary(thread_id)
+        state.set_summary(_noted(counter, existing, spans, ids, note))
+
+
+def _noted(
+    counter: TokenCounter,
+    existing: Summary | None,
+    spans: Sequence[SceneSpan],
+    ids: list[int],
+    note: str,
+) -> Summary:
+    if existing is None:
+        return Summary(
+            kind="chunk",
+            thread_id=spans[0].thread_id,
+            scene_ids=[s.scene_id for s in spans],
+            entry_ids=ids,
+            text=note,
+            tokens_after=counter.estimate_text(note),
+            fallback=True,
+        )
+    text = f"{existing.text.rstrip()}\n{note}"
+    return existing.model_copy(
+        update={
+            "text": text,
+            "scene_ids": [*existing.scene_ids, *(s.scene_id for s in spans)],
+            "entry_ids": sorted(set(existing.entry_ids) | set(ids)),
+            "tokens_after": counter.estimate_text(text),
+        }
+    )

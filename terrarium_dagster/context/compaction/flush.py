@@ -1,0 +1,29 @@
+"""The pre-compaction flush: before the first pass that drops turns, the agent gets one call
+(through the `Flusher` the compaction was handed) to record what it has not written yet. The
+flush's own messages are not kept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from terrarium_dagster.context import prompts
+from terrarium_dagster.context.compaction.step import Compaction
+from terrarium_dagster.context.layout import prefix_messages
+from terrarium_dagster.errors import AgentError
+
+
+def flush_before_drop(job: Compaction, scene_ids: Sequence[str]) -> bool:
+    """Once per compaction, before the first pass that drops turns; True when it ran."""
+    if job.flushed or job.flusher is None:
+        return False
+    job.flushed = True
+    instruction = {"role": "user", "content": prompts.flush_message(list(scene_ids))}
+    for state in (job.origin, job.state):  # the cached prefix first; the compacted one else
+        messages = [*prefix_messages(state, job.system_prompt), instruction]
+        if job.fits(messages):
+            try:
+                job.flusher(messages)
+            except AgentError:
+                return False
+            return True
+    return False

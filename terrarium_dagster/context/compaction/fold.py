@@ -1,0 +1,160 @@
+"""Tier 2: a finished thread still in the history into a thread summary (`fold_thread`);
+finished threads' summaries into the story so far (`fold_story`)."""
+
+from __future__ import annotations
+
+from terrarium_dagster.context import prompts
+from terrarium_dagster.context.compaction.events import CompactionEvent
+from terrarium_dagster.context.compaction.flush import flush_before_drop
+from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
+from terrarium_dagster.context.compaction.summaries import (
+    SummaryRequest,
+    ask_summary,
+    extractive,
+    origin_prefix,
+    words,
+)
+from terrarium_dagster.context.compaction.text import clip_text
+from terrarium_dagster.context.state import ContextState, Summary
+
+
+class Fold(CompactionStep):
+    """A finished thread still in the history into a thread summary; finished threads'
+    summaries into the story so far."""
+
+    name = "fold"
+    summarizes = True
+
+    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
+        finished = [t for t in job.state.history_threads() if t != job.thread_id]
+        if finished:
+            return _fold_thread(job, finished[0])
+        return _fold_story(job)
+
+    def wanted(self, job: Compaction) -> bool:
+        """More finished-thread summaries than the policy keeps are folded anyway (once a
+        compaction is under way)."""
+        finished = [s for s in job.state.summaries if s.thread_id != job.thread_id]
+        return bool(job.events) and len(finished) > job.policy.max_thread_summaries
+
+
+def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
+    state, caps = job.state, job.caps
+    spans = [s for s in state.scenes if s.thread_id == thread_id]
+    scene_ids = [s.scene_id for s in spans]
+    flushed = flush_before_drop(job, scene_ids)
+    previous = state.chunk_summary(thread_id) or state.thread_summary(thread_id)
+    new_ids = {i for s in spans for i in s.entry_ids} | set(
+        state.thread_entry_ids.get(thread_id, [])
+    )
+    entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
+    instruction = prompts.summarize_thread_message(
+        thread_id=thread_id,
+        scene_ids=scene_ids,
+        entry_ids=new_ids,
+        max_words=words(caps.thread_summary),
+        previous_summary=previous.text if previous else None,
+    )
+    text = ask_summary(
+        job,
+        SummaryRequest(
+            origin_prefix(job, scene_ids[-1]),
+            instruction,
+            cap_tokens=caps.thread_summary,
+            entry_ids=entry_ids,
+        ),
+    )
+    fallback = text is None
+    if text is None:
+        text = extractive(
+            job.counter,
+            title=f"Thread {thread_id} (extractive summary):",
+            spans=spans,
+            messages_of=state.scene_messages,
+            previous=previous.text if previous else "",
+            entry_ids=entry_ids,
+            cap_tokens=caps.thread_summary,
+        )
+    material = sum(job.estimate(state.scene_messages(s)) for s in spans)
+    summary = Summary(
+        kind="thread",
+        thread_id=thread_id,
+        scene_ids=[*(previous.scene_ids if previous else []), *scene_ids],
+        entry_ids=entry_ids,
+        text=text,
+        tokens_before=material + (previous.tokens_after if previous else 0),
+        tokens_after=job.counter.estimate_text(text),
+        fallback=fallback,
+    )
+    state.remove_scenes(scene_ids)
+    _put_thread_summary(state, summary)
+    state.thread_entry_ids.pop(thread_id, None)
+    return CompactionEvent(
+        tier="fold_thread",
+        entry_ids=entry_ids,
+        scene_ids=scene_ids,
+        summary=text,
+        fallback=fallback,
+        flushed=flushed,
+    )
+
+
+def _fold_story(job: Compaction) -> CompactionEvent | None:
+    state, caps = job.state, job.caps
+    folding = [s for s in state.summaries if s.thread_id != job.thread_id]
+    if not folding:
+        return None
+    entry_ids = sorted({i for s in folding for i in s.entry_ids})
+    instruction = prompts.fold_story_message(
+        thread_summaries=[(s.thread_id, s.text, s.entry_ids) for s in folding],
+        max_words=words(caps.story),
+        previous_summary=state.story_so_far or None,
+    )
+    text = ask_summary(
+        job, SummaryRequest(origin_prefix(job, None), instruction, cap_tokens=caps.story)
+    )
+    fallback = text is None
+    if text is None:
+        added = "\n".join(
+            f"Thread {s.thread_id}: {_first_sentence(s.text)} "
+            f"Entries: {prompts.entry_refs(s.entry_ids)}"
+            for s in folding
+        )
+        combined = f"{state.story_so_far.strip()}\n{added}".strip()
+        text = clip_text(job.counter, combined, caps.story, keep_end=True)
+    before = job.counter.estimate_text(state.story_so_far) + sum(s.tokens_after for s in folding)
+    state.story_so_far = text
+    state.story_entry_ids = sorted(set(state.story_entry_ids) | set(entry_ids))
+    state.story_thread_ids.extend(
+        s.thread_id for s in folding if s.thread_id not in state.story_thread_ids
+    )
+    folded = {s.thread_id for s in folding}
+    state.summaries = [s for s in state.summaries if s.thread_id not in folded]
+    return CompactionEvent(
+        tier="fold_story",
+        entry_ids=entry_ids,
+        scene_ids=[scene for s in folding for scene in s.scene_ids],
+        summary=text,
+        fallback=fallback,
+        detail=f"folded threads {sorted(folded)} ({before} summary tokens)",
+    )
+
+
+def _put_thread_summary(state: ContextState, summary: Summary) -> None:
+    """In place of the thread's chunk summary, else before the first chunk summary."""
+    summaries = state.summaries
+    position = next(
+        (i for i, s in enumerate(summaries) if s.thread_id == summary.thread_id),
+        next((i for i, s in enumerate(summaries) if s.kind == "chunk"), len(summaries)),
+    )
+    state.summaries = [
+        *[s for s in summaries[:position] if s.thread_id != summary.thread_id],
+        summary,
+        *[s for s in summaries[position:] if s.thread_id != summary.thread_id],
+    ]
+
+
+def _first_sentence(text: str) -> str:
+    line = text.strip().split("\n", 1)[0]
+    end = line.find(". ")
+    return (line[: end + 1] if 0 < end < 240 else line[:240]).strip()

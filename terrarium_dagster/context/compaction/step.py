@@ -1,0 +1,70 @@
+"""The one interface of compaction's strategies, and the data each pass is given.
+
+A strategy (`CompactionStep`) takes data — a `Compaction`: the context to make smaller, the
+context as the server last saw it, the budget (`Caps`, `CompactionPolicy`) and the functions it
+was handed to reach the model (`Summarizer`, `Flusher`) — frees about `goal` tokens from
+`job.state` in one pass and returns what it did (a `CompactionEvent`), or None when it has nothing
+left to do. It never sees the object that runs it, nor the agent behind the model functions.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
+from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy
+from terrarium_dagster.context.state import ContextState, Message
+from terrarium_dagster.context.tokens import TokenCounter
+
+Summarizer = Callable[[list[Message]], str]
+"""Sends `messages` (the cached prefix plus the instruction, last) with the run's tools and
+`tool_choice="none"`, and returns the answer's text. May raise AgentError."""
+
+Flusher = Callable[[list[Message]], Any]
+"""Runs the flush turn(s) on `messages`: calls the model with tools, executes its tool calls,
+until it answers without tools. Its messages are not kept. May raise AgentError."""
+
+
+@dataclass
+class Compaction:
+    """One compaction in progress: everything its passes read, and the context they change."""
+
+    state: ContextState  # the context being made smaller (the passes change it in place)
+    origin: ContextState  # a copy as it stood when the compaction began (the server's prefix)
+    scene_messages: list[Message]  # the next request's own messages, after the history
+    reserve: int  # tokens the next request needs beyond its prompt
+    caps: Caps
+    policy: CompactionPolicy
+    counter: TokenCounter
+    system_prompt: str
+    fits: Callable[[Sequence[Message]], bool]  # whether a request fits the budget
+    summarizer: Summarizer | None = None
+    flusher: Flusher | None = None
+    thread_id: int | None = None
+    scene_id: str | None = None
+    reason: Reason = "budget"
+    flushed: bool = False
+    events: list[CompactionEvent] = field(default_factory=list)
+
+    def estimate(self, messages: Iterable[Message]) -> int:
+        """The estimated tokens of `messages`."""
+        return sum(self.counter.estimate_message(message) for message in messages)
+
+
+class CompactionStep(ABC):
+    """One way to make a context smaller. `summarizes`: the step writes summaries (a model
+    call) and aims at the low-water mark; otherwise it aims at the limit."""
+
+    name: ClassVar[str]
+    summarizes: ClassVar[bool] = False
+
+    @abstractmethod
+    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
+        """Free about `goal` tokens from `job.state`; None when this step can do nothing more."""
+
+    def wanted(self, job: Compaction) -> bool:
+        """Whether the step should run although the prompt already fits (default: no)."""
+        return False

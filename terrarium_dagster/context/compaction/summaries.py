@@ -1,0 +1,136 @@
+"""Summaries for compaction: asked of the model through the `Summarizer` a compaction was handed,
+checked, and replaced by a deterministic extractive summary when the answer is unusable.
+
+A request continues the cached prefix: the system prompt and the conversation as the server last
+saw it (`origin_prefix`), with the instruction appended as the last user message. An empty,
+error-like or echoed answer is refused (None); a summary that leaves out entry ids it must keep
+gets them appended.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from terrarium_dagster.context import prompts
+from terrarium_dagster.context.compaction.step import Compaction
+from terrarium_dagster.context.compaction.text import clip_text, strip_thinking
+from terrarium_dagster.context.layout import head_messages, prefix_messages
+from terrarium_dagster.context.state import Message, SceneSpan
+from terrarium_dagster.context.tokens import TokenCounter
+from terrarium_dagster.errors import AgentError
+
+# how a refusal or a failure starts (a summary is third-person prose about the story)
+_ERROR_START = re.compile(
+    r"(error\b|i'?m sorry|i am sorry|sorry,|i can(?:'t|not| not)\b|as an ai\b)"
+)
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """One summary to ask for: the prefix it continues, the instruction, its size, and the entry
+    ids it must name (none: no check)."""
+
+    prefix: list[Message]
+    instruction: str
+    cap_tokens: int
+    entry_ids: Sequence[int] = ()
+
+
+def origin_prefix(job: Compaction, last_scene_id: str | None) -> list[Message]:
+    """The prefix as the server last saw it, up to the end of scene `last_scene_id`."""
+    if last_scene_id is None:
+        return head_messages(job.origin, job.system_prompt)
+    span = next((s for s in job.origin.scenes if s.scene_id == last_scene_id), None)
+    if span is None:
+        return prefix_messages(job.state, job.system_prompt)
+    return prefix_messages(job.origin, job.system_prompt, upto=span.end)
+
+
+def ask_summary(job: Compaction, request: SummaryRequest) -> str | None:
+    """The checked summary the model gives for `request`, or None when it is unusable (or no
+    model was handed, or the request would not fit)."""
+    messages = [*request.prefix, {"role": "user", "content": request.instruction}]
+    if job.summarizer is None or not job.fits(messages):
+        return None
+    try:
+        answer = job.summarizer(messages)
+    except AgentError:
+        return None
+    return accept_summary(
+        job.counter, answer, cap_tokens=request.cap_tokens, entry_ids=request.entry_ids
+    )
+
+
+def accept_summary(
+    counter: TokenCounter, answer: str | None, *, cap_tokens: int, entry_ids: Sequence[int]
+) -> str | None:
+    """`answer` as a summary (clipped, entry ids it left out appended), or None if unusable."""
+    text = strip_thinking(answer or "").strip()
+    if not text:
+        return None
+    lowered = text.lower()
+    if _ERROR_START.match(lowered) or '"ok":false' in lowered.replace(" ", ""):
+        return None
+    if text.startswith(("# Task:", prompts.SCENE_HEADING, "<tool_call>", '{"name"')):
+        return None
+    if counter.estimate_text(text) > cap_tokens * 3 // 2:
+        text = clip_text(counter, text, cap_tokens)
+    mentioned = set(prompts.parse_entry_refs(text))
+    missing = [entry_id for entry_id in sorted(set(entry_ids)) if entry_id not in mentioned]
+    if missing:
+        text += "\n" + _also_touched(counter, missing, max(24, cap_tokens // 3))
+    return text
+
+
+def _also_touched(counter: TokenCounter, missing: Sequence[int], room_tokens: int) -> str:
+    """The line naming entry ids a summary left out, the newest first kept when it would
+    not fit `room_tokens` (the summary's `entry_ids` keep them all)."""
+    kept = list(missing)
+    while True:
+        left_out = len(missing) - len(kept)
+        more = f" and {left_out} earlier" if left_out else ""
+        line = f"Also touched: {prompts.entry_refs(kept)}{more}."
+        if len(kept) <= 1 or counter.estimate_text(line) <= room_tokens:
+            return line
+        kept = kept[len(kept) // 4 or 1 :]
+
+
+def extractive(
+    counter: TokenCounter,
+    *,
+    title: str,
+    spans: Sequence[SceneSpan],
+    messages_of: Callable[[SceneSpan], list[Message]],
+    previous: str,
+    entry_ids: Sequence[int],
+    cap_tokens: int,
+) -> str:
+    """The deterministic fallback summary: first story lines of each scene and entry ids."""
+    lines = [title, "Entries: " + prompts.entry_refs(entry_ids)]
+    for span in spans:
+        lines.append(f"- {span.scene_id}: {_first_story_line(messages_of(span))}")
+    new = "\n".join(lines)
+    room = cap_tokens - counter.estimate_text(new)
+    if previous.strip() and room > 32:
+        return clip_text(counter, previous.strip(), room, keep_end=True) + "\n" + new
+    return clip_text(counter, new, cap_tokens)
+
+
+def words(tokens: int) -> int:
+    """The word count a summary of `tokens` tokens is asked for."""
+    return max(40, int(tokens * 0.65))
+
+
+def _first_story_line(messages: Sequence[Message]) -> str:
+    """The first line of story text of a scene's user message (or of its first message)."""
+    if not messages:
+        return ""
+    content = str(messages[0].get("content") or "")
+    body = content.split("\n## Story\n", 1)[-1]
+    for line in body.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("[post ", "#")):
+            return line[:160]
+    return ""

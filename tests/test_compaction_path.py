@@ -1,0 +1,84 @@
+"""The scene's path goes one way: compaction reaches the model only through the functions it was
+handed (`agent/calls.py::AgentCalls.summarize` and `flush`), never back through the Annotator."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any
+
+from terrarium_dagster.agent.calls import AgentCalls
+from terrarium_dagster.agent.client import ChatClient, ClientConfig
+from terrarium_dagster.agent.loop import Annotator
+from terrarium_dagster.agent.session import ModelSession
+from terrarium_dagster.config import load_settings
+from terrarium_dagster.engine import open_corpus, open_store
+from tests.support.corpus_builder import simple_quest
+from tests.support.vllm_server import ScriptedVLLM
+
+
+def _reachable(root: object, *, boundary: tuple[type, ...]) -> dict[int, object]:
+    """Objects reachable from `root` through attributes, containers, bound methods and closures
+    (not through modules, classes or a function's globals); a `boundary` object is reached but
+    not entered."""
+    seen: dict[int, object] = {}
+    todo: list[object] = [root]
+    while todo:
+        item = todo.pop()
+        if id(item) in seen or isinstance(item, types.ModuleType | type):
+            continue
+        seen[id(item)] = item
+        if isinstance(item, (*boundary, str, bytes, int, float, bool)):
+            continue
+        nested: list[Any] = []
+        if isinstance(item, dict):
+            nested += [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple | set | frozenset):
+            nested += list(item)
+        elif isinstance(item, types.MethodType):
+            nested += [item.__self__, item.__func__]
+        elif isinstance(item, types.FunctionType):
+            nested += [cell.cell_contents for cell in item.__closure__ or ()]
+        if hasattr(item, "__dict__") and not isinstance(item, types.FunctionType):
+            nested += list(vars(item).values())
+        todo.extend(nested)
+    return seen
+
+
+def test_the_context_manager_reaches_the_model_without_the_annotator(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    corpus = simple_quest(tmp_path / "corpus.db", threads=1, scenes_per_thread=2)
+    settings = load_settings(
+        corpus=corpus, db=str(tmp_path / "store.db"), agent_url=vllm_server.url
+    )
+    store = open_store(settings)
+    try:
+        session = ModelSession(
+            ChatClient(ClientConfig(base_url=vllm_server.url)),
+            store,
+            budget=settings.context_budget,
+            max_tokens=settings.max_tokens,
+            run_id="run-1",
+        )
+        annotator = Annotator(
+            store=store,
+            corpus=open_corpus(settings, store),
+            session=session,
+            settings=settings,
+            run_id="run-1",
+        )
+        context = annotator.context
+        # the summaries and the flush go down to the agent's calls, which go to the session
+        assert isinstance(context.summarizer, types.MethodType)
+        assert isinstance(context.flusher, types.MethodType)
+        assert context.summarizer.__self__ is annotator.calls
+        assert context.flusher.__self__ is annotator.calls
+        # the model session is the run's shared gate (the Annotator listens to it for progress
+        # and the window); below it, nothing compaction holds leads back to the Annotator
+        reached = _reachable(context, boundary=(ModelSession,))
+        assert id(annotator) not in reached
+        assert any(isinstance(item, AgentCalls) for item in reached.values())
+        assert any(item is session for item in reached.values())
+    finally:
+        store.close()
