@@ -363,6 +363,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.site import build_site
 
     settings = _settings(args)
+    _check_out(args.out, folder=True)
     with open_store(settings, read_only=True) as store, open_corpus(settings, store) as corpus:
         if args.format == "site":
             if args.as_of_thread:
@@ -379,6 +380,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         report = build_export(store, corpus, args.out, formats=(args.format,), as_of_thread=as_of)
     print(f"exported {report.entries} entries to {report.out_dir}")
     return EXIT_OK
+
+
+def _check_out(out: Path, *, folder: bool) -> None:
+    """`--out` must be a place that can be written: checked before anything is read or made."""
+    from terrarium_dagster.paths import unwritable_reason
+
+    reason = unwritable_reason(out, folder=folder)
+    if reason is not None:
+        raise InputError(f"--out {out}: cannot write there: {reason}")
 
 
 def _resolve_thread(corpus: Any, text: str) -> Any:
@@ -439,6 +449,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         for section in book.reference:
             print(f"  reference, not story: {section.title} ({section.words} words)")
         return EXIT_OK
+    _check_out(args.out, folder=False)
     report = import_book(args.book, args.out)
     print(
         f"imported {report.chapters} chapters, {report.paragraphs} paragraphs "

@@ -43,6 +43,7 @@ from terrarium_dagster.exports.build import FORMATS
 from terrarium_dagster.glossary.base import remove_store_files
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.paths import unwritable_reason
 from terrarium_dagster.reports import (
     CurationDecisionRow,
     ExportReport,
@@ -50,7 +51,7 @@ from terrarium_dagster.reports import (
     ThreadReport,
     TouchedEntry,
 )
-from terrarium_dagster.snapshots.checkpoint import restore_from_snapshot
+from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
 
 DONE = ("annotated", "curated")
 SOURCES_PER_ENTRY = 3
@@ -99,7 +100,15 @@ def open_store(
             raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
         if read_only:
             return GlossaryStore(settings.db, read_only=True)
-        path.resolve().parent.mkdir(parents=True, exist_ok=True)
+        reason = None if path.exists() else unwritable_reason(path, folder=False)
+        if reason is not None:
+            raise InputError(f"cannot create annotator store {settings.db}: {reason}")
+        try:
+            path.resolve().parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"cannot create the folder of annotator store {settings.db}: {exc.strerror}"
+            ) from None
     return GlossaryStore(settings.db)
 
 
@@ -243,6 +252,8 @@ class Engine:
         elif isinstance(exc, DiskSpaceError) and self._nothing_done_in_a_new_store():
             self.close(discard=True)
             raise DiskSpaceError(f"{exc}; nothing was created") from exc
+        elif isinstance(exc, InputError) and not self._run_started and self.store.created:
+            self.close(discard=True)  # bad input before any work: the new store is not kept
         elif getattr(exc, "exit_code", None) == 130 or isinstance(exc, KeyboardInterrupt):
             self.close(status="interrupted", error=str(exc))
         else:
@@ -325,6 +336,9 @@ class Engine:
 
     def _ensure_run(self) -> None:
         if not self._run_started:
+            # the model is checked (served, its window) before the run is on record: a run
+            # refused for bad input leaves no run row
+            self._get_annotator()
             # Readers (export, lineage, serve, score, why) use the same corpus and URLs later.
             self.store.set_meta(CORPUS_META, str(self.corpus.path.resolve()))
             self.store.set_meta(URL_TEMPLATE_META, self.corpus.url_template)
@@ -423,6 +437,7 @@ class Engine:
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""
+        load_checkpoint(self.store, snapshot_id)  # an unknown id is refused before anything
         self._ensure_run()
         actor = Actor(kind="rollback", run_id=self.run_id)
         restore_from_snapshot(self.store, actor, snapshot_id)

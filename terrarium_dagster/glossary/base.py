@@ -22,7 +22,12 @@ from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError, TerrariumError
 from terrarium_dagster.glossary.integrity import check_integrity, damage_error, is_damage
-from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
+from terrarium_dagster.glossary.schema import (
+    MIGRATIONS,
+    migrate,
+    refuse_unversioned,
+    schema_version,
+)
 from terrarium_dagster.jsonform import canonical_json
 
 P = ParamSpec("P")
@@ -144,7 +149,9 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
     try:
         location.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"cannot create the folder of annotator store {location}: {exc}") from exc
+        raise InputError(
+            f"cannot create the folder of annotator store {location}: {exc.strerror}"
+        ) from exc
     return str(location), str(location)
 
 
@@ -217,6 +224,7 @@ class StoreConnection:
                 # before anything writes (WAL mode, migrations, the lease): a damaged store is
                 # refused with one line (benchmarks/bench_integrity.py: the cost at scale)
                 check_integrity(conn, self.where)
+                refuse_unversioned(conn, self.where)  # someone else's database, a reset one
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -275,6 +283,7 @@ class StoreConnection:
         raise store_error(f"cannot open annotator store {self.where} to read", last, location)
 
     def _check_version(self, conn: sqlite3.Connection) -> None:
+        refuse_unversioned(conn, self.where)
         current, target = schema_version(conn), len(MIGRATIONS)
         if current > target:
             raise StoreError(
@@ -282,7 +291,7 @@ class StoreConnection:
                 f"terrarium-dagster understands ({target}); upgrade terrarium-dagster to open it"
             )
         if current < target:
-            raise StoreError(
+            raise InputError(
                 f"annotator store {self.where} has schema version {current}, older than this "
                 f"terrarium-dagster's ({target}); run `terrarium run` once to upgrade it"
             )

@@ -18,7 +18,7 @@ import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from terrarium_dagster.errors import StoreError
+from terrarium_dagster.errors import InputError, StoreError
 
 Migration = Sequence[str] | Callable[[sqlite3.Connection], None]
 
@@ -249,6 +249,34 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
+def refuse_unversioned(conn: sqlite3.Connection, where: str) -> None:
+    """A file at schema version 0 is a new, empty store; one that holds tables is not (someone
+    else's database, or a store whose version was reset): refused with one line, not migrated
+    into (which would fail half-way on the first table that exists, or write into a stranger)."""
+    if schema_version(conn) != 0:
+        return
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        )
+    ]
+    if not tables:
+        return
+    if "meta" in tables and "entry" in tables:
+        raise InputError(
+            f"annotator store {where} has the store's tables but schema version 0 (its "
+            "version was reset); nothing was written; recover it with "
+            f"`terrarium recover --db {where} --out NEW.db`"
+        )
+    shown = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
+    raise InputError(
+        f"{where} is an SQLite database but not an annotator store (it holds tables {shown}); "
+        "nothing was written; give a new file or an annotator store"
+    )
+
+
 def migrate(
     conn: sqlite3.Connection, where: str, migrations: Sequence[Migration] = MIGRATIONS
 ) -> int:
@@ -266,6 +294,7 @@ def migrate(
         )
     if current == target:
         return 0
+    refuse_unversioned(conn, where)
     conn.execute("BEGIN IMMEDIATE")
     try:
         # Re-read under the write lock: another process may have migrated meanwhile.
