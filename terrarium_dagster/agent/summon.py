@@ -22,7 +22,7 @@ context. Every request passes the run's model session (`agent/session.py::ModelS
 counted before it is sent and must leave room for `max_tokens` within the session's window. When
 it does not fit, the past context (a working copy) is trimmed by compaction steps
 (`context/compaction/`: the same interface and pipeline as the run's compaction), without any model
-call, in this order until it does (`summon_steps`):
+call, in this order until it does (`agent/summon_steps.py::summon_steps`):
 1. history scenes that do not concern the entries the question names (`E12`), oldest first;
 2. summaries, oldest first (those naming the question's entries last);
 3. the story so far, keeping its end;
@@ -38,8 +38,6 @@ summoner's run, thread and scene (the thread that pays for it).
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
@@ -49,6 +47,7 @@ from pydantic import Field, StringConstraints
 from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.session import CallScope, ModelSession
+from terrarium_dagster.agent.summon_steps import entry_ids_in, summon_steps
 from terrarium_dagster.agent.tools import (
     GLOSSARY_SEARCH,
     EntryId,
@@ -65,14 +64,7 @@ from terrarium_dagster.agent.tools import (
     dispatch,
     entry_brief,
 )
-from terrarium_dagster.context.compaction import (
-    CompactionEvent,
-    CompactionPolicy,
-    ContextManager,
-)
-from terrarium_dagster.context.compaction.cut_middle import CutMiddle
-from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
-from terrarium_dagster.context.compaction.truncate import Truncate
+from terrarium_dagster.context.compaction import CompactionPolicy, ContextManager
 from terrarium_dagster.context.layout import head_messages
 from terrarium_dagster.context.state import (
     ContextState,
@@ -107,10 +99,6 @@ DEFAULT_MAX_ROUNDS = 4
 MAX_QUESTION_CHARS = 4000
 READ_TOOL_NAMES = ("glossary_search", "read_post", "read_thread_range")
 NO_ANSWER = "(the summoned context gave no answer)"
-STORY_CUT_MARKER = "[… the beginning of the story so far was cut for the summon …] "
-MIN_STORY_CHARS = 200
-
-_ENTRY_MENTION = re.compile(r"\bE(\d+)\b")
 
 SUMMON_INSTRUCTIONS = (
     "You are this context, summoned later by another agent to explain your own work. You "
@@ -136,11 +124,6 @@ def summon_message(
         where += f" · context ends at scene {snapshot.scene_id}"
     body = f"\n\n{SUMMON_INSTRUCTIONS}" if instructions else ""
     return f"{SUMMON_HEADING}\n{where} · question {turn}{body}\n\n## Question\n{question.strip()}\n"
-
-
-def entry_ids_in(text: str) -> list[int]:
-    """Entry ids a text names as ``E12`` / ``[E12]``."""
-    return sorted({int(number) for number in _ENTRY_MENTION.findall(text)})
 
 
 def _clean_question(text: object, what: str = "question") -> str:
@@ -502,7 +485,12 @@ class SummonManager:
             counter=self.model_session.counter,
             summarizer=None,
             policy=CompactionPolicy(min_free_tokens=max(16, limit // 50), truncate_tokens=150),
-            steps=summon_steps(session, pending),
+            steps=summon_steps(
+                focus=session.focus,
+                trimmed=session.trimmed,
+                exchange=session.exchange,
+                pending=pending,
+            ),
             adopt_calibration=False,  # the live counter keeps the run's calibration
         )
         events = manager.shrink_to_fit([*session.exchange, *pending])
@@ -514,137 +502,6 @@ class SummonManager:
                 session.trimmed["truncated_messages"] += event.items
         after = session.messages(pending)
         return None if after == before else after
-
-
-class DropScenes(CompactionStep):
-    """History scenes that do not concern the question's entries, oldest first."""
-
-    name = "drop_scenes"
-
-    def __init__(self, session: SummonSession) -> None:
-        self.session = session
-
-    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
-        past = job.state
-        spans = [s for s in past.scenes if not _concerns(past, s, self.session.focus)]
-        dropped: list[str] = []
-        freed = 0
-        for span in spans:
-            dropped.append(span.scene_id)
-            freed += job.estimate(past.scene_messages(span))
-            if freed >= goal:
-                break
-        if not dropped:
-            return None
-        past.remove_scenes(dropped)
-        return CompactionEvent(tier="drop_scenes", scene_ids=dropped)
-
-
-class DropSummaries(CompactionStep):
-    """Summaries, oldest first, those naming the question's entries last."""
-
-    name = "drop_summaries"
-
-    def __init__(self, session: SummonSession) -> None:
-        self.session = session
-
-    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
-        past = job.state
-        if not past.summaries:
-            return None
-        ordered = sorted(
-            range(len(past.summaries)),
-            key=lambda i: (bool(set(past.summaries[i].entry_ids) & self.session.focus), i),
-        )
-        freed = 0
-        drop: set[int] = set()
-        for index in ordered:
-            drop.add(index)
-            freed += job.counter.estimate_text(past.summaries[index].text) + 8
-            if freed >= goal:
-                break
-        self.session.trimmed["summaries"].extend(
-            f"{past.summaries[i].kind}:{past.summaries[i].thread_id}" for i in sorted(drop)
-        )
-        past.summaries = [s for i, s in enumerate(past.summaries) if i not in drop]
-        return CompactionEvent(tier="drop_summaries", items=len(drop))
-
-
-class CutStory(CompactionStep):
-    """The story so far, keeping its end."""
-
-    name = "cut_story"
-
-    def __init__(self, session: SummonSession) -> None:
-        self.session = session
-
-    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
-        past = job.state
-        story = past.story_so_far
-        if not story.strip():
-            return None
-        tokens = max(1, job.counter.estimate_text(story))
-        keep = len(story) - math.ceil(goal * len(story) / tokens) - len(STORY_CUT_MARKER)
-        if keep < MIN_STORY_CHARS:
-            past.story_so_far = ""
-            cut = len(story)
-        else:
-            past.story_so_far = STORY_CUT_MARKER + story[-keep:]
-            cut = len(story) - keep
-        self.session.trimmed["story_chars"] += cut
-        return CompactionEvent(tier="cut_story", items=cut)
-
-
-class DropExchangeRound(CompactionStep):
-    """The oldest round of the summon exchange itself (never the current one)."""
-
-    name = "drop_exchange"
-
-    def __init__(self, session: SummonSession, pending: list[Message]) -> None:
-        self.session = session
-        self.pending = pending
-
-    def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
-        exchange = self.session.exchange
-        starts = [i for i, m in enumerate(exchange) if m.get("role") == "user"]
-        if not starts:
-            return None
-        end = starts[1] if len(starts) > 1 else len(exchange)
-        del exchange[:end]
-        job.scene_messages[:] = [*exchange, *self.pending]
-        self.session.trimmed["exchange_rounds"] += 1
-        return CompactionEvent(tier="drop_exchange", items=1)
-
-
-def summon_steps(session: SummonSession, pending: list[Message]) -> tuple[CompactionStep, ...]:
-    """The order a summon trims in: unrelated scenes, summaries, the story so far, long
-    messages (the run's `Truncate`), the remaining scenes (the run's `CutMiddle`), old rounds of
-    the exchange. No step calls the model."""
-    return (
-        DropScenes(session),
-        DropSummaries(session),
-        CutStory(session),
-        Truncate(),
-        CutMiddle(),
-        DropExchangeRound(session, pending),
-    )
-
-
-def _concerns(past: ContextState, span: SceneSpan, focus: set[int]) -> bool:
-    """True when a history scene wrote or mentions one of the focus entries."""
-    if not focus:
-        return False
-    if set(span.entry_ids) & focus:
-        return True
-    for message in past.scene_messages(span):
-        text = message.get("content")
-        if isinstance(text, str) and set(entry_ids_in(text)) & focus:
-            return True
-        for call in message.get("tool_calls") or []:
-            arguments = str((call.get("function") or {}).get("arguments") or "")
-            if set(entry_ids_in(arguments)) & focus:
-                return True
-    return False
 
 
 def _cursor_scene(corpus: Corpus | None, past: ContextState) -> Scene | None:
