@@ -19,6 +19,7 @@ from typing import Any, Self
 from terrarium_dagster.agent import sampling
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
+from terrarium_dagster.agent.server import require_tools, server_info
 from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.agent.summon import SummonManager, snapshot_tools
 from terrarium_dagster.backends.offline import OfflineBackend
@@ -204,6 +205,8 @@ class Engine:
             raise
         try:
             chat = client or (open_client(settings) if model else None)
+            if chat is not None:  # what the server is, said once; one without tools is refused
+                require_tools(server_info(chat))
         except BaseException:
             try:
                 store.runs.release_writer_lease(run_id)

@@ -309,7 +309,7 @@ def test_reply_appended_to_history_carries_only_standard_keys(
     sent = vllm_server.chat_bodies[1]["messages"]
     assert sent[2] == {
         "role": "assistant",
-        "content": None,
+        "content": "",  # not null: llama-cpp-python refuses null
         "tool_calls": [
             {
                 "id": "call-1",
@@ -404,7 +404,7 @@ def test_answered_tool_calls_pass_and_fragments_can_be_checked_alone() -> None:
 @pytest.mark.parametrize(
     "fault",
     [
-        Fault.server_error(),
+        Fault.server_error("worker restarting"),
         Fault.unavailable(),
         Fault.http(502),
         Fault.rate_limited(retry_after=None),
@@ -416,7 +416,10 @@ def test_answered_tool_calls_pass_and_fragments_can_be_checked_alone() -> None:
 def test_transient_failure_is_retried_then_succeeds(
     vllm_server: ScriptedVLLM, sleep: RecordingSleep, fault: Fault
 ) -> None:
-    vllm_server.script(fault, fault, Reply(content="recovered"))
+    # a 500 is transient while its message changes (the same one twice is not: see below)
+    restarted = Fault.server_error("worker back, cache cold")
+    second = restarted if (fault.kind, fault.status) == ("http", 500) else fault
+    vllm_server.script(fault, second, Reply(content="recovered"))
     with make_client(vllm_server, sleep, timeout_s=0.5) as chat_client:
         result = chat_client.chat([SYSTEM, USER])
     assert result.content == "recovered"
@@ -425,6 +428,35 @@ def test_transient_failure_is_retried_then_succeeds(
     assert len(sleep.delays) == 2
     assert len(result.failed_attempts) == 2, "each retried request is reported, to be recorded"
     assert all(attempt.outcome for attempt in result.failed_attempts)
+
+
+def test_the_same_500_twice_for_the_same_body_stops_with_the_whole_message(
+    vllm_server: ScriptedVLLM, sleep: RecordingSleep
+) -> None:
+    # llama-cpp-python's 500 for a message it cannot take: the cause comes last in a long text
+    cause = "Input should be a valid string: messages.2.content"
+    message = "Traceback (most recent call last): " + "frame; " * 120 + cause
+    vllm_server.script(*[Fault.server_error(message)] * 6)
+    with (
+        make_client(vllm_server, sleep) as chat_client,
+        pytest.raises(AgentError) as caught,
+    ):
+        chat_client.chat([SYSTEM, USER])
+    assert len(vllm_server.chat_requests) == 2, "asked once more, not five times"
+    assert "not a passing fault" in str(caught.value)
+    assert str(caught.value).endswith(cause), "the whole message, its cause included"
+    assert len(caught.value.failed_attempts) == 1
+
+
+def test_a_4xx_is_not_retried_and_shows_the_whole_message(
+    vllm_server: ScriptedVLLM, sleep: RecordingSleep
+) -> None:
+    message = "Invalid tool call arguments: " + "x" * 900 + " (expected an object)"
+    vllm_server.script(Fault.bad_request(message))
+    with make_client(vllm_server, sleep) as chat_client, pytest.raises(AgentError) as caught:
+        chat_client.chat([SYSTEM, USER])
+    assert len(vllm_server.chat_requests) == 1
+    assert str(caught.value).endswith("(expected an object)")
 
 
 def test_a_call_that_fails_carries_the_attempts_it_retried(
@@ -657,7 +689,8 @@ def test_a_failing_tokenize_endpoint_gives_no_count_instead_of_stopping(
     vllm_server: ScriptedVLLM, client: ChatClient
 ) -> None:
     attempts = client.config.max_retries + 1
-    vllm_server.fail_next("/tokenize", *[Fault.server_error()] * attempts)
+    faults = [Fault.server_error(f"busy {number}") for number in range(attempts)]
+    vllm_server.fail_next("/tokenize", *faults)
     assert client.tokenize([SYSTEM, USER]) is None
     assert client.tokenize([SYSTEM, USER]) == vllm_server.count_tokens(
         {"messages": [SYSTEM, USER]}

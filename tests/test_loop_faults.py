@@ -187,9 +187,10 @@ def test_the_calls_of_a_rolled_back_scene_are_still_recorded(
         assert [e.term for e in store.glossary.entries()] == ["Vaskari"], "scene 2 rolled back"
         calls = store.runs.agent_calls()
         failed = [call for call in calls if call.error]
-        # every request the server got: 3 answered, then 4 attempts of one call (3 retried)
-        assert len(calls) == len(vllm_server.chat_requests) == 7 and len(failed) == 4
-        assert all((call.error or "").startswith("retried: HTTP 500") for call in failed[:3])
+        # every request the server got: 3 answered, then 2 attempts of one call (the same 500
+        # twice is not a passing fault: not asked a third time)
+        assert len(calls) == len(vllm_server.chat_requests) == 5 and len(failed) == 2
+        assert (failed[0].error or "").startswith("retried: HTTP 500")
         assert "attempts" in (failed[-1].error or "")
         assert calls[2].completion_tokens > 0, "the rolled-back scene's good answer is counted"
 

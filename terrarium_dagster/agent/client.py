@@ -1,15 +1,21 @@
-"""A synchronous client for vLLM's OpenAI-compatible server.
+"""A synchronous client for OpenAI-compatible servers: vLLM, llama.cpp's `llama-server`,
+llama-cpp-python's server.
 
-`ChatClient` speaks `GET /v1/models`, `POST /v1/chat/completions` and vLLM's `POST /tokenize`
-(served at the server root, not under /v1). It sends deterministic bytes (sorted JSON keys,
-compact separators), refuses malformed conversations before they leave the process (a programming
-error: `ValueError`), and retries with exponential backoff and full jitter only where a retry is
-safe: a refused or dropped connection, a read timeout, HTTP 429 (honouring `Retry-After`) and 5xx.
+`ChatClient` speaks `GET /v1/models`, `POST /v1/chat/completions` and a tokenizer at the server
+root: vLLM's `POST /tokenize` (messages in, `{"count"}` out) or llama.cpp's (`/apply-template`
+then `/tokenize` of the prompt text; see `agent/server.py`, which finds out which at start). It
+sends deterministic bytes (sorted JSON keys, compact separators), refuses malformed conversations
+before they leave the process (a programming error: `ValueError`), and retries with exponential
+backoff and full jitter only where a retry is safe: a refused or dropped connection, a read
+timeout, HTTP 429 (honouring `Retry-After`) and 5xx, except a 500 that comes back the same for
+the same request (a server that cannot take this body, not a passing fault).
 
 Errors (from `terrarium_dagster.errors`):
 - the prompt does not fit the model's window -> `ContextOverflowError` (a `ServerContextOverflow`
-  carrying the numbers parsed from vLLM's message), never retried: the caller compacts instead;
-- any other 4xx -> `AgentError` with the status and the server's message, never retried;
+  carrying the numbers parsed from vLLM's, llama.cpp's or llama-cpp-python's message), never
+  retried: the caller compacts instead;
+- any other 4xx, or the same 500 twice -> `AgentError` with the status and the server's whole
+  message, never retried further;
 - a body that is not JSON or not the expected shape -> `AgentError("malformed response ...")`;
 - retries exhausted -> `AgentError` naming the last cause and the number of attempts.
 """
@@ -24,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -33,14 +39,17 @@ from terrarium_dagster.agent.protocol import (
     FUNCTION_KEYS,
     MESSAGE_KEYS,
     TOOL_CALL_KEYS,
+    AppliedTemplate,
     ChatMessage,
     ChatRequest,
     ChatResponse,
     ModelInfo,
     ModelList,
     TokenizeResponse,
+    TokenList,
     ToolCall,
     Usage,
+    history_arguments,
 )
 from terrarium_dagster.errors import (
     AgentError,
@@ -67,7 +76,12 @@ RETRYABLE_TRANSPORT_ERRORS: tuple[type[httpx.TransportError], ...] = (
 )
 
 _MESSAGE_LIMIT = 500
+_SERVER_MESSAGE_LIMIT = 8000  # a server's error is shown whole (only a runaway one is cut)
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+#: How the server counts a chat prompt: vLLM's `/tokenize` (messages in, count out), llama.cpp's
+#: (`/apply-template`, then `/tokenize` of the prompt's text), or not at all (estimated).
+TokenizeShape = Literal["vllm", "llama.cpp", "none"]
 
 
 class ClientConfig(BaseModel):
@@ -205,7 +219,7 @@ class MalformedResponseError(AgentError):
 
 
 class ServerContextOverflow(ContextOverflowError):
-    """vLLM refused the request because prompt + max_tokens exceed the model's window.
+    """The server refused the request because prompt (+ max_tokens) exceed the model's window.
 
     The numbers are parsed from the server's message when it states them (None otherwise):
     `max_context_length` (the window), `requested_tokens` (prompt + completion asked for, or the
@@ -242,14 +256,27 @@ class ServerContextOverflow(ContextOverflowError):
 #   renderer "You passed P input tokens and requested C output tokens. However, the model's
 #            context length is only L tokens, resulting in a maximum input length of K tokens."
 #   V1 engine "The decoder prompt (length P) is longer than the maximum model length of L."
+# llama.cpp's llama-server (HTTP 400, `type: exceed_context_size_error`, `n_prompt_tokens` and
+# `n_ctx` beside the message):
+#           "request (P tokens) exceeds the available context size (L tokens), try increasing it"
+#           "input (P tokens) is larger than the max context size (L tokens). skipping"
+#           (older: "the request exceeds the available context size, try increasing it")
+# llama-cpp-python: its server rewrites the error into vLLM <=0.9's wording above (with
+#           `code: context_length_exceeded`); the library's own words, seen where it does not:
+#           "Requested tokens (P) exceed context window of L"
 _OVERFLOW_MARKERS = re.compile(
-    r"maximum context length|context length is only|maximum model length|context_length_exceeded",
+    r"maximum context length|context length is only|maximum model length|context_length_exceeded"
+    r"|exceeds? the available context size|larger than the max context size"
+    r"|exceed_context_size_error|exceed context window",
     re.IGNORECASE,
 )
 _LIMIT_PATTERNS = (
     re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
     re.compile(r"context length is only (\d+)", re.IGNORECASE),
     re.compile(r"maximum model length of (\d+)", re.IGNORECASE),
+    re.compile(r"available context size \((\d+) tokens\)", re.IGNORECASE),
+    re.compile(r"max context size \((\d+) tokens\)", re.IGNORECASE),
+    re.compile(r"exceed context window of (\d+)", re.IGNORECASE),
 )
 _PROMPT_PATTERNS = (
     re.compile(r"prompt contains (?:at least )?(\d+) input tokens", re.IGNORECASE),
@@ -258,6 +285,9 @@ _PROMPT_PATTERNS = (
     re.compile(r"requested (\d+) tokens in the messages", re.IGNORECASE),
     re.compile(r"you passed (\d+) input tokens", re.IGNORECASE),
     re.compile(r"decoder prompt \(length (\d+)\)", re.IGNORECASE),
+    re.compile(r"request \((\d+) tokens\) exceeds", re.IGNORECASE),
+    re.compile(r"input \((\d+) tokens\) is larger", re.IGNORECASE),
+    re.compile(r"requested tokens \((\d+)\) exceed", re.IGNORECASE),
 )
 _TOTAL_PATTERN = re.compile(r"for a total of (?:at least )?(\d+) tokens", re.IGNORECASE)
 _REQUESTED_TOTAL_PATTERN = re.compile(r"you requested (\d+) tokens", re.IGNORECASE)
@@ -275,16 +305,25 @@ def _first_int(patterns: Iterable[re.Pattern[str]], text: str) -> int | None:
     return None
 
 
-def parse_context_overflow(message: str) -> tuple[int | None, int | None, int | None] | None:
+def parse_context_overflow(
+    message: str, details: Mapping[str, Any] | None = None
+) -> tuple[int | None, int | None, int | None] | None:
     """(max_context_length, requested_tokens, prompt_tokens) if `message` is a context overflow.
 
     None when the message is not about the context window. Any number the message does not
-    state is None.
+    state is None. `details` is the error object beside the message, where a server puts the
+    numbers as fields (llama.cpp: `type`, `n_ctx`, `n_prompt_tokens`).
     """
-    if not _OVERFLOW_MARKERS.search(message):
+    details = details or {}
+    kind = str(details.get("type") or "") + " " + str(details.get("code") or "")
+    if not _OVERFLOW_MARKERS.search(message) and not _OVERFLOW_MARKERS.search(kind):
         return None
     limit = _first_int(_LIMIT_PATTERNS, message)
     prompt = _first_int(_PROMPT_PATTERNS, message)
+    if limit is None and _positive_int(details.get("n_ctx")):
+        limit = int(details["n_ctx"])
+    if prompt is None and _positive_int(details.get("n_prompt_tokens")):
+        prompt = int(details["n_prompt_tokens"])
     requested: int | None = None
     total = _TOTAL_PATTERN.search(message) or _REQUESTED_TOTAL_PATTERN.search(message)
     if total:
@@ -293,6 +332,10 @@ def parse_context_overflow(message: str) -> tuple[int | None, int | None, int | 
         output = _first_int(_OUTPUT_PATTERNS, message)
         requested = prompt + (output or 0)
     return limit, requested, prompt
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 # --- message validation --------------------------------------------------------------------
@@ -481,12 +524,24 @@ def _one_line(text: str, limit: int = _MESSAGE_LIMIT) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def server_message(response: httpx.Response) -> str:
-    """The error text of a failed response, from vLLM's envelope or whatever else came back."""
+def error_details(response: httpx.Response) -> dict[str, Any]:
+    """The error object of a failed response (`{"error": {...}}`), or {} when there is none."""
     try:
         data = response.json()
     except ValueError:
-        return _one_line(response.text) or response.reason_phrase or "(empty body)"
+        return {}
+    error = data.get("error") if isinstance(data, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def server_message(response: httpx.Response) -> str:
+    """The error text of a failed response, whole (on one line), from the OpenAI-style envelope
+    vLLM, llama.cpp and llama-cpp-python use, or whatever else came back."""
+    limit = _SERVER_MESSAGE_LIMIT
+    try:
+        data = response.json()
+    except ValueError:
+        return _one_line(response.text, limit) or response.reason_phrase or "(empty body)"
     found: Any = None
     if isinstance(data, dict):
         error = data.get("error")
@@ -500,7 +555,7 @@ def server_message(response: httpx.Response) -> str:
         found = data
     if not isinstance(found, str):
         found = json.dumps(found, sort_keys=True, ensure_ascii=False)
-    return _one_line(found) or "(empty message)"
+    return _one_line(found, limit) or "(empty message)"
 
 
 class ChatClient:
@@ -531,7 +586,8 @@ class ChatClient:
             follow_redirects=False,
         )
         self._model_info: ModelInfo | None = None
-        self._tokenize_supported = True
+        self._tokenize_shape: TokenizeShape = "vllm"  # until the server shows otherwise
+        self.server_info: Any = None  # the `agent.server.ServerInfo` found at start, once probed
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -546,8 +602,18 @@ class ChatClient:
 
     @property
     def tokenize_supported(self) -> bool:
-        """False once the server answered /tokenize with 404 or 405."""
-        return self._tokenize_supported
+        """False once the server showed it cannot count a chat prompt (no /tokenize, or an
+        answer of no known shape): counts are estimated from then on."""
+        return self._tokenize_shape != "none"
+
+    @property
+    def tokenize_shape(self) -> TokenizeShape:
+        """How chat prompts are counted exactly on this server (see `TokenizeShape`)."""
+        return self._tokenize_shape
+
+    def use_tokenize_shape(self, shape: TokenizeShape) -> None:
+        """Count chat prompts this way from now on (the server probe's finding)."""
+        self._tokenize_shape = shape
 
     def close(self) -> None:
         self._http.close()
@@ -596,6 +662,23 @@ class ChatClient:
         assert self._model_info is not None
         return self._model_info.id
 
+    def optional_json(
+        self, method: str, path: str, body: Mapping[str, Any] | None = None
+    ) -> Any | None:
+        """The JSON answer of an endpoint the server may not have (`path` from the server root):
+        None when it answers 4xx or a body that is not JSON; 5xx and transport faults are
+        retried as any request's. For probing what the server offers."""
+        passthrough = frozenset(range(400, 500)) - {429}
+        response, _, _ = self._send(
+            method, self._config.root_url + path, body, passthrough=passthrough, overflow=False
+        )
+        if response.status_code >= 400:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            return None
+
     def build_chat_body(
         self,
         messages: list[dict[str, Any]],
@@ -612,7 +695,7 @@ class ChatClient:
         config = self._config
         request = ChatRequest(
             model=self.model_name(),
-            messages=messages,
+            messages=sendable_messages(messages),
             tools=tools or None,
             tool_choice=tool_choice if tools else None,
             max_tokens=max_tokens if max_tokens is not None else config.max_tokens,
@@ -698,12 +781,14 @@ class ChatClient:
         The count includes the generation prompt, as a chat request's `prompt_tokens` does.
         Messages are checked for shape only, so a fragment of a conversation can be counted.
         """
-        if not self._tokenize_supported:
+        if self._tokenize_shape == "none":
             return None
         validate_messages(messages, complete=False)
+        if self._tokenize_shape == "llama.cpp":
+            return self._tokenize_rendered(messages, tools)
         body: dict[str, Any] = {
             "model": self.model_name(),
-            "messages": messages,
+            "messages": sendable_messages(messages),
             "add_generation_prompt": True,
         }
         if tools:
@@ -722,7 +807,7 @@ class ChatClient:
             logger.warning("/tokenize failed (%s); estimating this count", exc)
             return None
         if response.status_code in (404, 405):
-            self._tokenize_supported = False
+            self._tokenize_shape = "none"
             logger.info(
                 "the server at %s has no /tokenize (HTTP %d); token counts will be estimated",
                 self._config.root_url,
@@ -732,8 +817,57 @@ class ChatClient:
         try:
             return self._parse(response, TokenizeResponse, "POST /tokenize").count
         except MalformedResponseError as exc:
-            logger.warning("%s; estimating this count", exc)
+            try:  # llama.cpp's shape: no count, the tokens of a "content" it was not given
+                TokenList.model_validate(response.json())
+            except (ValueError, ValidationError):
+                self._tokenize_shape = "none"
+                logger.warning("%s; token counts will be estimated from now on", exc)
+                return None
+            self._tokenize_shape = "llama.cpp"
+            logger.info(
+                "the server at %s counts in llama.cpp's shape: counting through /apply-template",
+                self._config.root_url,
+            )
+            return self._tokenize_rendered(messages, tools)
+
+    def _tokenize_rendered(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> int | None:
+        """llama.cpp's exact count: the chat template's prompt (`POST /apply-template`, tools
+        included), then its tokens (`POST /tokenize` with `content`, special tokens parsed and
+        added as a chat request's are). Either endpoint missing switches counting off, once."""
+        body: dict[str, Any] = {"messages": sendable_messages(messages)}
+        if tools:
+            validate_tools(tools)
+            body["tools"] = tools
+        template_kwargs = self._config.chat_template_kwargs()
+        if template_kwargs:
+            body["chat_template_kwargs"] = template_kwargs
+        try:
+            rendered = self.optional_json("POST", "/apply-template", body)
+            prompt = AppliedTemplate.model_validate(rendered).prompt if rendered else None
+            counted = None
+            if prompt is not None:
+                counted = self.optional_json(
+                    "POST",
+                    "/tokenize",
+                    {"content": prompt, "add_special": True, "parse_special": True},
+                )
+            tokens = TokenList.model_validate(counted).tokens if counted else None
+        except ValidationError:
+            tokens = None
+        except AgentError as exc:  # a passing failure: an estimate will do this time
+            logger.warning("/tokenize failed (%s); estimating this count", exc)
             return None
+        if tokens is None:
+            self._tokenize_shape = "none"
+            logger.warning(
+                "the server at %s cannot render and count a chat prompt "
+                "(/apply-template, /tokenize); token counts will be estimated from now on",
+                self._config.root_url,
+            )
+            return None
+        return len(tokens)
 
     # -- transport --------------------------------------------------------------------------
 
@@ -745,15 +879,19 @@ class ChatClient:
         *,
         passthrough: frozenset[int] = frozenset(),
         failures: list[FailedAttempt] | None = None,
+        overflow: bool = True,
     ) -> tuple[httpx.Response, int, float]:
         """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise.
-        Each attempt that failed and is retried is appended to `failures`."""
+        Each attempt that failed and is retried is appended to `failures`. A 4xx other than
+        429 is final, and so is a 500 with the same message as the attempt before it (the
+        server cannot take this body: asking again changes nothing)."""
         what = f"{method} {httpx.URL(url).path}"
         content = encode_body(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempts_allowed = self._config.max_retries + 1
         cause = "no attempt made"
         unreachable = False  # the last attempt could not even connect
+        last_500: str | None = None  # the message of the previous attempt's HTTP 500
         for attempt in range(1, attempts_allowed + 1):
             retry_after: float | None = None
             started = time.perf_counter()
@@ -771,9 +909,9 @@ class ChatClient:
                 if status < 400 or status in passthrough:
                     return response, attempt, latency_ms
                 message = server_message(response)
-                overflow = parse_context_overflow(message)
-                if overflow is not None:
-                    limit, requested, prompt = overflow
+                found = parse_context_overflow(message, error_details(response))
+                if overflow and found is not None:
+                    limit, requested, prompt = found
                     raise ServerContextOverflow(
                         message,
                         status=status,
@@ -783,6 +921,12 @@ class ChatClient:
                     )
                 if status != 429 and status < 500:
                     raise AgentError(f"{what} failed: HTTP {status}: {message}")
+                if status == 500 and message == last_500:
+                    raise AgentError(
+                        f"{what} failed after {attempt} attempts: HTTP 500 again with the same "
+                        f"message for the same request, so not a passing fault: {message}"
+                    )
+                last_500 = message if status == 500 else None
                 cause = f"HTTP {status}: {message}"
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if attempt == attempts_allowed:
@@ -840,6 +984,35 @@ class ChatClient:
             raise MalformedResponseError(
                 f"malformed response from server: {what}: {_one_line(details, 300)}"
             ) from None
+
+
+def sendable_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as every server tested takes them: an assistant's null content becomes ""
+    (llama-cpp-python answers 500 to null beside tool calls) and tool-call arguments that are not
+    a JSON object are re-encoded (`protocol.history_arguments`; llama.cpp answers 500 to them)."""
+    sendable: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") != "assistant":
+            sendable.append(dict(message))
+            continue
+        fixed = dict(message)
+        if fixed.get("content") is None:
+            fixed["content"] = ""
+        calls = fixed.get("tool_calls")
+        if isinstance(calls, list):
+            fixed["tool_calls"] = [_sendable_call(call) for call in calls]
+        sendable.append(fixed)
+    return sendable
+
+
+def _sendable_call(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return call
+    arguments = history_arguments(function["arguments"])
+    if arguments == function["arguments"]:
+        return call
+    return {**call, "function": {**function, "arguments": arguments}}
 
 
 def _usage_of(response: httpx.Response) -> Usage | None:

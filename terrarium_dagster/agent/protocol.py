@@ -17,6 +17,7 @@ vLLM specifics handled here:
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -171,13 +172,28 @@ class ChatRequest(BaseModel):
     stream: bool = False
 
 
+class ModelMeta(_Lenient):
+    """llama.cpp's `meta` of a served model: `n_ctx` is a slot's context window (the one that
+    counts), `n_ctx_train` the window the model was trained with."""
+
+    n_ctx: int | None = None
+    n_ctx_train: int | None = None
+
+
 class ModelInfo(_Lenient):
-    """One entry of `GET /v1/models`; `max_model_len` is vLLM's context window (None elsewhere)."""
+    """One entry of `GET /v1/models`; `max_model_len` is vLLM's context window, `meta.n_ctx`
+    llama.cpp's (None where the server does not say)."""
 
     id: str
     max_model_len: int | None = None
     owned_by: str | None = None
     root: str | None = None
+    meta: ModelMeta | None = None
+
+    @field_validator("meta", mode="before")
+    @classmethod
+    def _meta_object_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None
 
 
 class ModelList(_Lenient):
@@ -190,6 +206,18 @@ class TokenizeResponse(_Lenient):
     count: int = Field(ge=0)
     max_model_len: int | None = None
     tokens: list[int] = Field(default_factory=list)
+
+
+class TokenList(_Lenient):
+    """The answer of llama.cpp's `POST /tokenize` (`{"content": text}` in): the token ids."""
+
+    tokens: list[Any]
+
+
+class AppliedTemplate(_Lenient):
+    """The answer of llama.cpp's `POST /apply-template`: the prompt the chat template makes."""
+
+    prompt: str
 
 
 def tool_call_dict(call: ToolCall) -> dict[str, Any]:
@@ -205,13 +233,35 @@ def assistant_message_dict(message: ChatMessage) -> dict[str, Any]:
     """The dict to append to the history for the assistant's reply.
 
     Only standard keys: `role`, `content` and, when the model called tools, `tool_calls`. The
-    reasoning text is left out (it is not sent back to the model). Content is None only beside
-    tool calls; a reply with neither becomes an empty string.
+    reasoning text is left out (it is not sent back to the model). Content is always a string
+    (an empty one beside tool calls: llama-cpp-python refuses null), and arguments that are not
+    a JSON object are sent back re-encoded (`history_arguments`: llama.cpp refuses invalid JSON
+    in the history with HTTP 500).
     """
-    result: dict[str, Any] = {"role": "assistant"}
+    result: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
     if message.tool_calls:
-        result["content"] = message.content
-        result["tool_calls"] = [tool_call_dict(call) for call in message.tool_calls]
-    else:
-        result["content"] = message.content or ""
+        result["tool_calls"] = [
+            {
+                **tool_call_dict(call),
+                "function": {
+                    "name": call.function.name,
+                    "arguments": history_arguments(call.function.arguments),
+                },
+            }
+            for call in message.tool_calls
+        ]
     return result
+
+
+def history_arguments(arguments: str) -> str:
+    """Tool-call arguments as the history may carry them: a JSON object's text as it came, else
+    a JSON object holding what the model wrote (`{"unparsed_arguments": text}`), so every server
+    can read the history back while the model still sees what it wrote (its tool result says
+    why the call failed)."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return arguments
+    return canonical_json({"unparsed_arguments": arguments})

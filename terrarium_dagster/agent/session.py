@@ -3,15 +3,17 @@
 Scene rounds, compaction summaries, the pre-compaction flush, curation and its retries, summon and
 `why` all call `ModelSession.call`. It owns, once:
 
-- **the window**: `min(context_budget, the served model's max_model_len, a window a 400 taught)`;
+- **the window**: `min(context_budget, the server's window, a window a 400 taught)`; the server's
+  window is what `agent/server.py`'s probe found (vLLM's `max_model_len`, llama.cpp's `n_ctx`);
   the learned window is kept in the store's meta so a restart starts from it;
 - **the gate**: a request is measured as the server will (messages + tool schemas + the chat
   template, by the token counter; exactly by `/tokenize` once the estimate nears the limit) and
   sent only when `prompt + max_tokens <= window`. A request that does not fit is made smaller by
   the caller's `Shrink` (the scene loop compacts before it calls; curation, summaries and the
   flush fall back to a short standalone prompt; summon trims its past context), never sent blind;
-- **overflow recovery**: a 400 "maximum context length" teaches the window, the request is made
-  smaller and retried once; a second overflow is a `BudgetError` (one line, exit 1);
+- **overflow recovery**: a 400 overflow (vLLM's, llama.cpp's or llama-cpp-python's wording)
+  teaches the window, the request is made smaller and retried once; a second overflow is a
+  `BudgetError` (one line, exit 1);
 - **token accounting**: every request is on the books before it is sent (a line in the store's
   call ledger, `glossary/ledger.py`) and completed when it returns, with its prompt, cached and
   completion tokens (counted locally when the server omits `usage`) and its outcome, failed ones
@@ -40,6 +42,7 @@ from terrarium_dagster.agent.client import (
     ServerUnreachableError,
 )
 from terrarium_dagster.agent.protocol import Usage
+from terrarium_dagster.agent.server import server_info
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
 from terrarium_dagster.errors import AgentError, BudgetError, Interrupted
@@ -109,16 +112,15 @@ class ModelSession:
 
     def _initial_window(self) -> int:
         window = self.budget
-        info = self.client.model_info
-        if info is None:
-            try:
-                info = self.client.resolve_model()
-            except ServerUnreachableError:
-                raise  # nothing to ask the model either: say so now, not after a second round
-            except AgentError as exc:  # the budget alone, then; a 400 still teaches the window
-                log.warning("cannot read the served model's window (%s); using the budget", exc)
-        if info is not None and info.max_model_len:
-            window = min(window, info.max_model_len)
+        try:
+            served = server_info(self.client).window
+        except ServerUnreachableError:
+            raise  # nothing to ask the model either: say so now, not after a second round
+        except AgentError as exc:  # the budget alone, then; a 400 still teaches the window
+            log.warning("cannot read the server's window (%s); using the budget", exc)
+            served = None
+        if served:
+            window = min(window, served)
         learned = self.store.get_meta(WINDOW_META)
         if learned and learned.isdigit():
             window = min(window, int(learned))

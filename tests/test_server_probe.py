@@ -1,0 +1,149 @@
+"""What the client learns about the server at start, and the messages every server accepts.
+
+The real llama.cpp server is driven in tests/test_llama_server.py; here the vLLM-like loopback
+server and the words the three servers use."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.agent.client import (
+    ChatClient,
+    ClientConfig,
+    parse_context_overflow,
+    sendable_messages,
+)
+from terrarium_dagster.agent.protocol import ChatMessage, assistant_message_dict
+from terrarium_dagster.agent.server import ServerInfo, probe_server, require_tools
+from terrarium_dagster.agent.session import ModelSession
+from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.vllm_server import ScriptedVLLM
+
+# llama-server 0.0.11434 (HTTP 400, type exceed_context_size_error, numbers beside the message)
+LLAMA_CPP_OVERFLOW = (
+    "request (8794 tokens) exceeds the available context size (8192 tokens), try increasing it"
+)
+LLAMA_CPP_DETAILS = {
+    "code": 400,
+    "message": LLAMA_CPP_OVERFLOW,
+    "type": "exceed_context_size_error",
+    "n_prompt_tokens": 8794,
+    "n_ctx": 8192,
+}
+
+
+@pytest.mark.parametrize(
+    ("message", "details", "expected"),
+    [
+        (LLAMA_CPP_OVERFLOW, LLAMA_CPP_DETAILS, (8192, 8794, 8794)),
+        (
+            "the request exceeds the available context size, try increasing it",
+            {"type": "exceed_context_size_error", "n_prompt_tokens": 2100, "n_ctx": 2048},
+            (2048, 2100, 2100),
+        ),
+        (
+            "input (3000 tokens) is larger than the max context size (2048 tokens). skipping",
+            None,
+            (2048, 3000, 3000),
+        ),
+        # llama-cpp-python's server (its rewrite of the library's error)
+        (
+            "This model's maximum context length is 2048 tokens. However, you requested 2300 "
+            "tokens (2044 in the messages, 256 in the completion). Please reduce the length of "
+            "the messages or completion.",
+            {"code": "context_length_exceeded", "type": "invalid_request_error"},
+            (2048, 2300, 2044),
+        ),
+        # llama-cpp-python's library, where its words come through as they are
+        ("Requested tokens (2400) exceed context window of 2048", None, (2048, 2400, 2400)),
+    ],
+    ids=["llama.cpp", "llama.cpp-old", "llama.cpp-input", "llama-cpp-python", "llama_cpp"],
+)
+def test_overflow_wordings_of_llama_cpp_and_llama_cpp_python_teach_the_window(
+    message: str,
+    details: dict[str, object] | None,
+    expected: tuple[int, int, int],
+) -> None:
+    assert parse_context_overflow(message, details) == expected
+
+
+def test_an_error_that_is_not_about_the_window_is_not_an_overflow() -> None:
+    assert parse_context_overflow("tools param requires --jinja flag", {"type": "x"}) is None
+
+
+def test_messages_sent_carry_no_null_content_and_no_invalid_arguments() -> None:
+    reply = ChatMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "function": {"name": "glossary_search", "arguments": '{"query": '}},
+                {"id": "b", "function": {"name": "glossary_search", "arguments": '{"query":"x"}'}},
+            ],
+        }
+    )
+    history = assistant_message_dict(reply)
+    assert history["content"] == ""
+    broken, good = (call["function"]["arguments"] for call in history["tool_calls"])
+    assert json.loads(broken) == {"unparsed_arguments": '{"query": '}, "what it wrote, as JSON"
+    assert good == '{"query":"x"}', "valid arguments go back as they came"
+    # a history stored before (null content, raw arguments) is sent the same way
+    stored = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "[1"}}
+        ],
+    }
+    (sent,) = sendable_messages([stored])
+    assert sent["content"] == "" and json.loads(sent["tool_calls"][0]["function"]["arguments"])
+    assert stored["content"] is None, "the caller's history is not changed"
+
+
+def test_the_probe_finds_vllm_its_window_and_exact_counting_in_one_line(
+    vllm_server: ScriptedVLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    vllm_server.max_model_len = 12288
+    with (
+        caplog.at_level(logging.INFO, logger="terrarium_dagster.agent.server"),
+        ChatClient(ClientConfig(base_url=vllm_server.api_url, max_retries=0)) as client,
+    ):
+        info = probe_server(client)
+    assert info.kind == "vllm" and info.window == 12288 and info.counting == "vllm"
+    assert info.tools is None, "vLLM shows tool support only by answering"
+    (line,) = [r.getMessage() for r in caplog.records if r.name.endswith("agent.server")]
+    assert line == info.line()
+    assert "vllm" in line and "window 12288 tokens (max_model_len)" in line and "exact" in line
+    paths = [request.path for request in vllm_server.requests]
+    assert paths == ["/v1/models"], "vLLM is known by its models: nothing else asked"
+
+
+def test_a_session_takes_the_probed_window_without_asking_again(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    vllm_server.max_model_len = 4096
+    client = ChatClient(ClientConfig(base_url=vllm_server.url, max_retries=0))
+    info = probe_server(client)
+    with GlossaryStore(tmp_path / "s.db") as store:
+        session = ModelSession(client, store, budget=32768, max_tokens=512, run_id=None)
+        assert session.window == 4096 == info.window
+    assert len(vllm_server.requests_to("/v1/models")) == 1
+    client.close()
+
+
+def test_a_server_without_tools_is_refused_naming_the_fix() -> None:
+    info = ServerInfo(
+        url="http://127.0.0.1:8080",
+        kind="llama.cpp",
+        tools=False,
+        tools_source="/props chat_template_caps",
+    )
+    with pytest.raises(ConfigError, match="cannot take tools") as caught:
+        require_tools(info)
+    assert "--chat-template-file" in str(caught.value) and caught.value.exit_code == 2
+    require_tools(info.model_copy(update={"tools": None}))  # unknown: not refused
