@@ -34,6 +34,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.support.cli import TERRARIUM, run_args  # noqa: E402  (the repo root is on the path now)
+
 TARGET_RATIO = 1.5
 
 
@@ -67,7 +69,7 @@ class Bench:
         db = self.store(f"cli{index}")
         started = time.perf_counter()
         done = subprocess.run(
-            [str(Path(sys.executable).with_name("terrarium")), "run", "--offline", "--db", str(db)],
+            [TERRARIUM, *run_args(db)],
             env=self.env(db),
             capture_output=True,
             text=True,
@@ -122,7 +124,7 @@ class Bench:
         return elapsed
 
     def dagster_dev(self) -> dict[str, float]:
-        from tests.test_dagster_dev import DagsterDev
+        from tests.support.dagster_dev import DagsterDev
 
         work = self.root / "dagster_dev"
         db = self.store("dagster_dev_store")

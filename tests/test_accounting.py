@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 from terrarium_dagster.backends.offline import OfflineBackend, count_prompt_tokens
 from terrarium_dagster.glossary.ledger import NO_ANSWER
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import TERRARIUM, run_args
 from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.vllm_server import (
     DEFAULT_MODEL,
@@ -31,7 +31,6 @@ from tests.support.vllm_server import (
 )
 
 MAX_RETRIES = 2
-TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
 
 
 @dataclass
@@ -82,7 +81,7 @@ def _token_count(body: dict[str, object]) -> int:
 
 def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(Path(sys.executable).with_name("terrarium")), *args],
+        [TERRARIUM, *args],
         capture_output=True,
         text=True,
         timeout=600,
@@ -90,19 +89,7 @@ def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _run(url: str, corpus: Path, db: Path) -> subprocess.CompletedProcess[str]:
-    return _terrarium(
-        "run",
-        "--agent-url",
-        url,
-        "--corpus",
-        str(corpus),
-        "--db",
-        str(db),
-        "--max-retries",
-        str(MAX_RETRIES),
-        "--timeout-s",
-        "1",
-    )
+    return _terrarium(*run_args(db, corpus, agent_url=url, max_retries=MAX_RETRIES, timeout_s=1))
 
 
 def _with_ledger(ledger: Ledger) -> Callable[[RecordedRequest], Reply | Fault]:
@@ -174,14 +161,12 @@ def test_status_equals_what_the_server_saw_after_sigkills_during_calls(
         KillPoint("curate", occurrence=7),
         KillPoint("summarize_thread", occurrence=3),
     ]
-    command = [TERRARIUM, "run", "--corpus", str(sample_db), "--db", str(db), "--agent-url"]
     seen_after_kill: list[tuple[int, int]] = []
     with run_kill_server() as server:
         server.kill_points = kill_points
+        command = [TERRARIUM, *run_args(db, sample_db, agent_url=server.url)]
         for _ in range(len(kill_points) + 1):
-            process = subprocess.Popen(
-                [*command, server.url], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-            )
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             server.victim = process
             try:
                 _, err = process.communicate(timeout=300)

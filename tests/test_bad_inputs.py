@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+from tests.support.cli import TERRARIUM, run_args
 
 
 def _terrarium(
@@ -43,7 +43,7 @@ def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
 def test_bad_run_options_are_one_line_errors(
     tmp_path: Path, option: str, value: str, words: tuple[str, ...]
 ) -> None:
-    args = ["run", "--offline", "--db", str(tmp_path / "s.db"), option, value]
+    args = [*run_args(tmp_path / "s.db"), option, value]
     if option == "--agent-url":
         args.remove("--offline")
     _one_line(_terrarium(*args, cwd=tmp_path), *words)
@@ -51,25 +51,23 @@ def test_bad_run_options_are_one_line_errors(
 
 
 def test_a_directory_as_the_store_is_a_one_line_error(tmp_path: Path) -> None:
-    _one_line(_terrarium("run", "--offline", "--db", str(tmp_path)), "is a directory")
+    _one_line(_terrarium(*run_args(tmp_path)), "is a directory")
 
 
 def test_a_non_finite_timeout_is_refused(tmp_path: Path) -> None:
-    done = _terrarium(
-        "run", "--offline", "--db", str(tmp_path / "s.db"), env={"TERRARIUM_TIMEOUT_S": "inf"}
-    )
+    done = _terrarium(*run_args(tmp_path / "s.db"), env={"TERRARIUM_TIMEOUT_S": "inf"})
     _one_line(done, "timeout_s", "finite")
     assert not (tmp_path / "s.db").exists()
 
 
 def test_a_yaml_list_as_configuration_is_refused_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "terrarium.yaml").write_text("- corpus: x.db\n- db: y.db\n")
-    done = _terrarium("run", "--offline", "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    done = _terrarium(*run_args(tmp_path / "s.db"), cwd=tmp_path)
     _one_line(done, "terrarium.yaml", "mapping")
 
 
 def test_no_backend_chosen_is_a_one_line_error(tmp_path: Path) -> None:
-    done = _terrarium("run", "--db", str(tmp_path / "s.db"))
+    done = _terrarium(*run_args(tmp_path / "s.db", offline=False))
     _one_line(done, "TERRARIUM_AGENT_URL", "--offline")
     assert not (tmp_path / "s.db").exists(), "a store created for nothing is not kept"
 
@@ -93,7 +91,7 @@ def test_no_room_to_create_the_store_is_one_line_naming_disk_space_and_leaves_no
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
         done = subprocess.run(
-            [TERRARIUM, "run", "--offline", "--corpus", str(sample_db), "--db", "s.db"],
+            [TERRARIUM, *run_args("s.db", sample_db)],
             capture_output=True,
             text=True,
             timeout=120,
@@ -114,7 +112,7 @@ def test_status_into_a_closed_pipe_ends_quietly(
     from terrarium_dagster.cli import main
 
     db = tmp_path / "s.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    assert main(run_args(db, sample_db)) == 0
     read_end, write_end = os.pipe()
     os.close(read_end)  # what `| head -1` does once it has its line
     saved = os.dup(1)

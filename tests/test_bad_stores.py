@@ -14,12 +14,11 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+from tests.support.cli import TERRARIUM, run_args
 
 
 def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
@@ -58,9 +57,7 @@ def _unwritable_folder(tmp_path: Path) -> Path:
 def started_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with two scenes done and more to do."""
     db = tmp_path_factory.mktemp("bad_stores") / "store.db"
-    done = _terrarium(
-        "run", "--offline", "--corpus", str(sample_db), "--db", str(db), "--max-scenes", "2"
-    )
+    done = _terrarium(*run_args(db, sample_db, max_scenes=2))
     assert done.returncode == 0, done.stderr
     return db
 
@@ -93,11 +90,9 @@ def test_export_out_under_a_file_or_in_an_unwritable_folder_is_one_line(
 def test_a_store_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
     a_file = tmp_path / "notes.txt"
     a_file.write_text("not a folder\n")
-    _one_line(
-        _terrarium("run", "--offline", "--db", str(a_file / "store.db")), "is a file, not a folder"
-    )
+    _one_line(_terrarium(*run_args(a_file / "store.db")), "is a file, not a folder")
     locked = _unwritable_folder(tmp_path)
-    _one_line(_terrarium("run", "--offline", "--db", str(locked / "store.db")), "not writable")
+    _one_line(_terrarium(*run_args(locked / "store.db")), "not writable")
     assert a_file.read_text() == "not a folder\n"
 
 
@@ -109,8 +104,8 @@ def test_a_store_at_schema_version_0_and_a_stranger_database_are_refused_untouch
         conn.execute("PRAGMA user_version = 0")
     conn.close()
     before = _digest(reset)
-    for command in (("run", "--offline"), ("status",)):
-        line = _one_line(_terrarium(*command, "--db", str(reset)), "schema version 0")
+    for command in (run_args(reset), ["status", "--db", str(reset)]):
+        line = _one_line(_terrarium(*command), "schema version 0")
         assert "terrarium recover" in line and "table meta already exists" not in line
     assert _digest(reset) == before
 
@@ -119,7 +114,7 @@ def test_a_store_at_schema_version_0_and_a_stranger_database_are_refused_untouch
         conn.execute("CREATE TABLE recipes (name TEXT)")
     conn.close()
     before = _digest(stranger)
-    _one_line(_terrarium("run", "--offline", "--db", str(stranger)), "not an annotator store")
+    _one_line(_terrarium(*run_args(stranger)), "not an annotator store")
     assert _digest(stranger) == before
 
 
@@ -134,24 +129,11 @@ def test_an_unknown_model_or_snapshot_leaves_no_run_row_and_no_new_store(
 ) -> None:
     db = _copy(started_store, tmp_path, "store.db")
     runs = _runs(db)
-    corpus = ("--corpus", str(sample_db))
-    _one_line(
-        _terrarium("run", "--offline", *corpus, "--db", str(db), "--model", "no-such-model"),
-        "no-such-model",
-    )
-    _one_line(
-        _terrarium("run", "--offline", *corpus, "--db", str(db), "--from-snapshot", "999"),
-        "no snapshot 999",
-    )
+    _one_line(_terrarium(*run_args(db, sample_db, model="no-such-model")), "no-such-model")
+    _one_line(_terrarium(*run_args(db, sample_db, from_snapshot=999)), "no snapshot 999")
     assert _runs(db) == runs, "a refused run left a run row"
 
     fresh = tmp_path / "fresh.db"
-    _one_line(
-        _terrarium("run", "--offline", *corpus, "--db", str(fresh), "--model", "no-such-model"),
-        "no-such-model",
-    )
-    _one_line(
-        _terrarium("run", "--offline", *corpus, "--db", str(fresh), "--from-snapshot", "1"),
-        "no snapshot 1",
-    )
+    _one_line(_terrarium(*run_args(fresh, sample_db, model="no-such-model")), "no-such-model")
+    _one_line(_terrarium(*run_args(fresh, sample_db, from_snapshot=1)), "no snapshot 1")
     assert not any(tmp_path.glob("fresh.db*")), "a store created for a refused run was kept"

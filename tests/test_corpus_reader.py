@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,54 +14,10 @@ from terrarium_dagster.corpus.reader import Corpus, parse_ref
 from terrarium_dagster.corpus.scenes import batch_scenes
 from terrarium_dagster.errors import CorpusError, InputError
 from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
+from tests.support.corpus_builder import PostRow, write_corpus
 
-SCHEMA = """
-CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);
-CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,
-                   subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);
-CREATE TABLE tag (post_id INTEGER, name TEXT);
-CREATE TABLE link (link_from INTEGER, link_to INTEGER);
-"""
 URL = "https://quest.example/sample/{thread_id}#{post_id}"
 QM = ("qm_post", "story_post")
-
-
-@dataclass(frozen=True)
-class Row:
-    id: int
-    thread: int
-    time: int
-    body: str = "text"
-    tags: tuple[str, ...] = ()
-    name: str | None = "Anonymous"
-    trip: str | None = None
-    subject: str | None = None
-
-
-def build(
-    path: Path,
-    threads: dict[int, str | None],
-    posts: Iterable[Row],
-    links: Iterable[tuple[int, int]] = (),
-    *,
-    index_thread_id: bool = False,
-) -> Path:
-    conn = sqlite3.connect(path)
-    conn.executescript(SCHEMA)
-    conn.executemany("INSERT INTO thread VALUES (?, ?)", threads.items())
-    for row in posts:
-        conn.execute(
-            "INSERT INTO post (thread_id, id, name, trip_code, subject, time, body) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (row.thread, row.id, row.name, row.trip, row.subject, row.time, row.body),
-        )
-        conn.executemany("INSERT INTO tag VALUES (?, ?)", [(row.id, tag) for tag in row.tags])
-    conn.executemany("INSERT INTO link VALUES (?, ?)", links)
-    if index_thread_id:
-        conn.execute("CREATE INDEX post_thread ON post (thread_id)")
-    conn.commit()
-    conn.close()
-    return path
 
 
 @pytest.fixture
@@ -72,20 +27,22 @@ def story(tmp_path: Path) -> Path:
     Story order: 300 (first post at t=50), 100 (t=100), 200 (t=100, higher id than 100).
     """
     posts = [
-        Row(100, 100, 100, "Opening<br>of &quot;one&quot;", ("op_post", "qm_post", "story_post")),
-        Row(101, 100, 110, "more story", QM, name="QM", trip="!trip"),
-        Row(102, 100, 120, '<a class="quotelink" href="#p101">&gt;&gt;101</a><br>vote', ()),
-        Row(103, 100, 115, "skewed clock", QM),  # id after 102, time before it
-        Row(104, 100, 130, "tally", ("qm_post", "vote_tally_post")),
-        Row(105, 100, 140, "after tally", QM),
-        Row(200, 200, 100, "two", ("qm_post", "qm_post")),  # duplicate tag row
-        Row(201, 200, 105, "player", ()),
-        Row(300, 300, 50, "three", QM, subject="The start"),
-        Row(900, 999, 10, "orphan: no thread row", QM),
+        PostRow(
+            100, 100, 100, "Opening<br>of &quot;one&quot;", ("op_post", "qm_post", "story_post")
+        ),
+        PostRow(101, 100, 110, "more story", QM, name="QM", trip="!trip"),
+        PostRow(102, 100, 120, '<a class="quotelink" href="#p101">&gt;&gt;101</a><br>vote', ()),
+        PostRow(103, 100, 115, "skewed clock", QM),  # id after 102, time before it
+        PostRow(104, 100, 130, "tally", ("qm_post", "vote_tally_post")),
+        PostRow(105, 100, 140, "after tally", QM),
+        PostRow(200, 200, 100, "two", ("qm_post", "qm_post")),  # duplicate tag row
+        PostRow(201, 200, 105, "player", ()),
+        PostRow(300, 300, 50, "three", QM, subject="The start"),
+        PostRow(900, 999, 10, "orphan: no thread row", QM),
     ]
     links = [(102, 101), (102, 101), (102, 100), (201, 200)]
     threads: dict[int, str | None] = {100: "One", 200: "Two", 300: None, 400: "Empty"}
-    return build(tmp_path / "story.db", threads, posts, links)
+    return write_corpus(tmp_path / "story.db", threads, posts, links)
 
 
 def test_threads_in_story_order_by_first_post_time_then_id(story: Path) -> None:
@@ -277,11 +234,11 @@ def _count_statements(corpus: Corpus, read: Callable[[], Iterable[object]]) -> t
 @pytest.fixture
 def long_thread(tmp_path: Path) -> Path:
     posts = [
-        Row(1000 + i, 1000, 5000 + i, f"post {i}<br>line", QM if i % 3 else ("qm_post",))
+        PostRow(1000 + i, 1000, 5000 + i, f"post {i}<br>line", QM if i % 3 else ("qm_post",))
         for i in range(500)
     ]
-    posts += [Row(2000 + i, 2000, 9000 + i, "p", QM if i % 2 else ()) for i in range(100)]
-    return build(tmp_path / "long.db", {1000: "Long", 2000: "Other"}, posts)
+    posts += [PostRow(2000 + i, 2000, 9000 + i, "p", QM if i % 2 else ()) for i in range(100)]
+    return write_corpus(tmp_path / "long.db", {1000: "Long", 2000: "Other"}, posts)
 
 
 def test_reading_a_thread_of_500_posts_is_one_statement(long_thread: Path) -> None:
@@ -311,8 +268,8 @@ def test_iter_scenes_runs_a_constant_number_of_statements(
 
 
 def test_default_strategy_is_per_thread_with_an_index_on_thread_id(tmp_path: Path) -> None:
-    posts = [Row(1, 1, 10, "a", QM), Row(2, 2, 20, "b", QM), Row(3, 3, 30, "c", QM)]
-    path = build(tmp_path / "i.db", {1: "a", 2: "b", 3: "c"}, posts, index_thread_id=True)
+    posts = [PostRow(1, 1, 10, "a", QM), PostRow(2, 2, 20, "b", QM), PostRow(3, 3, 30, "c", QM)]
+    path = write_corpus(tmp_path / "i.db", {1: "a", 2: "b", 3: "c"}, posts, index_thread_id=True)
     with Corpus(path) as corpus:
         statements, consumed = _count_statements(corpus, corpus.iter_scenes)
     assert (statements, consumed) == (3, 3)

@@ -14,21 +14,12 @@ from pathlib import Path
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.glossary.store import GlossaryStore
-from tests.test_run_cli import glossary_fingerprint
+from tests.support.cli import run_args
+from tests.support.store_dump import glossary_fingerprint
 
 
 def _command(corpus: Path, db: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "terrarium_dagster.cli",
-        "run",
-        "--offline",
-        "--corpus",
-        str(corpus),
-        "--db",
-        str(db),
-    ]
+    return [sys.executable, "-m", "terrarium_dagster.cli", *run_args(db, corpus)]
 
 
 def _start(corpus: Path, db: Path) -> subprocess.Popen[bytes]:
@@ -53,7 +44,7 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
     sample_db: Path, tmp_path: Path
 ) -> None:
     baseline = tmp_path / "baseline.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(baseline)]) == 0
+    assert main(run_args(baseline, sample_db)) == 0
 
     killed = tmp_path / "killed.db"
     rng = random.Random(20261122)
@@ -83,7 +74,7 @@ def test_sigint_stops_after_the_current_call_with_exit_130_and_resumes(
     sample_db: Path, tmp_path: Path
 ) -> None:
     baseline = tmp_path / "baseline.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(baseline)]) == 0
+    assert main(run_args(baseline, sample_db)) == 0
     db = tmp_path / "interrupted.db"
     process = _start(sample_db, db)
     try:
@@ -100,7 +91,7 @@ def test_sigint_stops_after_the_current_call_with_exit_130_and_resumes(
     with GlossaryStore(db) as store:
         checkpoint = store.memory.latest_checkpoint()
         assert checkpoint is not None and checkpoint.kind == "shutdown"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    assert main(run_args(db, sample_db)) == 0
     assert glossary_fingerprint(db) == glossary_fingerprint(baseline)
 
 

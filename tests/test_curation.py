@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,57 +22,15 @@ from terrarium_dagster.curation.prompt import (
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.glossary.models import ProvenanceIn
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from tests.support.corpus_builder import EMBER_ROAD_URL, ember_road_quest
 
-URL = "https://quest.example/test/{thread_id}#{post_id}"
 AGENT = Actor("agent", run_id="run-a", thread_id=100, scene_id="100#102")
 CURATOR = Actor("curator", run_id="run-a", thread_id=100)
-
-POSTS: list[tuple[int, int, str, tuple[str, ...]]] = [
-    (100, 100, "Welcome to the Ember Road. The caravan sets out at dawn.", ("qm_post", "op_post")),
-    (100, 101, "Can we check the wagons first?", ()),
-    (100, 102, "The Ember Tithe is due at the border fort. Every traveller pays it.", ("qm_post",)),
-    (100, 103, ">>102 What is the Ember Tithe exactly?", ()),
-    (100, 104, "Keth'ra explains the Tithe of Embers: one coal per soul.", ("qm_post",)),
-    (100, 105, "Open the door and look outside.", ()),
-    (100, 106, "The Ashen Guard stands at the gate, spears lowered.", ("qm_post",)),
-    (100, 107, "We bribe the guard.", ()),
-    (100, 108, "Vote tally: bribe 4, fight 1", ("qm_post", "vote_tally_post")),
-    (100, 109, "The Ashen Guard takes the coin and waves you through.", ("qm_post",)),
-    (200, 200, "Ashfall begins. Keth'ra leads you into the ash fields.", ("qm_post", "op_post")),
-    (200, 201, "Keep close to Keth'ra.", ()),
-]
-
-
-def build_corpus(path: Path) -> Path:
-    conn = sqlite3.connect(path)
-    conn.executescript(
-        """
-        CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);
-        CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,
-                           subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);
-        CREATE TABLE tag (post_id INTEGER, name TEXT);
-        CREATE TABLE link (link_from INTEGER, link_to INTEGER);
-        """
-    )
-    conn.executemany(
-        "INSERT INTO thread VALUES (?, ?)", [(100, "The Ember Road"), (200, "Ashfall")]
-    )
-    for thread_id, post_id, body, tags in POSTS:
-        name = "QM" if "qm_post" in tags else "Anonymous"
-        conn.execute(
-            "INSERT INTO post VALUES (?, ?, ?, NULL, NULL, ?, NULL, NULL, ?)",
-            (thread_id, post_id, name, 1000 + post_id, body),
-        )
-        conn.executemany("INSERT INTO tag VALUES (?, ?)", [(post_id, tag) for tag in tags])
-    conn.execute("INSERT INTO link VALUES (103, 102)")
-    conn.commit()
-    conn.close()
-    return path
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Iterator[Corpus]:
-    with Corpus(build_corpus(tmp_path / "quest.db"), url_template=URL) as reader:
+    with Corpus(ember_road_quest(tmp_path / "quest.db"), url_template=EMBER_ROAD_URL) as reader:
         yield reader
 
 
@@ -624,7 +581,7 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
 
     budget = 1200
     with (
-        Corpus(sample_db, url_template=URL) as quest,
+        Corpus(sample_db, url_template=EMBER_ROAD_URL) as quest,
         GlossaryStore(tmp_path / "sample.db") as glossary,
     ):
         first = quest.threads()[0]

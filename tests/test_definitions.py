@@ -19,6 +19,7 @@ from terrarium_dagster.exports.references import NameIndex, linked_views
 from terrarium_dagster.glossary.links import any_target, link_problems, tidy_links
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.cli import run_args
 
 NESTED = re.compile(r"\[\[[^\]]*\[\[")
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")
@@ -156,7 +157,7 @@ def _exports_are_sound(store_db: Path, corpus: Path, out: Path) -> None:
 
 
 def _run(corpus: Path, db: Path) -> None:
-    assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(db)]) == 0
+    assert main(run_args(db, corpus)) == 0
 
 
 @pytest.mark.parametrize("which", ["sample", "generated"])

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.cli import TERRARIUM, run_args
 from tests.support.kill_server import KillPoint, KillServer, run_kill_server
 from tests.support.store_dump import dump_differences, store_dump
 
@@ -42,18 +42,8 @@ def quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _command(server: KillServer, corpus: Path, db: Path) -> list[str]:
     return [
-        str(Path(sys.executable).with_name("terrarium")),
-        "run",
-        "--agent-url",
-        server.url,
-        "--corpus",
-        str(corpus),
-        "--db",
-        str(db),
-        "--context-budget",
-        str(BUDGET),
-        "--max-tokens",
-        "768",
+        TERRARIUM,
+        *run_args(db, corpus, agent_url=server.url, context_budget=BUDGET, max_tokens=768),
     ]
 
 

@@ -14,88 +14,9 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports import build_export, export_wiki, run_checks
 from terrarium_dagster.exports.wiki import slugify
-from terrarium_dagster.glossary.models import EntryView, Provenance, ProvenanceIn
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
-
-T1, T2 = 100, 200
-
-
-def agent(thread_id: int) -> Actor:
-    return Actor("agent", run_id="run-x", thread_id=thread_id, scene_id=f"{thread_id}#1")
-
-
-def src(post_id: int, quote: str = "", thread_id: int = T1) -> ProvenanceIn:
-    return ProvenanceIn(post_id=post_id, thread_id=thread_id, quote=quote)
-
-
-def finish_thread(store: GlossaryStore, corpus: Corpus, thread_id: int) -> None:
-    thread = corpus.thread(thread_id)
-    store.progress.set_thread_state(
-        thread_id,
-        thread_key=thread.key,
-        position=thread.position,
-        status="curated",
-        end_revision_id=store.history.last_revision_id(),
-    )
-
-
-def build_glossary(store: GlossaryStore, corpus: Corpus) -> dict[str, int]:
-    """Thread 100: four live entries, one merged, one rejected. Thread 200: a revised definition,
-    a new source and a new entry."""
-    ids: dict[str, int] = {}
-    ids["tithe"] = store.glossary.create_entry(
-        agent(T1),
-        "Ember Tithe",
-        "A toll paid at the border fort, enforced by the [[Ashen Guard]]. "
-        "Explained by [[Keth'ra|the guide]].",
-        tags=["custom"],
-        provenance=[src(102, "The Ember Tithe is due"), src(103)],
-    ).id
-    ids["guard"] = store.glossary.create_entry(
-        agent(T1),
-        "Ashen Guard",
-        "Soldiers of the border gate; they collect the Ember Tithe.",
-        tags=["faction"],
-        provenance=[src(106, "The Ashen Guard stands at the gate")],
-    ).id
-    ids["kethra"] = store.glossary.create_entry(
-        agent(T1),
-        "Keth'ra",
-        "A guide who explains the [[Tithe of Embers]] and serves the [[Salt Queen]].",
-        tags=["character"],
-        provenance=[src(104)],
-    ).id
-    ids["embers"] = store.glossary.create_entry(
-        agent(T1), "Tithe of Embers", "One coal per soul.", provenance=[src(104)]
-    ).id
-    ids["caravan"] = store.glossary.create_entry(
-        agent(T1), "Caravan", "The travellers' wagons.", provenance=[src(100)]
-    ).id
-    ids["door"] = store.glossary.create_entry(
-        agent(T1), "Door", "A door.", provenance=[src(105)]
-    ).id
-    curator = Actor("curator", run_id="run-x", thread_id=T1)
-    store.glossary.merge_entries(curator, ids["embers"], ids["tithe"], "same toll")
-    store.glossary.update_entry(curator, ids["door"], status="rejected", reason="common word")
-    store.glossary.update_entry(curator, ids["guard"], status="confirmed", reason="seen twice")
-    finish_thread(store, corpus, T1)
-    store.glossary.update_entry(
-        agent(T2),
-        ids["tithe"],
-        definition="A toll paid at the border fort, enforced by the [[Ashen Guard]]. "
-        "Doubled in the ash fields.",
-        provenance=[src(200, "the tithe doubles", thread_id=T2)],
-    )
-    ids["fields"] = store.glossary.create_entry(
-        agent(T2),
-        "Ash Fields",
-        "Grey plains beyond the fort.",
-        tags=["place"],
-        provenance=[src(200, thread_id=T2)],
-    ).id
-    finish_thread(store, corpus, T2)
-    return ids
-
+from terrarium_dagster.glossary.models import EntryView, Provenance
+from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.glossary_fixtures import T1, T2, agent, src
 
 pytest_plugins = ["tests.support.glossary_fixtures"]
 

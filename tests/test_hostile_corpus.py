@@ -7,6 +7,7 @@ from pathlib import Path
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import run_args
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus
 
 INJECTION = (
@@ -47,7 +48,7 @@ def _hostile_corpus(path: Path) -> Path:
 def test_injections_lookalikes_and_a_1mb_post_do_not_break_the_run(tmp_path: Path) -> None:
     corpus = _hostile_corpus(tmp_path / "hostile.db")
     db = tmp_path / "store.db"
-    assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(db)]) == 0
+    assert main(run_args(db, corpus)) == 0
     with GlossaryStore(db) as store:
         states = store.progress.thread_states()
         assert [s.status for s in states] == ["curated", "curated"]

@@ -13,6 +13,7 @@ from ebooklib import epub
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
+from tests.support.cli import run_args
 
 BOOK = Path(__file__).parent / "data" / "lamplighters.txt"
 BOOKS = Path(__file__).parent / "data" / "books"  # real public books, trimmed (see its README)
@@ -102,7 +103,7 @@ def test_an_epub_imports_then_runs_and_exports(tmp_path: Path) -> None:
     assert main(["import", str(source), "--out", str(corpus)]) == 0
     assert [title for _, title in _threads(corpus)] == ["The Fen", "The Weir"]
     store = tmp_path / "store.db"
-    assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(store)]) == 0
+    assert main(run_args(store, corpus)) == 0
     out = tmp_path / "export"
     assert main(["export", "--format", "json", "--out", str(out), "--db", str(store),
                  "--corpus", str(corpus)]) == 0  # fmt: skip

@@ -13,6 +13,7 @@ from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import AgentError
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import TERRARIUM, run_args
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Fault, Reply, ScriptedVLLM
 
@@ -155,17 +156,7 @@ def test_cli_exits_1_when_the_server_is_unreachable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus = simple_quest(tmp_path / "c.db", threads=1, scenes_per_thread=1)
-    code = main(
-        [
-            "run",
-            "--corpus",
-            str(corpus),
-            "--db",
-            str(tmp_path / "s.db"),
-            "--agent-url",
-            "http://127.0.0.1:9/v1",
-        ]
-    )
+    code = main(run_args(tmp_path / "s.db", corpus, agent_url="http://127.0.0.1:9/v1"))
     assert code == 1
     assert "failed" in capsys.readouterr().err
 
@@ -200,16 +191,14 @@ def test_ctrl_c_abandons_the_call_in_flight_within_seconds(
 ) -> None:
     import signal
     import subprocess
-    import sys
     import time
 
     corpus = tmp_path / "corpus.db"
     simple_quest(corpus, threads=1, scenes_per_thread=2)
     vllm_server.script(Reply(content="slow", delay_s=60))
     db = tmp_path / "store.db"
-    command = [str(Path(sys.executable).with_name("terrarium")), "run", "--agent-url"]
     process = subprocess.Popen(
-        [*command, vllm_server.url + "/v1", "--corpus", str(corpus), "--db", str(db)],
+        [TERRARIUM, *run_args(db, corpus, agent_url=vllm_server.url + "/v1")],
         stderr=subprocess.PIPE,
         text=True,
     )

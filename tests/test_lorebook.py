@@ -14,6 +14,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.exports.lorebook import lore_content, plain_definition
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import run_args
 
 NUMBER = (int, float)
 MAYBE_NUMBER = (int, float, type(None))
@@ -45,7 +46,7 @@ def _book(out: Path) -> tuple[Path, dict[str, Any]]:
 @pytest.fixture
 def store(sample_db: Path, tmp_path: Path) -> Path:
     db = tmp_path / "s.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    assert main(run_args(db, sample_db)) == 0
     return db
 
 

@@ -28,6 +28,7 @@ import pytest
 from terrarium_dagster.defs.assets import thread_annotations, thread_glossary
 from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.cli import TERRARIUM, run_args
 from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.store_dump import dump_differences, store_dump
 
@@ -50,7 +51,7 @@ HOLDER = textwrap.dedent(
 
 def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(Path(sys.executable).with_name("terrarium")), *args],
+        [TERRARIUM, *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -90,7 +91,7 @@ def test_a_second_writer_is_refused_at_once_naming_the_holder_and_writes_nothing
 ) -> None:
     before = _snapshot(store_path)
     started = time.monotonic()
-    done = _terrarium("run", "--offline", "--corpus", str(sample_db), "--db", str(store_path))
+    done = _terrarium(*run_args(store_path, sample_db))
     assert time.monotonic() - started < 15, "the refusal must not wait"
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
@@ -128,7 +129,7 @@ def test_a_killed_holder_is_taken_over_and_its_run_shown_as_died(
 ) -> None:
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=10)
-    done = _terrarium("run", "--offline", "--corpus", str(sample_db), "--db", str(store_path))
+    done = _terrarium(*run_args(store_path, sample_db))
     assert done.returncode == 0, done.stderr
     with GlossaryStore(store_path) as store:
         runs = {run.id: run for run in store.runs.runs()}
@@ -169,11 +170,12 @@ def test_two_concurrent_terrarium_runs_the_second_is_refused_at_once_and_writes_
     yet); at a compaction's fold request (the compaction already recorded in the open scene) it
     holds the write lock too. Either way the second is refused at once."""
     store_path = tmp_path / "store.db"
-    terrarium = str(Path(sys.executable).with_name("terrarium"))
     with run_kill_server() as server:
         server.hold = held
-        command = [terrarium, "run", "--agent-url", server.url, "--corpus", str(quest)]
-        command += ["--db", str(store_path), "--context-budget", "8192", "--max-tokens", "768"]
+        command = [
+            TERRARIUM,
+            *run_args(store_path, quest, agent_url=server.url, context_budget=8192, max_tokens=768),
+        ]
         first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             while not server.held.wait(timeout=0.05):

@@ -23,12 +23,13 @@ from terrarium_dagster.engine import open_corpus
 from terrarium_dagster.exports.post_page import highlight_span, render_post_page
 from terrarium_dagster.glossary.store import GlossaryStore
 from tests.support.browser import terrarium_serve
+from tests.support.cli import run_args
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("posts") / "store" / "terrarium.db"
-    assert main(["run", "--offline", "--db", str(db)]) == 0  # the bundled sample, no template
+    assert main(run_args(db)) == 0  # the bundled sample, no template
     return db
 
 

@@ -11,6 +11,7 @@ from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.backends.offline import CurateEntryView, KnownEntry, offline_curate
 from terrarium_dagster.cli import main
 from terrarium_dagster.glossary.vocabulary import is_ordinary, ordinary_reason
+from tests.support.cli import run_args
 
 GOLD = Path(__file__).resolve().parents[1] / "terrarium_dagster/corpus/sample/gold.yaml"
 
@@ -73,7 +74,7 @@ def test_score_on_the_offline_sample_meets_the_targets(
     sample_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "s.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    assert main(run_args(db, sample_db)) == 0
     capsys.readouterr()
     assert main(["score", "--db", str(db), "--gold", str(GOLD), "--json"]) == 0
     import json
@@ -189,7 +190,7 @@ def test_entries_of_the_offline_sample_have_kinds(sample_db: Path, tmp_path: Pat
     from terrarium_dagster.glossary.store import GlossaryStore
 
     db = tmp_path / "s.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    assert main(run_args(db, sample_db)) == 0
     with GlossaryStore(db) as store:
         tags = {tag for entry in store.glossary.entries() for tag in entry.tags}
     assert {"character", "place", "faction"} <= tags

@@ -12,14 +12,16 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.sample import gold_terms
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import run_args
 from tests.support.corpus_builder import simple_quest
+from tests.support.store_dump import glossary_fingerprint
 
 
 @pytest.fixture(scope="module")
 def sample_run(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The whole sample quest annotated (and curated) once with the offline backend."""
     db = tmp_path_factory.mktemp("run") / "store.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    assert main(run_args(db, sample_db)) == 0
     return db
 
 
@@ -66,7 +68,7 @@ def test_run_on_a_missing_corpus_exits_2_with_one_line_and_creates_no_store(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "store.db"
-    code = main(["run", "--offline", "--corpus", str(tmp_path / "nope.db"), "--db", str(db)])
+    code = main(run_args(db, tmp_path / "nope.db"))
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert len(err.splitlines()) == 1 and "nope.db" in err
@@ -79,7 +81,7 @@ def test_run_on_a_corpus_missing_a_column_names_it(
     corpus = simple_quest(tmp_path / "c.db")
     with sqlite3.connect(corpus) as connection:
         connection.execute("ALTER TABLE post DROP COLUMN body")
-    code = main(["run", "--offline", "--corpus", str(corpus), "--db", str(tmp_path / "s.db")])
+    code = main(run_args(tmp_path / "s.db", corpus))
     assert code == 2
     assert "body" in capsys.readouterr().err
 
@@ -88,36 +90,14 @@ def test_bad_configuration_exits_2_naming_the_setting(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus = simple_quest(tmp_path / "c.db")
-    code = main(
-        [
-            "run",
-            "--offline",
-            "--corpus",
-            str(corpus),
-            "--db",
-            str(tmp_path / "s.db"),
-            "--context-budget",
-            "100",
-        ]
-    )
+    code = main(run_args(tmp_path / "s.db", corpus, context_budget=100))
     assert code == 2
     assert "context_budget" in capsys.readouterr().err
 
 
 def test_unknown_thread_range_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = simple_quest(tmp_path / "c.db")
-    code = main(
-        [
-            "run",
-            "--offline",
-            "--corpus",
-            str(corpus),
-            "--db",
-            str(tmp_path / "s.db"),
-            "--threads",
-            "999..1000",
-        ]
-    )
+    code = main(run_args(tmp_path / "s.db", corpus, threads="999..1000"))
     assert code == 2
     assert "999" in capsys.readouterr().err
 
@@ -127,9 +107,9 @@ def test_max_scenes_stops_early_and_a_second_run_resumes_to_the_same_glossary(
 ) -> None:
     corpus = simple_quest(tmp_path / "c.db", threads=2, scenes_per_thread=3)
     whole = tmp_path / "whole.db"
-    assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(whole)]) == 0
+    assert main(run_args(whole, corpus)) == 0
     parts = tmp_path / "parts.db"
-    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(parts)]
+    args = run_args(parts, corpus)
     assert main([*args, "--max-scenes", "2"]) == 0
     with GlossaryStore(parts) as store:
         assert sum(state.scenes_done for state in store.progress.thread_states()) == 2
@@ -141,7 +121,7 @@ def test_max_scenes_stops_early_and_a_second_run_resumes_to_the_same_glossary(
 def test_threads_range_annotates_only_the_range_in_order(tmp_path: Path) -> None:
     corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=1)
     db = tmp_path / "s.db"
-    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(db)]
+    args = run_args(db, corpus)
     assert main([*args, "--threads", "..t00001-1014"]) == 0
     with GlossaryStore(db) as store:
         assert [
@@ -156,42 +136,9 @@ def test_a_thread_out_of_order_exits_2_naming_the_missing_thread(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=1)
-    code = main(
-        [
-            "run",
-            "--offline",
-            "--corpus",
-            str(corpus),
-            "--db",
-            str(tmp_path / "s.db"),
-            "--threads",
-            "t00002-1028..",
-        ]
-    )
+    code = main(run_args(tmp_path / "s.db", corpus, threads="t00002-1028.."))
     assert code == 2
     assert "t00000-1000" in capsys.readouterr().err
-
-
-def glossary_fingerprint(db: Path) -> dict[str, list[tuple[object, ...]]]:
-    """Entries, aliases, provenance and revisions, without run ids and wall-clock times."""
-    with sqlite3.connect(db) as connection:
-        return {
-            "entry": connection.execute(
-                "SELECT id, term, definition, status, tags, merged_into, deleted FROM entry "
-                "ORDER BY id"
-            ).fetchall(),
-            "alias": connection.execute(
-                "SELECT entry_id, alias, deleted FROM alias ORDER BY id"
-            ).fetchall(),
-            "provenance": connection.execute(
-                "SELECT entry_id, post_id, thread_id, quote, revision_id, superseded_revision_id "
-                "FROM provenance ORDER BY id"
-            ).fetchall(),
-            "revision": connection.execute(
-                "SELECT id, entry_id, action, old_value, new_value, reason, actor_kind, "
-                "thread_id, scene_id FROM revision ORDER BY id"
-            ).fetchall(),
-        }
 
 
 def _live_glossary(db: Path) -> list[tuple[str, str, str]]:
@@ -208,7 +155,7 @@ def test_from_snapshot_rolls_back_then_redoes_the_later_threads_identically(
 ) -> None:
     corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=2)
     db = tmp_path / "s.db"
-    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(db)]
+    args = run_args(db, corpus)
     assert main(args) == 0
     before = _live_glossary(db)
     with GlossaryStore(db) as store:
@@ -229,7 +176,7 @@ def test_rewind_redoes_a_thread_that_later_threads_built_on(
 ) -> None:
     corpus = simple_quest(tmp_path / "c.db", threads=3, scenes_per_thread=1)
     db = tmp_path / "s.db"
-    args = ["run", "--offline", "--corpus", str(corpus), "--db", str(db)]
+    args = run_args(db, corpus)
     assert main(args) == 0
     before = _live_glossary(db)
     assert main([*args, "--threads", "t00001-1014..", "--rewind"]) == 0

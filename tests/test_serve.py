@@ -5,13 +5,14 @@ from __future__ import annotations
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.support.cli import TERRARIUM
 
 
 def _free_port() -> int:
@@ -36,7 +37,7 @@ def served(exports: Path) -> Iterator[str]:
     port = _free_port()
     process = subprocess.Popen(
         [
-            str(Path(sys.executable).with_name("terrarium")),
+            TERRARIUM,
             "serve",
             "--db",
             str(exports / "terrarium.db"),
@@ -98,7 +99,7 @@ def test_serve_refuses_a_port_it_cannot_bind_with_one_line(exports: Path) -> Non
         port = taken.getsockname()[1]
         done = subprocess.run(
             [
-                str(Path(sys.executable).with_name("terrarium")),
+                TERRARIUM,
                 "serve",
                 "--db",
                 str(exports / "terrarium.db"),

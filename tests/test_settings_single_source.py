@@ -11,6 +11,7 @@ import pytest
 from terrarium_dagster.cli import build_parser
 from terrarium_dagster.config import ENV_ONLY, Settings, cli_group, load_settings, settings_table
 from terrarium_dagster.defs.resources import AgentResource, CorpusResource, StoreResource
+from tests.support.cli import run_args
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -65,21 +66,7 @@ def test_readers_take_the_store_and_corpus_options() -> None:
 
 def test_every_cli_option_reaches_the_settings() -> None:
     args = build_parser().parse_args(
-        [
-            "run",
-            "--top-p",
-            "0.5",
-            "--seed",
-            "7",
-            "--max-rounds",
-            "3",
-            "--timeout-s",
-            "9",
-            "--max-retries",
-            "1",
-            "--no-thinking",
-            "--offline",
-        ]
+        run_args(top_p=0.5, seed=7, max_rounds=3, timeout_s=9, max_retries=1, no_thinking=True)
     )
     given = {key: value for key, value in vars(args).items() if key in Settings.model_fields}
     settings = load_settings(**given)

@@ -14,7 +14,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from html import unescape
@@ -26,6 +25,7 @@ import pytest
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import TERRARIUM, run_args
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -56,7 +56,7 @@ def _free_port() -> int:
 def store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("site") / "store" / "terrarium.db"
     # The bundled sample (no --corpus): the store records it and its post URL template.
-    assert main(["run", "--offline", "--db", str(db)]) == 0
+    assert main(run_args(db)) == 0
     return db
 
 
@@ -64,7 +64,7 @@ def store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def site(store: Path, sample_db: Path) -> Iterator[str]:
     assert CHROMIUM is not None, "chromium is not installed (.ci/run installs it)"
     port = _free_port()
-    command = [str(Path(sys.executable).with_name("terrarium")), "serve", "--port", str(port)]
+    command = [TERRARIUM, "serve", "--port", str(port)]
     process = subprocess.Popen(  # no --corpus: serve reads the one the store was built with
         [*command, "--db", str(store)],
         stdout=subprocess.PIPE,

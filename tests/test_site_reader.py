@@ -14,7 +14,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.cli import TERRARIUM, run_args
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if os.environ.get("CI"):  # in CI the browser tests must run
@@ -52,7 +52,7 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("novel")
     corpus = generate_corpus(root / "novel.db", threads=THREADS, posts_per_thread=6, seed=3)
     store = root / "store" / "terrarium.db"
-    assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(store)]) == 0
+    assert main(run_args(store, corpus)) == 0
     return corpus, store
 
 
@@ -60,7 +60,7 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def site(story: tuple[Path, Path]) -> Iterator[str]:
     corpus, store = story
     port = _free_port()
-    command = [str(Path(sys.executable).with_name("terrarium")), "serve", "--port", str(port)]
+    command = [TERRARIUM, "serve", "--port", str(port)]
     process = subprocess.Popen(
         [*command, "--db", str(store), "--corpus", str(corpus)],
         stdout=subprocess.DEVNULL,

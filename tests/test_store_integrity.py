@@ -13,12 +13,12 @@ import hashlib
 import random
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+from tests.support.cli import TERRARIUM, run_args
+
 PAGE = 4096
 
 
@@ -52,7 +52,7 @@ def _middle_btree_page(db: Path) -> int:
 @pytest.fixture(scope="module")
 def annotated_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("integrity") / "store.db"
-    done = _terrarium("run", "--offline", "--corpus", str(sample_db), "--db", str(db))
+    done = _terrarium(*run_args(db, sample_db))
     assert done.returncode == 0, done.stderr
     return db
 
@@ -72,7 +72,7 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
 ) -> None:
     db = _damaged_copy(annotated_store, tmp_path)
     before = _digest(db)
-    refused = _terrarium("run", "--offline", "--corpus", str(sample_db), "--db", str(db))
+    refused = _terrarium(*run_args(db, sample_db))
     assert refused.returncode == 2, refused.stderr
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1, refused.stderr
@@ -140,8 +140,8 @@ def test_a_file_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> Non
     db = tmp_path / "notes.db"
     db.write_text("these are notes, not a database\n" * 200)
     before = _digest(db)
-    for command in (("run", "--offline"), ("status",)):
-        done = _terrarium(*command, "--db", str(db))
+    for command in (run_args(db), ["status", "--db", str(db)]):
+        done = _terrarium(*command)
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "not a database" in done.stderr

@@ -25,8 +25,7 @@ import pytest
 
 from terrarium_dagster.errors import StoreError
 from terrarium_dagster.glossary.store import GlossaryStore
-
-TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+from tests.support.cli import TERRARIUM, run_args
 
 READERS = (
     ("status", "--json"),
@@ -41,7 +40,7 @@ def built_store(sample_db: Path, tmp_path: Path) -> Path:
     store = tmp_path / "store" / "terrarium.db"
     store.parent.mkdir()
     done = subprocess.run(
-        [TERRARIUM, "run", "--offline", "--corpus", str(sample_db), "--db", str(store)],
+        [TERRARIUM, *run_args(store, sample_db)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.glossary.store import Actor, GlossaryStore, parse_entry_id
+from tests.support.corpus_builder import PostRow, write_corpus
 
 # thread 100 (earlier) and thread 200 (later); times increase with ids.
 POSTS: list[tuple[int, int, bool, bool, str]] = [
@@ -61,38 +61,24 @@ POSTS: list[tuple[int, int, bool, bool, str]] = [
 
 
 def build_corpus(path: Path) -> Path:
-    connection = sqlite3.connect(path)
-    connection.executescript(
-        """
-        CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);
-        CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,
-                           subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);
-        CREATE TABLE tag (post_id INTEGER, name TEXT);
-        CREATE TABLE link (link_from INTEGER, link_to INTEGER);
-        """
-    )
-    connection.executemany(
-        "INSERT INTO thread VALUES (?, ?)", [(100, "Ash and Lanterns"), (200, "The Brine Gate")]
-    )
-    for thread_id, post_id, qm, tally, body in POSTS:
-        connection.execute(
-            "INSERT INTO post VALUES (?, ?, ?, ?, NULL, ?, NULL, NULL, ?)",
-            (
-                thread_id,
-                post_id,
-                "QM" if qm else "Anonymous",
-                "!!qm" if qm else None,
-                1_600_000_000 + post_id,
-                body,
+    rows = [
+        PostRow(
+            post_id,
+            thread_id,
+            1_600_000_000 + post_id,
+            body,
+            tuple(
+                (["qm_post"] if qm else [])
+                + (["vote_tally_post"] if tally else [])
+                + (["op_post"] if post_id == thread_id else [])
             ),
+            name="QM" if qm else "Anonymous",
+            trip="!!qm" if qm else None,
         )
-        tags = (["qm_post"] if qm else []) + (["vote_tally_post"] if tally else [])
-        tags += ["op_post"] if post_id == thread_id else []
-        connection.executemany("INSERT INTO tag VALUES (?, ?)", [(post_id, t) for t in tags])
-    connection.execute("INSERT INTO link VALUES (102, 101)")
-    connection.commit()
-    connection.close()
-    return path
+        for thread_id, post_id, qm, tally, body in POSTS
+    ]
+    threads = {100: "Ash and Lanterns", 200: "The Brine Gate"}
+    return write_corpus(path, threads, rows, [(102, 101)])
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.defs.assets import glossary_export, thread_glossary
 from terrarium_dagster.defs.undo import undo_job
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import run_args
 
 pytest_plugins = ["tests.support.dagster_fixtures"]
 
@@ -24,7 +25,7 @@ pytest_plugins = ["tests.support.dagster_fixtures"]
 def sample_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The whole sample quest annotated and curated once with the offline backend."""
     db = tmp_path_factory.mktemp("undo") / "store.db"
-    assert main(["run", "--offline", "--corpus", str(sample_db), "--db", str(db)]) == 0
+    assert main(run_args(db, sample_db)) == 0
     return db
 
 

@@ -11,13 +11,13 @@ request is recovered; one on every such request stops the run with one line (exi
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.cli import TERRARIUM, run_args
 from tests.support.window_server import WindowServer, run_window_server
 
 LONG_UPDATES = (150, 450)
@@ -43,18 +43,8 @@ def short_quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(server: WindowServer, corpus: Path, db: Path, budget: int, *extra: str) -> str:
     done = subprocess.run(
         [
-            str(Path(sys.executable).with_name("terrarium")),
-            "run",
-            "--agent-url",
-            server.url,
-            "--corpus",
-            str(corpus),
-            "--db",
-            str(db),
-            "--context-budget",
-            str(budget),
-            "--max-tokens",
-            "768",
+            TERRARIUM,
+            *run_args(db, corpus, agent_url=server.url, context_budget=budget, max_tokens=768),
             *extra,
         ],
         capture_output=True,

@@ -1,19 +1,64 @@
-"""Build small banished.db corpora for tests: real SQLite files in the banished.db schema."""
+"""Build small banished.db corpora for tests: real SQLite files in the banished.db schema.
+
+`write_corpus` is the one place a test corpus is written (the schema is the product's own,
+`corpus/schema.py::CORPUS_SCHEMA`): rows as given (`PostRow`). `build_corpus` writes threads of
+posts in story order from specs, `simple_quest` a tiny generated quest, `ember_road_quest` the
+two-thread quest of the curation, export and lineage tests.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCHEMA = """
-CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);
-CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,
-                   subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);
-CREATE TABLE tag (post_id INTEGER, name TEXT);
-CREATE TABLE link (link_from INTEGER, link_to INTEGER);
-"""
+from terrarium_dagster.corpus.schema import CORPUS_SCHEMA
+
+
+@dataclass(frozen=True)
+class PostRow:
+    """One post as stored: its id, thread, time, body, tags and author."""
+
+    id: int
+    thread: int
+    time: int
+    body: str = "text"
+    tags: tuple[str, ...] = ()
+    name: str | None = "Anonymous"
+    trip: str | None = None
+    subject: str | None = None
+
+
+def write_corpus(
+    path: Path,
+    threads: Mapping[int, str | None],
+    posts: Iterable[PostRow],
+    links: Iterable[tuple[int, int]] = (),
+    *,
+    index_thread_id: bool = False,
+) -> Path:
+    """A corpus file with exactly these threads, posts (with their tags) and quote links."""
+    connection = sqlite3.connect(path)
+    try:
+        connection.executescript(CORPUS_SCHEMA)
+        connection.executemany("INSERT INTO thread VALUES (?, ?)", threads.items())
+        for row in posts:
+            connection.execute(
+                "INSERT INTO post (thread_id, id, name, trip_code, subject, time, body) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (row.thread, row.id, row.name, row.trip, row.subject, row.time, row.body),
+            )
+            connection.executemany(
+                "INSERT INTO tag VALUES (?, ?)", [(row.id, tag) for tag in row.tags]
+            )
+        connection.executemany("INSERT INTO link VALUES (?, ?)", links)
+        if index_thread_id:
+            connection.execute("CREATE INDEX post_thread ON post (thread_id)")
+        connection.commit()
+    finally:
+        connection.close()
+    return path
 
 
 @dataclass
@@ -32,39 +77,34 @@ class ThreadSpec:
 
 def build_corpus(path: Path, threads: Sequence[ThreadSpec], *, first_id: int = 1000) -> Path:
     """Write `threads` in story order: ids and times increase; the first post opens the thread."""
-    connection = sqlite3.connect(path)
-    try:
-        connection.executescript(SCHEMA)
-        post_id = first_id
-        time = 1_600_000_000
-        for thread in threads:
-            thread_id = post_id
-            connection.execute("INSERT INTO thread VALUES (?, ?)", (thread_id, thread.title))
-            for index, post in enumerate(thread.posts):
-                name = "Quest Master" if post.qm else "Anonymous"
-                connection.execute(
-                    "INSERT INTO post VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)",
-                    (thread_id, post_id, name, "!!QM" if post.qm else None, None, time, post.body),
+    titles: dict[int, str | None] = {}
+    rows: list[PostRow] = []
+    links: list[tuple[int, int]] = []
+    post_id = first_id
+    time = 1_600_000_000
+    for thread in threads:
+        thread_id = post_id
+        titles[thread_id] = thread.title
+        for index, post in enumerate(thread.posts):
+            tags = ["op_post"] if index == 0 else []
+            if post.qm:
+                tags += ["qm_post", "vote_tally_post" if post.tally else "story_post"]
+            rows.append(
+                PostRow(
+                    post_id,
+                    thread_id,
+                    time,
+                    post.body,
+                    tuple(tags),
+                    name="Quest Master" if post.qm else "Anonymous",
+                    trip="!!QM" if post.qm else None,
                 )
-                tags = []
-                if index == 0:
-                    tags.append("op_post")
-                if post.qm:
-                    tags.append("qm_post")
-                    tags.append("vote_tally_post" if post.tally else "story_post")
-                connection.executemany(
-                    "INSERT INTO tag VALUES (?, ?)", [(post_id, tag) for tag in tags]
-                )
-                connection.executemany(
-                    "INSERT INTO link VALUES (?, ?)", [(post_id, target) for target in post.links]
-                )
-                post_id += 7
-                time += 600
-            time += 86_400
-        connection.commit()
-    finally:
-        connection.close()
-    return path
+            )
+            links += [(post_id, target) for target in post.links]
+            post_id += 7
+            time += 600
+        time += 86_400
+    return write_corpus(path, titles, rows, links)
 
 
 def simple_quest(path: Path, *, threads: int = 2, scenes_per_thread: int = 3) -> Path:
@@ -85,3 +125,36 @@ def simple_quest(path: Path, *, threads: int = 2, scenes_per_thread: int = 3) ->
             posts.append(PostSpec(f"[X] Trust {a}", qm=False))
         specs.append(ThreadSpec(f"Test Quest {t + 1}", posts))
     return build_corpus(path, specs)
+
+
+EMBER_ROAD_URL = "https://quest.example/test/{thread_id}#{post_id}"
+EMBER_ROAD_POSTS: list[tuple[int, int, str, tuple[str, ...]]] = [
+    (100, 100, "Welcome to the Ember Road. The caravan sets out at dawn.", ("qm_post", "op_post")),
+    (100, 101, "Can we check the wagons first?", ()),
+    (100, 102, "The Ember Tithe is due at the border fort. Every traveller pays it.", ("qm_post",)),
+    (100, 103, ">>102 What is the Ember Tithe exactly?", ()),
+    (100, 104, "Keth'ra explains the Tithe of Embers: one coal per soul.", ("qm_post",)),
+    (100, 105, "Open the door and look outside.", ()),
+    (100, 106, "The Ashen Guard stands at the gate, spears lowered.", ("qm_post",)),
+    (100, 107, "We bribe the guard.", ()),
+    (100, 108, "Vote tally: bribe 4, fight 1", ("qm_post", "vote_tally_post")),
+    (100, 109, "The Ashen Guard takes the coin and waves you through.", ("qm_post",)),
+    (200, 200, "Ashfall begins. Keth'ra leads you into the ash fields.", ("qm_post", "op_post")),
+    (200, 201, "Keep close to Keth'ra.", ()),
+]
+
+
+def ember_road_quest(path: Path) -> Path:
+    """Two threads: "The Ember Road" (100, ten posts) and "Ashfall" (200, two posts)."""
+    rows = [
+        PostRow(
+            post_id,
+            thread_id,
+            1000 + post_id,
+            body,
+            tags,
+            name="QM" if "qm_post" in tags else "Anonymous",
+        )
+        for thread_id, post_id, body, tags in EMBER_ROAD_POSTS
+    ]
+    return write_corpus(path, {100: "The Ember Road", 200: "Ashfall"}, rows, [(103, 102)])

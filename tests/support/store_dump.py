@@ -100,3 +100,25 @@ def _difference(expected: object, actual: object, width: int = 120) -> str:
     return (
         f"from character {at}: {expected[start : at + width]!r} != {actual[start : at + width]!r}"
     )
+
+
+def glossary_fingerprint(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Entries, aliases, provenance and revisions, without run ids and wall-clock times."""
+    with sqlite3.connect(db) as connection:
+        return {
+            "entry": connection.execute(
+                "SELECT id, term, definition, status, tags, merged_into, deleted FROM entry "
+                "ORDER BY id"
+            ).fetchall(),
+            "alias": connection.execute(
+                "SELECT entry_id, alias, deleted FROM alias ORDER BY id"
+            ).fetchall(),
+            "provenance": connection.execute(
+                "SELECT entry_id, post_id, thread_id, quote, revision_id, superseded_revision_id "
+                "FROM provenance ORDER BY id"
+            ).fetchall(),
+            "revision": connection.execute(
+                "SELECT id, entry_id, action, old_value, new_value, reason, actor_kind, "
+                "thread_id, scene_id FROM revision ORDER BY id"
+            ).fetchall(),
+        }

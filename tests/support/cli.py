@@ -1,0 +1,48 @@
+"""The `terrarium` command as tests call it: the one builder of a run's arguments, and the
+installed script beside this interpreter (tests run the real thing, in-process or as a process)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+
+
+def run_args(
+    db: Path | str | None = None,
+    corpus: Path | str | None = None,
+    *,
+    agent_url: str | None = None,
+    offline: bool | None = None,
+    **options: object,
+) -> list[str]:
+    """`terrarium run` arguments: offline unless an agent URL is given (``offline=False`` gives
+    neither), then `--corpus` and `--db` when given, then every option by its setting's name
+    (``context_budget=100`` -> ``--context-budget 100``; ``True`` -> the flag alone)."""
+    args = ["run"]
+    if agent_url is not None:
+        args += ["--agent-url", agent_url]
+    if offline if offline is not None else agent_url is None:
+        args.append("--offline")
+    if corpus is not None:
+        args += ["--corpus", str(corpus)]
+    if db is not None:
+        args += ["--db", str(db)]
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        args += [flag] if value is True else [flag, str(value)]
+    return args
+
+
+def terrarium(
+    *args: str,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `terrarium` script to its end, capturing its output."""
+    return subprocess.run(
+        [TERRARIUM, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
+    )
