@@ -499,7 +499,7 @@ class Engine:
         continue the agent's cached prefix (after making room for the review)."""
         annotator = self._get_annotator()
         state = self._state(thread)
-        answer_tokens = sampling.answer_tokens(self.settings, "curate")
+        answer_tokens = sampling.answer_tokens(self.settings, "curate", annotator.window)
         # the decision lines' room: what thinking leaves of the answer (about half)
         thinking = sampling.thinks(self.settings, "curate")
         answer_room = (answer_tokens or self.settings.max_tokens) // (2 if thinking else 1)

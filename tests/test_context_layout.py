@@ -186,7 +186,7 @@ def test_scene_message_follows_the_prompt_conventions() -> None:
     )
     lines = text.splitlines()
     assert lines[0] == "# Scene 42#100"
-    assert lines[1] == 'thread 42 "The \\"Long\\" Road" · scene 3 of 9 · posts 100-104'
+    assert lines[1] == 'thread 42 "The \\"Long\\" Road" · scene 3 of 9'
     assert text.index("## Known entries\n- [E1] Karvel") < text.index("## Story\n[post 100]")
     empty = scene_message(
         scene_id="1#1",

@@ -169,7 +169,6 @@ def test_summon_sends_the_past_context_not_the_current_one(
     assert [t["function"]["name"] for t in request.tools] == [
         "glossary_search",
         "read_post",
-        "read_thread_range",
     ]
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from terrarium_dagster.context.prompts import SHOWN_DEFINITION_CHARS
 from terrarium_dagster.glossary.models import Entry
 from terrarium_dagster.glossary.normalize import normalize_text
 from terrarium_dagster.glossary.store import GlossaryStore
 
 CHARS_PER_TOKEN = 4
-DEFINITION_CHARS = 180
+DEFINITION_CHARS = SHOWN_DEFINITION_CHARS  # a definition a tool may replace is shown whole
 FTS_QUERIES = 8
 FTS_HITS_PER_QUERY = 2
 
@@ -39,9 +40,12 @@ def entry_line(
 ) -> str:
     """The one-line form the agent sees: `- [E12] Term (aliases: a; b) [status]: definition`.
 
-    `short` replaces the definition with "…" (for an entry already shown unchanged above).
+    `short` replaces the definition with "…" (for an entry already shown unchanged above). A
+    rejected entry is its id, term and status only: `- [E12] Term [rejected]`.
     """
     definition = " ".join(entry.definition.split())
+    if entry.status == "rejected":
+        return f"- [E{entry.id}] {entry.term} [rejected]"
     if short:
         definition = "…"
     elif len(definition) > definition_chars:

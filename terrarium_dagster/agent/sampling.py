@@ -65,13 +65,14 @@ def thinks(settings: Settings, purpose: str) -> bool:
     return bool(settings.enable_thinking)
 
 
-def answer_tokens(settings: Settings, purpose: str) -> int | None:
+def answer_tokens(settings: Settings, purpose: str, window: int | None = None) -> int | None:
     """The completion tokens of a request of this kind (None: the session's `max_tokens`): the
-    curator gets room to think, up to a quarter of the context budget."""
+    curator gets room to think, up to a quarter of the window (`window`: the one the session
+    keeps to, else the context budget)."""
     if purpose != CURATE_PURPOSE:
         return None
     room = settings.curator_max_tokens if thinks(settings, purpose) else settings.max_tokens
-    return max(settings.max_tokens, min(room, settings.context_budget // 4))
+    return max(settings.max_tokens, min(room, (window or settings.context_budget) // 4))
 
 
 def request_options(settings: Settings, model_name: str | None, purpose: str) -> dict[str, Any]:

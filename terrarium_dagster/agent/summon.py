@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
 
 from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
@@ -86,6 +87,7 @@ from terrarium_dagster.snapshots.checkpoint import (
     SnapshotChoice,
     load_checkpoint,
     parse_snapshot_id,
+    revision_to_explain,
     snapshot_for_revision,
 )
 
@@ -539,8 +541,9 @@ class ListSnapshotsArgs(ToolArgs):
 
 
 class SummonSnapshotArgs(ToolArgs):
-    snapshot_id: int = Field(gt=0)
-    question: Question = Field(description="What to ask the past context")
+    entry_id: EntryId | None = None
+    snapshot_id: SkipJsonSchema[int | None] = Field(default=None, gt=0)
+    question: Question
 
 
 class SummonContinueArgs(ToolArgs):
@@ -611,15 +614,27 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
         return HandlerResult(payload)
 
     def summon_snapshot(access: ToolAccess, args: SummonSnapshotArgs) -> HandlerResult:
+        if (args.entry_id is None) == (args.snapshot_id is None):
+            raise ToolError("give entry_id (the entry to ask about) or snapshot_id, not both")
+        snapshot_id = args.snapshot_id
+        if args.entry_id is not None:
+            chosen = revision_to_explain(access.store, args.entry_id)
+            snapshot_id = snapshot_for_revision(access.store, chosen.id).snapshot_id
+            if snapshot_id is None:
+                raise ToolError(
+                    f"no saved context wrote E{args.entry_id} yet (contexts are saved at "
+                    "thread ends); read its sources instead"
+                )
+        assert snapshot_id is not None
         try:
-            row, _ = load_checkpoint(access.store, args.snapshot_id)
+            row, _ = load_checkpoint(access.store, snapshot_id)
             if _later_than_now(access, row.thread_id):
                 raise ToolError(
                     f"snapshot {row.id} is of thread {row.thread_id}, later in the story than "
                     "the current scene; summon an earlier one"
                 )
             answer = manager.summon(
-                args.snapshot_id, args.question, corpus=access.corpus, summoner=access.actor
+                snapshot_id, args.question, corpus=access.corpus, summoner=access.actor
             )
         except (InputError, BudgetError, ContextOverflowError) as exc:
             raise as_tool_error(exc) from None
@@ -627,7 +642,7 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
             {
                 "snapshot": _snapshot_brief(row),
                 "answer": answer,
-                "note": "ask more with summon_continue; end with summon_dismiss",
+                "note": 'ask more with summon_continue {"message": ...}; end with summon_dismiss',
             }
         )
 
@@ -657,10 +672,11 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
             "List saved contexts (snapshots) by thread, or those behind an entry's edits.",
             ListSnapshotsArgs,
             list_snapshots,
+            advertised=False,
         ),
         Tool(
             "summon_snapshot",
-            "Summon a past context (read-only) and ask it a question; returns its answer.",
+            "Ask the past context that wrote an entry why, if it puzzles you.",
             SummonSnapshotArgs,
             summon_snapshot,
         ),
@@ -669,11 +685,13 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
             "Ask the summoned context a follow-up question.",
             SummonContinueArgs,
             summon_continue,
+            advertised=False,  # summon_snapshot's result names it: usable only once summoned
         ),
         Tool(
             "summon_dismiss",
             "End the summon (the exchange is logged).",
             SummonDismissArgs,
             summon_dismiss,
+            advertised=False,
         ),
     ]

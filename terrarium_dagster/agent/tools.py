@@ -36,7 +36,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -47,8 +47,10 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from terrarium_dagster.agent.candidates import find_term, sentence_at
+from terrarium_dagster.context.prompts import KINDS, SHOWN_DEFINITION_CHARS
 from terrarium_dagster.errors import (
     CorpusError,
     DuplicateTermError,
@@ -67,7 +69,8 @@ if TYPE_CHECKING:
     from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
 QUOTE_CHARS = 240
-SEARCH_DEFINITION_CHARS = 160
+SEARCH_DEFINITION_CHARS = 2000  # search shows definitions whole
+FACT_CHARS = 300
 READ_POST_CHARS = 4000
 RANGE_POST_CHARS = 1200
 RANGE_TOTAL_CHARS = 8000
@@ -90,12 +93,16 @@ def _entry_id_field(value: Any) -> int:
 EntryId = Annotated[
     int,
     BeforeValidator(_entry_id_field),
-    WithJsonSchema({"type": "string", "description": "Entry id, e.g. E12"}),
+    WithJsonSchema({"type": "string", "description": "E12"}),
 ]
 PostId = Annotated[int, Field(gt=0)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
-Definition = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+Definition = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=SHOWN_DEFINITION_CHARS)
+]
+Fact = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=FACT_CHARS)]
+Kind = Literal[KINDS]  # type: ignore[valid-type]
 Quote = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 
@@ -107,29 +114,32 @@ class ToolArgs(BaseModel):
 
 
 class GlossarySearchArgs(ToolArgs):
-    query: str = Field(min_length=1, max_length=200, description="Name or words")
-    limit: int = Field(default=5, ge=1, le=20)
+    query: str = Field(min_length=1, max_length=200)
+    limit: SkipJsonSchema[int] = Field(default=5, ge=1, le=20)
 
 
 class GlossaryCreateArgs(ToolArgs):
-    term: Name = Field(description="Name as the story writes it")
-    definition: Definition = Field(description="What it is as of this scene; [[Term]] links")
+    term: Name
+    kind: Kind | None = None
+    definition: Definition
     aliases: list[Name] = Field(default_factory=list, max_length=20)
-    tags: list[Tag] = Field(default_factory=list, max_length=10)
     post_ids: list[PostId] = Field(
-        default_factory=list, max_length=20, description="Sources; default: where it occurs"
+        default_factory=list, max_length=20, description="Earlier posts only"
     )
-    quote: Quote | None = Field(default=None, description="Verbatim words from the source")
+    quote: Quote | None = Field(default=None, description="Copied exactly; optional")
+    tags: SkipJsonSchema[list[Tag]] = Field(default_factory=list, max_length=10)
 
 
 class GlossaryUpdateArgs(ToolArgs):
     entry_id: EntryId
-    definition: Definition | None = Field(default=None, description="Replaces the definition")
+    add_fact: Fact | None = Field(default=None, description="Appended to the definition")
+    definition: Definition | None = Field(default=None, description="Replaces it whole")
     add_aliases: list[Name] = Field(default_factory=list, max_length=20)
-    tags: list[Tag] | None = Field(default=None, max_length=10, description="Replaces the tags")
     post_ids: list[PostId] = Field(default_factory=list, max_length=20)
     quote: Quote | None = None
-    reason: Reason | None = None
+    kind: SkipJsonSchema[Kind | None] = None
+    tags: SkipJsonSchema[list[Tag] | None] = Field(default=None, max_length=10)
+    reason: SkipJsonSchema[Reason | None] = None
 
 
 class GlossaryDeleteArgs(ToolArgs):
@@ -142,9 +152,9 @@ class ReadPostArgs(ToolArgs):
 
 
 class ReadThreadRangeArgs(ToolArgs):
-    thread_id: PostId | None = Field(default=None, description="Default: the start post's")
     start_post_id: PostId
     count: int = Field(default=10, ge=1, le=MAX_RANGE_COUNT)
+    thread_id: SkipJsonSchema[PostId | None] = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,7 +238,9 @@ class HandlerResult:
 class Tool:
     """A tool: its name, a short description, its argument model and handler.
 
-    `writes` marks tools refused in read-only contexts.
+    `writes` marks tools refused in read-only contexts. A tool not `advertised` is left out of
+    the schemas sent with every request (a lean prefix) but still runs when called: another
+    tool's result names it where it can be used (summon_continue after summon_snapshot).
     """
 
     name: str
@@ -236,6 +248,7 @@ class Tool:
     args_model: type[BaseModel]
     handler: Handler
     writes: bool = False
+    advertised: bool = True
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-tool schema, keys sorted at every level."""
@@ -275,8 +288,9 @@ class ToolRegistry(Mapping[str, Tool]):
         return len(self._tools)
 
     def schemas(self) -> list[dict[str, Any]]:
-        """The `tools` list of a chat request: byte-identical for a given registry."""
-        return [tool.schema() for tool in self._tools.values()]
+        """The `tools` list of a chat request (the advertised tools): byte-identical for a
+        given registry."""
+        return [tool.schema() for tool in self._tools.values() if tool.advertised]
 
     def schemas_json(self) -> str:
         return canonical_json(self.schemas())
@@ -290,13 +304,24 @@ class ToolRegistry(Mapping[str, Tool]):
         return ToolRegistry(tool for tool in self._tools.values() if not tool.writes)
 
 
-_SCHEMA_DROPPED = frozenset({"title", "minLength", "maxLength", "maxItems", "exclusiveMinimum"})
+_SCHEMA_DROPPED = frozenset(
+    {
+        "title",
+        "minLength",
+        "maxLength",
+        "maxItems",
+        "exclusiveMinimum",
+        "minimum",
+        "maximum",
+        "additionalProperties",
+    }
+)
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """A pydantic JSON schema trimmed for the model: no titles, `X | None` as X, no null
-    defaults, no string/array length bounds (validation still enforces them; the error result
-    names them). Tokens spent on schemas are spent on every call."""
+    defaults, no length or number bounds, no `additionalProperties` (validation still enforces
+    them all; the error result names them). Tokens spent on schemas are spent on every call."""
 
     def trim(node: Any) -> Any:
         if isinstance(node, list):
@@ -424,9 +449,11 @@ def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
         else:
             message = str(error["msg"]).removeprefix("Value error, ")
             problems.append(f"{where!r}: {message}")
+    shown = tool.schema()["function"]["parameters"].get("properties", {})
     fields = ", ".join(
         f"{key}{'' if info.is_required() else '?'}"
         for key, info in tool.args_model.model_fields.items()
+        if key in shown
     )
     return f"bad arguments for {tool.name}: {'; '.join(problems)} (fields: {fields})"
 
@@ -448,13 +475,12 @@ def _truncate(text: str, limit: int) -> str:
 
 
 def entry_brief(entry: Entry, *, definition_chars: int = SEARCH_DEFINITION_CHARS) -> dict[str, Any]:
-    """An entry as the model sees it in results; empty fields are left out."""
-    brief: dict[str, Any] = {
-        "id": entry.ref,
-        "term": entry.term,
-        "status": entry.status,
-        "definition": _truncate(entry.definition, definition_chars),
-    }
+    """An entry as the model sees it in results; empty fields are left out, and a rejected
+    entry is its id, term and status only."""
+    brief: dict[str, Any] = {"id": entry.ref, "term": entry.term, "status": entry.status}
+    if entry.status == "rejected":
+        return brief
+    brief["definition"] = _truncate(entry.definition, definition_chars)
     if entry.aliases:
         brief["aliases"] = list(entry.aliases)
     if entry.tags:
@@ -604,9 +630,19 @@ def resolve_provenance(
 
 
 def _existing_entry_error(entry: Entry, name: str) -> ToolError:
+    if entry.status == "rejected":
+        return _rejected_error(entry, name)
     return ToolError(
         f"{name!r} already exists as {entry.ref} ({entry.term}) [{entry.status}]; "
         f'use glossary_update with entry_id "{entry.ref}"'
+    )
+
+
+def _rejected_error(entry: Entry, name: str | None = None) -> ToolError:
+    """A rejected name is not recorded again: the error says so, and offers nothing to do."""
+    named = f"{name!r} is {entry.ref}, " if name else f"{entry.ref} ({entry.term}) is "
+    return ToolError(
+        f"{named}rejected by review as not a glossary term; it is not recorded: move on"
     )
 
 
@@ -627,11 +663,12 @@ def _create(access: ToolAccess, args: GlossaryCreateArgs) -> HandlerResult:
         if existing is not None:
             raise _existing_entry_error(existing, name)
     provenance = resolve_provenance(access, [args.term, *aliases], args.post_ids, args.quote)
+    tags = ([args.kind] if args.kind else []) + list(args.tags)
     entry = access.store.glossary.create_entry(
         access.actor,
         args.term,
         args.definition,
-        tags=tuple(dict.fromkeys(args.tags)),
+        tags=tuple(dict.fromkeys(tags)),
         aliases=tuple(aliases),
         provenance=provenance,
     )
@@ -659,8 +696,33 @@ def _live_target(access: ToolAccess, entry_id: int) -> tuple[Entry, str | None]:
     return entry, note
 
 
+def _new_definition(entry: Entry, args: GlossaryUpdateArgs) -> str | None:
+    """The definition after the update: `definition` replaces one the model could see whole
+    (at most SHOWN_DEFINITION_CHARS, the length Known entries and search show whole);
+    `add_fact` appends a sentence to any."""
+    if args.definition is not None and args.add_fact is not None:
+        raise ToolError("give definition (replaces it) or add_fact (appends), not both")
+    if args.add_fact is not None:
+        fact = args.add_fact if args.add_fact[-1] in ".!?…" else args.add_fact + "."
+        current = entry.definition.rstrip()
+        return f"{current} {fact}" if current else fact
+    if args.definition is not None and len(entry.definition) > SHOWN_DEFINITION_CHARS:
+        raise ToolError(
+            f"{entry.ref}'s definition is {len(entry.definition)} characters, longer than "
+            "Known entries show; a replacement would lose what you did not see: use add_fact"
+        )
+    return args.definition
+
+
 def _update(access: ToolAccess, args: GlossaryUpdateArgs) -> HandlerResult:
     entry, note = _live_target(access, args.entry_id)
+    if entry.status == "rejected":
+        raise _rejected_error(entry)
+    new_definition = _new_definition(entry, args)
+    given_tags = None if args.tags is None and args.kind is None else list(args.tags or [])
+    if args.kind is not None:
+        assert given_tags is not None
+        given_tags = [args.kind, *(tag for tag in given_tags if tag != args.kind)]
     known = {normalize_term(name) for name in (entry.term, *entry.aliases)}
     new_aliases = [a for a in _distinct_names(args.add_aliases) if normalize_term(a) not in known]
     for alias in new_aliases:
@@ -668,11 +730,11 @@ def _update(access: ToolAccess, args: GlossaryUpdateArgs) -> HandlerResult:
         if other is not None and other.id != entry.id:
             raise _existing_entry_error(other, alias)
     names = [entry.term, *entry.aliases, *new_aliases]
-    sourced = args.definition is not None or bool(new_aliases)
+    sourced = new_definition is not None or bool(new_aliases)
     mentioned = any(_first_occurrence(p.text, names) is not None for p in access.scene.posts)
-    if not (sourced or args.tags is not None or args.post_ids or args.quote) and not mentioned:
+    if not (sourced or given_tags is not None or args.post_ids or args.quote) and not mentioned:
         raise ToolError(
-            f"nothing to update for {entry.ref}: give definition, add_aliases, tags or post_ids"
+            f"nothing to update for {entry.ref}: give add_fact, add_aliases, kind or post_ids"
         )
     if sourced or args.post_ids or args.quote or mentioned:
         provenance = resolve_provenance(access, names, args.post_ids, args.quote)
@@ -682,10 +744,10 @@ def _update(access: ToolAccess, args: GlossaryUpdateArgs) -> HandlerResult:
         entry.id, (item.post_id for item in provenance)
     )
     provenance = [item for item in provenance if item.post_id not in recorded]
-    tags = None if args.tags is None else list(dict.fromkeys(args.tags))
+    tags = None if given_tags is None else list(dict.fromkeys(given_tags))
     if tags == entry.tags:
         tags = None
-    definition = args.definition if args.definition != entry.definition else None
+    definition = new_definition if new_definition != entry.definition else None
     posts = tuple(item.post_id for item in provenance)
     if definition is None and tags is None and not new_aliases and not provenance:
         return HandlerResult({"entry": entry_ack(entry), "note": "nothing new: already recorded"})
@@ -759,42 +821,44 @@ def _distinct_names(names: Iterable[str], exclude: Iterable[str] = ()) -> list[s
 
 GLOSSARY_SEARCH = Tool(
     "glossary_search",
-    "Search glossary entries by name, alias or definition words.",
+    "Find entries by name or words.",
     GlossarySearchArgs,
     _search,
 )
 GLOSSARY_CREATE = Tool(
     "glossary_create",
-    "Create an entry for a new term. Sources default to the scene posts where it occurs.",
+    "Create an entry for a new name.",
     GlossaryCreateArgs,
     _create,
     writes=True,
 )
 GLOSSARY_UPDATE = Tool(
     "glossary_update",
-    "Update an entry: new definition, aliases, tags or source posts.",
+    "Add to an entry. add_fact appends to its definition; definition replaces it whole (only "
+    "one you saw whole).",
     GlossaryUpdateArgs,
     _update,
     writes=True,
 )
 GLOSSARY_DELETE = Tool(
     "glossary_delete",
-    "Delete a wrong entry (soft; give the reason).",
+    "Delete a wrong entry.",
     GlossaryDeleteArgs,
     _delete,
     writes=True,
 )
 READ_POST = Tool(
     "read_post",
-    "Read one post up to the current scene (players' posts and vote tallies too).",
+    "Read an earlier post (read_thread_range reads several), only if needed.",
     ReadPostArgs,
     _read_post,
 )
 READ_THREAD_RANGE = Tool(
     "read_thread_range",
-    "Read up to 20 consecutive posts of a thread from a start post.",
+    "Read up to 20 posts from a start post.",
     ReadThreadRangeArgs,
     _read_thread_range,
+    advertised=False,  # read_post names it; several read_post calls in one message do as well
 )
 
 GLOSSARY_TOOLS: tuple[Tool, ...] = (

@@ -28,7 +28,6 @@ from terrarium_dagster.agent.candidates import (
     sentence_spans,
     term_pattern,
 )
-from terrarium_dagster.agent.relevant import DEFINITION_CHARS as SHOWN_DEFINITION_CHARS
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import ordinary_reason
 
@@ -39,7 +38,7 @@ def _set(words: str) -> frozenset[str]:
 
 # A definition the offline backend writes stays whole in the known-entries line the agent is
 # shown, so a later scene can always read and grow it.
-DEFINITION_CHARS = SHOWN_DEFINITION_CHARS
+DEFINITION_CHARS = 180  # well within what Known entries show whole (SHOWN_DEFINITION_CHARS)
 FACT_CHARS = 72
 FACT_WORDS = 12
 SEPARATOR = " — "

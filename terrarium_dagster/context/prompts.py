@@ -25,6 +25,10 @@ PREVIOUS_SUMMARY_HEADING = "## Previous summary"
 STORY_ACK = "Noted."
 SCENE_DONE = "SCENE DONE"  # beside tool calls: no confirmation round needed if they all succeed
 
+#: The longest definition shown whole (Known entries, search); the longest one a tool call may
+#: write or replace, so a definition the model is asked to replace is one it could see whole.
+SHOWN_DEFINITION_CHARS = 400
+
 #: Kinds of entry: the enum of the tools' `kind` and the tag an entry carries for it.
 KINDS: tuple[str, ...] = (
     "character",
@@ -45,23 +49,22 @@ ENTRY_RULES = """\
 What earns an entry. Test: would a reader of this story need it explained, because the story \
 gives it a meaning no dictionary or encyclopedia gives?
 Not entries: real-world names in their usual sense (Rome, Tuesday, Latin); ordinary words, also \
-when capitalised only to start a sentence or heading; forum mechanics (votes, tallies, write-ins, \
-dice rolls, QM, players' names).
-An entry after all: a real name or ordinary word the story redefines (a god called Mars, a \
-"Warden" rank); define the story's sense.
+when capitalised only to start a sentence; forum mechanics (votes, tallies, write-ins, rolls, QM, \
+players' names).
+An entry after all: a real name or ordinary word the story redefines (a god called Mars); define \
+the story's sense.
 Name: the fullest name the story uses, singular (Ambrose Quill, not Quill; Wyrm, not Wyrms). \
-Short forms, titles, nicknames and spellings are its aliases, not entries.
-Two entries for one thing: merge the shorter-named into the fullest-named (equal: the newer into \
-the older); its names become aliases.
+Short forms, titles, nicknames and spellings are its aliases.
+One thing, two entries: merge the shorter-named into the fullest-named (equal: newer into older).
 Definitions are for a reader partway through: what it is first, present tense, then what matters; \
 one to three sentences; no plot recap; [[Term]] links entries. Use only the posts shown: nothing \
-you know of the book or the world outside it, nothing not yet revealed.
+you know of the book or the world, nothing not yet revealed.
 """
 
 #: What an entry's status means (the known-entries lines and tool results show it).
 STATUS_RULES = """\
-Status: tentative = not reviewed yet; confirmed = reviewed, kept; rejected = judged not an entry: \
-leave it alone, never create it again.
+Status: tentative = not reviewed yet; confirmed = reviewed, kept; rejected = not an entry: leave \
+it, never create it again.
 """
 
 SYSTEM_PROMPT = f"""\
@@ -69,16 +72,14 @@ You build a glossary of a long serialized story, read scene by scene in story or
 
 {ENTRY_RULES}
 {STATUS_RULES}
-A scene arrives as "# Scene": "## Known entries" lists the entries it names ([E12] term \
-(aliases) [status]: definition), "## Story" its posts ([post 123]).
-- Record all the scene adds in ONE message: every tool call at once, with {SCENE_DONE} as its \
-text; you hear back only if a call fails. Nothing to record: answer "nothing new".
-- A Known entry is updated, never created again. Any other name is new: create it, no search \
+A "# Scene" message has "## Known entries", the entries it names ([E12] term (aliases) [status]: \
+definition), and "## Story", its posts ([post 123]).
+- Record all the scene adds in ONE message: every tool call at once, text {SCENE_DONE}; you hear \
+back only if a call fails. Nothing to record: answer "nothing new".
+- Update Known entries, never create them again. Create any other name directly, no search \
 needed (a duplicate is refused with its id).
-- Sources are found for you (the scene's posts naming it). post_ids only for an earlier post; \
-quote only words copied exactly.
-- Read earlier posts only when the scene makes no sense without them.
-Messages starting "# Task:" ask for something else; do what they say.
+- Sources are found for you. post_ids only for an earlier post; quote only words copied exactly.
+"# Task:" messages ask for something else; do what they say.
 """
 
 
@@ -167,13 +168,14 @@ def scene_message(
 
     `scene_number` is 1-based. `known_entries` are lines in the form
     `- [E<id>] <term> (aliases: a; b) [<status>]: <definition>` (see agent.relevant.entry_line).
-    `story` is the scene text as Scene.text renders it (`[post <id>]` blocks).
+    `story` is the scene text as Scene.text renders it (`[post <id>]` blocks), which names the
+    posts: `first_post_id` and `last_post_id` are not repeated in the heading (tokens).
     """
     known = "\n".join(known_entries) if known_entries else "(none)"
     return (
         f"{SCENE_HEADING}{scene_id}\n"
         f"thread {thread_id} {json.dumps(title, ensure_ascii=False)} · "
-        f"scene {scene_number} of {scene_count} · posts {first_post_id}-{last_post_id}\n"
+        f"scene {scene_number} of {scene_count}\n"
         f"\n## Known entries\n{known}\n"
         f"\n## Story\n{story.strip()}\n"
     )
@@ -286,7 +288,7 @@ def flush_message(scene_ids: Sequence[str]) -> str:
         f"{FLUSH_HEADING}\n"
         f"leaving context: {span}\n"
         "\nOlder turns of this conversation are about to leave your context. If you learned "
-        "anything there that is not in the glossary yet, record it now with the tools (search "
-        "before you create, cite posts). If everything is recorded, answer 'nothing to record' "
-        "without calling tools.\n"
+        "anything there that is not in the glossary yet, record it now, every tool call in one "
+        "message (post_ids of the posts that name it). If everything is recorded, answer "
+        "'nothing to record' without calling tools.\n"
     )

@@ -6,7 +6,8 @@ serves) and refused with vLLM's 400 wording when prompt + `max_tokens` exceeds `
 otherwise the offline backend answers. Each request is recorded (prompt tokens, max_tokens,
 status), so a test can assert that no request ever went over the window.
 
-Two faults for requests that carry `tool_choice: none` (curation, summaries): `untooled_window`
+Two faults for requests that call no tool (`tool_choice: none`, summaries; or no tools at all,
+curation): `untooled_window`
 enforces a smaller window on them than `/v1/models` advertises (a server whose real window is
 smaller than it says: the first refusal teaches the client the real one), and
 `refuse_all_untooled` refuses every one of them as too long, whatever its size (a persistent
@@ -91,11 +92,12 @@ def run_window_server(
             prompt = count_prompt_tokens(payload.get("messages") or [], payload.get("tools"))
             completion = int(payload.get("max_tokens") or 0)
             tool_choice = payload.get("tool_choice")
+            untooled = tool_choice == "none" or not payload.get("tools")
             status = 200
             limit = state.max_model_len
-            if tool_choice == "none" and state.untooled_window is not None:
+            if untooled and state.untooled_window is not None:
                 limit = state.untooled_window
-            if prompt + completion > limit or (tool_choice == "none" and state.refuse_all_untooled):
+            if prompt + completion > limit or (untooled and state.refuse_all_untooled):
                 status = 400
             with state._lock:
                 state.requests.append(WindowRequest(prompt, completion, tool_choice, status))
