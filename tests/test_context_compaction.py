@@ -512,6 +512,68 @@ def test_chained_summaries_integrate_the_previous_one_and_keep_all_entry_ids() -
     assert set(parse_entry_refs(second.text)) == set(second.entry_ids)
 
 
+def test_the_code_adds_entry_ids_and_the_posts_a_summary_covers() -> None:
+    summarizer = Summarizer(mode="drop_ids")  # the model writes prose only, as it is asked
+    cm = manager(budget=100_000, summarizer=summarizer)
+    fill(cm, 1, range(1, 17))
+    squeeze(cm, 1, 17, free=50)
+    prepare(cm, 1, 17)
+    summary = cm.state.chunk_summary(1)
+    assert summary is not None and not summary.fallback
+    instruction = summarizer.instructions()[0]
+    assert "do not write them" in instruction and "cite" not in instruction
+    assert set(parse_entry_refs(summary.text)) == set(summary.entry_ids)
+    last = summary.scene_ids[-1].rpartition("#")[2]
+    assert summary.text.endswith(f"Posts >>1–>>{last}.")  # scene 1#n holds post n
+
+
+class Scripted(Summarizer):
+    """Fails the first summary request, answers the others."""
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        if not self.calls:
+            self.calls.append(messages)
+            return "   "
+        return super().__call__(messages)
+
+
+def test_a_placeholder_summary_is_kept_as_it_is_never_rewritten_by_the_model() -> None:
+    summarizer, events = Scripted(), []
+    cm = manager(budget=100_000, summarizer=summarizer, events=events)
+    fill(cm, 1, range(1, 17))
+    squeeze(cm, 1, 17, free=50)
+    prepare(cm, 1, 17)
+    first = cm.state.chunk_summary(1)
+    assert first is not None and first.fallback  # extractive: a placeholder
+    fill(cm, 1, range(17, 33))
+    squeeze(cm, 1, 33, free=50)
+    prepare(cm, 1, 33)
+    second = cm.state.chunk_summary(1)
+    assert second is not None and not second.fallback
+    instruction = summarizer.instructions()[-1]
+    assert PREVIOUS_SUMMARY_HEADING not in instruction  # not handed to the model to fold
+    assert "Scene 1 begins." in second.text  # kept by the code instead
+
+
+def test_no_story_fold_is_asked_over_a_placeholder_thread_summary() -> None:
+    summarizer, events = Summarizer(mode="empty"), []
+    cm = manager(
+        budget=100_000,
+        summarizer=summarizer,
+        events=events,
+        policy=CompactionPolicy(max_thread_summaries=2),
+    )
+    for thread_id in (1, 2, 3):
+        fill(cm, thread_id, range(1, 6))
+        cm.end_thread(thread_id)
+    fill(cm, 4, range(1, 3))
+    squeeze(cm, 4, 3, free=50)
+    prepare(cm, 4, 3)
+    assert [e.tier for e in events][-1] == "fold_story" and events[-1].fallback
+    assert not any(text.startswith(FOLD_STORY_HEADING) for text in summarizer.instructions())
+    assert cm.state.story_thread_ids == [1, 2, 3]
+
+
 @pytest.mark.parametrize("mode", ["empty", "error", "raise"])
 def test_unusable_summary_falls_back_to_an_extractive_one_and_still_frees(mode: str) -> None:
     events: list[CompactionEvent] = []

@@ -218,12 +218,16 @@ def test_task_messages_start_with_their_fixed_first_line() -> None:
         previous_summary="Story.",
     )
     flush = prompts.flush_message(["7#1", "7#5"])
-    assert chunk.splitlines()[:4] == [
+    assert chunk.splitlines()[:3] == [
         "# Task: summarize_chunk",
         "thread 7 · scenes 7#1 .. 7#5 (2 scenes)",
         "scene ids: 7#1, 7#5",
-        "entries: [E1], [E2], [E3]",
     ]
+    # the code appends entry ids and posts: the model is told not to write them
+    for instruction in (chunk, chained, thread):
+        assert "[E1]" not in instruction and "do not write them" in instruction
+    assert "Keep every fact of the previous summary" in chained
+    assert "Keep every fact of the previous summary" not in chunk
     assert "## Previous summary" not in chunk
     assert chained.endswith("## Previous summary\nBefore.\n")
     assert thread.startswith("# Task: summarize_thread\nthread 7 · scenes 7#9 .. 7#9")

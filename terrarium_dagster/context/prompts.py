@@ -186,34 +186,43 @@ def _previous(previous_summary: str | None) -> str:
     return f"\n{PREVIOUS_SUMMARY_HEADING}\n{text}\n" if text else ""
 
 
+#: How every summary is written: the code appends the entry ids and the posts it covers.
+SUMMARY_RULES = (
+    "Plain text, no tool calls, only what the posts say. Entry ids and post numbers are added "
+    "for you: do not write them."
+)
+
+
+def _keep_previous(previous_summary: str | None, what: str) -> str:
+    if not (previous_summary or "").strip():
+        return ""
+    return (
+        f"Keep every fact of the previous summary below (in fewer words if need be) and add "
+        f"what {what} tell; do not summarize it again. "
+    )
+
+
 def summarize_chunk_message(
     *,
     thread_id: int,
     scene_ids: Sequence[str],
-    entry_ids: Iterable[int],
+    entry_ids: Iterable[int] = (),
     max_words: int,
     previous_summary: str | None = None,
 ) -> str:
     """Ask for the running summary of a long thread, covering `scene_ids` (shown above it).
 
-    `entry_ids` are the entries those scenes wrote (the previous summary names its own); they
-    are listed on the `entries:` line, ranges of consecutive ids as `[E1]–[E4]`.
+    `entry_ids` are not listed: the code appends the summary's entry ids and posts
+    (`context.compaction.summaries.accept_summary`), so the model spends no tokens on them.
     """
-    chained = (
-        "Integrate the previous summary below with these scenes into one summary (do not "
-        "summarize the summary; carry its facts and entry ids forward). "
-        if (previous_summary or "").strip()
-        else ""
-    )
     return (
         f"{SUMMARIZE_CHUNK_HEADING}\n"
         f"thread {thread_id} · scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes)\n"
         f"scene ids: {', '.join(scene_ids)}\n"
-        f"entries: {entry_list(entry_ids)}\n"
         "\nThe scenes listed above are about to leave your context. Write the summary of this "
         f"thread up to the end of scene {scene_ids[-1]}: who did what, where, what changed, what "
-        f"is unresolved. {chained}Mention every entry you created or updated as [E<id>] and cite "
-        f"key posts as >>post_id. At most {max_words} words, plain text, no tool calls.\n"
+        f"is unresolved. {_keep_previous(previous_summary, 'these scenes')}"
+        f"At most {max_words} words. {SUMMARY_RULES}\n"
         f"{_previous(previous_summary)}"
     )
 
@@ -222,34 +231,25 @@ def summarize_thread_message(
     *,
     thread_id: int,
     scene_ids: Sequence[str],
-    entry_ids: Iterable[int],
+    entry_ids: Iterable[int] = (),
     max_words: int,
     previous_summary: str | None = None,
 ) -> str:
-    """Ask for the summary of a finished thread, whose last scenes are shown above it.
-
-    `entry_ids` are the entries the thread's scenes above wrote (the previous summary, the
-    thread's running summary, names the earlier ones).
-    """
+    """Ask for the summary of a finished thread, whose last scenes are shown above it (the
+    previous summary, the thread's running summary, covers the earlier ones). Entry ids and
+    posts are appended by the code, as for a chunk."""
     span = (
         f"scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes above)"
         if scene_ids
         else "no scenes above"
     )
-    chained = (
-        "Integrate the previous summary below (the thread's earlier scenes) with the scenes above "
-        "into one summary. "
-        if (previous_summary or "").strip()
-        else ""
-    )
     return (
         f"{SUMMARIZE_THREAD_HEADING}\n"
         f"thread {thread_id} · {span}\n"
-        f"entries: {entry_list(entry_ids)}\n"
         f"\nThread {thread_id} is finished. Write its summary for a reader who continues the "
-        f"story: what happened, who and what matters next. {chained}Mention every entry you "
-        "created or updated as [E<id>] and cite key posts as >>post_id. "
-        f"At most {max_words} words, plain text, no tool calls.\n"
+        "story: what happened, who and what matters next. "
+        f"{_keep_previous(previous_summary, 'the scenes above')}"
+        f"At most {max_words} words. {SUMMARY_RULES}\n"
         f"{_previous(previous_summary)}"
     )
 
@@ -260,19 +260,17 @@ def fold_story_message(
     max_words: int,
     previous_summary: str | None = None,
 ) -> str:
-    """Ask for the story so far, rewritten to include finished threads' summaries.
-
-    `thread_summaries` holds (thread_id, summary text, entry ids) in story order; the texts name
-    their entry ids already, and the story so far keeps only the important ones.
-    """
+    """Ask for the story so far, rewritten to include finished threads' summaries (written by
+    the model: the code never asks to fold placeholder text, see compaction.fold)."""
     thread_ids = ", ".join(str(thread_id) for thread_id, _, _ in thread_summaries)
     parts = [
         f"{FOLD_STORY_HEADING}\n",
         f"threads: {thread_ids}\n",
         "\nRewrite the story so far so that it includes the finished threads below, in story "
-        "order: integrate the previous summary (do not summarize the summary), keep what matters "
-        "later (characters, places, open threads), keep the most important entry ids as [E<id>] "
-        f"and key posts as >>post_id. At most {max_words} words, plain text, no tool calls.\n",
+        "order, keeping what matters later (characters, places, open threads). "
+        f"{_keep_previous(previous_summary, 'the threads below')}"
+        f"At most {max_words} words. Plain text, no tool calls, only what the summaries say; "
+        "keep the [E<id>] of the most important entries.\n",
         _previous(previous_summary),
         "\n## Threads to fold\n",
     ]

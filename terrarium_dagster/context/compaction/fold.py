@@ -10,6 +10,7 @@ from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
     SummaryRequest,
     ask_summary,
+    covered_posts,
     extractive,
     origin_prefix,
     words,
@@ -48,22 +49,32 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         state.thread_entry_ids.get(thread_id, [])
     )
     entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
+    # a placeholder (extractive) previous summary is kept as it is, not rewritten by the model
+    placeholder = previous.text if previous and previous.fallback else ""
     instruction = prompts.summarize_thread_message(
         thread_id=thread_id,
         scene_ids=scene_ids,
         entry_ids=new_ids,
         max_words=words(caps.thread_summary),
-        previous_summary=previous.text if previous else None,
+        previous_summary=previous.text if previous and not placeholder else None,
     )
-    text = ask_summary(
-        job,
-        SummaryRequest(
-            origin_prefix(job, scene_ids[-1]),
-            instruction,
-            cap_tokens=caps.thread_summary,
-            entry_ids=entry_ids,
-        ),
+    first_scene = previous.scene_ids[0] if previous and previous.scene_ids else None
+    text = (
+        ask_summary(
+            job,
+            SummaryRequest(
+                origin_prefix(job, scene_ids[-1]),
+                instruction,
+                cap_tokens=caps.thread_summary,
+                entry_ids=entry_ids,
+                sources=covered_posts(first_scene or scene_ids[0], spans, state.scene_messages),
+            ),
+        )
+        if scene_ids or not placeholder
+        else None
     )
+    if text is not None and placeholder:
+        text = clip_text(job.counter, f"{placeholder}\n{text}", caps.thread_summary, keep_end=True)
     fallback = text is None
     if text is None:
         text = extractive(
@@ -110,8 +121,15 @@ def _fold_story(job: Compaction) -> CompactionEvent | None:
         max_words=words(caps.story),
         previous_summary=state.story_so_far or None,
     )
-    text = ask_summary(
-        job, SummaryRequest(origin_prefix(job, None), instruction, cap_tokens=caps.story)
+    # never a fold over placeholder text: a thread summarized extractively (the model's summary
+    # was unusable or did not fit) is folded by the code, which invents nothing
+    placeholders = any(s.fallback for s in folding)
+    text = (
+        None
+        if placeholders
+        else ask_summary(
+            job, SummaryRequest(origin_prefix(job, None), instruction, cap_tokens=caps.story)
+        )
     )
     fallback = text is None
     if text is None:

@@ -3,8 +3,9 @@ checked, and replaced by a deterministic extractive summary when the answer is u
 
 A request continues the cached prefix: the system prompt and the conversation as the server last
 saw it (`origin_prefix`), with the instruction appended as the last user message. An empty,
-error-like or echoed answer is refused (None); a summary that leaves out entry ids it must keep
-gets them appended.
+error-like or echoed answer is refused (None). The model is not asked for entry ids or post
+numbers: a summary gets the entry ids it must keep and did not name appended, and the posts it
+covers (`covered_posts`), so the code, not the model's output tokens, carries the citations.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class SummaryRequest:
     instruction: str
     cap_tokens: int
     entry_ids: Sequence[int] = ()
+    sources: str = ""  # the posts the summary covers, appended to it (`covered_posts`)
 
 
 def origin_prefix(job: Compaction, last_scene_id: str | None) -> list[Message]:
@@ -58,9 +60,12 @@ def ask_summary(job: Compaction, request: SummaryRequest) -> str | None:
         answer = job.summarizer(messages)
     except AgentError:
         return None
-    return accept_summary(
+    text = accept_summary(
         job.counter, answer, cap_tokens=request.cap_tokens, entry_ids=request.entry_ids
     )
+    if text is not None and request.sources and request.sources not in text:
+        text += "\n" + request.sources
+    return text
 
 
 def accept_summary(
@@ -82,6 +87,29 @@ def accept_summary(
     if missing:
         text += "\n" + _also_touched(counter, missing, max(24, cap_tokens // 3))
     return text
+
+
+_POST_LABEL = re.compile(r"^\[post (\d+)", re.MULTILINE)
+
+
+def covered_posts(
+    first_scene_id: str,
+    spans: Sequence[SceneSpan],
+    messages_of: Callable[[SceneSpan], list[Message]],
+) -> str:
+    """The citation line of a summary: `Posts >>5–>>61.`, from the first post of
+    `first_scene_id` (scene ids are `<thread>#<first post>`) to the last post the scene messages
+    of `spans` show."""
+    posts = [
+        int(number)
+        for span in spans
+        for message in messages_of(span)[:1]
+        for number in _POST_LABEL.findall(str(message.get("content") or ""))
+    ]
+    first = first_scene_id.rpartition("#")[2]
+    if not posts or not first.isdigit():
+        return ""
+    return f"Posts >>{first}–>>{max(posts)}."
 
 
 def _also_touched(counter: TokenCounter, missing: Sequence[int], room_tokens: int) -> str:

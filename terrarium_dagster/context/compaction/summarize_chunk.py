@@ -16,10 +16,12 @@ from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
     SummaryRequest,
     ask_summary,
+    covered_posts,
     extractive,
     origin_prefix,
     words,
 )
+from terrarium_dagster.context.compaction.text import clip_text
 from terrarium_dagster.context.state import SceneSpan, Summary
 
 
@@ -53,13 +55,17 @@ class SummarizeChunk(CompactionStep):
         flushed = flush_before_drop(job, scene_ids)
         new_ids = {i for s in chosen for i in s.entry_ids}
         entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
+        # a previous summary that is a placeholder (extractive) is kept as it is, never handed
+        # to the model to rewrite (it would invent what the placeholder leaves out)
+        placeholder = previous.text if previous and previous.fallback else ""
         instruction = prompts.summarize_chunk_message(
             thread_id=job.thread_id,
             scene_ids=scene_ids,
             entry_ids=new_ids,
             max_words=words(caps.chunk_summary),
-            previous_summary=previous.text if previous else None,
+            previous_summary=previous.text if previous and not placeholder else None,
         )
+        first_scene = previous.scene_ids[0] if previous and previous.scene_ids else scene_ids[0]
         text = ask_summary(
             job,
             SummaryRequest(
@@ -67,8 +73,13 @@ class SummarizeChunk(CompactionStep):
                 instruction,
                 cap_tokens=caps.chunk_summary,
                 entry_ids=entry_ids,
+                sources=covered_posts(first_scene, chosen, state.scene_messages),
             ),
         )
+        if text is not None and placeholder:
+            text = clip_text(
+                job.counter, f"{placeholder}\n{text}", caps.chunk_summary, keep_end=True
+            )
         fallback = text is None
         if text is None:
             text = extractive(
