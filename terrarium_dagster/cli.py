@@ -118,7 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(run)
     _add_agent(run)
     run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
-    run.add_argument("--max-scenes", type=int, help="stop after this many scenes (resume later)")
+    run.add_argument(
+        "--max-scenes",
+        type=int,
+        help="stop after this many scenes, at the end of a block of --concurrency scenes "
+        "(resume later)",
+    )
     run.add_argument("--rewind", action="store_true", help="redo the first thread and later ones")
     run.add_argument(
         "--from-snapshot",

@@ -69,7 +69,11 @@ class Settings(BaseSettings):
         json_schema_extra={"cli": "corpus"},
     )
     agent_url: str | None = Field(
-        default=None, description="Base URL of an OpenAI-compatible (vLLM) server."
+        default=None,
+        description=(
+            "Base URL of an OpenAI-compatible (vLLM) server; several replicas of one model "
+            "comma-separated (the least busy answers)."
+        ),
     )
     offline: bool = Field(
         default=False,
@@ -119,6 +123,15 @@ class Settings(BaseSettings):
         description="Completion tokens of a curator request that thinks (at most budget/4).",
     )
     max_rounds: int = Field(default=6, ge=1, le=50, description="Model calls per scene at most.")
+    concurrency: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        description=(
+            "Model requests in flight at once: a thread's scenes are drafted in blocks of this "
+            "many, committed in story order; 1 is the serial run."
+        ),
+    )
     timeout_s: float = Field(default=180.0, gt=0, description="Read timeout per model call.")
     max_retries: int = Field(
         default=5, ge=0, le=20, description="Retries on refused connections, timeouts, 429, 5xx."
@@ -142,11 +155,15 @@ class Settings(BaseSettings):
     def _url_scheme(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        if not urlsplit(value).hostname:
-            raise ValueError(f"{value!r} names no host (e.g. http://gpu-box:8000/v1)")
-        return value
+        urls = [part.strip() for part in value.split(",") if part.strip()]
+        if not urls:
+            raise ValueError("names no server (e.g. http://gpu-box:8000/v1)")
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} must start with http:// or https://")
+            if not urlsplit(url).hostname:
+                raise ValueError(f"{url!r} names no host (e.g. http://gpu-box:8000/v1)")
+        return ",".join(urls)
 
     @field_validator("model_family")
     @classmethod

@@ -19,6 +19,7 @@ from typing import Any, Self
 from terrarium_dagster.agent import sampling
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
+from terrarium_dagster.agent.replicas import ModelClient, ReplicaPool, split_urls
 from terrarium_dagster.agent.server import require_tools, server_info
 from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.agent.summon import SummonManager, snapshot_tools
@@ -61,6 +62,7 @@ CURATE_MESSAGE_TOKENS = 3000  # the curator's review message, per request
 ProgressCallback = Callable[[str, dict[str, object]], None]
 
 
+OFFLINE_URL = "http://offline.invalid/v1"  # what the offline backend's calls name as server
 CORPUS_META = "corpus_path"
 URL_TEMPLATE_META = "url_template"
 # Templates earlier versions recorded for the bundled sample: a host that does not exist.
@@ -113,11 +115,11 @@ def open_store(
     return GlossaryStore(settings.db)
 
 
-def open_client(settings: Settings) -> ChatClient:
+def open_client(settings: Settings) -> ReplicaPool:
     api_key = settings.api_key.get_secret_value() if settings.api_key else None
     api_key = api_key or os.environ.get("OPENAI_API_KEY")
     config = ClientConfig(
-        base_url=settings.agent_url or "http://offline.invalid/v1",
+        base_url=split_urls(settings.agent_url)[0] if settings.agent_url else OFFLINE_URL,
         model=settings.model,
         api_key=api_key,
         timeout_s=settings.timeout_s,
@@ -126,13 +128,14 @@ def open_client(settings: Settings) -> ChatClient:
         seed=settings.seed,
     )  # sampling and thinking go per call kind (agent.sampling, ModelSession.request_options)
     if settings.offline:
-        return ChatClient(config, transport=OfflineBackend(max_model_len=settings.context_budget))
+        backend = OfflineBackend(max_model_len=settings.context_budget)
+        return ReplicaPool([ChatClient(config, transport=backend)])
     if not settings.agent_url:
         raise ConfigError(
             "no model server configured: set TERRARIUM_AGENT_URL (or --agent-url), or choose "
             "the rule-based offline backend explicitly with TERRARIUM_OFFLINE=1 (or --offline)"
         )
-    return ChatClient(config)
+    return ReplicaPool.from_config(config, split_urls(settings.agent_url))
 
 
 class Engine:
@@ -143,7 +146,7 @@ class Engine:
         settings: Settings,
         corpus: Corpus,
         store: GlossaryStore,
-        client: ChatClient | None,
+        client: ModelClient | None,
         *,
         run_id: str,
         stop: threading.Event | None = None,
@@ -171,7 +174,7 @@ class Engine:
         run_id: str | None = None,
         stop: threading.Event | None = None,
         progress: ProgressCallback | None = None,
-        client: ChatClient | None = None,
+        client: ModelClient | None = None,
         model: bool = True,
     ) -> Self:
         """Open a writer: corpus, store (taking its writer lease) and model client. With
@@ -227,7 +230,7 @@ class Engine:
         )
 
     @property
-    def client(self) -> ChatClient:
+    def client(self) -> ModelClient:
         """The model client (opened on first use by an engine opened without a model)."""
         if self._client is None:
             self._client = open_client(self.settings)

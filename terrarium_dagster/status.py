@@ -82,6 +82,10 @@ def store_status(db: str) -> dict[str, Any]:
             "cached_tokens": totals.cached_tokens,
             "completion_tokens": totals.completion_tokens,
             "cache_hit_rate": round(totals.cache_hit_rate, 4),
+            "calls_per_server": [
+                {"server": server or "(not recorded)", "calls": calls, "failed": failed}
+                for server, calls, failed in store.runs.calls_per_server()
+            ],
             "compactions": len(store.memory.compactions()),
             "snapshots": len(store.memory.checkpoints()),
             "curator_decisions": len(decisions),
@@ -109,6 +113,9 @@ def render_status(report: dict[str, Any]) -> str:
         f"(cached {report['cached_tokens']}, {report['cache_hit_rate']:.0%}), "
         f"completion {report['completion_tokens']}"
     )
+    for row in report["calls_per_server"]:
+        failed = f", {row['failed']} failed" if row["failed"] else ""
+        lines.append(f"  server {row['server']}: {row['calls']} calls{failed}")
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
     if report["curator_decisions"]:
         kinds = ", ".join(f"{k} {v}" for k, v in report["curator_decisions_by_kind"].items())

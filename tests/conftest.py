@@ -15,6 +15,9 @@ pytest_plugins = ["tests.support.browser"]
 
 # Tests never write into the user's data folder or cache.
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+# Scripted servers answer in the order requests arrive, so the suite runs serially by default;
+# the concurrent engine is tested where a test asks for it (tests/test_throughput.py).
+os.environ.setdefault("TERRARIUM_CONCURRENCY", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)

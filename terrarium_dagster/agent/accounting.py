@@ -19,6 +19,7 @@ def call_records(
     scene_id: str | None,
     error: str | None = None,
     failed_attempts: Sequence[object] = (),
+    server: str | None = None,
 ) -> list[AgentCallRecord]:
     """The rows of a call, one per request the server received: each attempt the client retried
     (a 5xx, a timeout, a malformed reply: its outcome as the error), then the call's own row
@@ -26,7 +27,11 @@ def call_records(
     failed call's (the error's); an answered call carries its own."""
 
     def row(
-        usage: Usage | None, latency_ms: float, finish_reason: str | None, outcome: str | None
+        usage: Usage | None,
+        latency_ms: float,
+        finish_reason: str | None,
+        outcome: str | None,
+        where: str | None,
     ) -> AgentCallRecord:
         return AgentCallRecord(
             run_id=run_id,
@@ -40,16 +45,24 @@ def call_records(
             latency_ms=latency_ms,
             finish_reason=finish_reason,
             error=outcome,
+            server=where,
         )
 
     retried = result.failed_attempts if result is not None else failed_attempts
     rows = [
-        row(attempt.usage, attempt.latency_ms, None, f"retried: {attempt.outcome}")
+        row(
+            attempt.usage,
+            attempt.latency_ms,
+            None,
+            f"retried: {attempt.outcome}",
+            attempt.server or server,
+        )
         for attempt in retried
         if isinstance(attempt, FailedAttempt)
     ]
     if result is None:
-        rows.append(row(None, 0.0, None, error))
+        rows.append(row(None, 0.0, None, error, server))
     else:
-        rows.append(row(result.usage, result.latency_ms, result.finish_reason, error))
+        where = result.server or server
+        rows.append(row(result.usage, result.latency_ms, result.finish_reason, error, where))
     return rows

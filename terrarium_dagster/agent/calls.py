@@ -106,6 +106,10 @@ class AgentCalls:
 
     def _actor(self) -> Actor:
         thread, scene = self.scope or (None, None)
+        return self.actor_for(thread, scene)
+
+    def actor_for(self, thread: Thread | None, scene: Scene | None) -> Actor:
+        """Who writes for `scene` of `thread`: the agent, under the snapshot in force."""
         latest = self.store.memory.latest_checkpoint()
         return Actor(
             kind="agent",

@@ -163,6 +163,7 @@ class FailedAttempt(BaseModel):
     outcome: str
     latency_ms: float = 0.0
     usage: Usage | None = None
+    server: str | None = None  # the replica asked (set by the replica pool)
 
 
 class ChatResult(BaseModel):
@@ -184,6 +185,7 @@ class ChatResult(BaseModel):
     model: str
     response_id: str
     failed_attempts: tuple[FailedAttempt, ...] = ()
+    server: str | None = None  # the replica that answered (set by the replica pool)
 
     @property
     def reasoning(self) -> str | None:

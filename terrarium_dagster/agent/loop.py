@@ -20,6 +20,13 @@ from typing import Any, Protocol
 from terrarium_dagster.agent.calls import AgentCalls
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.agent.client import ChatResult
+from terrarium_dagster.agent.drafts import (
+    DraftCounter,
+    SceneDraft,
+    commit_writes,
+    draft_block,
+    run_tools_in_savepoint,
+)
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.relevant import (
     RelevantEntry,
@@ -28,7 +35,13 @@ from terrarium_dagster.agent.relevant import (
     relevant_entries,
 )
 from terrarium_dagster.agent.session import CallScope, ModelSession
-from terrarium_dagster.agent.tools import Tool, ToolRegistry, default_registry
+from terrarium_dagster.agent.tools import (
+    Tool,
+    ToolAccess,
+    ToolOutcome,
+    ToolRegistry,
+    default_registry,
+)
 from terrarium_dagster.config import Settings
 from terrarium_dagster.context import prompts
 from terrarium_dagster.context.compaction import (
@@ -120,6 +133,7 @@ class Annotator:
         )
         session.on_call = self._report_call
         session.on_window.append(self._follow_window)
+        self._compaction_log = compaction_log(self.store, self.run_id)
         self.context = self._new_context(self._load_state())
 
     @property
@@ -143,7 +157,7 @@ class Annotator:
             counter=self.session.counter,
             summarizer=self.calls.summarize,
             flusher=self.calls.flush,
-            recorder=compaction_log(self.store, self.run_id),
+            recorder=self._compaction_log,
         )
 
     def reload(self) -> None:
@@ -233,16 +247,29 @@ class Annotator:
                 run_id=self.run_id,
             )
         annotated = 0
-        for index in range(start, len(scenes)):
+        index = start
+        while index < len(scenes):
             if self.stop.is_set():
                 self.checkpoint_shutdown(thread)
                 raise Interrupted(f"stopped before scene {scenes[index].id}")
             if self.limit_reached:
                 return ThreadOutcome(annotated, finished=False)
-            self.annotate_scene(thread, scenes[index], index, len(scenes))
-            annotated += 1
+            end = self._block_end(index, len(scenes))
+            if end - index == 1:
+                self.annotate_scene(thread, scenes[index], index, len(scenes))
+            else:
+                self.annotate_block(thread, scenes[index:end], index, len(scenes))
+            annotated += end - index
+            index = end
         self.finish_thread(thread, len(scenes))
         return ThreadOutcome(annotated, finished=True)
+
+    def _block_end(self, index: int, count: int) -> int:
+        """Where the block that holds scene `index` ends: blocks of `concurrency` scenes counted
+        from the thread's first scene, fixed by the corpus and the settings, never by timing (a
+        run's scene limit ends it at a block's end, so a resumed run drafts the same blocks)."""
+        size = max(1, self.settings.concurrency)
+        return min(count, (index // size + 1) * size)
 
     def annotate_scene(self, thread: Thread, scene: Scene, index: int, count: int) -> None:
         self.calls.scope = (thread, scene)
@@ -261,6 +288,9 @@ class Annotator:
         self.record_calls()
         self.calls.scope = None
         self.scenes_this_run += 1
+        self._report_scene(thread, scene, created, updated)
+
+    def _report_scene(self, thread: Thread, scene: Scene, created: int, updated: int) -> None:
         if self.progress:
             totals = self.store.runs.agent_call_totals(run_id=self.run_id)
             self.progress(
@@ -273,8 +303,138 @@ class Annotator:
                     "prompt": totals.prompt_tokens,
                     "cached": totals.cached_tokens,
                     "completion": totals.completion_tokens,
+                    "in_flight": self.session.in_flight,
+                    "in_flight_peak": self.session.peak_in_flight,
                 },
             )
+
+    # -- a block of scenes drafted at once (concurrency > 1; see agent/drafts.py) ----------------
+
+    def annotate_block(
+        self, thread: Thread, scenes: Sequence[Scene], first: int, count: int
+    ) -> None:
+        """Annotate `scenes` (consecutive, of one thread) as one unit: drafted side by side,
+        committed in story order, in ONE store transaction."""
+        self.calls.scope = (thread, scenes[0])
+        try:
+            with self.store.transaction(deferred=True):
+                outcomes = self._block_turns(thread, scenes, first, count)
+        except BaseException as exc:
+            self.record_calls()  # the block rolled back; what the server was asked stays
+            self.calls.scope = None
+            for companion in self.companions:
+                companion.abandon()
+            self.reload()
+            if isinstance(exc, Interrupted | AgentError):
+                self.checkpoint_shutdown(thread)
+            raise
+        self.record_calls()
+        self.calls.scope = None
+        self.scenes_this_run += len(scenes)
+        for scene, (created, updated) in zip(scenes, outcomes, strict=True):
+            self._report_scene(thread, scene, created, updated)
+
+    def _block_turns(
+        self, thread: Thread, scenes: Sequence[Scene], first: int, count: int
+    ) -> list[tuple[int, int]]:
+        """Make room once, draft every scene at once, commit the drafts in story order."""
+        reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
+
+        def messages() -> list[str]:
+            return [
+                self.scene_message(thread, scene, first + offset + 1, count)
+                for offset, scene in enumerate(scenes)
+            ]
+
+        texts = messages()
+        largest = max(range(len(texts)), key=lambda i: len(texts[i]))
+        if self.context.prepare(
+            texts[largest], thread_id=thread.id, scene_id=scenes[largest].id, reserve_tokens=reserve
+        ):
+            texts = messages()  # compaction removed entries the messages relied on
+            largest = max(range(len(texts)), key=lambda i: len(texts[i]))
+            self.context.prepare(
+                texts[largest],
+                thread_id=thread.id,
+                scene_id=scenes[largest].id,
+                reserve_tokens=reserve,
+            )
+        drafts = self._drafts(scenes, texts, first)
+
+        def call(draft: SceneDraft, messages: list[Message]) -> ChatResult:
+            return self.session.call(
+                messages,
+                purpose="annotate",
+                tools=self.tools,
+                retry_overflow=False,
+                scope=self.session.scoped(thread.id, draft.scene.id),
+                exact_share=1.0,
+                counter=draft.counter,  # type: ignore[arg-type]
+            )
+
+        def run_tools(draft: SceneDraft, calls: list[Any]) -> list[ToolOutcome]:
+            return run_tools_in_savepoint(
+                self._access(thread, draft.scene), self.registry, draft, calls
+            )
+
+        draft_block(
+            drafts,
+            call=call,
+            run_tools=run_tools,
+            max_rounds=self.settings.max_rounds,
+            thread_id=thread.id,
+            stop=self.stop,
+        )
+        for companion in self.companions:
+            companion.dismiss_if_open()
+        outcomes = []
+        for draft in drafts:  # story order: the one place a block's work is committed
+            self.calls.scope = (thread, draft.scene)
+            if draft.serial:
+                outcomes.append(self._scene_turns(thread, draft.scene, draft.index, count))
+                continue
+            before = self.store.history.last_revision_id()
+            turns, _reconciled = commit_writes(
+                self._access(thread, draft.scene), self.registry, draft
+            )
+            for sent, tools, actual in draft.counter.observed:
+                self.session.counter.observe(sent, tools, actual)
+            for event in draft.events:
+                self._compaction_log(event)
+            outcomes.append(self._end_scene(thread, draft.scene, draft.index, count, turns, before))
+        return outcomes
+
+    def _drafts(
+        self, scenes: Sequence[Scene], texts: Sequence[str], first: int
+    ) -> list[SceneDraft]:
+        """One draft per scene, each from the same committed context, with its own counter."""
+        base = self.context.state.to_json()
+        drafts = []
+        for offset, (scene, text) in enumerate(zip(scenes, texts, strict=True)):
+            counter = DraftCounter(self.session.counter)
+            events: list[CompactionEvent] = []
+            view = ContextManager(
+                ContextState.from_json(base),
+                system_prompt=self.system_prompt,
+                tools=self.tools,
+                budget=self.context.budget,
+                max_tokens=self.settings.max_tokens,
+                counter=counter,  # type: ignore[arg-type]
+                summarizer=None,
+                recorder=events.append,
+            )
+            turns: list[Message] = [{"role": "user", "content": text}]
+            drafts.append(SceneDraft(scene, first + offset, view, counter, turns, events))
+        return drafts
+
+    def _access(self, thread: Thread, scene: Scene) -> ToolAccess:
+        """What a tool call of `scene` may touch (the scene's actor, in the open transaction)."""
+        return ToolAccess(
+            store=self.store,
+            corpus=self.corpus,
+            actor=self.calls.actor_for(thread, scene),
+            scene=scene,
+        )
 
     def _scene_turns(self, thread: Thread, scene: Scene, index: int, count: int) -> tuple[int, int]:
         before = self.store.history.last_revision_id()
@@ -310,6 +470,18 @@ class Annotator:
                 break  # the model said these calls finish the scene, and they all succeeded
         for companion in self.companions:
             companion.dismiss_if_open()
+        return self._end_scene(thread, scene, index, count, turns, before)
+
+    def _end_scene(
+        self,
+        thread: Thread,
+        scene: Scene,
+        index: int,
+        count: int,
+        turns: list[Message],
+        before: int,
+    ) -> tuple[int, int]:
+        """A scene's end: its turns join the history, the context is saved, the cursor moves."""
         changed = self.store.history.revisions(since_id=before)
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
         self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)

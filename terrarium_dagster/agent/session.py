@@ -36,12 +36,12 @@ from typing import Any
 
 from terrarium_dagster.agent.accounting import call_records
 from terrarium_dagster.agent.client import (
-    ChatClient,
     ChatResult,
     ServerContextOverflow,
     ServerUnreachableError,
 )
 from terrarium_dagster.agent.protocol import Usage
+from terrarium_dagster.agent.replicas import ModelClient
 from terrarium_dagster.agent.server import server_info
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
@@ -74,11 +74,17 @@ class CallScope:
 
 class ModelSession:
     """The client, the window gate, token accounting and call recording of one run (or of one
-    `why`). Call recording is thread-safe (the ledger's lock; settling takes the store's)."""
+    `why`).
+
+    `call` may run on several threads at once (a block of drafted scenes keeps up to
+    `concurrency` requests in flight): the call ledger is thread-safe, and only the thread that
+    made the session writes the store (it settles the ledger; a window learned on another thread
+    is persisted by it later). Each concurrent caller passes its own `counter` (a fork of the
+    run's), so what the counter learns never depends on the order replies arrive in."""
 
     def __init__(
         self,
-        client: ChatClient,
+        client: ModelClient,
         store: GlossaryStore,
         *,
         budget: int,
@@ -105,6 +111,11 @@ class ModelSession:
         self.learned_window: int | None = None
         self.on_window: list[Callable[[int], None]] = []
         self.on_call: Callable[[str, CallScope], None] | None = None
+        self._lock = threading.Lock()
+        self._owner = threading.get_ident()
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._window_unsaved = False
         self._model: str | None = None
         self.window = self._initial_window()
 
@@ -143,15 +154,21 @@ class ModelSession:
         log.warning("the server's window is %d tokens, not %d: respecting it", window, self.window)
         self.window = window
         self.learned_window = window
-        self.persist_learned_window()
+        self._window_unsaved = True
+        if self._on_owner_thread():
+            self.persist_learned_window()  # else the owner persists it (record_calls, close)
         for listener in self.on_window:
             listener(window)
+
+    def _on_owner_thread(self) -> bool:
+        return threading.get_ident() == self._owner
 
     def persist_learned_window(self) -> None:
         """Keep a learned window in the store (inside a transaction it commits with it; the engine
         calls this again after a rollback, so a restart starts from it either way)."""
         if self.learned_window is not None and not self.store.read_only:
             self.store.set_meta(WINDOW_META, str(self.learned_window))
+            self._window_unsaved = False
 
     # -- measuring --------------------------------------------------------------------------
 
@@ -170,13 +187,15 @@ class ModelSession:
         tools: Sequence[dict[str, Any]] | None,
         *,
         exact_above: int | None = None,
+        counter: TokenCounter | None = None,
     ) -> int:
         """Prompt tokens of a request: the counter's estimate (which errs high), or the server's
         exact count when the estimate is above `exact_above` and the server can count."""
+        counter = counter or self.counter
         tool_list = list(tools) if tools else None
-        estimate = self.counter.count_messages(list(messages), tool_list)
+        estimate = counter.count_messages(list(messages), tool_list)
         if exact_above is not None and estimate > exact_above:
-            exact = self.counter.count_exact(list(messages), tool_list)
+            exact = counter.count_exact(list(messages), tool_list)
             if exact is not None:
                 return exact
         return estimate
@@ -190,12 +209,13 @@ class ModelSession:
         max_tokens: int | None = None,
         shrink: Shrink | None = None,
         exact_share: float = EXACT_SHARE,
+        counter: TokenCounter | None = None,
     ) -> list[Message]:
         """The gate: `messages` if prompt + max_tokens fits the window, else the smaller request
         `shrink` makes (asked until it fits or gives up), else BudgetError. Never a blind send."""
         answer = max_tokens or self.max_tokens
         limit = self.limit(answer)
-        tokens = self.count(messages, tools, exact_above=int(limit * exact_share))
+        tokens = self.count(messages, tools, exact_above=int(limit * exact_share), counter=counter)
         while tokens > limit:
             smaller = shrink(messages, limit) if shrink is not None else None
             if smaller is None or smaller == messages:
@@ -205,7 +225,9 @@ class ModelSession:
                 )
             log.info("%s request made smaller: %d tokens would not fit", purpose, tokens)
             messages = smaller
-            tokens = self.count(messages, tools, exact_above=int(limit * exact_share))
+            tokens = self.count(
+                messages, tools, exact_above=int(limit * exact_share), counter=counter
+            )
         return messages
 
     # -- sending ----------------------------------------------------------------------------
@@ -223,23 +245,33 @@ class ModelSession:
         scope: CallScope | None = None,
         exact_share: float = EXACT_SHARE,
         tally: Callable[[AgentCallRecord], None] | None = None,
+        counter: TokenCounter | None = None,
     ) -> ChatResult:
         """Gate, send, record (each record also to `tally`, which sums a summon's cost).
 
         A 400 overflow teaches the window; with `retry_overflow` the request is made smaller and
         sent once more (a second overflow is a BudgetError), without it the overflow is raised
-        for the caller to recover (the scene loop compacts the scene)."""
+        for the caller to recover (the scene loop compacts the scene). `counter` (a drafted
+        scene's fork) measures and learns instead of the session's own."""
+        counter = counter or self.counter
         answer = max_tokens or self.max_tokens
-        gate = {"tools": tools, "purpose": purpose, "max_tokens": answer, "shrink": shrink}
+        gate = {
+            "tools": tools,
+            "purpose": purpose,
+            "max_tokens": answer,
+            "shrink": shrink,
+            "counter": counter,
+        }
         messages = self.admit(messages, exact_share=exact_share, **gate)
+        send = partial(self._send, counter=counter)
         try:
-            result = self._send(messages, purpose, tools, tool_choice, answer, scope, tally)
+            result = send(messages, purpose, tools, tool_choice, answer, scope, tally)
         except ServerContextOverflow as exc:
             self.learn_window(exc)
             if not retry_overflow:
                 raise
             if exc.prompt_tokens:  # the server's own count of what was sent
-                self.counter.observe(messages, list(tools) if tools else None, exc.prompt_tokens)
+                counter.observe(messages, list(tools) if tools else None, exc.prompt_tokens)
             retry = self.admit(messages, exact_share=exact_share, **gate)
             if retry == messages and shrink is not None:  # the gate saw no reason: smaller anyway
                 retry = shrink(messages, self.limit(answer) - 64) or messages
@@ -249,7 +281,7 @@ class ModelSession:
                     "and it cannot be made smaller"
                 ) from exc
             try:
-                result = self._send(retry, purpose, tools, tool_choice, answer, scope, tally)
+                result = send(retry, purpose, tools, tool_choice, answer, scope, tally)
             except ServerContextOverflow as again:
                 self.learn_window(again)
                 raise BudgetError(
@@ -269,11 +301,13 @@ class ModelSession:
         max_tokens: int | None,
         scope: CallScope | None,
         tally: Callable[[AgentCallRecord], None] | None,
+        *,
+        counter: TokenCounter,
     ) -> ChatResult:
         key = self._on_the_books(purpose, scope)
         record = partial(self._record, purpose, key=key, scope=scope, tally=tally)
         tool_list = list(tools) if tools else None
-        self.calling.set()
+        self._enter_flight()
         try:
             result = self.client.chat(
                 messages,
@@ -283,16 +317,17 @@ class ModelSession:
                 options=self.request_options(purpose) if self.request_options else None,
             )
         except AgentError as exc:
-            record(None, error=str(exc), retried=exc.failed_attempts)
+            server = getattr(exc, "server", None)
+            record(None, error=str(exc), retried=exc.failed_attempts, server=server)
             raise
         except Interrupted as exc:
             record(None, error="abandoned: interrupted", retried=exc.failed_attempts)
             raise
         finally:
-            self.calling.clear()
+            self._leave_flight()
         if result.usage is None:  # the server did not count: count locally, never learn from it
-            prompt = self.count(messages, tool_list)
-            completion = self.counter.estimate_text(
+            prompt = self.count(messages, tool_list, counter=counter)
+            completion = counter.estimate_text(
                 (result.content or "") + "".join(c.function.arguments for c in result.tool_calls)
             )
             usage = Usage(
@@ -302,8 +337,20 @@ class ModelSession:
             return result
         record(result)
         if result.prompt_tokens:
-            self.counter.observe(messages, tool_list, result.prompt_tokens)
+            counter.observe(messages, tool_list, result.prompt_tokens)
         return result
+
+    def _enter_flight(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self.calling.set()
+
+    def _leave_flight(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            if self.in_flight == 0:
+                self.calling.clear()
 
     # -- recording --------------------------------------------------------------------------
 
@@ -331,6 +378,7 @@ class ModelSession:
         tally: Callable[[AgentCallRecord], None] | None,
         error: str | None = None,
         retried: Sequence[object] = (),
+        server: str | None = None,
     ) -> None:
         """One row per request the server received: each attempt the client retried (its
         outcome as the error), then the call's own row."""
@@ -345,19 +393,27 @@ class ModelSession:
             scene_id=where.scene_id,
             error=error,
             failed_attempts=retried,
+            server=server,
         )
         stamped = [row.model_copy(update={"created_at": now_iso()}) for row in rows]
         rows = self.store.runs.ledger.done(key, stamped)
         if tally is not None:
             for row in rows:
                 tally(row)
+        if not self._on_owner_thread():
+            return  # the owner writes them (it may hold the store's transaction right now)
         if self.record_at_once or not self.store.in_transaction:
             self.record_calls()
 
     def record_calls(self) -> None:
         """Settle the ledger into the store's call table, in a short transaction of its own
-        (outside a scene's: inside one, the calls stay in the ledger until it ends)."""
+        (outside a scene's: inside one, the calls stay in the ledger until it ends). The owner
+        thread only: another thread's calls stay in the ledger until the owner settles it."""
+        if not self._on_owner_thread():
+            return
         self.store.runs.settle_ledger()
+        if self._window_unsaved and not self.store.in_transaction:
+            self.persist_learned_window()
 
     def scoped(self, thread_id: int | None, scene_id: str | None = None) -> CallScope:
         """A scope of this session's run for a thread (and scene)."""

@@ -434,7 +434,7 @@ class SceneAnnotator:
     def __init__(
         self,
         *,
-        max_creates: int = 8,
+        max_creates: int = 16,
         max_updates: int = 3,
         max_turns: int = 4,
         min_score: float = DEFAULT_MIN_SCORE,

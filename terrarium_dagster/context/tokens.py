@@ -16,6 +16,7 @@ Two counters implement `TokenCounter`:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 from collections import OrderedDict
@@ -71,6 +72,10 @@ class TokenCounter(Protocol):
 
     def restore_anchors(self, anchors: Sequence[tuple[str, int]]) -> None:
         """Take back persisted exact counts (replacing those remembered)."""
+        ...
+
+    def fork(self) -> TokenCounter:
+        """A private copy that learns on its own from now on."""
         ...
 
 
@@ -286,6 +291,12 @@ class HeuristicCounter:
     def _clamp(self, value: float) -> float:
         return min(self.max_scale, max(self.min_scale, value))
 
+    def fork(self) -> HeuristicCounter:
+        """A private copy: what it learns from now on stays its own (a drafted scene's)."""
+        twin = copy.copy(self)
+        twin._sums = dict(self._sums)
+        return twin
+
     def calibration(self) -> dict[str, float]:
         return {
             **{f"sum_{key}": value for key, value in self._sums.items()},
@@ -389,6 +400,17 @@ class ServerCounter:
             return
         self._remember(self._digests(messages, tools)[-1], actual)
         self.heuristic.observe(messages, tools, actual)
+
+    def fork(self) -> ServerCounter:
+        """A private copy sharing only the server: its calibration and remembered exact counts
+        are its own from now on (a drafted scene's), so concurrent scenes never learn from each
+        other in the order their replies happen to arrive."""
+        twin = ServerCounter(
+            self.tokenize, heuristic=self.heuristic.fork(), anchors=self._max_anchors
+        )
+        twin._anchors = OrderedDict(self._anchors)
+        twin._tokenize_works = self._tokenize_works
+        return twin
 
     def calibration(self) -> dict[str, float]:
         return self.heuristic.calibration()

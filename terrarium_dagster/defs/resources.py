@@ -83,7 +83,10 @@ class AgentResource(dg.ConfigurableResource):
     fields take the `Settings` defaults.
     """
 
-    url: str = Field(default="", description="OpenAI-compatible server, e.g. http://gpu:8000/v1.")
+    url: str = Field(
+        default="",
+        description="OpenAI-compatible server, e.g. http://gpu:8000/v1; replicas comma-separated.",
+    )
     offline: bool = Field(default=False, description="Force the offline backend even with a URL.")
     model: str = Field(default="", description="Served model name; empty: the server's first.")
     api_key: str = Field(default="", description="Bearer token; set it with an EnvVar.")
@@ -95,6 +98,9 @@ class AgentResource(dg.ConfigurableResource):
     max_tokens: int | None = Field(default=None, description="Completion tokens per call.")
     context_budget: int | None = Field(default=None, description="Model window to respect.")
     max_rounds: int | None = Field(default=None, description="Model calls per scene at most.")
+    concurrency: int | None = Field(
+        default=None, description="Model requests in flight at once (1: serial)."
+    )
     top_k: int | None = None
     model_family: str = Field(default="", description="qwen3, llama3, mistral, other; empty: auto.")
     enable_thinking: bool | None = Field(
@@ -127,6 +133,7 @@ def engine_settings(corpus: CorpusResource, store: StoreResource, agent: AgentRe
         max_tokens=agent.max_tokens,
         context_budget=agent.context_budget,
         max_rounds=agent.max_rounds,
+        concurrency=agent.concurrency,
         top_k=agent.top_k,
         model_family=agent.model_family or None,
         enable_thinking=agent.enable_thinking,

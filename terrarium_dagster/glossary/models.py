@@ -210,6 +210,7 @@ class AgentCallRecord(BaseModel):
     latency_ms: float = Field(default=0.0, ge=0)
     finish_reason: str | None = None
     error: str | None = None
+    server: str | None = None  # the server (replica) asked
     created_at: str | None = None
     request_key: str | None = None  # the call ledger's key: a request is recorded once
 

@@ -175,7 +175,7 @@ class RunLog(Aggregate):
             cursor = self.conn.execute(
                 "INSERT INTO agent_call (run_id, thread_id, scene_id, purpose, model, "
                 "prompt_tokens, cached_tokens, completion_tokens, latency_ms, finish_reason, "
-                "error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "error, server, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     call.run_id,
                     call.thread_id,
@@ -188,6 +188,7 @@ class RunLog(Aggregate):
                     call.latency_ms,
                     call.finish_reason,
                     call.error,
+                    call.server,
                     call.created_at or now_iso(),
                 ),
             )
@@ -260,6 +261,18 @@ class RunLog(Aggregate):
         rows = self.conn.execute(f"SELECT * FROM agent_call{where} ORDER BY id", params)
         recorded = [_agent_call(row) for row in rows.fetchall()]
         return recorded + self._unsettled(run_id=run_id, thread_id=thread_id, scene_id=scene_id)
+
+    @guarded
+    def calls_per_server(self, *, run_id: str | None = None) -> list[tuple[str, int, int]]:
+        """(server, calls, failed calls) for each server the calls went to, busiest first."""
+        where, params = _filters(run_id=run_id)
+        rows = self.conn.execute(
+            "SELECT COALESCE(server, '') AS server, COUNT(*) AS calls, "
+            "SUM(error IS NOT NULL) AS failed "
+            f"FROM agent_call{where} GROUP BY COALESCE(server, '') ORDER BY calls DESC, server",
+            params,
+        ).fetchall()
+        return [(row["server"], int(row["calls"]), int(row["failed"] or 0)) for row in rows]
 
     @guarded
     def agent_call_totals(

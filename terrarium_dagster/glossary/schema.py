@@ -241,7 +241,10 @@ _V3: Migration = (
     "WHERE request_key IS NOT NULL",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
+# Version 4: each model call names the server (replica) it went to.
+_V4: Migration = ("ALTER TABLE agent_call ADD COLUMN server TEXT",)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,255 @@
+"""Many requests in flight, one story order: the concurrent engine over real loopback servers.
+
+The servers answer with the offline backend (the same request, the same answer) after random
+delays, so replies arrive in any order; what the run writes must not depend on that order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.cli import main
+from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.testing.batching import BatchingServer
+from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
+from tests.support.store_dump import store_dump
+
+TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+
+
+@pytest.fixture(scope="module")
+def quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three threads of about fifteen scenes each: blocks of 8 are full ones."""
+    path = tmp_path_factory.mktemp("quest") / "quest.db"
+    return generate_corpus(path, threads=3, posts_per_thread=110, seed=18)
+
+
+@pytest.fixture
+def jittery() -> Iterator[BatchingServer]:
+    with BatchingServer(jitter_s=0.03, seed=None) as server:
+        yield server
+
+
+def _run(corpus: Path, db: Path, url: str, *extra: str) -> int:
+    return main(["run", "--agent-url", url, "--corpus", str(corpus), "--db", str(db), *extra])
+
+
+def _scene_counts(corpus: Path) -> list[int]:
+    from terrarium_dagster.corpus.reader import Corpus
+
+    with closing(Corpus(corpus)) as reader:
+        return [len(reader.scenes(thread.id)) for thread in reader.threads()]
+
+
+def test_two_runs_at_concurrency_8_write_the_same_glossary_whatever_the_reply_order(
+    quest: Path, jittery: BatchingServer, tmp_path: Path
+) -> None:
+    assert min(_scene_counts(quest)) >= 8, "the quest must fill blocks of 8"
+    first, second = tmp_path / "first.db", tmp_path / "second.db"
+    assert _run(quest, first, jittery.url, "--concurrency", "8") == 0
+    peak = jittery.peak_in_flight
+    assert _run(quest, second, jittery.url, "--concurrency", "8") == 0
+    assert peak >= 4, f"the server saw at most {peak} requests at once"
+    assert store_dump(first) == store_dump(second)
+    with closing(sqlite3.connect(first)) as conn:
+        status = dict(conn.execute("SELECT status, COUNT(*) FROM thread_state GROUP BY status"))
+    assert status == {"curated": 3}
+
+
+def test_a_concurrent_run_keeps_the_serial_runs_recall_and_adds_no_duplicate(
+    quest: Path, jittery: BatchingServer, tmp_path: Path
+) -> None:
+    serial, concurrent = tmp_path / "serial.db", tmp_path / "concurrent.db"
+    assert _run(quest, serial, jittery.url, "--concurrency", "1") == 0
+    assert _run(quest, concurrent, jittery.url, "--concurrency", "8") == 0
+    with closing(sqlite3.connect(quest)) as conn:
+        text = " ".join(row[0] for row in conn.execute("SELECT body FROM post")).lower()
+    gold = {normalize_term(term) for term in vocabulary(18).terms if term.lower() in text}
+
+    def scored(db: Path) -> tuple[float, int]:
+        with closing(sqlite3.connect(db)) as conn:
+            live = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT norm_term FROM entry WHERE deleted = 0 "
+                    "AND status NOT IN ('merged', 'rejected')"
+                )
+            ]
+            aliases = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT a.norm_alias FROM alias a JOIN entry e ON e.id = a.entry_id "
+                    "WHERE a.deleted = 0 AND e.deleted = 0 "
+                    "AND e.status NOT IN ('merged', 'rejected')"
+                )
+            }
+        recall = len(gold & (set(live) | aliases)) / len(gold)
+        return recall, len(live) - len(set(live))
+
+    serial_recall, serial_duplicates = scored(serial)
+    concurrent_recall, concurrent_duplicates = scored(concurrent)
+    assert concurrent_recall >= serial_recall, (concurrent_recall, serial_recall)
+    assert concurrent_duplicates <= serial_duplicates
+    with closing(sqlite3.connect(concurrent)) as conn:
+        unsourced = conn.execute(
+            "SELECT COUNT(*) FROM entry e WHERE e.deleted = 0 AND NOT EXISTS "
+            "(SELECT 1 FROM provenance p WHERE p.entry_id = e.id)"
+        ).fetchone()[0]
+    assert unsourced == 0, "every entry keeps a source"
+
+
+def test_sigkill_at_random_points_of_a_concurrent_run_resumes_to_the_uninterrupted_store(
+    quest: Path, jittery: BatchingServer, tmp_path: Path
+) -> None:
+    baseline = tmp_path / "baseline.db"
+    assert _run(quest, baseline, jittery.url, "--concurrency", "6") == 0
+    calls_per_run = jittery.chat_requests
+
+    killed = tmp_path / "killed.db"
+    command = [TERRARIUM, "run", "--agent-url", jittery.url, "--corpus", str(quest)]
+    command += ["--db", str(killed), "--concurrency", "6"]
+    rng = random.Random(1125)
+    kills = 0
+    for share in sorted(rng.uniform(0.1, 0.9) for _ in range(3)):
+        start = jittery.chat_requests
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        target = start + max(2, int(calls_per_run * share / 3))
+        deadline = time.monotonic() + 120
+        while jittery.chat_requests < target and process.poll() is None:
+            assert time.monotonic() < deadline, "the run made no progress"
+            time.sleep(0.01)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            kills += 1
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        process.stderr.close()
+    assert kills >= 2
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert store_dump(killed) == store_dump(baseline)
+
+
+def test_two_replicas_one_failing_for_a_while_finish_on_the_other_and_the_books_name_each(
+    quest: Path, tmp_path: Path
+) -> None:
+    single = tmp_path / "single.db"
+    pair = tmp_path / "pair.db"
+    with closing(sqlite3.connect(quest)) as conn:
+        first_thread = str(conn.execute("SELECT MIN(id) FROM thread").fetchone()[0])
+    with (
+        BatchingServer(jitter_s=0.01) as steady,
+        BatchingServer(jitter_s=0.01, fail_first=8) as flaky,
+    ):
+        assert (
+            _run(quest, single, steady.url, "--concurrency", "4", "--threads", f"..{first_thread}")
+            == 0
+        )
+        steady_before = steady.chat_requests
+        urls = f"{flaky.url},{steady.url}"
+        code = _run(
+            quest,
+            pair,
+            urls,
+            "--concurrency",
+            "4",
+            "--threads",
+            f"..{first_thread}",
+            "--max-retries",
+            "0",
+        )
+        assert code == 0
+        assert flaky.chat_failures == 8 and flaky.chat_requests > 8, "the flaky one came back"
+        served = {flaky.url: flaky.chat_requests, steady.url: steady.chat_requests - steady_before}
+    with closing(sqlite3.connect(pair)) as conn:
+        rows = conn.execute(
+            "SELECT server, COUNT(*), SUM(error IS NOT NULL) FROM agent_call GROUP BY server"
+        ).fetchall()
+    books = {server: calls for server, calls, _ in rows}
+    failed = {server: int(bad or 0) for server, _, bad in rows}
+    assert books == {url.removesuffix("/v1"): count for url, count in served.items()}
+    assert failed[flaky.url.removesuffix("/v1")] == 8
+    glossary = ("entry", "alias", "provenance")
+    one, two = store_dump(single), store_dump(pair)
+    assert {t: one[t] for t in glossary} == {t: two[t] for t in glossary}
+
+    status = subprocess.run(
+        [TERRARIUM, "status", "--db", str(pair)], capture_output=True, text=True, timeout=60
+    )
+    assert f"server {steady.url.removesuffix('/v1')}:" in status.stdout
+    assert "8 failed" in status.stdout
+
+
+def test_when_every_replica_fails_the_error_names_each_one(quest: Path, tmp_path: Path) -> None:
+    with (
+        BatchingServer(fail_first=10_000) as first,
+        BatchingServer(fail_first=10_000) as second,
+    ):
+        urls = f"{first.url},{second.url}"
+        process = subprocess.run(
+            [
+                *(TERRARIUM, "run", "--agent-url", urls, "--corpus", str(quest)),
+                *("--db", str(tmp_path / "s.db"), "--max-retries", "0", "--concurrency", "4"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert process.returncode != 0
+    last = process.stderr.strip().splitlines()[-1]
+    assert first.url.removesuffix("/v1") in last and second.url.removesuffix("/v1") in last
+    assert "Traceback" not in process.stderr
+
+
+_POST = re.compile(r"\[post (\d+)|>>(\d+)")
+_SCENE_THREAD = re.compile(r"^# Scene (\d+)#", re.MULTILINE)
+
+
+def test_no_request_and_no_as_of_export_of_a_concurrent_run_holds_a_later_thread(
+    quest: Path, jittery: BatchingServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    assert _run(quest, db, jittery.url, "--concurrency", "8") == 0
+    with closing(sqlite3.connect(quest)) as conn:
+        thread_of = dict(conn.execute("SELECT id, thread_id FROM post"))
+        order = [row[0] for row in conn.execute("SELECT id FROM thread ORDER BY id")]
+    position = {thread: index for index, thread in enumerate(order)}
+    checked = 0
+    for body in jittery.chat_bodies:
+        text = "\n".join(str(m.get("content") or "") for m in body["messages"])
+        scenes = _SCENE_THREAD.findall(str(body["messages"][-1].get("content") or ""))
+        if not scenes:
+            continue
+        at = position[thread_of[int(scenes[-1])]]
+        for match in _POST.finditer(text):
+            post = int(match.group(1) or match.group(2))
+            if post in thread_of:
+                assert position[thread_of[post]] <= at, f"a request for thread {at} cites {post}"
+        checked += 1
+    assert checked > 20
+
+    first_thread = order[0]
+    out = tmp_path / "asof"
+    export = ["export", "--db", str(db), "--format", "json", "--out", str(out)]
+    assert main([*export, "--as-of-thread", str(first_thread)]) == 0
+    exported = json.loads((out / "glossary.json").read_text(encoding="utf-8"))
+    entries = exported["entries"] if isinstance(exported, dict) else exported
+    assert entries
+    for entry in entries:
+        for source in entry.get("sources", []):
+            assert thread_of[int(source["post_id"])] == first_thread, source
