@@ -212,8 +212,31 @@ class BatchingServer:
         if self._engine is not None:
             self._engine.stop()
 
+    def stats(self) -> dict[str, Any]:
+        """What the server saw: requests, peak in flight, tokens (cached and not), engine time."""
+        with self._lock:
+            return {
+                "chat_requests": self.chat_requests,
+                "chat_failures": self.chat_failures,
+                "peak_in_flight": self.peak_in_flight,
+                "prompt_tokens": self.prompt_tokens,
+                "cached_tokens": self.cached_tokens,
+                "uncached_tokens": self.prompt_tokens - self.cached_tokens,
+                "completion_tokens": self.completion_tokens,
+                "engine_steps": self._engine.steps if self._engine else 0,
+                "engine_busy_s": round(self._engine.busy_s, 3) if self._engine else 0.0,
+            }
+
     def _forward(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
         path = handler.path.split("?")[0]
+        if path == "/stats":
+            payload = json.dumps(self.stats()).encode()
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.write(payload)
+            return
         with self._lock:
             self.requests_by_path[path] = self.requests_by_path.get(path, 0) + 1
         chat = path.rstrip("/").endswith("/chat/completions")
@@ -269,3 +292,25 @@ class BatchingServer:
 def batching_server(**kwargs: Any) -> Iterator[BatchingServer]:
     with BatchingServer(**kwargs) as server:
         yield server
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m terrarium_dagster.testing.batching --scale 0.1`: serve until killed; the first
+    line printed is the base URL (GET /stats says what the server saw)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every duration")
+    parser.add_argument("--max-model-len", type=int, default=32768)
+    args = parser.parse_args(argv)
+    with BatchingServer(BatchingModel(scale=args.scale), max_model_len=args.max_model_len) as s:
+        print(s.url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""Wall time against a server that batches like vLLM: concurrency 1, 4, 16 and 32.
+
+Usage: python benchmarks/bench_throughput.py [--threads 25] [--posts-per-thread 110]
+                                             [--scale 0.1] [--levels 1 4 16 32] [--json]
+
+A generated quest (the same seed every time) is annotated by `terrarium run` once per
+concurrency level, each against a fresh `terrarium_dagster.testing.batching` server in its own
+process (so the prefix cache starts empty): an engine loop whose step takes
+16 ms + 0.25 ms × running sequences, decodes one token per running sequence per step and prefills
+uncached prompt tokens at 8,000 tokens/s in chunks of 2,048 per step, every duration multiplied
+by `--scale`. The answers are the offline backend's, so every level sees the same model.
+
+Reported per level: wall time, speed-up against concurrency 1, model calls, the server's peak of
+requests in flight, uncached prompt tokens against serial, recall of the quest's invented terms
+against serial, and duplicate live entries. Then a projection to Banished (about 130,000 posts):
+the measured seconds per post at each level, scaled back to real time (divided by `--scale`).
+
+Targets (issue 18): at 16, wall time at least 5× shorter than at 1 (8× the aim), uncached prompt
+tokens at most 1.5× serial's, recall no lower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import closing
+from pathlib import Path
+
+import httpx
+
+from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
+
+BANISHED_POSTS = 130_000
+SPEEDUP_TARGET = 5.0
+UNCACHED_TARGET = 1.5
+TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
+
+
+def serve(scale: float) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "terrarium_dagster.testing.batching", "--scale", str(scale)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url.startswith("http"):
+        process.kill()
+        raise SystemExit(f"the batching server did not start: {url!r}")
+    return process, url
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def scored(db: Path, gold: set[str]) -> tuple[float, int, int]:
+    """(recall of the gold terms, live entries, duplicate live entries) of a store."""
+    with closing(sqlite3.connect(db)) as conn:
+        live = [
+            row[0]
+            for row in conn.execute(
+                "SELECT norm_term FROM entry WHERE deleted = 0 "
+                "AND status NOT IN ('merged', 'rejected')"
+            )
+        ]
+        aliases = {
+            row[0]
+            for row in conn.execute(
+                "SELECT a.norm_alias FROM alias a JOIN entry e ON e.id = a.entry_id "
+                "WHERE a.deleted = 0 AND e.deleted = 0 AND e.status NOT IN ('merged', 'rejected')"
+            )
+        }
+    found = gold & (set(live) | aliases)
+    return len(found) / max(1, len(gold)), len(live), len(live) - len(set(live))
+
+
+def run_level(corpus: Path, workdir: Path, level: int, scale: float) -> dict[str, object]:
+    process, url = serve(scale)
+    db = workdir / f"c{level}.db"
+    try:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [
+                *(TERRARIUM, "run", "--agent-url", url, "--corpus", str(corpus)),
+                *("--db", str(db), "--concurrency", str(level)),
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TERRARIUM_CONCURRENCY": str(level)},
+        )
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"concurrency {level} failed: {done.stderr[-800:]}")
+        stats = httpx.get(url.removesuffix("/v1") + "/stats", timeout=10).json()
+    finally:
+        stop(process)
+    return {"level": level, "wall_s": round(wall, 2), "db": str(db), **stats}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=25)
+    parser.add_argument("--posts-per-thread", type=int, default=110)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--scale", type=float, default=0.1)
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 32])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
+    corpus = generate_corpus(
+        workdir / "quest.db",
+        threads=args.threads,
+        posts_per_thread=args.posts_per_thread,
+        seed=args.seed,
+    )
+    with closing(sqlite3.connect(corpus)) as conn:
+        posts = conn.execute("SELECT COUNT(*) FROM post").fetchone()[0]
+        text = " ".join(row[0] for row in conn.execute("SELECT body FROM post")).lower()
+    gold = {normalize_term(t) for t in vocabulary(args.seed).terms if t.lower() in text}
+    levels = sorted(set(args.levels) | {1})
+    results = []
+    for level in levels:
+        result = run_level(corpus, workdir, level, args.scale)
+        recall, live, duplicates = scored(Path(str(result["db"])), gold)
+        result.update(recall=round(recall, 3), live_entries=live, duplicates=duplicates)
+        results.append(result)
+        print(
+            f"concurrency {level:>2}: {result['wall_s']:>7.1f} s, "
+            f"{result['chat_requests']} calls, peak in flight {result['peak_in_flight']}, "
+            f"uncached {result['uncached_tokens']}, recall {recall:.3f}, "
+            f"{live} live entries ({duplicates} duplicates)",
+            file=sys.stderr,
+        )
+    serial = results[0]
+    report = {"posts": posts, "threads": args.threads, "scale": args.scale, "levels": []}
+    for result in results:
+        speedup = float(serial["wall_s"]) / float(result["wall_s"])
+        uncached = int(result["uncached_tokens"]) / max(1, int(serial["uncached_tokens"]))
+        real_s_per_post = float(result["wall_s"]) / args.scale / posts
+        report["levels"].append(
+            {
+                **{k: v for k, v in result.items() if k != "db"},
+                "speedup": round(speedup, 2),
+                "uncached_vs_serial": round(uncached, 3),
+                "recall_vs_serial": round(float(result["recall"]) - float(serial["recall"]), 3),
+                "banished_hours": round(real_s_per_post * BANISHED_POSTS / 3600, 1),
+            }
+        )
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"{posts} posts in {args.threads} threads, durations × {args.scale}")
+    print("level  wall s  speed-up  calls  peak  uncached×serial  recall  Banished (h, H100)")
+    for row in report["levels"]:
+        print(
+            f"{row['level']:>5}  {row['wall_s']:>6.1f}  {row['speedup']:>8.2f}  "
+            f"{row['chat_requests']:>5}  {row['peak_in_flight']:>4}  "
+            f"{row['uncached_vs_serial']:>15.2f}  {row['recall']:>6.3f}  "
+            f"{row['banished_hours']:>8.1f}"
+        )
+    sixteen = next((row for row in report["levels"] if row["level"] == 16), None)
+    if sixteen is not None:
+        verdict = (
+            sixteen["speedup"] >= SPEEDUP_TARGET
+            and sixteen["uncached_vs_serial"] <= UNCACHED_TARGET
+            and sixteen["recall_vs_serial"] >= 0
+        )
+        print(
+            f"target at 16 (≥{SPEEDUP_TARGET}× faster, uncached ≤{UNCACHED_TARGET}× serial, "
+            f"recall no lower): {'met' if verdict else 'NOT met'}"
+        )
+
+
+if __name__ == "__main__":
+    main()
