@@ -15,12 +15,13 @@ import json
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from terrarium_dagster.backends.offline import OfflineBackend, count_prompt_tokens
 from terrarium_dagster.glossary.ledger import NO_ANSWER
 from terrarium_dagster.glossary.store import GlossaryStore
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, run_args, terrarium
 from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.vllm_server import (
     DEFAULT_MODEL,
@@ -79,13 +80,7 @@ def _token_count(body: dict[str, object]) -> int:
     return count_prompt_tokens(messages if isinstance(messages, list) else [], body.get("tools"))
 
 
-def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TERRARIUM, *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+_terrarium = partial(terrarium, timeout=600)
 
 
 def _run(url: str, corpus: Path, db: Path) -> subprocess.CompletedProcess[str]:

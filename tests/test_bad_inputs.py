@@ -6,21 +6,14 @@ import io
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, run_args, terrarium
 
-
-def _terrarium(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("TERRARIUM_")}
-    environment.update(env or {})
-    return subprocess.run(
-        [TERRARIUM, *args], capture_output=True, text=True, timeout=60, env=environment, cwd=cwd
-    )
+_terrarium = partial(terrarium, timeout=60, clean=True)
 
 
 def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:

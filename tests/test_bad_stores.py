@@ -14,18 +14,14 @@ import json
 import os
 import sqlite3
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import run_args, terrarium
 
-
-def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("TERRARIUM_")}
-    return subprocess.run(
-        [TERRARIUM, *args], capture_output=True, text=True, timeout=120, env=environment
-    )
+_terrarium = partial(terrarium, timeout=120, clean=True)
 
 
 def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> str:

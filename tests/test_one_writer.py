@@ -19,6 +19,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ import pytest
 from terrarium_dagster.defs.assets import thread_annotations, thread_glossary
 from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, run_args, terrarium
 from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.store_dump import dump_differences, store_dump
 
@@ -49,13 +50,7 @@ HOLDER = textwrap.dedent(
 )
 
 
-def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TERRARIUM, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+_terrarium = partial(terrarium, timeout=120)
 
 
 @pytest.fixture

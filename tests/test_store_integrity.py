@@ -12,18 +12,13 @@ from __future__ import annotations
 import hashlib
 import random
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import run_args, terrarium
 
 PAGE = 4096
-
-
-def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TERRARIUM, *args], capture_output=True, text=True, timeout=300)
 
 
 def _digest(path: Path) -> str:
@@ -52,7 +47,7 @@ def _middle_btree_page(db: Path) -> int:
 @pytest.fixture(scope="module")
 def annotated_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("integrity") / "store.db"
-    done = _terrarium(*run_args(db, sample_db))
+    done = terrarium(*run_args(db, sample_db))
     assert done.returncode == 0, done.stderr
     return db
 
@@ -72,7 +67,7 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
 ) -> None:
     db = _damaged_copy(annotated_store, tmp_path)
     before = _digest(db)
-    refused = _terrarium(*run_args(db, sample_db))
+    refused = terrarium(*run_args(db, sample_db))
     assert refused.returncode == 2, refused.stderr
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1, refused.stderr
@@ -83,7 +78,7 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
     assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
 
     # a reader that meets the damage says the same, in one line, exit 2
-    status = _terrarium("status", "--db", str(db))
+    status = terrarium("status", "--db", str(db))
     assert status.returncode == 2, status.stdout + status.stderr
     assert len(status.stderr.strip().splitlines()) == 1
     assert "is damaged" in status.stderr and "terrarium recover" in status.stderr
@@ -96,7 +91,7 @@ def test_recover_copies_what_is_readable_and_a_run_resumes_on_it(
     db = _damaged_copy(annotated_store, tmp_path)
     before = _digest(db)
     out = tmp_path / "recovered.db"
-    recovered = _terrarium("recover", "--db", str(db), "--out", str(out))
+    recovered = terrarium("recover", "--db", str(db), "--out", str(out))
     assert recovered.returncode == 0, recovered.stderr
     assert f"into {out}" in recovered.stdout
     assert _digest(db) == before, "recover changed the damaged store"
@@ -130,9 +125,9 @@ def test_recover_copies_what_is_readable_and_a_run_resumes_on_it(
         good.close()
         new.close()
 
-    status = _terrarium("status", "--json", "--db", str(out))
+    status = terrarium("status", "--json", "--db", str(out))
     assert status.returncode == 0, status.stderr
-    again = _terrarium("recover", "--db", str(db), "--out", str(out))
+    again = terrarium("recover", "--db", str(db), "--out", str(out))
     assert again.returncode == 2 and "exists" in again.stderr
 
 
@@ -141,7 +136,7 @@ def test_a_file_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> Non
     db.write_text("these are notes, not a database\n" * 200)
     before = _digest(db)
     for command in (run_args(db), ["status", "--db", str(db)]):
-        done = _terrarium(*command)
+        done = terrarium(*command)
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "not a database" in done.stderr

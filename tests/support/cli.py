@@ -3,6 +3,7 @@ installed script beside this interpreter (tests run the real thing, in-process o
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,8 +42,23 @@ def terrarium(
     timeout: float = 300,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    clean: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the installed `terrarium` script to its end, capturing its output."""
+    """Run the installed `terrarium` script to its end, capturing its output. ``clean`` leaves the
+    developer's TERRARIUM_* settings out of its environment; ``env`` adds variables."""
+    environment = None
+    if clean or env:
+        environment = {
+            key: value
+            for key, value in os.environ.items()
+            if not (clean and key.startswith("TERRARIUM_"))
+        }
+        environment.update(env or {})
     return subprocess.run(
-        [TERRARIUM, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
+        [TERRARIUM, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        cwd=cwd,
     )
