@@ -13,7 +13,6 @@ import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -25,9 +24,8 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.testing.batching import BatchingServer
 from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
+from tests.support.cli import TERRARIUM, run_args
 from tests.support.store_dump import store_dump
-
-TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +42,7 @@ def jittery() -> Iterator[BatchingServer]:
 
 
 def _run(corpus: Path, db: Path, url: str, *extra: str) -> int:
-    return main(["run", "--agent-url", url, "--corpus", str(corpus), "--db", str(db), *extra])
+    return main([*run_args(db, corpus, agent_url=url), *extra])
 
 
 def _scene_counts(corpus: Path) -> list[int]:
@@ -119,8 +117,7 @@ def test_sigkill_at_random_points_of_a_concurrent_run_resumes_to_the_uninterrupt
     calls_per_run = jittery.chat_requests
 
     killed = tmp_path / "killed.db"
-    command = [TERRARIUM, "run", "--agent-url", jittery.url, "--corpus", str(quest)]
-    command += ["--db", str(killed), "--concurrency", "6"]
+    command = [TERRARIUM, *run_args(killed, quest, agent_url=jittery.url, concurrency=6)]
     rng = random.Random(1125)
     kills = 0
     for share in sorted(rng.uniform(0.1, 0.9) for _ in range(3)):
@@ -203,8 +200,8 @@ def test_when_every_replica_fails_the_error_names_each_one(quest: Path, tmp_path
         urls = f"{first.url},{second.url}"
         process = subprocess.run(
             [
-                *(TERRARIUM, "run", "--agent-url", urls, "--corpus", str(quest)),
-                *("--db", str(tmp_path / "s.db"), "--max-retries", "0", "--concurrency", "4"),
+                TERRARIUM,
+                *run_args(tmp_path / "s.db", quest, agent_url=urls, max_retries=0, concurrency=4),
             ],
             capture_output=True,
             text=True,
