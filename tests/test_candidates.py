@@ -188,11 +188,30 @@ def test_results_are_deterministic_and_ordered_by_score_then_position() -> None:
 
 
 def test_min_score_and_limit_trim_the_list() -> None:
-    everything = find_candidates(SCENE, min_score=0.0)
-    default = find_candidates(SCENE)
-    strict = find_candidates(SCENE, min_score=2.0)
+    scene = SCENE + "A thrummet hung by the door.\n"  # an unusual word seen once: a low score
+    everything = find_candidates(scene, min_score=0.0)
+    default = find_candidates(scene)
+    strict = find_candidates(scene, min_score=2.0)
     assert len(everything) > len(default) > len(strict) >= 1
-    assert find_candidates(SCENE, limit=2) == default[:2]
+    assert find_candidates(scene, limit=2) == default[:2]
+
+
+def test_english_words_descriptions_and_real_world_words_are_not_candidates() -> None:
+    text = (
+        "Evidently the chieftain had seen my armlet. Grasping my rifle, I crossed the enclosure "
+        "toward the paint-streaked, panic-stricken riders and the semi-barbaric, vise-like grip "
+        "of the one-quarter olive-green men. Captain James K. Powell of Richmond rode with me; "
+        'then Tars Tarkas said "Sak!" and I did sak. The Tharks of Barsoom came. A Thark waited. '
+        "Will said the will was read. Evidently it was. The enclosure held."
+    )
+    terms = {candidate.term for candidate in find_candidates(text, min_score=0.0)}
+    assert {"Captain James K. Powell of Richmond", "Tars Tarkas", "Thark"} <= terms, terms
+    unwanted = {
+        "Evidently", "chieftain", "Grasping", "enclosure", "paint-streaked", "panic-stricken",
+        "semi-barbaric", "vise-like", "one-quarter", "olive-green", "Sak", "Tharks of Barsoom",
+        "Will", "Captain James K",
+    }  # fmt: skip
+    assert not terms & unwanted, terms & unwanted
 
 
 def test_empty_and_markup_only_texts_give_nothing() -> None:

@@ -48,7 +48,8 @@ def _known(entry_id: int, term: str) -> KnownEntry:
 
 
 def test_the_offline_curator_rejects_ordinary_words_whatever_their_case() -> None:
-    decisions = offline_curate([_view(7, "Kentucky"), _view(8, "Cried"), _view(9, "Helium")])
+    helium = _view(9, "Helium", definition="Helium — a place; the twin cities.")
+    decisions = offline_curate([_view(7, "Kentucky"), _view(8, "Cried"), helium])
     by_id = {decision["entry_id"]: decision for decision in decisions}
     assert by_id["E7"]["decision"] == "REJECT" and "word frequency" in by_id["E7"]["reasoning"]
     assert by_id["E8"]["decision"] == "REJECT"

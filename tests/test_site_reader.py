@@ -8,18 +8,11 @@ the A–Z bar across categories, a phone-sized header, and a source link.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from terrarium_dagster.cli import main
@@ -27,28 +20,15 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.browser import require_chromium, terrarium_serve
+from tests.support.cli import run_args
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if os.environ.get("CI"):  # in CI the browser tests must run
-    from playwright import sync_api as playwright
-else:
-    playwright = pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None and not os.environ.get("CI"),
-    reason="needs Debian's chromium (apt-get install -y chromium)",
-)
 THREADS = 80
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    require_chromium()  # skips (outside CI) before the story is built when there is no browser
     root = tmp_path_factory.mktemp("novel")
     corpus = generate_corpus(root / "novel.db", threads=THREADS, posts_per_thread=6, seed=3)
     store = root / "store" / "terrarium.db"
@@ -59,60 +39,8 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def site(story: tuple[Path, Path]) -> Iterator[str]:
     corpus, store = story
-    port = _free_port()
-    command = [TERRARIUM, "serve", "--port", str(port)]
-    process = subprocess.Popen(
-        [*command, "--db", str(store), "--corpus", str(corpus)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(base + "/glossary-data.js", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline, "terrarium serve did not come up"
-            time.sleep(0.1)
+    with terrarium_serve(store, "--corpus", str(corpus)) as base:
         yield base
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    assert CHROMIUM is not None, "chromium is not installed (apt-get install -y chromium)"
-    with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1000, "height": 900})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    try:
-        yield opened
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def _data_files(page: Any, base: str) -> tuple[list[str], dict[str, int]]:
@@ -271,4 +199,8 @@ def test_a_source_reads_thread_title_and_post_and_opens_the_post(
     labels = [a.inner_text() for a in page.query_selector_all("a.source")]
     assert f"{title}, post {source.post_id}" in labels, labels
     href = str(link.get_attribute("href"))
-    assert re.fullmatch(r"(/post/\d+|https?://\S+)", href), href
+    assert re.fullmatch(rf"/post/{source.post_id}(\?q=\S+)?|https?://\S+", href), href
+    if href.startswith("/post/"):  # the local post page: a click opens it
+        page.click(f"a.source[href='{href}']")
+        page.wait_for_url(re.compile(rf"/post/{source.post_id}"))
+        assert title in page.inner_text("body")

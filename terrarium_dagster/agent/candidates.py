@@ -28,9 +28,37 @@ from functools import lru_cache
 from typing import Protocol
 
 from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.vocabulary import is_ordinary
+from terrarium_dagster.glossary.vocabulary import frequency, is_ordinary
 
 DEFAULT_MIN_SCORE = 1.0
+# A lowercase word at least this frequent in English (wordfreq's Zipf scale) is vocabulary, not a
+# coinage ("evidently", "enclosure", "chieftain"); a capitalised one is too when it only opens
+# sentences ("Evidently", "Grasping").
+ENGLISH_ZIPF = 2.5
+# Hyphenated descriptions, not names: "paint-streaked", "panic-stricken", "vise-like",
+# "semi-barbaric", "one-quarter", "olive-green", "long-extinct".
+_DESCRIPTIVE_ENDINGS = (
+    "ed", "ing", "like", "ly", "ful", "less", "ish", "ous", "ive", "ic", "ical", "able", "ible",
+    "ward", "wards", "wise", "most", "some",
+)  # fmt: skip
+_DESCRIPTIVE_PREFIXES = frozenset((
+    "semi", "non", "anti", "pre", "post", "re", "un", "half", "self", "well", "ill", "ever", "all",
+    "long", "full", "over", "under", "out", "super", "ultra", "extra", "quasi", "pseudo", "mid",
+    "multi", "vice", "sub", "ex", "co", "arch", "one", "two", "three", "four", "five", "six",
+    "seven", "eight", "nine", "ten", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
+    "first", "second", "third", "quarter",
+))  # fmt: skip
+_COLOURS = frozenset((
+    "red", "green", "blue", "yellow", "white", "black", "grey", "gray", "brown", "purple", "pink",
+    "orange", "olive", "golden", "silver", "scarlet", "crimson", "azure", "ivory", "copper",
+    "bronze",
+))  # fmt: skip
+# Participles and adjectives that end a description whatever their frequency ("metal-shod").
+_DESCRIPTIVE_LAST = frozenset((
+    "stricken", "shod", "born", "bred", "borne", "worn", "torn", "made", "grown", "blown", "drawn",
+    "known", "sown", "fed", "lit", "spun", "proof", "free", "tight", "deep", "high", "wide",
+    "long", "old", "odd", "fold",
+))  # fmt: skip
 
 KIND_NAME = "name"
 KIND_TITLE = "title"
@@ -629,11 +657,34 @@ def find_candidates(
     _fold_variants(drafts)
     _fold_short_names(drafts)
     known_keys, word_index = _known_index(known)
+    # A capitalised word the text also writes in lowercase at least as often as it capitalises
+    # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
+    # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
+    lowercase = Counter(token.casefold() for _s, _e, token in tokens if token.islower())
+    capital_mid = Counter(
+        token.casefold()
+        for start, _e, token in tokens
+        if _is_capitalised(token) and not _at_sentence_start(masked, start)
+    )
     results: list[Candidate] = []
     for key, draft in drafts.items():
         names = [draft.term, *draft.variants]
         if any(norm_key(name) in known_keys for name in names):
             continue
+        if (
+            " " not in key
+            and draft.kind in (KIND_NAME, KIND_TITLE)
+            and draft.term[:1].isupper()
+            and lowercase[key] >= max(1, capital_mid[key])
+        ):
+            if is_english_word(draft.term):
+                continue
+            # a coinage capitalised where a sentence opens: its lowercase form is the term
+            draft.term, draft.kind = draft.term.lower(), KIND_WORD
+        head = key.split(" of ", 1)[0] if " of " in key else ""
+        singular = _singular(head) if " " not in head else None
+        if singular and (norm_key(singular) in drafts or norm_key(singular) in known_keys):
+            continue  # "Tharks of Barsoom": a people of a place, not a name of its own
         if known_words and " " not in key and key in word_index:
             continue
         spans = _disjoint(span for name in names for span in find_term(masked, name))
@@ -691,7 +742,10 @@ def _propose_names(masked: str, tokens: list[_Token], propose: _Propose) -> None
         cursor = index + 1
         while cursor < len(tokens) and len(run) <= _MAX_RUN_WORDS:
             gap = masked[run[-1][1] : tokens[cursor][0]]
-            if _is_capitalised(tokens[cursor][2]) and gap == " ":
+            initial = len(run[-1][2]) == 1 and run[-1][2].isupper() and len(run) > 1
+            if _is_capitalised(tokens[cursor][2]) and (
+                gap == " " or (initial and gap == ". ")  # "James K. Powell"
+            ):
                 run.append(tokens[cursor])
                 cursor += 1
                 continue
@@ -804,7 +858,10 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
         words[-1] = possessive.group(1)
     if len(words) == 1 and len(words[0]) < 2:
         return
-    term = " ".join(words)
+    term = " ".join(
+        f"{word}." if len(word) == 1 and word.isupper() and index < len(words) - 1 else word
+        for index, word in enumerate(words)
+    )  # an initial keeps its period: "James K. Powell"
     lowered = term.casefold()
     if lowered in NOT_NAMES or (len(words) == 1 and lowered in STARTERS | HONORIFICS):
         return
@@ -815,8 +872,8 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
     inner_mark = any(("'" in w or "’" in w or "-" in w) and not _is_contraction(w) for w in words)
     multi = len(content) > 1
     if at_start:
-        if not (uncommon or multi):
-            return  # a common word that just opens a sentence
+        if not (uncommon or multi) or (len(words) == 1 and is_english_word(words[0])):
+            return  # an English word that just opens a sentence ("Evidently", "Grasping")
         score = 0.4
     else:
         score = 1.0
@@ -844,6 +901,26 @@ def _token_is_common(token: str) -> bool:
         return True
     parts = [part for part in re.split(r"['’\-]", token) if part]
     return bool(parts) and all(len(part) <= 3 or is_common_word(part) for part in parts)
+
+
+def is_english_word(word: str) -> bool:
+    """A word of English vocabulary (common, an inflection of one, or frequent enough by
+    wordfreq), so not a coinage of the story."""
+    return is_common_word(word) or frequency(word) >= ENGLISH_ZIPF
+
+
+def is_descriptive_compound(term: str) -> bool:
+    """A hyphenated description rather than a name: "paint-streaked", "vise-like",
+    "semi-barbaric", "one-quarter", "olive-green" (not "ember-tithe", "heart-lamp")."""
+    parts = [part.casefold() for part in re.split(r"[-‐‑]", term) if part]
+    if len(parts) < 2 or term != term.lower():
+        return False
+    first, last = parts[0], parts[-1]
+    if first in _DESCRIPTIVE_PREFIXES or last in _COLOURS or first in _COLOURS:
+        return True
+    if last in _DESCRIPTIVE_LAST:
+        return True
+    return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
 
 
 def _singular(word: str) -> str | None:
@@ -887,9 +964,11 @@ def _propose_lowercase(tokens: list[_Token], propose: _Propose) -> None:
         count = counts[base]
         variants = (plurals[base],) if base in plurals else ()
         if "-" in term or "'" in term or "’" in term:
+            if is_descriptive_compound(term):
+                continue
             score = (0.5 if _token_is_common(term) else 1.0) + 0.5 * (count - 1)
             propose(term, KIND_COMPOUND, score, start, variants)
-        elif len(term) >= 5 and not is_common_word(term):
+        elif len(term) >= 5 and not is_english_word(term):
             score = 0.35 * count + (0.3 if _is_compound_of_common(term) else 0.0)
             propose(term, KIND_WORD, score, start, variants)
 

@@ -92,9 +92,19 @@ from terrarium_dagster.agent.candidates import (
     clean_sentence,
     find_candidates,
     find_term,
-    is_common_word,
+    is_descriptive_compound,
+    is_english_word,
 )
-from terrarium_dagster.backends.describe import TITLE_WORDS, compose, grow, portrait
+from terrarium_dagster.backends.describe import (
+    COMPANY,
+    KIND_LEADS,
+    TITLE_WORDS,
+    UNKNOWN_LEADS,
+    compose,
+    grow,
+    parse_definition,
+    portrait,
+)
 from terrarium_dagster.backends.wire import (
     content_text,
     error_body,
@@ -104,7 +114,7 @@ from terrarium_dagster.backends.wire import (
 )
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.vocabulary import ordinary_reason
+from terrarium_dagster.glossary.vocabulary import frequency, ordinary_reason
 
 OFFLINE_MODEL = "terrarium-offline"
 DEFAULT_MAX_MODEL_LEN = 32768
@@ -1049,6 +1059,7 @@ class CurateEntryView:
     source_count: int = 0
     qm_evidence_mentions: int = 0
     similar: tuple[KnownEntry, ...] = ()
+    evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -1077,7 +1088,10 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
         more = re.search(r"and (\d+) more", sources_line)
         count = len(posts) + (int(more.group(1)) if more else 0)
         qm_mentions = 0
+        evidence: list[str] = []
         for line in lines:
+            if line.startswith(">>"):
+                evidence.append(line.split(":", 1)[1] if ":" in line else "")
             if line.startswith(">>") and "(QM" in line.split(":", 1)[0]:
                 body = line.split(":", 1)[1] if ":" in line else ""
                 if any(find_term(body, name) for name in base.names):
@@ -1099,6 +1113,7 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 count,
                 qm_mentions,
                 similar,
+                tuple(evidence),
             )
         )
     return views
@@ -1108,14 +1123,19 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     """Deterministic curator decisions, in entry order; entries without one stay tentative.
 
     - REJECT a term that is ordinary vocabulary or a plainly used real-world name by word
-      frequency (`cried`, `to-day`, `Kentucky`; see `glossary.vocabulary`), a common English
-      word written in lowercase (`lantern`, `walked`), or never a name (`I`, `QM`, months).
+      frequency (`cried`, `to-day`, `Kentucky`; see `glossary.vocabulary`), an English word
+      written in lowercase (`lantern`, `evidently`, Zipf ≥ 2.5), a hyphenated description
+      (`paint-streaked`, `semi-barbaric`), or never a name (`I`, `QM`, months).
     - MERGE into an older entry (reviewed or shown as similar; not rejected or merged) when a name
       of one equals a name of the other, normalized, or when the term is a short, pet or titled
       form of that entry's name and of no other's (`Quill` or `Old Quill` into `Ambrose Quill`,
       `Toby` into `Tobiah`); a full name into the entry of one of its words (`Tobiah Leck` into
       `Leck`), taking the entry of its other word along when under review too (`Tobiah`); a
       merge into an entry merged in the same answer follows it.
+    - REJECT, when it is merged into no entry, a familiar word or real-world name the story
+      only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War") and a
+      capitalised word the evidence never capitalises mid-sentence and also writes in lowercase
+      (`word_reason`: "Sak!" beside "sak").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     """
     decisions: list[dict[str, Any]] = []
@@ -1126,9 +1146,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
         ref = f"E{view.entry_id}"
         ordinary = ordinary_reason(view.term)
         if key in NOT_NAMES or (
-            " " not in key and view.term == view.term.lower() and is_common_word(key)
+            " " not in key and view.term == view.term.lower() and is_english_word(key)
         ):
-            ordinary = ordinary or f"'{view.term}' is a common English word"
+            ordinary = ordinary or f"'{view.term}' is an English word"
+        if is_descriptive_compound(view.term):
+            ordinary = ordinary or f"'{view.term}' is a description, not a name"
         if ordinary:
             reason = f"{ordinary}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
@@ -1145,6 +1167,12 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
                 }
             )
             continue
+        related = _pet_name_of(view.term, view.similar) or _word_of(view.term, view.similar)
+        passing = None if related else passing_reason(view) or word_reason(view)
+        if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
+            reason = f"{passing}, not a story term."
+            decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
+            continue
         if view.source_count >= 2 or view.qm_evidence_mentions >= 2:
             cited = ", ".join(f">>{post}" for post in view.source_posts[:3])
             reason = (
@@ -1154,6 +1182,91 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             )
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
     return _follow_merges(_absorb_first_names(decisions, entries))
+
+
+# A single capitalised word this frequent in English is a familiar word or a real-world name
+# (a people, a country, a religion, a maker: "Sioux", "Shetland", "Confederate", "Colt"); several
+# words each at least `FAMILIAR_PHRASE_ZIPF` ("Civil War", "United States of America") too.
+FAMILIAR_ZIPF = 2.8
+FAMILIAR_PHRASE_ZIPF = 4.5
+ROLE_SOURCES = 3  # posts that must mention a familiar name before it has a role of its own
+
+
+def passing_reason(view: CurateEntryView) -> str | None:
+    """Why an entry is a familiar word or real-world name the story only mentions in passing,
+    or None: rejected unless the story gives it a role (mentioned in `ROLE_SOURCES` posts, or a
+    definition that says what it is in the story: a kind for one word, "Helium — a place"; a
+    fact for a phrase of everyday words, whose kind the describer may only have guessed)."""
+    if not 0 < view.source_count < ROLE_SOURCES or view.term == view.term.lower():
+        return None
+    words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
+    if not words:
+        return None
+    if len(words) == 1:
+        word = words[0]
+        singular = word[:-1] if word.endswith("s") and len(word) > 4 else word
+        zipf = max(frequency(word), frequency(singular))
+        if zipf < FAMILIAR_ZIPF:
+            return None
+    else:
+        zipf = min(frequency(word) for word in words)
+        if zipf < FAMILIAR_PHRASE_ZIPF:
+            return None
+    if _has_role(view, kind_is_role=len(words) == 1):
+        return None
+    return (
+        f"'{view.term}' is a familiar word or real-world name (word frequency {zipf:.1f} on the "
+        f"Zipf scale) that the story mentions in passing ({view.source_count} post(s), no role)"
+    )
+
+
+def word_reason(view: CurateEntryView) -> str | None:
+    """Why a capitalised one-word entry is a word, not a name, by how the evidence writes it:
+    never capitalised mid-sentence, and written in lowercase too or an English word ("Sak!"
+    beside "sak", "Evidently" opening sentences), or None."""
+    term = view.term
+    if " " in term or term == term.lower() or not view.evidence:
+        return None
+    lowered = term.casefold()
+    starts = mid = lower = 0
+    for text in view.evidence:
+        for match in re.finditer(rf"(?<![\w'’-]){re.escape(lowered)}(?![\w'’-])", text, re.I):
+            word = match.group(0)
+            if word == word.lower():
+                lower += 1
+            elif _opens_sentence(text, match.start()):
+                starts += 1
+            else:
+                mid += 1
+    if mid or not (starts or lower):
+        return None
+    if lower or is_english_word(term):
+        return (
+            f"'{term}' is capitalised only where a sentence opens ({starts} time(s)) and "
+            f"written in lowercase {lower} time(s) in the evidence: a word, not a name"
+        )
+    return None
+
+
+def _opens_sentence(text: str, position: int) -> bool:
+    before = text[:position].rstrip(" *_(")
+    if before.endswith(('"', "“", "‘")):  # quoted speech opens a sentence
+        return True
+    return not before or before[-1] in ".!?:;\n—–-"
+
+
+_SMALL_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "at", "to", "de", "la"})
+
+
+def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
+    """Whether the definition says what the story makes of the entry: a fact, or (when
+    `kind_is_role`) at least what kind of thing it is in the story ("Helium — a place")."""
+    if not view.definition.strip():
+        return False
+    parsed = parse_definition(view.term, view.definition)
+    leads = UNKNOWN_LEADS if kind_is_role else UNKNOWN_LEADS | set(KIND_LEADS.values())
+    facts = [fact for fact in parsed.facts if not fact.startswith(COMPANY)]
+    return bool(facts) or parsed.lead not in leads
 
 
 def _absorb_first_names(
