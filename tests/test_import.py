@@ -11,6 +11,7 @@ import pytest
 from ebooklib import epub
 
 from terrarium_dagster.cli import main
+from terrarium_dagster.corpus.importers import strip_gutenberg
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from tests.support.cli import run_args
@@ -230,6 +231,36 @@ def test_a_markdown_book_keeps_its_glossary_out_of_the_story(
     assert "The Jeddak of Lothar" not in text  # the contents table
     reference = out.with_name(out.name + ".reference.md").read_text(encoding="utf-8")
     assert "Aaanthor. A dead city of ancient Mars." in reference
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        (  # the 1990s: the story follows the end of the "small print"
+            "*END*THE SMALL PRINT! FOR PUBLIC DOMAIN ETEXTS*Ver.04.29.93*END*",
+            "End of The Project Gutenberg Etext of The Salt Road",
+        ),
+        (  # the 2000s
+            "*** START OF THIS PROJECT GUTENBERG EBOOK THE SALT ROAD ***",
+            "End of the Project Gutenberg EBook of The Salt Road, by M. Quist",
+        ),
+        (  # "End of Project Gutenberg's ..." before the end marker
+            "*** START OF THIS PROJECT GUTENBERG EBOOK THE SALT ROAD ***",
+            "End of Project Gutenberg's The Salt Road, by M. Quist",
+        ),
+        (  # from the 2020s
+            "*** START OF THE PROJECT GUTENBERG EBOOK THE SALT ROAD ***",
+            "*** END OF THE PROJECT GUTENBERG EBOOK THE SALT ROAD ***",
+        ),
+    ],
+)
+def test_gutenberg_wrapping_of_every_era_is_cut(start: str, end: str) -> None:
+    story = "Maren Quist had walked the Salt Road for nine days when the ember-wind rose."
+    text = "\n\n".join(
+        ["Title: The Salt Road", "Project Gutenberg licence text.", start, "CHAPTER I", story,
+         end, "*** START: FULL LICENSE ***", "THE FULL PROJECT GUTENBERG LICENSE"]
+    )  # fmt: skip
+    assert strip_gutenberg(text).split() == ["CHAPTER", "I", *story.split()]
 
 
 @pytest.mark.parametrize(
