@@ -296,6 +296,7 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine import Engine
+    from terrarium_dagster.glossary.sources import describe as describe_source_change
 
     settings = _settings(args)
     if args.max_scenes is not None and args.max_scenes < 1:
@@ -322,6 +323,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.from_snapshot is not None:
                 engine.restore_snapshot(args.from_snapshot)
             selected = _thread_range(engine, args.threads)
+            for change in engine.check_sources():  # a living corpus: edited or deleted sources
+                log.warning("source changed: %s", describe_source_change(change))
             for index, thread in enumerate(selected):
                 if stop.is_set() or engine.scene_limit_reached:
                     break

@@ -7,6 +7,7 @@ transaction per scene), checkpoint at the thread boundary, then curate the threa
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -25,7 +26,8 @@ from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.agent.summon import SummonManager, snapshot_tools
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.models import Thread
+from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_after
+from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import sample_corpus_path
 from terrarium_dagster.curation.curator import curate_thread
@@ -44,6 +46,8 @@ from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
 from terrarium_dagster.glossary.base import remove_store_files
 from terrarium_dagster.glossary.models import ThreadState
+from terrarium_dagster.glossary.progress import through_post
+from terrarium_dagster.glossary.sources import SourceChange
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.paths import unwritable_reason
 from terrarium_dagster.reports import (
@@ -54,6 +58,8 @@ from terrarium_dagster.reports import (
     TouchedEntry,
 )
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
+
+log = logging.getLogger(__name__)
 
 DONE = ("annotated", "curated")
 SOURCES_PER_ENTRY = 3
@@ -411,6 +417,7 @@ class Engine:
         later = self.later_annotated(thread_id)
         rewound: list[str] = []
         status = self._status(thread)
+        grown: list[Scene] = []
         if status in DONE and not rewind:
             if later and not skip_done:
                 raise OrderError(
@@ -419,7 +426,11 @@ class Engine:
                     "rewind, which rolls the glossary back to the end of the previous thread "
                     "and marks the later threads for redo"
                 )
-            return self._recorded_report(thread, already_done=True)
+            # The living quest: posts added to the last annotated thread are new scenes of it
+            # (an earlier thread's new posts wait for a rewind: `status` names them).
+            grown = [] if later else self.new_scenes(thread)
+            if not grown:
+                return self._recorded_report(thread, already_done=True)
         if later and not rewind:
             raise OrderError(
                 f"thread {thread.key} is not annotated but later threads are "
@@ -431,6 +442,8 @@ class Engine:
             self._get_annotator().rewind_to_before(
                 thread, reason=f"rewind requested for {thread.key}"
             )
+        if grown:
+            self._reopen(thread, len(grown))
         self._curate_predecessors(thread)
         started = time.monotonic()
         annotator = self._get_annotator()
@@ -440,6 +453,38 @@ class Engine:
         report.duration_s = round(time.monotonic() - started, 3)
         report.rewound_threads = rewound
         return report
+
+    def new_scenes(self, thread: Thread) -> list[Scene]:
+        """Scenes of an annotated thread added since it was annotated (its new posts)."""
+        state = self._state(thread)
+        if state is None or state.status not in DONE:
+            return []
+        scenes = split_after(self.corpus.scenes(thread.id), through_post(state))
+        return scenes_after(scenes, state.cursor_scene_id)
+
+    def _reopen(self, thread: Thread, new: int) -> None:
+        """An annotated thread that grew is annotated again from its new scenes, then curated."""
+        state = self._state(thread)
+        assert state is not None
+        log.info("%s grew by %d scene(s) since it was annotated: annotating them", thread.key, new)
+        self.store.progress.set_thread_state(
+            thread.id, status="annotating", scenes_total=state.scenes_done + new
+        )
+
+    def check_sources(self) -> list[SourceChange]:
+        """Compare the posts cited as sources with the corpus now; keep what was found (a
+        writer). Posts cited before hashes were kept are hashed as they are now."""
+        hash_of = hash_lookup(self.corpus.post)
+        self.store.sources.record(hash_of)
+
+        def text_of(post_id: int) -> str | None:
+            post = self.corpus.post(post_id)
+            return post.text if post is not None else None
+
+        changes = self.store.sources.check(hash_of, text_of)
+        if changes or self.store.sources.marked():
+            self.store.sources.mark(changes)
+        return changes
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""

@@ -6,10 +6,62 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from terrarium_dagster.errors import InputError
+from terrarium_dagster.corpus.living import hash_lookup
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.errors import InputError, TerrariumError
+from terrarium_dagster.glossary.progress import through_post
+from terrarium_dagster.glossary.sources import describe as describe_source_change
 from terrarium_dagster.glossary.store import GlossaryStore
 
 RECENT_DECISIONS = 10
+
+
+def living_corpus(store: GlossaryStore, corpus: Corpus | None) -> dict[str, Any]:
+    """What changed in the corpus since the store read it: per thread, the posts added after
+    the last one annotated; the source posts edited or deleted since they were cited (checked
+    against the corpus now when it can be read, else as the last run found them)."""
+    new_posts: dict[int, int] = {}
+    if corpus is not None:
+        for state in store.progress.thread_states():
+            through = through_post(state)
+            if through is not None and state.status in ("annotated", "curated"):
+                new_posts[state.thread_id] = corpus.story_posts_after(state.thread_id, through)
+        hash_of = hash_lookup(corpus.post)
+
+        def text_of(post_id: int) -> str | None:
+            post = corpus.post(post_id)
+            return post.text if post is not None else None
+
+        changes = store.sources.check(hash_of, text_of)
+    else:
+        changes = store.sources.marked()
+    return {
+        "checked_against_corpus": corpus is not None,
+        "new_posts": new_posts,
+        "sources_changed": [
+            {
+                "post": f"{c.thread_id}#{c.post_id}",
+                "change": c.change,
+                "quotes_hold": c.quotes_hold,
+                "entries": [f"E{e}" for e in c.entry_ids],
+                "line": describe_source_change(c),
+            }
+            for c in changes
+        ],
+        "sources": store.sources.count(),
+    }
+
+
+def _recorded_corpus(store: GlossaryStore) -> Corpus | None:
+    """The corpus the store was built from, when it can still be read (status never fails for
+    want of it)."""
+    recorded = store.get_meta("corpus_path")
+    if not recorded or not Path(recorded).is_file():
+        return None
+    try:
+        return Corpus(recorded)
+    except TerrariumError:
+        return None
 
 
 def store_status(db: str) -> dict[str, Any]:
@@ -17,6 +69,12 @@ def store_status(db: str) -> dict[str, Any]:
     if db != ":memory:" and not Path(db).expanduser().is_file():
         raise InputError(f"no annotator store at {db} (run `terrarium run` first)")
     with GlossaryStore(db, read_only=db != ":memory:") as store:
+        corpus = _recorded_corpus(store)
+        try:
+            living = living_corpus(store, corpus)
+        finally:
+            if corpus is not None:
+                corpus.close()
         states = store.progress.thread_states()
         entries = store.glossary.entries(include_deleted=True)
         totals = store.runs.agent_call_totals()
@@ -29,6 +87,7 @@ def store_status(db: str) -> dict[str, Any]:
                 "scenes_done": state.scenes_done,
                 "scenes_total": state.scenes_total,
                 "checkpoint_id": state.checkpoint_id,
+                "new_posts": living["new_posts"].get(state.thread_id, 0),
             }
             for state in sorted(states, key=lambda item: item.position)
         ]
@@ -94,7 +153,25 @@ def store_status(db: str) -> dict[str, Any]:
             ),
             "curator_decisions_undone": sum(1 for r in decisions if r["undone_revision_id"]),
             "recent_curator_decisions": recent,
+            "living_corpus": {k: v for k, v in living.items() if k != "new_posts"},
         }
+
+
+def _new_posts_note(thread: dict[str, Any], threads: list[dict[str, Any]]) -> str:
+    count = thread.get("new_posts", 0)
+    if not count:
+        return ""
+    last = max(
+        (t["key"] for t in threads if t["status"] in ("annotated", "curated", "annotating")),
+        default=thread["key"],
+    )
+    then = (
+        "the next run annotates them"
+        if thread["key"] == last
+        else "later threads are annotated: `terrarium run --rewind --threads "
+        f"{thread['key']}..` includes them"
+    )
+    return f"  (+{count} new story post{'s' if count > 1 else ''}: {then})"
 
 
 def render_status(report: dict[str, Any]) -> str:
@@ -105,6 +182,7 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(
             f"  {thread['key']:<22} {thread['status']:<10} "
             f"scenes {thread['scenes_done']}/{thread['scenes_total']}"
+            + _new_posts_note(thread, report["threads"])
         )
     entries = ", ".join(f"{k} {v}" for k, v in report["entries_by_status"].items()) or "none"
     lines.append(f"entries: {report['entries']} ({entries}); revisions: {report['revisions']}")
@@ -117,6 +195,13 @@ def render_status(report: dict[str, Any]) -> str:
         failed = f", {row['failed']} failed" if row["failed"] else ""
         lines.append(f"  server {row['server']}: {row['calls']} calls{failed}")
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
+    living = report["living_corpus"]
+    changed = living["sources_changed"]
+    checked = "checked against the corpus" if living["checked_against_corpus"] else "last run"
+    lines.append(
+        f"source posts: {living['sources']}; changed since cited: {len(changed)} ({checked})"
+    )
+    lines.extend(f"  {change['line']}" for change in changed)
     if report["curator_decisions"]:
         kinds = ", ".join(f"{k} {v}" for k, v in report["curator_decisions_by_kind"].items())
         lines.append(

@@ -50,6 +50,7 @@ from terrarium_dagster.context.compaction import (
     ContextManager,
 )
 from terrarium_dagster.context.state import ContextState, Message
+from terrarium_dagster.corpus.living import hash_lookup, split_after
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import (
@@ -58,6 +59,7 @@ from terrarium_dagster.errors import (
     Interrupted,
     TerrariumError,
 )
+from terrarium_dagster.glossary.progress import THROUGH_POST, through_post
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 
@@ -135,6 +137,7 @@ class Annotator:
         session.on_window.append(self._follow_window)
         self._compaction_log = compaction_log(self.store, self.run_id)
         self.context = self._new_context(self._load_state())
+        self._hash_of = hash_lookup(corpus.post)
 
     @property
     def calling(self) -> threading.Event:
@@ -231,8 +234,9 @@ class Annotator:
 
     def annotate_thread(self, thread: Thread) -> ThreadOutcome:
         """Annotate the thread's remaining scenes; checkpoint at its end."""
-        scenes = self.corpus.scenes(thread.id)
         state = self.store.progress.thread_state(thread.id)
+        # posts added after the last one annotated are new scenes (corpus/living.py)
+        scenes = split_after(self.corpus.scenes(thread.id), through_post(state))
         cursor = state.cursor_scene_id if state else None
         done_ids = [scene.id for scene in scenes]
         start = done_ids.index(cursor) + 1 if cursor in done_ids else 0
@@ -486,6 +490,7 @@ class Annotator:
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
         self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)
         self.store.memory.save_context_state(self.context.state.to_json())
+        self.store.sources.record(self._hash_of, since_revision=before)  # as cited: an edit shows
         self.store.progress.set_thread_state(
             thread.id,
             thread_key=thread.key,
@@ -495,6 +500,7 @@ class Annotator:
             scenes_done=index + 1,
             cursor_scene_id=scene.id,
             run_id=self.run_id,
+            extra={THROUGH_POST: scene.posts[-1].id},
         )
         created = sum(1 for r in changed if r.action == "create")
         return created, len(entry_ids) - created

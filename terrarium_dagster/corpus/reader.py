@@ -28,7 +28,14 @@ from typing import Any, Literal, Self
 
 from terrarium_dagster.corpus.clean import clean_body
 from terrarium_dagster.corpus.links import PostLinks
-from terrarium_dagster.corpus.models import Post, Scene, Thread, parse_thread_key
+from terrarium_dagster.corpus.models import (
+    QM_TAG,
+    VOTE_TALLY_TAG,
+    Post,
+    Scene,
+    Thread,
+    parse_thread_key,
+)
 from terrarium_dagster.corpus.scenes import Role, SceneBuilder, batch_scenes, story_role
 from terrarium_dagster.errors import ConfigError, CorpusError, InputError
 
@@ -348,6 +355,19 @@ class Corpus:
             f"SELECT {_POST_COLUMNS} {_POST_FROM} WHERE p.id = ? GROUP BY p.id", (post_id,)
         ).fetchone()
         return None if row is None else _post(row)
+
+    def story_posts_after(self, thread_id: int, post_id: int) -> int:
+        """How many story posts (QM posts, not tallies) of the thread come after `post_id` in
+        (time, id) order: a living corpus's posts added since that one was annotated (image-only
+        ones included); 0 when `post_id` is gone."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM post p JOIN post q ON q.id = ? "
+            "WHERE p.thread_id = ? AND (p.time, p.id) > (q.time, q.id) "
+            "AND EXISTS (SELECT 1 FROM tag t WHERE t.post_id = p.id AND t.name = ?) "
+            "AND NOT EXISTS (SELECT 1 FROM tag t WHERE t.post_id = p.id AND t.name = ?)",
+            (post_id, thread_id, QM_TAG, VOTE_TALLY_TAG),
+        ).fetchone()
+        return int(row[0])
 
     def has_post(self, post_id: int) -> bool:
         return (

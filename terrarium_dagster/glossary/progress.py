@@ -22,6 +22,16 @@ from terrarium_dagster.glossary.records import (
     _Unset,
 )
 
+# thread_state.extra: the last post of the last scene annotated; posts after it are new scenes
+THROUGH_POST = "through_post"
+
+
+def through_post(state: ThreadState | None) -> int | None:
+    """The last post annotated in the thread (None: none yet, or a store from before it was
+    recorded)."""
+    value = state.extra.get(THROUGH_POST) if state is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 class ThreadProgress(Aggregate):
     """The store's thread-progress aggregate: `store.progress`."""

@@ -244,7 +244,23 @@ _V3: Migration = (
 # Version 4: each model call names the server (replica) it went to.
 _V4: Migration = ("ALTER TABLE agent_call ADD COLUMN server TEXT",)
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
+# Version 5: a living corpus: the hash of every post used as a source, as it was when first
+# cited, and what the last check of the corpus found (glossary/sources.py).
+_V5: Migration = (
+    """
+    CREATE TABLE source_post (
+        post_id     INTEGER PRIMARY KEY,
+        thread_id   INTEGER NOT NULL,
+        text_hash   TEXT NOT NULL,
+        recorded_at TEXT NOT NULL,
+        change      TEXT,
+        quotes_hold INTEGER,
+        checked_at  TEXT
+    )
+    """,
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

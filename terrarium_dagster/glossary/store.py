@@ -29,6 +29,7 @@ from terrarium_dagster.glossary.provenance import ProvenanceLog
 from terrarium_dagster.glossary.rollback import Rollback
 from terrarium_dagster.glossary.rows import STATE_KEYS
 from terrarium_dagster.glossary.runs import RunLog
+from terrarium_dagster.glossary.sources import SourceLog
 
 __all__ = ["STATE_KEYS", "Actor", "GlossaryStore", "parse_entry_id"]
 
@@ -49,6 +50,7 @@ class GlossaryStore(StoreConnection):
         self.memory = AgentMemory(self)
         self.progress = ThreadProgress(self)
         self.curation = CurationLog(self)
+        self.sources = SourceLog(self)  # source posts of a living corpus: hashes, changes
 
     # ----------------------------------------------------------------------------------- meta
     @guarded

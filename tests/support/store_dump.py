@@ -29,6 +29,7 @@ COMPARED: dict[str, tuple[str, ...]] = {
     "summon_log": ("run_id", "created_at"),
     "context_state": ("updated_at",),
     "thread_state": ("run_id", "updated_at"),
+    "source_post": ("recorded_at", "checked_at"),
     "meta": (),
     "entry_fts": (),
     "sqlite_sequence": (),
