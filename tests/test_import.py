@@ -11,7 +11,11 @@ import pytest
 from ebooklib import epub
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.corpus.importers import strip_gutenberg
+from terrarium_dagster.corpus.importers import (
+    blocks_from_markdown,
+    chapters_from_blocks,
+    strip_gutenberg,
+)
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from tests.support.cli import run_args
@@ -231,6 +235,21 @@ def test_a_markdown_book_keeps_its_glossary_out_of_the_story(
     assert "The Jeddak of Lothar" not in text  # the contents table
     reference = out.with_name(out.name + ".reference.md").read_text(encoding="utf-8")
     assert "Aaanthor. A dead city of ancient Mars." in reference
+
+
+def test_markdown_front_matter_and_lists_stay_out_of_the_story() -> None:
+    prose = "Ysolde crossed the Glass Marsh at dawn, following the heron north past the weirs. " * 3
+    notice = "All rights reserved. No part of this book may be reproduced in any form. " * 3
+    cast = "Ysolde, a ferrywoman of the Glass Marsh; Odo Varrick, her brother, a poler. " * 3
+    text = (
+        f"# The Glass Marsh\n\n## Copyright\n\n{notice}\n\n## Dramatis Personae\n\n{cast}\n\n"
+        f"## Prologue\n\n{prose}\n\n## Chapter 1\n\n{prose}\n\n"
+        f"## Glossary of Terms\n\n{cast}\n"
+    )
+    book = chapters_from_blocks(blocks_from_markdown(text))
+    assert [c.title for c in book.chapters] == ["Prologue", "Chapter 1"]
+    assert [c.title for c in book.reference] == ["Dramatis Personae", "Glossary of Terms"]
+    assert "The Glass Marsh: Copyright (front matter)" in book.dropped
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,12 @@ the story and drops the rest:
 - front matter before the first heading (title page, dedication, producer credits);
 - contents pages and lists of illustrations (a section so named, or one with no prose: only
   short lines, a table);
+- front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
+  by");
 - back matter (a glossary, an appendix, an index, notes, a transcriber's note, and what follows
-  them that is not a numbered chapter): never story; kept aside as the book's reference text
-  (`ImportResult.reference`, written beside the corpus as `<corpus>.reference.md`).
+  them that is not a numbered chapter) and lists such as a dramatis personae or a map: never
+  story; kept aside as the book's reference text (`Book.reference`, written beside the corpus
+  as `<corpus>.reference.md`).
 
 Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter 12" / "BOOK II"
 (with its title on the same or the next line), a number or Roman numeral alone or before a
@@ -98,14 +101,30 @@ _STORY_SECTIONS = (
 )
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
 _BACK_SECTIONS = (
-    r"glossary|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
+    r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
     r"bibliography|transcriber'?s? notes?|about the author|the end"
 )
+# Front matter that is never story (left out), and lists a reader may want beside the story
+# wherever they stand (kept for reference, like back matter).
+_FRONT_SECTIONS = (
+    r"copyright\b.*|colophon|dedication|epigraph|title page|half[- ]title|also by\b.*|"
+    r"other (?:books|works) by\b.*|acknowledge?ments?"
+)
+_CAST_SECTIONS = (
+    r"dramatis personae|cast of characters|list of characters|characters|maps?|"
+    r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
+)
+_FRONT = re.compile(rf"^(?:{_FRONT_SECTIONS})[.:]?$", re.I)
+_CAST = re.compile(rf"^(?:{_CAST_SECTIONS})[.:]?$", re.I)
 _ONLY_NUMBER = re.compile(
     rf"^(?:(?:CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume)\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
 )
-_NAMED = re.compile(rf"^(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS})[.:]?$", re.I)
+_NAMED = re.compile(
+    rf"^(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS}|"
+    rf"{_CAST_SECTIONS})[.:]?$",
+    re.I,
+)
 _CONTENTS = re.compile(rf"^(?:{_CONTENTS_SECTIONS})[.:]?$", re.I)
 _BACK = re.compile(rf"^(?:{_BACK_SECTIONS})[.:]?$", re.I)
 _CHAPTER_NUMBER = re.compile(rf"{_STRONG.pattern}|{_NUMBERED.pattern}")
@@ -596,6 +615,14 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         last = plain.split(": ")[-1]
         if _CONTENTS.match(plain) or _CONTENTS.match(last):
             found.dropped.append(f"{name} (contents)")
+            continue
+        if _FRONT.match(plain) or _FRONT.match(last):
+            found.dropped.append(f"{name} (front matter)")
+            continue
+        if _CAST.match(plain) or _CAST.match(last):
+            chapter = _chapter(name, body)
+            if chapter.paragraphs:
+                found.reference.append(chapter)
             continue
         if _BACK.match(plain) or _BACK.match(last):
             back = True
