@@ -30,7 +30,7 @@ from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_aft
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import sample_corpus_path
-from terrarium_dagster.curation.curator import curate_thread
+from terrarium_dagster.curation.curator import answer_decides, curate_thread
 from terrarium_dagster.curation.models import CurationReport, UndoResult
 from terrarium_dagster.curation.undo import undo_decision, undo_revision
 from terrarium_dagster.errors import (
@@ -564,7 +564,12 @@ class Engine:
                 report = curate_thread(
                     self.store,
                     self.corpus,
-                    partial(annotator.ask, purpose="curate", max_tokens=answer_tokens),
+                    partial(
+                        annotator.ask,
+                        purpose="curate",
+                        max_tokens=answer_tokens,
+                        decided=answer_decides,
+                    ),
                     thread_id=thread.id,
                     actor=actor,
                     prefix_messages=annotator.context.build(),

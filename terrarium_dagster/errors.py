@@ -64,6 +64,11 @@ class ContextOverflowError(AgentError):
     """The server refused the request because the prompt exceeds the model's context length."""
 
 
+class NoAnswerError(AgentError):
+    """The model's replies decided nothing (empty, reasoning only, cut off by max_tokens), even
+    asked again with room to answer: the run stops rather than take silence for a decision."""
+
+
 class BudgetError(AgentError):
     """The context cannot be made to fit the token budget."""
 

@@ -34,7 +34,12 @@ from terrarium_dagster.context.prompts import (
     SUMMARIZE_THREAD_HEADING,
     parse_entry_refs,
 )
-from terrarium_dagster.errors import AgentError, BudgetError, ContextOverflowError
+from terrarium_dagster.errors import (
+    AgentError,
+    BudgetError,
+    ContextOverflowError,
+    NoAnswerError,
+)
 from terrarium_dagster.testing.simulator import SimulatedVLLM
 
 TOOLS = [
@@ -127,6 +132,8 @@ class Summarizer:
         if self.mode == "error":
             return "Error: the model could not answer."
         if self.mode == "raise":
+            raise NoAnswerError("the model did not answer")
+        if self.mode == "server_gone":
             raise AgentError("server gone")
         ids = re.search(r"^entries: (.*)$", instruction, re.MULTILINE)
         if self.mode == "drop_ids":
@@ -140,9 +147,12 @@ class Summarizer:
 @dataclass
 class Flusher:
     calls: list[list[dict[str, Any]]] = field(default_factory=list)
+    fail: bool = False
 
     def __call__(self, messages: list[dict[str, Any]]) -> None:
         self.calls.append(messages)
+        if self.fail:
+            raise AgentError("failed after 7 attempts: HTTP 503")
 
 
 def manager(
@@ -587,6 +597,28 @@ def test_unusable_summary_falls_back_to_an_extractive_one_and_still_frees(mode: 
     assert "Scene 1 begins." in summary.text  # the first story line of each scene
     assert set(parse_entry_refs(summary.text)) == set(summary.entry_ids)
     assert true_count(cm.build(text)) <= cm.limit
+
+
+def test_a_summary_the_server_fails_stops_the_compaction_not_falls_back() -> None:
+    """Going on with an extractive summary would write another context than an uninterrupted
+    run (whose server answered): the failure stops the run, which resumes exactly."""
+    cm = manager(budget=100_000, summarizer=Summarizer(mode="server_gone"))
+    fill(cm, 1, range(1, 17))
+    squeeze(cm, 1, 17, free=50)
+    before = cm.state.model_copy(deep=True)
+    with pytest.raises(AgentError, match="server gone"):
+        prepare(cm, 1, 17)
+    assert cm.state.summaries == before.summaries
+
+
+def test_a_flush_the_server_fails_stops_the_compaction() -> None:
+    cm = manager(budget=100_000, flusher=Flusher(fail=True))
+    fill(cm, 1, range(1, 12))
+    cm.end_thread(1)
+    fill(cm, 2, range(1, 12))
+    squeeze(cm, 2, 12, free=50)
+    with pytest.raises(AgentError):
+        prepare(cm, 2, 12)
 
 
 # -- the flush -------------------------------------------------------------------------------------

@@ -294,7 +294,7 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
         assert mine[-1].context.cursor == theirs[-1].context.cursor
 
 
-def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
+def test_restore_of_a_mid_thread_snapshot_puts_the_thread_back_at_its_cursor(
     tmp_path: Path, quest: Path
 ) -> None:
     reference = _settings(tmp_path, quest, tmp_path / "reference.db")
@@ -317,9 +317,23 @@ def test_restore_of_a_clean_stop_snapshot_puts_the_thread_back_at_its_cursor(
             engine.annotate_thread(thread.id)
             engine.curate_thread(thread.id)
     with GlossaryStore(tmp_path / "g.db") as store:
+        # a clean stop adds no snapshot (the resumed store must be the uninterrupted one's);
+        # the committed state it stopped at is snapshotted by hand here
+        assert store.memory.checkpoints(kind="shutdown") == []
+        state = ContextState.from_json(store.memory.load_context_state() or "{}")
+        save_checkpoint(
+            store,
+            kind="manual",
+            thread_id=state.cursor.thread_id,
+            scene_id=state.cursor.scene_id,
+            run_id="run-1",
+            state=state,
+            system_prompt=SYSTEM_PROMPT,
+            tools=default_registry().schemas(),
+            model=None,
+        )
         shutdown = store.memory.latest_checkpoint()
-        assert shutdown is not None and shutdown.kind == "shutdown"
-        assert shutdown.scene_id == seen[3]
+        assert shutdown is not None and shutdown.scene_id == seen[3]
         pointer = shutdown.revision_id or 0
     _run(settings, "run-2")  # the run is finished ...
 

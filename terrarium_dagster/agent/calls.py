@@ -14,7 +14,7 @@ from typing import Any
 
 from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
-from terrarium_dagster.agent.session import EXACT_SHARE, ModelSession, standalone_task
+from terrarium_dagster.agent.session import EXACT_SHARE, Decided, ModelSession, standalone_task
 from terrarium_dagster.agent.tools import ToolAccess, ToolOutcome, ToolRegistry, dispatch
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.corpus.models import Scene, Thread
@@ -56,11 +56,13 @@ class AgentCalls:
         tool_choice: str = "auto",
         max_tokens: int | None = None,
         with_tools: bool = True,
+        decided: Decided | None = None,
     ) -> ChatResult:
         """A request of this run's agent: its tools (a stable prefix), scoped to the current
         thread and scene. A scene round that overflows is raised for the scene loop to compact
         (`on_overflow`); any other request falls back to a short standalone prompt.
-        `with_tools=False` sends no tools (an answer that must not call any)."""
+        `with_tools=False` sends no tools (an answer that must not call any); `decided` judges
+        a cut-off reply (`agent.session.unanswered`)."""
         thread, scene = self.scope or (None, None)
         in_scene = purpose == "annotate"
         return self.session.call(
@@ -73,6 +75,7 @@ class AgentCalls:
             retry_overflow=not in_scene,
             scope=self.session.scoped(thread.id if thread else None, scene.id if scene else None),
             exact_share=1.0 if in_scene else EXACT_SHARE,
+            decided=decided,
         )
 
     def summarize(self, messages: list[Message]) -> str:

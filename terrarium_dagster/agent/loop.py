@@ -34,7 +34,7 @@ from terrarium_dagster.agent.relevant import (
     match_key,
     relevant_entries,
 )
-from terrarium_dagster.agent.session import CallScope, ModelSession
+from terrarium_dagster.agent.session import CallScope, Decided, ModelSession
 from terrarium_dagster.agent.tools import (
     Tool,
     ToolAccess,
@@ -57,7 +57,6 @@ from terrarium_dagster.errors import (
     AgentError,
     ContextOverflowError,
     Interrupted,
-    TerrariumError,
 )
 from terrarium_dagster.glossary.progress import THROUGH_POST, through_post
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
@@ -254,7 +253,7 @@ class Annotator:
         index = start
         while index < len(scenes):
             if self.stop.is_set():
-                self.checkpoint_shutdown(thread)
+                self.stop_cleanly()
                 raise Interrupted(f"stopped before scene {scenes[index].id}")
             if self.limit_reached:
                 return ThreadOutcome(annotated, finished=False)
@@ -287,7 +286,7 @@ class Annotator:
                 companion.abandon()
             self.reload()
             if isinstance(exc, Interrupted | AgentError):
-                self.checkpoint_shutdown(thread)
+                self.stop_cleanly()
             raise
         self.record_calls()
         self.calls.scope = None
@@ -550,16 +549,14 @@ class Annotator:
             model=self.model,
         )
 
-    def checkpoint_shutdown(self, thread: Thread | None) -> int | None:
-        """A clean stop (signal, persistent server failure): checkpoint the committed state."""
+    def stop_cleanly(self) -> None:
+        """A clean stop (signal, persistent server failure, no answer): close what the scene
+        opened. No snapshot is written: the committed context state (saved with every scene) is
+        what the resumed run continues from, and a snapshot row here would change what the
+        finished store holds (snapshot ids, the snapshot in force for later revisions, what
+        `list_snapshots` shows the agent), so a stopped run would not resume exactly."""
         for companion in self.companions:
             companion.dismiss_if_open(ended="shutdown")
-        try:
-            with self.store.transaction():
-                return self._save_checkpoint("shutdown", thread)
-        except TerrariumError:
-            log.exception("could not write the shutdown checkpoint")
-            return None
 
     def rewind_to_before(self, thread: Thread, *, reason: str) -> None:
         """Roll the glossary and the context back to the end of the previous thread."""
@@ -597,7 +594,12 @@ class Annotator:
             self.calls.scope = None
 
     def ask(
-        self, messages: Sequence[Message], *, purpose: str, max_tokens: int | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        purpose: str,
+        max_tokens: int | None = None,
+        decided: Decided | None = None,
     ) -> ChatResult:
         """A request that continues this agent's conversation with no tools attached (the
         curator's review: its answer is text, never a tool call), through the session's gate, a
@@ -608,6 +610,7 @@ class Annotator:
             tool_choice="none",
             max_tokens=max_tokens,
             with_tools=False,
+            decided=decided,
         )
 
     def save_context(self) -> None:

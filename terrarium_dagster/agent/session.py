@@ -22,7 +22,13 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
   the server was asked and a SIGKILL loses nothing (the next writer settles it; `status` counts
   it meanwhile). Recording is thread-safe (the ledger's lock);
 - **the call in flight**: `calling` is set while a request is with the server, so a Ctrl-C
-  abandons it at once.
+  abandons it at once;
+- **an answer that decides nothing is not a decision** (`unanswered`, the one rule): a reply cut
+  off by max_tokens (`finish_reason: length`), or with no tool call and no text once `<think>`
+  blocks are set aside (reasoning only, or empty), is asked again — with more room to answer
+  while the window allows, then with a nudge to answer without thinking aloud — and if the model
+  still does not answer, `NoAnswerError` stops the run (one line, exit 1; the scene or curation
+  rolls back, so the resumed run asks the same question again).
 """
 
 from __future__ import annotations
@@ -43,9 +49,10 @@ from terrarium_dagster.agent.client import (
 from terrarium_dagster.agent.protocol import Usage
 from terrarium_dagster.agent.replicas import ModelClient
 from terrarium_dagster.agent.server import server_info
+from terrarium_dagster.context.compaction import strip_thinking
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
-from terrarium_dagster.errors import AgentError, BudgetError, Interrupted
+from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAnswerError
 from terrarium_dagster.glossary.base import now_iso
 from terrarium_dagster.glossary.models import AgentCallRecord
 from terrarium_dagster.glossary.store import GlossaryStore
@@ -57,10 +64,46 @@ EXACT_SHARE = 0.85  # a request whose estimate is within 15% of the limit is cou
 CUT_MARKER = "\n[… cut to fit the window …]\n"
 MIN_KEEP_CHARS = 200
 STANDALONE_ATTEMPTS = 4
+MORE_ROOM = 4  # a reply that decided nothing is asked again with up to this times max_tokens
+ANSWER_NUDGE = (
+    "Your last reply decided nothing: it was empty, held only reasoning, or was cut off at the "
+    "token limit. Answer now, briefly and without thinking aloud: make the tool calls this task "
+    "needs, or give the answer it asks for."
+)
 
 # (messages, prompt-token limit) -> a smaller request within the limit, or None if none can be
 # made. The session calls it while a request does not fit, and once more after a 400 overflow.
 Shrink = Callable[[list[Message], int], list[Message] | None]
+
+
+Decided = Callable[[ChatResult], bool]
+"""The caller's judgement of a cut-off reply: True when what it holds decides something (the
+curator's complete decision lines); the caller then asks again about the rest itself."""
+
+
+def unanswered(result: ChatResult, decided: Decided | None = None) -> str | None:
+    """Why `result` decides nothing, or None when it answers: the one rule every caller (scene
+    rounds, summaries, the flush, curation, summon) relies on, through `ModelSession.call`.
+
+    Cut off by max_tokens (`finish_reason: length`), even beside tool calls (the calls it meant
+    to make next are lost), unless the caller's `decided` finds decisions in it; no tool call and
+    no text once `<think>` blocks are set aside (reasoning only: the model thought and never
+    answered), or nothing at all."""
+    if result.finish_reason == "length":
+        if decided is not None and decided(result):
+            return None
+        return "cut off at max_tokens (finish_reason length)"
+    if result.tool_calls:
+        return None
+    content = result.content or ""
+    text = strip_thinking(content).strip()
+    if text.startswith(("<think>", "<thinking>")):  # a block never closed: all of it thinking
+        text = ""
+    if text:
+        return None
+    if result.reasoning or "<think" in content:
+        return "reasoning only, no answer"
+    return "empty"
 
 
 @dataclass(frozen=True)
@@ -246,15 +289,91 @@ class ModelSession:
         exact_share: float = EXACT_SHARE,
         tally: Callable[[AgentCallRecord], None] | None = None,
         counter: TokenCounter | None = None,
+        decided: Decided | None = None,
     ) -> ChatResult:
-        """Gate, send, record (each record also to `tally`, which sums a summon's cost).
+        """Gate, send, record (each record also to `tally`, which sums a summon's cost), and
+        make sure the reply answers (`unanswered`, with the caller's `decided`).
 
         A 400 overflow teaches the window; with `retry_overflow` the request is made smaller and
         sent once more (a second overflow is a BudgetError), without it the overflow is raised
-        for the caller to recover (the scene loop compacts the scene). `counter` (a drafted
-        scene's fork) measures and learns instead of the session's own."""
+        for the caller to recover (the scene loop compacts the scene). A reply that decides
+        nothing is asked again: with up to `MORE_ROOM` times the answer's tokens while the
+        window has room for them, then with `ANSWER_NUDGE` appended; still nothing is a
+        `NoAnswerError`. The caller gets the answer (the nudge is not part of its messages).
+        `counter` (a drafted scene's fork) measures and learns instead of the session's own."""
         counter = counter or self.counter
         answer = max_tokens or self.max_tokens
+        once = partial(
+            self._call_once,
+            counter=counter,
+            purpose=purpose,
+            tools=tools,
+            tool_choice=tool_choice,
+            shrink=shrink,
+            retry_overflow=retry_overflow,
+            scope=scope,
+            exact_share=exact_share,
+            tally=tally,
+        )
+        result, sent = once(messages, answer)
+        reason = unanswered(result, decided)
+        if reason is None:
+            return result
+        reasons = [reason]
+        room = self.window - self.count(sent, tools, exact_above=0, counter=counter)
+        bigger = min(answer * MORE_ROOM, room)
+        if bigger >= answer * 3 // 2:  # the window leaves room to answer at more length
+            log.warning(
+                "the %s reply decided nothing (%s): asking again with max_tokens %d",
+                purpose,
+                reason,
+                bigger,
+            )
+            result, _ = once(sent, bigger)
+            reason = unanswered(result, decided)
+            if reason is None:
+                return result
+            reasons.append(reason)
+        else:
+            bigger = answer
+        log.warning(
+            "the %s reply decided nothing (%s): asking again to answer without thinking aloud",
+            purpose,
+            reason,
+        )
+        nudged = [*sent, {"role": "user", "content": ANSWER_NUDGE}]
+        nudge_room = self.window - self.count(nudged, tools, exact_above=0, counter=counter)
+        result, _ = once(nudged, max(answer, min(bigger, nudge_room)), quiet=True)
+        reason = unanswered(result, decided)
+        if reason is None:
+            return result
+        reasons.append(reason)
+        raise NoAnswerError(
+            f"the model did not answer the {purpose} request in {len(reasons)} tries "
+            f"({'; '.join(reasons)}), even with room to answer and asked to answer without "
+            "thinking aloud; nothing of it was taken as a decision, and a resumed run asks "
+            "again (a reasoning model needs vLLM's --reasoning-parser, or --enable-thinking "
+            "false)"
+        )
+
+    def _call_once(
+        self,
+        messages: list[Message],
+        answer: int,
+        *,
+        purpose: str,
+        tools: Sequence[dict[str, Any]] | None,
+        tool_choice: str,
+        shrink: Shrink | None,
+        retry_overflow: bool,
+        scope: CallScope | None,
+        exact_share: float,
+        tally: Callable[[AgentCallRecord], None] | None,
+        counter: TokenCounter,
+        quiet: bool = False,
+    ) -> tuple[ChatResult, list[Message]]:
+        """One request through the gate (and its one retry after a 400): the reply and the
+        messages it answered. `quiet`: with the thinking switch off (where the model has one)."""
         gate = {
             "tools": tools,
             "purpose": purpose,
@@ -263,7 +382,7 @@ class ModelSession:
             "counter": counter,
         }
         messages = self.admit(messages, exact_share=exact_share, **gate)
-        send = partial(self._send, counter=counter)
+        send = partial(self._send, counter=counter, quiet=quiet)
         try:
             result = send(messages, purpose, tools, tool_choice, answer, scope, tally)
         except ServerContextOverflow as exc:
@@ -288,9 +407,10 @@ class ModelSession:
                     f"the server refused a {purpose} request as too long twice: "
                     f"{again.server_message}"
                 ) from again
+            messages = retry
         if self.on_call is not None:
             self.on_call(purpose, scope or self.scope)
-        return result
+        return result, messages
 
     def _send(
         self,
@@ -303,10 +423,15 @@ class ModelSession:
         tally: Callable[[AgentCallRecord], None] | None,
         *,
         counter: TokenCounter,
+        quiet: bool = False,
     ) -> ChatResult:
         key = self._on_the_books(purpose, scope)
         record = partial(self._record, purpose, key=key, scope=scope, tally=tally)
         tool_list = list(tools) if tools else None
+        options = self.request_options(purpose) if self.request_options else None
+        if quiet and options and "chat_template_kwargs" in options:  # asked to answer at once
+            switch = {**options["chat_template_kwargs"], "enable_thinking": False}
+            options = {**options, "chat_template_kwargs": switch}
         self._enter_flight()
         try:
             result = self.client.chat(
@@ -314,7 +439,7 @@ class ModelSession:
                 tools=tool_list,
                 tool_choice=tool_choice,
                 max_tokens=max_tokens,
-                options=self.request_options(purpose) if self.request_options else None,
+                options=options,
             )
         except AgentError as exc:
             server = getattr(exc, "server", None)

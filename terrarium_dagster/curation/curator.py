@@ -297,6 +297,21 @@ def _ask(
     return content, getattr(result, "finish_reason", None) == "length"
 
 
+def answer_decides(result: Any) -> bool:
+    """Whether a reply cut off by max_tokens still decides something (complete decision lines):
+    the model session takes such a reply as an answer, and `_decide_batch` asks again about the
+    entries it did not reach; a cut reply that decides nothing is asked again by the session."""
+    content, _ = _content_and_usage(result)
+    return bool(parse_answer(content, cut=True).decisions)
+
+
+def _cut_short(review: _Review, asked: Iterable[int]) -> None:
+    """A cut-off answer did not reach these entries: not a decision, ask again about them."""
+    missed = [i for i in asked if i not in review.accepted and i not in review.redo]
+    review.problems.extend(f"E{i}: the answer was cut off before deciding it" for i in missed)
+    review.redo.update(missed)
+
+
 @dataclass(slots=True)
 class _Review:
     """The decisions accepted so far for a batch and what is still wrong."""
@@ -381,6 +396,8 @@ def _decide_batch(
     messages = [*prefix, {"role": "user", "content": message}]
     answer, cut = _ask(chat, messages, report)
     _review(store, parse_answer(answer, cut=cut), review, set(batch_ids))
+    if cut:
+        _cut_short(review, batch_ids)
     if review.problems:
         redo = sorted(review.redo)
         if redo:
@@ -395,6 +412,8 @@ def _decide_batch(
             second, cut = _ask(chat, retry, report)
             review.redo.clear()
             _review(store, parse_answer(second, cut=cut), review, set(redo))
+            if cut:  # still not reached: they come up again at the next thread's curation
+                _cut_short(review, redo)
             log.warning(
                 "curator answer had %d problem(s); after one retry %d remain",
                 len(first_problems),

@@ -1,4 +1,5 @@
-"""A loopback model server that answers with the offline backend and can SIGKILL its client.
+"""A loopback model server that answers with the offline backend and can SIGKILL its client
+(or stop it cleanly with SIGINT or SIGTERM: `KillPoint.stop_signal`).
 
 The kill points are deterministic: each `KillPoint` names a request by what it asks (a scene's
 first round, a curation request, a summary ...), the thread it is about and, for a scene, its
@@ -59,6 +60,7 @@ class KillPoint:
     scene_number: int | None = None
     round: int | None = None
     occurrence: int = 1
+    stop_signal: int = signal.SIGKILL  # SIGINT or SIGTERM: a clean stop (the run exits 130)
 
     def matches(self, request: ChatRequest) -> bool:
         return (
@@ -77,6 +79,7 @@ class KillServer:
     requests: list[tuple[ChatRequest, int]] = field(default_factory=list)
     kills: list[KillPoint] = field(default_factory=list)
     hold: KillPoint | None = None
+    failing: set[str] = field(default_factory=set)  # request kinds answered 503 (a fault)
     held: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
     _seen: dict[KillPoint, int] = field(default_factory=dict)
@@ -146,12 +149,24 @@ def run_kill_server(max_model_len: int = 32768) -> Iterator[KillServer]:
                 self._forward(body)
                 return
             request = classify(json.loads(body))
-            if state._due(request) is not None and state.victim is not None:
-                state.victim.send_signal(signal.SIGKILL)
-                state.victim.wait(timeout=30)
+            point = state._due(request)
+            if point is not None and state.victim is not None:
+                # SIGKILL, or a clean stop (which abandons the call in flight at once)
+                state.victim.send_signal(point.stop_signal)
+                state.victim.wait(timeout=60)
                 with state._lock:
                     state.requests.append((request, 0))
                 return  # no answer: the client is gone
+            if request.kind in state.failing:
+                message = b'{"error": {"message": "Service Unavailable", "code": 503}}'
+                self.send_response(503)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(message)))
+                self.end_headers()
+                self.wfile.write(message)
+                with state._lock:
+                    state.requests.append((request, 503))
+                return
             if state._hold_due(request):
                 state.held.set()
                 state.release.wait(timeout=120)

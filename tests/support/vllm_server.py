@@ -95,6 +95,24 @@ class Reply:
     delay_s: float = 0.0
     omit_usage: bool = False
 
+    # -- replies that decide nothing (a reasoning model's, served without a reasoning parser or
+    # -- with too few max_tokens): the engine must ask again, never take them as an answer
+
+    @classmethod
+    def reasoning_only(cls, reasoning: str = "Let me think about the terms here.") -> Reply:
+        """All reasoning, no answer: `reasoning` set, content "" and no tool call."""
+        return cls(content="", reasoning=reasoning)
+
+    @classmethod
+    def think_only(cls, thought: str = "The scene names a new place; I should record") -> Reply:
+        """A `<think>` block in the content and nothing after it (no reasoning parser)."""
+        return cls(content=f"<think>{thought}</think>\n")
+
+    @classmethod
+    def cut(cls, content: str = '{"decisions": [{"entry_id": "E1", "deci', **calls: Any) -> Reply:
+        """Cut off by max_tokens: `finish_reason: length` (beside `tool_calls=` if given)."""
+        return cls(content=content, finish_reason="length", **calls)
+
 
 FaultKind = Literal[
     "http",

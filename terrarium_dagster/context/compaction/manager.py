@@ -32,8 +32,9 @@ it, the budget) and the two functions it was itself handed to reach the model: `
 pre-compaction flush, `flush.py`). Neither the manager nor a strategy knows who answers them.
 Each summary integrates the previous one (`## Previous summary`), keeps entry ids (`[E12]`;
 missing ones are appended), and is checked: an empty, error-like or echoed answer is replaced by
-a deterministic extractive summary, so compaction still makes progress. Before turns are dropped
-the agent gets one flush call per compaction; the flush's own messages are not kept.
+a deterministic extractive summary, so compaction still makes progress (a server that fails
+stops the run instead). Before turns are dropped the agent gets one flush call per compaction (a
+flush that fails stops the run); the flush's own messages are not kept.
 
 The agent loop, per scene (inside the scene's store transaction)::
 

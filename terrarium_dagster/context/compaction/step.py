@@ -21,11 +21,12 @@ from terrarium_dagster.context.tokens import TokenCounter
 
 Summarizer = Callable[[list[Message]], str]
 """Sends `messages` (the cached prefix plus the instruction, last) with the run's tools and
-`tool_choice="none"`, and returns the answer's text. May raise AgentError."""
+`tool_choice="none"`, and returns the answer's text. BudgetError or NoAnswerError (no usable
+answer) make the summary extractive; any other AgentError stops the run."""
 
 Flusher = Callable[[list[Message]], Any]
 """Runs the flush turn(s) on `messages`: calls the model with tools, executes its tool calls,
-until it answers without tools. Its messages are not kept. May raise AgentError."""
+until it answers without tools. Its messages are not kept. An AgentError stops the run."""
 
 
 @dataclass

@@ -20,7 +20,7 @@ from terrarium_dagster.context.compaction.text import clip_text, strip_thinking
 from terrarium_dagster.context.layout import head_messages, prefix_messages
 from terrarium_dagster.context.state import Message, SceneSpan
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.errors import AgentError
+from terrarium_dagster.errors import BudgetError, NoAnswerError
 
 # how a refusal or a failure starts (a summary is third-person prose about the story)
 _ERROR_START = re.compile(
@@ -58,8 +58,8 @@ def ask_summary(job: Compaction, request: SummaryRequest) -> str | None:
         return None
     try:
         answer = job.summarizer(messages)
-    except AgentError:
-        return None
+    except (BudgetError, NoAnswerError):
+        return None  # no usable answer, as in an uninterrupted run: the extractive summary
     text = accept_summary(
         job.counter, answer, cap_tokens=request.cap_tokens, entry_ids=request.entry_ids
     )
