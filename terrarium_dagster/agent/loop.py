@@ -329,7 +329,7 @@ class Annotator:
                 companion.abandon()
             self.reload()
             if isinstance(exc, Interrupted | AgentError):
-                self.checkpoint_shutdown(thread)
+                self.stop_cleanly()
             raise
         self.record_calls()
         self.calls.scope = None
