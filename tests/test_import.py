@@ -13,6 +13,7 @@ from ebooklib import epub
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.importers import (
     blocks_from_markdown,
+    blocks_from_text,
     chapters_from_blocks,
     strip_gutenberg,
 )
@@ -235,6 +236,18 @@ def test_a_markdown_book_keeps_its_glossary_out_of_the_story(
     assert "The Jeddak of Lothar" not in text  # the contents table
     reference = out.with_name(out.name + ".reference.md").read_text(encoding="utf-8")
     assert "Aaanthor. A dead city of ancient Mars." in reference
+
+
+def test_bare_titles_head_chapters_without_a_contents_page_but_a_sign_does_not() -> None:
+    prose = "Maren Quist walked the Salt Road north past the cairns and the dry wells. " * 30
+    text = (
+        f"THE VELL CHRONICLE\n\n\n\nTHE SALT ROAD\n\n{prose}\n\nThe door said:\n\nCLOSED\n\n"
+        f"{prose}\n\nHELP\n\n{prose[:200]}\n\nTHE EMBER COURT\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["THE SALT ROAD", "THE EMBER COURT"]
+    assert "CLOSED" in " ".join(book.chapters[0].paragraphs)  # quoted by the prose above it
+    assert "HELP" in " ".join(book.chapters[0].paragraphs)  # a shout, too close to a title
 
 
 def test_markdown_front_matter_and_lists_stay_out_of_the_story() -> None:

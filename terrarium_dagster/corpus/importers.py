@@ -256,6 +256,34 @@ def _bare_capitals(raw: str) -> bool:
     )
 
 
+def _introduced(lines: list[str], index: int) -> bool:
+    """Whether the line is quoted by the prose before it ("The door said:" above "CLOSED")."""
+    before = next((line.strip() for line in reversed(lines[:index]) if line.strip()), "")
+    return before.endswith((":", ",", "—", "-"))
+
+
+SECTION_WORDS = 200  # a chapter headed by a bare title (with no contents page) is this long
+
+
+def _spaced(lines: list[str], candidates: list[int]) -> list[int]:
+    """Bare capitalised lines that head chapters: each with at least `SECTION_WORDS` words
+    before the next one (a book's title right above the first chapter's is not a chapter) and
+    after the previous title kept (a sign or a shout inside the story, "HELP", is not)."""
+
+    def words(start: int, stop: int) -> int:
+        return sum(len(line.split()) for line in lines[start:stop])
+
+    kept: list[int] = []
+    for number, index in enumerate(candidates):
+        following = candidates[number + 1] if number + 1 < len(candidates) else len(lines)
+        if words(index + 1, following) < SECTION_WORDS and number + 1 < len(candidates):
+            continue
+        if kept and words(kept[-1] + 1, index) < SECTION_WORDS:
+            continue
+        kept.append(index)
+    return kept if len(kept) >= 2 else []
+
+
 def _contents_titles(lines: list[str]) -> set[str]:
     """The titles a contents page lists (normalised), for books headed by bare titles."""
     titles: set[str] = set()
@@ -355,7 +383,7 @@ def _text_headings(lines: list[str]) -> dict[int, int | None]:
             strong[index] = subtitle if _ONLY_NUMBER.match(line) else None
         elif _NAMED.match(line):
             named[index] = None
-        elif _isolated(lines, index) and _bare_capitals(raw):
+        elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
             bare.append(index)
     if len(strong) >= 2:
         chosen = {**strong, **named}
@@ -364,7 +392,7 @@ def _text_headings(lines: list[str]) -> dict[int, int | None]:
         if listed:
             picked = [i for i in bare if _title_key(lines[i]) in listed]
         else:
-            picked = bare if len(bare) >= 2 else []
+            picked = _spaced(lines, bare) if len(bare) >= 2 else []
         chosen = {**strong, **named, **dict.fromkeys(picked)}
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
