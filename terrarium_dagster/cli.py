@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
@@ -215,11 +215,23 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 class Progress:
-    """A one-line live display on a terminal; plain log lines otherwise."""
+    """What a run is doing, for whoever watches it.
 
-    def __init__(self, stream: TextIO) -> None:
+    On a terminal: one live line for the whole range — a bar of threads done, scenes, tokens per
+    second, model requests in flight, and the time left at the recent pace. Otherwise (a log, a
+    pipe): one line per finished thread, so a days-long run leaves a readable record.
+    """
+
+    BAR = 20
+
+    def __init__(self, stream: TextIO, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream
         self.live = stream.isatty()
+        self.clock = clock
+        self.started = clock()
+        self.threads_total = 0
+        self.scenes_total = 0
+        self.in_flight: Callable[[], int] = lambda: 0
         self.figures: dict[str, Any] = {
             "threads": 0,
             "scenes": 0,
@@ -229,37 +241,77 @@ class Progress:
             "cached": 0,
             "completion": 0,
         }
+        self._first_completion: int | None = None
+        self._thread_started = clock()
+        self._thread_scenes = 0
         self.lock = threading.Lock()
+
+    def plan(self, threads: int, scenes: int, in_flight: Callable[[], int]) -> None:
+        """The range the run covers (threads and scenes still to do) and how to read the number
+        of requests in flight."""
+        self.threads_total, self.scenes_total, self.in_flight = threads, scenes, in_flight
+        self.started = self._thread_started = self.clock()
 
     def __call__(self, event: str, data: dict[str, Any]) -> None:
         with self.lock:
+            f = self.figures
             if event == "scene":
-                self.figures["scenes"] += 1
+                f["scenes"] += 1
+                self._thread_scenes += 1
                 for key in ("created", "updated"):
-                    self.figures[key] += int(data.get(key, 0))
+                    f[key] += int(data.get(key, 0))
                 for key in ("prompt", "cached", "completion"):  # run totals
-                    self.figures[key] = int(data.get(key, 0))
+                    f[key] = int(data.get(key, 0))
+                if self._first_completion is None:
+                    self._first_completion = f["completion"]
             elif event == "thread":
-                self.figures["threads"] += 1
-            elif not self.live:
-                return  # per-call events only animate a terminal
-            line = self._line(event, data)
+                f["threads"] += 1
             if self.live:
-                self.stream.write("\r\x1b[2K" + line)
+                self.stream.write("\r\x1b[2K" + self._bar())
                 if event == "thread":
-                    self.stream.write("\n")
+                    self.stream.write("\n" if f["threads"] >= self.threads_total else "")
+            elif event == "thread":
+                self.stream.write(self._thread_line(str(data.get("thread_key", ""))) + "\n")
+                self._thread_scenes = 0
+                self._thread_started = self.clock()
             else:
-                self.stream.write(line + "\n")
+                return
             self.stream.flush()
 
-    def _line(self, event: str, data: dict[str, Any]) -> str:
+    def _rate(self) -> float:
+        """Completion tokens per second since the run's first scene."""
+        spent = self.clock() - self.started
+        return self.figures["completion"] / spent if spent > 0 else 0.0
+
+    def _eta(self) -> str:
+        done, total = self.figures["scenes"], self.scenes_total
+        if not done or total <= done:
+            return "—"
+        left = (self.clock() - self.started) / done * (total - done)
+        hours, rest = divmod(int(left), 3600)
+        return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+
+    def _bar(self) -> str:
         f = self.figures
-        rate = f["cached"] / f["prompt"] if f["prompt"] else 0.0
-        where = data.get("scene_id") or data.get("thread_key") or ""
+        total = max(1, self.threads_total)
+        filled = min(self.BAR, int(self.BAR * f["threads"] / total))
+        scenes = f"{f['scenes']}/{self.scenes_total}" if self.scenes_total else str(f["scenes"])
         return (
-            f"{event:<8} {where:<24} threads {f['threads']} · scenes {f['scenes']} · "
-            f"entries +{f['created']} ~{f['updated']} · tokens {f['prompt']}/{f['completion']} "
-            f"· cache {rate:.0%}"
+            f"[{'#' * filled}{'.' * (self.BAR - filled)}] threads {f['threads']}/"
+            f"{self.threads_total} · scenes {scenes} · entries +{f['created']} ~{f['updated']}"
+            f" · {self._rate():.0f} tok/s · {self.in_flight()} in flight · ETA {self._eta()}"
+        )
+
+    def _thread_line(self, key: str) -> str:
+        f = self.figures
+        spent = self.clock() - self._thread_started
+        rate = f["cached"] / f["prompt"] if f["prompt"] else 0.0
+        return (
+            f"thread {key} done ({f['threads']}/{self.threads_total}): "
+            f"{self._thread_scenes} scenes in {spent:.1f}s · scenes {f['scenes']}/"
+            f"{self.scenes_total} · entries +{f['created']} ~{f['updated']} · tokens "
+            f"{f['prompt']}/{f['completion']} (cache {rate:.0%}) · {self._rate():.0f} tok/s · "
+            f"ETA {self._eta()}"
         )
 
     def finish(self) -> None:
@@ -325,6 +377,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             selected = _thread_range(engine, args.threads)
             for change in engine.check_sources():  # a living corpus: edited or deleted sources
                 log.warning("source changed: %s", describe_source_change(change))
+            progress.plan(*engine.work_left(selected), lambda: engine.in_flight)
             for index, thread in enumerate(selected):
                 if stop.is_set() or engine.scene_limit_reached:
                     break

@@ -396,6 +396,20 @@ class Engine:
         return self._annotator is not None and self._annotator.calling.is_set()
 
     @property
+    def in_flight(self) -> int:
+        """Model requests with the server right now."""
+        return self.session.in_flight if self.session is not None else 0
+
+    def work_left(self, threads: list[Thread]) -> tuple[int, int]:
+        """(threads, scenes) of `threads` not yet annotated, for a progress display."""
+        left = [thread for thread in threads if self._status(thread) not in DONE]
+        scenes = 0
+        for thread in left:
+            state = self._state(thread)
+            scenes += len(self.corpus.scenes(thread.id)) - (state.scenes_done if state else 0)
+        return len(left), scenes
+
+    @property
     def scene_limit_reached(self) -> bool:
         return self._annotator is not None and self._annotator.limit_reached
 
@@ -447,10 +461,16 @@ class Engine:
         self._curate_predecessors(thread)
         started = time.monotonic()
         annotator = self._get_annotator()
+        session = annotator.session
+        session.peak_in_flight = session.in_flight  # the peak of this thread's annotation
         outcome = annotator.annotate_thread(thread)
         report = self._recorded_report(thread)
         report.scenes_annotated = outcome.scenes_annotated
         report.duration_s = round(time.monotonic() - started, 3)
+        mine = self.store.runs.agent_call_totals(run_id=self.run_id, thread_id=thread.id)
+        if report.duration_s > 0:
+            report.completion_tokens_per_s = round(mine.completion_tokens / report.duration_s, 1)
+        report.in_flight_peak = session.peak_in_flight
         report.rewound_threads = rewound
         return report
 
@@ -566,6 +586,12 @@ class Engine:
                     self.corpus,
                     partial(
                         annotator.ask,
+                        purpose="curate",
+                        max_tokens=answer_tokens,
+                        decided=answer_decides,
+                    ),
+                    chat_many=partial(
+                        annotator.ask_many,
                         purpose="curate",
                         max_tokens=answer_tokens,
                         decided=answer_decides,

@@ -42,6 +42,8 @@ class ThreadReport(TokenFigures):
     touched: list[TouchedEntry] = Field(default_factory=list)
     compactions: int = 0
     duration_s: float = 0.0
+    completion_tokens_per_s: float = 0.0  # this run's completion tokens for the thread per second
+    in_flight_peak: int = 0  # the most model requests in flight at once while annotating it
     checkpoint_id: int | None = None
     rewound_threads: list[str] = Field(default_factory=list)
 

@@ -250,3 +250,64 @@ def test_no_request_and_no_as_of_export_of_a_concurrent_run_holds_a_later_thread
     for entry in entries:
         for source in entry.get("sources", []):
             assert thread_of[int(source["post_id"])] == first_thread, source
+
+
+def test_a_dagster_backfill_runs_at_the_resources_concurrency_and_reports_it_per_thread(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    import dagster as dg
+
+    from terrarium_dagster.corpus.reader import Corpus
+    from terrarium_dagster.defs.assets import thread_annotations, thread_glossary
+    from terrarium_dagster.defs.partitions import range_tags, threads_partitions
+    from terrarium_dagster.defs.resources import AgentResource, CorpusResource, StoreResource
+
+    with Corpus(sample_db) as corpus:
+        keys = [thread.key for thread in corpus.threads()][:2]
+    resources = {
+        "corpus": CorpusResource(path=str(sample_db)),
+        "store": StoreResource(path=str(tmp_path / "store.db")),
+        "agent": AgentResource(offline=True, concurrency=4),
+    }
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(threads_partitions.name, keys)
+        result = dg.materialize(
+            [thread_glossary],
+            selection=[thread_annotations],
+            instance=instance,
+            resources=resources,
+            tags=range_tags(keys[0], keys[-1]),
+        )
+    assert result.success
+    events = [
+        event
+        for event in result.asset_materializations_for_node("thread_glossary")
+        if event.asset_key == thread_annotations
+    ]
+    assert [event.partition for event in events] == keys
+    for event in events:
+        assert event.metadata["model_calls"].value > 0
+        assert event.metadata["completion_tokens_per_s"].value > 0
+        assert event.metadata["requests_in_flight_peak"].value >= 2
+
+
+def test_progress_says_one_line_per_thread_when_not_on_a_terminal() -> None:
+    import io
+
+    from terrarium_dagster.cli import Progress
+
+    now = [0.0]
+    stream = io.StringIO()
+    progress = Progress(stream, clock=lambda: now[0])
+    progress.plan(2, 4, lambda: 3)
+    for thread, scenes in (("t00000-1", 2), ("t00001-2", 2)):
+        for _ in range(scenes):
+            now[0] += 10
+            progress("call", {"scene_id": "x"})
+            progress("scene", {"created": 1, "updated": 0, "completion": int(now[0]) * 5})
+        progress("thread", {"thread_key": thread})
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("thread t00000-1 done (1/2): 2 scenes in 20.0s")
+    assert "scenes 2/4" in lines[0] and "ETA 0m20s" in lines[0] and "5 tok/s" in lines[0]
+    assert "scenes 4/4" in lines[1] and "ETA —" in lines[1]

@@ -17,6 +17,7 @@ from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.session import EXACT_SHARE, Decided, ModelSession, standalone_task
 from terrarium_dagster.agent.tools import ToolAccess, ToolOutcome, ToolRegistry, dispatch
 from terrarium_dagster.context.state import Message
+from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
@@ -57,12 +58,14 @@ class AgentCalls:
         max_tokens: int | None = None,
         with_tools: bool = True,
         decided: Decided | None = None,
+        counter: TokenCounter | None = None,
     ) -> ChatResult:
         """A request of this run's agent: its tools (a stable prefix), scoped to the current
         thread and scene. A scene round that overflows is raised for the scene loop to compact
         (`on_overflow`); any other request falls back to a short standalone prompt.
         `with_tools=False` sends no tools (an answer that must not call any); `decided` judges
-        a cut-off reply (`agent.session.unanswered`)."""
+        a cut-off reply (`agent.session.unanswered`); `counter` (a fork, for a request sent
+        beside others) measures and learns instead of the run's."""
         thread, scene = self.scope or (None, None)
         in_scene = purpose == "annotate"
         return self.session.call(
@@ -76,6 +79,7 @@ class AgentCalls:
             scope=self.session.scoped(thread.id if thread else None, scene.id if scene else None),
             exact_share=1.0 if in_scene else EXACT_SHARE,
             decided=decided,
+            counter=counter,
         )
 
     def summarize(self, messages: list[Message]) -> str:

@@ -13,19 +13,24 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from terrarium_dagster.agent.calls import AgentCalls
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.drafts import (
+    WAIT_TICK_S,
     DraftCounter,
     SceneDraft,
     commit_writes,
     draft_block,
     run_tools_in_savepoint,
+    submit,
 )
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.relevant import (
@@ -612,6 +617,57 @@ class Annotator:
             with_tools=False,
             decided=decided,
         )
+
+    def ask_many(
+        self,
+        requests: Sequence[Sequence[Message]],
+        *,
+        purpose: str,
+        max_tokens: int | None = None,
+        decided: Decided | None = None,
+    ) -> list[ChatResult]:
+        """Several requests like `ask`, up to `concurrency` in flight at once; the answers come
+        back in request order, and the token counter learns from them in that order whatever
+        order they arrive in (each request measures with its own fork of the counter)."""
+        size = max(1, self.settings.concurrency)
+        if size == 1 or len(requests) <= 1:
+            return [
+                self.ask(r, purpose=purpose, max_tokens=max_tokens, decided=decided)
+                for r in requests
+            ]
+        answers: list[ChatResult] = []
+        for start in range(0, len(requests), size):
+            group = [list(r) for r in requests[start : start + size]]
+            counters = [DraftCounter(self.session.counter) for _ in group]
+            futures = [
+                submit(
+                    partial(
+                        self.calls.call,
+                        messages,
+                        purpose=purpose,
+                        tool_choice="none",
+                        max_tokens=max_tokens,
+                        with_tools=False,
+                        decided=decided,
+                        counter=counter,  # type: ignore[arg-type]
+                    )
+                )
+                for messages, counter in zip(group, counters, strict=True)
+            ]
+            for future, counter in zip(futures, counters, strict=True):
+                answers.append(self._wait(future))
+                for sent, tools, actual in counter.observed:
+                    self.session.counter.observe(sent, tools, actual)
+        return answers
+
+    def _wait(self, future: Future[ChatResult]) -> ChatResult:
+        """The answer of a request sent beside others; a stop abandons the wait."""
+        while True:
+            try:
+                return future.result(timeout=WAIT_TICK_S)
+            except FutureTimeout:
+                if self.stop.is_set():
+                    raise Interrupted("stopped while waiting for the model") from None
 
     def save_context(self) -> None:
         """Save the context state (calibration included) within the open transaction."""

@@ -288,7 +288,11 @@ def _ask(
     chat: ChatCallable, messages: list[dict[str, Any]], report: CurationReport
 ) -> tuple[str, bool]:
     """The answer's text, and whether it was cut off (``finish_reason`` "length")."""
-    result = chat(messages)
+    return _answered(chat(messages), report)
+
+
+def _answered(result: Any, report: CurationReport) -> tuple[str, bool]:
+    """An answer's text and whether it was cut off; its cost goes on the report."""
     content, usage = _content_and_usage(result)
     report.calls += 1
     report.prompt_tokens += _usage_figure(usage, "prompt_tokens")
@@ -390,11 +394,16 @@ def _decide_batch(
     message: str,
     batch_ids: Sequence[int],
     report: CurationReport,
+    first: Any = None,
 ) -> tuple[dict[int, CurateDecision], set[int]]:
-    """The accepted decisions of one batch, and the entries still malformed after the retry."""
+    """The accepted decisions of one batch, and the entries still malformed after the retry.
+    `first` is the batch's first answer when it was asked already (beside the other batches)."""
     review = _Review(batch=set(batch_ids))
     messages = [*prefix, {"role": "user", "content": message}]
-    answer, cut = _ask(chat, messages, report)
+    if first is None:
+        answer, cut = _ask(chat, messages, report)
+    else:
+        answer, cut = _answered(first, report)
     _review(store, parse_answer(answer, cut=cut), review, set(batch_ids))
     if cut:
         _cut_short(review, batch_ids)
@@ -505,6 +514,7 @@ def curate_thread(
     max_entries: int = DEFAULT_MAX_ENTRIES,
     count_tokens: TokenCounter | None = None,
     answer_tokens: int | None = None,
+    chat_many: Callable[[list[list[dict[str, Any]]]], list[Any]] | None = None,
 ) -> CurationReport:
     """Review the tentative entries at the end of ``thread_id`` and apply the decisions.
 
@@ -514,6 +524,9 @@ def curate_thread(
     about 4 characters a token): evidence is cut first, then entries go to further messages.
     ``answer_tokens`` (the room an answer has, thinking aside) sizes the batches by their
     expected output too: at most one entry per `TOKENS_PER_DECISION` of it.
+    ``chat_many(requests)`` (answers in request order) asks every batch's first request at once;
+    the batches are independent (each is built from the glossary as the curation found it and
+    the decisions are applied together at the end), so the result does not depend on it.
     ``actor`` is recorded on every revision (kind ``curator``, with run and thread).
     Model/server failures raise (nothing is applied then); decisions the store refuses are
     reported and leave their entry tentative. A reviewed entry the answer did not decide gets a
@@ -541,18 +554,28 @@ def curate_thread(
     decisions: dict[int, CurateDecision] = {}
     malformed: set[int] = set()
     per_batch = max(1, answer_tokens // TOKENS_PER_DECISION) if answer_tokens else None
-    for batch in plan_batches(
-        selection.items,
-        heading=heading,
-        token_budget=max_tokens_message,
-        count_tokens=count_tokens,
-        max_entries=per_batch,
-    ):
-        message = build_curate_message(
-            batch, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
+    batches = [
+        (
+            build_curate_message(
+                batch, heading=heading, token_budget=max_tokens_message, count_tokens=count_tokens
+            ),
+            [item.entry.id for item in batch],
         )
-        batch_ids = [item.entry.id for item in batch]
-        accepted, troubled = _decide_batch(store, chat, prefix, message, batch_ids, report)
+        for batch in plan_batches(
+            selection.items,
+            heading=heading,
+            token_budget=max_tokens_message,
+            count_tokens=count_tokens,
+            max_entries=per_batch,
+        )
+    ]
+    firsts: list[Any] = [None] * len(batches)
+    if chat_many is not None and len(batches) > 1:
+        firsts = chat_many([[*prefix, {"role": "user", "content": m}] for m, _ in batches])
+    for (message, batch_ids), first in zip(batches, firsts, strict=True):
+        accepted, troubled = _decide_batch(
+            store, chat, prefix, message, batch_ids, report, first=first
+        )
         decisions.update(accepted)
         malformed |= troubled
     with store.transaction():

@@ -51,6 +51,8 @@ def annotation_metadata(report: ThreadReport) -> dict[str, Any]:
         **token_metadata(report),
         "compactions": report.compactions,
         "duration_s": dg.MetadataValue.float(report.duration_s),
+        "completion_tokens_per_s": dg.MetadataValue.float(report.completion_tokens_per_s),
+        "requests_in_flight_peak": report.in_flight_peak,
         "checkpoint_id": _int_or_null(report.checkpoint_id),
         "touched_entries": touched_table(report.touched),
         "lineage": dg.MetadataValue.md(touched_markdown(report.touched)),
