@@ -18,6 +18,7 @@ import yaml
 from terrarium_dagster.cli import main
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import run_args
 
 BOOKS = Path(__file__).parent / "data" / "books"
 NOVEL = BOOKS / "princess-of-mars-ch1-10.txt"
@@ -31,7 +32,7 @@ def test_offline_junk_is_at_most_a_tenth_of_live_entries_and_recall_is_kept(
     assert main(["import", str(NOVEL), "--out", str(corpus)]) == 0
     with sqlite3.connect(corpus) as conn:
         assert conn.execute("SELECT count(*) FROM thread").fetchone()[0] == 10
-    assert main(["run", "--offline", "--corpus", str(corpus), "--db", str(db)]) == 0
+    assert main(run_args(db, corpus)) == 0
     gold = yaml.safe_load(GOLD.read_text(encoding="utf-8"))
     referents = [
         {normalize_term(name) for name in (item["term"], *item.get("aliases", []))}

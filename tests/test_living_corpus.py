@@ -14,17 +14,12 @@ import json
 import shutil
 import sqlite3
 import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-TERRARIUM = str(Path(sys.executable).with_name("terrarium"))
-
-
-def _terrarium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TERRARIUM, *args], capture_output=True, text=True, timeout=300)
+from tests.support.cli import TERRARIUM, run_args, terrarium
 
 
 def _append(corpus: Path, thread_id: int, bodies: list[tuple[str, bool]]) -> list[int]:
@@ -57,13 +52,13 @@ def _append(corpus: Path, thread_id: int, bodies: list[tuple[str, bool]]) -> lis
 
 
 def _status(db: Path) -> dict[str, object]:
-    done = _terrarium("status", "--json", "--db", str(db))
+    done = terrarium("status", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
 def _run(corpus: Path, db: Path) -> subprocess.CompletedProcess[str]:
-    done = _terrarium("run", "--offline", "--corpus", str(corpus), "--db", str(db))
+    done = terrarium(*run_args(db, corpus))
     assert done.returncode == 0, done.stderr
     return done
 

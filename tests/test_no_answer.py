@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import NoAnswerError
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import TERRARIUM, run_args
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import RecordedRequest, Reply, ScriptedVLLM
 
@@ -173,25 +173,17 @@ def test_a_curation_that_never_decides_stops_and_is_retried_at_the_next_boundary
     confirm = "E1 CONFIRM Named twice.\n"
     corpus = simple_quest(tmp_path / "corpus.db", threads=2, scenes_per_thread=2)
     db = tmp_path / "store.db"
-    command = [
-        str(Path(sys.executable).with_name("terrarium")),
-        "run",
-        "--corpus",
-        str(corpus),
-        "--db",
-        str(db),
-        "--max-tokens",
-        str(MAX_TOKENS),
-        "--max-retries",
-        "0",
-    ]
+    options = {"max_tokens": MAX_TOKENS, "max_retries": 0}
     with ScriptedVLLM() as server:
         server.fallback = Model(
             scenes=[_create("Vaskari")],
             curations=[Reply.think_only(), Reply.cut(), Reply.reasoning_only()],
         )
         stopped = subprocess.run(
-            [*command, "--agent-url", server.url], capture_output=True, text=True, timeout=120
+            [TERRARIUM, *run_args(db, corpus, agent_url=server.url, **options)],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert stopped.returncode == 1, stopped.stderr
         lines = [line for line in stopped.stderr.splitlines() if line.startswith("terrarium:")]
@@ -202,7 +194,10 @@ def test_a_curation_that_never_decides_stops_and_is_retried_at_the_next_boundary
             assert store.curation.curator_decisions() == []  # nothing taken for a decision
         server.fallback = Model(curations=[Reply(content=confirm)])
         resumed = subprocess.run(
-            [*command, "--agent-url", server.url], capture_output=True, text=True, timeout=120
+            [TERRARIUM, *run_args(db, corpus, agent_url=server.url, **options)],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert resumed.returncode == 0, resumed.stderr
     with GlossaryStore(db, read_only=True) as store:
