@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -21,3 +22,24 @@ def test_imports_point_down_and_only_defs_imports_dagster() -> None:
     assert "Contracts: 5 kept, 0 broken." in done.stdout
     assert "No import circle in context/ (type-only imports included) KEPT" in done.stdout
     assert "No import circle in glossary/ (type-only imports included) KEPT" in done.stdout
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared test code lives in tests/support/; a test module never imports another one."""
+    offenders: list[str] = []
+    for path in sorted((REPO / "tests").glob("test_*.py")) + sorted(
+        (REPO / "benchmarks").glob("*.py")
+    ):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            offenders += [
+                f"{path.relative_to(REPO)} imports {name}"
+                for name in names
+                if name.startswith("tests.test_")
+            ]
+    assert offenders == []
