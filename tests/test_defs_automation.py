@@ -8,7 +8,10 @@ Dagster would launch is shown to do what it says.
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 import time
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from terrarium_dagster.defs.assets import (
 )
 from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.partitions import RANGE_END_TAG, RANGE_START_TAG, range_tags
+from terrarium_dagster.defs.resources import CorpusResource
 from terrarium_dagster.defs.schedules import (
     annotation_in_progress,
     incremental_annotation_schedule,
@@ -38,6 +42,7 @@ from terrarium_dagster.defs.sensors import (
     FOLLOW_UP_PRIORITY,
     SENSOR_INTERVAL_ENV,
     sensor_interval,
+    thread_discovery_sensor,
 )
 from terrarium_dagster.engine import DONE
 from terrarium_dagster.glossary.store import GlossaryStore
@@ -277,7 +282,7 @@ def schedule_context(
 ) -> dg.ScheduleEvaluationContext:
     return dg.build_schedule_context(
         instance=instance,
-        resources={"store": resources["store"]},
+        resources={"store": resources["store"], "corpus": resources["corpus"]},
         scheduled_execution_time=datetime(2026, 1, 1, 12, tzinfo=UTC),
     )
 
@@ -357,3 +362,54 @@ def test_schedule_ignores_runs_that_do_not_annotate(
         request = incremental_annotation_schedule(context)
     assert isinstance(request, dg.RunRequest)
     assert requested_keys(request, keys) == keys
+
+
+def test_a_last_thread_that_grew_is_requested_by_the_sensor_and_the_schedule_and_runs(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    keys: list[str],
+    store_path: Path,
+    sample_db: Path,
+    tmp_path: Path,
+) -> None:
+    """The living quest in Dagster: story posts appended to the last annotated thread make the
+    discovery sensor and the schedule request that partition again (once per growth), and the
+    run annotates them as new scenes of it."""
+    corpus = tmp_path / "quest.db"
+    shutil.copy(sample_db, corpus)
+    resources = {**resources, "corpus": CorpusResource(path=str(corpus))}
+    annotate(instance, resources, keys)
+    with GlossaryStore(store_path, read_only=True) as store:
+        before = store.progress.thread_states()[-1]
+    with closing(sqlite3.connect(corpus)) as conn, conn:
+        (last_time,) = conn.execute(
+            "SELECT max(time) FROM post WHERE thread_id = ?", (before.thread_id,)
+        ).fetchone()
+        new_id = conn.execute("SELECT max(id) FROM post").fetchone()[0] + 1
+        conn.execute(
+            "INSERT INTO post (thread_id, id, name, time, body) VALUES (?, ?, 'QM', ?, ?)",
+            (before.thread_id, new_id, last_time + 60, "Warden Ysolde Varrick lit the Gloamford."),
+        )
+        conn.execute("INSERT INTO tag (post_id, name) VALUES (?, 'qm_post')", (new_id,))
+
+    sensed = thread_discovery_sensor(
+        dg.build_sensor_context(instance=instance, resources=resources)
+    )
+    assert isinstance(sensed, dg.SensorResult)
+    (request,) = sensed.run_requests or []
+    assert request.partition_key == keys[-1] and "grown" in (request.run_key or "")
+    with schedule_context(instance, resources) as context:
+        scheduled = incremental_annotation_schedule(context)
+    assert isinstance(scheduled, dg.RunRequest)
+    assert scheduled.partition_key == keys[-1] and scheduled.run_key == request.run_key
+
+    assert execute(instance, resources, request).success
+    with GlossaryStore(store_path, read_only=True) as store:
+        after = store.progress.thread_states()[-1]
+        cited = store.conn.execute(
+            "SELECT count(*) FROM provenance WHERE post_id = ?", (new_id,)
+        ).fetchone()[0]
+    assert after.status == "curated" and after.scenes_done == before.scenes_done + 1
+    assert cited > 0
+    again = thread_discovery_sensor(dg.build_sensor_context(instance=instance, resources=resources))
+    assert isinstance(again, dg.SkipReason)

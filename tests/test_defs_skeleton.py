@@ -47,12 +47,18 @@ def test_new_thread_keys_refuses_a_thread_inserted_before_known_ones() -> None:
         new_thread_keys(["t00000-1", "t00001-5"], ["t00000-1", "t00001-3", "t00002-5"])
 
 
-def test_discovery_sensor_adds_sample_threads_in_story_order(sample_db: Path) -> None:
+def test_discovery_sensor_adds_sample_threads_in_story_order(
+    sample_db: Path, tmp_path: Path
+) -> None:
     with Corpus(sample_db) as corpus:
         expected = [thread.key for thread in corpus.threads()]
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(
-            instance=instance, resources={"corpus": CorpusResource(path=str(sample_db))}
+            instance=instance,
+            resources={
+                "corpus": CorpusResource(path=str(sample_db)),
+                "store": StoreResource(path=str(tmp_path / "store.db")),  # none yet
+            },
         )
         result = thread_discovery_sensor(context)
         assert isinstance(result, dg.SensorResult)
@@ -70,7 +76,11 @@ def test_discovery_sensor_skips_with_a_reason_on_a_broken_corpus(tmp_path: Path)
     broken.write_text("not a database")
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(
-            instance=instance, resources={"corpus": CorpusResource(path=str(broken))}
+            instance=instance,
+            resources={
+                "corpus": CorpusResource(path=str(broken)),
+                "store": StoreResource(path=str(tmp_path / "store.db")),
+            },
         )
         result = thread_discovery_sensor(context)
     assert isinstance(result, dg.SkipReason)

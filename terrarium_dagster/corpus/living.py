@@ -14,8 +14,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from terrarium_dagster.corpus.models import Post, Scene
+
+
+class PostSource(Protocol):
+    def post(self, post_id: int) -> Post | None: ...
 
 
 def text_hash(post: Post | None) -> str | None:
@@ -24,6 +29,12 @@ def text_hash(post: Post | None) -> str | None:
     if post is None:
         return None
     return hashlib.sha256(post.text.encode("utf-8")).hexdigest()[:32]
+
+
+def post_text(corpus: PostSource, post_id: int) -> str | None:
+    """A post's story text now (None: deleted), for re-checking quotes."""
+    post = corpus.post(post_id)
+    return post.text if post is not None else None
 
 
 def hash_lookup(post: Callable[[int], Post | None]) -> Callable[[int], str | None]:

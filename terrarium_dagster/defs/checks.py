@@ -10,9 +10,11 @@ fail with severity ERROR. None of them blocks the export (which lists unresolved
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import dagster as dg
 
+from terrarium_dagster.corpus.living import hash_lookup, post_text
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.exports.checks import run_checks
 
@@ -50,6 +52,13 @@ GLOSSARY_CHECKS = (
         dg.AssetCheckSeverity.ERROR,
         "Every provenance row names a post of the corpus, in the thread it says.",
     ),
+    GlossaryCheck(
+        "sources_unchanged",
+        "sources_unchanged",
+        dg.AssetCheckSeverity.WARN,
+        "No post cited as a source was edited or deleted so that a stored quote from it is no "
+        "longer its words (a living corpus; `terrarium status` lists them).",
+    ),
 )
 
 
@@ -79,7 +88,8 @@ def evaluate_glossary_checks(
     if not wanted:
         return
     with corpus.open() as reader, store.read() as glossary:
-        results = run_checks(glossary.glossary.entry_views(), reader)
+        changes = glossary.sources.check(hash_lookup(reader.post), partial(post_text, reader))
+        results = run_checks(glossary.glossary.entry_views(), reader, changes)
     for item in wanted:
         result = results[item.result]
         yield dg.AssetCheckResult(

@@ -13,8 +13,9 @@ from collections.abc import Collection, Sequence
 import dagster as dg
 
 from terrarium_dagster.defs.assets import curated_glossary, thread_annotations
+from terrarium_dagster.defs.living import grown_last_thread
 from terrarium_dagster.defs.partitions import range_run_request, threads_partitions
-from terrarium_dagster.defs.resources import StoreResource
+from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.engine import DONE
 from terrarium_dagster.errors import InputError
 
@@ -62,12 +63,13 @@ def annotation_in_progress(instance: dg.DagsterInstance) -> str | None:
     target=[thread_annotations, curated_glossary],
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description=(
-        "Annotates and curates the next contiguous range of threads not annotated yet, in one run; "
-        "skips while annotation is queued or running."
+        "Annotates and curates the next contiguous range of threads not annotated yet, in one run "
+        "(or the last thread again when story posts were added to it); skips while annotation "
+        "is queued or running."
     ),
 )
 def incremental_annotation_schedule(
-    context: dg.ScheduleEvaluationContext, store: StoreResource
+    context: dg.ScheduleEvaluationContext, store: StoreResource, corpus: CorpusResource
 ) -> dg.RunRequest | dg.SkipReason:
     busy = annotation_in_progress(context.instance)
     if busy:
@@ -83,6 +85,13 @@ def incremental_annotation_schedule(
     done = {state.thread_key for state in states if state.status in DONE}
     pending = next_unannotated_range(keys, done)
     if not pending:
+        grown = grown_last_thread(store, corpus)  # the living quest: its last thread grew
+        if grown is not None:
+            return dg.RunRequest(
+                partition_key=grown.key,
+                asset_selection=[thread_annotations, curated_glossary],
+                run_key=grown.run_key,
+            )
         return dg.SkipReason(f"all {len(keys)} threads are annotated")
     return range_run_request(
         pending,

@@ -13,13 +13,16 @@ import os
 
 import dagster as dg
 
+from terrarium_dagster.defs.assets import curated_glossary, thread_annotations
+from terrarium_dagster.defs.living import grown_last_thread
 from terrarium_dagster.defs.partitions import (
     PartitionOrderError,
     foreign_keys,
     new_thread_keys,
     threads_partitions,
 )
-from terrarium_dagster.defs.resources import CorpusResource
+from terrarium_dagster.defs.resources import CorpusResource, StoreResource
+from terrarium_dagster.defs.schedules import annotation_in_progress
 from terrarium_dagster.errors import InputError
 
 SENSOR_INTERVAL_ENV = "TERRARIUM_SENSOR_INTERVAL"
@@ -47,10 +50,14 @@ def sensor_interval(default: int) -> int:
     name="thread_discovery_sensor",
     minimum_interval_seconds=sensor_interval(60),
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Adds a `threads` partition for every corpus thread not yet known, in story order.",
+    target=[thread_annotations, curated_glossary],
+    description=(
+        "Adds a `threads` partition for every corpus thread not yet known, in story order; "
+        "requests the last annotated thread again when story posts were added to it."
+    ),
 )
 def thread_discovery_sensor(
-    context: dg.SensorEvaluationContext, corpus: CorpusResource
+    context: dg.SensorEvaluationContext, corpus: CorpusResource, store: StoreResource
 ) -> dg.SensorResult | dg.SkipReason:
     try:
         with corpus.open() as reader:
@@ -70,12 +77,38 @@ def thread_discovery_sensor(
         new_keys = new_thread_keys(existing, discovered)
     except PartitionOrderError as exc:
         return dg.SkipReason(str(exc))
-    if not new_keys:
+    run_requests = _grown_thread_requests(context, corpus, store)
+    if not new_keys and not run_requests:
         return dg.SkipReason(f"no new threads ({len(existing) - len(foreign)} known)")
-    context.log.info(f"adding {len(new_keys)} thread partitions: {new_keys[0]} .. {new_keys[-1]}")
-    return dg.SensorResult(
-        dynamic_partitions_requests=[threads_partitions.build_add_request(new_keys)]
-    )
+    partitions = []
+    if new_keys:
+        context.log.info(
+            f"adding {len(new_keys)} thread partitions: {new_keys[0]} .. {new_keys[-1]}"
+        )
+        partitions = [threads_partitions.build_add_request(new_keys)]
+    return dg.SensorResult(run_requests=run_requests, dynamic_partitions_requests=partitions)
+
+
+def _grown_thread_requests(
+    context: dg.SensorEvaluationContext, corpus: CorpusResource, store: StoreResource
+) -> list[dg.RunRequest]:
+    """The living quest: the last annotated thread's partition again, once per growth seen,
+    when story posts were added to it (not while annotation is queued or running)."""
+    grown = grown_last_thread(store, corpus)
+    if grown is None:
+        return []
+    busy = annotation_in_progress(context.instance)
+    if busy:
+        context.log.info(f"{grown.key} has {grown.new_posts} new story posts; waiting: {busy}")
+        return []
+    context.log.info(f"{grown.key} has {grown.new_posts} new story posts: annotating them")
+    return [
+        dg.RunRequest(
+            partition_key=grown.key,
+            asset_selection=[thread_annotations, curated_glossary],
+            run_key=grown.run_key,
+        )
+    ]
 
 
 # Declarative Automation's sensor, running by default (Dagster's own default one is stopped until

@@ -13,6 +13,8 @@ from typing import Any, NamedTuple, Protocol
 from terrarium_dagster.exports.references import NameIndex, is_live, unresolved_references
 from terrarium_dagster.glossary.models import EntryView
 from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.glossary.sources import SourceChange
+from terrarium_dagster.glossary.sources import describe as describe_source_change
 
 MAX_LISTED = 50
 
@@ -133,11 +135,48 @@ def check_provenance_posts(entries: Sequence[EntryView], corpus: PostLookup) -> 
     return CheckResult(True, f"all {rows} provenance rows point at corpus posts", details)
 
 
-def run_checks(entries: Sequence[EntryView], corpus: PostLookup) -> dict[str, CheckResult]:
-    """All four checks by name: sources, unique_names, references, provenance_posts."""
+def check_sources_unchanged(changes: Sequence[SourceChange]) -> CheckResult:
+    """No post cited as a source was edited or deleted so that a stored quote from it is no
+    longer its words (edits that keep every quote are listed, and pass)."""
+    broken = [c for c in changes if not c.quotes_hold]
+    details: dict[str, Any] = {
+        "changed_sources": len(changes),
+        "quotes_broken": len(broken),
+        "posts": [
+            {
+                "post": f"{c.thread_id}#{c.post_id}",
+                "change": c.change,
+                "quotes_hold": c.quotes_hold,
+                "entries": [f"E{e}" for e in c.entry_ids],
+            }
+            for c in changes[:MAX_LISTED]
+        ],
+    }
+    if broken:
+        shown = "; ".join(describe_source_change(c) for c in broken[:3])
+        return CheckResult(
+            False,
+            f"{len(broken)} source posts changed so that their quotes no longer hold: {shown}",
+            details,
+        )
+    if changes:
+        return CheckResult(
+            True, f"{len(changes)} source posts edited, every quote from them still holds", details
+        )
+    return CheckResult(True, "every source post is as it was when cited", details)
+
+
+def run_checks(
+    entries: Sequence[EntryView],
+    corpus: PostLookup,
+    source_changes: Sequence[SourceChange] = (),
+) -> dict[str, CheckResult]:
+    """All checks by name: sources, unique_names, references, provenance_posts, and
+    sources_unchanged (over the changes `store.sources.check` found, when given)."""
     return {
         "sources": check_sources(entries),
         "unique_names": check_unique_names(entries),
         "references": check_references(entries),
         "provenance_posts": check_provenance_posts(entries, corpus),
+        "sources_unchanged": check_sources_unchanged(source_changes),
     }
