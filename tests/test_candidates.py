@@ -202,14 +202,15 @@ def test_english_words_descriptions_and_real_world_words_are_not_candidates() ->
         "toward the paint-streaked, panic-stricken riders and the semi-barbaric, vise-like grip "
         "of the one-quarter olive-green men. Captain James K. Powell of Richmond rode with me; "
         'then Tars Tarkas said "Sak!" and I did sak. The Tharks of Barsoom came. A Thark waited. '
-        "Will said the will was read. Evidently it was. The enclosure held."
+        "Will said the will was read. Evidently it was. The enclosure held. The Virginian "
+        "climbed the topmost of the ice-clad hills with the Chieftains of Thark."
     )
     terms = {candidate.term for candidate in find_candidates(text, min_score=0.0)}
     assert {"Captain James K. Powell of Richmond", "Tars Tarkas", "Thark"} <= terms, terms
     unwanted = {
         "Evidently", "chieftain", "Grasping", "enclosure", "paint-streaked", "panic-stricken",
         "semi-barbaric", "vise-like", "one-quarter", "olive-green", "Sak", "Tharks of Barsoom",
-        "Will", "Captain James K",
+        "Will", "Captain James K", "Virginian", "topmost", "ice-clad", "Chieftains of Thark",
     }  # fmt: skip
     assert not terms & unwanted, terms & unwanted
 

@@ -35,6 +35,9 @@ DEFAULT_MIN_SCORE = 1.0
 # coinage ("evidently", "enclosure", "chieftain"); a capitalised one is too when it only opens
 # sentences ("Evidently", "Grasping").
 ENGLISH_ZIPF = 2.5
+# A lowercase word is held to a lower bar: coinages are written in lowercase and are rare or
+# unknown to wordfreq ("sakked", "thoat", "wending" 1.7); "topmost" (2.45) is English.
+LOWERCASE_ENGLISH_ZIPF = 2.0
 # Hyphenated descriptions, not names: "paint-streaked", "panic-stricken", "vise-like",
 # "semi-barbaric", "one-quarter", "olive-green", "long-extinct".
 _DESCRIPTIVE_ENDINGS = (
@@ -55,7 +58,8 @@ _COLOURS = frozenset((
 ))  # fmt: skip
 # Participles and adjectives that end a description whatever their frequency ("metal-shod").
 _DESCRIPTIVE_LAST = frozenset((
-    "stricken", "shod", "born", "bred", "borne", "worn", "torn", "made", "grown", "blown", "drawn",
+    "stricken", "shod", "clad", "born", "bred", "borne", "worn", "torn", "made", "grown", "blown",
+    "drawn",
     "known", "sown", "fed", "lit", "spun", "proof", "free", "tight", "deep", "high", "wide",
     "long", "old", "odd", "fold",
 ))  # fmt: skip
@@ -634,7 +638,7 @@ def find_candidates(
         term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
     ) -> None:
         key = norm_key(term)
-        if not key or key in NOT_NAMES or is_ordinary(term):
+        if not key or key in NOT_NAMES or is_ordinary(term) or is_demonym_of_real_place(term):
             return  # ordinary vocabulary and plainly used real-world names are no story terms
         draft = drafts.get(key)
         if draft is None:
@@ -654,9 +658,18 @@ def find_candidates(
     _propose_lowercase(tokens, propose)
     _propose_quoted(masked, propose)
 
+    known_keys, word_index = _known_index(known)
+    for key in [key for key in drafts if " of " in key]:
+        head = key.split(" of ", 1)[0]
+        singular = _singular(head) if " " not in head else None
+        if singular and (
+            norm_key(singular) in drafts
+            or norm_key(singular) in known_keys
+            or is_english_word(singular)
+        ):
+            del drafts[key]  # "Tharks of Barsoom", "Chieftains of Thark": some of a people
     _fold_variants(drafts)
     _fold_short_names(drafts)
-    known_keys, word_index = _known_index(known)
     # A capitalised word the text also writes in lowercase at least as often as it capitalises
     # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
     # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
@@ -681,10 +694,6 @@ def find_candidates(
                 continue
             # a coinage capitalised where a sentence opens: its lowercase form is the term
             draft.term, draft.kind = draft.term.lower(), KIND_WORD
-        head = key.split(" of ", 1)[0] if " of " in key else ""
-        singular = _singular(head) if " " not in head else None
-        if singular and (norm_key(singular) in drafts or norm_key(singular) in known_keys):
-            continue  # "Tharks of Barsoom": a people of a place, not a name of its own
         if known_words and " " not in key and key in word_index:
             continue
         spans = _disjoint(span for name in names for span in find_term(masked, name))
@@ -909,6 +918,24 @@ def is_english_word(word: str) -> bool:
     return is_common_word(word) or frequency(word) >= ENGLISH_ZIPF
 
 
+def is_english_lowercase(word: str) -> bool:
+    """A lowercase word of English (see `LOWERCASE_ENGLISH_ZIPF`)."""
+    return is_common_word(word) or frequency(word) >= LOWERCASE_ENGLISH_ZIPF
+
+
+def is_demonym_of_real_place(term: str) -> bool:
+    """A people or language of a real place: "Virginian", "American" (the place is ordinary
+    vocabulary by frequency); not "Martian", "Zodangan", "Tharkian"."""
+    if " " in term or not term[:1].isupper():
+        return False
+    for suffix, endings in (("ian", ("ia", "")), ("an", ("a", "")), ("ese", ("",)), ("ish", ("",))):
+        if term.endswith(suffix) and len(term) > len(suffix) + 2:
+            stem = term[: -len(suffix)]
+            if any(is_ordinary(stem + ending) for ending in endings):
+                return True
+    return False
+
+
 def is_descriptive_compound(term: str) -> bool:
     """A hyphenated description rather than a name: "paint-streaked", "vise-like",
     "semi-barbaric", "one-quarter", "olive-green" (not "ember-tithe", "heart-lamp")."""
@@ -968,7 +995,7 @@ def _propose_lowercase(tokens: list[_Token], propose: _Propose) -> None:
                 continue
             score = (0.5 if _token_is_common(term) else 1.0) + 0.5 * (count - 1)
             propose(term, KIND_COMPOUND, score, start, variants)
-        elif len(term) >= 5 and not is_english_word(term):
+        elif len(term) >= 5 and not is_english_lowercase(term):
             score = 0.35 * count + (0.3 if _is_compound_of_common(term) else 0.0)
             propose(term, KIND_WORD, score, start, variants)
 

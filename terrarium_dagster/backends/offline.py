@@ -92,7 +92,9 @@ from terrarium_dagster.agent.candidates import (
     clean_sentence,
     find_candidates,
     find_term,
+    is_demonym_of_real_place,
     is_descriptive_compound,
+    is_english_lowercase,
     is_english_word,
 )
 from terrarium_dagster.backends.describe import (
@@ -1146,9 +1148,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
         ref = f"E{view.entry_id}"
         ordinary = ordinary_reason(view.term)
         if key in NOT_NAMES or (
-            " " not in key and view.term == view.term.lower() and is_english_word(key)
+            " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
         ):
             ordinary = ordinary or f"'{view.term}' is an English word"
+        if is_demonym_of_real_place(view.term):
+            ordinary = ordinary or f"'{view.term}' names the people of a real place"
         if is_descriptive_compound(view.term):
             ordinary = ordinary or f"'{view.term}' is a description, not a name"
         if ordinary:
@@ -1199,6 +1203,8 @@ def passing_reason(view: CurateEntryView) -> str | None:
     fact for a phrase of everyday words, whose kind the describer may only have guessed)."""
     if not 0 < view.source_count < ROLE_SOURCES or view.term == view.term.lower():
         return None
+    if view.aliases or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
+        return None
     words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
     if not words:
         return None
@@ -1222,8 +1228,8 @@ def passing_reason(view: CurateEntryView) -> str | None:
 
 def word_reason(view: CurateEntryView) -> str | None:
     """Why a capitalised one-word entry is a word, not a name, by how the evidence writes it:
-    never capitalised mid-sentence, and written in lowercase too or an English word ("Sak!"
-    beside "sak", "Evidently" opening sentences), or None."""
+    never capitalised mid-sentence, and written in lowercase too, or an English word opening
+    several sentences ("Sak!" beside "sak", "Evidently" twice), or None."""
     term = view.term
     if " " in term or term == term.lower() or not view.evidence:
         return None
@@ -1240,7 +1246,7 @@ def word_reason(view: CurateEntryView) -> str | None:
                 mid += 1
     if mid or not (starts or lower):
         return None
-    if lower or is_english_word(term):
+    if lower or (starts >= 2 and is_english_word(term)):
         return (
             f"'{term}' is capitalised only where a sentence opens ({starts} time(s)) and "
             f"written in lowercase {lower} time(s) in the evidence: a word, not a name"
@@ -1256,6 +1262,17 @@ def _opens_sentence(text: str, position: int) -> bool:
 
 
 _SMALL_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "at", "to", "de", "la"})
+
+
+def _fuller_name_in(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the one-word term as the first word of a longer name
+    ("Hollis Marr"), as a story names its people (not "Shetland pony", "Colt revolvers")."""
+    pattern = re.compile(rf"(?<![\w'’-]){re.escape(view.term)} ([A-Z][a-z]+)")
+    for text in view.evidence:
+        for match in pattern.finditer(text):
+            if match.group(1).casefold() not in STARTERS:
+                return True
+    return False
 
 
 def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
