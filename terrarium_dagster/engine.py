@@ -32,6 +32,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import sample_corpus_path
 from terrarium_dagster.curation.curator import answer_decides, curate_thread
 from terrarium_dagster.curation.models import CurationReport, UndoResult
+from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.curation.undo import undo_decision, undo_revision
 from terrarium_dagster.errors import (
     ConfigError,
@@ -563,8 +564,10 @@ class Engine:
         return self._curate(thread)
 
     def _curate(self, thread: Thread) -> CurationReport:
-        """Review the thread's tentative entries in one transaction; the curator's requests
-        continue the agent's cached prefix (after making room for the review)."""
+        """Review the thread's tentative entries in one transaction. The curator's requests carry
+        no tools (its answer is decision lines), so they could not reuse the agent's cached
+        prefix (the tools are part of it): they are the curator's short system prompt and the
+        review message alone, which costs less than the whole conversation uncached."""
         annotator = self._get_annotator()
         state = self._state(thread)
         answer_tokens = sampling.answer_tokens(self.settings, "curate", annotator.window)
@@ -579,8 +582,6 @@ class Engine:
         )
         try:
             with annotator.beside_scenes(thread), self.store.transaction(deferred=True):
-                extra = max(0, (answer_tokens or 0) - self.settings.max_tokens)  # room to think
-                annotator.context.make_room(CURATE_MESSAGE_TOKENS + 64 + extra, thread_id=thread.id)
                 report = curate_thread(
                     self.store,
                     self.corpus,
@@ -598,7 +599,7 @@ class Engine:
                     ),
                     thread_id=thread.id,
                     actor=actor,
-                    prefix_messages=annotator.context.build(),
+                    system_prompt=CURATOR_SYSTEM_PROMPT,
                     max_tokens_message=CURATE_MESSAGE_TOKENS,
                     answer_tokens=answer_room,
                 )

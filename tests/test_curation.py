@@ -200,6 +200,12 @@ def test_a_cut_answer_keeps_every_complete_line_and_names_what_it_decided() -> N
     assert parse_answer(full, cut=True).decided == [1, 2, 3]
 
 
+def test_none_decides_nothing_on_purpose_and_an_empty_answer_is_a_problem() -> None:
+    parsed = parse_answer("NONE\n")
+    assert parsed.found and parsed.decisions == [] and parsed.problems == []
+    assert parse_answer("  ").problems == ["the answer was empty"]
+
+
 def test_a_line_naming_an_entry_without_a_decision_is_reported() -> None:
     parsed = parse_answer("E1 CONFIRM\nE2 looks fine to me\n")
     assert parsed.decided == [1]

@@ -14,6 +14,7 @@ import pytest
 from terrarium_dagster.agent import sampling
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.config import load_settings
+from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.engine import Engine
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM
@@ -61,6 +62,9 @@ def test_qwen3_scene_rounds_do_not_think_and_the_curator_thinks_with_room_and_no
     assert (curate["temperature"], curate["top_p"], curate["top_k"]) == (0.6, 0.95, 20)
     assert curate["max_tokens"] == 4096  # room to think: curator_max_tokens
     assert "tools" not in curate and "tool_choice" not in curate
+    # no tools, so no cached prefix to continue: the curator's own short system prompt only
+    assert [m["role"] for m in curate["messages"]] == ["system", "user"]
+    assert curate["messages"][0]["content"] == CURATOR_SYSTEM_PROMPT
 
 
 def test_explicit_settings_win_and_other_families_get_no_thinking_switch(

@@ -96,18 +96,18 @@ def test_a_server_window_smaller_than_the_budget_is_read_and_respected(
 def test_a_400_on_curation_and_summary_requests_is_recovered_and_the_window_kept(
     short_quest: Path, tmp_path: Path
 ) -> None:
-    # The server advertises 16,384 but refuses untooled requests (curation, summaries) over
-    # 8,000: the first refusal teaches the run the real window; it retries smaller, keeps to it
-    # from then on, and records it for the next run.
-    with run_window_server(16384, untooled_window=8000) as server:
+    # The server advertises 16,384 but refuses untooled requests (curation, with 4,096 tokens of
+    # room to think; summaries) over 6,000: the first refusal teaches the run the real window; it
+    # retries smaller, keeps to it from then on, and records it for the next run.
+    with run_window_server(16384, untooled_window=6000) as server:
         outcome = _run(server, short_quest, tmp_path / "s.db", 16384)
         assert outcome.startswith("0\n"), outcome
         assert server.overflows == 1
         first = next(i for i, r in enumerate(server.requests) if r.status == 400)
         later = server.requests[first + 1 :]
-        assert later and all(r.prompt_tokens + r.max_tokens <= 8000 for r in later)
+        assert later and all(r.prompt_tokens + r.max_tokens <= 6000 for r in later)
     with GlossaryStore(tmp_path / "s.db") as store:
-        assert store.get_meta("server_window") == "8000"
+        assert store.get_meta("server_window") == "6000"
         assert {state.status for state in store.progress.thread_states()} == {"curated"}
 
 

@@ -1390,7 +1390,7 @@ def _curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str
     decisions = offline_curate(views)
     if wanted is not None:
         decisions = [d for d in decisions if _entry_number(d["entry_id"]) in wanted]
-    return "".join(decision_line(decision) + "\n" for decision in decisions)
+    return "".join(decision_line(decision) + "\n" for decision in decisions) or "NONE\n"
 
 
 def decision_line(decision: Mapping[str, Any]) -> str:

@@ -53,6 +53,14 @@ EVIDENCE_STEP = 50
 
 TokenCounter = Callable[[str], int]
 
+#: The curator's system prompt: its requests carry no tools and no conversation (the review
+#: message holds the rules and the evidence), so this is all that comes before the message.
+CURATOR_SYSTEM_PROMPT = (
+    "You review the glossary of a long serialized story, built by an annotator reading it in "
+    "order. Judge each entry by the rules and the evidence in the message, using only the posts "
+    "shown, and answer in the line format it asks for, never with tool calls."
+)
+
 INSTRUCTIONS = (
     "Review each tentative glossary entry below against its evidence (the posts around its "
     "first appearance, cited as >>post) and the similar entries, by these rules:\n\n"
@@ -77,7 +85,8 @@ ANSWER_FORMAT = (
     "E<n> CONFIRM\n"
     "E<n> REJECT <short reason>\n"
     "E<n> MERGE E<m> <short reason>\n"
-    "E<n> REVISE <the whole new definition>"
+    "E<n> REVISE <the whole new definition>\n"
+    "To keep every entry tentative, answer NONE."
 )
 
 #: Completion tokens a decision line costs, about (a REVISE line more, a CONFIRM far less).
@@ -358,6 +367,7 @@ _DECISION_LINE = re.compile(
 )
 _TARGET = re.compile(r"^(?:into\s+|->\s*|→\s*)?\[?E(\d+)\]?\b[\s:,.;-]*(.*)$", re.IGNORECASE)
 _ENTRY_AT_START = re.compile(r"^[\s>*#`-]*\[?E\d+\b")
+_NONE = re.compile(r"^[\s*`\"'.]*none[\s*`\"'.!]*$", re.IGNORECASE)
 
 
 def _line_item(line: str) -> dict[str, object] | None:
@@ -473,6 +483,9 @@ def parse_answer(text: str, *, cut: bool = False) -> ParsedAnswer:
             raw_items = _decision_items(candidate)
             if raw_items is not None:
                 break
+    if raw_items is None and _NONE.match(cleaned):  # deliberately decides nothing
+        parsed.found_json = True
+        return parsed
     if raw_items is None:
         parsed.problems.append(
             "no decision lines (E<n> CONFIRM, ...) were found in the answer"
