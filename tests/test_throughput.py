@@ -311,3 +311,34 @@ def test_progress_says_one_line_per_thread_when_not_on_a_terminal() -> None:
     assert lines[0].startswith("thread t00000-1 done (1/2): 2 scenes in 20.0s")
     assert "scenes 2/4" in lines[0] and "ETA 0m20s" in lines[0] and "5 tok/s" in lines[0]
     assert "scenes 4/4" in lines[1] and "ETA —" in lines[1]
+
+
+def test_sigint_during_a_concurrent_run_stops_at_once_and_resumes_to_the_uninterrupted_store(
+    quest: Path, tmp_path: Path
+) -> None:
+    with BatchingServer(jitter_s=0.3) as slow:
+        baseline = tmp_path / "baseline.db"
+        assert _run(quest, baseline, slow.url, "--concurrency", "8", "--threads", "..1000000") == 0
+        db = tmp_path / "s.db"
+        command = [TERRARIUM, "run", "--agent-url", slow.url, "--corpus", str(quest)]
+        command += ["--db", str(db), "--concurrency", "8", "--threads", "..1000000"]
+        start = slow.chat_requests
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 60
+        while slow.chat_requests < start + 10 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+        waited = time.monotonic() - interrupted
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+        process.stderr.close()
+        assert code == 130, stderr
+        assert waited < 5, f"Ctrl-C took {waited:.1f} s"
+        assert "Traceback" not in stderr and "resume" in stderr
+        resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert store_dump(db) == store_dump(baseline)

@@ -142,6 +142,17 @@ class PrefixCache:
         return count_prompt_tokens(messages[:hit], tools, add_generation_prompt=False)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a killed or interrupted run) is not an error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class BatchingServer:
     """The offline backend on 127.0.0.1, timed like continuous batching (a context manager)."""
 
@@ -197,7 +208,7 @@ class BatchingServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 outer._forward(self, self.rfile.read(length))
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
