@@ -31,6 +31,7 @@ same requests, so — with the same model answers — the same glossary, byte fo
 from __future__ import annotations
 
 import json
+import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -249,20 +250,47 @@ def _call_dict(call: Any) -> dict[str, Any]:
     return call.model_dump(mode="json", exclude_none=True)
 
 
+class _Requests:
+    """Daemon threads that send requests for the owner thread, started once and reused (a thread
+    started per request costs a start-up handshake each time; a daemon never holds up a Ctrl-C)."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, job: Callable[[], Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._idle == 0:
+                self._threads += 1
+                threading.Thread(
+                    target=self._work, name=f"terrarium-request-{self._threads}", daemon=True
+                ).start()
+            else:
+                self._idle -= 1
+        self._queue.put((future, job))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            future, job = self._queue.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(job())
+                except BaseException as exc:  # handed to the owner thread, which decides
+                    future.set_exception(exc)
+            with self._lock:
+                self._idle += 1
+
+
+_REQUESTS = _Requests()
+
+
 def submit(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     """Run `fn(*args)` on a daemon thread: a Ctrl-C never waits for a request in flight."""
-    future: Future[Any] = Future()
-
-    def run() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(fn(*args))
-        except BaseException as exc:  # handed to the owner thread, which decides
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="terrarium-request", daemon=True).start()
-    return future
+    return _REQUESTS.submit(lambda: fn(*args))
 
 
 def draft_block(

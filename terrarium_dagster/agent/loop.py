@@ -409,7 +409,10 @@ class Annotator:
                 self.session.counter.observe(sent, tools, actual)
             for event in draft.events:
                 self._compaction_log(event)
-            outcomes.append(self._end_scene(thread, draft.scene, draft.index, count, turns, before))
+            last = draft is drafts[-1]  # the context is saved once, at the block's end
+            outcomes.append(
+                self._end_scene(thread, draft.scene, draft.index, count, turns, before, save=last)
+            )
         return outcomes
 
     def _drafts(
@@ -488,12 +491,16 @@ class Annotator:
         count: int,
         turns: list[Message],
         before: int,
+        *,
+        save: bool = True,
     ) -> tuple[int, int]:
-        """A scene's end: its turns join the history, the context is saved, the cursor moves."""
+        """A scene's end: its turns join the history, the context is saved (unless a later scene
+        of the same transaction saves it), the cursor moves."""
         changed = self.store.history.revisions(since_id=before)
         entry_ids = sorted({r.entry_id for r in changed if r.entry_id is not None})
         self.context.end_scene(scene.id, thread.id, turns, entry_ids=entry_ids)
-        self.store.memory.save_context_state(self.context.state.to_json())
+        if save:
+            self.store.memory.save_context_state(self.context.state.to_json())
         self.store.sources.record(self._hash_of, since_revision=before)  # as cited: an edit shows
         self.store.progress.set_thread_state(
             thread.id,
