@@ -320,8 +320,10 @@ def test_sigint_during_a_concurrent_run_stops_at_once_and_resumes_to_the_uninter
         baseline = tmp_path / "baseline.db"
         assert _run(quest, baseline, slow.url, "--concurrency", "8", "--threads", "..1000000") == 0
         db = tmp_path / "s.db"
-        command = [TERRARIUM, "run", "--agent-url", slow.url, "--corpus", str(quest)]
-        command += ["--db", str(db), "--concurrency", "8", "--threads", "..1000000"]
+        command = [
+            TERRARIUM,
+            *run_args(db, quest, agent_url=slow.url, concurrency=8, threads="..1000000"),
+        ]
         start = slow.chat_requests
         process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
