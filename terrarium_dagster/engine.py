@@ -71,6 +71,7 @@ ProgressCallback = Callable[[str, dict[str, object]], None]
 
 OFFLINE_URL = "http://offline.invalid/v1"  # what the offline backend's calls name as server
 CORPUS_META = "corpus_path"
+SOURCE_CHANGED_TAG = "source-changed"  # an entry citing a post edited or deleted since
 URL_TEMPLATE_META = "url_template"
 # Templates earlier versions recorded for the bundled sample: a host that does not exist.
 LEGACY_TEMPLATES = frozenset({"https://quest.example/sample/{thread_id}#{post_id}"})
@@ -504,8 +505,38 @@ class Engine:
 
         changes = self.store.sources.check(hash_of, text_of)
         if changes or self.store.sources.marked():
-            self.store.sources.mark(changes)
+            with self.store.transaction():
+                self.store.sources.mark(changes)
+                self._tag_changed_sources(changes)
         return changes
+
+    def _tag_changed_sources(self, changes: list[SourceChange]) -> None:
+        """Mark the entries citing a source whose quotes no longer hold (edited or deleted) with
+        the `source-changed` tag, a revision that says why; take it off when none is left, so
+        every export shows it while it is true."""
+        broken: dict[int, list[str]] = {}
+        for change in changes:
+            if not change.quotes_hold:
+                for entry_id in change.entry_ids:
+                    broken.setdefault(entry_id, []).append(f"{change.thread_id}#{change.post_id}")
+        actor = Actor(kind="system", run_id=self.run_id)
+        tagged = {
+            entry.id for entry in self.store.glossary.entries() if SOURCE_CHANGED_TAG in entry.tags
+        }
+        for entry_id in sorted(set(broken) | tagged):
+            entry = self.store.glossary.get_entry(entry_id)
+            if entry.deleted or entry.status == "merged":
+                continue
+            if entry_id in broken and SOURCE_CHANGED_TAG not in entry.tags:
+                posts = ", ".join(broken[entry_id])
+                tags = [*entry.tags, SOURCE_CHANGED_TAG]
+                reason = f"source post {posts} changed in the corpus: a quote no longer holds"
+            elif entry_id not in broken and SOURCE_CHANGED_TAG in entry.tags:
+                tags = [tag for tag in entry.tags if tag != SOURCE_CHANGED_TAG]
+                reason = "its source posts hold their quotes again"
+            else:
+                continue
+            self.store.glossary.update_entry(actor, entry_id, tags=tags, reason=reason)
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""

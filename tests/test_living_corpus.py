@@ -72,6 +72,21 @@ def _cited(db: Path, post_ids: list[int]) -> set[int]:
         return {row[0] for row in rows}
 
 
+def _tagged(db: Path) -> set[int]:
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT id FROM entry WHERE EXISTS "
+            "(SELECT 1 FROM json_each(entry.tags) WHERE value = 'source-changed')"
+        )
+        return {row[0] for row in rows}
+
+
+def _merged_or_deleted(db: Path) -> set[int]:
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT id FROM entry WHERE deleted = 1 OR status = 'merged'")
+        return {row[0] for row in rows}
+
+
 @pytest.fixture
 def quest(sample_db: Path, tmp_path: Path) -> tuple[Path, Path, list[int]]:
     corpus = tmp_path / "quest.db"
@@ -170,6 +185,14 @@ def test_an_edited_or_deleted_source_post_is_reported_with_its_entries(
         ).fetchone()
     assert marked == ("edited", 0)
     assert quote  # the stored quote is kept as cited (never rewritten silently)
+    # ... and the entries citing it say so, in the store and in every export
+    assert _tagged(db) == {int(e[1:]) for e in entries} - _merged_or_deleted(db)
+    out = db.parent / "export"
+    exported = terrarium("export", "--db", str(db), "--format", "json", "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    document = json.loads(next(out.glob("*.json")).read_text())
+    marked_terms = {e["id"] for e in document["entries"] if "source-changed" in e["tags"]}
+    assert marked_terms == _tagged(db)
 
     with closing(sqlite3.connect(corpus)) as conn, conn:
         conn.execute("DELETE FROM post WHERE id = ?", (post_id,))
@@ -188,6 +211,7 @@ def test_an_edited_or_deleted_source_post_is_reported_with_its_entries(
     done = _run(corpus, db)
     assert "source changed" not in done.stderr
     assert _status(db)["living_corpus"]["sources_changed"] == []  # type: ignore[index]
+    assert _tagged(db) == set(), "the mark is taken off once the source holds again"
 
 
 def test_posts_added_to_an_earlier_thread_are_named_and_left_for_a_rewind(
