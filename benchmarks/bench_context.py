@@ -12,6 +12,11 @@ hashes, LRU capacity), and refused with vLLM's 400 when it exceeds the window.
 Reported per run: calls, prompt / cached / uncached / completion tokens, the largest prompt, the
 compactions, and the three targets: largest prompt within the budget, uncached prompt tokens at
 most 2.5 times the corpus's own story tokens, at most 2 model calls per scene on average.
+
+With the dev extras installed, every request is also counted in Qwen3's own tokens (rendered as
+Qwen3's chat template does, `terrarium_dagster.testing.qwen3`): `qwen3` reports scene rounds per
+scene, Qwen3 prompt tokens per scene (all requests, and scene rounds alone) and the fixed prefix
+of a scene round (system prompt and tool schemas).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+import httpx
 
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.backends.offline import OfflineBackend
@@ -49,6 +56,51 @@ def story_tokens(corpus_path: Path) -> tuple[int, int]:
     return tokens, scenes
 
 
+class Qwen3Tally(httpx.BaseTransport):
+    """In front of the simulator: counts each chat request in Qwen3 tokens, by kind of request
+    (the first line of its last user message: a scene, or a `# Task:`)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.tokens: Counter[str] = Counter()
+        self.requests: Counter[str] = Counter()
+        self.system_turn = 0
+        try:
+            from terrarium_dagster.testing import qwen3
+
+            qwen3.count("probe")
+            self.qwen3 = qwen3
+        except Exception:  # the dev extras are not installed: no Qwen3 figures
+            self.qwen3 = None
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.qwen3 is not None and request.url.path.endswith("/chat/completions"):
+            body = json.loads(request.content)
+            users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+            first = str(users[-1].get("content") or "").split("\n", 1)[0] if users else ""
+            kind = "annotate" if first.startswith("# Scene") else first.removeprefix("# Task: ")
+            self.tokens[kind] += self.qwen3.request_tokens(body)
+            self.requests[kind] += 1
+            if kind == "annotate" and not self.system_turn:
+                system = body["messages"][0]["content"]
+                self.system_turn = self.qwen3.count(
+                    self.qwen3.system_turn(system, body.get("tools"))
+                )
+        return self.inner.handle_request(request)
+
+    def report(self, scenes: int) -> dict | None:
+        if self.qwen3 is None:
+            return None
+        return {
+            "scene_rounds_per_scene": round(self.requests["annotate"] / scenes, 2),
+            "prompt_tokens_per_scene": round(sum(self.tokens.values()) / scenes),
+            "scene_round_tokens_per_scene": round(self.tokens["annotate"] / scenes),
+            "system_turn_tokens": self.system_turn,
+            "requests": dict(sorted(self.requests.items())),
+            "tokens": dict(sorted(self.tokens.items())),
+        }
+
+
 def run(
     threads: int,
     posts_per_thread: int,
@@ -71,8 +123,9 @@ def run(
     story, scenes = story_tokens(corpus_path)
 
     simulator = SimulatedVLLM(OfflineBackend(max_model_len=10 * budget), max_model_len=budget)
+    tally = Qwen3Tally(simulator)
     client = ChatClient(
-        ClientConfig(base_url="http://simulated/v1", max_retries=0), transport=simulator
+        ClientConfig(base_url="http://simulated/v1", max_retries=0), transport=tally
     )
     settings = load_settings(
         corpus=corpus_path,
@@ -126,6 +179,7 @@ def run(
         "compactions": dict(sorted(tiers.items())),
         "entries": entries,
         "calls_per_scene": round(stats["calls"] / scenes, 2),
+        "qwen3": tally.report(scenes),
         "uncached_per_story_token": round(uncached / story, 2),
         "targets": {
             "largest_prompt_within_budget": stats["largest_prompt"] <= limit,
