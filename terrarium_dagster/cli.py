@@ -378,16 +378,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             for change in engine.check_sources():  # a living corpus: edited or deleted sources
                 log.warning("source changed: %s", describe_source_change(change))
             progress.plan(*engine.work_left(selected), lambda: engine.in_flight)
-            for index, thread in enumerate(selected):
-                if stop.is_set() or engine.scene_limit_reached:
-                    break
-                engine.annotate_thread(
-                    thread.id, rewind=bool(args.rewind and index == 0), skip_done=True
-                )
-                if engine.thread_finished(thread.id):
-                    curation = engine.curate_thread(thread.id)
-                    for problem in curation.problems:  # visible, never silent
-                        log.warning("%s: curation could not apply: %s", thread.key, problem)
+            for step in engine.run_threads(selected, rewind=bool(args.rewind)):
+                for problem in step.curation.problems if step.curation else ():
+                    log.warning("%s: curation could not apply: %s", step.thread.key, problem)
             totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)
     finally:
         progress.finish()

@@ -12,10 +12,11 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from terrarium_dagster.agent import sampling
 from terrarium_dagster.agent.client import ChatClient, ClientConfig
@@ -144,6 +145,18 @@ def open_client(settings: Settings) -> ReplicaPool:
             "the rule-based offline backend explicitly with TERRARIUM_OFFLINE=1 (or --offline)"
         )
     return ReplicaPool.from_config(config, split_urls(settings.agent_url))
+
+
+@dataclass(frozen=True)
+class ThreadStep:
+    """One step of the thread sequence: a thread annotated (with the earlier threads that had
+    to be curated first), or a thread curated."""
+
+    kind: Literal["annotated", "curated"]
+    thread: Thread
+    annotation: ThreadReport | None = None
+    curation: CurationReport | None = None
+    caught_up: tuple[Thread, ...] = ()
 
 
 class Engine:
@@ -537,6 +550,37 @@ class Engine:
             else:
                 continue
             self.store.glossary.update_entry(actor, entry_id, tags=tags, reason=reason)
+
+    def run_threads(
+        self,
+        threads: Sequence[Thread],
+        *,
+        annotate: bool = True,
+        curate: bool = True,
+        rewind: bool = False,
+        skip_done: bool = True,
+    ) -> Iterator[ThreadStep]:
+        """The per-thread sequence, the one driver of the CLI and the Dagster step: for each
+        thread in story order, annotate it (resuming at its first open scene; `rewind` redoes
+        the first), then curate it once it is finished, then the next thread. Yields each step
+        as it is done, so a caller records every finished thread before the next one starts.
+        Ends early when the run is asked to stop, reaches its scene limit, or leaves a thread
+        unfinished (nothing to curate yet)."""
+        if annotate and threads:
+            self.check_order(threads[0].id)
+        for index, thread in enumerate(threads):
+            if self.stop.is_set() or self.scene_limit_reached:
+                return
+            if annotate:
+                caught_up = tuple(self.uncurated_predecessors(thread.id))
+                report = self.annotate_thread(
+                    thread.id, rewind=rewind and index == 0, skip_done=skip_done
+                )
+                yield ThreadStep("annotated", thread, annotation=report, caught_up=caught_up)
+            if curate:
+                if annotate and not self.thread_finished(thread.id):
+                    return  # stopped inside the thread: nothing to curate yet
+                yield ThreadStep("curated", thread, curation=self.curate_thread(thread.id))
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""
