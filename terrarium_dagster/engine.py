@@ -65,7 +65,9 @@ log = logging.getLogger(__name__)
 
 DONE = ("annotated", "curated")
 SOURCES_PER_ENTRY = 3
-CURATE_MESSAGE_TOKENS = 3000  # the curator's review message, per request
+CURATE_MESSAGE_TOKENS = 3000  # the curator's review message, per request (at most)
+CURATE_MESSAGE_MIN = 600  # ... and at least, in a small window
+MIN_SCENE_ROOM = 1024  # a scene part of a few short posts, its known entries and one tool round
 
 ProgressCallback = Callable[[str, dict[str, object]], None]
 
@@ -403,7 +405,22 @@ class Engine:
                 progress=self.progress,
                 max_scenes=self.max_scenes,
             )
+            self._check_window(self._annotator)
         return self._annotator
+
+    def _check_window(self, annotator: Annotator) -> None:
+        """Refuse, before the run writes anything, a window too small to work in: the fixed
+        prefix (system prompt and tool schemas, measured), the answer's max_tokens and room for
+        the smallest scene part with its known entries and one tool round."""
+        smallest = annotator.prefix_tokens + self.settings.max_tokens + MIN_SCENE_ROOM
+        if annotator.window < smallest:
+            self._annotator = None
+            raise ConfigError(
+                f"a window of {annotator.window} tokens is below the smallest this run works "
+                f"in, {smallest} tokens (system prompt and tool schemas "
+                f"{annotator.prefix_tokens}, max_tokens {self.settings.max_tokens}, a scene and "
+                f"its tool round {MIN_SCENE_ROOM}): raise --context-budget or lower --max-tokens"
+            )
 
     @property
     def calling(self) -> bool:
@@ -465,6 +482,7 @@ class Engine:
                 f"thread {thread.key} is not annotated but later threads are "
                 f"({later[0].key}..{later[-1].key}); rewind to redo them in order"
             )
+        self._get_annotator()  # a window too small is refused before anything is written
         self._ensure_run()
         if rewind and (status in DONE or later):
             rewound = [t.key for t in (thread, *later) if self._status(t) in DONE or t is thread]
@@ -635,6 +653,7 @@ class Engine:
             return self.recorded_curation(thread)
         if status != "annotated":
             raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
+        self._get_annotator()  # a window too small is refused before anything is written
         self._ensure_run()
         return self._curate(thread)
 
@@ -657,6 +676,12 @@ class Engine:
         )
         try:
             with annotator.beside_scenes(thread), self.store.transaction(deferred=True):
+                # the review message takes what the window leaves beside the curator's prompt
+                # and its answer (a small window: a smaller message, never one cut to fit)
+                system = {"role": "system", "content": CURATOR_SYSTEM_PROMPT}
+                room = annotator.window - (answer_tokens or self.settings.max_tokens) - 64
+                room -= annotator.session.count([system], None)
+                message_tokens = max(CURATE_MESSAGE_MIN, min(CURATE_MESSAGE_TOKENS, room))
                 report = curate_thread(
                     self.store,
                     self.corpus,
@@ -675,7 +700,7 @@ class Engine:
                     thread_id=thread.id,
                     actor=actor,
                     system_prompt=CURATOR_SYSTEM_PROMPT,
-                    max_tokens_message=CURATE_MESSAGE_TOKENS,
+                    max_tokens_message=message_tokens,
                     answer_tokens=answer_room,
                 )
                 annotator.save_context()

@@ -700,8 +700,14 @@ def test_prepare_call_drops_old_rounds_when_stubs_are_not_enough() -> None:
 def test_prepare_call_with_a_scene_message_over_budget_is_a_budget_error() -> None:
     cm = manager(budget=1500)
     _, text = next_scene(1, 1, words=3000)
-    with pytest.raises(BudgetError, match="current scene needs"):
+    with pytest.raises(BudgetError, match="current scene needs") as raised:
         cm.prepare_call([{"role": "user", "content": text}])
+    # the numbers add up: the limit is the window minus max_tokens, as the message says
+    wording = r"limit of (\d+) tokens \(a window of (\d+) minus max_tokens (\d+)\)"
+    found = re.search(wording, str(raised.value))
+    assert found is not None, raised.value
+    limit, window, answer = map(int, found.groups())
+    assert (limit, window, answer) == (cm.limit, 1500, 256) and limit == window - answer
 
 
 def test_overflow_400_recalibrates_compacts_and_returns_messages_for_one_retry() -> None:

@@ -166,3 +166,36 @@ def test_a_flush_that_fails_stops_the_run_at_once_and_the_resumed_run_is_exact(
         server.failing = set()
         assert _run_until_done(server, quest, resumed, attempts=1) == [0]
     assert dump_differences(store_dump(baseline), store_dump(resumed)) == []
+
+
+def test_a_stop_between_two_parts_of_a_split_scene_resumes_at_the_next_part_exactly(
+    tmp_path: Path,
+) -> None:
+    """Scenes far longer than the room are read in parts, one transaction each: a SIGKILL or a
+    SIGTERM between two parts (and inside a later part) resumes at the next part, and the store
+    is the uninterrupted run's."""
+    quest = generate_corpus(
+        tmp_path / "long.db",
+        threads=2,
+        posts_per_thread=8,
+        seed=5,
+        qm_ratio=0.9,
+        words_per_post=(700, 2600),
+    )
+    with Corpus(quest) as corpus:
+        first = corpus.threads()[0].id
+    with run_kill_server() as server:
+        baseline = tmp_path / "baseline.db"
+        assert _run_until_done(server, quest, baseline, attempts=1) == [0]
+        openings = [r for r, _ in server.requests if r.kind == "scene" and r.round == 0]
+        assert sum(1 for r in openings if (r.thread_id, r.scene_number) == (first, 1)) >= 3
+        kill_points = [
+            KillPoint("scene", first, scene_number=1, round=0, occurrence=2),  # part 1 done
+            KillPoint("scene", first, scene_number=1, round=0, occurrence=3, stop_signal=15),
+        ]
+        server.requests.clear()
+        server.kill_points = kill_points
+        resumed = tmp_path / "resumed.db"
+        codes = _run_until_done(server, quest, resumed, attempts=3, stopped=(-9, 130))
+    assert codes == [-9, 130, 0]
+    assert dump_differences(store_dump(baseline), store_dump(resumed)) == []

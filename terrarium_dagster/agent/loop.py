@@ -11,12 +11,13 @@ the same model answers, writes exactly what an uninterrupted run would have.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol
 
@@ -56,14 +57,16 @@ from terrarium_dagster.context.compaction import (
 )
 from terrarium_dagster.context.state import ContextState, Message
 from terrarium_dagster.corpus.living import hash_lookup, split_after
-from terrarium_dagster.corpus.models import Scene, Thread
+from terrarium_dagster.corpus.models import Post, Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import (
     AgentError,
     ContextOverflowError,
     Interrupted,
+    StoreError,
 )
 from terrarium_dagster.glossary.progress import THROUGH_POST, through_post
+from terrarium_dagster.glossary.records import UNSET
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 
@@ -76,6 +79,9 @@ STORY_SHARE = 0.45  # a scene's story text takes at most this share of the promp
 CHARS_PER_TOKEN = 4
 CANDIDATE_QUERIES = 8
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
+FREE_SHARE = 0.5  # a scene part's story takes at most this share of what the fixed prefix leaves
+MIN_STORY_TOKENS = 256  # the smallest scene part worth a request
+PART_MARK = "@"  # a part of a split scene: "<scene id>@<post id>.<piece>", where the part starts
 
 
 @dataclass
@@ -129,6 +135,9 @@ class Annotator:
             self.registry.register(tool)
         self.tools = prompts.canonical_tools(self.registry.schemas()) or []
         self.system_prompt = prompts.SYSTEM_PROMPT
+        # the fixed prefix every request of the run starts with, measured once
+        system = {"role": "system", "content": self.system_prompt}
+        self.prefix_tokens = session.count([system], self.tools)
         self.calls = AgentCalls(
             session=session,
             store=store,
@@ -202,8 +211,18 @@ class Annotator:
 
     # -- the scene loop ---------------------------------------------------------------------
 
+    @property
+    def story_chars(self) -> int:
+        """The most story text one scene message carries: a share of the prompt limit, and at
+        most half of what the fixed prefix (system prompt and tool schemas) leaves of it, so that
+        the known entries, the summaries and the scene's own tool rounds fit beside it."""
+        limit = self.context.limit
+        tokens = min(int(limit * STORY_SHARE), int((limit - self.prefix_tokens) * FREE_SHARE))
+        return max(MIN_STORY_TOKENS, tokens) * CHARS_PER_TOKEN
+
     def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
-        text = fit_story(scene, int(self.context.limit * STORY_SHARE) * CHARS_PER_TOKEN)
+        """The message of `scene` (a whole scene, or a part of one: `next_part`)."""
+        text = fit_story(scene, self.story_chars)
         # Names only (not every entry): the entries loaded are the ones the scene mentions.
         names = self.store.glossary.live_names()
         known = [name for _, name in names]
@@ -244,6 +263,12 @@ class Annotator:
         cursor = state.cursor_scene_id if state else None
         done_ids = [scene.id for scene in scenes]
         start = done_ids.index(cursor) + 1 if cursor in done_ids else 0
+        position: tuple[int, int] | None = None  # in a split scene: where its next part starts
+        if cursor and PART_MARK in cursor and cursor.split(PART_MARK)[0] in done_ids:
+            start = done_ids.index(cursor.split(PART_MARK)[0])
+            position = self._after_part(scenes[start], cursor)
+            if position is None:  # that part ended its scene
+                start += 1
         if state is None or state.status == "pending":
             self.store.progress.set_thread_state(
                 thread.id,
@@ -262,7 +287,19 @@ class Annotator:
                 raise Interrupted(f"stopped before scene {scenes[index].id}")
             if self.limit_reached:
                 return ThreadOutcome(annotated, finished=False)
+            if position is not None or len(scenes[index].text) > self.story_chars:
+                # too large for the room: read in parts, one transaction each, in order
+                part, position = next_part(scenes[index], position or (0, 0), self.story_chars)
+                last = position is None
+                self.annotate_scene(thread, scenes[index], index, len(scenes), part, last=last)
+                annotated += 1
+                index += 1 if last else 0
+                continue
             end = self._block_end(index, len(scenes))
+            # a block stops before a scene to be read in parts (fixed by corpus and settings)
+            end = next(
+                (i for i in range(index + 1, end) if len(scenes[i].text) > self.story_chars), end
+            )
             if end - index == 1:
                 self.annotate_scene(thread, scenes[index], index, len(scenes))
             else:
@@ -279,11 +316,33 @@ class Annotator:
         size = max(1, self.settings.concurrency)
         return min(count, (index // size + 1) * size)
 
-    def annotate_scene(self, thread: Thread, scene: Scene, index: int, count: int) -> None:
+    def _after_part(self, scene: Scene, cursor: str) -> tuple[int, int] | None:
+        """Where the part after `cursor` (the id of the last part done) starts; None when that
+        part ended the scene. The part is cut again as it was (same corpus, same window)."""
+        post_id, _, piece = cursor.split(PART_MARK, 1)[1].partition(".")
+        ids = [post.id for post in scene.posts]
+        if not post_id.isdigit() or int(post_id) not in ids or not piece.isdigit():
+            raise StoreError(f"the thread's cursor {cursor!r} names no part of scene {scene.id}")
+        _, after = next_part(scene, (ids.index(int(post_id)), int(piece)), self.story_chars)
+        return after
+
+    def annotate_scene(
+        self,
+        thread: Thread,
+        scene: Scene,
+        index: int,
+        count: int,
+        part: Scene | None = None,
+        *,
+        last: bool = True,
+    ) -> None:
+        """Annotate `scene`, or `part` of it, in one transaction. A part is the scene's: its
+        tools may cite any post of the scene and its revisions name the scene; the context and
+        the thread's cursor name the part, so a stop between parts resumes at the next one."""
         self.calls.scope = (thread, scene)
         try:
             with self.store.transaction(deferred=True):  # the write lock from the first write
-                created, updated = self._scene_turns(thread, scene, index, count)
+                created, updated = self._scene_turns(thread, part or scene, index, count, last)
         except BaseException as exc:
             self.record_calls()  # the scene rolled back; what the server was asked stays
             self.calls.scope = None
@@ -296,7 +355,7 @@ class Annotator:
         self.record_calls()
         self.calls.scope = None
         self.scenes_this_run += 1
-        self._report_scene(thread, scene, created, updated)
+        self._report_scene(thread, part or scene, created, updated)
 
     def _report_scene(self, thread: Thread, scene: Scene, created: int, updated: int) -> None:
         if self.progress:
@@ -447,7 +506,10 @@ class Annotator:
             scene=scene,
         )
 
-    def _scene_turns(self, thread: Thread, scene: Scene, index: int, count: int) -> tuple[int, int]:
+    def _scene_turns(
+        self, thread: Thread, scene: Scene, index: int, count: int, last: bool = True
+    ) -> tuple[int, int]:
+        """The rounds of `scene` (a whole scene or a part); `last`: it ends its scene."""
         before = self.store.history.last_revision_id()
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
         message = self.scene_message(thread, scene, index + 1, count)
@@ -481,7 +543,7 @@ class Annotator:
                 break  # the model said these calls finish the scene, and they all succeeded
         for companion in self.companions:
             companion.dismiss_if_open()
-        return self._end_scene(thread, scene, index, count, turns, before)
+        return self._end_scene(thread, scene, index, count, turns, before, last=last)
 
     def _end_scene(
         self,
@@ -493,6 +555,7 @@ class Annotator:
         before: int,
         *,
         save: bool = True,
+        last: bool = True,
     ) -> tuple[int, int]:
         """A scene's end: its turns join the history, the context is saved (unless a later scene
         of the same transaction saves it), the cursor moves."""
@@ -508,10 +571,11 @@ class Annotator:
             position=thread.position,
             status="annotating",
             scenes_total=count,
-            scenes_done=index + 1,
+            scenes_done=index + 1 if last else index,  # a scene counts once all its parts are
             cursor_scene_id=scene.id,
             run_id=self.run_id,
-            extra={THROUGH_POST: scene.posts[-1].id},
+            # the last post annotated moves once the whole scene is (a part ends mid-scene)
+            extra={THROUGH_POST: scene.posts[-1].id} if last else UNSET,
         )
         created = sum(1 for r in changed if r.action == "create")
         return created, len(entry_ids) - created
@@ -699,6 +763,77 @@ def compaction_log(store: GlossaryStore, run_id: str) -> CompactionRecorder:
     return record
 
 
+def next_part(
+    scene: Scene, start: tuple[int, int], max_chars: int
+) -> tuple[Scene, tuple[int, int] | None]:
+    """The part of `scene` from `start` (post index, piece of that post) whose text fits
+    `max_chars`, and where the next part starts (None: this part ends the scene).
+
+    A scene that fits is its own only part, unchanged. Else whole posts are taken while they fit;
+    a post too long for the room alone is cut at paragraphs (a paragraph too long, at sentences
+    or words: `post_pieces`), in order. A part holds at least one piece, so the scene always
+    advances. Its id is `<scene id>@<post id>.<piece>`; its posts are the scene's posts (a cut
+    post keeps its id and holds the part's pieces of its text): provenance is unchanged."""
+    posts, (index, piece) = scene.posts, start
+    if start == (0, 0) and len(scene.text) <= max_chars:
+        return scene, None
+    chosen: list[Post] = []
+    size = 0
+    if piece == 0 and _block(posts[index].text) <= max_chars:
+        chosen.append(posts[index])
+        size, index = _block(posts[index].text), index + 1
+    else:
+        pieces = post_pieces(posts[index].text, max_chars)
+        end = piece
+        while end < len(pieces) and (end == piece or size + _block(pieces[end]) <= max_chars):
+            size += _block(pieces[end])
+            end += 1
+        chosen.append(replace(posts[index], text="\n\n".join(pieces[piece:end])))
+        if end < len(pieces):
+            return _part(scene, chosen, start), (index, end)
+        index += 1
+    while index < len(posts) and size + _block(posts[index].text) <= max_chars:
+        chosen.append(posts[index])
+        size += _block(posts[index].text)
+        index += 1
+    return _part(scene, chosen, start), ((index, 0) if index < len(posts) else None)
+
+
+def _block(text: str) -> int:
+    """Characters a post's text takes in a scene message (its `[post N]` line and a gap)."""
+    return len(text) + 24
+
+
+def _part(scene: Scene, posts: list[Post], start: tuple[int, int]) -> Scene:
+    first = scene.posts[start[0]].id
+    return Scene(
+        id=f"{scene.id}{PART_MARK}{first}.{start[1]}",
+        thread_id=scene.thread_id,
+        index=scene.index,
+        posts=tuple(posts),
+    )
+
+
+def post_pieces(text: str, max_chars: int) -> list[str]:
+    """A post's text in the pieces a part may take: its paragraphs (blank-line separated, else
+    its lines), a paragraph longer than the room cut at sentence ends, else at spaces."""
+    room = max(200, max_chars - 64)
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    if len(paragraphs) <= 1:
+        paragraphs = [p for p in text.split("\n") if p.strip()] or [text]
+    pieces: list[str] = []
+    for paragraph in paragraphs:
+        while len(paragraph) > room:
+            cut = paragraph.rfind(". ", room // 2, room)
+            cut = cut + 1 if cut >= 0 else paragraph.rfind(" ", room // 2, room)
+            cut = cut if cut > 0 else room
+            pieces.append(paragraph[:cut].strip())
+            paragraph = paragraph[cut:].strip()
+        if paragraph:
+            pieces.append(paragraph)
+    return pieces or [text]
+
+
 def fit_story(scene: Scene, max_chars: int) -> str:
     """The scene text, with its longest posts cut so that the whole fits `max_chars`.
 
@@ -770,6 +905,13 @@ def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int)
             spent += cost
         elif item.reason == "occurs" and len(lines) < MAX_KNOWN_LINES:
             short = entry_line(item.entry, short=True)
-            if short not in shown:
-                lines.append(short)
+            cost = len(short) // CHARS_PER_TOKEN + 1
+            if short in shown:
+                continue
+            if spent + cost > budget * 2:  # the block keeps within the room: name the rest
+                left = sum(1 for other in relevant if other.reason == "occurs") - len(lines)
+                lines.append(f"- … {max(1, left)} more known entries occur here: search first")
+                break
+            lines.append(short)
+            spent += cost
     return lines

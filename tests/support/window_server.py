@@ -37,6 +37,7 @@ class WindowRequest:
     max_tokens: int
     tool_choice: str | None
     status: int
+    scene: str | None = None  # the scene message, for a scene round's request
 
 
 @dataclass
@@ -99,8 +100,11 @@ def run_window_server(
                 limit = state.untooled_window
             if prompt + completion > limit or (untooled and state.refuse_all_untooled):
                 status = 400
+            users = [m for m in payload.get("messages") or [] if m.get("role") == "user"]
+            last = str(users[-1].get("content") or "") if users else ""
+            scene = last if last.startswith("# Scene ") else None
             with state._lock:
-                state.requests.append(WindowRequest(prompt, completion, tool_choice, status))
+                state.requests.append(WindowRequest(prompt, completion, tool_choice, status, scene))
             if status == 400:
                 message = overflow_message("v0.18", limit, prompt, completion)
                 error = {"message": message, "type": "BadRequestError", "param": "input_tokens"}

@@ -175,6 +175,12 @@ class ContextManager:
         """Prompt tokens a request may have: the budget minus the completion's max_tokens."""
         return self.budget - self.max_tokens
 
+    def _limit_words(self, limit: int) -> str:
+        """`limit` and where it comes from, in numbers that add up (a budget a 400 lowered
+        included): every budget message states it so."""
+        window = limit + self.max_tokens
+        return f"{limit} tokens (a window of {window} minus max_tokens {self.max_tokens})"
+
     def _caps(self) -> Caps:
         return caps_for(self.policy, self.limit, self.max_tokens)
 
@@ -258,8 +264,8 @@ class ContextManager:
         if alone > self.limit:  # no compaction can help: say so before changing anything
             raise BudgetError(
                 f"scene {scene_id} needs {alone} prompt tokens with the system prompt alone, "
-                f"over the limit of {self.limit} (context budget {self.budget} minus "
-                f"max_tokens {self.max_tokens}); raise --context-budget or split the scene"
+                f"over the limit of {self._limit_words(self.limit)}; "
+                "raise --context-budget or split the scene"
             )
         return self._compact(
             scene,
@@ -372,8 +378,7 @@ class ContextManager:
         size = self.count(self.build(scene), exact_above=caps.limit)
         raise BudgetError(
             f"the current scene needs {size} prompt tokens even with its tool results shrunk, "
-            f"over the limit of {caps.limit} (context budget {self.budget} minus max_tokens "
-            f"{self.max_tokens})"
+            f"over the limit of {self._limit_words(caps.limit)}"
         )
 
     def on_overflow(
@@ -511,8 +516,7 @@ class ContextManager:
             f"the context cannot fit the budget: the next request needs about {prompt} prompt "
             f"tokens{room} (system prompt and summaries {head}, history "
             f"{len(self._state.history)} messages, scene {scene_tokens}) but the limit is "
-            f"{caps.limit} (context budget "
-            f"{self.budget} minus max_tokens {self.max_tokens}); every compaction tier has run. "
+            f"{self._limit_words(caps.limit)}; every compaction tier has run. "
             "Raise --context-budget or split the scene."
         )
 
