@@ -8,7 +8,8 @@ End to end, `terrarium run` as a process through a loopback server that enforces
 window like vLLM (tests/support/window_server.py): a generated story whose scenes are far longer
 than the room left, and a real public novel (chapters I-IV of William Morris's *News from
 Nowhere*, Project Gutenberg #3261 as GITenberg keeps it, tests/data/) imported with
-`terrarium import`: exit 0, zero 400s, every story post sent whole (no "not shown" cut). A run
+`terrarium import` (the novel at 4,096 too): exit 0, zero 400s, every story post sent whole
+(no "not shown" cut). A run
 stopped between two parts of a scene resumes at the next part, exactly (tests/test_exact_resume.py
 has the harness). A budget below the smallest workable one is refused at start: one line, exit 2.
 """
@@ -132,18 +133,21 @@ def test_a_story_whose_scenes_outgrow_the_room_completes_at_8192_with_no_400(
         assert {state.status for state in store.progress.thread_states()} == {"curated"}
 
 
-def test_a_real_novel_imported_completes_at_8192_with_no_400(tmp_path: Path) -> None:
+@pytest.mark.parametrize("window", [WINDOW, 4096])
+def test_a_real_novel_imported_completes_at_8192_and_4096_with_no_400(
+    tmp_path: Path, window: int
+) -> None:
     corpus = tmp_path / "nowhere.db"
     imported = terrarium("import", str(NOVEL), "--out", str(corpus))
     assert imported.returncode == 0, imported.stderr
     assert "4 chapters" in imported.stdout
-    with run_window_server(WINDOW) as server:
+    with run_window_server(window) as server:
         done = terrarium(
-            *run_args(tmp_path / "s.db", corpus, agent_url=server.url, context_budget=WINDOW),
+            *run_args(tmp_path / "s.db", corpus, agent_url=server.url, context_budget=window),
             timeout=600,
         )
         assert done.returncode == 0, done.stderr
-        assert server.overflows == 0 and server.largest <= WINDOW
+        assert server.overflows == 0 and server.largest <= window
         assert _scene_posts(server) == _story_posts(corpus)
     with GlossaryStore(tmp_path / "s.db", read_only=True) as store:
         states = store.progress.thread_states()
