@@ -58,6 +58,16 @@ def test_occurring_entries_over_the_budget_are_listed_by_name_and_similar_ones_d
     assert all(line.endswith(": …") for line in lines[1:])
 
 
+def test_the_known_entries_block_keeps_within_twice_its_budget_and_counts_the_rest() -> None:
+    occurring = [_entry(i, f"Name{i}") for i in range(1, 200)]
+    relevant = [RelevantEntry(e, "occurs", i) for i, e in enumerate(occurring)]
+    budget = 40
+    lines = known_lines(relevant, set(), budget=budget)
+    assert sum(len(line) // 4 + 1 for line in lines[:-1]) <= budget * 2
+    left = len(occurring) - (len(lines) - 1)
+    assert lines[-1] == f"- … {left} more known entries occur here: search first"
+
+
 def test_lines_in_non_scene_messages_do_not_count_as_shown() -> None:
     vaskari = _entry(1, "Vaskari")
     history = [{"role": "user", "content": "# Task: curate\n" + entry_line(vaskari)}]

@@ -1621,9 +1621,8 @@ class OfflineBackend(httpx.BaseTransport):
         if name == "flush":
             return Reply(content="Nothing to record: every term of these scenes is written.")
         if name == "curate":
-            # never an empty reply (that decides nothing, and is asked again): say so
-            answer = _curate_answer(messages, last_user)
-            return Reply(content=answer or "No decision: every entry stays tentative for now.")
+            # never an empty reply (that decides nothing, and is asked again): NONE says so
+            return Reply(content=_curate_answer(messages, last_user) or "NONE\n")
         if name == "summon":
             return Reply(content=summon_answer(text, history))
         return Reply(content=f"Task {name!r} is not one the offline backend knows.")
