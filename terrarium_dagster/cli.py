@@ -348,7 +348,6 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine import Engine
-    from terrarium_dagster.glossary.sources import describe as describe_source_change
 
     settings = _settings(args)
     if args.max_scenes is not None and args.max_scenes < 1:
@@ -375,8 +374,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.from_snapshot is not None:
                 engine.restore_snapshot(args.from_snapshot)
             selected = _thread_range(engine, args.threads)
-            for change in engine.check_sources():  # a living corpus: edited or deleted sources
-                log.warning("source changed: %s", describe_source_change(change))
+            engine.check_sources()  # a living corpus: sources edited or deleted since cited
             progress.plan(*engine.work_left(selected), lambda: engine.in_flight)
             for step in engine.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():

@@ -50,6 +50,7 @@ from terrarium_dagster.glossary.base import remove_store_files
 from terrarium_dagster.glossary.models import ThreadState
 from terrarium_dagster.glossary.progress import through_post
 from terrarium_dagster.glossary.sources import SourceChange
+from terrarium_dagster.glossary.sources import describe as describe_source_change
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.paths import unwritable_reason
 from terrarium_dagster.reports import (
@@ -187,6 +188,7 @@ class Engine:
         self._annotator: Annotator | None = None
         self.session: ModelSession | None = None  # the one path to the model, once needed
         self._run_started = False
+        self._source_changes: list[SourceChange] | None = None  # once checked this run
         self.max_scenes: int | None = None
 
     @classmethod
@@ -375,6 +377,7 @@ class Engine:
                 self.run_id, self.settings.model_dump(mode="json", exclude={"api_key"})
             )
             self._run_started = True
+            self.check_sources()  # a living corpus: sources edited or deleted since cited
 
     def _request_options(self, purpose: str) -> dict[str, Any]:
         """Sampling and the thinking switch of a request of this kind (agent.sampling)."""
@@ -525,8 +528,12 @@ class Engine:
         )
 
     def check_sources(self) -> list[SourceChange]:
-        """Compare the posts cited as sources with the corpus now; keep what was found (a
-        writer). Posts cited before hashes were kept are hashed as they are now."""
+        """Compare the posts cited as sources with the corpus now, once per run (the CLI at its
+        start, any run when it starts work): each change one warning line, kept in the store
+        and on the entries citing it (a writer). Posts cited before hashes were kept are
+        hashed as they are now."""
+        if self._source_changes is not None:
+            return self._source_changes
         hash_of = hash_lookup(self.corpus.post)
         self.store.sources.record(hash_of)
 
@@ -539,6 +546,9 @@ class Engine:
             with self.store.transaction():
                 self.store.sources.mark(changes)
                 self._tag_changed_sources(changes)
+        for change in changes:
+            log.warning("source changed: %s", describe_source_change(change))
+        self._source_changes = changes
         return changes
 
     def _tag_changed_sources(self, changes: list[SourceChange]) -> None:
