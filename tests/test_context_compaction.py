@@ -7,6 +7,7 @@ Token counts come from the vLLM simulator's tokenizer (the exact count a server 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from terrarium_dagster.context.prompts import (
     SUMMARIZE_THREAD_HEADING,
     parse_entry_refs,
 )
+from terrarium_dagster.context.state import canonical_message
 from terrarium_dagster.errors import (
     AgentError,
     BudgetError,
@@ -695,6 +697,34 @@ def test_prepare_call_drops_old_rounds_when_stubs_are_not_enough() -> None:
     assert tool_pair_problems(plan.messages) == []
     assert len(plan.scene_messages) < len(scene) and plan.scene_messages[0] == scene[0]
     assert plan.scene_messages[-2:] == scene[-2:]
+
+
+def test_a_scene_whose_rounds_outgrow_what_the_history_leaves_compacts_the_history() -> None:
+    """A last round too large beside the history (tool calls with long arguments, which shrinking
+    cannot cut) makes room by compacting the history, as an overflow would: not a BudgetError."""
+    events: list[CompactionEvent] = []
+    cm = manager(budget=5000, events=events)
+    fill(cm, 1, range(1, 14))
+    _, text = next_scene(1, 14)
+    call = {
+        "id": "big",
+        "type": "function",
+        "function": {
+            "name": "glossary_create",
+            "arguments": json.dumps({"term": "Gate", "definition": prose(3, 900)}),
+        },
+    }
+    scene = [
+        {"role": "user", "content": text},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "big", "content": '{"ok": true, "entry_id": 99}'},
+    ]
+    assert true_count(cm.build(scene)) > cm.limit  # the history leaves too little for it
+    plan = cm.prepare_call(scene, thread_id=1)
+    assert true_count(plan.messages) <= cm.limit
+    assert plan.scene_messages == [canonical_message(m) for m in scene]  # the scene kept whole
+    assert any(e.tier != "shrink_current" for e in plan.events)
+    assert tool_pair_problems(plan.messages) == []
 
 
 def test_prepare_call_with_a_scene_message_over_budget_is_a_budget_error() -> None:

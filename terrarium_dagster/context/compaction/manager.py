@@ -320,7 +320,9 @@ class ContextManager:
         """The messages for the next model call of the current scene, within budget.
 
         When the scene's own rounds have outgrown the budget, its oldest tool results are
-        shrunk (pairs kept); BudgetError when even that cannot make it fit.
+        shrunk (pairs kept); when even that leaves it over (a last round of long tool-call
+        arguments beside a long history), the history is compacted as an overflow would compact
+        it, then the scene shrunk again; BudgetError when nothing can make it fit.
         """
         scene = [canonical_message(m) for m in scene_messages]
         messages = self.build(scene)
@@ -329,7 +331,19 @@ class ContextManager:
         if tokens <= self.limit:
             return CallPlan(messages, scene, tokens)
         before = tokens
-        scene = self.shrink_current(scene)
+        events: list[CompactionEvent] = []
+        try:
+            scene = self.shrink_current(scene)
+        except BudgetError:
+            events = self._compact(
+                scene,
+                reserve=0,
+                thread_id=thread_id,
+                scene_id=None,
+                reason="budget",
+                must_fit=False,
+            )
+            scene = self.shrink_current(scene)
         messages = self.build(scene)
         tokens = self.check(messages)
         event = self._record(
@@ -341,7 +355,7 @@ class ContextManager:
                 detail="the current scene's tool rounds were shrunk",
             )
         )
-        return CallPlan(messages, scene, tokens, [event])
+        return CallPlan(messages, scene, tokens, [*events, event])
 
     def shrink_current(self, scene_messages: Sequence[Message]) -> list[Message]:
         """The current scene's messages made to fit: oldest tool results first cut to a stub,
