@@ -8,6 +8,7 @@ same command).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
@@ -179,6 +180,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--port", type=int, help="port (default: site_url's, 8765 unless set; 0: any free)"
     )
+
+    dev = commands.add_parser(
+        "dev",
+        help="the Dagster UI and `terrarium serve` together, stopped by one Ctrl-C",
+    )
+    _add_corpus(dev)
+    _add_store(dev)
+    _add_agent(dev)
+    dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
 
     undo = commands.add_parser(
         "undo",
@@ -550,6 +561,89 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_dev(args: argparse.Namespace) -> int:
+    """`dagster dev` (the UI, the daemon, the code location) as a child in its own process group,
+    and the site server (`terrarium serve`: the reader's site, the exports, the post pages) in
+    this process, on `site_url`'s port. Ctrl-C (or SIGTERM) stops both: the child's whole group
+    gets SIGINT (Dagster's own orderly shutdown), then SIGKILL if it is still there after 30 s."""
+    import subprocess
+
+    from terrarium_dagster.exports.serve import make_server
+
+    settings = _settings(args)
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port must be 0..65535, not {args.port}")
+    env = dict(os.environ)
+    for name in Settings.model_fields:  # the child's code location reads the same settings
+        value = getattr(args, name, None)
+        if value is not None:
+            env[f"TERRARIUM_{name.upper()}"] = str(int(value) if isinstance(value, bool) else value)
+    if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
+        env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
+    root = Path(settings.db).expanduser().resolve().parent / "exports"
+    site_port = urlsplit(settings.site_url).port or 80
+    site = SiteRefresher(settings, root)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    with site.corpus() as corpus:
+        try:
+            server = make_server(root, args.host, site_port, corpus=corpus, refresh=site.refresh)
+        except OSError as exc:
+            raise InputError(f"cannot serve on {args.host}:{site_port}: {exc.strerror}") from None
+        serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
+        serving.start()
+        site.refresh()
+        command = [sys.executable, "-m", "dagster", "dev", "-m", "terrarium_dagster.definitions"]
+        command += ["-h", args.host, "-p", str(args.port)]
+        previous = {
+            sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        child = subprocess.Popen(command, env=env, start_new_session=True)
+        print(
+            f"Dagster UI: http://{args.host}:{args.port}/ · the reader's site, the exports and "
+            f"the source posts: {settings.site_url}/ (Ctrl-C stops both)",
+            flush=True,
+        )
+        try:
+            while child.poll() is None and not stop.wait(0.5):
+                pass
+        finally:
+            _stop_group(child)
+            server.shutdown()
+            server.server_close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if stop.is_set():
+        return EXIT_OK
+    print(f"terrarium: dagster dev exited with code {child.returncode}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _stop_group(child: Any, grace_s: float = 30.0) -> None:
+    """SIGINT to the child's process group, then SIGKILL to whatever is left after `grace_s`."""
+    import subprocess
+
+    group = child.pid  # start_new_session: the group's id is the child's pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=grace_s)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    if child.poll() is None:
+        child.wait(timeout=10)
+
+
 class SiteRefresher:
     """Keeps the reader's site (`<exports>/site/`) as fresh as the store: rebuilt when a run
     has written since the last build (checked at most every `every_s` seconds, on a request)."""
@@ -678,6 +772,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {
+    "dev": cmd_dev,
     "recover": cmd_recover,
     "serve": cmd_serve,
     "score": cmd_score,
@@ -714,7 +809,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
         return EXIT_OK
     except (InputError, EntryNotFoundError) as exc:  # an unknown entry name is the user's input
-        print(f"terrarium: error: {exc}", file=sys.stderr)
+        hint = f" (--{exc.setting.replace('_', '-')})" if exc.setting else ""
+        print(f"terrarium: error: {exc}{hint}", file=sys.stderr)
         return EXIT_INPUT
     except TerrariumError as exc:
         if exc.exit_code == EXIT_INTERRUPTED:

@@ -451,15 +451,19 @@ class Engine:
     def thread_finished(self, thread_id: int) -> bool:
         return self._status(self.thread(thread_id)) in DONE
 
-    def annotate_thread(
-        self, thread_id: int, *, rewind: bool = False, skip_done: bool = False
-    ) -> ThreadReport:
+    def thread_status(self, thread_id: int) -> str:
+        """`pending`, `annotating`, `annotated`, `curated`, … as the store records it."""
+        return self._status(self.thread(thread_id))
+
+    def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
         """Read the thread's scenes and write the glossary; resumes at the first open scene.
 
-        A thread already annotated is not annotated twice: with no later thread built on it the
-        recorded report comes back (`already_done`); when later threads are built on it, asking
-        again is refused unless `skip_done` (a resumed range: finished threads are skipped) or
-        `rewind` (roll back to the end of the previous thread and redo from here).
+        A thread already annotated is not annotated twice: asking again changes nothing and
+        returns the recorded report (`already_done`), whether or not later threads built on it
+        — unless it is the last annotated thread and posts were added to it since (those are
+        annotated as new scenes); with `rewind` the glossary rolls back to the end of the
+        previous thread and the thread (and every later one, marked for redo) is annotated
+        again.
         """
         thread = self.thread(thread_id)
         self.check_order(thread_id)
@@ -468,13 +472,6 @@ class Engine:
         status = self._status(thread)
         grown: list[Scene] = []
         if status in DONE and not rewind:
-            if later and not skip_done:
-                raise OrderError(
-                    f"thread {thread.key} is already annotated and {len(later)} later thread(s) "
-                    f"({later[0].key}..{later[-1].key}) build on it; re-annotating it needs "
-                    "rewind, which rolls the glossary back to the end of the previous thread "
-                    "and marks the later threads for redo"
-                )
             # The living quest: posts added to the last annotated thread are new scenes of it
             # (an earlier thread's new posts wait for a rewind: `status` names them).
             grown = [] if later else self.new_scenes(thread)
@@ -483,7 +480,9 @@ class Engine:
         if later and not rewind:
             raise OrderError(
                 f"thread {thread.key} is not annotated but later threads are "
-                f"({later[0].key}..{later[-1].key}); rewind to redo them in order"
+                f"({later[0].key}..{later[-1].key}); annotating it needs rewind, which rolls "
+                "the glossary back to the end of the previous thread and redoes them in order",
+                setting="rewind",
             )
         self._get_annotator()  # a window too small is refused before anything is written
         self._ensure_run()
@@ -586,7 +585,6 @@ class Engine:
         annotate: bool = True,
         curate: bool = True,
         rewind: bool = False,
-        skip_done: bool = True,
     ) -> Iterator[ThreadStep]:
         """The per-thread sequence, the one driver of the CLI and the Dagster step: for each
         thread in story order, annotate it (resuming at its first open scene; `rewind` redoes
@@ -601,9 +599,7 @@ class Engine:
                 return
             if annotate:
                 caught_up = tuple(self.uncurated_predecessors(thread.id))
-                report = self.annotate_thread(
-                    thread.id, rewind=rewind and index == 0, skip_done=skip_done
-                )
+                report = self.annotate_thread(thread.id, rewind=rewind and index == 0)
                 yield ThreadStep("annotated", thread, annotation=report, caught_up=caught_up)
             if curate:
                 if annotate and not self.thread_finished(thread.id):
@@ -638,6 +634,8 @@ class Engine:
                     decision=decision["decision"],
                     target=self._term(decision["target_entry_id"]),
                     reasoning=" ".join((decision["reasoning"] or "").split()),
+                    entry_id=decision["entry_id"],
+                    target_entry_id=decision["target_entry_id"],
                 )
             )
         return rows

@@ -14,6 +14,14 @@ class TerrariumError(Exception):
 
     exit_code: int = 1
     failed_attempts: tuple[object, ...] = ()
+    # The setting that would let the refused operation proceed (e.g. "rewind"), when there is
+    # one: each surface names it its own way (the CLI's flag, Dagster's run config field).
+    setting: str | None = None
+
+    def __init__(self, *args: object, setting: str | None = None) -> None:
+        super().__init__(*args)
+        if setting is not None:
+            self.setting = setting
 
 
 class InputError(TerrariumError):

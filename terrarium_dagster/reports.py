@@ -56,6 +56,8 @@ class CurationDecisionRow(BaseModel):
     decision: str
     target: str = ""
     reasoning: str = ""
+    entry_id: int | None = None
+    target_entry_id: int | None = None
 
 
 class ExportReport(BaseModel):

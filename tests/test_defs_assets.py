@@ -25,6 +25,7 @@ from terrarium_dagster.defs.assets import (
     thread_glossary,
 )
 from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
+from terrarium_dagster.defs.failures import fail_on, failure_for
 from terrarium_dagster.defs.partitions import range_tags, threads_partitions
 from terrarium_dagster.defs.resources import (
     AgentResource,
@@ -33,7 +34,7 @@ from terrarium_dagster.defs.resources import (
     engine_settings,
 )
 from terrarium_dagster.engine import DONE, Engine
-from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.errors import ConfigError, InputError, OrderError
 from terrarium_dagster.exports.files import MANIFEST_FILE
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 
@@ -168,18 +169,40 @@ def test_a_run_whose_threads_are_not_neighbours_fails_naming_the_gap(
     assert not statuses(store_path)
 
 
-def test_rematerializing_a_thread_later_threads_built_on_is_refused_without_rewind(
+def test_rematerializing_a_thread_later_threads_built_on_is_a_success_that_changes_nothing(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
 ) -> None:
-    assert run(instance, resources, thread_annotations, keys[:3]).success
+    assert run(instance, resources, [thread_annotations, curated_glossary], keys[:3]).success
     with GlossaryStore(store_path) as store:
         revisions_before = store.history.last_revision_id()
-    result = run(instance, resources, thread_annotations, keys[1:2])
-    assert not result.success
-    message = failure_message(result, "thread_annotations")
-    assert "rewind" in message and keys[2] in message
+    result = run(instance, resources, [thread_annotations, curated_glossary], keys[1:2])
+    assert result.success, "nothing to do is not a failure: the partition stays green"
+    (annotated,) = materialized(result, "thread_annotations")
+    (curated,) = materialized(result, "curated_glossary")
+    assert annotated.metadata["already_done"].value is True
+    assert curated.metadata["already_done"].value is True
+    assert "nothing changed" in (annotated.description or "")
+    assert "rewind: true" in (annotated.description or ""), "it says how to redo it"
     with GlossaryStore(store_path) as store:
         assert store.history.last_revision_id() == revisions_before
+
+
+def test_a_refusal_names_the_run_config_that_lifts_it_in_one_line_without_a_chained_trace() -> None:
+    failure = failure_for(OrderError("thread t00001-2 is not annotated", setting="rewind"))
+    assert failure.description is not None and "\n" not in failure.description
+    assert "ops: {thread_glossary: {config: {rewind: true}}}" in failure.description
+    assert failure.allow_retries is False
+    try:
+        fail_on(_refuse)
+    except dg.Failure as raised:
+        assert raised.__cause__ is None and raised.__suppress_context__
+        assert raised.description == "no such thing"
+    else:
+        raise AssertionError("fail_on must raise")
+
+
+def _refuse() -> None:
+    raise InputError("no such thing")
 
 
 def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
@@ -454,14 +477,49 @@ def test_a_run_with_no_model_server_and_no_offline_choice_fails_with_one_line(
     assert not any(status in DONE for status in statuses(store_path).values())
 
 
-def test_touched_entries_have_clickable_source_links_on_the_materialization(
+def test_touched_entries_link_to_their_pages_on_the_served_site(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
 ) -> None:
-    result = run(instance, resources, thread_annotations, keys[:1])
+    result = run(instance, resources, [thread_annotations, curated_glossary], keys[:1])
     (event,) = materialized(result, "thread_annotations")
     links = {
-        label: value for label, value in event.metadata.items() if label.startswith("source · ")
+        label: value for label, value in event.metadata.items() if label.startswith("entry · ")
     }
     assert 0 < len(links) <= 10
     assert all(isinstance(value, dg.UrlMetadataValue) for value in links.values())
-    assert all(value.url.startswith("http://127.0.0.1:8765/post/") for value in links.values())
+    page = f"http://127.0.0.1:8765/?upto={keys[0]}#/entry/"
+    assert all(value.url.startswith(page) for value in links.values())
+    assert "](http://127.0.0.1:8765/post/" in event.metadata["lineage"].value
+    (curation,) = materialized(result, "curated_glossary")
+    assert curation.metadata["find_an_entry"].value == "http://127.0.0.1:8765/"
+    assert curation.metadata["glossary_site"].value == f"http://127.0.0.1:8765/?upto={keys[0]}"
+    decided = [label for label in curation.metadata if label.startswith("entry · ")]
+    assert decided, "the curated entries link to their pages"
+
+
+def test_annotation_alone_records_the_scene_batches_of_the_threads_it_annotated(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    result = run(instance, resources, thread_annotations, keys[:2])
+    assert result.success
+    assert [event.partition for event in materialized(result, "scene_batches")] == keys[:2]
+    (first, _) = materialized(result, "scene_batches")
+    assert first.metadata["scenes"].value > 0
+
+
+def test_a_curation_launched_without_its_checks_still_evaluates_all_four(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    assert run(instance, resources, thread_annotations, keys[:1]).success
+    result = dg.materialize(
+        [thread_glossary],
+        selection=dg.AssetSelection.assets(curated_glossary).without_checks(),
+        instance=instance,
+        resources=resources,
+        partition_key=keys[0],
+    )
+    assert result.success
+    assert [event.partition for event in materialized(result, "curated_glossary")] == keys[:1]
+    assert {item.check_name for item in result.get_asset_check_evaluations()} == {
+        item.name for item in GLOSSARY_CHECKS
+    }

@@ -55,3 +55,16 @@ class PostLinks:
         if self.local:
             return post_path(post_id, quote)
         return self.url(thread_id, post_id, quote)
+
+
+def site_entry_url(site_url: str, entry_id: int, *, upto: str | None = None) -> str:
+    """An entry's page on the reader's site (`terrarium serve`), as of thread `upto` when given
+    (the glossary as it stood at that thread's end), where its sources lead to the posts."""
+    query = "?" + urlencode({"upto": upto}) if upto else ""
+    return f"{site_url.rstrip('/')}/{query}#/entry/{int(entry_id)}"
+
+
+def site_search_url(site_url: str, query: str = "", *, upto: str | None = None) -> str:
+    """The reader's site's index with its search (`?q=`): any entry of any thread by name."""
+    params = {key: value for key, value in (("upto", upto), ("q", query)) if value}
+    return f"{site_url.rstrip('/')}/" + ("?" + urlencode(params) if params else "")

@@ -144,7 +144,7 @@ def thread_glossary(
     corpus: CorpusResource,
     store: StoreResource,
     agent: AgentResource,
-) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
+) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult | dg.AssetCheckEvaluation]:
     selected = context.selected_asset_keys
     settings = fail_on(engine_settings, corpus, store, agent)
     with corpus.open() as reader:
@@ -156,9 +156,10 @@ def thread_glossary(
         yield from _annotate_and_curate(context, config, settings, threads)
     if glossary_export in selected:
         yield from _export(context, settings, store, threads)
-    if context.selected_asset_check_keys:
+    curated = curated_glossary in selected
+    if context.selected_asset_check_keys or curated:
         yield from evaluate_glossary_checks(
-            corpus, store, selected=context.selected_asset_check_keys
+            corpus, store, selected=context.selected_asset_check_keys, all_checks=curated
         )
 
 
@@ -221,9 +222,9 @@ def _annotate_and_curate(
     with engine:  # records the run as finished, failed or interrupted
         if annotate:
             fail_on(engine.check_order, threads[0].id)
-        # A range (backfill, re-execution) resumes: its finished threads are skipped. A single
-        # thread that later threads built on is refused unless the run is configured to rewind.
-        skip_done = len(threads) > 1
+        # A thread already annotated (or curated) is a success that changes nothing: a range
+        # resumes at its first unfinished thread, a re-materialized partition stays green. Only
+        # `rewind: true` redoes a finished thread (and the later ones).
         for index, thread in enumerate(threads):
             if annotate:
                 uncurated = engine.uncurated_predecessors(thread.id)
@@ -234,34 +235,44 @@ def _annotate_and_curate(
                         "thread_annotations to see curation under its own asset)"
                     )
                 report = fail_on(
-                    engine.annotate_thread,
-                    thread.id,
-                    rewind=config.rewind and index == 0,
-                    skip_done=skip_done,
+                    engine.annotate_thread, thread.id, rewind=config.rewind and index == 0
                 )
                 context.log.info(
                     f"{thread.key}: {report.scenes_annotated} scenes, +{len(report.created)} "
                     f"~{len(report.updated)} -{len(report.deleted)} entries, {report.calls} calls"
-                    + (" (already annotated)" if report.already_done else "")
+                    + (f" ({UNCHANGED_ANNOTATION})" if report.already_done else "")
                 )
+                if scene_batches not in context.selected_asset_keys:
+                    # the thread's scenes were batched to annotate it: record them whatever
+                    # the selection (a backfill of annotation alone, the schedule, a re-run)
+                    yield _scene_batch_materialization(engine.corpus, thread)
                 yield dg.AssetMaterialization(
                     asset_key=thread_annotations,
                     partition=thread.key,
-                    description=f"{thread.key}: {thread.title}",
-                    metadata={**annotation_metadata(report), **backend},
+                    description=_described(thread, UNCHANGED_ANNOTATION, report.already_done),
+                    metadata={**annotation_metadata(report, site_url=settings.site_url), **backend},
                 )
             if curate:
                 if annotate and not engine.thread_finished(thread.id):
                     break  # stopped inside the thread (scene limit): nothing to curate yet
+                already = fail_on(engine.thread_status, thread.id) == "curated"
                 curation = fail_on(engine.curate_thread, thread.id)
                 for problem in curation.problems:
                     context.log.warning(f"{thread.key}: curation problem: {problem}")
+                if already:
+                    context.log.info(f"{thread.key}: {UNCHANGED_CURATION}")
                 yield dg.AssetMaterialization(
                     asset_key=curated_glossary,
                     partition=thread.key,
-                    description=f"{thread.key}: {thread.title}",
+                    description=_described(thread, UNCHANGED_CURATION, already),
                     metadata={
-                        **curation_metadata(curation, engine.curation_decisions(curation)),
+                        **curation_metadata(
+                            curation,
+                            engine.curation_decisions(curation),
+                            site_url=settings.site_url,
+                            thread_key=thread.key,
+                        ),
+                        "already_done": already,
                         **backend,
                     },
                 )
@@ -295,6 +306,17 @@ def _export(
                 description=f"{thread.key}: {thread.title}",
                 metadata=export_metadata(report, out_dir, site_url=settings.site_url),
             )
+
+
+UNCHANGED_ANNOTATION = (
+    "already annotated: nothing changed (to annotate it again, launch with run config "
+    "ops: {thread_glossary: {config: {rewind: true}}})"
+)
+UNCHANGED_CURATION = "already curated: nothing changed (the recorded decisions are shown)"
+
+
+def _described(thread: Thread, unchanged: str, already_done: bool) -> str:
+    return f"{thread.key}: {thread.title}" + (f" — {unchanged}" if already_done else "")
 
 
 def backend_metadata(settings: Settings) -> dict[str, Any]:

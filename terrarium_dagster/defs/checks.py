@@ -1,7 +1,8 @@
 """Asset checks that guard the glossary, run with every curation (the logic: `exports.checks`).
 
-`curated_glossary` declares them and the thread step evaluates the selected ones after its last
-thread (a separate check step would be skipped: the step yields materializations, not outputs).
+`curated_glossary` declares them and the thread step evaluates them after its last thread (a
+separate check step would be skipped: the step yields materializations, not outputs): the selected
+ones, and all four whenever the run curated, whichever selection launched it.
 They look at the whole live glossary as it stands after the curation, so they are not
 partitioned: a run over one thread or a range of threads evaluates them once. A reference that
 resolves to no entry may be a name the story has not defined yet: that check warns; the others
@@ -11,6 +12,7 @@ fail with severity ERROR. None of them blocks the export (which lists unresolved
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import dagster as dg
 
@@ -78,25 +80,39 @@ def evaluate_glossary_checks(
     store: StoreResource,
     *,
     selected: Collection[dg.AssetCheckKey] | None = None,
-) -> Iterator[dg.AssetCheckResult]:
-    """Run the checks (all, or the `selected` ones) on the live glossary, one result each."""
-    wanted = [
+    all_checks: bool = False,
+) -> Iterator[dg.AssetCheckResult | dg.AssetCheckEvaluation]:
+    """Run the checks (all, or the `selected` ones) on the live glossary, one result each.
+
+    With `all_checks` (the run curated a thread), the checks the run did not select are
+    evaluated too and reported as `AssetCheckEvaluation`s, so that every path that completes a
+    thread — a backfill of any selection, the schedule, automation's follow-ups — leaves all four
+    checks evaluated against the latest curation, whatever selection launched it.
+    """
+    chosen = [
         item
         for item in GLOSSARY_CHECKS
-        if selected is None or dg.AssetCheckKey(CURATED_GLOSSARY, item.name) in selected
+        if all_checks
+        or selected is None
+        or dg.AssetCheckKey(CURATED_GLOSSARY, item.name) in selected
     ]
-    if not wanted:
+    if not chosen:
         return
     with corpus.open() as reader, store.read() as glossary:
         changes = glossary.sources.check(hash_lookup(reader.post), partial(post_text, reader))
         results = run_checks(glossary.glossary.entry_views(), reader, changes)
-    for item in wanted:
+    for item in chosen:
         result = results[item.result]
-        yield dg.AssetCheckResult(
-            asset_key=CURATED_GLOSSARY,
-            check_name=item.name,
-            passed=result.passed,
-            severity=item.severity,
-            description=result.description,
-            metadata={"details": dg.MetadataValue.json(result.details)},
-        )
+        fields: dict[str, Any] = {
+            "asset_key": CURATED_GLOSSARY,
+            "check_name": item.name,
+            "passed": result.passed,
+            "severity": item.severity,
+            "description": result.description,
+            "metadata": {"details": dg.MetadataValue.json(result.details)},
+        }
+        key = dg.AssetCheckKey(CURATED_GLOSSARY, item.name)
+        if selected is None or key in selected:
+            yield dg.AssetCheckResult(**fields)
+        else:
+            yield dg.AssetCheckEvaluation(**fields)

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import dagster as dg
 
+from terrarium_dagster.corpus.links import site_entry_url, site_search_url
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.reports import (
     CurationDecisionRow,
@@ -37,8 +38,9 @@ TOUCHED_SCHEMA = dg.TableSchema(
 )
 
 
-def annotation_metadata(report: ThreadReport) -> dict[str, Any]:
-    """What one thread's annotation did, for its `thread_annotations` materialization."""
+def annotation_metadata(report: ThreadReport, *, site_url: str | None = None) -> dict[str, Any]:
+    """What one thread's annotation did, for its `thread_annotations` materialization; with
+    `site_url`, links to the reader's site as of this thread and to the touched entries' pages."""
     metadata: dict[str, Any] = {
         "thread_id": report.thread_id,
         "title": report.title,
@@ -57,12 +59,20 @@ def annotation_metadata(report: ThreadReport) -> dict[str, Any]:
         "touched_entries": touched_table(report.touched),
         "lineage": dg.MetadataValue.md(touched_markdown(report.touched)),
     }
-    # Clickable in the asset's page itself (table cells and Markdown need a pop-up): the first
-    # source post of the first touched entries, one URL entry each.
+    # Clickable in the asset's page itself (table cells and Markdown need a pop-up): the entry
+    # pages of the first touched entries on the reader's site, as of this thread, where each
+    # source links to its post (`terrarium serve`); without a site, their first source post.
+    if site_url:
+        metadata.update(site_links(site_url, report.thread_key))
     for item in report.touched[:MAX_LINKED_ENTRIES]:
-        url = next((source.url for source in item.sources if source.url), None)
-        if url:
-            metadata[f"source · {item.term} (E{item.entry_id})"] = dg.MetadataValue.url(url)
+        label = f"{item.term} (E{item.entry_id})"
+        if site_url and item.action != "deleted":
+            url = site_entry_url(site_url, item.entry_id, upto=report.thread_key)
+            metadata[f"entry · {label}"] = dg.MetadataValue.url(url)
+            continue
+        source = next((source.url for source in item.sources if source.url), None)
+        if source:
+            metadata[f"source · {label}"] = dg.MetadataValue.url(source)
     if report.rewound_threads:
         metadata["rewound_threads"] = dg.MetadataValue.json(list(report.rewound_threads))
     return metadata
@@ -79,10 +89,24 @@ DECISION_SCHEMA = dg.TableSchema(
 )
 
 
+def site_links(site_url: str, thread_key: str | None) -> dict[str, Any]:
+    """The reader's site as of the thread, and its search for any entry across threads."""
+    return {
+        "glossary_site": dg.MetadataValue.url(site_search_url(site_url, upto=thread_key)),
+        "find_an_entry": dg.MetadataValue.url(site_search_url(site_url)),
+    }
+
+
 def curation_metadata(
-    report: CurationReport, decisions: Sequence[CurationDecisionRow] = ()
+    report: CurationReport,
+    decisions: Sequence[CurationDecisionRow] = (),
+    *,
+    site_url: str | None = None,
+    thread_key: str | None = None,
 ) -> dict[str, Any]:
-    """The curator's decisions on one thread's tentative entries, as a readable table."""
+    """The curator's decisions on one thread's tentative entries, as a readable table; with
+    `site_url`, links to the reader's site (as of the thread, its search across every thread)
+    and to the decided entries' pages."""
     metadata: dict[str, Any] = {
         "thread_id": report.thread_id,
         "reviewed": len(report.reviewed),
@@ -109,6 +133,21 @@ def curation_metadata(
         ),
         **token_metadata(report),
     }
+    if site_url:
+        metadata.update(site_links(site_url, thread_key))
+        linked: dict[int, str] = {}
+        for row in decisions:
+            # a MERGE's entry is gone into its target: link where the name now lives
+            entry_id = row.target_entry_id if row.decision == "MERGE" else row.entry_id
+            target = row.target if row.decision == "MERGE" else row.term
+            if entry_id is None or row.decision == "REJECT" or entry_id in linked:
+                continue
+            if len(linked) == MAX_LINKED_ENTRIES:
+                break
+            linked[entry_id] = target
+            metadata[f"entry · {target}"] = dg.MetadataValue.url(
+                site_entry_url(site_url, entry_id, upto=thread_key)
+            )
     if report.problems:
         metadata["problem_list"] = dg.MetadataValue.md(
             "\n".join(f"- {_cell(problem)}" for problem in report.problems)
@@ -126,6 +165,7 @@ def export_metadata(report: ExportReport, out_dir: Path, *, site_url: str) -> di
         "files": len(report.files),
         "file_list": dg.MetadataValue.json(sorted(report.files)),
         "unresolved_references": dg.MetadataValue.json(list(report.unresolved_references)),
+        **site_links(site_url, out_dir.name),
     }
     index = _wiki_index(out_dir, report.files)
     if index is not None:

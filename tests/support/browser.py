@@ -107,7 +107,8 @@ def page(browser: object) -> Iterator[object]:
         yield tab
     finally:
         context.close()
-    assert not errors, f"the browser reported errors: {errors}"
+    shown = [error[:300] for error in errors[:5]]
+    assert not errors, f"the browser reported {len(errors)} error(s), first: {shown}"
 
 
 def free_port() -> int:

@@ -1,0 +1,161 @@
+"""Every path that completes a thread, through a real `dagster dev` driven by GraphQL as the UI is.
+
+One `dagster dev` (the sample quest, the offline backend, the schedule's cron every minute):
+
+1. A backfill of `thread_annotations` alone over the first two threads; Declarative Automation's
+   follow-ups curate and export them. Every thread the run annotated has its `scene_batches`, and
+   every glossary check is evaluated against the latest `curated_glossary` materialization (what
+   the UI shows as the check's status: not "Not evaluated").
+2. The schedule, switched on, annotates and curates the remaining threads in one run: again
+   `scene_batches` for each, and all four checks evaluated for the latest materialization.
+3. Re-materializing an annotated thread that later threads built on (what a user does from the
+   partition's page) succeeds, says it changed nothing, and no partition turns red.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
+from tests.test_dagster_dev import DagsterDev, dev_environment
+
+LOCATION = "terrarium_dagster"
+REPOSITORY = "__repository__"
+SCHEDULE = "incremental_annotation_schedule"
+CHECKS = sorted(item.name for item in GLOSSARY_CHECKS)
+
+
+def _checks_for_latest(dev: DagsterDev) -> dict[str, dict[str, Any] | None]:
+    """Each check of `curated_glossary` and its execution for the latest materialization (None:
+    the UI shows "Not evaluated")."""
+    data = dev.graphql(
+        """{ assetNodeOrError(assetKey: {path: ["curated_glossary"]}) { __typename
+             ... on AssetNode { assetChecksOrError { __typename ... on AssetChecks { checks {
+               name executionForLatestMaterialization { runId status } } } } } } }"""
+    )
+    checks = data["assetNodeOrError"]["assetChecksOrError"]["checks"]
+    return {check["name"]: check["executionForLatestMaterialization"] for check in checks}
+
+
+def _partition_stats(dev: DagsterDev, asset: str) -> dict[str, int]:
+    data = dev.graphql(
+        """query ($key: AssetKeyInput!) { assetNodeOrError(assetKey: $key) { __typename
+             ... on AssetNode { partitionStats {
+               numMaterialized numFailed numMaterializing numPartitions } } } }""",
+        key={"path": [asset]},
+    )
+    return dict(data["assetNodeOrError"]["partitionStats"])
+
+
+def _partitions(dev: DagsterDev, asset: str) -> set[str]:
+    return {event["partition"] for event in dev.materializations(asset)}
+
+
+def _all_checks_evaluated(dev: DagsterDev) -> bool:
+    checks = _checks_for_latest(dev)
+    return sorted(checks) == CHECKS and all(
+        execution and execution["status"] in ("SUCCEEDED", "FAILED")
+        for execution in checks.values()
+    )
+
+
+def _wait_for_backfill(dev: DagsterDev, backfill_id: str, timeout: float = 180) -> str:
+    return dev.wait_for(
+        lambda: (
+            (status := dev.backfill(backfill_id)["status"])
+            not in ("REQUESTED", "CANCELING", "FAILING")
+            and status
+        ),
+        timeout=timeout,
+        what=f"backfill {backfill_id} to finish",
+    )
+
+
+@pytest.fixture
+def dev(tmp_path: Path, _isolated_home: Path, sample_db: Path) -> Any:
+    env = dev_environment(_isolated_home, tmp_path / "store" / "terrarium.db")
+    env["TERRARIUM_SCHEDULE_CRON"] = "* * * * *"
+    with DagsterDev(tmp_path, env) as running:
+        yield running
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_every_path_that_completes_a_thread_evaluates_the_checks_and_batches_its_scenes(
+    dev: DagsterDev, sample_db: Path
+) -> None:
+    from terrarium_dagster.corpus.reader import Corpus
+
+    with Corpus(sample_db) as corpus:
+        keys = [thread.key for thread in corpus.threads()]
+    dev.wait_until_loaded()
+    dev.wait_for(
+        lambda: dev.partition_keys("thread_annotations") == keys,
+        timeout=60,
+        what="thread_discovery_sensor to add the sample's threads",
+    )
+
+    # 1. Annotation alone; automation curates and exports what it annotated.
+    first = keys[:2]
+    backfill = dev.launch_backfill("thread_annotations", first)
+    assert _wait_for_backfill(dev, backfill) == "COMPLETED_SUCCESS", dev.log_tail()
+    dev.wait_for(
+        lambda: (
+            set(first) <= _partitions(dev, "curated_glossary")
+            and set(first) <= _partitions(dev, "glossary_export")
+        ),
+        timeout=240,
+        what="automation to curate and export the annotated threads",
+    )
+    assert set(first) <= _partitions(dev, "scene_batches"), "annotation batched its scenes"
+    dev.wait_for(lambda: _all_checks_evaluated(dev), timeout=30, what="the checks to evaluate")
+
+    # 2. The schedule annotates and curates the rest in one run.
+    started = dev.graphql(
+        """mutation ($selector: ScheduleSelector!) { startSchedule(scheduleSelector: $selector) {
+             __typename ... on ScheduleStateResult { scheduleState { status } }
+             ... on PythonError { message } } }""",
+        selector={
+            "repositoryLocationName": LOCATION,
+            "repositoryName": REPOSITORY,
+            "scheduleName": SCHEDULE,
+        },
+    )
+    assert started["startSchedule"]["__typename"] == "ScheduleStateResult", started
+    rest = keys[2:]
+    dev.wait_for(
+        lambda: set(rest) <= _partitions(dev, "curated_glossary"),
+        timeout=200,
+        what="the schedule's run to annotate and curate the remaining threads",
+    )
+    scheduled = dev.wait_for(
+        lambda: (
+            (runs := [r for r in dev.runs() if r["tags"].get("dagster/schedule_name") == SCHEDULE])
+            and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
+            and runs
+        ),
+        timeout=120,
+        what="the schedule's run to finish",
+    )
+    assert all(run["status"] == "SUCCESS" for run in scheduled), dev.log_tail()
+    assert set(rest) <= _partitions(dev, "scene_batches"), "the schedule batched the scenes"
+    dev.wait_for(lambda: _all_checks_evaluated(dev), timeout=30, what="the checks to evaluate")
+    # (the schedule stays on: every thread is annotated now, so its ticks skip)
+
+    # 3. Re-materializing an annotated thread that later threads built on: green, unchanged.
+    again = dev.launch_backfill(["thread_annotations", "curated_glossary"], [keys[1]])
+    assert _wait_for_backfill(dev, again) == "COMPLETED_SUCCESS", dev.log_tail()
+    (run,) = dev.backfill(again)["runs"]
+    assert dev.run(run["runId"])["status"] == "SUCCESS"
+    latest = [e for e in dev.materializations("thread_annotations") if e["runId"] == run["runId"]]
+    assert [event["partition"] for event in latest] == [keys[1]]
+    assert latest[0]["metadata"]["already_done"]["__typename"] == "BoolMetadataEntry"
+    time.sleep(2)
+    for asset in ("scene_batches", "thread_annotations", "curated_glossary", "glossary_export"):
+        stats = _partition_stats(dev, asset)
+        assert stats["numFailed"] == 0, (asset, stats)
+    assert _partition_stats(dev, "thread_annotations")["numMaterialized"] == len(keys)
