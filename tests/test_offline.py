@@ -263,11 +263,9 @@ def test_first_turn_creates_unknown_candidates_and_updates_known_entries(
     assert creates["Keth'ra"]["post_ids"] == [101]
     assert creates["glimmerstone"]["post_ids"] == [102]
     # definitions, not quotes: what it is (here its kind, from "said Keth'ra"), then relations
-    assert creates["Keth'ra"]["definition"] == "Keth'ra — a character."
+    assert creates["Keth'ra"]["definition"] == "A character."
     assert creates["Keth'ra"]["tags"] == ["character"]
-    assert creates["Lantern Court"]["definition"] == (
-        "Lantern Court — a place; appears with [[Greywater]]."
-    )
+    assert creates["Lantern Court"]["definition"] == ("A place; appears with [[Greywater]].")
     assert all("As of" not in args["definition"] for args in creates.values())
     # tentative known entries first, then by mentions
     assert [u["entry_id"] for u in updates] == ["E3", "E4"]
@@ -285,7 +283,7 @@ def test_a_whole_known_definition_grows_by_what_a_later_scene_reveals(
         (
             "glossary_update",
             {
-                "definition": "Maud — an old woman of the village; keeps the lantern of the dead "
+                "definition": "An old woman of the village; keeps the lantern of the dead "
                 "burning all night long.",
                 "entry_id": "E3",
                 "post_ids": [101],
@@ -521,7 +519,7 @@ def test_offline_curate_rules() -> None:
     assert decisions["E6"]["decision"] == "MERGE" and decisions["E6"]["target_entry_id"] == "E5"
     assert decisions["E7"]["decision"] == "CONFIRM"
     assert decisions["E8"]["decision"] == "REJECT"
-    assert decisions["E9"]["reasoning"] == "Recorded from 8 posts (>>1, >>2, >>3)."
+    assert decisions["E9"]["reasoning"] == "Recorded from 8 posts (>>1, >>2, >>3 and 5 more)."
 
 
 def test_offline_curate_merges_a_short_name_into_the_one_entry_it_belongs_to() -> None:
@@ -545,7 +543,7 @@ def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Clien
     question = "# Task: summon\nWhy did you create E10, and from which posts?"
     content = message_of(chat(http, [*messages, {"role": "user", "content": question}]))["content"]
     assert content.startswith("In scene 100#101 I created [E10] Keth'ra, citing >>101.")
-    assert 'My definition: "Keth\'ra — a character."' in content
+    assert 'My definition: "A character."' in content
     unknown = "# Task: summon\nWhat about E99?"
     content = message_of(chat(http, [*messages, {"role": "user", "content": unknown}]))["content"]
     assert content == "I have no record of E99 in this context (it ends at scene 100#103)."

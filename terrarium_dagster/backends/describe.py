@@ -1,7 +1,8 @@
 """Definitions the offline backend writes: composed from several mentions, grown by later ones.
 
-A definition reads `Term — lead; fact; fact.`: the lead says what the thing is ("a tall woman in
-a white coat", "a river", "a captain", or its kind, "a place"), the facts say what it does, whom
+A definition reads `Lead; fact; fact.` — never the term again, which every page, line and card
+already shows beside it: the lead says what the thing is ("A tall woman in a white coat", "A
+river", "A captain", or its kind, "A place"), the facts say what it does, whom
 it belongs to and what it is seen with ("commands the [[Sodality]]'s watch", "of the
 [[Ashkari]]", "so named by the Lowlamp children", "appears with [[Lowlamp]], [[Quill]]"). Every
 part comes from a fixed pattern over the sentences that mention the name (`portrait`); nothing
@@ -460,31 +461,37 @@ def _read(found: Portrait, sentence: str, start: int, end: int) -> None:
 
 @dataclass(slots=True)
 class Definition:
-    """A parsed `Term — lead; fact; fact.` definition."""
+    """A parsed `Lead; fact; fact.` definition (of `term`, which it does not repeat)."""
 
     term: str
     lead: str
     facts: list[str]
 
     def render(self) -> str:
-        return f"{self.term}{SEPARATOR}{'; '.join([self.lead, *self.facts])}."
+        text = "; ".join([self.lead, *self.facts])
+        return f"{text[:1].upper()}{text[1:]}."
+
+    def size(self) -> int:
+        """The length that must fit the limit: the definition as the agent reads it, after
+        its term (`Term — definition` in the known-entries block)."""
+        return len(self.term) + len(SEPARATOR) + len(self.render())
 
 
 def parse_definition(term: str, text: str) -> Definition:
-    """A definition in the offline form; any other text becomes one fact after an unknown
-    lead (so a model-written or older definition is kept whole when it grows)."""
+    """A definition in the offline form (`Lead; fact; fact.`, or the older `Term — lead; fact.`
+    that repeated the term); other text splits the same way, so a model-written definition is
+    kept whole when it grows."""
     flat = " ".join(text.split())
     head, separator, rest = flat.partition(SEPARATOR)
     if separator and normalize_term(head) == normalize_term(term):
-        parts = [part.strip() for part in rest.rstrip(".").split("; ") if part.strip()]
-        if parts:
-            return Definition(head, parts[0], parts[1:])
-    if not flat:
+        flat = rest  # the older form: the term said again before the definition
+    if not flat.rstrip("."):
         return Definition(term, _lead_for(term, None), [])
-    text = flat.rstrip(".")
-    if text[:1].isupper() and text[1:2].islower() and text.split()[0].casefold() in _ARTICLES:
-        text = text[:1].lower() + text[1:]
-    return Definition(term, text, [])
+    parts = [part.strip() for part in flat.rstrip(".").split("; ") if part.strip()]
+    lead = parts[0]
+    if lead[:1].isupper() and lead.split()[0].casefold() in _ARTICLES:
+        lead = lead[:1].lower() + lead[1:]
+    return Definition(term, lead, parts[1:])
 
 
 def _lead_for(term: str, kind: str | None) -> str:
@@ -531,25 +538,44 @@ def _company_of(fact: str) -> list[str]:
 
 
 def compose(
-    term: str, found: Portrait, *, kind: str | None = None, limit: int = DEFINITION_CHARS
+    term: str,
+    found: Portrait,
+    *,
+    kind: str | None = None,
+    limit: int = DEFINITION_CHARS,
+    own: Sequence[str] = (),
 ) -> str:
-    """A new definition from what a scene's mentions say."""
+    """A new definition from what a scene's mentions say (`own`: the entry's other names,
+    never listed as its company)."""
     draft = Definition(term, _lead_for(term, kind), [])
-    return _extend(draft, found, limit)[0] or draft.render()
+    return _extend(draft, found, limit, own=(term, *own))[0] or draft.render()
 
 
 def grow(
-    term: str, current: str, found: Portrait, *, limit: int = DEFINITION_CHARS
+    term: str,
+    current: str,
+    found: Portrait,
+    *,
+    limit: int = DEFINITION_CHARS,
+    own: Sequence[str] = (),
 ) -> tuple[str | None, str | None]:
     """(the grown definition or None, a kind newly learned or None) for a known entry whose
-    whole definition is `current`, from what a later scene's mentions say."""
+    whole definition is `current`, from what a later scene's mentions say. `own`: the entry's
+    aliases; its company never lists one of its own names (one it gained by a merge is dropped)."""
     draft = parse_definition(term, current)
+    own_keys = {normalize_term(name) for name in (term, *own)}
+    for index, fact in enumerate(draft.facts):
+        if fact.startswith(COMPANY):
+            kept = [n for n in _company_of(fact) if normalize_term(n) not in own_keys]
+            if len(kept) != len(_company_of(fact)):
+                draft.facts[index] = _company_fact(kept) if kept else ""
+    draft.facts = [fact for fact in draft.facts if fact]
     kind = None
     if draft.lead in UNKNOWN_LEADS and found.kind:
         kind = found.kind
         draft.lead = KIND_LEADS[kind]
     company_before = next((_company_of(f) for f in draft.facts if f.startswith(COMPANY)), [])
-    grown, substantive = _extend(draft, found, limit)
+    grown, substantive = _extend(draft, found, limit, own=(term, *own))
     if grown is not None and not substantive and len(company_before) >= GROW_COMPANY:
         grown = None  # more company alone is not worth an update once it names a few
     if grown is None and kind:
@@ -559,10 +585,14 @@ def grow(
     return grown, kind
 
 
-def _extend(draft: Definition, found: Portrait, limit: int) -> tuple[str | None, bool]:
+def _extend(
+    draft: Definition, found: Portrait, limit: int, *, own: Sequence[str] = ()
+) -> tuple[str | None, bool]:
     """Add to `draft` what `found` says that it does not, within `limit` characters: (the
-    rendered result or None when nothing new fits, whether a lead or a fact was added)."""
+    rendered result or None when nothing new fits, whether a lead or a fact was added). A name
+    in `own` (the entry's term and aliases) is never its company."""
     changed = False
+    own_keys = {normalize_term(name) for name in own}
     leads = list(found.leads)
     generic = draft.lead in UNKNOWN_LEADS or draft.lead in KIND_LEADS.values()
     if generic and leads:
@@ -582,7 +612,7 @@ def _extend(draft: Definition, found: Portrait, limit: int) -> tuple[str | None,
         if company_index is not None:  # new facts go before the company
             facts = [f for i, f in enumerate(draft.facts) if i != company_index]
             candidate.facts = [*facts, fact, draft.facts[company_index]]
-        if len(candidate.render()) <= limit:
+        if candidate.size() <= limit:
             draft.facts = candidate.facts
             company_index = next(
                 (i for i, f in enumerate(draft.facts) if f.startswith(COMPANY)), None
@@ -595,7 +625,7 @@ def _extend(draft: Definition, found: Portrait, limit: int) -> tuple[str | None,
         linked = {normalize_term(m) for f in [draft.lead, *draft.facts] for m in _company_of(f)}
         for name in company:
             key = normalize_term(name)
-            if key in known or key in linked or ordinary_reason(name):
+            if key in known or key in linked or key in own_keys or ordinary_reason(name):
                 continue
             if len(have) >= MAX_COMPANY:
                 break
@@ -605,7 +635,7 @@ def _extend(draft: Definition, found: Portrait, limit: int) -> tuple[str | None,
                 facts.append(fact)
             else:
                 facts[company_index] = fact
-            if len(Definition(draft.term, draft.lead, facts).render()) > limit:
+            if Definition(draft.term, draft.lead, facts).size() > limit:
                 break
             draft.facts = facts
             company_index = next(i for i, f in enumerate(facts) if f.startswith(COMPANY))

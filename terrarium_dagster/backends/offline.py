@@ -498,7 +498,8 @@ class SceneAnnotator:
                 continue
             found = portrait(candidate.names, scene.posts, company)
             kind = found.kind
-            args = {"term": candidate.term, "definition": compose(candidate.term, found, kind=kind)}
+            definition = compose(candidate.term, found, kind=kind, own=candidate.variants)
+            args = {"term": candidate.term, "definition": definition}
             if kind:
                 args["tags"] = [kind]
             args["post_ids"] = where[:MAX_POSTS_PER_CALL]
@@ -546,7 +547,7 @@ class SceneAnnotator:
         if entry.truncated or not entry.definition:
             return None, None
         found = portrait(entry.names, scene.posts, company)
-        return grow(entry.term, entry.definition, found)
+        return grow(entry.term, entry.definition, found, own=entry.aliases)
 
     def reply(
         self, scene: SceneMessage, turns: int, calls: Sequence[Call], tools: set[str]
@@ -1121,6 +1122,9 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
     return views
 
 
+CITED_IN_REASONING = 3  # posts a CONFIRM's reasoning names
+
+
 def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     """Deterministic curator decisions, in entry order; entries without one stay tentative.
 
@@ -1178,7 +1182,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
             continue
         if view.source_count >= 2 or view.qm_evidence_mentions >= 2:
-            cited = ", ".join(f">>{post}" for post in view.source_posts[:3])
+            listed = view.source_posts[:CITED_IN_REASONING]
+            cited = ", ".join(f">>{post}" for post in listed)
+            unlisted = view.source_count - len(listed)
+            if unlisted > 0:  # the count and the list agree: say how many are not listed
+                cited += f" and {unlisted} more"
             reason = (
                 f"Recorded from {view.source_count} posts ({cited})."
                 if view.source_count >= 2

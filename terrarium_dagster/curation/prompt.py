@@ -206,11 +206,16 @@ def _evidence_lines(item: CurationItem, chars: int, shown: set[int]) -> list[str
 
 
 def _source_refs(provenance: Sequence[Provenance]) -> str:
+    """The entry's source posts, each once (its first quote), then how many more posts: a
+    count of posts, never of provenance rows, so "and N more" and what is listed add up."""
+    first: dict[int, Provenance] = {}
+    for item in provenance:
+        first.setdefault(item.post_id, item)
     shown = []
-    for item in provenance[:MAX_SOURCES_SHOWN]:
+    for item in list(first.values())[:MAX_SOURCES_SHOWN]:
         quote = _one_line(item.quote, QUOTE_CHARS)
         shown.append(f'>>{item.post_id} "{quote}"' if quote else f">>{item.post_id}")
-    more = len(provenance) - len(shown)
+    more = len(first) - len(shown)
     if more > 0:
         shown.append(f"and {more} more")
     return "; ".join(shown) if shown else "(none)"

@@ -56,6 +56,7 @@ from terrarium_dagster.exports.records import entry_record, exported_entries, gl
 from terrarium_dagster.exports.references import (
     NameIndex,
     find_references,
+    is_page_entry,
     linked_views,
     unresolved_references,
 )
@@ -101,6 +102,12 @@ class _Record:
     resolved: tuple[int | None, ...]
     json: str
     yaml: str
+
+
+def glossary_size(entries: Sequence[EntryView]) -> int:
+    """How many entries the glossary has, counted as the wiki counts its pages (not deleted,
+    merged away or rejected): the one number every report of an export gives."""
+    return sum(1 for entry in entries if is_page_entry(entry))
 
 
 class Exporter:
@@ -246,7 +253,7 @@ class Exporter:
             return ExportReport(
                 out_dir=str(target.parent),
                 files=[target.name],
-                entries=sum(1 for e in entries if not e.deleted),
+                entries=glossary_size(entries),
                 as_of_thread=as_of_thread,
                 unresolved_references=unresolved,
             )
@@ -286,7 +293,7 @@ class Exporter:
         return ExportReport(
             out_dir=str(target),
             files=files,
-            entries=sum(1 for e in entries if not e.deleted),
+            entries=glossary_size(entries),
             as_of_thread=as_of_thread,
             unresolved_references=unresolved,
         )

@@ -26,7 +26,7 @@ from terrarium_dagster.glossary.inputs import (
     clean_tags,
     parse_entry_id,
 )
-from terrarium_dagster.glossary.links import any_target, tidy_links
+from terrarium_dagster.glossary.links import any_target, tidy_links, without_links_to
 from terrarium_dagster.glossary.models import Entry, Provenance, ProvenanceIn
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.provenance import (
@@ -300,18 +300,22 @@ class Glossary(EntryQueries):
                 **old_target,
                 "aliases": target_aliases,
                 "tags": clean_tags([*old_target["tags"], *old_source["tags"]]),
+                # the source's names are the target's now: its definition no longer lists
+                # them as other things (its company); the revision keeps the old text
+                "definition": without_links_to(
+                    old_target["definition"], [name for name, _ in names]
+                ),
             }
             new_source = {**old_source, "status": "merged", "merged_into": target_id}
             moving = self.sources.live(source_id)
-            target_keys = {
-                provenance_key(row["post_id"], row["thread_id"], row["quote"])
-                for row in self.sources.live(target_id)
-            }
+            # The target cites a post once: a moved row for a post it already cites is
+            # superseded with the source's rows (kept, not copied), so a merge never lists one
+            # post twice among the target's sources.
+            target_posts = {row["post_id"] for row in self.sources.live(target_id)}
             copies: list[tuple[int, int, str, int | None]] = []
             for row in moving:
-                key = provenance_key(row["post_id"], row["thread_id"], row["quote"])
-                if key not in target_keys:
-                    target_keys.add(key)
+                if row["post_id"] not in target_posts:
+                    target_posts.add(row["post_id"])
                     copies.append((row["post_id"], row["thread_id"], row["quote"], row["id"]))
             source_revision = self.rows.change(
                 source_id,

@@ -17,9 +17,10 @@ not exist yet or be rejected, merged or deleted later):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.vocabulary import ordinary_reason
 
 Resolve = Callable[[str], int | None]
@@ -129,3 +130,26 @@ def link_problems(text: str, resolve: Resolve, *, own: int | None = None) -> lis
     if not problems and tidy_links(text, resolve, own=own) != text:
         problems.append("links that are not flat")
     return problems
+
+
+def without_links_to(text: str, names: Sequence[str]) -> str:
+    """`text` without its links to `names` (an entry's own names, e.g. those a merge gave it):
+    a link that is an item of a list of links goes with its comma, and a clause that listed
+    only it ("; appears with [[Rook]]") goes whole; any other mention keeps its words."""
+    wanted = {normalize_term(name) for name in names if name.strip()}
+    if not wanted or "[[" not in text:
+        return text
+
+    def own(match: re.Match[str]) -> bool:
+        return normalize_term(match.group("name")) in wanted
+
+    link = r"\[\[(?P<name>[^\[\]|]+)(?:\|[^\[\]]*)?\]\]"
+    patterns = (
+        re.compile(r",\s*" + link),  # ", [[X]]" after another item
+        re.compile(link + r",\s*"),  # "[[X]], " before another item
+        re.compile(r"\s*;\s*[^;.\[\]]*\bwith\s+" + link + r"(?=\s*(?:[;.]|$))"),  # a lone item
+    )
+    for pattern in patterns:
+        text = pattern.sub(lambda m: "" if own(m) else m.group(0), text)
+    plain = re.compile(link)
+    return plain.sub(lambda m: m.group("name") if own(m) else m.group(0), text)
