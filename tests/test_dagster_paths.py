@@ -7,7 +7,7 @@ One `dagster dev` (the sample quest, the offline backend, the schedule's cron ev
    every glossary check is evaluated against the latest `curated_glossary` materialization (what
    the UI shows as the check's status: not "Not evaluated").
 2. The schedule, switched on, annotates and curates the remaining threads in one run: again
-   `scene_batches` for each, and all four checks evaluated for the latest materialization.
+   `scene_batches` for each, and every check evaluated for the latest materialization.
 3. Re-materializing an annotated thread that later threads built on (what a user does from the
    partition's page) succeeds, says it changed nothing, and no partition turns red.
 """

@@ -2,7 +2,7 @@
 
 `curated_glossary` declares them and the thread step evaluates them after its last thread (a
 separate check step would be skipped: the step yields materializations, not outputs): the selected
-ones, and all four whenever the run curated, whichever selection launched it.
+ones, and all of them whenever the run curated, whichever selection launched it.
 They look at the whole live glossary as it stands after the curation, so they are not
 partitioned: a run over one thread or a range of threads evaluates them once. A reference that
 resolves to no entry may be a name the story has not defined yet: that check warns; the others
@@ -86,8 +86,8 @@ def evaluate_glossary_checks(
 
     With `all_checks` (the run curated a thread), the checks the run did not select are
     evaluated too and reported as `AssetCheckEvaluation`s, so that every path that completes a
-    thread — a backfill of any selection, the schedule, automation's follow-ups — leaves all four
-    checks evaluated against the latest curation, whatever selection launched it.
+    thread — a backfill of any selection, the schedule, automation's follow-ups — leaves every
+    check evaluated against the latest curation, whatever selection launched it.
     """
     chosen = [
         item
