@@ -154,7 +154,10 @@ def _write_lock_taken(store_path: Path) -> bool:
 
 @pytest.mark.parametrize(
     ("held", "write_lock"),
-    [(KillPoint("scene", scene_number=2), False), (KillPoint("fold_story"), True)],
+    [
+        (KillPoint("scene", scene_number=2), False),
+        (KillPoint("scene", scene_number=1, occurrence=2), True),
+    ],
     ids=["before-the-scene-writes", "holding-the-write-lock"],
 )
 def test_two_concurrent_terrarium_runs_the_second_is_refused_at_once_and_writes_nothing(
@@ -162,8 +165,9 @@ def test_two_concurrent_terrarium_runs_the_second_is_refused_at_once_and_writes_
 ) -> None:
     """Two real `terrarium run` on one store. The first is held in a model call: at the second
     scene's request it holds the lease but not SQLite's write lock (the scene has not written
-    yet); at a compaction's fold request (the compaction already recorded in the open scene) it
-    holds the write lock too. Either way the second is refused at once."""
+    yet); at the next thread's first scene request (its compaction, which folded the finished
+    thread, already recorded in the open scene) it holds the write lock too. Either way the second
+    is refused at once."""
     store_path = tmp_path / "store.db"
     with run_kill_server() as server:
         server.hold = held
