@@ -66,7 +66,6 @@ from terrarium_dagster.errors import (
     StoreError,
 )
 from terrarium_dagster.glossary.progress import THROUGH_POST, through_post
-from terrarium_dagster.glossary.records import UNSET
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 
@@ -82,6 +81,9 @@ ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when prepa
 FREE_SHARE = 0.5  # a scene part's story takes at most this share of what the fixed prefix leaves
 MIN_STORY_TOKENS = 256  # the smallest scene part worth a request
 PART_MARK = "@"  # a part of a split scene: "<scene id>@<post id>.<piece>", where the part starts
+PART_NEXT = (
+    "part_next"  # thread state extra: "<post id>.<piece>" where the scene's next part starts
+)
 
 
 @dataclass
@@ -266,7 +268,11 @@ class Annotator:
         position: tuple[int, int] | None = None  # in a split scene: where its next part starts
         if cursor and PART_MARK in cursor and cursor.split(PART_MARK)[0] in done_ids:
             start = done_ids.index(cursor.split(PART_MARK)[0])
-            position = self._after_part(scenes[start], cursor)
+            extra = state.extra if state is not None else {}
+            if PART_NEXT in extra:  # recorded with the part: exact even if the window changed
+                position = _position(scenes[start], extra[PART_NEXT], cursor)
+            else:
+                position = self._after_part(scenes[start], cursor)
             if position is None:  # that part ended its scene
                 start += 1
         if state is None or state.status == "pending":
@@ -290,10 +296,10 @@ class Annotator:
             if position is not None or len(scenes[index].text) > self.story_chars:
                 # too large for the room: read in parts, one transaction each, in order
                 part, position = next_part(scenes[index], position or (0, 0), self.story_chars)
-                last = position is None
-                self.annotate_scene(thread, scenes[index], index, len(scenes), part, last=last)
+                after = _mark(scenes[index], position)
+                self.annotate_scene(thread, scenes[index], index, len(scenes), part, after=after)
                 annotated += 1
-                index += 1 if last else 0
+                index += 1 if position is None else 0
                 continue
             end = self._block_end(index, len(scenes))
             # a block stops before a scene to be read in parts (fixed by corpus and settings)
@@ -317,14 +323,11 @@ class Annotator:
         return min(count, (index // size + 1) * size)
 
     def _after_part(self, scene: Scene, cursor: str) -> tuple[int, int] | None:
-        """Where the part after `cursor` (the id of the last part done) starts; None when that
-        part ended the scene. The part is cut again as it was (same corpus, same window)."""
-        post_id, _, piece = cursor.split(PART_MARK, 1)[1].partition(".")
-        ids = [post.id for post in scene.posts]
-        if not post_id.isdigit() or int(post_id) not in ids or not piece.isdigit():
-            raise StoreError(f"the thread's cursor {cursor!r} names no part of scene {scene.id}")
-        _, after = next_part(scene, (ids.index(int(post_id)), int(piece)), self.story_chars)
-        return after
+        """Where the part after `cursor` (the id of the last part done) starts, for a store that
+        did not record it: the part is cut again (same corpus, same window); None when that
+        part ended the scene."""
+        start = _position(scene, cursor.split(PART_MARK, 1)[1], cursor) or (0, 0)
+        return next_part(scene, start, self.story_chars)[1]
 
     def annotate_scene(
         self,
@@ -334,15 +337,18 @@ class Annotator:
         count: int,
         part: Scene | None = None,
         *,
-        last: bool = True,
+        after: str | None = None,
     ) -> None:
         """Annotate `scene`, or `part` of it, in one transaction. A part is the scene's: its
         tools may cite any post of the scene and its revisions name the scene; the context and
-        the thread's cursor name the part, so a stop between parts resumes at the next one."""
+        the thread's cursor name the part, so a stop between parts resumes at the next one;
+        `after`: where the scene's next part starts (None: the scene ends with this)."""
         self.calls.scope = (thread, scene)
         try:
             with self.store.transaction(deferred=True):  # the write lock from the first write
-                created, updated = self._scene_turns(thread, part or scene, index, count, last)
+                created, updated = self._scene_turns(
+                    thread, part or scene, index, count, after, split=part not in (None, scene)
+                )
         except BaseException as exc:
             self.record_calls()  # the scene rolled back; what the server was asked stays
             self.calls.scope = None
@@ -507,9 +513,17 @@ class Annotator:
         )
 
     def _scene_turns(
-        self, thread: Thread, scene: Scene, index: int, count: int, last: bool = True
+        self,
+        thread: Thread,
+        scene: Scene,
+        index: int,
+        count: int,
+        after: str | None = None,
+        *,
+        split: bool = False,
     ) -> tuple[int, int]:
-        """The rounds of `scene` (a whole scene or a part); `last`: it ends its scene."""
+        """The rounds of `scene` (a whole scene, or a part of a `split` one; `after`: where the
+        next part starts, None when this ends the scene)."""
         before = self.store.history.last_revision_id()
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
         message = self.scene_message(thread, scene, index + 1, count)
@@ -543,7 +557,7 @@ class Annotator:
                 break  # the model said these calls finish the scene, and they all succeeded
         for companion in self.companions:
             companion.dismiss_if_open()
-        return self._end_scene(thread, scene, index, count, turns, before, last=last)
+        return self._end_scene(thread, scene, index, count, turns, before, after=after, split=split)
 
     def _end_scene(
         self,
@@ -555,7 +569,8 @@ class Annotator:
         before: int,
         *,
         save: bool = True,
-        last: bool = True,
+        after: str | None = None,
+        split: bool = False,
     ) -> tuple[int, int]:
         """A scene's end: its turns join the history, the context is saved (unless a later scene
         of the same transaction saves it), the cursor moves."""
@@ -571,11 +586,11 @@ class Annotator:
             position=thread.position,
             status="annotating",
             scenes_total=count,
-            scenes_done=index + 1 if last else index,  # a scene counts once all its parts are
+            scenes_done=index + 1 if after is None else index,  # once all its parts are done
             cursor_scene_id=scene.id,
             run_id=self.run_id,
             # the last post annotated moves once the whole scene is (a part ends mid-scene)
-            extra={THROUGH_POST: scene.posts[-1].id} if last else UNSET,
+            extra=_progress_extra(scene, after, split),
         )
         created = sum(1 for r in changed if r.action == "create")
         return created, len(entry_ids) - created
@@ -797,6 +812,34 @@ def next_part(
         size += _block(posts[index].text)
         index += 1
     return _part(scene, chosen, start), ((index, 0) if index < len(posts) else None)
+
+
+def _mark(scene: Scene, position: tuple[int, int] | None) -> str | None:
+    """`position` (post index, piece) as the thread records it: "<post id>.<piece>"."""
+    return None if position is None else f"{scene.posts[position[0]].id}.{position[1]}"
+
+
+def _position(scene: Scene, mark: object, cursor: str) -> tuple[int, int] | None:
+    """The (post index, piece) a recorded mark names in `scene`; None for no mark (the scene
+    ended); StoreError when it names no post of the scene."""
+    if mark is None:
+        return None
+    post_id, _, piece = str(mark).partition(".")
+    ids = [post.id for post in scene.posts]
+    if not post_id.isdigit() or int(post_id) not in ids or not piece.isdigit():
+        raise StoreError(f"the thread's cursor {cursor!r} names no part of scene {scene.id}")
+    return ids.index(int(post_id)), int(piece)
+
+
+def _progress_extra(scene: Scene, after: str | None, split: bool) -> dict[str, Any] | Any:
+    """What a scene's end records beside the cursor: the last post annotated once the scene is
+    done (a living thread's new posts start after it), and for a split scene where its next
+    part starts (None once its last part is done)."""
+    if after is not None:
+        return {PART_NEXT: after}
+    if split:
+        return {THROUGH_POST: scene.posts[-1].id, PART_NEXT: None}
+    return {THROUGH_POST: scene.posts[-1].id}
 
 
 def _block(text: str) -> int:
