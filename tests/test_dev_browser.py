@@ -140,6 +140,13 @@ def test_terrarium_dev_links_from_a_materialization_to_the_entry_and_its_post_th
     link.wait_for(timeout=60_000)
     page.keyboard.press("Escape")  # a dialog Dagster may open on a first visit
     page.locator(".bp5-overlay-backdrop").wait_for(state="detached", timeout=10_000)
+    # The touched entries' table shows its first_source_url whole (a wide table is cut at the
+    # panel's right edge, so the link comes before the columns that wrap).
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    cell = page.locator("td", has_text=site + "/post/").first
+    cell.scroll_into_view_if_needed()
+    box, view = cell.bounding_box(), page.viewport_size
+    assert box and view and box["x"] + box["width"] <= view["width"], (box, view)
     with page.context.expect_page() as opened:  # Dagster opens metadata links in a new tab
         link.click()
     tab = opened.value

@@ -28,12 +28,14 @@ MAX_LINKED_ENTRIES = 10
 
 TOUCHED_SCHEMA = dg.TableSchema(
     columns=[
+        # the link before the columns that wrap: a table wider than the page is cut at its
+        # right edge, and a URL cannot wrap
         dg.TableColumn("entry", "string", description="entry id as the agent sees it"),
         dg.TableColumn("term", "string"),
-        dg.TableColumn("status", "string"),
+        dg.TableColumn("first_source_url", "string", description="the first source's post"),
         dg.TableColumn("change", "string", description="created, updated or deleted"),
-        dg.TableColumn("sources", "string", description="post refs <thread_id>#<post_id>"),
-        dg.TableColumn("first_source_url", "string"),
+        dg.TableColumn("status", "string"),
+        dg.TableColumn("sources", "string", description="source posts, >>post_id"),
     ]
 )
 
@@ -194,15 +196,30 @@ def touched_table(touched: Sequence[TouchedEntry]) -> dg.TableMetadataValue:
             {
                 "entry": f"E{item.entry_id}",
                 "term": item.term,
-                "status": item.status,
+                "first_source_url": _post_address(
+                    next((source.url for source in item.sources if source.url), "")
+                ),
                 "change": item.action,
-                "sources": ", ".join(source.ref for source in item.sources),
-                "first_source_url": next((source.url for source in item.sources if source.url), ""),
+                "status": item.status,
+                "sources": ", ".join(
+                    f">>{source.ref.partition('#')[2]}" for source in item.sources
+                ),
             }
         )
         for item in touched[:MAX_TOUCHED_ROWS]
     ]
     return dg.MetadataValue.table(rows, schema=TOUCHED_SCHEMA)
+
+
+def _post_label(ref: str) -> str:
+    """`>>post_id` for a `<thread_id>#<post_id>` reference (the thread is the row's)."""
+    return ">>" + ref.partition("#")[2]
+
+
+def _post_address(url: str) -> str:
+    """A post's link without the quote to highlight (`?q=`): short enough for a table cell
+    (a long quote made the table wider than the page, which clipped this column)."""
+    return url.split("?q=", 1)[0]
 
 
 def touched_markdown(touched: Sequence[TouchedEntry]) -> str:
