@@ -38,7 +38,6 @@ from terrarium_dagster.curation.undo import undo_decision, undo_revision
 from terrarium_dagster.errors import (
     ConfigError,
     DiskSpaceError,
-    EntryNotFoundError,
     InputError,
     OrderError,
     TerrariumError,
@@ -53,19 +52,13 @@ from terrarium_dagster.glossary.sources import SourceChange
 from terrarium_dagster.glossary.sources import describe as describe_source_change
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.paths import unwritable_reason
-from terrarium_dagster.reports import (
-    CurationDecisionRow,
-    ExportReport,
-    SourceLink,
-    ThreadReport,
-    TouchedEntry,
-)
+from terrarium_dagster.reports import CurationDecisionRow, ExportReport, ThreadReport
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
+from terrarium_dagster.thread_reports import curation_rows, recorded_curation, thread_report
 
 log = logging.getLogger(__name__)
 
 DONE = ("annotated", "curated")
-SOURCES_PER_ENTRY = 3
 CURATE_MESSAGE_TOKENS = 3000  # the curator's review message, per request (at most)
 CURATE_MESSAGE_MIN = 600  # ... and at least, in a small window
 MIN_SCENE_ROOM = 1024  # a scene part of a few short posts, its known entries and one tool round
@@ -160,6 +153,7 @@ class ThreadStep:
     annotation: ThreadReport | None = None
     curation: CurationReport | None = None
     caught_up: tuple[Thread, ...] = ()
+    already_curated: bool = False  # the curation was done before: this step changed nothing
 
 
 class Engine:
@@ -604,7 +598,9 @@ class Engine:
             if curate:
                 if annotate and not self.thread_finished(thread.id):
                     return  # stopped inside the thread: nothing to curate yet
-                yield ThreadStep("curated", thread, curation=self.curate_thread(thread.id))
+                already = self._status(thread) == "curated"
+                curation = self.curate_thread(thread.id)
+                yield ThreadStep("curated", thread, curation=curation, already_curated=already)
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""
@@ -622,31 +618,14 @@ class Engine:
 
     def curation_decisions(self, report: CurationReport) -> list[CurationDecisionRow]:
         """The decisions of one curation, readable: term, decision, target, reasoning."""
-        wanted = set(report.decision_ids)
-        rows = []
-        for decision in self.store.curation.curator_decisions(thread_id=report.thread_id):
-            if decision["id"] not in wanted:
-                continue
-            rows.append(
-                CurationDecisionRow(
-                    decision_id=decision["id"],
-                    term=self._term(decision["entry_id"]),
-                    decision=decision["decision"],
-                    target=self._term(decision["target_entry_id"]),
-                    reasoning=" ".join((decision["reasoning"] or "").split()),
-                    entry_id=decision["entry_id"],
-                    target_entry_id=decision["target_entry_id"],
-                )
-            )
-        return rows
+        return curation_rows(self.store, report)
 
-    def _term(self, entry_id: int | None) -> str:
-        if entry_id is None:
-            return ""
-        try:
-            return f"{self.store.glossary.get_entry(entry_id).term} (E{entry_id})"
-        except EntryNotFoundError:
-            return f"E{entry_id}"
+    def recorded_curation(self, thread: Thread) -> CurationReport:
+        """The report of a curation already done, rebuilt from its decision rows."""
+        return recorded_curation(self.store, thread)
+
+    def _recorded_report(self, thread: Thread, *, already_done: bool = False) -> ThreadReport:
+        return thread_report(self.store, self.corpus, thread, already_done=already_done)
 
     def _curate_predecessors(self, thread: Thread) -> None:
         """Catch-up: a thread is curated before the next one is annotated."""
@@ -729,33 +708,6 @@ class Engine:
             annotator.record_calls()
         return report
 
-    def recorded_curation(self, thread: Thread) -> CurationReport:
-        """The report of a curation already done, rebuilt from its decision rows."""
-        totals = self.store.runs.agent_call_totals(thread_id=thread.id, purpose="curate")
-        report = CurationReport(
-            thread_id=thread.id,
-            calls=totals.calls,
-            prompt_tokens=totals.prompt_tokens,
-            cached_tokens=totals.cached_tokens,
-            completion_tokens=totals.completion_tokens,
-        )
-        buckets = {
-            "CONFIRM": report.confirmed,
-            "REJECT": report.rejected,
-            "REVISE": report.revised,
-        }
-        for row in self.store.curation.curator_decisions(thread_id=thread.id):
-            entry_id, decision = row["entry_id"], str(row["decision"]).upper()
-            report.reviewed.append(entry_id)
-            report.decision_ids.append(row["id"])
-            if decision == "MERGE":
-                report.merged.append((entry_id, row["target_entry_id"]))
-            elif decision in buckets:
-                buckets[decision].append(entry_id)
-            else:
-                report.left_tentative.append(entry_id)
-        return report
-
     def export(
         self,
         out_dir: Path,
@@ -787,55 +739,3 @@ class Engine:
             return undo_decision(self.store, actor, decision_id, reason)
         assert revision_id is not None
         return undo_revision(self.store, actor, revision_id, reason)
-
-    # -- reports ----------------------------------------------------------------------------
-
-    def _recorded_report(self, thread: Thread, *, already_done: bool = False) -> ThreadReport:
-        state = self._state(thread)
-        created: list[int] = []
-        updated: list[int] = []
-        deleted: list[int] = []
-        for revision in self.store.history.revisions(thread_id=thread.id):
-            if revision.actor_kind != "agent" or revision.entry_id is None:
-                continue
-            bucket = {"create": created, "delete": deleted}.get(revision.action, updated)
-            if revision.entry_id not in bucket:
-                bucket.append(revision.entry_id)
-        updated = [entry_id for entry_id in updated if entry_id not in created]
-        touched = [
-            self._touched(entry_id, action)
-            for action, ids in (("created", created), ("updated", updated), ("deleted", deleted))
-            for entry_id in ids
-        ]
-        totals = self.store.runs.agent_call_totals(thread_id=thread.id)
-        compactions = self.store.memory.compactions(thread_id=thread.id)
-        return ThreadReport(
-            thread_id=thread.id,
-            thread_key=thread.key,
-            title=thread.title,
-            scenes=state.scenes_total if state else len(self.corpus.scenes(thread.id)),
-            already_done=already_done,
-            created=created,
-            updated=updated,
-            deleted=deleted,
-            touched=touched,
-            calls=totals.calls,
-            prompt_tokens=totals.prompt_tokens,
-            cached_tokens=totals.cached_tokens,
-            completion_tokens=totals.completion_tokens,
-            compactions=len(compactions),
-            checkpoint_id=state.checkpoint_id if state else None,
-        )
-
-    def _touched(self, entry_id: int, action: str) -> TouchedEntry:
-        entry = self.store.glossary.get_entry(entry_id)
-        sources = [
-            SourceLink(
-                ref=f"{item.thread_id}#{item.post_id}",
-                url=self.corpus.post_url(f"{item.thread_id}#{item.post_id}", quote=item.quote),
-            )
-            for item in self.store.provenance.for_entry(entry_id)[:SOURCES_PER_ENTRY]
-        ]
-        return TouchedEntry(
-            entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources
-        )

@@ -220,23 +220,20 @@ def _annotate_and_curate(
         Engine.open, settings, run_id=context.run.run_id, progress=_progress_logger(context)
     )
     with engine:  # records the run as finished, failed or interrupted
-        if annotate:
-            fail_on(engine.check_order, threads[0].id)
         # A thread already annotated (or curated) is a success that changes nothing: a range
         # resumes at its first unfinished thread, a re-materialized partition stays green. Only
         # `rewind: true` redoes a finished thread (and the later ones).
-        for index, thread in enumerate(threads):
-            if annotate:
-                uncurated = engine.uncurated_predecessors(thread.id)
-                if uncurated:
+        steps = engine.run_threads(threads, annotate=annotate, curate=curate, rewind=config.rewind)
+        while (step := fail_on(next, steps, None)) is not None:
+            thread = step.thread
+            if step.annotation is not None:
+                report = step.annotation
+                if step.caught_up:
                     context.log.warning(
-                        f"{', '.join(t.key for t in uncurated)} annotated but not curated: "
+                        f"{', '.join(t.key for t in step.caught_up)} annotated but not curated: "
                         f"curating before {thread.key} (select curated_glossary with "
                         "thread_annotations to see curation under its own asset)"
                     )
-                report = fail_on(
-                    engine.annotate_thread, thread.id, rewind=config.rewind and index == 0
-                )
                 context.log.info(
                     f"{thread.key}: {report.scenes_annotated} scenes, +{len(report.created)} "
                     f"~{len(report.updated)} -{len(report.deleted)} entries, {report.calls} calls"
@@ -252,11 +249,8 @@ def _annotate_and_curate(
                     description=_described(thread, UNCHANGED_ANNOTATION, report.already_done),
                     metadata={**annotation_metadata(report, site_url=settings.site_url), **backend},
                 )
-            if curate:
-                if annotate and not engine.thread_finished(thread.id):
-                    break  # stopped inside the thread (scene limit): nothing to curate yet
-                already = fail_on(engine.thread_status, thread.id) == "curated"
-                curation = fail_on(engine.curate_thread, thread.id)
+            if step.curation is not None:
+                curation, already = step.curation, step.already_curated
                 for problem in curation.problems:
                     context.log.warning(f"{thread.key}: curation problem: {problem}")
                 if already:

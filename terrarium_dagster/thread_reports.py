@@ -1,0 +1,127 @@
+"""The reports of what a thread's annotation and curation did, rebuilt from the store (its
+revisions, decisions and call records): the engine hands them to the CLI and Dagster."""
+
+from __future__ import annotations
+
+from terrarium_dagster.corpus.models import Thread
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.curation.models import CurationReport
+from terrarium_dagster.errors import EntryNotFoundError
+from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.reports import CurationDecisionRow, SourceLink, ThreadReport, TouchedEntry
+
+SOURCES_PER_ENTRY = 3  # source posts a touched entry lists in a thread's report
+
+
+def thread_report(
+    store: GlossaryStore, corpus: Corpus, thread: Thread, *, already_done: bool = False
+) -> ThreadReport:
+    """What the agent did to the glossary in `thread`, from its revisions and call records."""
+    state = store.progress.thread_state(thread.id)
+    created: list[int] = []
+    updated: list[int] = []
+    deleted: list[int] = []
+    for revision in store.history.revisions(thread_id=thread.id):
+        if revision.actor_kind != "agent" or revision.entry_id is None:
+            continue
+        bucket = {"create": created, "delete": deleted}.get(revision.action, updated)
+        if revision.entry_id not in bucket:
+            bucket.append(revision.entry_id)
+    updated = [entry_id for entry_id in updated if entry_id not in created]
+    touched = [
+        touched_entry(store, corpus, entry_id, action)
+        for action, ids in (("created", created), ("updated", updated), ("deleted", deleted))
+        for entry_id in ids
+    ]
+    totals = store.runs.agent_call_totals(thread_id=thread.id)
+    compactions = store.memory.compactions(thread_id=thread.id)
+    return ThreadReport(
+        thread_id=thread.id,
+        thread_key=thread.key,
+        title=thread.title,
+        scenes=state.scenes_total if state else len(corpus.scenes(thread.id)),
+        already_done=already_done,
+        created=created,
+        updated=updated,
+        deleted=deleted,
+        touched=touched,
+        calls=totals.calls,
+        prompt_tokens=totals.prompt_tokens,
+        cached_tokens=totals.cached_tokens,
+        completion_tokens=totals.completion_tokens,
+        compactions=len(compactions),
+        checkpoint_id=state.checkpoint_id if state else None,
+    )
+
+
+def touched_entry(store: GlossaryStore, corpus: Corpus, entry_id: int, action: str) -> TouchedEntry:
+    """An entry a thread changed, with links to its first source posts."""
+    entry = store.glossary.get_entry(entry_id)
+    sources = [
+        SourceLink(
+            ref=f"{item.thread_id}#{item.post_id}",
+            url=corpus.post_url(f"{item.thread_id}#{item.post_id}", quote=item.quote),
+        )
+        for item in store.provenance.for_entry(entry_id)[:SOURCES_PER_ENTRY]
+    ]
+    return TouchedEntry(
+        entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources
+    )
+
+
+def curation_rows(store: GlossaryStore, report: CurationReport) -> list[CurationDecisionRow]:
+    """The decisions of one curation, readable: term, decision, target, reasoning."""
+    wanted = set(report.decision_ids)
+    rows = []
+    for decision in store.curation.curator_decisions(thread_id=report.thread_id):
+        if decision["id"] not in wanted:
+            continue
+        rows.append(
+            CurationDecisionRow(
+                decision_id=decision["id"],
+                term=_term(store, decision["entry_id"]),
+                decision=decision["decision"],
+                target=_term(store, decision["target_entry_id"]),
+                reasoning=" ".join((decision["reasoning"] or "").split()),
+                entry_id=decision["entry_id"],
+                target_entry_id=decision["target_entry_id"],
+            )
+        )
+    return rows
+
+
+def _term(store: GlossaryStore, entry_id: int | None) -> str:
+    if entry_id is None:
+        return ""
+    try:
+        return f"{store.glossary.get_entry(entry_id).term} (E{entry_id})"
+    except EntryNotFoundError:
+        return f"E{entry_id}"
+
+
+def recorded_curation(store: GlossaryStore, thread: Thread) -> CurationReport:
+    """The report of a curation already done, rebuilt from its decision rows."""
+    totals = store.runs.agent_call_totals(thread_id=thread.id, purpose="curate")
+    report = CurationReport(
+        thread_id=thread.id,
+        calls=totals.calls,
+        prompt_tokens=totals.prompt_tokens,
+        cached_tokens=totals.cached_tokens,
+        completion_tokens=totals.completion_tokens,
+    )
+    buckets = {
+        "CONFIRM": report.confirmed,
+        "REJECT": report.rejected,
+        "REVISE": report.revised,
+    }
+    for row in store.curation.curator_decisions(thread_id=thread.id):
+        entry_id, decision = row["entry_id"], str(row["decision"]).upper()
+        report.reviewed.append(entry_id)
+        report.decision_ids.append(row["id"])
+        if decision == "MERGE":
+            report.merged.append((entry_id, row["target_entry_id"]))
+        elif decision in buckets:
+            buckets[decision].append(entry_id)
+        else:
+            report.left_tentative.append(entry_id)
+    return report
