@@ -287,7 +287,7 @@ def test_failed_wiki_export_leaves_the_previous_one_intact(tmp_path: Path) -> No
     export_wiki([view(1, "Ember Tithe", "A toll.")], target)
     before = all_files(target)
 
-    def broken_url(_thread_id: int, _post_id: int) -> str | None:
+    def broken_url(_thread_id: int, _post_id: int, _quote: str | None = None) -> str | None:
         raise RuntimeError("template exploded")
 
     with pytest.raises(RuntimeError, match="template exploded"):

@@ -134,8 +134,8 @@ class Exporter:
         self._wiki = WikiCache()
         self._written: tuple[Path, Manifest, str] | None = None
 
-    def url_for_post(self, thread_id: int, post_id: int) -> str | None:
-        return self.corpus.post_url(f"{thread_id}#{post_id}")
+    def url_for_post(self, thread_id: int, post_id: int, quote: str | None = None) -> str | None:
+        return self.corpus.post_url(f"{thread_id}#{post_id}", quote=quote)
 
     # -- the glossary ------------------------------------------------------------------------
 

@@ -7,15 +7,19 @@ clock, so the same glossary gives the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from terrarium_dagster.exports.references import NameIndex, find_references, linked_views
 from terrarium_dagster.glossary.models import EntryView, Provenance
 
-UrlForPost = Callable[[int, int], str | None]
+
+class UrlForPost(Protocol):
+    """A post's link (`corpus.links`): `quote`, when given, is highlighted on the served page."""
+
+    def __call__(self, thread_id: int, post_id: int, quote: str | None = None) -> str | None: ...
 
 
 class PostLink(BaseModel):
@@ -130,7 +134,7 @@ def entry_record(
                 post_id=item.post_id,
                 thread_id=item.thread_id,
                 ref=item.ref,
-                url=url_for_post(item.thread_id, item.post_id),
+                url=url_for_post(item.thread_id, item.post_id, item.quote),
                 quote=item.quote,
                 thread_title=thread_titles.get(item.thread_id),
             )
@@ -141,7 +145,7 @@ def entry_record(
     )
 
 
-def _no_url(_thread_id: int, _post_id: int) -> str | None:
+def _no_url(_thread_id: int, _post_id: int, _quote: str | None = None) -> str | None:
     return None
 
 

@@ -243,9 +243,9 @@ def _build(
     )
 
 
-def _post_link(wiki: _Wiki, post_id: int, thread_id: int) -> str:
+def _post_link(wiki: _Wiki, post_id: int, thread_id: int, quote: str | None = None) -> str:
     ref = f"{thread_id}#{post_id}"
-    url = wiki.url_for_post(thread_id, post_id)
+    url = wiki.url_for_post(thread_id, post_id, quote)
     return f"[{ref}]({_url_part(url)})" if url else ref
 
 
@@ -330,7 +330,8 @@ def _entry_blocks(wiki: _Wiki, entry: EntryView, definition: str | None = None) 
         title = wiki.thread_titles.get(item.thread_id)
         where = f" (thread “{md_escape(title)}”)" if title else ""
         quote = f": “{md_escape(item.quote)}”" if item.quote.strip() else ""
-        items.append(f"- {_post_link(wiki, item.post_id, item.thread_id)}{where}{quote}")
+        link = _post_link(wiki, item.post_id, item.thread_id, item.quote)
+        items.append(f"- {link}{where}{quote}")
     if items:
         blocks += [(True, items), (False, [""])]
     for heading, ids in (
@@ -573,7 +574,7 @@ def _html_document(body: str, *, title: str, site: str, redirect_to: str | None)
     )
 
 
-def _no_url(_thread_id: int, _post_id: int) -> str | None:
+def _no_url(_thread_id: int, _post_id: int, _quote: str | None = None) -> str | None:
     return None
 
 
@@ -694,7 +695,7 @@ def export_wiki(
     entries: Sequence[EntryView],
     out_dir: str | Path,
     *,
-    url_for_post: Callable[[int, int], str | None] | None = None,
+    url_for_post: UrlForPost | None = None,
     html: bool = True,
     thread_titles: Mapping[int, str] | None = None,
     title: str = "Glossary",
