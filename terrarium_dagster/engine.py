@@ -501,6 +501,8 @@ class Engine:
             report.completion_tokens_per_s = round(mine.completion_tokens / report.duration_s, 1)
         report.in_flight_peak = session.peak_in_flight
         report.rewound_threads = rewound
+        if report.suspect:  # said now, and kept: `terrarium status` and Dagster show it too
+            log.warning("%s is SUSPECT: %s", thread.key, report.suspect)
         return report
 
     def new_scenes(self, thread: Thread) -> list[Scene]:

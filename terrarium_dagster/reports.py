@@ -46,6 +46,7 @@ class ThreadReport(TokenFigures):
     in_flight_peak: int = 0  # the most model requests in flight at once while annotating it
     checkpoint_id: int | None = None
     rewound_threads: list[str] = Field(default_factory=list)
+    suspect: str | None = None  # why its annotation is not to be trusted (ThreadState.suspect)
 
 
 class CurationDecisionRow(BaseModel):

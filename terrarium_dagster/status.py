@@ -88,6 +88,7 @@ def store_status(db: str) -> dict[str, Any]:
                 "scenes_total": state.scenes_total,
                 "checkpoint_id": state.checkpoint_id,
                 "new_posts": living["new_posts"].get(state.thread_id, 0),
+                "suspect": state.suspect,
             }
             for state in sorted(states, key=lambda item: item.position)
         ]
@@ -183,6 +184,7 @@ def render_status(report: dict[str, Any]) -> str:
             f"  {thread['key']:<22} {thread['status']:<10} "
             f"scenes {thread['scenes_done']}/{thread['scenes_total']}"
             + _new_posts_note(thread, report["threads"])
+            + (f"  SUSPECT: {thread['suspect']}" if thread.get("suspect") else "")
         )
     entries = ", ".join(f"{k} {v}" for k, v in report["entries_by_status"].items()) or "none"
     lines.append(f"entries: {report['entries']} ({entries}); revisions: {report['revisions']}")

@@ -51,6 +51,7 @@ def thread_report(
         completion_tokens=totals.completion_tokens,
         compactions=len(compactions),
         checkpoint_id=state.checkpoint_id if state else None,
+        suspect=state.suspect if state else None,
     )
 
 

@@ -20,9 +20,15 @@ from terrarium_dagster.agent.client import (
 from terrarium_dagster.agent.protocol import ChatMessage, assistant_message_dict
 from terrarium_dagster.agent.server import ServerInfo, probe_server, require_tools
 from terrarium_dagster.agent.session import ModelSession
+from terrarium_dagster.config import load_settings
+from terrarium_dagster.defs.metadata import annotation_metadata
+from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.glossary.models import ANSWERS_KEY, ThreadState
 from terrarium_dagster.glossary.store import GlossaryStore
-from tests.support.vllm_server import ScriptedVLLM
+from terrarium_dagster.status import render_status, store_status
+from tests.support.corpus_builder import simple_quest
+from tests.support.vllm_server import Reply, ScriptedVLLM
 
 # llama-server 0.0.11434 (HTTP 400, type exceed_context_size_error, numbers beside the message)
 LLAMA_CPP_OVERFLOW = (
@@ -147,3 +153,70 @@ def test_a_server_without_tools_is_refused_naming_the_fix() -> None:
         require_tools(info)
     assert "--chat-template-file" in str(caught.value) and caught.value.exit_code == 2
     require_tools(info.model_copy(update={"tools": None}))  # unknown: not refused
+
+
+def _run_thread(server: ScriptedVLLM, tmp_path: Path, max_rounds: int = 6) -> Path:
+    corpus = tmp_path / "corpus.db"
+    simple_quest(corpus, threads=1, scenes_per_thread=2)
+    db = tmp_path / "store.db"
+    settings = load_settings(corpus=corpus, db=str(db), agent_url=server.url, max_rounds=max_rounds)
+    client = ChatClient(ClientConfig(base_url=server.url, max_retries=0))
+    with Engine.open(settings, client=client) as engine:
+        engine.annotate_thread(engine.threads[0].id)
+    return db
+
+
+@pytest.mark.parametrize(
+    ("answers", "reason"),
+    [([Reply(content="Nothing to note.")] * 2, "no tool call in 2 answers")],
+    ids=["no-tool-call"],
+)
+def test_a_thread_without_tool_calls_or_with_every_answer_cut_is_suspect(
+    vllm_server: ScriptedVLLM,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    answers: list[Reply],
+    reason: str,
+) -> None:
+    vllm_server.script(*answers)
+    with caplog.at_level(logging.WARNING, logger="terrarium_dagster.engine"):
+        db = _run_thread(vllm_server, tmp_path)
+    report = store_status(str(db))
+    (thread,) = report["threads"]
+    assert thread["suspect"] == reason
+    assert f"SUSPECT: {reason}" in render_status(report)
+    assert any("SUSPECT" in record.getMessage() for record in caplog.records)
+    # and in Dagster: the thread's materialization metadata
+    with Engine.open(load_settings(db=str(db)), model=False) as engine:
+        report_of_thread = engine.annotate_thread(engine.threads[0].id)  # done: its record
+    assert report_of_thread.already_done
+    metadata = annotation_metadata(report_of_thread)
+    assert metadata["suspect"] is True and reason in str(metadata["suspect_reason"])
+
+
+def test_a_thread_whose_agent_calls_tools_is_not_suspect(
+    vllm_server: ScriptedVLLM, tmp_path: Path
+) -> None:
+    search = Reply(tool_calls=[("glossary_search", '{"query": "envoy"}')])
+    vllm_server.script(search, Reply(content="done"), Reply(content="done"))
+    db = _run_thread(vllm_server, tmp_path)
+    (thread,) = store_status(str(db))["threads"]
+    assert thread["suspect"] is None
+
+
+@pytest.mark.parametrize(
+    ("answers", "reason"),
+    [
+        ({"answers": 3, "cut": 3, "tool_calls": 4}, "all 3 answers cut at max_tokens"),
+        ({"answers": 3, "cut": 0, "tool_calls": 0}, "no tool call in 3 answers"),
+        ({"answers": 3, "cut": 2, "tool_calls": 1}, None),
+        ({"answers": 0, "cut": 0, "tool_calls": 0}, None),
+        (None, None),
+    ],
+)
+def test_what_makes_a_thread_suspect(answers: dict[str, int] | None, reason: str | None) -> None:
+    # a cut answer without tool calls is asked again (and stops the run if it stays cut), so
+    # "all cut" is what is left when llama-server says "length" beside every tool call
+    extra = {} if answers is None else {ANSWERS_KEY: answers}
+    state = ThreadState(thread_id=1, thread_key="t1", position=0, status="annotated", extra=extra)
+    assert state.suspect == reason

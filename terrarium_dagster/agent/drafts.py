@@ -84,6 +84,18 @@ class WriteCall:
     outcome: ToolOutcome
 
 
+def new_tally() -> dict[str, int]:
+    """A scene's count of its rounds' answers: all, cut at max_tokens, tool calls made (kept in
+    the thread's state; `ThreadState.suspect` reads it)."""
+    return {"answers": 0, "cut": 0, "tool_calls": 0}
+
+
+def tally_answer(tally: dict[str, int], result: ChatResult) -> None:
+    tally["answers"] += 1
+    tally["cut"] += result.finish_reason == "length"
+    tally["tool_calls"] += len(result.tool_calls)
+
+
 @dataclass
 class SceneDraft:
     """One scene annotated against the block's committed past: its turns and its writes."""
@@ -98,6 +110,7 @@ class SceneDraft:
     rounds: int = 0
     done: bool = False
     serial: bool = False  # could not be drafted alone: annotated serially at its turn
+    answers: dict[str, int] = field(default_factory=new_tally)
 
     def next_request(self, max_rounds: int, thread_id: int) -> list[Message] | None:
         """The messages of the draft's next model call, or None when the scene is finished."""
@@ -114,6 +127,7 @@ class SceneDraft:
     ) -> None:
         """Append the model's answer and the results of its tool calls."""
         self.turns.append(assistant_message_dict(result.message))
+        tally_answer(self.answers, result)
         if not result.tool_calls:
             self.done = True
             return

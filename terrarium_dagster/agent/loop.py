@@ -30,8 +30,10 @@ from terrarium_dagster.agent.drafts import (
     SceneDraft,
     commit_writes,
     draft_block,
+    new_tally,
     run_tools_in_savepoint,
     submit,
+    tally_answer,
 )
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.relevant import (
@@ -65,6 +67,7 @@ from terrarium_dagster.errors import (
     Interrupted,
     StoreError,
 )
+from terrarium_dagster.glossary.models import ANSWERS_KEY
 from terrarium_dagster.glossary.progress import THROUGH_POST, through_post
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
@@ -476,7 +479,9 @@ class Annotator:
                 self._compaction_log(event)
             last = draft is drafts[-1]  # the context is saved once, at the block's end
             outcomes.append(
-                self._end_scene(thread, draft.scene, draft.index, count, turns, before, save=last)
+                self._end_scene(
+                    thread, draft.scene, draft.index, count, turns, before, draft.answers, save=last
+                )
             )
         return outcomes
 
@@ -537,6 +542,7 @@ class Annotator:
                 message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
             )
         turns: list[Message] = [{"role": "user", "content": message}]
+        answers = new_tally()  # what this scene's rounds got
         for _round in range(self.settings.max_rounds):
             plan = self.context.prepare_call(turns, thread_id=thread.id)
             turns = plan.scene_messages
@@ -547,6 +553,7 @@ class Annotator:
                 turns = plan.scene_messages
                 result = self.calls.call(plan.messages, purpose="annotate")
             turns.append(assistant_message_dict(result.message))
+            tally_answer(answers, result)
             if not result.tool_calls:
                 break
             outcomes = self.calls.run_tools(result)
@@ -557,7 +564,9 @@ class Annotator:
                 break  # the model said these calls finish the scene, and they all succeeded
         for companion in self.companions:
             companion.dismiss_if_open()
-        return self._end_scene(thread, scene, index, count, turns, before, after=after, split=split)
+        return self._end_scene(
+            thread, scene, index, count, turns, before, answers, after=after, split=split
+        )
 
     def _end_scene(
         self,
@@ -567,6 +576,7 @@ class Annotator:
         count: int,
         turns: list[Message],
         before: int,
+        answers: dict[str, int],
         *,
         save: bool = True,
         after: str | None = None,
@@ -580,6 +590,12 @@ class Annotator:
         if save:
             self.store.memory.save_context_state(self.context.state.to_json())
         self.store.sources.record(self._hash_of, since_revision=before)  # as cited: an edit shows
+        before_state = self.store.progress.thread_state(thread.id)
+        counted = before_state.extra.get(ANSWERS_KEY) if before_state else None
+        # after this scene's earlier part (a long scene is read in parts)
+        earlier_part = before_state is not None and before_state.extra.get(PART_NEXT) is not None
+        if isinstance(counted, dict) and (index > 0 or earlier_part):  # the thread's so far
+            answers = {key: int(counted.get(key) or 0) + value for key, value in answers.items()}
         self.store.progress.set_thread_state(
             thread.id,
             thread_key=thread.key,
@@ -590,7 +606,7 @@ class Annotator:
             cursor_scene_id=scene.id,
             run_id=self.run_id,
             # the last post annotated moves once the whole scene is (a part ends mid-scene)
-            extra=_progress_extra(scene, after, split),
+            extra={ANSWERS_KEY: answers, **_progress_extra(scene, after, split)},
         )
         created = sum(1 for r in changed if r.action == "create")
         return created, len(entry_ids) - created
@@ -831,7 +847,7 @@ def _position(scene: Scene, mark: object, cursor: str) -> tuple[int, int] | None
     return ids.index(int(post_id)), int(piece)
 
 
-def _progress_extra(scene: Scene, after: str | None, split: bool) -> dict[str, Any] | Any:
+def _progress_extra(scene: Scene, after: str | None, split: bool) -> dict[str, Any]:
     """What a scene's end records beside the cursor: the last post annotated once the scene is
     done (a living thread's new posts start after it), and for a split scene where its next
     part starts (None once its last part is done)."""

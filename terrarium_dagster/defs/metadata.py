@@ -77,6 +77,9 @@ def annotation_metadata(report: ThreadReport, *, site_url: str | None = None) ->
             metadata[f"source · {label}"] = dg.MetadataValue.url(source)
     if report.rewound_threads:
         metadata["rewound_threads"] = dg.MetadataValue.json(list(report.rewound_threads))
+    metadata["suspect"] = report.suspect is not None
+    if report.suspect:
+        metadata["suspect_reason"] = dg.MetadataValue.text(report.suspect)
     return metadata
 
 

@@ -145,6 +145,32 @@ class ThreadState(_Frozen):
     def finished(self) -> bool:
         return self.status in ("annotated", "curated") and self.end_revision_id is not None
 
+    @property
+    def suspect(self) -> str | None:
+        """Why the thread's annotation is not to be trusted, from its scenes' answers (counted in
+        `extra["answers"]` by the scene loop), or None: no tool call in any answer (a server that
+        drops the tool schemas, a model that cannot call tools), or every answer cut at
+        max_tokens."""
+        return suspect_reason(self.extra.get(ANSWERS_KEY))
+
+
+ANSWERS_KEY = "answers"
+"""`ThreadState.extra` key of the thread's scene-round answers: {"answers", "cut", "tool_calls"}."""
+
+
+def suspect_reason(answers: Any) -> str | None:
+    """See `ThreadState.suspect`; `answers` as the scene loop counts them."""
+    if not isinstance(answers, dict):
+        return None
+    count, cut, calls = (int(answers.get(key) or 0) for key in ("answers", "cut", "tool_calls"))
+    if count == 0:
+        return None
+    if calls == 0:
+        return f"no tool call in {count} answer{'s' if count != 1 else ''}"
+    if cut >= count:
+        return f"all {count} answers cut at max_tokens"
+    return None
+
 
 LEASE_STALE_S = 15 * 60
 """A holder on another host with no heartbeat for this long is taken for dead."""
