@@ -25,6 +25,7 @@ from terrarium_dagster.glossary.links import without_links_to
 from terrarium_dagster.glossary.models import ProvenanceIn
 from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from tests.support.cli import run_args
 
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")
 COMPANY = re.compile(r"appears with ([^;.]*)")
@@ -33,7 +34,7 @@ COMPANY = re.compile(r"appears with ([^;.]*)")
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("content") / "terrarium.db"
-    assert main(["run", "--offline", "--db", str(db)]) == 0
+    assert main(run_args(db)) == 0
     return db
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
-from tests.test_dagster_dev import DagsterDev, dev_environment
+from tests.support.dagster_dev import DagsterDev, dev_environment
 
 LOCATION = "terrarium_dagster"
 REPOSITORY = "__repository__"

@@ -26,7 +26,7 @@ import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
 from tests.support.browser import free_port
-from tests.test_dagster_dev import REPO, DagsterDev, dev_environment
+from tests.support.dagster_dev import REPO, DagsterDev, dev_environment
 
 ASSETS = ["scene_batches", "thread_annotations", "curated_glossary", "glossary_export"]
 

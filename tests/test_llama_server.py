@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -26,11 +24,11 @@ from terrarium_dagster.agent.client import ChatClient, ClientConfig, ServerConte
 from terrarium_dagster.agent.server import probe_server
 from terrarium_dagster.agent.session import ModelSession, standalone_task
 from terrarium_dagster.glossary.store import GlossaryStore
+from tests.support.cli import run_args, terrarium
 from tests.support.llama_server import LlamaServer, run_llama_server
 
 pytestmark = pytest.mark.slow
 
-TERRARIUM = Path(sys.executable).with_name("terrarium")
 SYSTEM = {"role": "system", "content": "You note the names in a story."}
 USER = {"role": "user", "content": "The envoy Vaskari crossed the Ashfall at dawn."}
 TOOLS = [
@@ -61,17 +59,7 @@ def _client(server: LlamaServer, **options: object) -> ChatClient:
     return ChatClient(ClientConfig(**config))  # type: ignore[arg-type]
 
 
-def _terrarium(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TERRARIUM_")}
-    return subprocess.run(
-        [str(TERRARIUM), *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=420,
-        check=False,
-    )
+_terrarium = partial(terrarium, timeout=420, clean=True)
 
 
 def test_the_probe_finds_llama_cpp_its_window_tools_and_exact_counting(
@@ -186,7 +174,7 @@ def test_the_gate_keeps_prompt_and_max_tokens_within_the_window(tmp_path: Path) 
 def test_a_server_whose_template_has_no_tools_is_refused_at_start(tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     with run_llama_server(tmp_path, tools_template=False) as server:
-        done = _terrarium("run", "--agent-url", server.url, "--db", str(db), cwd=tmp_path)
+        done = _terrarium(*run_args(db, agent_url=server.url), cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert "cannot take tools" in last and "--chat-template-file" in last
@@ -201,21 +189,15 @@ def test_terrarium_run_on_the_sample_through_llama_server(tmp_path: Path) -> Non
     db = tmp_path / "store.db"
     with run_llama_server(tmp_path) as server:
         done = _terrarium(
-            "run",
-            "--agent-url",
-            server.url,
-            "--db",
-            str(db),
-            "--max-scenes",
-            "1",
-            "--max-tokens",
-            "64",
-            "--max-rounds",
-            "1",
-            "--temperature",
-            "0",
-            "--seed",
-            "1",
+            *run_args(
+                db,
+                agent_url=server.url,
+                max_scenes=1,
+                max_tokens=64,
+                max_rounds=1,
+                temperature=0,
+                seed=1,
+            ),
             cwd=tmp_path,
         )
     (said,) = [line for line in done.stderr.splitlines() if "server: llama.cpp" in line]
