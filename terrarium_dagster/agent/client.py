@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -57,6 +57,9 @@ from terrarium_dagster.errors import (
     ContextOverflowError,
     TerrariumError,
 )
+
+if TYPE_CHECKING:
+    from terrarium_dagster.agent.server import ServerInfo
 
 logger = logging.getLogger(__name__)
 
@@ -589,7 +592,7 @@ class ChatClient:
         )
         self._model_info: ModelInfo | None = None
         self._tokenize_shape: TokenizeShape = "vllm"  # until the server shows otherwise
-        self.server_info: Any = None  # the `agent.server.ServerInfo` found at start, once probed
+        self.server_info: ServerInfo | None = None  # what `agent.server` found, once probed
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -146,8 +146,7 @@ def probe_server(client: ChatClient) -> ServerInfo:
 
 def server_info(client: ChatClient) -> ServerInfo:
     """The client's `ServerInfo`, probed now if it was not yet."""
-    found = client.server_info
-    return found if isinstance(found, ServerInfo) else probe_server(client)
+    return client.server_info or probe_server(client)
 
 
 def require_tools(info: ServerInfo) -> None:
