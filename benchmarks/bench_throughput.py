@@ -32,12 +32,13 @@ import sys
 import tempfile
 import time
 from contextlib import closing
+from dataclasses import astuple
 from pathlib import Path
 
 import httpx
 
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
+from terrarium_dagster.testing.quality import score, vocabulary_in
+from terrarium_dagster.testing.synthetic import generate_corpus
 
 BANISHED_POSTS = 130_000
 SPEEDUP_TARGET = 5.0
@@ -68,27 +69,6 @@ def stop(process: subprocess.Popen[str]) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-
-
-def scored(db: Path, gold: set[str]) -> tuple[float, int, int]:
-    """(recall of the gold terms, live entries, duplicate live entries) of a store."""
-    with closing(sqlite3.connect(db)) as conn:
-        live = [
-            row[0]
-            for row in conn.execute(
-                "SELECT norm_term FROM entry WHERE deleted = 0 "
-                "AND status NOT IN ('merged', 'rejected')"
-            )
-        ]
-        aliases = {
-            row[0]
-            for row in conn.execute(
-                "SELECT a.norm_alias FROM alias a JOIN entry e ON e.id = a.entry_id "
-                "WHERE a.deleted = 0 AND e.deleted = 0 AND e.status NOT IN ('merged', 'rejected')"
-            )
-        }
-    found = gold & (set(live) | aliases)
-    return len(found) / max(1, len(gold)), len(live), len(live) - len(set(live))
 
 
 def run_level(corpus: Path, workdir: Path, level: int, scale: float) -> dict[str, object]:
@@ -132,13 +112,12 @@ def main() -> None:
     )
     with closing(sqlite3.connect(corpus)) as conn:
         posts = conn.execute("SELECT COUNT(*) FROM post").fetchone()[0]
-        text = " ".join(row[0] for row in conn.execute("SELECT body FROM post")).lower()
-    gold = {normalize_term(t) for t in vocabulary(args.seed).terms if t.lower() in text}
+    gold = vocabulary_in(corpus, args.seed)
     levels = sorted(set(args.levels) | {1})
     results = []
     for level in levels:
         result = run_level(corpus, workdir, level, args.scale)
-        recall, live, duplicates = scored(Path(str(result["db"])), gold)
+        recall, live, duplicates = astuple(score(Path(str(result["db"])), gold))
         result.update(recall=round(recall, 3), live_entries=live, duplicates=duplicates)
         results.append(result)
         print(

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.glossary.normalize import normalize_term
 from terrarium_dagster.testing.batching import BatchingServer
-from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
+from terrarium_dagster.testing.quality import score, vocabulary_in
+from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import TERRARIUM, run_args
 from tests.support.store_dump import store_dump
 
@@ -73,34 +73,10 @@ def test_a_concurrent_run_keeps_the_serial_runs_recall_and_adds_no_duplicate(
     serial, concurrent = tmp_path / "serial.db", tmp_path / "concurrent.db"
     assert _run(quest, serial, jittery.url, "--concurrency", "1") == 0
     assert _run(quest, concurrent, jittery.url, "--concurrency", "8") == 0
-    with closing(sqlite3.connect(quest)) as conn:
-        text = " ".join(row[0] for row in conn.execute("SELECT body FROM post")).lower()
-    gold = {normalize_term(term) for term in vocabulary(18).terms if term.lower() in text}
-
-    def scored(db: Path) -> tuple[float, int]:
-        with closing(sqlite3.connect(db)) as conn:
-            live = [
-                row[0]
-                for row in conn.execute(
-                    "SELECT norm_term FROM entry WHERE deleted = 0 "
-                    "AND status NOT IN ('merged', 'rejected')"
-                )
-            ]
-            aliases = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT a.norm_alias FROM alias a JOIN entry e ON e.id = a.entry_id "
-                    "WHERE a.deleted = 0 AND e.deleted = 0 "
-                    "AND e.status NOT IN ('merged', 'rejected')"
-                )
-            }
-        recall = len(gold & (set(live) | aliases)) / len(gold)
-        return recall, len(live) - len(set(live))
-
-    serial_recall, serial_duplicates = scored(serial)
-    concurrent_recall, concurrent_duplicates = scored(concurrent)
-    assert concurrent_recall >= serial_recall, (concurrent_recall, serial_recall)
-    assert concurrent_duplicates <= serial_duplicates
+    gold = vocabulary_in(quest, 18)
+    serial_score, concurrent_score = score(serial, gold), score(concurrent, gold)
+    assert concurrent_score.recall >= serial_score.recall, (concurrent_score, serial_score)
+    assert concurrent_score.duplicates <= serial_score.duplicates
     with closing(sqlite3.connect(concurrent)) as conn:
         unsourced = conn.execute(
             "SELECT COUNT(*) FROM entry e WHERE e.deleted = 0 AND NOT EXISTS "

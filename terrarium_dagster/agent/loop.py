@@ -346,14 +346,25 @@ class Annotator:
         tools may cite any post of the scene and its revisions name the scene; the context and
         the thread's cursor name the part, so a stop between parts resumes at the next one;
         `after`: where the scene's next part starts (None: the scene ends with this)."""
+        with self._unit_of_work(thread, scene):
+            created, updated = self._scene_turns(
+                thread, part or scene, index, count, after, split=part not in (None, scene)
+            )
+        self.scenes_this_run += 1
+        self._report_scene(thread, part or scene, created, updated)
+
+    @contextmanager
+    def _unit_of_work(self, thread: Thread, scene: Scene) -> Iterator[None]:
+        """One unit of committed work (a scene, a part of one, or a block of drafted scenes) in
+        ONE store transaction, taking the write lock at its first write. Whatever stops it, the
+        store rolls back, what the server was asked stays on the books, and the in-memory context
+        follows the store again; a failed call or a stop ends the run cleanly."""
         self.calls.scope = (thread, scene)
         try:
-            with self.store.transaction(deferred=True):  # the write lock from the first write
-                created, updated = self._scene_turns(
-                    thread, part or scene, index, count, after, split=part not in (None, scene)
-                )
+            with self.store.transaction(deferred=True):
+                yield
         except BaseException as exc:
-            self.record_calls()  # the scene rolled back; what the server was asked stays
+            self.record_calls()
             self.calls.scope = None
             for companion in self.companions:
                 companion.abandon()
@@ -363,8 +374,6 @@ class Annotator:
             raise
         self.record_calls()
         self.calls.scope = None
-        self.scenes_this_run += 1
-        self._report_scene(thread, part or scene, created, updated)
 
     def _report_scene(self, thread: Thread, scene: Scene, created: int, updated: int) -> None:
         if self.progress:
@@ -391,21 +400,8 @@ class Annotator:
     ) -> None:
         """Annotate `scenes` (consecutive, of one thread) as one unit: drafted side by side,
         committed in story order, in ONE store transaction."""
-        self.calls.scope = (thread, scenes[0])
-        try:
-            with self.store.transaction(deferred=True):
-                outcomes = self._block_turns(thread, scenes, first, count)
-        except BaseException as exc:
-            self.record_calls()  # the block rolled back; what the server was asked stays
-            self.calls.scope = None
-            for companion in self.companions:
-                companion.abandon()
-            self.reload()
-            if isinstance(exc, Interrupted | AgentError):
-                self.stop_cleanly()
-            raise
-        self.record_calls()
-        self.calls.scope = None
+        with self._unit_of_work(thread, scenes[0]):
+            outcomes = self._block_turns(thread, scenes, first, count)
         self.scenes_this_run += len(scenes)
         for scene, (created, updated) in zip(scenes, outcomes, strict=True):
             self._report_scene(thread, scene, created, updated)
