@@ -8,7 +8,8 @@ launches two backfills over neighbouring ranges of threads — the first of all 
 them one after the other (the second waits while the first runs: never two writers). Then
 Declarative Automation (`default_automation_condition_sensor`, running by default) curates and
 exports the threads the second run only annotated — each thread curated and exported exactly once,
-none of what the first run did redone — and the test checks the order of the materializations, the
+none of what the first run did redone, every thread's scene batches recorded and every check
+evaluated against the latest curation — and the test checks the order of the materializations, the
 metadata's links to source posts, and that every export equals what `terrarium export` writes for
 the same thread.
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
 from terrarium_dagster.exports.files import MANIFEST_FILE
 from tests.support.cli import TERRARIUM
 from tests.support.dagster_dev import (
@@ -190,6 +192,15 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
         for event in automated:
             tags = dev.run(event["runId"])["tags"]
             assert tags.get("dagster/from_automation_condition") == "true", tags
+
+    # Every thread annotated has its scene batches, whichever selection annotated it (the
+    # second backfill selected annotation alone), and after automation's curations every check
+    # is evaluated against the latest curation (never "Not evaluated").
+    scene_batches = {event["partition"] for event in dev.materializations("scene_batches")}
+    assert scene_batches == set(keys), scene_batches
+    checks = dev.checks_for_latest("curated_glossary")
+    assert sorted(checks) == sorted(item.name for item in GLOSSARY_CHECKS)
+    assert all(e and e["status"] in ("SUCCEEDED", "FAILED") for e in checks.values()), checks
 
     # Never two writers: runs in the LLM pool never overlap in time.
     writers = [

@@ -1,14 +1,14 @@
-"""Every path that completes a thread, through a real `dagster dev` driven by GraphQL as the UI is.
+"""The paths that complete a thread without a user, through a real `dagster dev` driven by
+GraphQL as the UI is (annotation alone followed by automation's curation is in
+tests/test_dagster_dev.py).
 
 One `dagster dev` (the sample quest, the offline backend, the schedule's cron every minute):
 
-1. A backfill of `thread_annotations` alone over the first two threads; Declarative Automation's
-   follow-ups curate and export them. Every thread the run annotated has its `scene_batches`, and
-   every glossary check is evaluated against the latest `curated_glossary` materialization (what
-   the UI shows as the check's status: not "Not evaluated").
-2. The schedule, switched on, annotates and curates the remaining threads in one run: again
-   `scene_batches` for each, and every check evaluated for the latest materialization.
-3. Re-materializing an annotated thread that later threads built on (what a user does from the
+1. The schedule, switched on, annotates and curates the threads in one run: every thread gets
+   its `scene_batches`, and every glossary check is evaluated against the latest
+   `curated_glossary` materialization (what the UI shows as the check's status: not "Not
+   evaluated").
+2. Re-materializing an annotated thread that later threads built on (what a user does from the
    partition's page) succeeds, says it changed nothing, and no partition turns red.
 """
 
@@ -29,18 +29,6 @@ SCHEDULE = "incremental_annotation_schedule"
 CHECKS = sorted(item.name for item in GLOSSARY_CHECKS)
 
 
-def _checks_for_latest(dev: DagsterDev) -> dict[str, dict[str, Any] | None]:
-    """Each check of `curated_glossary` and its execution for the latest materialization (None:
-    the UI shows "Not evaluated")."""
-    data = dev.graphql(
-        """{ assetNodeOrError(assetKey: {path: ["curated_glossary"]}) { __typename
-             ... on AssetNode { assetChecksOrError { __typename ... on AssetChecks { checks {
-               name executionForLatestMaterialization { runId status } } } } } } }"""
-    )
-    checks = data["assetNodeOrError"]["assetChecksOrError"]["checks"]
-    return {check["name"]: check["executionForLatestMaterialization"] for check in checks}
-
-
 def _partition_stats(dev: DagsterDev, asset: str) -> dict[str, int]:
     data = dev.graphql(
         """query ($key: AssetKeyInput!) { assetNodeOrError(assetKey: $key) { __typename
@@ -56,7 +44,7 @@ def _partitions(dev: DagsterDev, asset: str) -> set[str]:
 
 
 def _all_checks_evaluated(dev: DagsterDev) -> bool:
-    checks = _checks_for_latest(dev)
+    checks = dev.checks_for_latest("curated_glossary")
     return sorted(checks) == CHECKS and all(
         execution and execution["status"] in ("SUCCEEDED", "FAILED")
         for execution in checks.values()
@@ -85,7 +73,7 @@ def dev(tmp_path: Path, _isolated_home: Path, sample_db: Path) -> Any:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_every_path_that_completes_a_thread_evaluates_the_checks_and_batches_its_scenes(
+def test_the_schedule_batches_scenes_and_evaluates_checks_and_a_rematerialization_stays_green(
     dev: DagsterDev, sample_db: Path
 ) -> None:
     from terrarium_dagster.corpus.reader import Corpus
@@ -99,22 +87,7 @@ def test_every_path_that_completes_a_thread_evaluates_the_checks_and_batches_its
         what="thread_discovery_sensor to add the sample's threads",
     )
 
-    # 1. Annotation alone; automation curates and exports what it annotated.
-    first = keys[:2]
-    backfill = dev.launch_backfill("thread_annotations", first)
-    assert _wait_for_backfill(dev, backfill) == "COMPLETED_SUCCESS", dev.log_tail()
-    dev.wait_for(
-        lambda: (
-            set(first) <= _partitions(dev, "curated_glossary")
-            and set(first) <= _partitions(dev, "glossary_export")
-        ),
-        timeout=240,
-        what="automation to curate and export the annotated threads",
-    )
-    assert set(first) <= _partitions(dev, "scene_batches"), "annotation batched its scenes"
-    dev.wait_for(lambda: _all_checks_evaluated(dev), timeout=30, what="the checks to evaluate")
-
-    # 2. The schedule annotates and curates the rest in one run.
+    # 1. The schedule annotates and curates every thread in one run.
     started = dev.graphql(
         """mutation ($selector: ScheduleSelector!) { startSchedule(scheduleSelector: $selector) {
              __typename ... on ScheduleStateResult { scheduleState { status } }
@@ -126,11 +99,10 @@ def test_every_path_that_completes_a_thread_evaluates_the_checks_and_batches_its
         },
     )
     assert started["startSchedule"]["__typename"] == "ScheduleStateResult", started
-    rest = keys[2:]
     dev.wait_for(
-        lambda: set(rest) <= _partitions(dev, "curated_glossary"),
+        lambda: set(keys) <= _partitions(dev, "curated_glossary"),
         timeout=200,
-        what="the schedule's run to annotate and curate the remaining threads",
+        what="the schedule's run to annotate and curate the threads",
     )
     scheduled = dev.wait_for(
         lambda: (
@@ -142,11 +114,11 @@ def test_every_path_that_completes_a_thread_evaluates_the_checks_and_batches_its
         what="the schedule's run to finish",
     )
     assert all(run["status"] == "SUCCESS" for run in scheduled), dev.log_tail()
-    assert set(rest) <= _partitions(dev, "scene_batches"), "the schedule batched the scenes"
+    assert set(keys) <= _partitions(dev, "scene_batches"), "the schedule batched the scenes"
     dev.wait_for(lambda: _all_checks_evaluated(dev), timeout=30, what="the checks to evaluate")
     # (the schedule stays on: every thread is annotated now, so its ticks skip)
 
-    # 3. Re-materializing an annotated thread that later threads built on: green, unchanged.
+    # 2. Re-materializing an annotated thread that later threads built on: green, unchanged.
     again = dev.launch_backfill(["thread_annotations", "curated_glossary"], [keys[1]])
     assert _wait_for_backfill(dev, again) == "COMPLETED_SUCCESS", dev.log_tail()
     (run,) = dev.backfill(again)["runs"]

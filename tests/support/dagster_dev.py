@@ -274,6 +274,18 @@ class DagsterDev:
             event["metadata"] = {entry["label"]: entry for entry in event["metadataEntries"]}
         return sorted(events, key=lambda event: int(event["timestamp"]))
 
+    def checks_for_latest(self, asset: str) -> dict[str, dict[str, Any] | None]:
+        """Each check of `asset` and its execution for the asset's latest materialization (None
+        is what the UI shows as "Not evaluated")."""
+        data = self.graphql(
+            """query ($key: AssetKeyInput!) { assetNodeOrError(assetKey: $key) { __typename
+                 ... on AssetNode { assetChecksOrError { __typename ... on AssetChecks {
+                   checks { name executionForLatestMaterialization { runId status } } } } } } }""",
+            key={"path": [asset]},
+        )
+        checks = data["assetNodeOrError"]["assetChecksOrError"]["checks"]
+        return {check["name"]: check["executionForLatestMaterialization"] for check in checks}
+
     def check_executions(self, asset: str, check: str) -> list[dict[str, Any]]:
         data = self.graphql(
             """query ($key: AssetKeyInput!, $check: String!) {
