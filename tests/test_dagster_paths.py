@@ -51,18 +51,6 @@ def _all_checks_evaluated(dev: DagsterDev) -> bool:
     )
 
 
-def _wait_for_backfill(dev: DagsterDev, backfill_id: str, timeout: float = 180) -> str:
-    return dev.wait_for(
-        lambda: (
-            (status := dev.backfill(backfill_id)["status"])
-            not in ("REQUESTED", "CANCELING", "FAILING")
-            and status
-        ),
-        timeout=timeout,
-        what=f"backfill {backfill_id} to finish",
-    )
-
-
 @pytest.fixture
 def dev(tmp_path: Path, _isolated_home: Path, sample_db: Path) -> Any:
     env = dev_environment(_isolated_home, tmp_path / "store" / "terrarium.db")
@@ -119,11 +107,14 @@ def test_the_schedule_batches_scenes_and_evaluates_checks_and_a_rematerializatio
     # (the schedule stays on: every thread is annotated now, so its ticks skip)
 
     # 2. Re-materializing an annotated thread that later threads built on: green, unchanged.
-    again = dev.launch_backfill(["thread_annotations", "curated_glossary"], [keys[1]])
-    assert _wait_for_backfill(dev, again) == "COMPLETED_SUCCESS", dev.log_tail()
-    (run,) = dev.backfill(again)["runs"]
-    assert dev.run(run["runId"])["status"] == "SUCCESS"
-    latest = [e for e in dev.materializations("thread_annotations") if e["runId"] == run["runId"]]
+    run_id = dev.launch_run(["thread_annotations", "curated_glossary"], keys[1])
+    status = dev.wait_for(
+        lambda: (s := dev.run(run_id)["status"]) in ("SUCCESS", "FAILURE", "CANCELED") and s,
+        timeout=120,
+        what="the re-materialization",
+    )
+    assert status == "SUCCESS", dev.log_tail()
+    latest = [e for e in dev.materializations("thread_annotations") if e["runId"] == run_id]
     assert [event["partition"] for event in latest] == [keys[1]]
     assert latest[0]["metadata"]["already_done"]["__typename"] == "BoolMetadataEntry"
     time.sleep(2)
