@@ -19,7 +19,7 @@ from pathlib import Path
 
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import Engine
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
 
 

@@ -18,7 +18,7 @@ from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.exports.site import build_site
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
 
 

@@ -750,7 +750,7 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
-    from terrarium_dagster.glossary.recover import recover
+    from terrarium_dagster.store.recover import recover
 
     settings = _settings(args)
     report = recover(Path(settings.db), args.out)

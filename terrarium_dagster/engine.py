@@ -45,15 +45,15 @@ from terrarium_dagster.errors import (
 )
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
-from terrarium_dagster.glossary.base import remove_store_files
-from terrarium_dagster.glossary.models import ThreadState
-from terrarium_dagster.glossary.progress import through_post
-from terrarium_dagster.glossary.sources import SourceChange
-from terrarium_dagster.glossary.sources import describe as describe_source_change
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.paths import unwritable_reason
 from terrarium_dagster.reports import CurationDecisionRow, ExportReport, ThreadReport
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.base import remove_store_files
+from terrarium_dagster.store.models import ThreadState
+from terrarium_dagster.store.progress import through_post
+from terrarium_dagster.store.sources import SourceChange
+from terrarium_dagster.store.sources import describe as describe_source_change
 from terrarium_dagster.thread_reports import curation_rows, recorded_curation, thread_report
 
 log = logging.getLogger(__name__)

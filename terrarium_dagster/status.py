@@ -9,9 +9,9 @@ from typing import Any
 from terrarium_dagster.corpus.living import hash_lookup
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError, TerrariumError
-from terrarium_dagster.glossary.progress import through_post
-from terrarium_dagster.glossary.sources import describe as describe_source_change
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.progress import through_post
+from terrarium_dagster.store.sources import describe as describe_source_change
 
 RECENT_DECISIONS = 10
 

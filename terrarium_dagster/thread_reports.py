@@ -7,8 +7,8 @@ from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.errors import EntryNotFoundError
-from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.reports import CurationDecisionRow, SourceLink, ThreadReport, TouchedEntry
+from terrarium_dagster.store.annotator import GlossaryStore
 
 SOURCES_PER_ENTRY = 3  # source posts a touched entry lists in a thread's report
 

@@ -19,8 +19,8 @@ from functools import partial
 from pathlib import Path
 
 from terrarium_dagster.backends.offline import OfflineBackend, count_prompt_tokens
-from terrarium_dagster.glossary.ledger import NO_ANSWER
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.ledger import NO_ANSWER
 from tests.support.cli import TERRARIUM, run_args, terrarium
 from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.vllm_server import (

@@ -1,4 +1,4 @@
-"""The call ledger (glossary/ledger.py) on a real store file: every request on the books before
+"""The call ledger (store/ledger.py) on a real store file: every request on the books before
 it is sent, from several threads at once, inside a scene's transaction too, and a dead process's
 unanswered calls settled by the next writer."""
 
@@ -12,9 +12,9 @@ import sys
 import threading
 from pathlib import Path
 
-from terrarium_dagster.glossary.ledger import NO_ANSWER
-from terrarium_dagster.glossary.models import AgentCallRecord
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.ledger import NO_ANSWER
+from terrarium_dagster.store.models import AgentCallRecord
 
 THREADS, CALLS = 8, 25
 

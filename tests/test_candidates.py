@@ -70,13 +70,13 @@ from the chapel door. He said nothing. When the light faded, Mirelle walked home
 
 
 def _keys(candidates: list[Candidate]) -> set[str]:
-    from terrarium_dagster.glossary.normalize import normalize_term
+    from terrarium_dagster.store.normalize import normalize_term
 
     return {normalize_term(name) for c in candidates for name in c.names}
 
 
 def _terms(candidates: list[Candidate]) -> set[str]:
-    from terrarium_dagster.glossary.normalize import normalize_term
+    from terrarium_dagster.store.normalize import normalize_term
 
     return {normalize_term(c.term) for c in candidates}
 
@@ -309,7 +309,7 @@ def test_detector_recall_on_the_sample_quest(sample_db: Path) -> None:
     """Every QM story scene of the bundled sample through the detector, against gold.yaml."""
     from terrarium_dagster.corpus.reader import Corpus
     from terrarium_dagster.corpus.sample import gold_terms
-    from terrarium_dagster.glossary.normalize import normalize_term
+    from terrarium_dagster.store.normalize import normalize_term
 
     found: set[str] = set()
     proposed: set[str] = set()

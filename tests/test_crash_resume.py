@@ -13,7 +13,7 @@ from contextlib import closing
 from pathlib import Path
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args
 from tests.support.store_dump import glossary_fingerprint
 

@@ -20,8 +20,8 @@ from terrarium_dagster.curation.prompt import (
     parse_decisions,
 )
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.glossary.models import ProvenanceIn
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ProvenanceIn
 from tests.support.corpus_builder import EMBER_ROAD_URL, ember_road_quest
 
 AGENT = Actor("agent", run_id="run-a", thread_id=100, scene_id="100#102")

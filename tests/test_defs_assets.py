@@ -36,7 +36,7 @@ from terrarium_dagster.defs.resources import (
 from terrarium_dagster.engine import DONE, Engine
 from terrarium_dagster.errors import ConfigError, InputError, OrderError
 from terrarium_dagster.exports.files import MANIFEST_FILE
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
 STEP = "thread_glossary"
 

@@ -45,7 +45,7 @@ from terrarium_dagster.defs.sensors import (
     thread_discovery_sensor,
 )
 from terrarium_dagster.engine import DONE
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 
 ALL = [thread_glossary]
 

@@ -14,8 +14,8 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports import build_export, export_wiki, run_checks
 from terrarium_dagster.exports.wiki import slugify
-from terrarium_dagster.glossary.models import EntryView, Provenance
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import EntryView, Provenance
 from tests.support.glossary_fixtures import T1, T2, agent, src
 
 pytest_plugins = ["tests.support.glossary_fixtures"]
@@ -241,7 +241,7 @@ def test_wiki_html_pages_exist_and_every_link_resolves(wiki: Path) -> None:
 
 
 def view(entry_id: int, term: str, definition: str = "", **extra: Any) -> EntryView:
-    from terrarium_dagster.glossary.normalize import normalize_term
+    from terrarium_dagster.store.normalize import normalize_term
 
     provenance = [
         Provenance(id=entry_id, entry_id=entry_id, post_id=1, thread_id=1, quote="", revision_id=1)

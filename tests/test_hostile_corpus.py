@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import yaml
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.normalize import normalize_term
 from tests.support.cli import run_args
 
 BOOKS = Path(__file__).parent / "data" / "books"

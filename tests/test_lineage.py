@@ -9,7 +9,7 @@ import pytest
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import EntryNotFoundError
 from terrarium_dagster.exports.lineage import Lineage, lineage, render_lineage_text
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 
 pytest_plugins = ["tests.support.glossary_fixtures"]
 

@@ -12,7 +12,7 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import AgentError
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import TERRARIUM, run_args
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Fault, Reply, ScriptedVLLM

@@ -13,7 +13,7 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.exports.lorebook import lore_content, plain_definition
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args
 
 NUMBER = (int, float)

@@ -34,8 +34,8 @@ from terrarium_dagster.context.prompts import (
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.prompt import CurationItem, build_curate_message, parse_decisions
 from terrarium_dagster.errors import ContextOverflowError
-from terrarium_dagster.glossary.models import Entry, Provenance
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import Entry, Provenance
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus
 
 TOOLS = default_registry().schemas()

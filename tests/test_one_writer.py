@@ -27,7 +27,7 @@ import dagster as dg
 import pytest
 
 from terrarium_dagster.defs.assets import thread_annotations, thread_glossary
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import TERRARIUM, run_args, terrarium
 from tests.support.kill_server import KillPoint, run_kill_server

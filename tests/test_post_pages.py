@@ -21,7 +21,7 @@ from terrarium_dagster.corpus.links import PostLinks, post_path
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import open_corpus
 from terrarium_dagster.exports.post_page import highlight_span, render_post_page
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.browser import terrarium_serve
 from tests.support.cli import run_args
 

@@ -10,7 +10,7 @@ import pytest
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.backends.offline import CurateEntryView, KnownEntry, offline_curate
 from terrarium_dagster.cli import main
-from terrarium_dagster.glossary.vocabulary import is_ordinary, ordinary_reason
+from terrarium_dagster.store.vocabulary import is_ordinary, ordinary_reason
 from tests.support.cli import run_args
 
 GOLD = Path(__file__).resolve().parents[1] / "terrarium_dagster/corpus/sample/gold.yaml"
@@ -149,7 +149,7 @@ def test_score_refuses_a_gold_file_that_is_not_a_terms_list(tmp_path: Path) -> N
 
 
 def test_terms_lose_nul_and_control_characters(tmp_path: Path) -> None:
-    from terrarium_dagster.glossary.store import Actor, GlossaryStore
+    from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
     with GlossaryStore(tmp_path / "s.db") as store:
         entry = store.glossary.create_entry(Actor(kind="user"), "Ves\x00per\u200b\tHold", "A keep.")
@@ -188,7 +188,7 @@ def test_the_offline_backend_tags_an_entry_when_its_name_says_what_it_is(
 
 
 def test_entries_of_the_offline_sample_have_kinds(sample_db: Path, tmp_path: Path) -> None:
-    from terrarium_dagster.glossary.store import GlossaryStore
+    from terrarium_dagster.store.annotator import GlossaryStore
 
     db = tmp_path / "s.db"
     assert main(run_args(db, sample_db)) == 0

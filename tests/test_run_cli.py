@@ -10,8 +10,8 @@ import pytest
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.sample import gold_terms
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.normalize import normalize_term
 from tests.support.cli import run_args
 from tests.support.corpus_builder import simple_quest
 from tests.support.store_dump import glossary_fingerprint

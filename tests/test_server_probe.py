@@ -24,9 +24,9 @@ from terrarium_dagster.config import load_settings
 from terrarium_dagster.defs.metadata import annotation_metadata
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import ConfigError
-from terrarium_dagster.glossary.models import ANSWERS_KEY, ThreadState
-from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.status import render_status, store_status
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import ANSWERS_KEY, ThreadState
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM
 

@@ -24,7 +24,7 @@ import pytest
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import TERRARIUM, run_args
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

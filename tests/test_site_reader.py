@@ -17,8 +17,8 @@ import pytest
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.browser import require_chromium, terrarium_serve
 from tests.support.cli import run_args

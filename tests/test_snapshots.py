@@ -20,7 +20,6 @@ from terrarium_dagster.context.prompts import SYSTEM_PROMPT
 from terrarium_dagster.context.state import ContextState, Cursor, Summary
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import InputError, Interrupted, StoreError
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import (
     CheckpointPayload,
     SnapshotNotFoundError,
@@ -32,6 +31,7 @@ from terrarium_dagster.snapshots.checkpoint import (
     snapshot_in_force,
     tools_digest,
 )
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from tests.support.corpus_builder import simple_quest
 
 

@@ -14,13 +14,13 @@ from terrarium_dagster.errors import (
     InputError,
     StoreError,
 )
-from terrarium_dagster.glossary import (
+from terrarium_dagster.store import (
     Actor,
     GlossaryStore,
     ProvenanceIn,
     parse_entry_id,
 )
-from terrarium_dagster.glossary.store import STATE_KEYS
+from terrarium_dagster.store.annotator import STATE_KEYS
 
 AGENT = Actor("agent", run_id="run-1", thread_id=100, scene_id="100#101")
 CURATOR = Actor("curator", run_id="run-1", thread_id=100)

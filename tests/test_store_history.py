@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary import Actor, EntryView, GlossaryStore, ProvenanceIn
+from terrarium_dagster.store import Actor, EntryView, GlossaryStore, ProvenanceIn
 
 ROLLBACK = Actor("rollback", run_id="run-2")
 CURATOR = Actor("curator", run_id="run-1")

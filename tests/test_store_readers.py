@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.errors import StoreError
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import TERRARIUM, run_args
 
 READERS = (

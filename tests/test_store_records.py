@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary import (
+from terrarium_dagster.store import (
     Actor,
     AgentCallRecord,
     CallTotals,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.errors import DamagedStoreError, StoreError
-from terrarium_dagster.glossary import SCHEMA_VERSION, Actor, GlossaryStore, ProvenanceIn
-from terrarium_dagster.glossary.schema import MIGRATIONS, migrate, schema_version
+from terrarium_dagster.store import SCHEMA_VERSION, Actor, GlossaryStore, ProvenanceIn
+from terrarium_dagster.store.schema import MIGRATIONS, migrate, schema_version
 
 AGENT = Actor("agent", run_id="run-1", thread_id=100, scene_id="100#101")
 

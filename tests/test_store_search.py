@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.glossary import (
+from terrarium_dagster.store import (
     Actor,
     GlossaryStore,
     fts_query,

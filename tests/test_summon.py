@@ -33,9 +33,9 @@ from terrarium_dagster.context.prompts import SYSTEM_PROMPT
 from terrarium_dagster.context.state import ContextState, Cursor, Message
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import BudgetError
-from terrarium_dagster.glossary.models import ProvenanceIn
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import save_checkpoint
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ProvenanceIn
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM
 

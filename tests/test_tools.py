@@ -26,7 +26,7 @@ from terrarium_dagster.context.prompts import KINDS
 from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.glossary.store import Actor, GlossaryStore, parse_entry_id
+from terrarium_dagster.store.annotator import Actor, GlossaryStore, parse_entry_id
 from tests.support.corpus_builder import PostRow, write_corpus
 
 # thread 100 (earlier) and thread 200 (later); times increase with ids.

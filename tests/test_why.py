@@ -21,8 +21,8 @@ from terrarium_dagster.config import Settings, load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import Engine, open_client
 from terrarium_dagster.errors import EntryNotFoundError, InputError
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import SnapshotNotFoundError
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from tests.support.corpus_builder import simple_quest
 
 URL = "https://quest.example/q/{thread_id}#{post_id}"

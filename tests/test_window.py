@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import TERRARIUM, run_args
 from tests.support.window_server import WindowServer, run_window_server

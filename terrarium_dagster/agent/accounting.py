@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from terrarium_dagster.agent.client import ChatResult, FailedAttempt
 from terrarium_dagster.agent.protocol import Usage
-from terrarium_dagster.glossary.models import AgentCallRecord
+from terrarium_dagster.store.models import AgentCallRecord
 
 
 def call_records(

@@ -20,7 +20,7 @@ from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
 FLUSH_ROUNDS = 2
 

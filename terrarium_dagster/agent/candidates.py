@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.vocabulary import frequency, is_ordinary
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import frequency, is_ordinary
 
 DEFAULT_MIN_SCORE = 1.0
 # A lowercase word at least this frequent in English (wordfreq's Zipf scale) is vocabulary, not a

@@ -53,8 +53,8 @@ from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.errors import ContextOverflowError, InputError, Interrupted
-from terrarium_dagster.glossary.inputs import parse_entry_id
-from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.store.inputs import parse_entry_id
+from terrarium_dagster.store.normalize import normalize_term
 
 WAIT_TICK_S = 0.25  # how often the owner thread looks at the stop flag while replies are due
 

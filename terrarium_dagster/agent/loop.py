@@ -67,10 +67,10 @@ from terrarium_dagster.errors import (
     Interrupted,
     StoreError,
 )
-from terrarium_dagster.glossary.models import ANSWERS_KEY
-from terrarium_dagster.glossary.progress import THROUGH_POST, through_post
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ANSWERS_KEY
+from terrarium_dagster.store.progress import THROUGH_POST, through_post
 
 log = logging.getLogger(__name__)
 

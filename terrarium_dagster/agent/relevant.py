@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from terrarium_dagster.context.prompts import SHOWN_DEFINITION_CHARS
-from terrarium_dagster.glossary.models import Entry
-from terrarium_dagster.glossary.normalize import normalize_text
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import Entry
+from terrarium_dagster.store.normalize import normalize_text
 
 CHARS_PER_TOKEN = 4
 DEFINITION_CHARS = SHOWN_DEFINITION_CHARS  # a definition a tool may replace is shown whole

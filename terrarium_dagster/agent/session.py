@@ -15,7 +15,7 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
   teaches the window, the request is made smaller and retried once; a second overflow is a
   `BudgetError` (one line, exit 1);
 - **token accounting**: every request is on the books before it is sent (a line in the store's
-  call ledger, `glossary/ledger.py`) and completed when it returns, with its prompt, cached and
+  call ledger, `store/ledger.py`) and completed when it returns, with its prompt, cached and
   completion tokens (counted locally when the server omits `usage`) and its outcome, failed ones
   included; the ledger is settled into the store's call table outside any transaction
   (`record_calls`, after a scene's commit or rollback), so a rolled-back scene still shows what
@@ -53,9 +53,9 @@ from terrarium_dagster.context.compaction import strip_thinking
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
 from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAnswerError
-from terrarium_dagster.glossary.base import now_iso
-from terrarium_dagster.glossary.models import AgentCallRecord
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.base import now_iso
+from terrarium_dagster.store.models import AgentCallRecord
 
 log = logging.getLogger(__name__)
 

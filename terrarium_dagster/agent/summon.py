@@ -80,8 +80,6 @@ from terrarium_dagster.errors import (
     CorpusError,
     InputError,
 )
-from terrarium_dagster.glossary.models import AgentCallRecord, Checkpoint
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import (
     CheckpointPayload,
     SnapshotChoice,
@@ -90,6 +88,8 @@ from terrarium_dagster.snapshots.checkpoint import (
     revision_to_explain,
     snapshot_for_revision,
 )
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import AgentCallRecord, Checkpoint
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.models import Scene

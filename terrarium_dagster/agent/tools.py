@@ -58,15 +58,15 @@ from terrarium_dagster.errors import (
     InputError,
     StoreError,
 )
-from terrarium_dagster.glossary.inputs import parse_entry_id
-from terrarium_dagster.glossary.models import Entry, ProvenanceIn
-from terrarium_dagster.glossary.normalize import find_quotation, normalize_term
 from terrarium_dagster.jsonform import canonical_json
+from terrarium_dagster.store.inputs import parse_entry_id
+from terrarium_dagster.store.models import Entry, ProvenanceIn
+from terrarium_dagster.store.normalize import find_quotation, normalize_term
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.models import Post, Scene
     from terrarium_dagster.corpus.reader import Corpus
-    from terrarium_dagster.glossary.store import Actor, GlossaryStore
+    from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
 QUOTE_CHARS = 240
 SEARCH_DEFINITION_CHARS = 2000  # search shows definitions whole

@@ -20,8 +20,6 @@ from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.agent.summon import DEFAULT_MAX_ROUNDS, SummonManager
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.models import Revision
-from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.snapshots.checkpoint import (
     SnapshotNotFoundError,
     find_entry,
@@ -29,6 +27,8 @@ from terrarium_dagster.snapshots.checkpoint import (
     revision_to_explain,
     snapshot_for_revision,
 )
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import Revision
 
 if TYPE_CHECKING:
     from terrarium_dagster.agent.client import ChatClient

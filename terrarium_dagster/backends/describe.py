@@ -29,8 +29,8 @@ from terrarium_dagster.agent.candidates import (
     sentence_spans,
     term_pattern,
 )
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.vocabulary import ordinary_reason
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import ordinary_reason
 
 
 def _set(words: str) -> frozenset[str]:

@@ -115,8 +115,8 @@ from terrarium_dagster.backends.wire import (
     token_id,
 )
 from terrarium_dagster.context.prompts import SCENE_DONE
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.vocabulary import frequency, ordinary_reason
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
 
 OFFLINE_MODEL = "terrarium-offline"
 DEFAULT_MAX_MODEL_LEN = 32768

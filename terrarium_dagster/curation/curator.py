@@ -52,8 +52,8 @@ from terrarium_dagster.curation.prompt import (
 )
 from terrarium_dagster.curation.undo import undo_decision
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
-from terrarium_dagster.glossary.models import Entry
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import Entry
 
 __all__ = [
     "KEPT_TENTATIVE",

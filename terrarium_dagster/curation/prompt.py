@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from terrarium_dagster.context.prompts import ENTRY_RULES
 from terrarium_dagster.curation.models import DECISION_KINDS, CurateDecision
 from terrarium_dagster.errors import AgentError
-from terrarium_dagster.glossary.models import Entry, Provenance
+from terrarium_dagster.store.models import Entry, Provenance
 
 TASK_LINE = "# Task: curate"
 CHARS_PER_TOKEN = 4

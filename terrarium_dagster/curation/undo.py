@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from terrarium_dagster.curation.models import UndoResult
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
-from terrarium_dagster.glossary.undo import undone_by
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.undo import undone_by
 
 DEFAULT_REASON = "undone by the user"
 

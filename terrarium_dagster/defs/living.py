@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.engine import DONE
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.glossary.progress import through_post
+from terrarium_dagster.store.progress import through_post
 
 
 @dataclass(frozen=True)

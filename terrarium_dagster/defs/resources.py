@@ -17,8 +17,8 @@ from pydantic import Field
 from terrarium_dagster.config import Settings, load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import open_corpus, open_store
-from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.paths import default_export_dir
+from terrarium_dagster.store.annotator import GlossaryStore
 
 
 class CorpusResource(dg.ConfigurableResource):

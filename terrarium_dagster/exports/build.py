@@ -61,9 +61,9 @@ from terrarium_dagster.exports.references import (
     unresolved_references,
 )
 from terrarium_dagster.exports.wiki import WikiCache, WikiFile, content_key, render_wiki
-from terrarium_dagster.glossary.models import EntryView
-from terrarium_dagster.glossary.store import GlossaryStore
 from terrarium_dagster.reports import ExportReport
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import EntryView
 
 FORMATS: tuple[str, ...] = ("json", "yaml", "wiki", "lorebook")
 JSON_FILE = "glossary.json"

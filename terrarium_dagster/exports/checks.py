@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
 from terrarium_dagster.exports.references import NameIndex, is_live, unresolved_references
-from terrarium_dagster.glossary.models import EntryView
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.sources import SourceChange
-from terrarium_dagster.glossary.sources import describe as describe_source_change
+from terrarium_dagster.store.models import EntryView
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.sources import SourceChange
+from terrarium_dagster.store.sources import describe as describe_source_change
 
 MAX_LISTED = 50
 

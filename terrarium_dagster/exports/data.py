@@ -16,7 +16,7 @@ import yaml
 
 from terrarium_dagster.exports.files import write_text_atomic
 from terrarium_dagster.exports.records import UrlForPost, glossary_document
-from terrarium_dagster.glossary.models import EntryView
+from terrarium_dagster.store.models import EntryView
 
 
 def json_text(document: Mapping[str, Any]) -> str:

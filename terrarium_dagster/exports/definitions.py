@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.references import NameIndex, is_page_entry, linked_views
-from terrarium_dagster.glossary.links import link_problems
-from terrarium_dagster.glossary.models import EntryView
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.links import link_problems
+from terrarium_dagster.store.models import EntryView
 
 EXAMPLES = 5
 

@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
-from terrarium_dagster.glossary.models import Entry, Revision
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.store import GlossaryStore
-from terrarium_dagster.glossary.undo import undone_revisions
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import Entry, Revision
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.undo import undone_revisions
 
 VALUE_CHARS = 70
 SUGGESTIONS = 5

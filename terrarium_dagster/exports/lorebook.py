@@ -33,8 +33,8 @@ from typing import Any
 
 from terrarium_dagster.exports.files import write_text_atomic
 from terrarium_dagster.exports.references import linked_views
-from terrarium_dagster.glossary.models import EntryView
-from terrarium_dagster.glossary.vocabulary import frequency
+from terrarium_dagster.store.models import EntryView
+from terrarium_dagster.store.vocabulary import frequency
 
 LOREBOOK_FILE = "lorebook.json"
 COMMON_KEY_ZIPF = 3.0

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from terrarium_dagster.exports.references import NameIndex, find_references, linked_views
-from terrarium_dagster.glossary.models import EntryView, Provenance
+from terrarium_dagster.store.models import EntryView, Provenance
 
 
 class UrlForPost(Protocol):

@@ -15,9 +15,9 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.store import GlossaryStore
-from terrarium_dagster.glossary.vocabulary import ordinary_reason
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import ordinary_reason
 
 EXAMPLES = 10
 

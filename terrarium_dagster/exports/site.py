@@ -32,8 +32,8 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import linked_views
-from terrarium_dagster.glossary.models import EntryView
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import EntryView
 
 SITE_DIR = "site"
 DATA_FILE = "glossary-data.js"

@@ -41,8 +41,8 @@ from terrarium_dagster.exports.references import (
     linked_views,
     unresolved_references,
 )
-from terrarium_dagster.glossary.models import EntryView
-from terrarium_dagster.glossary.normalize import normalize_text
+from terrarium_dagster.store.models import EntryView
+from terrarium_dagster.store.normalize import normalize_text
 
 RESERVED_SLUGS = frozenset({"index", "unresolved", "html"})
 SLUG_CHARS = 60

@@ -37,15 +37,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from terrarium_dagster.context.prompts import canonical_tools, tools_json
 from terrarium_dagster.context.state import ContextState
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
-from terrarium_dagster.glossary.models import (
+from terrarium_dagster.jsonform import canonical_json
+from terrarium_dagster.store.annotator import Actor, GlossaryStore, parse_entry_id
+from terrarium_dagster.store.models import (
     CHECKPOINT_KINDS,
     Checkpoint,
     Revision,
     ThreadState,
 )
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.store import Actor, GlossaryStore, parse_entry_id
-from terrarium_dagster.jsonform import canonical_json
+from terrarium_dagster.store.normalize import normalize_term
 
 CHECKPOINT_VERSION = 1
 FINISHED_STATUSES = ("annotated", "curated")

@@ -9,7 +9,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.testing.synthetic import vocabulary
 
 LIVE = "e.deleted = 0 AND e.status NOT IN ('merged', 'rejected')"

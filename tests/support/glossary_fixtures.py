@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.glossary.models import ProvenanceIn
-from terrarium_dagster.glossary.store import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ProvenanceIn
 from tests.support.corpus_builder import EMBER_ROAD_URL, ember_road_quest
 
 T1, T2 = 100, 200

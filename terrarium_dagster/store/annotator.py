@@ -18,18 +18,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terrarium_dagster.glossary.base import StoreConnection, guarded
-from terrarium_dagster.glossary.curation_log import CurationLog
-from terrarium_dagster.glossary.entries import Glossary
-from terrarium_dagster.glossary.history import History
-from terrarium_dagster.glossary.inputs import Actor, parse_entry_id
-from terrarium_dagster.glossary.memory import AgentMemory
-from terrarium_dagster.glossary.progress import ThreadProgress
-from terrarium_dagster.glossary.provenance import ProvenanceLog
-from terrarium_dagster.glossary.rollback import Rollback
-from terrarium_dagster.glossary.rows import STATE_KEYS
-from terrarium_dagster.glossary.runs import RunLog
-from terrarium_dagster.glossary.sources import SourceLog
+from terrarium_dagster.store.base import StoreConnection, guarded
+from terrarium_dagster.store.curation_log import CurationLog
+from terrarium_dagster.store.entries import Glossary
+from terrarium_dagster.store.history import History
+from terrarium_dagster.store.inputs import Actor, parse_entry_id
+from terrarium_dagster.store.memory import AgentMemory
+from terrarium_dagster.store.progress import ThreadProgress
+from terrarium_dagster.store.provenance import ProvenanceLog
+from terrarium_dagster.store.rollback import Rollback
+from terrarium_dagster.store.rows import STATE_KEYS
+from terrarium_dagster.store.runs import RunLog
+from terrarium_dagster.store.sources import SourceLog
 
 __all__ = ["STATE_KEYS", "Actor", "GlossaryStore", "parse_entry_id"]
 

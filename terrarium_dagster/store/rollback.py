@@ -9,14 +9,14 @@ import json
 from typing import Any
 
 from terrarium_dagster.errors import StoreError
-from terrarium_dagster.glossary.base import Aggregate, StoreConnection, dump_json, guarded, now_iso
-from terrarium_dagster.glossary.history import History
-from terrarium_dagster.glossary.inputs import Actor, check_actor, clean_boundary, clean_reason
-from terrarium_dagster.glossary.models import Entry, UndoneChange
-from terrarium_dagster.glossary.progress import ThreadProgress
-from terrarium_dagster.glossary.provenance import ProvenanceRows, provenance_key
-from terrarium_dagster.glossary.rows import EntryRows, full_state
-from terrarium_dagster.glossary.undo import undo_change
+from terrarium_dagster.store.base import Aggregate, StoreConnection, dump_json, guarded, now_iso
+from terrarium_dagster.store.history import History
+from terrarium_dagster.store.inputs import Actor, check_actor, clean_boundary, clean_reason
+from terrarium_dagster.store.models import Entry, UndoneChange
+from terrarium_dagster.store.progress import ThreadProgress
+from terrarium_dagster.store.provenance import ProvenanceRows, provenance_key
+from terrarium_dagster.store.rows import EntryRows, full_state
+from terrarium_dagster.store.undo import undo_change
 
 
 class Rollback(Aggregate):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.base import (
+from terrarium_dagster.store.base import (
     Aggregate,
     guarded,
     now_iso,
 )
-from terrarium_dagster.glossary.records import (
+from terrarium_dagster.store.records import (
     _filters,
 )
 

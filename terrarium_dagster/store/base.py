@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError, TerrariumError
-from terrarium_dagster.glossary.integrity import check_integrity, damage_error, is_damage
-from terrarium_dagster.glossary.schema import (
+from terrarium_dagster.jsonform import canonical_json
+from terrarium_dagster.store.integrity import check_integrity, damage_error, is_damage
+from terrarium_dagster.store.schema import (
     MIGRATIONS,
     migrate,
     refuse_unversioned,
     schema_version,
 )
-from terrarium_dagster.jsonform import canonical_json
 
 P = ParamSpec("P")
 R = TypeVar("R")

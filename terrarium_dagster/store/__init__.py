@@ -1,8 +1,9 @@
 """The annotator store: glossary entries, aliases, provenance, revisions, as-of views, and the
 bookkeeping of runs, threads, agent calls, compactions, context state and snapshots (no Dagster)."""
 
-from terrarium_dagster.glossary.fts import fts_query
-from terrarium_dagster.glossary.models import (
+from terrarium_dagster.store.annotator import Actor, GlossaryStore, parse_entry_id
+from terrarium_dagster.store.fts import fts_query
+from terrarium_dagster.store.models import (
     AgentCallRecord,
     CallTotals,
     Checkpoint,
@@ -15,15 +16,14 @@ from terrarium_dagster.glossary.models import (
     SearchHit,
     ThreadState,
 )
-from terrarium_dagster.glossary.normalize import (
+from terrarium_dagster.store.normalize import (
     mentions,
     normalize_term,
     normalize_text,
     term_variants,
 )
-from terrarium_dagster.glossary.records import UNSET
-from terrarium_dagster.glossary.schema import SCHEMA_VERSION
-from terrarium_dagster.glossary.store import Actor, GlossaryStore, parse_entry_id
+from terrarium_dagster.store.records import UNSET
+from terrarium_dagster.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import ValidationError
 
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.glossary.models import ProvenanceIn
-from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.store.models import ProvenanceIn
+from terrarium_dagster.store.normalize import normalize_term
 
 ActorKind = Literal["agent", "curator", "user", "rollback", "system"]
 ACTOR_KINDS: tuple[str, ...] = ("agent", "curator", "user", "rollback", "system")

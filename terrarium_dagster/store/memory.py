@@ -10,19 +10,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.base import (
+from terrarium_dagster.store.base import (
     Aggregate,
     dump_json,
     guarded,
     json_payload,
     now_iso,
 )
-from terrarium_dagster.glossary.models import (
+from terrarium_dagster.store.models import (
     CHECKPOINT_KINDS,
     Checkpoint,
     SnapshotHeader,
 )
-from terrarium_dagster.glossary.records import (
+from terrarium_dagster.store.records import (
     _checkpoint,
     _filters,
     _optional_int,

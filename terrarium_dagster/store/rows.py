@@ -16,10 +16,10 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from terrarium_dagster.errors import DuplicateTermError, EntryNotFoundError, StoreError
-from terrarium_dagster.glossary.base import Aggregate, dump_json, now_iso
-from terrarium_dagster.glossary.inputs import Actor
-from terrarium_dagster.glossary.models import Entry, Revision
-from terrarium_dagster.glossary.normalize import normalize_term
+from terrarium_dagster.store.base import Aggregate, dump_json, now_iso
+from terrarium_dagster.store.inputs import Actor
+from terrarium_dagster.store.models import Entry, Revision
+from terrarium_dagster.store.normalize import normalize_term
 
 STATE_KEYS: tuple[str, ...] = (
     "term",

@@ -19,8 +19,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from terrarium_dagster.glossary.base import Aggregate, guarded, now_iso
-from terrarium_dagster.glossary.normalize import find_quotation
+from terrarium_dagster.store.base import Aggregate, guarded, now_iso
+from terrarium_dagster.store.normalize import find_quotation
 
 HashOf = Callable[[int], str | None]  # post id -> the hash of its story text now (None: gone)
 TextOf = Callable[[int], str | None]  # post id -> its story text now (None: gone)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
-from terrarium_dagster.glossary.base import Aggregate, StoreConnection, dump_json, guarded
-from terrarium_dagster.glossary.fts import fts_query
-from terrarium_dagster.glossary.inputs import parse_entry_id
-from terrarium_dagster.glossary.models import Entry, EntryView, Provenance, SearchHit
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.provenance import provenance_record
-from terrarium_dagster.glossary.rows import EntryRows
+from terrarium_dagster.store.base import Aggregate, StoreConnection, dump_json, guarded
+from terrarium_dagster.store.fts import fts_query
+from terrarium_dagster.store.inputs import parse_entry_id
+from terrarium_dagster.store.models import Entry, EntryView, Provenance, SearchHit
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.provenance import provenance_record
+from terrarium_dagster.store.rows import EntryRows
 
 MAX_SEARCH_LIMIT = 200
 # bm25 column weights: term, aliases, definition.

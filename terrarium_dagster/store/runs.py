@@ -14,20 +14,20 @@ from typing import Any
 import sqlite_utils
 
 from terrarium_dagster.errors import InputError, StoreError, WriterLeaseError
-from terrarium_dagster.glossary.base import (
+from terrarium_dagster.store.base import (
     Aggregate,
     guarded,
     json_payload,
     now_iso,
 )
-from terrarium_dagster.glossary.ledger import CallLedger, ledger_path
-from terrarium_dagster.glossary.models import (
+from terrarium_dagster.store.ledger import CallLedger, ledger_path
+from terrarium_dagster.store.models import (
     AgentCallRecord,
     CallTotals,
     RunRecord,
     WriterLease,
 )
-from terrarium_dagster.glossary.records import (
+from terrarium_dagster.store.records import (
     _agent_call,
     _filters,
 )

@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.vocabulary import ordinary_reason
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import ordinary_reason
 
 Resolve = Callable[[str], int | None]
 

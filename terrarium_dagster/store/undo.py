@@ -27,17 +27,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from terrarium_dagster.errors import DuplicateTermError, InputError
-from terrarium_dagster.glossary.base import dump_json
-from terrarium_dagster.glossary.models import Revision, UndoneChange
-from terrarium_dagster.glossary.normalize import mentions, normalize_term, normalize_text
-from terrarium_dagster.glossary.provenance import ProvenanceRows, provenance_key
-from terrarium_dagster.glossary.rows import EntryRows, full_state
+from terrarium_dagster.store.base import dump_json
+from terrarium_dagster.store.models import Revision, UndoneChange
+from terrarium_dagster.store.normalize import mentions, normalize_term, normalize_text
+from terrarium_dagster.store.provenance import ProvenanceRows, provenance_key
+from terrarium_dagster.store.rows import EntryRows, full_state
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from terrarium_dagster.glossary.history import History
-    from terrarium_dagster.glossary.inputs import Actor
+    from terrarium_dagster.store.history import History
+    from terrarium_dagster.store.inputs import Actor
 
 # Fields that change together (an entry is 'merged' exactly when it has a merge target).
 _UNITS: tuple[tuple[str, ...], ...] = (

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from terrarium_dagster.glossary.models import AgentCallRecord
+from terrarium_dagster.store.models import AgentCallRecord
 
 try:
     import fcntl

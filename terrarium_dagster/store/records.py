@@ -7,7 +7,7 @@ import json
 import sqlite3
 
 from terrarium_dagster.errors import InputError
-from terrarium_dagster.glossary.models import (
+from terrarium_dagster.store.models import (
     AgentCallRecord,
     Checkpoint,
     ThreadState,

@@ -233,7 +233,7 @@ _V2: Migration = (
     """,
 )
 
-# Version 3: every request on the books: a call row carries its ledger key (glossary/ledger.py),
+# Version 3: every request on the books: a call row carries its ledger key (store/ledger.py),
 # so a call settled from the ledger twice (after a kill) is one row.
 _V3: Migration = (
     "ALTER TABLE agent_call ADD COLUMN request_key TEXT",
@@ -245,7 +245,7 @@ _V3: Migration = (
 _V4: Migration = ("ALTER TABLE agent_call ADD COLUMN server TEXT",)
 
 # Version 5: a living corpus: the hash of every post used as a source, as it was when first
-# cited, and what the last check of the corpus found (glossary/sources.py).
+# cited, and what the last check of the corpus found (store/sources.py).
 _V5: Migration = (
     """
     CREATE TABLE source_post (

@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.base import (
+from terrarium_dagster.store.base import (
     Aggregate,
     dump_json,
     guarded,
     now_iso,
 )
-from terrarium_dagster.glossary.models import (
+from terrarium_dagster.store.models import (
     THREAD_STATUSES,
     ThreadState,
 )
-from terrarium_dagster.glossary.records import (
+from terrarium_dagster.store.records import (
     UNSET,
     _optional_int,
     _thread_state,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from terrarium_dagster.errors import InputError, StoreError
-from terrarium_dagster.glossary.base import StoreConnection, dump_json, guarded
-from terrarium_dagster.glossary.inputs import (
+from terrarium_dagster.store.base import StoreConnection, dump_json, guarded
+from terrarium_dagster.store.inputs import (
     Actor,
     check_actor,
     clean_definition,
@@ -26,16 +26,16 @@ from terrarium_dagster.glossary.inputs import (
     clean_tags,
     parse_entry_id,
 )
-from terrarium_dagster.glossary.links import any_target, tidy_links, without_links_to
-from terrarium_dagster.glossary.models import Entry, Provenance, ProvenanceIn
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.provenance import (
+from terrarium_dagster.store.links import any_target, tidy_links, without_links_to
+from terrarium_dagster.store.models import Entry, Provenance, ProvenanceIn
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.provenance import (
     ProvenanceRows,
     provenance_key,
     provenance_record,
 )
-from terrarium_dagster.glossary.queries import EntryQueries
-from terrarium_dagster.glossary.rows import DEFAULT_STATE
+from terrarium_dagster.store.queries import EntryQueries
+from terrarium_dagster.store.rows import DEFAULT_STATE
 
 
 def _add_names(

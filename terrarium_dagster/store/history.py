@@ -12,13 +12,13 @@ import sqlite3
 from collections.abc import Sequence
 
 from terrarium_dagster.errors import StoreError
-from terrarium_dagster.glossary.base import Aggregate, StoreConnection, guarded
-from terrarium_dagster.glossary.inputs import clean_boundary, parse_entry_id
-from terrarium_dagster.glossary.models import EntryView, Revision
-from terrarium_dagster.glossary.normalize import normalize_term
-from terrarium_dagster.glossary.progress import ThreadProgress
-from terrarium_dagster.glossary.provenance import provenance_record, seen_span
-from terrarium_dagster.glossary.rows import EntryRows, full_state, revision_record
+from terrarium_dagster.store.base import Aggregate, StoreConnection, guarded
+from terrarium_dagster.store.inputs import clean_boundary, parse_entry_id
+from terrarium_dagster.store.models import EntryView, Revision
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.progress import ThreadProgress
+from terrarium_dagster.store.provenance import provenance_record, seen_span
+from terrarium_dagster.store.rows import EntryRows, full_state, revision_record
 
 
 class History(Aggregate):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from terrarium_dagster.glossary.base import Aggregate, StoreConnection, guarded
-from terrarium_dagster.glossary.inputs import parse_entry_id
-from terrarium_dagster.glossary.models import Entry, Provenance, ProvenanceIn
-from terrarium_dagster.glossary.rows import EntryRows, json_ids
+from terrarium_dagster.store.base import Aggregate, StoreConnection, guarded
+from terrarium_dagster.store.inputs import parse_entry_id
+from terrarium_dagster.store.models import Entry, Provenance, ProvenanceIn
+from terrarium_dagster.store.rows import EntryRows, json_ids
 
 
 def provenance_key(post_id: int, thread_id: int, quote: str) -> tuple[int, int, str]:

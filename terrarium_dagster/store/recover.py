@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from terrarium_dagster.errors import DamagedStoreError, InputError
-from terrarium_dagster.glossary.base import remove_store_files
-from terrarium_dagster.glossary.integrity import is_damage
-from terrarium_dagster.glossary.store import GlossaryStore
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.base import remove_store_files
+from terrarium_dagster.store.integrity import is_damage
 
 # How far a salvaging scan seeks past an unreadable rowid before it gives up on a table.
 _SEEK_LIMIT = 1 << 62
