@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -45,7 +45,9 @@ from terrarium_dagster.agent.protocol import (
     ChatResponse,
     ModelInfo,
     ModelList,
+    ServerInfo,
     TokenizeResponse,
+    TokenizeShape,
     TokenList,
     ToolCall,
     Usage,
@@ -57,9 +59,6 @@ from terrarium_dagster.errors import (
     ContextOverflowError,
     TerrariumError,
 )
-
-if TYPE_CHECKING:
-    from terrarium_dagster.agent.server import ServerInfo
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +83,6 @@ _ModelT = TypeVar("_ModelT", bound=BaseModel)
 
 #: How the server counts a chat prompt: vLLM's `/tokenize` (messages in, count out), llama.cpp's
 #: (`/apply-template`, then `/tokenize` of the prompt's text), or not at all (estimated).
-TokenizeShape = Literal["vllm", "llama.cpp", "none"]
 
 
 class ClientConfig(BaseModel):

@@ -265,3 +265,45 @@ def history_arguments(arguments: str) -> str:
     if isinstance(value, dict):
         return arguments
     return canonical_json({"unparsed_arguments": arguments})
+
+
+# -- what a server is (found once by `agent.server.probe_server`) ---------------------------
+
+ServerKind = Literal["vllm", "llama.cpp", "llama-cpp-python", "offline", "openai-compatible"]
+TokenizeShape = Literal["vllm", "llama.cpp", "none"]
+
+
+class ServerInfo(BaseModel):
+    """What the probe found. `window` is None where the server does not publish one (the budget
+    and a 400 overflow set it then); `tools` is None where it cannot be seen before a request;
+    `counting` is how a chat prompt is counted exactly ("none": estimated)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    kind: ServerKind
+    model: str | None = None
+    window: int | None = None
+    window_source: str | None = None
+    tools: bool | None = None
+    tools_source: str | None = None
+    counting: TokenizeShape = "none"
+
+    def line(self) -> str:
+        """One line for the user: server kind, model, window, tools, counting."""
+        window = (
+            f"window {self.window} tokens ({self.window_source})"
+            if self.window
+            else "window not published (the budget, or an overflow, sets it)"
+        )
+        if self.tools is None:
+            tools = "tools: not shown before a request"
+        else:
+            tools = f"tools: {'yes' if self.tools else 'NO'} ({self.tools_source})"
+        counting = {
+            "vllm": "token counts exact (/tokenize)",
+            "llama.cpp": "token counts exact (/apply-template + /tokenize)",
+            "none": "token counts estimated (no /tokenize for chat prompts)",
+        }[self.counting]
+        model = f" serving {self.model}" if self.model else ""
+        return f"server: {self.kind} at {self.url}{model}; {window}; {tools}; {counting}"

@@ -24,16 +24,14 @@ anything: a run through it would read every scene and write nothing.
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from terrarium_dagster.agent.client import ChatClient, ServerUnreachableError, TokenizeShape
+from terrarium_dagster.agent.client import ChatClient, ServerUnreachableError
+from terrarium_dagster.agent.protocol import ServerInfo, ServerKind, TokenizeShape
 from terrarium_dagster.errors import AgentError, ConfigError
 
 log = logging.getLogger(__name__)
 
-ServerKind = Literal["vllm", "llama.cpp", "llama-cpp-python", "offline", "openai-compatible"]
 
 #: `owned_by` of a `/v1/models` entry, per server.
 OWNERS: dict[str, ServerKind] = {
@@ -53,42 +51,6 @@ TOOL_TEMPLATE_FIX = (
     "start it with a chat template that takes tools, e.g. `llama-server --jinja "
     "--chat-template-file chatml-tools.jinja` (see the README's llama.cpp section)"
 )
-
-
-class ServerInfo(BaseModel):
-    """What the probe found. `window` is None where the server does not publish one (the budget
-    and a 400 overflow set it then); `tools` is None where it cannot be seen before a request;
-    `counting` is how a chat prompt is counted exactly ("none": estimated)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    url: str
-    kind: ServerKind
-    model: str | None = None
-    window: int | None = None
-    window_source: str | None = None
-    tools: bool | None = None
-    tools_source: str | None = None
-    counting: TokenizeShape = "none"
-
-    def line(self) -> str:
-        """One line for the user: server kind, model, window, tools, counting."""
-        window = (
-            f"window {self.window} tokens ({self.window_source})"
-            if self.window
-            else "window not published (the budget, or an overflow, sets it)"
-        )
-        if self.tools is None:
-            tools = "tools: not shown before a request"
-        else:
-            tools = f"tools: {'yes' if self.tools else 'NO'} ({self.tools_source})"
-        counting = {
-            "vllm": "token counts exact (/tokenize)",
-            "llama.cpp": "token counts exact (/apply-template + /tokenize)",
-            "none": "token counts estimated (no /tokenize for chat prompts)",
-        }[self.counting]
-        model = f" serving {self.model}" if self.model else ""
-        return f"server: {self.kind} at {self.url}{model}; {window}; {tools}; {counting}"
 
 
 def probe_server(client: ChatClient) -> ServerInfo:
