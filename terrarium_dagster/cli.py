@@ -252,7 +252,6 @@ class Progress:
             "cached": 0,
             "completion": 0,
         }
-        self._first_completion: int | None = None
         self._thread_started = clock()
         self._thread_scenes = 0
         self.lock = threading.Lock()
@@ -266,15 +265,14 @@ class Progress:
     def __call__(self, event: str, data: dict[str, Any]) -> None:
         with self.lock:
             f = self.figures
-            if event == "scene":
+            if event == "scene" and data.get("scene_ended", True):  # a part is not a scene
                 f["scenes"] += 1
                 self._thread_scenes += 1
+            if event == "scene":
                 for key in ("created", "updated"):
                     f[key] += int(data.get(key, 0))
                 for key in ("prompt", "cached", "completion"):  # run totals
                     f[key] = int(data.get(key, 0))
-                if self._first_completion is None:
-                    self._first_completion = f["completion"]
             elif event == "thread":
                 f["threads"] += 1
             if self.live:

@@ -133,9 +133,9 @@ def test_a_story_whose_scenes_outgrow_the_room_completes_at_8192_with_no_400(
         assert {state.status for state in store.progress.thread_states()} == {"curated"}
 
 
-@pytest.mark.parametrize("window", [WINDOW, 4096])
+@pytest.mark.parametrize(("window", "concurrency"), [(WINDOW, 1), (4096, 1), (WINDOW, 16)])
 def test_a_real_novel_imported_completes_at_8192_and_4096_with_no_400(
-    tmp_path: Path, window: int
+    tmp_path: Path, window: int, concurrency: int
 ) -> None:
     corpus = tmp_path / "nowhere.db"
     imported = terrarium("import", str(NOVEL), "--out", str(corpus))
@@ -143,7 +143,13 @@ def test_a_real_novel_imported_completes_at_8192_and_4096_with_no_400(
     assert "4 chapters" in imported.stdout
     with run_window_server(window) as server:
         done = terrarium(
-            *run_args(tmp_path / "s.db", corpus, agent_url=server.url, context_budget=window),
+            *run_args(
+                tmp_path / "s.db",
+                corpus,
+                agent_url=server.url,
+                context_budget=window,
+                concurrency=concurrency,  # drafted side by side: blocks end before split scenes
+            ),
             timeout=600,
         )
         assert done.returncode == 0, done.stderr

@@ -277,6 +277,7 @@ def test_progress_says_one_line_per_thread_when_not_on_a_terminal() -> None:
     progress = Progress(stream, clock=lambda: now[0])
     progress.plan(2, 4, lambda: 3)
     for thread, scenes in (("t00000-1", 2), ("t00001-2", 2)):
+        progress("scene", {"created": 0, "updated": 0, "scene_ended": False})  # a part: no scene
         for _ in range(scenes):
             now[0] += 10
             progress("call", {"scene_id": "x"})

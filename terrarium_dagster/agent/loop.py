@@ -351,7 +351,7 @@ class Annotator:
                 thread, part or scene, index, count, after, split=part not in (None, scene)
             )
         self.scenes_this_run += 1
-        self._report_scene(thread, part or scene, created, updated)
+        self._report_scene(thread, part or scene, created, updated, ended=after is None)
 
     @contextmanager
     def _unit_of_work(self, thread: Thread, scene: Scene) -> Iterator[None]:
@@ -375,13 +375,17 @@ class Annotator:
         self.record_calls()
         self.calls.scope = None
 
-    def _report_scene(self, thread: Thread, scene: Scene, created: int, updated: int) -> None:
+    def _report_scene(
+        self, thread: Thread, scene: Scene, created: int, updated: int, *, ended: bool = True
+    ) -> None:
+        """Report a committed scene (or a part of one: `ended` False until its last part)."""
         if self.progress:
             totals = self.store.runs.agent_call_totals(run_id=self.run_id)
             self.progress(
                 "scene",
                 {
                     "scene_id": scene.id,
+                    "scene_ended": ended,
                     "thread_key": thread.key,
                     "created": created,
                     "updated": updated,
