@@ -59,14 +59,16 @@ class AgentCalls:
         with_tools: bool = True,
         decided: Decided | None = None,
         counter: TokenCounter | None = None,
+        scope: Scope | None = None,
     ) -> ChatResult:
         """A request of this run's agent: its tools (a stable prefix), scoped to the current
         thread and scene. A scene round that overflows is raised for the scene loop to compact
         (`on_overflow`); any other request falls back to a short standalone prompt.
         `with_tools=False` sends no tools (an answer that must not call any); `decided` judges
         a cut-off reply (`agent.session.unanswered`); `counter` (a fork, for a request sent
-        beside others) measures and learns instead of the run's."""
-        thread, scene = self.scope or (None, None)
+        beside others) measures and learns instead of the run's; `scope` (a drafted scene's)
+        stands for the current one."""
+        thread, scene = scope or self.scope or (None, None)
         in_scene = purpose == "annotate"
         return self.session.call(
             messages,
@@ -108,12 +110,15 @@ class AgentCalls:
         """The tool calls of `result`, run for the current scene."""
         _, scene = self.scope or (None, None)
         assert scene is not None, "tools run only within a scene"
-        access = ToolAccess(store=self.store, corpus=self.corpus, actor=self._actor(), scene=scene)
+        thread, _ = self.scope or (None, None)
+        access = self.access_for(thread, scene)
         return [dispatch(self.registry, access, call) for call in result.tool_calls]
 
-    def _actor(self) -> Actor:
-        thread, scene = self.scope or (None, None)
-        return self.actor_for(thread, scene)
+    def access_for(self, thread: Thread | None, scene: Scene) -> ToolAccess:
+        """What a tool call of `scene` may touch: the store, the corpus, the scene's actor."""
+        return ToolAccess(
+            store=self.store, corpus=self.corpus, actor=self.actor_for(thread, scene), scene=scene
+        )
 
     def actor_for(self, thread: Thread | None, scene: Scene | None) -> Actor:
         """Who writes for `scene` of `thread`: the agent, under the snapshot in force."""

@@ -45,7 +45,6 @@ from terrarium_dagster.agent.relevant import (
 from terrarium_dagster.agent.session import CallScope, Decided, ModelSession
 from terrarium_dagster.agent.tools import (
     Tool,
-    ToolAccess,
     ToolOutcome,
     ToolRegistry,
     default_registry,
@@ -438,19 +437,16 @@ class Annotator:
         drafts = self._drafts(scenes, texts, first)
 
         def call(draft: SceneDraft, messages: list[Message]) -> ChatResult:
-            return self.session.call(
+            return self.calls.call(
                 messages,
                 purpose="annotate",
-                tools=self.tools,
-                retry_overflow=False,
-                scope=self.session.scoped(thread.id, draft.scene.id),
-                exact_share=1.0,
                 counter=draft.counter,  # type: ignore[arg-type]
+                scope=(thread, draft.scene),
             )
 
         def run_tools(draft: SceneDraft, calls: list[Any]) -> list[ToolOutcome]:
             return run_tools_in_savepoint(
-                self._access(thread, draft.scene), self.registry, draft, calls
+                self.calls.access_for(thread, draft.scene), self.registry, draft, calls
             )
 
         draft_block(
@@ -471,7 +467,7 @@ class Annotator:
                 continue
             before = self.store.history.last_revision_id()
             turns, _reconciled = commit_writes(
-                self._access(thread, draft.scene), self.registry, draft
+                self.calls.access_for(thread, draft.scene), self.registry, draft
             )
             for sent, tools, actual in draft.counter.observed:
                 self.session.counter.observe(sent, tools, actual)
@@ -507,15 +503,6 @@ class Annotator:
             turns: list[Message] = [{"role": "user", "content": text}]
             drafts.append(SceneDraft(scene, first + offset, view, counter, turns, events))
         return drafts
-
-    def _access(self, thread: Thread, scene: Scene) -> ToolAccess:
-        """What a tool call of `scene` may touch (the scene's actor, in the open transaction)."""
-        return ToolAccess(
-            store=self.store,
-            corpus=self.corpus,
-            actor=self.calls.actor_for(thread, scene),
-            scene=scene,
-        )
 
     def _scene_turns(
         self,
