@@ -83,7 +83,6 @@ def run_level(corpus: Path, workdir: Path, level: int, scale: float) -> dict[str
             ],
             capture_output=True,
             text=True,
-            env={**os.environ, "TERRARIUM_CONCURRENCY": str(level)},
         )
         wall = time.perf_counter() - started
         if done.returncode != 0:
