@@ -77,6 +77,7 @@ MAX_TURNS = 4
 NO_FACT = "Named in the story."
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+")
 _CAPITALISED_RUN = re.compile(r"[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*")
 #: Words that open a sentence before a name ("And Tars ..."): not part of the name.
 _OPENERS = frozenset(
@@ -154,9 +155,9 @@ def _fact_key(text: str) -> str:
 
 
 def definition_facts(definition: str) -> list[str]:
-    """The sentences of a definition, normalized (case, punctuation, spaces): what
-    `testing.metrics` compares to find lost facts."""
-    return [key for key in map(_fact_key, _SENTENCE_END.split(definition)) if key]
+    """The sentences (and `;` clauses) of a definition, normalized (case, punctuation, links,
+    spaces): the facts `testing.quality` follows to find lost ones."""
+    return [key for key in map(_fact_key, _CLAUSE_END.split(definition)) if key]
 
 
 def scene_names(story: str) -> list[tuple[str, bool]]:

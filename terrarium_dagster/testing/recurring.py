@@ -153,12 +153,15 @@ class RecurringQuest:
 def _cast(seed: int, people: int, places: int) -> list[tuple[str, str, str]]:
     """(full, short, kind) for the cast; every full name and short form is distinct, and no
     short form is a word of another thing's name."""
-    vocab = vocabulary(seed, scale=3)
-    names = [name for name in vocab.names if len(name) <= 9 and not is_english_word(name)]
+    for scale in range(3, 21):  # the smallest vocabulary that has enough names and places
+        vocab = vocabulary(seed, scale=scale)
+        names = [name for name in vocab.names if len(name) <= 9 and not is_english_word(name)]
+        if people * 2 <= len(names) and places <= len(vocab.places):
+            break
+    else:
+        raise ValueError(f"too large a cast: {people} people and {places} places")
     rng = random.Random(f"recurring-cast:{seed}")
     rng.shuffle(names)
-    if people * 2 > len(names) or places > len(vocab.places):
-        raise ValueError(f"at most {len(names) // 2} people and {len(vocab.places)} places")
     cast: list[tuple[str, str, str]] = []
     for index in range(people):
         given, family = names[2 * index], names[2 * index + 1]
