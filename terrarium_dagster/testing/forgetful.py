@@ -8,10 +8,11 @@ it, decided only from the request's messages, never from hidden state:
 - **What it sees as entries**: the `## Known entries` lines of the scene message (and of the
   earlier scene messages still in the conversation, which the engine does not repeat), and the
   entries that the tool results earlier in its turn show (search hits, its own creates).
-- **The scene's names**: runs of capitalised words in the story (a sentence's first word only
-  when it is no English word); a name that is one word of another name of the scene is that
-  thing's short form. **The scene's fact** of a thing: the rest of the first sentence that opens
-  with one of its names ("Tars Tarkas keeps a bronze lantern." -> "Keeps a bronze lantern.").
+- **The scene's names**: runs of capitalised words in the story (a sentence's first words only
+  when they are no English words, or written capitalised inside a sentence too); a name that
+  is one word of another name of the scene is that thing's short form. **The scene's fact** of
+  a thing: the rest of the first sentence that opens with one of its names ("Tars Tarkas keeps
+  a bronze lantern." -> "Keeps a bronze lantern.").
 - **A thing it sees as an entry** (a name of the entry; or a short form that is one word of
   exactly one entry's name; or a fuller name one of whose words is a one-word entry) is updated:
   the scene's posts, the form not yet an alias added as one, and, when the fact is new to the
@@ -162,8 +163,9 @@ def definition_facts(definition: str) -> list[str]:
 
 def scene_names(story: str) -> list[tuple[str, bool]]:
     """The capitalised names of `story` in order of occurrence, each with whether it opens a
-    sentence (see the module doc)."""
-    found: list[tuple[str, bool]] = []
+    sentence. A run of English words that opens a sentence ("The", "Tars") is a name only when
+    the story also writes one of its words capitalised inside a sentence."""
+    runs: list[tuple[list[str], bool]] = []
     for sentence in _SENTENCE_END.split(story):
         sentence = re.sub(r"^\[post \d+[^\]\n]*\]\s*", "", sentence.strip())
         for match in _CAPITALISED_RUN.finditer(sentence):
@@ -171,11 +173,16 @@ def scene_names(story: str) -> list[tuple[str, bool]]:
             opening = not sentence[: match.start()].strip(" \"'“‘(*_")
             while opening and len(words) > 1 and words[0].casefold() in _OPENERS:
                 words.pop(0)
-            if opening and len(words) == 1 and words[0].casefold() in _OPENERS:
-                continue
-            if all(is_english_word(word) for word in words):
-                continue  # an ordinary word (a sentence's first, "I")
-            found.append((" ".join(words), opening))
+            if all(word.casefold() in _OPENERS for word in words):
+                continue  # "The", "I"
+            runs.append((words, opening))
+    inside = {word for words, opening in runs if not opening for word in words}
+    found: list[tuple[str, bool]] = []
+    for words, opening in runs:
+        english = all(is_english_word(word) for word in words)
+        if opening and english and not inside.intersection(words):
+            continue  # a sentence's ordinary first word
+        found.append((" ".join(words), opening))
     return found
 
 
