@@ -71,7 +71,7 @@ class Quality:
     facts_added: int  # distinct (entry, fact) a scene added to a definition
     lost_facts: int  # of those, missing from the definition the entry ends with
     fact_recall: float | None  # facts the story told that the things' live entries hold
-    redrafts: int | None  # drafts redone, where the store records them (None: it does not)
+    redrafts: int | None  # scenes whose draft was set aside and decided again
     lost_examples: tuple[str, ...] = ()
     split_examples: tuple[str, ...] = ()
 
@@ -117,8 +117,8 @@ def quality(db: Path, gold: GoldList, quest: RecurringQuest | None = None) -> Qu
       story" becoming "a place": those count as lost too; compare levels, not models);
     - fact recall (with `quest`): the facts the story told of each thing found among the
       sentences of the live entries that name it;
-    - redrafts: rows of a `redraft` table, or agent calls whose purpose starts with
-      "redraft", where the store has either; None otherwise.
+    - redrafts: scenes whose draft was set aside and decided again (the `redrafts` of the
+      threads' answer tallies).
     """
     with closing(GlossaryStore(db, read_only=True)) as store:
         report = score_report(store, gold)
@@ -136,15 +136,10 @@ def quality(db: Path, gold: GoldList, quest: RecurringQuest | None = None) -> Qu
         aliases: dict[int, list[str]] = {}
         for entry_id, alias in conn.execute("SELECT entry_id, alias FROM alias WHERE deleted = 0"):
             aliases.setdefault(entry_id, []).append(alias)
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-        redrafts: int | None = None
-        if "redraft" in tables:
-            redrafts = conn.execute("SELECT COUNT(*) FROM redraft").fetchone()[0]
-        else:
-            counted = conn.execute(
-                "SELECT COUNT(*) FROM agent_call WHERE purpose LIKE 'redraft%'"
-            ).fetchone()[0]
-            redrafts = counted or None
+        redrafts = 0  # the scenes' answer tallies (thread_state extra) count them
+        for (extra,) in conn.execute("SELECT extra FROM thread_state"):
+            answers = (json.loads(extra or "{}") or {}).get("answers") or {}
+            redrafts += int(answers.get("redrafts") or 0)
 
     def final(entry_id: int) -> int:
         seen = {entry_id}
