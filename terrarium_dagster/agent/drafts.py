@@ -121,7 +121,7 @@ class SceneDraft:
     turns: list[Message]
     events: list[CompactionEvent] = field(default_factory=list)
     reads: frozenset[int] = frozenset()  # the entries its scene message was built from
-    reused: bool = False  # a draft of a scene set aside once: it waits for its turn
+    names: int = 0  # a fingerprint of the glossary's live names when its reads were taken
     calls: list[DraftCall] = field(default_factory=list)
     rounds: int = 0
     done: bool = False
@@ -483,7 +483,7 @@ def run_block(
             continue
         turn += 1
         for later in range(turn, len(current)):
-            if not current[later].reused and steps.stale(current[later]):
+            if steps.stale(current[later]):
                 set_aside += 1
                 current[later] = steps.redraft(current[later])
                 launch(current[later])

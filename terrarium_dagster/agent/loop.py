@@ -254,6 +254,12 @@ class Annotator:
         )
         return message, frozenset(item.entry.id for item in relevant)
 
+    def reads_of(self, scene: Scene) -> frozenset[int]:
+        """The entries `scene`'s message would be built from now (`scene_reads` without
+        building the message)."""
+        text = fit_story(scene, self.story_chars)
+        return frozenset(item.entry.id for item in self._relevant(text))
+
     def _relevant(self, text: str) -> list[RelevantEntry]:
         # Names only (not every entry): the entries loaded are the ones the scene mentions.
         names = self.store.glossary.live_names()
@@ -452,8 +458,9 @@ class Annotator:
                 scene_id=scenes[largest].id,
                 reserve_tokens=reserve,
             )
+        names = self.names_fingerprint()
         drafts = [
-            self._draft(scene, first + offset, text, read)
+            self._draft(scene, first + offset, text, read, names)
             for offset, (scene, (text, read)) in enumerate(zip(scenes, reads, strict=True))
         ]
         outcomes: dict[int, tuple[int, int]] = {}
@@ -472,7 +479,7 @@ class Annotator:
     def _commit(self, thread: Thread, draft: SceneDraft, count: int) -> tuple[int, int] | None:
         """Commit a draft at its turn, or None when it must be decided again (`Conflict`)."""
         before = self.store.history.last_revision_id()
-        _, reads_now = self.scene_reads(thread, draft.scene, draft.index + 1, count)
+        reads_now = self.reads_of(draft.scene)
         try:
             turns = commit_draft(
                 self.calls.access_for(thread, draft.scene),
@@ -490,7 +497,14 @@ class Annotator:
             thread, draft.scene, draft.index, count, turns, before, draft.answers, save=False
         )
 
-    def _draft(self, scene: Scene, index: int, text: str, reads: frozenset[int]) -> SceneDraft:
+    def names_fingerprint(self) -> int:
+        """Which names the glossary holds (terms and aliases of live entries), as one number: a
+        drafted scene's reads can change only when it changes."""
+        return hash(tuple(self.store.glossary.live_names()))
+
+    def _draft(
+        self, scene: Scene, index: int, text: str, reads: frozenset[int], names: int
+    ) -> SceneDraft:
         """A draft of `scene` from the committed context, with its own counter and context copy."""
         counter = DraftCounter(self.session.counter)
         events: list[CompactionEvent] = []
@@ -505,7 +519,7 @@ class Annotator:
             recorder=events.append,
         )
         turns: list[Message] = [{"role": "user", "content": text}]
-        return SceneDraft(scene, index, view, counter, turns, events, reads=reads)
+        return SceneDraft(scene, index, view, counter, turns, events, reads=reads, names=names)
 
     def _scene_turns(
         self,
@@ -813,15 +827,16 @@ class _BlockSteps:
         )
 
     def stale(self, draft: SceneDraft) -> bool:
-        _, reads = self.annotator.scene_reads(self.thread, draft.scene, draft.index + 1, self.count)
-        return bool(reads - draft.reads)
+        if draft.names == self.annotator.names_fingerprint():
+            return False  # no name came or went since its reads: they stand (cheap)
+        return bool(self.annotator.reads_of(draft.scene) - draft.reads)
 
     def redraft(self, draft: SceneDraft) -> SceneDraft:
+        names = self.annotator.names_fingerprint()
         text, reads = self.annotator.scene_reads(
             self.thread, draft.scene, draft.index + 1, self.count
         )
-        again = self.annotator._draft(draft.scene, draft.index, text, reads)
-        again.reused = True
+        again = self.annotator._draft(draft.scene, draft.index, text, reads, names)
         again.answers[REDRAFTS] = 1
         return again
 
