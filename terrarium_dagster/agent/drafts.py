@@ -12,23 +12,23 @@ A block is one unit of committed work, one store transaction (`run_block`):
    run on the owner thread inside a savepoint that replays the draft's earlier writes and is then
    rolled back). A draft records what it read: the entries its scene message was built from and
    every tool call with its result. Only the HTTP requests run on other threads.
-3. **Commit in story order, as soon as each scene's turn comes** (`commit_draft`): the draft's
-   calls are replayed in a savepoint against the glossary as the earlier scenes left it. It is
-   **set aside and drafted again** from the committed state when its reads meet what an earlier
-   scene of the block wrote — its scene now mentions an entry it was not shown (a name created
-   meanwhile, an alias added), a search of it would find other entries, or a write of it now
-   fails (a create of a name taken meanwhile). Writes that compose are kept: a fact appended to
-   an entry another scene changed, and a definition replaced from an older text, merged sentence
-   by sentence with what was written since, so nothing an earlier scene added is lost. A draft's
-   own creates got ids from the block's start; the commit writes the ids it gave into the
-   turns, the tool results and the model's own words. After each commit, later drafts whose scene
-   message the new glossary already changes are drafted again at once, beside the rest.
+3. **Commit in story order** (`commit_draft`): the draft's calls are replayed in a savepoint
+   against the glossary as the earlier scenes left it. It is **set aside** when its reads meet
+   what an earlier scene of the block wrote — its scene now mentions an entry it was not shown (a
+   name created meanwhile, an alias added), a search of it would find other entries, or a write
+   of it now fails (a create of a name taken meanwhile) — and the next **wave** drafts it again
+   from the committed state, beside every later draft that would not commit now either. Nothing
+   is committed while a wave drafts, so a wave's tool calls read the glossary as it began. Writes
+   that compose are kept: a fact appended to an entry another scene changed, and a definition
+   replaced from an older text, merged sentence by sentence with what was written since, so
+   nothing an earlier scene added is lost. A draft's own creates got ids from the wave's start;
+   the commit writes the ids it gave into the turns, the tool results and the model's own words.
 
 A draft that needed the shared context compacted (the server refused a request as too long, or
 its own copy had to compact) is annotated serially at its turn, so no compaction is logged that
 the committed context did not have.
 
-Conflicts are decided by content at fixed points (after each committed scene), never by timing:
+Conflicts are decided by content at the points where waves begin, never by timing:
 a run is deterministic, and a killed run loses at most the open block and redoes it from the same
 committed past — the same requests, so, with the same model answers, the same glossary.
 """
@@ -227,6 +227,21 @@ def commit_draft(
     return [_rewrite(message, results, arguments, ids) for message in draft.turns]
 
 
+def would_commit(
+    ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft, *, reads_now: frozenset[int]
+) -> bool:
+    """Whether `draft`, as far as it has got, would commit against the glossary as it stands
+    now (`commit_draft` tried and rolled back): a draft that would not is drafted again early."""
+    try:
+        with ctx.store.transaction():
+            commit_draft(ctx, registry, draft, reads_now=reads_now)
+            raise _Discard
+    except _Discard:
+        return True
+    except Conflict:
+        return False
+
+
 def _replaced_definition(ctx: ToolAccess, call: dict[str, Any]) -> str | None:
     """For an update that replaces a definition: the definition it replaces in this view."""
     arguments = _arguments(call)
@@ -412,7 +427,7 @@ class BlockSteps(Protocol):
         ...
 
     def stale(self, draft: SceneDraft) -> bool:
-        """Whether what the committed glossary now holds already dooms `draft` at its turn."""
+        """Whether `draft` (finished) would not commit against the glossary as it stands now."""
         ...
 
     def redraft(self, draft: SceneDraft) -> SceneDraft:
@@ -427,64 +442,77 @@ def run_block(
     max_rounds: int,
     thread_id: int,
     stop: threading.Event,
-) -> int:
-    """Draft a block's scenes side by side and commit them in story order as soon as each one's
-    turn comes (not when the slowest draft is done). Returns how many drafts were set aside.
+) -> None:
+    """Draft a block's scenes side by side and commit them in story order, in **waves**.
 
-    Each scene has one current draft with at most one request in flight. When a draft's turn
-    comes it is committed, or — if it read what an earlier scene of the block changed — drafted
-    again from the committed state, which nothing can change before it commits. After each commit
-    the later drafts whose scene message the new glossary already changes are drafted again at
-    once, beside the others. What is decided depends on the committed state at fixed points
-    (after each scene of the block), never on the order replies arrive in.
+    A wave drafts its scenes at once, each with at most one request in flight, and nothing is
+    committed while it runs: every tool call of a wave reads the glossary as the wave began (plus
+    the draft's own writes), whatever order the replies arrive in. Then the drafts are committed
+    in story order. At the first draft that read what an earlier scene changed, the next wave
+    drafts it again from the committed state, beside every later draft that would not commit
+    now either; the first draft of a wave always commits (nothing changed since it began). What
+    is decided depends only on the committed state at the points where waves begin, which the
+    content decides: a run is deterministic and exactly resumable.
 
     The owner thread builds each request, runs each draft's tools and commits; only
     `steps.call` (the HTTP exchange through the model session) runs elsewhere."""
     current = list(drafts)
+    wave = list(drafts)
+    turn = 0
+    while turn < len(current):
+        draft_wave(wave, steps, max_rounds=max_rounds, thread_id=thread_id, stop=stop)
+        while turn < len(current):
+            draft = current[turn]
+            if draft.serial or draft.events:
+                # it needed the shared context compacted (a draft never compacts on its own)
+                steps.serially(draft)
+            elif not steps.commit(draft):
+                again = [turn] + [
+                    later
+                    for later in range(turn + 1, len(current))
+                    if not (current[later].serial or current[later].events)
+                    and steps.stale(current[later])
+                ]
+                for index in again:
+                    current[index] = steps.redraft(current[index])
+                wave = [current[index] for index in again]
+                break
+            turn += 1
+
+
+def draft_wave(
+    drafts: list[SceneDraft],
+    steps: BlockSteps,
+    *,
+    max_rounds: int,
+    thread_id: int,
+    stop: threading.Event,
+) -> None:
+    """Run every draft of a wave to its end, each with at most one request in flight, all at
+    once. Replies are taken in whatever order they arrive: a draft depends only on the wave's
+    committed past and its own replies."""
     in_flight: dict[Future[ChatResult], SceneDraft] = {}
-    set_aside = 0
 
     def launch(draft: SceneDraft) -> None:
         messages = draft.next_request(max_rounds, thread_id)
         if messages is not None:
             in_flight[submit(steps.call, draft, messages)] = draft
 
-    for draft in current:
+    for draft in drafts:
         launch(draft)
-    turn = 0
-    while turn < len(current):
-        draft = current[turn]
-        if not draft.done:
-            finished, _ = wait(in_flight, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
+    while in_flight:
+        finished, _ = wait(in_flight, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
+        if stop.is_set():
+            raise Interrupted("stopped while drafting a block of scenes")
+        for future in sorted(finished, key=lambda f: in_flight[f].index):
+            draft = in_flight.pop(future)
+            try:
+                result = future.result()
+            except ContextOverflowError:
+                draft.serial = True  # needs the shared context compacted: serially, at its turn
+                draft.done = True
+                continue
+            draft.take(result, steps.run_tools)
             if stop.is_set():
-                raise Interrupted("stopped while drafting a block of scenes")
-            for future in sorted(finished, key=lambda f: in_flight[f].index):
-                owner = in_flight.pop(future)
-                if owner is not current[owner.index - current[0].index]:
-                    continue  # an attempt set aside: its answer decides nothing
-                try:
-                    result = future.result()
-                except ContextOverflowError:
-                    owner.serial = True  # needs the shared context compacted: at its turn
-                    owner.done = True
-                    continue
-                owner.take(result, steps.run_tools)
-                if stop.is_set():
-                    raise Interrupted(f"stopped during scene {owner.scene.id}")
-                launch(owner)
-            continue
-        if draft.serial or draft.events:
-            # it needed the shared context compacted (a draft never compacts on its own)
-            steps.serially(draft)
-        elif not steps.commit(draft):
-            set_aside += 1
-            current[turn] = steps.redraft(draft)
-            launch(current[turn])
-            continue
-        turn += 1
-        for later in range(turn, len(current)):
-            if steps.stale(current[later]):
-                set_aside += 1
-                current[later] = steps.redraft(current[later])
-                launch(current[later])
-    return set_aside
+                raise Interrupted(f"stopped during scene {draft.scene.id}")
+            launch(draft)

@@ -36,6 +36,7 @@ from terrarium_dagster.agent.drafts import (
     run_tools_in_savepoint,
     submit,
     tally_answer,
+    would_commit,
 )
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.relevant import (
@@ -827,9 +828,14 @@ class _BlockSteps:
         )
 
     def stale(self, draft: SceneDraft) -> bool:
-        if draft.names == self.annotator.names_fingerprint():
-            return False  # no name came or went since its reads: they stand (cheap)
-        return bool(self.annotator.reads_of(draft.scene) - draft.reads)
+        if draft.names == self.annotator.names_fingerprint() and not draft.calls:
+            return False  # no name came or went since its reads, and it read nothing else
+        return not would_commit(
+            self.annotator.calls.access_for(self.thread, draft.scene),
+            self.annotator.registry,
+            draft,
+            reads_now=self.annotator.reads_of(draft.scene),
+        )
 
     def redraft(self, draft: SceneDraft) -> SceneDraft:
         names = self.annotator.names_fingerprint()
