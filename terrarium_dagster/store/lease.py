@@ -30,6 +30,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from terrarium_dagster.errors import WriterLeaseError
+
 HEARTBEAT_S = 10.0
 """How often a holder beats."""
 
@@ -139,7 +141,10 @@ class Heartbeat:
                 return
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise
+                    raise WriterLeaseError(
+                        f"{self.path} is locked by a live writer the lease does not name; "
+                        "one writer at a time: wait for it to finish or stop it"
+                    ) from None
                 time.sleep(0.02)
             except OSError as exc:
                 if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
@@ -161,15 +166,12 @@ class Heartbeat:
                 self.beat()
 
     def stop(self) -> None:
-        """Stop beating, remove the file (it is this holder's while it holds the lock) and let
-        the lock go."""
+        """Stop beating and let the lock go. The file stays: a successor opening it meanwhile
+        must lock the same file everyone else reads."""
         self._stopped.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
         if self._fd is not None:
-            if self.path is not None:
-                with contextlib.suppress(OSError):
-                    self.path.unlink()
             os.close(self._fd)
             self._fd = None
