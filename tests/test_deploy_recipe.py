@@ -10,27 +10,24 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import pytest
 import yaml
 
 from tests.support.dagster_dev import REPO
-from tests.support.postgres import Postgres, postgres_server
+
+if TYPE_CHECKING:
+    from tests.support.postgres import Postgres
+
+pytest_plugins = ["tests.support.postgres"]
 
 DEPLOY = REPO / "deploy"
 DOCKER = DEPLOY / "docker"
 KUBERNETES = DEPLOY / "kubernetes"
 STORIES_ROOT = "/srv/terrarium/stories"
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    with postgres_server() as server:
-        yield server
 
 
 def _compose_env(value: str, env: dict[str, str]) -> str:

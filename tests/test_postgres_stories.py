@@ -19,9 +19,8 @@ while the stories' pools are held at 0 so that they queue together, then release
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -29,16 +28,14 @@ import yaml
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.dagster_dev import REPO, DagsterDev, dev_environment
-from tests.support.postgres import Postgres, postgres_server
+
+if TYPE_CHECKING:
+    from tests.support.postgres import Postgres
+
+pytest_plugins = ["tests.support.postgres"]
 
 STORIES = ("north", "south")
 ASSETS = ("scene_batches", "thread_annotations", "curated_glossary", "glossary_export")
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    with postgres_server() as server:
-        yield server
 
 
 def _story_folders(root: Path, corpus: Path) -> Path:

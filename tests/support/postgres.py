@@ -158,6 +158,13 @@ def postgres_server() -> Iterator[Postgres]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """One PostgreSQL server for the session's tests that use it (`pytest_plugins`)."""
+    with postgres_server() as server:
+        yield server
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(errors="replace")[-3000:]
