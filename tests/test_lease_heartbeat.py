@@ -175,7 +175,7 @@ def test_a_beat_goes_stale_after_its_holder_stops_beating(tmp_path: Path) -> Non
         beat = lease.read_beat(path)
         assert beat is not None and beat.run_id == "run-a" and beat.fresh()
         assert lease.lock_held(path) is True
-        assert lease.holder_alive(path, "run-a") and not lease.holder_alive(path, "run-b")
+        assert lease.holder_alive(path, "run-a")
     finally:
         heartbeat.stop()
     assert lease.lock_held(path) is False and not lease.holder_alive(path, "run-a")

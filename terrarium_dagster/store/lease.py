@@ -101,11 +101,11 @@ def holder_alive(path: Path | None, run_id: str) -> bool:
     by nature: its holder is alive."""
     if path is None:
         return True
-    beat = read_beat(path)
-    if beat is None or beat.run_id != run_id:
-        return False  # a holder beats before its lease commits: this one never did, or left
     held = lock_held(path)
-    return beat.fresh() if held is None else held
+    if held is not None:
+        return held  # a live process holds the lock (the holder, or one taking over now)
+    beat = read_beat(path)
+    return beat is not None and beat.run_id == run_id and beat.fresh()
 
 
 class Heartbeat:
