@@ -50,6 +50,7 @@ from terrarium_dagster.reports import CurationDecisionRow, ExportReport, ThreadR
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
+from terrarium_dagster.store.filesystem import refusal as network_refusal
 from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import through_post
 from terrarium_dagster.store.sources import SourceChange
@@ -108,6 +109,9 @@ def open_store(
             raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
         if read_only:
             return GlossaryStore(settings.db, read_only=True)
+        refused = None if settings.network_store else network_refusal(settings.db)
+        if refused is not None:
+            raise InputError(refused)
         reason = None if path.exists() else unwritable_reason(path, folder=False)
         if reason is not None:
             raise InputError(f"cannot create annotator store {settings.db}: {reason}")
@@ -156,6 +160,10 @@ class ThreadStep:
     already_curated: bool = False  # the curation was done before: this step changed nothing
 
 
+def _quiet(_event: str, _data: dict[str, object]) -> None:
+    """No progress report (the writer's lease beats on its own: `store/lease.py`)."""
+
+
 class Engine:
     """A run over one corpus and one store."""
 
@@ -176,7 +184,7 @@ class Engine:
         self._client = client
         self.run_id = run_id
         self.stop = stop or threading.Event()
-        self.progress = self._with_heartbeat(progress)
+        self.progress: ProgressCallback = progress or _quiet
         self._threads = corpus.threads()
         self._by_id = {thread.id: thread for thread in self._threads}
         self._annotator: Annotator | None = None
@@ -254,17 +262,6 @@ class Engine:
         if self._client is None:
             self._client = open_client(self.settings)
         return self._client
-
-    def _with_heartbeat(self, progress: ProgressCallback | None) -> ProgressCallback:
-        """Refresh the writer lease after each committed scene, then report progress."""
-
-        def report(event: str, data: dict[str, object]) -> None:
-            if event == "scene":
-                self.store.runs.refresh_writer_lease(self.run_id)
-            if progress is not None:
-                progress(event, data)
-
-        return report
 
     def __enter__(self) -> Self:
         return self

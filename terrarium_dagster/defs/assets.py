@@ -34,6 +34,7 @@ from terrarium_dagster.defs.resources import (
     StoreResource,
     engine_settings,
 )
+from terrarium_dagster.defs.story import WRITER_POOL, story_key
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 from terrarium_dagster.exports import Exporter
 from terrarium_dagster.exports.files import staged_directory
@@ -41,8 +42,9 @@ from terrarium_dagster.exports.files import staged_directory
 PREVIEW_SCENES = 20
 
 
-# LLM work and store writes run in this pool; dagster.yaml gives every pool one slot by default.
-LLM_POOL = "terrarium_llm"
+# LLM work and store writes run in the story's pool (`defs/story.py`); dagster.yaml gives every
+# pool one slot by default.
+LLM_POOL = WRITER_POOL
 
 
 class ThreadConfig(dg.Config):
@@ -66,10 +68,10 @@ FOLLOWS_UPSTREAM = dg.AutomationCondition.eager()
 
 # The four thread assets' keys. Their specs live only inside `thread_glossary` (a module-level
 # spec would be loaded as an asset of its own).
-scene_batches = dg.AssetKey("scene_batches")
-thread_annotations = dg.AssetKey("thread_annotations")
-curated_glossary = dg.AssetKey("curated_glossary")
-glossary_export = dg.AssetKey("glossary_export")
+scene_batches = story_key("scene_batches")
+thread_annotations = story_key("thread_annotations")
+curated_glossary = story_key("curated_glossary")
+glossary_export = story_key("glossary_export")
 THREAD_ASSETS = (scene_batches, thread_annotations, curated_glossary, glossary_export)
 
 

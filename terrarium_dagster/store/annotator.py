@@ -52,6 +52,10 @@ class GlossaryStore(StoreConnection):
         self.curation = CurationLog(self)
         self.sources = SourceLog(self)  # source posts of a living corpus: hashes, changes
 
+    def close(self) -> None:
+        self.runs.stop_heartbeat()  # a lease left unreleased goes stale and is taken over
+        super().close()
+
     # ----------------------------------------------------------------------------------- meta
     @guarded
     def get_meta(self, key: str) -> str | None:
