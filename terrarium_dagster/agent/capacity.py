@@ -144,8 +144,10 @@ class Capacity:
             slots = max(1, ticket.peak_in_flight // 2)
             self.slot_limit = min(self.slot_limit or slots, slots)
             if tokens:
-                tokens = max(1, ticket.peak_held // 2)
-                self.token_limit = min(self.token_limit or tokens, tokens)
+                if self.cache_tokens is None:  # a cache it never published: smaller than this
+                    self.cache_tokens = max(1, ticket.peak_held - 1)
+                room = max(1, ticket.peak_held // 2)
+                self.token_limit = min(self.token_limit or room, room)
             log.warning(
                 "the server is full (%s): at most %d requests and %s tokens in flight from now on",
                 why,
