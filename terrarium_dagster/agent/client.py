@@ -10,6 +10,12 @@ backoff and full jitter only where a retry is safe: a refused or dropped connect
 timeout, HTTP 429 (honouring `Retry-After`) and 5xx, except a 500 that comes back the same for
 the same request (a server that cannot take this body, not a passing fault).
 
+A chat call given a `weight` waits, attempt by attempt, for room on the server (`capacity`, an
+`agent/capacity.py::Capacity` the probe fills from llama.cpp's slots and cache): llama.cpp's
+500 "Context size has been exceeded" while other requests were in flight is a capacity answer
+(sent again when there is room, no retry spent), and a 429 lowers what may be in flight too.
+A call given a `book` (`AttemptBook`) puts each HTTP attempt on it before it leaves.
+
 Errors (from `terrarium_dagster.errors`):
 - the prompt does not fit the model's window -> `ContextOverflowError` (a `ServerContextOverflow`
   carrying the numbers parsed from vLLM's, llama.cpp's or llama-cpp-python's message), never

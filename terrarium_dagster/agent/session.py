@@ -14,11 +14,16 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
 - **overflow recovery**: a 400 overflow (vLLM's, llama.cpp's or llama-cpp-python's wording)
   teaches the window, the request is made smaller and retried once; a second overflow is a
   `BudgetError` (one line, exit 1);
-- **token accounting**: every request is on the books before it is sent (a line in the store's
-  call ledger, `store/ledger.py`) and completed when it returns, with its prompt, cached and
-  completion tokens (counted locally when the server omits `usage`) and its outcome, failed ones
-  included; the ledger is settled into the store's call table outside any transaction
-  (`record_calls`, after a scene's commit or rollback), so a rolled-back scene still shows what
+- **the server's capacity**: each request is weighed as its prompt (as the gate counted it) plus
+  its `max_tokens`, and each of its attempts waits for room on the server (`agent/capacity.py`,
+  one per server in the client);
+- **token accounting**: every HTTP attempt is on the books before it is sent (a line in the
+  store's call ledger, `store/ledger.py`, written through `Books`) and completed when it ends,
+  with its prompt, cached and completion tokens (counted locally when the server omits `usage`)
+  and its outcome (retried, failed, answered); `close` records the attempts still with the
+  server when the run stops as abandoned, and lets no attempt leave after it; the ledger is
+  settled into the store's call table outside any transaction (`record_calls`, after a scene's
+  commit or rollback), so a rolled-back scene still shows what
   the server was asked and a SIGKILL loses nothing (the next writer settles it; `status` counts
   it meanwhile). Recording is thread-safe (the ledger's lock);
 - **the call in flight**: `calling` is set while a request is with the server, so a Ctrl-C
