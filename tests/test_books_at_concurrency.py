@@ -10,6 +10,7 @@ with the offline backend until the outage begins, then fails every chat request 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +106,7 @@ def reference(quest: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 CASES = {
     "503 from the first request": (Fault.unavailable(), 1),
     "503 in the first block": (Fault.unavailable(), 9),
-    "503 in a later block": (Fault.unavailable(), 60),
+    "503 in a later block": (Fault.unavailable(), 30),
     "429": (Fault.rate_limited(retry_after=0), 12),
     "connection reset": (Fault.drop(), 12),
     "malformed JSON": (Fault.malformed_json(), 12),
@@ -113,10 +114,21 @@ CASES = {
     "empty choices": (Fault.no_choices(), 12),
     "a hang": (Fault.timeout(delay_s=TIMEOUT_S + 1), 12),
 }
+# four run in the suite; TERRARIUM_ALL_FAULTS=1 runs all nine (about twenty seconds each)
 FAST = ["503 in the first block", "connection reset", "an HTML page", "a hang"]
+ALL = os.environ.get("TERRARIUM_ALL_FAULTS") == "1"
 
 
-@pytest.mark.parametrize("case", FAST)
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            case,
+            marks=pytest.mark.skipif(case not in FAST and not ALL, reason="TERRARIUM_ALL_FAULTS"),
+        )
+        for case in CASES
+    ],
+)
 def test_a_persistent_fault_at_concurrency_16_leaves_every_request_on_the_books(
     case: str, quest: Path, reference: dict[str, object], tmp_path: Path
 ) -> None:
@@ -134,7 +146,7 @@ def test_a_persistent_fault_at_concurrency_16_leaves_every_request_on_the_books(
         assert _calls(db) == seen_by_stop, "every request the server received is a call"
         with GlossaryStore(db, read_only=True) as store:
             abandoned = [c for c in store.runs.agent_calls() if c.error == ABANDONED_AT_STOP]
-        assert seen_by_stop > down_from
+        assert seen_by_stop > down_from, "the outage began before the run stopped"
 
         outage.down_from = None  # the server is back
         code, err = _run(server.url, quest, db)
