@@ -306,7 +306,7 @@ class Engine:
             return
         try:
             if self.session is not None:
-                self.session.record_calls()
+                self.session.close()  # requests still in flight are on the books as abandoned
                 self.session.persist_learned_window()
             if self._run_started:
                 self.store.runs.finish_run(self.run_id, status, error)
