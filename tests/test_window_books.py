@@ -23,6 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from terrarium_dagster.agent.client import ChatClient, ClientConfig
+from terrarium_dagster.agent.sampling import request_options
+from terrarium_dagster.agent.session import ModelSession
+from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing import qwen3
@@ -98,3 +102,33 @@ def test_a_real_book_runs_to_the_end_with_no_request_over_the_window(
         states = store.progress.thread_states()
         assert len(states) == 3 and {state.status for state in states} == {"curated"}
         assert len(store.glossary.entries()) > 5
+
+
+def test_an_exact_count_renders_the_thinking_switch_as_the_longer_prompt(tmp_path: Path) -> None:
+    """Scene rounds to a Qwen3 server go with thinking off, which renders an empty think block
+    after the generation prompt: the session's `/tokenize` count must include it (the config's
+    switch alone would count the shorter, thinking-on prompt, a few tokens short)."""
+    messages = [
+        {"role": "system", "content": "You annotate a story."},
+        {"role": "user", "content": "# Scene 1\nThe thoat ran."},
+    ]
+    settings = load_settings(model_family="qwen3", context_budget=8192)
+    with (
+        run_window_server(8192, counting=qwen3.request_tokens) as server,
+        ChatClient(ClientConfig(base_url=server.url, max_retries=0)) as client,
+        GlossaryStore(tmp_path / "s.db") as store,
+    ):
+        session = ModelSession(
+            client,
+            store,
+            budget=8192,
+            max_tokens=1024,
+            run_id=None,
+            request_options=lambda purpose: request_options(settings, "Qwen3-8B", purpose),
+        )
+        counted = session.count(messages, None, exact_above=0)
+    off = qwen3.request_tokens(
+        {"messages": messages, "chat_template_kwargs": {"enable_thinking": False}}
+    )
+    on = qwen3.request_tokens({"messages": messages})
+    assert counted == off > on
