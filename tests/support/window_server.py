@@ -1,8 +1,10 @@
 """A loopback server that enforces a model window the way vLLM does, answering with the offline
 backend.
 
-Every chat request is counted (the offline backend's tokenizer, the same one its `/tokenize`
-serves) and refused with vLLM's 400 wording when prompt + `max_tokens` exceeds `max_model_len`;
+Every chat request is counted (by default the offline backend's tokenizer, the same one its
+`/tokenize` serves; `counting` gives the server another tokenizer, e.g. Qwen3's real one from
+`terrarium_dagster/testing/qwen3.py`, which its `/tokenize` and each reply's `usage` then report)
+and refused with vLLM's 400 wording when prompt + `max_tokens` exceeds `max_model_len`;
 otherwise the offline backend answers. Each request is recorded (prompt tokens, max_tokens,
 status), so a test can assert that no request ever went over the window.
 
