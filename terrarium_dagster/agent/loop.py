@@ -313,8 +313,8 @@ class Annotator:
             else:
                 try:
                     self.annotate_block(thread, scenes[index:end], index, len(scenes))
-                except SceneTooLarge as exc:  # rolled back: its scenes one by one, in parts
-                    log.warning("%s; the block's scenes are read one by one", exc)
+                except SceneTooLarge as exc:  # rolled back: its first scene alone, then the rest
+                    log.warning("%s; scene %s is read alone", exc, scenes[index].id)
                     end = index + 1
                     position = self._read_part(thread, scenes, index, (0, 0))
             annotated += end - index

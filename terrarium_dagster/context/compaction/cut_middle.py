@@ -49,6 +49,7 @@ class CutMiddle(CompactionStep):
 NOTE = re.compile(
     r"\n?\(Scenes (\S+) \.\. (\S+) left the context without a summary; entries: ([^\n]*?)\.\)"
 )
+EARLIER = re.compile(r" and (\d+) earlier$")
 NOTE_SHARE = 2  # the note keeps within 1/NOTE_SHARE of a chunk summary's cap
 
 
@@ -65,26 +66,33 @@ def _note_dropped(job: Compaction, dropped: Sequence[SceneSpan]) -> None:
         first, last = spans[0].scene_id, spans[-1].scene_id
         body = existing.text if existing is not None else ""
         earlier = NOTE.findall(body)
+        hidden = 0  # entries an earlier note counted without naming them
+        named = list(ids)
         if earlier:
             first = earlier[0][0]
-            ids = sorted(
-                set(ids) | {i for note in earlier for i in prompts.parse_entry_refs(note[2])}
-            )
+            for note in earlier:
+                named.extend(prompts.parse_entry_refs(note[2].split(" and ")[0]))
+                counted = EARLIER.search(note[2])
+                hidden += int(counted.group(1)) if counted else 0
             body = NOTE.sub("", body).strip()
-        note = _note(counter, first, last, ids, max(32, job.caps.chunk_summary // NOTE_SHARE))
+        cap = max(32, job.caps.chunk_summary // NOTE_SHARE)
+        note = _note(counter, first, last, sorted(set(named)), hidden, cap)
         state.set_summary(_noted(counter, existing, body, spans, ids, note))
 
 
-def _note(counter: TokenCounter, first: str, last: str, ids: list[int], cap: int) -> str:
-    """The note of scenes `first` .. `last` dropped, naming `ids` within about `cap` tokens."""
-    shown, more = list(ids), ""
+def _note(
+    counter: TokenCounter, first: str, last: str, ids: list[int], hidden: int, cap: int
+) -> str:
+    """The note of scenes `first` .. `last` dropped, naming the latest of `ids` within about
+    `cap` tokens and counting the rest (with `hidden`, those an earlier note counted)."""
+    shown = list(ids)
     while True:
-        refs = prompts.entry_refs(shown) + more
+        more = len(ids) - len(shown) + hidden
+        refs = prompts.entry_refs(shown) + (f" and {more} earlier" if more else "")
         note = f"(Scenes {first} .. {last} left the context without a summary; entries: {refs}.)"
         if len(shown) <= 1 or counter.estimate_text(note) <= cap:
             return note
         shown = shown[len(shown) // 4 or 1 :]  # the latest entries are kept
-        more = f" and {len(ids) - len(shown)} earlier"
 
 
 def _noted(
