@@ -841,10 +841,17 @@ class ChatClient:
         )
 
     def tokenize(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> int | None:
         """The server's exact prompt token count for these messages (and tools); None if the
         server has no /tokenize (404/405, remembered: it is not asked again).
+        `template_kwargs` are rendered with (over the configured `chat_template_kwargs`): the
+        chat template's switches change the prompt (Qwen3's thinking switch off adds an empty
+        think block), so a count must render them as the request will.
 
         The count includes the generation prompt, as a chat request's `prompt_tokens` does.
         Messages are checked for shape only, so a fragment of a conversation can be counted.
@@ -853,7 +860,7 @@ class ChatClient:
             return None
         validate_messages(messages, complete=False)
         if self._tokenize_shape == "llama.cpp":
-            return self._tokenize_rendered(messages, tools)
+            return self._tokenize_rendered(messages, tools, template_kwargs)
         body: dict[str, Any] = {
             "model": self.model_name(),
             "messages": sendable_messages(messages),
@@ -862,9 +869,9 @@ class ChatClient:
         if tools:
             validate_tools(tools)
             body["tools"] = tools
-        template_kwargs = self._config.chat_template_kwargs()
-        if template_kwargs:
-            body["chat_template_kwargs"] = template_kwargs
+        switches = {**(self._config.chat_template_kwargs() or {}), **(template_kwargs or {})}
+        if switches:
+            body["chat_template_kwargs"] = switches
         try:
             response, _, _ = self._send(
                 "POST", self._config.root_url + "/tokenize", body, passthrough=frozenset({404, 405})
@@ -896,10 +903,13 @@ class ChatClient:
                 "the server at %s counts in llama.cpp's shape: counting through /apply-template",
                 self._config.root_url,
             )
-            return self._tokenize_rendered(messages, tools)
+            return self._tokenize_rendered(messages, tools, template_kwargs)
 
     def _tokenize_rendered(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> int | None:
         """llama.cpp's exact count: the chat template's prompt (`POST /apply-template`, tools
         included), then its tokens (`POST /tokenize` with `content`, special tokens parsed and
@@ -908,9 +918,9 @@ class ChatClient:
         if tools:
             validate_tools(tools)
             body["tools"] = tools
-        template_kwargs = self._config.chat_template_kwargs()
-        if template_kwargs:
-            body["chat_template_kwargs"] = template_kwargs
+        switches = {**(self._config.chat_template_kwargs() or {}), **(template_kwargs or {})}
+        if switches:
+            body["chat_template_kwargs"] = switches
         try:
             rendered = self.optional_json("POST", "/apply-template", body)
             prompt = AppliedTemplate.model_validate(rendered).prompt if rendered else None

@@ -67,6 +67,7 @@ from terrarium_dagster.errors import (
     AgentError,
     ContextOverflowError,
     Interrupted,
+    SceneTooLarge,
     StoreError,
 )
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
@@ -85,6 +86,7 @@ CANDIDATE_QUERIES = 8
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
 FREE_SHARE = 0.5  # a scene part's story takes at most this share of what the fixed prefix leaves
 MIN_STORY_TOKENS = 256  # the smallest scene part worth a request
+MIN_PART_CHARS = 400  # a part read again smaller (its request did not fit) is at least this
 PART_MARK = "@"  # a part of a split scene: "<scene id>@<post id>.<piece>", where the part starts
 PART_NEXT = (
     "part_next"  # thread state extra: "<post id>.<piece>" where the scene's next part starts
@@ -318,9 +320,7 @@ class Annotator:
                 return ThreadOutcome(annotated, finished=False)
             if position is not None or len(scenes[index].text) > self.story_chars:
                 # too large for the room: read in parts, one transaction each, in order
-                part, position = next_part(scenes[index], position or (0, 0), self.story_chars)
-                after = _mark(scenes[index], position)
-                self.annotate_scene(thread, scenes[index], index, len(scenes), part, after=after)
+                position = self._read_part(thread, scenes, index, position or (0, 0))
                 annotated += 1
                 index += 1 if position is None else 0
                 continue
@@ -330,13 +330,41 @@ class Annotator:
                 (i for i in range(index + 1, end) if len(scenes[i].text) > self.story_chars), end
             )
             if end - index == 1:
-                self.annotate_scene(thread, scenes[index], index, len(scenes))
+                position = self._read_part(thread, scenes, index, (0, 0))
             else:
-                self.annotate_block(thread, scenes[index:end], index, len(scenes))
+                try:
+                    self.annotate_block(thread, scenes[index:end], index, len(scenes))
+                except SceneTooLarge as exc:  # rolled back: its first scene alone, then the rest
+                    log.warning("%s; scene %s is read alone", exc, scenes[index].id)
+                    end = index + 1
+                    position = self._read_part(thread, scenes, index, (0, 0))
             annotated += end - index
-            index = end
+            index = end if position is None else index
         self.finish_thread(thread, len(scenes))
         return ThreadOutcome(annotated, finished=True)
+
+    def _read_part(
+        self, thread: Thread, scenes: Sequence[Scene], index: int, start: tuple[int, int]
+    ) -> tuple[int, int] | None:
+        """Annotate the part of scene `index` that starts at `start` (the whole scene when it
+        fits the room) and return where its next part starts (None: the scene is done). A part
+        whose request cannot fit beside the context (`SceneTooLarge`: the summaries, the known
+        entries and its own tool rounds leave too little) is rolled back and read again with
+        half the story room, down to `MIN_PART_CHARS`; only then does the run stop. Every part
+        starts at the full room, so a resumed run cuts the same parts."""
+        scene, room = scenes[index], self.story_chars
+        while True:
+            part, position = next_part(scene, start, room)
+            try:
+                self.annotate_scene(
+                    thread, scene, index, len(scenes), part, after=_mark(scene, position)
+                )
+                return position
+            except SceneTooLarge as exc:
+                room = min(room, len(part.text)) // 2
+                if room < MIN_PART_CHARS:
+                    raise
+                log.warning("%s; reading scene %s in smaller parts", exc, scene.id)
 
     def _block_end(self, index: int, count: int) -> int:
         """Where the block that holds scene `index` ends: blocks of `concurrency` scenes counted

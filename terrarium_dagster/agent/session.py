@@ -65,6 +65,7 @@ from terrarium_dagster.store.models import AgentCallRecord
 
 log = logging.getLogger(__name__)
 
+ANNOTATE_PURPOSE = "annotate"  # the request kind whose template switches a count renders
 WINDOW_META = "server_window"  # a window learned from a 400, kept so a restart starts from it
 EXACT_SHARE = 0.85  # a request whose estimate is within 15% of the limit is counted exactly
 CUT_MARKER = "\n[… cut to fit the window …]\n"
@@ -150,11 +151,11 @@ class ModelSession:
         self.budget = budget
         self.max_tokens = max_tokens
         self.run_id = run_id
-        self.counter: TokenCounter = counter or ServerCounter(tokenize=client.tokenize)
-        # `why` beside a run records each call at once; a run buffers them past its transactions
-        self.record_at_once = record_at_once
         # sampling and the thinking switch of each kind of request (agent.sampling)
         self.request_options = request_options
+        self.counter: TokenCounter = counter or ServerCounter(tokenize=self._count_on_server)
+        # `why` beside a run records each call at once; a run buffers them past its transactions
+        self.record_at_once = record_at_once
         self.scope = CallScope(run_id)
         self.calling = threading.Event()
         self.learned_window: int | None = None
@@ -222,6 +223,20 @@ class ModelSession:
             self._window_unsaved = False
 
     # -- measuring --------------------------------------------------------------------------
+
+    def _count_on_server(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None
+    ) -> int | None:
+        """The server's count of a prompt, rendered with the thinking switch OFF when requests
+        carry one: the count is shared by every kind of request, and off is Qwen3's longer
+        rendering (an empty think block after the generation prompt), so a request sent with
+        either switch is never counted short."""
+        options = self.request_options(ANNOTATE_PURPOSE) if self.request_options else None
+        switches = (options or {}).get("chat_template_kwargs")
+        if not switches:
+            return self.client.tokenize(messages, tools)
+        counting = {**switches, "enable_thinking": False}
+        return self.client.tokenize(messages, tools, template_kwargs=counting)
 
     @property
     def model(self) -> str | None:
