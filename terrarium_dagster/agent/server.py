@@ -102,7 +102,7 @@ def probe_server(client: ChatClient) -> ServerInfo:
         counting=counting,
     )
     client.server_info = info
-    log.info("%s", info.line())
+    log.debug("%s", info.line())
     return info
 
 
