@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -23,8 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
+from pydantic_core import PydanticUndefined
+
 from terrarium_dagster.config import Settings, cli_group, load_settings
 from terrarium_dagster.errors import EntryNotFoundError, InputError, Interrupted, TerrariumError
+from terrarium_dagster.paths import default_store_path
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.reader import Corpus
@@ -34,10 +38,38 @@ EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 log = logging.getLogger("terrarium")
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default where it has one (not for flags, nor for settings, whose
+    defaults come from `Settings` and are written into their help)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         raise _UsageError(message)
+
+
+def _command(commands: Any, name: str, *, help: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand whose one-line summary (in `terrarium --help`) is also the first line of
+    its own `--help`."""
+    summary = help[0].upper() + help[1:] + "."
+    description = kwargs.pop("description", None)
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=help,
+        description=f"{summary} {description}" if description else summary,
+        **kwargs,
+    )
+    return parser
 
 
 class _UsageError(Exception):
@@ -56,18 +88,38 @@ def _option_type(annotation: Any) -> Any:
     return members[0] if members else annotation
 
 
-def _add_settings(parser: argparse.ArgumentParser, group_name: str) -> None:
-    """Generate the options of one settings group from `Settings` (the single source)."""
+# Settings only some commands use: the site's address (where post links point, where `serve`
+# listens) means nothing to status, score, recover, snapshots or undo.
+_ONLY_WHERE_ASKED = frozenset({"site_url"})
+
+
+def _shown_default(name: str) -> str | None:
+    """A setting's default as its help shows it (None: it has none, or its text says it)."""
+    if name == "db":
+        return str(default_store_path())
+    default = Settings.model_fields[name].default
+    if default is None or default is False or default is PydanticUndefined:
+        return None
+    return str(default)
+
+
+def _add_settings(
+    parser: argparse.ArgumentParser, group_name: str, also: frozenset[str] = frozenset()
+) -> None:
+    """Generate the options of one settings group from `Settings` (the single source); the
+    settings of `_ONLY_WHERE_ASKED` only when named in `also`."""
     target: Any = parser
     if group_name == "agent":
         target = parser.add_argument_group("agent")
     exclusive = target.add_mutually_exclusive_group() if group_name == "agent" else None
     for name, field in Settings.model_fields.items():
-        if cli_group(name) != group_name:
+        if cli_group(name) != group_name or (name in _ONLY_WHERE_ASKED and name not in also):
             continue
         flags = (f"--{name.replace('_', '-')}", *_ALIASES.get(name, ()))
         where = exclusive if name in _EXCLUSIVE and exclusive is not None else target
-        help_text = f"{field.description or name} (env TERRARIUM_{name.upper()})"
+        shown = _shown_default(name)
+        default = f"default: {shown}; " if shown is not None else ""
+        help_text = f"{field.description or name} ({default}env TERRARIUM_{name.upper()})"
         kind = _option_type(field.annotation)
         if kind is bool:
             action = argparse.BooleanOptionalAction if field.default is None else "store_true"
@@ -78,8 +130,9 @@ def _add_settings(parser: argparse.ArgumentParser, group_name: str) -> None:
             )
 
 
-def _add_store(parser: argparse.ArgumentParser) -> None:
-    _add_settings(parser, "store")
+def _add_store(parser: argparse.ArgumentParser, *, site: bool = False) -> None:
+    """--db, and --site-url where `site` (the commands that link to or serve the site)."""
+    _add_settings(parser, "store", also=frozenset({"site_url"}) if site else frozenset())
 
 
 def _add_corpus(parser: argparse.ArgumentParser) -> None:
@@ -92,31 +145,58 @@ def _add_agent(parser: argparse.ArgumentParser) -> None:
 
 def _add_snapshot_commands(subparsers: Any) -> None:
     """Add `snapshots` and `why` to the `terrarium` subparsers."""
-    snapshots = subparsers.add_parser(
-        "snapshots", help="the context snapshots (checkpoints) of a store"
+    snapshots = _command(
+        subparsers, "snapshots", help="list the context snapshots (checkpoints) of a store"
     )
     _add_store(snapshots)
     snapshots.add_argument("--thread", type=int, help="only this thread's snapshots (thread id)")
-    snapshots.add_argument("--json", action="store_true")
+    snapshots.add_argument("--json", action="store_true", help="print JSON instead of text")
 
-    why = subparsers.add_parser("why", help="summon the context that wrote an entry and ask it why")
+    why = _command(
+        subparsers, "why", help="ask the past context that wrote an entry why it wrote it"
+    )
     why.add_argument("entry", nargs="?", help="entry id (E12), term or alias")
     why.add_argument("--revision", type=int, help="ask about this revision instead")
     why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
-    why.add_argument("--json", action="store_true")
+    why.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_corpus(why)
-    _add_store(why)
+    _add_store(why, site=True)
     _add_agent(why)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="terrarium", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+DESCRIPTION = (
+    "Build a glossary of a long serialized story (a forum quest, or a novel turned into a corpus "
+    "by `import`) with an LLM agent served by vLLM, or the offline backend (--offline): `run` "
+    "annotates the story thread by thread, the other commands read, export and correct the "
+    "glossary; `dev` opens the Dagster UI."
+)
+EPILOG = (
+    "A first try: terrarium import BOOK.txt --out book.db; terrarium run --offline --corpus "
+    "book.db --db book-glossary.db; terrarium export --db book-glossary.db --format site --out "
+    "site. `terrarium COMMAND --help` shows a command's options. Exit codes: 0 done, 1 failed, "
+    "2 bad input or refused (nothing written), 130 interrupted (the same command resumes)."
+)
 
-    run = commands.add_parser("run", help="annotate threads (then curate each), resumably")
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="terrarium", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="debug logging (before the command)"
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, metavar="COMMAND"
+    )
+
+    run = _command(
+        commands,
+        "run",
+        help="annotate the threads in story order, curating each; the same command resumes",
+        description="On a terminal one line shows the progress: threads and scenes done, "
+        "entries new and updated, completion tokens per second, model requests in flight "
+        "(not offline: the offline backend answers at once) and the time left.",
+    )
     _add_corpus(run)
-    _add_store(run)
+    _add_store(run, site=True)
     _add_agent(run)
     run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
     run.add_argument(
@@ -133,45 +213,73 @@ def build_parser() -> argparse.ArgumentParser:
         help="roll the glossary and context back to snapshot ID, then resume from there",
     )
 
-    status = commands.add_parser("status", help="threads, entries, tokens of a store")
+    status = _command(commands, "status", help="show a store's threads, entries and tokens")
     _add_store(status)
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="print JSON instead of text")
 
-    export = commands.add_parser("export", help="write the glossary as JSON, YAML or a wiki")
-    _add_corpus(export)
-    _add_store(export)
-    export.add_argument(
-        "--format", choices=("json", "yaml", "wiki", "lorebook", "site"), required=True
+    export = _command(
+        commands,
+        "export",
+        help="write the glossary as JSON, YAML, a SillyTavern lorebook, a wiki or the reader's "
+        "site",
+        description="Write the glossary (now, or as of a thread) in one format. --out is the "
+        "file for json, yaml and lorebook (FILE.json, FILE.yaml, FILE.json; written again, it "
+        "is replaced) and the folder for wiki (pages in FOLDER/wiki/, HTML in FOLDER/wiki/html/) "
+        "and site (the reader's site).",
     )
-    export.add_argument("--out", type=Path, required=True)
+    _add_corpus(export)
+    _add_store(export, site=True)
+    export.add_argument(
+        "--format",
+        choices=("json", "yaml", "wiki", "lorebook", "site"),
+        required=True,
+        help="json, yaml, lorebook: one file; wiki, site: a folder",
+    )
+    export.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="the file (json, yaml, lorebook) or folder (wiki, site) to write",
+    )
     export.add_argument("--as-of-thread", help="thread id or key: the glossary as it stood then")
 
-    lineage = commands.add_parser("lineage", help="entry -> revisions -> posts -> threads")
+    lineage = _command(
+        commands, "lineage", help="trace an entry to its revisions, source posts and threads"
+    )
     lineage.add_argument("term")
     _add_corpus(lineage)
-    _add_store(lineage)
-    lineage.add_argument("--json", action="store_true")
+    _add_store(lineage, site=True)
+    lineage.add_argument("--json", action="store_true", help="print JSON instead of text")
 
-    importer = commands.add_parser(
-        "import", help="turn a book (.txt, .md, .epub) into a corpus: chapters as threads"
+    importer = _command(
+        commands,
+        "import",
+        help="turn a book (.txt, .md, .epub) into a corpus: chapters become threads",
     )
     importer.add_argument("book", type=Path, help="plain text, Markdown or EPUB file")
     importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
     importer.add_argument(
+        "--replace", action="store_true", help="write over --out when it exists (else refused)"
+    )
+    importer.add_argument(
         "--dry-run", action="store_true", help="show the chapters found and what was left out"
     )
 
-    score = commands.add_parser(
-        "score", help="recall, junk share and split referents against a gold list"
+    score = _command(
+        commands,
+        "score",
+        help="measure a store against a gold list: recall, junk share, split entries",
     )
     _add_store(score)
     score.add_argument("--gold", type=Path, required=True, help="YAML `terms:` list")
-    score.add_argument("--json", action="store_true")
+    score.add_argument("--json", action="store_true", help="print JSON instead of text")
 
-    serve = commands.add_parser(
-        "serve", help="serve the exports over http on loopback (what Dagster links to)"
+    serve = _command(
+        commands,
+        "serve",
+        help="serve the reader's site, the exports and the source posts on loopback",
     )
-    _add_store(serve)
+    _add_store(serve, site=True)
     _add_corpus(serve)
     serve.add_argument(
         "--exports-dir", type=Path, help="exports folder; default: `exports/` beside the store"
@@ -181,17 +289,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, help="port (default: site_url's, 8765 unless set; 0: any free)"
     )
 
-    dev = commands.add_parser(
+    dev = _command(
+        commands,
         "dev",
-        help="the Dagster UI and `terrarium serve` together, stopped by one Ctrl-C",
+        help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
     )
     _add_corpus(dev)
-    _add_store(dev)
+    _add_store(dev, site=True)
     _add_agent(dev)
     dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
 
-    undo = commands.add_parser(
+    undo = _command(
+        commands,
         "undo",
         help="undo a curator decision or a revision (a compensating revision; nothing erased)",
     )
@@ -201,11 +311,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     which.add_argument("--revision", type=int, metavar="ID", help="revision id (`lineage`: #ID)")
     undo.add_argument("--reason", help="why (recorded with the undo; default: undone by the user)")
-    undo.add_argument("--json", action="store_true")
+    undo.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_corpus(undo)
     _add_store(undo)
 
-    recover = commands.add_parser(
+    recover = _command(
+        commands,
         "recover",
         help="copy what is readable of a damaged store into a new one (the damaged one is kept)",
     )
@@ -228,9 +339,11 @@ def _settings(args: argparse.Namespace) -> Settings:
 class Progress:
     """What a run is doing, for whoever watches it.
 
-    On a terminal: one live line for the whole range — a bar of threads done, scenes, tokens per
-    second, model requests in flight, and the time left at the recent pace. Otherwise (a log, a
-    pipe): one line per finished thread, so a days-long run leaves a readable record.
+    On a terminal: one live line for the whole range — a bar of threads done, scenes, entries
+    new and updated, tokens per second, model requests in flight (for a served model: the
+    offline backend answers in-process, one at a time), and the time left at the recent pace.
+    Otherwise (a log, a pipe): one line per finished thread, so a days-long run leaves a
+    readable record. `interrupted` ends the live line before the run says it stopped.
     """
 
     BAR = 20
@@ -242,7 +355,7 @@ class Progress:
         self.started = clock()
         self.threads_total = 0
         self.scenes_total = 0
-        self.in_flight: Callable[[], int] = lambda: 0
+        self.in_flight: Callable[[], int] | None = None
         self.figures: dict[str, Any] = {
             "threads": 0,
             "scenes": 0,
@@ -254,11 +367,12 @@ class Progress:
         }
         self._thread_started = clock()
         self._thread_scenes = 0
-        self.lock = threading.Lock()
+        self._ended = False
+        self.lock = threading.RLock()  # a signal handler may log while the bar is drawn
 
-    def plan(self, threads: int, scenes: int, in_flight: Callable[[], int]) -> None:
+    def plan(self, threads: int, scenes: int, in_flight: Callable[[], int] | None) -> None:
         """The range the run covers (threads and scenes still to do) and how to read the number
-        of requests in flight."""
+        of requests in flight (None: not shown)."""
         self.threads_total, self.scenes_total, self.in_flight = threads, scenes, in_flight
         self.started = self._thread_started = self.clock()
 
@@ -277,8 +391,9 @@ class Progress:
                 f["threads"] += 1
             if self.live:
                 self.stream.write("\r\x1b[2K" + self._bar())
-                if event == "thread":
-                    self.stream.write("\n" if f["threads"] >= self.threads_total else "")
+                self._ended = event == "thread" and f["threads"] >= self.threads_total
+                if self._ended:
+                    self.stream.write("\n")
             elif event == "thread":
                 self.stream.write(self._thread_line(str(data.get("thread_key", ""))) + "\n")
                 self._thread_scenes = 0
@@ -305,11 +420,15 @@ class Progress:
         total = max(1, self.threads_total)
         filled = min(self.BAR, int(self.BAR * f["threads"] / total))
         scenes = f"{f['scenes']}/{self.scenes_total}" if self.scenes_total else str(f["scenes"])
+        flight = f" · {self.in_flight()} in flight" if self.in_flight is not None else ""
         return (
             f"[{'#' * filled}{'.' * (self.BAR - filled)}] threads {f['threads']}/"
-            f"{self.threads_total} · scenes {scenes} · entries +{f['created']} ~{f['updated']}"
-            f" · {self._rate():.0f} tok/s · {self.in_flight()} in flight · ETA {self._eta()}"
+            f"{self.threads_total} · scenes {scenes} · entries {self._entries()}"
+            f" · {self._rate():.0f} tok/s{flight} · ETA {self._eta()}"
         )
+
+    def _entries(self) -> str:
+        return f"{self.figures['created']} new, {self.figures['updated']} updated"
 
     def _thread_line(self, key: str) -> str:
         f = self.figures
@@ -317,16 +436,27 @@ class Progress:
         rate = f["cached"] / f["prompt"] if f["prompt"] else 0.0
         return (
             f"thread {key} done ({f['threads']}/{self.threads_total}): "
-            f"{self._thread_scenes} scenes in {spent:.1f}s · scenes {f['scenes']}/"
-            f"{self.scenes_total} · entries +{f['created']} ~{f['updated']} · tokens "
+            f"{_count(self._thread_scenes, 'scene', 'scenes')} in {spent:.1f}s · scenes "
+            f"{f['scenes']}/{self.scenes_total} · entries {self._entries()} · tokens "
             f"{f['prompt']}/{f['completion']} (cache {rate:.0%}) · {self._rate():.0f} tok/s · "
             f"ETA {self._eta()}"
         )
 
-    def finish(self) -> None:
-        if self.live:
-            self.stream.write("\n")
+    def note(self, line: str) -> None:
+        """Print a line (a log record) above the live bar, never glued to it."""
+        with self.lock:
+            if self.live and not self._ended:
+                self.stream.write(f"\r\x1b[2K{line}\n{self._bar()}")
+            else:
+                self.stream.write(line + "\n")
             self.stream.flush()
+
+    def finish(self) -> None:
+        with self.lock:
+            if self.live and not self._ended:
+                self.stream.write("\n")
+                self.stream.flush()
+            self._ended = True
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -369,13 +499,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = signal.Signals(signum).name
         stop.set()
         if running and running[0].calling:  # abandon the request in flight: the scene rolls back
-            log.warning("%s received: abandoning the model call in flight", name)
+            log.debug("%s received: abandoning the model call in flight", name)
             raise Interrupted(f"{name} during a model call")
-        log.warning("%s received: stopping after the current step", name)
+        log.debug("%s received: stopping after the current step", name)
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     progress = Progress(sys.stderr)
     started = time.monotonic()
+    root = logging.getLogger()
+    handlers = root.handlers[:]
+    if progress.live:  # log records go above the live line, not into it
+        root.handlers = [_NoteHandler(progress, handlers)]
     try:
         with Engine.open(settings, stop=stop, progress=progress) as engine:
             running.append(engine)
@@ -384,24 +518,42 @@ def cmd_run(args: argparse.Namespace) -> int:
                 engine.restore_snapshot(args.from_snapshot)
             selected = _thread_range(engine, args.threads)
             engine.check_sources()  # a living corpus: sources edited or deleted since cited
-            progress.plan(*engine.work_left(selected), lambda: engine.in_flight)
+            in_flight = None if settings.offline else (lambda: engine.in_flight)
+            progress.plan(*engine.work_left(selected), in_flight)
             for step in engine.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():
                     log.warning("%s: curation could not apply: %s", step.thread.key, problem)
             totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)
     finally:
         progress.finish()
+        root.handlers = handlers
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if stop.is_set():
+        print("terrarium: interrupted: run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
     elapsed = time.monotonic() - started
     print(
         f"run finished in {elapsed:.1f}s: {totals.calls} calls, {totals.prompt_tokens} prompt "
         f"tokens ({totals.cached_tokens} cached), {totals.completion_tokens} completion tokens"
     )
-    if stop.is_set():
-        print("terrarium: interrupted: run the same command to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+class _NoteHandler(logging.Handler):
+    """Log records as lines above a live progress bar, formatted as the handlers it stands in
+    for would have."""
+
+    def __init__(self, progress: Progress, handlers: list[logging.Handler]) -> None:
+        super().__init__(min((h.level for h in handlers), default=logging.NOTSET))
+        self.progress = progress
+        self.setFormatter(handlers[0].formatter if handlers else None)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.progress.note(self.format(record))
+        except Exception:  # a logging failure must not stop the run
+            self.handleError(record)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -424,7 +576,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.site import build_site
 
     settings = _settings(args)
-    _check_out(args.out, folder=True)
+    _check_export_out(args.format, args.out)
     with open_store(settings, read_only=True) as store, open_corpus(settings, store) as corpus:
         if args.format == "site":
             if args.as_of_thread:
@@ -439,8 +591,59 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.as_of_thread:
             as_of = _resolve_thread(corpus, args.as_of_thread).id
         report = build_export(store, corpus, args.out, formats=(args.format,), as_of_thread=as_of)
-    print(f"exported {report.entries} entries to {report.out_dir}")
+    print(_export_line(args.format, args.out, report))
     return EXIT_OK
+
+
+def _export_line(format_name: str, out: Path, report: Any) -> str:
+    """What the export wrote, counting what the file holds."""
+    if format_name == "wiki":
+        return f"wrote the wiki ({report.entries} entries) to {out / 'wiki'}"
+    if format_name == "lorebook":
+        left = f"; {report.left_out} without a key that can fire left out" * bool(report.left_out)
+        return f"wrote {_count(report.held, 'lorebook entry', 'lorebook entries')} to {out}{left}"
+    besides = [
+        f"{count} {what}"
+        for count, what in ((report.rejected, "rejected"), (report.merged, "merged away"))
+        if count
+    ]
+    kept = f" ({report.entries} in the glossary, {', '.join(besides)})" if besides else ""
+    return f"exported {_count(report.held, 'entry', 'entries')}{kept} to {out}"
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
+
+
+# What `export --out` is: a file for the formats that write one file, else a folder.
+_EXPORT_FILE_SUFFIXES = {"json": (".json",), "yaml": (".yaml", ".yml"), "lorebook": (".json",)}
+_FILE_LIKE_SUFFIXES = (".json", ".yaml", ".yml", ".md", ".html", ".htm", ".txt", ".zip")
+
+
+def _check_export_out(format_name: str, out: Path) -> None:
+    """`--out` is the file for json, yaml and lorebook (with the format's extension) and the
+    folder for wiki and site: checked before anything is read or written."""
+    suffixes = _EXPORT_FILE_SUFFIXES.get(format_name)
+    if suffixes is not None:
+        if out.is_dir():
+            raise InputError(
+                f"--out {out} is a folder; --format {format_name} writes one file: give its "
+                f"path, e.g. {out / ('lorebook' if format_name == 'lorebook' else 'glossary')}"
+                f"{suffixes[0]}"
+            )
+        if out.suffix.lower() not in suffixes:
+            raise InputError(
+                f"--out {out}: --format {format_name} writes one {' or '.join(suffixes)} file; "
+                f"give a path ending in {suffixes[0]}"
+            )
+        _check_out(out, folder=False)
+        return
+    if out.suffix.lower() in _FILE_LIKE_SUFFIXES and not out.exists():
+        raise InputError(
+            f"--out {out}: --format {format_name} writes a folder of pages; give a folder name "
+            f"(e.g. {out.with_suffix('')})"
+        )
+    _check_out(out, folder=True)
 
 
 def _check_out(out: Path, *, folder: bool) -> None:
@@ -511,7 +714,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"  reference, not story: {section.title} ({section.words} words)")
         return EXIT_OK
     _check_out(args.out, folder=False)
-    report = import_book(args.book, args.out)
+    report = import_book(args.book, args.out, replace=args.replace)
     print(
         f"imported {report.chapters} chapters, {report.paragraphs} paragraphs "
         f"({report.words} words) of {report.title} into {report.path}"
@@ -576,6 +779,11 @@ def cmd_dev(args: argparse.Namespace) -> int:
         value = getattr(args, name, None)
         if value is not None:
             env[f"TERRARIUM_{name.upper()}"] = str(int(value) if isinstance(value, bool) else value)
+    # `dagster dev` is what `dg dev` runs; we start it ourselves (any folder, no dg project
+    # needed) and so are told it is superseded: that one warning is not for our users.
+    env["PYTHONWARNINGS"] = ",".join(
+        filter(None, (env.get("PYTHONWARNINGS"), f"ignore:{_SUPERSEDED}::"))
+    )
     if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
         env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
     root = Path(settings.db).expanduser().resolve().parent / "exports"
@@ -594,7 +802,8 @@ def cmd_dev(args: argparse.Namespace) -> int:
         serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
         serving.start()
         site.refresh()
-        command = [sys.executable, "-m", "dagster", "dev", "-m", "terrarium_dagster.definitions"]
+        workspace = _dev_workspace()
+        command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]
         command += ["-h", args.host, "-p", str(args.port)]
         previous = {
             sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
@@ -612,12 +821,34 @@ def cmd_dev(args: argparse.Namespace) -> int:
             _stop_group(child)
             server.shutdown()
             server.server_close()
+            shutil.rmtree(workspace.parent, ignore_errors=True)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     if stop.is_set():
         return EXIT_OK
     print(f"terrarium: dagster dev exited with code {child.returncode}", file=sys.stderr)
     return EXIT_FAILURE
+
+
+_SUPERSEDED = "Function `dev_command` is superseded"  # dagster's SupersessionWarning
+# The code location as the project names it ([tool.dg.project] code_location_name): loaded by
+# module name alone, Dagster would name it after the module and warn, on every load, that the
+# names differ.
+_DEV_WORKSPACE = """load_from:
+  - python_module:
+      module_name: terrarium_dagster.definitions
+      location_name: terrarium_dagster
+"""
+
+
+def _dev_workspace() -> Path:
+    """A workspace file for `dagster dev` (in a private temporary folder the caller removes)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="terrarium-dev-"))
+    workspace = folder / "workspace.yaml"
+    workspace.write_text(_DEV_WORKSPACE, encoding="utf-8")
+    return workspace
 
 
 def _stop_group(child: Any, grace_s: float = 30.0) -> None:

@@ -113,7 +113,7 @@ class Settings(BaseSettings):
         default=None,
         ge=0.0,
         le=2.0,
-        description="Sampling temperature; unset: the model family's advice (see Sampling).",
+        description="Sampling temperature; unset: the advice for `model_family`.",
     )
     top_p: float | None = Field(
         default=None, gt=0.0, le=1.0, description="Nucleus sampling; unset: the family's advice."

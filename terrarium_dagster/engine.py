@@ -27,6 +27,7 @@ from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.agent.summon import SummonManager, snapshot_tools
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import Settings
+from terrarium_dagster.corpus.identity import CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_after
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
@@ -69,6 +70,7 @@ ProgressCallback = Callable[[str, dict[str, object]], None]
 
 OFFLINE_URL = "http://offline.invalid/v1"  # what the offline backend's calls name as server
 CORPUS_META = "corpus_path"
+CORPUS_IDENTITY_META = "corpus_identity"  # corpus.identity: which corpus the store belongs to
 SOURCE_CHANGED_TAG = "source-changed"  # an entry citing a post edited or deleted since
 URL_TEMPLATE_META = "url_template"
 # Templates earlier versions recorded for the bundled sample: a host that does not exist.
@@ -87,13 +89,45 @@ def open_corpus(settings: Settings, store: GlossaryStore | None = None) -> Corpu
     site = settings.site_url
     if settings.corpus is None and recorded and Path(recorded).is_file():
         template = settings.url_template or recorded_template
-        return Corpus(recorded, url_template=template, site_url=site)
-    if settings.corpus is None:
-        return Corpus(sample_corpus_path(), url_template=settings.url_template, site_url=site)
-    template = settings.url_template
-    if template is None and recorded and Path(recorded).resolve() == settings.corpus.resolve():
-        template = recorded_template
-    return Corpus(settings.corpus, url_template=template, site_url=site)
+        corpus = Corpus(recorded, url_template=template, site_url=site)
+    elif settings.corpus is None:
+        corpus = Corpus(sample_corpus_path(), url_template=settings.url_template, site_url=site)
+    else:
+        template = settings.url_template
+        if template is None and recorded and Path(recorded).resolve() == settings.corpus.resolve():
+            template = recorded_template
+        corpus = Corpus(settings.corpus, url_template=template, site_url=site)
+    if store is not None:
+        try:
+            check_corpus_identity(store, corpus)
+        except BaseException:
+            corpus.close()
+            raise
+    return corpus
+
+
+def check_corpus_identity(store: GlossaryStore, corpus: Corpus) -> None:
+    """Refuse (one line, InputError) a corpus other than the one the store was built from, as
+    the store recorded it (`corpus.identity`); a store that recorded none accepts any."""
+    recorded = store.get_meta(CORPUS_IDENTITY_META)
+    if recorded is None:
+        return
+    built_from = CorpusIdentity.model_validate_json(recorded)
+    current = corpus_identity(corpus)
+    if not built_from.matches(current):
+        raise InputError(
+            f"annotator store {store.where} belongs to the corpus {built_from.describe()}, not "
+            f"to {corpus.path.name} {current.describe()}; nothing was written; give --corpus "
+            "the store's own corpus, or a new --db for this one"
+        )
+
+
+def adopt_corpus_identity(store: GlossaryStore, corpus: Corpus) -> None:
+    """Record which corpus the store belongs to (a store from before identities adopts the
+    corpus of its next run; a grown corpus refreshes its first threads)."""
+    identity = corpus_identity(corpus).model_dump_json()
+    if store.get_meta(CORPUS_IDENTITY_META) != identity:
+        store.set_meta(CORPUS_IDENTITY_META, identity)
 
 
 def open_store(
@@ -223,6 +257,8 @@ class Engine:
                 store.close()
                 raise
         try:
+            if model:  # (without a model, open_corpus checked it)
+                check_corpus_identity(store, corpus)
             # The one place a writer opens the store: a second live writer is refused here.
             store.runs.acquire_writer_lease(run_id)
         except BaseException as exc:
@@ -364,6 +400,7 @@ class Engine:
             # Readers (export, lineage, serve, score, why) use the same corpus and URLs later.
             self.store.set_meta(CORPUS_META, str(self.corpus.path.resolve()))
             self.store.set_meta(URL_TEMPLATE_META, self.corpus.url_template)
+            adopt_corpus_identity(self.store, self.corpus)
             self.store.runs.start_run(
                 self.run_id, self.settings.model_dump(mode="json", exclude={"api_key"})
             )

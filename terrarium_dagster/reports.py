@@ -64,6 +64,13 @@ class CurationDecisionRow(BaseModel):
 class ExportReport(BaseModel):
     out_dir: str
     files: list[str]
-    entries: int
+    entries: int  # the glossary's size: live entries, not rejected (the wiki's pages)
     as_of_thread: int | None = None
+    # a single-file export: the records the file holds, and how many of them are rejected or
+    # merged away (JSON and YAML keep them, with their status) or how many entries it leaves
+    # out (a lorebook: an entry without a key that can fire)
+    held: int | None = None
+    rejected: int = 0
+    merged: int = 0
+    left_out: int = 0
     unresolved_references: list[str] = Field(default_factory=list)

@@ -70,17 +70,16 @@ def test_export_out_under_a_file_or_in_an_unwritable_folder_is_one_line(
     a_file = tmp_path / "notes.txt"
     a_file.write_text("not a folder\n")
     locked = _unwritable_folder(tmp_path)
-    for out, words in (
-        (a_file / "glossary", ("is a file, not a folder",)),
-        (a_file, ("is a file, not a folder",)),
-        (locked / "glossary", ("is not writable",)),
+    for kind, out, words in (
+        ("site", a_file / "glossary", ("is a file, not a folder",)),
+        ("site", a_file, ("is a file, not a folder",)),
+        ("site", locked / "glossary", ("is not writable",)),
+        ("json", a_file / "glossary.json", ("is a file, not a folder",)),
+        ("json", locked / "glossary.json", ("is not writable",)),
     ):
-        for kind in ("json", "site"):
-            done = _terrarium(
-                "export", "--db", str(started_store), "--format", kind, "--out", str(out)
-            )
-            _one_line(done, f"--out {out}", *words)
-            assert not out.is_dir()
+        done = _terrarium("export", "--db", str(started_store), "--format", kind, "--out", str(out))
+        _one_line(done, f"--out {out}", *words)
+        assert not out.is_dir()
 
 
 def test_a_store_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:

@@ -226,8 +226,9 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
         assert folder.is_dir() and _export_files(folder)
         for fmt in ("json", "yaml", "wiki"):
             out = dev.workdir / "cli_export" / key / fmt
+            target = out / {"json": "glossary.json", "yaml": "glossary.yaml"}.get(fmt, "")
             _run_cli(
-                "export", "--format", fmt, "--out", str(out), "--as-of-thread", key, env=dev.env
+                "export", "--format", fmt, "--out", str(target), "--as-of-thread", key, env=dev.env
             )
             produced = _export_files(out)
             assert produced, f"terrarium export --format {fmt} wrote nothing"

@@ -184,3 +184,7 @@ def test_terrarium_dev_links_from_a_materialization_to_the_entry_and_its_post_th
         httpx.get(site + "/exports/", timeout=2)
     with pytest.raises(httpx.TransportError):
         httpx.get(dagster_ui + "/server_info", timeout=2)
+    # What it printed meanwhile: no warning meant for Dagster's developers, none repeated.
+    log = dev.log_path.read_text(encoding="utf-8", errors="replace")
+    assert "superseded" not in log and "Use 'dg dev'" not in log, log
+    assert "does not match the name" not in log, "the code location is named as the project says"

@@ -187,10 +187,10 @@ def test_an_edited_or_deleted_source_post_is_reported_with_its_entries(
     assert quote  # the stored quote is kept as cited (never rewritten silently)
     # ... and the entries citing it say so, in the store and in every export
     assert _tagged(db) == {int(e[1:]) for e in entries} - _merged_or_deleted(db)
-    out = db.parent / "export"
+    out = db.parent / "export.json"
     exported = terrarium("export", "--db", str(db), "--format", "json", "--out", str(out))
     assert exported.returncode == 0, exported.stderr
-    document = json.loads(next(out.glob("*.json")).read_text())
+    document = json.loads(out.read_text())
     marked_terms = {e["id"] for e in document["entries"] if "source-changed" in e["tags"]}
     assert marked_terms == _tagged(db)
 

@@ -38,8 +38,7 @@ ST_ENTRY_FIELDS: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _book(out: Path) -> tuple[Path, dict[str, Any]]:
-    (path,) = (path for path in out.glob("*.json") if not path.name.startswith("."))
+def _book(path: Path) -> tuple[Path, dict[str, Any]]:
     return path, json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -53,13 +52,15 @@ def store(sample_db: Path, tmp_path: Path) -> Path:
 def test_the_lorebook_has_one_entry_per_live_term_keyed_by_term_and_aliases(
     store: Path, sample_db: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "lore"
+    out = tmp_path / "lore" / "world.json"  # --out is the file
     args = ["export", "--format", "lorebook", "--out", str(out), "--db", str(store)]
     assert main([*args, "--corpus", str(sample_db)]) == 0
-    path, book = _book(out)
+    assert main([*args, "--corpus", str(sample_db)]) == 0  # again: the same file, replaced
+    assert [path.name for path in out.parent.iterdir()] == ["world.json"]
+    _path, book = _book(out)
     with Corpus(sample_db) as corpus:
         story = story_name(corpus)
-    assert path.name == f"{story}.json" and book["name"] == story  # the world's name
+    assert book["name"] == story  # the world's name
     assert isinstance(book["entries"], dict) and book["entries"]
     with GlossaryStore(store) as glossary:
         live = [e for e in glossary.glossary.entries() if e.status not in ("rejected", "merged")]
@@ -75,7 +76,7 @@ def test_a_lorebook_as_of_a_thread_holds_nothing_from_later_threads(
 ) -> None:
     with Corpus(sample_db) as corpus:
         first = corpus.threads()[0]
-    out = tmp_path / "lore"
+    out = tmp_path / "lore.json"
     args = ["export", "--format", "lorebook", "--out", str(out), "--db", str(store)]
     assert main([*args, "--corpus", str(sample_db), "--as-of-thread", first.key]) == 0
     _path, book = _book(out)
@@ -129,7 +130,7 @@ def _activated(book: dict[str, Any], text: str) -> set[str]:
 def test_the_lorebook_is_a_sillytavern_world_that_helps_a_chat_instead_of_flooding_it(
     store: Path, sample_db: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "lore"
+    out = tmp_path / "lore.json"
     args = ["export", "--format", "lorebook", "--out", str(out), "--db", str(store)]
     assert main([*args, "--corpus", str(sample_db)]) == 0
     _path, book = _book(out)

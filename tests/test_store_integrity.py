@@ -139,5 +139,6 @@ def test_a_file_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> Non
         done = terrarium(*command)
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert "not a database" in done.stderr
+        assert "is not an annotator store (not an SQLite database)" in done.stderr
+        assert "damaged" not in done.stderr and "recover" not in done.stderr
     assert _digest(db) == before

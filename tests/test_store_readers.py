@@ -89,7 +89,7 @@ def test_readers_work_on_a_store_in_a_read_only_place(built_store: Path, tmp_pat
     prefix = _read_only_view(folder, view)
     try:
         for args in READERS:
-            argv = [TERRARIUM, *(a.format(out=tmp_path / "out") for a in args)]
+            argv = [TERRARIUM, *(a.format(out=tmp_path / "out.json") for a in args)]
             done = subprocess.run(
                 [*prefix, *argv, "--db", str(view / built_store.name)],
                 capture_output=True,
@@ -107,7 +107,7 @@ def test_readers_work_on_a_store_in_a_read_only_place(built_store: Path, tmp_pat
             view.chmod(0o755)
     assert _digest(built_store) == before, "a reader changed the store"
     assert sorted(p.name for p in folder.iterdir()) == ["terrarium.db"], "a reader wrote beside it"
-    assert (tmp_path / "out").is_dir()
+    assert (tmp_path / "out.json").is_file()
 
 
 def test_a_read_only_store_refuses_to_write(built_store: Path) -> None:
@@ -152,7 +152,7 @@ def test_readers_do_not_wait_for_a_writer_holding_the_write_lock(
 ) -> None:
     for args in READERS:
         started = time.monotonic()
-        done = _reader(built_store, args, tmp_path / "out")
+        done = _reader(built_store, args, tmp_path / "out.json")
         assert done.returncode == 0, (args, done.stderr)
         assert time.monotonic() - started < 8, f"{args[0]} waited for the writer"
     with GlossaryStore(built_store, read_only=True) as store:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.errors import DamagedStoreError, StoreError
+from terrarium_dagster.errors import InputError, StoreError
 from terrarium_dagster.store import SCHEMA_VERSION, Actor, GlossaryStore, ProvenanceIn
 from terrarium_dagster.store.schema import MIGRATIONS, migrate, schema_version
 
@@ -74,10 +74,10 @@ def test_store_runs_in_wal_mode_with_foreign_keys_on(store: GlossaryStore):
     assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
 
 
-def test_a_file_that_is_not_sqlite_is_refused_as_damaged_input(tmp_path: Path):
+def test_a_file_that_is_not_sqlite_is_refused_as_not_a_store(tmp_path: Path):
     bogus = tmp_path / "notes.txt"
     bogus.write_text("this is not a database, just some words " * 100)
-    with pytest.raises(DamagedStoreError, match=r"is damaged \(.*file is not a database"):
+    with pytest.raises(InputError, match=r"is not an annotator store \(not an SQLite database\)"):
         GlossaryStore(bogus)
 
 

@@ -217,10 +217,10 @@ def test_no_request_and_no_as_of_export_of_a_concurrent_run_holds_a_later_thread
     assert checked > 20
 
     first_thread = order[0]
-    out = tmp_path / "asof"
+    out = tmp_path / "asof.json"
     export = ["export", "--db", str(db), "--format", "json", "--out", str(out)]
     assert main([*export, "--as-of-thread", str(first_thread)]) == 0
-    exported = json.loads((out / "glossary.json").read_text(encoding="utf-8"))
+    exported = json.loads(out.read_text(encoding="utf-8"))
     entries = exported["entries"] if isinstance(exported, dict) else exported
     assert entries
     for entry in entries:

@@ -111,7 +111,7 @@ def probe_server(client: ChatClient) -> ServerInfo:
     )
     client.capacity.configure(slots, cache)
     client.server_info = info
-    log.info("%s", info.line())
+    log.debug("%s", info.line())
     return info
 
 

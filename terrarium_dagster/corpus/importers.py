@@ -724,9 +724,16 @@ def reference_path(corpus: Path) -> Path:
     return corpus.with_name(f"{corpus.name}.reference.md")
 
 
-def import_book(path: str | Path, out: str | Path) -> ImportReport:
-    """Write the book at `path` as a corpus at `out` (replaced atomically); report what it holds."""
+def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
+    """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
+    refused (InputError, nothing read or written) unless `replace`, when it is replaced
+    atomically."""
     source, target = Path(path), Path(out)
+    if not replace and (target.exists() or target.is_symlink()):
+        raise InputError(
+            f"--out {target} exists; nothing was changed; give --replace to write over it, or "
+            "another file name"
+        )
     book = read_book(source)
     chapters = book.chapters
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -8,9 +8,11 @@ Layout of ``out_dir``::
                          story (SillyTavern names the world after the file)
     wiki/                format "wiki": Markdown pages, wiki/html/ the same pages as HTML
 
-When ``out_dir`` ends in ``.json`` (or ``.yaml``/``.yml``) and that is the only format asked,
-the export is written to that file instead. Files are replaced atomically (a temporary file or
-folder beside the target, then renamed), so a failed export leaves the previous one intact.
+When ``out_dir`` ends in the format's extension (``.json`` for JSON and the lorebook,
+``.yaml``/``.yml`` for YAML) and that is the only format asked, the export is written to that
+file instead (what `terrarium export --out FILE` does for its single-file formats). Files are
+replaced atomically (a temporary file or folder beside the target, then renamed), so a failed
+export leaves the previous one intact.
 
 As of a thread, the glossary is `GlossaryStore.glossary_as_of_thread`: entries, definitions,
 aliases and sources as they stood at the end of that thread; nothing from later threads.
@@ -78,9 +80,15 @@ def generator_name() -> str:
         return "terrarium-dagster"
 
 
+SINGLE_FILE_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "json": (".json",),
+    "yaml": (".yaml", ".yml"),
+    "lorebook": (".json",),
+}
+
+
 def _single_file(out_dir: Path, formats: Sequence[str]) -> bool:
-    suffixes = {"json": (".json",), "yaml": (".yaml", ".yml")}
-    return len(formats) == 1 and out_dir.suffix.lower() in suffixes.get(formats[0], ())
+    return len(formats) == 1 and out_dir.suffix.lower() in SINGLE_FILE_SUFFIXES.get(formats[0], ())
 
 
 def _chosen_formats(formats: Sequence[str]) -> list[str]:
@@ -242,20 +250,34 @@ class Exporter:
             for item in unresolved_references(entries, index)
         ]
         if _single_file(target, chosen):
-            writer = export_json if chosen[0] == "json" else export_yaml
-            writer(
-                entries,
-                target,
-                meta=meta,
-                url_for_post=self.url_for_post,
-                thread_titles=self.titles,
-            )
+            size = glossary_size(entries)
+            counts: dict[str, int]
+            if chosen[0] == "lorebook":
+                story = story_name(self.corpus)
+                fragments = self._lorebook_fragments(entries)
+                text = lorebook_text(story, f"Glossary of {story}. {subtitle}", fragments)
+                write_text_atomic(target, text)
+                counts = {"held": len(fragments), "left_out": size - len(fragments)}
+            else:
+                writer = export_json if chosen[0] == "json" else export_yaml
+                writer(
+                    entries,
+                    target,
+                    meta=meta,
+                    url_for_post=self.url_for_post,
+                    thread_titles=self.titles,
+                )
+                held = exported_entries(entries)
+                merged = sum(1 for entry in held if entry.merged_into is not None)
+                rejected = len(held) - size - merged
+                counts = {"held": len(held), "merged": merged, "rejected": rejected}
             return ExportReport(
                 out_dir=str(target.parent),
                 files=[target.name],
-                entries=glossary_size(entries),
+                entries=size,
                 as_of_thread=as_of_thread,
                 unresolved_references=unresolved,
+                **counts,
             )
         planned: dict[str, PlannedFile] = {}
         if "json" in chosen or "yaml" in chosen:

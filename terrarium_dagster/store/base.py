@@ -22,7 +22,12 @@ from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError, TerrariumError
 from terrarium_dagster.jsonform import canonical_json
-from terrarium_dagster.store.integrity import check_integrity, damage_error, is_damage
+from terrarium_dagster.store.integrity import (
+    check_integrity,
+    damage_error,
+    is_damage,
+    refuse_not_a_store,
+)
 from terrarium_dagster.store.schema import (
     MIGRATIONS,
     migrate,
@@ -199,9 +204,12 @@ class StoreConnection:
         self._conn: sqlite3.Connection | None = None
         if read_only:
             self.where = str(path)
+            refuse_not_a_store(Path(path).expanduser(), self.where)
             conn = self._open_read_only(path, busy_timeout_ms)
         else:
             target, self.where = resolve_location(path)
+            if target != MEMORY:
+                refuse_not_a_store(Path(target), self.where)
             new_files = _absent_store_files(target)
             try:
                 conn = sqlite3.connect(

@@ -9,14 +9,23 @@ by `recover.py`).
   the same one-line `DamagedStoreError`.
 - `damage_error` turns SQLite's own words for damage (``SQLITE_CORRUPT``: "database disk image
   is malformed"; ``SQLITE_NOTADB``: "file is not a database") into that one line, naming the way
-  back: ``terrarium recover``.
+  back: ``terrarium recover``. SQLite's report itself (which pages, which cells) goes to the log
+  at debug level, never into the message.
+- `refuse_not_a_store` names a file that is not an SQLite database at all (notes, a book, a
+  JSON file given as ``--db``) as what it is: not a store, rather than a damaged one (which
+  `recover` could not help).
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from pathlib import Path
 
-from terrarium_dagster.errors import DamagedStoreError
+from terrarium_dagster.errors import DamagedStoreError, InputError
+
+log = logging.getLogger(__name__)
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 # SQLite's names for a file that is not a sound database.
 DAMAGE_ERRORS = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_CORRUPT_INDEX"})
@@ -41,15 +50,34 @@ def damage_error(where: str, detail: str) -> DamagedStoreError:
     )
 
 
-def check_integrity(conn: sqlite3.Connection, where: str) -> None:
-    """Refuse a damaged store with one line: SQLite's quick_check, first problem named."""
+def refuse_not_a_store(path: Path, where: str) -> None:
+    """Refuse, in one line, a non-empty file that is not an SQLite database at all."""
     try:
-        rows = conn.execute("PRAGMA quick_check(3)").fetchall()
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError:
+        return  # unreadable or absent: opening it says why
+    if head and head != SQLITE_HEADER:
+        raise InputError(
+            f"{where} is not an annotator store (not an SQLite database); nothing was written; "
+            "give --db a store `terrarium run` made, or a new file name for a new store"
+        )
+
+
+def check_integrity(conn: sqlite3.Connection, where: str) -> None:
+    """Refuse a damaged store with one line (SQLite's quick_check); its report is logged at
+    debug level."""
+    try:
+        rows = conn.execute("PRAGMA quick_check(100)").fetchall()
     except sqlite3.DatabaseError as exc:
         if is_damage(exc):
-            raise damage_error(where, f"quick_check: {exc}") from exc
+            log.debug("quick_check of %s: %s", where, exc)
+            raise damage_error(where, " ".join(str(exc).split())) from exc
         raise
     problems = [str(row[0]) for row in rows if str(row[0]) != "ok"]
     if problems:
-        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
-        raise damage_error(where, f"quick_check: {problems[0]}{more}")
+        log.debug("quick_check of %s found:\n%s", where, "\n".join(problems))
+        count = f"{len(problems)}+" if len(problems) >= 100 else str(len(problems))
+        raise damage_error(
+            where, f"SQLite's integrity check found {count} problem(s); -v logs them"
+        )

@@ -13,7 +13,7 @@ from pathlib import Path
 from terrarium_dagster.errors import DamagedStoreError, InputError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
-from terrarium_dagster.store.integrity import is_damage
+from terrarium_dagster.store.integrity import is_damage, refuse_not_a_store
 
 # How far a salvaging scan seeks past an unreadable rowid before it gives up on a table.
 _SEEK_LIMIT = 1 << 62
@@ -117,6 +117,7 @@ def recover(source_path: Path, out_path: Path) -> RecoverReport:
         raise InputError(f"--out {out_path} exists: recover writes a new store, never over one")
     if out_path.resolve() == source_path.resolve():
         raise InputError("--out must differ from --db: the damaged store is kept as it is")
+    refuse_not_a_store(source_path, str(source_path))  # nothing to recover from notes or a book
     report = RecoverReport(source=str(source_path), out=str(out_path))
     try:
         source = _open_damaged(source_path)

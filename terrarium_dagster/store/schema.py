@@ -289,6 +289,11 @@ def refuse_unversioned(conn: sqlite3.Connection, where: str) -> None:
             "version was reset); nothing was written; recover it with "
             f"`terrarium recover --db {where} --out NEW.db`"
         )
+    if {"thread", "post"} <= set(tables):
+        raise InputError(
+            f"{where} is a corpus, not an annotator store; nothing was written; give it as "
+            "--corpus, and --db the store's file (a new name makes a new store)"
+        )
     shown = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
     raise InputError(
         f"{where} is an SQLite database but not an annotator store (it holds tables {shown}); "

@@ -1,0 +1,178 @@
+"""What the CLI says, read as a newcomer reads it: every `--help`, an error with nothing before
+it, a progress line that explains itself, and Ctrl-C on a terminal that says "interrupted" on a
+line of its own and nothing else.
+
+Real commands (the installed `terrarium` script) on real books (trimmed Project Gutenberg texts),
+the Ctrl-C case on a real pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import time
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.cli import Progress
+from tests.support.cli import TERRARIUM, run_args, terrarium
+
+BOOKS = Path(__file__).parent / "data" / "books"
+MARS = BOOKS / "princess-of-mars-2008.txt"
+MARS_SHORT = BOOKS / "princess-of-mars-ch1-10.txt"
+COMMANDS = (
+    "run",
+    "status",
+    "export",
+    "lineage",
+    "import",
+    "score",
+    "serve",
+    "dev",
+    "undo",
+    "recover",
+    "snapshots",
+    "why",
+)
+_terrarium = partial(terrarium, timeout=120, clean=True)
+
+
+def _text(done: subprocess.CompletedProcess[str]) -> str:
+    return " ".join(done.stdout.split())
+
+
+def test_the_top_level_help_says_what_the_tool_does_and_lists_every_command() -> None:
+    done = _terrarium("--help")
+    assert done.returncode == 0
+    text = _text(done)
+    assert "Build a glossary of a long serialized story" in text
+    for command in COMMANDS:
+        assert re.search(rf"\n  +{command} +\S", done.stdout), command
+    assert "The `terrarium` command" not in text
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_a_one_line_description_and_shows_defaults(command: str) -> None:
+    done = _terrarium(command, "--help")
+    assert done.returncode == 0, done.stderr
+    description = done.stdout.split("\n\n")[1]
+    assert description[0].isupper() and "." in description, description
+    assert "(see Sampling)" not in done.stdout  # a README section that does not exist
+    uses_site = command in ("run", "export", "lineage", "serve", "dev", "why")
+    assert ("--site-url" in done.stdout) == uses_site, command
+    if "--db" in done.stdout:
+        shown = re.search(r"--db DB Annotator store: [^(]*\(default: (\S+);", _text(done))
+        assert shown and shown.group(1).endswith("terrarium.db"), done.stdout
+
+
+def test_defaults_and_the_progress_legend_are_in_run_help() -> None:
+    text = _text(_terrarium("run", "--help"))
+    for default in ("default: 32768", "default: 1024", "default: 16", "default: 180.0"):
+        assert default in text, default
+    assert "entries new and updated" in text and "in flight" in text
+    export = _text(_terrarium("--help"))
+    assert "JSON, YAML, a SillyTavern lorebook, a wiki or the reader's site" in export
+
+
+def test_an_error_is_one_line_with_no_log_line_before_it(tmp_path: Path) -> None:
+    corpus = tmp_path / "book.db"
+    assert _terrarium("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
+    done = _terrarium(*run_args(tmp_path / "s.db", corpus, threads="nowhere"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "terrarium: error: --threads: no thread 'nowhere' in the corpus (give an id or a key)"
+    ]
+    # a run that works prints each log line once (its thread lines, off a terminal)
+    ran = _terrarium(*run_args(tmp_path / "s.db", corpus, max_scenes=6), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    lines = [line for line in ran.stderr.splitlines() if line.strip()]
+    assert lines and len(lines) == len(set(lines)), ran.stderr
+    assert "INFO" not in ran.stderr and "in flight" not in ran.stderr
+    assert not re.search(r"\b1 scenes\b", ran.stderr)
+
+
+def test_progress_counts_in_words_and_shows_in_flight_only_for_a_served_model() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, clock=lambda: 1.0)
+    progress.live = True
+    progress.plan(2, 3, None)  # offline: nothing is ever in flight
+    progress("scene", {"created": 2, "updated": 1})
+    assert "entries 2 new, 1 updated" in stream.getvalue()
+    assert "in flight" not in stream.getvalue()
+    progress.plan(2, 3, lambda: 4)
+    progress("scene", {"created": 0, "updated": 0})
+    assert "4 in flight" in stream.getvalue()
+    progress.note("a log line")  # above the bar, never glued to it
+    assert "\r\x1b[2Ka log line\n[" in stream.getvalue()
+
+    lines = io.StringIO()
+    quiet = Progress(lines, clock=lambda: 1.0)
+    quiet.plan(1, 1, None)
+    quiet("scene", {"created": 1, "updated": 0})
+    quiet("thread", {"thread_key": "t00000-1"})
+    assert "done (1/1): 1 scene in" in lines.getvalue()
+
+
+def _read(fd: int, until: float, stop: re.Pattern[str] | None = None) -> str:
+    seen = b""
+    while time.monotonic() < until:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if stop is not None and stop.search(seen.decode(errors="replace")):
+            break
+    return seen.decode(errors="replace")
+
+
+def test_ctrl_c_on_a_terminal_says_interrupted_on_its_own_line_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    corpus = tmp_path / "book.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TERRARIUM_")}
+    process = subprocess.Popen(
+        [TERRARIUM, *run_args(tmp_path / "s.db", corpus)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        cwd=tmp_path,
+    )
+    os.close(follower)
+    try:
+        # the live line, after the first scenes: then Ctrl-C
+        before = _read(leader, time.monotonic() + 90, re.compile(r"scenes [1-9]\d*/"))
+        assert "threads" in before, before
+        process.send_signal(signal.SIGINT)
+        after = _read(leader, time.monotonic() + 60)
+        assert process.wait(timeout=60) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(leader)
+    output = before + after
+    assert "run finished" not in output
+    assert "received" not in output  # no log line for the signal itself
+    lines = [line.rsplit("\r\x1b[2K", 1)[-1] for line in output.replace("\r\n", "\n").split("\n")]
+    said = [line for line in lines if "interrupted" in line]
+    assert len(said) == 1 and said[0].startswith("terrarium: interrupted"), output[-500:]
+    assert "resume" in said[0]
+    bars = [line for line in lines if line.startswith("[")]
+    assert bars and all("in flight" not in bar for bar in bars)  # offline
+    assert all("entries" in bar and " new, " in bar for bar in bars)
