@@ -133,6 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="roll the glossary and context back to snapshot ID, then resume from there",
     )
 
+    edition = commands.add_parser(
+        "edition", help="write the reader's edition up to a thread (each entry rewritten)"
+    )
+    _add_corpus(edition)
+    _add_store(edition)
+    _add_agent(edition)
+    edition.add_argument(
+        "--as-of-thread", required=True, help="thread id or key: the edition up to its end"
+    )
+
     status = commands.add_parser("status", help="threads, entries, tokens of a store")
     _add_store(status)
     status.add_argument("--json", action="store_true")
@@ -401,6 +411,37 @@ def cmd_run(args: argparse.Namespace) -> int:
     if stop.is_set():
         print("terrarium: interrupted: run the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def cmd_edition(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import Engine
+
+    settings = _settings(args)
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.warning(
+            "%s received: stopping after the thread being written", signal.Signals(signum).name
+        )
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    started = time.monotonic()
+    try:
+        with Engine.open(settings, stop=stop) as engine:
+            target = _resolve_thread(engine.corpus, args.as_of_thread)
+            reports = engine.write_edition(target.id)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for report in reports:
+        state = "already written" if report.already_done else f"{report.kept} kept"
+        print(
+            f"{report.thread_key}: {report.rewritten} entries rewritten ({state}), "
+            f"{report.requests} requests, {report.tokens} tokens"
+        )
+    print(f"edition as of {target.key} written in {time.monotonic() - started:.1f}s")
     return EXIT_OK
 
 
@@ -777,6 +818,7 @@ COMMANDS = {
     "import": cmd_import,
     "run": cmd_run,
     "status": cmd_status,
+    "edition": cmd_edition,
     "export": cmd_export,
     "lineage": cmd_lineage,
     "snapshots": cmd_snapshots,
