@@ -115,7 +115,7 @@ from terrarium_dagster.backends.wire import (
     token_id,
 )
 from terrarium_dagster.context.prompts import SCENE_DONE
-from terrarium_dagster.edition.compose import compose_edition
+from terrarium_dagster.edition.compose import compose_edition, edition_task
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
 
@@ -1614,6 +1614,9 @@ class OfflineBackend(httpx.BaseTransport):
         if last_user is None:
             return Reply(content="Send a `# Scene` message or a `# Task:` message.")
         text = content_text(messages[last_user].get("content")).lstrip()
+        edition = edition_task(messages)
+        if edition is not None:  # the reader's text, composed from the evidence it is shown
+            return Reply(content=compose_edition(edition))
         after = messages[last_user + 1 :]
         scene = parse_scene_message(text)
         if scene is not None:
@@ -1634,8 +1637,6 @@ class OfflineBackend(httpx.BaseTransport):
             return Reply(content=_curate_answer(messages, last_user) or "NONE\n")
         if name == "summon":
             return Reply(content=summon_answer(text, history))
-        if name == "edition":  # the reader's text, composed from the evidence it is shown
-            return Reply(content=compose_edition(text))
         return Reply(content=f"Task {name!r} is not one the offline backend knows.")
 
     @staticmethod

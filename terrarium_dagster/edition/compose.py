@@ -9,8 +9,10 @@ entries. It cannot summarise, reconcile two sources that disagree, or say what a
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from terrarium_dagster.edition.prompt import sections
+from terrarium_dagster.edition.prompt import REFUSED_LEAD, TASK_LINE, sections
 
 MAX_QUOTES = 5
 QUOTE_CHARS = 160
@@ -41,6 +43,23 @@ def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def edition_task(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The `# Task: edition` message a conversation asks about: its last user message, or the
+    one before a refusal note (a rewrite asked again)."""
+    users = [m for m in messages if m.get("role") == "user"]
+    if not users:
+        return None
+    last = str(users[-1].get("content") or "")
+    if last.startswith(TASK_LINE):
+        return last
+    if last.startswith(REFUSED_LEAD):
+        for message in reversed(users[:-1]):
+            content = str(message.get("content") or "")
+            if content.startswith(TASK_LINE):
+                return content
+    return None
 
 
 def compose_edition(message: str) -> str:

@@ -235,9 +235,12 @@ def later_terms(text: str, later_names: Iterable[str]) -> list[str]:
     return _names_in(text, later_names)
 
 
+REFUSED_LEAD = "Your entry was refused:"
+
+
 def refusal_note(reason: str) -> str:
     """What a refused answer is told when it is asked again."""
     return (
-        f"Your entry was refused: {reason}. Write it again from the evidence above only, "
+        f"{REFUSED_LEAD} {reason}. Write it again from the evidence above only, "
         "citing only the citable posts and naming nothing the reader has not met yet."
     )
