@@ -12,7 +12,7 @@ from __future__ import annotations
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.edition.evidence import ThreadGlossary, later_names, unshown
-from terrarium_dagster.edition.prompt import CITATION, later_terms
+from terrarium_dagster.edition.prompt import CITATION, NameMatcher, later_terms
 from terrarium_dagster.exports.references import find_references
 from terrarium_dagster.store.annotator import GlossaryStore
 
@@ -39,8 +39,8 @@ def later_problems(store: GlossaryStore, corpus: Corpus, thread: Thread) -> list
     if state is None or state.end_revision_id is None:
         return []
     known = ThreadGlossary.read(store, thread, state.end_revision_id)
-    names = later_names(store, known)
-    if not names:
+    names = NameMatcher(later_names(store, known))
+    if not names.keys:
         return []
     problems: list[str] = []
     for entry_id, text in sorted(store.editions.as_of(thread.position).items()):
@@ -57,6 +57,6 @@ def later_problems(store: GlossaryStore, corpus: Corpus, thread: Thread) -> list
                 shown.append(known.views[target].definition)
         problems += [
             f"E{entry_id} names {name}, met only after {thread.key}"
-            for name in unshown(held, " ".join(shown))
+            for name in unshown(held, " ".join(shown)).names()
         ]
     return problems

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.edition.prompt import EditionRequest, SourceShown, later_terms
+from terrarium_dagster.edition.prompt import EditionRequest, NameMatcher, SourceShown
 from terrarium_dagster.exports.references import NameIndex, find_references, is_page_entry
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import EntryView
@@ -70,25 +70,28 @@ class ThreadGlossary:
         return found
 
 
-def later_names(store: GlossaryStore, known: ThreadGlossary) -> list[str]:
+def store_names(store: GlossaryStore) -> list[str]:
+    """Every name (term or alias) of every entry the store has now, deleted ones included."""
+    newest = store.history.glossary_as_of(store.history.last_revision_id(), include_deleted=True)
+    return sorted({name for view in newest for name in (view.term, *view.aliases)})
+
+
+def later_names(
+    store: GlossaryStore, known: ThreadGlossary, names: Sequence[str] | None = None
+) -> list[str]:
     """The names of entries (terms and aliases) the store has only after the thread: what an
     answer as of the thread must not hold (unless the evidence it was shown holds it too,
-    `unshown`)."""
-    newest = store.history.glossary_as_of(store.history.last_revision_id(), include_deleted=True)
+    `unshown`). `names`: the store's names now (`store_names`), when already read."""
     seen = known.names()
-    names: set[str] = set()
-    for view in newest:
-        for name in (view.term, *view.aliases):
-            norm = normalize_term(name)
-            if norm and norm not in seen:
-                names.add(name)
-    return sorted(names)
+    chosen = store_names(store) if names is None else names
+    return [name for name in chosen if (norm := normalize_term(name)) and norm not in seen]
 
 
-def unshown(names: Sequence[str], shown: str) -> list[str]:
+def unshown(names: Sequence[str] | NameMatcher, shown: str) -> NameMatcher:
     """The names of `names` that the text shown does not hold as words."""
-    held = set(later_terms(shown, names))
-    return [name for name in names if name not in held]
+    matcher = names if isinstance(names, NameMatcher) else NameMatcher(names)
+    held = set(matcher.found_in(shown))
+    return NameMatcher(name for name in matcher.names() if name not in held)
 
 
 def _revisions(

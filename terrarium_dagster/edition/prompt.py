@@ -33,11 +33,11 @@ The answer is plain Markdown: a short lead sentence, then what the story has sho
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from terrarium_dagster.context.compaction.text import strip_thinking
-from terrarium_dagster.store.normalize import normalize_term
 
 TASK_LINE = "# Task: edition"
 SECTIONS = (
@@ -185,17 +185,47 @@ def answer_text(content: str | None) -> str:
     return strip_thinking(content or "").strip()
 
 
-def _names_in(text: str, names: Iterable[str]) -> list[str]:
-    """The names of `names` that occur in `text` as whole words (case and accents aside)."""
-    haystack = f" {normalize_term(text)} "
-    hits: list[str] = []
-    for name in names:
-        norm = normalize_term(name)
-        if len(norm) < MIN_NAME_CHARS:
-            continue
-        if re.search(rf"(?<![\w]){re.escape(norm)}(?![\w])", haystack):
-            hits.append(name)
-    return sorted(set(hits))
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    """The words of `text`, folded as names are compared (NFKC, case folded)."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+class NameMatcher:
+    """Finds which of a set of names occur in a text as whole words (case and punctuation
+    aside): every name's words are looked up among the text's runs of as many words."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.keys: dict[str, str] = {}
+        for name in names:
+            words = _words(name)
+            if words[:1] == ["the"] and len(words) > 1:
+                words = words[1:]
+            key = " ".join(words)
+            if len(key) >= MIN_NAME_CHARS:
+                self.keys[name] = key
+        self.longest = max((key.count(" ") + 1 for key in self.keys.values()), default=0)
+
+    def found_in(self, text: str) -> list[str]:
+        if not self.keys:
+            return []
+        words = _words(text)
+        runs = {
+            " ".join(words[i : i + n])
+            for n in range(1, self.longest + 1)
+            for i in range(len(words) - n + 1)
+        }
+        return sorted(name for name, key in self.keys.items() if key in runs)
+
+    def names(self) -> list[str]:
+        return sorted(self.keys)
+
+
+def _names_in(text: str, names: Iterable[str] | NameMatcher) -> list[str]:
+    matcher = names if isinstance(names, NameMatcher) else NameMatcher(names)
+    return matcher.found_in(text)
 
 
 @dataclass(frozen=True)
@@ -209,7 +239,7 @@ def judge_answer(
     text: str,
     *,
     citable: Sequence[int],
-    later_names: Iterable[str],
+    later_names: Iterable[str] | NameMatcher,
 ) -> Judgement:
     """Refuse a rewrite that decides nothing (empty, a refusal), cites a post it was not shown,
     or names a term the reader meets only in a later thread."""
@@ -230,7 +260,7 @@ def judge_answer(
     return Judgement(None)
 
 
-def later_terms(text: str, later_names: Iterable[str]) -> list[str]:
+def later_terms(text: str, later_names: Iterable[str] | NameMatcher) -> list[str]:
     """The later names `text` holds (the Dagster check and the tests use the same rule)."""
     return _names_in(text, later_names)
 

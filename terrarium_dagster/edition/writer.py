@@ -35,11 +35,13 @@ from terrarium_dagster.edition.evidence import (
     entry_request,
     later_names,
     shown_text,
+    store_names,
     unshown,
 )
 from terrarium_dagster.edition.prompt import (
     EDITION_SYSTEM_PROMPT,
     EditionRequest,
+    NameMatcher,
     answer_text,
     edition_message,
     judge_answer,
@@ -65,7 +67,7 @@ class _Job:
 
     thread: Thread
     request: EditionRequest
-    later: list[str]
+    later: NameMatcher
     messages: list[Message]
     counter: DraftCounter
     own: int
@@ -133,7 +135,7 @@ class EditionWriter:
 
     def _plan(self, thread: Thread, previous_boundary: int, boundary: int) -> _ThreadPlan:
         known = ThreadGlossary.read(self.store, thread, boundary)
-        later = later_names(self.store, known)
+        later = NameMatcher(later_names(self.store, known, self._names))
         jobs: list[_Job] = []
         for view in changed_entries(self.store, known, previous_boundary):
             request = entry_request(
@@ -149,7 +151,7 @@ class EditionWriter:
                     request=request,
                     later=unshown(later, shown_text([request])),
                     messages=messages,
-                    counter=DraftCounter(self.session.counter),
+                    counter=DraftCounter(self._base_counter),
                     own=view.id,
                 )
             )
@@ -192,9 +194,13 @@ class EditionWriter:
 
     def write(self, threads: Sequence[Thread]) -> list[EditionReport]:
         """Write the editions of `threads` (story order, each curated, every earlier thread's
-        edition already written or among them). A thread with a current edition is skipped."""
+        edition already written or among them). A thread with a current edition is skipped.
+
+        Threads are planned (their evidence read) one after another while the requests of the
+        threads planned before are in flight; each request measures with a fork of the token
+        counter as it stood when the edition began, so nothing depends on timing."""
         reports: list[EditionReport] = []
-        plans: list[_ThreadPlan] = []
+        todo: list[tuple[Thread, int, int]] = []
         previous_boundary = 0
         for thread in threads:
             state = self.store.progress.thread_state(thread.id)
@@ -214,20 +220,34 @@ class EditionWriter:
                     )
                 )
             else:
-                plans.append(self._plan(thread, previous_boundary, state.end_revision_id))
+                todo.append((thread, previous_boundary, state.end_revision_id))
             previous_boundary = state.end_revision_id
-        if not plans:
-            return reports
-        known_of = {id(job): plan.known for plan in plans for job in plan.jobs}
-        queue: deque[_Job] = deque(job for plan in plans for job in plan.jobs)
+        self._base_counter = self.session.counter.fork()
+        self._names = store_names(self.store)  # the store's names now: later ones are spoilers
+        plans: list[_ThreadPlan] = []
+        known_of: dict[int, ThreadGlossary] = {}
+        queue: deque[_Job] = deque()
         flying: dict[Future[ChatResult], _Job] = {}
         committed = 0
+
+        def fill() -> None:
+            while queue and len(flying) < self.concurrency:
+                job = queue.popleft()
+                flying[submit(self._ask, job)] = job
+            self.peak_in_flight = max(self.peak_in_flight, len(flying))
+
         try:
-            while queue or flying or committed < len(plans):
-                while queue and len(flying) < self.concurrency:
-                    job = queue.popleft()
-                    flying[submit(self._ask, job)] = job
-                self.peak_in_flight = max(self.peak_in_flight, len(flying))
+            while committed < len(todo):
+                if len(plans) < len(todo) and len(queue) < self.concurrency:
+                    plan = self._plan(*todo[len(plans)])  # while earlier requests are out
+                    plans.append(plan)
+                    for job in plan.jobs:
+                        known_of[id(job)] = plan.known
+                    queue.extend(plan.jobs)
+                    fill()
+                    if len(plans) < len(todo) and len(queue) < self.concurrency:
+                        continue
+                fill()
                 if flying:
                     finished, _ = wait(
                         list(flying), timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED
