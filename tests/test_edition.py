@@ -36,7 +36,7 @@ from terrarium_dagster.exports.site import site_parts
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import TERRARIUM
+from tests.support.cli import TERRARIUM, terrarium
 from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.serving import serving
 
@@ -352,3 +352,26 @@ def test_a_sigkill_during_an_edition_resumes_to_the_same_edition(
         assert done == [t.key() for t in whole.editions.all_current()]
         threads = resumed.conn.execute("SELECT COUNT(*) FROM edition_thread").fetchone()[0]
         assert threads == THREADS  # each thread's edition committed once
+
+
+def test_an_edition_before_curation_is_one_line_and_creates_nothing(
+    quest: tuple[Path, Path], tmp_path: Path
+) -> None:
+    corpus_path, _ = quest
+    with Corpus(corpus_path) as corpus:
+        first = corpus.threads()[0].key
+    db = tmp_path / "new.db"
+    done = terrarium(
+        "edition",
+        "--offline",
+        "--corpus",
+        str(corpus_path),
+        "--db",
+        str(db),
+        "--as-of-thread",
+        first,
+    )
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("terrarium: error")]
+    assert len(errors) == 1 and first in errors[0] and "curated" in errors[0]
+    assert not list(tmp_path.glob("new.db*")), "no store is left behind"
