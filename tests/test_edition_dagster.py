@@ -1,6 +1,7 @@
-"""`glossary_edition` through `dagster.materialize`: a thread range's edition after its
-curation, one materialization per thread with its metadata, both checks evaluated and passing;
-asked again, nothing is rewritten; before its curation it fails naming the thread."""
+"""`glossary_edition` through `dagster.materialize`: a thread range annotated, curated and
+given its edition in one run, one edition materialization per thread with its metadata, both
+checks evaluated and passing; asked again, nothing is rewritten; before its curation it fails
+naming the thread."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from terrarium_dagster.defs.edition import (
     CITATIONS_CHECK,
     NOTHING_LATER_CHECK,
     glossary_edition,
-    glossary_edition_step,
 )
 from terrarium_dagster.defs.partitions import range_tags
 
@@ -24,7 +24,7 @@ def _run(
     instance: dg.DagsterInstance, resources: dict[str, Any], assets: list[Any], keys: list[str]
 ) -> dg.ExecuteInProcessResult:
     return dg.materialize(
-        [thread_glossary, glossary_edition_step],
+        [thread_glossary],
         selection=assets,
         instance=instance,
         resources=resources,
@@ -38,17 +38,16 @@ def test_an_edition_range_materializes_per_thread_with_metadata_and_passing_chec
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
 ) -> None:
     chosen = keys[:3]
-    done = _run(instance, resources, [thread_annotations, curated_glossary], chosen)
-    assert done.success
-    before = _run(instance, resources, [glossary_edition], [keys[3]])
-    assert not before.success  # thread 4 is not curated: refused, nothing written
-    failure = before.failure_data_for_node("glossary_edition_step")
-    assert failure is not None and failure.error is not None
-    assert keys[3] in failure.error.message and "curated" in failure.error.message
-
-    result = _run(instance, resources, [glossary_edition], chosen)
+    # one run, as "Materialize all" launches it: annotation and curation, then the edition
+    result = _run(
+        instance, resources, [thread_annotations, curated_glossary, glossary_edition], chosen
+    )
     assert result.success
-    events = result.asset_materializations_for_node("glossary_edition_step")
+    events = [
+        e
+        for e in result.asset_materializations_for_node("thread_glossary")
+        if e.asset_key == glossary_edition
+    ]
     assert [e.partition for e in events] == chosen
     for event in events:
         meta = event.metadata
@@ -56,11 +55,25 @@ def test_an_edition_range_materializes_per_thread_with_metadata_and_passing_chec
         assert meta["tokens"].value > 0 and meta["tokens_per_entry"].value > 0
         assert meta["requests_in_flight_peak"].value >= 1
         assert meta["already_done"].value is False
-    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    checks = {
+        c.check_name: c
+        for c in result.get_asset_check_evaluations()
+        if c.asset_key == glossary_edition
+    }
     assert set(checks) == {CITATIONS_CHECK, NOTHING_LATER_CHECK}
     assert all(c.passed and c.asset_key == glossary_edition for c in checks.values())
 
+    before = _run(instance, resources, [glossary_edition], [keys[3]])
+    assert not before.success  # thread 4 is not curated: refused, nothing written
+    failure = before.failure_data_for_node("thread_glossary")
+    assert failure is not None and failure.error is not None
+    assert keys[3] in failure.error.message and "curated" in failure.error.message
+
     again = _run(instance, resources, [glossary_edition], chosen[1:2])
     assert again.success
-    (event,) = again.asset_materializations_for_node("glossary_edition_step")
+    (event,) = [
+        e
+        for e in again.asset_materializations_for_node("thread_glossary")
+        if e.asset_key == glossary_edition
+    ]
     assert event.metadata["already_done"].value is True

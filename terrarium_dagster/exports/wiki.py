@@ -276,6 +276,7 @@ def _definition_markdown(wiki: _Wiki, entry: EntryView) -> str:
 
 
 _CITATION = re.compile(r"&gt;&gt;(\d+)")
+_LIST_AFTER_TEXT = re.compile(r"(?m)^((?![-*] ).*\S.*)\n([-*] )")
 
 
 def _edition_markdown(wiki: _Wiki, entry: EntryView) -> str:
@@ -291,6 +292,8 @@ def _edition_markdown(wiki: _Wiki, entry: EntryView) -> str:
         url = wiki.url_for_post(threads[post_id], post_id, None)
         return f"[&gt;&gt;{post_id}]({_url_part(url)})" if url else match.group(0)
 
+    # a list right after a line of text needs a blank line before it to be a list in Markdown
+    text = _LIST_AFTER_TEXT.sub(lambda m: f"{m.group(1)}\n\n{m.group(2)}", text)
     return _CITATION.sub(cite, text)
 
 
