@@ -414,6 +414,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _edition_progress(event: str, data: dict[str, object]) -> None:
+    if event == "edition":
+        print(
+            f"{data['thread_key']}: edition written ({data['rewritten']} entries)", file=sys.stderr
+        )
+
+
 def cmd_edition(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine import Engine
 
@@ -429,7 +436,7 @@ def cmd_edition(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     started = time.monotonic()
     try:
-        with Engine.open(settings, stop=stop) as engine:
+        with Engine.open(settings, stop=stop, progress=_edition_progress) as engine:
             target = _resolve_thread(engine.corpus, args.as_of_thread)
             reports = engine.write_edition(target.id)
     finally:

@@ -257,10 +257,11 @@ class Engine:
         return self._client
 
     def _with_heartbeat(self, progress: ProgressCallback | None) -> ProgressCallback:
-        """Refresh the writer lease after each committed scene, then report progress."""
+        """Refresh the writer lease after each committed scene (or thread's edition), then
+        report progress."""
 
         def report(event: str, data: dict[str, object]) -> None:
-            if event == "scene":
+            if event in ("scene", "edition"):  # a committed scene, or a thread's edition
                 self.store.runs.refresh_writer_lease(self.run_id)
             if progress is not None:
                 progress(event, data)
