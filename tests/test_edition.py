@@ -208,10 +208,12 @@ def test_the_site_up_to_a_position_holds_that_positions_edition_and_no_later_one
 
 class _Refusing(BaseHTTPRequestHandler):
     """The offline backend over HTTP, except that the first edition request of each entry is
-    answered with a citation of a post it was not shown and a name of a later thread."""
+    answered with a citation of a post it was not shown or a name of a later thread (`always`:
+    every answer to an edition request, asked again or not)."""
 
     backend = OfflineBackend()
     first: ClassVar[set[str]] = set()
+    always = False
     bad = ("**X** is a place. It burns in >>1.", "**X** is a place. It meets {name} later.")
     later_name = ""
 
@@ -234,12 +236,21 @@ class _Refusing(BaseHTTPRequestHandler):
         request = httpx.Request("POST", f"http://x{self.path}", content=body)
         response = self.backend.handle_request(request)
         payload = json.loads(body)
-        text = str(payload.get("messages", [{}])[-1].get("content") or "")
-        entry = re.search(r"^entry (E\d+):", text, re.MULTILINE)
-        if entry and text.startswith("# Task: edition") and entry.group(1) not in self.first:
+        task = next(
+            (
+                str(m.get("content"))
+                for m in payload.get("messages", [])
+                if str(m.get("content") or "").startswith("# Task: edition")
+            ),
+            "",
+        )
+        last = str(payload.get("messages", [{}])[-1].get("content") or "")
+        entry = re.search(r"^entry (E\d+):", task, re.MULTILINE)
+        if entry and (self.always or (last == task and entry.group(1) not in self.first)):
             type(self).first.add(entry.group(1))
             answer = json.loads(response.content)
-            wrong = self.bad[int(entry.group(1)[1:]) % 2].format(name=self.later_name)
+            kind = 0 if self.always else int(entry.group(1)[1:]) % 2
+            wrong = self.bad[kind].format(name=self.later_name)
             answer["choices"][0]["message"]["content"] = wrong
             self._send(200, json.dumps(answer).encode())
             return
@@ -375,3 +386,32 @@ def test_an_edition_before_curation_is_one_line_and_creates_nothing(
     errors = [line for line in done.stderr.splitlines() if line.startswith("terrarium: error")]
     assert len(errors) == 1 and first in errors[0] and "curated" in errors[0]
     assert not list(tmp_path.glob("new.db*")), "no store is left behind"
+
+
+def test_an_entry_refused_every_time_keeps_its_previous_text(
+    quest: tuple[Path, Path], tmp_path: Path
+) -> None:
+    corpus_path, db = quest
+    store_path = _copy(db, tmp_path / "store.db")
+    settings = load_settings(offline=True, corpus=corpus_path, db=str(store_path))
+    with Engine.open(settings) as engine:
+        first, second = engine.threads[0], engine.threads[1]
+        engine.write_edition(first.id)
+    _Refusing.first, _Refusing.always = set(), True
+    try:
+        with serving(_Refusing) as url:
+            settings = load_settings(corpus=corpus_path, db=str(store_path), agent_url=url)
+            with Engine.open(settings) as engine:
+                *_, report = engine.write_edition(second.id)
+    finally:
+        _Refusing.always = False
+    assert report.rewritten == 0 and report.kept > 0
+    with GlossaryStore(store_path, read_only=True) as store:
+        before = store.editions.as_of(first.position)
+        views = {v.id: v for v in store.history.glossary_as_of_thread(second.id)}
+        texts = store.editions.of_thread(second.id)
+        assert texts and all(t.outcome == "kept" and t.attempts == 3 for t in texts)
+        for text in texts:  # the previous edition, or the working definition for a new entry
+            expected = before[text.entry_id].text if text.entry_id in before else None
+            assert text.text == (expected or views[text.entry_id].definition)
+        assert any(t.entry_id in before for t in texts)
