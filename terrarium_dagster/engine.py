@@ -36,6 +36,7 @@ from terrarium_dagster.curation.curator import answer_decides, curate_thread
 from terrarium_dagster.curation.models import CurationReport, UndoResult
 from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.curation.undo import undo_decision, undo_revision
+from terrarium_dagster.edition.writer import EditionReport, EditionWriter
 from terrarium_dagster.errors import (
     ConfigError,
     DiskSpaceError,
@@ -756,6 +757,34 @@ class Engine:
         return build_export(
             self.store, self.corpus, Path(out_dir), formats=formats, as_of_thread=as_of_thread
         )
+
+    # -- the reader's edition ----------------------------------------------------------------
+
+    def write_edition(self, as_of_thread: int) -> list[EditionReport]:
+        """The reader's edition up to `as_of_thread`: every thread up to it without a current
+        edition gets one, in story order (each after its curation: refused with one line if a
+        thread up to it is not curated). Returns a report per thread up to it."""
+        target = self.thread(as_of_thread)
+        threads = self._threads[: target.position + 1]
+        for thread in threads:
+            if self._status(thread) != "curated":
+                raise OrderError(
+                    f"the edition as of {target.key} needs every thread up to it curated; "
+                    f"{thread.key} is {self._status(thread)}: run it first"
+                )
+        self._get_annotator()  # the session: the one window gate every request passes
+        self._ensure_run()
+        assert self.session is not None
+        writer = EditionWriter(
+            self.store,
+            self.corpus,
+            self.session,
+            concurrency=self.settings.concurrency,
+            run_id=self.run_id,
+            stop=self.stop,
+            progress=self.progress,
+        )
+        return writer.write(threads)
 
     # -- corrections ------------------------------------------------------------------------
 

@@ -120,6 +120,8 @@ class EntryView(Entry):
     """An entry with its live provenance, as exports and as-of views need it."""
 
     provenance: list[Provenance] = Field(default_factory=list)
+    # the reader's edition as of the view's thread (exports attach it; None: not written)
+    edition: str | None = None
 
 
 class ThreadState(_Frozen):
