@@ -213,6 +213,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="roll the glossary and context back to snapshot ID, then resume from there",
     )
 
+    edition = _command(
+        commands, "edition", help="write the reader's edition up to a thread (each entry rewritten)"
+    )
+    _add_corpus(edition)
+    _add_store(edition)
+    _add_agent(edition)
+    edition.add_argument(
+        "--as-of-thread", required=True, help="thread id or key: the edition up to its end"
+    )
+
     status = _command(commands, "status", help="show a store's threads, entries and tokens")
     _add_store(status)
     status.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -557,6 +567,44 @@ class _NoteHandler(logging.Handler):
             self.progress.note(self.format(record))
         except Exception:  # a logging failure must not stop the run
             self.handleError(record)
+
+
+def _edition_progress(event: str, data: dict[str, object]) -> None:
+    if event == "edition":
+        print(
+            f"{data['thread_key']}: edition written ({data['rewritten']} entries)", file=sys.stderr
+        )
+
+
+def cmd_edition(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import Engine
+
+    settings = _settings(args)
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.warning(
+            "%s received: stopping after the thread being written", signal.Signals(signum).name
+        )
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    started = time.monotonic()
+    try:
+        with Engine.open(settings, stop=stop, progress=_edition_progress) as engine:
+            target = _resolve_thread(engine.corpus, args.as_of_thread)
+            reports = engine.write_edition(target.id)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for report in reports:
+        state = "already written" if report.already_done else f"{report.kept} kept"
+        print(
+            f"{report.thread_key}: {report.rewritten} entries rewritten ({state}), "
+            f"{report.requests} requests, {report.tokens} tokens"
+        )
+    print(f"edition as of {target.key} written in {time.monotonic() - started:.1f}s")
+    return EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -1013,6 +1061,7 @@ COMMANDS = {
     "import": cmd_import,
     "run": cmd_run,
     "status": cmd_status,
+    "edition": cmd_edition,
     "export": cmd_export,
     "lineage": cmd_lineage,
     "snapshots": cmd_snapshots,

@@ -60,6 +60,23 @@ class Settings(BaseSettings):
         description="Annotator store: a SQLite file path.",
         json_schema_extra={"cli": "store", "shown_default": "`data/terrarium.db`"},
     )
+    network_store: bool = Field(
+        default=False,
+        description=(
+            "Open a store on a network filesystem (NFS, SMB, FUSE) anyway; refused otherwise: "
+            "SQLite's WAL needs one host's local disk."
+        ),
+        json_schema_extra={"cli": "store"},
+    )
+    story: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_]{0,39}$",
+        description=(
+            "Story name when several stories share one Dagster: its code location's asset key "
+            "prefix, partition set and pool."
+        ),
+        json_schema_extra={"cli": "store"},
+    )
     url_template: str | None = Field(
         default=None,
         description=(

@@ -36,6 +36,7 @@ from terrarium_dagster.curation.curator import answer_decides, curate_thread
 from terrarium_dagster.curation.models import CurationReport, UndoResult
 from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.curation.undo import undo_decision, undo_revision
+from terrarium_dagster.edition.writer import EditionReport, EditionWriter
 from terrarium_dagster.errors import (
     ConfigError,
     DiskSpaceError,
@@ -51,6 +52,7 @@ from terrarium_dagster.reports import CurationDecisionRow, ExportReport, ThreadR
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
+from terrarium_dagster.store.filesystem import refusal as network_refusal
 from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import through_post
 from terrarium_dagster.store.sources import SourceChange
@@ -142,6 +144,9 @@ def open_store(
             raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
         if read_only:
             return GlossaryStore(settings.db, read_only=True)
+        refused = None if settings.network_store else network_refusal(settings.db)
+        if refused is not None:
+            raise InputError(refused)
         reason = None if path.exists() else unwritable_reason(path, folder=False)
         if reason is not None:
             raise InputError(f"cannot create annotator store {settings.db}: {reason}")
@@ -190,6 +195,10 @@ class ThreadStep:
     already_curated: bool = False  # the curation was done before: this step changed nothing
 
 
+def _quiet(_event: str, _data: dict[str, object]) -> None:
+    """No progress report (the writer's lease beats on its own: `store/lease.py`)."""
+
+
 class Engine:
     """A run over one corpus and one store."""
 
@@ -210,7 +219,7 @@ class Engine:
         self._client = client
         self.run_id = run_id
         self.stop = stop or threading.Event()
-        self.progress = self._with_heartbeat(progress)
+        self.progress: ProgressCallback = progress or _quiet
         self._threads = corpus.threads()
         self._by_id = {thread.id: thread for thread in self._threads}
         self._annotator: Annotator | None = None
@@ -291,17 +300,6 @@ class Engine:
             self._client = open_client(self.settings)
         return self._client
 
-    def _with_heartbeat(self, progress: ProgressCallback | None) -> ProgressCallback:
-        """Refresh the writer lease after each committed scene, then report progress."""
-
-        def report(event: str, data: dict[str, object]) -> None:
-            if event == "scene":
-                self.store.runs.refresh_writer_lease(self.run_id)
-            if progress is not None:
-                progress(event, data)
-
-        return report
-
     def __enter__(self) -> Self:
         return self
 
@@ -345,7 +343,7 @@ class Engine:
             return
         try:
             if self.session is not None:
-                self.session.record_calls()
+                self.session.close()  # requests still in flight are on the books as abandoned
                 self.session.persist_learned_window()
             if self._run_started:
                 self.store.runs.finish_run(self.run_id, status, error)
@@ -759,6 +757,34 @@ class Engine:
         return build_export(
             self.store, self.corpus, Path(out_dir), formats=formats, as_of_thread=as_of_thread
         )
+
+    # -- the reader's edition ----------------------------------------------------------------
+
+    def write_edition(self, as_of_thread: int) -> list[EditionReport]:
+        """The reader's edition up to `as_of_thread`: every thread up to it without a current
+        edition gets one, in story order (each after its curation: refused with one line if a
+        thread up to it is not curated). Returns a report per thread up to it."""
+        target = self.thread(as_of_thread)
+        threads = self._threads[: target.position + 1]
+        for thread in threads:
+            if self._status(thread) != "curated":
+                raise OrderError(
+                    f"the edition as of {target.key} needs every thread up to it curated; "
+                    f"{thread.key} is {self._status(thread)}: run it first"
+                )
+        self._get_annotator()  # the session: the one window gate every request passes
+        self._ensure_run()
+        assert self.session is not None
+        writer = EditionWriter(
+            self.store,
+            self.corpus,
+            self.session,
+            concurrency=self.settings.concurrency,
+            run_id=self.run_id,
+            stop=self.stop,
+            progress=self.progress,
+        )
+        return writer.write(threads)
 
     # -- corrections ------------------------------------------------------------------------
 

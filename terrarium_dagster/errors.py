@@ -81,6 +81,11 @@ class BudgetError(AgentError):
     """The context cannot be made to fit the token budget."""
 
 
+class SceneTooLarge(BudgetError):
+    """The current scene's request cannot be made to fit beside the context: the scene loop
+    reads that scene again in smaller parts (and stops only when the smallest part fails)."""
+
+
 class OrderError(InputError):
     """Threads must be annotated in story order; this one is out of order."""
 

@@ -107,7 +107,7 @@ def store_status(db: str) -> dict[str, Any]:
             for row in decisions[-RECENT_DECISIONS:]
         ]
         lease = store.runs.writer_lease()
-        holder = lease.run_id if lease is not None and lease.alive() else None
+        holder = lease.run_id if lease is not None and store.runs.holder_alive(lease) else None
         runs = [
             {
                 "run_id": run.id,

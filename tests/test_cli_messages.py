@@ -40,6 +40,7 @@ COMMANDS = (
     "recover",
     "snapshots",
     "why",
+    "edition",
 )
 _terrarium = partial(terrarium, timeout=120, clean=True)
 

@@ -385,6 +385,31 @@ def test_cut_middle_drops_whole_middle_scenes_after_one_flush() -> None:
     assert len(flusher.calls) == 1 and events[0].flushed
 
 
+def test_repeated_cuts_keep_one_merged_note_that_stops_growing() -> None:
+    """At a small window the last resort runs scene after scene: the thread's summary holds ONE
+    note naming the first and last scene dropped, its entry list capped (the latest kept, the
+    rest counted), every entry id still in the summary's `entry_ids`."""
+    events: list[CompactionEvent] = []
+    cm = manager(budget=100_000, events=events, policy=lossy_policy(truncate_tokens=10_000))
+    sizes = []
+    for number in range(1, 61):
+        scene_id, messages = scene_turns(1, number, entry_id=7 * number)  # no ranges to fold
+        cm.end_scene(scene_id, 1, messages)
+        if number < 4:
+            continue
+        squeeze(cm, 1, number + 1, free=150, reserve=300)
+        prepare(cm, 1, number + 1, reserve=300)
+        note = cm.state.chunk_summary(1)
+        assert note is not None
+        assert note.text.count("left the context without a summary") == 1, note.text
+        sizes.append(len(note.text))
+    dropped = [i for e in events if e.tier == "cut_middle" for i in e.entry_ids]
+    assert len(set(dropped)) > 40 and set(dropped) <= set(note.entry_ids)
+    assert note.text.startswith(f"(Scenes {events[0].scene_ids[0]} .. ")
+    assert re.search(r"\] and \d+ earlier\.\)$", note.text), note.text
+    assert max(sizes) < 1000, sizes
+
+
 # -- together, in order ----------------------------------------------------------------------------
 
 

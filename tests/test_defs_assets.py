@@ -25,6 +25,7 @@ from terrarium_dagster.defs.assets import (
     thread_glossary,
 )
 from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
+from terrarium_dagster.defs.edition import edition_check_specs
 from terrarium_dagster.defs.failures import fail_on, failure_for
 from terrarium_dagster.defs.partitions import range_tags, threads_partitions
 from terrarium_dagster.defs.resources import (
@@ -401,7 +402,13 @@ def test_materialize_all_over_a_range_annotates_curates_and_exports_every_thread
 ) -> None:
     result = run(instance, resources, list(THREAD_ASSETS), keys)
     assert result.success
-    for asset in ("scene_batches", "thread_annotations", "curated_glossary", "glossary_export"):
+    for asset in (
+        "scene_batches",
+        "thread_annotations",
+        "curated_glossary",
+        "glossary_edition",
+        "glossary_export",
+    ):
         assert [event.partition for event in materialized(result, asset)] == keys, asset
     assert set(statuses(store_path).values()) == {"curated"}
     order = [
@@ -412,7 +419,8 @@ def test_materialize_all_over_a_range_annotates_curates_and_exports_every_thread
     expected = [(name, key) for key in keys for name in ("thread_annotations", "curated_glossary")]
     assert order == expected, "each thread is curated before the next one is annotated"
     assert {item.check_name for item in result.get_asset_check_evaluations()} == {
-        item.name for item in GLOSSARY_CHECKS
+        *(item.name for item in GLOSSARY_CHECKS),
+        *(spec.name for spec in edition_check_specs()),
     }
 
 

@@ -217,3 +217,39 @@ def test_terrarium_run_on_the_sample_through_llama_server(tmp_path: Path) -> Non
     answered = [call for call in calls if not call.error]
     assert answered and all(call.prompt_tokens > 0 for call in answered), "on the books"
     assert all(call.prompt_tokens + 64 <= 8192 for call in calls)
+
+
+def test_the_sample_at_concurrency_16_fits_four_slots_sharing_8192_tokens(tmp_path: Path) -> None:
+    # `llama-server -c 8192 -np 4`: four slots sharing one KV cache of 8,192 tokens. Sixteen
+    # scene requests at once hold more than it can (it would fail them all with HTTP 500
+    # "Context size has been exceeded"); the probe reads the slots and the cache, and the run
+    # keeps what is in flight within both. One block of sixteen scenes, one short round each.
+    db = tmp_path / "store.db"
+    slots = ["--parallel", "4", "--kv-unified"]
+    with run_llama_server(tmp_path, extra_args=slots) as server:
+        done = _terrarium(
+            *run_args(
+                db,
+                agent_url=server.url,
+                concurrency=16,
+                max_scenes=16,
+                max_tokens=64,
+                max_rounds=1,
+                temperature=0,
+                seed=1,
+            ),
+            cwd=tmp_path,
+        )
+        log = server.log_text()
+    (said,) = [line for line in done.stderr.splitlines() if "server: llama.cpp" in line]
+    assert "4 slots sharing a cache of 8192 tokens" in said
+    assert "Context size has been exceeded" not in done.stderr
+    assert "Context size has been exceeded" not in log, "no request outgrew the cache"
+    if done.returncode != 0:  # the tiny model may ramble past every max_tokens it is given
+        last = done.stderr.strip().splitlines()[-1]
+        assert done.returncode == 1, done.stderr[-3000:]
+        assert last.startswith("terrarium: failed: the model did not answer"), last
+    with GlossaryStore(db, read_only=True) as store:
+        calls = [call for call in store.runs.agent_calls() if call.purpose == "annotate"]
+    assert len({call.scene_id for call in calls}) == 16, "every scene of the block was asked"
+    assert not [call for call in calls if call.error and "HTTP 500" in call.error]

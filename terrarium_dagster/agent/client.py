@@ -10,6 +10,12 @@ backoff and full jitter only where a retry is safe: a refused or dropped connect
 timeout, HTTP 429 (honouring `Retry-After`) and 5xx, except a 500 that comes back the same for
 the same request (a server that cannot take this body, not a passing fault).
 
+A chat call given a `weight` waits, attempt by attempt, for room on the server (`capacity`, an
+`agent/capacity.py::Capacity` the probe fills from llama.cpp's slots and cache): llama.cpp's
+500 "Context size has been exceeded" while other requests were in flight is a capacity answer
+(sent again when there is room, no retry spent), and a 429 lowers what may be in flight too.
+A call given a `book` (`AttemptBook`) puts each HTTP attempt on it before it leaves.
+
 Errors (from `terrarium_dagster.errors`):
 - the prompt does not fit the model's window -> `ContextOverflowError` (a `ServerContextOverflow`
   carrying the numbers parsed from vLLM's, llama.cpp's or llama-cpp-python's message), never
@@ -26,15 +32,17 @@ import json
 import logging
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from terrarium_dagster.agent.capacity import Capacity, Ticket
 from terrarium_dagster.agent.protocol import (
     FUNCTION_KEYS,
     MESSAGE_KEYS,
@@ -57,6 +65,7 @@ from terrarium_dagster.errors import (
     AgentError,
     ConfigError,
     ContextOverflowError,
+    Interrupted,
     TerrariumError,
 )
 
@@ -76,6 +85,11 @@ RETRYABLE_TRANSPORT_ERRORS: tuple[type[httpx.TransportError], ...] = (
     httpx.ReadError,
     httpx.WriteError,
 )
+
+#: llama.cpp's answer when the requests it decodes together outgrow its KV cache (every request
+#: in flight fails with it): a capacity answer, not a fault of the request.
+CACHE_FULL = re.compile(r"context size has been exceeded", re.IGNORECASE)
+ABANDONED = "abandoned: interrupted"
 
 _MESSAGE_LIMIT = 500
 _SERVER_MESSAGE_LIMIT = 8000  # a server's error is shown whole (only a runaway one is cut)
@@ -165,6 +179,35 @@ class FailedAttempt(BaseModel):
     latency_ms: float = 0.0
     usage: Usage | None = None
     server: str | None = None  # the replica asked (set by the replica pool)
+
+
+class AttemptBook(Protocol):
+    """Where a chat call's HTTP attempts go on the books, one row each (the model session's):
+    `begin` before an attempt leaves (it may refuse, raising `Interrupted`: the run stopped),
+    `fail` when the open attempt ended without an answer to keep (`retried`: the call goes on).
+    The answered attempt stays open for the caller to complete. `stopped` is set when the run
+    stops: a request waiting for room gives up."""
+
+    stopped: threading.Event
+
+    def begin(self, server: str) -> None: ...
+
+    def fail(
+        self,
+        outcome: str,
+        *,
+        retried: bool,
+        latency_ms: float = 0.0,
+        usage: Usage | None = None,
+        server: str | None = None,
+    ) -> None: ...
+
+
+def outcome_of(exc: BaseException) -> str:
+    """What an attempt ended by an exception is recorded as."""
+    if isinstance(exc, Interrupted | KeyboardInterrupt):
+        return ABANDONED
+    return str(exc) or type(exc).__name__
 
 
 class ChatResult(BaseModel):
@@ -591,6 +634,7 @@ class ChatClient:
         self._model_info: ModelInfo | None = None
         self._tokenize_shape: TokenizeShape = "vllm"  # until the server shows otherwise
         self.server_info: ServerInfo | None = None  # what `agent.server` found, once probed
+        self.capacity = Capacity()  # the server's slots and cache (`agent.server` fills them in)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -723,8 +767,15 @@ class ChatClient:
         tool_choice: str | dict[str, Any] = "auto",
         max_tokens: int | None = None,
         options: Mapping[str, Any] | None = None,
+        *,
+        weight: int | None = None,
+        book: AttemptBook | None = None,
     ) -> ChatResult:
-        """One chat completion. `ValueError` (before sending) if the conversation is malformed."""
+        """One chat completion. `ValueError` (before sending) if the conversation is malformed.
+
+        `weight` (prompt + max_tokens, as the window gate measured them) makes each attempt wait
+        until the server has room for it (`self.capacity`); `book` puts each attempt on the
+        books before it is sent (the answered one is left open for the caller to complete)."""
         body = self.build_chat_body(messages, tools, tool_choice, max_tokens, options)
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
@@ -732,7 +783,12 @@ class ChatClient:
         try:
             for malformed in range(1, attempts_allowed + 1):
                 response, _, latency_ms = self._send(
-                    "POST", self._config.api_url + "/chat/completions", body, failures=failures
+                    "POST",
+                    self._config.api_url + "/chat/completions",
+                    body,
+                    failures=failures,
+                    weight=weight,
+                    book=book,
                 )
                 try:
                     parsed = self._parse(response, ChatResponse, what)
@@ -742,11 +798,17 @@ class ChatClient:
                     # ask again; the same request, so nothing else changes. Persistent: stop.
                     if malformed == attempts_allowed:
                         raise
-                    failures.append(
-                        FailedAttempt(
-                            outcome=str(exc), latency_ms=latency_ms, usage=_usage_of(response)
-                        )
+                    failed = FailedAttempt(
+                        outcome=str(exc), latency_ms=latency_ms, usage=_usage_of(response)
                     )
+                    failures.append(failed)
+                    if book is not None:
+                        book.fail(
+                            failed.outcome,
+                            retried=True,
+                            latency_ms=latency_ms,
+                            usage=failed.usage,
+                        )
                     logger.warning(
                         "%s; asking again (%d of %d)", exc, malformed, attempts_allowed - 1
                     )
@@ -758,8 +820,11 @@ class ChatClient:
                             self._rng,
                         )
                     )
-        except TerrariumError as exc:  # failed (or interrupted): its retried attempts go with it
-            exc.failed_attempts = tuple(failures)
+        except BaseException as exc:  # failed (or interrupted): its attempts go with it
+            if book is not None:  # the attempt still open (if any) ended with the call
+                book.fail(outcome_of(exc), retried=False)
+            if isinstance(exc, TerrariumError):
+                exc.failed_attempts = tuple(failures)
             raise
         if parsed.usage is None:
             logger.warning("%s answered without usage: its tokens are counted locally", what)
@@ -776,10 +841,17 @@ class ChatClient:
         )
 
     def tokenize(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> int | None:
         """The server's exact prompt token count for these messages (and tools); None if the
         server has no /tokenize (404/405, remembered: it is not asked again).
+        `template_kwargs` are rendered with (over the configured `chat_template_kwargs`): the
+        chat template's switches change the prompt (Qwen3's thinking switch off adds an empty
+        think block), so a count must render them as the request will.
 
         The count includes the generation prompt, as a chat request's `prompt_tokens` does.
         Messages are checked for shape only, so a fragment of a conversation can be counted.
@@ -788,7 +860,7 @@ class ChatClient:
             return None
         validate_messages(messages, complete=False)
         if self._tokenize_shape == "llama.cpp":
-            return self._tokenize_rendered(messages, tools)
+            return self._tokenize_rendered(messages, tools, template_kwargs)
         body: dict[str, Any] = {
             "model": self.model_name(),
             "messages": sendable_messages(messages),
@@ -797,9 +869,9 @@ class ChatClient:
         if tools:
             validate_tools(tools)
             body["tools"] = tools
-        template_kwargs = self._config.chat_template_kwargs()
-        if template_kwargs:
-            body["chat_template_kwargs"] = template_kwargs
+        switches = {**(self._config.chat_template_kwargs() or {}), **(template_kwargs or {})}
+        if switches:
+            body["chat_template_kwargs"] = switches
         try:
             response, _, _ = self._send(
                 "POST", self._config.root_url + "/tokenize", body, passthrough=frozenset({404, 405})
@@ -831,10 +903,13 @@ class ChatClient:
                 "the server at %s counts in llama.cpp's shape: counting through /apply-template",
                 self._config.root_url,
             )
-            return self._tokenize_rendered(messages, tools)
+            return self._tokenize_rendered(messages, tools, template_kwargs)
 
     def _tokenize_rendered(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> int | None:
         """llama.cpp's exact count: the chat template's prompt (`POST /apply-template`, tools
         included), then its tokens (`POST /tokenize` with `content`, special tokens parsed and
@@ -843,9 +918,9 @@ class ChatClient:
         if tools:
             validate_tools(tools)
             body["tools"] = tools
-        template_kwargs = self._config.chat_template_kwargs()
-        if template_kwargs:
-            body["chat_template_kwargs"] = template_kwargs
+        switches = {**(self._config.chat_template_kwargs() or {}), **(template_kwargs or {})}
+        if switches:
+            body["chat_template_kwargs"] = switches
         try:
             rendered = self.optional_json("POST", "/apply-template", body)
             prompt = AppliedTemplate.model_validate(rendered).prompt if rendered else None
@@ -883,11 +958,19 @@ class ChatClient:
         passthrough: frozenset[int] = frozenset(),
         failures: list[FailedAttempt] | None = None,
         overflow: bool = True,
+        weight: int | None = None,
+        book: AttemptBook | None = None,
     ) -> tuple[httpx.Response, int, float]:
         """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise.
-        Each attempt that failed and is retried is appended to `failures`. A 4xx other than
-        429 is final, and so is a 500 with the same message as the attempt before it (the
-        server cannot take this body: asking again changes nothing)."""
+        Each attempt that failed and is retried is appended to `failures` (and to `book`, which
+        had it on the books before it left). A 4xx other than 429 is final, and so is a 500
+        with the same message as the attempt before it (the server cannot take this body:
+        asking again changes nothing).
+
+        With a `weight`, each attempt first waits for room on the server (`self.capacity`). A
+        capacity answer — llama.cpp's 500 about its full cache while other requests were in
+        flight — lowers what may be in flight and sends the request again when there is room,
+        without spending an attempt; a 429 lowers it too (and is retried as before)."""
         what = f"{method} {httpx.URL(url).path}"
         content = encode_body(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if content is not None else None
@@ -895,11 +978,18 @@ class ChatClient:
         cause = "no attempt made"
         unreachable = False  # the last attempt could not even connect
         last_500: str | None = None  # the message of the previous attempt's HTTP 500
-        for attempt in range(1, attempts_allowed + 1):
+        attempt = 0
+        while attempt < attempts_allowed:
+            attempt += 1
             retry_after: float | None = None
-            started = time.perf_counter()
             unreachable = False
+            full = False  # the server answered that it holds too much beside this request
+            ticket = self._room(weight, book)
+            started = time.perf_counter()
+            answered = False
             try:
+                if book is not None:
+                    book.begin(self._config.root_url)
                 response = self._http.request(method, url, content=content, headers=headers)
             except RETRYABLE_TRANSPORT_ERRORS as exc:
                 cause = self._describe_transport_error(exc)
@@ -909,6 +999,7 @@ class ChatClient:
             else:
                 latency_ms = (time.perf_counter() - started) * 1000.0
                 status = response.status_code
+                answered = status < 400
                 if status < 400 or status in passthrough:
                     return response, attempt, latency_ms
                 message = server_message(response)
@@ -924,19 +1015,41 @@ class ChatClient:
                     )
                 if status != 429 and status < 500:
                     raise AgentError(f"{what} failed: HTTP {status}: {message}")
-                if status == 500 and message == last_500:
+                cause = f"HTTP {status}: {message}"
+                if ticket is not None and status == 429:
+                    self.capacity.back_off(ticket, cause, tokens=False)
+                full = (
+                    ticket is not None
+                    and status == 500
+                    and CACHE_FULL.search(message) is not None
+                    and self.capacity.crowded(ticket)
+                )
+                if full and ticket is not None:
+                    self.capacity.back_off(ticket, cause, tokens=True)
+                elif status == 500 and message == last_500:
                     raise AgentError(
                         f"{what} failed after {attempt} attempts: HTTP 500 again with the same "
                         f"message for the same request, so not a passing fault: {message}"
                     )
-                last_500 = message if status == 500 else None
-                cause = f"HTTP {status}: {message}"
+                else:
+                    last_500 = message if status == 500 else None
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if attempt == attempts_allowed:
+            finally:
+                if ticket is not None:
+                    self.capacity.release(ticket, answered=answered)
+            if full:  # not the request's fault: sent again when there is room, no attempt spent
+                attempt -= 1
+                cause += " (the server was full: sent again when there is room)"
+            elif attempt == attempts_allowed:
                 break
+            spent = (time.perf_counter() - started) * 1000.0
             if failures is not None:
-                spent = (time.perf_counter() - started) * 1000.0
                 failures.append(FailedAttempt(outcome=cause, latency_ms=spent))
+            if book is not None:
+                book.fail(cause, retried=True, latency_ms=spent)
+            if full:
+                logger.warning("%s: %s", what, cause)
+                continue
             if retry_after is not None:
                 delay = min(retry_after, self._config.backoff_max_s)
             else:
@@ -954,6 +1067,12 @@ class ChatClient:
             self._sleep(delay)
         error = ServerUnreachableError if unreachable else AgentError
         raise error(f"{what} failed after {attempts_allowed} attempts; last error: {cause}")
+
+    def _room(self, weight: int | None, book: AttemptBook | None) -> Ticket | None:
+        """Wait for room on the server for a request of `weight` tokens (None: not gated)."""
+        if weight is None:
+            return None
+        return self.capacity.acquire(weight, give_up=book.stopped if book is not None else None)
 
     def _describe_transport_error(self, exc: httpx.TransportError) -> str:
         root = self._config.root_url

@@ -1,47 +1,52 @@
-"""Scenes drafted side by side, committed in story order: how a run keeps many requests in flight.
+"""Scenes drafted side by side, committed in story order: how a run keeps many requests in flight
+and still writes what a serial run would decide.
 
 A thread's scenes are taken in **blocks** of `concurrency` scenes, fixed by the corpus and the
 settings (block k of a thread holds its scenes k·n … k·n+n−1), never by the timing of replies.
-A block is one unit of committed work, one store transaction:
+A block is one unit of committed work, one store transaction (`run_block`):
 
 1. **Make room** once, for the block's largest scene message (compaction, as a serial run does
    before each scene).
-2. **Draft** every scene of the block at once. Each draft starts from the same committed past —
-   the glossary and the context as they stood when the block began — plus its own work: its
-   own copy of the context (so its rounds never see a sibling's), its own fork of the token
-   counter (so what it learns does not depend on the order replies arrive in), and its own view
-   of the glossary: its tool calls run on the owner thread inside a savepoint that replays the
-   draft's earlier writes first and is rolled back after. Only the HTTP requests run on other
-   threads; up to `concurrency` are with the server at once.
-3. **Commit** the drafts in story order: each draft's writes are dispatched again against the
-   glossary as the earlier drafts left it, through the same tools, so every rule holds. A create
-   of a name an earlier draft of the block created meanwhile becomes an update of that entry
-   (its aliases, sources and — when longer — definition; provenance kept); an entry id the
-   draft learned from its own create is mapped to the id the commit gave. Then the scene's
-   turns join the history, the counter learns what the draft's calls taught (in scene order),
-   and the thread's cursor moves — exactly what a serial scene does at its end.
+2. **Draft** every scene of the block at once, each from the committed past: its own copy of the
+   context, its own fork of the token counter, and its own view of the glossary (its tool calls
+   run on the owner thread inside a savepoint that replays the draft's earlier writes and is then
+   rolled back). A draft records what it read: the entries its scene message was built from and
+   every tool call with its result. Only the HTTP requests run on other threads.
+3. **Commit in story order** (`commit_draft`): the draft's calls are replayed in a savepoint
+   against the glossary as the earlier scenes left it. It is **set aside** when its reads meet
+   what an earlier scene of the block wrote — its scene now mentions an entry it was not shown (a
+   name created meanwhile, an alias added), a search of it would find other entries, or a write
+   of it now fails (a create of a name taken meanwhile) — and the next **wave** drafts it again
+   from the committed state, beside every later draft that would not commit now either. Nothing
+   is committed while a wave drafts, so a wave's tool calls read the glossary as it began. Writes
+   that compose are kept: a fact appended to an entry another scene changed, and a definition
+   replaced from an older text, merged sentence by sentence with what was written since, so
+   nothing an earlier scene added is lost. A draft's own creates got ids from the wave's start;
+   the commit writes the ids it gave into the turns, the tool results and the model's own words.
 
-A draft that cannot finish in isolation (the server refused one of its requests as too long,
-which needs compaction of the shared context) is annotated serially at its turn in step 3.
+A draft that needed the shared context compacted (the server refused a request as too long, or
+its own copy had to compact) is annotated serially at its turn, so no compaction is logged that
+the committed context did not have.
 
-A killed run loses at most the open block and redoes it from the same committed past: the
-same requests, so — with the same model answers — the same glossary, byte for byte.
+Conflicts are decided by content at the points where waves begin, never by timing:
+a run is deterministic, and a killed run loses at most the open block and redoes it from the same
+committed past — the same requests, so, with the same model answers, the same glossary.
 """
 
 from __future__ import annotations
 
 import json
 import queue
+import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.tools import (
-    GlossaryCreateArgs,
     ToolAccess,
     ToolOutcome,
     ToolRegistry,
@@ -54,7 +59,6 @@ from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.errors import ContextOverflowError, InputError, Interrupted
 from terrarium_dagster.store.inputs import parse_entry_id
-from terrarium_dagster.store.normalize import normalize_term
 
 WAIT_TICK_S = 0.25  # how often the owner thread looks at the stop flag while replies are due
 
@@ -76,12 +80,22 @@ class DraftCounter:
 
 
 @dataclass
-class WriteCall:
-    """A write tool call a draft made and saw succeed: replayed in its savepoints, then
-    committed."""
+class DraftCall:
+    """A tool call a draft made, with what it returned in the draft's view. `base`: for an update
+    that replaces a definition, the definition it replaced there (what the model was shown), so
+    the commit can merge it with what earlier scenes of the block wrote meanwhile."""
 
     call: dict[str, Any]
     outcome: ToolOutcome
+    writes: bool
+    base: str | None = None
+
+
+class Conflict(Exception):
+    """A draft read what an earlier scene of its block changed: it is decided again."""
+
+
+REDRAFTS = "redrafts"  # in a scene's tally: its draft was set aside and the scene decided again
 
 
 def new_tally() -> dict[str, int]:
@@ -106,7 +120,9 @@ class SceneDraft:
     counter: DraftCounter
     turns: list[Message]
     events: list[CompactionEvent] = field(default_factory=list)
-    writes: list[WriteCall] = field(default_factory=list)
+    reads: frozenset[int] = frozenset()  # the entries its scene message was built from
+    names: int = 0  # a fingerprint of the glossary's live names when its reads were taken
+    calls: list[DraftCall] = field(default_factory=list)
     rounds: int = 0
     done: bool = False
     serial: bool = False  # could not be drafted alone: annotated serially at its turn
@@ -145,117 +161,205 @@ def run_tools_in_savepoint(
     ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft, calls: list[dict[str, Any]]
 ) -> list[ToolOutcome]:
     """Run `calls` against the block's committed past plus the draft's own earlier writes, then
-    roll everything back. Successful write calls join the draft's writes."""
+    roll everything back. Every call joins the draft's calls, in order."""
     outcomes: list[ToolOutcome] = []
+    bases: list[str | None] = []
     try:
         with ctx.store.transaction():
-            for write in draft.writes:
-                dispatch(registry, ctx, write.call)
-            outcomes = [dispatch(registry, ctx, call) for call in calls]
+            for earlier in draft.calls:
+                if earlier.writes:
+                    dispatch(registry, ctx, earlier.call)
+            for call in calls:
+                bases.append(_replaced_definition(ctx, call))
+                outcomes.append(dispatch(registry, ctx, call))
             raise _Discard
     except _Discard:
         pass
-    for call, outcome in zip(calls, outcomes, strict=True):
+    for call, outcome, base in zip(calls, outcomes, bases, strict=True):
         tool = registry.get(outcome.name)
-        if tool is not None and tool.writes and outcome.ok:
-            draft.writes.append(WriteCall(call, outcome))
+        writes = tool is not None and tool.writes and outcome.ok
+        draft.calls.append(DraftCall(call, outcome, writes, base if writes else None))
     return outcomes
 
 
-def commit_writes(
-    ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft
-) -> tuple[list[Message], int]:
-    """Dispatch the draft's writes against the glossary as it stands now (story order), and
-    return the draft's turns with what the commit changed written into them, and how many
-    creates became updates of an entry an earlier scene of the block created."""
+def commit_draft(
+    ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft, *, reads_now: frozenset[int]
+) -> list[Message]:
+    """Commit `draft` against the glossary as the earlier scenes of its block left it, or raise
+    `Conflict` (nothing written) when what it read has changed in a way that could change what it
+    decided. Decided by content, never by timing:
+
+    - its scene now mentions an entry it was not shown (an earlier scene created the name, or
+      gave an entry the alias the scene uses): the model might have spent its lookups or its
+      creates otherwise;
+    - one of its searches would now find other entries;
+    - one of its writes now fails (a create of a name an earlier scene took meanwhile).
+
+    What composes is kept, not redone: facts appended to an entry another scene changed, and a
+    definition replaced from an older text, merged sentence by sentence with what the earlier
+    scenes wrote since (nothing they added is lost). Returns the draft's turns with the ids the
+    commit gave (a draft's own creates got ids from the block's start) and the results the
+    writes had now."""
+    unseen = reads_now - draft.reads
+    if unseen:
+        raise Conflict(f"it now mentions {', '.join(f'E{i}' for i in sorted(unseen))}")
     ids: dict[int, int] = {}
     results: dict[str, ToolOutcome] = {}
     arguments: dict[str, str] = {}
-    reconciled = 0
-    for write in draft.writes:
-        call = _remap(write.call, ids)
-        if call is not write.call:
-            arguments[write.outcome.tool_call_id] = call["function"]["arguments"]
-        outcome = dispatch(registry, ctx, call)
-        if not outcome.ok and outcome.name == "glossary_create":
-            update = _create_as_update(ctx, call)
-            if update is not None:
-                outcome = dispatch(registry, ctx, update)
-                reconciled += 1
-        for before, after in zip(write.outcome.effects, outcome.effects, strict=False):
-            if before.entry_id != after.entry_id:
-                ids[before.entry_id] = after.entry_id
-        if outcome.result_json != write.outcome.result_json:
-            results[write.outcome.tool_call_id] = outcome
-    turns = [_rewrite(message, results, arguments) for message in draft.turns]
-    return turns, reconciled
+    with ctx.store.transaction():  # a savepoint: a conflict rolls back what was replayed
+        for item in draft.calls:
+            if item.writes:
+                call = _merged(ctx, _remap(item.call, ids), item.base)
+                outcome = dispatch(registry, ctx, call)
+                if not outcome.ok:
+                    raise Conflict(f"{outcome.name} now fails: {outcome.result_json[:200]}")
+                for before, after in zip(item.outcome.effects, outcome.effects, strict=False):
+                    if before.entry_id != after.entry_id:
+                        ids[before.entry_id] = after.entry_id
+                if call is not item.call:
+                    arguments[item.outcome.tool_call_id] = call["function"]["arguments"]
+                if outcome.result_json != map_ids(item.outcome.result_json, ids):
+                    results[item.outcome.tool_call_id] = outcome
+            elif item.outcome.name == "glossary_search" and item.outcome.ok:
+                now = dispatch(registry, ctx, _remap(item.call, ids))
+                if _hits(now.result_json) != _hits(map_ids(item.outcome.result_json, ids)):
+                    raise Conflict("a search of it would now find other entries")
+    return [_rewrite(message, results, arguments, ids) for message in draft.turns]
 
 
-def _create_as_update(ctx: ToolAccess, call: dict[str, Any]) -> dict[str, Any] | None:
-    """A create whose name an earlier scene of the block took meanwhile, as an update of that
-    entry: the create's other names become aliases, its sources are kept, and its definition
-    replaces the entry's when it says more. None when the create failed for another reason."""
+def would_commit(
+    ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft, *, reads_now: frozenset[int]
+) -> bool:
+    """Whether `draft`, as far as it has got, would commit against the glossary as it stands
+    now (`commit_draft` tried and rolled back): a draft that would not is drafted again early."""
     try:
-        args = GlossaryCreateArgs.model_validate(json.loads(call["function"]["arguments"] or "{}"))
-    except (ValueError, TypeError):
-        return None
-    existing = None
-    for name in (args.term, *args.aliases):
-        existing = ctx.store.glossary.find_by_term(name)
-        if existing is not None:
-            break
-    if existing is None:
-        return None
-    known = {normalize_term(name) for name in (existing.term, *existing.aliases)}
-    update: dict[str, Any] = {"entry_id": existing.ref}
-    aliases = [n for n in (args.term, *args.aliases) if normalize_term(n) not in known]
-    if aliases:
-        update["add_aliases"] = aliases
-    if len(args.definition) > len(existing.definition or ""):
-        update["definition"] = args.definition
-    if args.post_ids:
-        update["post_ids"] = list(args.post_ids)
-    if args.quote:
-        update["quote"] = args.quote
-    update["reason"] = "the same name was drafted by two scenes at once; merged in story order"
-    return {
-        "id": call.get("id", ""),
-        "type": "function",
-        "function": {"name": "glossary_update", "arguments": json.dumps(update, sort_keys=True)},
-    }
+        with ctx.store.transaction():
+            commit_draft(ctx, registry, draft, reads_now=reads_now)
+            raise _Discard
+    except _Discard:
+        return True
+    except Conflict:
+        return False
 
 
-def _remap(call: dict[str, Any], ids: dict[int, int]) -> dict[str, Any]:
-    """`call` with an entry id the draft got from its own create mapped to the committed id."""
-    if not ids:
-        return call
+def _replaced_definition(ctx: ToolAccess, call: dict[str, Any]) -> str | None:
+    """For an update that replaces a definition: the definition it replaces in this view."""
+    arguments = _arguments(call)
+    if call.get("function", {}).get("name") != "glossary_update" or "definition" not in arguments:
+        return None
     try:
-        arguments = json.loads(call["function"]["arguments"] or "{}")
-        entry_id = parse_entry_id(arguments["entry_id"])
-    except (ValueError, TypeError, KeyError, InputError):
+        return ctx.store.glossary.get_entry(parse_entry_id(arguments["entry_id"])).definition
+    except (InputError, LookupError, KeyError, ValueError, TypeError):
+        return None
+
+
+def _merged(ctx: ToolAccess, call: dict[str, Any], base: str | None) -> dict[str, Any]:
+    """`call` (an update replacing a definition the draft saw as `base`) with the definition
+    merged with what was written since: unchanged when nobody changed it meanwhile."""
+    if base is None:
         return call
-    if entry_id not in ids:
+    arguments = _arguments(call)
+    try:
+        current = ctx.store.glossary.get_entry(parse_entry_id(arguments["entry_id"])).definition
+    except (InputError, LookupError, KeyError, ValueError, TypeError):
         return call
-    arguments["entry_id"] = f"E{ids[entry_id]}"
+    if current == base:
+        return call
+    arguments["definition"] = merge_definition(base, str(arguments["definition"]), current)
     function = {**call["function"], "arguments": json.dumps(arguments, sort_keys=True)}
     return {**call, "function": function}
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE_END.split(" ".join(text.split())) if part.strip()]
+
+
+def merge_definition(base: str, mine: str, theirs: str) -> str:
+    """A three-way merge of a definition by sentence: `mine` rewrote `base`; `theirs` is what it
+    became meanwhile. The sentences `mine` dropped from `base` are dropped, the ones it added are
+    appended to `theirs` (once), and everything `theirs` added stays."""
+    old, new, current = sentences(base), sentences(mine), sentences(theirs)
+    dropped = set(old) - set(new)
+    kept = [s for s in current if s not in dropped]
+    added = [s for s in new if s not in old and s not in kept]
+    return " ".join([*kept, *added]) or mine
+
+
+_ENTRY_ID = re.compile(r"\bE(\d+)\b")
+
+
+def map_ids(text: str, ids: dict[int, int]) -> str:
+    """`text` with every entry id a draft got from its own create (`E101`) written as the id the
+    commit gave it; other ids unchanged."""
+    if not ids:
+        return text
+    return _ENTRY_ID.sub(
+        lambda m: f"E{ids[int(m.group(1))]}" if int(m.group(1)) in ids else m.group(0), text
+    )
+
+
+def _hits(result_json: str) -> list[str]:
+    try:
+        payload = json.loads(result_json)
+    except ValueError:
+        return []
+    hits = payload.get("hits") if isinstance(payload, dict) else None
+    return [str(hit.get("id")) for hit in hits or [] if isinstance(hit, dict)]
+
+
+def _arguments(call: dict[str, Any]) -> dict[str, Any]:
+    try:
+        arguments = json.loads(call.get("function", {}).get("arguments") or "{}")
+    except (ValueError, TypeError):
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _remap(call: dict[str, Any], ids: dict[int, int]) -> dict[str, Any]:
+    """`call` with the entry ids the draft got from its own creates mapped to the committed ids."""
+    if not ids:
+        return call
+    raw = call.get("function", {}).get("arguments")
+    if not isinstance(raw, str):
+        return call
+    mapped = map_ids(raw, ids)
+    arguments = _arguments(call)
+    entry_id = arguments.get("entry_id")
+    if isinstance(entry_id, int) and entry_id in ids:  # a bare number is an id too
+        arguments["entry_id"] = f"E{ids[entry_id]}"
+        mapped = json.dumps({**json.loads(mapped), "entry_id": arguments["entry_id"]})
+    if mapped == raw:
+        return call
+    return {**call, "function": {**call["function"], "arguments": mapped}}
+
+
 def _rewrite(
-    message: Message, results: dict[str, ToolOutcome], arguments: dict[str, str]
+    message: Message,
+    results: dict[str, ToolOutcome],
+    arguments: dict[str, str],
+    ids: dict[int, int],
 ) -> Message:
+    """A draft's message as committed: the write results the commit had, and the ids it gave."""
     if message.get("role") == "tool" and message.get("tool_call_id") in results:
         return results[str(message["tool_call_id"])].message()
+    rewritten = dict(message)
+    if isinstance(message.get("content"), str):
+        rewritten["content"] = map_ids(str(message["content"]), ids)
     calls = message.get("tool_calls")
-    if message.get("role") == "assistant" and calls and arguments:
-        rewritten = []
+    if message.get("role") == "assistant" and calls:
+        new_calls = []
         for call in calls:
+            function = dict(call.get("function") or {})
             if call.get("id") in arguments:
-                function = {**call["function"], "arguments": arguments[call["id"]]}
-                call = {**call, "function": function}
-            rewritten.append(call)
-        return {**message, "tool_calls": rewritten}
-    return message
+                function["arguments"] = arguments[call["id"]]
+            elif isinstance(function.get("arguments"), str):
+                function["arguments"] = map_ids(function["arguments"], ids)
+            new_calls.append({**call, "function": function})
+        rewritten["tool_calls"] = new_calls
+    return rewritten
 
 
 def _call_dict(call: Any) -> dict[str, Any]:
@@ -307,26 +411,92 @@ def submit(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     return _REQUESTS.submit(lambda: fn(*args))
 
 
-def draft_block(
+class BlockSteps(Protocol):
+    """What the scene loop does for a block's drafts (agent/loop.py::Annotator)."""
+
+    def call(self, draft: SceneDraft, messages: list[Message]) -> ChatResult: ...
+
+    def run_tools(self, draft: SceneDraft, calls: list[Any]) -> list[ToolOutcome]: ...
+
+    def commit(self, draft: SceneDraft) -> bool:
+        """Commit `draft` at its turn; False: it read what an earlier scene changed."""
+        ...
+
+    def serially(self, draft: SceneDraft) -> None:
+        """Annotate the draft's scene on the committed context, as a serial run does."""
+        ...
+
+    def stale(self, draft: SceneDraft) -> bool:
+        """Whether `draft` (finished) would not commit against the glossary as it stands now."""
+        ...
+
+    def redraft(self, draft: SceneDraft) -> SceneDraft:
+        """A new draft of the same scene from the committed state as it stands now."""
+        ...
+
+
+def run_block(
     drafts: list[SceneDraft],
+    steps: BlockSteps,
     *,
-    call: Callable[[SceneDraft, list[Message]], ChatResult],
-    run_tools: Callable[[SceneDraft, list[Any]], list[ToolOutcome]],
     max_rounds: int,
     thread_id: int,
     stop: threading.Event,
 ) -> None:
-    """Draft every scene of a block, each with at most one request in flight, all at once.
+    """Draft a block's scenes side by side and commit them in story order, in **waves**.
 
-    The owner thread builds each request and runs each draft's tools; only `call` (the HTTP
-    exchange through the model session) runs elsewhere. Replies are taken in whatever order
-    they arrive: a draft depends only on the block's committed past and its own replies."""
+    A wave drafts its scenes at once, each with at most one request in flight, and nothing is
+    committed while it runs: every tool call of a wave reads the glossary as the wave began (plus
+    the draft's own writes), whatever order the replies arrive in. Then the drafts are committed
+    in story order. At the first draft that read what an earlier scene changed, the next wave
+    drafts it again from the committed state, beside every later draft that would not commit
+    now either; the first draft of a wave always commits (nothing changed since it began). What
+    is decided depends only on the committed state at the points where waves begin, which the
+    content decides: a run is deterministic and exactly resumable.
+
+    The owner thread builds each request, runs each draft's tools and commits; only
+    `steps.call` (the HTTP exchange through the model session) runs elsewhere."""
+    current = list(drafts)
+    wave = list(drafts)
+    turn = 0
+    while turn < len(current):
+        draft_wave(wave, steps, max_rounds=max_rounds, thread_id=thread_id, stop=stop)
+        while turn < len(current):
+            draft = current[turn]
+            if draft.serial or draft.events:
+                # it needed the shared context compacted (a draft never compacts on its own)
+                steps.serially(draft)
+            elif not steps.commit(draft):
+                again = [turn] + [
+                    later
+                    for later in range(turn + 1, len(current))
+                    if not (current[later].serial or current[later].events)
+                    and steps.stale(current[later])
+                ]
+                for index in again:
+                    current[index] = steps.redraft(current[index])
+                wave = [current[index] for index in again]
+                break
+            turn += 1
+
+
+def draft_wave(
+    drafts: list[SceneDraft],
+    steps: BlockSteps,
+    *,
+    max_rounds: int,
+    thread_id: int,
+    stop: threading.Event,
+) -> None:
+    """Run every draft of a wave to its end, each with at most one request in flight, all at
+    once. Replies are taken in whatever order they arrive: a draft depends only on the wave's
+    committed past and its own replies."""
     in_flight: dict[Future[ChatResult], SceneDraft] = {}
 
     def launch(draft: SceneDraft) -> None:
         messages = draft.next_request(max_rounds, thread_id)
         if messages is not None:
-            in_flight[submit(call, draft, messages)] = draft
+            in_flight[submit(steps.call, draft, messages)] = draft
 
     for draft in drafts:
         launch(draft)
@@ -342,7 +512,7 @@ def draft_block(
                 draft.serial = True  # needs the shared context compacted: serially, at its turn
                 draft.done = True
                 continue
-            draft.take(result, run_tools)
+            draft.take(result, steps.run_tools)
             if stop.is_set():
                 raise Interrupted(f"stopped during scene {draft.scene.id}")
             launch(draft)

@@ -25,15 +25,18 @@ from terrarium_dagster.agent.calls import AgentCalls
 from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.drafts import (
+    REDRAFTS,
     WAIT_TICK_S,
+    Conflict,
     DraftCounter,
     SceneDraft,
-    commit_writes,
-    draft_block,
+    commit_draft,
     new_tally,
+    run_block,
     run_tools_in_savepoint,
     submit,
     tally_answer,
+    would_commit,
 )
 from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.relevant import (
@@ -64,6 +67,7 @@ from terrarium_dagster.errors import (
     AgentError,
     ContextOverflowError,
     Interrupted,
+    SceneTooLarge,
     StoreError,
 )
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
@@ -82,6 +86,7 @@ CANDIDATE_QUERIES = 8
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
 FREE_SHARE = 0.5  # a scene part's story takes at most this share of what the fixed prefix leaves
 MIN_STORY_TOKENS = 256  # the smallest scene part worth a request
+MIN_PART_CHARS = 400  # a part read again smaller (its request did not fit) is at least this
 PART_MARK = "@"  # a part of a split scene: "<scene id>@<post id>.<piece>", where the part starts
 PART_NEXT = (
     "part_next"  # thread state extra: "<post id>.<piece>" where the scene's next part starts
@@ -226,7 +231,39 @@ class Annotator:
 
     def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
         """The message of `scene` (a whole scene, or a part of one: `next_part`)."""
+        return self.scene_reads(thread, scene, number, count)[0]
+
+    def scene_reads(
+        self, thread: Thread, scene: Scene, number: int, count: int
+    ) -> tuple[str, frozenset[int]]:
+        """The message of `scene`, and the ids of every entry it was built from (the entries the
+        scene mentions and the near misses of its candidate names, before the budget cut): what a
+        drafted scene read of the glossary."""
         text = fit_story(scene, self.story_chars)
+        relevant = self._relevant(text)
+        story_tokens = len(text) // CHARS_PER_TOKEN
+        budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 4))
+        known = known_lines(relevant, lines_shown(self.context.state.history), budget)
+        message = prompts.scene_message(
+            scene_id=scene.id,
+            thread_id=thread.id,
+            title=thread.title,
+            scene_number=number,
+            scene_count=count,
+            first_post_id=scene.posts[0].id,
+            last_post_id=scene.posts[-1].id,
+            known_entries=known,
+            story=text,
+        )
+        return message, frozenset(item.entry.id for item in relevant)
+
+    def reads_of(self, scene: Scene) -> frozenset[int]:
+        """The entries `scene`'s message would be built from now (`scene_reads` without
+        building the message)."""
+        text = fit_story(scene, self.story_chars)
+        return frozenset(item.entry.id for item in self._relevant(text))
+
+    def _relevant(self, text: str) -> list[RelevantEntry]:
         # Names only (not every entry): the entries loaded are the ones the scene mentions.
         names = self.store.glossary.live_names()
         known = [name for _, name in names]
@@ -241,22 +278,8 @@ class Annotator:
         live = [e for e in self.store.glossary.get_entries(mentioned) if e.status != "merged"]
         found = find_candidates(text, known, known_words=False)
         candidates = [c.term for c in found][:CANDIDATE_QUERIES]
-        story_tokens = len(text) // CHARS_PER_TOKEN
-        budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 4))
-        relevant = relevant_entries(
+        return relevant_entries(
             self.store, text, candidates=candidates, token_budget=None, entries=live
-        )
-        known = known_lines(relevant, lines_shown(self.context.state.history), budget)
-        return prompts.scene_message(
-            scene_id=scene.id,
-            thread_id=thread.id,
-            title=thread.title,
-            scene_number=number,
-            scene_count=count,
-            first_post_id=scene.posts[0].id,
-            last_post_id=scene.posts[-1].id,
-            known_entries=known,
-            story=text,
         )
 
     def annotate_thread(self, thread: Thread) -> ThreadOutcome:
@@ -297,9 +320,7 @@ class Annotator:
                 return ThreadOutcome(annotated, finished=False)
             if position is not None or len(scenes[index].text) > self.story_chars:
                 # too large for the room: read in parts, one transaction each, in order
-                part, position = next_part(scenes[index], position or (0, 0), self.story_chars)
-                after = _mark(scenes[index], position)
-                self.annotate_scene(thread, scenes[index], index, len(scenes), part, after=after)
+                position = self._read_part(thread, scenes, index, position or (0, 0))
                 annotated += 1
                 index += 1 if position is None else 0
                 continue
@@ -309,13 +330,41 @@ class Annotator:
                 (i for i in range(index + 1, end) if len(scenes[i].text) > self.story_chars), end
             )
             if end - index == 1:
-                self.annotate_scene(thread, scenes[index], index, len(scenes))
+                position = self._read_part(thread, scenes, index, (0, 0))
             else:
-                self.annotate_block(thread, scenes[index:end], index, len(scenes))
+                try:
+                    self.annotate_block(thread, scenes[index:end], index, len(scenes))
+                except SceneTooLarge as exc:  # rolled back: its first scene alone, then the rest
+                    log.warning("%s; scene %s is read alone", exc, scenes[index].id)
+                    end = index + 1
+                    position = self._read_part(thread, scenes, index, (0, 0))
             annotated += end - index
-            index = end
+            index = end if position is None else index
         self.finish_thread(thread, len(scenes))
         return ThreadOutcome(annotated, finished=True)
+
+    def _read_part(
+        self, thread: Thread, scenes: Sequence[Scene], index: int, start: tuple[int, int]
+    ) -> tuple[int, int] | None:
+        """Annotate the part of scene `index` that starts at `start` (the whole scene when it
+        fits the room) and return where its next part starts (None: the scene is done). A part
+        whose request cannot fit beside the context (`SceneTooLarge`: the summaries, the known
+        entries and its own tool rounds leave too little) is rolled back and read again with
+        half the story room, down to `MIN_PART_CHARS`; only then does the run stop. Every part
+        starts at the full room, so a resumed run cuts the same parts."""
+        scene, room = scenes[index], self.story_chars
+        while True:
+            part, position = next_part(scene, start, room)
+            try:
+                self.annotate_scene(
+                    thread, scene, index, len(scenes), part, after=_mark(scene, position)
+                )
+                return position
+            except SceneTooLarge as exc:
+                room = min(room, len(part.text)) // 2
+                if room < MIN_PART_CHARS:
+                    raise
+                log.warning("%s; reading scene %s in smaller parts", exc, scene.id)
 
     def _block_end(self, index: int, count: int) -> int:
         """Where the block that holds scene `index` ends: blocks of `concurrency` scenes counted
@@ -412,97 +461,94 @@ class Annotator:
     def _block_turns(
         self, thread: Thread, scenes: Sequence[Scene], first: int, count: int
     ) -> list[tuple[int, int]]:
-        """Make room once, draft every scene at once, commit the drafts in story order."""
+        """Make room once, draft every scene at once, commit the drafts in story order; a draft
+        whose reads an earlier scene of the block changed is annotated again at its turn."""
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
 
-        def messages() -> list[str]:
+        def messages() -> list[tuple[str, frozenset[int]]]:
             return [
-                self.scene_message(thread, scene, first + offset + 1, count)
+                self.scene_reads(thread, scene, first + offset + 1, count)
                 for offset, scene in enumerate(scenes)
             ]
 
-        texts = messages()
-        largest = max(range(len(texts)), key=lambda i: len(texts[i]))
+        reads = messages()
+        largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))
         if self.context.prepare(
-            texts[largest], thread_id=thread.id, scene_id=scenes[largest].id, reserve_tokens=reserve
+            reads[largest][0],
+            thread_id=thread.id,
+            scene_id=scenes[largest].id,
+            reserve_tokens=reserve,
         ):
-            texts = messages()  # compaction removed entries the messages relied on
-            largest = max(range(len(texts)), key=lambda i: len(texts[i]))
+            reads = messages()  # compaction removed entries the messages relied on
+            largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))
             self.context.prepare(
-                texts[largest],
+                reads[largest][0],
                 thread_id=thread.id,
                 scene_id=scenes[largest].id,
                 reserve_tokens=reserve,
             )
-        drafts = self._drafts(scenes, texts, first)
-
-        def call(draft: SceneDraft, messages: list[Message]) -> ChatResult:
-            return self.calls.call(
-                messages,
-                purpose="annotate",
-                counter=draft.counter,  # type: ignore[arg-type]
-                scope=(thread, draft.scene),
-            )
-
-        def run_tools(draft: SceneDraft, calls: list[Any]) -> list[ToolOutcome]:
-            return run_tools_in_savepoint(
-                self.calls.access_for(thread, draft.scene), self.registry, draft, calls
-            )
-
-        draft_block(
+        names = self.names_fingerprint()
+        drafts = [
+            self._draft(scene, first + offset, text, read, names)
+            for offset, (scene, (text, read)) in enumerate(zip(scenes, reads, strict=True))
+        ]
+        outcomes: dict[int, tuple[int, int]] = {}
+        run_block(
             drafts,
-            call=call,
-            run_tools=run_tools,
+            _BlockSteps(self, thread, count, outcomes),
             max_rounds=self.settings.max_rounds,
             thread_id=thread.id,
             stop=self.stop,
         )
         for companion in self.companions:
             companion.dismiss_if_open()
-        outcomes = []
-        for draft in drafts:  # story order: the one place a block's work is committed
-            self.calls.scope = (thread, draft.scene)
-            if draft.serial:
-                outcomes.append(self._scene_turns(thread, draft.scene, draft.index, count))
-                continue
-            before = self.store.history.last_revision_id()
-            turns, _reconciled = commit_writes(
-                self.calls.access_for(thread, draft.scene), self.registry, draft
-            )
-            for sent, tools, actual in draft.counter.observed:
-                self.session.counter.observe(sent, tools, actual)
-            for event in draft.events:
-                self._compaction_log(event)
-            last = draft is drafts[-1]  # the context is saved once, at the block's end
-            outcomes.append(
-                self._end_scene(
-                    thread, draft.scene, draft.index, count, turns, before, draft.answers, save=last
-                )
-            )
-        return outcomes
+        self.store.memory.save_context_state(self.context.state.to_json())
+        return [outcomes[draft.index] for draft in drafts]
 
-    def _drafts(
-        self, scenes: Sequence[Scene], texts: Sequence[str], first: int
-    ) -> list[SceneDraft]:
-        """One draft per scene, each from the same committed context, with its own counter."""
-        base = self.context.state.to_json()
-        drafts = []
-        for offset, (scene, text) in enumerate(zip(scenes, texts, strict=True)):
-            counter = DraftCounter(self.session.counter)
-            events: list[CompactionEvent] = []
-            view = ContextManager(
-                ContextState.from_json(base),
-                system_prompt=self.system_prompt,
-                tools=self.tools,
-                budget=self.context.budget,
-                max_tokens=self.settings.max_tokens,
-                counter=counter,  # type: ignore[arg-type]
-                summarizer=None,
-                recorder=events.append,
+    def _commit(self, thread: Thread, draft: SceneDraft, count: int) -> tuple[int, int] | None:
+        """Commit a draft at its turn, or None when it must be decided again (`Conflict`)."""
+        before = self.store.history.last_revision_id()
+        reads_now = self.reads_of(draft.scene)
+        try:
+            turns = commit_draft(
+                self.calls.access_for(thread, draft.scene),
+                self.registry,
+                draft,
+                reads_now=reads_now,
             )
-            turns: list[Message] = [{"role": "user", "content": text}]
-            drafts.append(SceneDraft(scene, first + offset, view, counter, turns, events))
-        return drafts
+        except Conflict as exc:
+            log.debug("scene %s drafted again: %s", draft.scene.id, exc)
+            return None
+        turns = [without_shown_lines(turns[0], self.context.state.history), *turns[1:]]
+        for sent, tools, actual in draft.counter.observed:
+            self.session.counter.observe(sent, tools, actual)
+        return self._end_scene(
+            thread, draft.scene, draft.index, count, turns, before, draft.answers, save=False
+        )
+
+    def names_fingerprint(self) -> int:
+        """Which names the glossary holds (terms and aliases of live entries), as one number: a
+        drafted scene's reads can change only when it changes."""
+        return hash(tuple(self.store.glossary.live_names()))
+
+    def _draft(
+        self, scene: Scene, index: int, text: str, reads: frozenset[int], names: int
+    ) -> SceneDraft:
+        """A draft of `scene` from the committed context, with its own counter and context copy."""
+        counter = DraftCounter(self.session.counter)
+        events: list[CompactionEvent] = []
+        view = ContextManager(
+            ContextState.from_json(self.context.state.to_json()),
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            budget=self.context.budget,
+            max_tokens=self.settings.max_tokens,
+            counter=counter,  # type: ignore[arg-type]
+            summarizer=None,
+            recorder=events.append,
+        )
+        turns: list[Message] = [{"role": "user", "content": text}]
+        return SceneDraft(scene, index, view, counter, turns, events, reads=reads, names=names)
 
     def _scene_turns(
         self,
@@ -513,9 +559,10 @@ class Annotator:
         after: str | None = None,
         *,
         split: bool = False,
+        redraft: bool = False,
     ) -> tuple[int, int]:
         """The rounds of `scene` (a whole scene, or a part of a `split` one; `after`: where the
-        next part starts, None when this ends the scene)."""
+        next part starts, None when this ends the scene; `redraft`: its draft was set aside)."""
         before = self.store.history.last_revision_id()
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
         message = self.scene_message(thread, scene, index + 1, count)
@@ -530,6 +577,8 @@ class Annotator:
             )
         turns: list[Message] = [{"role": "user", "content": message}]
         answers = new_tally()  # what this scene's rounds got
+        if redraft:
+            answers[REDRAFTS] = 1
         for _round in range(self.settings.max_rounds):
             plan = self.context.prepare_call(turns, thread_id=thread.id)
             turns = plan.scene_messages
@@ -582,7 +631,10 @@ class Annotator:
         # after this scene's earlier part (a long scene is read in parts)
         earlier_part = before_state is not None and before_state.extra.get(PART_NEXT) is not None
         if isinstance(counted, dict) and (index > 0 or earlier_part):  # the thread's so far
-            answers = {key: int(counted.get(key) or 0) + value for key, value in answers.items()}
+            answers = {
+                key: int(counted.get(key) or 0) + answers.get(key, 0)
+                for key in sorted({*answers, *counted})
+            }
         self.store.progress.set_thread_state(
             thread.id,
             thread_key=thread.key,
@@ -761,6 +813,66 @@ class Annotator:
     def save_context(self) -> None:
         """Save the context state (calibration included) within the open transaction."""
         self.store.memory.save_context_state(self.context.state.to_json())
+
+
+class _BlockSteps:
+    """The scene loop's side of a block run (`agent/drafts.py::run_block`)."""
+
+    def __init__(
+        self,
+        annotator: Annotator,
+        thread: Thread,
+        count: int,
+        outcomes: dict[int, tuple[int, int]],
+    ) -> None:
+        self.annotator = annotator
+        self.thread = thread
+        self.count = count
+        self.outcomes = outcomes
+
+    def call(self, draft: SceneDraft, messages: list[Message]) -> ChatResult:
+        return self.annotator.calls.call(
+            messages,
+            purpose="annotate",
+            counter=draft.counter,  # type: ignore[arg-type]
+            scope=(self.thread, draft.scene),
+        )
+
+    def run_tools(self, draft: SceneDraft, calls: list[Any]) -> list[ToolOutcome]:
+        access = self.annotator.calls.access_for(self.thread, draft.scene)
+        return run_tools_in_savepoint(access, self.annotator.registry, draft, calls)
+
+    def commit(self, draft: SceneDraft) -> bool:
+        self.annotator.calls.scope = (self.thread, draft.scene)
+        outcome = self.annotator._commit(self.thread, draft, self.count)
+        if outcome is not None:
+            self.outcomes[draft.index] = outcome
+        return outcome is not None
+
+    def serially(self, draft: SceneDraft) -> None:
+        self.annotator.calls.scope = (self.thread, draft.scene)
+        self.outcomes[draft.index] = self.annotator._scene_turns(
+            self.thread, draft.scene, draft.index, self.count, redraft=True
+        )
+
+    def stale(self, draft: SceneDraft) -> bool:
+        if draft.names == self.annotator.names_fingerprint() and not draft.calls:
+            return False  # no name came or went since its reads, and it read nothing else
+        return not would_commit(
+            self.annotator.calls.access_for(self.thread, draft.scene),
+            self.annotator.registry,
+            draft,
+            reads_now=self.annotator.reads_of(draft.scene),
+        )
+
+    def redraft(self, draft: SceneDraft) -> SceneDraft:
+        names = self.annotator.names_fingerprint()
+        text, reads = self.annotator.scene_reads(
+            self.thread, draft.scene, draft.index + 1, self.count
+        )
+        again = self.annotator._draft(draft.scene, draft.index, text, reads, names)
+        again.answers[REDRAFTS] = 1
+        return again
 
 
 def compaction_log(store: GlossaryStore, run_id: str) -> CompactionRecorder:
@@ -961,3 +1073,17 @@ def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int)
             lines.append(short)
             spent += cost
     return lines
+
+
+def without_shown_lines(message: Message, history: Sequence[Message]) -> Message:
+    """A drafted scene's message as committed: its known-entry lines that an earlier scene of the
+    block already put in the conversation are left out (the model reads them there), so a block
+    grows the history no faster than serial scenes do."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, str):
+        return message
+    if not content.startswith(prompts.SCENE_HEADING):
+        return message
+    shown = lines_shown(history)
+    kept = [line for line in content.split("\n") if not (line.startswith("- [E") and line in shown)]
+    return {**message, "content": "\n".join(kept)}

@@ -276,7 +276,9 @@ TokenizeShape = Literal["vllm", "llama.cpp", "none"]
 class ServerInfo(BaseModel):
     """What the probe found. `window` is None where the server does not publish one (the budget
     and a 400 overflow set it then); `tools` is None where it cannot be seen before a request;
-    `counting` is how a chat prompt is counted exactly ("none": estimated)."""
+    `counting` is how a chat prompt is counted exactly ("none": estimated); `slots` and
+    `cache_tokens` are what the server holds at once (None: not published, as on vLLM, which
+    queues what it cannot hold)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -288,6 +290,8 @@ class ServerInfo(BaseModel):
     tools: bool | None = None
     tools_source: str | None = None
     counting: TokenizeShape = "none"
+    slots: int | None = None  # requests it decodes at once (llama.cpp's `total_slots`)
+    cache_tokens: int | None = None  # what those requests hold together at most (its KV cache)
 
     def line(self) -> str:
         """One line for the user: server kind, model, window, tools, counting."""
@@ -306,4 +310,8 @@ class ServerInfo(BaseModel):
             "none": "token counts estimated (no /tokenize for chat prompts)",
         }[self.counting]
         model = f" serving {self.model}" if self.model else ""
-        return f"server: {self.kind} at {self.url}{model}; {window}; {tools}; {counting}"
+        capacity = ""
+        if self.slots:
+            cache = f" sharing a cache of {self.cache_tokens} tokens" if self.cache_tokens else ""
+            capacity = f"; {self.slots} slots{cache}"
+        return f"server: {self.kind} at {self.url}{model}; {window}; {tools}; {counting}{capacity}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from terrarium_dagster.agent.client import (
@@ -130,9 +130,16 @@ class ReplicaPool:
         return self.clients[0].model_name()
 
     def tokenize(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> int | None:
-        return self._ask(lambda client: client.tokenize(messages, tools), "counting tokens")
+        return self._ask(
+            lambda client: client.tokenize(messages, tools, template_kwargs=template_kwargs),
+            "counting tokens",
+        )
 
     def chat(
         self,

@@ -10,7 +10,9 @@ say, and where:
   is a launch flag (`--enable-auto-tool-choice --tool-call-parser ...`) no endpoint shows.
 - **llama.cpp** (`llama-server`): `owned_by: "llamacpp"`, the window in `data[0].meta.n_ctx` and
   in `/props` (`default_generation_settings.n_ctx`); `/props` also has `chat_template_caps`
-  (`supports_tools: false` for a template that leaves the tool schemas out of the prompt).
+  (`supports_tools: false` for a template that leaves the tool schemas out of the prompt) and
+  `total_slots`: the requests it decodes at once, which share one KV cache of `n_ctx` tokens
+  (the client's `Capacity` keeps what is in flight within both, see `agent/capacity.py`).
   `POST /tokenize` takes `{"content": text}` only, so a chat prompt is rendered first by
   `POST /apply-template` (the same messages and tools).
 - **llama-cpp-python**: `owned_by: "me"`; no window, no tool capability, no chat-prompt count is
@@ -79,6 +81,8 @@ def probe_server(client: ChatClient) -> ServerInfo:
         window, window_source = model.meta.n_ctx, "/v1/models meta.n_ctx"
     tools: bool | None = None
     tools_source: str | None = None
+    slots: int | None = None
+    cache: int | None = None
     if kind not in ("vllm", "offline"):
         props = client.optional_json("GET", "/props")
         if isinstance(props, dict):
@@ -89,6 +93,8 @@ def probe_server(client: ChatClient) -> ServerInfo:
                 window_source = "/props n_ctx" if window else None
             tools = _props_tools(props)
             tools_source = "/props chat_template_caps" if tools is not None else None
+            slots = _positive(props.get("total_slots"))
+            cache = _props_window(props) if slots else None  # one slot's n_ctx: see capacity.py
     counting = _counting(client, kind)
     client.use_tokenize_shape(counting)
     info = ServerInfo(
@@ -100,7 +106,10 @@ def probe_server(client: ChatClient) -> ServerInfo:
         tools=tools,
         tools_source=tools_source,
         counting=counting,
+        slots=slots,
+        cache_tokens=cache,
     )
+    client.capacity.configure(slots, cache)
     client.server_info = info
     log.debug("%s", info.line())
     return info
@@ -126,8 +135,14 @@ def _props_window(props: dict[str, Any]) -> int | None:
         settings.get("n_ctx") if isinstance(settings, dict) else None,
         props.get("n_ctx"),
     ):
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        if _positive(value) is not None:
             return value
+    return None
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
     return None
 
 

@@ -14,11 +14,16 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
 - **overflow recovery**: a 400 overflow (vLLM's, llama.cpp's or llama-cpp-python's wording)
   teaches the window, the request is made smaller and retried once; a second overflow is a
   `BudgetError` (one line, exit 1);
-- **token accounting**: every request is on the books before it is sent (a line in the store's
-  call ledger, `store/ledger.py`) and completed when it returns, with its prompt, cached and
-  completion tokens (counted locally when the server omits `usage`) and its outcome, failed ones
-  included; the ledger is settled into the store's call table outside any transaction
-  (`record_calls`, after a scene's commit or rollback), so a rolled-back scene still shows what
+- **the server's capacity**: each request is weighed as its prompt (as the gate counted it) plus
+  its `max_tokens`, and each of its attempts waits for room on the server (`agent/capacity.py`,
+  one per server in the client);
+- **token accounting**: every HTTP attempt is on the books before it is sent (a line in the
+  store's call ledger, `store/ledger.py`, written through `Books`) and completed when it ends,
+  with its prompt, cached and completion tokens (counted locally when the server omits `usage`)
+  and its outcome (retried, failed, answered); `close` records the attempts still with the
+  server when the run stops as abandoned, and lets no attempt leave after it; the ledger is
+  settled into the store's call table outside any transaction (`record_calls`, after a scene's
+  commit or rollback), so a rolled-back scene still shows what
   the server was asked and a SIGKILL loses nothing (the next writer settles it; `status` counts
   it meanwhile). Recording is thread-safe (the ledger's lock);
 - **the call in flight**: `calling` is set while a request is with the server, so a Ctrl-C
@@ -40,11 +45,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from terrarium_dagster.agent.accounting import call_records
+from terrarium_dagster.agent.accounting import ABANDONED_AT_STOP, RETRIED, attempt_record
 from terrarium_dagster.agent.client import (
     ChatResult,
     ServerContextOverflow,
     ServerUnreachableError,
+    outcome_of,
 )
 from terrarium_dagster.agent.protocol import Usage
 from terrarium_dagster.agent.replicas import ModelClient
@@ -59,6 +65,7 @@ from terrarium_dagster.store.models import AgentCallRecord
 
 log = logging.getLogger(__name__)
 
+ANNOTATE_PURPOSE = "annotate"  # the request kind whose template switches a count renders
 WINDOW_META = "server_window"  # a window learned from a 400, kept so a restart starts from it
 EXACT_SHARE = 0.85  # a request whose estimate is within 15% of the limit is counted exactly
 CUT_MARKER = "\n[… cut to fit the window …]\n"
@@ -144,17 +151,19 @@ class ModelSession:
         self.budget = budget
         self.max_tokens = max_tokens
         self.run_id = run_id
-        self.counter: TokenCounter = counter or ServerCounter(tokenize=client.tokenize)
-        # `why` beside a run records each call at once; a run buffers them past its transactions
-        self.record_at_once = record_at_once
         # sampling and the thinking switch of each kind of request (agent.sampling)
         self.request_options = request_options
+        self.counter: TokenCounter = counter or ServerCounter(tokenize=self._count_on_server)
+        # `why` beside a run records each call at once; a run buffers them past its transactions
+        self.record_at_once = record_at_once
         self.scope = CallScope(run_id)
         self.calling = threading.Event()
         self.learned_window: int | None = None
         self.on_window: list[Callable[[int], None]] = []
         self.on_call: Callable[[str, CallScope], None] | None = None
         self._lock = threading.Lock()
+        self.stopped = threading.Event()  # set by `close`: no attempt leaves any more
+        self._open_attempts: dict[str, tuple[str, CallScope, str | None]] = {}
         self._owner = threading.get_ident()
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -215,6 +224,20 @@ class ModelSession:
 
     # -- measuring --------------------------------------------------------------------------
 
+    def _count_on_server(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None
+    ) -> int | None:
+        """The server's count of a prompt, rendered with the thinking switch OFF when requests
+        carry one: the count is shared by every kind of request, and off is Qwen3's longer
+        rendering (an empty think block after the generation prompt), so a request sent with
+        either switch is never counted short."""
+        options = self.request_options(ANNOTATE_PURPOSE) if self.request_options else None
+        switches = (options or {}).get("chat_template_kwargs")
+        if not switches:
+            return self.client.tokenize(messages, tools)
+        counting = {**switches, "enable_thinking": False}
+        return self.client.tokenize(messages, tools, template_kwargs=counting)
+
     @property
     def model(self) -> str | None:
         if self._model is None:
@@ -256,6 +279,29 @@ class ModelSession:
     ) -> list[Message]:
         """The gate: `messages` if prompt + max_tokens fits the window, else the smaller request
         `shrink` makes (asked until it fits or gives up), else BudgetError. Never a blind send."""
+        return self._admitted(
+            messages,
+            tools=tools,
+            purpose=purpose,
+            max_tokens=max_tokens,
+            shrink=shrink,
+            exact_share=exact_share,
+            counter=counter,
+        )[0]
+
+    def _admitted(
+        self,
+        messages: list[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None,
+        purpose: str,
+        max_tokens: int | None = None,
+        shrink: Shrink | None = None,
+        exact_share: float = EXACT_SHARE,
+        counter: TokenCounter | None = None,
+    ) -> tuple[list[Message], int]:
+        """`admit`, with the prompt tokens of what it admits (what the request will hold on the
+        server beside its answer: the capacity gate's weight)."""
         answer = max_tokens or self.max_tokens
         limit = self.limit(answer)
         tokens = self.count(messages, tools, exact_above=int(limit * exact_share), counter=counter)
@@ -271,7 +317,7 @@ class ModelSession:
             tokens = self.count(
                 messages, tools, exact_above=int(limit * exact_share), counter=counter
             )
-        return messages
+        return messages, tokens
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -381,26 +427,27 @@ class ModelSession:
             "shrink": shrink,
             "counter": counter,
         }
-        messages = self.admit(messages, exact_share=exact_share, **gate)
+        messages, tokens = self._admitted(messages, exact_share=exact_share, **gate)
         send = partial(self._send, counter=counter, quiet=quiet)
         try:
-            result = send(messages, purpose, tools, tool_choice, answer, scope, tally)
+            result = send(messages, purpose, tools, tool_choice, answer, scope, tally, tokens)
         except ServerContextOverflow as exc:
             self.learn_window(exc)
             if not retry_overflow:
                 raise
             if exc.prompt_tokens:  # the server's own count of what was sent
                 counter.observe(messages, list(tools) if tools else None, exc.prompt_tokens)
-            retry = self.admit(messages, exact_share=exact_share, **gate)
+            retry, tokens = self._admitted(messages, exact_share=exact_share, **gate)
             if retry == messages and shrink is not None:  # the gate saw no reason: smaller anyway
                 retry = shrink(messages, self.limit(answer) - 64) or messages
+                tokens = self.count(retry, tools, counter=counter)
             if retry == messages:
                 raise BudgetError(
                     f"the server refused a {purpose} request as too long ({exc.server_message}) "
                     "and it cannot be made smaller"
                 ) from exc
             try:
-                result = send(retry, purpose, tools, tool_choice, answer, scope, tally)
+                result = send(retry, purpose, tools, tool_choice, answer, scope, tally, tokens)
             except ServerContextOverflow as again:
                 self.learn_window(again)
                 raise BudgetError(
@@ -421,12 +468,14 @@ class ModelSession:
         max_tokens: int | None,
         scope: CallScope | None,
         tally: Callable[[AgentCallRecord], None] | None,
+        prompt_tokens: int,
         *,
         counter: TokenCounter,
         quiet: bool = False,
     ) -> ChatResult:
-        key = self._on_the_books(purpose, scope)
-        record = partial(self._record, purpose, key=key, scope=scope, tally=tally)
+        """Send one request: each of its HTTP attempts on the books before it leaves (`Books`),
+        each waiting for room on the server (weighed as its prompt plus `max_tokens`)."""
+        books = Books(self, purpose, scope, tally)
         tool_list = list(tools) if tools else None
         options = self.request_options(purpose) if self.request_options else None
         if quiet and options and "chat_template_kwargs" in options:  # asked to answer at once
@@ -440,13 +489,11 @@ class ModelSession:
                 tool_choice=tool_choice,
                 max_tokens=max_tokens,
                 options=options,
+                weight=prompt_tokens + (max_tokens or self.max_tokens),
+                book=books,
             )
-        except AgentError as exc:
-            server = getattr(exc, "server", None)
-            record(None, error=str(exc), retried=exc.failed_attempts, server=server)
-            raise
-        except Interrupted as exc:
-            record(None, error="abandoned: interrupted", retried=exc.failed_attempts)
+        except BaseException as exc:  # an attempt the client left open ends with the call
+            books.fail(outcome_of(exc), retried=False, server=getattr(exc, "server", None))
             raise
         finally:
             self._leave_flight()
@@ -458,9 +505,9 @@ class ModelSession:
             usage = Usage(
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
             )
-            record(result.model_copy(update={"usage": usage}))
+            books.answer(result.model_copy(update={"usage": usage}))
             return result
-        record(result)
+        books.answer(result)
         if result.prompt_tokens:
             counter.observe(messages, tool_list, result.prompt_tokens)
         return result
@@ -479,56 +526,68 @@ class ModelSession:
 
     # -- recording --------------------------------------------------------------------------
 
-    def _on_the_books(self, purpose: str, scope: CallScope | None) -> str:
-        """Before a request leaves: a ledger line (no answer yet), whatever transaction is open."""
+    def _open(self, purpose: str, scope: CallScope | None, server: str | None) -> str:
+        """Before an attempt leaves: a ledger line (no answer yet), whatever transaction is
+        open; `Interrupted` once the session is closed (no request leaves a stopped run)."""
         where = scope or self.scope
-        return self.store.runs.ledger.sent(
-            AgentCallRecord(
-                run_id=where.run_id,
-                thread_id=where.thread_id,
-                scene_id=where.scene_id,
-                purpose=purpose,
-                model=self.model,
-                created_at=now_iso(),
+        with self._lock:
+            if self.stopped.is_set():
+                raise Interrupted("the run stopped: no request is sent any more")
+            key = self.store.runs.ledger.sent(
+                AgentCallRecord(
+                    run_id=where.run_id,
+                    thread_id=where.thread_id,
+                    scene_id=where.scene_id,
+                    purpose=purpose,
+                    model=self.model,
+                    server=server,
+                    created_at=now_iso(),
+                )
             )
-        )
+            self._open_attempts[key] = (purpose, where, server)
+        return key
 
-    def _record(
+    def _close(
         self,
-        purpose: str,
-        result: ChatResult | None,
-        *,
         key: str,
-        scope: CallScope | None,
+        row: AgentCallRecord,
         tally: Callable[[AgentCallRecord], None] | None,
-        error: str | None = None,
-        retried: Sequence[object] = (),
-        server: str | None = None,
     ) -> None:
-        """One row per request the server received: each attempt the client retried (its
-        outcome as the error), then the call's own row."""
-        where = scope or self.scope
-        model = result.model if result is not None and result.model else self.model
-        rows = call_records(
-            result,
-            purpose=purpose,
-            model=model,
-            run_id=where.run_id,
-            thread_id=where.thread_id,
-            scene_id=where.scene_id,
-            error=error,
-            failed_attempts=retried,
-            server=server,
-        )
-        stamped = [row.model_copy(update={"created_at": now_iso()}) for row in rows]
-        rows = self.store.runs.ledger.done(key, stamped)
+        """An attempt ended: its row on the books (once: an attempt the session abandoned at
+        close is not completed again by the thread that sent it)."""
+        with self._lock:
+            if self._open_attempts.pop(key, None) is None:
+                return
+            stamped = row.model_copy(update={"created_at": now_iso()})
+            rows = self.store.runs.ledger.done(key, [stamped])
         if tally is not None:
-            for row in rows:
-                tally(row)
+            for done in rows:
+                tally(done)
         if not self._on_owner_thread():
             return  # the owner writes them (it may hold the store's transaction right now)
         if self.record_at_once or not self.store.in_transaction:
             self.record_calls()
+
+    def close(self) -> None:
+        """The run stops: no attempt leaves from now on, every attempt still open (a sibling's
+        request in flight, a hung one) is on the books as abandoned, and the books are settled.
+        Owner thread."""
+        with self._lock:
+            self.stopped.set()
+            open_attempts = dict(self._open_attempts)
+        for key, (purpose, where, server) in open_attempts.items():
+            row = attempt_record(
+                None,
+                purpose=purpose,
+                model=self.model,
+                run_id=where.run_id,
+                thread_id=where.thread_id,
+                scene_id=where.scene_id,
+                outcome=ABANDONED_AT_STOP,
+                server=server,
+            )
+            self._close(key, row, None)
+        self.record_calls()
 
     def record_calls(self) -> None:
         """Settle the ledger into the store's call table, in a short transaction of its own
@@ -543,6 +602,88 @@ class ModelSession:
     def scoped(self, thread_id: int | None, scene_id: str | None = None) -> CallScope:
         """A scope of this session's run for a thread (and scene)."""
         return replace(self.scope, thread_id=thread_id, scene_id=scene_id)
+
+
+class Books:
+    """The books of one request (the client's `AttemptBook`): each HTTP attempt is a ledger line
+    before it leaves and a row when it ends — retried, failed, answered, or abandoned when the
+    run stops with it in flight."""
+
+    def __init__(
+        self,
+        session: ModelSession,
+        purpose: str,
+        scope: CallScope | None,
+        tally: Callable[[AgentCallRecord], None] | None,
+    ) -> None:
+        self.stopped = session.stopped
+        self._session = session
+        self._purpose = purpose
+        self._scope = scope or session.scope
+        self._tally = tally
+        self._key: str | None = None  # the attempt open now
+        self._server: str | None = None
+
+    def begin(self, server: str) -> None:
+        self._server = server
+        self._key = self._session._open(self._purpose, self._scope, server)
+
+    def fail(
+        self,
+        outcome: str,
+        *,
+        retried: bool,
+        latency_ms: float = 0.0,
+        usage: Usage | None = None,
+        server: str | None = None,
+    ) -> None:
+        if self._key is None:
+            return
+        self._end(
+            usage,
+            outcome=RETRIED + outcome if retried else outcome,
+            latency_ms=latency_ms,
+            server=server or self._server,
+        )
+
+    def answer(self, result: ChatResult) -> None:
+        """The open attempt answered: its tokens, latency and finish reason."""
+        if self._key is None:
+            return
+        self._end(
+            result.usage,
+            outcome=None,
+            latency_ms=result.latency_ms,
+            server=result.server or self._server,
+            model=result.model or None,
+            finish_reason=result.finish_reason,
+        )
+
+    def _end(
+        self,
+        usage: Usage | None,
+        *,
+        outcome: str | None,
+        latency_ms: float,
+        server: str | None,
+        model: str | None = None,
+        finish_reason: str | None = None,
+    ) -> None:
+        key, self._key = self._key, None
+        assert key is not None
+        row = attempt_record(
+            usage,
+            purpose=self._purpose,
+            model=model or self._session.model,
+            run_id=self._scope.run_id,
+            thread_id=self._scope.thread_id,
+            scene_id=self._scope.scene_id,
+            outcome=outcome,
+            server=server,
+            latency_ms=latency_ms,
+            finish_reason=finish_reason,
+        )
+        self._session._close(key, row, self._tally)
 
 
 def standalone_task(session: ModelSession, tools: Sequence[dict[str, Any]] | None) -> Shrink:

@@ -115,6 +115,7 @@ from terrarium_dagster.backends.wire import (
     token_id,
 )
 from terrarium_dagster.context.prompts import SCENE_DONE
+from terrarium_dagster.edition.compose import compose_edition, edition_task
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
 
@@ -1613,6 +1614,9 @@ class OfflineBackend(httpx.BaseTransport):
         if last_user is None:
             return Reply(content="Send a `# Scene` message or a `# Task:` message.")
         text = content_text(messages[last_user].get("content")).lstrip()
+        edition = edition_task(messages)
+        if edition is not None:  # the reader's text, composed from the evidence it is shown
+            return Reply(content=compose_edition(edition))
         after = messages[last_user + 1 :]
         scene = parse_scene_message(text)
         if scene is not None:

@@ -1,10 +1,11 @@
-"""The four thread assets, partitioned by thread, computed by one subsettable step.
+"""The thread assets, partitioned by thread, computed by one subsettable step.
 
-`scene_batches`, `thread_annotations`, `curated_glossary` and `glossary_export` are the specs of
-one `multi_asset`: whatever a run selects (one asset, several, "Materialize all", a backfill of a
-range, a re-execution), one step works through the run's threads in story order and yields one
-`AssetMaterialization` per finished thread and selected asset, so a failure half-way keeps the
-threads that finished and no selected asset is ever skipped for another's missing output.
+`scene_batches`, `thread_annotations`, `curated_glossary`, `glossary_edition` (`edition.py`) and
+`glossary_export` are the specs of one `multi_asset`: whatever a run selects (one asset,
+several, "Materialize all", a backfill of a range, a re-execution), one step works through the
+run's threads in story order and yields one `AssetMaterialization` per finished thread and
+selected asset, so a failure half-way keeps the threads that finished and no selected asset is
+ever skipped for another's missing output.
 Everything here maps partitions to engine calls and reports to metadata; nothing keeps state
 between runs.
 """
@@ -21,6 +22,13 @@ from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.summary import scene_batch_summary
 from terrarium_dagster.defs.checks import evaluate_glossary_checks, glossary_check_specs
+from terrarium_dagster.defs.edition import (
+    edition_check_specs,
+    edition_spec,
+    evaluate_edition_checks,
+    glossary_edition,
+    write_editions,
+)
 from terrarium_dagster.defs.failures import fail_on
 from terrarium_dagster.defs.metadata import (
     annotation_metadata,
@@ -34,6 +42,7 @@ from terrarium_dagster.defs.resources import (
     StoreResource,
     engine_settings,
 )
+from terrarium_dagster.defs.story import WRITER_POOL, story_key
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 from terrarium_dagster.exports import Exporter
 from terrarium_dagster.exports.files import staged_directory
@@ -41,8 +50,9 @@ from terrarium_dagster.exports.files import staged_directory
 PREVIEW_SCENES = 20
 
 
-# LLM work and store writes run in this pool; dagster.yaml gives every pool one slot by default.
-LLM_POOL = "terrarium_llm"
+# LLM work and store writes run in the story's pool (`defs/story.py`); dagster.yaml gives every
+# pool one slot by default.
+LLM_POOL = WRITER_POOL
 
 
 class ThreadConfig(dg.Config):
@@ -66,11 +76,17 @@ FOLLOWS_UPSTREAM = dg.AutomationCondition.eager()
 
 # The four thread assets' keys. Their specs live only inside `thread_glossary` (a module-level
 # spec would be loaded as an asset of its own).
-scene_batches = dg.AssetKey("scene_batches")
-thread_annotations = dg.AssetKey("thread_annotations")
-curated_glossary = dg.AssetKey("curated_glossary")
-glossary_export = dg.AssetKey("glossary_export")
-THREAD_ASSETS = (scene_batches, thread_annotations, curated_glossary, glossary_export)
+scene_batches = story_key("scene_batches")
+thread_annotations = story_key("thread_annotations")
+curated_glossary = story_key("curated_glossary")
+glossary_export = story_key("glossary_export")
+THREAD_ASSETS = (
+    scene_batches,
+    thread_annotations,
+    curated_glossary,
+    glossary_edition,
+    glossary_export,
+)
 
 
 def _thread_specs() -> list[dg.AssetSpec]:
@@ -119,13 +135,14 @@ def _thread_specs() -> list[dg.AssetSpec]:
             ),
             automation_condition=FOLLOWS_UPSTREAM,
         ),
+        edition_spec(),
     ]
 
 
 @dg.multi_asset(
     name="thread_glossary",
     specs=_thread_specs(),
-    check_specs=glossary_check_specs(),
+    check_specs=[*glossary_check_specs(), *edition_check_specs()],
     partitions_def=threads_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     can_subset=True,
@@ -154,8 +171,11 @@ def thread_glossary(
                 yield _scene_batch_materialization(reader, thread)
     if selected & {thread_annotations, curated_glossary}:
         yield from _annotate_and_curate(context, config, settings, threads)
+    if glossary_edition in selected:  # after curation, before the export that carries it
+        yield from write_editions(context, settings, threads)
     if glossary_export in selected:
         yield from _export(context, settings, store, threads)
+    yield from evaluate_edition_checks(settings, threads, context.selected_asset_check_keys)
     curated = curated_glossary in selected
     if context.selected_asset_check_keys or curated:
         yield from evaluate_glossary_checks(

@@ -18,6 +18,7 @@ import dagster as dg
 
 from terrarium_dagster.corpus.living import hash_lookup, post_text
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
+from terrarium_dagster.defs.story import story_key
 from terrarium_dagster.exports.checks import run_checks
 
 
@@ -64,7 +65,7 @@ GLOSSARY_CHECKS = (
 )
 
 
-CURATED_GLOSSARY = dg.AssetKey("curated_glossary")
+CURATED_GLOSSARY = story_key("curated_glossary")
 
 
 def glossary_check_specs() -> list[dg.AssetCheckSpec]:

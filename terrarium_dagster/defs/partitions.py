@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-threads_partitions = dg.DynamicPartitionsDefinition(name="threads")
+from terrarium_dagster.defs.story import PARTITIONS_NAME
+
+threads_partitions = dg.DynamicPartitionsDefinition(name=PARTITIONS_NAME)
 
 # The run tags Dagster itself sets on a single-run backfill of a partition range.
 RANGE_START_TAG = "dagster/asset_partition_range_start"

@@ -53,9 +53,19 @@ class StoreResource(dg.ConfigurableResource):
     site_url: str = Field(
         default="", description="Where `terrarium serve` serves the exports (export links)."
     )
+    network_store: bool = Field(
+        default=False, description="Open a store on a network filesystem anyway (unsafe)."
+    )
+    story: str = Field(
+        default="",
+        description="Story name (TERRARIUM_STORY, read when the code location loads): "
+        "the asset key prefix, partition set and pool.",
+    )
 
     def settings(self) -> Settings:
-        return load_settings(db=self.path or None)
+        return load_settings(
+            db=self.path or None, network_store=self.network_store or None, story=self.story or None
+        )
 
     def export_root(self) -> Path:
         if self.exports_dir:

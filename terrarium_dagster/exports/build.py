@@ -37,6 +37,7 @@ from terrarium_dagster.exports.data import (
     yaml_document_text,
     yaml_fragment,
 )
+from terrarium_dagster.exports.editions import with_editions
 from terrarium_dagster.exports.files import (
     MANIFEST_FILE,
     FolderWriter,
@@ -182,6 +183,8 @@ class Exporter:
             meta = {"as_of_thread": thread.id, "as_of_thread_key": thread.key}
             subtitle = f"As of the end of thread {thread.key}: {thread.title}."
             entries = self._entries_as_of(revision)
+        position = None if as_of_thread is None else self.corpus.thread(as_of_thread).position
+        entries = with_editions(self.store, entries, position)
         meta.update(
             corpus=self.corpus.path.name,
             generated_by=generator_name(),

@@ -11,8 +11,9 @@ flooding it:
   ≥ `COMMON_KEY_ZIPF` by `wordfreq`: "always", "scarlet", "withdrew" would fire on ordinary
   prose). An entry left with no key is not in the book: it could only fire by accident.
 - `matchWholeWords: true`: a three-letter name does not fire inside "miss" or "door".
-- `content`: the definition as plain text (`[[links]]` become names) without its company list
-  ("appears with X, Y"), which is the reader's index, not lore; and `preventRecursion: true`:
+- `content`: the reader's edition as plain text where one is written; else the definition as
+  plain text (`[[links]]` become names) without its company list ("appears with X, Y"),
+  which is the reader's index, not lore; and `preventRecursion: true`:
   an entry's content never activates further entries, so four names in a message insert four
   entries, not a hundred.
 - `order`: higher is inserted later and kept first when the budget runs out; it grows with how
@@ -107,6 +108,14 @@ def lore_content(definition: str) -> str:
     return re.sub(r"\.\.+$", ".", text)
 
 
+def edition_content(edition: str) -> str:
+    """What an entry with a reader's edition inserts: its text as plain prose (no citations,
+    no emphasis, no list marks)."""
+    text = re.sub(r"\s*>>\d+", "", edition).replace("**", "")
+    lines = [re.sub(r"^[-*]\s+", "", line.strip()) for line in text.splitlines()]
+    return plain_definition(" ".join(line for line in lines if line))
+
+
 def is_common_key(key: str) -> bool:
     """A single word common in English: as a key it would fire on ordinary prose."""
     text = key.strip()
@@ -140,7 +149,9 @@ def lorebook_entry(uid: int, entry: EntryView) -> dict[str, Any]:
         "uid": uid,
         "key": lorebook_keys(entry),
         "comment": entry.term,
-        "content": lore_content(entry.definition),
+        "content": edition_content(entry.edition)
+        if entry.edition
+        else lore_content(entry.definition),
         "displayIndex": uid,
         "order": min(MAX_ORDER, BASE_ORDER + count),
         **_ENTRY_DEFAULTS,

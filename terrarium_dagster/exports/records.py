@@ -46,6 +46,7 @@ class EntryRecord(BaseModel):
     normalized_term: str
     aliases: list[str]
     definition: str
+    edition: str | None = None  # the reader's edition as of the export's thread
     status: str
     tags: list[str]
     first_seen: PostLink | None = None
@@ -116,6 +117,7 @@ def entry_record(
         normalized_term=entry.norm_term,
         aliases=list(entry.aliases),
         definition=entry.definition,
+        edition=entry.edition,
         status=entry.status,
         tags=list(entry.tags),
         first_seen=_link(*(first or (None, None)), url_for_post),

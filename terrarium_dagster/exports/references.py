@@ -112,10 +112,14 @@ def linked_views(entries: Sequence[EntryView]) -> list[EntryView]:
     index = NameIndex(entries)
     views: list[EntryView] = []
     for entry in entries:
-        tidy = tidy_links(entry.definition, index.resolve, own=index.redirect(entry.id))
-        views.append(
-            entry if tidy == entry.definition else entry.model_copy(update={"definition": tidy})
-        )
+        own = index.redirect(entry.id)
+        tidy = tidy_links(entry.definition, index.resolve, own=own)
+        update: dict[str, str] = {} if tidy == entry.definition else {"definition": tidy}
+        if entry.edition:  # the reader's edition: its links as every export shows them too
+            edition = tidy_links(entry.edition, index.resolve, own=own)
+            if edition != entry.edition:
+                update["edition"] = edition
+        views.append(entry.model_copy(update=update) if update else entry)
     return views
 
 

@@ -13,7 +13,9 @@ The page asks the reader how far they have read ("up to thread N", kept in the b
 localStorage, or `?upto=<thread key or number>` in the address) and loads the thread files up
 to that thread, and no further: raising the position loads the next files, so the browser never
 receives a byte of a later thread. It shows every page, the index, search, categories, backlinks,
-sources and redirects exactly as the glossary stood at the end of that thread. Every text is put
+sources and redirects exactly as the glossary stood at the end of that thread; an entry with a
+reader's edition (`store.editions`) shows the edition as of that thread, its working definition
+one click away. Every text is put
 in the page as text (never as HTML), and only http(s) or site-local links to posts are made.
 """
 
@@ -30,6 +32,7 @@ from terrarium_dagster.corpus.links import post_path
 from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
+from terrarium_dagster.exports.editions import with_editions
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.store.annotator import GlossaryStore
@@ -84,6 +87,7 @@ def _version(view: EntryView) -> dict[str, Any]:
         "term": view.term,
         "aliases": list(view.aliases),
         "definition": view.definition,
+        "edition": view.edition,
         "status": view.status,
         "tags": list(view.tags),
         "merged_into": view.merged_into,
@@ -110,6 +114,7 @@ def site_parts(store: GlossaryStore, corpus: Corpus) -> list[ThreadPart]:
         seen: set[int] = set()
         new_posts: set[int] = set()
         views = store.history.glossary_as_of_thread(thread.id, include_deleted=True)
+        views = with_editions(store, views, position)  # the reader's edition as of this thread
         for view in linked_views(views):
             version = _version(view)
             fingerprint = json.dumps(version, sort_keys=True)
@@ -118,6 +123,7 @@ def site_parts(store: GlossaryStore, corpus: Corpus) -> list[ThreadPart]:
                 part.versions[str(view.id)] = version
                 last[view.id] = fingerprint
                 new_posts.update(int(n) for n in _POST_REF.findall(view.definition))
+                new_posts.update(int(n) for n in _POST_REF.findall(view.edition or ""))
             current = held.setdefault(view.id, {})
             now = set()
             for item in view.provenance:

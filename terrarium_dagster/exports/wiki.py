@@ -275,6 +275,28 @@ def _definition_markdown(wiki: _Wiki, entry: EntryView) -> str:
     return text or "*(no definition)*"
 
 
+_CITATION = re.compile(r"&gt;&gt;(\d+)")
+_LIST_AFTER_TEXT = re.compile(r"(?m)^((?![-*] ).*\S.*)\n([-*] )")
+
+
+def _edition_markdown(wiki: _Wiki, entry: EntryView) -> str:
+    """The reader's edition as page Markdown: `[[links]]` to pages, `>>post` citations to the
+    posts of the entry's sources (others stay text)."""
+    text = _definition_markdown(wiki, entry.model_copy(update={"definition": entry.edition or ""}))
+    threads = {item.post_id: item.thread_id for item in entry.provenance}
+
+    def cite(match: re.Match[str]) -> str:
+        post_id = int(match.group(1))
+        if post_id not in threads:
+            return match.group(0)
+        url = wiki.url_for_post(threads[post_id], post_id, None)
+        return f"[&gt;&gt;{post_id}]({_url_part(url)})" if url else match.group(0)
+
+    # a list right after a line of text needs a blank line before it to be a list in Markdown
+    text = _LIST_AFTER_TEXT.sub(lambda m: f"{m.group(1)}\n\n{m.group(2)}", text)
+    return _CITATION.sub(cite, text)
+
+
 def _summary(entry: EntryView) -> str:
     prose = entry.definition
     for reference in reversed(find_references(prose)):
@@ -311,6 +333,14 @@ def _entry_blocks(wiki: _Wiki, entry: EntryView, definition: str | None = None) 
         lines += ["**Also known as:** " + "; ".join(md_escape(a) for a in entry.aliases), ""]
     if definition is None:
         definition = _definition_markdown(wiki, entry)
+    if entry.edition:  # the reader's edition first; the working definition one click away
+        lines += [
+            _edition_markdown(wiki, entry),
+            "",
+            "[Working definition](#working-definition)",
+            "",
+        ]
+        lines += ["## Working definition", ""]
     lines += [definition, ""]
     first, last = seen_range(entry)
     seen = []

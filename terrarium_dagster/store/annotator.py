@@ -9,6 +9,7 @@ one connection, split by aggregate over it:
 - `store.memory`: the agent's saved context, compactions, checkpoints (snapshots), summon logs;
 - `store.progress`: where each thread stands;
 - `store.curation`: the curator's decisions;
+- `store.editions`: the reader's edition of each entry as of a thread;
 
 and the store's own facts (`get_meta`/`set_meta`: corpus, URL template, learned window).
 `store.transaction()` is shared: a scene is one transaction across all of them.
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from terrarium_dagster.store.base import StoreConnection, guarded
 from terrarium_dagster.store.curation_log import CurationLog
+from terrarium_dagster.store.editions import EditionLog
 from terrarium_dagster.store.entries import Glossary
 from terrarium_dagster.store.history import History
 from terrarium_dagster.store.inputs import Actor, parse_entry_id
@@ -51,6 +53,11 @@ class GlossaryStore(StoreConnection):
         self.progress = ThreadProgress(self)
         self.curation = CurationLog(self)
         self.sources = SourceLog(self)  # source posts of a living corpus: hashes, changes
+        self.editions = EditionLog(self)  # the reader's edition, entry by entry, as of threads
+
+    def close(self) -> None:
+        self.runs.stop_heartbeat()  # a lease left unreleased goes stale and is taken over
+        super().close()
 
     # ----------------------------------------------------------------------------------- meta
     @guarded

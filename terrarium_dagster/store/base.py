@@ -160,7 +160,8 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
     return str(location), str(location)
 
 
-STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", "-calls")  # -calls: the call ledger
+# -calls: the call ledger; -lease: the writer's heartbeat
+STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", "-calls", "-lease")
 
 
 def _absent_store_files(target: str) -> frozenset[str]:

@@ -3,11 +3,11 @@
 A scene is one store transaction, and once it has written it holds SQLite's one write lock
 through its later model calls: no connection can commit a call row then. So a request is first
 written to the ledger, a file beside the store (``<store>-calls``, one JSON line per event,
-appended with ``O_APPEND`` under a lock): a ``sent`` line before the request leaves, a ``done``
-line with its rows (tokens, latency, outcome, and one row per attempt the client retried) when
-it returns. Outside a transaction the ledger is settled into the ``agent_call`` table (each row
-keyed by its request, so settling twice inserts nothing twice) and emptied once everything in
-it is in the table.
+appended with ``O_APPEND`` under a lock): a ``sent`` line before the request (each HTTP attempt
+of a model call) leaves, a ``done`` line with its row (tokens, latency, outcome) when it ends.
+Outside a transaction the ledger is settled into the ``agent_call`` table (each row keyed by its
+request, so settling twice inserts nothing twice) and emptied once everything in it is in the
+table.
 
 After a SIGKILL the ledger still holds the killed calls: the next writer settles them (a ``sent``
 line whose process is gone is a call that got no answer), and readers (`terrarium status`) count

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
@@ -123,6 +120,8 @@ class EntryView(Entry):
     """An entry with its live provenance, as exports and as-of views need it."""
 
     provenance: list[Provenance] = Field(default_factory=list)
+    # the reader's edition as of the view's thread (exports attach it; None: not written)
+    edition: str | None = None
 
 
 class ThreadState(_Frozen):
@@ -172,31 +171,14 @@ def suspect_reason(answers: Any) -> str | None:
     return None
 
 
-LEASE_STALE_S = 15 * 60
-"""A holder on another host with no heartbeat for this long is taken for dead."""
-
-
 class WriterLease(_Frozen):
-    """Who holds the store's one-writer lease."""
+    """Who holds the store's one-writer lease (whether it lives: `RunLog.holder_alive`)."""
 
     run_id: str
     pid: int
     host: str
     since: str
     heartbeat: str
-
-    def alive(self) -> bool:
-        """On this host: is the process there? Elsewhere: is the heartbeat fresh?"""
-        if self.host == socket.gethostname():
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
-        beat = datetime.fromisoformat(self.heartbeat)
-        return (datetime.now(UTC) - beat).total_seconds() < LEASE_STALE_S
 
 
 class RunRecord(_Frozen):

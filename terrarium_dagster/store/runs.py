@@ -20,6 +20,13 @@ from terrarium_dagster.store.base import (
     json_payload,
     now_iso,
 )
+from terrarium_dagster.store.lease import (
+    STALE_BEATS,
+    Heartbeat,
+    heartbeat_path,
+    holder_alive,
+    read_beat,
+)
 from terrarium_dagster.store.ledger import CallLedger, ledger_path
 from terrarium_dagster.store.models import (
     AgentCallRecord,
@@ -39,6 +46,7 @@ class RunLog(Aggregate):
     def __init__(self, store: Any) -> None:
         super().__init__(store)
         self.ledger = CallLedger(ledger_path(store.where))
+        self._heartbeat: Heartbeat | None = None
 
     # ------------------------------------------------------------------------- writer lease
     @guarded
@@ -46,9 +54,10 @@ class RunLog(Aggregate):
         """Take the store's one-writer lease for `run_id`, at once or not at all.
 
         A live holder refuses with `WriterLeaseError` naming it (run, process, host, since). A
-        holder that died (its pid gone on this host, or no heartbeat for `LEASE_STALE_S` from
-        another host) is taken over; its run, if still marked running, is marked `died`. Returns
-        the lease that was taken over, if any.
+        holder that died (no heartbeat for `STALE_BEATS` of its beats: see `store/lease.py`;
+        never judged by pid or host name) is taken over; its run, if still marked running, is
+        marked `died`. Once taken, the lease beats on its own thread until released. Returns the
+        lease that was taken over, if any.
         """
         me = WriterLease(
             run_id=run_id,
@@ -61,6 +70,19 @@ class RunLog(Aggregate):
         # write lock for as long as a model call lasts (a scene that has written), and waiting
         # for it would be waiting for the holder.
         self._refuse_live_holder(self._lease_row(), run_id)
+        self.stop_heartbeat()  # a lease taken again by its own run beats anew
+        heartbeat = Heartbeat(heartbeat_path(self.where), run_id)
+        try:
+            previous = self._take_lease(me, heartbeat)
+        except BaseException:
+            heartbeat.stop()
+            raise
+        self._heartbeat = heartbeat
+        self.settle_ledger()  # a killed run's calls: on the books before anything else
+        return previous if previous is not None and previous.run_id != run_id else None
+
+    def _take_lease(self, me: WriterLease, heartbeat: Heartbeat) -> WriterLease | None:
+        run_id = me.run_id
         with self.transaction():  # BEGIN IMMEDIATE: two openers cannot both see it free
             previous = self._lease_row()
             self._refuse_live_holder(previous, run_id)
@@ -81,30 +103,39 @@ class RunLog(Aggregate):
                 "since = excluded.since, heartbeat = excluded.heartbeat",
                 (me.run_id, me.pid, me.host, me.since, me.heartbeat),
             )
-        self.settle_ledger()  # a killed run's calls: on the books before anything else
-        return previous if previous is not None and previous.run_id != run_id else None
+            heartbeat.start()  # before the commit: the row is never seen without a fresh beat
+        return previous
 
     def _refuse_live_holder(self, lease: WriterLease | None, run_id: str) -> None:
-        if lease is not None and lease.run_id != run_id and lease.alive():
+        if lease is not None and lease.run_id != run_id and self.holder_alive(lease):
+            beat = read_beat(heartbeat_path(self.where))
+            silent = (
+                f"; a holder silent for {beat.every * STALE_BEATS:.0f} s is taken over"
+                if beat
+                else ""
+            )
             raise WriterLeaseError(
                 f"annotator store {self.where} is being written by run {lease.run_id} "
                 f"(pid {lease.pid} on {lease.host}, since {lease.since}); one "
-                "writer at a time: wait for it to finish or stop it"
+                f"writer at a time: wait for it to finish or stop it{silent}"
             )
 
-    @guarded
-    def refresh_writer_lease(self, run_id: str) -> None:
-        """The holder's heartbeat (what another host judges liveness by)."""
-        with self.transaction():
-            self.conn.execute(
-                "UPDATE writer_lease SET heartbeat = ? WHERE id = 1 AND run_id = ?",
-                (now_iso(), run_id),
-            )
+    def holder_alive(self, lease: WriterLease) -> bool:
+        """Does the lease's holder still beat (whatever host or container it runs in)?"""
+        return holder_alive(heartbeat_path(self.where), lease.run_id)
 
     @guarded
     def release_writer_lease(self, run_id: str) -> None:
         with self.transaction():
             self.conn.execute("DELETE FROM writer_lease WHERE id = 1 AND run_id = ?", (run_id,))
+        if self._heartbeat is not None and self._heartbeat.run_id == run_id:
+            self.stop_heartbeat()
+
+    def stop_heartbeat(self) -> None:
+        """Stop this process's beat (the store closes): a lease not released goes stale."""
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+            self._heartbeat = None
 
     @guarded
     def writer_lease(self) -> WriterLease | None:

@@ -260,7 +260,48 @@ _V5: Migration = (
     """,
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5)
+# Version 6: the reader's edition (store/editions.py): each entry's reader-facing text as of a
+# thread, written from the entry's evidence up to that thread (its revisions, the posts it was
+# shown, the request that wrote it), and each thread whose edition is complete, with the glossary
+# boundary it was written from (a thread annotated again makes its edition stale, never erased).
+_V6: Migration = (
+    """
+    CREATE TABLE edition (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        entry_id    INTEGER NOT NULL REFERENCES entry (id),
+        thread_id   INTEGER NOT NULL,
+        position    INTEGER NOT NULL,
+        revision_id INTEGER NOT NULL,
+        text        TEXT NOT NULL,
+        outcome     TEXT NOT NULL,
+        revisions   TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(revisions)),
+        posts       TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(posts)),
+        request     TEXT,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        tokens      INTEGER NOT NULL DEFAULT 0,
+        run_id      TEXT,
+        created_at  TEXT NOT NULL,
+        UNIQUE (entry_id, thread_id, revision_id)
+    )
+    """,
+    "CREATE INDEX edition_position ON edition (position, entry_id)",
+    """
+    CREATE TABLE edition_thread (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id   INTEGER NOT NULL,
+        position    INTEGER NOT NULL,
+        revision_id INTEGER NOT NULL,
+        rewritten   INTEGER NOT NULL,
+        requests    INTEGER NOT NULL,
+        tokens      INTEGER NOT NULL,
+        run_id      TEXT,
+        created_at  TEXT NOT NULL,
+        UNIQUE (thread_id, revision_id)
+    )
+    """,
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,6 +1,7 @@
 """A loopback model server that takes time the way vLLM's continuous batching does.
 
-The answers come from the offline backend (deterministic: the same request, the same answer);
+The answers come from the offline backend, or from another backend given as `backend` (the
+forgetful model of `testing.forgetful`); deterministic: the same request, the same answer;
 the time they take comes from a small model of vLLM's engine loop:
 
 - one engine loop; each step takes `step_ms + per_sequence_ms × running sequences`;
@@ -164,8 +165,9 @@ class BatchingServer:
         jitter_s: float = 0.0,
         fail_first: int = 0,
         seed: int | None = None,
+        backend: OfflineBackend | None = None,
     ) -> None:
-        self.backend = OfflineBackend(max_model_len=max_model_len)
+        self.backend = backend or OfflineBackend(max_model_len=max_model_len)
         self.model = model
         self.jitter_s = jitter_s
         self.fail_first = fail_first
@@ -314,8 +316,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every duration")
     parser.add_argument("--max-model-len", type=int, default=32768)
+    parser.add_argument(
+        "--model",
+        choices=("offline", "forgetful"),
+        default="offline",
+        help="the answers: the offline backend's, or the forgetful model's (testing.forgetful)",
+    )
+    parser.add_argument("--lookups", type=int, default=3, help="the forgetful model's per scene")
     args = parser.parse_args(argv)
-    with BatchingServer(BatchingModel(scale=args.scale), max_model_len=args.max_model_len) as s:
+    backend = None
+    if args.model == "forgetful":
+        from terrarium_dagster.testing.forgetful import ForgetfulBackend
+
+        backend = ForgetfulBackend(max_model_len=args.max_model_len, lookups=args.lookups)
+    model = BatchingModel(scale=args.scale)
+    with BatchingServer(model, max_model_len=args.max_model_len, backend=backend) as s:
         print(s.url, flush=True)
         try:
             threading.Event().wait()

@@ -41,8 +41,18 @@ def _default_sigint() -> None:
 class DagsterDev:
     """`dagster dev` in its own process group, with a GraphQL client for its webserver."""
 
-    def __init__(self, workdir: Path, env: dict[str, str], *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        env: dict[str, str],
+        *,
+        port: int | None = None,
+        workspace: Path = REPO / "workspace.yaml",
+        instance: Path = REPO / "dagster.yaml",
+    ) -> None:
         self.workdir = workdir
+        self.workspace = workspace
+        self.instance = instance
         self.home = workdir / "dagster_home"
         self.log_path = workdir / "dagster_dev.log"
         self.port = port or free_port()
@@ -55,7 +65,7 @@ class DagsterDev:
 
     def start(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "dagster.yaml", self.home / "dagster.yaml")
+        shutil.copy(self.instance, self.home / "dagster.yaml")
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [
@@ -64,7 +74,7 @@ class DagsterDev:
                     "dagster",
                     "dev",
                     "-w",
-                    str(REPO / "workspace.yaml"),
+                    str(self.workspace),
                     "-h",
                     "127.0.0.1",
                     "-p",
@@ -169,7 +179,7 @@ class DagsterDev:
         data = self.graphql(
             """query ($key: AssetKeyInput!) { assetNodeOrError(assetKey: $key) {
                  __typename ... on AssetNode { partitionKeys } } }""",
-            key={"path": [asset]},
+            key={"path": asset.split("/")},
         )
         return list(data["assetNodeOrError"].get("partitionKeys") or [])
 
@@ -209,14 +219,17 @@ class DagsterDev:
         assets: str | list[str],
         partitions: list[str],
         run_config: dict[str, Any] | None = None,
+        tags: dict[str, str] | None = None,
     ) -> str:
         names = [assets] if isinstance(assets, str) else assets
         params: dict[str, Any] = {
             "partitionNames": partitions,
-            "assetSelection": [{"path": [name]} for name in names],
+            "assetSelection": [{"path": name.split("/")} for name in names],
         }
         if run_config is not None:
             params["runConfigData"] = run_config
+        if tags:
+            params["tags"] = [{"key": key, "value": value} for key, value in tags.items()]
         data = self.graphql(
             """mutation ($params: LaunchBackfillParams!) {
                  launchPartitionBackfill(backfillParams: $params) {
@@ -286,7 +299,7 @@ class DagsterDev:
                      ... on UrlMetadataEntry { url }
                      ... on JsonMetadataEntry { jsonString }
                      ... on TableMetadataEntry { table { records } } } } } } }""",
-            key={"path": [asset]},
+            key={"path": asset.split("/")},
         )
         found = data["assetOrError"]
         if found["__typename"] != "Asset":
@@ -303,7 +316,7 @@ class DagsterDev:
             """query ($key: AssetKeyInput!) { assetNodeOrError(assetKey: $key) { __typename
                  ... on AssetNode { assetChecksOrError { __typename ... on AssetChecks {
                    checks { name executionForLatestMaterialization { runId status } } } } } } }""",
-            key={"path": [asset]},
+            key={"path": asset.split("/")},
         )
         checks = data["assetNodeOrError"]["assetChecksOrError"]["checks"]
         return {check["name"]: check["executionForLatestMaterialization"] for check in checks}
@@ -313,7 +326,7 @@ class DagsterDev:
             """query ($key: AssetKeyInput!, $check: String!) {
                  assetCheckExecutions(assetKey: $key, checkName: $check, limit: 50) {
                    runId status partition evaluation { success severity } } }""",
-            key={"path": [asset]},
+            key={"path": asset.split("/")},
             check=check,
         )
         return list(data["assetCheckExecutions"])

@@ -121,6 +121,8 @@ FaultKind = Literal[
     "drop",
     "malformed_json",
     "bad_schema",
+    "html",
+    "no_choices",
     "bad_arguments",
     "unknown_tool",
     "empty",
@@ -134,7 +136,8 @@ class Fault:
     Transport/HTTP faults: `http` (status + vLLM error envelope, optional Retry-After),
     `context_overflow` (400 with vLLM's wording), `timeout` (no answer for `delay_s`, then the
     connection is closed), `drop` (connection closed without a response), `malformed_json` (200
-    with a truncated JSON body), `bad_schema` (200, valid JSON missing required fields).
+    with a truncated JSON body), `bad_schema` (200, valid JSON missing required fields), `html`
+    (200 with an HTML page), `no_choices` (200, a completion with an empty `choices` list).
     Model misbehaviour (200, valid body): `bad_arguments` (tool-call arguments that are not valid
     JSON), `unknown_tool` (a call to a tool nobody declared), `empty` (no content, no tool calls).
     """
@@ -204,6 +207,16 @@ class Fault:
     @classmethod
     def bad_schema(cls) -> Fault:
         return cls(kind="bad_schema", status=200)
+
+    @classmethod
+    def html(cls) -> Fault:
+        """200 with an HTML page (a proxy's or a login page) instead of JSON."""
+        return cls(kind="html", status=200)
+
+    @classmethod
+    def no_choices(cls) -> Fault:
+        """200, a chat completion whose `choices` list is empty."""
+        return cls(kind="no_choices", status=200)
 
     @classmethod
     def bad_arguments(
@@ -656,6 +669,12 @@ class ScriptedVLLM:
             return _Response(200, truncated, {"Content-Type": "application/json"})
         if kind == "bad_schema":
             return _json_response(200, {"object": "chat.completion", "model": self.model})
+        if kind == "html":
+            page = b"<!DOCTYPE html><html><head><title>502</title></head><body>Bad</body></html>"
+            return _Response(200, page, {"Content-Type": "text/html"})
+        if kind == "no_choices":
+            empty = {"id": "chatcmpl-empty", "object": "chat.completion", "model": self.model}
+            return _json_response(200, {**empty, "choices": []})
         if kind in ("bad_arguments", "unknown_tool"):
             return self._render_reply(
                 Reply(tool_calls=[(fault.tool_name, fault.arguments)]), request
@@ -673,6 +692,7 @@ class ScriptedVLLM:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # sixteen connections at once are not held back (as vLLM's 2048)
 
     def __init__(
         self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], app: ScriptedVLLM

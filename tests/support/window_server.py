@@ -1,8 +1,10 @@
 """A loopback server that enforces a model window the way vLLM does, answering with the offline
 backend.
 
-Every chat request is counted (the offline backend's tokenizer, the same one its `/tokenize`
-serves) and refused with vLLM's 400 wording when prompt + `max_tokens` exceeds `max_model_len`;
+Every chat request is counted (by default the offline backend's tokenizer, the same one its
+`/tokenize` serves; `counting` gives the server another tokenizer, e.g. Qwen3's real one from
+`terrarium_dagster/testing/qwen3.py`, which its `/tokenize` and each reply's `usage` then report)
+and refused with vLLM's 400 wording when prompt + `max_tokens` exceeds `max_model_len`;
 otherwise the offline backend answers. Each request is recorded (prompt tokens, max_tokens,
 status), so a test can assert that no request ever went over the window.
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -29,6 +31,14 @@ import httpx
 from terrarium_dagster.backends.offline import OfflineBackend, count_prompt_tokens
 from tests.support.serving import serving
 from tests.support.vllm_server import overflow_message
+
+Counting = Callable[[Mapping[str, Any]], int]
+"""Prompt tokens of a chat request body, as a server's own tokenizer and template count them."""
+
+
+def offline_counting(body: Mapping[str, Any]) -> int:
+    """The offline backend's count (what its `/tokenize` and `usage` say)."""
+    return count_prompt_tokens(body.get("messages") or [], body.get("tools"))
 
 
 @dataclass
@@ -45,6 +55,7 @@ class WindowServer:
     max_model_len: int
     untooled_window: int | None = None
     refuse_all_untooled: bool = False
+    counting: Counting | None = None
     requests: list[WindowRequest] = field(default_factory=list)
     url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -60,9 +71,16 @@ class WindowServer:
 
 @contextlib.contextmanager
 def run_window_server(
-    max_model_len: int, *, untooled_window: int | None = None, refuse_all_untooled: bool = False
+    max_model_len: int,
+    *,
+    untooled_window: int | None = None,
+    refuse_all_untooled: bool = False,
+    counting: Counting | None = None,
 ) -> Iterator[WindowServer]:
-    state = WindowServer(max_model_len, untooled_window, refuse_all_untooled)
+    """`counting`: the server's own tokenizer (default the offline backend's); it decides the
+    refusals and is what `/tokenize` and each reply's `usage.prompt_tokens` say, as on vLLM."""
+    state = WindowServer(max_model_len, untooled_window, refuse_all_untooled, counting)
+    count = counting or offline_counting
     backend = OfflineBackend(max_model_len=max_model_len)
 
     class Handler(BaseHTTPRequestHandler):
@@ -76,21 +94,45 @@ def run_window_server(
             self.end_headers()
             self.wfile.write(body)
 
-        def _forward(self, body: bytes | None) -> None:
+        def _forward(self, body: bytes | None, prompt: int | None = None) -> None:
             request = httpx.Request(self.command, f"http://offline{self.path}", content=body)
             response = backend.handle_request(request)
-            self._reply(response.status_code, response.content)
+            content = response.content
+            if counting is not None and prompt is not None and response.status_code == 200:
+                payload = json.loads(content)  # the usage this server's tokenizer counts
+                usage = payload.get("usage") or {}
+                completion = int(usage.get("completion_tokens") or 0)
+                payload["usage"] = {
+                    **usage,
+                    "prompt_tokens": prompt,
+                    "total_tokens": prompt + completion,
+                }
+                content = json.dumps(payload).encode()
+            self._reply(response.status_code, content)
+
+        def _tokenize(self, body: bytes) -> None:
+            payload: dict[str, Any] = json.loads(body)
+            if "messages" not in payload:
+                self._forward(body)
+                return
+            tokens = count(payload)
+            answer = {"count": tokens, "max_model_len": state.max_model_len, "tokens": []}
+            self._reply(200, json.dumps(answer).encode())
 
         def do_GET(self) -> None:
             self._forward(None)
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            path = self.path.rstrip("/")
+            if counting is not None and path.endswith("/tokenize"):
+                self._tokenize(body)
+                return
+            if not path.endswith("/chat/completions"):
                 self._forward(body)
                 return
             payload: dict[str, Any] = json.loads(body)
-            prompt = count_prompt_tokens(payload.get("messages") or [], payload.get("tools"))
+            prompt = count(payload)
             completion = int(payload.get("max_tokens") or 0)
             tool_choice = payload.get("tool_choice")
             untooled = tool_choice == "none" or not payload.get("tools")
@@ -110,7 +152,7 @@ def run_window_server(
                 error = {"message": message, "type": "BadRequestError", "param": "input_tokens"}
                 self._reply(400, json.dumps({"error": {**error, "code": 400}}).encode())
                 return
-            self._forward(body)
+            self._forward(body, prompt)
 
     with serving(Handler) as url:
         state.url = url

@@ -3,6 +3,7 @@ their ids and entry ids stay noted in their thread's summary."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from terrarium_dagster.context import prompts
@@ -45,23 +46,59 @@ class CutMiddle(CompactionStep):
         )
 
 
+NOTE = re.compile(
+    r"\n?\(Scenes (\S+) \.\. (\S+) left the context without a summary; entries: ([^\n]*?)\.\)"
+)
+EARLIER = re.compile(r" and (\d+) earlier$")
+NOTE_SHARE = 2  # the note keeps within 1/NOTE_SHARE of a chunk summary's cap
+
+
 def _note_dropped(job: Compaction, dropped: Sequence[SceneSpan]) -> None:
-    """Keep the dropped scenes' ids and entry ids in their thread's summary."""
+    """Keep the dropped scenes' ids and entry ids in their thread's summary: ONE note per
+    summary, merged with the note an earlier cut left there, so that repeated cuts at a small
+    window never grow the summary without end (its entry list keeps within half a chunk
+    summary's cap: the latest entries by id, the rest counted; all stay in `entry_ids`)."""
     state, counter = job.state, job.counter
     for thread_id in dict.fromkeys(s.thread_id for s in dropped):
         spans = [s for s in dropped if s.thread_id == thread_id]
         ids = sorted({i for s in spans for i in s.entry_ids})
-        note = (
-            f"(Scenes {spans[0].scene_id} .. {spans[-1].scene_id} left the context without "
-            f"a summary; entries: {prompts.entry_refs(ids)}.)"
-        )
         existing = state.chunk_summary(thread_id) or state.thread_summary(thread_id)
-        state.set_summary(_noted(counter, existing, spans, ids, note))
+        first, last = spans[0].scene_id, spans[-1].scene_id
+        body = existing.text if existing is not None else ""
+        earlier = NOTE.findall(body)
+        hidden = 0  # entries an earlier note counted without naming them
+        named = list(ids)
+        if earlier:
+            first = earlier[0][0]
+            for note in earlier:
+                named.extend(prompts.parse_entry_refs(note[2].split(" and ")[0]))
+                counted = EARLIER.search(note[2])
+                hidden += int(counted.group(1)) if counted else 0
+            body = NOTE.sub("", body).strip()
+        cap = max(32, job.caps.chunk_summary // NOTE_SHARE)
+        note = _note(counter, first, last, sorted(set(named)), hidden, cap)
+        state.set_summary(_noted(counter, existing, body, spans, ids, note))
+
+
+def _note(
+    counter: TokenCounter, first: str, last: str, ids: list[int], hidden: int, cap: int
+) -> str:
+    """The note of scenes `first` .. `last` dropped, naming the latest of `ids` within about
+    `cap` tokens and counting the rest (with `hidden`, those an earlier note counted)."""
+    shown = list(ids)
+    while True:
+        more = len(ids) - len(shown) + hidden
+        refs = prompts.entry_refs(shown) + (f" and {more} earlier" if more else "")
+        note = f"(Scenes {first} .. {last} left the context without a summary; entries: {refs}.)"
+        if len(shown) <= 1 or counter.estimate_text(note) <= cap:
+            return note
+        shown = shown[len(shown) // 4 or 1 :]  # the latest entries are kept
 
 
 def _noted(
     counter: TokenCounter,
     existing: Summary | None,
+    body: str,
     spans: Sequence[SceneSpan],
     ids: list[int],
     note: str,
@@ -76,7 +113,7 @@ def _noted(
             tokens_after=counter.estimate_text(note),
             fallback=True,
         )
-    text = f"{existing.text.rstrip()}\n{note}"
+    text = f"{body}\n{note}" if body else note
     return existing.model_copy(
         update={
             "text": text,

@@ -86,7 +86,7 @@ from terrarium_dagster.context.state import (
     tool_pair_problems,
 )
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.errors import BudgetError
+from terrarium_dagster.errors import BudgetError, SceneTooLarge
 
 CompactionRecorder = Callable[[CompactionEvent], None]
 """Receives every compaction event (the loop stores it with `store.memory.log_compaction`)."""
@@ -262,7 +262,7 @@ class ContextManager:
         system = {"role": "system", "content": self.system_prompt}
         alone = self.count([system, *scene], exact_above=self.limit)
         if alone > self.limit:  # no compaction can help: say so before changing anything
-            raise BudgetError(
+            raise SceneTooLarge(
                 f"scene {scene_id} needs {alone} prompt tokens with the system prompt alone, "
                 f"over the limit of {self._limit_words(self.limit)}; "
                 "raise --context-budget or split the scene"
@@ -390,7 +390,7 @@ class ContextManager:
             if over() <= 0:
                 return scene
         size = self.count(self.build(scene), exact_above=caps.limit)
-        raise BudgetError(
+        raise SceneTooLarge(
             f"the current scene needs {size} prompt tokens even with its tool results shrunk, "
             f"over the limit of {self._limit_words(caps.limit)}"
         )
@@ -519,7 +519,7 @@ class ContextManager:
             if prompt + required > caps.limit:
                 message = self._budget_message(prompt, required, scene_messages, caps)
                 self.state = job.origin  # the run stops here: keep the state it can resume from
-                raise BudgetError(message)
+                raise SceneTooLarge(message) if scene_messages else BudgetError(message)
         return job.events
 
     def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: Caps) -> str:
