@@ -938,6 +938,7 @@ class SiteRefresher:
         self._checked = -math.inf
         self._built: tuple[object, ...] | None = None
         self._warned = False
+        self._said = ""  # the last line printed about a build
 
     def corpus(self) -> Corpus:
         """The corpus the post pages come from: the one the store was built with, if any."""
@@ -974,10 +975,10 @@ class SiteRefresher:
                     with open_corpus(self.settings, store) as corpus:
                         site = build_site(store, corpus, self.root / SITE_DIR)
                 self._built = stamp
-                print(
-                    f"built the reader's site: {site.entries} entries, {site.threads} threads",
-                    flush=True,
-                )
+                said = f"built the reader's site: {site.entries} entries, {site.threads} threads"
+                if said != self._said:  # a rebuild that changed no count is not news
+                    print(said, flush=True)
+                    self._said = said
             except TerrariumError as exc:  # still serve the exports and the posts
                 if not self._warned:
                     print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)
