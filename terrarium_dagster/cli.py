@@ -364,6 +364,7 @@ class Progress:
         self.clock = clock
         self.started = clock()
         self.threads_total = 0
+        self.unit = "thread"  # what the corpus's threads are ("chapter": an imported book)
         self.scenes_total = 0
         self.in_flight: Callable[[], int] | None = None
         self.figures: dict[str, Any] = {
@@ -432,7 +433,7 @@ class Progress:
         scenes = f"{f['scenes']}/{self.scenes_total}" if self.scenes_total else str(f["scenes"])
         flight = f" · {self.in_flight()} in flight" if self.in_flight is not None else ""
         return (
-            f"[{'#' * filled}{'.' * (self.BAR - filled)}] threads {f['threads']}/"
+            f"[{'#' * filled}{'.' * (self.BAR - filled)}] {self.unit}s {f['threads']}/"
             f"{self.threads_total} · scenes {scenes} · entries {self._entries()}"
             f" · {self._rate():.0f} tok/s{flight} · ETA {self._eta()}"
         )
@@ -445,7 +446,7 @@ class Progress:
         spent = self.clock() - self._thread_started
         rate = f["cached"] / f["prompt"] if f["prompt"] else 0.0
         return (
-            f"thread {key} done ({f['threads']}/{self.threads_total}): "
+            f"{self.unit} {key} done ({f['threads']}/{self.threads_total}): "
             f"{_count(self._thread_scenes, 'scene', 'scenes')} in {spent:.1f}s · scenes "
             f"{f['scenes']}/{self.scenes_total} · entries {self._entries()} · tokens "
             f"{f['prompt']}/{f['completion']} (cache {rate:.0%}) · {self._rate():.0f} tok/s · "
@@ -496,6 +497,7 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.engine import Engine
 
     settings = _settings(args)
@@ -529,6 +531,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             selected = _thread_range(engine, args.threads)
             engine.check_sources()  # a living corpus: sources edited or deleted since cited
             in_flight = None if settings.offline else (lambda: engine.in_flight)
+            progress.unit = "chapter" if is_book(engine.corpus) else "thread"
             progress.plan(*engine.work_left(selected), in_flight)
             for step in engine.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():
@@ -619,6 +622,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.engine import open_corpus, open_store
     from terrarium_dagster.exports import build_export
     from terrarium_dagster.exports.site import build_site
@@ -630,9 +634,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             if args.as_of_thread:
                 raise InputError("--as-of-thread: the site holds every thread (the reader picks)")
             site = build_site(store, corpus, args.out)
+            unit = "chapter" if is_book(corpus) else "thread"
             print(
-                f"wrote the reader's site ({site.entries} entries, {site.threads} threads) "
-                f"to {site.out_dir}"
+                f"wrote the reader's site ({_count(site.threads, unit, unit + 's')}, "
+                f"{_count(site.entries, 'entry', 'entries')} across them) to {site.out_dir}"
             )
             return EXIT_OK
         as_of = None
@@ -933,6 +938,7 @@ class SiteRefresher:
         self._checked = -math.inf
         self._built: tuple[object, ...] | None = None
         self._warned = False
+        self._said = ""  # the last line printed about a build
 
     def corpus(self) -> Corpus:
         """The corpus the post pages come from: the one the store was built with, if any."""
@@ -969,10 +975,10 @@ class SiteRefresher:
                     with open_corpus(self.settings, store) as corpus:
                         site = build_site(store, corpus, self.root / SITE_DIR)
                 self._built = stamp
-                print(
-                    f"built the reader's site: {site.entries} entries, {site.threads} threads",
-                    flush=True,
-                )
+                said = f"built the reader's site: {site.entries} entries, {site.threads} threads"
+                if said != self._said:  # a rebuild that changed no count is not news
+                    print(said, flush=True)
+                    self._said = said
             except TerrariumError as exc:  # still serve the exports and the posts
                 if not self._warned:
                     print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)

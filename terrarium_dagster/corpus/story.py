@@ -44,3 +44,25 @@ def story_name(corpus: Corpus) -> str:
             return name
     stem = corpus.path.stem.replace("_", " ").replace("-", " ").strip()
     return stem[:1].upper() + stem[1:] if stem else "Story"
+
+
+def is_book(corpus: Corpus) -> bool:
+    """Whether the corpus came from `terrarium import` (a novel or a document): its threads are
+    chapters and its posts paragraphs, with no real times or authors to show."""
+    return recorded_title(corpus) is not None
+
+
+_BARE_NUMBER = re.compile(r"^(?:[IVXLCDM]+|\d+)\.?$", re.I)
+
+
+def chapter_title(title: str) -> str:
+    """A chapter's title as a reader sees it: a bare number or numeral ("I", "12.") is
+    "Chapter I"; any other title stands as it is."""
+    text = " ".join(title.split())
+    return f"Chapter {text.rstrip('.')}" if _BARE_NUMBER.match(text) else text
+
+
+def paragraph_number(post_id: int, thread_id: int) -> int:
+    """A post's place in its chapter, counted from 1 (an imported chapter's id is the id of its
+    first paragraph, and paragraphs are numbered consecutively)."""
+    return post_id - thread_id + 1

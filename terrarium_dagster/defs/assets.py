@@ -255,7 +255,8 @@ def _annotate_and_curate(
                         "thread_annotations to see curation under its own asset)"
                     )
                 context.log.info(
-                    f"{thread.key}: {report.scenes_annotated} scenes, +{len(report.created)} "
+                    f"{thread.key}: {report.scenes_annotated} "
+                    f"scene{'' if report.scenes_annotated == 1 else 's'}, +{len(report.created)} "
                     f"~{len(report.updated)} -{len(report.deleted)} entries, {report.calls} calls"
                     + (f" ({UNCHANGED_ANNOTATION})" if report.already_done else "")
                 )

@@ -1,10 +1,11 @@
 """A source post as a page of its own: what `terrarium serve` answers at `/post/<post_id>`.
 
-The page shows the post's cleaned text (as the agent read it), its author and time, its thread,
-the posts just before and after it, the posts it quotes and the posts that quote it (every `>>N`
-is a link to that post's page), and, with `?q=<quote>`, the quoted words highlighted — the
-words an entry's provenance recorded. Every source link points here unless the user configured a
-public post URL template (`corpus.links`).
+The page shows the post's cleaned text (as the agent read it), its author and time, its thread
+(for a book `terrarium import` made: its chapter and its place in it, no invented author, time
+or quest master), the posts just before and after it, the posts it quotes and the posts that
+quote it (every `>>N` is a link to that post's page), and, with `?q=<quote>`, the quoted words
+highlighted — the words an entry's provenance recorded. Every source link points here unless the
+user configured a public post URL template (`corpus.links`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from terrarium_dagster.corpus.links import post_path
 from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import chapter_title, is_book, paragraph_number
 
 NEIGHBOURS = 2
 SNIPPET_CHARS = 160
@@ -74,7 +76,9 @@ def _time(post: Post) -> str:
     return datetime.fromtimestamp(post.time, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _meta(post: Post) -> str:
+def _meta(post: Post, book: bool = False) -> str:
+    if book:
+        return f'<div class="meta">Paragraph {paragraph_number(post.id, post.thread_id)}</div>'
     kind = " · quest master" if post.is_qm else ""
     return (
         f'<div class="meta">No. {post.id} · {html.escape(_author(post))} · '
@@ -83,13 +87,14 @@ def _meta(post: Post) -> str:
     )
 
 
-def _snippet(post: Post) -> str:
+def _snippet(post: Post, book: bool = False) -> str:
     text = " ".join(post.text.split())
     if len(text) > SNIPPET_CHARS:
         text = text[: SNIPPET_CHARS - 1].rstrip() + "…"
+    name = f"paragraph {paragraph_number(post.id, post.thread_id)}" if book else f"post {post.id}"
     return (
-        f'<div class="post neighbour">{_meta(post)}<a href="{post_path(post.id)}">'
-        f"post {post.id}</a> — <span class=snippet>{html.escape(text)}</span></div>"
+        f'<div class="post neighbour">{_meta(post, book)}<a href="{post_path(post.id)}">'
+        f"{name}</a> — <span class=snippet>{html.escape(text)}</span></div>"
     )
 
 
@@ -115,20 +120,27 @@ def render_post_page(corpus: Corpus, post_id: int, quote: str | None = None) -> 
             "text as it stands now.</p>"
         )
     subject = f"<h2>{html.escape(post.subject)}</h2>" if post.subject else ""
-    title = f"Post {post.id} — {thread.title}"
+    book = is_book(corpus)
+    if book:
+        chapter = chapter_title(thread.title)
+        heading = f"Paragraph {paragraph_number(post.id, thread.id)}"
+        title, where, start = f"{chapter}, {heading.lower()}", chapter, "Chapter start"
+    else:
+        heading, title = f"Post {post.id}", f"Post {post.id} — {thread.title}"
+        where, start = f"Thread {thread.key}: {thread.title}", "Thread start"
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
         '<nav><a href="/" id="glossary-link">Glossary</a>'
-        f'<a href="{post_path(thread.id)}">Thread start</a></nav>'
-        f"<h1>Post {post.id}</h1>"
-        f'<p class="meta">Thread {html.escape(thread.key)}: {html.escape(thread.title)}</p>'
-        + "".join(_snippet(item) for item in before)
-        + f'<article class="post current" id="post">{_meta(post)}{subject}'
+        f'<a href="{post_path(thread.id)}">{start}</a></nav>'
+        f"<h1>{heading}</h1>"
+        f'<p class="meta">{html.escape(where)}</p>'
+        + "".join(_snippet(item, book) for item in before)
+        + f'<article class="post current" id="post">{_meta(post, book)}{subject}'
         f'<div class="text">{body}</div></article>'
         + note
-        + "".join(_snippet(item) for item in after)
+        + "".join(_snippet(item, book) for item in after)
         + _post_list("Quotes", corpus.quotes_of(post.id))
         + _post_list("Quoted by", corpus.quoted_by(post.id))
         + "</body></html>"

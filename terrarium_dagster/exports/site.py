@@ -31,7 +31,7 @@ from typing import Any
 from terrarium_dagster.corpus.links import post_path
 from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.story import story_name
+from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
 from terrarium_dagster.exports.editions import with_editions
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import linked_views
@@ -157,11 +157,14 @@ def site_parts(store: GlossaryStore, corpus: Corpus) -> list[ThreadPart]:
     return parts
 
 
-def site_manifest(parts: list[ThreadPart], *, story: str) -> dict[str, Any]:
-    """What the page loads first: the story's name and each finished thread's key and file —
-    no title, entry or source (those are in the thread files, loaded only up to the position)."""
+def site_manifest(parts: list[ThreadPart], *, story: str, unit: str = "thread") -> dict[str, Any]:
+    """What the page loads first: the story's name, what its parts are called (`unit`:
+    "chapter" for an imported book, "thread" for a quest) and each finished thread's key and
+    file — no title, entry or source (those are in the thread files, loaded only up to the
+    position)."""
     return {
         "story": story,
+        "unit": unit,
         "threads": [{"key": part.key, "file": thread_file(part.position)} for part in parts],
     }
 
@@ -183,8 +186,12 @@ def build_site(
     """Write the site into `out_dir` (replaced whole, atomically)."""
     title = story or story_name(corpus)
     parts = site_parts(store, corpus)
+    book = is_book(corpus)
+    if book:  # a novel's chapters: "Chapter I", not "Thread 1: I"
+        for part in parts:
+            part.title = chapter_title(part.title)
     page = resources.files("terrarium_dagster.exports.site_assets").joinpath("index.html")
-    manifest = site_manifest(parts, story=title)
+    manifest = site_manifest(parts, story=title, unit="chapter" if book else "thread")
     target = Path(out_dir)
     with staged_directory(target) as staging:
         (staging / "index.html").write_text(page.read_text(encoding="utf-8"), encoding="utf-8")

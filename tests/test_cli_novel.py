@@ -1,0 +1,133 @@
+"""An imported novel is shown as a novel: chapters and paragraphs, no invented post times, no
+forum roles, "Chapter I" rather than "Thread 1: I".
+
+Real books are imported, annotated offline and served by the real `terrarium` commands; the
+reader's site is read by headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from terrarium_dagster.corpus.story import chapter_title
+from tests.support.browser import require_chromium, terrarium_serve
+from tests.support.cli import run_args, terrarium
+
+MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
+_terrarium = partial(terrarium, timeout=120, clean=True)
+
+# A short book whose chapters are headed by bare Roman numerals, as The War of the Worlds' are.
+NUMBERED = """THE LAMP OF ORRIN
+
+I
+
+Orrin Vale kept the lamp of the Saltmarch lighthouse, and every night he climbed the two hundred
+steps of the Greywatch tower with oil for the Beacon of Hathe. The harbourmaster Idris Pell
+watched him go from the quay, as she had watched his father.
+
+Idris Pell had a ledger of every ship that came past the Greywatch, and in it she wrote the
+names the sailors gave: the Saltmarch Company, the Hathe Wardens, the widow of the Copper Fen.
+
+II
+
+The Hathe Wardens came in autumn with a writ from the Saltmarch Company. Orrin Vale read it by
+the light of the Beacon of Hathe and gave it to Idris Pell, who tore it along the seal.
+
+"The Greywatch is not theirs," said Idris Pell. "The Copper Fen built it, and the Fen's widow
+keeps its deed in the ledger, under the names of every ship."
+"""
+
+
+def _site_manifest(folder: Path) -> dict[str, Any]:
+    text = (folder / "glossary-data.js").read_text(encoding="utf-8")
+    return json.loads(text.split("=", 1)[1].strip().rstrip(";"))
+
+
+def _thread_part(folder: Path, number: int) -> dict[str, Any]:
+    text = (folder / "data" / f"thread-{number:04d}.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1 : text.rindex(")")])
+
+
+def test_a_bare_numeral_is_a_chapter_and_other_titles_stand() -> None:
+    assert chapter_title("I") == "Chapter I"
+    assert chapter_title("12.") == "Chapter 12"
+    assert chapter_title("CHAPTER I: ON THE ARIZONA HILLS") == "CHAPTER I: ON THE ARIZONA HILLS"
+    assert chapter_title("FOREWORD") == "FOREWORD"
+
+
+@pytest.fixture(scope="module")
+def numbered_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("numbered")
+    book = folder / "orrin.txt"
+    book.write_text(NUMBERED.replace("\n", "\r\n"), encoding="utf-8")  # Gutenberg's CRLF
+    corpus, store = folder / "orrin.db", folder / "orrin-glossary.db"
+    assert _terrarium("import", str(book), "--out", str(corpus)).returncode == 0
+    done = _terrarium(*run_args(store, corpus))
+    assert done.returncode == 0, done.stderr
+    return corpus, store
+
+
+def test_the_site_of_a_novel_names_chapters(numbered_book: tuple[Path, Path], tmp_path: Path):
+    _corpus, store = numbered_book
+    site = tmp_path / "site"
+    done = _terrarium("export", "--db", str(store), "--format", "site", "--out", str(site))
+    assert done.returncode == 0, done.stderr
+    manifest = _site_manifest(site)
+    assert manifest["unit"] == "chapter"
+    titles = [_thread_part(site, n + 1)["title"] for n in range(len(manifest["threads"]))]
+    assert titles == ["Chapter I", "Chapter II"]
+
+
+@pytest.fixture(scope="module")
+def mars(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("mars")
+    corpus, store = folder / "mars.db", folder / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    done = _terrarium(*run_args(store, corpus, threads="..1"))
+    assert done.returncode == 0, done.stderr
+    return corpus, store
+
+
+@pytest.fixture(scope="module")
+def served(mars: tuple[Path, Path]) -> Iterator[str]:
+    corpus, store = mars
+    with terrarium_serve(store, "--corpus", str(corpus)) as base:
+        yield base
+
+
+def test_a_paragraph_page_has_no_invented_time_author_or_forum_role(
+    mars: tuple[Path, Path], served: str
+) -> None:
+    corpus, _store = mars
+    with sqlite3.connect(corpus) as conn:
+        first = conn.execute("SELECT id, title FROM thread ORDER BY id LIMIT 1").fetchone()
+    page = httpx.get(f"{served}/post/{first[0] + 2}", timeout=10)
+    assert page.status_code == 200
+    text = re.sub(r"<[^>]+>", " ", page.text)
+    assert "Paragraph 3" in text and first[1] in text
+    for forum in ("UTC", "quest master", "Thread start", "Thread t0", "No. "):
+        assert forum not in text, forum
+    assert "Chapter start" in text and "paragraph 2" in text  # the paragraph before it
+
+
+def test_the_reader_sees_chapters_and_paragraphs(served: str, page: Any) -> None:
+    require_chromium()
+    page.goto(f"{served}/?upto=1")
+    notice = page.wait_for_selector(".notice")
+    assert notice.inner_text().startswith("As of the end of CHAPTER I: ON THE ARIZONA HILLS:")
+    assert "later chapters" in notice.inner_text()
+    options = [option.inner_text() for option in page.query_selector_all("#position option")]
+    assert options[0] == "CHAPTER I: ON THE ARIZONA HILLS", options
+    assert all(not option.startswith("Thread") for option in options), options
+    page.click("#page a[href^='#/entry/']")
+    source = page.wait_for_selector("a.source")
+    assert re.fullmatch(r"CHAPTER I: ON THE ARIZONA HILLS, paragraph \d+", source.inner_text())
