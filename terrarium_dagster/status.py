@@ -89,6 +89,7 @@ def store_status(db: str) -> dict[str, Any]:
                 "checkpoint_id": state.checkpoint_id,
                 "new_posts": living["new_posts"].get(state.thread_id, 0),
                 "suspect": state.suspect,
+                "edition_entries": _edition_entries(store, state.thread_id),
             }
             for state in sorted(states, key=lambda item: item.position)
         ]
@@ -175,6 +176,12 @@ def _new_posts_note(thread: dict[str, Any], threads: list[dict[str, Any]]) -> st
     return f"  (+{count} new story post{'s' if count > 1 else ''}: {then})"
 
 
+def _edition_entries(store: GlossaryStore, thread_id: int) -> int | None:
+    """Entries the thread's reader's edition rewrote (None: no current edition)."""
+    edition = store.editions.thread(thread_id)
+    return edition.rewritten if edition is not None else None
+
+
 def render_status(report: dict[str, Any]) -> str:
     lines = [f"store {report['db']}"]
     by_status = ", ".join(f"{k} {v}" for k, v in report["threads_by_status"].items()) or "none"
@@ -185,6 +192,11 @@ def render_status(report: dict[str, Any]) -> str:
             f"scenes {thread['scenes_done']}/{thread['scenes_total']}"
             + _new_posts_note(thread, report["threads"])
             + (f"  SUSPECT: {thread['suspect']}" if thread.get("suspect") else "")
+            + (
+                f"  edition: {thread['edition_entries']} rewritten"
+                if thread.get("edition_entries") is not None
+                else ""
+            )
         )
     entries = ", ".join(f"{k} {v}" for k, v in report["entries_by_status"].items()) or "none"
     lines.append(f"entries: {report['entries']} ({entries}); revisions: {report['revisions']}")

@@ -33,6 +33,7 @@ from terrarium_dagster.engine import Engine
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.references import is_page_entry
 from terrarium_dagster.exports.site import site_parts
+from terrarium_dagster.status import store_status
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.testing.synthetic import generate_corpus
@@ -139,11 +140,13 @@ def test_a_thread_rewrites_exactly_the_entries_it_changed(written: Path) -> None
     with GlossaryStore(written, read_only=True) as store:
         states = store.progress.thread_states()
         previous_end = 0
+        store_of: dict[int, list[object]] = {}
         for state in states:
             assert state.end_revision_id is not None
             changed, _ = store.history.changes_between(previous_end, state.end_revision_id)
             expected = {v.id for v in changed if is_page_entry(v)}
             rewritten = store.editions.of_thread(state.thread_id)
+            store_of[state.thread_id] = list(rewritten)
             assert {t.entry_id for t in rewritten} == expected
             assert all(t.outcome == "written" and t.request for t in rewritten)
             before = store.editions.as_of(state.position - 1) if state.position else {}
@@ -156,6 +159,10 @@ def test_a_thread_rewrites_exactly_the_entries_it_changed(written: Path) -> None
             "SELECT COUNT(*) FROM agent_call WHERE purpose = 'edition'"
         ).fetchone()[0]
         assert calls == sum(t.attempts for t in store.editions.all_current())
+    shown = {
+        row["thread_id"]: row["edition_entries"] for row in store_status(str(written))["threads"]
+    }
+    assert shown == {s.thread_id: len(store_of[s.thread_id]) for s in states}
 
 
 def test_exports_carry_the_edition_as_of_their_thread(

@@ -55,6 +55,8 @@ def test_an_edition_range_materializes_per_thread_with_metadata_and_passing_chec
         assert meta["tokens"].value > 0 and meta["tokens_per_entry"].value > 0
         assert meta["requests_in_flight_peak"].value >= 1
         assert meta["already_done"].value is False
+        rows = meta["rewritten_entries"].value.records
+        assert rows and all(r.data["term"] and r.data["lead"] for r in rows)
     checks = {
         c.check_name: c
         for c in result.get_asset_check_evaluations()

@@ -47,7 +47,7 @@ def test_readme_configuration_table_is_the_generated_one() -> None:
     )
 
 
-@pytest.mark.parametrize("command", ["run", "why", "edition"])
+@pytest.mark.parametrize("command", ["run", "why"])
 def test_every_setting_but_secrets_is_an_option_of(command: str) -> None:
     flags = _flags(command)
     for name in Settings.model_fields:

@@ -27,6 +27,7 @@ CURATED_GLOSSARY = story_key("curated_glossary")
 CITATIONS_CHECK = "edition_citations_resolve"
 NOTHING_LATER_CHECK = "edition_nothing_later"
 MAX_LISTED = 20
+LEAD_CHARS = 160
 
 
 def edition_spec() -> dg.AssetSpec:
@@ -68,6 +69,7 @@ def write_editions(
     with engine:
         reports = {r.thread_id: r for r in fail_on(engine.write_edition, threads[-1].id)}
         peak = engine.session.peak_in_flight if engine.session is not None else 0
+        previews = {thread.id: _preview(engine, thread) for thread in threads}
     for thread in threads:
         report = reports[thread.id]
         context.log.info(
@@ -79,8 +81,27 @@ def write_editions(
             asset_key=glossary_edition,
             partition=thread.key,
             description=f"{thread.key}: {thread.title}",
-            metadata=_metadata(report, peak),
+            metadata={**_metadata(report, peak), "rewritten_entries": previews[thread.id]},
         )
+
+
+def _preview(engine: Engine, thread: Thread) -> dg.TableMetadataValue:
+    """The thread's rewritten entries (the first `MAX_LISTED`): term, outcome, the lead."""
+    texts = engine.store.editions.of_thread(thread.id)[:MAX_LISTED]
+    terms = {e.id: e.term for e in engine.store.glossary.get_entries([t.entry_id for t in texts])}
+    rows = [
+        dg.TableRecord(
+            {
+                "entry": f"E{text.entry_id}",
+                "term": terms.get(text.entry_id, ""),
+                "outcome": text.outcome,
+                "lead": " ".join(text.text.split("\n", 1)[0].split())[:LEAD_CHARS],
+            }
+        )
+        for text in texts
+    ]
+    columns = [dg.TableColumn(name, "string") for name in ("entry", "term", "outcome", "lead")]
+    return dg.MetadataValue.table(rows, schema=dg.TableSchema(columns=columns))
 
 
 def evaluate_edition_checks(

@@ -76,7 +76,8 @@ def compose_edition(message: str) -> str:
             continue
         post, quote = match.group(1), (match.group(2) or "").strip()
         if quote and len(quotes) < MAX_QUOTES:
-            quotes.append(f"- “{_cut(quote, QUOTE_CHARS)}” >>{post}")
+            inner = quote.strip("“”\"' ")  # a quote of speech keeps one pair of marks
+            quotes.append(f"- “{_cut(inner, QUOTE_CHARS)}” >>{post}")
         elif not quote:
             mentions.append(f">>{post}")
     if quotes:
