@@ -2,7 +2,9 @@
 
 Usage: python benchmarks/bench_throughput.py [--model offline|forgetful] [--threads 25]
                                              [--posts-per-thread 110] [--scenes-per-thread 20]
-                                             [--scale 0.1] [--levels 1 4 16 32] [--json]
+                                             [--people 60] [--places 40] [--mentions 3 6]
+                                             [--lookups 3] [--scale 0.1] [--levels 1 4 16 32]
+                                             [--json]
 
 A generated quest (the same seed every time) is annotated by `terrarium run` once per
 concurrency level, each against a fresh `terrarium_dagster.testing.batching` server in its own
@@ -16,8 +18,9 @@ by `--scale`. The answers are the same model's at every level:
 - `--model forgetful`: the model that forgets like a real one (`testing.forgetful`: at most
   `--lookups` lookups a scene of names it does not see as entries, names a thing by the form
   the scene uses, rewrites a definition from what it is shown), on the recurring quest
-  (`testing.recurring`, `--threads` × `--scenes-per-thread`, names with short forms and facts);
-  its gold is the quest's cast.
+  (`testing.recurring`, `--threads` × `--scenes-per-thread`, a cast of `--people` and
+  `--places` with full names and short forms, each scene introducing two and naming `--mentions`
+  known ones, one fact each); its gold is the quest's cast and the facts told.
 
 Reported per level: wall time, speed-up against concurrency 1, model calls, the server's peak of
 requests in flight, uncached prompt tokens against serial, and the glossary's quality
@@ -129,6 +132,7 @@ def make_quest(
             scenes_per_thread=args.scenes_per_thread,
             people=args.people,
             places=args.places,
+            mentions_per_scene=(args.mentions[0], args.mentions[1]),
             seed=args.seed,
         )
         return quest.path, gold_of_quest(quest), quest
@@ -149,6 +153,14 @@ def main() -> None:
     parser.add_argument("--scenes-per-thread", type=int, default=20, help="forgetful's quest")
     parser.add_argument("--people", type=int, default=60, help="forgetful's quest's cast")
     parser.add_argument("--places", type=int, default=40, help="forgetful's quest's cast")
+    parser.add_argument(
+        "--mentions",
+        type=int,
+        nargs=2,
+        default=[3, 6],
+        metavar=("LOW", "HIGH"),
+        help="forgetful's quest: known things a scene names besides its new ones",
+    )
     parser.add_argument("--lookups", type=int, default=3, help="forgetful's lookups a scene")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--scale", type=float, default=0.1)

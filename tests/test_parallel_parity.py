@@ -32,6 +32,7 @@ from terrarium_dagster.testing.quality import Quality, gold_of_quest, quality
 from terrarium_dagster.testing.recurring import RecurringQuest, generate_recurring_quest
 from tests.support.cli import TERRARIUM, run_args
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus
+from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.store_dump import store_dump
 
 CONCURRENCY = 8
@@ -154,6 +155,36 @@ def test_sigkill_at_random_points_of_a_run_at_8_resumes_to_the_uninterrupted_sto
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert store_dump(killed) == store_dump(runs.parallel), f"killed at shares {shares}"
+
+
+def test_sigkill_inside_a_block_and_inside_a_curation_resumes_to_the_uninterrupted_store(
+    runs: Runs, tmp_path: Path
+) -> None:
+    """Deterministic kill points (the loopback kill server, answering with the same model): a
+    draft's second round in the middle of a block, and the first thread's curation."""
+    with closing(sqlite3.connect(runs.quest.path)) as conn:
+        threads = [row[0] for row in conn.execute("SELECT id FROM thread ORDER BY id")]
+    killed = tmp_path / "killed.db"
+    with run_kill_server(backend=ForgetfulBackend()) as server:
+        server.kill_points = [
+            KillPoint("scene", threads[1], scene_number=3, round=1),
+            KillPoint("curate", threads[0]),
+        ]
+        command = [
+            TERRARIUM,
+            *run_args(killed, runs.quest.path, agent_url=server.url, concurrency=CONCURRENCY),
+        ]
+        codes = []
+        for _ in range(4):
+            process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            server.victim = process
+            codes.append(process.wait(timeout=120))
+            if codes[-1] == 0:
+                break
+    assert codes == [-9, -9, 0], codes
+    assert store_dump(killed) == store_dump(runs.parallel)
 
 
 # --------------------------------------------------------------------------------------------

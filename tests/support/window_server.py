@@ -60,10 +60,16 @@ class WindowServer:
 
 @contextlib.contextmanager
 def run_window_server(
-    max_model_len: int, *, untooled_window: int | None = None, refuse_all_untooled: bool = False
+    max_model_len: int,
+    *,
+    untooled_window: int | None = None,
+    refuse_all_untooled: bool = False,
+    backend: OfflineBackend | None = None,
 ) -> Iterator[WindowServer]:
+    """The server; `backend` answers instead of the offline backend (the forgetful model of
+    `testing.forgetful`, built with the same `max_model_len`)."""
     state = WindowServer(max_model_len, untooled_window, refuse_all_untooled)
-    backend = OfflineBackend(max_model_len=max_model_len)
+    backend = backend or OfflineBackend(max_model_len=max_model_len)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
