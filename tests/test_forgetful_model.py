@@ -326,7 +326,7 @@ def test_the_quality_measures_count_a_rewrite_that_drops_a_fact_and_a_split_merg
         f"E{full}→E{full} Vorn Tarkesh: fears a bell",
         f"E{short}→E{full} Vorn Tarkesh: mends a sail",
     ]
-    assert measured.redrafts is None and measured.fact_recall is None
+    assert measured.redrafts == 0 and measured.fact_recall is None
 
 
 def agent(scene_id: str) -> Actor:
