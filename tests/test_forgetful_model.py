@@ -17,10 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.context import prompts
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.exports.score import GoldList, GoldTerm
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ProvenanceIn
 from terrarium_dagster.testing.batching import BatchingServer
 from terrarium_dagster.testing.forgetful import FORGETFUL_MODEL, ForgetfulBackend
 from terrarium_dagster.testing.quality import gold_of_quest, quality
@@ -285,3 +289,45 @@ def test_a_serial_run_over_a_loopback_server_finds_every_thing_once(tmp_path: Pa
     with closing(sqlite3.connect(db)) as conn:
         terms = {row[0] for row in conn.execute("SELECT term FROM entry")}
     assert terms <= {name for thing in quest.things for name in thing.names}
+
+
+def test_the_quality_measures_count_a_rewrite_that_drops_a_fact_and_a_split_merged_away(
+    tmp_path: Path,
+) -> None:
+    """`testing.quality.quality` on a store written by hand: a fact dropped by a later rewrite
+    and the fact of a split entry that a merge leaves behind are lost; the split counts as
+    created though a merge healed it."""
+    db = tmp_path / "store.db"
+    source = [ProvenanceIn(post_id=101, thread_id=100)]
+    with GlossaryStore(db) as store:
+        glossary = store.glossary
+        full = glossary.create_entry(
+            agent("100#101"), "Vorn Tarkesh", "Keeps a lantern.", provenance=source
+        ).id
+        glossary.update_entry(agent("100#102"), full, definition="Keeps a lantern. Fears a bell.")
+        glossary.update_entry(agent("100#103"), full, definition="Keeps a lantern. Owns a map.")
+        short = glossary.create_entry(
+            agent("100#104"), "Vorn", "Mends a sail.", provenance=source
+        ).id
+        glossary.create_entry(agent("100#104"), "Brivwick", "Sells salt.", provenance=source)
+        glossary.merge_entries(Actor("curator", thread_id=100), short, full, "one person")
+    gold = GoldList(
+        terms=[
+            GoldTerm(term="Vorn Tarkesh", aliases=["Vorn"]),
+            GoldTerm(term="Upper Brivwick", aliases=["Brivwick"]),
+            GoldTerm(term="Old Kethmere", aliases=["Kethmere"]),
+        ]
+    )
+    measured = quality(db, gold)
+    assert measured.recall == pytest.approx(2 / 3, abs=1e-3)
+    assert (measured.splits_created, measured.split_live) == (1, 0)
+    assert (measured.facts_added, measured.lost_facts, measured.dropped_facts) == (5, 2, 1)
+    assert sorted(measured.lost_examples) == [
+        f"E{full}→E{full} Vorn Tarkesh: fears a bell",
+        f"E{short}→E{full} Vorn Tarkesh: mends a sail",
+    ]
+    assert measured.redrafts == 0 and measured.fact_recall is None
+
+
+def agent(scene_id: str) -> Actor:
+    return Actor("agent", run_id="run", thread_id=100, scene_id=scene_id)

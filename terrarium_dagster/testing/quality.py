@@ -70,6 +70,7 @@ class Quality:
     splits_created: int  # entries created for a thing that already had one, over the whole run
     facts_added: int  # distinct (entry, fact) a scene added to a definition
     lost_facts: int  # of those, missing from the definition the entry ends with
+    dropped_facts: int  # facts an agent's rewrite left out of a definition that had them
     fact_recall: float | None  # facts the story told that the things' live entries hold
     redrafts: int | None  # scenes whose draft was set aside and decided again
     lost_examples: tuple[str, ...] = ()
@@ -81,7 +82,8 @@ class Quality:
         return (
             f"recall {self.recall:.3f}, {self.live_entries} live entries, "
             f"splits {self.splits_created} created / {self.split_live} live, "
-            f"lost facts {self.lost_facts}/{self.facts_added}{fact_recall}{redrafts}"
+            f"lost facts {self.lost_facts}/{self.facts_added} "
+            f"({self.dropped_facts} dropped by rewrites){fact_recall}{redrafts}"
         )
 
 
@@ -115,6 +117,9 @@ def quality(db: Path, gold: GoldList, quest: RecurringQuest | None = None) -> Qu
       definition the entry ends in (following merges) holds it, whole words. Entries deleted or
       rejected in the end are left out. (The offline backend refines its leads, "a name in the
       story" becoming "a place": those count as lost too; compare levels, not models);
+    - dropped facts: facts of a definition that an agent's update replaced with one lacking
+      them, each time it happened, even if a later scene wrote the fact again (a lost fact
+      that recurs in the story heals by the end; a dropped one is still counted);
     - fact recall (with `quest`): the facts the story told of each thing found among the
       sentences of the live entries that name it;
     - redrafts: scenes whose draft was set aside and decided again (the `redrafts` of the
@@ -157,6 +162,15 @@ def quality(db: Path, gold: GoldList, quest: RecurringQuest | None = None) -> Qu
         for fact in definition_facts(_definition(new_value)):
             if fact not in before:
                 added.setdefault((entry_id, fact), entry_id)
+    dropped = 0
+    for _entry_id, action, old_value, new_value in revisions:
+        if action == "update" and old_value is not None and new_value is not None:
+            after = definition_facts(_definition(new_value))
+            dropped += sum(
+                1
+                for fact in definition_facts(_definition(old_value))
+                if not any(f" {fact} " in f" {kept} " for kept in after)
+            )
     lost: list[str] = []
     counted_facts = 0
     for (entry_id, fact), _ in added.items():
@@ -217,6 +231,7 @@ def quality(db: Path, gold: GoldList, quest: RecurringQuest | None = None) -> Qu
         splits_created=sum(len(ids) - 1 for ids in created.values()),
         facts_added=counted_facts,
         lost_facts=len(lost),
+        dropped_facts=dropped,
         fact_recall=fact_recall,
         redrafts=redrafts,
         lost_examples=tuple(lost[:10]),

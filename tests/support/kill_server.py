@@ -122,9 +122,13 @@ def classify(payload: dict[str, Any]) -> ChatRequest:
 
 
 @contextlib.contextmanager
-def run_kill_server(max_model_len: int = 32768) -> Iterator[KillServer]:
+def run_kill_server(
+    max_model_len: int = 32768, *, backend: OfflineBackend | None = None
+) -> Iterator[KillServer]:
+    """The server; `backend` answers instead of the offline backend (the forgetful model of
+    `testing.forgetful`)."""
     state = KillServer()
-    backend = OfflineBackend(max_model_len=max_model_len)
+    backend = backend or OfflineBackend(max_model_len=max_model_len)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:

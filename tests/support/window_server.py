@@ -76,12 +76,15 @@ def run_window_server(
     untooled_window: int | None = None,
     refuse_all_untooled: bool = False,
     counting: Counting | None = None,
+    backend: OfflineBackend | None = None,
 ) -> Iterator[WindowServer]:
     """`counting`: the server's own tokenizer (default the offline backend's); it decides the
-    refusals and is what `/tokenize` and each reply's `usage.prompt_tokens` say, as on vLLM."""
+    refusals and is what `/tokenize` and each reply's `usage.prompt_tokens` say, as on vLLM.
+    `backend` answers instead of the offline backend (the forgetful model of
+    `testing.forgetful`, built with the same `max_model_len`)."""
     state = WindowServer(max_model_len, untooled_window, refuse_all_untooled, counting)
     count = counting or offline_counting
-    backend = OfflineBackend(max_model_len=max_model_len)
+    backend = backend or OfflineBackend(max_model_len=max_model_len)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
