@@ -6,10 +6,8 @@ depends on what each request shows it. The quest is generated (`testing.recurrin
 across scenes and threads, by full name and short form, each scene telling one fact of each
 thing it names; its gold is the cast and the facts told. Quality is `testing.quality.quality`.
 
-A test that today's engine fails every time is marked `xfail(strict=True)` with what fails (a
-strict xfail that passes is a failure, so none is forgotten when the engine meets it); one that
-it fails on some runs only, because what it writes depends on the timing of replies, is marked
-`xfail(strict=False, reason=TIMING)`.
+What a block writes must not depend on the order its replies arrive in: the drafts of a wave
+read the glossary as the wave began (`agent/drafts.py::run_block`).
 """
 
 from __future__ import annotations
@@ -42,15 +40,6 @@ from tests.support.store_dump import store_dump
 
 CONCURRENCY = 8
 RECALL_SLACK = 0.02
-#: Why the tests marked with it fail on some runs and pass on others with today's engine (not
-#: strict, so the suite stays green; make them plain tests again once it is fixed): pinned down,
-#: failing every time, by `test_the_glossary_is_the_same_whichever_draft_of_a_block_answers_first`.
-TIMING = (
-    "issue 30, today's engine: what a block writes depends on the order replies arrive in (a "
-    "draft's tools run, and its replaced definition's base is read, on the store as it is when "
-    "its reply comes), so runs at 8 differ and a resumed run may not write what an "
-    "uninterrupted one wrote"
-)
 
 
 @dataclass(frozen=True)
@@ -108,14 +97,12 @@ def test_concurrency_8_splits_no_more_things_than_serial(runs: Runs) -> None:
     assert runs.parallel_quality.split_live <= runs.serial_quality.split_live
 
 
-@pytest.mark.xfail(strict=False, reason=TIMING)
 def test_concurrency_8_loses_no_more_facts_than_serial(runs: Runs) -> None:
     parallel, serial = runs.parallel_quality, runs.serial_quality
     assert parallel.lost_facts <= serial.lost_facts, parallel.lost_examples
     assert parallel.dropped_facts <= serial.dropped_facts, (parallel, serial)
 
 
-@pytest.mark.xfail(strict=False, reason=TIMING)
 def test_two_runs_at_concurrency_8_write_the_same_store_byte_for_byte(
     runs: Runs, jittery: BatchingServer, tmp_path: Path
 ) -> None:
@@ -125,7 +112,6 @@ def test_two_runs_at_concurrency_8_write_the_same_store_byte_for_byte(
     assert jittery.peak_in_flight >= 4, "requests went out side by side"
 
 
-@pytest.mark.xfail(strict=False, reason=TIMING)
 def test_sigkill_at_random_points_of_a_run_at_8_resumes_to_the_uninterrupted_store(
     runs: Runs, jittery: BatchingServer, tmp_path: Path
 ) -> None:
@@ -159,7 +145,6 @@ def test_sigkill_at_random_points_of_a_run_at_8_resumes_to_the_uninterrupted_sto
     assert store_dump(killed) == store_dump(runs.parallel), f"killed at shares {shares}"
 
 
-@pytest.mark.xfail(strict=False, reason=TIMING)
 def test_sigkill_inside_a_block_and_inside_a_curation_resumes_to_the_uninterrupted_store(
     runs: Runs, tmp_path: Path
 ) -> None:
@@ -238,7 +223,6 @@ def steady() -> Iterator[BatchingServer]:
         yield server
 
 
-@pytest.mark.xfail(strict=False, reason=TIMING)
 def test_two_scenes_of_one_block_that_update_one_entry_both_keep_their_addition(
     tmp_path: Path, steady: BatchingServer
 ) -> None:
@@ -280,12 +264,6 @@ class _Delayed(ForgetfulBackend):
         return super().complete(body)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30, today's engine: a draft's tools run (and its replaced definition's base is "
-    "read) on the store as it is when its reply arrives, so whether the earlier scene has "
-    "committed by then decides what the later one keeps",
-)
 def test_the_glossary_is_the_same_whichever_draft_of_a_block_answers_first(
     tmp_path: Path,
 ) -> None:
