@@ -66,7 +66,7 @@ def test_every_command_has_a_one_line_description_and_shows_defaults(command: st
     description = done.stdout.split("\n\n")[1]
     assert description[0].isupper() and "." in description, description
     assert "(see Sampling)" not in done.stdout  # a README section that does not exist
-    uses_site = command in ("run", "export", "lineage", "serve", "dev", "why")
+    uses_site = command in ("run", "export", "lineage", "serve", "dev", "why", "edition")
     assert ("--site-url" in done.stdout) == uses_site, command
     if "--db" in done.stdout:
         shown = re.search(r"--db DB Annotator store: [^(]*\(default: (\S+);", _text(done))
