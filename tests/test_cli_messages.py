@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.cli import Progress
+from terrarium_dagster.testing.batching import BatchingServer
 from tests.support.cli import TERRARIUM, run_args, terrarium
 
 BOOKS = Path(__file__).parent / "data" / "books"
@@ -177,3 +178,15 @@ def test_ctrl_c_on_a_terminal_says_interrupted_on_its_own_line_and_nothing_else(
     bars = [line for line in lines if line.startswith("[")]
     assert bars and all("in flight" not in bar for bar in bars)  # offline
     assert all("entries" in bar and " new, " in bar for bar in bars)
+
+
+def test_a_run_on_a_served_model_says_once_what_the_server_is(tmp_path: Path) -> None:
+    corpus = tmp_path / "book.db"
+    assert _terrarium("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
+    with BatchingServer() as server:
+        args = run_args(tmp_path / "s.db", corpus, agent_url=server.url, max_scenes=2)
+        done = _terrarium(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("terrarium: server:")]
+    assert len(said) == 1 and "window" in said[0], done.stderr
+    assert "INFO" not in done.stderr
