@@ -31,11 +31,11 @@ from pathlib import Path
 
 import httpx
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import Engine
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.testing.simulator import SimulatedVLLM, tokenize_text
 from terrarium_dagster.testing.synthetic import generate_corpus
 

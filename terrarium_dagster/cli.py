@@ -996,8 +996,8 @@ class SiteRefresher:
 
 
 def cmd_snapshots(args: argparse.Namespace) -> int:
-    from terrarium_dagster.agent.why import render_snapshots, snapshots_report
     from terrarium_dagster.engine import open_store
+    from terrarium_dagster.summon.why import render_snapshots, snapshots_report
 
     settings = _settings(args)
     with open_store(settings, read_only=True) as store:
@@ -1010,9 +1010,9 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
 
 
 def cmd_why(args: argparse.Namespace) -> int:
-    from terrarium_dagster.agent import sampling
-    from terrarium_dagster.agent.why import render_why, why
     from terrarium_dagster.engine import open_client, open_corpus, open_store
+    from terrarium_dagster.model import sampling
+    from terrarium_dagster.summon.why import render_why, why
 
     if args.entry is None and args.revision is None:
         raise InputError("why: give an entry (E12, a term or an alias) or --revision N")

@@ -18,13 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from terrarium_dagster.agent import sampling
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
-from terrarium_dagster.agent.replicas import ModelClient, ReplicaPool, split_urls
-from terrarium_dagster.agent.server import require_tools, server_info
-from terrarium_dagster.agent.session import ModelSession
-from terrarium_dagster.agent.summon import SummonManager, snapshot_tools
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
@@ -47,6 +41,11 @@ from terrarium_dagster.errors import (
 )
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
+from terrarium_dagster.model import sampling
+from terrarium_dagster.model.client import ChatClient, ClientConfig
+from terrarium_dagster.model.replicas import ModelClient, ReplicaPool, split_urls
+from terrarium_dagster.model.server import require_tools, server_info
+from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.paths import unwritable_reason
 from terrarium_dagster.reports import CurationDecisionRow, ExportReport, ThreadReport
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
@@ -57,6 +56,7 @@ from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import through_post
 from terrarium_dagster.store.sources import SourceChange
 from terrarium_dagster.store.sources import describe as describe_source_change
+from terrarium_dagster.summon.summoning import SummonManager, snapshot_tools
 from terrarium_dagster.thread_reports import curation_rows, recorded_curation, thread_report
 
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ def open_client(settings: Settings) -> ReplicaPool:
         max_retries=settings.max_retries,
         max_tokens=settings.max_tokens,
         seed=settings.seed,
-    )  # sampling and thinking go per call kind (agent.sampling, ModelSession.request_options)
+    )  # sampling and thinking go per call kind (model.sampling, ModelSession.request_options)
     if settings.offline:
         backend = OfflineBackend(max_model_len=settings.context_budget)
         return ReplicaPool([ChatClient(config, transport=backend)])
@@ -409,7 +409,7 @@ class Engine:
             self.check_sources()  # a living corpus: sources edited or deleted since cited
 
     def _request_options(self, purpose: str) -> dict[str, Any]:
-        """Sampling and the thinking switch of a request of this kind (agent.sampling)."""
+        """Sampling and the thinking switch of a request of this kind (model.sampling)."""
         assert self.session is not None
         return sampling.request_options(self.settings, self.session.model, purpose)
 

@@ -10,7 +10,7 @@ class TerrariumError(Exception):
     """Base class of every error the engine raises on purpose.
 
     `failed_attempts`: on an error out of a model call, the HTTP attempts the client retried
-    before it (`agent.client.FailedAttempt`), each recorded as a call of its own."""
+    before it (`model.client.FailedAttempt`), each recorded as a call of its own."""
 
     exit_code: int = 1
     failed_attempts: tuple[object, ...] = ()

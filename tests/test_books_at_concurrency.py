@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.accounting import ABANDONED_AT_STOP
 from terrarium_dagster.backends.offline import OfflineBackend
+from terrarium_dagster.model.accounting import ABANDONED_AT_STOP
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args, terrarium
 from tests.support.corpus_builder import simple_quest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terrarium_dagster.agent.candidates import (
+from terrarium_dagster.terms.candidates import (
     Candidate,
     find_candidates,
     find_term,

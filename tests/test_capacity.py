@@ -1,4 +1,4 @@
-"""Concurrency fits the server it meets: the capacity gate (agent/capacity.py) that every chat
+"""Concurrency fits the server it meets: the capacity gate (model/capacity.py) that every chat
 request passes, its arithmetic, and the session through a loopback server that holds requests as
 llama.cpp does (slots sharing one KV cache, every request it decodes failing with a 500 when
 they outgrow it) or as a rate-limited vLLM does (429).
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.capacity import GROW_AFTER, Capacity
-from terrarium_dagster.agent.client import ChatClient, ChatResult, ClientConfig
-from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.cli import main
 from terrarium_dagster.errors import Interrupted
+from terrarium_dagster.model.capacity import GROW_AFTER, Capacity
+from terrarium_dagster.model.client import ChatClient, ChatResult, ClientConfig
+from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import AgentCallRecord
 from tests.support.cli import run_args

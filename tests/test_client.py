@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from terrarium_dagster.agent.client import (
+from terrarium_dagster.errors import AgentError, ConfigError, ContextOverflowError
+from terrarium_dagster.model.client import (
     ChatClient,
     ClientConfig,
     ServerContextOverflow,
@@ -24,13 +25,12 @@ from terrarium_dagster.agent.client import (
     parse_retry_after,
     validate_messages,
 )
-from terrarium_dagster.agent.protocol import (
+from terrarium_dagster.model.protocol import (
     ChatMessage,
     ChatResponse,
     Usage,
     assistant_message_dict,
 )
-from terrarium_dagster.errors import AgentError, ConfigError, ContextOverflowError
 from tests.support.vllm_server import (
     Fault,
     Reply,
@@ -478,7 +478,7 @@ def test_each_retry_is_logged_on_one_line(
     vllm_server: ScriptedVLLM, client: ChatClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     vllm_server.script(Fault.unavailable("engine restarting"), Reply())
-    with caplog.at_level(logging.WARNING, logger="terrarium_dagster.agent.client"):
+    with caplog.at_level(logging.WARNING, logger="terrarium_dagster.model.client"):
         client.chat([SYSTEM, USER])
     lines = [record.getMessage() for record in caplog.records]
     assert len(lines) == 1

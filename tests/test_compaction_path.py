@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.agent.calls import AgentCalls
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.agent.loop import Annotator
-from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import open_corpus, open_store
+from terrarium_dagster.model.client import ChatClient, ClientConfig
+from terrarium_dagster.model.session import ModelSession
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import ScriptedVLLM
 

@@ -545,9 +545,9 @@ def test_undo_works_after_the_entry_changed_since(
 def test_offline_backend_through_chat_client_curates(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:
-    from terrarium_dagster.agent.client import ChatClient, ClientConfig
     from terrarium_dagster.backends.offline import OfflineBackend
     from terrarium_dagster.context.prompts import SYSTEM_PROMPT
+    from terrarium_dagster.model.client import ChatClient, ClientConfig
 
     client = ChatClient(
         ClientConfig(base_url="http://offline.invalid/v1", max_retries=0),
@@ -579,11 +579,11 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
 ) -> None:
     """The bundled quest's first thread: its gold terms (plus a duplicate spelling and a common
     word) curated by the offline backend with a tight message budget."""
-    from terrarium_dagster.agent.client import ChatClient, ClientConfig
     from terrarium_dagster.backends.offline import OfflineBackend
     from terrarium_dagster.corpus.sample import gold_terms
     from terrarium_dagster.curation.prompt import approx_tokens
     from terrarium_dagster.exports import build_export, run_checks
+    from terrarium_dagster.model.client import ChatClient, ClientConfig
 
     budget = 1200
     with (

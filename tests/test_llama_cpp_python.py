@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig, ServerContextOverflow
-from terrarium_dagster.agent.server import probe_server
+from terrarium_dagster.model.client import ChatClient, ClientConfig, ServerContextOverflow
+from terrarium_dagster.model.server import probe_server
 from tests.support.llama_server import run_llama_cpp_python
 
 pytestmark = pytest.mark.slow

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig, ServerContextOverflow
-from terrarium_dagster.agent.server import probe_server
-from terrarium_dagster.agent.session import ModelSession, standalone_task
+from terrarium_dagster.model.client import ChatClient, ClientConfig, ServerContextOverflow
+from terrarium_dagster.model.server import probe_server
+from terrarium_dagster.model.session import ModelSession, standalone_task
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args, terrarium
 from tests.support.llama_server import LlamaServer, run_llama_server

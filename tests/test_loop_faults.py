@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.cli import main
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import AgentError
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import TERRARIUM, run_args
 from tests.support.corpus_builder import simple_quest

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent import sampling
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.engine import Engine
+from terrarium_dagster.model import sampling
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM
 

@@ -10,7 +10,6 @@ from typing import Any
 import httpx
 import pytest
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig, parse_context_overflow
 from terrarium_dagster.agent.relevant import entry_line
 from terrarium_dagster.agent.tools import ToolAccess, default_registry, dispatch
 from terrarium_dagster.backends.offline import (
@@ -34,6 +33,7 @@ from terrarium_dagster.context.prompts import (
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.prompt import CurationItem, build_curate_message, parse_decisions
 from terrarium_dagster.errors import ContextOverflowError
+from terrarium_dagster.model.client import ChatClient, ClientConfig, parse_context_overflow
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.context import prompts
 from terrarium_dagster.engine import Engine
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.testing import qwen3
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import Engine
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM
 

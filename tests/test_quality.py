@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.candidates import find_candidates
 from terrarium_dagster.backends.offline import CurateEntryView, KnownEntry, offline_curate
 from terrarium_dagster.cli import main
 from terrarium_dagster.store.vocabulary import is_ordinary, ordinary_reason
+from terrarium_dagster.terms.candidates import find_candidates
 from tests.support.cli import run_args
 
 GOLD = Path(__file__).resolve().parents[1] / "terrarium_dagster/corpus/sample/gold.yaml"

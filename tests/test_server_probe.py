@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.client import (
+from terrarium_dagster.config import load_settings
+from terrarium_dagster.defs.metadata import annotation_metadata
+from terrarium_dagster.engine import Engine
+from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.model.client import (
     ChatClient,
     ClientConfig,
     parse_context_overflow,
     sendable_messages,
 )
-from terrarium_dagster.agent.protocol import ChatMessage, assistant_message_dict
-from terrarium_dagster.agent.server import ServerInfo, probe_server, require_tools
-from terrarium_dagster.agent.session import ModelSession
-from terrarium_dagster.config import load_settings
-from terrarium_dagster.defs.metadata import annotation_metadata
-from terrarium_dagster.engine import Engine
-from terrarium_dagster.errors import ConfigError
+from terrarium_dagster.model.protocol import ChatMessage, assistant_message_dict
+from terrarium_dagster.model.server import ServerInfo, probe_server, require_tools
+from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.status import render_status, store_status
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import ANSWERS_KEY, ThreadState
@@ -116,13 +116,13 @@ def test_the_probe_finds_vllm_its_window_and_exact_counting_in_one_line(
 ) -> None:
     vllm_server.max_model_len = 12288
     with (
-        caplog.at_level(logging.DEBUG, logger="terrarium_dagster.agent.server"),
+        caplog.at_level(logging.DEBUG, logger="terrarium_dagster.model.server"),
         ChatClient(ClientConfig(base_url=vllm_server.api_url, max_retries=0)) as client,
     ):
         info = probe_server(client)
     assert info.kind == "vllm" and info.window == 12288 and info.counting == "vllm"
     assert info.tools is None, "vLLM shows tool support only by answering"
-    (line,) = [r.getMessage() for r in caplog.records if r.name.endswith("agent.server")]
+    (line,) = [r.getMessage() for r in caplog.records if r.name.endswith("model.server")]
     assert line == info.line()
     assert "vllm" in line and "window 12288 tokens (max_model_len)" in line and "exact" in line
     paths = [request.path for request in vllm_server.requests]

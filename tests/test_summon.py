@@ -14,14 +14,6 @@ from typing import Any
 
 import pytest
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
-from terrarium_dagster.agent.session import ModelSession
-from terrarium_dagster.agent.summon import (
-    SUMMON_HEADING,
-    SummonError,
-    SummonManager,
-    snapshot_tools,
-)
 from terrarium_dagster.agent.tools import (
     ToolAccess,
     ToolOutcome,
@@ -33,9 +25,17 @@ from terrarium_dagster.context.prompts import SYSTEM_PROMPT
 from terrarium_dagster.context.state import ContextState, Cursor, Message
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import BudgetError
+from terrarium_dagster.model.client import ChatClient, ClientConfig
+from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.snapshots.checkpoint import save_checkpoint
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ProvenanceIn
+from terrarium_dagster.summon.summoning import (
+    SUMMON_HEADING,
+    SummonError,
+    SummonManager,
+    snapshot_tools,
+)
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import Reply, ScriptedVLLM
 

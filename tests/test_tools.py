@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from terrarium_dagster.agent.protocol import FunctionCall, ToolCall
 from terrarium_dagster.agent.relevant import entry_line
 from terrarium_dagster.agent.tools import (
     GLOSSARY_TOOLS,
@@ -26,6 +25,7 @@ from terrarium_dagster.context.prompts import KINDS
 from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
+from terrarium_dagster.model.protocol import FunctionCall, ToolCall
 from terrarium_dagster.store.annotator import Actor, GlossaryStore, parse_entry_id
 from tests.support.corpus_builder import PostRow, write_corpus
 

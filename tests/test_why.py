@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.why import render_why, snapshots_report, why
 from terrarium_dagster.cli import (
     build_parser,
     cmd_snapshots,
@@ -23,6 +22,7 @@ from terrarium_dagster.engine import Engine, open_client
 from terrarium_dagster.errors import EntryNotFoundError, InputError
 from terrarium_dagster.snapshots.checkpoint import SnapshotNotFoundError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.summon.why import render_why, snapshots_report, why
 from tests.support.corpus_builder import simple_quest
 
 URL = "https://quest.example/q/{thread_id}#{post_id}"

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.client import ChatClient, ClientConfig
-from terrarium_dagster.agent.sampling import request_options
-from terrarium_dagster.agent.session import ModelSession
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.model.client import ChatClient, ClientConfig
+from terrarium_dagster.model.sampling import request_options
+from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing import qwen3
 from tests.support.cli import run_args, terrarium

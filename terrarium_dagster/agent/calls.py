@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from terrarium_dagster.agent.client import ChatResult
-from terrarium_dagster.agent.protocol import assistant_message_dict
-from terrarium_dagster.agent.session import EXACT_SHARE, Decided, ModelSession, standalone_task
 from terrarium_dagster.agent.tools import ToolAccess, ToolOutcome, ToolRegistry, dispatch
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.model.client import ChatResult
+from terrarium_dagster.model.protocol import assistant_message_dict
+from terrarium_dagster.model.session import EXACT_SHARE, Decided, ModelSession, standalone_task
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
 FLUSH_ROUNDS = 2
@@ -65,7 +65,7 @@ class AgentCalls:
         thread and scene. A scene round that overflows is raised for the scene loop to compact
         (`on_overflow`); any other request falls back to a short standalone prompt.
         `with_tools=False` sends no tools (an answer that must not call any); `decided` judges
-        a cut-off reply (`agent.session.unanswered`); `counter` (a fork, for a request sent
+        a cut-off reply (`model.session.unanswered`); `counter` (a fork, for a request sent
         beside others) measures and learns instead of the run's; `scope` (a drafted scene's)
         stands for the current one."""
         thread, scene = scope or self.scope or (None, None)

@@ -44,8 +44,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from terrarium_dagster.agent.client import ChatResult
-from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.tools import (
     ToolAccess,
     ToolOutcome,
@@ -58,6 +56,8 @@ from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.errors import ContextOverflowError, InputError, Interrupted
+from terrarium_dagster.model.client import ChatResult
+from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.store.inputs import parse_entry_id
 
 WAIT_TICK_S = 0.25  # how often the owner thread looks at the stop flag while replies are due

@@ -22,8 +22,6 @@ from functools import partial
 from typing import Any, Protocol
 
 from terrarium_dagster.agent.calls import AgentCalls
-from terrarium_dagster.agent.candidates import find_candidates
-from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.drafts import (
     REDRAFTS,
     WAIT_TICK_S,
@@ -38,14 +36,12 @@ from terrarium_dagster.agent.drafts import (
     tally_answer,
     would_commit,
 )
-from terrarium_dagster.agent.protocol import assistant_message_dict
 from terrarium_dagster.agent.relevant import (
     RelevantEntry,
     entry_line,
     match_key,
     relevant_entries,
 )
-from terrarium_dagster.agent.session import CallScope, Decided, ModelSession
 from terrarium_dagster.agent.tools import (
     Tool,
     ToolOutcome,
@@ -70,10 +66,14 @@ from terrarium_dagster.errors import (
     SceneTooLarge,
     StoreError,
 )
+from terrarium_dagster.model.client import ChatResult
+from terrarium_dagster.model.protocol import assistant_message_dict
+from terrarium_dagster.model.session import CallScope, Decided, ModelSession
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ANSWERS_KEY
 from terrarium_dagster.store.progress import THROUGH_POST, through_post
+from terrarium_dagster.terms.candidates import find_candidates
 
 log = logging.getLogger(__name__)
 

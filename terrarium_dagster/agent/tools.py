@@ -49,7 +49,6 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from terrarium_dagster.agent.candidates import find_term, sentence_at
 from terrarium_dagster.context.prompts import KINDS, SHOWN_DEFINITION_CHARS
 from terrarium_dagster.errors import (
     CorpusError,
@@ -62,6 +61,7 @@ from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.inputs import parse_entry_id
 from terrarium_dagster.store.models import Entry, ProvenanceIn
 from terrarium_dagster.store.normalize import find_quotation, normalize_term
+from terrarium_dagster.terms.candidates import find_term, sentence_at
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.models import Post, Scene

@@ -22,15 +22,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from terrarium_dagster.agent.candidates import (
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import ordinary_reason
+from terrarium_dagster.terms.candidates import (
     HONORIFICS,
     STARTERS,
     clean_sentence,
     sentence_spans,
     term_pattern,
 )
-from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.store.vocabulary import ordinary_reason
 
 
 def _set(words: str) -> frozenset[str]:

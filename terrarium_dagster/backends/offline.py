@@ -83,20 +83,6 @@ from typing import Any
 
 import httpx
 
-from terrarium_dagster.agent.candidates import (
-    DEFAULT_MIN_SCORE,
-    HONORIFICS,
-    NOT_NAMES,
-    STARTERS,
-    Candidate,
-    clean_sentence,
-    find_candidates,
-    find_term,
-    is_demonym_of_real_place,
-    is_descriptive_compound,
-    is_english_lowercase,
-    is_english_word,
-)
 from terrarium_dagster.backends.describe import (
     COMPANY,
     KIND_LEADS,
@@ -118,6 +104,20 @@ from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.edition.compose import compose_edition, edition_task
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
+from terrarium_dagster.terms.candidates import (
+    DEFAULT_MIN_SCORE,
+    HONORIFICS,
+    NOT_NAMES,
+    STARTERS,
+    Candidate,
+    clean_sentence,
+    find_candidates,
+    find_term,
+    is_demonym_of_real_place,
+    is_descriptive_compound,
+    is_english_lowercase,
+    is_english_word,
+)
 
 OFFLINE_MODEL = "terrarium-offline"
 DEFAULT_MAX_MODEL_LEN = 32768

@@ -23,9 +23,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 
-from terrarium_dagster.agent.client import ChatResult
 from terrarium_dagster.agent.drafts import DraftCounter, submit
-from terrarium_dagster.agent.session import ModelSession, standalone_task
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
@@ -48,6 +46,8 @@ from terrarium_dagster.edition.prompt import (
     refusal_note,
 )
 from terrarium_dagster.errors import Interrupted
+from terrarium_dagster.model.client import ChatResult
+from terrarium_dagster.model.session import ModelSession, standalone_task
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.editions import EditionText, EditionThread
 from terrarium_dagster.store.links import tidy_links

@@ -39,7 +39,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from terrarium_dagster.agent.candidates import find_term, is_english_word
 from terrarium_dagster.backends.offline import (
     DEFAULT_MAX_MODEL_LEN,
     MAX_POSTS_PER_CALL,
@@ -58,6 +57,7 @@ from terrarium_dagster.backends.offline import (
 from terrarium_dagster.backends.wire import content_text, last_user_index
 from terrarium_dagster.context.prompts import SCENE_DONE, SHOWN_DEFINITION_CHARS
 from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.terms.candidates import find_term, is_english_word
 
 __all__ = [
     "DEFAULT_LOOKUPS",

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import yaml
 
-from terrarium_dagster.agent.candidates import is_english_word
 from terrarium_dagster.corpus.schema import CORPUS_SCHEMA
+from terrarium_dagster.terms.candidates import is_english_word
 from terrarium_dagster.testing.synthetic import vocabulary
 
 __all__ = ["FACTS_PER_THING", "RecurringQuest", "Thing", "generate_recurring_quest"]

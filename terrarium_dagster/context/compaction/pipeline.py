@@ -6,7 +6,7 @@ None or a pass frees nothing; then the next takes over. Every pass makes structu
 scene leaves the history, a summary is folded, a block is trimmed, a message is truncated), so a
 compaction ends; a pass limit turns a bug into an error, not a hang.
 
-The run's order is `RUN_STEPS`; summon (`agent/summon.py`) composes its own order from the same
+The run's order is `RUN_STEPS`; summon (`summon/summoning.py`) composes its own order from the same
 interface, sharing `Truncate` and `CutMiddle`.
 """
 

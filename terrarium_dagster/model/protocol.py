@@ -27,7 +27,7 @@ from terrarium_dagster.jsonform import canonical_json
 Role = Literal["system", "user", "assistant", "tool"]
 
 #: The keys a message sent to the server may carry, by role. Anything else is refused before
-#: sending (see `validate_messages` in `agent/client.py`).
+#: sending (see `validate_messages` in `model/client.py`).
 MESSAGE_KEYS: dict[str, frozenset[str]] = {
     "system": frozenset({"role", "content", "name"}),
     "user": frozenset({"role", "content", "name"}),
@@ -267,7 +267,7 @@ def history_arguments(arguments: str) -> str:
     return canonical_json({"unparsed_arguments": arguments})
 
 
-# -- what a server is (found once by `agent.server.probe_server`) ---------------------------
+# -- what a server is (found once by `model.server.probe_server`) ---------------------------
 
 ServerKind = Literal["vllm", "llama.cpp", "llama-cpp-python", "offline", "openai-compatible"]
 TokenizeShape = Literal["vllm", "llama.cpp", "none"]

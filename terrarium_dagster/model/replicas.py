@@ -21,16 +21,16 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from terrarium_dagster.agent.client import (
+from terrarium_dagster.errors import AgentError, ConfigError, Interrupted, TerrariumError
+from terrarium_dagster.model.client import (
     ChatClient,
     ChatResult,
     ClientConfig,
     FailedAttempt,
     ServerContextOverflow,
 )
-from terrarium_dagster.agent.protocol import ModelInfo
-from terrarium_dagster.agent.server import ServerInfo, server_info
-from terrarium_dagster.errors import AgentError, ConfigError, Interrupted, TerrariumError
+from terrarium_dagster.model.protocol import ModelInfo
+from terrarium_dagster.model.server import ServerInfo, server_info
 
 _HTTP_STATUS = re.compile(r"\bHTTP (\d{3})\b")
 

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terrarium_dagster.agent.session import ModelSession
-from terrarium_dagster.agent.summon import DEFAULT_MAX_ROUNDS, SummonManager
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.snapshots.checkpoint import (
     SnapshotNotFoundError,
     find_entry,
@@ -29,10 +28,11 @@ from terrarium_dagster.snapshots.checkpoint import (
 )
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import Revision
+from terrarium_dagster.summon.summoning import DEFAULT_MAX_ROUNDS, SummonManager
 
 if TYPE_CHECKING:
-    from terrarium_dagster.agent.client import ChatClient
     from terrarium_dagster.corpus.reader import Corpus
+    from terrarium_dagster.model.client import ChatClient
 
 QUESTION_DEFINITION_CHARS = 300
 _POST_REF = re.compile(r">>(\d+)")

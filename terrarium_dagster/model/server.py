@@ -12,7 +12,7 @@ say, and where:
   in `/props` (`default_generation_settings.n_ctx`); `/props` also has `chat_template_caps`
   (`supports_tools: false` for a template that leaves the tool schemas out of the prompt) and
   `total_slots`: the requests it decodes at once, which share one KV cache of `n_ctx` tokens
-  (the client's `Capacity` keeps what is in flight within both, see `agent/capacity.py`).
+  (the client's `Capacity` keeps what is in flight within both, see `model/capacity.py`).
   `POST /tokenize` takes `{"content": text}` only, so a chat prompt is rendered first by
   `POST /apply-template` (the same messages and tools).
 - **llama-cpp-python**: `owned_by: "me"`; no window, no tool capability, no chat-prompt count is
@@ -28,9 +28,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from terrarium_dagster.agent.client import ChatClient, ServerUnreachableError
-from terrarium_dagster.agent.protocol import ServerInfo, ServerKind, TokenizeShape
 from terrarium_dagster.errors import AgentError, ConfigError
+from terrarium_dagster.model.client import ChatClient, ServerUnreachableError
+from terrarium_dagster.model.protocol import ServerInfo, ServerKind, TokenizeShape
 
 log = logging.getLogger(__name__)
 

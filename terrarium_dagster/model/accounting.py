@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from terrarium_dagster.agent.protocol import Usage
+from terrarium_dagster.model.protocol import Usage
 from terrarium_dagster.store.models import AgentCallRecord
 
 #: The outcome of an attempt still with the server when the run stopped (a sibling's request,

@@ -18,11 +18,11 @@ snapshot's cursor scene: a past context sees nothing of its future. Tool rounds 
 cursor scene is not in it) no tools are offered.
 
 Budget. A summon lives in its own message list and never changes the snapshot or the live
-context. Every request passes the run's model session (`agent/session.py::ModelSession`): it is
+context. Every request passes the run's model session (`model/session.py::ModelSession`): it is
 counted before it is sent and must leave room for `max_tokens` within the session's window. When
 it does not fit, the past context (a working copy) is trimmed by compaction steps
 (`context/compaction/`: the same interface and pipeline as the run's compaction), without any model
-call, in this order until it does (`agent/summon_steps.py::summon_steps`):
+call, in this order until it does (`summon/trimming.py::summon_steps`):
 1. history scenes that do not concern the entries the question names (`E12`), oldest first;
 2. summaries, oldest first (those naming the question's entries last);
 3. the story so far, keeping its end;
@@ -45,10 +45,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
-from terrarium_dagster.agent.client import ChatResult
-from terrarium_dagster.agent.protocol import assistant_message_dict
-from terrarium_dagster.agent.session import CallScope, ModelSession
-from terrarium_dagster.agent.summon_steps import entry_ids_in, summon_steps
 from terrarium_dagster.agent.tools import (
     GLOSSARY_SEARCH,
     EntryId,
@@ -80,6 +76,9 @@ from terrarium_dagster.errors import (
     CorpusError,
     InputError,
 )
+from terrarium_dagster.model.client import ChatResult
+from terrarium_dagster.model.protocol import assistant_message_dict
+from terrarium_dagster.model.session import CallScope, ModelSession
 from terrarium_dagster.snapshots.checkpoint import (
     CheckpointPayload,
     SnapshotChoice,
@@ -90,6 +89,7 @@ from terrarium_dagster.snapshots.checkpoint import (
 )
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import AgentCallRecord, Checkpoint
+from terrarium_dagster.summon.trimming import entry_ids_in, summon_steps
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.models import Scene
@@ -210,7 +210,7 @@ class SummonSession:
 class SummonManager:
     """Opens, continues and dismisses summons of past contexts (one at a time).
 
-    Every request goes through `model_session` (`agent/session.py::ModelSession`): its window gate,
+    Every request goes through `model_session` (`model/session.py::ModelSession`): its window gate,
     with this manager's trimming of the past context as the way to make a request smaller, its
     token accounting and its call records. `corpus` enables the read tools (a summon from a tool
     call uses the caller's corpus). `run_id` is recorded on the log.

@@ -3,7 +3,7 @@ llama-cpp-python's server.
 
 `ChatClient` speaks `GET /v1/models`, `POST /v1/chat/completions` and a tokenizer at the server
 root: vLLM's `POST /tokenize` (messages in, `{"count"}` out) or llama.cpp's (`/apply-template`
-then `/tokenize` of the prompt text; see `agent/server.py`, which finds out which at start). It
+then `/tokenize` of the prompt text; see `model/server.py`, which finds out which at start). It
 sends deterministic bytes (sorted JSON keys, compact separators), refuses malformed conversations
 before they leave the process (a programming error: `ValueError`), and retries with exponential
 backoff and full jitter only where a retry is safe: a refused or dropped connection, a read
@@ -11,7 +11,7 @@ timeout, HTTP 429 (honouring `Retry-After`) and 5xx, except a 500 that comes bac
 the same request (a server that cannot take this body, not a passing fault).
 
 A chat call given a `weight` waits, attempt by attempt, for room on the server (`capacity`, an
-`agent/capacity.py::Capacity` the probe fills from llama.cpp's slots and cache): llama.cpp's
+`model/capacity.py::Capacity` the probe fills from llama.cpp's slots and cache): llama.cpp's
 500 "Context size has been exceeded" while other requests were in flight is a capacity answer
 (sent again when there is room, no retry spent), and a 429 lowers what may be in flight too.
 A call given a `book` (`AttemptBook`) puts each HTTP attempt on it before it leaves.
@@ -42,8 +42,15 @@ from typing import Any, Protocol, TypeVar
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from terrarium_dagster.agent.capacity import Capacity, Ticket
-from terrarium_dagster.agent.protocol import (
+from terrarium_dagster.errors import (
+    AgentError,
+    ConfigError,
+    ContextOverflowError,
+    Interrupted,
+    TerrariumError,
+)
+from terrarium_dagster.model.capacity import Capacity, Ticket
+from terrarium_dagster.model.protocol import (
     FUNCTION_KEYS,
     MESSAGE_KEYS,
     TOOL_CALL_KEYS,
@@ -60,13 +67,6 @@ from terrarium_dagster.agent.protocol import (
     ToolCall,
     Usage,
     history_arguments,
-)
-from terrarium_dagster.errors import (
-    AgentError,
-    ConfigError,
-    ContextOverflowError,
-    Interrupted,
-    TerrariumError,
 )
 
 logger = logging.getLogger(__name__)
@@ -633,8 +633,8 @@ class ChatClient:
         )
         self._model_info: ModelInfo | None = None
         self._tokenize_shape: TokenizeShape = "vllm"  # until the server shows otherwise
-        self.server_info: ServerInfo | None = None  # what `agent.server` found, once probed
-        self.capacity = Capacity()  # the server's slots and cache (`agent.server` fills them in)
+        self.server_info: ServerInfo | None = None  # what `model.server` found, once probed
+        self.capacity = Capacity()  # the server's slots and cache (`model.server` fills them in)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -735,7 +735,7 @@ class ChatClient:
         options: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The exact body `chat` sends, after validating the messages and tools. `options` (this
-        call's sampling and `chat_template_kwargs`, see agent.sampling) win over the config's."""
+        call's sampling and `chat_template_kwargs`, see model.sampling) win over the config's."""
         validate_messages(messages)
         if tools:
             validate_tools(tools)

@@ -4,7 +4,7 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
 `why` all call `ModelSession.call`. It owns, once:
 
 - **the window**: `min(context_budget, the server's window, a window a 400 taught)`; the server's
-  window is what `agent/server.py`'s probe found (vLLM's `max_model_len`, llama.cpp's `n_ctx`);
+  window is what `model/server.py`'s probe found (vLLM's `max_model_len`, llama.cpp's `n_ctx`);
   the learned window is kept in the store's meta so a restart starts from it;
 - **the gate**: a request is measured as the server will (messages + tool schemas + the chat
   template, by the token counter; exactly by `/tokenize` once the estimate nears the limit) and
@@ -15,7 +15,7 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
   teaches the window, the request is made smaller and retried once; a second overflow is a
   `BudgetError` (one line, exit 1);
 - **the server's capacity**: each request is weighed as its prompt (as the gate counted it) plus
-  its `max_tokens`, and each of its attempts waits for room on the server (`agent/capacity.py`,
+  its `max_tokens`, and each of its attempts waits for room on the server (`model/capacity.py`,
   one per server in the client);
 - **token accounting**: every HTTP attempt is on the books before it is sent (a line in the
   store's call ledger, `store/ledger.py`, written through `Books`) and completed when it ends,
@@ -45,20 +45,20 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from terrarium_dagster.agent.accounting import ABANDONED_AT_STOP, RETRIED, attempt_record
-from terrarium_dagster.agent.client import (
+from terrarium_dagster.context.compaction import strip_thinking
+from terrarium_dagster.context.state import Message
+from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
+from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAnswerError
+from terrarium_dagster.model.accounting import ABANDONED_AT_STOP, RETRIED, attempt_record
+from terrarium_dagster.model.client import (
     ChatResult,
     ServerContextOverflow,
     ServerUnreachableError,
     outcome_of,
 )
-from terrarium_dagster.agent.protocol import Usage
-from terrarium_dagster.agent.replicas import ModelClient
-from terrarium_dagster.agent.server import server_info
-from terrarium_dagster.context.compaction import strip_thinking
-from terrarium_dagster.context.state import Message
-from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
-from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAnswerError
+from terrarium_dagster.model.protocol import Usage
+from terrarium_dagster.model.replicas import ModelClient
+from terrarium_dagster.model.server import server_info
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import now_iso
 from terrarium_dagster.store.models import AgentCallRecord
@@ -151,7 +151,7 @@ class ModelSession:
         self.budget = budget
         self.max_tokens = max_tokens
         self.run_id = run_id
-        # sampling and the thinking switch of each kind of request (agent.sampling)
+        # sampling and the thinking switch of each kind of request (model.sampling)
         self.request_options = request_options
         self.counter: TokenCounter = counter or ServerCounter(tokenize=self._count_on_server)
         # `why` beside a run records each call at once; a run buffers them past its transactions
