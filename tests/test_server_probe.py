@@ -116,7 +116,7 @@ def test_the_probe_finds_vllm_its_window_and_exact_counting_in_one_line(
 ) -> None:
     vllm_server.max_model_len = 12288
     with (
-        caplog.at_level(logging.DEBUG, logger="terrarium_dagster.agent.server"),
+        caplog.at_level(logging.INFO, logger="terrarium_dagster.agent.server"),
         ChatClient(ClientConfig(base_url=vllm_server.api_url, max_retries=0)) as client,
     ):
         info = probe_server(client)
