@@ -89,9 +89,8 @@ def _option_type(annotation: Any) -> Any:
 
 
 # Settings only some commands use: the site's address (where post links point, where `serve`
-# listens) means nothing to status, score, recover, snapshots or undo; the story's name only to
-# Dagster (`dev`; `run` and `why` take every setting).
-_ONLY_WHERE_ASKED = frozenset({"site_url", "story"})
+# listens) means nothing to status, score, recover, snapshots or undo.
+_ONLY_WHERE_ASKED = frozenset({"site_url"})
 
 
 def _shown_default(name: str) -> str | None:
@@ -131,15 +130,9 @@ def _add_settings(
             )
 
 
-def _add_store(
-    parser: argparse.ArgumentParser, *, site: bool = False, dagster: bool = False
-) -> None:
-    """--db, --site-url where `site` (the commands that link to or serve the site), --story
-    where `dagster` (the commands that take every setting, or start Dagster)."""
-    also = {"site_url"} if site else set()
-    if dagster:
-        also.add("story")
-    _add_settings(parser, "store", also=frozenset(also))
+def _add_store(parser: argparse.ArgumentParser, *, site: bool = False) -> None:
+    """--db, and --site-url where `site` (the commands that link to or serve the site)."""
+    _add_settings(parser, "store", also=frozenset({"site_url"}) if site else frozenset())
 
 
 def _add_corpus(parser: argparse.ArgumentParser) -> None:
@@ -167,7 +160,7 @@ def _add_snapshot_commands(subparsers: Any) -> None:
     why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
     why.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_corpus(why)
-    _add_store(why, site=True, dagster=True)
+    _add_store(why, site=True)
     _add_agent(why)
 
 
@@ -203,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(not offline: the offline backend answers at once) and the time left.",
     )
     _add_corpus(run)
-    _add_store(run, site=True, dagster=True)
+    _add_store(run, site=True)
     _add_agent(run)
     run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
     run.add_argument(
@@ -224,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands, "edition", help="write the reader's edition up to a thread (each entry rewritten)"
     )
     _add_corpus(edition)
-    _add_store(edition, site=True, dagster=True)
+    _add_store(edition)
     _add_agent(edition)
     edition.add_argument(
         "--as-of-thread", required=True, help="thread id or key: the edition up to its end"
@@ -312,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
     )
     _add_corpus(dev)
-    _add_store(dev, site=True, dagster=True)
+    _add_store(dev, site=True)
     _add_agent(dev)
     dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
@@ -537,9 +530,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                 engine.restore_snapshot(args.from_snapshot)
             selected = _thread_range(engine, args.threads)
             engine.check_sources()  # a living corpus: sources edited or deleted since cited
-            served = None if settings.offline else getattr(engine.client, "server_info", None)
-            if served is not None:  # what the server is, said once (the log has it at debug)
-                progress.note(f"terrarium: {served.line()}")
             in_flight = None if settings.offline else (lambda: engine.in_flight)
             progress.unit = "chapter" if is_book(engine.corpus) else "thread"
             progress.plan(*engine.work_left(selected), in_flight)

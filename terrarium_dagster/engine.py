@@ -21,7 +21,7 @@ from typing import Any, Literal, Self
 from terrarium_dagster.agent.loop import Annotator
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
+from terrarium_dagster.corpus.identity import CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_after
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
@@ -71,7 +71,7 @@ ProgressCallback = Callable[[str, dict[str, object]], None]
 
 OFFLINE_URL = "http://offline.invalid/v1"  # what the offline backend's calls name as server
 CORPUS_META = "corpus_path"
-CORPUS_IDENTITY_META = IDENTITY_META  # corpus.identity: which corpus the store belongs to
+CORPUS_IDENTITY_META = "corpus_identity"  # corpus.identity: which corpus the store belongs to
 SOURCE_CHANGED_TAG = "source-changed"  # an entry citing a post edited or deleted since
 URL_TEMPLATE_META = "url_template"
 # Templates earlier versions recorded for the bundled sample: a host that does not exist.
