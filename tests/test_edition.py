@@ -422,3 +422,26 @@ def test_an_entry_refused_every_time_keeps_its_previous_text(
             expected = before[text.entry_id].text if text.entry_id in before else None
             assert text.text == (expected or views[text.entry_id].definition)
         assert any(t.entry_id in before for t in texts)
+
+
+def test_a_thread_annotated_again_has_its_edition_written_again_and_the_old_one_kept(
+    quest: tuple[Path, Path], written: Path, tmp_path: Path
+) -> None:
+    corpus_path, _ = quest
+    store_path = _copy(written, tmp_path / "store.db")
+    settings = load_settings(offline=True, corpus=corpus_path, db=str(store_path))
+    with Engine.open(settings) as engine:
+        last = engine.threads[-1]
+        before = engine.store.editions.of_thread(last.id)
+        engine.annotate_thread(last.id, rewind=True)
+        engine.curate_thread(last.id)
+        assert engine.store.editions.thread(last.id) is None  # stale: the thread changed
+        assert engine.store.editions.as_of(last.position - 1)  # earlier threads stand
+        reports = engine.write_edition(last.id)
+        assert [r.already_done for r in reports] == [True] * (len(reports) - 1) + [False]
+        after = engine.store.editions.of_thread(last.id)
+        assert after and {t.revision_id for t in after} != {t.revision_id for t in before}
+        rows = engine.store.conn.execute(
+            "SELECT COUNT(*) FROM edition WHERE thread_id = ?", (last.id,)
+        ).fetchone()[0]
+        assert rows == len(before) + len(after)  # the stale edition is kept on record

@@ -65,6 +65,7 @@ def test_an_entry_at_a_reading_position_shows_that_positions_edition_only(
     shown = page.inner_text("#page")
     assert QUOTE.findall(then.text) and all(q in shown for q in QUOTE.findall(then.text))
     assert not [q for q in new_quotes if q in shown], "nothing of the later edition"
+    assert "**" not in shown and ">>" + str(then.posts[0]) not in shown.split("\n")[0]
     working = page.locator("details.working")
     assert working.count() == 1 and not working.evaluate("node => node.open")
     working.locator("summary").click()  # the working definition, one click away
@@ -76,3 +77,25 @@ def test_an_entry_at_a_reading_position_shows_that_positions_edition_only(
         "quote => document.querySelector('#page').innerText.includes(quote)",
         arg=sorted(new_quotes)[0],
     )
+
+
+def test_the_index_glosses_an_entry_with_its_edition_lead(
+    site: str, story: tuple[Path, Path, list[str]], page: Any
+) -> None:
+    _, db, keys = story
+    with GlossaryStore(db, read_only=True) as store:
+        edition = store.editions.as_of(len(keys) - 1)
+        views = {
+            v.id: v
+            for v in store.history.glossary_as_of_thread(
+                store.progress.thread_states()[-1].thread_id
+            )
+        }
+    entry_id, text = next(
+        (i, t) for i, t in edition.items() if i in views and views[i].status == "confirmed"
+    )
+    lead = text.text.split("\n", 1)[0].split(":", 1)[1].strip().rstrip(".")
+    page.goto(f"{site}/?upto={keys[-1]}")
+    page.wait_for_selector(f"a[href='#/entry/{entry_id}']")
+    line = page.locator(f"li:has(a[href='#/entry/{entry_id}'])").first.inner_text()
+    assert lead in line and "**" not in line and ">>" not in line

@@ -168,7 +168,6 @@ def entry_request(
     known: ThreadGlossary,
     view: EntryView,
     *,
-    previous: str | None,
     budget: int,
 ) -> EditionRequest:
     """What the edition request of `view` (as of `known`'s thread) shows the model."""
@@ -182,7 +181,6 @@ def entry_request(
         revisions=_revisions(store, corpus, view.id, known.boundary),
         sources=_sources(corpus, view, budget),
         linked=_linked(known, view),
-        previous=previous,
     )
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from terrarium_dagster.context.compaction.text import strip_thinking
 
@@ -104,8 +104,6 @@ class EditionRequest:
     revisions: tuple[tuple[int, str, str, str], ...]  # (id, action, thread key, definition)
     sources: tuple[SourceShown, ...]
     linked: tuple[tuple[str, str], ...]  # (term, definition as of the thread)
-    previous: str | None = None  # the entry's edition before this thread
-    extra_notes: tuple[str, ...] = field(default=())
 
     @property
     def citable(self) -> tuple[int, ...]:
@@ -156,10 +154,7 @@ def edition_message(request: EditionRequest) -> str:
         lines.append("(none)")
     lines += ["", "## Citable posts"]
     lines.append(" ".join(f">>{post}" for post in request.citable) or "(none)")
-    if request.previous:
-        lines += ["", "## Previous edition", _one_line(request.previous)]
     lines += ["", "## Answer format", ANSWER_RULES]
-    lines.extend(request.extra_notes)
     return "\n".join(lines)
 
 

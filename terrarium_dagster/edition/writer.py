@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from terrarium_dagster.agent.drafts import DraftCounter, submit
 from terrarium_dagster.context.state import Message
+from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.edition.evidence import (
@@ -126,6 +127,8 @@ class EditionWriter:
         self.evidence_chars = evidence_chars or max(600, min(EVIDENCE_CHARS, room // 2))
         self._shrink = standalone_task(session, None)
         self.peak_in_flight = 0
+        self._base_counter: TokenCounter = session.counter  # forked when a write begins
+        self._names: list[str] = []  # the store's names when a write begins
 
     @staticmethod
     def _system() -> Message:
@@ -139,7 +142,7 @@ class EditionWriter:
         jobs: list[_Job] = []
         for view in changed_entries(self.store, known, previous_boundary):
             request = entry_request(
-                self.store, self.corpus, known, view, previous=None, budget=self.evidence_chars
+                self.store, self.corpus, known, view, budget=self.evidence_chars
             )
             messages: list[Message] = [
                 self._system(),
