@@ -221,7 +221,7 @@ class Annotator:
     # -- the scene loop ---------------------------------------------------------------------
 
     @property
-    def story_chars(self) -> int:
+    def _story_chars(self) -> int:
         """The most story text one scene message carries: a share of the prompt limit, and at
         most half of what the fixed prefix (system prompt and tool schemas) leaves of it, so that
         the known entries, the summaries and the scene's own tool rounds fit beside it."""
@@ -229,17 +229,17 @@ class Annotator:
         tokens = min(int(limit * STORY_SHARE), int((limit - self.prefix_tokens) * FREE_SHARE))
         return max(MIN_STORY_TOKENS, tokens) * CHARS_PER_TOKEN
 
-    def scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
+    def _scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
         """The message of `scene` (a whole scene, or a part of one: `next_part`)."""
-        return self.scene_reads(thread, scene, number, count)[0]
+        return self._scene_reads(thread, scene, number, count)[0]
 
-    def scene_reads(
+    def _scene_reads(
         self, thread: Thread, scene: Scene, number: int, count: int
     ) -> tuple[str, frozenset[int]]:
         """The message of `scene`, and the ids of every entry it was built from (the entries the
         scene mentions and the near misses of its candidate names, before the budget cut): what a
         drafted scene read of the glossary."""
-        text = fit_story(scene, self.story_chars)
+        text = fit_story(scene, self._story_chars)
         relevant = self._relevant(text)
         story_tokens = len(text) // CHARS_PER_TOKEN
         budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 4))
@@ -257,10 +257,10 @@ class Annotator:
         )
         return message, frozenset(item.entry.id for item in relevant)
 
-    def reads_of(self, scene: Scene) -> frozenset[int]:
+    def _reads_of(self, scene: Scene) -> frozenset[int]:
         """The entries `scene`'s message would be built from now (`scene_reads` without
         building the message)."""
-        text = fit_story(scene, self.story_chars)
+        text = fit_story(scene, self._story_chars)
         return frozenset(item.entry.id for item in self._relevant(text))
 
     def _relevant(self, text: str) -> list[RelevantEntry]:
@@ -314,11 +314,11 @@ class Annotator:
         index = start
         while index < len(scenes):
             if self.stop.is_set():
-                self.stop_cleanly()
+                self._stop_cleanly()
                 raise Interrupted(f"stopped before scene {scenes[index].id}")
             if self.limit_reached:
                 return ThreadOutcome(annotated, finished=False)
-            if position is not None or len(scenes[index].text) > self.story_chars:
+            if position is not None or len(scenes[index].text) > self._story_chars:
                 # too large for the room: read in parts, one transaction each, in order
                 position = self._read_part(thread, scenes, index, position or (0, 0))
                 annotated += 1
@@ -327,20 +327,20 @@ class Annotator:
             end = self._block_end(index, len(scenes))
             # a block stops before a scene to be read in parts (fixed by corpus and settings)
             end = next(
-                (i for i in range(index + 1, end) if len(scenes[i].text) > self.story_chars), end
+                (i for i in range(index + 1, end) if len(scenes[i].text) > self._story_chars), end
             )
             if end - index == 1:
                 position = self._read_part(thread, scenes, index, (0, 0))
             else:
                 try:
-                    self.annotate_block(thread, scenes[index:end], index, len(scenes))
+                    self._annotate_block(thread, scenes[index:end], index, len(scenes))
                 except SceneTooLarge as exc:  # rolled back: its first scene alone, then the rest
                     log.warning("%s; scene %s is read alone", exc, scenes[index].id)
                     end = index + 1
                     position = self._read_part(thread, scenes, index, (0, 0))
             annotated += end - index
             index = end if position is None else index
-        self.finish_thread(thread, len(scenes))
+        self._finish_thread(thread, len(scenes))
         return ThreadOutcome(annotated, finished=True)
 
     def _read_part(
@@ -352,11 +352,11 @@ class Annotator:
         entries and its own tool rounds leave too little) is rolled back and read again with
         half the story room, down to `MIN_PART_CHARS`; only then does the run stop. Every part
         starts at the full room, so a resumed run cuts the same parts."""
-        scene, room = scenes[index], self.story_chars
+        scene, room = scenes[index], self._story_chars
         while True:
             part, position = next_part(scene, start, room)
             try:
-                self.annotate_scene(
+                self._annotate_scene(
                     thread, scene, index, len(scenes), part, after=_mark(scene, position)
                 )
                 return position
@@ -378,9 +378,9 @@ class Annotator:
         did not record it: the part is cut again (same corpus, same window); None when that
         part ended the scene."""
         start = _position(scene, cursor.split(PART_MARK, 1)[1], cursor) or (0, 0)
-        return next_part(scene, start, self.story_chars)[1]
+        return next_part(scene, start, self._story_chars)[1]
 
-    def annotate_scene(
+    def _annotate_scene(
         self,
         thread: Thread,
         scene: Scene,
@@ -418,7 +418,7 @@ class Annotator:
                 companion.abandon()
             self.reload()
             if isinstance(exc, Interrupted | AgentError):
-                self.stop_cleanly()
+                self._stop_cleanly()
             raise
         self.record_calls()
         self.calls.scope = None
@@ -447,7 +447,7 @@ class Annotator:
 
     # -- a block of scenes drafted at once (concurrency > 1; see agent/drafts.py) ----------------
 
-    def annotate_block(
+    def _annotate_block(
         self, thread: Thread, scenes: Sequence[Scene], first: int, count: int
     ) -> None:
         """Annotate `scenes` (consecutive, of one thread) as one unit: drafted side by side,
@@ -467,7 +467,7 @@ class Annotator:
 
         def messages() -> list[tuple[str, frozenset[int]]]:
             return [
-                self.scene_reads(thread, scene, first + offset + 1, count)
+                self._scene_reads(thread, scene, first + offset + 1, count)
                 for offset, scene in enumerate(scenes)
             ]
 
@@ -487,7 +487,7 @@ class Annotator:
                 scene_id=scenes[largest].id,
                 reserve_tokens=reserve,
             )
-        names = self.names_fingerprint()
+        names = self._names_fingerprint()
         drafts = [
             self._draft(scene, first + offset, text, read, names)
             for offset, (scene, (text, read)) in enumerate(zip(scenes, reads, strict=True))
@@ -508,7 +508,7 @@ class Annotator:
     def _commit(self, thread: Thread, draft: SceneDraft, count: int) -> tuple[int, int] | None:
         """Commit a draft at its turn, or None when it must be decided again (`Conflict`)."""
         before = self.store.history.last_revision_id()
-        reads_now = self.reads_of(draft.scene)
+        reads_now = self._reads_of(draft.scene)
         try:
             turns = commit_draft(
                 self.calls.access_for(thread, draft.scene),
@@ -526,7 +526,7 @@ class Annotator:
             thread, draft.scene, draft.index, count, turns, before, draft.answers, save=False
         )
 
-    def names_fingerprint(self) -> int:
+    def _names_fingerprint(self) -> int:
         """Which names the glossary holds (terms and aliases of live entries), as one number: a
         drafted scene's reads can change only when it changes."""
         return hash(tuple(self.store.glossary.live_names()))
@@ -565,13 +565,13 @@ class Annotator:
         next part starts, None when this ends the scene; `redraft`: its draft was set aside)."""
         before = self.store.history.last_revision_id()
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
-        message = self.scene_message(thread, scene, index + 1, count)
+        message = self._scene_message(thread, scene, index + 1, count)
         if self.context.prepare(
             message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
         ):
             # compaction removed history the message relied on (entries listed earlier): list
             # them again, and make sure the longer message fits too
-            message = self.scene_message(thread, scene, index + 1, count)
+            message = self._scene_message(thread, scene, index + 1, count)
             self.context.prepare(
                 message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
             )
@@ -652,7 +652,7 @@ class Annotator:
 
     # -- thread boundaries ----------------------------------------------------------------------
 
-    def finish_thread(self, thread: Thread, scene_count: int) -> int:
+    def _finish_thread(self, thread: Thread, scene_count: int) -> int:
         """Close the thread: fold bookkeeping, checkpoint, mark it annotated (one transaction)."""
         with self.store.transaction():
             entry_ids = sorted(
@@ -695,7 +695,7 @@ class Annotator:
             model=self.model,
         )
 
-    def stop_cleanly(self) -> None:
+    def _stop_cleanly(self) -> None:
         """A clean stop (signal, persistent server failure, no answer): close what the scene
         opened. No snapshot is written: the committed context state (saved with every scene) is
         what the resumed run continues from, and a snapshot row here would change what the
@@ -856,18 +856,18 @@ class _BlockSteps:
         )
 
     def stale(self, draft: SceneDraft) -> bool:
-        if draft.names == self.annotator.names_fingerprint() and not draft.calls:
+        if draft.names == self.annotator._names_fingerprint() and not draft.calls:
             return False  # no name came or went since its reads, and it read nothing else
         return not would_commit(
             self.annotator.calls.access_for(self.thread, draft.scene),
             self.annotator.registry,
             draft,
-            reads_now=self.annotator.reads_of(draft.scene),
+            reads_now=self.annotator._reads_of(draft.scene),
         )
 
     def redraft(self, draft: SceneDraft) -> SceneDraft:
-        names = self.annotator.names_fingerprint()
-        text, reads = self.annotator.scene_reads(
+        names = self.annotator._names_fingerprint()
+        text, reads = self.annotator._scene_reads(
             self.thread, draft.scene, draft.index + 1, self.count
         )
         again = self.annotator._draft(draft.scene, draft.index, text, reads, names)
