@@ -1,0 +1,128 @@
+"""The argument parser's shared pieces: the parser class, a subcommand with its summary, and
+the options generated from `Settings` (the single source of every setting's flag)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import typing
+from typing import Any
+
+from pydantic_core import PydanticUndefined
+
+from terrarium_dagster.config import Settings, cli_group, load_settings
+from terrarium_dagster.paths import default_store_path
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default where it has one (not for flags, nor for settings, whose
+    defaults come from `Settings` and are written into their help)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser whose usage errors are raised (as `UsageError`), not exits."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def add_command(commands: Any, name: str, *, help: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand whose one-line summary (in `terrarium --help`) is also the first line of
+    its own `--help`."""
+    summary = help[0].upper() + help[1:] + "."
+    description = kwargs.pop("description", None)
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=help,
+        description=f"{summary} {description}" if description else summary,
+        **kwargs,
+    )
+    return parser
+
+
+class UsageError(Exception):
+    """Arguments the parser refused (`main` turns it into exit code 2)."""
+
+
+# Aliases kept for options users already know; every other flag is `--<setting-name>`.
+_ALIASES = {"enable_thinking": ("--thinking",)}
+# Options that exclude each other (one backend is chosen).
+_EXCLUSIVE = {"agent_url", "offline"}
+
+
+def _option_type(annotation: Any) -> Any:
+    """The argparse type of a setting: the one non-None member of its annotation."""
+    members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    return members[0] if members else annotation
+
+
+# Settings only some commands use: the site's address (where post links point, where `serve`
+# listens) means nothing to status, score, recover, snapshots or undo.
+_ONLY_WHERE_ASKED = frozenset({"site_url"})
+
+
+def _shown_default(name: str) -> str | None:
+    """A setting's default as its help shows it (None: it has none, or its text says it)."""
+    if name == "db":
+        return str(default_store_path())
+    default = Settings.model_fields[name].default
+    if default is None or default is False or default is PydanticUndefined:
+        return None
+    return str(default)
+
+
+def _add_settings(
+    parser: argparse.ArgumentParser, group_name: str, also: frozenset[str] = frozenset()
+) -> None:
+    """Generate the options of one settings group from `Settings` (the single source); the
+    settings of `_ONLY_WHERE_ASKED` only when named in `also`."""
+    target: Any = parser
+    if group_name == "agent":
+        target = parser.add_argument_group("agent")
+    exclusive = target.add_mutually_exclusive_group() if group_name == "agent" else None
+    for name, field in Settings.model_fields.items():
+        if cli_group(name) != group_name or (name in _ONLY_WHERE_ASKED and name not in also):
+            continue
+        flags = (f"--{name.replace('_', '-')}", *_ALIASES.get(name, ()))
+        where = exclusive if name in _EXCLUSIVE and exclusive is not None else target
+        shown = _shown_default(name)
+        default = f"default: {shown}; " if shown is not None else ""
+        help_text = f"{field.description or name} ({default}env TERRARIUM_{name.upper()})"
+        kind = _option_type(field.annotation)
+        if kind is bool:
+            action = argparse.BooleanOptionalAction if field.default is None else "store_true"
+            where.add_argument(*flags, dest=name, action=action, default=None, help=help_text)
+        else:
+            where.add_argument(
+                *flags, dest=name, type=kind, default=None, metavar=name.upper(), help=help_text
+            )
+
+
+def add_store(parser: argparse.ArgumentParser, *, site: bool = False) -> None:
+    """--db, and --site-url where `site` (the commands that link to or serve the site)."""
+    _add_settings(parser, "store", also=frozenset({"site_url"}) if site else frozenset())
+
+
+def add_corpus(parser: argparse.ArgumentParser) -> None:
+    _add_settings(parser, "corpus")
+
+
+def add_agent(parser: argparse.ArgumentParser) -> None:
+    _add_settings(parser, "agent")
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """The settings, the options given on the command line taking precedence over the rest."""
+    fields = set(Settings.model_fields)
+    given = {key: value for key, value in vars(args).items() if key in fields}
+    return load_settings(**given)

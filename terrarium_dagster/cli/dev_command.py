@@ -1,0 +1,152 @@
+"""`terrarium dev`: the Dagster UI and the site server together."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from terrarium_dagster.cli.arguments import (
+    add_agent,
+    add_command,
+    add_corpus,
+    add_store,
+    settings_from_args,
+)
+from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK
+from terrarium_dagster.cli.site_refresher import SiteRefresher
+from terrarium_dagster.config import Settings
+from terrarium_dagster.errors import InputError
+
+
+def add_dev_parser(commands: Any) -> None:
+    """Add `dev`: the address and the Dagster UI's port."""
+    dev = add_command(
+        commands,
+        "dev",
+        help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
+    )
+    add_corpus(dev)
+    add_store(dev, site=True)
+    add_agent(dev)
+    dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
+
+
+def cmd_dev(args: argparse.Namespace) -> int:
+    """`dagster dev` (the UI, the daemon, the code location) as a child in its own process group,
+    and the site server (`terrarium serve`: the reader's site, the exports, the post pages) in
+    this process, on `site_url`'s port. Ctrl-C (or SIGTERM) stops both: the child's whole group
+    gets SIGINT (Dagster's own orderly shutdown), then SIGKILL if it is still there after 30 s."""
+    import subprocess
+
+    from terrarium_dagster.exports.serve import make_server
+
+    settings = settings_from_args(args)
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port must be 0..65535, not {args.port}")
+    env = dict(os.environ)
+    for name in Settings.model_fields:  # the child's code location reads the same settings
+        value = getattr(args, name, None)
+        if value is not None:
+            env[f"TERRARIUM_{name.upper()}"] = str(int(value) if isinstance(value, bool) else value)
+    # `dagster dev` is what `dg dev` runs; we start it ourselves (any folder, no dg project
+    # needed) and so are told it is superseded: that one warning is not for our users.
+    env["PYTHONWARNINGS"] = ",".join(
+        filter(None, (env.get("PYTHONWARNINGS"), f"ignore:{_SUPERSEDED}::"))
+    )
+    if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
+        env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
+    root = Path(settings.db).expanduser().resolve().parent / "exports"
+    site_port = urlsplit(settings.site_url).port or 80
+    site = SiteRefresher(settings, root)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    with site.corpus() as corpus:
+        try:
+            server = make_server(root, args.host, site_port, corpus=corpus, refresh=site.refresh)
+        except OSError as exc:
+            raise InputError(f"cannot serve on {args.host}:{site_port}: {exc.strerror}") from None
+        serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
+        serving.start()
+        site.refresh()
+        workspace = _dev_workspace()
+        command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]
+        command += ["-h", args.host, "-p", str(args.port)]
+        previous = {
+            sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        child = subprocess.Popen(command, env=env, start_new_session=True)
+        print(
+            f"Dagster UI: http://{args.host}:{args.port}/ · the reader's site, the exports and "
+            f"the source posts: {settings.site_url}/ (Ctrl-C stops both)",
+            flush=True,
+        )
+        try:
+            while child.poll() is None and not stop.wait(0.5):
+                pass
+        finally:
+            _stop_group(child)
+            server.shutdown()
+            server.server_close()
+            shutil.rmtree(workspace.parent, ignore_errors=True)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if stop.is_set():
+        return EXIT_OK
+    print(f"terrarium: dagster dev exited with code {child.returncode}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+_SUPERSEDED = "Function `dev_command` is superseded"  # dagster's SupersessionWarning
+# The code location as the project names it ([tool.dg.project] code_location_name): loaded by
+# module name alone, Dagster would name it after the module and warn, on every load, that the
+# names differ.
+_DEV_WORKSPACE = """load_from:
+  - python_module:
+      module_name: terrarium_dagster.definitions
+      location_name: terrarium_dagster
+"""
+
+
+def _dev_workspace() -> Path:
+    """A workspace file for `dagster dev` (in a private temporary folder the caller removes)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="terrarium-dev-"))
+    workspace = folder / "workspace.yaml"
+    workspace.write_text(_DEV_WORKSPACE, encoding="utf-8")
+    return workspace
+
+
+def _stop_group(child: Any, grace_s: float = 30.0) -> None:
+    """SIGINT to the child's process group, then SIGKILL to whatever is left after `grace_s`."""
+    import subprocess
+
+    group = child.pid  # start_new_session: the group's id is the child's pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=grace_s)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    if child.poll() is None:
+        child.wait(timeout=10)

@@ -1,0 +1,70 @@
+"""`terrarium edition`: the reader's edition up to a thread."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from terrarium_dagster.cli.arguments import (
+    add_agent,
+    add_command,
+    add_corpus,
+    add_store,
+    settings_from_args,
+)
+from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread
+
+
+def add_edition_parser(commands: Any) -> None:
+    """Add `edition`: the thread it is written up to."""
+    edition = add_command(
+        commands, "edition", help="write the reader's edition up to a thread (each entry rewritten)"
+    )
+    add_corpus(edition)
+    add_store(edition)
+    add_agent(edition)
+    edition.add_argument(
+        "--as-of-thread", required=True, help="thread id or key: the edition up to its end"
+    )
+
+
+def _edition_progress(event: str, data: dict[str, object]) -> None:
+    if event == "edition":
+        print(
+            f"{data['thread_key']}: edition written ({data['rewritten']} entries)", file=sys.stderr
+        )
+
+
+def cmd_edition(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import Engine
+
+    settings = settings_from_args(args)
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        log.warning(
+            "%s received: stopping after the thread being written", signal.Signals(signum).name
+        )
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    started = time.monotonic()
+    try:
+        with Engine.open(settings, stop=stop, progress=_edition_progress) as engine:
+            target = resolve_thread(engine.corpus, args.as_of_thread)
+            reports = engine.write_edition(target.id)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for report in reports:
+        state = "already written" if report.already_done else f"{report.kept} kept"
+        print(
+            f"{report.thread_key}: {report.rewritten} entries rewritten ({state}), "
+            f"{report.requests} requests, {report.tokens} tokens"
+        )
+    print(f"edition as of {target.key} written in {time.monotonic() - started:.1f}s")
+    return EXIT_OK

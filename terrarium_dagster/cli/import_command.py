@@ -1,0 +1,51 @@
+"""`terrarium import`: a book turned into a corpus."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from terrarium_dagster.cli.arguments import add_command
+from terrarium_dagster.cli.common import EXIT_OK, check_writable
+
+
+def add_import_parser(commands: Any) -> None:
+    """Add `import`: the book and the corpus file to write."""
+    importer = add_command(
+        commands,
+        "import",
+        help="turn a book (.txt, .md, .epub) into a corpus: chapters become threads",
+    )
+    importer.add_argument("book", type=Path, help="plain text, Markdown or EPUB file")
+    importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
+    importer.add_argument(
+        "--replace", action="store_true", help="write over --out when it exists (else refused)"
+    )
+    importer.add_argument(
+        "--dry-run", action="store_true", help="show the chapters found and what was left out"
+    )
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.importers import import_book, read_book
+
+    if args.dry_run:
+        book = read_book(args.book)
+        print(f"{book.title or args.book.name}: {len(book.chapters)} chapters (nothing written)")
+        for number, chapter in enumerate(book.chapters, start=1):
+            print(f"  {number:3d}. {chapter.title} ({chapter.words} words)")
+        for name in book.dropped:
+            print(f"  left out: {name}")
+        for section in book.reference:
+            print(f"  reference, not story: {section.title} ({section.words} words)")
+        return EXIT_OK
+    check_writable(args.out, folder=False)
+    report = import_book(args.book, args.out, replace=args.replace)
+    print(
+        f"imported {report.chapters} chapters, {report.paragraphs} paragraphs "
+        f"({report.words} words) of {report.title} into {report.path}"
+    )
+    if report.reference:
+        print(f"back matter (glossary, appendices) kept for reference in {report.reference}")
+    return EXIT_OK

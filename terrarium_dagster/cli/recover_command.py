@@ -1,0 +1,43 @@
+"""`terrarium recover`: what is readable of a damaged store, copied into a new one."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from terrarium_dagster.cli.arguments import add_command, add_store, settings_from_args
+from terrarium_dagster.cli.common import EXIT_OK
+
+
+def add_recover_parser(commands: Any) -> None:
+    """Add `recover`: the new store."""
+    recover = add_command(
+        commands,
+        "recover",
+        help="copy what is readable of a damaged store into a new one (the damaged one is kept)",
+    )
+    add_store(recover)
+    recover.add_argument("--out", type=Path, required=True, help="the new store (must not exist)")
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from terrarium_dagster.store.recover import recover
+
+    settings = settings_from_args(args)
+    report = recover(Path(settings.db), args.out)
+    damaged = ", ".join(report.damaged_tables) or "none"
+    print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")
+    for table in report.tables:
+        if table.lost_all:
+            print(f"  {table.table}: unreadable, nothing recovered")
+        elif table.unreadable:
+            print(f"  {table.table}: {table.copied} rows; {table.unreadable} damaged stretch(es)")
+    if report.dangling:
+        print(f"  {report.dangling} rows point at rows that were lost")
+    print(
+        f"the damaged store {report.source} is unchanged; check the new one with "
+        f"`terrarium status --db {report.out}`, then run with `--db {report.out}` "
+        "(`--rewind` or `--from-snapshot` redo a thread whose rows were lost)"
+    )
+    return EXIT_OK

@@ -1,0 +1,131 @@
+"""`terrarium run`: annotate the threads in story order, with the progress display."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from terrarium_dagster.cli.arguments import (
+    add_agent,
+    add_command,
+    add_corpus,
+    add_store,
+    settings_from_args,
+)
+from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, log
+from terrarium_dagster.cli.progress_display import NoteHandler, Progress
+from terrarium_dagster.errors import InputError, Interrupted
+
+
+def add_run_parser(commands: Any) -> None:
+    """Add `run`: the range of threads, a stop after N scenes, a rewind."""
+    run = add_command(
+        commands,
+        "run",
+        help="annotate the threads in story order, curating each; the same command resumes",
+        description="On a terminal one line shows the progress: threads and scenes done, "
+        "entries new and updated, completion tokens per second, model requests in flight "
+        "(not offline: the offline backend answers at once) and the time left.",
+    )
+    add_corpus(run)
+    add_store(run, site=True)
+    add_agent(run)
+    run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
+    run.add_argument(
+        "--max-scenes",
+        type=int,
+        help="stop after this many scenes, at the end of a block of --concurrency scenes "
+        "(resume later)",
+    )
+    run.add_argument("--rewind", action="store_true", help="redo the first thread and later ones")
+    run.add_argument(
+        "--from-snapshot",
+        type=int,
+        metavar="ID",
+        help="roll the glossary and context back to snapshot ID, then resume from there",
+    )
+
+
+def _thread_range(engine: Any, spec: str | None) -> list[Any]:
+    threads = engine.threads
+    if not spec:
+        return threads
+    if ".." not in spec:
+        first = last = spec
+    else:
+        first, last = spec.split("..", 1)
+
+    def locate(text: str, default: int) -> int:
+        if not text:
+            return default
+        for thread in threads:
+            if text in (str(thread.id), thread.key):
+                return thread.position
+        raise InputError(f"--threads: no thread {text!r} in the corpus (give an id or a key)")
+
+    start, stop = locate(first, 0), locate(last, len(threads) - 1)
+    if start > stop:
+        raise InputError(f"--threads: {first} comes after {last} in story order")
+    return threads[start : stop + 1]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.story import is_book
+    from terrarium_dagster.engine import Engine
+
+    settings = settings_from_args(args)
+    if args.max_scenes is not None and args.max_scenes < 1:
+        raise InputError(f"--max-scenes must be at least 1, not {args.max_scenes}")
+    stop = threading.Event()
+
+    running: list[Any] = []  # the engine, once open
+
+    def request_stop(signum: int, _frame: object) -> None:
+        name = signal.Signals(signum).name
+        stop.set()
+        if running and running[0].calling:  # abandon the request in flight: the scene rolls back
+            log.debug("%s received: abandoning the model call in flight", name)
+            raise Interrupted(f"{name} during a model call")
+        log.debug("%s received: stopping after the current step", name)
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    progress = Progress(sys.stderr)
+    started = time.monotonic()
+    root = logging.getLogger()
+    handlers = root.handlers[:]
+    if progress.live:  # log records go above the live line, not into it
+        root.handlers = [NoteHandler(progress, handlers)]
+    try:
+        with Engine.open(settings, stop=stop, progress=progress) as engine:
+            running.append(engine)
+            engine.max_scenes = args.max_scenes
+            if args.from_snapshot is not None:
+                engine.restore_snapshot(args.from_snapshot)
+            selected = _thread_range(engine, args.threads)
+            engine.check_sources()  # a living corpus: sources edited or deleted since cited
+            in_flight = None if settings.offline else (lambda: engine.in_flight)
+            progress.unit = "chapter" if is_book(engine.corpus) else "thread"
+            progress.plan(*engine.work_left(selected), in_flight)
+            for step in engine.run_threads(selected, rewind=bool(args.rewind)):
+                for problem in step.curation.problems if step.curation else ():
+                    log.warning("%s: curation could not apply: %s", step.thread.key, problem)
+            totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)
+    finally:
+        progress.finish()
+        root.handlers = handlers
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stop.is_set():
+        print("terrarium: interrupted: run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    elapsed = time.monotonic() - started
+    print(
+        f"run finished in {elapsed:.1f}s: {totals.calls} calls, {totals.prompt_tokens} prompt "
+        f"tokens ({totals.cached_tokens} cached), {totals.completion_tokens} completion tokens"
+    )
+    return EXIT_OK

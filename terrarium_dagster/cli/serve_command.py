@@ -1,0 +1,57 @@
+"""`terrarium serve`: the reader's site, the exports and the source posts on loopback."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
+from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.cli.site_refresher import SiteRefresher
+from terrarium_dagster.errors import InputError
+
+
+def add_serve_parser(commands: Any) -> None:
+    """Add `serve`: the exports folder, the address and the port."""
+    serve = add_command(
+        commands,
+        "serve",
+        help="serve the reader's site, the exports and the source posts on loopback",
+    )
+    add_store(serve, site=True)
+    add_corpus(serve)
+    serve.add_argument(
+        "--exports-dir", type=Path, help="exports folder; default: `exports/` beside the store"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, help="port (default: site_url's, 8765 unless set; 0: any free)"
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from terrarium_dagster.exports.serve import make_server
+
+    settings = settings_from_args(args)
+    root = args.exports_dir or Path(settings.db).expanduser().resolve().parent / "exports"
+    port = args.port if args.port is not None else (urlsplit(settings.site_url).port or 80)
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port must be 0..65535, not {port}")
+    site = SiteRefresher(settings, root)
+    with site.corpus() as corpus:
+        try:
+            server = make_server(root, args.host, port, corpus=corpus, refresh=site.refresh)
+        except OSError as exc:
+            raise InputError(f"cannot serve on {args.host}:{port}: {exc.strerror}") from None
+        site.refresh()  # the reader's site, fresh from the store (again when the store changes)
+        host, bound = server.server_address[:2]
+        print(f"serving {root} at http://{host}:{bound}/ (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+    return EXIT_OK

@@ -1,0 +1,75 @@
+"""The reader's site kept as fresh as the store, for `serve` and `dev`."""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from terrarium_dagster.config import Settings
+from terrarium_dagster.errors import TerrariumError
+
+if TYPE_CHECKING:
+    from terrarium_dagster.corpus.reader import Corpus
+
+
+class SiteRefresher:
+    """Keeps the reader's site (`<exports>/site/`) as fresh as the store: rebuilt when a run
+    has written since the last build (checked at most every `every_s` seconds, on a request)."""
+
+    def __init__(self, settings: Settings, root: Path, every_s: float = 2.0) -> None:
+        self.settings = settings
+        self.root = root
+        self.every_s = every_s
+        self._lock = threading.Lock()
+        self._checked = -math.inf
+        self._built: tuple[object, ...] | None = None
+        self._warned = False
+        self._said = ""  # the last line printed about a build
+
+    def corpus(self) -> Corpus:
+        """The corpus the post pages come from: the one the store was built with, if any."""
+        from terrarium_dagster.engine import open_corpus, open_store
+
+        if Path(self.settings.db).expanduser().is_file():
+            try:
+                with open_store(self.settings, read_only=True) as store:
+                    return open_corpus(self.settings, store)
+            except TerrariumError:  # an unreadable store: its warning is refresh()'s
+                pass
+        return open_corpus(self.settings)
+
+    def refresh(self) -> None:
+        from terrarium_dagster.engine import open_corpus, open_store
+        from terrarium_dagster.exports.site import SITE_DIR, build_site
+
+        with self._lock:
+            now = time.monotonic()
+            if now - self._checked < self.every_s:
+                return
+            self._checked = now
+            if not Path(self.settings.db).expanduser().is_file():
+                return
+            try:
+                with open_store(self.settings, read_only=True) as store:
+                    states = store.progress.thread_states()
+                    stamp = (
+                        store.history.last_revision_id(),
+                        tuple((state.thread_key, state.status) for state in states),
+                    )
+                    if stamp == self._built:
+                        return
+                    with open_corpus(self.settings, store) as corpus:
+                        site = build_site(store, corpus, self.root / SITE_DIR)
+                self._built = stamp
+                said = f"built the reader's site: {site.entries} entries, {site.threads} threads"
+                if said != self._said:  # a rebuild that changed no count is not news
+                    print(said, flush=True)
+                    self._said = said
+            except TerrariumError as exc:  # still serve the exports and the posts
+                if not self._warned:
+                    print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)
+                    self._warned = True

@@ -1,0 +1,86 @@
+"""`terrarium snapshots` and `terrarium why`: the context snapshots of a store, and the past
+context that wrote an entry asked why."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from terrarium_dagster.cli.arguments import (
+    add_agent,
+    add_command,
+    add_corpus,
+    add_store,
+    settings_from_args,
+)
+from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.errors import InputError
+
+
+def add_snapshot_parsers(subparsers: Any) -> None:
+    """Add `snapshots` and `why` to the `terrarium` subparsers."""
+    snapshots = add_command(
+        subparsers, "snapshots", help="list the context snapshots (checkpoints) of a store"
+    )
+    add_store(snapshots)
+    snapshots.add_argument("--thread", type=int, help="only this thread's snapshots (thread id)")
+    snapshots.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    why = add_command(
+        subparsers, "why", help="ask the past context that wrote an entry why it wrote it"
+    )
+    why.add_argument("entry", nargs="?", help="entry id (E12), term or alias")
+    why.add_argument("--revision", type=int, help="ask about this revision instead")
+    why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
+    why.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_corpus(why)
+    add_store(why, site=True)
+    add_agent(why)
+
+
+def cmd_snapshots(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import open_store
+    from terrarium_dagster.summon.why import render_snapshots, snapshots_report
+
+    settings = settings_from_args(args)
+    with open_store(settings, read_only=True) as store:
+        rows = snapshots_report(store, thread_id=getattr(args, "thread", None))
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(render_snapshots(rows))
+    return EXIT_OK
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    from terrarium_dagster.engine import open_client, open_corpus, open_store
+    from terrarium_dagster.model import sampling
+    from terrarium_dagster.summon.why import render_why, why
+
+    if args.entry is None and args.revision is None:
+        raise InputError("why: give an entry (E12, a term or an alias) or --revision N")
+    settings = settings_from_args(args)
+    with open_store(settings, must_exist=True) as store, open_corpus(settings, store) as corpus:
+        client = open_client(settings)
+        try:
+            answer = why(
+                store,
+                corpus,
+                client,
+                args.entry,
+                revision=args.revision,
+                question=args.question,
+                budget=settings.context_budget,
+                max_tokens=settings.max_tokens,
+                request_options=lambda purpose: sampling.request_options(
+                    settings, client.model_name(), purpose
+                ),
+            )
+        finally:
+            client.close()
+    if args.json:
+        print(answer.model_dump_json(indent=2))
+    else:
+        print(render_why(answer))
+    return EXIT_OK
