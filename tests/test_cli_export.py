@@ -103,19 +103,33 @@ def test_wiki_and_site_are_folders_written_again(store: Path, tmp_path: Path, fm
     assert not (tmp_path / f"{fmt}.md").exists()
 
 
-def test_an_out_that_does_not_fit_the_format_is_one_line(store: Path, tmp_path: Path) -> None:
+def test_an_out_without_the_formats_extension_is_a_folder_and_its_file_goes_in_it(
+    store: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "exports"
-    folder.mkdir()
-    _one_line(_export(store, "json", folder), "is a folder", "writes one file")
+    for _ in range(2):  # and again: replaced
+        for fmt in ("json", "yaml"):
+            done = _export(store, fmt, folder)
+            assert done.returncode == 0, done.stderr
+            name = f"glossary.{fmt}"
+            assert done.stdout.strip().endswith(str(folder / name)), done.stdout
+        assert _export(store, "lorebook", folder).returncode == 0
+    assert sorted(path.suffix for path in folder.iterdir()) == [".json", ".json", ".yaml"]
+
+
+def test_an_out_with_another_formats_extension_is_one_line(store: Path, tmp_path: Path) -> None:
     _one_line(_export(store, "yaml", tmp_path / "g.json"), "give a path ending in .yaml")
-    _one_line(_export(store, "lorebook", tmp_path / "lore"), "give a path ending in .json")
-    assert [path.name for path in tmp_path.iterdir()] == ["exports"]
-    assert not any(folder.iterdir())
+    _one_line(_export(store, "lorebook", tmp_path / "lore.yaml"), "give a path ending in .json")
+    named = tmp_path / "odd.json"
+    named.mkdir()
+    _one_line(_export(store, "json", named), "is a folder")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["odd.json"]
+    assert not any(named.iterdir())
 
 
 def test_export_help_says_what_out_is() -> None:
     done = _terrarium("export", "--help")
     assert done.returncode == 0
     text = " ".join(done.stdout.split())
-    for words in ("file for json, yaml and lorebook", "folder for wiki", "lorebook", "site"):
+    for words in ("the format's extension is that file", "anything else is a folder", "site"):
         assert words in text, words

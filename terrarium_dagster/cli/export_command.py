@@ -18,10 +18,11 @@ def add_export_parser(commands: Any) -> None:
         "export",
         help="write the glossary as JSON, YAML, a SillyTavern lorebook, a wiki or the reader's "
         "site",
-        description="Write the glossary (now, or as of a thread) in one format. --out is the "
-        "file for json, yaml and lorebook (FILE.json, FILE.yaml, FILE.json; written again, it "
-        "is replaced) and the folder for wiki (pages in FOLDER/wiki/, HTML in FOLDER/wiki/html/) "
-        "and site (the reader's site).",
+        description="Write the glossary (now, or as of a thread) in one format. --out ending in "
+        "the format's extension is that file (json: .json, yaml: .yaml or .yml, lorebook: "
+        ".json); anything else is a folder: json, yaml and lorebook write glossary.json, "
+        "glossary.yaml or <story>.json in it, wiki its pages in FOLDER/wiki/ (HTML in "
+        "FOLDER/wiki/html/), site the reader's site. Written again, it is replaced.",
     )
     add_corpus(export)
     add_store(export, site=True)
@@ -29,19 +30,19 @@ def add_export_parser(commands: Any) -> None:
         "--format",
         choices=("json", "yaml", "wiki", "lorebook", "site"),
         required=True,
-        help="json, yaml, lorebook: one file; wiki, site: a folder",
+        help="json, yaml, lorebook: one file; wiki, site: a folder of pages",
     )
     export.add_argument(
         "--out",
         type=Path,
         required=True,
-        help="the file (json, yaml, lorebook) or folder (wiki, site) to write",
+        help="a file with the format's extension (json, yaml, lorebook), else a folder",
     )
     export.add_argument("--as-of-thread", help="thread id or key: the glossary as it stood then")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from terrarium_dagster.corpus.story import is_book
+    from terrarium_dagster.corpus.story import is_book, story_name
     from terrarium_dagster.engine import open_corpus, open_store
     from terrarium_dagster.exports import build_export
     from terrarium_dagster.exports.site import build_site
@@ -62,8 +63,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         as_of = None
         if args.as_of_thread:
             as_of = resolve_thread(corpus, args.as_of_thread).id
-        report = build_export(store, corpus, args.out, formats=(args.format,), as_of_thread=as_of)
-    print(_export_line(args.format, args.out, report))
+        out = _export_file(args.format, args.out, story_name(corpus))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        report = build_export(store, corpus, out, formats=(args.format,), as_of_thread=as_of)
+    print(_export_line(args.format, out, report))
     return EXIT_OK
 
 
@@ -87,23 +90,39 @@ _EXPORT_FILE_SUFFIXES = {"json": (".json",), "yaml": (".yaml", ".yml"), "loreboo
 _FILE_LIKE_SUFFIXES = (".json", ".yaml", ".yml", ".md", ".html", ".htm", ".txt", ".zip")
 
 
+def _export_file(format_name: str, out: Path, story: str) -> Path:
+    """Where a single-file format is written: `out` itself when it ends in the format's
+    extension, else its file in the folder `out` (the name a folder export gives it)."""
+    from terrarium_dagster.exports.build import JSON_FILE, YAML_FILE
+    from terrarium_dagster.exports.lorebook import lorebook_file
+
+    suffixes = _EXPORT_FILE_SUFFIXES.get(format_name)
+    if suffixes is None or out.suffix.lower() in suffixes:
+        return out
+    name = {"json": JSON_FILE, "yaml": YAML_FILE}.get(format_name) or lorebook_file(story)
+    return out / name
+
+
 def _check_export_out(format_name: str, out: Path) -> None:
-    """`--out` is the file for json, yaml and lorebook (with the format's extension) and the
-    folder for wiki and site: checked before anything is read or written."""
+    """`--out` ending in the format's extension is that file; anything else is a folder (the
+    single-file formats write their file in it; wiki and site their pages): checked before
+    anything is read or written."""
     suffixes = _EXPORT_FILE_SUFFIXES.get(format_name)
     if suffixes is not None:
-        if out.is_dir():
+        if out.suffix.lower() in suffixes and out.is_dir():
             raise InputError(
-                f"--out {out} is a folder; --format {format_name} writes one file: give its "
-                f"path, e.g. {out / ('lorebook' if format_name == 'lorebook' else 'glossary')}"
-                f"{suffixes[0]}"
+                f"--out {out} is a folder, though its name ends in {out.suffix}: give the file's "
+                f"path, e.g. {out / out.name}"
             )
-        if out.suffix.lower() not in suffixes:
+        if out.suffix.lower() in suffixes:
+            check_writable(out, folder=False)
+            return
+        if out.suffix.lower() in _FILE_LIKE_SUFFIXES:
             raise InputError(
-                f"--out {out}: --format {format_name} writes one {' or '.join(suffixes)} file; "
-                f"give a path ending in {suffixes[0]}"
+                f"--out {out}: --format {format_name} writes a {' or '.join(suffixes)} file; "
+                f"give a path ending in {suffixes[0]}, or a folder"
             )
-        check_writable(out, folder=False)
+        check_writable(out, folder=True)
         return
     if out.suffix.lower() in _FILE_LIKE_SUFFIXES and not out.exists():
         raise InputError(
