@@ -17,7 +17,7 @@ from terrarium_dagster.backends.wire import content_text
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 
-_ENTRY_REF = re.compile(r"\bE(\d+)\b")
+ENTRY_REF = re.compile(r"\bE(\d+)\b")
 
 
 class BadRequest(Exception):
@@ -57,7 +57,7 @@ def _parse_json_object(text: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _validate_messages(messages: Any) -> list[dict[str, Any]]:
+def checked_messages(messages: Any) -> list[dict[str, Any]]:
     if not isinstance(messages, list) or not messages:
         raise BadRequest("'messages' must be a non-empty list")
     pending: set[str] = set()
@@ -99,7 +99,7 @@ def _validate_messages(messages: Any) -> list[dict[str, Any]]:
     return messages
 
 
-def _tool_names(tools: Any) -> list[str]:
+def requested_tool_names(tools: Any) -> list[str]:
     if tools is None:
         return []
     if not isinstance(tools, list):
@@ -113,7 +113,7 @@ def _tool_names(tools: Any) -> list[str]:
     return names
 
 
-def _calls_after(messages: Sequence[Mapping[str, Any]]) -> tuple[int, list[Call]]:
+def calls_after(messages: Sequence[Mapping[str, Any]]) -> tuple[int, list[Call]]:
     """(number of assistant turns, the tool calls with their results) in `messages`."""
     results: dict[str, dict[str, Any]] = {}
     for message in messages:
@@ -141,6 +141,6 @@ def _calls_after(messages: Sequence[Mapping[str, Any]]) -> tuple[int, list[Call]
     return turns, calls
 
 
-def _entry_number(value: Any) -> int | None:
+def entry_number(value: Any) -> int | None:
     match = re.fullmatch(r"\s*[Ee]?(\d+)\s*", str(value)) if value is not None else None
     return int(match.group(1)) if match else None

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from terrarium_dagster.backends.chat_request import _ENTRY_REF, _calls_after, _entry_number
+from terrarium_dagster.backends.chat_request import ENTRY_REF, calls_after, entry_number
 from terrarium_dagster.backends.offline_tokenizer import CHARS_PER_TOKEN
-from terrarium_dagster.backends.scene_message import _sections, parse_scene_message
+from terrarium_dagster.backends.scene_message import message_sections, parse_scene_message
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.terms.candidates import clean_sentence
 
@@ -26,7 +26,7 @@ _SCENE_RANGE = re.compile(r"\b(\d+#\d+) \.\. (\d+#\d+)\b")
 _LENGTH_BOUND = re.compile(r"at most (\d+) (words?|tokens?|characters?|chars?)", re.IGNORECASE)
 
 
-def _cut(text: str, limit: int) -> str:
+def cut_text(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
@@ -59,7 +59,7 @@ def _scene_exchanges(messages: Sequence[Mapping[str, Any]]) -> list[_SceneDigest
         while index < len(messages) and messages[index].get("role") != "user":
             following.append(messages[index])
             index += 1
-        _, calls = _calls_after(following)
+        _, calls = calls_after(following)
         entries: dict[str, str] = {}
         for call in calls:
             result = call.result or {}
@@ -67,11 +67,11 @@ def _scene_exchanges(messages: Sequence[Mapping[str, Any]]) -> list[_SceneDigest
             if result.get("ok") and isinstance(entry, dict) and entry.get("id"):
                 entries.setdefault(str(entry["id"]), str(entry.get("term", "")))
         for message_after in following:
-            for ref in _ENTRY_REF.findall(content_text(message_after.get("content"))):
+            for ref in ENTRY_REF.findall(content_text(message_after.get("content"))):
                 entries.setdefault(f"E{ref}", "")
         posts = [pid for pid, _ in scene.posts]
         first_text = scene.posts[0][1] if scene.posts else ""
-        gist = _cut(clean_sentence(first_text.split("\n")[0]) if first_text else "", 140)
+        gist = cut_text(clean_sentence(first_text.split("\n")[0]) if first_text else "", 140)
         digests.append(
             _SceneDigest(
                 scene.scene_id,
@@ -102,7 +102,7 @@ def _entry_mentions(text: str) -> list[str]:
 
 def summarize(task: str, body: str, history: Sequence[Mapping[str, Any]]) -> str:
     """The extractive summary answering a summary task (see the module docstring)."""
-    sections = _sections(body)
+    sections = message_sections(body)
     previous = " ".join(sections.get("previous summary", "").split())
     scope_ids = set(_SCENE_ID.findall(body))
     thread = re.search(r"\bthread (\d+)\b", body)
@@ -150,7 +150,7 @@ def summarize(task: str, body: str, history: Sequence[Mapping[str, Any]]) -> str
     attempts = (
         (previous, handed, True),
         (previous, handed, False),
-        (_cut(previous, limit // 3), _cut(handed, limit // 3), False),
+        (cut_text(previous, limit // 3), cut_text(handed, limit // 3), False),
         ("", "", False),
     )
     text = ""
@@ -164,7 +164,7 @@ def summarize(task: str, body: str, history: Sequence[Mapping[str, Any]]) -> str
         if len(text) <= limit:
             return text or "Nothing happened yet."
     ids_only = "Entries so far: " + " ".join(f"[{ref}]" for ref in required) + "."
-    return ids_only if len(ids_only) <= limit or not required else _cut(ids_only, limit)
+    return ids_only if len(ids_only) <= limit or not required else cut_text(ids_only, limit)
 
 
 def _handed_text(text: str) -> str:
@@ -185,5 +185,5 @@ def _handed_text(text: str) -> str:
 
 def _ref_key(item: Any) -> int:
     ref = item[0] if isinstance(item, tuple) else item
-    number = _entry_number(ref)
+    number = entry_number(ref)
     return number if number is not None else 0

@@ -21,7 +21,7 @@ _CALL_ME = re.compile(r"\b(?:call|calls|called)\s+me\s+(?:the\s+)?$", re.IGNOREC
 SPEAKER_CHARS = 300
 
 
-def _names_by_context(
+def names_by_context(
     scene: SceneMessage, candidates: Sequence[Candidate], live: Sequence[KnownEntry]
 ) -> dict[str, KnownEntry | str]:
     """Candidates the scene itself says are another name of someone: "I'm Sister Ottoline ...
@@ -61,7 +61,7 @@ def _names_by_context(
                         ):
                             owners.append(owner)
         key = normalize_term(candidate.term)
-        if " " in key and _person_like(key) and candidate.term[:1].isupper():
+        if " " in key and person_like(key) and candidate.term[:1].isupper():
             # "Provost Amberly Hask" where the bare title "Provost" is an entry already, and
             # names no one yet: the name is who that title is
             for entry in live:
@@ -84,7 +84,7 @@ def _names_by_context(
 _CONNECTORS = frozenset({"of", "the", "and", "in", "on", "at", "from", "to", "by", "for"})
 
 
-def _person_like(key: str) -> bool:
+def person_like(key: str) -> bool:
     words = key.split()
     return len(words) > 1 and not _CONNECTORS.intersection(words)
 
@@ -97,12 +97,12 @@ def _short_form(key: str, name: str) -> bool:
     words = name.split()
     if len(words) < 2:
         return False
-    if _person_like(name):
+    if person_like(name):
         return key in (words[0], words[-1])
     return key == words[0]
 
 
-def _word_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+def word_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     """The entries with a multiword name of which the one-word `name` is a short form."""
     key = normalize_term(name)
     if not key or " " in key or key in STARTERS:
@@ -114,10 +114,10 @@ def _word_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     return found
 
 
-def _word_owner(candidate: Candidate, entries: Sequence[KnownEntry]) -> KnownEntry | None:
+def word_owner(candidate: Candidate, entries: Sequence[KnownEntry]) -> KnownEntry | None:
     """The one known entry the candidate is a short, pet or titled form of (`Quill` or `Old
     Quill` of `Ambrose Quill`, `Toby` of `Tobiah`), if exactly one."""
-    return _owner(candidate.term, entries)[0]
+    return name_owner(candidate.term, entries)[0]
 
 
 _PET_ENDINGS = ("ie", "ey", "y", "i")
@@ -135,7 +135,7 @@ def _pet_name(key: str, name: str) -> bool:
     return False
 
 
-def _pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+def pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     """The entries with a name of which the one-word `name` is a pet form (their one-word names
     and the first word of their person-like names)."""
     key = normalize_term(name)
@@ -145,7 +145,7 @@ def _pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     for entry in entries:
         for other in map(normalize_term, entry.names):
             words = other.split()
-            first = words[0] if len(words) == 1 or _person_like(other) else ""
+            first = words[0] if len(words) == 1 or person_like(other) else ""
             if first and _pet_name(key, first):
                 found.append(entry)
                 break
@@ -174,18 +174,18 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             words = other.split()
             if other == own or not surface[:1].isupper():
                 continue
-            if other == word or (_person_like(other) and word in (words[0], words[-1])):
+            if other == word or (person_like(other) and word in (words[0], words[-1])):
                 found.append(entry)
                 break
     return found
 
 
-def _owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | None, str]:
+def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | None, str]:
     """The one entry a short, pet or titled form of a name belongs to, and how; (None, "")
     when none or several."""
     for finder, how in (
-        (_word_of, "is part of the name of"),
-        (_pet_name_of, "is a pet name of"),
+        (word_of, "is part of the name of"),
+        (pet_name_of, "is a pet name of"),
         (_titled_of, "is a title and name of"),
     ):
         owners = finder(name, entries)

@@ -29,7 +29,6 @@ of `context/prompts.py`) and by the assistant/tool turns that follow that messag
 - An edition request: the reader's text composed from the evidence shown (`edition.compose`).
 - Anything else: a short plain answer.
 
-
 Usage: `prompt_tokens` from `count_prompt_tokens`, `completion_tokens` from the reply's text and
 tool-call JSON, `cached_tokens` 0 (the benchmark simulator replaces usage). `max_tokens` is
 honoured: a reply over it keeps as many whole tool calls as fit, or cuts its text, with
@@ -50,28 +49,27 @@ from terrarium_dagster.backends.chat_request import (
     BadRequest,
     Call,
     Reply,
-    _calls_after,
-    _entry_number,
-    _tool_names,
-    _validate_messages,
+    calls_after,
+    checked_messages,
+    entry_number,
+    requested_tool_names,
 )
 from terrarium_dagster.backends.extractive_summary import SUMMARY_CHARS, summarize
 from terrarium_dagster.backends.offline_curator import (
     CurateEntryView,
-    _curate_answer,
+    curate_answer,
     offline_curate,
 )
 from terrarium_dagster.backends.offline_tokenizer import (
     CHARS_PER_TOKEN,
-    _canonical,
-    _token_ids,
     count_prompt_tokens,
     count_tokens,
+    token_ids,
 )
 from terrarium_dagster.backends.scene_annotator import (
     MAX_POSTS_PER_CALL,
     SceneAnnotator,
-    _duplicate_of,
+    duplicate_of,
 )
 from terrarium_dagster.backends.scene_message import (
     KnownEntry,
@@ -87,6 +85,7 @@ from terrarium_dagster.backends.wire import (
     overflow_message,
 )
 from terrarium_dagster.edition.compose import compose_edition, edition_task
+from terrarium_dagster.jsonform import canonical_json
 
 # what other code imports from here: the backend, and the pieces tests and stand-ins reuse
 __all__ = [
@@ -115,6 +114,11 @@ OFFLINE_MODEL = "terrarium-offline"
 DEFAULT_MAX_MODEL_LEN = 32768
 
 _TASK_LINE = re.compile(r"^# Task: ?([a-z_]+)")
+
+# the names `testing/forgetful.py` imports from here, as they were called before the split
+_calls_after = calls_after
+_duplicate_of = duplicate_of
+_entry_number = entry_number
 
 
 class OfflineBackend(httpx.BaseTransport):
@@ -173,16 +177,16 @@ class OfflineBackend(httpx.BaseTransport):
             if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
                 raise BadRequest("'messages' must be a list of objects")
             tools = body.get("tools")
-            _tool_names(tools)
+            requested_tool_names(tools)
             generation = bool(body.get("add_generation_prompt", True))
             count = count_prompt_tokens(messages, tools, add_generation_prompt=generation)
-            text = _canonical(messages)
+            text = canonical_json(messages)
         elif isinstance(body.get("prompt"), str):
             text = body["prompt"]
             count = count_tokens(text)
         else:
             raise BadRequest("give 'messages' (a list) or 'prompt' (a string)")
-        ids = _token_ids(text)
+        ids = token_ids(text)
         tokens = (ids * (count // max(len(ids), 1) + 1))[:count] if ids else [0] * count
         return {"count": count, "max_model_len": self.max_model_len, "tokens": tokens}
 
@@ -193,9 +197,9 @@ class OfflineBackend(httpx.BaseTransport):
             raise BadRequest("stream is not supported by the offline backend")
         if body.get("n", 1) != 1:
             raise BadRequest("n must be 1")
-        messages = _validate_messages(body.get("messages"))
+        messages = checked_messages(body.get("messages"))
         tools = body.get("tools")
-        tool_names = _tool_names(tools)
+        tool_names = requested_tool_names(tools)
         max_tokens = body.get("max_tokens")
         if max_tokens is not None and (
             isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
@@ -209,7 +213,7 @@ class OfflineBackend(httpx.BaseTransport):
         if body.get("tool_choice") == "none":
             tool_names = []
         reply = self.answer(messages, set(tool_names))
-        digest = hashlib.sha256(_canonical(body).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
         message, completion_tokens, finish = self._render(reply, digest, budget)
         return {
             "id": f"chatcmpl-offline-{digest}",
@@ -248,7 +252,7 @@ class OfflineBackend(httpx.BaseTransport):
         scene = parse_scene_message(text)
         if scene is not None:
             scene = with_earlier_known(scene, messages[:last_user])
-            turns, calls = _calls_after(after)
+            turns, calls = calls_after(after)
             return self.annotator.reply(scene, turns, calls, tools)
         task = _TASK_LINE.match(text)
         if task is None:
@@ -261,7 +265,7 @@ class OfflineBackend(httpx.BaseTransport):
             return Reply(content="Nothing to record: every term of these scenes is written.")
         if name == "curate":
             # never an empty reply (that decides nothing, and is asked again): NONE says so
-            return Reply(content=_curate_answer(messages, last_user) or "NONE\n")
+            return Reply(content=curate_answer(messages, last_user) or "NONE\n")
         if name == "summon":
             return Reply(content=summon_answer(text, history))
         return Reply(content=f"Task {name!r} is not one the offline backend knows.")
@@ -276,9 +280,9 @@ class OfflineBackend(httpx.BaseTransport):
                 call = {
                     "id": f"call_{digest}_{index}",
                     "type": "function",
-                    "function": {"name": name, "arguments": _canonical(args)},
+                    "function": {"name": name, "arguments": canonical_json(args)},
                 }
-                cost = count_tokens(_canonical(call["function"]))
+                cost = count_tokens(canonical_json(call["function"]))
                 if spent + cost > budget:
                     break
                 calls.append(call)
@@ -325,5 +329,5 @@ class OfflineBackend(httpx.BaseTransport):
 
     @staticmethod
     def _json(status: int, payload: Any) -> httpx.Response:
-        content = _canonical(payload).encode()
+        content = canonical_json(payload).encode()
         return httpx.Response(status, content=content, headers={"content-type": "application/json"})

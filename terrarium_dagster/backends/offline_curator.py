@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from terrarium_dagster.backends.chat_request import _ENTRY_REF, _entry_number
+from terrarium_dagster.backends.chat_request import ENTRY_REF, entry_number
 from terrarium_dagster.backends.describe import COMPANY, KIND_LEADS, UNKNOWN_LEADS, parse_definition
-from terrarium_dagster.backends.name_forms import _owner, _person_like, _pet_name_of, _word_of
+from terrarium_dagster.backends.name_forms import name_owner, person_like, pet_name_of, word_of
 from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_entries
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.store.normalize import normalize_term
@@ -157,7 +157,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
                 }
             )
             continue
-        related = _pet_name_of(view.term, view.similar) or _word_of(view.term, view.similar)
+        related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
         passing = None if related else passing_reason(view) or word_reason(view)
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
@@ -288,7 +288,7 @@ def _absorb_first_names(
             continue
         target = decision["target_entry_id"]
         for name in map(normalize_term, view.names):
-            if not _person_like(name):
+            if not person_like(name):
                 continue
             ends = {name.split()[0], name.split()[-1]} - STARTERS
             for other in entries:
@@ -355,7 +355,7 @@ def _merge_target(
     for other in older:
         if mine & {normalize_term(name) for name in other.names}:
             return other, "names the same thing as"
-    owner, how = _owner(view.term, older)
+    owner, how = name_owner(view.term, older)
     if owner is not None:
         return owner, how
     shorter = _named_by_a_word(view, older)
@@ -369,7 +369,7 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
     word (`Tobiah`): the same referent, first met by part of its name."""
     keys = [normalize_term(name) for name in view.names]
     for key in keys:
-        if not _person_like(key):
+        if not person_like(key):
             continue
         ends = {key.split()[0], key.split()[-1]} - STARTERS
         for other in older:
@@ -378,13 +378,13 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
     return None
 
 
-def _curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:
+def curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:
     text = content_text(messages[last_user].get("content"))
     views = parse_curate_message(text)
     wanted: set[int] | None = None
     if not views:  # a retry note: find the entries in the earlier curate message
         only = re.search(r"entries only: (.*)", text)
-        wanted = {int(n) for n in _ENTRY_REF.findall(only.group(1))} if only else None
+        wanted = {int(n) for n in ENTRY_REF.findall(only.group(1))} if only else None
         for message in reversed(messages[:last_user]):
             content = content_text(message.get("content"))
             if message.get("role") == "user" and content.startswith("# Task: curate"):
@@ -393,16 +393,16 @@ def _curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str
                     break
     decisions = offline_curate(views)
     if wanted is not None:
-        decisions = [d for d in decisions if _entry_number(d["entry_id"]) in wanted]
+        decisions = [d for d in decisions if entry_number(d["entry_id"]) in wanted]
     return "".join(decision_line(decision) + "\n" for decision in decisions) or "NONE\n"
 
 
 def decision_line(decision: Mapping[str, Any]) -> str:
     """One decision in the curator's answer format: `E12 CONFIRM reason`, `E7 MERGE E3 reason`,
     `E4 REVISE definition` (curation.prompt.ANSWER_FORMAT)."""
-    words = [f"E{_entry_number(decision['entry_id'])}", str(decision["decision"])]
+    words = [f"E{entry_number(decision['entry_id'])}", str(decision["decision"])]
     if decision["decision"] == "MERGE":
-        words.append(f"E{_entry_number(decision['target_entry_id'])}")
+        words.append(f"E{entry_number(decision['target_entry_id'])}")
     if decision["decision"] == "REVISE":
         words.append(" ".join(str(decision.get("definition") or "").split()))
     elif decision.get("reasoning"):

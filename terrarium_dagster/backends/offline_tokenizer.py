@@ -6,12 +6,12 @@ About 4 characters a token; what `/tokenize` and `usage.prompt_tokens` report, a
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from terrarium_dagster.backends.wire import content_text, token_id
+from terrarium_dagster.jsonform import canonical_json
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -24,15 +24,11 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def count_message_tokens(message: Mapping[str, Any]) -> int:
     tokens = MESSAGE_OVERHEAD_TOKENS + count_tokens(str(message.get("role", "")))
     tokens += count_tokens(content_text(message.get("content")))
     if message.get("tool_calls"):
-        tokens += count_tokens(_canonical(message["tool_calls"]))
+        tokens += count_tokens(canonical_json(message["tool_calls"]))
     if message.get("tool_call_id"):
         tokens += count_tokens(str(message["tool_call_id"]))
     return tokens
@@ -47,11 +43,11 @@ def count_prompt_tokens(
     """The prompt tokens of a chat request, as `/tokenize` and `usage.prompt_tokens` report."""
     total = sum(count_message_tokens(message) for message in messages)
     if tools:
-        total += TOOLS_OVERHEAD_TOKENS + count_tokens(_canonical(list(tools)))
+        total += TOOLS_OVERHEAD_TOKENS + count_tokens(canonical_json(list(tools)))
     if add_generation_prompt:
         total += GENERATION_PROMPT_TOKENS
     return total
 
 
-def _token_ids(text: str) -> list[int]:
+def token_ids(text: str) -> list[int]:
     return [token_id(text[i : i + 4]) for i in range(0, len(text), 4)]

@@ -40,9 +40,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from terrarium_dagster.backends.chat_request import _ENTRY_REF, Call, Reply, _entry_number
+from terrarium_dagster.backends.chat_request import ENTRY_REF, Call, Reply, entry_number
 from terrarium_dagster.backends.describe import compose, grow, portrait
-from terrarium_dagster.backends.name_forms import _names_by_context, _word_of, _word_owner
+from terrarium_dagster.backends.name_forms import names_by_context, word_of, word_owner
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.store.normalize import normalize_term
@@ -103,10 +103,10 @@ class SceneAnnotator:
         creates: list[tuple[Candidate, dict[str, Any]]] = []
         posts_of: dict[str, tuple[int, ...]] = {}
         alias_updates: dict[int, dict[str, Any]] = {}
-        named = _names_by_context(scene, candidates, live)
+        named = names_by_context(scene, candidates, live)
         later_aliases: dict[str, list[str]] = {}
         for candidate in candidates:
-            owner = _word_owner(candidate, live)
+            owner = word_owner(candidate, live)
             said = named.get(candidate.term)
             if owner is None and isinstance(said, KnownEntry):
                 owner = said
@@ -122,7 +122,7 @@ class SceneAnnotator:
                 args["add_aliases"].append(candidate.term)
                 args["post_ids"] = sorted(set(args.get("post_ids", [])) | set(where))
                 continue
-            if _word_of(candidate.term, live):
+            if word_of(candidate.term, live):
                 continue  # a word of several known names: ambiguous
             if len(creates) >= self.max_creates:
                 continue
@@ -194,7 +194,7 @@ class SceneAnnotator:
             if c.name == "glossary_create"
         }
         updated = {
-            _entry_number(c.args.get("entry_id")) for c in calls if c.name == "glossary_update"
+            entry_number(c.args.get("entry_id")) for c in calls if c.name == "glossary_update"
         }
         searched = {
             normalize_term(str(c.args.get("query", "")))
@@ -216,7 +216,7 @@ class SceneAnnotator:
                 (hits[name] for name in map(normalize_term, candidate.names) if name in hits),
                 None,
             )
-            owner = _word_owner(candidate, found) if hit is None else None
+            owner = word_owner(candidate, found) if hit is None else None
             if hit is not None:
                 target, alias = hit, None
             elif owner is not None:  # "Quill" found as part of "Ambrose Quill"
@@ -233,7 +233,7 @@ class SceneAnnotator:
         for call in calls:
             if call.name != "glossary_create" or not call.result or call.result.get("ok"):
                 continue
-            existing = _duplicate_of(call.result)
+            existing = duplicate_of(call.result)
             if existing is None or existing in updated:
                 continue
             updated.add(existing)
@@ -283,11 +283,11 @@ def _update_args(entry_id: int, post_ids: Sequence[int]) -> dict[str, Any]:
     return args
 
 
-def _duplicate_of(result: Mapping[str, Any]) -> int | None:
+def duplicate_of(result: Mapping[str, Any]) -> int | None:
     error = str(result.get("error", ""))
     if "already" not in error:
         return None
-    match = _ENTRY_REF.search(error.split("already", 1)[1])
+    match = ENTRY_REF.search(error.split("already", 1)[1])
     return int(match.group(1)) if match else None
 
 
@@ -298,7 +298,7 @@ def _searched_entries(calls: Sequence[Call]) -> list[KnownEntry]:
         if call.name != "glossary_search" or not call.result or not call.result.get("ok"):
             continue
         for hit in call.result.get("hits") or []:
-            number = _entry_number(hit.get("id"))
+            number = entry_number(hit.get("id"))
             if number is not None and number not in found:
                 aliases = tuple(str(a) for a in hit.get("aliases") or [])
                 found[number] = KnownEntry(
@@ -314,7 +314,7 @@ def _search_hits(calls: Sequence[Call]) -> dict[str, int]:
         if call.name != "glossary_search" or not call.result or not call.result.get("ok"):
             continue
         for hit in call.result.get("hits") or []:
-            number = _entry_number(hit.get("id"))
+            number = entry_number(hit.get("id"))
             if number is None:
                 continue
             for name in (hit.get("term", ""), *(hit.get("aliases") or [])):

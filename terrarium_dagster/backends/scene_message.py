@@ -72,7 +72,7 @@ def with_earlier_known(scene: SceneMessage, earlier: Sequence[Mapping[str, Any]]
     return SceneMessage(scene.scene_id, tuple(known.values()), scene.story, scene.posts)
 
 
-def _sections(text: str) -> dict[str, str]:
+def message_sections(text: str) -> dict[str, str]:
     """`## Heading` sections of a message (heading lowercased -> body)."""
     found: dict[str, str] = {}
     matches = list(re.finditer(r"^## (.+?)[ \t]*$", text, re.MULTILINE))
@@ -112,7 +112,7 @@ def parse_scene_message(text: str) -> SceneMessage | None:
     match = _SCENE_LINE.match(text)
     if match is None:
         return None
-    sections = _sections(text)
+    sections = message_sections(text)
     # the story is the last section by convention; take everything after its heading
     story_match = re.search(r"^## Story[ \t]*$", text, re.MULTILINE)
     story = text[story_match.end() :].strip("\n") if story_match else sections.get("story", "")

@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from terrarium_dagster.backends.chat_request import _ENTRY_REF, Call, _calls_after, _entry_number
-from terrarium_dagster.backends.extractive_summary import _cut
+from terrarium_dagster.backends.chat_request import ENTRY_REF, Call, calls_after, entry_number
+from terrarium_dagster.backends.extractive_summary import cut_text
 from terrarium_dagster.backends.scene_message import parse_scene_message
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.store.normalize import normalize_term
@@ -18,7 +18,7 @@ from terrarium_dagster.store.normalize import normalize_term
 
 def summon_answer(question: str, history: Sequence[Mapping[str, Any]]) -> str:
     """What a summoned context says about the entry (or term) the question names."""
-    refs = [int(n) for n in _ENTRY_REF.findall(question)]
+    refs = [int(n) for n in ENTRY_REF.findall(question)]
     quoted = re.findall(r"[\"“']([^\"“”']{2,60})[\"”']", question)
     names = {normalize_term(name) for name in quoted if normalize_term(name)}
     findings: list[str] = []
@@ -36,16 +36,14 @@ def summon_answer(question: str, history: Sequence[Mapping[str, Any]]) -> str:
         while index < len(history) and history[index].get("role") != "user":
             following.append(history[index])
             index += 1
-        _, calls = _calls_after(following)
+        _, calls = calls_after(following)
         calls_by_scene.extend((scene_id, call) for call in calls)
     for scene_name, call in calls_by_scene:
         if call.name not in ("glossary_create", "glossary_update", "glossary_delete"):
             continue
         result = call.result or {}
         entry = result.get("entry") if isinstance(result.get("entry"), dict) else {}
-        number = _entry_number(
-            entry.get("id") or call.args.get("entry_id") or result.get("deleted")
-        )
+        number = entry_number(entry.get("id") or call.args.get("entry_id") or result.get("deleted"))
         term = str(entry.get("term") or call.args.get("term") or "")
         # entry ids named in the question decide; quoted names only when it names none (a
         # quoted word inside a definition must not pull in other entries' edits)
@@ -66,7 +64,7 @@ def summon_answer(question: str, history: Sequence[Mapping[str, Any]]) -> str:
         for label, key in (("definition", "definition"), ("reason", "reason"), ("quote", "quote")):
             value = call.args.get(key)
             if value:
-                line += f' My {label}: "{_cut(str(value), 240)}"'
+                line += f' My {label}: "{cut_text(str(value), 240)}"'
         findings.append(line)
     if not findings:
         for message in history:
@@ -74,7 +72,7 @@ def summon_answer(question: str, history: Sequence[Mapping[str, Any]]) -> str:
             for ref in refs:
                 for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
                     if f"[E{ref}]" in sentence:
-                        findings.append(f'My summary says: "{_cut(sentence, 240)}"')
+                        findings.append(f'My summary says: "{cut_text(sentence, 240)}"')
                         break
         findings = list(dict.fromkeys(findings))[:3]
     if not findings:
