@@ -5,7 +5,7 @@
 
 - `GET /v1/models`: one model, `terrarium-offline`, with `max_model_len` (default 32768);
 - `POST /tokenize`: a deterministic count (about 4 characters a token, see `count_prompt_tokens`);
-- `POST /v1/chat/completions`: the deterministic annotator below;
+- `POST /v1/chat/completions`: the deterministic answers below;
 - `GET /health`.
 
 It is stateless: every answer is a function of the request alone (the same request gives the same
