@@ -58,6 +58,7 @@ def _parse_json_object(text: Any) -> dict[str, Any]:
 
 
 def checked_messages(messages: Any) -> list[dict[str, Any]]:
+    """The messages, checked as vLLM checks them (raises `BadRequest`)."""
     if not isinstance(messages, list) or not messages:
         raise BadRequest("'messages' must be a non-empty list")
     pending: set[str] = set()
@@ -100,6 +101,7 @@ def checked_messages(messages: Any) -> list[dict[str, Any]]:
 
 
 def requested_tool_names(tools: Any) -> list[str]:
+    """The names of the request's function tools (raises `BadRequest` when malformed)."""
     if tools is None:
         return []
     if not isinstance(tools, list):
@@ -142,5 +144,6 @@ def calls_after(messages: Sequence[Mapping[str, Any]]) -> tuple[int, list[Call]]
 
 
 def entry_number(value: Any) -> int | None:
+    """The number of an entry reference (`E12`, `12`), or None."""
     match = re.fullmatch(r"\s*[Ee]?(\d+)\s*", str(value)) if value is not None else None
     return int(match.group(1)) if match else None

@@ -27,6 +27,7 @@ _LENGTH_BOUND = re.compile(r"at most (\d+) (words?|tokens?|characters?|chars?)",
 
 
 def cut_text(text: str, limit: int) -> str:
+    """`text` on one line, cut at a word within `limit` characters and marked `…`."""
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat

@@ -85,6 +85,7 @@ _CONNECTORS = frozenset({"of", "the", "and", "in", "on", "at", "from", "to", "by
 
 
 def person_like(key: str) -> bool:
+    """Is the normalized name several words without a connector (`ambrose quill`)?"""
     words = key.split()
     return len(words) > 1 and not _CONNECTORS.intersection(words)
 

@@ -379,6 +379,7 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
 
 
 def curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:
+    """The answer to the curate message at `last_user` (or a retry note after it)."""
     text = content_text(messages[last_user].get("content"))
     views = parse_curate_message(text)
     wanted: set[int] | None = None

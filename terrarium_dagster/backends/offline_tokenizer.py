@@ -50,4 +50,5 @@ def count_prompt_tokens(
 
 
 def token_ids(text: str) -> list[int]:
+    """Deterministic token ids, one for every 4 characters."""
     return [token_id(text[i : i + 4]) for i in range(0, len(text), 4)]

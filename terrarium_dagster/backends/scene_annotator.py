@@ -284,6 +284,7 @@ def _update_args(entry_id: int, post_ids: Sequence[int]) -> dict[str, Any]:
 
 
 def duplicate_of(result: Mapping[str, Any]) -> int | None:
+    """The entry a refused create names as already there (`... already exists as E12`)."""
     error = str(result.get("error", ""))
     if "already" not in error:
         return None
