@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from terrarium_dagster.backends.describe import TITLE_WORDS
+from terrarium_dagster.backends.portraits import TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
