@@ -1,0 +1,411 @@
+"""The offline curator: `# Task: curate` answered by deterministic rules (`offline_curate`).
+
+One line per decision (`E12 CONFIRM reason`, `E7 MERGE E3 reason`); entries without one stay
+tentative.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from terrarium_dagster.backends.chat_request import ENTRY_REF, entry_number
+from terrarium_dagster.backends.describe import COMPANY, KIND_LEADS, UNKNOWN_LEADS, parse_definition
+from terrarium_dagster.backends.name_forms import name_owner, person_like, pet_name_of, word_of
+from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_entries
+from terrarium_dagster.backends.wire import content_text
+from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
+from terrarium_dagster.terms.candidates import (
+    NOT_NAMES,
+    STARTERS,
+    find_term,
+    is_demonym_of_real_place,
+    is_descriptive_compound,
+    is_english_lowercase,
+    is_english_word,
+)
+
+_POST_REF = re.compile(r">>(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class CurateEntryView:
+    """What the curate message shows about one entry under review."""
+
+    entry_id: int
+    term: str
+    aliases: tuple[str, ...] = ()
+    status: str = "tentative"
+    definition: str = ""
+    source_posts: tuple[int, ...] = ()
+    source_count: int = 0
+    qm_evidence_mentions: int = 0
+    similar: tuple[KnownEntry, ...] = ()
+    evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.term, *self.aliases)
+
+
+def parse_curate_message(text: str) -> list[CurateEntryView]:
+    """The entries of a `# Task: curate` message (tolerant: blocks start at `## Entry E<id>`)."""
+    blocks = re.split(r"^## Entry ", text, flags=re.MULTILINE)[1:]
+    views: list[CurateEntryView] = []
+    for block in blocks:
+        block = block.split("\n## ", 1)[0]
+        lines = [line for line in block.splitlines() if line.strip()]
+        header = re.match(r"E(\d+):? ?(.*)", lines[0] if lines else "")
+        entry_line = next((line for line in lines if line.startswith("- [E")), None)
+        known = parse_known_entries(entry_line) if entry_line else []
+        if not known and header is None:
+            continue
+        if known:
+            base = known[0]
+        else:
+            assert header is not None
+            base = KnownEntry(int(header.group(1)), header.group(2).strip(), (), "tentative", "")
+        sources_line = next((line for line in lines if line.startswith("sources:")), "")
+        posts = tuple(dict.fromkeys(int(p) for p in _POST_REF.findall(sources_line)))
+        more = re.search(r"and (\d+) more", sources_line)
+        count = len(posts) + (int(more.group(1)) if more else 0)
+        qm_mentions = 0
+        evidence: list[str] = []
+        for line in lines:
+            if line.startswith(">>"):
+                evidence.append(line.split(":", 1)[1] if ":" in line else "")
+            if line.startswith(">>") and "(QM" in line.split(":", 1)[0]:
+                body = line.split(":", 1)[1] if ":" in line else ""
+                if any(find_term(body, name) for name in base.names):
+                    qm_mentions += 1
+        similar = tuple(
+            entry
+            for line in lines
+            if line.startswith("- similar: ")
+            for entry in parse_known_entries("- " + line[len("- similar: ") :])
+        )
+        views.append(
+            CurateEntryView(
+                base.entry_id,
+                base.term,
+                base.aliases,
+                base.status,
+                base.definition,
+                posts,
+                count,
+                qm_mentions,
+                similar,
+                tuple(evidence),
+            )
+        )
+    return views
+
+
+CITED_IN_REASONING = 3  # posts a CONFIRM's reasoning names
+
+
+def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
+    """Deterministic curator decisions, in entry order; entries without one stay tentative.
+
+    - REJECT a term that is ordinary vocabulary or a plainly used real-world name by word
+      frequency (`cried`, `to-day`, `Kentucky`; see `glossary.vocabulary`), an English word
+      written in lowercase (`lantern`, `evidently`, Zipf ≥ 2.5), a hyphenated description
+      (`paint-streaked`, `semi-barbaric`), or never a name (`I`, `QM`, months).
+    - MERGE into an older entry (reviewed or shown as similar; not rejected or merged) when a name
+      of one equals a name of the other, normalized, or when the term is a short, pet or titled
+      form of that entry's name and of no other's (`Quill` or `Old Quill` into `Ambrose Quill`,
+      `Toby` into `Tobiah`); a full name into the entry of one of its words (`Tobiah Leck` into
+      `Leck`), taking the entry of its other word along when under review too (`Tobiah`); a
+      merge into an entry merged in the same answer follows it.
+    - REJECT, when it is merged into no entry, a familiar word or real-world name the story
+      only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War") and a
+      capitalised word the evidence never capitalises mid-sentence and also writes in lowercase
+      (`word_reason`: "Sak!" beside "sak").
+    - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
+    """
+    decisions: list[dict[str, Any]] = []
+    reviewed = {view.entry_id: view for view in entries}
+    merged_away: set[int] = set()
+    for view in entries:
+        key = normalize_term(view.term)
+        ref = f"E{view.entry_id}"
+        ordinary = ordinary_reason(view.term)
+        if key in NOT_NAMES or (
+            " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
+        ):
+            ordinary = ordinary or f"'{view.term}' is an English word"
+        if is_demonym_of_real_place(view.term):
+            ordinary = ordinary or f"'{view.term}' names the people of a real place"
+        if is_descriptive_compound(view.term):
+            ordinary = ordinary or f"'{view.term}' is a description, not a name"
+        if ordinary:
+            reason = f"{ordinary}, not a story term."
+            decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
+            continue
+        target, how = _merge_target(view, reviewed, merged_away)
+        if target is not None:
+            merged_away.add(view.entry_id)
+            decisions.append(
+                {
+                    "entry_id": ref,
+                    "decision": "MERGE",
+                    "target_entry_id": f"E{target.entry_id}",
+                    "reasoning": f"'{view.term}' {how} [E{target.entry_id}] {target.term}.",
+                }
+            )
+            continue
+        related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
+        passing = None if related else passing_reason(view) or word_reason(view)
+        if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
+            reason = f"{passing}, not a story term."
+            decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
+            continue
+        if view.source_count >= 2 or view.qm_evidence_mentions >= 2:
+            listed = view.source_posts[:CITED_IN_REASONING]
+            cited = ", ".join(f">>{post}" for post in listed)
+            unlisted = view.source_count - len(listed)
+            if unlisted > 0:  # the count and the list agree: say how many are not listed
+                cited += f" and {unlisted} more"
+            reason = (
+                f"Recorded from {view.source_count} posts ({cited})."
+                if view.source_count >= 2
+                else f"Mentioned in {view.qm_evidence_mentions} QM posts of the evidence."
+            )
+            decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
+    return _follow_merges(_absorb_first_names(decisions, entries))
+
+
+# A single capitalised word this frequent in English is a familiar word or a real-world name
+# (a people, a country, a religion, a maker: "Sioux", "Shetland", "Confederate", "Colt"); several
+# words each at least `FAMILIAR_PHRASE_ZIPF` ("Civil War", "United States of America") too.
+FAMILIAR_ZIPF = 2.8
+FAMILIAR_PHRASE_ZIPF = 4.5
+ROLE_SOURCES = 3  # posts that must mention a familiar name before it has a role of its own
+
+
+def passing_reason(view: CurateEntryView) -> str | None:
+    """Why an entry is a familiar word or real-world name the story only mentions in passing,
+    or None: rejected unless the story gives it a role (mentioned in `ROLE_SOURCES` posts, or a
+    definition that says what it is in the story: a kind for one word, "Helium — a place"; a
+    fact for a phrase of everyday words, whose kind the describer may only have guessed)."""
+    if not 0 < view.source_count < ROLE_SOURCES or view.term == view.term.lower():
+        return None
+    if view.aliases or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
+        return None
+    words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
+    if not words:
+        return None
+    if len(words) == 1:
+        word = words[0]
+        singular = word[:-1] if word.endswith("s") and len(word) > 4 else word
+        zipf = max(frequency(word), frequency(singular))
+        if zipf < FAMILIAR_ZIPF:
+            return None
+    else:
+        zipf = min(frequency(word) for word in words)
+        if zipf < FAMILIAR_PHRASE_ZIPF:
+            return None
+    if _has_role(view, kind_is_role=len(words) == 1):
+        return None
+    return (
+        f"'{view.term}' is a familiar word or real-world name (word frequency {zipf:.1f} on the "
+        f"Zipf scale) that the story mentions in passing ({view.source_count} post(s), no role)"
+    )
+
+
+def word_reason(view: CurateEntryView) -> str | None:
+    """Why a capitalised one-word entry is a word, not a name, by how the evidence writes it:
+    never capitalised mid-sentence, and written in lowercase too, or an English word opening
+    several sentences ("Sak!" beside "sak", "Evidently" twice), or None."""
+    term = view.term
+    if " " in term or term == term.lower() or not view.evidence:
+        return None
+    lowered = term.casefold()
+    starts = mid = lower = 0
+    for text in view.evidence:
+        for match in re.finditer(rf"(?<![\w'’-]){re.escape(lowered)}(?![\w'’-])", text, re.I):
+            word = match.group(0)
+            if word == word.lower():
+                lower += 1
+            elif _opens_sentence(text, match.start()):
+                starts += 1
+            else:
+                mid += 1
+    if mid or not (starts or lower):
+        return None
+    if lower or (starts >= 2 and is_english_word(term)):
+        return (
+            f"'{term}' is capitalised only where a sentence opens ({starts} time(s)) and "
+            f"written in lowercase {lower} time(s) in the evidence: a word, not a name"
+        )
+    return None
+
+
+def _opens_sentence(text: str, position: int) -> bool:
+    before = text[:position].rstrip(" *_(")
+    if before.endswith(('"', "“", "‘")):  # quoted speech opens a sentence
+        return True
+    return not before or before[-1] in ".!?:;\n—–-"
+
+
+_SMALL_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "at", "to", "de", "la"})
+
+
+def _fuller_name_in(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the one-word term as the first word of a longer name
+    ("Hollis Marr"), as a story names its people (not "Shetland pony", "Colt revolvers")."""
+    pattern = re.compile(rf"(?<![\w'’-]){re.escape(view.term)} ([A-Z][a-z]+)")
+    for text in view.evidence:
+        for match in pattern.finditer(text):
+            if match.group(1).casefold() not in STARTERS:
+                return True
+    return False
+
+
+def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
+    """Whether the definition says what the story makes of the entry: a fact, or (when
+    `kind_is_role`) at least what kind of thing it is in the story ("Helium — a place")."""
+    if not view.definition.strip():
+        return False
+    parsed = parse_definition(view.term, view.definition)
+    leads = UNKNOWN_LEADS if kind_is_role else UNKNOWN_LEADS | set(KIND_LEADS.values())
+    facts = [fact for fact in parsed.facts if not fact.startswith(COMPANY)]
+    return bool(facts) or parsed.lead not in leads
+
+
+def _absorb_first_names(
+    decisions: list[dict[str, Any]], entries: Sequence[CurateEntryView]
+) -> list[dict[str, Any]]:
+    """A full name merged into the entry of one of its words (`Tobiah Leck` into `Leck`) takes
+    the entry of its other word along when that one is under review too (`Tobiah`)."""
+    by_ref = {decision["entry_id"]: decision for decision in decisions}
+    for view in entries:
+        decision = by_ref.get(f"E{view.entry_id}")
+        if not decision or decision["decision"] != "MERGE":
+            continue
+        target = decision["target_entry_id"]
+        for name in map(normalize_term, view.names):
+            if not person_like(name):
+                continue
+            ends = {name.split()[0], name.split()[-1]} - STARTERS
+            for other in entries:
+                ref = f"E{other.entry_id}"
+                other_decision = by_ref.get(ref)
+                if (
+                    ref == target
+                    or other.entry_id == view.entry_id
+                    or normalize_term(other.term) not in ends
+                    or (other_decision and other_decision["decision"] in ("MERGE", "REJECT"))
+                ):
+                    continue
+                merge = {
+                    "entry_id": ref,
+                    "decision": "MERGE",
+                    "target_entry_id": target,
+                    "reasoning": f"'{other.term}' is part of the full name '{view.term}', "
+                    f"which is [{target}].",
+                }
+                if other_decision is None:
+                    decisions.append(merge)
+                else:
+                    decisions[decisions.index(other_decision)] = merge
+                by_ref[ref] = merge
+    return decisions
+
+
+def _follow_merges(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A merge into an entry merged away in the same answer goes to where that one goes."""
+    targets = {d["entry_id"]: d["target_entry_id"] for d in decisions if d["decision"] == "MERGE"}
+    for decision in decisions:
+        if decision["decision"] != "MERGE":
+            continue
+        seen = {decision["entry_id"]}
+        target = decision["target_entry_id"]
+        while target in targets and target not in seen:
+            seen.add(target)
+            target = targets[target]
+        if target in seen:  # a cycle: leave this one undecided rather than loop
+            continue
+        decision["target_entry_id"] = target
+    return [
+        d for d in decisions if d["decision"] != "MERGE" or d["target_entry_id"] != d["entry_id"]
+    ]
+
+
+def _merge_target(
+    view: CurateEntryView, reviewed: Mapping[int, CurateEntryView], merged_away: set[int]
+) -> tuple[KnownEntry | None, str]:
+    mine = {normalize_term(name) for name in view.names}
+    others: dict[int, KnownEntry] = {
+        o.entry_id: KnownEntry(o.entry_id, o.term, o.aliases, o.status, o.definition)
+        for o in reviewed.values()
+    }
+    for entry in view.similar:
+        others.setdefault(entry.entry_id, entry)
+    older = [
+        other
+        for entry_id, other in sorted(others.items())
+        if entry_id < view.entry_id
+        and entry_id not in merged_away
+        and other.status not in ("rejected", "merged")
+    ]
+    for other in older:
+        if mine & {normalize_term(name) for name in other.names}:
+            return other, "names the same thing as"
+    owner, how = name_owner(view.term, older)
+    if owner is not None:
+        return owner, how
+    shorter = _named_by_a_word(view, older)
+    if shorter is not None:
+        return shorter, "is the fuller name of"
+    return None, ""
+
+
+def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> KnownEntry | None:
+    """For a multiword name (`Tobiah Leck`), the older one-word entry that is its first or last
+    word (`Tobiah`): the same referent, first met by part of its name."""
+    keys = [normalize_term(name) for name in view.names]
+    for key in keys:
+        if not person_like(key):
+            continue
+        ends = {key.split()[0], key.split()[-1]} - STARTERS
+        for other in older:
+            if any(normalize_term(n) in ends for n in other.names):
+                return other
+    return None
+
+
+def curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:
+    """The answer to the curate message at `last_user` (or a retry note after it)."""
+    text = content_text(messages[last_user].get("content"))
+    views = parse_curate_message(text)
+    wanted: set[int] | None = None
+    if not views:  # a retry note: find the entries in the earlier curate message
+        only = re.search(r"entries only: (.*)", text)
+        wanted = {int(n) for n in ENTRY_REF.findall(only.group(1))} if only else None
+        for message in reversed(messages[:last_user]):
+            content = content_text(message.get("content"))
+            if message.get("role") == "user" and content.startswith("# Task: curate"):
+                views = parse_curate_message(content)
+                if views:
+                    break
+    decisions = offline_curate(views)
+    if wanted is not None:
+        decisions = [d for d in decisions if entry_number(d["entry_id"]) in wanted]
+    return "".join(decision_line(decision) + "\n" for decision in decisions) or "NONE\n"
+
+
+def decision_line(decision: Mapping[str, Any]) -> str:
+    """One decision in the curator's answer format: `E12 CONFIRM reason`, `E7 MERGE E3 reason`,
+    `E4 REVISE definition` (curation.prompt.ANSWER_FORMAT)."""
+    words = [f"E{entry_number(decision['entry_id'])}", str(decision["decision"])]
+    if decision["decision"] == "MERGE":
+        words.append(f"E{entry_number(decision['target_entry_id'])}")
+    if decision["decision"] == "REVISE":
+        words.append(" ".join(str(decision.get("definition") or "").split()))
+    elif decision.get("reasoning"):
+        words.append(" ".join(str(decision["reasoning"]).split()))
+    return " ".join(words)
