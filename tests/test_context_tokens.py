@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from terrarium_dagster.context import HeuristicCounter, ServerCounter, TokenCounter
+from terrarium_dagster.context.tokens import Calibration
 from terrarium_dagster.testing.simulator import SimulatedVLLM
 
 SIM = SimulatedVLLM(lambda body: {"content": "ok"}, max_model_len=1_000_000)
@@ -56,7 +57,7 @@ def test_both_counters_implement_the_protocol() -> None:
 
 
 def test_calibration_converges_toward_the_observed_ratio_per_class() -> None:
-    counter = HeuristicCounter(margin=0.08, margin_tokens=0)
+    counter = HeuristicCounter(fit=Calibration(margin=0.08), margin_tokens=0)
     for seed in range(40):
         messages = prompt(seed, 200 + 50 * (seed % 5), json_heavy=seed % 2 == 0)
         text, json_units, fixed = counter.sizer.units(messages, TOOLS)
@@ -84,7 +85,7 @@ def test_calibrated_estimate_stays_above_the_servers_count() -> None:
 
 
 def test_peak_covers_counts_that_swing_around_the_fit() -> None:
-    counter = HeuristicCounter(margin=0.0, margin_tokens=0)
+    counter = HeuristicCounter(fit=Calibration(margin=0.0), margin_tokens=0)
     messages = prompt(1)
     raw = sum(counter.sizer.units(messages, TOOLS))
     for step in range(30):

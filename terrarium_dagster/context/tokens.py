@@ -21,7 +21,7 @@ import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from terrarium_dagster.context.prompts import canonical_json, tools_json
@@ -167,6 +167,7 @@ class PromptSizer:
         return text, json_units, fixed
 
 
+@dataclass(kw_only=True, eq=False)
 class Calibration:
     """What the heuristic learns from the server's counts, and the margin it keeps above them.
 
@@ -176,32 +177,24 @@ class Calibration:
     actual/fitted with a decaying peak. Sizes are multiplied by that peak plus the margin.
     """
 
-    def __init__(
-        self,
-        *,
-        margin: float = 0.08,
-        decay: float = 0.85,
-        peak_decay: float = 0.9,
-        prior_weight: float = 1e4,
-        constant_prior_weight: float = 0.5,
-        min_scale: float = 0.25,
-        max_scale: float = 8.0,
-    ) -> None:
-        self.margin = margin
-        self.decay = decay
-        self.peak_decay = peak_decay
-        self.prior_weight = prior_weight
-        self.constant_prior_weight = constant_prior_weight
-        self.min_scale = min_scale
-        self.max_scale = max_scale
-        self.text_scale = 1.0
-        self.json_scale = 1.0
-        self.constant = 0.0
-        self._sums = dict.fromkeys(_SUM_KEYS, 0.0)
-        self._actual_sum = 0.0
-        self._fitted_sum = 0.0
-        self._peak = 1.0
-        self.observations = 0
+    margin: float = 0.08
+    decay: float = 0.85
+    peak_decay: float = 0.9
+    prior_weight: float = 1e4
+    constant_prior_weight: float = 0.5
+    min_scale: float = 0.25
+    max_scale: float = 8.0
+    # the learned state (what `to_dict` persists)
+    text_scale: float = field(default=1.0, init=False)
+    json_scale: float = field(default=1.0, init=False)
+    constant: float = field(default=0.0, init=False)
+    observations: int = field(default=0, init=False)
+    _sums: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(_SUM_KEYS, 0.0), init=False, repr=False
+    )
+    _actual_sum: float = field(default=0.0, init=False, repr=False)
+    _fitted_sum: float = field(default=0.0, init=False, repr=False)
+    _peak: float = field(default=1.0, init=False, repr=False)
 
     def fitted(self, units: Units, *, whole_prompt: bool = False) -> float:
         """The calibrated size of `units` (of a whole prompt: with the constant), no margin."""
@@ -303,45 +296,19 @@ class HeuristicCounter:
     results, tool call arguments, tool schemas) and fixed tokens (per message, per tool call, the
     tool block and the generation prompt of the chat template): its `sizer`. Its `fit` (a
     `Calibration`) fits one scale per class and a per-prompt constant to the server's counts and
-    multiplies by the peak miss plus the margin (`margin` of it and `margin_tokens` more) so that
-    the estimate stays above the truth.
+    multiplies by the peak miss plus the margin (the fit's `margin` of it and `margin_tokens`
+    more) so that the estimate stays above the truth.
     """
 
     def __init__(
         self,
         *,
-        chars_per_token: float = 3.6,
-        json_chars_per_token: float = 2.4,
-        message_overhead: int = 5,
-        tool_call_overhead: int = 10,
-        tools_overhead: int = 120,
-        reply_overhead: int = 3,
-        margin: float = 0.08,
+        sizer: PromptSizer | None = None,
+        fit: Calibration | None = None,
         margin_tokens: int = 24,
-        decay: float = 0.85,
-        peak_decay: float = 0.9,
-        prior_weight: float = 1e4,
-        constant_prior_weight: float = 0.5,
-        min_scale: float = 0.25,
-        max_scale: float = 8.0,
     ) -> None:
-        self.sizer = PromptSizer(
-            chars_per_token=chars_per_token,
-            json_chars_per_token=json_chars_per_token,
-            message_overhead=message_overhead,
-            tool_call_overhead=tool_call_overhead,
-            tools_overhead=tools_overhead,
-            reply_overhead=reply_overhead,
-        )
-        self.fit = Calibration(
-            margin=margin,
-            decay=decay,
-            peak_decay=peak_decay,
-            prior_weight=prior_weight,
-            constant_prior_weight=constant_prior_weight,
-            min_scale=min_scale,
-            max_scale=max_scale,
-        )
+        self.sizer = sizer or PromptSizer()
+        self.fit = fit or Calibration()
         self.margin_tokens = margin_tokens
 
     def count_messages(self, messages: Sequence[Message], tools: Tools) -> int:
