@@ -9,8 +9,8 @@ from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
     SummaryRequest,
+    ask_scenes_summary,
     ask_summary,
-    covered_posts,
     origin_prefix,
     placeholder_of,
     summary_event,
@@ -59,17 +59,14 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         max_words=words(caps.thread_summary),
         previous_summary=previous.text if previous and not placeholder else None,
     )
-    first_scene = previous.scene_ids[0] if previous and previous.scene_ids else None
     answer = (
-        ask_summary(
+        ask_scenes_summary(
             job,
-            SummaryRequest(
-                origin_prefix(job, scene_ids[-1]),
-                instruction,
-                cap_tokens=caps.thread_summary,
-                entry_ids=entry_ids,
-                sources=covered_posts(first_scene or scene_ids[0], spans, state.scene_messages),
-            ),
+            instruction,
+            spans=spans,
+            previous=previous,
+            cap_tokens=caps.thread_summary,
+            entry_ids=entry_ids,
         )
         if scene_ids or not placeholder
         else None

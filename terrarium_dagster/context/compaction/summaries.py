@@ -70,6 +70,30 @@ def ask_summary(job: Compaction, request: SummaryRequest) -> str | None:
     return text
 
 
+def ask_scenes_summary(
+    job: Compaction,
+    instruction: str,
+    *,
+    spans: Sequence[SceneSpan],
+    previous: Summary | None,
+    cap_tokens: int,
+    entry_ids: Sequence[int],
+) -> str | None:
+    """`ask_summary` for a summary of the scenes `spans` (and of what `previous` covered): the
+    prefix as the server saw it up to the last of them, the posts from the first scene covered."""
+    first_scene = previous.scene_ids[0] if previous and previous.scene_ids else spans[0].scene_id
+    return ask_summary(
+        job,
+        SummaryRequest(
+            origin_prefix(job, spans[-1].scene_id),
+            instruction,
+            cap_tokens=cap_tokens,
+            entry_ids=entry_ids,
+            sources=covered_posts(first_scene, spans, job.state.scene_messages),
+        ),
+    )
+
+
 def accept_summary(
     counter: TokenCounter, answer: str | None, *, cap_tokens: int, entry_ids: Sequence[int]
 ) -> str | None:

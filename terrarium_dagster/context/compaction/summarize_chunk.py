@@ -14,10 +14,7 @@ from terrarium_dagster.context.compaction.events import CompactionEvent
 from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
-    SummaryRequest,
-    ask_summary,
-    covered_posts,
-    origin_prefix,
+    ask_scenes_summary,
     placeholder_of,
     summary_event,
     summary_of_scenes,
@@ -64,16 +61,13 @@ class SummarizeChunk(CompactionStep):
             max_words=words(caps.chunk_summary),
             previous_summary=previous.text if previous and not placeholder else None,
         )
-        first_scene = previous.scene_ids[0] if previous and previous.scene_ids else scene_ids[0]
-        answer = ask_summary(
+        answer = ask_scenes_summary(
             job,
-            SummaryRequest(
-                origin_prefix(job, chosen[-1].scene_id),
-                instruction,
-                cap_tokens=caps.chunk_summary,
-                entry_ids=entry_ids,
-                sources=covered_posts(first_scene, chosen, state.scene_messages),
-            ),
+            instruction,
+            spans=chosen,
+            previous=previous,
+            cap_tokens=caps.chunk_summary,
+            entry_ids=entry_ids,
         )
         summary = summary_of_scenes(
             job,
