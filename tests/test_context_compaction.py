@@ -212,7 +212,7 @@ def squeeze(
 ) -> None:
     """Set the budget so that scene `number` needs `free` tokens more than there is room for."""
     _, text = next_scene(thread_id, number)
-    cm.budget = true_count(cm.build(text)) + reserve + cm.max_tokens - free
+    cm.budget = true_count(cm.build(text)) + reserve + cm.sizes.max_tokens - free
 
 
 def history_scene_ids(cm: ContextManager) -> list[str]:
@@ -478,7 +478,7 @@ def test_scene_that_cannot_fit_beside_the_summaries_is_an_error_after_every_tier
     alone = true_count(
         [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
     )
-    cm.budget = alone + cm.max_tokens + 5
+    cm.budget = alone + cm.sizes.max_tokens + 5
     before = cm.state.to_json()
     with pytest.raises(BudgetError, match="every compaction tier has run") as caught:
         cm.prepare(text, thread_id=2, scene_id=scene_id)
@@ -775,20 +775,30 @@ def test_overflow_400_recalibrates_compacts_and_returns_messages_for_one_retry()
     sent = cm.build(scene)
     with httpx.Client(transport=sim, base_url="http://sim.invalid") as client:
         # the server counts more than we thought: simulate it with a too-large max_tokens
-        body = {"messages": sent, "tools": cm.tools, "max_tokens": 4000 - true_count(sent) + 50}
+        body = {
+            "messages": sent,
+            "tools": cm.sizes.tools,
+            "max_tokens": 4000 - true_count(sent) + 50,
+        }
         refused = client.post("/v1/chat/completions", json=body)
         assert refused.status_code == 400
         message = refused.json()["error"]["message"]
         plan = cm.on_overflow(scene, AgentError(message), thread_id=1, scene_id="1#9")
         retry = client.post(
             "/v1/chat/completions",
-            json={"messages": plan.messages, "tools": cm.tools, "max_tokens": cm.max_tokens},
+            json={
+                "messages": plan.messages,
+                "tools": cm.sizes.tools,
+                "max_tokens": cm.sizes.max_tokens,
+            },
         )
     assert retry.status_code == 200
     assert plan.events and all(e.reason == "overflow" for e in plan.events)
     assert events[0].tier == "summarize_chunk"
     assert plan.messages[-1] == scene[0]
-    assert cm.counter.count_messages(sent, cm.tools) == true_count(sent)  # learnt the exact count
+    assert cm.sizes.counter.count_messages(sent, cm.sizes.tools) == true_count(
+        sent
+    )  # learnt the exact count
 
 
 def test_overflow_from_a_smaller_server_window_lowers_the_budget() -> None:
@@ -812,15 +822,15 @@ def test_overflow_from_a_smaller_server_window_lowers_the_budget() -> None:
 def test_check_refuses_over_budget_and_orphaned_tool_calls() -> None:
     cm = manager(budget=2000)
     _, messages = scene_turns(1, 1)
-    assert cm.check(cm.build(messages)) >= true_count(cm.build(messages))
+    assert cm.sizes.check(cm.build(messages)) >= true_count(cm.build(messages))
     with pytest.raises(ValueError, match="no result"):
-        cm.check(cm.build(messages[:2]))
+        cm.sizes.check(cm.build(messages[:2]))
     with pytest.raises(ValueError, match="answers no open call"):
-        cm.check(cm.build([messages[0], messages[2]]))
+        cm.sizes.check(cm.build([messages[0], messages[2]]))
     _, huge = next_scene(1, 2, words=3000)
     with pytest.raises(BudgetError, match="exceeds the context budget of 2000"):
-        cm.check(cm.build(huge))
-    assert not cm.fits(cm.build(huge))
+        cm.sizes.check(cm.build(huge))
+    assert not cm.sizes.fits(cm.build(huge))
 
 
 def test_end_scene_removes_calls_that_were_never_answered() -> None:
@@ -844,11 +854,11 @@ def test_end_scene_removes_calls_that_were_never_answered() -> None:
 def test_calibration_is_saved_in_the_state_and_restored() -> None:
     cm = manager(budget=5000)
     _, messages = scene_turns(1, 1)
-    cm.observe(cm.build(messages), 999)
+    cm.sizes.observe(cm.build(messages), 999)
     cm.end_scene("1#1", 1, messages)
     restored = manager(budget=5000, state=ContextState.from_json(cm.state.to_json()))
-    assert restored.counter.calibration() == cm.counter.calibration()
-    assert restored.counter.calibration()["observations"] == 1
+    assert restored.sizes.counter.calibration() == cm.sizes.counter.calibration()
+    assert restored.sizes.counter.calibration()["observations"] == 1
 
 
 def test_what_the_counter_learned_after_the_last_scene_is_in_the_state_too() -> None:
@@ -859,13 +869,13 @@ def test_what_the_counter_learned_after_the_last_scene_is_in_the_state_too() -> 
     _, messages = scene_turns(1, 1)
     cm.end_scene("1#1", 1, messages)
     curation = [*cm.build(), {"role": "user", "content": "# Task: curate\nE1 ..."}]
-    cm.observe(curation, 777)
+    cm.sizes.observe(curation, 777)
     restored = manager(budget=5000, state=ContextState.from_json(cm.state.to_json()))
-    assert restored.counter.calibration() == cm.counter.calibration()
-    assert restored.counter.calibration()["observations"] == 1
+    assert restored.sizes.counter.calibration() == cm.sizes.counter.calibration()
+    assert restored.sizes.counter.calibration()["observations"] == 1
     follow_up = [*curation, {"role": "assistant", "content": "E1: CONFIRM"}]
-    assert restored.count(follow_up) == cm.count(follow_up)
-    assert restored.counter.count_messages(curation, TOOLS) == 777  # the exact count, kept
+    assert restored.sizes.count(follow_up) == cm.sizes.count(follow_up)
+    assert restored.sizes.counter.count_messages(curation, TOOLS) == 777  # the exact count, kept
 
 
 @pytest.mark.parametrize(
@@ -937,7 +947,7 @@ def test_make_room_leaves_the_asked_tokens_free_after_the_prefix() -> None:
     events: list[CompactionEvent] = []
     cm = manager(budget=100_000, events=events)
     fill(cm, 1, range(1, 21))
-    cm.budget = true_count(cm.build()) + cm.max_tokens + 500
+    cm.budget = true_count(cm.build()) + cm.sizes.max_tokens + 500
     assert cm.make_room(400, thread_id=1) == []
     cm.make_room(2000, thread_id=1)
     assert events and events[0].tier == "summarize_chunk"
@@ -947,7 +957,7 @@ def test_make_room_leaves_the_asked_tokens_free_after_the_prefix() -> None:
 def test_make_room_that_cannot_be_made_is_a_budget_error_that_changes_nothing() -> None:
     cm = manager(budget=100_000)
     fill(cm, 1, range(1, 6))
-    cm.budget = true_count(cm.build()) + cm.max_tokens
+    cm.budget = true_count(cm.build()) + cm.sizes.max_tokens
     before = context_only(cm)
     with pytest.raises(BudgetError, match="and 99000 more for its own messages"):
         cm.make_room(99_000, thread_id=1)
@@ -974,4 +984,4 @@ def test_overflow_uses_the_numbers_the_client_parsed() -> None:
     )
     assert cm.budget == 5000
     assert true_count(plan.messages) + 256 <= 5000
-    assert cm.counter.count_messages(sent, cm.tools) == true_count(sent)
+    assert cm.sizes.counter.count_messages(sent, cm.sizes.tools) == true_count(sent)

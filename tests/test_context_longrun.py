@@ -253,7 +253,7 @@ def run_synthetic(
             json={
                 "model": "sim",
                 "messages": messages,
-                "tools": manager.tools,
+                "tools": manager.sizes.tools,
                 "tool_choice": tool_choice,
                 "max_tokens": max_tokens,
             },
@@ -263,7 +263,7 @@ def run_synthetic(
         response.raise_for_status()
         payload = response.json()
         requests.append(payload["usage"]["prompt_tokens"] + max_tokens)
-        manager.observe(messages, payload["usage"]["prompt_tokens"])
+        manager.sizes.observe(messages, payload["usage"]["prompt_tokens"])
         return payload["choices"][0]["message"]
 
     def tokenize(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
@@ -271,11 +271,11 @@ def run_synthetic(
         return int(response.json()["count"])
 
     def summarizer(messages: list[dict[str, Any]]) -> str:
-        manager.check(messages)
+        manager.sizes.check(messages)
         return str(chat(messages, tool_choice="none").get("content") or "")
 
     def flusher(messages: list[dict[str, Any]]) -> None:
-        manager.check(messages)
+        manager.sizes.check(messages)
         chat(messages)
 
     events: list[CompactionEvent] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from terrarium_dagster.context import HeuristicCounter, ServerCounter, TokenCounter
+from terrarium_dagster.context.tokens import Calibration
 from terrarium_dagster.testing.simulator import SimulatedVLLM
 
 SIM = SimulatedVLLM(lambda body: {"content": "ok"}, max_model_len=1_000_000)
@@ -56,15 +57,15 @@ def test_both_counters_implement_the_protocol() -> None:
 
 
 def test_calibration_converges_toward_the_observed_ratio_per_class() -> None:
-    counter = HeuristicCounter(margin=0.08, margin_tokens=0)
+    counter = HeuristicCounter(fit=Calibration(margin=0.08), margin_tokens=0)
     for seed in range(40):
         messages = prompt(seed, 200 + 50 * (seed % 5), json_heavy=seed % 2 == 0)
-        text, json_units, fixed = counter.units(messages, TOOLS)
+        text, json_units, fixed = counter.sizer.units(messages, TOOLS)
         counter.observe(messages, TOOLS, round(1.5 * text + 1.2 * json_units + fixed))
-    assert abs(counter.text_scale - 1.5) < 0.03
-    assert abs(counter.json_scale - 1.2) < 0.03
+    assert abs(counter.fit.text_scale - 1.5) < 0.03
+    assert abs(counter.fit.json_scale - 1.2) < 0.03
     messages = prompt(99, json_heavy=True)
-    text, json_units, fixed = counter.units(messages, TOOLS)
+    text, json_units, fixed = counter.sizer.units(messages, TOOLS)
     truth = 1.5 * text + 1.2 * json_units + fixed
     assert truth <= counter.count_messages(messages, TOOLS) <= truth * 1.12
 
@@ -84,13 +85,13 @@ def test_calibrated_estimate_stays_above_the_servers_count() -> None:
 
 
 def test_peak_covers_counts_that_swing_around_the_fit() -> None:
-    counter = HeuristicCounter(margin=0.0, margin_tokens=0)
+    counter = HeuristicCounter(fit=Calibration(margin=0.0), margin_tokens=0)
     messages = prompt(1)
-    raw = sum(counter.units(messages, TOOLS))
+    raw = sum(counter.sizer.units(messages, TOOLS))
     for step in range(30):
         counter.observe(messages, TOOLS, round(raw * (1.4 if step % 2 else 1.2)))
     assert counter.count_messages(messages, TOOLS) >= raw * 1.38
-    assert 1.25 < counter.fitted(counter.units(messages, TOOLS)) / raw < 1.35
+    assert 1.25 < counter.fit.fitted(counter.sizer.units(messages, TOOLS)) / raw < 1.35
 
 
 def test_uncalibrated_estimate_errs_high_on_prose_json_and_non_ascii() -> None:
@@ -144,7 +145,7 @@ def test_server_counter_asks_tokenize_once_per_prompt() -> None:
     assert counter.count_exact(messages, TOOLS) == SIM.count(messages, TOOLS)
     assert counter.count_messages(messages, TOOLS) == SIM.count(messages, TOOLS)
     assert calls == [len(messages)]
-    assert counter.heuristic.observations == 1  # the exact count calibrated the heuristic too
+    assert counter.heuristic.fit.observations == 1  # the exact count calibrated the heuristic too
 
 
 def test_server_counter_stops_asking_a_server_without_tokenize() -> None:

@@ -21,6 +21,7 @@ import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from terrarium_dagster.context.prompts import canonical_json, tools_json
@@ -119,62 +120,22 @@ def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float] | None:
     return [rows[i][size] / rows[i][i] for i in range(size)]
 
 
-class HeuristicCounter:
-    """Characters-based estimate, calibrated against the server's counts, erring high.
+@dataclass(frozen=True)
+class PromptSizer:
+    """Raw sizes of prompt parts, before calibration: characters per token for prose and for
+    JSON, and the fixed tokens the chat template adds per message, per tool call, for the tool
+    block and for the generation prompt."""
 
-    A prompt is measured in prose units (system, user and assistant text), JSON units (tool
-    results, tool call arguments, tool schemas) and fixed tokens (per message, per tool call, the
-    tool block and the generation prompt of the chat template). Calibration fits one scale per
-    class and a per-prompt constant (what the template and the constant parts add) to the server's
-    counts: ridge least squares of relative errors over recent observations, exponentially decayed,
-    pulled toward
-    scale 1.0 and constant 0 while the data say little. What the fit still misses is tracked as
-    the ratio actual/fitted with a decaying peak, and the estimate multiplies by that peak plus the
-    margin (`margin` of it and `margin_tokens` more) so that it stays above the truth.
-    """
+    chars_per_token: float = 3.6
+    json_chars_per_token: float = 2.4
+    message_overhead: int = 5
+    tool_call_overhead: int = 10
+    tools_overhead: int = 120
+    reply_overhead: int = 3
 
-    def __init__(
-        self,
-        *,
-        chars_per_token: float = 3.6,
-        json_chars_per_token: float = 2.4,
-        message_overhead: int = 5,
-        tool_call_overhead: int = 10,
-        tools_overhead: int = 120,
-        reply_overhead: int = 3,
-        margin: float = 0.08,
-        margin_tokens: int = 24,
-        decay: float = 0.85,
-        peak_decay: float = 0.9,
-        prior_weight: float = 1e4,
-        constant_prior_weight: float = 0.5,
-        min_scale: float = 0.25,
-        max_scale: float = 8.0,
-    ) -> None:
-        self.chars_per_token = chars_per_token
-        self.json_chars_per_token = json_chars_per_token
-        self.message_overhead = message_overhead
-        self.tool_call_overhead = tool_call_overhead
-        self.tools_overhead = tools_overhead
-        self.reply_overhead = reply_overhead
-        self.margin = margin
-        self.margin_tokens = margin_tokens
-        self.decay = decay
-        self.peak_decay = peak_decay
-        self.prior_weight = prior_weight
-        self.constant_prior_weight = constant_prior_weight
-        self.min_scale = min_scale
-        self.max_scale = max_scale
-        self.text_scale = 1.0
-        self.json_scale = 1.0
-        self.constant = 0.0
-        self._sums = dict.fromkeys(_SUM_KEYS, 0.0)
-        self._actual_sum = 0.0
-        self._fitted_sum = 0.0
-        self._peak = 1.0
-        self.observations = 0
-
-    # -- raw sizes ------------------------------------------------------------------------------
+    def text_units(self, text: str) -> float:
+        """Prose units of `text`."""
+        return _text_units(text, self.chars_per_token)
 
     def message_units(self, message: Message) -> Units:
         text = json_units = 0.0
@@ -205,13 +166,41 @@ class HeuristicCounter:
             text, json_units, fixed = text + t, json_units + j, fixed + f
         return text, json_units, fixed
 
+
+@dataclass(kw_only=True, eq=False)
+class Calibration:
+    """What the heuristic learns from the server's counts, and the margin it keeps above them.
+
+    One scale per class (prose, JSON) and a per-prompt constant, fitted by ridge least squares of
+    relative errors over recent observations, exponentially decayed and pulled toward scale 1.0
+    and constant 0 while the data say little; what the fit still misses is tracked as the ratio
+    actual/fitted with a decaying peak. Sizes are multiplied by that peak plus the margin.
+    """
+
+    margin: float = 0.08
+    decay: float = 0.85
+    peak_decay: float = 0.9
+    prior_weight: float = 1e4
+    constant_prior_weight: float = 0.5
+    min_scale: float = 0.25
+    max_scale: float = 8.0
+    # the learned state (what `to_dict` persists)
+    text_scale: float = field(default=1.0, init=False)
+    json_scale: float = field(default=1.0, init=False)
+    constant: float = field(default=0.0, init=False)
+    observations: int = field(default=0, init=False)
+    _sums: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(_SUM_KEYS, 0.0), init=False, repr=False
+    )
+    _actual_sum: float = field(default=0.0, init=False, repr=False)
+    _fitted_sum: float = field(default=0.0, init=False, repr=False)
+    _peak: float = field(default=1.0, init=False, repr=False)
+
     def fitted(self, units: Units, *, whole_prompt: bool = False) -> float:
         """The calibrated size of `units` (of a whole prompt: with the constant), no margin."""
         text, json_units, fixed = units
         size = self.text_scale * text + self.json_scale * json_units + fixed
         return max(0.0, size + self.constant) if whole_prompt else size
-
-    # -- calibrated estimates ---------------------------------------------------------------
 
     @property
     def ratio(self) -> float:
@@ -226,34 +215,11 @@ class HeuristicCounter:
         return max(1.0, self._peak, self.ratio) * (1.0 + self.margin)
 
     def scale(self, fitted: float) -> int:
+        """`fitted` with the margin, in whole tokens."""
         return math.ceil(fitted * self.factor)
 
-    def count_messages(self, messages: Sequence[Message], tools: Tools) -> int:
-        fitted = self.fitted(self.units(messages, tools), whole_prompt=True)
-        return self.scale(fitted) + self.margin_tokens
-
-    def count_suffix(self, messages: Sequence[Message]) -> int:
-        """Estimate of messages appended to a prompt whose count is known."""
-        fitted = sum(self.fitted(self.message_units(message)) for message in messages)
-        return self.scale(fitted) + self.margin_tokens
-
-    def count_exact(self, messages: Sequence[Message], tools: Tools) -> int | None:
-        return None
-
-    def estimate_messages(self, messages: Sequence[Message], tools: Tools) -> int:
-        return self.count_messages(messages, tools)
-
-    def estimate_message(self, message: Message) -> int:
-        return self.scale(self.fitted(self.message_units(message)))
-
-    def estimate_text(self, text: str) -> int:
-        return self.scale(self.text_scale * _text_units(text, self.chars_per_token))
-
-    def observe(self, messages: Sequence[Message], tools: Tools, actual: int) -> None:
-        """Calibrate with the server's count of a prompt."""
-        if actual <= 0:
-            return
-        units = self.units(messages, tools)
+    def learn(self, units: Units, actual: int) -> None:
+        """Fit again with the server's count `actual` of a prompt measuring `units`."""
         text, json_units, fixed = units
         features = (text, json_units, 1.0)
         target = actual - fixed
@@ -291,13 +257,14 @@ class HeuristicCounter:
     def _clamp(self, value: float) -> float:
         return min(self.max_scale, max(self.min_scale, value))
 
-    def fork(self) -> HeuristicCounter:
-        """A private copy: what it learns from now on stays its own (a drafted scene's)."""
+    def copy(self) -> Calibration:
+        """An independent copy: what either learns from now on stays its own."""
         twin = copy.copy(self)
         twin._sums = dict(self._sums)
         return twin
 
-    def calibration(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, float]:
+        """The learned state, to persist."""
         return {
             **{f"sum_{key}": value for key, value in self._sums.items()},
             "text_scale": self.text_scale,
@@ -309,8 +276,8 @@ class HeuristicCounter:
             "observations": float(self.observations),
         }
 
-    def restore(self, calibration: Mapping[str, float]) -> None:
-        """Take back a persisted calibration; an empty one resets to the uncalibrated start."""
+    def load(self, calibration: Mapping[str, float]) -> None:
+        """Take back a persisted state; an empty one resets to the uncalibrated start."""
         for key in self._sums:
             self._sums[key] = float(calibration.get(f"sum_{key}", 0.0))
         self.text_scale = float(calibration.get("text_scale", 1.0))
@@ -320,6 +287,69 @@ class HeuristicCounter:
         self._fitted_sum = float(calibration.get("fitted_sum", 0.0))
         self._peak = float(calibration.get("peak", 1.0))
         self.observations = int(calibration.get("observations", 0))
+
+
+class HeuristicCounter:
+    """Characters-based estimate, calibrated against the server's counts, erring high.
+
+    A prompt is measured in prose units (system, user and assistant text), JSON units (tool
+    results, tool call arguments, tool schemas) and fixed tokens (per message, per tool call, the
+    tool block and the generation prompt of the chat template): its `sizer`. Its `fit` (a
+    `Calibration`) fits one scale per class and a per-prompt constant to the server's counts and
+    multiplies by the peak miss plus the margin (the fit's `margin` of it and `margin_tokens`
+    more) so that the estimate stays above the truth.
+    """
+
+    def __init__(
+        self,
+        *,
+        sizer: PromptSizer | None = None,
+        fit: Calibration | None = None,
+        margin_tokens: int = 24,
+    ) -> None:
+        self.sizer = sizer or PromptSizer()
+        self.fit = fit or Calibration()
+        self.margin_tokens = margin_tokens
+
+    def count_messages(self, messages: Sequence[Message], tools: Tools) -> int:
+        fitted = self.fit.fitted(self.sizer.units(messages, tools), whole_prompt=True)
+        return self.fit.scale(fitted) + self.margin_tokens
+
+    def count_suffix(self, messages: Sequence[Message]) -> int:
+        """Estimate of messages appended to a prompt whose count is known."""
+        fitted = sum(self.fit.fitted(self.sizer.message_units(message)) for message in messages)
+        return self.fit.scale(fitted) + self.margin_tokens
+
+    def count_exact(self, messages: Sequence[Message], tools: Tools) -> int | None:
+        return None
+
+    def estimate_messages(self, messages: Sequence[Message], tools: Tools) -> int:
+        return self.count_messages(messages, tools)
+
+    def estimate_message(self, message: Message) -> int:
+        return self.fit.scale(self.fit.fitted(self.sizer.message_units(message)))
+
+    def estimate_text(self, text: str) -> int:
+        return self.fit.scale(self.fit.text_scale * self.sizer.text_units(text))
+
+    def observe(self, messages: Sequence[Message], tools: Tools, actual: int) -> None:
+        """Calibrate with the server's count of a prompt."""
+        if actual <= 0:
+            return
+        self.fit.learn(self.sizer.units(messages, tools), actual)
+
+    def fork(self) -> HeuristicCounter:
+        """A private copy: what it learns from now on stays its own (a drafted scene's)."""
+        twin = copy.copy(self)
+        twin.fit = self.fit.copy()
+        return twin
+
+    def calibration(self) -> dict[str, float]:
+        return self.fit.to_dict()
+
+    def restore(self, calibration: Mapping[str, float]) -> None:
+        """Take back a persisted calibration; an empty one resets to the uncalibrated start."""
+        self.fit.load(calibration)
 
     def anchors(self) -> list[tuple[str, int]]:
         return []  # the heuristic remembers no exact counts

@@ -9,10 +9,12 @@ from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
     SummaryRequest,
+    ask_scenes_summary,
     ask_summary,
-    covered_posts,
-    extractive,
     origin_prefix,
+    placeholder_of,
+    summary_event,
+    summary_of_scenes,
     words,
 )
 from terrarium_dagster.context.compaction.text import clip_text
@@ -49,8 +51,7 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         state.thread_entry_ids.get(thread_id, [])
     )
     entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
-    # a placeholder (extractive) previous summary is kept as it is, not rewritten by the model
-    placeholder = previous.text if previous and previous.fallback else ""
+    placeholder = placeholder_of(previous)  # kept as it is, never rewritten by the model
     instruction = prompts.summarize_thread_message(
         thread_id=thread_id,
         scene_ids=scene_ids,
@@ -58,56 +59,33 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         max_words=words(caps.thread_summary),
         previous_summary=previous.text if previous and not placeholder else None,
     )
-    first_scene = previous.scene_ids[0] if previous and previous.scene_ids else None
-    text = (
-        ask_summary(
+    answer = (
+        ask_scenes_summary(
             job,
-            SummaryRequest(
-                origin_prefix(job, scene_ids[-1]),
-                instruction,
-                cap_tokens=caps.thread_summary,
-                entry_ids=entry_ids,
-                sources=covered_posts(first_scene or scene_ids[0], spans, state.scene_messages),
-            ),
+            instruction,
+            spans=spans,
+            previous=previous,
+            cap_tokens=caps.thread_summary,
+            entry_ids=entry_ids,
         )
         if scene_ids or not placeholder
         else None
     )
-    if text is not None and placeholder:
-        text = clip_text(job.counter, f"{placeholder}\n{text}", caps.thread_summary, keep_end=True)
-    fallback = text is None
-    if text is None:
-        text = extractive(
-            job.counter,
-            title=f"Thread {thread_id} (extractive summary):",
-            spans=spans,
-            messages_of=state.scene_messages,
-            previous=previous.text if previous else "",
-            entry_ids=entry_ids,
-            cap_tokens=caps.thread_summary,
-        )
-    material = sum(job.estimate(state.scene_messages(s)) for s in spans)
-    summary = Summary(
+    summary = summary_of_scenes(
+        job,
+        answer,
         kind="thread",
         thread_id=thread_id,
-        scene_ids=[*(previous.scene_ids if previous else []), *scene_ids],
+        spans=spans,
+        previous=previous,
         entry_ids=entry_ids,
-        text=text,
-        tokens_before=material + (previous.tokens_after if previous else 0),
-        tokens_after=job.counter.estimate_text(text),
-        fallback=fallback,
+        cap_tokens=caps.thread_summary,
+        title=f"Thread {thread_id} (extractive summary):",
     )
     state.remove_scenes(scene_ids)
     _put_thread_summary(state, summary)
     state.thread_entry_ids.pop(thread_id, None)
-    return CompactionEvent(
-        tier="fold_thread",
-        entry_ids=entry_ids,
-        scene_ids=scene_ids,
-        summary=text,
-        fallback=fallback,
-        flushed=flushed,
-    )
+    return summary_event("fold_thread", summary, scene_ids, flushed=flushed)
 
 
 def _fold_story(job: Compaction) -> CompactionEvent | None:

@@ -49,7 +49,7 @@ The agent loop, per scene (inside the scene's store transaction)::
             plan = cm.on_overflow(turns, exc, thread_id=t, scene_id=s)
             turns = plan.scene_messages
             result = chat(plan.messages)
-        cm.observe(plan.messages, result.prompt_tokens)  # calibration (the loop's _call does it)
+        cm.sizes.observe(plan.messages, result.prompt_tokens)  # calibration (the loop's _call)
         turns.append(answer); ... tool results ...
     cm.end_scene(s, t, turns, entry_ids=written)
     store.memory.save_context_state(cm.state.to_json())
@@ -60,15 +60,14 @@ request that continues `cm.build()` with n tokens of its own (the curator).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from terrarium_dagster.context import prompts
 from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
 from terrarium_dagster.context.compaction.pipeline import RUN_STEPS, run_steps
 from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy, caps_for
+from terrarium_dagster.context.compaction.sizes import PromptSizes, check_pairs
 from terrarium_dagster.context.compaction.step import (
     Compaction,
     CompactionStep,
@@ -83,27 +82,12 @@ from terrarium_dagster.context.state import (
     canonical_message,
     entry_ids_written,
     repair_tool_pairs,
-    tool_pair_problems,
 )
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.errors import BudgetError, SceneTooLarge
 
 CompactionRecorder = Callable[[CompactionEvent], None]
 """Receives every compaction event (the loop stores it with `store.memory.log_compaction`)."""
-
-_OVERFLOW_LIMIT = (
-    re.compile(r"maximum context length (?:is |of )?\(?(\d+)"),
-    re.compile(r"maximum model length (?:is |of )?\(?(\d+)"),
-    re.compile(r"context length is only (\d+)"),
-)
-_OVERFLOW_PROMPT = (
-    re.compile(r"\((\d+) in the messages"),
-    re.compile(r"request has (\d+) input tokens"),
-    re.compile(r"prompt contains (?:at least )?(\d+) input tokens"),
-    re.compile(r"[Yy]ou passed (\d+) input tokens"),
-    re.compile(r"prompt \(length (\d+)\)"),
-    re.compile(r"[Ii]nput length \((\d+)\)"),
-)
 
 
 @dataclass
@@ -135,13 +119,8 @@ class ContextManager:
         steps: Sequence[CompactionStep] = RUN_STEPS,
         adopt_calibration: bool = True,
     ) -> None:
-        if max_tokens >= budget:
-            raise BudgetError(f"max_tokens ({max_tokens}) must be below the budget ({budget})")
+        self.sizes = PromptSizes(budget=budget, max_tokens=max_tokens, counter=counter, tools=tools)
         self.system_prompt = system_prompt
-        self.tools = prompts.canonical_tools(tools)
-        self.budget = budget
-        self.max_tokens = max_tokens
-        self.counter = counter
         self.summarizer = summarizer
         self.flusher = flusher
         self.recorder = recorder
@@ -157,74 +136,41 @@ class ContextManager:
         """The live context, carrying what the token counter has learned so far: whatever saves
         or snapshots it saves that too, so a resumed run counts (and compacts) exactly as an
         uninterrupted one would."""
-        self._state.calibration = self.counter.calibration()
-        self._state.anchors = self.counter.anchors()
+        self._state.calibration = self.sizes.counter.calibration()
+        self._state.anchors = self.sizes.counter.anchors()
         return self._state
 
     @state.setter
     def state(self, state: ContextState) -> None:
         """Put `state` in force, the counter's learned state with it."""
         self._state = state
-        self.counter.restore(state.calibration)
-        self.counter.restore_anchors(state.anchors)
+        self.sizes.counter.restore(state.calibration)
+        self.sizes.counter.restore_anchors(state.anchors)
 
-    # -- sizes ------------------------------------------------------------------------------
+    # -- sizes (measured by `sizes`) ----------------------------------------------------------
+
+    @property
+    def budget(self) -> int:
+        """The model's window this context plans for (lowered when a 400 says it is smaller)."""
+        return self.sizes.budget
+
+    @budget.setter
+    def budget(self, budget: int) -> None:
+        self.sizes.budget = budget
 
     @property
     def limit(self) -> int:
         """Prompt tokens a request may have: the budget minus the completion's max_tokens."""
-        return self.budget - self.max_tokens
-
-    def _limit_words(self, limit: int) -> str:
-        """`limit` and where it comes from, in numbers that add up (a budget a 400 lowered
-        included): every budget message states it so."""
-        window = limit + self.max_tokens
-        return f"{limit} tokens (a window of {window} minus max_tokens {self.max_tokens})"
+        return self.sizes.limit
 
     def _caps(self) -> Caps:
-        return caps_for(self.policy, self.limit, self.max_tokens)
-
-    def count(self, messages: Sequence[Message], *, exact_above: int | None = None) -> int:
-        """Prompt tokens of `messages`; asks the server for an exact count when the estimate
-        is above `exact_above` (the estimate errs high, so this only sharpens a refusal)."""
-        estimate = self.counter.count_messages(messages, self.tools)
-        if exact_above is not None and estimate > exact_above:
-            exact = self.counter.count_exact(messages, self.tools)
-            if exact is not None:
-                return exact
-        return estimate
-
-    def estimate(self, messages: Iterable[Message]) -> int:
-        return sum(self.counter.estimate_message(message) for message in messages)
-
-    def fits(self, messages: Sequence[Message]) -> bool:
-        """True when `messages` plus max_tokens fit the budget."""
-        return self.count(messages, exact_above=self.limit) <= self.limit
-
-    def check(self, messages: Sequence[Message]) -> int:
-        """Raise unless `messages` may be sent: within budget, no tool call without its result.
-
-        Returns the prompt token count. The loop calls it (or `prepare_call`) before every call.
-        """
-        _check_pairs(messages)
-        tokens = self.count(messages, exact_above=self.limit)
-        if tokens > self.limit:
-            raise BudgetError(
-                f"request of {tokens} prompt tokens plus {self.max_tokens} for the answer exceeds "
-                f"the context budget of {self.budget} tokens"
-            )
-        return tokens
+        return caps_for(self.policy, self.sizes.limit, self.sizes.max_tokens)
 
     # -- layout -----------------------------------------------------------------------------
 
     def build(self, scene: str | Sequence[Message] | None = None) -> list[Message]:
         """System, story block, history, then the current scene (message or messages)."""
         return build_messages(self._state, self.system_prompt, scene)
-
-    def observe(self, messages: Sequence[Message], prompt_tokens: int | None) -> None:
-        """Feed the server's count of a sent prompt (usage.prompt_tokens) to the counter."""
-        if prompt_tokens:
-            self.counter.observe(messages, self.tools, prompt_tokens)
 
     # -- per scene ----------------------------------------------------------------------------
 
@@ -256,15 +202,15 @@ class ContextManager:
                 reason="thread_start",
                 force=True,
             )
-        need = self.count(self.build(scene), exact_above=self.limit - reserve_tokens)
-        if need + reserve_tokens <= self.limit:
+        need = self.sizes.count(self.build(scene), exact_above=self.sizes.limit - reserve_tokens)
+        if need + reserve_tokens <= self.sizes.limit:
             return []
         system = {"role": "system", "content": self.system_prompt}
-        alone = self.count([system, *scene], exact_above=self.limit)
-        if alone > self.limit:  # no compaction can help: say so before changing anything
+        alone = self.sizes.count([system, *scene], exact_above=self.sizes.limit)
+        if alone > self.sizes.limit:  # no compaction can help: say so before changing anything
             raise SceneTooLarge(
                 f"scene {scene_id} needs {alone} prompt tokens with the system prompt alone, "
-                f"over the limit of {self._limit_words(self.limit)}; "
+                f"over the limit of {self.sizes.describe(self.sizes.limit)}; "
                 "raise --context-budget or split the scene"
             )
         return self._compact(
@@ -282,7 +228,7 @@ class ContextManager:
         finished = [s for s in self._state.scenes if s.thread_id != thread_id]
         if not finished or any(s.thread_id == thread_id for s in self._state.scenes):
             return False
-        size = sum(self.estimate(self.state.scene_messages(s)) for s in finished)
+        size = sum(self.sizes.estimate(self.state.scene_messages(s)) for s in finished)
         return size >= self._caps().min_free
 
     def shrink_to_fit(self, scene_messages: list[Message]) -> list[CompactionEvent]:
@@ -303,7 +249,10 @@ class ContextManager:
         """Make the prefix (`build()`) leave `tokens` prompt tokens free, for a request that
         continues it with its own messages (the curator's review, a summon). Compacts like
         `prepare` does; BudgetError when even the system prompt leaves no such room."""
-        if self.count(self.build(), exact_above=self.limit - tokens) + tokens <= self.limit:
+        if (
+            self.sizes.count(self.build(), exact_above=self.sizes.limit - tokens) + tokens
+            <= self.sizes.limit
+        ):
             return []
         return self._compact(
             [],
@@ -326,14 +275,14 @@ class ContextManager:
         """
         scene = [canonical_message(m) for m in scene_messages]
         messages = self.build(scene)
-        _check_pairs(messages)
-        tokens = self.count(messages, exact_above=self.limit)
-        if tokens <= self.limit:
+        check_pairs(messages)
+        tokens = self.sizes.count(messages, exact_above=self.sizes.limit)
+        if tokens <= self.sizes.limit:
             return CallPlan(messages, scene, tokens)
         before = tokens
         events: list[CompactionEvent] = []
         try:
-            scene = self.shrink_current(scene)
+            scene = self._shrink_current(scene)
         except BudgetError:
             events = self._compact(
                 scene,
@@ -343,9 +292,9 @@ class ContextManager:
                 reason="budget",
                 must_fit=False,
             )
-            scene = self.shrink_current(scene)
+            scene = self._shrink_current(scene)
         messages = self.build(scene)
-        tokens = self.check(messages)
+        tokens = self.sizes.check(messages)
         event = self._record(
             CompactionEvent(
                 tier="shrink_current",
@@ -357,7 +306,7 @@ class ContextManager:
         )
         return CallPlan(messages, scene, tokens, [*events, event])
 
-    def shrink_current(self, scene_messages: Sequence[Message]) -> list[Message]:
+    def _shrink_current(self, scene_messages: Sequence[Message]) -> list[Message]:
         """The current scene's messages made to fit: oldest tool results first cut to a stub,
         then long assistant texts, then whole old rounds (an assistant call with its results)
         dropped, never the scene message and never the last round. BudgetError if still over."""
@@ -365,7 +314,7 @@ class ContextManager:
         scene = [dict(m) for m in scene_messages]
 
         def over() -> int:
-            return self.count(self.build(scene), exact_above=caps.limit) - caps.limit
+            return self.sizes.count(self.build(scene), exact_above=caps.limit) - caps.limit
 
         excess = over()
         if excess <= 0:
@@ -376,12 +325,12 @@ class ContextManager:
                 message = scene[index]
                 if message.get("role") != role or not isinstance(message.get("content"), str):
                     continue
-                size = self.counter.estimate_message(message)
+                size = self.sizes.counter.estimate_message(message)
                 if size <= stub * 2:
                     continue
-                cut = truncate_text(self.counter, message["content"], stub)
+                cut = truncate_text(self.sizes.counter, message["content"], stub)
                 scene[index] = {**message, "content": cut}
-                excess -= size - self.counter.estimate_message(scene[index])
+                excess -= size - self.sizes.counter.estimate_message(scene[index])
                 if excess <= 0 and (excess := over()) <= 0:
                     return scene
         while len(rounds := _rounds(scene)) > 1:
@@ -389,10 +338,10 @@ class ContextManager:
             del scene[start:end]
             if over() <= 0:
                 return scene
-        size = self.count(self.build(scene), exact_above=caps.limit)
+        size = self.sizes.count(self.build(scene), exact_above=caps.limit)
         raise SceneTooLarge(
             f"the current scene needs {size} prompt tokens even with its tool results shrunk, "
-            f"over the limit of {self._limit_words(caps.limit)}"
+            f"over the limit of {self.sizes.describe(caps.limit)}"
         )
 
     def on_overflow(
@@ -405,22 +354,8 @@ class ContextManager:
     ) -> CallPlan:
         """The server refused a request as too long (400): learn its count, compact at once,
         and return the messages for the one retry. BudgetError when nothing can make it fit."""
-        text = str(error or "")
-        server_limit, server_prompt = parse_overflow(text)
-        server_limit = getattr(error, "max_context_length", None) or server_limit
-        server_prompt = getattr(error, "prompt_tokens", None) or server_prompt
-        if server_limit is not None and server_limit < self.budget:
-            self.budget = server_limit  # the server's window is smaller than configured
         scene = [canonical_message(m) for m in scene_messages]
-        sent = self.build(scene)
-        if server_prompt is not None:
-            if "at least" in text:  # a lower bound (vLLM 0.18+ may stop counting early)
-                server_prompt = max(server_prompt, self.counter.count_messages(sent, self.tools))
-            self.counter.observe(sent, self.tools, server_prompt)
-        else:  # the server only said "too long": it counted more than the limit, by how much
-            # is unknown, so learn a count that errs high (the limit plus an answer's room)
-            estimate = self.counter.count_messages(sent, self.tools)
-            self.counter.observe(sent, self.tools, max(estimate, self.limit) + self.max_tokens)
+        self.sizes.learn_refusal(self.build(scene), error)
         events = self._compact(
             scene,
             reserve=0,
@@ -469,9 +404,9 @@ class ContextManager:
         way before and after every pass: the server's count, else the heuristic's full estimate
         (not anchored on a remembered prompt, which only the state before compaction matches)."""
         messages = self.build(job.scene_messages)
-        exact = self.counter.count_exact(messages, self.tools)
+        exact = self.sizes.counter.count_exact(messages, self.sizes.tools)
         if exact is None:
-            exact = self.counter.estimate_messages(messages, self.tools)
+            exact = self.sizes.counter.estimate_messages(messages, self.sizes.tools)
         return exact + job.reserve
 
     def _compact(
@@ -496,9 +431,9 @@ class ContextManager:
             reserve=reserve,
             caps=caps,
             policy=self.policy,
-            counter=self.counter,
+            counter=self.sizes.counter,
             system_prompt=self.system_prompt,
-            fits=self.fits,
+            fits=self.sizes.fits,
             summarizer=self.summarizer,
             flusher=self.flusher,
             thread_id=thread_id,
@@ -515,7 +450,7 @@ class ContextManager:
         required = reserve if reserve_required else 0  # else the scene's rounds may shrink
         prompt = need - reserve
         if must_fit and prompt + required > caps.limit:
-            prompt = self.count(self.build(scene_messages), exact_above=caps.limit - required)
+            prompt = self.sizes.count(self.build(scene_messages), exact_above=caps.limit - required)
             if prompt + required > caps.limit:
                 message = self._budget_message(prompt, required, scene_messages, caps)
                 self.state = job.origin  # the run stops here: keep the state it can resume from
@@ -523,14 +458,14 @@ class ContextManager:
         return job.events
 
     def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: Caps) -> str:
-        head = self.count(head_messages(self.state, self.system_prompt))
-        scene_tokens = self.estimate(scene)
+        head = self.sizes.count(head_messages(self.state, self.system_prompt))
+        scene_tokens = self.sizes.estimate(scene)
         room = f" and {required} more for its own messages" if required else ""
         return (
             f"the context cannot fit the budget: the next request needs about {prompt} prompt "
             f"tokens{room} (system prompt and summaries {head}, history "
             f"{len(self._state.history)} messages, scene {scene_tokens}) but the limit is "
-            f"{self._limit_words(caps.limit)}; every compaction tier has run. "
+            f"{self.sizes.describe(caps.limit)}; every compaction tier has run. "
             "Raise --context-budget or split the scene."
         )
 
@@ -541,19 +476,6 @@ class ContextManager:
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def _check_pairs(messages: Sequence[Message]) -> None:
-    problems = tool_pair_problems(messages)
-    if problems:
-        raise ValueError("message list separates tool calls and results: " + problems[0])
-
-
-def parse_overflow(text: str) -> tuple[int | None, int | None]:
-    """(the server's max context length, the prompt tokens it counted) from a 400's message."""
-    limit = next((int(m.group(1)) for p in _OVERFLOW_LIMIT if (m := p.search(text))), None)
-    prompt = next((int(m.group(1)) for p in _OVERFLOW_PROMPT if (m := p.search(text))), None)
-    return limit, prompt
 
 
 def _rounds(scene: Sequence[Message]) -> list[tuple[int, int]]:

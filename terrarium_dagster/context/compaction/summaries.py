@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from terrarium_dagster.context import prompts
+from terrarium_dagster.context.compaction.events import CompactionEvent, Tier
 from terrarium_dagster.context.compaction.step import Compaction
 from terrarium_dagster.context.compaction.text import clip_text, strip_thinking
 from terrarium_dagster.context.layout import head_messages, prefix_messages
-from terrarium_dagster.context.state import Message, SceneSpan
+from terrarium_dagster.context.state import Message, SceneSpan, Summary
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.errors import BudgetError, NoAnswerError
 
@@ -66,6 +68,30 @@ def ask_summary(job: Compaction, request: SummaryRequest) -> str | None:
     if text is not None and request.sources and request.sources not in text:
         text += "\n" + request.sources
     return text
+
+
+def ask_scenes_summary(
+    job: Compaction,
+    instruction: str,
+    *,
+    spans: Sequence[SceneSpan],
+    previous: Summary | None,
+    cap_tokens: int,
+    entry_ids: Sequence[int],
+) -> str | None:
+    """`ask_summary` for a summary of the scenes `spans` (and of what `previous` covered): the
+    prefix as the server saw it up to the last of them, the posts from the first scene covered."""
+    first_scene = previous.scene_ids[0] if previous and previous.scene_ids else spans[0].scene_id
+    return ask_summary(
+        job,
+        SummaryRequest(
+            origin_prefix(job, spans[-1].scene_id),
+            instruction,
+            cap_tokens=cap_tokens,
+            entry_ids=entry_ids,
+            sources=covered_posts(first_scene, spans, job.state.scene_messages),
+        ),
+    )
 
 
 def accept_summary(
@@ -144,6 +170,70 @@ def extractive(
     if previous.strip() and room > 32:
         return clip_text(counter, previous.strip(), room, keep_end=True) + "\n" + new
     return clip_text(counter, new, cap_tokens)
+
+
+def placeholder_of(previous: Summary | None) -> str:
+    """The text of a previous summary that is a placeholder (extractive), else "": it is kept as
+    it is, never handed to the model to rewrite (it would invent what the placeholder leaves
+    out)."""
+    return previous.text if previous and previous.fallback else ""
+
+
+def summary_of_scenes(
+    job: Compaction,
+    answer: str | None,
+    *,
+    kind: Literal["chunk", "thread"],
+    thread_id: int,
+    spans: Sequence[SceneSpan],
+    previous: Summary | None,
+    entry_ids: list[int],
+    cap_tokens: int,
+    title: str,
+) -> Summary:
+    """The summary that takes the place of `spans` and of the `previous` summary: the model's
+    checked `answer` (after a placeholder previous summary, kept as it is), else the
+    deterministic extractive summary titled `title`."""
+    text = answer
+    placeholder = placeholder_of(previous)
+    if text is not None and placeholder:
+        text = clip_text(job.counter, f"{placeholder}\n{text}", cap_tokens, keep_end=True)
+    fallback = text is None
+    if text is None:
+        text = extractive(
+            job.counter,
+            title=title,
+            spans=spans,
+            messages_of=job.state.scene_messages,
+            previous=previous.text if previous else "",
+            entry_ids=entry_ids,
+            cap_tokens=cap_tokens,
+        )
+    material = sum(job.estimate(job.state.scene_messages(s)) for s in spans)
+    return Summary(
+        kind=kind,
+        thread_id=thread_id,
+        scene_ids=[*(previous.scene_ids if previous else []), *(s.scene_id for s in spans)],
+        entry_ids=entry_ids,
+        text=text,
+        tokens_before=material + (previous.tokens_after if previous else 0),
+        tokens_after=job.counter.estimate_text(text),
+        fallback=fallback,
+    )
+
+
+def summary_event(
+    tier: Tier, summary: Summary, scene_ids: list[str], *, flushed: bool
+) -> CompactionEvent:
+    """The event of a pass that put `summary` in the place of the scenes `scene_ids`."""
+    return CompactionEvent(
+        tier=tier,
+        entry_ids=summary.entry_ids,
+        scene_ids=scene_ids,
+        summary=summary.text,
+        fallback=summary.fallback,
+        flushed=flushed,
+    )
 
 
 def words(tokens: int) -> int:

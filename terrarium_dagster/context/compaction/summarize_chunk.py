@@ -14,15 +14,13 @@ from terrarium_dagster.context.compaction.events import CompactionEvent
 from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
-    SummaryRequest,
-    ask_summary,
-    covered_posts,
-    extractive,
-    origin_prefix,
+    ask_scenes_summary,
+    placeholder_of,
+    summary_event,
+    summary_of_scenes,
     words,
 )
-from terrarium_dagster.context.compaction.text import clip_text
-from terrarium_dagster.context.state import SceneSpan, Summary
+from terrarium_dagster.context.state import SceneSpan
 
 
 class SummarizeChunk(CompactionStep):
@@ -55,9 +53,7 @@ class SummarizeChunk(CompactionStep):
         flushed = flush_before_drop(job, scene_ids)
         new_ids = {i for s in chosen for i in s.entry_ids}
         entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
-        # a previous summary that is a placeholder (extractive) is kept as it is, never handed
-        # to the model to rewrite (it would invent what the placeholder leaves out)
-        placeholder = previous.text if previous and previous.fallback else ""
+        placeholder = placeholder_of(previous)  # kept as it is, never rewritten by the model
         instruction = prompts.summarize_chunk_message(
             thread_id=job.thread_id,
             scene_ids=scene_ids,
@@ -65,50 +61,26 @@ class SummarizeChunk(CompactionStep):
             max_words=words(caps.chunk_summary),
             previous_summary=previous.text if previous and not placeholder else None,
         )
-        first_scene = previous.scene_ids[0] if previous and previous.scene_ids else scene_ids[0]
-        text = ask_summary(
+        answer = ask_scenes_summary(
             job,
-            SummaryRequest(
-                origin_prefix(job, chosen[-1].scene_id),
-                instruction,
-                cap_tokens=caps.chunk_summary,
-                entry_ids=entry_ids,
-                sources=covered_posts(first_scene, chosen, state.scene_messages),
-            ),
+            instruction,
+            spans=chosen,
+            previous=previous,
+            cap_tokens=caps.chunk_summary,
+            entry_ids=entry_ids,
         )
-        if text is not None and placeholder:
-            text = clip_text(
-                job.counter, f"{placeholder}\n{text}", caps.chunk_summary, keep_end=True
-            )
-        fallback = text is None
-        if text is None:
-            text = extractive(
-                job.counter,
-                title=f"Thread {job.thread_id}, scenes {scene_ids[0]} .. {scene_ids[-1]} "
-                "(extractive summary):",
-                spans=chosen,
-                messages_of=state.scene_messages,
-                previous=previous.text if previous else "",
-                entry_ids=entry_ids,
-                cap_tokens=caps.chunk_summary,
-            )
-        summary = Summary(
+        summary = summary_of_scenes(
+            job,
+            answer,
             kind="chunk",
             thread_id=job.thread_id,
-            scene_ids=[*(previous.scene_ids if previous else []), *scene_ids],
+            spans=chosen,
+            previous=previous,
             entry_ids=entry_ids,
-            text=text,
-            tokens_before=material + (previous.tokens_after if previous else 0),
-            tokens_after=job.counter.estimate_text(text),
-            fallback=fallback,
+            cap_tokens=caps.chunk_summary,
+            title=f"Thread {job.thread_id}, scenes {scene_ids[0]} .. {scene_ids[-1]} "
+            "(extractive summary):",
         )
         state.remove_scenes(scene_ids)
         state.set_summary(summary)
-        return CompactionEvent(
-            tier="summarize_chunk",
-            entry_ids=entry_ids,
-            scene_ids=scene_ids,
-            summary=text,
-            fallback=fallback,
-            flushed=flushed,
-        )
+        return summary_event("summarize_chunk", summary, scene_ids, flushed=flushed)
