@@ -57,7 +57,7 @@ class Engine:
         self.progress: ProgressCallback = progress or quiet
         self.max_scenes: int | None = None  # read when the scene loop is made
         self.order = ThreadOrder(corpus, store.progress)
-        self.living = LivingCorpus(corpus, store, self.order, run_id=run_id)
+        self.living = LivingCorpus(corpus, store, run_id=run_id)
         self.run = ModelRun(
             settings,
             corpus,

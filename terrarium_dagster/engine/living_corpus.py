@@ -12,8 +12,9 @@ import logging
 from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_after
 from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.engine.order import DONE, ThreadOrder
+from terrarium_dagster.engine.order import DONE
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import through_post
 from terrarium_dagster.store.sources import SourceChange
 from terrarium_dagster.store.sources import describe as describe_source_change
@@ -26,26 +27,22 @@ SOURCE_CHANGED_TAG = "source-changed"  # an entry citing a post edited or delete
 class LivingCorpus:
     """New posts and changed sources, seen by one run."""
 
-    def __init__(
-        self, corpus: Corpus, store: GlossaryStore, order: ThreadOrder, *, run_id: str
-    ) -> None:
+    def __init__(self, corpus: Corpus, store: GlossaryStore, *, run_id: str) -> None:
         self.corpus = corpus
         self.store = store
-        self.order = order
         self.run_id = run_id
         self._source_changes: list[SourceChange] | None = None  # once checked this run
 
-    def new_scenes(self, thread: Thread) -> list[Scene]:
-        """Scenes of an annotated thread added since it was annotated (its new posts)."""
-        state = self.order.state(thread)
+    def new_scenes(self, thread: Thread, state: ThreadState | None) -> list[Scene]:
+        """Scenes of an annotated thread (its recorded `state`) added since it was annotated
+        (its new posts)."""
         if state is None or state.status not in DONE:
             return []
         scenes = split_after(self.corpus.scenes(thread.id), through_post(state))
         return scenes_after(scenes, state.cursor_scene_id)
 
-    def reopen(self, thread: Thread, new: int) -> None:
+    def reopen(self, thread: Thread, state: ThreadState | None, new: int) -> None:
         """An annotated thread that grew is annotated again from its new scenes, then curated."""
-        state = self.order.state(thread)
         assert state is not None
         log.info("%s grew by %d scene(s) since it was annotated: annotating them", thread.key, new)
         self.store.progress.set_thread_state(

@@ -1,11 +1,14 @@
 """The thread order and its status questions, beside the store's progress records.
 
-One `ThreadOrder` answers every question the thread sequence asks about where threads stand:
-a thread's recorded state and status, whether earlier threads are annotated (`check_order`),
-which later ones are, which earlier ones still wait for their curation, what work is left.
+`ThreadOrder.standing` answers, in one `Standing` read at once from the store's progress
+records, every question the thread sequence asks about a thread: its recorded state and status,
+whether every earlier thread is annotated (`check_order`), which later ones are, which earlier
+ones still wait for their curation. `ThreadOrder` also says what work is left.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
@@ -14,6 +17,35 @@ from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import ThreadProgress
 
 DONE = ("annotated", "curated")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where one thread stands in the story's order, as the store's progress records say."""
+
+    thread: Thread
+    state: ThreadState | None
+    not_annotated_before: Thread | None  # the first earlier thread not annotated yet
+    uncurated_predecessors: tuple[Thread, ...]  # earlier threads annotated but not curated
+    later_annotated: tuple[Thread, ...]  # later threads annotated (or curated)
+
+    @property
+    def status(self) -> str:
+        """`pending`, `annotating`, `annotated`, `curated`, … as the store records it."""
+        return self.state.status if self.state else "pending"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in DONE
+
+    def check_order(self) -> None:
+        """Fail fast unless every earlier thread (story order) is annotated."""
+        earlier = self.not_annotated_before
+        if earlier is not None:
+            raise OrderError(
+                f"thread {self.thread.key} cannot be annotated before {earlier.key}: "
+                f"{earlier.key} is not annotated yet (threads are annotated in story order)"
+            )
 
 
 class ThreadOrder:
@@ -49,27 +81,25 @@ class ThreadOrder:
         state = self.state(thread)
         return state.status if state else "pending"
 
-    def finished(self, thread_id: int) -> bool:
-        return self.status(self.thread(thread_id)) in DONE
-
-    def check_order(self, thread_id: int) -> None:
-        """Fail fast unless every earlier thread (story order) is annotated."""
+    def standing(self, thread_id: int) -> Standing:
+        """Where the thread stands, with every earlier and later thread's status read at once."""
         thread = self.thread(thread_id)
-        for earlier in self._threads[: thread.position]:
-            if self.status(earlier) not in DONE:
-                raise OrderError(
-                    f"thread {thread.key} cannot be annotated before {earlier.key}: "
-                    f"{earlier.key} is not annotated yet (threads are annotated in story order)"
-                )
+        states = {state.thread_id: state for state in self.progress.thread_states()}
 
-    def later_annotated(self, thread_id: int) -> list[Thread]:
-        thread = self.thread(thread_id)
-        return [t for t in self._threads[thread.position + 1 :] if self.status(t) in DONE]
+        def status(other: Thread) -> str:
+            state = states.get(other.id)
+            return state.status if state else "pending"
 
-    def uncurated_predecessors(self, thread_id: int) -> list[Thread]:
-        """Earlier threads annotated but not curated (annotating `thread_id` curates them first)."""
-        thread = self.thread(thread_id)
-        return [t for t in self._threads[: thread.position] if self.status(t) == "annotated"]
+        earlier = self._threads[: thread.position]
+        return Standing(
+            thread=thread,
+            state=states.get(thread.id),
+            not_annotated_before=next((t for t in earlier if status(t) not in DONE), None),
+            uncurated_predecessors=tuple(t for t in earlier if status(t) == "annotated"),
+            later_annotated=tuple(
+                t for t in self._threads[thread.position + 1 :] if status(t) in DONE
+            ),
+        )
 
     def work_left(self, threads: list[Thread]) -> tuple[int, int]:
         """(threads, scenes) of `threads` not yet annotated, for a progress display."""

@@ -25,6 +25,7 @@ from terrarium_dagster.errors import OrderError
 from terrarium_dagster.model import sampling
 from terrarium_dagster.reports import CurationDecisionRow, ThreadReport
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.thread_reports import curation_rows, recorded_curation, thread_report
 
 log = logging.getLogger(__name__)
@@ -80,18 +81,19 @@ class ThreadSequence:
         Ends early when the run is asked to stop, reaches its scene limit, or leaves a thread
         unfinished (nothing to curate yet)."""
         if annotate and threads:
-            self.order.check_order(threads[0].id)
+            self.order.standing(threads[0].id).check_order()
         for index, thread in enumerate(threads):
             if self.run.stop.is_set() or self.run.scene_limit_reached:
                 return
             if annotate:
-                caught_up = tuple(self.order.uncurated_predecessors(thread.id))
+                caught_up = self.order.standing(thread.id).uncurated_predecessors
                 report = self.annotate_thread(thread.id, rewind=rewind and index == 0)
                 yield ThreadStep("annotated", thread, annotation=report, caught_up=caught_up)
             if curate:
-                if annotate and not self.order.finished(thread.id):
+                standing = self.order.standing(thread.id)
+                if annotate and not standing.finished:
                     return  # stopped inside the thread: nothing to curate yet
-                already = self.order.status(thread) == "curated"
+                already = standing.status == "curated"
                 curation = self.curate_thread(thread.id)
                 yield ThreadStep("curated", thread, curation=curation, already_curated=already)
 
@@ -105,16 +107,15 @@ class ThreadSequence:
         previous thread and the thread (and every later one, marked for redo) is annotated
         again.
         """
-        thread = self.order.thread(thread_id)
-        self.order.check_order(thread_id)
-        later = self.order.later_annotated(thread_id)
+        standing = self.order.standing(thread_id)
+        standing.check_order()
+        thread, later, status = standing.thread, standing.later_annotated, standing.status
         rewound: list[str] = []
-        status = self.order.status(thread)
         grown: list[Scene] = []
         if status in DONE and not rewind:
             # The living quest: posts added to the last annotated thread are new scenes of it
             # (an earlier thread's new posts wait for a rewind: `status` names them).
-            grown = [] if later else self.living.new_scenes(thread)
+            grown = [] if later else self.living.new_scenes(thread, standing.state)
             if not grown:
                 return self._recorded_report(thread, already_done=True)
         if later and not rewind:
@@ -127,14 +128,12 @@ class ThreadSequence:
         self.run.annotator()  # a window too small is refused before anything is written
         self.run.ensure_started()
         if rewind and (status in DONE or later):
-            rewound = [
-                t.key for t in (thread, *later) if self.order.status(t) in DONE or t is thread
-            ]
+            rewound = [t.key for t in (thread, *later)]  # the later ones are all annotated
             self.run.annotator().rewind_to_before(
                 thread, reason=f"rewind requested for {thread.key}"
             )
         if grown:
-            self.living.reopen(thread, len(grown))
+            self.living.reopen(thread, standing.state, len(grown))
         self._curate_predecessors(thread)
         started = time.monotonic()
         annotator = self.run.annotator()
@@ -166,28 +165,26 @@ class ThreadSequence:
 
     def _curate_predecessors(self, thread: Thread) -> None:
         """Catch-up: a thread is curated before the next one is annotated."""
-        for earlier in self.order.before(thread):
-            if self.order.status(earlier) == "annotated":
-                self.curate_thread(earlier.id)
+        for earlier in self.order.standing(thread.id).uncurated_predecessors:
+            self.curate_thread(earlier.id)
 
     def curate_thread(self, thread_id: int) -> CurationReport:
-        thread = self.order.thread(thread_id)
-        status = self.order.status(thread)
+        standing = self.order.standing(thread_id)
+        thread, status = standing.thread, standing.status
         if status == "curated":
             return self.recorded_curation(thread)
         if status != "annotated":
             raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
         self.run.annotator()  # a window too small is refused before anything is written
         self.run.ensure_started()
-        return self._curate(thread)
+        return self._curate(thread, standing.state)
 
-    def _curate(self, thread: Thread) -> CurationReport:
+    def _curate(self, thread: Thread, state: ThreadState | None) -> CurationReport:
         """Review the thread's tentative entries in one transaction. The curator's requests carry
         no tools (its answer is decision lines), so they could not reuse the agent's cached
         prefix (the tools are part of it): they are the curator's short system prompt and the
         review message alone, which costs less than the whole conversation uncached."""
         annotator = self.run.annotator()
-        state = self.order.state(thread)
         answer_tokens = sampling.answer_tokens(self.settings, "curate", annotator.window)
         # the decision lines' room: what thinking leaves of the answer (about half)
         thinking = sampling.thinks(self.settings, "curate")
