@@ -20,7 +20,7 @@ from terrarium_dagster.curation.models import CurationReport
 from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.engine.living_corpus import LivingCorpus
 from terrarium_dagster.engine.model_run import ModelRun
-from terrarium_dagster.engine.order import DONE, ThreadOrder
+from terrarium_dagster.engine.order import DONE, Standing, ThreadOrder
 from terrarium_dagster.errors import OrderError
 from terrarium_dagster.model import sampling
 from terrarium_dagster.reports import CurationDecisionRow, ThreadReport
@@ -134,7 +134,7 @@ class ThreadSequence:
             )
         if grown:
             self.living.reopen(thread, standing.state, len(grown))
-        self._curate_predecessors(thread)
+        self._curate_predecessors(standing)
         started = time.monotonic()
         annotator = self.run.annotator()
         session = annotator.session
@@ -163,9 +163,11 @@ class ThreadSequence:
     def _recorded_report(self, thread: Thread, *, already_done: bool = False) -> ThreadReport:
         return thread_report(self.store, self.corpus, thread, already_done=already_done)
 
-    def _curate_predecessors(self, thread: Thread) -> None:
-        """Catch-up: a thread is curated before the next one is annotated."""
-        for earlier in self.order.standing(thread.id).uncurated_predecessors:
+    def _curate_predecessors(self, standing: Standing) -> None:
+        """Catch-up: a thread is curated before the next one is annotated. (Its standing still
+        holds: a rewind resets the thread and later ones only, curating one thread changes no
+        other's status.)"""
+        for earlier in standing.uncurated_predecessors:
             self.curate_thread(earlier.id)
 
     def curate_thread(self, thread_id: int) -> CurationReport:
