@@ -86,15 +86,16 @@ class ThreadSequence:
             if self.run.stop.is_set() or self.run.scene_limit_reached:
                 return
             if annotate:
-                caught_up = self.order.standing(thread.id).uncurated_predecessors
-                report = self.annotate_thread(thread.id, rewind=rewind and index == 0)
+                standing = self.order.standing(thread.id)
+                report = self._annotate(standing, rewind=rewind and index == 0)
+                caught_up = standing.uncurated_predecessors
                 yield ThreadStep("annotated", thread, annotation=report, caught_up=caught_up)
             if curate:
                 standing = self.order.standing(thread.id)
                 if annotate and not standing.finished:
                     return  # stopped inside the thread: nothing to curate yet
                 already = standing.status == "curated"
-                curation = self.curate_thread(thread.id)
+                curation = self._curate_after(standing)
                 yield ThreadStep("curated", thread, curation=curation, already_curated=already)
 
     def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
@@ -107,7 +108,10 @@ class ThreadSequence:
         previous thread and the thread (and every later one, marked for redo) is annotated
         again.
         """
-        standing = self.order.standing(thread_id)
+        return self._annotate(self.order.standing(thread_id), rewind=rewind)
+
+    def _annotate(self, standing: Standing, *, rewind: bool) -> ThreadReport:
+        """`annotate_thread` from where the thread stands."""
         standing.check_order()
         thread, later, status = standing.thread, standing.later_annotated, standing.status
         rewound: list[str] = []
@@ -171,7 +175,10 @@ class ThreadSequence:
             self.curate_thread(earlier.id)
 
     def curate_thread(self, thread_id: int) -> CurationReport:
-        standing = self.order.standing(thread_id)
+        return self._curate_after(self.order.standing(thread_id))
+
+    def _curate_after(self, standing: Standing) -> CurationReport:
+        """`curate_thread` from where the thread stands: its recorded curation when done."""
         thread, status = standing.thread, standing.status
         if status == "curated":
             return self.recorded_curation(thread)
