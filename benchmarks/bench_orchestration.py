@@ -89,7 +89,7 @@ class Bench:
         started = time.perf_counter()
         with Engine.open(settings) as engine:
             for key in self.keys:
-                engine.annotate_thread(engine.thread_by_key(key).id)
+                engine.annotate_thread(engine.order.thread_by_key(key).id)
         return time.perf_counter() - started
 
     def materialize(self, index: int) -> float:

@@ -157,8 +157,8 @@ def test_post_range_refuses_bad_arguments(story: Path) -> None:
 
 def test_quotes_of_reads_the_link_table(story: Path) -> None:
     with Corpus(story) as corpus:
-        assert corpus.quotes_of(102) == [100, 101]
-        assert corpus.quotes_of(101) == []
+        assert corpus.quotes.quotes_of(102) == [100, 101]
+        assert corpus.quotes.quotes_of(101) == []
 
 
 def test_post_url_from_template(story: Path) -> None:
@@ -318,7 +318,7 @@ def test_synthetic_corpus_has_the_shape_asked_for(tmp_path: Path) -> None:
         assert 0.25 < qm_share < 0.5
         quoting = [post for post in posts if post.text.startswith(">>")]
         assert quoting
-        assert all(corpus.quotes_of(post.id) for post in quoting)
+        assert all(corpus.quotes.quotes_of(post.id) for post in quoting)
         story_text = " ".join(post.text for post in posts if post.is_qm)
         assert vocabulary(1).names[0] in story_text
         assert "&#039;" not in story_text and "<br>" not in story_text

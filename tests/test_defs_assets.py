@@ -330,7 +330,7 @@ def test_glossary_export_writes_the_glossary_as_of_each_thread_like_engine_expor
         assert MANIFEST_FILE in files
         reference = tmp_path / "reference" / key
         with Engine.open(settings) as engine:
-            engine.export(reference, as_of_thread=_thread_id(key))
+            engine.edits.export(reference, as_of_thread=_thread_id(key))
         assert _files(reference) == files
         for name in files:
             assert (folder / name).read_bytes() == (reference / name).read_bytes(), name

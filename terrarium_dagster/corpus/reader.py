@@ -127,6 +127,33 @@ def _post(row: tuple[Any, ...], tags: frozenset[str] | None = None) -> Post:
 log = logging.getLogger(__name__)
 
 
+class QuoteLinks:
+    """Which posts quote which, from the corpus's `link` rows: `Corpus.quotes`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def quoted_by(self, post_id: int) -> list[int]:
+        """The ids of the posts that quote this one (`link` rows to it), ascending."""
+        return [
+            row[0]
+            for row in self._conn.execute(
+                "SELECT DISTINCT link_from FROM link WHERE link_to = ? ORDER BY link_from",
+                (post_id,),
+            )
+        ]
+
+    def quotes_of(self, post_id: int) -> list[int]:
+        """The ids of the posts this post quotes (`link` rows from it), ascending."""
+        return [
+            row[0]
+            for row in self._conn.execute(
+                "SELECT DISTINCT link_to FROM link WHERE link_from = ? ORDER BY link_to",
+                (post_id,),
+            )
+        ]
+
+
 class Corpus:
     """A read-only banished.db corpus. Validates on open; raises CorpusError with one clear line.
 
@@ -144,6 +171,7 @@ class Corpus:
         self.url_template = url_template
         self.links = PostLinks(url_template, site_url)
         self._conn = self._connect()
+        self.quotes = QuoteLinks(self._conn)  # which posts quote which (`link` rows)
         try:
             self._validate_schema()
             self._threads = self._load_threads()
@@ -423,26 +451,6 @@ class Corpus:
             )
         )
         return before[::-1], after
-
-    def quoted_by(self, post_id: int) -> list[int]:
-        """The ids of the posts that quote this one (`link` rows to it), ascending."""
-        return [
-            row[0]
-            for row in self._conn.execute(
-                "SELECT DISTINCT link_from FROM link WHERE link_to = ? ORDER BY link_from",
-                (post_id,),
-            )
-        ]
-
-    def quotes_of(self, post_id: int) -> list[int]:
-        """The ids of the posts this post quotes (`link` rows from it), ascending."""
-        return [
-            row[0]
-            for row in self._conn.execute(
-                "SELECT DISTINCT link_to FROM link WHERE link_from = ? ORDER BY link_to",
-                (post_id,),
-            )
-        ]
 
     def post_url(self, ref_or_post: str | Post, quote: str | None = None) -> str | None:
         """The post's link (`corpus.links.PostLinks`): the url_template's when one is set, else

@@ -283,7 +283,7 @@ def _annotate_and_curate(
                     metadata={
                         **curation_metadata(
                             curation,
-                            engine.curation_decisions(curation),
+                            engine.sequence.curation_decisions(curation),
                             site_url=settings.site_url,
                             thread_key=thread.key,
                         ),

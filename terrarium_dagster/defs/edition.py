@@ -68,7 +68,7 @@ def write_editions(
     engine = fail_on(Engine.open, settings, run_id=context.run.run_id)
     with engine:
         reports = {r.thread_id: r for r in fail_on(engine.write_edition, threads[-1].id)}
-        peak = engine.session.peak_in_flight if engine.session is not None else 0
+        peak = engine.run.session.peak_in_flight if engine.run.session is not None else 0
         previews = {thread.id: _preview(engine, thread) for thread in threads}
     for thread in threads:
         report = reports[thread.id]

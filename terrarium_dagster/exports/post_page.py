@@ -141,7 +141,7 @@ def render_post_page(corpus: Corpus, post_id: int, quote: str | None = None) -> 
         f'<div class="text">{body}</div></article>'
         + note
         + "".join(_snippet(item, book) for item in after)
-        + _post_list("Quotes", corpus.quotes_of(post.id))
-        + _post_list("Quoted by", corpus.quoted_by(post.id))
+        + _post_list("Quotes", corpus.quotes.quotes_of(post.id))
+        + _post_list("Quoted by", corpus.quotes.quoted_by(post.id))
         + "</body></html>"
     )

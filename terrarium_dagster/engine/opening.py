@@ -1,0 +1,198 @@
+"""Opening a run: the corpus, the store (a writer takes its lease), the model client.
+
+Readers call `open_corpus` and `open_store` alone; a writer opens all three through
+`open_writer`, the one place the store's writer lease is taken, and gives them back through
+`release_writer`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from terrarium_dagster.backends.offline import OfflineBackend
+from terrarium_dagster.config import Settings
+from terrarium_dagster.corpus.identity import CorpusIdentity, corpus_identity
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.sample import sample_corpus_path
+from terrarium_dagster.errors import ConfigError, DiskSpaceError, InputError, WriterLeaseError
+from terrarium_dagster.model.client import ChatClient, ClientConfig
+from terrarium_dagster.model.replicas import ModelClient, ReplicaPool, split_urls
+from terrarium_dagster.model.server import require_tools, server_info
+from terrarium_dagster.paths import unwritable_reason
+from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.base import remove_store_files
+from terrarium_dagster.store.filesystem import refusal as network_refusal
+
+OFFLINE_URL = "http://offline.invalid/v1"  # what the offline backend's calls name as server
+CORPUS_META = "corpus_path"
+CORPUS_IDENTITY_META = "corpus_identity"  # corpus.identity: which corpus the store belongs to
+URL_TEMPLATE_META = "url_template"
+# Templates earlier versions recorded for the bundled sample: a host that does not exist.
+LEGACY_TEMPLATES = frozenset({"https://quest.example/sample/{thread_id}#{post_id}"})
+
+
+def open_corpus(settings: Settings, store: GlossaryStore | None = None) -> Corpus:
+    """The corpus the settings name; for a reader of `store`, unless told otherwise, the corpus
+    and URL template the store was built with (recorded by the run that wrote it). Without a
+    post URL template, source links go to the post pages `terrarium serve` serves at
+    `settings.site_url` (`corpus.links`)."""
+    recorded = store.get_meta(CORPUS_META) if store is not None else None
+    recorded_template = store.get_meta(URL_TEMPLATE_META) if store is not None else None
+    if recorded_template in LEGACY_TEMPLATES:
+        recorded_template = None  # an old store's made-up sample host: link the served posts
+    site = settings.site_url
+    if settings.corpus is None and recorded and Path(recorded).is_file():
+        template = settings.url_template or recorded_template
+        corpus = Corpus(recorded, url_template=template, site_url=site)
+    elif settings.corpus is None:
+        corpus = Corpus(sample_corpus_path(), url_template=settings.url_template, site_url=site)
+    else:
+        template = settings.url_template
+        if template is None and recorded and Path(recorded).resolve() == settings.corpus.resolve():
+            template = recorded_template
+        corpus = Corpus(settings.corpus, url_template=template, site_url=site)
+    if store is not None:
+        try:
+            check_corpus_identity(store, corpus)
+        except BaseException:
+            corpus.close()
+            raise
+    return corpus
+
+
+def check_corpus_identity(store: GlossaryStore, corpus: Corpus) -> None:
+    """Refuse (one line, InputError) a corpus other than the one the store was built from, as
+    the store recorded it (`corpus.identity`); a store that recorded none accepts any."""
+    recorded = store.get_meta(CORPUS_IDENTITY_META)
+    if recorded is None:
+        return
+    built_from = CorpusIdentity.model_validate_json(recorded)
+    current = corpus_identity(corpus)
+    if not built_from.matches(current):
+        raise InputError(
+            f"annotator store {store.where} belongs to the corpus {built_from.describe()}, not "
+            f"to {corpus.path.name} {current.describe()}; nothing was written; give --corpus "
+            "the store's own corpus, or a new --db for this one"
+        )
+
+
+def adopt_corpus_identity(store: GlossaryStore, corpus: Corpus) -> None:
+    """Record which corpus the store belongs to (a store from before identities adopts the
+    corpus of its next run; a grown corpus refreshes its first threads)."""
+    identity = corpus_identity(corpus).model_dump_json()
+    if store.get_meta(CORPUS_IDENTITY_META) != identity:
+        store.set_meta(CORPUS_IDENTITY_META, identity)
+
+
+def open_store(
+    settings: Settings, *, must_exist: bool = False, read_only: bool = False
+) -> GlossaryStore:
+    """The annotator store; `must_exist` (readers: status, export, lineage, why) refuses to
+    create an empty one where the user named a file that is not there. `read_only` (status,
+    export, lineage, snapshots, score, serve) opens it so that nothing is written and no writer
+    is waited for; it works on a read-only file or folder."""
+    if settings.db != ":memory:":
+        path = Path(settings.db).expanduser()
+        if (must_exist or read_only) and not path.is_file():
+            raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
+        if read_only:
+            return GlossaryStore(settings.db, read_only=True)
+        refused = None if settings.network_store else network_refusal(settings.db)
+        if refused is not None:
+            raise InputError(refused)
+        reason = None if path.exists() else unwritable_reason(path, folder=False)
+        if reason is not None:
+            raise InputError(f"cannot create annotator store {settings.db}: {reason}")
+        try:
+            path.resolve().parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"cannot create the folder of annotator store {settings.db}: {exc.strerror}"
+            ) from None
+    return GlossaryStore(settings.db)
+
+
+def open_client(settings: Settings) -> ReplicaPool:
+    api_key = settings.api_key.get_secret_value() if settings.api_key else None
+    api_key = api_key or os.environ.get("OPENAI_API_KEY")
+    config = ClientConfig(
+        base_url=split_urls(settings.agent_url)[0] if settings.agent_url else OFFLINE_URL,
+        model=settings.model,
+        api_key=api_key,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        max_tokens=settings.max_tokens,
+        seed=settings.seed,
+    )  # sampling and thinking go per call kind (model.sampling, ModelSession.request_options)
+    if settings.offline:
+        backend = OfflineBackend(max_model_len=settings.context_budget)
+        return ReplicaPool([ChatClient(config, transport=backend)])
+    if not settings.agent_url:
+        raise ConfigError(
+            "no model server configured: set TERRARIUM_AGENT_URL (or --agent-url), or choose "
+            "the rule-based offline backend explicitly with TERRARIUM_OFFLINE=1 (or --offline)"
+        )
+    return ReplicaPool.from_config(config, split_urls(settings.agent_url))
+
+
+def open_writer(
+    settings: Settings, run_id: str, client: ModelClient | None, *, model: bool
+) -> tuple[Corpus, GlossaryStore, ModelClient | None]:
+    """Open a writer's corpus, store (taking its writer lease) and model client. With
+    ``model=False`` (an edit such as an undo) no model is configured or needed, the store
+    must exist, and the corpus is the one the store records unless the settings name one."""
+    if model:
+        corpus = open_corpus(settings)
+        try:
+            store = open_store(settings)
+        except BaseException:
+            corpus.close()
+            raise
+    else:
+        store = open_store(settings, must_exist=True)
+        try:
+            corpus = open_corpus(settings, store)
+        except BaseException:
+            store.close()
+            raise
+    try:
+        if model:  # (without a model, open_corpus checked it)
+            check_corpus_identity(store, corpus)
+        # The one place a writer opens the store: a second live writer is refused here.
+        store.runs.acquire_writer_lease(run_id)
+    except BaseException as exc:
+        store.close()
+        corpus.close()
+        if store.created and not isinstance(exc, WriterLeaseError):
+            remove_store_files(store.where)  # a store created for nothing is not kept
+            if isinstance(exc, DiskSpaceError):
+                raise DiskSpaceError(f"{exc}; nothing was created") from exc
+        raise
+    try:
+        chat = client or (open_client(settings) if model else None)
+        if chat is not None:  # what the server is, said once; one without tools is refused
+            require_tools(server_info(chat))
+    except BaseException:
+        try:
+            store.runs.release_writer_lease(run_id)
+        finally:
+            store.close()
+            corpus.close()
+            if store.created:
+                remove_store_files(store.where)
+        raise
+    return corpus, store, chat
+
+
+def release_writer(
+    store: GlossaryStore, corpus: Corpus, client: ModelClient | None, run_id: str
+) -> None:
+    """Give back what `open_writer` took: the writer lease, then the client, store and corpus."""
+    try:
+        store.runs.release_writer_lease(run_id)
+    finally:
+        if client is not None:
+            client.close()
+        store.close()
+        corpus.close()

@@ -1,0 +1,252 @@
+"""The thread sequence: annotate a thread's scenes (one store transaction per scene), then curate
+it, then the next thread. The one driver of the CLI and the Dagster step (`run_threads`); where
+threads stand is asked of the `ThreadOrder`, the model of the `ModelRun`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Literal
+
+from terrarium_dagster.config import Settings
+from terrarium_dagster.corpus.models import Scene, Thread
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.curation.curator import answer_decides, curate_thread
+from terrarium_dagster.curation.models import CurationReport
+from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
+from terrarium_dagster.engine.living_corpus import LivingCorpus
+from terrarium_dagster.engine.model_run import ModelRun
+from terrarium_dagster.engine.order import DONE, Standing, ThreadOrder
+from terrarium_dagster.errors import OrderError
+from terrarium_dagster.model import sampling
+from terrarium_dagster.reports import CurationDecisionRow, ThreadReport
+from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.models import ThreadState
+from terrarium_dagster.thread_reports import curation_rows, recorded_curation, thread_report
+
+log = logging.getLogger(__name__)
+
+CURATE_MESSAGE_TOKENS = 3000  # the curator's review message, per request (at most)
+CURATE_MESSAGE_MIN = 600  # ... and at least, in a small window
+
+
+@dataclass(frozen=True)
+class ThreadStep:
+    """One step of the thread sequence: a thread annotated (with the earlier threads that had
+    to be curated first), or a thread curated."""
+
+    kind: Literal["annotated", "curated"]
+    thread: Thread
+    annotation: ThreadReport | None = None
+    curation: CurationReport | None = None
+    caught_up: tuple[Thread, ...] = ()
+    already_curated: bool = False  # the curation was done before: this step changed nothing
+
+
+class ThreadSequence:
+    """Annotate and curate threads in story order (`Engine.sequence`)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        corpus: Corpus,
+        store: GlossaryStore,
+        order: ThreadOrder,
+        living: LivingCorpus,
+        run: ModelRun,
+    ) -> None:
+        self.settings = settings
+        self.corpus = corpus
+        self.store = store
+        self.order = order
+        self.living = living
+        self.run = run
+
+    def run_threads(
+        self,
+        threads: Sequence[Thread],
+        *,
+        annotate: bool = True,
+        curate: bool = True,
+        rewind: bool = False,
+    ) -> Iterator[ThreadStep]:
+        """The per-thread sequence, the one driver of the CLI and the Dagster step: for each
+        thread in story order, annotate it (resuming at its first open scene; `rewind` redoes
+        the first), then curate it once it is finished, then the next thread. Yields each step
+        as it is done, so a caller records every finished thread before the next one starts.
+        Ends early when the run is asked to stop, reaches its scene limit, or leaves a thread
+        unfinished (nothing to curate yet)."""
+        if annotate and threads:
+            self.order.standing(threads[0].id).check_order()
+        for index, thread in enumerate(threads):
+            if self.run.stop.is_set() or self.run.scene_limit_reached:
+                return
+            if annotate:
+                standing = self.order.standing(thread.id)
+                report = self._annotate(standing, rewind=rewind and index == 0)
+                caught_up = standing.uncurated_predecessors
+                yield ThreadStep("annotated", thread, annotation=report, caught_up=caught_up)
+            if curate:
+                standing = self.order.standing(thread.id)
+                if annotate and not standing.finished:
+                    return  # stopped inside the thread: nothing to curate yet
+                already = standing.status == "curated"
+                curation = self._curate_after(standing)
+                yield ThreadStep("curated", thread, curation=curation, already_curated=already)
+
+    def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
+        """Read the thread's scenes and write the glossary; resumes at the first open scene.
+
+        A thread already annotated is not annotated twice: asking again changes nothing and
+        returns the recorded report (`already_done`), whether or not later threads built on it
+        — unless it is the last annotated thread and posts were added to it since (those are
+        annotated as new scenes); with `rewind` the glossary rolls back to the end of the
+        previous thread and the thread (and every later one, marked for redo) is annotated
+        again.
+        """
+        return self._annotate(self.order.standing(thread_id), rewind=rewind)
+
+    def _annotate(self, standing: Standing, *, rewind: bool) -> ThreadReport:
+        """`annotate_thread` from where the thread stands."""
+        standing.check_order()
+        thread, later, status = standing.thread, standing.later_annotated, standing.status
+        rewound: list[str] = []
+        grown: list[Scene] = []
+        if status in DONE and not rewind:
+            # The living quest: posts added to the last annotated thread are new scenes of it
+            # (an earlier thread's new posts wait for a rewind: `status` names them).
+            grown = [] if later else self.living.new_scenes(thread, standing.state)
+            if not grown:
+                return self._recorded_report(thread, already_done=True)
+        if later and not rewind:
+            raise OrderError(
+                f"thread {thread.key} is not annotated but later threads are "
+                f"({later[0].key}..{later[-1].key}); annotating it needs rewind, which rolls "
+                "the glossary back to the end of the previous thread and redoes them in order",
+                setting="rewind",
+            )
+        self.run.annotator()  # a window too small is refused before anything is written
+        self.run.ensure_started()
+        if rewind and (status in DONE or later):
+            rewound = [t.key for t in (thread, *later)]  # the later ones are all annotated
+            self.run.annotator().rewind_to_before(
+                thread, reason=f"rewind requested for {thread.key}"
+            )
+        if grown:
+            self.living.reopen(thread, standing.state, len(grown))
+        self._curate_predecessors(standing)
+        started = time.monotonic()
+        annotator = self.run.annotator()
+        session = annotator.session
+        session.peak_in_flight = session.in_flight  # the peak of this thread's annotation
+        outcome = annotator.annotate_thread(thread)
+        report = self._recorded_report(thread)
+        report.scenes_annotated = outcome.scenes_annotated
+        report.duration_s = round(time.monotonic() - started, 3)
+        mine = self.store.runs.agent_call_totals(run_id=self.run.run_id, thread_id=thread.id)
+        if report.duration_s > 0:
+            report.completion_tokens_per_s = round(mine.completion_tokens / report.duration_s, 1)
+        report.in_flight_peak = session.peak_in_flight
+        report.rewound_threads = rewound
+        if report.suspect:  # said now, and kept: `terrarium status` and Dagster show it too
+            log.warning("%s is SUSPECT: %s", thread.key, report.suspect)
+        return report
+
+    def curation_decisions(self, report: CurationReport) -> list[CurationDecisionRow]:
+        """The decisions of one curation, readable: term, decision, target, reasoning."""
+        return curation_rows(self.store, report)
+
+    def recorded_curation(self, thread: Thread) -> CurationReport:
+        """The report of a curation already done, rebuilt from its decision rows."""
+        return recorded_curation(self.store, thread)
+
+    def _recorded_report(self, thread: Thread, *, already_done: bool = False) -> ThreadReport:
+        return thread_report(self.store, self.corpus, thread, already_done=already_done)
+
+    def _curate_predecessors(self, standing: Standing) -> None:
+        """Catch-up: a thread is curated before the next one is annotated. (Its standing still
+        holds: a rewind resets the thread and later ones only, curating one thread changes no
+        other's status.)"""
+        for earlier in standing.uncurated_predecessors:
+            self.curate_thread(earlier.id)
+
+    def curate_thread(self, thread_id: int) -> CurationReport:
+        return self._curate_after(self.order.standing(thread_id))
+
+    def _curate_after(self, standing: Standing) -> CurationReport:
+        """`curate_thread` from where the thread stands: its recorded curation when done."""
+        thread, status = standing.thread, standing.status
+        if status == "curated":
+            return self.recorded_curation(thread)
+        if status != "annotated":
+            raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
+        self.run.annotator()  # a window too small is refused before anything is written
+        self.run.ensure_started()
+        return self._curate(thread, standing.state)
+
+    def _curate(self, thread: Thread, state: ThreadState | None) -> CurationReport:
+        """Review the thread's tentative entries in one transaction. The curator's requests carry
+        no tools (its answer is decision lines), so they could not reuse the agent's cached
+        prefix (the tools are part of it): they are the curator's short system prompt and the
+        review message alone, which costs less than the whole conversation uncached."""
+        annotator = self.run.annotator()
+        answer_tokens = sampling.answer_tokens(self.settings, "curate", annotator.window)
+        # the decision lines' room: what thinking leaves of the answer (about half)
+        thinking = sampling.thinks(self.settings, "curate")
+        answer_room = (answer_tokens or self.settings.max_tokens) // (2 if thinking else 1)
+        actor = Actor(
+            kind="curator",
+            run_id=self.run.run_id,
+            thread_id=thread.id,
+            snapshot_id=state.checkpoint_id if state else None,
+        )
+        try:
+            with annotator.beside_scenes(thread), self.store.transaction(deferred=True):
+                # the review message takes what the window leaves beside the curator's prompt
+                # and its answer (a small window: a smaller message, never one cut to fit)
+                system = {"role": "system", "content": CURATOR_SYSTEM_PROMPT}
+                room = annotator.window - (answer_tokens or self.settings.max_tokens) - 64
+                room -= annotator.session.count([system], None)
+                message_tokens = max(CURATE_MESSAGE_MIN, min(CURATE_MESSAGE_TOKENS, room))
+                report = curate_thread(
+                    self.store,
+                    self.corpus,
+                    partial(
+                        annotator.ask,
+                        purpose="curate",
+                        max_tokens=answer_tokens,
+                        decided=answer_decides,
+                    ),
+                    chat_many=partial(
+                        annotator.ask_many,
+                        purpose="curate",
+                        max_tokens=answer_tokens,
+                        decided=answer_decides,
+                    ),
+                    thread_id=thread.id,
+                    actor=actor,
+                    system_prompt=CURATOR_SYSTEM_PROMPT,
+                    max_tokens_message=message_tokens,
+                    answer_tokens=answer_room,
+                )
+                annotator.save_context()
+                assert state is not None  # annotated, so it has a state
+                self.store.progress.set_thread_state(
+                    thread.id,
+                    thread_key=thread.key,
+                    position=thread.position,
+                    status="curated",
+                    scenes_total=state.scenes_total,
+                    scenes_done=state.scenes_done,
+                    cursor_scene_id=state.cursor_scene_id,
+                    run_id=self.run.run_id,
+                    end_revision_id=self.store.history.last_revision_id(),
+                    checkpoint_id=state.checkpoint_id,
+                )
+        finally:
+            annotator.record_calls()
+        return report
