@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from terrarium_dagster.terms.candidates import (
     Candidate,
     find_candidates,
     find_term,
     is_common_word,
+    is_descriptive_compound,
     mask_markup,
     sentence_at,
     sentences_with,
@@ -328,3 +331,51 @@ def test_detector_recall_on_the_sample_quest(sample_db: Path) -> None:
     )
     assert len(hits) / len(gold) >= 0.7, missed
     assert precision >= 0.7
+
+
+# The Time Machine, chapter I (H. G. Wells, PG #35; tests/data/books/time-machine-pandoc.epub).
+_TIME_MACHINE = (
+    "“Really this is what is meant by the Fourth Dimension, though some people who talk about the "
+    "Fourth Dimension do not know they mean it. It is only another way of looking at Time.” "
+    "“Well, I do not mind telling you I have been at work upon this geometry of Four Dimensions "
+    "for some time. All these are evidently sections, as it were, Three-Dimensional "
+    "representations of his Four-Dimensioned being, which is a fixed and unalterable thing.” "
+    "“But some philosophical people have even tried to construct a Four-Dimensional geometry.”"
+)
+
+
+def test_forms_of_one_idea_become_one_candidate_on_real_prose() -> None:
+    forms = {"Fourth Dimension", "Four Dimensions", "Four-Dimensioned", "Four-Dimensional"}
+    owners = [c for c in find_candidates(_TIME_MACHINE) if set(c.names) & forms]
+    assert len(owners) == 1, owners
+    assert set(owners[0].names) == forms
+    assert "Three-Dimensional" in {c.term for c in find_candidates(_TIME_MACHINE)}
+
+
+def test_another_form_of_a_known_name_is_no_new_candidate() -> None:
+    terms = {c.term for c in find_candidates(_TIME_MACHINE, ["Four Dimensions"])}
+    assert not terms & {"Fourth Dimension", "Four-Dimensioned", "Four-Dimensional"}, terms
+
+
+def test_an_english_word_ending_in_s_is_not_cut_to_a_singular() -> None:
+    text = (
+        "There was a minute’s pause perhaps. He was waiting for the second, perhaps still "
+        "stranger story; perhaps he never returned. The driftlings came, and driftlings went."
+    )
+    terms = {c.term: c for c in find_candidates(text, min_score=0.5)}
+    assert "perhap" not in terms and "perhaps" not in terms, terms
+    assert "driftling" in terms  # a coinage's plural still counts for its singular
+
+
+@pytest.mark.parametrize(
+    "term",
+    ["blossom-laden", "dining-hall", "latter-day", "nineteenth-century", "clean-shaven",
+     "V-shaped", "hiding-place"],
+)  # fmt: skip
+def test_hyphenated_descriptions_on_real_novels_are_descriptions(term: str) -> None:
+    assert is_descriptive_compound(term), term
+
+
+@pytest.mark.parametrize("term", ["heart-lamp", "ember-tithe", "tithe-jar", "smoke-ledger"])
+def test_hyphenated_coinages_are_not_descriptions(term: str) -> None:
+    assert not is_descriptive_compound(term), term

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.normalize import form_key, normalize_term
 from terrarium_dagster.store.vocabulary import frequency, is_ordinary
 
 DEFAULT_MIN_SCORE = 1.0
@@ -61,7 +61,13 @@ _DESCRIPTIVE_LAST = frozenset((
     "stricken", "shod", "clad", "born", "bred", "borne", "worn", "torn", "made", "grown", "blown",
     "drawn",
     "known", "sown", "fed", "lit", "spun", "proof", "free", "tight", "deep", "high", "wide",
-    "long", "old", "odd", "fold",
+    "long", "old", "odd", "fold", "laden", "shaven",
+))  # fmt: skip
+# Ordinals and "latter" open a description ("nineteenth-century", "latter-day").
+_ORDINAL_PREFIXES = frozenset((
+    "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
+    "twentieth", "thirtieth", "fortieth", "fiftieth", "hundredth", "thousandth", "latter",
+    "former", "last", "next",
 ))  # fmt: skip
 
 KIND_NAME = "name"
@@ -638,7 +644,13 @@ def find_candidates(
         term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
     ) -> None:
         key = norm_key(term)
-        if not key or key in NOT_NAMES or is_ordinary(term) or is_demonym_of_real_place(term):
+        if (
+            not key
+            or key in NOT_NAMES
+            or is_ordinary(term)
+            or is_demonym_of_real_place(term)
+            or is_descriptive_compound(term)
+        ):
             return  # ordinary vocabulary and plainly used real-world names are no story terms
         draft = drafts.get(key)
         if draft is None:
@@ -669,7 +681,9 @@ def find_candidates(
         ):
             del drafts[key]  # "Tharks of Barsoom", "Chieftains of Thark": some of a people
     _fold_variants(drafts)
+    _fold_forms(drafts)
     _fold_short_names(drafts)
+    known_forms = {form_key(name) for name in known} - {""}
     # A capitalised word the text also writes in lowercase at least as often as it capitalises
     # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
     # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
@@ -684,6 +698,8 @@ def find_candidates(
         names = [draft.term, *draft.variants]
         if any(norm_key(name) in known_keys for name in names):
             continue
+        if any(form_key(name) in known_forms for name in names):
+            continue  # another form of a known name: "Four-Dimensioned" beside "Four Dimensions"
         if (
             " " not in key
             and draft.kind in (KIND_NAME, KIND_TITLE)
@@ -938,13 +954,20 @@ def is_demonym_of_real_place(term: str) -> bool:
 
 def is_descriptive_compound(term: str) -> bool:
     """A hyphenated description rather than a name: "paint-streaked", "vise-like",
-    "semi-barbaric", "one-quarter", "olive-green" (not "ember-tithe", "heart-lamp")."""
+    "semi-barbaric", "one-quarter", "olive-green", "blossom-laden", "nineteenth-century",
+    "latter-day", "dining-hall" (not "ember-tithe", "heart-lamp")."""
     parts = [part.casefold() for part in re.split(r"[-‐‑]", term) if part]
+    if len(parts) == 2 and len(parts[0]) == 1 and is_english_word(parts[1]):
+        return True  # a letter's shape: "V-shaped", "T-square"
     if len(parts) < 2 or term != term.lower():
         return False
     first, last = parts[0], parts[-1]
     if first in _DESCRIPTIVE_PREFIXES or last in _COLOURS or first in _COLOURS:
         return True
+    if first in _ORDINAL_PREFIXES or first.endswith("teenth"):
+        return True
+    if first.endswith("ing") and is_english_word(first) and is_english_word(last):
+        return True  # a gerund naming a use: "dining-hall", "hiding-place", "looking-glass"
     if last in _DESCRIPTIVE_LAST:
         return True
     return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
@@ -978,7 +1001,10 @@ def _propose_lowercase(tokens: list[_Token], propose: _Propose) -> None:
     for start, _end, token in tokens:
         lowered = token.casefold()
         singular = _singular(lowered)
-        base = singular if singular and not is_common_word(singular) else lowered
+        # an English word is no plural of a coinage: "perhaps" is not "perhap"s
+        english = "-" not in lowered and is_english_lowercase(lowered)
+        plural = singular and not is_common_word(singular) and not english
+        base = singular if plural else lowered
         counts[base] = counts.get(base, 0) + 1
         if token.islower():
             if base != lowered:
@@ -1045,6 +1071,28 @@ def _fold_variants(drafts: dict[str, _Draft]) -> None:
                     keep.variants.append(name)
             del drafts[drop_key]
             break
+
+
+def _fold_forms(drafts: dict[str, _Draft]) -> None:
+    """Drafts that are forms of one idea (`form_key`: "Four Dimensions", "Four-Dimensioned",
+    "Fourth Dimension"; "Spy-glass", "Spyglass") become one, under the best scored (then
+    first seen), the others its variants."""
+    groups: dict[str, list[str]] = {}
+    for key, draft in drafts.items():
+        groups.setdefault(form_key(draft.term), []).append(key)
+    for form, keys in groups.items():
+        if not form or len(keys) < 2:
+            continue
+        ranked = sorted(keys, key=lambda k: (-drafts[k].score, drafts[k].offset, k))
+        keep = drafts[ranked[0]]
+        for drop_key in ranked[1:]:
+            drop = drafts.pop(drop_key)
+            keep.score += 0.25
+            keep.offset = min(keep.offset, drop.offset)
+            keep.kind = min(keep.kind, drop.kind, key=_KIND_RANK.__getitem__)
+            for name in (drop.term, *drop.variants):
+                if norm_key(name) != norm_key(keep.term) and name not in keep.variants:
+                    keep.variants.append(name)
 
 
 def _fold_short_names(drafts: dict[str, _Draft]) -> None:
