@@ -379,3 +379,20 @@ def test_hyphenated_descriptions_on_real_novels_are_descriptions(term: str) -> N
 @pytest.mark.parametrize("term", ["heart-lamp", "ember-tithe", "tithe-jar", "smoke-ledger"])
 def test_hyphenated_coinages_are_not_descriptions(term: str) -> None:
     assert not is_descriptive_compound(term), term
+
+
+def test_a_title_and_surname_is_a_variant_of_the_longer_titled_name() -> None:
+    text = "Captain Ismay Rook stood at the gate. Later Captain Rook said nothing to Pim."
+    found = {c.term: c for c in find_candidates(text)}
+    assert "Captain Rook" not in found and "Captain Rook" in found["Captain Ismay Rook"].variants
+    later = {c.term for c in find_candidates("Captain Rook waited.", ["Captain Ismay Rook"])}
+    assert "Captain Rook" not in later, later
+    # an adjective is no title: "Black Dog" stays its own name beside "Black Hill Dog"
+    assert {c.term for c in find_candidates("Then Black Dog came. Black Hill Dog ran.")} >= {
+        "Black Dog"
+    }
+
+
+@pytest.mark.parametrize("term", ["eighty-seven", "south-south-east", "hand-wrought"])
+def test_numbers_bearings_and_participles_are_descriptions(term: str) -> None:
+    assert is_descriptive_compound(term), term

@@ -20,13 +20,7 @@ from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import ordinary_reason
-from terrarium_dagster.terms.candidates import HONORIFICS
-
-# Titles a name may open with ("Captain", "Sister", "Lord"); not the adjectives among the
-# honorifics, which are part of names ("Old Lady", "Black Dog").
-_TITLES = HONORIFICS - {
-    "old", "young", "little", "big", "mad", "black", "red", "white", "grey", "high", "grand",
-}  # fmt: skip
+from terrarium_dagster.terms.candidates import TITLES
 
 EXAMPLES = 10
 
@@ -114,7 +108,7 @@ def _keys(name: str) -> set[str]:
     names, and without the titles that open it ("captain ismay rook", "ismay rook")."""
     key = normalize_term(name)
     words = key.split()
-    while len(words) > 1 and words[0] in _TITLES:
+    while len(words) > 1 and words[0] in TITLES:
         words = words[1:]
     return {key, " ".join(words)} - {""}
 

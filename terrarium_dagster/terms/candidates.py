@@ -49,8 +49,9 @@ _DESCRIPTIVE_PREFIXES = frozenset((
     "long", "full", "over", "under", "out", "super", "ultra", "extra", "quasi", "pseudo", "mid",
     "multi", "vice", "sub", "ex", "co", "arch", "one", "two", "three", "four", "five", "six",
     "seven", "eight", "nine", "ten", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
-    "first", "second", "third", "quarter",
+    "first", "second", "third", "quarter", "sixty", "seventy", "eighty", "ninety",
 ))  # fmt: skip
+_COMPASS = frozenset(("north", "south", "east", "west"))
 _COLOURS = frozenset((
     "red", "green", "blue", "yellow", "white", "black", "grey", "gray", "brown", "purple", "pink",
     "orange", "olive", "golden", "silver", "scarlet", "crimson", "azure", "ivory", "copper",
@@ -61,7 +62,8 @@ _DESCRIPTIVE_LAST = frozenset((
     "stricken", "shod", "clad", "born", "bred", "borne", "worn", "torn", "made", "grown", "blown",
     "drawn",
     "known", "sown", "fed", "lit", "spun", "proof", "free", "tight", "deep", "high", "wide",
-    "long", "old", "odd", "fold", "laden", "shaven",
+    "long", "old", "odd", "fold", "laden", "shaven", "wrought", "strewn", "begotten", "hewn",
+    "woven", "ridden", "struck", "swept", "spread",
 ))  # fmt: skip
 # Ordinals and "latter" open a description ("nineteenth-century", "latter-day").
 _ORDINAL_PREFIXES = frozenset((
@@ -412,6 +414,10 @@ _HONORIFICS_TEXT = """
     father mother master mistress elder saint duke duchess baron baroness count countess emperor
     empress archmage magister high grand old young little big mad black red white grey"""
 HONORIFICS: frozenset[str] = frozenset(_HONORIFICS_TEXT.split())
+# Honorifics that are titles, not adjectives that are part of names ("Old Lady", "Black Dog").
+TITLES: frozenset[str] = HONORIFICS - {
+    "old", "young", "little", "big", "mad", "black", "red", "white", "grey", "high", "grand",
+}  # fmt: skip
 _DROP_PREFIX: frozenset[str] = frozenset({"mr", "mrs", "ms", "dr", "mr.", "mrs.", "dr."})
 _ARTICLES: frozenset[str] = frozenset({"the", "a", "an"})
 _CONNECTORS: frozenset[str] = frozenset(
@@ -682,7 +688,9 @@ def find_candidates(
             del drafts[key]  # "Tharks of Barsoom", "Chieftains of Thark": some of a people
     _fold_variants(drafts)
     _fold_forms(drafts)
+    _fold_titled_forms(drafts)
     _fold_short_names(drafts)
+    titled_known = {_titled_key(name) for name in known if len(name.split()) > 2} - {None}
     known_forms = {form_key(name) for name in known} - {""}
     # A capitalised word the text also writes in lowercase at least as often as it capitalises
     # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
@@ -700,6 +708,8 @@ def find_candidates(
             continue
         if any(form_key(name) in known_forms for name in names):
             continue  # another form of a known name: "Four-Dimensioned" beside "Four Dimensions"
+        if len(names[0].split()) == 2 and _titled_key(names[0]) in titled_known:
+            continue  # "Captain Rook" beside a known "Captain Ismay Rook"
         if (
             " " not in key
             and draft.kind in (KIND_NAME, KIND_TITLE)
@@ -966,6 +976,8 @@ def is_descriptive_compound(term: str) -> bool:
         return True
     if first in _ORDINAL_PREFIXES or first.endswith("teenth"):
         return True
+    if all(part in _COMPASS for part in parts):
+        return True  # "south-south-east"
     if first.endswith("ing") and is_english_word(first) and is_english_word(last):
         return True  # a gerund naming a use: "dining-hall", "hiding-place", "looking-glass"
     if last in _DESCRIPTIVE_LAST:
@@ -1093,6 +1105,38 @@ def _fold_forms(drafts: dict[str, _Draft]) -> None:
             for name in (drop.term, *drop.variants):
                 if norm_key(name) != norm_key(keep.term) and name not in keep.variants:
                     keep.variants.append(name)
+
+
+def _titled_key(name: str) -> tuple[str, str] | None:
+    """(title, last word) of a name that opens with a title ("Captain Ismay Rook": ("captain",
+    "rook")), else None. Adjectives among the honorifics ("Old", "Black") are no titles."""
+    words = norm_key(name).split()
+    if len(words) < 2 or words[0] not in TITLES:
+        return None
+    return words[0], words[-1]
+
+
+def _fold_titled_forms(drafts: dict[str, _Draft]) -> None:
+    """A title and a surname ("Captain Rook", "Captain Carter") becomes a variant of the one
+    longer name with that title and surname ("Captain Ismay Rook", "Captain John Carter")."""
+    longer: dict[tuple[str, str], list[str]] = {}
+    for key, draft in drafts.items():
+        titled = _titled_key(draft.term)
+        if titled and len(key.split()) > 2 and " of " not in key:
+            longer.setdefault(titled, []).append(key)
+    for key in sorted(drafts):
+        draft = drafts.get(key)
+        titled = _titled_key(draft.term) if draft else None
+        if draft is None or titled is None or len(key.split()) != 2:
+            continue
+        owners = longer.get(titled, [])
+        if len(owners) != 1:
+            continue
+        owner = drafts[owners[0]]
+        owner.variants.extend(n for n in (draft.term, *draft.variants) if n not in owner.variants)
+        owner.score += 0.5 * draft.score
+        owner.offset = min(owner.offset, draft.offset)
+        del drafts[key]
 
 
 def _fold_short_names(drafts: dict[str, _Draft]) -> None:
