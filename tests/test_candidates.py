@@ -333,7 +333,8 @@ def test_detector_recall_on_the_sample_quest(sample_db: Path) -> None:
     assert precision >= 0.7
 
 
-# The Time Machine, chapter I (H. G. Wells, PG #35; tests/data/books/time-machine-pandoc.epub).
+# The Time Machine, chapter I (H. G. Wells, PG #35; tests/data/books/time-machine-pandoc.epub):
+# sentences of it, the last one abridged.
 _TIME_MACHINE = (
     "“Really this is what is meant by the Fourth Dimension, though some people who talk about the "
     "Fourth Dimension do not know they mean it. It is only another way of looking at Time.” "
@@ -396,3 +397,18 @@ def test_a_title_and_surname_is_a_variant_of_the_longer_titled_name() -> None:
 @pytest.mark.parametrize("term", ["eighty-seven", "south-south-east", "hand-wrought"])
 def test_numbers_bearings_and_participles_are_descriptions(term: str) -> None:
     assert is_descriptive_compound(term), term
+
+
+def test_a_story_machine_named_by_its_use_stays_a_term() -> None:
+    # The War of the Worlds, book II, chapters I and II (H. G. Wells, PG #36; the Gutenberg text)
+    text = (
+        "Then suddenly, as we approached Kew, came a number of people running, and the "
+        "upperworks of a Martian fighting-machine loomed in sight over the housetops, not a "
+        "hundred yards away from us. No sooner had the curate overtaken me than we saw either "
+        "the fighting-machine we had seen before or another, far away across the meadows in the "
+        "direction of Kew Lodge. At first, I say, the handling-machine did not impress me as a "
+        "machine, but as a crablike creature with a glittering integument."
+    )
+    assert "fighting-machine" in {c.term for c in find_candidates(text)}
+    assert not is_descriptive_compound("fighting-machine")
+    assert not is_descriptive_compound("handling-machine")

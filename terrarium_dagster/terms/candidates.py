@@ -51,6 +51,12 @@ _DESCRIPTIVE_PREFIXES = frozenset((
     "seven", "eight", "nine", "ten", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
     "first", "second", "third", "quarter", "sixty", "seventy", "eighty", "ninety",
 ))  # fmt: skip
+# What a gerund names in an everyday compound ("dining-hall", "walking-stick"); a story's
+# machines and creatures so named stay terms ("fighting-machine", "handling-machine").
+_ROOMS_AND_TOOLS = frozenset((
+    "hall", "room", "place", "house", "glass", "stick", "ground", "table", "chamber", "shed",
+    "yard", "cap", "gown", "case", "desk", "pen", "paper", "boat", "bag", "shop", "school",
+))  # fmt: skip
 _COMPASS = frozenset(("north", "south", "east", "west"))
 _COLOURS = frozenset((
     "red", "green", "blue", "yellow", "white", "black", "grey", "gray", "brown", "purple", "pink",
@@ -978,8 +984,8 @@ def is_descriptive_compound(term: str) -> bool:
         return True
     if all(part in _COMPASS for part in parts):
         return True  # "south-south-east"
-    if first.endswith("ing") and is_english_word(first) and is_english_word(last):
-        return True  # a gerund naming a use: "dining-hall", "hiding-place", "looking-glass"
+    if first.endswith("ing") and last in _ROOMS_AND_TOOLS and is_english_word(first):
+        return True  # a room or tool named by its use: "dining-hall", "hiding-place"
     if last in _DESCRIPTIVE_LAST:
         return True
     return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
