@@ -412,3 +412,15 @@ def test_a_story_machine_named_by_its_use_stays_a_term() -> None:
     assert "fighting-machine" in {c.term for c in find_candidates(text)}
     assert not is_descriptive_compound("fighting-machine")
     assert not is_descriptive_compound("handling-machine")
+
+
+def test_quoted_speech_is_no_coinage() -> None:
+    # Treasure Island and The War of the Worlds (PG #120, #36), sentences abridged
+    text = (
+        "“Well, then,” said he, “you hold the basin”; and with that he took his cane. "
+        "The motions of the Martians were sluggish: “crawling,” “creeping painfully”—such "
+        "expressions occurred. Men pretended to admire him, calling him a “true sea-dog”."
+    )
+    terms = {c.term for c in find_candidates(text, min_score=0.5)}
+    assert not terms & {"you hold the basin", "creeping painfully"}, terms
+    assert "true sea-dog" in terms, terms  # a quoted name for a man, no speech

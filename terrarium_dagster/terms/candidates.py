@@ -1058,6 +1058,8 @@ def _propose_quoted(masked: str, propose: _Propose) -> None:
                 words = words[1:]
             if all(w.casefold() in STARTERS for w in words):
                 continue
+            if _is_quoted_speech(phrase, words):
+                continue
             marked = any(
                 ("-" in w or "'" in w or "’" in w) and not _is_contraction(w) for w in words
             )
@@ -1065,6 +1067,26 @@ def _propose_quoted(masked: str, propose: _Propose) -> None:
             score = 1.0 if (marked or uncommon or several) else 0.6
             singular = _singular(words[0]) if len(words) == 1 else None
             propose(" ".join(words), KIND_COINAGE, score, offset, (singular,) if singular else ())
+
+
+# Words that make a quoted lowercase phrase a piece of speech, not a coinage: "you hold the
+# basin", "you are safe here", "his poor mother".
+_SPEECH_WORDS = frozenset((
+    "i", "you", "he", "she", "we", "they", "me", "him", "us", "them", "is", "are", "was",
+    "were", "am", "do", "does", "did", "have", "has", "had", "will", "shall", "can", "here",
+    "there", "my", "your", "his", "our", "their",
+))  # fmt: skip
+
+
+def _is_quoted_speech(phrase: str, words: list[str]) -> bool:
+    """A quoted lowercase phrase that is speech or a description ("you hold the basin",
+    "creeping painfully"), not a coinage ("the man on the stair", "lightless debt")."""
+    if len(words) < 2 or phrase != phrase.lower():
+        return False
+    lowered = [word.casefold() for word in words]
+    if any(word in _SPEECH_WORDS for word in lowered):
+        return True
+    return any(len(w) > 4 and w.endswith("ly") and is_english_word(w) for w in lowered)
 
 
 def _fold_variants(drafts: dict[str, _Draft]) -> None:
