@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from terrarium_dagster.terms.candidates import (
     Candidate,
     find_candidates,
     find_term,
     is_common_word,
+    is_descriptive_compound,
     mask_markup,
     sentence_at,
     sentences_with,
@@ -328,3 +331,96 @@ def test_detector_recall_on_the_sample_quest(sample_db: Path) -> None:
     )
     assert len(hits) / len(gold) >= 0.7, missed
     assert precision >= 0.7
+
+
+# The Time Machine, chapter I (H. G. Wells, PG #35; tests/data/books/time-machine-pandoc.epub):
+# sentences of it, the last one abridged.
+_TIME_MACHINE = (
+    "“Really this is what is meant by the Fourth Dimension, though some people who talk about the "
+    "Fourth Dimension do not know they mean it. It is only another way of looking at Time.” "
+    "“Well, I do not mind telling you I have been at work upon this geometry of Four Dimensions "
+    "for some time. All these are evidently sections, as it were, Three-Dimensional "
+    "representations of his Four-Dimensioned being, which is a fixed and unalterable thing.” "
+    "“But some philosophical people have even tried to construct a Four-Dimensional geometry.”"
+)
+
+
+def test_forms_of_one_idea_become_one_candidate_on_real_prose() -> None:
+    forms = {"Fourth Dimension", "Four Dimensions", "Four-Dimensioned", "Four-Dimensional"}
+    owners = [c for c in find_candidates(_TIME_MACHINE) if set(c.names) & forms]
+    assert len(owners) == 1, owners
+    assert set(owners[0].names) == forms
+    assert "Three-Dimensional" in {c.term for c in find_candidates(_TIME_MACHINE)}
+
+
+def test_another_form_of_a_known_name_is_no_new_candidate() -> None:
+    terms = {c.term for c in find_candidates(_TIME_MACHINE, ["Four Dimensions"])}
+    assert not terms & {"Fourth Dimension", "Four-Dimensioned", "Four-Dimensional"}, terms
+
+
+def test_an_english_word_ending_in_s_is_not_cut_to_a_singular() -> None:
+    text = (
+        "There was a minute’s pause perhaps. He was waiting for the second, perhaps still "
+        "stranger story; perhaps he never returned. The driftlings came, and driftlings went."
+    )
+    terms = {c.term: c for c in find_candidates(text, min_score=0.5)}
+    assert "perhap" not in terms and "perhaps" not in terms, terms
+    assert "driftling" in terms  # a coinage's plural still counts for its singular
+
+
+@pytest.mark.parametrize(
+    "term",
+    ["blossom-laden", "dining-hall", "latter-day", "nineteenth-century", "clean-shaven",
+     "V-shaped", "hiding-place"],
+)  # fmt: skip
+def test_hyphenated_descriptions_on_real_novels_are_descriptions(term: str) -> None:
+    assert is_descriptive_compound(term), term
+
+
+@pytest.mark.parametrize("term", ["heart-lamp", "ember-tithe", "tithe-jar", "smoke-ledger"])
+def test_hyphenated_coinages_are_not_descriptions(term: str) -> None:
+    assert not is_descriptive_compound(term), term
+
+
+def test_a_title_and_surname_is_a_variant_of_the_longer_titled_name() -> None:
+    text = "Captain Ismay Rook stood at the gate. Later Captain Rook said nothing to Pim."
+    found = {c.term: c for c in find_candidates(text)}
+    assert "Captain Rook" not in found and "Captain Rook" in found["Captain Ismay Rook"].variants
+    later = {c.term for c in find_candidates("Captain Rook waited.", ["Captain Ismay Rook"])}
+    assert "Captain Rook" not in later, later
+    # an adjective is no title: "Black Dog" stays its own name beside "Black Hill Dog"
+    assert {c.term for c in find_candidates("Then Black Dog came. Black Hill Dog ran.")} >= {
+        "Black Dog"
+    }
+
+
+@pytest.mark.parametrize("term", ["eighty-seven", "south-south-east", "hand-wrought"])
+def test_numbers_bearings_and_participles_are_descriptions(term: str) -> None:
+    assert is_descriptive_compound(term), term
+
+
+def test_a_story_machine_named_by_its_use_stays_a_term() -> None:
+    # The War of the Worlds, book II, chapters I and II (H. G. Wells, PG #36; the Gutenberg text)
+    text = (
+        "Then suddenly, as we approached Kew, came a number of people running, and the "
+        "upperworks of a Martian fighting-machine loomed in sight over the housetops, not a "
+        "hundred yards away from us. No sooner had the curate overtaken me than we saw either "
+        "the fighting-machine we had seen before or another, far away across the meadows in the "
+        "direction of Kew Lodge. At first, I say, the handling-machine did not impress me as a "
+        "machine, but as a crablike creature with a glittering integument."
+    )
+    assert "fighting-machine" in {c.term for c in find_candidates(text)}
+    assert not is_descriptive_compound("fighting-machine")
+    assert not is_descriptive_compound("handling-machine")
+
+
+def test_quoted_speech_is_no_coinage() -> None:
+    # Treasure Island and The War of the Worlds (PG #120, #36), sentences abridged
+    text = (
+        "“Well, then,” said he, “you hold the basin”; and with that he took his cane. "
+        "The motions of the Martians were sluggish: “crawling,” “creeping painfully”—such "
+        "expressions occurred. Men pretended to admire him, calling him a “true sea-dog”."
+    )
+    terms = {c.term for c in find_candidates(text, min_score=0.5)}
+    assert not terms & {"you hold the basin", "creeping painfully"}, terms
+    assert "true sea-dog" in terms, terms  # a quoted name for a man, no speech

@@ -18,6 +18,7 @@ import yaml
 from terrarium_dagster.cli import main
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import ordinary_reason
 from tests.support.cli import run_args
 
 BOOKS = Path(__file__).parent / "data" / "books"
@@ -58,3 +59,26 @@ def test_offline_junk_is_at_most_a_tenth_of_live_entries_and_recall_is_kept(
     assert recall >= 14 / 17, [sorted(r)[0] for r in referents if r not in found]
     # Real-world names mentioned in passing are rejected by the curator, not left live.
     assert {"Sioux", "Colt", "Shetland", "Civil War"} <= rejected, rejected
+
+
+def test_the_time_machine_offline_keeps_no_cut_word_and_one_entry_per_idea(
+    tmp_path: Path,
+) -> None:
+    """*The Time Machine*, chapters I, II, XVI and the Epilogue (`time-machine-pandoc.epub`):
+    "perhaps" is no entry "perhap", and "Fourth Dimension", "Four Dimensions",
+    "Four-Dimensioned", "Four-Dimensional" are the names of one entry."""
+    corpus, db = tmp_path / "time.db", tmp_path / "store.db"
+    assert main(["import", str(BOOKS / "time-machine-pandoc.epub"), "--out", str(corpus)]) == 0
+    assert main(run_args(db, corpus)) == 0
+    with GlossaryStore(db) as store:
+        live = [
+            entry
+            for entry in store.glossary.entries()
+            if not entry.deleted and entry.status not in ("merged", "rejected")
+        ]
+    names = {e.term: {normalize_term(n) for n in (e.term, *e.aliases)} for e in live}
+    assert not any({"perhap", "perhaps"} & found for found in names.values()), names
+    forms = {"fourth dimension", "four dimensions", "four dimensioned", "four dimensional"}
+    owners = [term for term, found in names.items() if found & forms]
+    assert len(owners) == 1, owners
+    assert not [term for term in names if ordinary_reason(term)], names

@@ -195,3 +195,47 @@ def test_entries_of_the_offline_sample_have_kinds(sample_db: Path, tmp_path: Pat
     with GlossaryStore(db) as store:
         tags = {tag for entry in store.glossary.entries() for tag in entry.tags}
     assert {"character", "place", "faction"} <= tags
+
+
+@pytest.mark.parametrize(
+    "term",
+    # a word cut short, a plural of a word, and Treasure Island's spoken spellings (PG #120)
+    ["perhap", "Sundays", "Bibles", "gen'leman", "partic'lar", "v'yage", "nor'ard", "S'pose",
+     "night-cap", "snuff-box", "stock-still", "latter-day"],
+)  # fmt: skip
+def test_other_forms_of_ordinary_words_are_ordinary(term: str) -> None:
+    assert is_ordinary(term), term
+
+
+@pytest.mark.parametrize(
+    "term", ["Dakh'ren", "Oru'vael", "M'Graw", "driftling", "Rook", "Tharks", "wick-tithe"]
+)
+def test_names_with_apostrophes_and_story_plurals_are_not(term: str) -> None:
+    assert ordinary_reason(term) is None, term
+
+
+def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from terrarium_dagster.store import Actor, GlossaryStore
+
+    agent = Actor("agent", run_id="run-1", thread_id=100, scene_id="100#101")
+    db = tmp_path / "store.db"
+    with GlossaryStore(db) as store:
+        store.glossary.create_entry(agent, "Captain Ismay Rook", "Captain of the watch.")
+        store.glossary.create_entry(agent, "Captain Rook", "Keeps a little black book.")
+        store.glossary.create_entry(agent, "Old Lady", "The river.")
+    gold = tmp_path / "gold.yaml"
+    gold.write_text(
+        "terms:\n- term: Ismay Rook\n  aliases: [Captain Rook, Rook]\n"
+        "- term: Old Lady\n- term: Lady Vane\n",
+        encoding="utf-8",
+    )
+    assert main(["score", "--db", str(db), "--gold", str(gold), "--json"]) == 0
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["split_referents"] == 1, report
+    assert report["split_examples"] == ["Ismay Rook: 2 entries"]
+    # "Old" is part of a name, not a title: "Old Lady" is not "Lady Vane"
+    assert (report["found"], report["missed"]) == (2, ["Lady Vane"]), report

@@ -66,6 +66,42 @@ def normalize_term(term: str) -> str:
     return text
 
 
+# Ordinals compare as their cardinals in `form_key` ("Fourth Dimension" is "Four Dimensions").
+_ORDINALS = {
+    "first": "one", "second": "two", "third": "three", "fourth": "four", "fifth": "five",
+    "sixth": "six", "seventh": "seven", "eighth": "eight", "ninth": "nine", "tenth": "ten",
+}  # fmt: skip
+# Endings that make another form of one word: "Dimensions", "Four-Dimensioned",
+# "Four-Dimensional"; the longest first, each leaving a stem of four letters or more.
+_CLITICS = ("'ll", "'s", "'d")
+_FORM_ENDINGS = ("ional", "ioned", "ions", "es", "ed", "s")
+_FORM_ROOTS = {"ional": "ion", "ioned": "ion", "ions": "ion"}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def form_key(term: str) -> str:
+    """The key under which forms of one idea compare equal: `normalize_term`, then hyphens and
+    spaces dropped, each word's plural, participle or adjective ending and an ordinal folded
+    ("Four Dimensions", "Four-Dimensioned", "Fourth Dimension" are all ``"fourdimension"``;
+    "Spy-glass" and "Spyglass", "Hawkins'll" and "Hawkins" compare equal). Returns ``""`` when
+    nothing nameable remains."""
+    words = normalize_term(term).split()
+    stems: list[str] = []
+    for word in words:
+        word = _ORDINALS.get(word, word)
+        for clitic in _CLITICS:
+            if word.endswith(clitic) and len(word) > len(clitic) + 1:
+                word = word[: -len(clitic)]
+                break
+        for ending in _FORM_ENDINGS:
+            root = _FORM_ROOTS.get(ending, "")
+            if word.endswith(ending) and len(word) - len(ending) + len(root) >= 4:
+                word = word[: -len(ending)] + root
+                break
+        stems.append(word)
+    return "".join(stems)
+
+
 _NON_NAME = re.compile(r"[^\w'#%&@+]+")
 _POSSESSIVE = re.compile(r"'s\b")
 _EDGE_APOSTROPHE = re.compile(r"(?<!\w)'|'(?!\w)")

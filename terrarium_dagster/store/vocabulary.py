@@ -5,6 +5,11 @@ once per thousand), not by an embedded list. A single word at or above `ORDINARY
 "hairy", "Broadway", "Kentucky") is ordinary; a hyphenated word is ordinary when its closed form
 is a word ("to-day" is "today", "fore-arm" is "forearm"). Several words are never judged here: a
 story's coinages are often made of ordinary words ("Quiet Choir", "heart-lamp").
+
+Two forms of a word are judged by the other form too: a plural whose singular is ordinary
+("Sundays", "Bibles") and a truncated word whose "s"-form is ordinary ("perhap" for "perhaps", what
+a naive singular of "perhaps" gives) are ordinary. So is an English word written as it is spoken,
+letters dropped for an apostrophe ("gen'leman", "partic'lar", "v'yage", "nor'ard").
 """
 
 from __future__ import annotations
@@ -12,10 +17,19 @@ from __future__ import annotations
 import functools
 import re
 
-from wordfreq import zipf_frequency
+from wordfreq import top_n_list, zipf_frequency
 
 ORDINARY_ZIPF = 3.8
 CLOSED_COMPOUND_ZIPF = 3.0
+# A lowercase hyphenated word is held to a lower bar: "night-cap" (nightcap 2.4), "snuff-box"
+# (1.5), "stock-still" (1.35), "latter-day" (1.4) are dictionary words; a story's lowercase
+# compounds are unknown closed ("heartlamp", "embertithe": 0).
+LOWERCASE_CLOSED_COMPOUND_ZIPF = 1.3
+# Below this a word is no English word of its own ("perhap" 1.2 beside "perhaps" 5.1).
+TRUNCATED_ZIPF = 1.5
+# The most frequent English words (about Zipf 3 and up) an elided spelling is matched against.
+ELIDED_VOCABULARY = 30000
+_ELIDED = re.compile(r"^([^\W\d_]+)['’]([^\W\d_]+)$")
 _WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)?$")
 
 
@@ -33,15 +47,61 @@ def ordinary_reason(term: str) -> str | None:
     parts = [part for part in re.split(r"[-‐‑–—]", text) if part]
     if len(parts) > 1:
         closed = "".join(parts)
-        if all(_WORD.match(part) for part in parts) and frequency(closed) >= CLOSED_COMPOUND_ZIPF:
+        bar = LOWERCASE_CLOSED_COMPOUND_ZIPF if text == text.lower() else CLOSED_COMPOUND_ZIPF
+        if all(_WORD.match(part) for part in parts) and frequency(closed) >= bar:
             return f"'{text}' is the ordinary word '{closed.lower()}' written with a hyphen"
         return None
     if not _WORD.match(text):
         return None
+    elided = elided_word(text)
+    if elided:
+        return f"'{text}' is the ordinary word '{elided}' written as spoken"
     zipf = frequency(text)
     if zipf >= ORDINARY_ZIPF:
         kind = "an ordinary English word" if text == text.lower() else "an ordinary word or name"
         return f"'{text}' is {kind} (word frequency {zipf:.1f} on the Zipf scale)"
+    return _other_form_reason(text, zipf)
+
+
+@functools.lru_cache(maxsize=1)
+def _words_by_opening() -> dict[str, tuple[str, ...]]:
+    index: dict[str, list[str]] = {}
+    for word in top_n_list("en", ELIDED_VOCABULARY):
+        if word.isalpha() and len(word) >= 4:
+            index.setdefault(word[:1], []).append(word)
+    return {opening: tuple(words) for opening, words in index.items()}
+
+
+def elided_word(term: str) -> str | None:
+    """The English word `term` spells with letters dropped for an apostrophe ("gen'leman" is
+    "gentleman", "S'pose" "suppose"), or None ("Dakh'ren", "Keth'ra" spell no word; "M'Graw" is a
+    name)."""
+    match = _ELIDED.match(term)
+    if not match or match.group(2)[:1].isupper():
+        return None  # "M'Graw", "D'Arcy": a name's own apostrophe
+    match = _ELIDED.match(term.casefold())
+    if not match:
+        return None
+    head, tail = match.groups()
+    if tail in ("s", "t", "d", "ll", "re", "ve", "m"):
+        return None  # a possessive or a contraction, not an elision
+    for word in _words_by_opening().get(head[:1], ()):
+        dropped = len(word) - len(head) - len(tail)
+        if 1 <= dropped <= 3 and word.startswith(head) and word.endswith(tail):
+            return word
+    return None
+
+
+def _other_form_reason(text: str, zipf: float) -> str | None:
+    """Why `text` is a form of an ordinary word: the plural of one ("Sundays"), or a word cut
+    short of its final "s" ("perhap")."""
+    lowered = text.casefold()
+    if lowered.endswith("s") and not lowered.endswith(("ss", "us", "is", "'s", "’s")):
+        for singular in (text[:-1], text[:-2] if lowered.endswith("es") else ""):
+            if len(singular) >= 3 and frequency(singular) >= ORDINARY_ZIPF > zipf:
+                return f"'{text}' is the plural of the ordinary word '{singular}'"
+    if zipf < TRUNCATED_ZIPF and frequency(text + "s") >= ORDINARY_ZIPF:
+        return f"'{text}' is the ordinary word '{text}s' cut short"
     return None
 
 

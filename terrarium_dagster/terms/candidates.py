@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.normalize import form_key, normalize_term
 from terrarium_dagster.store.vocabulary import frequency, is_ordinary
 
 DEFAULT_MIN_SCORE = 1.0
@@ -49,8 +49,15 @@ _DESCRIPTIVE_PREFIXES = frozenset((
     "long", "full", "over", "under", "out", "super", "ultra", "extra", "quasi", "pseudo", "mid",
     "multi", "vice", "sub", "ex", "co", "arch", "one", "two", "three", "four", "five", "six",
     "seven", "eight", "nine", "ten", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
-    "first", "second", "third", "quarter",
+    "first", "second", "third", "quarter", "sixty", "seventy", "eighty", "ninety",
 ))  # fmt: skip
+# What a gerund names in an everyday compound ("dining-hall", "walking-stick"); a story's
+# machines and creatures so named stay terms ("fighting-machine", "handling-machine").
+_ROOMS_AND_TOOLS = frozenset((
+    "hall", "room", "place", "house", "glass", "stick", "ground", "table", "chamber", "shed",
+    "yard", "cap", "gown", "case", "desk", "pen", "paper", "boat", "bag", "shop", "school",
+))  # fmt: skip
+_COMPASS = frozenset(("north", "south", "east", "west"))
 _COLOURS = frozenset((
     "red", "green", "blue", "yellow", "white", "black", "grey", "gray", "brown", "purple", "pink",
     "orange", "olive", "golden", "silver", "scarlet", "crimson", "azure", "ivory", "copper",
@@ -61,7 +68,14 @@ _DESCRIPTIVE_LAST = frozenset((
     "stricken", "shod", "clad", "born", "bred", "borne", "worn", "torn", "made", "grown", "blown",
     "drawn",
     "known", "sown", "fed", "lit", "spun", "proof", "free", "tight", "deep", "high", "wide",
-    "long", "old", "odd", "fold",
+    "long", "old", "odd", "fold", "laden", "shaven", "wrought", "strewn", "begotten", "hewn",
+    "woven", "ridden", "struck", "swept", "spread",
+))  # fmt: skip
+# Ordinals and "latter" open a description ("nineteenth-century", "latter-day").
+_ORDINAL_PREFIXES = frozenset((
+    "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
+    "twentieth", "thirtieth", "fortieth", "fiftieth", "hundredth", "thousandth", "latter",
+    "former", "last", "next",
 ))  # fmt: skip
 
 KIND_NAME = "name"
@@ -406,6 +420,10 @@ _HONORIFICS_TEXT = """
     father mother master mistress elder saint duke duchess baron baroness count countess emperor
     empress archmage magister high grand old young little big mad black red white grey"""
 HONORIFICS: frozenset[str] = frozenset(_HONORIFICS_TEXT.split())
+# Honorifics that are titles, not adjectives that are part of names ("Old Lady", "Black Dog").
+TITLES: frozenset[str] = HONORIFICS - {
+    "old", "young", "little", "big", "mad", "black", "red", "white", "grey", "high", "grand",
+}  # fmt: skip
 _DROP_PREFIX: frozenset[str] = frozenset({"mr", "mrs", "ms", "dr", "mr.", "mrs.", "dr."})
 _ARTICLES: frozenset[str] = frozenset({"the", "a", "an"})
 _CONNECTORS: frozenset[str] = frozenset(
@@ -638,7 +656,13 @@ def find_candidates(
         term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
     ) -> None:
         key = norm_key(term)
-        if not key or key in NOT_NAMES or is_ordinary(term) or is_demonym_of_real_place(term):
+        if (
+            not key
+            or key in NOT_NAMES
+            or is_ordinary(term)
+            or is_demonym_of_real_place(term)
+            or is_descriptive_compound(term)
+        ):
             return  # ordinary vocabulary and plainly used real-world names are no story terms
         draft = drafts.get(key)
         if draft is None:
@@ -669,7 +693,11 @@ def find_candidates(
         ):
             del drafts[key]  # "Tharks of Barsoom", "Chieftains of Thark": some of a people
     _fold_variants(drafts)
+    _fold_forms(drafts)
+    _fold_titled_forms(drafts)
     _fold_short_names(drafts)
+    titled_known = {_titled_key(name) for name in known if len(name.split()) > 2} - {None}
+    known_forms = {form_key(name) for name in known} - {""}
     # A capitalised word the text also writes in lowercase at least as often as it capitalises
     # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
     # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
@@ -684,6 +712,10 @@ def find_candidates(
         names = [draft.term, *draft.variants]
         if any(norm_key(name) in known_keys for name in names):
             continue
+        if any(form_key(name) in known_forms for name in names):
+            continue  # another form of a known name: "Four-Dimensioned" beside "Four Dimensions"
+        if len(names[0].split()) == 2 and _titled_key(names[0]) in titled_known:
+            continue  # "Captain Rook" beside a known "Captain Ismay Rook"
         if (
             " " not in key
             and draft.kind in (KIND_NAME, KIND_TITLE)
@@ -938,13 +970,22 @@ def is_demonym_of_real_place(term: str) -> bool:
 
 def is_descriptive_compound(term: str) -> bool:
     """A hyphenated description rather than a name: "paint-streaked", "vise-like",
-    "semi-barbaric", "one-quarter", "olive-green" (not "ember-tithe", "heart-lamp")."""
+    "semi-barbaric", "one-quarter", "olive-green", "blossom-laden", "nineteenth-century",
+    "latter-day", "dining-hall" (not "ember-tithe", "heart-lamp")."""
     parts = [part.casefold() for part in re.split(r"[-‐‑]", term) if part]
+    if len(parts) == 2 and len(parts[0]) == 1 and is_english_word(parts[1]):
+        return True  # a letter's shape: "V-shaped", "T-square"
     if len(parts) < 2 or term != term.lower():
         return False
     first, last = parts[0], parts[-1]
     if first in _DESCRIPTIVE_PREFIXES or last in _COLOURS or first in _COLOURS:
         return True
+    if first in _ORDINAL_PREFIXES or first.endswith("teenth"):
+        return True
+    if all(part in _COMPASS for part in parts):
+        return True  # "south-south-east"
+    if first.endswith("ing") and last in _ROOMS_AND_TOOLS and is_english_word(first):
+        return True  # a room or tool named by its use: "dining-hall", "hiding-place"
     if last in _DESCRIPTIVE_LAST:
         return True
     return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
@@ -978,7 +1019,10 @@ def _propose_lowercase(tokens: list[_Token], propose: _Propose) -> None:
     for start, _end, token in tokens:
         lowered = token.casefold()
         singular = _singular(lowered)
-        base = singular if singular and not is_common_word(singular) else lowered
+        # an English word is no plural of a coinage: "perhaps" is not "perhap"s
+        english = "-" not in lowered and is_english_lowercase(lowered)
+        plural = singular and not is_common_word(singular) and not english
+        base = singular if plural else lowered
         counts[base] = counts.get(base, 0) + 1
         if token.islower():
             if base != lowered:
@@ -1014,6 +1058,8 @@ def _propose_quoted(masked: str, propose: _Propose) -> None:
                 words = words[1:]
             if all(w.casefold() in STARTERS for w in words):
                 continue
+            if _is_quoted_speech(phrase, words):
+                continue
             marked = any(
                 ("-" in w or "'" in w or "’" in w) and not _is_contraction(w) for w in words
             )
@@ -1021,6 +1067,26 @@ def _propose_quoted(masked: str, propose: _Propose) -> None:
             score = 1.0 if (marked or uncommon or several) else 0.6
             singular = _singular(words[0]) if len(words) == 1 else None
             propose(" ".join(words), KIND_COINAGE, score, offset, (singular,) if singular else ())
+
+
+# Words that make a quoted lowercase phrase a piece of speech, not a coinage: "you hold the
+# basin", "you are safe here", "his poor mother".
+_SPEECH_WORDS = frozenset((
+    "i", "you", "he", "she", "we", "they", "me", "him", "us", "them", "is", "are", "was",
+    "were", "am", "do", "does", "did", "have", "has", "had", "will", "shall", "can", "here",
+    "there", "my", "your", "his", "our", "their",
+))  # fmt: skip
+
+
+def _is_quoted_speech(phrase: str, words: list[str]) -> bool:
+    """A quoted lowercase phrase that is speech or a description ("you hold the basin",
+    "creeping painfully"), not a coinage ("the man on the stair", "lightless debt")."""
+    if len(words) < 2 or phrase != phrase.lower():
+        return False
+    lowered = [word.casefold() for word in words]
+    if any(word in _SPEECH_WORDS for word in lowered):
+        return True
+    return any(len(w) > 4 and w.endswith("ly") and is_english_word(w) for w in lowered)
 
 
 def _fold_variants(drafts: dict[str, _Draft]) -> None:
@@ -1045,6 +1111,60 @@ def _fold_variants(drafts: dict[str, _Draft]) -> None:
                     keep.variants.append(name)
             del drafts[drop_key]
             break
+
+
+def _fold_forms(drafts: dict[str, _Draft]) -> None:
+    """Drafts that are forms of one idea (`form_key`: "Four Dimensions", "Four-Dimensioned",
+    "Fourth Dimension"; "Spy-glass", "Spyglass") become one, under the best scored (then
+    first seen), the others its variants."""
+    groups: dict[str, list[str]] = {}
+    for key, draft in drafts.items():
+        groups.setdefault(form_key(draft.term), []).append(key)
+    for form, keys in groups.items():
+        if not form or len(keys) < 2:
+            continue
+        ranked = sorted(keys, key=lambda k: (-drafts[k].score, drafts[k].offset, k))
+        keep = drafts[ranked[0]]
+        for drop_key in ranked[1:]:
+            drop = drafts.pop(drop_key)
+            keep.score += 0.25
+            keep.offset = min(keep.offset, drop.offset)
+            keep.kind = min(keep.kind, drop.kind, key=_KIND_RANK.__getitem__)
+            for name in (drop.term, *drop.variants):
+                if norm_key(name) != norm_key(keep.term) and name not in keep.variants:
+                    keep.variants.append(name)
+
+
+def _titled_key(name: str) -> tuple[str, str] | None:
+    """(title, last word) of a name that opens with a title ("Captain Ismay Rook": ("captain",
+    "rook")), else None. Adjectives among the honorifics ("Old", "Black") are no titles."""
+    words = norm_key(name).split()
+    if len(words) < 2 or words[0] not in TITLES:
+        return None
+    return words[0], words[-1]
+
+
+def _fold_titled_forms(drafts: dict[str, _Draft]) -> None:
+    """A title and a surname ("Captain Rook", "Captain Carter") becomes a variant of the one
+    longer name with that title and surname ("Captain Ismay Rook", "Captain John Carter")."""
+    longer: dict[tuple[str, str], list[str]] = {}
+    for key, draft in drafts.items():
+        titled = _titled_key(draft.term)
+        if titled and len(key.split()) > 2 and " of " not in key:
+            longer.setdefault(titled, []).append(key)
+    for key in sorted(drafts):
+        draft = drafts.get(key)
+        titled = _titled_key(draft.term) if draft else None
+        if draft is None or titled is None or len(key.split()) != 2:
+            continue
+        owners = longer.get(titled, [])
+        if len(owners) != 1:
+            continue
+        owner = drafts[owners[0]]
+        owner.variants.extend(n for n in (draft.term, *draft.variants) if n not in owner.variants)
+        owner.score += 0.5 * draft.score
+        owner.offset = min(owner.offset, draft.offset)
+        del drafts[key]
 
 
 def _fold_short_names(drafts: dict[str, _Draft]) -> None:
