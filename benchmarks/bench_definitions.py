@@ -1,7 +1,7 @@
 """Definitions that grow, tags, sound links (README figures, not a test).
 
 Runs the offline backend (annotate + curate) on the bundled sample quest and on a generated
-corpus, then reports `exports.definitions.definition_report`: of the live entries that existed
+corpus, then reports `exports.definition_report.definition_report`: of the live entries that existed
 at the end of the first thread, how many have a different definition at the end; how many live
 entries are tagged (by tag); and nested, broken or ordinary-word links in the exports.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.sample import sample_corpus_path
 from terrarium_dagster.engine import Engine, open_corpus
-from terrarium_dagster.exports.definitions import definition_report, render_definition_report
+from terrarium_dagster.exports.definition_report import definition_report, render_definition_report
 from terrarium_dagster.testing.synthetic import generate_corpus
 
 

@@ -3,9 +3,9 @@ revisions, decisions and call records): the engine hands them to the CLI and Dag
 
 from __future__ import annotations
 
-from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.curation.models import CurationReport
+from terrarium_dagster.corpus.units import Thread
+from terrarium_dagster.curation.decisions import CurationReport
 from terrarium_dagster.errors import EntryNotFoundError
 from terrarium_dagster.reports import CurationDecisionRow, SourceLink, ThreadReport, TouchedEntry
 from terrarium_dagster.store.annotator import GlossaryStore

@@ -22,9 +22,9 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
-from terrarium_dagster.store.links import without_links_to
 from terrarium_dagster.store.models import ProvenanceIn
 from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.wiki_links import without_links_to
 from tests.support.cli import run_args
 
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")

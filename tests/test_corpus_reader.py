@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.corpus.models import Post, parse_thread_key
 from terrarium_dagster.corpus.reader import Corpus, parse_ref
 from terrarium_dagster.corpus.scenes import batch_scenes
+from terrarium_dagster.corpus.units import Post, parse_thread_key
 from terrarium_dagster.errors import CorpusError, InputError
 from terrarium_dagster.testing.synthetic import generate_corpus, vocabulary
 from tests.support.corpus_builder import PostRow, write_corpus

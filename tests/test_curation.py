@@ -12,7 +12,7 @@ import pytest
 from terrarium_dagster.context.prompts import ENTRY_RULES
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import curate_thread, gather_items, undo_decision
-from terrarium_dagster.curation.prompt import (
+from terrarium_dagster.curation.review_prompt import (
     TASK_LINE,
     DecisionFormatError,
     build_curate_message,
@@ -581,7 +581,7 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
     word) curated by the offline backend with a tight message budget."""
     from terrarium_dagster.backends.offline import OfflineBackend
     from terrarium_dagster.corpus.sample import gold_terms
-    from terrarium_dagster.curation.prompt import approx_tokens
+    from terrarium_dagster.curation.review_prompt import approx_tokens
     from terrarium_dagster.exports import build_export, run_checks
     from terrarium_dagster.model.client import ChatClient, ClientConfig
 

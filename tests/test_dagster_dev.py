@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
+from terrarium_dagster.defs.asset_checks import GLOSSARY_CHECKS
 from terrarium_dagster.exports.files import MANIFEST_FILE
 from tests.support.cli import TERRARIUM
 from tests.support.dagster_dev import (

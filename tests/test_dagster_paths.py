@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
+from terrarium_dagster.defs.asset_checks import GLOSSARY_CHECKS
 from tests.support.dagster_dev import DagsterDev, dev_environment
 
 LOCATION = "terrarium_dagster"

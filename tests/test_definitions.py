@@ -14,10 +14,10 @@ from terrarium_dagster.backends.describe import compose, grow, portrait, shape_k
 from terrarium_dagster.cli import main
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.engine import open_corpus
-from terrarium_dagster.exports.definitions import definition_report, export_link_problems
+from terrarium_dagster.exports.definition_report import definition_report, export_link_problems
 from terrarium_dagster.exports.references import NameIndex, linked_views
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
-from terrarium_dagster.store.links import any_target, link_problems, tidy_links
+from terrarium_dagster.store.wiki_links import any_target, link_problems, tidy_links
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import run_args
 

@@ -15,6 +15,7 @@ import dagster as dg
 import pytest
 
 from terrarium_dagster.config import load_settings
+from terrarium_dagster.defs.asset_checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.assets import (
     LLM_POOL,
     THREAD_ASSETS,
@@ -24,7 +25,6 @@ from terrarium_dagster.defs.assets import (
     thread_annotations,
     thread_glossary,
 )
-from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.edition import edition_check_specs
 from terrarium_dagster.defs.failures import fail_on, failure_for
 from terrarium_dagster.defs.partitions import range_tags, threads_partitions

@@ -22,6 +22,7 @@ from dagster._core.execution.backfill import PartitionBackfill
 from dagster._core.test_utils import create_run_for_test
 
 from terrarium_dagster.definitions import defs
+from terrarium_dagster.defs.asset_checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.assets import (
     curated_glossary,
     glossary_export,
@@ -29,7 +30,6 @@ from terrarium_dagster.defs.assets import (
     thread_annotations,
     thread_glossary,
 )
-from terrarium_dagster.defs.checks import GLOSSARY_CHECKS
 from terrarium_dagster.defs.partitions import RANGE_END_TAG, RANGE_START_TAG, range_tags
 from terrarium_dagster.defs.resources import CorpusResource
 from terrarium_dagster.defs.schedules import (

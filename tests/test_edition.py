@@ -28,7 +28,7 @@ import pytest
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.edition.prompt import CITATION, later_terms
+from terrarium_dagster.edition.rewrite_prompt import CITATION, later_terms
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.references import is_page_entry

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from terrarium_dagster.config import load_settings
-from terrarium_dagster.corpus.models import Thread
+from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.exports import Exporter, build_export
 from terrarium_dagster.exports.data import (
@@ -30,6 +30,7 @@ from terrarium_dagster.exports.data import (
     yaml_fragment,
     yaml_text,
 )
+from terrarium_dagster.exports.entry_records import glossary_document
 from terrarium_dagster.exports.files import MANIFEST_FILE, read_manifest, staged_directory
 from terrarium_dagster.exports.lorebook import (
     lorebook,
@@ -37,7 +38,6 @@ from terrarium_dagster.exports.lorebook import (
     lorebook_fragment,
     lorebook_text,
 )
-from terrarium_dagster.exports.records import glossary_document
 from terrarium_dagster.testing.synthetic import generate_corpus
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.config import load_settings
-from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
+from terrarium_dagster.curation.review_prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.model import sampling
 from terrarium_dagster.model.client import ChatClient, ClientConfig

@@ -31,7 +31,11 @@ from terrarium_dagster.context.prompts import (
     summarize_thread_message,
 )
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.curation.prompt import CurationItem, build_curate_message, parse_decisions
+from terrarium_dagster.curation.review_prompt import (
+    CurationItem,
+    build_curate_message,
+    parse_decisions,
+)
 from terrarium_dagster.errors import ContextOverflowError
 from terrarium_dagster.model.client import ChatClient, ClientConfig, parse_context_overflow
 from terrarium_dagster.store.annotator import Actor, GlossaryStore

@@ -17,7 +17,7 @@ import pytest
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.config import load_settings
-from terrarium_dagster.corpus.links import PostLinks, post_path
+from terrarium_dagster.corpus.quote_links import PostLinks, post_path
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import open_corpus
 from terrarium_dagster.exports.post_page import highlight_span, render_post_page

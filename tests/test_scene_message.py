@@ -6,7 +6,7 @@ from terrarium_dagster.agent.loop import fit_story, known_lines, lines_shown
 from terrarium_dagster.agent.relevant import RelevantEntry, entry_line
 from terrarium_dagster.backends.offline import parse_scene_message, with_earlier_known
 from terrarium_dagster.context import prompts
-from terrarium_dagster.corpus.models import Post, Scene
+from terrarium_dagster.corpus.units import Post, Scene
 from terrarium_dagster.store.models import Entry
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.agent.loop import PART_MARK, next_part, post_pieces
-from terrarium_dagster.corpus.models import Post, Scene
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Post, Scene
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import run_args, terrarium

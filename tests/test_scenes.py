@@ -6,7 +6,6 @@ import inspect
 
 import pytest
 
-from terrarium_dagster.corpus.models import Post, Scene
 from terrarium_dagster.corpus.scenes import (
     Role,
     SceneBuilder,
@@ -14,6 +13,7 @@ from terrarium_dagster.corpus.scenes import (
     iter_batch_scenes,
     story_role,
 )
+from terrarium_dagster.corpus.units import Post, Scene
 
 QM = ("qm_post", "story_post")
 TALLY = ("qm_post", "vote_tally_post")

@@ -22,8 +22,8 @@ from terrarium_dagster.agent.tools import (
     dispatch,
 )
 from terrarium_dagster.context.prompts import KINDS
-from terrarium_dagster.corpus.models import Scene
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Scene
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.model.protocol import FunctionCall, ToolCall
 from terrarium_dagster.store.annotator import Actor, GlossaryStore, parse_entry_id

@@ -14,7 +14,7 @@ import pytest
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.defs.assets import glossary_export, thread_glossary
-from terrarium_dagster.defs.undo import undo_job
+from terrarium_dagster.defs.undo_job import undo_job
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args
 

@@ -15,8 +15,8 @@ from typing import Any
 from terrarium_dagster.agent.tools import ToolAccess, ToolOutcome, ToolRegistry, dispatch
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Scene, Thread
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.model.session import EXACT_SHARE, Decided, ModelSession, standalone_task

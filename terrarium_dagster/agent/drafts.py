@@ -54,7 +54,7 @@ from terrarium_dagster.context import prompts
 from terrarium_dagster.context.compaction import CompactionEvent, ContextManager
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.corpus.models import Scene
+from terrarium_dagster.corpus.units import Scene
 from terrarium_dagster.errors import ContextOverflowError, InputError, Interrupted
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict

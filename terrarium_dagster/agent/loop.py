@@ -57,8 +57,8 @@ from terrarium_dagster.context.compaction import (
 )
 from terrarium_dagster.context.state import ContextState, Message
 from terrarium_dagster.corpus.living import hash_lookup, split_after
-from terrarium_dagster.corpus.models import Post, Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Post, Scene, Thread
 from terrarium_dagster.errors import (
     AgentError,
     ContextOverflowError,

@@ -64,8 +64,8 @@ from terrarium_dagster.store.normalize import find_quotation, normalize_term
 from terrarium_dagster.terms.candidates import find_term, sentence_at
 
 if TYPE_CHECKING:
-    from terrarium_dagster.corpus.models import Post, Scene
     from terrarium_dagster.corpus.reader import Corpus
+    from terrarium_dagster.corpus.units import Post, Scene
     from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
 QUOTE_CHARS = 240

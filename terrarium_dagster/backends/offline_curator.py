@@ -400,7 +400,7 @@ def curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:
 
 def decision_line(decision: Mapping[str, Any]) -> str:
     """One decision in the curator's answer format: `E12 CONFIRM reason`, `E7 MERGE E3 reason`,
-    `E4 REVISE definition` (curation.prompt.ANSWER_FORMAT)."""
+    `E4 REVISE definition` (curation.review_prompt.ANSWER_FORMAT)."""
     words = [f"E{entry_number(decision['entry_id'])}", str(decision["decision"])]
     if decision["decision"] == "MERGE":
         words.append(f"E{entry_number(decision['target_entry_id'])}")

@@ -5,15 +5,15 @@ the agent reads; `batch_scenes` groups a thread's posts into scenes (runs of QM 
 """
 
 from terrarium_dagster.corpus.clean import clean_body
-from terrarium_dagster.corpus.models import (
+from terrarium_dagster.corpus.reader import Corpus, parse_ref
+from terrarium_dagster.corpus.scenes import SceneBuilder, batch_scenes, iter_batch_scenes
+from terrarium_dagster.corpus.units import (
     Post,
     Scene,
     Thread,
     format_thread_key,
     parse_thread_key,
 )
-from terrarium_dagster.corpus.reader import Corpus, parse_ref
-from terrarium_dagster.corpus.scenes import SceneBuilder, batch_scenes, iter_batch_scenes
 
 __all__ = [
     "Corpus",

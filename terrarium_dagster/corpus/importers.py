@@ -50,7 +50,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Literal
 
-from terrarium_dagster.corpus.schema import CORPUS_SCHEMA
+from terrarium_dagster.corpus.corpus_schema import CORPUS_SCHEMA
 from terrarium_dagster.errors import InputError
 
 SCENE_WORDS = 700

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from terrarium_dagster.corpus.models import Post, Scene
+from terrarium_dagster.corpus.units import Post, Scene
 
 
 class PostSource(Protocol):

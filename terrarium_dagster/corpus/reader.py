@@ -27,8 +27,9 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from terrarium_dagster.corpus.clean import clean_body
-from terrarium_dagster.corpus.links import PostLinks
-from terrarium_dagster.corpus.models import (
+from terrarium_dagster.corpus.quote_links import PostLinks
+from terrarium_dagster.corpus.scenes import Role, SceneBuilder, batch_scenes, story_role
+from terrarium_dagster.corpus.units import (
     QM_TAG,
     VOTE_TALLY_TAG,
     Post,
@@ -36,7 +37,6 @@ from terrarium_dagster.corpus.models import (
     Thread,
     parse_thread_key,
 )
-from terrarium_dagster.corpus.scenes import Role, SceneBuilder, batch_scenes, story_role
 from terrarium_dagster.errors import ConfigError, CorpusError, InputError
 
 __all__ = ["REQUIRED_COLUMNS", "Corpus", "parse_ref"]
@@ -453,8 +453,8 @@ class Corpus:
         return before[::-1], after
 
     def post_url(self, ref_or_post: str | Post, quote: str | None = None) -> str | None:
-        """The post's link (`corpus.links.PostLinks`): the url_template's when one is set, else
-        the post's page on the served site (the quote highlighted); None with neither."""
+        """The post's link (`corpus.quote_links.PostLinks`): the url_template's when one is set,
+        else the post's page on the served site (the quote highlighted); None with neither."""
         if isinstance(ref_or_post, Post):
             thread_id, post_id = ref_or_post.thread_id, ref_or_post.id
         else:

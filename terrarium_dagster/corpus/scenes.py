@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from enum import Enum
 
-from terrarium_dagster.corpus.models import QM_TAG, VOTE_TALLY_TAG, Post, Scene
+from terrarium_dagster.corpus.units import QM_TAG, VOTE_TALLY_TAG, Post, Scene
 
 __all__ = ["Role", "SceneBuilder", "batch_scenes", "iter_batch_scenes", "story_role"]
 

@@ -2,8 +2,8 @@
 
 `curate_thread` gathers the tentative entries (first seen in the thread first, then those still
 tentative from earlier threads, up to a cap), shows each with the posts around its first
-appearance, its sources and similar entries (`curation.prompt` lays the message out), asks the
-model through the engine's ``chat`` callable, and applies the valid decisions in ONE store
+appearance, its sources and similar entries (`curation.review_prompt` lays the message out),
+asks the model through the engine's ``chat`` callable, and applies the valid decisions in ONE store
 transaction:
 
 - CONFIRM -> status ``confirmed``;
@@ -34,10 +34,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from terrarium_dagster.corpus.models import Post
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.curation.models import CurateDecision, CurationReport, UndoResult
-from terrarium_dagster.curation.prompt import (
+from terrarium_dagster.corpus.units import Post
+from terrarium_dagster.curation.decision_undo import undo_decision
+from terrarium_dagster.curation.decisions import CurateDecision, CurationReport, UndoResult
+from terrarium_dagster.curation.review_prompt import (
     TOKENS_PER_DECISION,
     CurationItem,
     EvidencePost,
@@ -50,7 +51,6 @@ from terrarium_dagster.curation.prompt import (
     parse_decisions,
     plan_batches,
 )
-from terrarium_dagster.curation.undo import undo_decision
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry

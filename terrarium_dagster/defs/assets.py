@@ -18,10 +18,10 @@ import dagster as dg
 from pydantic import Field
 
 from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.summary import scene_batch_summary
-from terrarium_dagster.defs.checks import evaluate_glossary_checks, glossary_check_specs
+from terrarium_dagster.corpus.units import Thread
+from terrarium_dagster.defs.asset_checks import evaluate_glossary_checks, glossary_check_specs
 from terrarium_dagster.defs.edition import (
     edition_check_specs,
     edition_spec,
@@ -42,7 +42,7 @@ from terrarium_dagster.defs.resources import (
     StoreResource,
     engine_settings,
 )
-from terrarium_dagster.defs.story import WRITER_POOL, story_key
+from terrarium_dagster.defs.story_location import WRITER_POOL, story_key
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 from terrarium_dagster.exports import Exporter
 from terrarium_dagster.exports.files import staged_directory
@@ -50,8 +50,8 @@ from terrarium_dagster.exports.files import staged_directory
 PREVIEW_SCENES = 20
 
 
-# LLM work and store writes run in the story's pool (`defs/story.py`); dagster.yaml gives every
-# pool one slot by default.
+# LLM work and store writes run in the story's pool (`defs/story_location.py`); dagster.yaml gives
+# every pool one slot by default.
 LLM_POOL = WRITER_POOL
 
 

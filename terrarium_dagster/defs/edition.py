@@ -15,10 +15,10 @@ from collections.abc import Collection, Iterator, Sequence
 import dagster as dg
 
 from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.models import Thread
+from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.defs.failures import fail_on
-from terrarium_dagster.defs.story import story_key
-from terrarium_dagster.edition.checks import citation_problems, later_problems
+from terrarium_dagster.defs.story_location import story_key
+from terrarium_dagster.edition.edition_checks import citation_problems, later_problems
 from terrarium_dagster.edition.writer import EditionReport
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 

@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 import dagster as dg
 
-from terrarium_dagster.corpus.links import site_entry_url, site_search_url
-from terrarium_dagster.curation.models import CurationReport
+from terrarium_dagster.corpus.quote_links import site_entry_url, site_search_url
+from terrarium_dagster.curation.decisions import CurationReport
 from terrarium_dagster.reports import (
     CurationDecisionRow,
     ExportReport,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from terrarium_dagster.defs.story import PARTITIONS_NAME
+from terrarium_dagster.defs.story_location import PARTITIONS_NAME
 
 threads_partitions = dg.DynamicPartitionsDefinition(name=PARTITIONS_NAME)
 

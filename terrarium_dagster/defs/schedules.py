@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 import dagster as dg
 
 from terrarium_dagster.defs.assets import curated_glossary, thread_annotations
-from terrarium_dagster.defs.living import grown_last_thread
+from terrarium_dagster.defs.living_sensors import grown_last_thread
 from terrarium_dagster.defs.partitions import range_run_request, threads_partitions
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.engine import DONE

@@ -14,7 +14,7 @@ import os
 import dagster as dg
 
 from terrarium_dagster.defs.assets import curated_glossary, thread_annotations
-from terrarium_dagster.defs.living import grown_last_thread
+from terrarium_dagster.defs.living_sensors import grown_last_thread
 from terrarium_dagster.defs.partitions import (
     PartitionOrderError,
     foreign_keys,

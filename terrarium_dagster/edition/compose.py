@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from terrarium_dagster.edition.prompt import REFUSED_LEAD, TASK_LINE, sections
+from terrarium_dagster.edition.rewrite_prompt import REFUSED_LEAD, TASK_LINE, sections
 
 MAX_QUOTES = 5
 QUOTE_CHARS = 160

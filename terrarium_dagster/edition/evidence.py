@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.edition.prompt import EditionRequest, NameMatcher, SourceShown
+from terrarium_dagster.corpus.units import Thread
+from terrarium_dagster.edition.rewrite_prompt import EditionRequest, NameMatcher, SourceShown
 from terrarium_dagster.exports.references import NameIndex, find_references, is_page_entry
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import EntryView

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from terrarium_dagster.agent.drafts import DraftCounter, submit
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.edition.evidence import (
     ThreadGlossary,
     changed_entries,
@@ -37,7 +37,7 @@ from terrarium_dagster.edition.evidence import (
     store_names,
     unshown,
 )
-from terrarium_dagster.edition.prompt import (
+from terrarium_dagster.edition.rewrite_prompt import (
     EDITION_SYSTEM_PROMPT,
     EditionRequest,
     NameMatcher,
@@ -51,7 +51,7 @@ from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.session import ModelSession, standalone_task
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.editions import EditionText, EditionThread
-from terrarium_dagster.store.links import tidy_links
+from terrarium_dagster.store.wiki_links import tidy_links
 
 PURPOSE = "edition"
 MAX_ATTEMPTS = 3

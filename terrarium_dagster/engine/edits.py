@@ -7,8 +7,8 @@ from pathlib import Path
 
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.curation.models import UndoResult
-from terrarium_dagster.curation.undo import undo_decision, undo_revision
+from terrarium_dagster.curation.decision_undo import undo_decision, undo_revision
+from terrarium_dagster.curation.decisions import UndoResult
 from terrarium_dagster.edition.writer import EditionReport, EditionWriter
 from terrarium_dagster.engine.model_run import ModelRun
 from terrarium_dagster.engine.order import ThreadOrder

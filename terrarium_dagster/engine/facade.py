@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from typing import Self
 
 from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.curation.models import CurationReport, UndoResult
+from terrarium_dagster.corpus.units import Thread
+from terrarium_dagster.curation.decisions import CurationReport, UndoResult
 from terrarium_dagster.edition.writer import EditionReport
 from terrarium_dagster.engine.edits import GlossaryEdits
 from terrarium_dagster.engine.living_corpus import LivingCorpus

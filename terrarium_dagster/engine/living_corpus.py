@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 
 from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_after
-from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Scene, Thread
 from terrarium_dagster.engine.order import DONE
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ThreadState

@@ -36,7 +36,7 @@ def open_corpus(settings: Settings, store: GlossaryStore | None = None) -> Corpu
     """The corpus the settings name; for a reader of `store`, unless told otherwise, the corpus
     and URL template the store was built with (recorded by the run that wrote it). Without a
     post URL template, source links go to the post pages `terrarium serve` serves at
-    `settings.site_url` (`corpus.links`)."""
+    `settings.site_url` (`corpus.quote_links`)."""
     recorded = store.get_meta(CORPUS_META) if store is not None else None
     recorded_template = store.get_meta(URL_TEMPLATE_META) if store is not None else None
     if recorded_template in LEGACY_TEMPLATES:

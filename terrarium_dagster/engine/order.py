@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.errors import OrderError
 from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import ThreadProgress

@@ -13,11 +13,11 @@ from functools import partial
 from typing import Literal
 
 from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.models import Scene, Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Scene, Thread
 from terrarium_dagster.curation.curator import answer_decides, curate_thread
-from terrarium_dagster.curation.models import CurationReport
-from terrarium_dagster.curation.prompt import CURATOR_SYSTEM_PROMPT
+from terrarium_dagster.curation.decisions import CurationReport
+from terrarium_dagster.curation.review_prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.engine.living_corpus import LivingCorpus
 from terrarium_dagster.engine.model_run import ModelRun
 from terrarium_dagster.engine.order import DONE, Standing, ThreadOrder

@@ -37,7 +37,12 @@ from terrarium_dagster.exports.data import (
     yaml_document_text,
     yaml_fragment,
 )
-from terrarium_dagster.exports.editions import with_editions
+from terrarium_dagster.exports.edition_views import with_editions
+from terrarium_dagster.exports.entry_records import (
+    entry_record,
+    exported_entries,
+    glossary_document,
+)
 from terrarium_dagster.exports.files import (
     MANIFEST_FILE,
     FolderWriter,
@@ -55,7 +60,6 @@ from terrarium_dagster.exports.lorebook import (
     lorebook_template,
     lorebook_text,
 )
-from terrarium_dagster.exports.records import entry_record, exported_entries, glossary_document
 from terrarium_dagster.exports.references import (
     NameIndex,
     find_references,

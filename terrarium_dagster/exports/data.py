@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
+from terrarium_dagster.exports.entry_records import UrlForPost, glossary_document
 from terrarium_dagster.exports.files import write_text_atomic
-from terrarium_dagster.exports.records import UrlForPost, glossary_document
 from terrarium_dagster.store.models import EntryView
 
 

@@ -5,7 +5,7 @@ The page shows the post's cleaned text (as the agent read it), its author and ti
 or quest master), the posts just before and after it, the posts it quotes and the posts that
 quote it (every `>>N` is a link to that post's page), and, with `?q=<quote>`, the quoted words
 highlighted — the words an entry's provenance recorded. Every source link points here unless the
-user configured a public post URL template (`corpus.links`).
+user configured a public post URL template (`corpus.quote_links`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import html
 import re
 from datetime import UTC, datetime
 
-from terrarium_dagster.corpus.links import post_path
-from terrarium_dagster.corpus.models import Post
+from terrarium_dagster.corpus.quote_links import post_path
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title, is_book, paragraph_number
+from terrarium_dagster.corpus.units import Post
 
 NEIGHBOURS = 2
 SNIPPET_CHARS = 160

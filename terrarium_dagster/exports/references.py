@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from terrarium_dagster.store.links import tidy_links
 from terrarium_dagster.store.models import Entry, EntryView
 from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.wiki_links import tidy_links
 
 REFERENCE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]*?))?\]\]")
 MAX_REDIRECTS = 16

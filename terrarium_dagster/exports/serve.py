@@ -22,7 +22,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from terrarium_dagster.corpus.links import POST_ROUTE_PREFIX
+from terrarium_dagster.corpus.quote_links import POST_ROUTE_PREFIX
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.exports.post_page import render_post_page
 

@@ -28,11 +28,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from terrarium_dagster.corpus.links import post_path
-from terrarium_dagster.corpus.models import Post
+from terrarium_dagster.corpus.quote_links import post_path
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
-from terrarium_dagster.exports.editions import with_editions
+from terrarium_dagster.corpus.units import Post
+from terrarium_dagster.exports.edition_views import with_editions
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.store.annotator import GlossaryStore

@@ -31,8 +31,8 @@ from pathlib import Path
 import markdown
 from markdown.extensions.toc import slugify_unicode
 
+from terrarium_dagster.exports.entry_records import UrlForPost, seen_range, sorted_sources
 from terrarium_dagster.exports.files import staged_directory
-from terrarium_dagster.exports.records import UrlForPost, seen_range, sorted_sources
 from terrarium_dagster.exports.references import (
     NameIndex,
     UnresolvedReference,

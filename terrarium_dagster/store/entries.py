@@ -26,7 +26,6 @@ from terrarium_dagster.store.inputs import (
     clean_tags,
     parse_entry_id,
 )
-from terrarium_dagster.store.links import any_target, tidy_links, without_links_to
 from terrarium_dagster.store.models import Entry, Provenance, ProvenanceIn
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.provenance import (
@@ -36,6 +35,7 @@ from terrarium_dagster.store.provenance import (
 )
 from terrarium_dagster.store.queries import EntryQueries
 from terrarium_dagster.store.rows import DEFAULT_STATE
+from terrarium_dagster.store.wiki_links import any_target, tidy_links, without_links_to
 
 
 def _add_names(

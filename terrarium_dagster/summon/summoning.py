@@ -92,8 +92,8 @@ from terrarium_dagster.store.models import AgentCallRecord, Checkpoint
 from terrarium_dagster.summon.trimming import entry_ids_in, summon_steps
 
 if TYPE_CHECKING:
-    from terrarium_dagster.corpus.models import Scene
     from terrarium_dagster.corpus.reader import Corpus
+    from terrarium_dagster.corpus.units import Scene
 
 SUMMON_HEADING = "# Task: summon"
 SUMMON_PURPOSE = "summon"

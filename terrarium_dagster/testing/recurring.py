@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from terrarium_dagster.corpus.schema import CORPUS_SCHEMA
+from terrarium_dagster.corpus.corpus_schema import CORPUS_SCHEMA
 from terrarium_dagster.terms.candidates import is_english_word
 from terrarium_dagster.testing.synthetic import vocabulary
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from terrarium_dagster.corpus.schema import CORPUS_SCHEMA
+from terrarium_dagster.corpus.corpus_schema import CORPUS_SCHEMA
 
 __all__ = ["SCHEMA", "SyntheticVocabulary", "generate_corpus", "vocabulary"]
 

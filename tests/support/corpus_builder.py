@@ -1,8 +1,8 @@
 """Build small banished.db corpora for tests: real SQLite files in the banished.db schema.
 
 `write_corpus` is the one place a test corpus is written (the schema is the product's own,
-`corpus/schema.py::CORPUS_SCHEMA`): rows as given (`PostRow`). `build_corpus` writes threads of
-posts in story order from specs, `simple_quest` a tiny generated quest, `ember_road_quest` the
+`corpus/corpus_schema.py::CORPUS_SCHEMA`): rows as given (`PostRow`). `build_corpus` writes threads
+of posts in story order from specs, `simple_quest` a tiny generated quest, `ember_road_quest` the
 two-thread quest of the curation, export and lineage tests.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from terrarium_dagster.corpus.schema import CORPUS_SCHEMA
+from terrarium_dagster.corpus.corpus_schema import CORPUS_SCHEMA
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.references import NameIndex, is_page_entry, linked_views
 from terrarium_dagster.store.annotator import GlossaryStore
-from terrarium_dagster.store.links import link_problems
 from terrarium_dagster.store.models import EntryView
+from terrarium_dagster.store.wiki_links import link_problems
 
 EXAMPLES = 5
 

@@ -17,7 +17,8 @@ from terrarium_dagster.store.models import EntryView, Provenance
 
 
 class UrlForPost(Protocol):
-    """A post's link (`corpus.links`): `quote`, when given, is highlighted on the served page."""
+    """A post's link (`corpus.quote_links`): `quote`, when given, is highlighted on the served
+    page."""
 
     def __call__(self, thread_id: int, post_id: int, quote: str | None = None) -> str | None: ...
 

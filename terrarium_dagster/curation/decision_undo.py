@@ -10,7 +10,7 @@ later thread has begun, so that thread's exports and the reader's site show it.
 
 from __future__ import annotations
 
-from terrarium_dagster.curation.models import UndoResult
+from terrarium_dagster.curation.decisions import UndoResult
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.undo import undone_by

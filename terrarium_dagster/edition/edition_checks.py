@@ -9,10 +9,10 @@
 
 from __future__ import annotations
 
-from terrarium_dagster.corpus.models import Thread
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.edition.evidence import ThreadGlossary, later_names, unshown
-from terrarium_dagster.edition.prompt import CITATION, NameMatcher, later_terms
+from terrarium_dagster.edition.rewrite_prompt import CITATION, NameMatcher, later_terms
 from terrarium_dagster.exports.references import find_references
 from terrarium_dagster.store.annotator import GlossaryStore
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from terrarium_dagster.context.prompts import ENTRY_RULES
-from terrarium_dagster.curation.models import DECISION_KINDS, CurateDecision
+from terrarium_dagster.curation.decisions import DECISION_KINDS, CurateDecision
 from terrarium_dagster.errors import AgentError
 from terrarium_dagster.store.models import Entry, Provenance
 

@@ -1,4 +1,5 @@
-"""Asset checks that guard the glossary, run with every curation (the logic: `exports.checks`).
+"""Asset checks that guard the glossary, run with every curation (the logic:
+`exports.glossary_checks`).
 
 `curated_glossary` declares them and the thread step evaluates them after its last thread (a
 separate check step would be skipped: the step yields materializations, not outputs): the selected
@@ -18,14 +19,14 @@ import dagster as dg
 
 from terrarium_dagster.corpus.living import hash_lookup, post_text
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
-from terrarium_dagster.defs.story import story_key
-from terrarium_dagster.exports.checks import run_checks
+from terrarium_dagster.defs.story_location import story_key
+from terrarium_dagster.exports.glossary_checks import run_checks
 
 
 @dataclass(frozen=True)
 class GlossaryCheck:
     name: str  # the Dagster check name
-    result: str  # the key of `exports.checks.run_checks`
+    result: str  # the key of `exports.glossary_checks.run_checks`
     severity: dg.AssetCheckSeverity
     description: str
 
