@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import hash_lookup
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import InputError, TerrariumError
@@ -52,16 +53,27 @@ def living_corpus(store: GlossaryStore, corpus: Corpus | None) -> dict[str, Any]
     }
 
 
-def _recorded_corpus(store: GlossaryStore) -> Corpus | None:
+def _recorded_corpus(store: GlossaryStore) -> tuple[Corpus | None, str | None]:
     """The corpus the store was built from, when it can still be read (status never fails for
-    want of it)."""
+    want of it), and what is wrong when its path now holds another corpus."""
     recorded = store.get_meta("corpus_path")
     if not recorded or not Path(recorded).is_file():
-        return None
+        return None, None
     try:
-        return Corpus(recorded)
+        corpus = Corpus(recorded)
     except TerrariumError:
-        return None
+        return None, None
+    identity = store.get_meta(IDENTITY_META)
+    if identity is not None:
+        built_from = CorpusIdentity.model_validate_json(identity)
+        there = corpus_identity(corpus)
+        if not built_from.matches(there):
+            corpus.close()
+            return None, (
+                f"{recorded} now holds another corpus, {there.describe()}, not this store's "
+                f"{built_from.describe()}"
+            )
+    return corpus, None
 
 
 def store_status(db: str) -> dict[str, Any]:
@@ -69,12 +81,13 @@ def store_status(db: str) -> dict[str, Any]:
     if db != ":memory:" and not Path(db).expanduser().is_file():
         raise InputError(f"no annotator store at {db} (run `terrarium run` first)")
     with GlossaryStore(db, read_only=db != ":memory:") as store:
-        corpus = _recorded_corpus(store)
+        corpus, corpus_note = _recorded_corpus(store)
         try:
             living = living_corpus(store, corpus)
         finally:
             if corpus is not None:
                 corpus.close()
+        living["corpus_note"] = corpus_note
         states = store.progress.thread_states()
         entries = store.glossary.entries(include_deleted=True)
         totals = store.runs.agent_call_totals()
@@ -210,6 +223,8 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(f"  server {row['server']}: {row['calls']} calls{failed}")
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
     living = report["living_corpus"]
+    if living.get("corpus_note"):
+        lines.append(f"corpus: {living['corpus_note']}")
     changed = living["sources_changed"]
     checked = "checked against the corpus" if living["checked_against_corpus"] else "last run"
     lines.append(

@@ -77,6 +77,10 @@ def test_a_store_refuses_another_corpus_and_accepts_its_own_grown(tmp_path: Path
         _refused(_terrarium(*reader, cwd=tmp_path), "A Princess of Mars", "Dubliners")
     assert _digest(store) == before
     assert not (tmp_path / "g.json").exists()
+    status = _terrarium("status", "--db", str(store), cwd=tmp_path)  # says so, checks nothing
+    assert status.returncode == 0, status.stderr
+    assert f"corpus: {corpus} now holds another corpus" in status.stdout
+    assert "edited" not in status.stdout  # another book's posts are not edits of this one's
 
     # its own corpus, grown by a thread at the end (a quest grows), is still its own
     assert _terrarium("import", str(MARS), "--out", str(corpus), "--replace").returncode == 0

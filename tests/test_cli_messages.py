@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.cli import Progress
+from terrarium_dagster.testing.batching import BatchingServer
 from tests.support.cli import TERRARIUM, run_args, terrarium
 
 BOOKS = Path(__file__).parent / "data" / "books"
@@ -66,7 +67,7 @@ def test_every_command_has_a_one_line_description_and_shows_defaults(command: st
     description = done.stdout.split("\n\n")[1]
     assert description[0].isupper() and "." in description, description
     assert "(see Sampling)" not in done.stdout  # a README section that does not exist
-    uses_site = command in ("run", "export", "lineage", "serve", "dev", "why")
+    uses_site = command in ("run", "export", "lineage", "serve", "dev", "why", "edition")
     assert ("--site-url" in done.stdout) == uses_site, command
     if "--db" in done.stdout:
         shown = re.search(r"--db DB Annotator store: [^(]*\(default: (\S+);", _text(done))
@@ -177,3 +178,15 @@ def test_ctrl_c_on_a_terminal_says_interrupted_on_its_own_line_and_nothing_else(
     bars = [line for line in lines if line.startswith("[")]
     assert bars and all("in flight" not in bar for bar in bars)  # offline
     assert all("entries" in bar and " new, " in bar for bar in bars)
+
+
+def test_a_run_on_a_served_model_says_once_what_the_server_is(tmp_path: Path) -> None:
+    corpus = tmp_path / "book.db"
+    assert _terrarium("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
+    with BatchingServer() as server:
+        args = run_args(tmp_path / "s.db", corpus, agent_url=server.url, max_scenes=2)
+        done = _terrarium(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("terrarium: server:")]
+    assert len(said) == 1 and "window" in said[0], done.stderr
+    assert "INFO" not in done.stderr

@@ -68,7 +68,7 @@ def _option_type(annotation: Any) -> Any:
 
 # Settings only some commands use: the site's address (where post links point, where `serve`
 # listens) means nothing to status, score, recover, snapshots or undo.
-_ONLY_WHERE_ASKED = frozenset({"site_url"})
+_ONLY_WHERE_ASKED = frozenset({"site_url", "story"})
 
 
 def _shown_default(name: str) -> str | None:
@@ -108,9 +108,15 @@ def _add_settings(
             )
 
 
-def add_store(parser: argparse.ArgumentParser, *, site: bool = False) -> None:
-    """--db, and --site-url where `site` (the commands that link to or serve the site)."""
-    _add_settings(parser, "store", also=frozenset({"site_url"}) if site else frozenset())
+def add_store(
+    parser: argparse.ArgumentParser, *, site: bool = False, dagster: bool = False
+) -> None:
+    """--db, --site-url where `site` (the commands that link to or serve the site), --story
+    where `dagster` (the commands that take every setting, or start Dagster)."""
+    also = {"site_url"} if site else set()
+    if dagster:
+        also.add("story")
+    _add_settings(parser, "store", also=frozenset(also))
 
 
 def add_corpus(parser: argparse.ArgumentParser) -> None:

@@ -25,7 +25,7 @@ def add_edition_parser(commands: Any) -> None:
         commands, "edition", help="write the reader's edition up to a thread (each entry rewritten)"
     )
     add_corpus(edition)
-    add_store(edition)
+    add_store(edition, site=True, dagster=True)
     add_agent(edition)
     edition.add_argument(
         "--as-of-thread", required=True, help="thread id or key: the edition up to its end"

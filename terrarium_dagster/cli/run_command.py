@@ -33,7 +33,7 @@ def add_run_parser(commands: Any) -> None:
         "(not offline: the offline backend answers at once) and the time left.",
     )
     add_corpus(run)
-    add_store(run, site=True)
+    add_store(run, site=True, dagster=True)
     add_agent(run)
     run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
     run.add_argument(
@@ -108,6 +108,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 engine.restore_snapshot(args.from_snapshot)
             selected = _thread_range(engine, args.threads)
             engine.check_sources()  # a living corpus: sources edited or deleted since cited
+            served = None if settings.offline else getattr(engine.client, "server_info", None)
+            if served is not None:  # what the server is, said once (the log has it at debug)
+                progress.note(f"terrarium: {served.line()}")
             in_flight = None if settings.offline else (lambda: engine.in_flight)
             progress.unit = "chapter" if is_book(engine.corpus) else "thread"
             progress.plan(*engine.work_left(selected), in_flight)

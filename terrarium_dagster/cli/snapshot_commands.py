@@ -35,7 +35,7 @@ def add_snapshot_parsers(subparsers: Any) -> None:
     why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
     why.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_corpus(why)
-    add_store(why, site=True)
+    add_store(why, site=True, dagster=True)
     add_agent(why)
 
 

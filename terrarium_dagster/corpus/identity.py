@@ -15,6 +15,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import recorded_title, story_name
 
 FIRST_THREADS = 3  # how many of the first threads name a corpus
+IDENTITY_META = "corpus_identity"  # the store's meta key that holds it
 
 
 class CorpusIdentity(BaseModel):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.identity import CorpusIdentity, corpus_identity
+from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.sample import sample_corpus_path
 from terrarium_dagster.errors import ConfigError, DiskSpaceError, InputError, WriterLeaseError
@@ -26,7 +26,7 @@ from terrarium_dagster.store.filesystem import refusal as network_refusal
 
 OFFLINE_URL = "http://offline.invalid/v1"  # what the offline backend's calls name as server
 CORPUS_META = "corpus_path"
-CORPUS_IDENTITY_META = "corpus_identity"  # corpus.identity: which corpus the store belongs to
+CORPUS_IDENTITY_META = IDENTITY_META  # corpus.identity: which corpus the store belongs to
 URL_TEMPLATE_META = "url_template"
 # Templates earlier versions recorded for the bundled sample: a host that does not exist.
 LEGACY_TEMPLATES = frozenset({"https://quest.example/sample/{thread_id}#{post_id}"})

@@ -73,9 +73,12 @@ def require_chromium() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """The session's headless Chromium (a `playwright.sync_api.Browser`)."""
+    """A test module's headless Chromium (a `playwright.sync_api.Browser`). Per module, not per
+    session: Playwright's sync API keeps an event loop running in the main thread while it is
+    open, and a later test's `asyncio.run` (Dagster's automation evaluation) cannot start
+    beside it."""
     executable = require_chromium()
     from playwright.sync_api import sync_playwright
 
