@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import TERRARIUM, run_args, terrarium
+from tests.support.cli import TERRARIUM, run_args, said, terrarium
 
 _terrarium = partial(terrarium, timeout=60, clean=True)
 
 
 def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
     assert done.returncode == 2, (done.returncode, done.stderr)
-    lines = [line for line in done.stderr.splitlines() if line.startswith("terrarium:")]
+    lines = [line for line in done.stderr.splitlines() if said(line)]
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
     for word in words:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import run_args, said, terrarium
 
 _terrarium = partial(terrarium, timeout=120, clean=True)
 
@@ -27,7 +27,7 @@ _terrarium = partial(terrarium, timeout=120, clean=True)
 def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.startswith("terrarium:")]
+    lines = [line for line in done.stderr.splitlines() if said(line)]
     assert len(lines) == 1, done.stderr  # (the server probe's INFO line aside)
     for word in words:
         assert word in lines[0], (word, lines[0])

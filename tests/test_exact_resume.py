@@ -26,7 +26,7 @@ import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, run_args, said
 from tests.support.kill_server import KillPoint, KillServer, run_kill_server
 from tests.support.store_dump import dump_differences, store_dump
 
@@ -158,7 +158,7 @@ def test_a_flush_that_fails_stops_the_run_at_once_and_the_resumed_run_is_exact(
         command = [*_command(server, quest, resumed), "--max-retries", "2"]
         stopped = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert stopped.returncode == 1, stopped.stderr
-        lines = [line for line in stopped.stderr.splitlines() if line.startswith("terrarium:")]
+        lines = [line for line in stopped.stderr.splitlines() if said(line)]
         assert len(lines) == 1 and "503" in lines[0], stopped.stderr
         failed = [request for request, status in server.requests if status == 503]
         assert len(failed) == 3 and {r.kind for r in failed} == {"flush"}  # one call, 2 retries

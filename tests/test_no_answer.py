@@ -24,7 +24,7 @@ from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import NoAnswerError
 from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, run_args, said
 from tests.support.corpus_builder import simple_quest
 from tests.support.vllm_server import RecordedRequest, Reply, ScriptedVLLM
 
@@ -186,7 +186,7 @@ def test_a_curation_that_never_decides_stops_and_is_retried_at_the_next_boundary
             timeout=120,
         )
         assert stopped.returncode == 1, stopped.stderr
-        lines = [line for line in stopped.stderr.splitlines() if line.startswith("terrarium:")]
+        lines = [line for line in stopped.stderr.splitlines() if said(line)]
         assert len(lines) == 1 and "did not answer the curate request" in lines[0], stopped.stderr
         with GlossaryStore(db, read_only=True) as store:
             states = {s.thread_key: s.status for s in store.progress.thread_states()}

@@ -26,7 +26,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Post, Scene
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import run_args, said, terrarium
 from tests.support.window_server import WindowServer, run_window_server
 
 NOVEL = Path(__file__).parent / "data" / "news_from_nowhere_i-iv.txt"
@@ -170,7 +170,7 @@ def test_a_budget_below_the_smallest_workable_one_is_refused_with_one_line(
     generate_corpus(corpus, threads=1, posts_per_thread=4, seed=1)
     done = terrarium(*run_args(tmp_path / "s.db", corpus, context_budget=budget, max_tokens=1000))
     assert done.returncode == 2, done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.startswith("terrarium:")]
+    lines = [line for line in done.stderr.splitlines() if said(line)]
     assert len(lines) == 1 and "smallest" in lines[0], done.stderr
     assert not (tmp_path / "s.db").exists(), "nothing is created"
     assert re.search(r"smallest .*?(\d[\d,]*) tokens", lines[0])

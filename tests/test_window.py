@@ -17,7 +17,7 @@ import pytest
 
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, run_args, said
 from tests.support.window_server import WindowServer, run_window_server
 
 LONG_UPDATES = (150, 450)
@@ -118,6 +118,6 @@ def test_an_overflow_on_every_curation_request_stops_with_one_line(
         outcome = _run(server, short_quest, tmp_path / "s.db", 16384)
     code, _, stderr = outcome.partition("\n")
     assert code == "1", outcome
-    lines = [line for line in stderr.splitlines() if line.startswith("terrarium:")]
+    lines = [line for line in stderr.splitlines() if said(line)]
     assert len(lines) == 1 and "too long" in lines[0], stderr
     assert "Traceback" not in stderr

@@ -30,7 +30,7 @@ from terrarium_dagster.model.sampling import request_options
 from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing import qwen3
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import run_args, said, terrarium
 from tests.support.window_server import run_window_server
 
 BOOK = Path(__file__).parent / "data" / "books" / "gods-of-mars-iii-iv.txt"
@@ -55,7 +55,7 @@ def smallest(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> int:
         refused = terrarium(*run_args(db, corpus, agent_url=server.url, context_budget=3000))
         assert server.requests == [], "refused before any request"
     assert refused.returncode == 2, refused.stderr
-    lines = [line for line in refused.stderr.splitlines() if line.startswith("terrarium:")]
+    lines = [line for line in refused.stderr.splitlines() if said(line)]
     assert len(lines) == 1, refused.stderr
     found = _SMALLEST.search(lines[0])
     assert found, lines[0]

@@ -62,3 +62,9 @@ def terrarium(
         env=environment,
         cwd=cwd,
     )
+
+
+def said(line: str) -> bool:
+    """A line the command says to the user: `terrarium: ...`, the served model's one line at
+    the start of a run (`terrarium: server: ...`) aside."""
+    return line.startswith("terrarium:") and not line.startswith("terrarium: server:")
