@@ -2,14 +2,17 @@
 
 Every request goes through the run's model session (`session.py::ModelSession`: the window gate,
 accounting, call records) with the run's tools as a stable prefix, recorded for the thread and
-scene in `scope`. The context manager is handed two of these methods as plain functions —
-`summarize` (messages in, the answer's text out) and `flush` (the pre-compaction flush) — so
-compaction reaches the model one way down, without knowing the scene loop that runs it.
+scene it serves: a `CallScope` the caller passes with each request, down to the client. One unit
+of work (a scene, a part of one, a curation) gets its `SceneCalls`: the requests, summaries,
+flush and tool runs of that thread and scene, immutable. The context manager is handed one for
+each compaction (`ContextManager.prepare(..., model=...)`), so compaction reaches the model one
+way down, without knowing the scene loop that runs it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from terrarium_dagster.agent.tools import ToolAccess, ToolOutcome, ToolRegistry, dispatch
@@ -17,6 +20,7 @@ from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Scene, Thread
+from terrarium_dagster.model.accounting import CallScope
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.model.session import EXACT_SHARE, Decided, ModelSession, standalone_task
@@ -24,11 +28,9 @@ from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
 FLUSH_ROUNDS = 2
 
-Scope = tuple[Thread | None, Scene | None]
-
 
 class AgentCalls:
-    """The agent's requests and tool runs, scoped to the thread and scene being worked on."""
+    """The agent's requests and tool runs; each names the thread and scene it serves."""
 
     def __init__(
         self,
@@ -46,12 +48,21 @@ class AgentCalls:
         self.registry = registry
         self.tools = list(tools)
         self.run_id = run_id
-        self.scope: Scope | None = None  # (thread, scene) the requests serve; None between
         self._standalone = standalone_task(session, self.tools)
+
+    def serving(self, thread: Thread, scene: Scene) -> SceneCalls:
+        """The requests and tool runs of one unit of work: `scene` of `thread`."""
+        return SceneCalls(self, thread, scene, self.scope_for(thread, scene))
+
+    def scope_for(self, thread: Thread, scene: Scene | None = None) -> CallScope:
+        """Whom a request is recorded for: this run, `thread` and `scene` (no scene: a request
+        beside the scenes, the curation of `thread`)."""
+        return self.session.scoped(thread.id, scene.id if scene else None)
 
     def call(
         self,
         messages: list[Message],
+        scope: CallScope,
         *,
         purpose: str,
         tool_choice: str = "auto",
@@ -59,60 +70,27 @@ class AgentCalls:
         with_tools: bool = True,
         decided: Decided | None = None,
         counter: TokenCounter | None = None,
-        scope: Scope | None = None,
     ) -> ChatResult:
-        """A request of this run's agent: its tools (a stable prefix), scoped to the current
-        thread and scene. A scene round that overflows is raised for the scene loop to compact
-        (`on_overflow`); any other request falls back to a short standalone prompt.
-        `with_tools=False` sends no tools (an answer that must not call any); `decided` judges
-        a cut-off reply (`model.session.unanswered`); `counter` (a fork, for a request sent
-        beside others) measures and learns instead of the run's; `scope` (a drafted scene's)
-        stands for the current one."""
-        thread, scene = scope or self.scope or (None, None)
+        """A request of this run's agent: its tools (a stable prefix), recorded for `scope`. A
+        scene round that overflows is raised for the scene loop to compact (`on_overflow`); any
+        other request falls back to a short standalone prompt. `with_tools=False` sends no tools
+        (an answer that must not call any); `decided` judges a cut-off reply
+        (`model.session.unanswered`); `counter` (a fork, for a request sent beside others)
+        measures and learns instead of the run's."""
         in_scene = purpose == "annotate"
         return self.session.call(
             messages,
+            scope,
             purpose=purpose,
             tools=self.tools if with_tools else None,
             tool_choice=tool_choice,
             max_tokens=max_tokens,
             shrink=None if in_scene else self._standalone,
             retry_overflow=not in_scene,
-            scope=self.session.scoped(thread.id if thread else None, scene.id if scene else None),
             exact_share=1.0 if in_scene else EXACT_SHARE,
             decided=decided,
             counter=counter,
         )
-
-    def summarize(self, messages: list[Message]) -> str:
-        """A compaction summary: `messages` (the prefix and the instruction) in, text out."""
-        result = self.call(messages, purpose="summary", tool_choice="none")
-        return result.content or ""
-
-    def flush(self, messages: list[Message]) -> list[Message]:
-        """The pre-compaction flush: the agent may record what it has not written yet.
-
-        Only within a scene: its writes need a scene to cite. Compaction outside one (before a
-        curation) drops turns without a flush rather than run tools that cannot succeed."""
-        _, scene = self.scope or (None, None)
-        if scene is None:
-            return []
-        turns = list(messages)
-        for _ in range(FLUSH_ROUNDS):
-            result = self.call(turns, purpose="flush")
-            turns.append(assistant_message_dict(result.message))
-            if not result.tool_calls:
-                break
-            turns.extend(outcome.message() for outcome in self.run_tools(result))
-        return turns[len(messages) :]
-
-    def run_tools(self, result: ChatResult) -> list[ToolOutcome]:
-        """The tool calls of `result`, run for the current scene."""
-        _, scene = self.scope or (None, None)
-        assert scene is not None, "tools run only within a scene"
-        thread, _ = self.scope or (None, None)
-        access = self.access_for(thread, scene)
-        return [dispatch(self.registry, access, call) for call in result.tool_calls]
 
     def access_for(self, thread: Thread | None, scene: Scene) -> ToolAccess:
         """What a tool call of `scene` may touch: the store, the corpus, the scene's actor."""
@@ -130,3 +108,47 @@ class AgentCalls:
             scene_id=scene.id if scene else None,
             snapshot_id=latest.id if latest else None,
         )
+
+
+@dataclass(frozen=True)
+class SceneCalls:
+    """The requests of one unit of work, for `scene` of `thread` (`scope` on the books): scene
+    rounds, the summaries and flush compaction asks for (`ContextManager`'s `model`), tool runs.
+    """
+
+    calls: AgentCalls
+    thread: Thread
+    scene: Scene
+    scope: CallScope
+
+    def round(self, messages: list[Message], counter: TokenCounter | None = None) -> ChatResult:
+        """A round of the scene: its messages with the run's tools (`counter`: a drafted
+        scene's fork of the run's)."""
+        return self.calls.call(messages, self.scope, purpose="annotate", counter=counter)
+
+    def summarize(self, messages: list[Message]) -> str:
+        """A compaction summary: `messages` (the prefix and the instruction) in, text out."""
+        result = self.calls.call(messages, self.scope, purpose="summary", tool_choice="none")
+        return result.content or ""
+
+    def flush(self, messages: list[Message]) -> list[Message]:
+        """The pre-compaction flush: the agent may record what it has not written yet (its
+        writes cite this scene). Compaction outside a scene has no `SceneCalls`, so it drops
+        turns without a flush rather than run tools that cannot succeed."""
+        turns = list(messages)
+        for _ in range(FLUSH_ROUNDS):
+            result = self.calls.call(turns, self.scope, purpose="flush")
+            turns.append(assistant_message_dict(result.message))
+            if not result.tool_calls:
+                break
+            turns.extend(outcome.message() for outcome in self.run_tools(result))
+        return turns[len(messages) :]
+
+    def run_tools(self, result: ChatResult) -> list[ToolOutcome]:
+        """The tool calls of `result`, run for this scene."""
+        access = self.calls.access_for(self.thread, self.scene)
+        return [dispatch(self.registry, access, call) for call in result.tool_calls]
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.calls.registry

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol
 
-from terrarium_dagster.agent.calls import AgentCalls
+from terrarium_dagster.agent.calls import AgentCalls, SceneCalls
 from terrarium_dagster.agent.drafts import (
     REDRAFTS,
     WAIT_TICK_S,
@@ -50,11 +50,8 @@ from terrarium_dagster.agent.tools import (
 )
 from terrarium_dagster.config import Settings
 from terrarium_dagster.context import prompts
-from terrarium_dagster.context.compaction import (
-    CompactionEvent,
-    CompactionRecorder,
-    ContextManager,
-)
+from terrarium_dagster.context.compaction.events import CompactionEvent
+from terrarium_dagster.context.compaction.manager import CompactionRecorder, ContextManager
 from terrarium_dagster.context.state import ContextState, Message
 from terrarium_dagster.corpus.living import hash_lookup, split_after
 from terrarium_dagster.corpus.reader import Corpus
@@ -66,9 +63,10 @@ from terrarium_dagster.errors import (
     SceneTooLarge,
     StoreError,
 )
+from terrarium_dagster.model.accounting import CallScope
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
-from terrarium_dagster.model.session import CallScope, Decided, ModelSession
+from terrarium_dagster.model.session import Decided, ModelSession
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ANSWERS_KEY
@@ -180,8 +178,7 @@ class Annotator:
             budget=self.window,
             max_tokens=self.settings.max_tokens,
             counter=self.session.counter,
-            summarizer=self.calls.summarize,
-            flusher=self.calls.flush,
+            summarizer=None,  # each scene hands its own (`SceneCalls`): `prepare(model=...)`
             recorder=self._compaction_log,
         )
 
@@ -204,7 +201,7 @@ class Annotator:
 
     def _report_call(self, purpose: str, scope: CallScope) -> None:
         if self.progress and scope.scene_id is not None:
-            thread, _ = self.calls.scope or (None, None)
+            thread = self.corpus.thread(scope.thread_id) if scope.thread_id is not None else None
             self.progress(
                 "call",
                 {
@@ -394,26 +391,25 @@ class Annotator:
         tools may cite any post of the scene and its revisions name the scene; the context and
         the thread's cursor name the part, so a stop between parts resumes at the next one;
         `after`: where the scene's next part starts (None: the scene ends with this)."""
-        with self._unit_of_work(thread, scene):
+        with self._unit_of_work(thread, scene) as calls:
             created, updated = self._scene_turns(
-                thread, part or scene, index, count, after, split=part not in (None, scene)
+                calls, thread, part or scene, index, count, after, split=part not in (None, scene)
             )
         self.scenes_this_run += 1
         self._report_scene(thread, part or scene, created, updated, ended=after is None)
 
     @contextmanager
-    def _unit_of_work(self, thread: Thread, scene: Scene) -> Iterator[None]:
+    def _unit_of_work(self, thread: Thread, scene: Scene) -> Iterator[SceneCalls]:
         """One unit of committed work (a scene, a part of one, or a block of drafted scenes) in
-        ONE store transaction, taking the write lock at its first write. Whatever stops it, the
-        store rolls back, what the server was asked stays on the books, and the in-memory context
-        follows the store again; a failed call or a stop ends the run cleanly."""
-        self.calls.scope = (thread, scene)
+        ONE store transaction, taking the write lock at its first write; its requests are
+        recorded for `scene` (the calls it yields). Whatever stops it, the store rolls back, what
+        the server was asked stays on the books, and the in-memory context follows the store
+        again; a failed call or a stop ends the run cleanly."""
         try:
             with self.store.transaction(deferred=True):
-                yield
+                yield self.calls.serving(thread, scene)
         except BaseException as exc:
             self.record_calls()
-            self.calls.scope = None
             for companion in self.companions:
                 companion.abandon()
             self.reload()
@@ -421,7 +417,6 @@ class Annotator:
                 self._stop_cleanly()
             raise
         self.record_calls()
-        self.calls.scope = None
 
     def _report_scene(
         self, thread: Thread, scene: Scene, created: int, updated: int, *, ended: bool = True
@@ -452,14 +447,14 @@ class Annotator:
     ) -> None:
         """Annotate `scenes` (consecutive, of one thread) as one unit: drafted side by side,
         committed in story order, in ONE store transaction."""
-        with self._unit_of_work(thread, scenes[0]):
-            outcomes = self._block_turns(thread, scenes, first, count)
+        with self._unit_of_work(thread, scenes[0]) as calls:
+            outcomes = self._block_turns(calls, thread, scenes, first, count)
         self.scenes_this_run += len(scenes)
         for scene, (created, updated) in zip(scenes, outcomes, strict=True):
             self._report_scene(thread, scene, created, updated)
 
     def _block_turns(
-        self, thread: Thread, scenes: Sequence[Scene], first: int, count: int
+        self, calls: SceneCalls, thread: Thread, scenes: Sequence[Scene], first: int, count: int
     ) -> list[tuple[int, int]]:
         """Make room once, draft every scene at once, commit the drafts in story order; a draft
         whose reads an earlier scene of the block changed is annotated again at its turn."""
@@ -478,6 +473,7 @@ class Annotator:
             thread_id=thread.id,
             scene_id=scenes[largest].id,
             reserve_tokens=reserve,
+            model=calls,
         ):
             reads = messages()  # compaction removed entries the messages relied on
             largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))
@@ -486,6 +482,7 @@ class Annotator:
                 thread_id=thread.id,
                 scene_id=scenes[largest].id,
                 reserve_tokens=reserve,
+                model=calls,
             )
         names = self._names_fingerprint()
         drafts = [
@@ -552,6 +549,7 @@ class Annotator:
 
     def _scene_turns(
         self,
+        calls: SceneCalls,
         thread: Thread,
         scene: Scene,
         index: int,
@@ -562,37 +560,40 @@ class Annotator:
         redraft: bool = False,
     ) -> tuple[int, int]:
         """The rounds of `scene` (a whole scene, or a part of a `split` one; `after`: where the
-        next part starts, None when this ends the scene; `redraft`: its draft was set aside)."""
+        next part starts, None when this ends the scene; `redraft`: its draft was set aside),
+        each request through `calls` (its compaction's summaries and flush too)."""
         before = self.store.history.last_revision_id()
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
         message = self._scene_message(thread, scene, index + 1, count)
         if self.context.prepare(
-            message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
+            message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve, model=calls
         ):
             # compaction removed history the message relied on (entries listed earlier): list
             # them again, and make sure the longer message fits too
             message = self._scene_message(thread, scene, index + 1, count)
             self.context.prepare(
-                message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve
+                message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve, model=calls
             )
         turns: list[Message] = [{"role": "user", "content": message}]
         answers = new_tally()  # what this scene's rounds got
         if redraft:
             answers[REDRAFTS] = 1
         for _round in range(self.settings.max_rounds):
-            plan = self.context.prepare_call(turns, thread_id=thread.id)
+            plan = self.context.prepare_call(turns, thread_id=thread.id, model=calls)
             turns = plan.scene_messages
             try:
-                result = self.calls.call(plan.messages, purpose="annotate")
+                result = calls.round(plan.messages)
             except ContextOverflowError as exc:
-                plan = self.context.on_overflow(turns, exc, thread_id=thread.id, scene_id=scene.id)
+                plan = self.context.on_overflow(
+                    turns, exc, thread_id=thread.id, scene_id=scene.id, model=calls
+                )
                 turns = plan.scene_messages
-                result = self.calls.call(plan.messages, purpose="annotate")
+                result = calls.round(plan.messages)
             turns.append(assistant_message_dict(result.message))
             tally_answer(answers, result)
             if not result.tool_calls:
                 break
-            outcomes = self.calls.run_tools(result)
+            outcomes = calls.run_tools(result)
             turns.extend(outcome.message() for outcome in outcomes)
             if self.stop.is_set():
                 raise Interrupted(f"stopped during scene {scene.id}")
@@ -729,29 +730,22 @@ class Annotator:
 
     # -- requests beside the scenes (curation) ---------------------------------------------------
 
-    @contextmanager
-    def beside_scenes(self, thread: Thread) -> Iterator[None]:
-        """Scope requests made between scenes (the curation of `thread`): recorded for the
-        thread, no tools run (a flush then drops turns rather than call them)."""
-        self.calls.scope = (thread, None)
-        try:
-            yield
-        finally:
-            self.calls.scope = None
-
     def ask(
         self,
         messages: Sequence[Message],
         *,
+        thread: Thread,
         purpose: str,
         max_tokens: int | None = None,
         decided: Decided | None = None,
     ) -> ChatResult:
-        """A request that continues this agent's conversation with no tools attached (the
-        curator's review: its answer is text, never a tool call), through the session's gate, a
-        short standalone prompt as the last resort; `max_tokens` gives it room to think."""
+        """A request beside the scenes (the curator's review of `thread`: recorded for the
+        thread), with no tools attached (its answer is text, never a tool call), through the
+        session's gate, a short standalone prompt as the last resort; `max_tokens` gives it
+        room to think."""
         return self.calls.call(
             list(messages),
+            self.calls.scope_for(thread),
             purpose=purpose,
             tool_choice="none",
             max_tokens=max_tokens,
@@ -763,6 +757,7 @@ class Annotator:
         self,
         requests: Sequence[Sequence[Message]],
         *,
+        thread: Thread,
         purpose: str,
         max_tokens: int | None = None,
         decided: Decided | None = None,
@@ -773,7 +768,7 @@ class Annotator:
         size = max(1, self.settings.concurrency)
         if size == 1 or len(requests) <= 1:
             return [
-                self.ask(r, purpose=purpose, max_tokens=max_tokens, decided=decided)
+                self.ask(r, thread=thread, purpose=purpose, max_tokens=max_tokens, decided=decided)
                 for r in requests
             ]
         answers: list[ChatResult] = []
@@ -785,6 +780,7 @@ class Annotator:
                     partial(
                         self.calls.call,
                         messages,
+                        self.calls.scope_for(thread),
                         purpose=purpose,
                         tool_choice="none",
                         max_tokens=max_tokens,
@@ -831,28 +827,23 @@ class _BlockSteps:
         self.outcomes = outcomes
 
     def call(self, draft: SceneDraft, messages: list[Message]) -> ChatResult:
-        return self.annotator.calls.call(
-            messages,
-            purpose="annotate",
-            counter=draft.counter,  # type: ignore[arg-type]
-            scope=(self.thread, draft.scene),
-        )
+        calls = self.annotator.calls.serving(self.thread, draft.scene)
+        return calls.round(messages, counter=draft.counter)  # type: ignore[arg-type]
 
     def run_tools(self, draft: SceneDraft, calls: list[Any]) -> list[ToolOutcome]:
         access = self.annotator.calls.access_for(self.thread, draft.scene)
         return run_tools_in_savepoint(access, self.annotator.registry, draft, calls)
 
     def commit(self, draft: SceneDraft) -> bool:
-        self.annotator.calls.scope = (self.thread, draft.scene)
         outcome = self.annotator._commit(self.thread, draft, self.count)
         if outcome is not None:
             self.outcomes[draft.index] = outcome
         return outcome is not None
 
     def serially(self, draft: SceneDraft) -> None:
-        self.annotator.calls.scope = (self.thread, draft.scene)
+        calls = self.annotator.calls.serving(self.thread, draft.scene)
         self.outcomes[draft.index] = self.annotator._scene_turns(
-            self.thread, draft.scene, draft.index, self.count, redraft=True
+            calls, self.thread, draft.scene, draft.index, self.count, redraft=True
         )
 
     def stale(self, draft: SceneDraft) -> bool:

@@ -21,12 +21,12 @@ from terrarium_dagster.curation.review_prompt import CURATOR_SYSTEM_PROMPT
 from terrarium_dagster.engine.living_corpus import LivingCorpus
 from terrarium_dagster.engine.model_run import ModelRun
 from terrarium_dagster.engine.order import DONE, Standing, ThreadOrder
+from terrarium_dagster.engine.thread_reports import curation_rows, recorded_curation, thread_report
 from terrarium_dagster.errors import OrderError
 from terrarium_dagster.model import sampling
 from terrarium_dagster.reports import CurationDecisionRow, ThreadReport
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ThreadState
-from terrarium_dagster.thread_reports import curation_rows, recorded_curation, thread_report
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ class ThreadSequence:
             snapshot_id=state.checkpoint_id if state else None,
         )
         try:
-            with annotator.beside_scenes(thread), self.store.transaction(deferred=True):
+            with self.store.transaction(deferred=True):
                 # the review message takes what the window leaves beside the curator's prompt
                 # and its answer (a small window: a smaller message, never one cut to fit)
                 system = {"role": "system", "content": CURATOR_SYSTEM_PROMPT}
@@ -217,12 +217,14 @@ class ThreadSequence:
                     self.corpus,
                     partial(
                         annotator.ask,
+                        thread=thread,
                         purpose="curate",
                         max_tokens=answer_tokens,
                         decided=answer_decides,
                     ),
                     chat_many=partial(
                         annotator.ask_many,
+                        thread=thread,
                         purpose="curate",
                         max_tokens=answer_tokens,
                         decided=answer_decides,

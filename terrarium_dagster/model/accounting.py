@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from terrarium_dagster.model.protocol import Usage
 from terrarium_dagster.store.models import AgentCallRecord
 
@@ -11,14 +13,28 @@ ABANDONED_AT_STOP = "abandoned: the run stopped while the request was with the s
 RETRIED = "retried: "  # the prefix of an attempt that failed and was asked again
 
 
+@dataclass(frozen=True)
+class CallScope:
+    """Whom a call is recorded for: the run, and the thread and scene it served. The one
+    immutable context a request carries from the scene loop down to the client."""
+
+    run_id: str | None
+    thread_id: int | None = None
+    scene_id: str | None = None
+
+    def describe(self) -> str:
+        """` for scene 12#34` (or thread, or nothing): what a log line about the call adds."""
+        if self.scene_id is not None:
+            return f" for scene {self.scene_id}"
+        return f" for thread {self.thread_id}" if self.thread_id is not None else ""
+
+
 def attempt_record(
     usage: Usage | None,
     *,
     purpose: str,
     model: str | None,
-    run_id: str | None,
-    thread_id: int | None,
-    scene_id: str | None,
+    scope: CallScope,
     outcome: str | None,
     server: str | None,
     latency_ms: float = 0.0,
@@ -28,9 +44,9 @@ def attempt_record(
     its outcome as the error (None for an answer: `RETRIED` + the cause for an attempt the client
     asked again, the error for the last attempt of a failed call, `ABANDONED_AT_STOP`)."""
     return AgentCallRecord(
-        run_id=run_id,
-        thread_id=thread_id,
-        scene_id=scene_id,
+        run_id=scope.run_id,
+        thread_id=scope.thread_id,
+        scene_id=scope.scene_id,
         purpose=purpose,
         model=model,
         prompt_tokens=usage.prompt_tokens if usage else 0,

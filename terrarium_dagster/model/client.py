@@ -49,6 +49,7 @@ from terrarium_dagster.errors import (
     Interrupted,
     TerrariumError,
 )
+from terrarium_dagster.model.accounting import CallScope
 from terrarium_dagster.model.capacity import Capacity, Ticket
 from terrarium_dagster.model.protocol import (
     FUNCTION_KEYS,
@@ -770,12 +771,14 @@ class ChatClient:
         *,
         weight: int | None = None,
         book: AttemptBook | None = None,
+        scope: CallScope | None = None,
     ) -> ChatResult:
         """One chat completion. `ValueError` (before sending) if the conversation is malformed.
 
         `weight` (prompt + max_tokens, as the window gate measured them) makes each attempt wait
         until the server has room for it (`self.capacity`); `book` puts each attempt on the
-        books before it is sent (the answered one is left open for the caller to complete)."""
+        books before it is sent (the answered one is left open for the caller to complete);
+        `scope` (the run, thread and scene the call serves) names it in the retry warnings."""
         body = self.build_chat_body(messages, tools, tool_choice, max_tokens, options)
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
@@ -789,6 +792,7 @@ class ChatClient:
                     failures=failures,
                     weight=weight,
                     book=book,
+                    scope=scope,
                 )
                 try:
                     parsed = self._parse(response, ChatResponse, what)
@@ -810,7 +814,11 @@ class ChatClient:
                             usage=failed.usage,
                         )
                     logger.warning(
-                        "%s; asking again (%d of %d)", exc, malformed, attempts_allowed - 1
+                        "%s%s; asking again (%d of %d)",
+                        exc,
+                        scope.describe() if scope else "",
+                        malformed,
+                        attempts_allowed - 1,
                     )
                     self._sleep(
                         backoff_delay(
@@ -960,6 +968,7 @@ class ChatClient:
         overflow: bool = True,
         weight: int | None = None,
         book: AttemptBook | None = None,
+        scope: CallScope | None = None,
     ) -> tuple[httpx.Response, int, float]:
         """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise.
         Each attempt that failed and is retried is appended to `failures` (and to `book`, which
@@ -1047,8 +1056,9 @@ class ChatClient:
                 failures.append(FailedAttempt(outcome=cause, latency_ms=spent))
             if book is not None:
                 book.fail(cause, retried=True, latency_ms=spent)
+            serving = scope.describe() if scope else ""
             if full:
-                logger.warning("%s: %s", what, cause)
+                logger.warning("%s%s: %s", what, serving, cause)
                 continue
             if retry_after is not None:
                 delay = min(retry_after, self._config.backoff_max_s)
@@ -1057,8 +1067,9 @@ class ChatClient:
                     attempt, self._config.backoff_initial_s, self._config.backoff_max_s, self._rng
                 )
             logger.warning(
-                "%s: %s; retry %d of %d in %.2f s",
+                "%s%s: %s; retry %d of %d in %.2f s",
                 what,
+                serving,
                 cause,
                 attempt,
                 attempts_allowed - 1,

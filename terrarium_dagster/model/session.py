@@ -41,15 +41,19 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import replace
 from typing import Any
 
 from terrarium_dagster.context.compaction import strip_thinking
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
 from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAnswerError
-from terrarium_dagster.model.accounting import ABANDONED_AT_STOP, RETRIED, attempt_record
+from terrarium_dagster.model.accounting import (
+    ABANDONED_AT_STOP,
+    RETRIED,
+    CallScope,
+    attempt_record,
+)
 from terrarium_dagster.model.client import (
     ChatResult,
     ServerContextOverflow,
@@ -111,15 +115,6 @@ def unanswered(result: ChatResult, decided: Decided | None = None) -> str | None
     if result.reasoning or "<think" in content:
         return "reasoning only, no answer"
     return "empty"
-
-
-@dataclass(frozen=True)
-class CallScope:
-    """Whom a call is recorded for: the run, and the thread and scene it served."""
-
-    run_id: str | None
-    thread_id: int | None = None
-    scene_id: str | None = None
 
 
 class ModelSession:
@@ -276,32 +271,11 @@ class ModelSession:
         shrink: Shrink | None = None,
         exact_share: float = EXACT_SHARE,
         counter: TokenCounter | None = None,
-    ) -> list[Message]:
-        """The gate: `messages` if prompt + max_tokens fits the window, else the smaller request
-        `shrink` makes (asked until it fits or gives up), else BudgetError. Never a blind send."""
-        return self._admitted(
-            messages,
-            tools=tools,
-            purpose=purpose,
-            max_tokens=max_tokens,
-            shrink=shrink,
-            exact_share=exact_share,
-            counter=counter,
-        )[0]
-
-    def _admitted(
-        self,
-        messages: list[Message],
-        *,
-        tools: Sequence[dict[str, Any]] | None,
-        purpose: str,
-        max_tokens: int | None = None,
-        shrink: Shrink | None = None,
-        exact_share: float = EXACT_SHARE,
-        counter: TokenCounter | None = None,
     ) -> tuple[list[Message], int]:
-        """`admit`, with the prompt tokens of what it admits (what the request will hold on the
-        server beside its answer: the capacity gate's weight)."""
+        """The gate: `messages` if prompt + max_tokens fits the window, else the smaller request
+        `shrink` makes (asked until it fits or gives up), else BudgetError. Never a blind send.
+        With the prompt tokens of what it admits (what the request will hold on the server
+        beside its answer: the capacity gate's weight)."""
         answer = max_tokens or self.max_tokens
         limit = self.limit(answer)
         tokens = self.count(messages, tools, exact_above=int(limit * exact_share), counter=counter)
@@ -324,6 +298,7 @@ class ModelSession:
     def call(
         self,
         messages: list[Message],
+        scope: CallScope | None = None,
         *,
         purpose: str,
         tools: Sequence[dict[str, Any]] | None,
@@ -331,7 +306,6 @@ class ModelSession:
         max_tokens: int | None = None,
         shrink: Shrink | None = None,
         retry_overflow: bool = True,
-        scope: CallScope | None = None,
         exact_share: float = EXACT_SHARE,
         tally: Callable[[AgentCallRecord], None] | None = None,
         counter: TokenCounter | None = None,
@@ -349,18 +323,25 @@ class ModelSession:
         `counter` (a drafted scene's fork) measures and learns instead of the session's own."""
         counter = counter or self.counter
         answer = max_tokens or self.max_tokens
-        once = partial(
-            self._call_once,
-            counter=counter,
-            purpose=purpose,
-            tools=tools,
-            tool_choice=tool_choice,
-            shrink=shrink,
-            retry_overflow=retry_overflow,
-            scope=scope,
-            exact_share=exact_share,
-            tally=tally,
-        )
+
+        def once(
+            sent: list[Message], room: int, *, quiet: bool = False
+        ) -> tuple[ChatResult, list[Message]]:
+            return self._call_once(
+                sent,
+                room,
+                scope or self.scope,
+                counter=counter,
+                purpose=purpose,
+                tools=tools,
+                tool_choice=tool_choice,
+                shrink=shrink,
+                retry_overflow=retry_overflow,
+                exact_share=exact_share,
+                tally=tally,
+                quiet=quiet,
+            )
+
         result, sent = once(messages, answer)
         reason = unanswered(result, decided)
         if reason is None:
@@ -406,13 +387,13 @@ class ModelSession:
         self,
         messages: list[Message],
         answer: int,
+        scope: CallScope,
         *,
         purpose: str,
         tools: Sequence[dict[str, Any]] | None,
         tool_choice: str,
         shrink: Shrink | None,
         retry_overflow: bool,
-        scope: CallScope | None,
         exact_share: float,
         tally: Callable[[AgentCallRecord], None] | None,
         counter: TokenCounter,
@@ -427,17 +408,31 @@ class ModelSession:
             "shrink": shrink,
             "counter": counter,
         }
-        messages, tokens = self._admitted(messages, exact_share=exact_share, **gate)
-        send = partial(self._send, counter=counter, quiet=quiet)
+        messages, tokens = self.admit(messages, exact_share=exact_share, **gate)
+
+        def send(sent: list[Message], weight: int) -> ChatResult:
+            return self._send(
+                sent,
+                scope,
+                weight,
+                purpose=purpose,
+                tools=tools,
+                tool_choice=tool_choice,
+                max_tokens=answer,
+                tally=tally,
+                counter=counter,
+                quiet=quiet,
+            )
+
         try:
-            result = send(messages, purpose, tools, tool_choice, answer, scope, tally, tokens)
+            result = send(messages, tokens)
         except ServerContextOverflow as exc:
             self.learn_window(exc)
             if not retry_overflow:
                 raise
             if exc.prompt_tokens:  # the server's own count of what was sent
                 counter.observe(messages, list(tools) if tools else None, exc.prompt_tokens)
-            retry, tokens = self._admitted(messages, exact_share=exact_share, **gate)
+            retry, tokens = self.admit(messages, exact_share=exact_share, **gate)
             if retry == messages and shrink is not None:  # the gate saw no reason: smaller anyway
                 retry = shrink(messages, self.limit(answer) - 64) or messages
                 tokens = self.count(retry, tools, counter=counter)
@@ -447,7 +442,7 @@ class ModelSession:
                     "and it cannot be made smaller"
                 ) from exc
             try:
-                result = send(retry, purpose, tools, tool_choice, answer, scope, tally, tokens)
+                result = send(retry, tokens)
             except ServerContextOverflow as again:
                 self.learn_window(again)
                 raise BudgetError(
@@ -456,20 +451,20 @@ class ModelSession:
                 ) from again
             messages = retry
         if self.on_call is not None:
-            self.on_call(purpose, scope or self.scope)
+            self.on_call(purpose, scope)
         return result, messages
 
     def _send(
         self,
         messages: list[Message],
+        scope: CallScope,
+        prompt_tokens: int,
+        *,
         purpose: str,
         tools: Sequence[dict[str, Any]] | None,
         tool_choice: str,
         max_tokens: int | None,
-        scope: CallScope | None,
         tally: Callable[[AgentCallRecord], None] | None,
-        prompt_tokens: int,
-        *,
         counter: TokenCounter,
         quiet: bool = False,
     ) -> ChatResult:
@@ -491,6 +486,7 @@ class ModelSession:
                 options=options,
                 weight=prompt_tokens + (max_tokens or self.max_tokens),
                 book=books,
+                scope=scope,
             )
         except BaseException as exc:  # an attempt the client left open ends with the call
             books.fail(outcome_of(exc), retried=False, server=getattr(exc, "server", None))
@@ -580,9 +576,7 @@ class ModelSession:
                 None,
                 purpose=purpose,
                 model=self.model,
-                run_id=where.run_id,
-                thread_id=where.thread_id,
-                scene_id=where.scene_id,
+                scope=where,
                 outcome=ABANDONED_AT_STOP,
                 server=server,
             )
@@ -675,9 +669,7 @@ class Books:
             usage,
             purpose=self._purpose,
             model=model or self._session.model,
-            run_id=self._scope.run_id,
-            thread_id=self._scope.thread_id,
-            scene_id=self._scope.scene_id,
+            scope=self._scope,
             outcome=outcome,
             server=server,
             latency_ms=latency_ms,

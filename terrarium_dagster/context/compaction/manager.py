@@ -27,9 +27,11 @@ trimmed, a message is truncated), so compaction ends; a tier whose pass frees no
 the next; when every tier is spent and the prompt still does not fit, `BudgetError` says why.
 
 The manager hands the strategies data (a `Compaction`: the state, its copy as the server last saw
-it, the budget) and the two functions it was itself handed to reach the model: `summarizer`
-(messages in, the answer's text out; `summaries.py` asks and checks) and `flusher` (the
-pre-compaction flush, `flush.py`). Neither the manager nor a strategy knows who answers them.
+it, the budget) and the two functions that reach the model: `summarizer` (messages in, the
+answer's text out; `summaries.py` asks and checks) and `flusher` (the pre-compaction flush,
+`flush.py`) — those of the `model` the caller passes with the scene (`ModelCalls`: the scene
+loop's `SceneCalls`, recorded for that scene), else those the manager was made with. Neither the
+manager nor a strategy knows who answers them.
 Each summary integrates the previous one (`## Previous summary`), keeps entry ids (`[E12]`;
 missing ones are appended), and is checked: an empty, error-like or echoed answer is replaced by
 a deterministic extractive summary, so compaction still makes progress (a server that fails
@@ -38,15 +40,15 @@ flush that fails stops the run); the flush's own messages are not kept.
 
 The agent loop, per scene (inside the scene's store transaction)::
 
-    cm.prepare(scene_text, thread_id=t, scene_id=s, reserve_tokens=r)   # may compact
+    cm.prepare(scene_text, thread_id=t, scene_id=s, reserve_tokens=r, model=m)  # may compact
     turns = [{"role": "user", "content": scene_text}]
     for _ in range(max_rounds):
-        plan = cm.prepare_call(turns, thread_id=t)        # within budget, pairs intact
+        plan = cm.prepare_call(turns, thread_id=t, model=m)  # within budget, pairs intact
         turns = plan.scene_messages
         try:
             result = chat(plan.messages)
         except ContextOverflowError as exc:              # one retry
-            plan = cm.on_overflow(turns, exc, thread_id=t, scene_id=s)
+            plan = cm.on_overflow(turns, exc, thread_id=t, scene_id=s, model=m)
             turns = plan.scene_messages
             result = chat(plan.messages)
         cm.sizes.observe(plan.messages, result.prompt_tokens)  # calibration (the loop's _call)
@@ -72,6 +74,7 @@ from terrarium_dagster.context.compaction.step import (
     Compaction,
     CompactionStep,
     Flusher,
+    ModelCalls,
     Summarizer,
 )
 from terrarium_dagster.context.compaction.text import truncate_text
@@ -181,9 +184,12 @@ class ContextManager:
         thread_id: int,
         scene_id: str,
         reserve_tokens: int = 0,
+        model: ModelCalls | None = None,
     ) -> list[CompactionEvent]:
         """Make room for a scene: compact until the scene message plus `reserve_tokens` (room for
         its tool rounds) fits. Returns the compaction events (empty when nothing was needed).
+        `model`: how this scene's compaction asks for summaries and the flush (default: the
+        `summarizer` and `flusher` the manager was made with).
 
         At the first scene of a thread, finished threads that fill at least `min_free_tokens` of
         the history are folded right away, whether or not the budget needs it yet: compaction
@@ -201,6 +207,7 @@ class ContextManager:
                 scene_id=scene_id,
                 reason="thread_start",
                 force=True,
+                model=model,
             )
         need = self.sizes.count(self.build(scene), exact_above=self.sizes.limit - reserve_tokens)
         if need + reserve_tokens <= self.sizes.limit:
@@ -219,6 +226,7 @@ class ContextManager:
             thread_id=thread_id,
             scene_id=scene_id,
             reason="budget",
+            model=model,
         )
 
     def _fold_at_boundary(self, thread_id: int) -> bool:
@@ -264,7 +272,11 @@ class ContextManager:
         )
 
     def prepare_call(
-        self, scene_messages: Sequence[Message], *, thread_id: int | None = None
+        self,
+        scene_messages: Sequence[Message],
+        *,
+        thread_id: int | None = None,
+        model: ModelCalls | None = None,
     ) -> CallPlan:
         """The messages for the next model call of the current scene, within budget.
 
@@ -291,6 +303,7 @@ class ContextManager:
                 scene_id=None,
                 reason="budget",
                 must_fit=False,
+                model=model,
             )
             scene = self._shrink_current(scene)
         messages = self.build(scene)
@@ -351,6 +364,7 @@ class ContextManager:
         *,
         thread_id: int,
         scene_id: str,
+        model: ModelCalls | None = None,
     ) -> CallPlan:
         """The server refused a request as too long (400): learn its count, compact at once,
         and return the messages for the one retry. BudgetError when nothing can make it fit."""
@@ -364,8 +378,9 @@ class ContextManager:
             reason="overflow",
             force=True,
             must_fit=False,
+            model=model,
         )
-        plan = self.prepare_call(scene, thread_id=thread_id)
+        plan = self.prepare_call(scene, thread_id=thread_id, model=model)
         plan.events = events + plan.events
         return plan
 
@@ -420,9 +435,10 @@ class ContextManager:
         force: bool = False,
         must_fit: bool = True,
         reserve_required: bool = False,
+        model: ModelCalls | None = None,
     ) -> list[CompactionEvent]:
         """Run the strategies over the live state through the pipeline; the model only through
-        the `summarizer` and `flusher` this manager was handed."""
+        `model` (else the `summarizer` and `flusher` this manager was handed)."""
         caps = self._caps()
         job = Compaction(
             state=self._state,
@@ -434,8 +450,8 @@ class ContextManager:
             counter=self.sizes.counter,
             system_prompt=self.system_prompt,
             fits=self.sizes.fits,
-            summarizer=self.summarizer,
-            flusher=self.flusher,
+            summarizer=model.summarize if model is not None else self.summarizer,
+            flusher=model.flush if model is not None else self.flusher,
             thread_id=thread_id,
             scene_id=scene_id,
             reason=reason,

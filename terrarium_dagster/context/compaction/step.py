@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
 from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy
@@ -27,6 +27,15 @@ answer) make the summary extractive; any other AgentError stops the run."""
 Flusher = Callable[[list[Message]], Any]
 """Runs the flush turn(s) on `messages`: calls the model with tools, executes its tool calls,
 until it answers without tools. Its messages are not kept. An AgentError stops the run."""
+
+
+class ModelCalls(Protocol):
+    """The model as one unit of work's compaction reaches it (the scene loop hands the manager
+    one per call: recorded for that thread and scene): its `Summarizer` and `Flusher`."""
+
+    def summarize(self, messages: list[Message]) -> str: ...
+
+    def flush(self, messages: list[Message]) -> Any: ...
 
 
 @dataclass
