@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.units import Post
+from terrarium_dagster.corpus.units import Post, Thread
 from terrarium_dagster.curation.decision_undo import undo_decision
 from terrarium_dagster.curation.decisions import CurateDecision, CurationReport, UndoResult
 from terrarium_dagster.curation.review_prompt import (
@@ -215,7 +215,27 @@ def gather_items(
     reviewed; the rest are deferred. Entries first seen in a later thread (story order) are never
     reviewed here.
     """
-    thread = corpus.thread(thread_id)
+    return _gather(
+        store,
+        corpus,
+        corpus.thread(thread_id),
+        max_entries=max_entries,
+        evidence_radius=evidence_radius,
+        similar_limit=similar_limit,
+    )
+
+
+def _gather(
+    store: GlossaryStore,
+    corpus: Corpus,
+    thread: Thread,
+    *,
+    max_entries: int,
+    evidence_radius: int = EVIDENCE_RADIUS,
+    similar_limit: int = SIMILAR_LIMIT,
+) -> ReviewSelection:
+    """`gather_items` for `thread`."""
+    thread_id = thread.id
     positions = {t.id: t.position for t in corpus.threads()}
     touched = {entry.id for entry in store.glossary.entries_touching(thread_id)}
     candidates = [
@@ -535,7 +555,7 @@ def curate_thread(
     was malformed gets no row and comes up again.
     """
     thread = corpus.thread(thread_id)
-    selection = gather_items(store, corpus, thread_id, max_entries=max_entries)
+    selection = _gather(store, corpus, thread, max_entries=max_entries)
     report = CurationReport(
         thread_id=thread_id,
         reviewed=[item.entry.id for item in selection.items],
