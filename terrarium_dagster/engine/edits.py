@@ -5,37 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.decision_undo import undo_decision, undo_revision
 from terrarium_dagster.curation.decisions import UndoResult
 from terrarium_dagster.edition.writer import EditionReport, EditionWriter
-from terrarium_dagster.engine.model_run import ModelRun
-from terrarium_dagster.engine.order import ThreadOrder
+from terrarium_dagster.engine.parts import EngineParts
 from terrarium_dagster.errors import InputError, OrderError
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
 from terrarium_dagster.reports import ExportReport
 from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
-from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor
 
 
-class GlossaryEdits:
+class GlossaryEdits(EngineParts):
     """Corrections and what is made from the glossary, in one run."""
-
-    def __init__(
-        self,
-        settings: Settings,
-        corpus: Corpus,
-        store: GlossaryStore,
-        order: ThreadOrder,
-        run: ModelRun,
-    ) -> None:
-        self.settings = settings
-        self.corpus = corpus
-        self.store = store
-        self.order = order
-        self.run = run
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""

@@ -69,8 +69,9 @@ class Engine:
             stop=self.stop,
             progress=self.progress,
         )
-        self.sequence = ThreadSequence(settings, corpus, store, self.order, self.living, self.run)
-        self.edits = GlossaryEdits(settings, corpus, store, self.order, self.run)
+        parts = (settings, corpus, store, self.order, self.living, self.run)
+        self.sequence = ThreadSequence(*parts)
+        self.edits = GlossaryEdits(*parts)
 
     @classmethod
     def open(

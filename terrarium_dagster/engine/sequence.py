@@ -12,20 +12,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Literal
 
-from terrarium_dagster.config import Settings
-from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Scene, Thread
 from terrarium_dagster.curation.curator import answer_decides, curate_thread
 from terrarium_dagster.curation.decisions import CurationReport
 from terrarium_dagster.curation.review_prompt import CURATOR_SYSTEM_PROMPT
-from terrarium_dagster.engine.living_corpus import LivingCorpus
-from terrarium_dagster.engine.model_run import ModelRun
-from terrarium_dagster.engine.order import DONE, Standing, ThreadOrder
+from terrarium_dagster.engine.order import DONE, Standing
+from terrarium_dagster.engine.parts import EngineParts
 from terrarium_dagster.engine.thread_reports import curation_rows, recorded_curation, thread_report
 from terrarium_dagster.errors import OrderError
 from terrarium_dagster.model import sampling
 from terrarium_dagster.reports import CurationDecisionRow, ThreadReport
-from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from terrarium_dagster.store.annotator import Actor
 from terrarium_dagster.store.models import ThreadState
 
 log = logging.getLogger(__name__)
@@ -47,24 +44,8 @@ class ThreadStep:
     already_curated: bool = False  # the curation was done before: this step changed nothing
 
 
-class ThreadSequence:
+class ThreadSequence(EngineParts):
     """Annotate and curate threads in story order (`Engine.sequence`)."""
-
-    def __init__(
-        self,
-        settings: Settings,
-        corpus: Corpus,
-        store: GlossaryStore,
-        order: ThreadOrder,
-        living: LivingCorpus,
-        run: ModelRun,
-    ) -> None:
-        self.settings = settings
-        self.corpus = corpus
-        self.store = store
-        self.order = order
-        self.living = living
-        self.run = run
 
     def run_threads(
         self,

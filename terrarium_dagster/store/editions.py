@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from terrarium_dagster.store.base import Aggregate, guarded, now_iso
+from terrarium_dagster.store.records import from_row
 
 OUTCOMES = ("written", "kept")
 
@@ -157,14 +158,7 @@ class EditionLog(Aggregate):
         ).fetchone()
         if row is None:
             return None
-        return EditionThread(
-            thread_id=row["thread_id"],
-            position=row["position"],
-            revision_id=row["revision_id"],
-            rewritten=row["rewritten"],
-            requests=row["requests"],
-            tokens=row["tokens"],
-        )
+        return from_row(EditionThread, row)
 
     @guarded
     def of_thread(self, thread_id: int) -> list[EditionText]:

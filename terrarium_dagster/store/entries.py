@@ -110,7 +110,8 @@ class Glossary(EntryQueries):
             self.sources.refresh_seen([entry_id])
             return self.rows.load(entry_id)
 
-    def _update(
+    @guarded
+    def update_entry(
         self,
         actor: Actor,
         entry_id: int,
@@ -125,6 +126,10 @@ class Glossary(EntryQueries):
         reason: str | None = None,
         action: str | None = None,
     ) -> Entry:
+        """Change an entry (None/empty arguments leave a field as it is). A change that changes
+        nothing writes no revision; `action` names the revision (default: `update`, or
+        `provenance` when only sources were added). Deleted or merged entries are refused
+        (StoreError)."""
         check_actor(actor)
         entry_id = parse_entry_id(entry_id)
         new_name = None if term is None else clean_name(term, "term")
@@ -182,41 +187,13 @@ class Glossary(EntryQueries):
             return self.rows.load(entry_id)
 
     @guarded
-    def update_entry(
-        self,
-        actor: Actor,
-        entry_id: int,
-        *,
-        term: str | None = None,
-        definition: str | None = None,
-        tags: Iterable[str] | None = None,
-        status: str | None = None,
-        add_aliases: Iterable[str] = (),
-        remove_aliases: Iterable[str] = (),
-        provenance: Sequence[ProvenanceIn] = (),
-        reason: str | None = None,
-    ) -> Entry:
-        """Change an entry (None/empty arguments leave a field as it is). A change that changes
-        nothing writes no revision. Deleted or merged entries are refused (StoreError)."""
-        return self._update(
-            actor,
-            entry_id,
-            term=term,
-            definition=definition,
-            tags=tags,
-            status=status,
-            add_aliases=add_aliases,
-            remove_aliases=remove_aliases,
-            provenance=provenance,
-            reason=reason,
-        )
-
-    @guarded
     def add_alias(
         self, actor: Actor, entry_id: int, alias: str, reason: str | None = None
     ) -> Entry:
         """Add one alias (a no-op if it already is the term or an alias of this entry)."""
-        return self._update(actor, entry_id, add_aliases=[alias], reason=reason, action="alias")
+        return self.update_entry(
+            actor, entry_id, add_aliases=[alias], reason=reason, action="alias"
+        )
 
     @guarded
     def add_provenance(
@@ -231,7 +208,9 @@ class Glossary(EntryQueries):
         cleaned = clean_items(items)
         entry_id = parse_entry_id(entry_id)
         with self.transaction():
-            self._update(actor, entry_id, provenance=cleaned, reason=reason, action="provenance")
+            self.update_entry(
+                actor, entry_id, provenance=cleaned, reason=reason, action="provenance"
+            )
             by_key = {
                 provenance_key(row["post_id"], row["thread_id"], row["quote"]): provenance_record(
                     row

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from terrarium_dagster.store.base import Aggregate, StoreConnection, guarded
 from terrarium_dagster.store.inputs import parse_entry_id
 from terrarium_dagster.store.models import Entry, Provenance, ProvenanceIn
+from terrarium_dagster.store.records import from_row
 from terrarium_dagster.store.rows import EntryRows, json_ids
 
 
@@ -35,16 +36,7 @@ def seen_span(rows: Iterable[tuple[int, int, int | None]]) -> tuple[int | None, 
 
 
 def provenance_record(row: sqlite3.Row) -> Provenance:
-    return Provenance(
-        id=row["id"],
-        entry_id=row["entry_id"],
-        post_id=row["post_id"],
-        thread_id=row["thread_id"],
-        quote=row["quote"],
-        revision_id=row["revision_id"],
-        superseded_revision_id=row["superseded_revision_id"],
-        moved_from=row["moved_from"],
-    )
+    return from_row(Provenance, row)
 
 
 class ProvenanceRows(Aggregate):

@@ -1,10 +1,16 @@
-"""Row helpers shared by the store's aggregates."""
+"""Row helpers shared by the store's aggregates: a row made into its model (`from_row`, the one
+place rows become models), filters, the `UNSET` marker."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.models import (
@@ -12,6 +18,35 @@ from terrarium_dagster.store.models import (
     Checkpoint,
     ThreadState,
 )
+
+Model = TypeVar("Model")
+
+
+def from_row(
+    model: type[Model],
+    row: sqlite3.Row,
+    *,
+    json_columns: Iterable[str] = (),
+    columns: Mapping[str, str] | None = None,
+    **given: Any,
+) -> Model:
+    """The `model` (a pydantic model or a dataclass) of one row: each field from the column of
+    its name (`columns` names the others), a JSON column decoded (NULL stays None), a field the
+    row lacks left to its default; `given` fields as they are."""
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        names: Iterable[str] = model.model_fields
+    else:
+        names = (field.name for field in dataclasses.fields(model))  # type: ignore[arg-type]
+    decoded = set(json_columns)
+    present = set(row.keys())
+    values = dict(given)
+    for name in names:
+        column = (columns or {}).get(name, name)
+        if name in values or column not in present:
+            continue
+        value = row[column]
+        values[name] = json.loads(value) if column in decoded and value is not None else value
+    return model(**values)
 
 
 class _Unset(enum.Enum):
@@ -31,37 +66,15 @@ def _optional_int(value: object, what: str) -> int | None:
 
 
 def _thread_state(row: sqlite3.Row) -> ThreadState:
-    return ThreadState(
-        thread_id=row["thread_id"],
-        thread_key=row["thread_key"],
-        position=row["position"],
-        status=row["status"],
-        scenes_total=row["scenes_total"],
-        scenes_done=row["scenes_done"],
-        cursor_scene_id=row["cursor_scene_id"],
-        run_id=row["run_id"],
-        end_revision_id=row["end_revision_id"],
-        checkpoint_id=row["checkpoint_id"],
-        updated_at=row["updated_at"],
-        extra=json.loads(row["extra"]),
-    )
+    return from_row(ThreadState, row, json_columns=("extra",))
 
 
 def _checkpoint(row: sqlite3.Row) -> Checkpoint:
-    return Checkpoint(
-        id=row["id"],
-        kind=row["kind"],
-        thread_id=row["thread_id"],
-        scene_id=row["scene_id"],
-        run_id=row["run_id"],
-        state_json=row["state"],
-        revision_id=row["revision_id"],
-        created_at=row["created_at"],
-    )
+    return from_row(Checkpoint, row, columns={"state_json": "state"})
 
 
 def _agent_call(row: sqlite3.Row) -> AgentCallRecord:
-    return AgentCallRecord(**dict(row))
+    return from_row(AgentCallRecord, row)
 
 
 def _filters(**columns: object) -> tuple[str, list[object]]:

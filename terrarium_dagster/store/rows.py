@@ -20,6 +20,7 @@ from terrarium_dagster.store.base import Aggregate, dump_json, now_iso
 from terrarium_dagster.store.inputs import Actor
 from terrarium_dagster.store.models import Entry, Revision
 from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.records import from_row
 
 STATE_KEYS: tuple[str, ...] = (
     "term",
@@ -71,22 +72,7 @@ def duplicate(surface: str, row: sqlite3.Row) -> DuplicateTermError:
 
 
 def revision_record(row: sqlite3.Row) -> Revision:
-    return Revision(
-        id=row["id"],
-        entry_id=row["entry_id"],
-        action=row["action"],
-        old_value=None if row["old_value"] is None else json.loads(row["old_value"]),
-        new_value=None if row["new_value"] is None else json.loads(row["new_value"]),
-        detail=None if row["detail"] is None else json.loads(row["detail"]),
-        group_id=row["group_id"],
-        reason=row["reason"],
-        actor_kind=row["actor_kind"],
-        run_id=row["run_id"],
-        thread_id=row["thread_id"],
-        scene_id=row["scene_id"],
-        snapshot_id=row["snapshot_id"],
-        created_at=row["created_at"],
-    )
+    return from_row(Revision, row, json_columns=("old_value", "new_value", "detail"))
 
 
 class EntryRows(Aggregate):
@@ -118,24 +104,7 @@ class EntryRows(Aggregate):
 
     @staticmethod
     def entry(row: sqlite3.Row, aliases: list[str]) -> Entry:
-        return Entry(
-            id=row["id"],
-            term=row["term"],
-            norm_term=row["norm_term"],
-            definition=row["definition"],
-            status=row["status"],
-            tags=json.loads(row["tags"]),
-            aliases=aliases,
-            merged_into=row["merged_into"],
-            deleted=bool(row["deleted"]),
-            delete_reason=row["delete_reason"],
-            first_seen_post=row["first_seen_post"],
-            first_seen_thread=row["first_seen_thread"],
-            last_seen_post=row["last_seen_post"],
-            last_seen_thread=row["last_seen_thread"],
-            created_revision=row["created_revision"],
-            updated_revision=row["updated_revision"],
-        )
+        return from_row(Entry, row, json_columns=("tags",), aliases=aliases)
 
     @staticmethod
     def state(row: sqlite3.Row, aliases: list[str]) -> dict[str, Any]:

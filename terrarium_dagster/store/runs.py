@@ -37,6 +37,7 @@ from terrarium_dagster.store.models import (
 from terrarium_dagster.store.records import (
     _agent_call,
     _filters,
+    from_row,
 )
 
 
@@ -187,14 +188,7 @@ class RunLog(Aggregate):
 
     @staticmethod
     def _run_record(row: sqlite3.Row) -> RunRecord:
-        return RunRecord(
-            id=row["id"],
-            started_at=row["started_at"],
-            finished_at=row["finished_at"],
-            status=row["status"],
-            config=json.loads(row["config"]),
-            error=row["error"],
-        )
+        return from_row(RunRecord, row, json_columns=("config",))
 
     # ------------------------------------------------------------------------------ agent calls
     @guarded
