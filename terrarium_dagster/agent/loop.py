@@ -298,15 +298,7 @@ class Annotator:
             if position is None:  # that part ended its scene
                 start += 1
         if state is None or state.status == "pending":
-            self.store.progress.set_thread_state(
-                thread.id,
-                thread_key=thread.key,
-                position=thread.position,
-                status="annotating",
-                scenes_total=len(scenes),
-                scenes_done=start,
-                run_id=self.run_id,
-            )
+            self._record_thread(thread, "annotating", scenes_total=len(scenes), scenes_done=start)
         annotated = 0
         index = start
         while index < len(scenes):
@@ -636,15 +628,12 @@ class Annotator:
                 key: int(counted.get(key) or 0) + answers.get(key, 0)
                 for key in sorted({*answers, *counted})
             }
-        self.store.progress.set_thread_state(
-            thread.id,
-            thread_key=thread.key,
-            position=thread.position,
-            status="annotating",
+        self._record_thread(
+            thread,
+            "annotating",
             scenes_total=count,
             scenes_done=index + 1 if after is None else index,  # once all its parts are done
             cursor_scene_id=scene.id,
-            run_id=self.run_id,
             # the last post annotated moves once the whole scene is (a part ends mid-scene)
             extra={ANSWERS_KEY: answers, **_progress_extra(scene, after, split)},
         )
@@ -666,21 +655,29 @@ class Annotator:
             self.context.end_thread(thread.id, entry_ids)
             self.store.memory.save_context_state(self.context.state.to_json())
             checkpoint_id = self._save_checkpoint("thread_end", thread)
-            self.store.progress.set_thread_state(
-                thread.id,
-                thread_key=thread.key,
-                position=thread.position,
-                status="annotated",
+            self._record_thread(
+                thread,
+                "annotated",
                 scenes_total=scene_count,
                 scenes_done=scene_count,
                 cursor_scene_id=self.context.state.cursor.scene_id,
-                run_id=self.run_id,
                 end_revision_id=self.store.history.last_revision_id(),
                 checkpoint_id=checkpoint_id,
             )
         if self.progress:
             self.progress("thread", {"thread_key": thread.key})
         return checkpoint_id
+
+    def _record_thread(self, thread: Thread, status: str, **values: Any) -> None:
+        """The thread's progress record: `status` and `values`, written by this run."""
+        self.store.progress.set_thread_state(
+            thread.id,
+            thread_key=thread.key,
+            position=thread.position,
+            status=status,
+            run_id=self.run_id,
+            **values,
+        )
 
     def _save_checkpoint(self, kind: str, thread: Thread | None) -> int:
         state = self.context.state

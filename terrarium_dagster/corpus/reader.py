@@ -135,23 +135,16 @@ class QuoteLinks:
 
     def quoted_by(self, post_id: int) -> list[int]:
         """The ids of the posts that quote this one (`link` rows to it), ascending."""
-        return [
-            row[0]
-            for row in self._conn.execute(
-                "SELECT DISTINCT link_from FROM link WHERE link_to = ? ORDER BY link_from",
-                (post_id,),
-            )
-        ]
+        return self._linked("link_from", "link_to", post_id)
 
     def quotes_of(self, post_id: int) -> list[int]:
         """The ids of the posts this post quotes (`link` rows from it), ascending."""
-        return [
-            row[0]
-            for row in self._conn.execute(
-                "SELECT DISTINCT link_to FROM link WHERE link_from = ? ORDER BY link_to",
-                (post_id,),
-            )
-        ]
+        return self._linked("link_to", "link_from", post_id)
+
+    def _linked(self, other: str, end: str, post_id: int) -> list[int]:
+        """The `other` ends of the `link` rows whose `end` is `post_id`, ascending."""
+        query = f"SELECT DISTINCT {other} FROM link WHERE {end} = ? ORDER BY {other}"
+        return [row[0] for row in self._conn.execute(query, (post_id,))]
 
 
 class Corpus:

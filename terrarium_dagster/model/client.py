@@ -727,16 +727,26 @@ class ChatClient:
         except ValueError:
             return None
 
-    def build_chat_body(
+    def chat(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] = "auto",
         max_tokens: int | None = None,
         options: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """The exact body `chat` sends, after validating the messages and tools. `options` (this
-        call's sampling and `chat_template_kwargs`, see model.sampling) win over the config's."""
+        *,
+        weight: int | None = None,
+        book: AttemptBook | None = None,
+        scope: CallScope | None = None,
+    ) -> ChatResult:
+        """One chat completion. `ValueError` (before sending) if the conversation is malformed.
+
+        `weight` (prompt + max_tokens, as the window gate measured them) makes each attempt wait
+        until the server has room for it (`self.capacity`); `book` puts each attempt on the
+        books before it is sent (the answered one is left open for the caller to complete);
+        `scope` (the run, thread and scene the call serves) names it in the retry warnings."""
+        # the body, after validating the messages and tools; `options` (this call's sampling and
+        # `chat_template_kwargs`, see model.sampling) win over the config's
         validate_messages(messages)
         if tools:
             validate_tools(tools)
@@ -759,27 +769,6 @@ class ChatClient:
                 body[key] = {**(body.get(key) or {}), **value}
             else:
                 body[key] = value
-        return body
-
-    def chat(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        max_tokens: int | None = None,
-        options: Mapping[str, Any] | None = None,
-        *,
-        weight: int | None = None,
-        book: AttemptBook | None = None,
-        scope: CallScope | None = None,
-    ) -> ChatResult:
-        """One chat completion. `ValueError` (before sending) if the conversation is malformed.
-
-        `weight` (prompt + max_tokens, as the window gate measured them) makes each attempt wait
-        until the server has room for it (`self.capacity`); `book` puts each attempt on the
-        books before it is sent (the answered one is left open for the caller to complete);
-        `scope` (the run, thread and scene the call serves) names it in the retry warnings."""
-        body = self.build_chat_body(messages, tools, tool_choice, max_tokens, options)
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
         failures: list[FailedAttempt] = []  # every attempt retried: each is a call to record
