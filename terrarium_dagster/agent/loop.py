@@ -53,6 +53,7 @@ from terrarium_dagster.context import prompts
 from terrarium_dagster.context.compaction.events import CompactionEvent
 from terrarium_dagster.context.compaction.manager import CompactionRecorder, ContextManager
 from terrarium_dagster.context.state import ContextState, Message
+from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.living import hash_lookup, split_after
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Post, Scene, Thread
@@ -735,11 +736,12 @@ class Annotator:
         purpose: str,
         max_tokens: int | None = None,
         decided: Decided | None = None,
+        counter: TokenCounter | None = None,
     ) -> ChatResult:
         """A request beside the scenes (the curator's review of `thread`: recorded for the
         thread), with no tools attached (its answer is text, never a tool call), through the
         session's gate, a short standalone prompt as the last resort; `max_tokens` gives it
-        room to think."""
+        room to think; `counter`: a fork of the run's, for a request sent beside others."""
         return self.calls.call(
             list(messages),
             self.calls.scope_for(thread),
@@ -748,6 +750,7 @@ class Annotator:
             max_tokens=max_tokens,
             with_tools=False,
             decided=decided,
+            counter=counter,
         )
 
     def ask_many(
@@ -775,13 +778,11 @@ class Annotator:
             futures = [
                 submit(
                     partial(
-                        self.calls.call,
+                        self.ask,
                         messages,
-                        self.calls.scope_for(thread),
+                        thread=thread,
                         purpose=purpose,
-                        tool_choice="none",
                         max_tokens=max_tokens,
-                        with_tools=False,
                         decided=decided,
                         counter=counter,  # type: ignore[arg-type]
                     )

@@ -427,21 +427,16 @@ class Corpus:
         (time, id) order."""
         if count <= 0:
             return [], []
-        before = list(
-            self._stream(
-                f"SELECT {_POST_COLUMNS} {_POST_FROM} "
-                "WHERE p.thread_id = ? AND (p.time < ? OR (p.time = ? AND p.id < ?)) "
-                "GROUP BY p.id ORDER BY p.time DESC, p.id DESC LIMIT ?",
-                (post.thread_id, post.time, post.time, post.id, count),
+        before, after = (
+            list(
+                self._stream(
+                    f"SELECT {_POST_COLUMNS} {_POST_FROM} "
+                    f"WHERE p.thread_id = ? AND (p.time {op} ? OR (p.time = ? AND p.id {op} ?)) "
+                    f"GROUP BY p.id ORDER BY p.time{way}, p.id{way} LIMIT ?",
+                    (post.thread_id, post.time, post.time, post.id, count),
+                )
             )
-        )
-        after = list(
-            self._stream(
-                f"SELECT {_POST_COLUMNS} {_POST_FROM} "
-                "WHERE p.thread_id = ? AND (p.time > ? OR (p.time = ? AND p.id > ?)) "
-                "GROUP BY p.id ORDER BY p.time, p.id LIMIT ?",
-                (post.thread_id, post.time, post.time, post.id, count),
-            )
+            for op, way in (("<", " DESC"), (">", ""))
         )
         return before[::-1], after
 

@@ -317,24 +317,30 @@ _OVERFLOW_MARKERS = re.compile(
     r"|exceed_context_size_error|exceed context window",
     re.IGNORECASE,
 )
-_LIMIT_PATTERNS = (
-    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
-    re.compile(r"context length is only (\d+)", re.IGNORECASE),
-    re.compile(r"maximum model length of (\d+)", re.IGNORECASE),
-    re.compile(r"available context size \((\d+) tokens\)", re.IGNORECASE),
-    re.compile(r"max context size \((\d+) tokens\)", re.IGNORECASE),
-    re.compile(r"exceed context window of (\d+)", re.IGNORECASE),
+
+
+def _ignoring_case(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(pattern, re.IGNORECASE) for pattern in patterns)
+
+
+_LIMIT_PATTERNS = _ignoring_case(
+    r"maximum context length is (\d+)",
+    r"context length is only (\d+)",
+    r"maximum model length of (\d+)",
+    r"available context size \((\d+) tokens\)",
+    r"max context size \((\d+) tokens\)",
+    r"exceed context window of (\d+)",
 )
-_PROMPT_PATTERNS = (
-    re.compile(r"prompt contains (?:at least )?(\d+) input tokens", re.IGNORECASE),
-    re.compile(r"request has (\d+) input tokens", re.IGNORECASE),
-    re.compile(r"\((\d+) in the messages", re.IGNORECASE),
-    re.compile(r"requested (\d+) tokens in the messages", re.IGNORECASE),
-    re.compile(r"you passed (\d+) input tokens", re.IGNORECASE),
-    re.compile(r"decoder prompt \(length (\d+)\)", re.IGNORECASE),
-    re.compile(r"request \((\d+) tokens\) exceeds", re.IGNORECASE),
-    re.compile(r"input \((\d+) tokens\) is larger", re.IGNORECASE),
-    re.compile(r"requested tokens \((\d+)\) exceed", re.IGNORECASE),
+_PROMPT_PATTERNS = _ignoring_case(
+    r"prompt contains (?:at least )?(\d+) input tokens",
+    r"request has (\d+) input tokens",
+    r"\((\d+) in the messages",
+    r"requested (\d+) tokens in the messages",
+    r"you passed (\d+) input tokens",
+    r"decoder prompt \(length (\d+)\)",
+    r"request \((\d+) tokens\) exceeds",
+    r"input \((\d+) tokens\) is larger",
+    r"requested tokens \((\d+)\) exceed",
 )
 _TOTAL_PATTERN = re.compile(r"for a total of (?:at least )?(\d+) tokens", re.IGNORECASE)
 _REQUESTED_TOTAL_PATTERN = re.compile(r"you requested (\d+) tokens", re.IGNORECASE)
