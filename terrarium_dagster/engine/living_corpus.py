@@ -1,6 +1,6 @@
 """The living corpus: a story that grows and changes between runs.
 
-Posts added to the last annotated thread become its new scenes (`new_scenes`, `reopen`); a
+Posts added to the last annotated thread become its new scenes (`reopen_grown`); a
 post cited as a source and edited or deleted since is reported, kept in the store and marked on
 the entries citing it (`check_sources`).
 """
@@ -8,6 +8,7 @@ the entries citing it (`check_sources`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_after
 from terrarium_dagster.corpus.reader import Corpus
@@ -41,13 +42,23 @@ class LivingCorpus:
         scenes = split_after(self.corpus.scenes(thread.id), through_post(state))
         return scenes_after(scenes, state.cursor_scene_id)
 
-    def reopen(self, thread: Thread, state: ThreadState | None, new: int) -> None:
-        """An annotated thread that grew is annotated again from its new scenes, then curated."""
+    def reopen_grown(
+        self, thread: Thread, state: ThreadState | None, *, before_write: Callable[[], None]
+    ) -> bool:
+        """An annotated thread that grew (new scenes since it was annotated) is annotated again
+        from its new scenes, then curated: True when it did. `before_write` runs before its
+        state is written (the run goes on record first); nothing is written when it did not
+        grow."""
+        new = len(self.new_scenes(thread, state))
+        if not new:
+            return False
+        before_write()
         assert state is not None
         log.info("%s grew by %d scene(s) since it was annotated: annotating them", thread.key, new)
         self.store.progress.set_thread_state(
             thread.id, status="annotating", scenes_total=state.scenes_done + new
         )
+        return True
 
     def check_sources(self) -> list[SourceChange]:
         """Compare the posts cited as sources with the corpus now, once per run (the CLI at its

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Literal
 
-from terrarium_dagster.corpus.units import Scene, Thread
+from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.curation.curator import answer_decides, curate_thread
 from terrarium_dagster.curation.decisions import CurationReport
 from terrarium_dagster.curation.review_prompt import CURATOR_SYSTEM_PROMPT
@@ -96,11 +96,15 @@ class ThreadSequence(EngineParts):
         standing.check_order()
         thread, later, status = standing.thread, standing.later_annotated, standing.status
         rewound: list[str] = []
-        grown: list[Scene] = []
         if status in DONE and not rewind:
-            # The living quest: posts added to the last annotated thread are new scenes of it
-            # (an earlier thread's new posts wait for a rewind: `status` names them).
-            grown = [] if later else self.living.new_scenes(thread, standing.state)
+            # The living quest: posts added to the last annotated thread are new scenes of it,
+            # reopened once the run is on record (an earlier thread's new posts wait for a
+            # rewind: `status` names them).
+            grown = (
+                False
+                if later
+                else self.living.reopen_grown(thread, standing.state, before_write=self._start)
+            )
             if not grown:
                 return self._recorded_report(thread, already_done=True)
         if later and not rewind:
@@ -110,15 +114,12 @@ class ThreadSequence(EngineParts):
                 "the glossary back to the end of the previous thread and redoes them in order",
                 setting="rewind",
             )
-        self.run.annotator()  # a window too small is refused before anything is written
-        self.run.ensure_started()
+        self._start()
         if rewind and (status in DONE or later):
             rewound = [t.key for t in (thread, *later)]  # the later ones are all annotated
             self.run.annotator().rewind_to_before(
                 thread, reason=f"rewind requested for {thread.key}"
             )
-        if grown:
-            self.living.reopen(thread, standing.state, len(grown))
         self._curate_predecessors(standing)
         started = time.monotonic()
         annotator = self.run.annotator()
@@ -136,6 +137,12 @@ class ThreadSequence(EngineParts):
         if report.suspect:  # said now, and kept: `terrarium status` and Dagster show it too
             log.warning("%s is SUSPECT: %s", thread.key, report.suspect)
         return report
+
+    def _start(self) -> None:
+        """Before the first write: a window too small is refused, then the run goes on
+        record (once)."""
+        self.run.annotator()
+        self.run.ensure_started()
 
     def curation_decisions(self, report: CurationReport) -> list[CurationDecisionRow]:
         """The decisions of one curation, readable: term, decision, target, reasoning."""
@@ -165,8 +172,7 @@ class ThreadSequence(EngineParts):
             return self.recorded_curation(thread)
         if status != "annotated":
             raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
-        self.run.annotator()  # a window too small is refused before anything is written
-        self.run.ensure_started()
+        self._start()
         return self._curate(thread, standing.state)
 
     def _curate(self, thread: Thread, state: ThreadState | None) -> CurationReport:
