@@ -29,17 +29,9 @@ def follow_umask(path: Path, *, directory: bool) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        follow_umask(Path(temporary), directory=False)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    """Write ``text`` (UTF-8, newlines as they are) to a temporary file beside ``path``, then
+    rename it over ``path``."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 @contextmanager

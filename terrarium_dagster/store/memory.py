@@ -5,7 +5,6 @@ events, checkpoints (snapshots) and summon logs. "Context" in this project is th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from terrarium_dagster.store.records import (
     _checkpoint,
     _filters,
     _optional_int,
+    decoded,
 )
 
 
@@ -74,12 +74,7 @@ class AgentMemory(Aggregate):
         """Compaction events, oldest first; ``entry_ids`` decoded to a list."""
         where, params = _filters(thread_id=thread_id, run_id=run_id)
         rows = self.conn.execute(f"SELECT * FROM compaction{where} ORDER BY id", params)
-        result = []
-        for row in rows.fetchall():
-            record = dict(row)
-            record["entry_ids"] = json.loads(record["entry_ids"])
-            result.append(record)
-        return result
+        return decoded(rows.fetchall(), "entry_ids")
 
     # ---------------------------------------------------------------------------- context state
     @guarded
@@ -175,12 +170,7 @@ class AgentMemory(Aggregate):
         """Logged summon exchanges, oldest first; ``exchange`` decoded."""
         where, params = _filters(snapshot_id=snapshot_id)
         rows = self.conn.execute(f"SELECT * FROM summon_log{where} ORDER BY id", params)
-        result = []
-        for row in rows.fetchall():
-            record = dict(row)
-            record["exchange"] = json.loads(record["exchange"])
-            result.append(record)
-        return result
+        return decoded(rows.fetchall(), "exchange")
 
     @guarded
     def snapshot_headers(self, *, thread_id: int | None = None) -> list[SnapshotHeader]:

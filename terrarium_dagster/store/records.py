@@ -49,6 +49,11 @@ def from_row(
     return model(**values)
 
 
+def decoded(rows: Iterable[sqlite3.Row], column: str) -> list[dict[str, Any]]:
+    """Rows as dicts, their JSON `column` decoded (a log's rows: compactions, summons)."""
+    return [{**dict(row), column: json.loads(row[column])} for row in rows]
+
+
 class _Unset(enum.Enum):
     UNSET = 0
 
