@@ -864,17 +864,13 @@ class ChatClient:
         validate_messages(messages, complete=False)
         if self._tokenize_shape == "llama.cpp":
             return self._tokenize_rendered(messages, tools, template_kwargs)
-        body: dict[str, Any] = {
+        rendering = self._rendering(messages, tools, template_kwargs)
+        body = {
             "model": self.model_name(),
-            "messages": sendable_messages(messages),
+            "messages": rendering["messages"],
             "add_generation_prompt": True,
+            **rendering,
         }
-        if tools:
-            validate_tools(tools)
-            body["tools"] = tools
-        switches = {**(self._config.chat_template_kwargs() or {}), **(template_kwargs or {})}
-        if switches:
-            body["chat_template_kwargs"] = switches
         try:
             response, _, _ = self._send(
                 "POST", self._config.root_url + "/tokenize", body, passthrough=frozenset({404, 405})
@@ -908,6 +904,23 @@ class ChatClient:
             )
             return self._tokenize_rendered(messages, tools, template_kwargs)
 
+    def _rendering(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        template_kwargs: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """What a count renders the prompt from: the messages, the tools (checked) and the chat
+        template's switches (the configured ones under `template_kwargs`)."""
+        body: dict[str, Any] = {"messages": sendable_messages(messages)}
+        if tools:
+            validate_tools(tools)
+            body["tools"] = tools
+        switches = {**(self._config.chat_template_kwargs() or {}), **(template_kwargs or {})}
+        if switches:
+            body["chat_template_kwargs"] = switches
+        return body
+
     def _tokenize_rendered(
         self,
         messages: list[dict[str, Any]],
@@ -917,13 +930,7 @@ class ChatClient:
         """llama.cpp's exact count: the chat template's prompt (`POST /apply-template`, tools
         included), then its tokens (`POST /tokenize` with `content`, special tokens parsed and
         added as a chat request's are). Either endpoint missing switches counting off, once."""
-        body: dict[str, Any] = {"messages": sendable_messages(messages)}
-        if tools:
-            validate_tools(tools)
-            body["tools"] = tools
-        switches = {**(self._config.chat_template_kwargs() or {}), **(template_kwargs or {})}
-        if switches:
-            body["chat_template_kwargs"] = switches
+        body = self._rendering(messages, tools, template_kwargs)
         try:
             rendered = self.optional_json("POST", "/apply-template", body)
             prompt = AppliedTemplate.model_validate(rendered).prompt if rendered else None
