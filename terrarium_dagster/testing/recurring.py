@@ -23,9 +23,7 @@ arguments give the same corpus and the same gold, byte for byte in content.
 
 from __future__ import annotations
 
-import os
 import random
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +31,7 @@ import yaml
 
 from terrarium_dagster.corpus.corpus_schema import CORPUS_SCHEMA
 from terrarium_dagster.terms.candidates import is_english_word
-from terrarium_dagster.testing.synthetic import vocabulary
+from terrarium_dagster.testing.synthetic import corpus_file, vocabulary
 
 __all__ = ["FACTS_PER_THING", "RecurringQuest", "Thing", "generate_recurring_quest"]
 
@@ -219,13 +217,7 @@ def generate_recurring_quest(
     rare = {index for index in range(len(cast)) if rng.random() < 0.25}
 
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    partial.unlink(missing_ok=True)
-    conn = sqlite3.connect(partial, isolation_level=None)
-    try:
-        conn.executescript(CORPUS_SCHEMA)
-        conn.execute("BEGIN")
+    with corpus_file(target, CORPUS_SCHEMA) as conn:
         post_id = FIRST_POST_ID
         time = FIRST_TIME
         for number in range(1, threads + 1):
@@ -307,13 +299,6 @@ def generate_recurring_quest(
                 post_id += 1
                 time += 60
             time += 86_400
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.close()
-        partial.unlink(missing_ok=True)
-        raise
-    conn.close()
-    os.replace(partial, target)
     things = tuple(
         Thing(
             cast[index][0],

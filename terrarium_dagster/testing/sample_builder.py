@@ -30,6 +30,8 @@ from typing import Any
 
 import yaml
 
+from terrarium_dagster.testing.synthetic import escape_html
+
 HERE = Path(__file__).resolve().parent.parent / "corpus" / "sample"
 STORY_PATH = HERE / "_story.txt"
 SQL_PATH = HERE / "quest.sql"
@@ -495,16 +497,6 @@ def _expand_tally(line: str, votes: list[tuple[str, str]]) -> list[str]:
     return out
 
 
-def _escape(text: str) -> str:
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&#039;")
-    )
-
-
 def _render(lines: list[str], resolve: dict[str, tuple[int, int]], thread_id: int):
     """Imageboard HTML for the body lines and the ids it quotes."""
     links: list[int] = []
@@ -524,12 +516,12 @@ def _render(lines: list[str], resolve: dict[str, tuple[int, int]], thread_id: in
     out: list[str] = []
     for line in lines:
         if line.startswith(">") and not _QUOTE.match(line):
-            html_line = f'<span class="quote">{_escape(line)}</span>'
+            html_line = f'<span class="quote">{escape_html(line)}</span>'
         else:
             pieces = _QUOTE.split(line)
             parts: list[str] = []
             for index in range(0, len(pieces), 3):
-                parts.append(_escape(pieces[index]))
+                parts.append(escape_html(pieces[index]))
                 if index + 2 < len(pieces):
                     match = _QUOTE.match(f">>{pieces[index + 1]}{pieces[index + 2]}")
                     assert match is not None

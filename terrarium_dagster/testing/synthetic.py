@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,7 +192,8 @@ class _Writer:
         return f"{self.rng.choice(_VERBS)} {term}"
 
 
-def _escape(text: str) -> str:
+def escape_html(text: str) -> str:
+    """`text` as imageboard HTML escapes it (`&#039;` for an apostrophe)."""
     return (
         text.replace("&", "&amp;")
         .replace("<", "&lt;")
@@ -207,7 +209,7 @@ def _quotelink(post_id: int, thread_id: int, same_thread: bool) -> str:
 
 
 def _greentext(text: str) -> str:
-    return f'<span class="quote">&gt;{_escape(text)}</span>'
+    return f'<span class="quote">&gt;{escape_html(text)}</span>'
 
 
 def _check(threads: int, posts_per_thread: int, qm_ratio: float, words: Sequence[int]) -> None:
@@ -243,9 +245,6 @@ def generate_corpus(
     """
     _check(threads, posts_per_thread, qm_ratio, words_per_post)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    partial.unlink(missing_ok=True)
     rng = random.Random(f"corpus:{seed}")
     vocab = vocabulary(seed, scale=vocabulary_scale)
     writer = _Writer(rng, vocab)
@@ -256,10 +255,7 @@ def generate_corpus(
     low, high = words_per_post
     player_high = max(3, low // 2)
 
-    conn = sqlite3.connect(partial, isolation_level=None)
-    try:
-        conn.executescript(SCHEMA)
-        conn.execute("BEGIN")
+    with corpus_file(target, SCHEMA) as conn:
         post_id = FIRST_POST_ID
         time = FIRST_TIME
         previous_thread_posts: list[int] = []
@@ -310,7 +306,7 @@ def generate_corpus(
                             trip = None
                             tags.append("dropped_trip")
                         paragraphs = writer.paragraphs(rng.randint(low, high))
-                        body_parts.append("<br><br>".join(_escape(p) for p in paragraphs))
+                        body_parts.append("<br><br>".join(escape_html(p) for p in paragraphs))
                         if rng.random() < 0.25:
                             body_parts.append("What do you do?")
                             for _ in range(rng.randint(2, 3)):
@@ -333,7 +329,7 @@ def generate_corpus(
                     if rng.random() < 0.7:
                         body_parts.append(_greentext(writer.option()))
                     body_parts.append(
-                        _escape(" ".join(writer.paragraphs(rng.randint(3, player_high))))
+                        escape_html(" ".join(writer.paragraphs(rng.randint(3, player_high))))
                     )
                     last_player = post_id
                     player_run_length += 1
@@ -367,6 +363,21 @@ def generate_corpus(
         if indexes:
             for statement in INDEXES:
                 conn.execute(statement)
+    return target
+
+
+@contextmanager
+def corpus_file(target: Path, schema: str) -> Iterator[sqlite3.Connection]:
+    """A corpus database made beside `target` (its `schema`, one transaction open), put in
+    place of `target` when the block ends; nothing is left behind when it fails."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    partial.unlink(missing_ok=True)
+    conn = sqlite3.connect(partial, isolation_level=None)
+    try:
+        conn.executescript(schema)
+        conn.execute("BEGIN")
+        yield conn
         conn.execute("COMMIT")
     except BaseException:
         conn.close()
@@ -374,4 +385,3 @@ def generate_corpus(
         raise
     conn.close()
     os.replace(partial, target)
-    return target
