@@ -28,7 +28,13 @@ from typing import Any, Literal, Self
 
 from terrarium_dagster.corpus.clean import clean_body
 from terrarium_dagster.corpus.quote_links import PostLinks
-from terrarium_dagster.corpus.scenes import Role, SceneBuilder, batch_scenes, story_role
+from terrarium_dagster.corpus.scenes import (
+    Role,
+    SceneBuilder,
+    batch_scenes,
+    finished,
+    story_role,
+)
 from terrarium_dagster.corpus.units import (
     QM_TAG,
     VOTE_TALLY_TAG,
@@ -504,10 +510,7 @@ class Corpus:
         for row in rows:
             thread_id = row[1]
             if builder is None or builder.thread_id != thread_id:
-                if builder is not None:
-                    last = builder.finish()
-                    if last is not None:
-                        yield last
+                yield from finished(builder)
                 builder = SceneBuilder(thread_id)
             tags = _tags(row[7])
             if story_role(tags) is Role.STORY:
@@ -516,7 +519,4 @@ class Corpus:
                 scene = builder.interrupt()
             if scene is not None:
                 yield scene
-        if builder is not None:
-            last = builder.finish()
-            if last is not None:
-                yield last
+        yield from finished(builder)

@@ -99,18 +99,19 @@ def iter_batch_scenes(posts: Iterable[Post]) -> Iterator[Scene]:
     builder: SceneBuilder | None = None
     for post in posts:
         if builder is None or post.thread_id != builder.thread_id:
-            if builder is not None:
-                last = builder.finish()
-                if last is not None:
-                    yield last
+            yield from finished(builder)
             builder = SceneBuilder(post.thread_id)
         scene = builder.add(post)
         if scene is not None:
             yield scene
-    if builder is not None:
-        last = builder.finish()
-        if last is not None:
-            yield last
+    yield from finished(builder)
+
+
+def finished(builder: SceneBuilder | None) -> Iterator[Scene]:
+    """The last scene of the thread `builder` read (none without a builder or a last run)."""
+    last = builder.finish() if builder is not None else None
+    if last is not None:
+        yield last
 
 
 def batch_scenes(posts: Iterable[Post]) -> list[Scene]:

@@ -394,6 +394,20 @@ def _positive_int(value: Any) -> bool:
 # --- message validation --------------------------------------------------------------------
 
 
+def _standard_object(
+    value: Any, label: str, keys: frozenset[str], problems: list[str], missing: str
+) -> bool:
+    """Whether `value` is an object (else `missing` is a problem); its keys beyond `keys` are
+    one problem more."""
+    if not isinstance(value, dict):
+        problems.append(missing)
+        return False
+    extra = sorted(set(value) - keys)
+    if extra:
+        problems.append(f"{label} has non-standard keys: {', '.join(extra)}")
+    return True
+
+
 def _check_tool_calls(index: int, calls: Any, problems: list[str]) -> list[str]:
     """Problems of one assistant message's `tool_calls`; returns the call ids found."""
     where = f"message {index} (assistant)"
@@ -403,12 +417,8 @@ def _check_tool_calls(index: int, calls: Any, problems: list[str]) -> list[str]:
     ids: list[str] = []
     for position, call in enumerate(calls):
         label = f"{where} tool call {position}"
-        if not isinstance(call, dict):
-            problems.append(f"{label} is not an object")
+        if not _standard_object(call, label, TOOL_CALL_KEYS, problems, f"{label} is not an object"):
             continue
-        extra = sorted(set(call) - TOOL_CALL_KEYS)
-        if extra:
-            problems.append(f"{label} has non-standard keys: {', '.join(extra)}")
         call_id = call.get("id")
         if not isinstance(call_id, str) or not call_id:
             problems.append(f"{label} has no id")
@@ -419,12 +429,9 @@ def _check_tool_calls(index: int, calls: Any, problems: list[str]) -> list[str]:
         if call.get("type") != "function":
             problems.append(f"{label} type must be 'function'")
         function = call.get("function")
-        if not isinstance(function, dict):
-            problems.append(f"{label} has no function object")
+        missing = f"{label} has no function object"
+        if not _standard_object(function, f"{label} function", FUNCTION_KEYS, problems, missing):
             continue
-        extra = sorted(set(function) - FUNCTION_KEYS)
-        if extra:
-            problems.append(f"{label} function has non-standard keys: {', '.join(extra)}")
         if not isinstance(function.get("name"), str) or not function.get("name"):
             problems.append(f"{label} function has no name")
         if not isinstance(function.get("arguments"), str):
