@@ -11,7 +11,6 @@ way down, without knowing the scene loop that runs it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,26 +28,19 @@ from terrarium_dagster.store.annotator import Actor, GlossaryStore
 FLUSH_ROUNDS = 2
 
 
+@dataclass
 class AgentCalls:
     """The agent's requests and tool runs; each names the thread and scene it serves."""
 
-    def __init__(
-        self,
-        *,
-        session: ModelSession,
-        store: GlossaryStore,
-        corpus: Corpus,
-        registry: ToolRegistry,
-        tools: Sequence[dict[str, Any]],
-        run_id: str,
-    ) -> None:
-        self.session = session
-        self.store = store
-        self.corpus = corpus
-        self.registry = registry
-        self.tools = list(tools)
-        self.run_id = run_id
-        self._standalone = standalone_task(session, self.tools)
+    session: ModelSession
+    store: GlossaryStore
+    corpus: Corpus
+    registry: ToolRegistry
+    tools: list[dict[str, Any]]
+    run_id: str
+
+    def __post_init__(self) -> None:
+        self._standalone = standalone_task(self.session, self.tools)
 
     def serving(self, thread: Thread, scene: Scene) -> SceneCalls:
         """The requests and tool runs of one unit of work: `scene` of `thread`."""

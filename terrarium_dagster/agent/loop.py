@@ -151,7 +151,7 @@ class Annotator:
             store=store,
             corpus=corpus,
             registry=self.registry,
-            tools=self.tools,
+            tools=list(self.tools),
             run_id=run_id,
         )
         session.on_call = self._report_call

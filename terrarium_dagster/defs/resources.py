@@ -125,30 +125,18 @@ class AgentResource(dg.ConfigurableResource):
 
 
 def engine_settings(corpus: CorpusResource, store: StoreResource, agent: AgentResource) -> Settings:
-    """The run settings the three resources describe; a bad value is a `ConfigError`."""
+    """The run settings the three resources describe; a bad value is a `ConfigError`. Each agent
+    field bears its setting's name (`url`: `agent_url`); empty, unset or off leaves the setting
+    to `Settings`."""
+    given = {name: getattr(agent, name) for name in type(agent).model_fields}
+    given["agent_url"] = given.pop("url")
+    given["offline"] = given["offline"] or None
     return load_settings(
         corpus=Path(corpus.path) if corpus.path else None,
         url_template=corpus.url_template or None,
         db=store.path or None,
         site_url=store.site_url or None,
-        agent_url=agent.url or None,
-        offline=True if agent.offline else None,
-        model=agent.model or None,
-        api_key=agent.api_key or None,
-        timeout_s=agent.timeout_s,
-        max_retries=agent.max_retries,
-        temperature=agent.temperature,
-        top_p=agent.top_p,
-        seed=agent.seed,
-        max_tokens=agent.max_tokens,
-        context_budget=agent.context_budget,
-        max_rounds=agent.max_rounds,
-        concurrency=agent.concurrency,
-        top_k=agent.top_k,
-        model_family=agent.model_family or None,
-        enable_thinking=agent.enable_thinking,
-        curator_thinking=agent.curator_thinking,
-        curator_max_tokens=agent.curator_max_tokens,
+        **{name: None if value == "" else value for name, value in given.items()},
     )
 
 
