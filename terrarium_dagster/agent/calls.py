@@ -51,7 +51,7 @@ class AgentCalls:
         beside the scenes, the curation of `thread`)."""
         return self.session.scoped(thread.id, scene.id if scene else None)
 
-    def call(
+    def request(
         self,
         messages: list[Message],
         scope: CallScope,
@@ -116,11 +116,11 @@ class SceneCalls:
     def round(self, messages: list[Message], counter: TokenCounter | None = None) -> ChatResult:
         """A round of the scene: its messages with the run's tools (`counter`: a drafted
         scene's fork of the run's)."""
-        return self.calls.call(messages, self.scope, purpose="annotate", counter=counter)
+        return self.calls.request(messages, self.scope, purpose="annotate", counter=counter)
 
     def summarize(self, messages: list[Message]) -> str:
         """A compaction summary: `messages` (the prefix and the instruction) in, text out."""
-        result = self.calls.call(messages, self.scope, purpose="summary", tool_choice="none")
+        result = self.calls.request(messages, self.scope, purpose="summary", tool_choice="none")
         return result.content or ""
 
     def flush(self, messages: list[Message]) -> list[Message]:
@@ -129,7 +129,7 @@ class SceneCalls:
         turns without a flush rather than run tools that cannot succeed."""
         turns = list(messages)
         for _ in range(FLUSH_ROUNDS):
-            result = self.calls.call(turns, self.scope, purpose="flush")
+            result = self.calls.request(turns, self.scope, purpose="flush")
             turns.append(assistant_message_dict(result.message))
             if not result.tool_calls:
                 break

@@ -742,7 +742,7 @@ class Annotator:
         thread), with no tools attached (its answer is text, never a tool call), through the
         session's gate, a short standalone prompt as the last resort; `max_tokens` gives it
         room to think; `counter`: a fork of the run's, for a request sent beside others."""
-        return self.calls.call(
+        return self.calls.request(
             list(messages),
             self.calls.scope_for(thread),
             purpose=purpose,
