@@ -3,10 +3,11 @@
 Every request goes through the run's model session (`session.py::ModelSession`: the window gate,
 accounting, call records) with the run's tools as a stable prefix, recorded for the thread and
 scene it serves: a `CallScope` the caller passes with each request, down to the client. One unit
-of work (a scene, a part of one, a curation) gets its `SceneCalls`: the requests, summaries,
-flush and tool runs of that thread and scene, immutable. The context manager is handed one for
-each compaction (`ContextManager.prepare(..., model=...)`), so compaction reaches the model one
-way down, without knowing the scene loop that runs it.
+of work (a scene, a part of one, a drafted scene) gets its `SceneCalls`: the requests, summaries,
+flush and tool runs of that thread and scene, immutable; a request beside the scenes (the
+curation) carries its thread's scope (`scope_for`). The context manager is handed the scene's
+`SceneCalls` with each call that may compact (`ContextManager.prepare(..., model=...)`), so
+compaction reaches the model one way down, without knowing the scene loop that runs it.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ or before that position: exact for any position, and nothing of a later thread.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,21 +77,9 @@ _CURRENT = (
 )
 
 
-def _text(row: object) -> EditionText:
-    get = row.__getitem__  # type: ignore[attr-defined]
-    return EditionText(
-        entry_id=int(get("entry_id")),
-        thread_id=int(get("thread_id")),
-        position=int(get("position")),
-        revision_id=int(get("revision_id")),
-        text=str(get("text")),
-        outcome=str(get("outcome")),
-        revisions=tuple(int(r) for r in json.loads(get("revisions"))),
-        posts=tuple(int(p) for p in json.loads(get("posts"))),
-        request=get("request"),
-        attempts=int(get("attempts")),
-        tokens=int(get("tokens")),
-    )
+def _text(row: sqlite3.Row) -> EditionText:
+    revisions, posts = (tuple(json.loads(row[column])) for column in ("revisions", "posts"))
+    return from_row(EditionText, row, revisions=revisions, posts=posts)
 
 
 class EditionLog(Aggregate):
