@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from terrarium_dagster.context.compaction import strip_thinking
@@ -115,6 +115,21 @@ def unanswered(result: ChatResult, decided: Decided | None = None) -> str | None
     if result.reasoning or "<think" in content:
         return "reasoning only, no answer"
     return "empty"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What stays the same across the sends of one `ModelSession.call` (asked again with more
+    room, nudged): its kind, tools, the caller's way of making it smaller, whether an overflow
+    is retried here, when to count exactly, where its records are summed."""
+
+    purpose: str
+    tools: Sequence[dict[str, Any]] | None
+    tool_choice: str
+    shrink: Shrink | None
+    retry_overflow: bool
+    exact_share: float
+    tally: Callable[[AgentCallRecord], None] | None
 
 
 class ModelSession:
@@ -323,26 +338,9 @@ class ModelSession:
         `counter` (a drafted scene's fork) measures and learns instead of the session's own."""
         counter = counter or self.counter
         answer = max_tokens or self.max_tokens
-
-        def once(
-            sent: list[Message], room: int, *, quiet: bool = False
-        ) -> tuple[ChatResult, list[Message]]:
-            return self._call_once(
-                sent,
-                room,
-                scope or self.scope,
-                counter=counter,
-                purpose=purpose,
-                tools=tools,
-                tool_choice=tool_choice,
-                shrink=shrink,
-                retry_overflow=retry_overflow,
-                exact_share=exact_share,
-                tally=tally,
-                quiet=quiet,
-            )
-
-        result, sent = once(messages, answer)
+        scope = scope or self.scope
+        request = Request(purpose, tools, tool_choice, shrink, retry_overflow, exact_share, tally)
+        result, sent = self._call_once(messages, answer, scope, request, counter)
         reason = unanswered(result, decided)
         if reason is None:
             return result
@@ -356,7 +354,7 @@ class ModelSession:
                 reason,
                 bigger,
             )
-            result, _ = once(sent, bigger)
+            result, _ = self._call_once(sent, bigger, scope, request, counter)
             reason = unanswered(result, decided)
             if reason is None:
                 return result
@@ -370,7 +368,8 @@ class ModelSession:
         )
         nudged = [*sent, {"role": "user", "content": ANSWER_NUDGE}]
         nudge_room = self.window - self.count(nudged, tools, exact_above=0, counter=counter)
-        result, _ = once(nudged, max(answer, min(bigger, nudge_room)), quiet=True)
+        room = max(answer, min(bigger, nudge_room))
+        result, _ = self._call_once(nudged, room, scope, request, counter, quiet=True)
         reason = unanswered(result, decided)
         if reason is None:
             return result
@@ -388,51 +387,30 @@ class ModelSession:
         messages: list[Message],
         answer: int,
         scope: CallScope,
-        *,
-        purpose: str,
-        tools: Sequence[dict[str, Any]] | None,
-        tool_choice: str,
-        shrink: Shrink | None,
-        retry_overflow: bool,
-        exact_share: float,
-        tally: Callable[[AgentCallRecord], None] | None,
+        request: Request,
         counter: TokenCounter,
+        *,
         quiet: bool = False,
     ) -> tuple[ChatResult, list[Message]]:
-        """One request through the gate (and its one retry after a 400): the reply and the
-        messages it answered. `quiet`: with the thinking switch off (where the model has one)."""
-        gate = {
-            "tools": tools,
-            "purpose": purpose,
-            "max_tokens": answer,
-            "shrink": shrink,
-            "counter": counter,
-        }
-        messages, tokens = self.admit(messages, exact_share=exact_share, **gate)
-
-        def send(sent: list[Message], weight: int) -> ChatResult:
-            return self._send(
-                sent,
-                scope,
-                weight,
-                purpose=purpose,
-                tools=tools,
-                tool_choice=tool_choice,
-                max_tokens=answer,
-                tally=tally,
-                counter=counter,
-                quiet=quiet,
-            )
-
+        """One request through the gate (and its one retry after a 400), answered in `answer`
+        tokens: the reply and the messages it answered. `quiet`: with the thinking switch off
+        (where the model has one)."""
+        purpose, tools, shrink = request.purpose, request.tools, request.shrink
+        gate = {"tools": tools, "purpose": purpose, "max_tokens": answer, "shrink": shrink}
+        messages, tokens = self.admit(
+            messages, exact_share=request.exact_share, counter=counter, **gate
+        )
         try:
-            result = send(messages, tokens)
+            result = self._send(messages, scope, request, answer, tokens, counter, quiet=quiet)
         except ServerContextOverflow as exc:
             self.learn_window(exc)
-            if not retry_overflow:
+            if not request.retry_overflow:
                 raise
             if exc.prompt_tokens:  # the server's own count of what was sent
                 counter.observe(messages, list(tools) if tools else None, exc.prompt_tokens)
-            retry, tokens = self.admit(messages, exact_share=exact_share, **gate)
+            retry, tokens = self.admit(
+                messages, exact_share=request.exact_share, counter=counter, **gate
+            )
             if retry == messages and shrink is not None:  # the gate saw no reason: smaller anyway
                 retry = shrink(messages, self.limit(answer) - 64) or messages
                 tokens = self.count(retry, tools, counter=counter)
@@ -442,7 +420,7 @@ class ModelSession:
                     "and it cannot be made smaller"
                 ) from exc
             try:
-                result = send(retry, tokens)
+                result = self._send(retry, scope, request, answer, tokens, counter, quiet=quiet)
             except ServerContextOverflow as again:
                 self.learn_window(again)
                 raise BudgetError(
@@ -458,19 +436,17 @@ class ModelSession:
         self,
         messages: list[Message],
         scope: CallScope,
-        prompt_tokens: int,
-        *,
-        purpose: str,
-        tools: Sequence[dict[str, Any]] | None,
-        tool_choice: str,
+        request: Request,
         max_tokens: int | None,
-        tally: Callable[[AgentCallRecord], None] | None,
+        prompt_tokens: int,
         counter: TokenCounter,
+        *,
         quiet: bool = False,
     ) -> ChatResult:
         """Send one request: each of its HTTP attempts on the books before it leaves (`Books`),
         each waiting for room on the server (weighed as its prompt plus `max_tokens`)."""
-        books = Books(self, purpose, scope, tally)
+        purpose, tools, tool_choice = request.purpose, request.tools, request.tool_choice
+        books = Books(self, purpose, scope, request.tally)
         tool_list = list(tools) if tools else None
         options = self.request_options(purpose) if self.request_options else None
         if quiet and options and "chat_template_kwargs" in options:  # asked to answer at once
