@@ -127,6 +127,27 @@ def add_agent(parser: argparse.ArgumentParser) -> None:
     _add_settings(parser, "agent")
 
 
+def add_store_command(
+    commands: Any, name: str, *, help: str, **kwargs: Any
+) -> argparse.ArgumentParser:
+    """A subcommand that reads or writes a store and nothing else: `add_command` with --db."""
+    parser = add_command(commands, name, help=help, **kwargs)
+    add_store(parser)
+    return parser
+
+
+def add_agent_command(
+    commands: Any, name: str, *, help: str, **kwargs: Any
+) -> argparse.ArgumentParser:
+    """A subcommand that runs the agent: `add_command` with every setting (the corpus, the
+    store with the site and the story, the agent), in that order."""
+    parser = add_command(commands, name, help=help, **kwargs)
+    add_corpus(parser)
+    add_store(parser, site=True, dagster=True)
+    add_agent(parser)
+    return parser
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """The settings, the options given on the command line taking precedence over the rest."""
     fields = set(Settings.model_fields)

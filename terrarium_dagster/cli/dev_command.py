@@ -14,13 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from terrarium_dagster.cli.arguments import (
-    add_agent,
-    add_command,
-    add_corpus,
-    add_store,
-    settings_from_args,
-)
+from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.config import Settings
@@ -29,14 +23,11 @@ from terrarium_dagster.errors import InputError
 
 def add_dev_parser(commands: Any) -> None:
     """Add `dev`: the address and the Dagster UI's port."""
-    dev = add_command(
+    dev = add_agent_command(
         commands,
         "dev",
         help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
     )
-    add_corpus(dev)
-    add_store(dev, site=True, dagster=True)
-    add_agent(dev)
     dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
 

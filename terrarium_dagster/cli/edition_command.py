@@ -9,24 +9,15 @@ import threading
 import time
 from typing import Any
 
-from terrarium_dagster.cli.arguments import (
-    add_agent,
-    add_command,
-    add_corpus,
-    add_store,
-    settings_from_args,
-)
+from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread
 
 
 def add_edition_parser(commands: Any) -> None:
     """Add `edition`: the thread it is written up to."""
-    edition = add_command(
+    edition = add_agent_command(
         commands, "edition", help="write the reader's edition up to a thread (each entry rewritten)"
     )
-    add_corpus(edition)
-    add_store(edition, site=True, dagster=True)
-    add_agent(edition)
     edition.add_argument(
         "--as-of-thread", required=True, help="thread id or key: the edition up to its end"
     )

@@ -6,18 +6,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from terrarium_dagster.cli.arguments import add_command, add_store, settings_from_args
+from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK
 
 
 def add_recover_parser(commands: Any) -> None:
     """Add `recover`: the new store."""
-    recover = add_command(
+    recover = add_store_command(
         commands,
         "recover",
         help="copy what is readable of a damaged store into a new one (the damaged one is kept)",
     )
-    add_store(recover)
     recover.add_argument("--out", type=Path, required=True, help="the new store (must not exist)")
 
 

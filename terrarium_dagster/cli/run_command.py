@@ -10,13 +10,7 @@ import threading
 import time
 from typing import Any
 
-from terrarium_dagster.cli.arguments import (
-    add_agent,
-    add_command,
-    add_corpus,
-    add_store,
-    settings_from_args,
-)
+from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, log
 from terrarium_dagster.cli.progress_display import NoteHandler, Progress
 from terrarium_dagster.errors import InputError, Interrupted
@@ -24,7 +18,7 @@ from terrarium_dagster.errors import InputError, Interrupted
 
 def add_run_parser(commands: Any) -> None:
     """Add `run`: the range of threads, a stop after N scenes, a rewind."""
-    run = add_command(
+    run = add_agent_command(
         commands,
         "run",
         help="annotate the threads in story order, curating each; the same command resumes",
@@ -32,9 +26,6 @@ def add_run_parser(commands: Any) -> None:
         "entries new and updated, completion tokens per second, model requests in flight "
         "(not offline: the offline backend answers at once) and the time left.",
     )
-    add_corpus(run)
-    add_store(run, site=True, dagster=True)
-    add_agent(run)
     run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
     run.add_argument(
         "--max-scenes",

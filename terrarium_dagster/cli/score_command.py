@@ -6,18 +6,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from terrarium_dagster.cli.arguments import add_command, add_store, settings_from_args
+from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK
 
 
 def add_score_parser(commands: Any) -> None:
     """Add `score`: the gold list."""
-    score = add_command(
+    score = add_store_command(
         commands,
         "score",
         help="measure a store against a gold list: recall, junk share, split entries",
     )
-    add_store(score)
     score.add_argument("--gold", type=Path, required=True, help="YAML `terms:` list")
     score.add_argument("--json", action="store_true", help="print JSON instead of text")
 

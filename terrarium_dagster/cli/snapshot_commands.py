@@ -12,6 +12,7 @@ from terrarium_dagster.cli.arguments import (
     add_command,
     add_corpus,
     add_store,
+    add_store_command,
     settings_from_args,
 )
 from terrarium_dagster.cli.common import EXIT_OK
@@ -20,10 +21,9 @@ from terrarium_dagster.errors import InputError
 
 def add_snapshot_parsers(subparsers: Any) -> None:
     """Add `snapshots` and `why` to the `terrarium` subparsers."""
-    snapshots = add_command(
+    snapshots = add_store_command(
         subparsers, "snapshots", help="list the context snapshots (checkpoints) of a store"
     )
-    add_store(snapshots)
     snapshots.add_argument("--thread", type=int, help="only this thread's snapshots (thread id)")
     snapshots.add_argument("--json", action="store_true", help="print JSON instead of text")
 

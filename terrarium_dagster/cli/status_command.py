@@ -6,14 +6,15 @@ import argparse
 import json
 from typing import Any
 
-from terrarium_dagster.cli.arguments import add_command, add_store, settings_from_args
+from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK
 
 
 def add_status_parser(commands: Any) -> None:
     """Add `status`: the store, text or JSON."""
-    status = add_command(commands, "status", help="show a store's threads, entries and tokens")
-    add_store(status)
+    status = add_store_command(
+        commands, "status", help="show a store's threads, entries and tokens"
+    )
     status.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
