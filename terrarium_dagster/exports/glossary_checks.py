@@ -7,7 +7,7 @@ dict (counts and the first offending items). "Live" means not deleted and not me
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from terrarium_dagster.exports.references import NameIndex, is_live, unresolved_references
@@ -29,6 +29,24 @@ class PostLookup(Protocol):
     def post(self, post_id: int) -> Any: ...
 
 
+def _verdict(
+    found: Sequence[Any],
+    describe: Callable[[Any], str],
+    *,
+    failed: str,
+    passed: str,
+    details: dict[str, Any],
+    separator: str = ", ",
+    shown: int = 5,
+) -> CheckResult:
+    """A check's result: failed when anything was `found`, its count and `failed` followed by
+    the first `shown` of them as `describe` names them; passed with `passed` otherwise."""
+    if not found:
+        return CheckResult(True, passed, details)
+    names = separator.join(describe(item) for item in found[:shown])
+    return CheckResult(False, f"{len(found)} {failed}: {names}", details)
+
+
 def check_sources(entries: Sequence[EntryView]) -> CheckResult:
     """Every live entry has at least one source post."""
     live = [e for e in entries if is_live(e)]
@@ -38,12 +56,13 @@ def check_sources(entries: Sequence[EntryView]) -> CheckResult:
         "without_source": len(missing),
         "entries": [{"id": e.id, "term": e.term, "status": e.status} for e in missing][:MAX_LISTED],
     }
-    if missing:
-        names = ", ".join(f"E{e.id} {e.term}" for e in missing[:5])
-        return CheckResult(
-            False, f"{len(missing)} live entries have no source post: {names}", details
-        )
-    return CheckResult(True, f"all {len(live)} live entries have a source post", details)
+    return _verdict(
+        missing,
+        lambda e: f"E{e.id} {e.term}",
+        failed="live entries have no source post",
+        passed=f"all {len(live)} live entries have a source post",
+        details=details,
+    )
 
 
 def check_unique_names(entries: Sequence[EntryView]) -> CheckResult:
@@ -67,15 +86,14 @@ def check_unique_names(entries: Sequence[EntryView]) -> CheckResult:
             for name, ids in list(clashes.items())[:MAX_LISTED]
         ],
     }
-    if clashes:
-        shown = "; ".join(
-            f"{name!r}: " + ", ".join(f"E{i}" for i in ids)
-            for name, ids in list(clashes.items())[:5]
-        )
-        return CheckResult(
-            False, f"{len(clashes)} names are shared by live entries: {shown}", details
-        )
-    return CheckResult(True, f"{len(owners)} normalized names, each on one live entry", details)
+    return _verdict(
+        list(clashes.items()),
+        lambda clash: f"{clash[0]!r}: " + ", ".join(f"E{i}" for i in clash[1]),
+        failed="names are shared by live entries",
+        passed=f"{len(owners)} normalized names, each on one live entry",
+        details=details,
+        separator="; ",
+    )
 
 
 def check_references(entries: Sequence[EntryView]) -> CheckResult:
@@ -94,12 +112,13 @@ def check_references(entries: Sequence[EntryView]) -> CheckResult:
             for item in missing[:MAX_LISTED]
         ],
     }
-    if missing:
-        shown = ", ".join(f"[[{item.target}]] on E{item.entry_id}" for item in missing[:5])
-        return CheckResult(
-            False, f"{len(missing)} references resolve to no entry: {shown}", details
-        )
-    return CheckResult(True, "every [[reference]] resolves to an entry", details)
+    return _verdict(
+        missing,
+        lambda item: f"[[{item.target}]] on E{item.entry_id}",
+        failed="references resolve to no entry",
+        passed="every [[reference]] resolves to an entry",
+        details=details,
+    )
 
 
 def check_provenance_posts(entries: Sequence[EntryView], corpus: PostLookup) -> CheckResult:
@@ -127,12 +146,13 @@ def check_provenance_posts(entries: Sequence[EntryView], corpus: PostLookup) -> 
         "bad_rows": len(problems),
         "rows": problems[:MAX_LISTED],
     }
-    if problems:
-        shown = ", ".join(f"E{p['entry_id']} {p['ref']} ({p['problem']})" for p in problems[:5])
-        return CheckResult(
-            False, f"{len(problems)} provenance rows point at no corpus post: {shown}", details
-        )
-    return CheckResult(True, f"all {rows} provenance rows point at corpus posts", details)
+    return _verdict(
+        problems,
+        lambda p: f"E{p['entry_id']} {p['ref']} ({p['problem']})",
+        failed="provenance rows point at no corpus post",
+        passed=f"all {rows} provenance rows point at corpus posts",
+        details=details,
+    )
 
 
 def check_sources_unchanged(changes: Sequence[SourceChange]) -> CheckResult:
@@ -152,18 +172,19 @@ def check_sources_unchanged(changes: Sequence[SourceChange]) -> CheckResult:
             for c in changes[:MAX_LISTED]
         ],
     }
-    if broken:
-        shown = "; ".join(describe_source_change(c) for c in broken[:3])
-        return CheckResult(
-            False,
-            f"{len(broken)} source posts changed so that their quotes no longer hold: {shown}",
-            details,
-        )
-    if changes:
+    if changes and not broken:
         return CheckResult(
             True, f"{len(changes)} source posts edited, every quote from them still holds", details
         )
-    return CheckResult(True, "every source post is as it was when cited", details)
+    return _verdict(
+        broken,
+        describe_source_change,
+        failed="source posts changed so that their quotes no longer hold",
+        passed="every source post is as it was when cited",
+        details=details,
+        separator="; ",
+        shown=3,
+    )
 
 
 def run_checks(
