@@ -455,5 +455,12 @@ class Aggregate:
     def transaction(self, *, deferred: bool = False) -> AbstractContextManager[None]:
         return self.store.transaction(deferred=deferred)
 
+    def stored(self, table: str, row_id: int) -> sqlite3.Row:
+        """The row of `table` whose id is `row_id`; StoreError when there is none."""
+        row = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (row_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no {table} {row_id} in the annotator store")
+        return row
+
     def reading(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.store.reading()

@@ -59,10 +59,7 @@ class History(Aggregate):
 
     @guarded
     def revision(self, revision_id: int) -> Revision:
-        row = self.conn.execute("SELECT * FROM revision WHERE id = ?", (revision_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no revision {revision_id} in the annotator store")
-        return revision_record(row)
+        return revision_record(self.stored("revision", revision_id))
 
     @guarded
     def last_revision_id(self) -> int:

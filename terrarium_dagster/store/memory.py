@@ -123,10 +123,7 @@ class AgentMemory(Aggregate):
 
     @guarded
     def checkpoint(self, snapshot_id: int) -> Checkpoint:
-        row = self.conn.execute("SELECT * FROM snapshot WHERE id = ?", (snapshot_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no snapshot {snapshot_id} in the annotator store")
-        return _checkpoint(row)
+        return _checkpoint(self.stored("snapshot", snapshot_id))
 
     @guarded
     def checkpoints(

@@ -169,14 +169,7 @@ class EntryQueries(Aggregate):
     def entries_touching(self, thread_id: int) -> list[Entry]:
         """Entries (as they are now, deleted ones included) with a revision made in that thread."""
         with self.reading():
-            ids = [
-                row[0]
-                for row in self.conn.execute(
-                    "SELECT DISTINCT entry_id FROM revision WHERE thread_id = ? "
-                    "AND entry_id IS NOT NULL ORDER BY entry_id",
-                    (thread_id,),
-                )
-            ]
+            ids = self.rows.revised("thread_id = ?", (thread_id,))
             found = self.rows.load_many(ids)
         return [found[entry_id] for entry_id in ids]
 

@@ -101,14 +101,7 @@ class Rollback(Aggregate):
         return revision_id
 
     def _rollback(self, actor: Actor, boundary: int, reason: str, detail: dict[str, Any]) -> int:
-        changed_ids = [
-            row[0]
-            for row in self.conn.execute(
-                "SELECT DISTINCT entry_id FROM revision WHERE id > ? AND entry_id IS NOT NULL "
-                "ORDER BY entry_id",
-                (boundary,),
-            )
-        ]
+        changed_ids = self.rows.revised("id > ?", (boundary,))
         group_id: int | None = None
         count = 0
         for entry_id in changed_ids:

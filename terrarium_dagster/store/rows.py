@@ -85,6 +85,16 @@ class EntryRows(Aggregate):
             raise EntryNotFoundError(f"no entry E{entry_id} in the glossary")
         return row
 
+    def revised(self, condition: str, params: Sequence[object]) -> list[int]:
+        """Ids of the entries with a revision where `condition` holds (SQL over the revision's
+        columns, with `params`), in id order."""
+        rows = self.conn.execute(
+            f"SELECT DISTINCT entry_id FROM revision WHERE {condition} "
+            "AND entry_id IS NOT NULL ORDER BY entry_id",
+            params,
+        )
+        return [row[0] for row in rows]
+
     def aliases(self, entry_ids: Iterable[int] | None) -> dict[int, list[str]]:
         """Live aliases per entry, in the order they were added (one query)."""
         if entry_ids is None:
