@@ -1,7 +1,7 @@
 """Exports of the glossary: JSON, YAML, a wiki (Markdown + HTML), lineage and the asset checks."""
 
 from terrarium_dagster.exports.build import FORMATS, Exporter, build_export
-from terrarium_dagster.exports.data import export_json, export_yaml
+from terrarium_dagster.exports.data import export_document
 from terrarium_dagster.exports.glossary_checks import CheckResult, run_checks
 from terrarium_dagster.exports.lineage import Lineage, lineage, render_lineage_text
 from terrarium_dagster.exports.wiki import WikiReport, export_wiki
@@ -13,9 +13,8 @@ __all__ = [
     "Lineage",
     "WikiReport",
     "build_export",
-    "export_json",
+    "export_document",
     "export_wiki",
-    "export_yaml",
     "lineage",
     "render_lineage_text",
     "run_checks",

@@ -30,8 +30,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.data import (
-    export_json,
-    export_yaml,
+    export_document,
     json_document_text,
     json_fragment,
     yaml_document_text,
@@ -266,10 +265,10 @@ class Exporter:
                 write_text_atomic(target, text)
                 counts = {"held": len(fragments), "left_out": size - len(fragments)}
             else:
-                writer = export_json if chosen[0] == "json" else export_yaml
-                writer(
+                export_document(
                     entries,
                     target,
+                    data_format="json" if chosen[0] == "json" else "yaml",
                     meta=meta,
                     url_for_post=self.url_for_post,
                     thread_titles=self.titles,

@@ -8,9 +8,9 @@ keeps the fragments of unchanged entries instead of dumping them again.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -67,45 +67,24 @@ def yaml_document_text(meta: Mapping[str, Any], fragments: Sequence[str]) -> str
     return yaml_text({"meta": meta}) + "entries:\n" + "".join(fragments)
 
 
-def export_json(
+def export_document(
     entries: Sequence[EntryView],
     path: str | Path,
     *,
+    data_format: Literal["json", "yaml"],
     meta: Mapping[str, Any],
     url_for_post: UrlForPost | None = None,
     thread_titles: Mapping[int, str] | None = None,
 ) -> Path:
-    """Write ``{"meta": ..., "entries": [...]}`` as indented UTF-8 JSON; returns the path."""
-    return _export(json_text, entries, path, meta, url_for_post, thread_titles)
-
-
-def export_yaml(
-    entries: Sequence[EntryView],
-    path: str | Path,
-    *,
-    meta: Mapping[str, Any],
-    url_for_post: UrlForPost | None = None,
-    thread_titles: Mapping[int, str] | None = None,
-) -> Path:
-    """Write the same document as `export_json`, as YAML (safe_load gives equal data)."""
-    return _export(yaml_text, entries, path, meta, url_for_post, thread_titles)
-
-
-def _export(
-    render: Callable[[Mapping[str, Any]], str],
-    entries: Sequence[EntryView],
-    path: str | Path,
-    meta: Mapping[str, Any],
-    url_for_post: UrlForPost | None,
-    thread_titles: Mapping[int, str] | None,
-) -> Path:
+    """Write ``{"meta": ..., "entries": [...]}`` as indented UTF-8 JSON or as YAML (safe_load
+    gives equal data); returns the path."""
     document = glossary_document(
         entries, meta=meta, url_for_post=url_for_post, thread_titles=thread_titles
     )
     target = Path(path)
     fragment, assemble = (
         (json_fragment, json_document_text)
-        if render is json_text
+        if data_format == "json"
         else (yaml_fragment, yaml_document_text)
     )
     records = document["entries"]
