@@ -28,6 +28,7 @@ from terrarium_dagster.store.integrity import (
     is_damage,
     refuse_not_a_store,
 )
+from terrarium_dagster.store.records import _filters
 from terrarium_dagster.store.schema import (
     MIGRATIONS,
     migrate,
@@ -461,6 +462,11 @@ class Aggregate:
         if row is None:
             raise StoreError(f"no {table} {row_id} in the annotator store")
         return row
+
+    def stored_rows(self, table: str, **columns: object) -> list[sqlite3.Row]:
+        """The rows of `table` whose `columns` hold the given values (None: any), in id order."""
+        where, params = _filters(**columns)
+        return self.conn.execute(f"SELECT * FROM {table}{where} ORDER BY id", params).fetchall()
 
     def reading(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.store.reading()

@@ -10,9 +10,6 @@ from terrarium_dagster.store.base import (
     guarded,
     now_iso,
 )
-from terrarium_dagster.store.records import (
-    _filters,
-)
 
 
 class CurationLog(Aggregate):
@@ -66,6 +63,5 @@ class CurationLog(Aggregate):
     def curator_decisions(
         self, *, thread_id: int | None = None, entry_id: int | None = None
     ) -> list[dict[str, Any]]:
-        where, params = _filters(thread_id=thread_id, entry_id=entry_id)
-        rows = self.conn.execute(f"SELECT * FROM curator_decision{where} ORDER BY id", params)
-        return [dict(row) for row in rows.fetchall()]
+        rows = self.stored_rows("curator_decision", thread_id=thread_id, entry_id=entry_id)
+        return [dict(row) for row in rows]

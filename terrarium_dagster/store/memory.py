@@ -72,9 +72,9 @@ class AgentMemory(Aggregate):
         self, *, thread_id: int | None = None, run_id: str | None = None
     ) -> list[dict[str, Any]]:
         """Compaction events, oldest first; ``entry_ids`` decoded to a list."""
-        where, params = _filters(thread_id=thread_id, run_id=run_id)
-        rows = self.conn.execute(f"SELECT * FROM compaction{where} ORDER BY id", params)
-        return decoded(rows.fetchall(), "entry_ids")
+        return decoded(
+            self.stored_rows("compaction", thread_id=thread_id, run_id=run_id), "entry_ids"
+        )
 
     # ---------------------------------------------------------------------------- context state
     @guarded
@@ -129,9 +129,8 @@ class AgentMemory(Aggregate):
     def checkpoints(
         self, thread_id: int | None = None, *, kind: str | None = None
     ) -> list[Checkpoint]:
-        where, params = _filters(thread_id=thread_id, kind=kind)
-        rows = self.conn.execute(f"SELECT * FROM snapshot{where} ORDER BY id", params)
-        return [_checkpoint(row) for row in rows.fetchall()]
+        rows = self.stored_rows("snapshot", thread_id=thread_id, kind=kind)
+        return [_checkpoint(row) for row in rows]
 
     @guarded
     def latest_checkpoint(
@@ -165,9 +164,7 @@ class AgentMemory(Aggregate):
     @guarded
     def summons(self, snapshot_id: int | None = None) -> list[dict[str, Any]]:
         """Logged summon exchanges, oldest first; ``exchange`` decoded."""
-        where, params = _filters(snapshot_id=snapshot_id)
-        rows = self.conn.execute(f"SELECT * FROM summon_log{where} ORDER BY id", params)
-        return decoded(rows.fetchall(), "exchange")
+        return decoded(self.stored_rows("summon_log", snapshot_id=snapshot_id), "exchange")
 
     @guarded
     def snapshot_headers(self, *, thread_id: int | None = None) -> list[SnapshotHeader]:

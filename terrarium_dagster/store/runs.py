@@ -282,9 +282,8 @@ class RunLog(Aggregate):
         thread_id: int | None = None,
         scene_id: str | None = None,
     ) -> list[AgentCallRecord]:
-        where, params = _filters(run_id=run_id, thread_id=thread_id, scene_id=scene_id)
-        rows = self.conn.execute(f"SELECT * FROM agent_call{where} ORDER BY id", params)
-        recorded = [_agent_call(row) for row in rows.fetchall()]
+        rows = self.stored_rows("agent_call", run_id=run_id, thread_id=thread_id, scene_id=scene_id)
+        recorded = [_agent_call(row) for row in rows]
         return recorded + self._unsettled(run_id=run_id, thread_id=thread_id, scene_id=scene_id)
 
     @guarded
