@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from terrarium_dagster.reports import TokenFigures
+from terrarium_dagster.store.inputs import positive_id
 
 DecisionKind = Literal["CONFIRM", "REJECT", "MERGE", "REVISE"]
 DECISION_KINDS: tuple[str, ...] = ("CONFIRM", "REJECT", "MERGE", "REVISE")
@@ -25,16 +26,11 @@ _ENTRY_REF = re.compile(r"^\s*\[?\s*[Ee]?\s*(\d+)\s*\]?\s*$")
 
 def parse_entry_ref(value: object) -> int:
     """An entry id as the model may write it: ``12``, ``"12"``, ``"E12"``, ``"[E12]"``."""
-    if isinstance(value, bool):
+    entry_id = positive_id(value, _ENTRY_REF.match)
+    if entry_id is not None:
+        return entry_id
+    if isinstance(value, int):  # a bool or a number below 1
         raise ValueError(f"not an entry id: {value!r}")
-    if isinstance(value, int):
-        if value <= 0:
-            raise ValueError(f"not an entry id: {value!r}")
-        return value
-    if isinstance(value, str):
-        match = _ENTRY_REF.match(value)
-        if match and int(match.group(1)) > 0:
-            return int(match.group(1))
     raise ValueError(f"not an entry id: {value!r} (write it as E12 or 12)")
 
 

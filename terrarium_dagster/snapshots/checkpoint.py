@@ -39,6 +39,7 @@ from terrarium_dagster.context.state import ContextState
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
 from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.annotator import Actor, GlossaryStore, parse_entry_id
+from terrarium_dagster.store.inputs import positive_id
 from terrarium_dagster.store.models import (
     CHECKPOINT_KINDS,
     Checkpoint,
@@ -126,13 +127,9 @@ class SnapshotChoice(BaseModel):
 # ------------------------------------------------------------------------------------ helpers
 def parse_snapshot_id(value: object) -> int:
     """A snapshot id from an int, ``"12"``, ``"#12"`` or ``"S12"``; InputError otherwise."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value > 0:
-            return value
-    elif isinstance(value, str):
-        match = _SNAPSHOT_REF.match(value)
-        if match and int(match.group(1)) > 0:
-            return int(match.group(1))
+    snapshot_id = positive_id(value, _SNAPSHOT_REF.match)
+    if snapshot_id is not None:
+        return snapshot_id
     raise InputError(f"{value!r} is not a snapshot id (expected a positive integer)")
 
 

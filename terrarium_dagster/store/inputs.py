@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -42,16 +42,24 @@ class Actor:
             raise InputError(f"actor kind {self.kind!r} is not one of {', '.join(ACTOR_KINDS)}")
 
 
+def positive_id(value: object, match: Callable[[str], re.Match[str] | None]) -> int | None:
+    """A positive id: an int, or a string `match` reads with the number as its first group;
+    None for anything else (a bool is no id)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value > 0 else None
+    if isinstance(value, str):
+        found = match(value)
+        if found and int(found.group(1)) > 0:
+            return int(found.group(1))
+    return None
+
+
 def parse_entry_id(value: object) -> int:
     """The one reading of an entry id, for the store, the tools and the command line:
     ``12``, ``"12"``, ``"E12"``, ``"e12"``, ``" [E12] "`` -> 12. InputError otherwise."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value > 0:
-            return value
-    elif isinstance(value, str):
-        match = _ENTRY_REF.fullmatch(value)
-        if match and int(match.group(1)) > 0:
-            return int(match.group(1))
+    entry_id = positive_id(value, _ENTRY_REF.fullmatch)
+    if entry_id is not None:
+        return entry_id
     shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
     raise InputError(f"{shown} is not an entry id (a positive number or E<number>, like E12)")
 
