@@ -239,3 +239,50 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
     assert report["split_examples"] == ["Ismay Rook: 2 entries"]
     # "Old" is part of a name, not a title: "Old Lady" is not "Lady Vane"
     assert (report["found"], report["missed"]) == (2, ["Lady Vane"]), report
+
+
+@pytest.mark.parametrize(
+    ("term", "older"),
+    [
+        ("Cap'n Smollett", "Captain Smollett"),  # one title spelled as spoken
+        ("Alexander Smollett", "Captain Smollett"),  # the full name of a title and surname
+        ("John Trelawney", "Squire Trelawney"),
+        ("Master Billy Bones", "Billy Bones"),  # a title before a known full name
+        ("Captain John Carter", "John Carter"),
+        ("Mizzenmast Hill", "Mizzen-mast Hill"),  # forms of one idea
+        ("Holy Thern", "Holy Therns"),
+        ("Swine-man", "Swine Men"),
+        ("Valley of Dor", "Valley Dor"),
+        ("Tars Tarkas of Thark", "Tars Tarkas"),  # "X of Y" beside the name X
+        ("Lost Sea", "Lost Sea of Korus"),
+        ("Korus", "Lost Sea of Korus"),  # the name of a place of the land
+        ("Tharkian", "Thark"),  # a people of a place
+        ("Zodangans", "Zodanga"),
+    ],
+)
+def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
+    (decision,) = offline_curate([_view(20, term, similar=(_known(3, older),))])
+    assert (decision["decision"], decision.get("target_entry_id")) == ("MERGE", "E3"), decision
+
+
+@pytest.mark.parametrize(
+    ("term", "older"),
+    [
+        ("Issus", "Temple of Issus"),  # a building's "of" names someone else
+        ("Dusar", "Prince of Dusar"),
+        ("Jeddak of Helium", "Jeddak of Thark"),
+        ("Tom Morgan", "Dick Morgan"),
+        ("Captain Smollett", "Captain Flint"),
+    ],
+)
+def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:
+    decisions = offline_curate([_view(20, term, similar=(_known(3, older),))])
+    assert all(d["decision"] != "MERGE" for d in decisions), decisions
+
+
+def test_a_familiar_peoples_plural_mentioned_in_passing_is_rejected() -> None:
+    """The plural's own singular is no other name: "Spaniards" (alias "Spaniard") is a familiar
+    word mentioned in passing, as "Spaniard" alone would be."""
+    view = _view(20, "Spaniards", sources=1, aliases=("Spaniard",))
+    (decision,) = offline_curate([view])
+    assert decision["decision"] == "REJECT", decision

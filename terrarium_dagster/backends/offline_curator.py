@@ -13,7 +13,13 @@ from typing import Any
 
 from terrarium_dagster.backends.chat_request import ENTRY_REF, entry_number
 from terrarium_dagster.backends.describe import COMPANY, KIND_LEADS, UNKNOWN_LEADS, parse_definition
-from terrarium_dagster.backends.name_forms import name_owner, person_like, pet_name_of, word_of
+from terrarium_dagster.backends.name_forms import (
+    idea_form,
+    name_owner,
+    person_like,
+    pet_name_of,
+    word_of,
+)
 from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_entries
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.store.normalize import normalize_term
@@ -193,8 +199,14 @@ def passing_reason(view: CurateEntryView) -> str | None:
     fact for a phrase of everyday words, whose kind the describer may only have guessed)."""
     if not 0 < view.source_count < ROLE_SOURCES or view.term == view.term.lower():
         return None
-    if view.aliases or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
-        return None
+    own = idea_form(normalize_term(view.term))
+    other_names = [
+        alias
+        for alias in view.aliases
+        if idea_form(normalize_term(alias)) != own or frequency(alias) < FAMILIAR_ZIPF
+    ]
+    if other_names or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
+        return None  # (a familiar word's plural is no other name: "Spaniards", "Spaniard")
     words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
     if not words:
         return None

@@ -38,6 +38,9 @@ ENGLISH_ZIPF = 2.5
 # A lowercase word is held to a lower bar: coinages are written in lowercase and are rare or
 # unknown to wordfreq ("sakked", "thoat", "wending" 1.7); "topmost" (2.45) is English.
 LOWERCASE_ENGLISH_ZIPF = 2.0
+# A word at least this frequent is one the language knows, however rare ("capstan", "mizzen",
+# "puncheon"); a story's own words are rarer or unknown ("thoat", "farthen").
+KNOWN_WORD_ZIPF = 1.0
 # Hyphenated descriptions, not names: "paint-streaked", "panic-stricken", "vise-like",
 # "semi-barbaric", "one-quarter", "olive-green", "long-extinct".
 _DESCRIPTIVE_ENDINGS = (
@@ -1037,11 +1040,25 @@ def _propose_lowercase(tokens: list[_Token], propose: _Propose) -> None:
         if "-" in term or "'" in term or "’" in term:
             if is_descriptive_compound(term):
                 continue
-            score = (0.5 if _token_is_common(term) else 1.0) + 0.5 * (count - 1)
+            score = (0.5 if _is_english_compound(term) else 1.0) + 0.5 * (count - 1)
             propose(term, KIND_COMPOUND, score, start, variants)
         elif len(term) >= 5 and not is_english_lowercase(term):
             score = 0.35 * count + (0.3 if _is_compound_of_common(term) else 0.0)
             propose(term, KIND_WORD, score, start, variants)
+
+
+def _is_english_compound(term: str) -> bool:
+    """A hyphenated word made of English words ("pistol-shot", "biscuit-tin", "tithe-jar"):
+    proposed only when a scene names it twice, as a story names its own compounds; one
+    mention is a passing everyday compound ("capstan-bar": every part a word the language
+    knows, `KNOWN_WORD_ZIPF`). A part English does not know ("thoat-rider", "chuck-farthen") or
+    a thing named by what it does ("fighting-machine") is proposed at once."""
+    parts = [part for part in re.split(r"['’\-]", term) if part]
+    if _token_is_common(term):
+        return True
+    if len(parts) == 2 and parts[0].endswith("ing"):
+        return False
+    return all(len(part) > 2 and frequency(part) >= KNOWN_WORD_ZIPF for part in parts)
 
 
 def _propose_quoted(masked: str, propose: _Propose) -> None:
