@@ -544,10 +544,17 @@ def mask_markup(text: str) -> str:
 
 
 def _at_sentence_start(text: str, position: int) -> bool:
+    """Does the word at `position` open a sentence: after a sentence's end, a line's start, or
+    an opening quote (speech opens a sentence: "For Helium!", “Where's Black Dog?”)?"""
     index = position - 1
     while index >= 0 and text[index] in _SKIP_BACK:
+        if text[index] in _OPENING_QUOTES and (index == 0 or not text[index - 1].isalnum()):
+            return True
         index -= 1
     return index < 0 or text[index] == "\n" or text[index] in _SENTENCE_END
+
+
+_OPENING_QUOTES = frozenset('"“‘')
 
 
 @lru_cache(maxsize=4096)
@@ -1097,9 +1104,12 @@ _SPEECH_WORDS = frozenset((
 
 def _is_quoted_speech(phrase: str, words: list[str]) -> bool:
     """A quoted lowercase phrase that is speech or a description ("you hold the basin",
-    "creeping painfully"), not a coinage ("the man on the stair", "lightless debt")."""
-    if len(words) < 2 or phrase != phrase.lower():
+    "creeping painfully"), or a quoted clause about a name ("Billy Bones his fancy", "Keth'ra
+    will come"), not a coinage ("the man on the stair", "lightless debt")."""
+    if len(words) < 2:
         return False
+    if phrase != phrase.lower():  # a name in a quoted clause: "Billy Bones his fancy"
+        return any(word in _SPEECH_WORDS for word in words if word == word.lower())
     lowered = [word.casefold() for word in words]
     if any(word in _SPEECH_WORDS for word in lowered):
         return True
