@@ -16,13 +16,23 @@ from tests.support.cli import run_args
 GOLD = Path(__file__).resolve().parents[1] / "terrarium_dagster/corpus/sample/gold.yaml"
 
 
-@pytest.mark.parametrize("term", ["cried", "hairy", "to-day", "Broadway", "Kentucky", "fore-arm"])
+@pytest.mark.parametrize(
+    "term",
+    [
+        *("cried", "hairy", "to-day", "Broadway", "Kentucky", "fore-arm"),
+        *("brushwood", "hatchway", "armlet", "incontinently"),  # rare, but made of English words
+    ],
+)
 def test_ordinary_words_and_plain_real_world_names_are_ordinary(term: str) -> None:
     assert is_ordinary(term), term
 
 
 @pytest.mark.parametrize(
-    "term", ["Helium", "Dusar", "Barsoom", "Greywash", "heart-lamp", "Quiet Choir", "Thark"]
+    "term",
+    [
+        *("Helium", "Dusar", "Barsoom", "Greywash", "heart-lamp", "Quiet Choir", "Thark"),
+        *("flamesight", "tellingfire", "wending", "thern"),  # unknown to English, or no compound
+    ],
 )
 def test_coinages_and_story_names_are_not(term: str) -> None:
     assert ordinary_reason(term) is None, term
