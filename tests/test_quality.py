@@ -262,6 +262,8 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Mizzenmast Hill", "Mizzen-mast Hill"),  # forms of one idea
         ("Holy Thern", "Holy Therns"),
         ("Swine-man", "Swine Men"),
+        ("Beast Folk", "Beast Men"),  # a people named as a whole or by its members
+        ("Sea People", "Sea Folk"),
         ("Valley of Dor", "Valley Dor"),
         ("Tars Tarkas of Thark", "Tars Tarkas"),  # "X of Y" beside the name X
         ("Lost Sea", "Lost Sea of Korus"),

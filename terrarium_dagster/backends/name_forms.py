@@ -221,12 +221,18 @@ def _untitled(key: str) -> tuple[tuple[str, ...], str]:
 
 def idea_form(key: str) -> str:
     """The key under which two normalized names are forms of one idea: `form_key` without the
-    "of" and "the" that join its words, "-men" read as "-man" ("Valley of Dor" and "Valley Dor",
+    "of" and "the" that join its words, "-men" read as "-man", and a people's "Men", "Folk" and
+    "People" as one ("Valley of Dor" and "Valley Dor", "Beast Men" and "Beast Folk",
     "Holy Therns" and "Holy Thern", "Swine Men" and "Swine-man", "Mizzenmast Hill" and
     "Mizzen-mast Hill")."""
     words = [word for word in key.split() if word not in ("of", "the")]
     words = [w[:-3] + "man" if w.endswith("men") else w for w in words]
+    if len(words) > 1 and words[-1] in _PEOPLE_WORDS:
+        words[-1] = "folk"  # a people named by its members or as a whole: "Beast Men", "Beast Folk"
     return form_key(" ".join(words)) if words else ""
+
+
+_PEOPLE_WORDS = frozenset(("folk", "folks", "people", "peoples", "man"))
 
 
 def _same_form(key: str, other: str) -> bool:
