@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from terrarium_dagster.backends.chat_request import ENTRY_REF, entry_number
@@ -22,6 +22,7 @@ from terrarium_dagster.backends.name_forms import (
 )
 from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_entries
 from terrarium_dagster.backends.wire import content_text
+from terrarium_dagster.curation.review_prompt import NAMED_AGAIN
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
 from terrarium_dagster.terms.candidates import (
@@ -51,6 +52,7 @@ class CurateEntryView:
     qm_evidence_mentions: int = 0
     similar: tuple[KnownEntry, ...] = ()
     evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
+    named_again: int = 0  # a rejected entry's posts naming it in this thread
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -87,6 +89,14 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 body = line.split(":", 1)[1] if ":" in line else ""
                 if any(find_term(body, name) for name in base.names):
                     qm_mentions += 1
+        again = next(
+            (
+                re.match(r"(\d+)", line.split(NAMED_AGAIN, 1)[1].strip())
+                for line in lines
+                if NAMED_AGAIN in line
+            ),
+            None,
+        )
         similar = tuple(
             entry
             for line in lines
@@ -105,6 +115,7 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 qm_mentions,
                 similar,
                 tuple(evidence),
+                int(again.group(1)) if again else 0,
             )
         )
     return views
@@ -131,22 +142,21 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       capitalised word the evidence never capitalises mid-sentence and also writes in lowercase
       (`word_reason`: "Sak!" beside "sak").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
+    - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
+      posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
+      it out (it stays rejected).
     """
     decisions: list[dict[str, Any]] = []
     reviewed = {view.entry_id: view for view in entries}
     merged_away: set[int] = set()
     for view in entries:
-        key = normalize_term(view.term)
         ref = f"E{view.entry_id}"
-        ordinary = ordinary_reason(view.term)
-        if key in NOT_NAMES or (
-            " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
-        ):
-            ordinary = ordinary or f"'{view.term}' is an English word"
-        if is_demonym_of_real_place(view.term):
-            ordinary = ordinary or f"'{view.term}' names the people of a real place"
-        if is_descriptive_compound(view.term):
-            ordinary = ordinary or f"'{view.term}' is a description, not a name"
+        if view.status == "rejected":
+            restored = restore_reason(view, reviewed)
+            if restored:
+                decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": restored})
+            continue
+        ordinary = _ordinary(view)
         if ordinary:
             reason = f"{ordinary}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
@@ -182,6 +192,28 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             )
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
     return _follow_merges(_absorb_first_names(decisions, entries))
+
+
+def restore_reason(view: CurateEntryView, reviewed: Mapping[int, CurateEntryView]) -> str | None:
+    """Why a rejected entry named again in this thread is the story's own after all, or None
+    (it stays rejected): with the posts naming it now, the story mentions it in `ROLE_SOURCES`
+    posts or more, so it is no longer a name met in passing ("John Silver", "Heat-Ray"). Never
+    an ordinary word or description, a word the new posts write in lowercase, nor a name
+    another live entry holds."""
+    if view.named_again <= 0 or _ordinary(view):
+        return None
+    total = view.source_count + view.named_again
+    if total < ROLE_SOURCES:
+        return None
+    again = replace(view, source_count=total)
+    if passing_reason(again) or word_reason(again):
+        return None
+    if _merge_target(again, {}, set())[0] is not None or _a_title(view):
+        return None
+    return (
+        f"'{view.term}' is named again in {view.named_again} posts of this thread "
+        f"({total} in all): the story's own, not a name in passing; restored."
+    )
 
 
 # A single capitalised word this frequent in English is a familiar word or a real-world name
@@ -226,6 +258,31 @@ def passing_reason(view: CurateEntryView) -> str | None:
         f"'{view.term}' is a familiar word or real-world name (word frequency {zipf:.1f} on the "
         f"Zipf scale) that the story mentions in passing ({view.source_count} post(s), no role)"
     )
+
+
+def _a_title(view: CurateEntryView) -> bool:
+    """Whether a one-word familiar term is a title or role the evidence writes after "the" at
+    least as often as not ("the Provost", "the Doctor"): a word for someone, not a name."""
+    if " " in view.term or frequency(view.term) < FAMILIAR_ZIPF:
+        return False
+    pattern = re.compile(rf"(?<![\w'’-])(the\s+)?{re.escape(view.term)}(?!\w)", re.I)
+    found = [match for text in view.evidence for match in pattern.finditer(text)]
+    return bool(found) and 2 * sum(bool(match.group(1)) for match in found) >= len(found)
+
+
+def _ordinary(view: CurateEntryView) -> str | None:
+    """Why the term is ordinary vocabulary, a people of a real place or a description, or None."""
+    key = normalize_term(view.term)
+    ordinary = ordinary_reason(view.term)
+    if key in NOT_NAMES or (
+        " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
+    ):
+        ordinary = ordinary or f"'{view.term}' is an English word"
+    if is_demonym_of_real_place(view.term):
+        ordinary = ordinary or f"'{view.term}' names the people of a real place"
+    if is_descriptive_compound(view.term):
+        ordinary = ordinary or f"'{view.term}' is a description, not a name"
+    return ordinary
 
 
 def word_reason(view: CurateEntryView) -> str | None:
@@ -309,6 +366,7 @@ def _absorb_first_names(
                 if (
                     ref == target
                     or other.entry_id == view.entry_id
+                    or other.status == "rejected"
                     or normalize_term(other.term) not in ends
                     or (other_decision and other_decision["decision"] in ("MERGE", "REJECT"))
                 ):

@@ -2,7 +2,10 @@
 
 `curate_thread` gathers the tentative entries (first seen in the thread first, then those still
 tentative from earlier threads, up to a cap), shows each with the posts around its first
-appearance, its sources and similar entries (`curation.review_prompt` lays the message out),
+appearance, its sources and similar entries (`curation.review_prompt` lays the message out), and
+each rejected entry that posts of the thread name again (`NAMED_AGAIN_POSTS`) with those posts
+(a name first met in passing may be one the story goes on to use: CONFIRM restores it, no answer
+keeps it rejected, with no decision row),
 asks the model through the engine's ``chat`` callable, and applies the valid decisions in ONE store
 transaction:
 
@@ -54,6 +57,7 @@ from terrarium_dagster.curation.review_prompt import (
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry
+from terrarium_dagster.terms.candidates import find_term
 
 __all__ = [
     "KEPT_TENTATIVE",
@@ -82,6 +86,10 @@ DEFAULT_MESSAGE_TOKENS = 6000
 DEFAULT_MAX_ENTRIES = 60
 EVIDENCE_RADIUS = 3
 SIMILAR_LIMIT = 3
+#: A rejected entry comes up for review again when this many posts of a later thread name it
+#: (a name first met in passing that the story goes on using), at most `MAX_NAMED_AGAIN` a thread.
+NAMED_AGAIN_POSTS = 2
+MAX_NAMED_AGAIN = 12
 _CACHED_THREADS = 4
 
 
@@ -248,7 +256,60 @@ def gather_items(
                 new_in_thread=entry.first_seen_thread == thread_id or entry.id in touched,
             )
         )
+    room = min(MAX_NAMED_AGAIN, max_entries - len(items))
+    for entry, naming in _named_again(store, corpus, thread_id, positions)[: max(room, 0)]:
+        items.append(
+            CurationItem(
+                entry=entry,
+                provenance=store.provenance.for_entry(entry.id),
+                evidence=[
+                    EvidencePost(
+                        post_id=post.id,
+                        thread_id=post.thread_id,
+                        label=_label(post),
+                        text=post.text,
+                        first=index == 0,
+                    )
+                    for index, post in enumerate(naming[: 2 * evidence_radius + 1])
+                ],
+                similar=_similar(store, entry, similar_limit),
+                new_in_thread=False,
+                named_again=tuple(post.id for post in naming),
+            )
+        )
     return ReviewSelection(items, deferred, sorted(unchanged))
+
+
+def _named_again(
+    store: GlossaryStore, corpus: Corpus, thread_id: int, positions: dict[int, int]
+) -> list[tuple[Entry, list[Post]]]:
+    """Rejected entries (first seen in an earlier thread) that at least `NAMED_AGAIN_POSTS`
+    posts of this thread name, with those posts: most named first, then oldest. A name the
+    curator rejected as mentioned in passing may be one the story goes on to use; the curator
+    sees it again with the new posts and may CONFIRM it (restore it) or leave it rejected."""
+    current = positions.get(thread_id)
+    rejected = [
+        entry
+        for entry in store.glossary.entries(statuses=["rejected"])
+        if not entry.deleted
+        and entry.merged_into is None
+        and current is not None
+        and positions.get(entry.first_seen_thread or thread_id, current) < current
+    ]
+    if not rejected:
+        return []
+    try:
+        thread_posts = list(corpus.posts(thread_id))
+    except InputError:
+        return []
+    found: list[tuple[Entry, list[Post]]] = []
+    for entry in rejected:
+        names = (entry.term, *entry.aliases)
+        naming = [post for post in thread_posts if any(find_term(post.text, n) for n in names)]
+        if len(naming) >= NAMED_AGAIN_POSTS:
+            found.append((entry, naming))
+    found.sort(key=lambda pair: (-len(pair[1]), pair[0].id))
+    return found
 
 
 # -- the model's answer --------------------------------------------------------------------------
@@ -551,6 +612,7 @@ def curate_thread(
     else:
         prefix = []
     heading = ThreadHeading(thread.id, thread.title)
+    named_again = {item.entry.id for item in selection.items if item.named_again}
     decisions: dict[int, CurateDecision] = {}
     malformed: set[int] = set()
     per_batch = max(1, answer_tokens // TOKENS_PER_DECISION) if answer_tokens else None
@@ -583,6 +645,8 @@ def curate_thread(
         for entry_id in report.reviewed:
             if entry_id in applied or entry_id in malformed or entry_id in decisions:
                 continue
+            if entry_id in named_again:  # still rejected: it comes up when named again
+                continue
             store.curation.log_curator_decision(
                 actor.run_id,
                 thread_id,
@@ -592,5 +656,7 @@ def curate_thread(
                 "left tentative: the curator's answer did not decide it",
                 None,
             )
-    report.left_tentative = [i for i in report.reviewed if i not in applied] + selection.deferred
+    report.left_tentative = [
+        i for i in report.reviewed if i not in applied and i not in named_again
+    ] + selection.deferred
     return report
