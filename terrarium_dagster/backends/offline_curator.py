@@ -148,13 +148,23 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     """
     decisions: list[dict[str, Any]] = []
     reviewed = {view.entry_id: view for view in entries}
+    restored = {
+        view.entry_id: reason
+        for view in entries
+        if view.status == "rejected" and (reason := restore_reason(view))
+    }
+    # a restored entry is live to the merges of this answer ("Tobiah Leck" into a restored "Leck")
+    reviewed = {
+        entry_id: replace(view, status="confirmed") if entry_id in restored else view
+        for entry_id, view in reviewed.items()
+    }
     merged_away: set[int] = set()
     for view in entries:
         ref = f"E{view.entry_id}"
         if view.status == "rejected":
-            restored = restore_reason(view, reviewed)
-            if restored:
-                decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": restored})
+            if view.entry_id in restored:
+                reason = restored[view.entry_id]
+                decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
             continue
         ordinary = _ordinary(view)
         if ordinary:
@@ -194,7 +204,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     return _follow_merges(_absorb_first_names(decisions, entries))
 
 
-def restore_reason(view: CurateEntryView, reviewed: Mapping[int, CurateEntryView]) -> str | None:
+def restore_reason(view: CurateEntryView) -> str | None:
     """Why a rejected entry named again in this thread is the story's own after all, or None
     (it stays rejected): with the posts naming it now, the story mentions it in `ROLE_SOURCES`
     posts or more, so it is no longer a name met in passing ("John Silver", "Heat-Ray"). Never
@@ -222,6 +232,11 @@ def restore_reason(view: CurateEntryView, reviewed: Mapping[int, CurateEntryView
 FAMILIAR_ZIPF = 2.8
 FAMILIAR_PHRASE_ZIPF = 4.5
 ROLE_SOURCES = 3  # posts that must mention a familiar name before it has a role of its own
+# A single word English knows at all (a real place, person, people or thing: "Burslem",
+# "Nebuchadnezzar", "Schiaparelli", "Malabar"; not a coinage: wordfreq has never seen "Weena"'s
+# like this often) that one post names, with no role, is a name met in passing too. A story's
+# own name it goes on using comes back when a later thread names it again (`restore_reason`).
+KNOWN_ZIPF = 1.0
 
 
 def passing_reason(view: CurateEntryView) -> str | None:
@@ -246,7 +261,7 @@ def passing_reason(view: CurateEntryView) -> str | None:
         word = words[0]
         singular = word[:-1] if word.endswith("s") and len(word) > 4 else word
         zipf = max(frequency(word), frequency(singular))
-        if zipf < FAMILIAR_ZIPF:
+        if zipf < (FAMILIAR_ZIPF if view.source_count > 1 else KNOWN_ZIPF):
             return None
     else:
         zipf = min(frequency(word) for word in words)
