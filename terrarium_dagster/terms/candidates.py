@@ -72,7 +72,8 @@ _DESCRIPTIVE_LAST = frozenset((
     "drawn",
     "known", "sown", "fed", "lit", "spun", "proof", "free", "tight", "deep", "high", "wide",
     "long", "old", "odd", "fold", "laden", "shaven", "wrought", "strewn", "begotten", "hewn",
-    "woven", "ridden", "struck", "swept", "spread",
+    "woven", "ridden", "struck", "swept", "spread", "built", "shrunken", "forsaken", "up", "down",
+    "off",
 ))  # fmt: skip
 # Ordinals and "latter" open a description ("nineteenth-century", "latter-day").
 _ORDINAL_PREFIXES = frozenset((
@@ -981,13 +982,18 @@ def is_demonym_of_real_place(term: str) -> bool:
 def is_descriptive_compound(term: str) -> bool:
     """A hyphenated description rather than a name: "paint-streaked", "vise-like",
     "semi-barbaric", "one-quarter", "olive-green", "blossom-laden", "nineteenth-century",
-    "latter-day", "dining-hall" (not "ember-tithe", "heart-lamp")."""
+    "latter-day", "dining-hall", "hunched-up", and a name with a lowercase describing last part,
+    "Carlyle-like", "Heaven-forsaken" (not "ember-tithe", "heart-lamp", "Four-Dimensional")."""
     parts = [part.casefold() for part in re.split(r"[-‐‑]", term) if part]
     if len(parts) == 2 and len(parts[0]) == 1 and is_english_word(parts[1]):
         return True  # a letter's shape: "V-shaped", "T-square"
-    if len(parts) < 2 or term != term.lower():
+    if len(parts) < 2:
         return False
     first, last = parts[0], parts[-1]
+    if term != term.lower():
+        # a name made a description by a lowercase last part: "Carlyle-like", "Heaven-forsaken"
+        written_last = re.split(r"[-‐‑]", term)[-1]
+        return written_last == last and _describes(last)
     if first in _DESCRIPTIVE_PREFIXES or last in _COLOURS or first in _COLOURS:
         return True
     if first in _ORDINAL_PREFIXES or first.endswith("teenth"):
@@ -996,6 +1002,11 @@ def is_descriptive_compound(term: str) -> bool:
         return True  # "south-south-east"
     if first.endswith("ing") and last in _ROOMS_AND_TOOLS and is_english_word(first):
         return True  # a room or tool named by its use: "dining-hall", "hiding-place"
+    return _describes(last)
+
+
+def _describes(last: str) -> bool:
+    """Whether a compound's last part makes it a description ("-streaked", "-like", "-up")."""
     if last in _DESCRIPTIVE_LAST:
         return True
     return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
