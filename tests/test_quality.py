@@ -298,3 +298,33 @@ def test_a_familiar_peoples_plural_mentioned_in_passing_is_rejected() -> None:
     view = _view(20, "Spaniards", sources=1, aliases=("Spaniard",))
     (decision,) = offline_curate([view])
     assert decision["decision"] == "REJECT", decision
+
+
+def test_a_word_english_knows_named_in_one_post_is_a_name_in_passing() -> None:
+    """ "Burslem" (Zipf 1.8), named in one post with nothing said of it, is rejected; named in two
+    posts, or a word English has never seen ("Bayna"), it stays."""
+    once = offline_curate([_view(7, "Burslem", sources=1), _view(8, "Bayna", sources=1)])
+    assert [d["decision"] for d in once] == ["REJECT"] and once[0]["entry_id"] == "E7", once
+    (twice,) = offline_curate([_view(7, "Burslem", sources=2)])
+    assert twice["decision"] == "CONFIRM", twice
+
+
+def test_a_rejected_name_named_again_is_restored_unless_it_is_still_passing_or_a_title() -> None:
+    """A rejected entry shown again with the posts that name it: CONFIRM (restore) when, with
+    them, three posts name it; no decision (still rejected) when fewer do, or for a familiar word
+    the evidence writes after "the" (a title, "the Provost")."""
+    silver = _view(
+        4, "John Silver", sources=1, status="rejected", named_again=2, evidence=("John Silver",)
+    )
+    rare = _view(5, "Old Bailey", sources=1, status="rejected", named_again=1)
+    provost = _view(
+        6,
+        "Provost",
+        sources=1,
+        status="rejected",
+        named_again=3,
+        evidence=("by the Provost's order", "the Provost came", "Every Provost since"),
+    )
+    decisions = offline_curate([silver, rare, provost])
+    assert [(d["entry_id"], d["decision"]) for d in decisions] == [("E4", "CONFIRM")], decisions
+    assert "named again" in decisions[0]["reasoning"]
