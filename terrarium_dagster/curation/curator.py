@@ -32,6 +32,7 @@ returns a `ChatResult` or a ``(content, usage)`` pair.
 from __future__ import annotations
 
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -302,10 +303,19 @@ def _named_again(
         thread_posts = list(corpus.posts(thread_id))
     except InputError:
         return []
+    lowered = [post.text.casefold() for post in thread_posts]
     found: list[tuple[Entry, list[Post]]] = []
     for entry in rejected:
-        names = (entry.term, *entry.aliases)
-        naming = [post for post in thread_posts if any(find_term(post.text, n) for n in names)]
+        # a name's longest word must be in a post's text before the pattern is tried (cheap)
+        names = [
+            (name, max(re.findall(r"\w+", name.casefold()) or [""], key=len))
+            for name in (entry.term, *entry.aliases)
+        ]
+        naming = [
+            post
+            for post, text in zip(thread_posts, lowered, strict=True)
+            if any(word in text and find_term(post.text, name) for name, word in names)
+        ]
         if len(naming) >= NAMED_AGAIN_POSTS:
             found.append((entry, naming))
     found.sort(key=lambda pair: (-len(pair[1]), pair[0].id))
