@@ -328,3 +328,18 @@ def test_a_rejected_name_named_again_is_restored_unless_it_is_still_passing_or_a
     decisions = offline_curate([silver, rare, provost])
     assert [(d["entry_id"], d["decision"]) for d in decisions] == [("E4", "CONFIRM")], decisions
     assert "named again" in decisions[0]["reasoning"]
+
+
+def test_an_everyday_compound_named_in_passing_is_rejected_and_a_coined_one_kept() -> None:
+    """ "cabin-boy" (English parts, two posts, nothing said of it) is rejected; "thoat-rider" (a
+    part English does not know), "smoke-ledger" with a kind, and "tithe-jar" in three posts stay."""
+    decisions = offline_curate(
+        [
+            _view(7, "cabin-boy", definition="A term of the story."),
+            _view(8, "thoat-rider", definition="A term of the story."),
+            _view(9, "smoke-ledger", definition="An item."),
+            _view(10, "tithe-jar", sources=3, definition="A term of the story."),
+        ]
+    )
+    by_id = {decision["entry_id"]: decision["decision"] for decision in decisions}
+    assert by_id == {"E7": "REJECT", "E8": "CONFIRM", "E9": "CONFIRM", "E10": "CONFIRM"}, by_id

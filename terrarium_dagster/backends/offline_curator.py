@@ -244,8 +244,10 @@ def passing_reason(view: CurateEntryView) -> str | None:
     or None: rejected unless the story gives it a role (mentioned in `ROLE_SOURCES` posts, or a
     definition that says what it is in the story: a kind for one word, "Helium — a place"; a
     fact for a phrase of everyday words, whose kind the describer may only have guessed)."""
-    if not 0 < view.source_count < ROLE_SOURCES or view.term == view.term.lower():
+    if not 0 < view.source_count < ROLE_SOURCES:
         return None
+    if view.term == view.term.lower():
+        return _passing_compound(view)
     own = idea_form(normalize_term(view.term))
     other_names = [
         alias
@@ -298,6 +300,24 @@ def _ordinary(view: CurateEntryView) -> str | None:
     if is_descriptive_compound(view.term):
         ordinary = ordinary or f"'{view.term}' is a description, not a name"
     return ordinary
+
+
+def _passing_compound(view: CurateEntryView) -> str | None:
+    """Why a lowercase compound of words English knows ("cabin-boy", "stern-port", "hind-leg")
+    that fewer than `ROLE_SOURCES` posts name, with nothing said of it, is an everyday thing met
+    in passing, or None (a part English does not know, "thoat-rider", or a kind or fact in its
+    definition keeps it; a compound the story goes on using comes back by `restore_reason`)."""
+    parts = [part for part in re.split(r"[-‐‑\s]+", view.term) if part]
+    if len(parts) < 2 or "-" not in view.term:
+        return None
+    zipf = min(frequency(part) for part in parts)
+    if zipf < KNOWN_ZIPF or _has_role(view, kind_is_role=True):
+        return None
+    return (
+        f"'{view.term}' is a compound of English words (each of word frequency {zipf:.1f} or more"
+        f" on the Zipf scale) that the story mentions in passing ({view.source_count} post(s),"
+        " no role)"
+    )
 
 
 def word_reason(view: CurateEntryView) -> str | None:
