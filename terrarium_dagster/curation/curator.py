@@ -269,9 +269,8 @@ def gather_items(
                         thread_id=post.thread_id,
                         label=_label(post),
                         text=post.text,
-                        first=index == 0,
-                    )
-                    for index, post in enumerate(naming[: 2 * evidence_radius + 1])
+                    )  # the posts that name it again, none of them its first appearance
+                    for post in naming[: 2 * evidence_radius + 1]
                 ],
                 similar=_similar(store, entry, similar_limit),
                 new_in_thread=False,
