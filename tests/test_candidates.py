@@ -424,3 +424,15 @@ def test_quoted_speech_is_no_coinage() -> None:
     terms = {c.term for c in find_candidates(text, min_score=0.5)}
     assert not terms & {"you hold the basin", "creeping painfully"}, terms
     assert "true sea-dog" in terms, terms  # a quoted name for a man, no speech
+
+
+def test_speech_opens_a_sentence_and_a_quoted_clause_is_no_coinage() -> None:
+    """A word after an opening quote opens a sentence ("For Helium!", "Off Palm Key he got
+    itt"), and a quoted clause about a name is speech ("Billy Bones his fancy")."""
+    text = (
+        'I cried aloud, "For Helium!" And then: “Off Palm Key he got itt,” and “Billy Bones '
+        "his fancy”. Later Helium rose, and Palm Key, and Billy Bones."
+    )
+    terms = {candidate.term for candidate in find_candidates(text)}
+    assert {"Helium", "Palm Key", "Billy Bones"} <= terms, terms
+    assert not terms & {"For Helium", "Off Palm Key", "Billy Bones his fancy"}, terms

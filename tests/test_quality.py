@@ -16,13 +16,23 @@ from tests.support.cli import run_args
 GOLD = Path(__file__).resolve().parents[1] / "terrarium_dagster/corpus/sample/gold.yaml"
 
 
-@pytest.mark.parametrize("term", ["cried", "hairy", "to-day", "Broadway", "Kentucky", "fore-arm"])
+@pytest.mark.parametrize(
+    "term",
+    [
+        *("cried", "hairy", "to-day", "Broadway", "Kentucky", "fore-arm"),
+        *("brushwood", "hatchway", "armlet", "incontinently"),  # rare, but made of English words
+    ],
+)
 def test_ordinary_words_and_plain_real_world_names_are_ordinary(term: str) -> None:
     assert is_ordinary(term), term
 
 
 @pytest.mark.parametrize(
-    "term", ["Helium", "Dusar", "Barsoom", "Greywash", "heart-lamp", "Quiet Choir", "Thark"]
+    "term",
+    [
+        *("Helium", "Dusar", "Barsoom", "Greywash", "heart-lamp", "Quiet Choir", "Thark"),
+        *("flamesight", "tellingfire", "wending", "thern"),  # unknown to English, or no compound
+    ],
 )
 def test_coinages_and_story_names_are_not(term: str) -> None:
     assert ordinary_reason(term) is None, term
@@ -239,3 +249,97 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
     assert report["split_examples"] == ["Ismay Rook: 2 entries"]
     # "Old" is part of a name, not a title: "Old Lady" is not "Lady Vane"
     assert (report["found"], report["missed"]) == (2, ["Lady Vane"]), report
+
+
+@pytest.mark.parametrize(
+    ("term", "older"),
+    [
+        ("Cap'n Smollett", "Captain Smollett"),  # one title spelled as spoken
+        ("Alexander Smollett", "Captain Smollett"),  # the full name of a title and surname
+        ("John Trelawney", "Squire Trelawney"),
+        ("Master Billy Bones", "Billy Bones"),  # a title before a known full name
+        ("Captain John Carter", "John Carter"),
+        ("Mizzenmast Hill", "Mizzen-mast Hill"),  # forms of one idea
+        ("Holy Thern", "Holy Therns"),
+        ("Swine-man", "Swine Men"),
+        ("Beast Folk", "Beast Men"),  # a people named as a whole or by its members
+        ("Sea People", "Sea Folk"),
+        ("Valley of Dor", "Valley Dor"),
+        ("Tars Tarkas of Thark", "Tars Tarkas"),  # "X of Y" beside the name X
+        ("Lost Sea", "Lost Sea of Korus"),
+        ("Korus", "Lost Sea of Korus"),  # the name of a place of the land
+        ("Tharkian", "Thark"),  # a people of a place
+        ("Zodangans", "Zodanga"),
+    ],
+)
+def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
+    (decision,) = offline_curate([_view(20, term, similar=(_known(3, older),))])
+    assert (decision["decision"], decision.get("target_entry_id")) == ("MERGE", "E3"), decision
+
+
+@pytest.mark.parametrize(
+    ("term", "older"),
+    [
+        ("Issus", "Temple of Issus"),  # a building's "of" names someone else
+        ("Dusar", "Prince of Dusar"),
+        ("Jeddak of Helium", "Jeddak of Thark"),
+        ("Tom Morgan", "Dick Morgan"),
+        ("Captain Smollett", "Captain Flint"),
+    ],
+)
+def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:
+    decisions = offline_curate([_view(20, term, similar=(_known(3, older),))])
+    assert all(d["decision"] != "MERGE" for d in decisions), decisions
+
+
+def test_a_familiar_peoples_plural_mentioned_in_passing_is_rejected() -> None:
+    """The plural's own singular is no other name: "Spaniards" (alias "Spaniard") is a familiar
+    word mentioned in passing, as "Spaniard" alone would be."""
+    view = _view(20, "Spaniards", sources=1, aliases=("Spaniard",))
+    (decision,) = offline_curate([view])
+    assert decision["decision"] == "REJECT", decision
+
+
+def test_a_word_english_knows_named_in_one_post_is_a_name_in_passing() -> None:
+    """ "Burslem" (Zipf 1.8), named in one post with nothing said of it, is rejected; named in two
+    posts, or a word English has never seen ("Bayna"), it stays."""
+    once = offline_curate([_view(7, "Burslem", sources=1), _view(8, "Bayna", sources=1)])
+    assert [d["decision"] for d in once] == ["REJECT"] and once[0]["entry_id"] == "E7", once
+    (twice,) = offline_curate([_view(7, "Burslem", sources=2)])
+    assert twice["decision"] == "CONFIRM", twice
+
+
+def test_a_rejected_name_named_again_is_restored_unless_it_is_still_passing_or_a_title() -> None:
+    """A rejected entry shown again with the posts that name it: CONFIRM (restore) when, with
+    them, three posts name it; no decision (still rejected) when fewer do, or for a familiar word
+    the evidence writes after "the" (a title, "the Provost")."""
+    silver = _view(
+        4, "John Silver", sources=1, status="rejected", named_again=2, evidence=("John Silver",)
+    )
+    rare = _view(5, "Old Bailey", sources=1, status="rejected", named_again=1)
+    provost = _view(
+        6,
+        "Provost",
+        sources=1,
+        status="rejected",
+        named_again=3,
+        evidence=("by the Provost's order", "the Provost came", "Every Provost since"),
+    )
+    decisions = offline_curate([silver, rare, provost])
+    assert [(d["entry_id"], d["decision"]) for d in decisions] == [("E4", "CONFIRM")], decisions
+    assert "named again" in decisions[0]["reasoning"]
+
+
+def test_an_everyday_compound_named_in_passing_is_rejected_and_a_coined_one_kept() -> None:
+    """ "cabin-boy" (English parts, two posts, nothing said of it) is rejected; "thoat-rider" (a
+    part English does not know), "smoke-ledger" with a kind, and "tithe-jar" in three posts stay."""
+    decisions = offline_curate(
+        [
+            _view(7, "cabin-boy", definition="A term of the story."),
+            _view(8, "thoat-rider", definition="A term of the story."),
+            _view(9, "smoke-ledger", definition="An item."),
+            _view(10, "tithe-jar", sources=3, definition="A term of the story."),
+        ]
+    )
+    by_id = {decision["entry_id"]: decision["decision"] for decision in decisions}
+    assert by_id == {"E7": "REJECT", "E8": "CONFIRM", "E9": "CONFIRM", "E10": "CONFIRM"}, by_id

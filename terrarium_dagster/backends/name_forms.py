@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from terrarium_dagster.backends.portraits import TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
-from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.normalize import form_key, normalize_term
+from terrarium_dagster.store.vocabulary import elided_word
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
 
 _I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
@@ -90,17 +91,31 @@ def person_like(key: str) -> bool:
     return len(words) > 1 and not _CONNECTORS.intersection(words)
 
 
+# Words of a place of the land that its name after "of" names too ("Sea of Omean" is Omean);
+# not a building or a title ("Temple of Issus", "Prince of Dusar").
+_LAND = frozenset((
+    "sea", "seas", "valley", "river", "lake", "isle", "island", "islands", "mountains", "gulf",
+    "bay", "desert", "forest", "plain", "plains", "ocean", "strait", "straits", "cape",
+))  # fmt: skip
+
+
 def _short_form(key: str, name: str) -> bool:
     """Is the one word `key` a short form of the multiword `name`? The first or last word of a
     name (`Quill` of `Ambrose Quill`, `Iss` of `River Iss`); of a phrase with a connector only
-    its head (`Sodality` of `Sodality of the Steady Flame`), never what follows the connector
-    (`Dusar` of `Prince of Dusar` is a place of its own)."""
+    its head (`Sodality` of `Sodality of the Steady Flame`), and what follows "of" only in a
+    place of the land (`Korus` of `Lost Sea of Korus`; `Dusar` of `Prince of Dusar` is a place
+    of its own)."""
     words = name.split()
     if len(words) < 2:
         return False
     if person_like(name):
         return key in (words[0], words[-1])
-    return key == words[0]
+    if key == words[0]:
+        return True
+    # the name after "of" in a place of the land ("Korus" of "Lost Sea of Korus", "Dor" of
+    # "Valley of Dor"): the land is named by it
+    head = words[:-2]
+    return len(words) > 2 and words[-2] == "of" and key == words[-1] and bool(_LAND & set(head))
 
 
 def word_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
@@ -156,7 +171,11 @@ def pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
 def _titled(name: str) -> str | None:
     """For a title and one name (`Old Quill`, `Provost Hask`), the name (`quill`)."""
     words = normalize_term(name).split()
-    if len(words) == 2 and words[0] in TITLE_WORDS | HONORIFICS and words[1] not in STARTERS:
+    if (
+        len(words) == 2
+        and words[1] not in STARTERS
+        and (words[0] in HONORIFICS or _title(words[0]) is not None)
+    ):
         return words[1]
     return None
 
@@ -181,6 +200,152 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     return found
 
 
+def _title(word: str) -> str | None:
+    """The title `word` is, spelled out ("captain" for "cap'n"), or None."""
+    if word in TITLE_WORDS:
+        return word
+    spelled = elided_word(word)
+    return spelled if spelled in TITLE_WORDS else None
+
+
+def _untitled(key: str) -> tuple[tuple[str, ...], str]:
+    """The titles that open a normalized name, spelled out, and the rest of it ("cap'n john
+    silver": (("captain",), "john silver")); a last word is never a title."""
+    words = key.split()
+    titles: list[str] = []
+    while len(words) > 1 and (title := _title(words[0])) is not None:
+        titles.append(title)
+        words = words[1:]
+    return tuple(titles), " ".join(words)
+
+
+def idea_form(key: str) -> str:
+    """The key under which two normalized names are forms of one idea: `form_key` without the
+    "of" and "the" that join its words, "-men" read as "-man", and a people's "Men", "Folk" and
+    "People" as one ("Valley of Dor" and "Valley Dor", "Beast Men" and "Beast Folk",
+    "Holy Therns" and "Holy Thern", "Swine Men" and "Swine-man", "Mizzenmast Hill" and
+    "Mizzen-mast Hill")."""
+    words = [word for word in key.split() if word not in ("of", "the")]
+    words = [w[:-3] + "man" if w.endswith("men") else w for w in words]
+    if len(words) > 1 and words[-1] in _PEOPLE_WORDS:
+        words[-1] = "folk"  # a people named by its members or as a whole: "Beast Men", "Beast Folk"
+    return form_key(" ".join(words)) if words else ""
+
+
+_PEOPLE_WORDS = frozenset(("folk", "folks", "people", "peoples", "man"))
+
+
+def _same_form(key: str, other: str) -> bool:
+    """Are two normalized names one referent's by their shape: one idea's forms (`idea_form`),
+    or one name with the same titles or without them ("Cap'n Smollett" and "Captain
+    Smollett"; "Captain John Carter" and "John Carter", the rest a full name)?"""
+    if not key or not other:
+        return False
+    if idea_form(key) == idea_form(other):
+        return True
+    titles, rest = _untitled(key)
+    other_titles, other_rest = _untitled(other)
+    if rest != other_rest or not (titles or other_titles):
+        return False
+    return person_like(rest) or titles == other_titles
+
+
+def forms_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries with a name that is another form of `name` (see `_same_form`)."""
+    key = normalize_term(name)
+    return [
+        entry
+        for entry in entries
+        if any(_same_form(key, normalize_term(other)) for other in entry.names)
+    ]
+
+
+def _full_name_of_titled(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """For a full name without a title (`Alexander Smollett`), the entries named by a title and
+    its last word (`Captain Smollett`, `Squire Trelawney` of `John Trelawney`)."""
+    titles, rest = _untitled(normalize_term(name))
+    if titles or not person_like(rest) or rest.split()[-1] in STARTERS:
+        return []
+    last = rest.split()[-1]
+    found = []
+    for entry in entries:
+        for other in map(normalize_term, entry.names):
+            other_titles, other_rest = _untitled(other)
+            if other_titles and other_rest == last:
+                found.append(entry)
+                break
+    return found
+
+
+def _head_of(key: str) -> str | None:
+    """What a name "X of Y" names before its "of", without titles, when it is a name of its
+    own of several words ("tars tarkas" of "Tars Tarkas of Thark", "lost sea" of "Lost Sea of
+    Korus"); None for a title or one word ("Prince of Dusar", "Sea of Omean")."""
+    if " of " not in key:
+        return None
+    _titles, head = _untitled(key.split(" of ", 1)[0])
+    return head if len(head.split()) > 1 and head.split()[0] not in TITLE_WORDS else None
+
+
+def of_forms(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries that are one referent with `name` as "X of Y" and "X": "Tars Tarkas of Thark"
+    and "Tars Tarkas", "Lost Sea" and "Lost Sea of Korus" (X a name of several words)."""
+    key = normalize_term(name)
+    head = _head_of(key)
+    own = idea_form(head if head is not None else _untitled(key)[1])
+    if head is None and len(_untitled(key)[1].split()) < 2:
+        return []
+    found = []
+    for entry in entries:
+        for other in map(normalize_term, entry.names):
+            other_head = _head_of(other)
+            if head is not None and other_head is None:
+                match = idea_form(_untitled(other)[1]) == own
+            elif head is None and other_head is not None:
+                match = idea_form(other_head) == own
+            else:
+                match = False
+            if match:
+                found.append(entry)
+                break
+    return found
+
+
+# Endings that make a people or its adjective of a place's name ("Tharkian" of "Thark",
+# "Barsoomian" of "Barsoom", "Zodangan" of "Zodanga", "Heliumite" of "Helium").
+_PEOPLE_ENDINGS = ("ians", "ian", "ites", "ite", "etic", "ans", "an", "ese", "ns", "n")
+
+
+def _place_of_people(key: str) -> set[str]:
+    """The place names a one-word people's name may be made from ("tharkian": "thark",
+    "zodangans": "zodanga")."""
+    places = set()
+    for ending in _PEOPLE_ENDINGS:
+        stem = key[: -len(ending)]
+        if key.endswith(ending) and len(stem) >= 4:
+            if ending.startswith("n") and not stem.endswith("a"):
+                continue  # only "Zodanga-n": "-n" after a place's "a"
+            places.add(stem)
+    return places
+
+
+def people_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries of the place a one-word people's name is made from, or of the people named
+    from the one-word place `name` (`Tharkian` and `Thark`, `Zodangans` and `Zodanga`)."""
+    key = normalize_term(name)
+    if not key or " " in key or not name[:1].isupper():
+        return []
+    found = []
+    for entry in entries:
+        for other in map(normalize_term, entry.names):
+            if " " in other or other == key:
+                continue
+            if other in _place_of_people(key) or key in _place_of_people(other):
+                found.append(entry)
+                break
+    return found
+
+
 def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | None, str]:
     """The one entry a short, pet or titled form of a name belongs to, and how; (None, "")
     when none or several."""
@@ -188,6 +353,10 @@ def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | N
         (word_of, "is part of the name of"),
         (pet_name_of, "is a pet name of"),
         (_titled_of, "is a title and name of"),
+        (forms_of, "is another form of the name of"),
+        (_full_name_of_titled, "is the full name of"),
+        (of_forms, "is one referent with"),
+        (people_of, "is the people or place of"),
     ):
         owners = finder(name, entries)
         if len(owners) == 1:

@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from terrarium_dagster.backends.chat_request import ENTRY_REF, entry_number
 from terrarium_dagster.backends.describe import COMPANY, KIND_LEADS, UNKNOWN_LEADS, parse_definition
-from terrarium_dagster.backends.name_forms import name_owner, person_like, pet_name_of, word_of
+from terrarium_dagster.backends.name_forms import (
+    idea_form,
+    name_owner,
+    person_like,
+    pet_name_of,
+    word_of,
+)
 from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_entries
 from terrarium_dagster.backends.wire import content_text
+from terrarium_dagster.curation.review_prompt import NAMED_AGAIN
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
 from terrarium_dagster.terms.candidates import (
@@ -45,6 +52,7 @@ class CurateEntryView:
     qm_evidence_mentions: int = 0
     similar: tuple[KnownEntry, ...] = ()
     evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
+    named_again: int = 0  # a rejected entry's posts naming it in this thread
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -81,6 +89,14 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 body = line.split(":", 1)[1] if ":" in line else ""
                 if any(find_term(body, name) for name in base.names):
                     qm_mentions += 1
+        again = next(
+            (
+                re.match(r"(\d+)", line.split(NAMED_AGAIN, 1)[1].strip())
+                for line in lines
+                if NAMED_AGAIN in line
+            ),
+            None,
+        )
         similar = tuple(
             entry
             for line in lines
@@ -99,6 +115,7 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 qm_mentions,
                 similar,
                 tuple(evidence),
+                int(again.group(1)) if again else 0,
             )
         )
     return views
@@ -125,22 +142,31 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       capitalised word the evidence never capitalises mid-sentence and also writes in lowercase
       (`word_reason`: "Sak!" beside "sak").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
+    - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
+      posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
+      it out (it stays rejected).
     """
     decisions: list[dict[str, Any]] = []
     reviewed = {view.entry_id: view for view in entries}
+    restored = {
+        view.entry_id: reason
+        for view in entries
+        if view.status == "rejected" and (reason := restore_reason(view))
+    }
+    # a restored entry is live to the merges of this answer ("Tobiah Leck" into a restored "Leck")
+    reviewed = {
+        entry_id: replace(view, status="confirmed") if entry_id in restored else view
+        for entry_id, view in reviewed.items()
+    }
     merged_away: set[int] = set()
     for view in entries:
-        key = normalize_term(view.term)
         ref = f"E{view.entry_id}"
-        ordinary = ordinary_reason(view.term)
-        if key in NOT_NAMES or (
-            " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
-        ):
-            ordinary = ordinary or f"'{view.term}' is an English word"
-        if is_demonym_of_real_place(view.term):
-            ordinary = ordinary or f"'{view.term}' names the people of a real place"
-        if is_descriptive_compound(view.term):
-            ordinary = ordinary or f"'{view.term}' is a description, not a name"
+        if view.status == "rejected":
+            if view.entry_id in restored:
+                reason = restored[view.entry_id]
+                decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
+            continue
+        ordinary = _ordinary(view)
         if ordinary:
             reason = f"{ordinary}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
@@ -178,12 +204,39 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     return _follow_merges(_absorb_first_names(decisions, entries))
 
 
+def restore_reason(view: CurateEntryView) -> str | None:
+    """Why a rejected entry named again in this thread is the story's own after all, or None
+    (it stays rejected): with the posts naming it now, the story mentions it in `ROLE_SOURCES`
+    posts or more, so it is no longer a name met in passing ("John Silver", "Heat-Ray"). Never
+    an ordinary word or description, a word the new posts write in lowercase, nor a name
+    another live entry holds."""
+    if view.named_again <= 0 or _ordinary(view):
+        return None
+    total = view.source_count + view.named_again
+    if total < ROLE_SOURCES:
+        return None
+    again = replace(view, source_count=total)
+    if passing_reason(again) or word_reason(again):
+        return None
+    if _merge_target(again, {}, set())[0] is not None or _a_title(view):
+        return None
+    return (
+        f"'{view.term}' is named again in {view.named_again} posts of this thread "
+        f"({total} in all): the story's own, not a name in passing; restored."
+    )
+
+
 # A single capitalised word this frequent in English is a familiar word or a real-world name
 # (a people, a country, a religion, a maker: "Sioux", "Shetland", "Confederate", "Colt"); several
 # words each at least `FAMILIAR_PHRASE_ZIPF` ("Civil War", "United States of America") too.
 FAMILIAR_ZIPF = 2.8
 FAMILIAR_PHRASE_ZIPF = 4.5
 ROLE_SOURCES = 3  # posts that must mention a familiar name before it has a role of its own
+# A single word English knows at all (a real place, person, people or thing: "Burslem",
+# "Nebuchadnezzar", "Schiaparelli", "Malabar"; not a coinage: wordfreq has never seen "Weena"'s
+# like this often) that one post names, with no role, is a name met in passing too. A story's
+# own name it goes on using comes back when a later thread names it again (`restore_reason`).
+KNOWN_ZIPF = 1.0
 
 
 def passing_reason(view: CurateEntryView) -> str | None:
@@ -191,10 +244,18 @@ def passing_reason(view: CurateEntryView) -> str | None:
     or None: rejected unless the story gives it a role (mentioned in `ROLE_SOURCES` posts, or a
     definition that says what it is in the story: a kind for one word, "Helium — a place"; a
     fact for a phrase of everyday words, whose kind the describer may only have guessed)."""
-    if not 0 < view.source_count < ROLE_SOURCES or view.term == view.term.lower():
+    if not 0 < view.source_count < ROLE_SOURCES:
         return None
-    if view.aliases or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
-        return None
+    if view.term == view.term.lower():
+        return _passing_compound(view)
+    own = idea_form(normalize_term(view.term))
+    other_names = [
+        alias
+        for alias in view.aliases
+        if idea_form(normalize_term(alias)) != own or frequency(alias) < FAMILIAR_ZIPF
+    ]
+    if other_names or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
+        return None  # (a familiar word's plural is no other name: "Spaniards", "Spaniard")
     words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
     if not words:
         return None
@@ -202,7 +263,7 @@ def passing_reason(view: CurateEntryView) -> str | None:
         word = words[0]
         singular = word[:-1] if word.endswith("s") and len(word) > 4 else word
         zipf = max(frequency(word), frequency(singular))
-        if zipf < FAMILIAR_ZIPF:
+        if zipf < (FAMILIAR_ZIPF if view.source_count > 1 else KNOWN_ZIPF):
             return None
     else:
         zipf = min(frequency(word) for word in words)
@@ -213,6 +274,49 @@ def passing_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is a familiar word or real-world name (word frequency {zipf:.1f} on the "
         f"Zipf scale) that the story mentions in passing ({view.source_count} post(s), no role)"
+    )
+
+
+def _a_title(view: CurateEntryView) -> bool:
+    """Whether a one-word familiar term is a title or role the evidence writes after "the" at
+    least as often as not ("the Provost", "the Doctor"): a word for someone, not a name."""
+    if " " in view.term or frequency(view.term) < FAMILIAR_ZIPF:
+        return False
+    pattern = re.compile(rf"(?<![\w'’-])(the\s+)?{re.escape(view.term)}(?!\w)", re.I)
+    found = [match for text in view.evidence for match in pattern.finditer(text)]
+    return bool(found) and 2 * sum(bool(match.group(1)) for match in found) >= len(found)
+
+
+def _ordinary(view: CurateEntryView) -> str | None:
+    """Why the term is ordinary vocabulary, a people of a real place or a description, or None."""
+    key = normalize_term(view.term)
+    ordinary = ordinary_reason(view.term)
+    if key in NOT_NAMES or (
+        " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
+    ):
+        ordinary = ordinary or f"'{view.term}' is an English word"
+    if is_demonym_of_real_place(view.term):
+        ordinary = ordinary or f"'{view.term}' names the people of a real place"
+    if is_descriptive_compound(view.term):
+        ordinary = ordinary or f"'{view.term}' is a description, not a name"
+    return ordinary
+
+
+def _passing_compound(view: CurateEntryView) -> str | None:
+    """Why a lowercase compound of words English knows ("cabin-boy", "stern-port", "hind-leg")
+    that fewer than `ROLE_SOURCES` posts name, with nothing said of it, is an everyday thing met
+    in passing, or None (a part English does not know, "thoat-rider", or a kind or fact in its
+    definition keeps it; a compound the story goes on using comes back by `restore_reason`)."""
+    parts = [part for part in re.split(r"[-‐‑\s]+", view.term) if part]
+    if len(parts) < 2 or "-" not in view.term:
+        return None
+    zipf = min(frequency(part) for part in parts)
+    if zipf < KNOWN_ZIPF or _has_role(view, kind_is_role=True):
+        return None
+    return (
+        f"'{view.term}' is a compound of English words (each of word frequency {zipf:.1f} or more"
+        f" on the Zipf scale) that the story mentions in passing ({view.source_count} post(s),"
+        " no role)"
     )
 
 
@@ -297,6 +401,7 @@ def _absorb_first_names(
                 if (
                     ref == target
                     or other.entry_id == view.entry_id
+                    or other.status == "rejected"
                     or normalize_term(other.term) not in ends
                     or (other_decision and other_decision["decision"] in ("MERGE", "REJECT"))
                 ):

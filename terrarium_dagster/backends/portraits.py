@@ -59,6 +59,10 @@ TITLE_WORDS = frozenset(
         "steward",
         "chancellor",
         "admiral",
+        "squire",
+        "mister",
+        "professor",
+        "colonel",
     }
 ) - {"old", "young", "little", "big", "mad", "black", "red", "white", "grey", "high", "grand"}
 _PLACE_WORDS = _set(

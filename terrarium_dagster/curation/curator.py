@@ -2,7 +2,10 @@
 
 `curate_thread` gathers the tentative entries (first seen in the thread first, then those still
 tentative from earlier threads, up to a cap), shows each with the posts around its first
-appearance, its sources and similar entries (`curation.review_prompt` lays the message out),
+appearance, its sources and similar entries (`curation.review_prompt` lays the message out), and
+each rejected entry that posts of the thread name again (`NAMED_AGAIN_POSTS`) with those posts
+(a name first met in passing may be one the story goes on to use: CONFIRM restores it, no answer
+keeps it rejected, with no decision row),
 asks the model through the engine's ``chat`` callable, and applies the valid decisions in ONE store
 transaction:
 
@@ -29,6 +32,7 @@ returns a `ChatResult` or a ``(content, usage)`` pair.
 from __future__ import annotations
 
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +58,7 @@ from terrarium_dagster.curation.review_prompt import (
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry
+from terrarium_dagster.terms.candidates import find_term
 
 __all__ = [
     "KEPT_TENTATIVE",
@@ -82,6 +87,10 @@ DEFAULT_MESSAGE_TOKENS = 6000
 DEFAULT_MAX_ENTRIES = 60
 EVIDENCE_RADIUS = 3
 SIMILAR_LIMIT = 3
+#: A rejected entry comes up for review again when this many posts of a later thread name it
+#: (a name first met in passing that the story goes on using), at most `MAX_NAMED_AGAIN` a thread.
+NAMED_AGAIN_POSTS = 2
+MAX_NAMED_AGAIN = 12
 _CACHED_THREADS = 4
 
 
@@ -268,7 +277,68 @@ def _gather(
                 new_in_thread=entry.first_seen_thread == thread_id or entry.id in touched,
             )
         )
+    room = min(MAX_NAMED_AGAIN, max_entries - len(items))
+    for entry, naming in _named_again(store, corpus, thread_id, positions)[: max(room, 0)]:
+        items.append(
+            CurationItem(
+                entry=entry,
+                provenance=store.provenance.for_entry(entry.id),
+                evidence=[
+                    EvidencePost(
+                        post_id=post.id,
+                        thread_id=post.thread_id,
+                        label=_label(post),
+                        text=post.text,
+                    )  # the posts that name it again, none of them its first appearance
+                    for post in naming[: 2 * evidence_radius + 1]
+                ],
+                similar=_similar(store, entry, similar_limit),
+                new_in_thread=False,
+                named_again=tuple(post.id for post in naming),
+            )
+        )
     return ReviewSelection(items, deferred, sorted(unchanged))
+
+
+def _named_again(
+    store: GlossaryStore, corpus: Corpus, thread_id: int, positions: dict[int, int]
+) -> list[tuple[Entry, list[Post]]]:
+    """Rejected entries (first seen in an earlier thread) that at least `NAMED_AGAIN_POSTS`
+    posts of this thread name, with those posts: most named first, then oldest. A name the
+    curator rejected as mentioned in passing may be one the story goes on to use; the curator
+    sees it again with the new posts and may CONFIRM it (restore it) or leave it rejected."""
+    current = positions.get(thread_id)
+    rejected = [
+        entry
+        for entry in store.glossary.entries(statuses=["rejected"])
+        if not entry.deleted
+        and entry.merged_into is None
+        and current is not None
+        and positions.get(entry.first_seen_thread or thread_id, current) < current
+    ]
+    if not rejected:
+        return []
+    try:
+        thread_posts = list(corpus.posts(thread_id))
+    except InputError:
+        return []
+    lowered = [post.text.casefold() for post in thread_posts]
+    found: list[tuple[Entry, list[Post]]] = []
+    for entry in rejected:
+        # a name's longest word must be in a post's text before the pattern is tried (cheap)
+        names = [
+            (name, max(re.findall(r"\w+", name.casefold()) or [""], key=len))
+            for name in (entry.term, *entry.aliases)
+        ]
+        naming = [
+            post
+            for post, text in zip(thread_posts, lowered, strict=True)
+            if any(word in text and find_term(post.text, name) for name, word in names)
+        ]
+        if len(naming) >= NAMED_AGAIN_POSTS:
+            found.append((entry, naming))
+    found.sort(key=lambda pair: (-len(pair[1]), pair[0].id))
+    return found
 
 
 # -- the model's answer --------------------------------------------------------------------------
@@ -571,6 +641,7 @@ def curate_thread(
     else:
         prefix = []
     heading = ThreadHeading(thread.id, thread.title)
+    named_again = {item.entry.id for item in selection.items if item.named_again}
     decisions: dict[int, CurateDecision] = {}
     malformed: set[int] = set()
     per_batch = max(1, answer_tokens // TOKENS_PER_DECISION) if answer_tokens else None
@@ -603,6 +674,8 @@ def curate_thread(
         for entry_id in report.reviewed:
             if entry_id in applied or entry_id in malformed or entry_id in decisions:
                 continue
+            if entry_id in named_again:  # still rejected: it comes up when named again
+                continue
             store.curation.log_curator_decision(
                 actor.run_id,
                 thread_id,
@@ -612,5 +685,7 @@ def curate_thread(
                 "left tentative: the curator's answer did not decide it",
                 None,
             )
-    report.left_tentative = [i for i in report.reviewed if i not in applied] + selection.deferred
+    report.left_tentative = [
+        i for i in report.reviewed if i not in applied and i not in named_again
+    ] + selection.deferred
     return report

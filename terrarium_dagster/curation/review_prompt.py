@@ -9,6 +9,8 @@ Message layout (the offline backend and tests rely on it; keep it stable)::
     ## Entry E<id>: <term>
     - [E<id>] <term> (aliases: a; b) [tentative]: <definition, one line>
     first seen: >><post> (thread <thread>) · new in this thread | tentative since thread <t>
+        (a rejected entry named again: `· rejected earlier; named again in this thread in <n>
+        post(s) (>><post> ...): CONFIRM to restore it, ...`, its evidence those posts)
     sources: >><post> "<quote>"; >><post>; ...
     ### Evidence
     >><post> (QM, first appearance): <text, trimmed>
@@ -52,6 +54,9 @@ PLANNED_EVIDENCE_CHARS = DEFAULT_EVIDENCE_CHARS // 2
 EVIDENCE_STEP = 50
 
 TokenCounter = Callable[[str], int]
+
+#: How the block of a rejected entry named again opens its age line (the offline curator reads it).
+NAMED_AGAIN = "rejected earlier; named again in this thread in"
 
 #: The curator's system prompt: its requests carry no tools and no conversation (the review
 #: message holds the rules and the evidence), so this is all that comes before the message.
@@ -113,6 +118,8 @@ class CurationItem:
     evidence: Sequence[EvidencePost] = ()
     similar: Sequence[Entry] = ()
     new_in_thread: bool = True
+    #: for a rejected entry under review again: the posts of this thread that name it
+    named_again: Sequence[int] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +237,12 @@ def render_item(item: CurationItem, evidence_chars: int, shown: set[int] | None 
     else:
         seen = "first seen: unknown"
     age = "new in this thread" if item.new_in_thread else "still tentative from an earlier thread"
+    if entry.status == "rejected":
+        age = (
+            f"{NAMED_AGAIN} {len(item.named_again)} post(s) "
+            f"({' '.join(f'>>{post}' for post in item.named_again[:MAX_SOURCES_SHOWN])}): "
+            "CONFIRM to restore it, or leave it out to keep it rejected"
+        )
     lines.append(f"{seen} · {age}")
     lines.append(f"sources: {_source_refs(item.provenance)}")
     evidence = _evidence_lines(item, evidence_chars, set() if shown is None else shown)

@@ -25,6 +25,13 @@ CLOSED_COMPOUND_ZIPF = 3.0
 # (1.5), "stock-still" (1.35), "latter-day" (1.4) are dictionary words; a story's lowercase
 # compounds are unknown closed ("heartlamp", "embertithe": 0).
 LOWERCASE_CLOSED_COMPOUND_ZIPF = 1.3
+# A lowercase word English knows at all (Zipf 1 or more: "brushwood" 1.9, "canebrake" 1.2)
+# is English when it is made of English words, each at least `CLOSED_PART_ZIPF` ("brush",
+# "wood"), or is the adverb of an English adjective of at least `ADVERB_STEM_ZIPF`
+# ("incontinently"); a story's coinages are unknown to it ("flamesight", "tellingfire": 0).
+KNOWN_ZIPF = 1.0
+CLOSED_PART_ZIPF = 3.5
+ADVERB_STEM_ZIPF = 2.0
 # Below this a word is no English word of its own ("perhap" 1.2 beside "perhaps" 5.1).
 TRUNCATED_ZIPF = 1.5
 # The most frequent English words (about Zipf 3 and up) an elided spelling is matched against.
@@ -60,7 +67,26 @@ def ordinary_reason(term: str) -> str | None:
     if zipf >= ORDINARY_ZIPF:
         kind = "an ordinary English word" if text == text.lower() else "an ordinary word or name"
         return f"'{text}' is {kind} (word frequency {zipf:.1f} on the Zipf scale)"
+    if text == text.lower() and zipf >= KNOWN_ZIPF:
+        made = _made_of_words(text)
+        if made:
+            return f"'{text}' is the English word {made} (word frequency {zipf:.1f})"
     return _other_form_reason(text, zipf)
+
+
+def _made_of_words(word: str) -> str | None:
+    """How a rare lowercase word English knows is made of English words: two frequent words
+    closed up ("brushwood", "hatchway", "downland"), or an adverb of an English adjective
+    ("incontinently"); None for an inflection ("wending") or a word that is neither ("thern")."""
+    if word.endswith("ly") and frequency(word[:-2]) >= ADVERB_STEM_ZIPF:
+        return f"'{word[:-2]}' made an adverb"
+    if word.endswith(("ing", "ed", "s")):
+        return None
+    for cut in range(3, len(word) - 2):
+        head, tail = word[:cut], word[cut:]
+        if frequency(head) >= CLOSED_PART_ZIPF and frequency(tail) >= CLOSED_PART_ZIPF:
+            return f"'{head}' and '{tail}' closed up"
+    return None
 
 
 @functools.lru_cache(maxsize=1)

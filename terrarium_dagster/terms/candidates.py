@@ -38,6 +38,9 @@ ENGLISH_ZIPF = 2.5
 # A lowercase word is held to a lower bar: coinages are written in lowercase and are rare or
 # unknown to wordfreq ("sakked", "thoat", "wending" 1.7); "topmost" (2.45) is English.
 LOWERCASE_ENGLISH_ZIPF = 2.0
+# A word at least this frequent is one the language knows, however rare ("capstan", "mizzen",
+# "puncheon"); a story's own words are rarer or unknown ("thoat", "farthen").
+KNOWN_WORD_ZIPF = 1.0
 # Hyphenated descriptions, not names: "paint-streaked", "panic-stricken", "vise-like",
 # "semi-barbaric", "one-quarter", "olive-green", "long-extinct".
 _DESCRIPTIVE_ENDINGS = (
@@ -69,7 +72,8 @@ _DESCRIPTIVE_LAST = frozenset((
     "drawn",
     "known", "sown", "fed", "lit", "spun", "proof", "free", "tight", "deep", "high", "wide",
     "long", "old", "odd", "fold", "laden", "shaven", "wrought", "strewn", "begotten", "hewn",
-    "woven", "ridden", "struck", "swept", "spread",
+    "woven", "ridden", "struck", "swept", "spread", "built", "shrunken", "forsaken", "up", "down",
+    "off",
 ))  # fmt: skip
 # Ordinals and "latter" open a description ("nineteenth-century", "latter-day").
 _ORDINAL_PREFIXES = frozenset((
@@ -541,10 +545,17 @@ def mask_markup(text: str) -> str:
 
 
 def _at_sentence_start(text: str, position: int) -> bool:
+    """Does the word at `position` open a sentence: after a sentence's end, a line's start, or
+    an opening quote (speech opens a sentence: "For Helium!", “Where's Black Dog?”)?"""
     index = position - 1
     while index >= 0 and text[index] in _SKIP_BACK:
+        if text[index] in _OPENING_QUOTES and (index == 0 or not text[index - 1].isalnum()):
+            return True
         index -= 1
     return index < 0 or text[index] == "\n" or text[index] in _SENTENCE_END
+
+
+_OPENING_QUOTES = frozenset('"“‘')
 
 
 @lru_cache(maxsize=4096)
@@ -971,13 +982,18 @@ def is_demonym_of_real_place(term: str) -> bool:
 def is_descriptive_compound(term: str) -> bool:
     """A hyphenated description rather than a name: "paint-streaked", "vise-like",
     "semi-barbaric", "one-quarter", "olive-green", "blossom-laden", "nineteenth-century",
-    "latter-day", "dining-hall" (not "ember-tithe", "heart-lamp")."""
+    "latter-day", "dining-hall", "hunched-up", and a name with a lowercase describing last part,
+    "Carlyle-like", "Heaven-forsaken" (not "ember-tithe", "heart-lamp", "Four-Dimensional")."""
     parts = [part.casefold() for part in re.split(r"[-‐‑]", term) if part]
     if len(parts) == 2 and len(parts[0]) == 1 and is_english_word(parts[1]):
         return True  # a letter's shape: "V-shaped", "T-square"
-    if len(parts) < 2 or term != term.lower():
+    if len(parts) < 2:
         return False
     first, last = parts[0], parts[-1]
+    if term != term.lower():
+        # a name made a description by a lowercase last part: "Carlyle-like", "Heaven-forsaken"
+        written_last = re.split(r"[-‐‑]", term)[-1]
+        return written_last == last and _describes(last)
     if first in _DESCRIPTIVE_PREFIXES or last in _COLOURS or first in _COLOURS:
         return True
     if first in _ORDINAL_PREFIXES or first.endswith("teenth"):
@@ -986,6 +1002,11 @@ def is_descriptive_compound(term: str) -> bool:
         return True  # "south-south-east"
     if first.endswith("ing") and last in _ROOMS_AND_TOOLS and is_english_word(first):
         return True  # a room or tool named by its use: "dining-hall", "hiding-place"
+    return _describes(last)
+
+
+def _describes(last: str) -> bool:
+    """Whether a compound's last part makes it a description ("-streaked", "-like", "-up")."""
     if last in _DESCRIPTIVE_LAST:
         return True
     return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
@@ -1037,11 +1058,25 @@ def _propose_lowercase(tokens: list[_Token], propose: _Propose) -> None:
         if "-" in term or "'" in term or "’" in term:
             if is_descriptive_compound(term):
                 continue
-            score = (0.5 if _token_is_common(term) else 1.0) + 0.5 * (count - 1)
+            score = (0.5 if _is_english_compound(term) else 1.0) + 0.5 * (count - 1)
             propose(term, KIND_COMPOUND, score, start, variants)
         elif len(term) >= 5 and not is_english_lowercase(term):
             score = 0.35 * count + (0.3 if _is_compound_of_common(term) else 0.0)
             propose(term, KIND_WORD, score, start, variants)
+
+
+def _is_english_compound(term: str) -> bool:
+    """A hyphenated word made of English words ("pistol-shot", "biscuit-tin", "tithe-jar"):
+    proposed only when a scene names it twice, as a story names its own compounds; one
+    mention is a passing everyday compound ("capstan-bar": every part a word the language
+    knows, `KNOWN_WORD_ZIPF`). A part English does not know ("thoat-rider", "chuck-farthen") or
+    a thing named by what it does ("fighting-machine") is proposed at once."""
+    parts = [part for part in re.split(r"['’\-]", term) if part]
+    if _token_is_common(term):
+        return True
+    if len(parts) == 2 and parts[0].endswith("ing"):
+        return False
+    return all(len(part) > 2 and frequency(part) >= KNOWN_WORD_ZIPF for part in parts)
 
 
 def _propose_quoted(masked: str, propose: _Propose) -> None:
@@ -1080,9 +1115,12 @@ _SPEECH_WORDS = frozenset((
 
 def _is_quoted_speech(phrase: str, words: list[str]) -> bool:
     """A quoted lowercase phrase that is speech or a description ("you hold the basin",
-    "creeping painfully"), not a coinage ("the man on the stair", "lightless debt")."""
-    if len(words) < 2 or phrase != phrase.lower():
+    "creeping painfully"), or a quoted clause about a name ("Billy Bones his fancy", "Keth'ra
+    will come"), not a coinage ("the man on the stair", "lightless debt")."""
+    if len(words) < 2:
         return False
+    if phrase != phrase.lower():  # a name in a quoted clause: "Billy Bones his fancy"
+        return any(word in _SPEECH_WORDS for word in words if word == word.lower())
     lowered = [word.casefold() for word in words]
     if any(word in _SPEECH_WORDS for word in lowered):
         return True
