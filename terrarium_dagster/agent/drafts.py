@@ -17,8 +17,12 @@ A block is one unit of committed work, one store transaction (`run_block`):
    what an earlier scene of the block wrote — its scene now mentions an entry it was not shown (a
    name created meanwhile, an alias added), a search of it would find other entries, or a write
    of it now fails (a create of a name taken meanwhile) — and the next **wave** drafts it again
-   from the committed state, beside every later draft that would not commit now either. Nothing
-   is committed while a wave drafts, so a wave's tool calls read the glossary as it began. Writes
+   from the committed state, beside every later draft that would not commit either. A later
+   draft is judged, and drafted again, **as if the uncommitted drafts before it had committed as
+   drafted** (`speculating`: their writes replayed, their turns in its conversation), so a chain
+   of scenes that need each other's new names is in view a wave early; its commit still checks
+   everything it read against what was really committed. Nothing is committed while a wave
+   drafts, so a wave's tool calls read the glossary as it began. Writes
    that compose are kept: a fact appended to an entry another scene changed, and a definition
    replaced from an older text, merged sentence by sentence with what was written since, so
    nothing an earlier scene added is lost. A draft's own creates got ids from the wave's start;
