@@ -45,8 +45,8 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from terrarium_dagster.agent.tools import (
@@ -139,6 +139,7 @@ class SceneDraft:
     # the earlier drafts of its block, not yet committed, whose writes its view included (in
     # story order): it was drafted as if they had committed as drafted (`speculating`)
     basis: tuple[SceneDraft, ...] = ()
+    views: SpeculativeViews | None = None  # while its wave drafts: the savepoints it shares
     calls: list[DraftCall] = field(default_factory=list)
     rounds: int = 0
     done: bool = False
@@ -174,17 +175,62 @@ class _Discard(Exception):
     """Raised inside a draft's savepoint to roll it back."""
 
 
+class SpeculativeViews:
+    """Savepoints kept open while a wave drafts, one per draft of a basis replayed: the drafts
+    of a wave have bases that are prefixes of one another (the drafts before each), so a tool
+    call of a draft reuses the replays its basis shares with the last one served (the levels
+    past it are rolled back). What a view holds is decided by the basis alone, never by the
+    order of the calls; only the work of building it is shared."""
+
+    def __init__(self) -> None:
+        self._levels: list[tuple[SceneDraft, AbstractContextManager[None]]] = []
+        self._maps: list[dict[int, int] | None] = []
+
+    def enter(
+        self, ctx: ToolAccess, registry: ToolRegistry, basis: Sequence[SceneDraft]
+    ) -> list[dict[int, int] | None]:
+        """Make the open savepoints hold exactly the replay of `basis`, in order; returns what
+        `replay` returns for it."""
+        shared = 0
+        for (held, _), wanted in zip(self._levels, basis, strict=False):
+            if held is not wanted:
+                break
+            shared += 1
+        while len(self._levels) > shared:
+            self._pop()
+        for draft in basis[shared:]:
+            level = ctx.store.transaction()
+            level.__enter__()
+            self._levels.append((draft, level))
+            self._maps.extend(replay(ctx, registry, [draft]))
+        return list(self._maps)
+
+    def close(self) -> None:
+        """Roll every open savepoint back."""
+        while self._levels:
+            self._pop()
+
+    def _pop(self) -> None:
+        _, level = self._levels.pop()
+        del self._maps[len(self._levels) :]
+        level.__exit__(_Discard, _Discard(), None)  # rolls the savepoint back
+
+
 def run_tools_in_savepoint(
     ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft, calls: list[dict[str, Any]]
 ) -> list[ToolOutcome]:
-    """Run `calls` against the block's committed past plus the draft's own earlier writes, then
-    roll everything back. Every call joins the draft's calls, in order."""
+    """Run `calls` against the block's committed past (plus, for a redraft, the drafts of its
+    basis as drafted) plus the draft's own earlier writes, then roll everything back. Every call
+    joins the draft's calls, in order."""
     outcomes: list[ToolOutcome] = []
     bases: list[str | None] = []
     targets: list[str | None] = []
+    if draft.views is not None:
+        draft.views.enter(ctx, registry, draft.basis)
     try:
         with ctx.store.transaction():
-            replay(ctx, registry, draft.basis)
+            if draft.views is None:
+                replay(ctx, registry, draft.basis)
             for earlier in draft.calls:
                 if earlier.writes:
                     dispatch(registry, ctx, earlier.call)
@@ -258,13 +304,18 @@ def would_commit(
     *,
     reads_now: Callable[[], frozenset[int]],
     basis: Sequence[SceneDraft] = (),
+    views: SpeculativeViews | None = None,
 ) -> bool:
     """Whether `draft`, as far as it has got, would commit against the glossary as it stands
     now, or as it would stand once the drafts of `basis` committed as drafted (`commit_draft`
-    tried and rolled back): a draft that would not is drafted again early."""
+    tried and rolled back): a draft that would not is drafted again early. `views`: the
+    savepoints to replay `basis` in, kept for the next judgement."""
+    if views is not None:
+        views.enter(ctx, registry, basis)
     try:
         with ctx.store.transaction():
-            replay(ctx, registry, basis)
+            if views is None:
+                replay(ctx, registry, basis)
             commit_draft(ctx, registry, draft, reads_now=reads_now())
             raise _Discard
     except _Discard:
@@ -285,10 +336,12 @@ def replay(
     for draft in drafts:
         ids: dict[int, int] = {}
         clean = True
+        # as its own scene writes: its posts, its actor (whoever's view replays it)
+        own = replace(ctx, scene=draft.scene, actor=replace(ctx.actor, scene_id=draft.scene.id))
         for item in draft.calls:
             if not item.writes:
                 continue
-            outcome = dispatch(registry, ctx, _merged(ctx, _remap(item.call, ids), item.base))
+            outcome = dispatch(registry, own, _merged(own, _remap(item.call, ids), item.base))
             clean = clean and outcome.ok
             if outcome.ok:
                 for before, after in zip(item.outcome.effects, outcome.effects, strict=False):
@@ -321,23 +374,32 @@ def _names_hold(ctx: ToolAccess, draft: SceneDraft, ids: dict[int, int]) -> bool
 
 @contextmanager
 def speculating(
-    ctx: ToolAccess, registry: ToolRegistry, basis: Sequence[SceneDraft]
+    ctx: ToolAccess,
+    registry: ToolRegistry,
+    basis: Sequence[SceneDraft],
+    views: SpeculativeViews | None = None,
 ) -> Iterator[list[tuple[str, list[Message]]]]:
     """The glossary as it would stand once the drafts of `basis` (earlier scenes of the block,
     not yet committed) committed as drafted, for the block of the `with`; rolled back after.
     Yields their scenes' turns as they would join the conversation (ids as given here), of those
     drafts that replayed whole and whose every entry shown is the same thing here."""
-    if not basis:
+    if views is None and not basis:
         yield []
+        return
+
+    def turns(maps: list[dict[int, int] | None]) -> list[tuple[str, list[Message]]]:
+        return [
+            (draft.scene.id, [_rewrite(message, {}, {}, ids) for message in draft.turns])
+            for draft, ids in zip(basis, maps, strict=True)
+            if ids is not None and _names_hold(ctx, draft, ids)
+        ]
+
+    if views is not None:  # the savepoints stay open for the next view
+        yield turns(views.enter(ctx, registry, basis))
         return
     try:
         with ctx.store.transaction():
-            maps = replay(ctx, registry, basis)
-            yield [
-                (draft.scene.id, [_rewrite(message, {}, {}, ids) for message in draft.turns])
-                for draft, ids in zip(basis, maps, strict=True)
-                if ids is not None and _names_hold(ctx, draft, ids)
-            ]
+            yield turns(replay(ctx, registry, basis))
             raise _Discard
     except _Discard:
         pass
@@ -606,14 +668,23 @@ def run_block(
                 # (this one and those after, as they stand) committed as drafted: what a chain
                 # of scenes needs from each other is then in view a wave early
                 bases = {later: tuple(current[turn:later]) for later in range(turn, len(current))}
-                again = [turn] + [
-                    later
-                    for later in range(turn + 1, len(current))
-                    if not (current[later].serial or current[later].events)
-                    and steps.stale(current[later], bases[later])
-                ]
+                views = SpeculativeViews()  # the bases are prefixes of one another: shared
+                for later in range(turn, len(current)):
+                    current[later].views = views
+                try:
+                    again = [turn] + [
+                        later
+                        for later in range(turn + 1, len(current))
+                        if not (current[later].serial or current[later].events)
+                        and steps.stale(current[later], bases[later])
+                    ]
+                    redrafts = {i: steps.redraft(current[i], bases[i]) for i in again}
+                finally:
+                    views.close()
+                    for later in range(turn, len(current)):
+                        current[later].views = None
                 for index in again:
-                    current[index] = steps.redraft(current[index], bases[index])
+                    current[index] = redrafts[index]
                 wave = [current[index] for index in again]
                 break
             turn += 1
@@ -631,6 +702,7 @@ def draft_wave(
     once. Replies are taken in whatever order they arrive: a draft depends only on the wave's
     committed past and its own replies."""
     in_flight: dict[Future[ChatResult], SceneDraft] = {}
+    views = SpeculativeViews()
 
     def launch(draft: SceneDraft) -> None:
         messages = draft.next_request(max_rounds, thread_id)
@@ -638,7 +710,23 @@ def draft_wave(
             in_flight[submit(steps.call, draft, messages)] = draft
 
     for draft in drafts:
-        launch(draft)
+        draft.views = views
+    try:
+        for draft in drafts:
+            launch(draft)
+        _take_replies(in_flight, launch, steps, stop)
+    finally:
+        views.close()
+        for draft in drafts:
+            draft.views = None
+
+
+def _take_replies(
+    in_flight: dict[Future[ChatResult], SceneDraft],
+    launch: Callable[[SceneDraft], None],
+    steps: BlockSteps,
+    stop: threading.Event,
+) -> None:
     while in_flight:
         finished, _ = wait(in_flight, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
         if stop.is_set():

@@ -870,11 +870,12 @@ class _BlockSteps:
             draft,
             reads_now=partial(self.annotator._reads_of, draft.scene),
             basis=basis,
+            views=draft.views,
         )
 
     def redraft(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> SceneDraft:
         access = self.annotator.calls.access_for(self.thread, draft.scene)
-        with speculating(access, self.annotator.registry, basis) as earlier:
+        with speculating(access, self.annotator.registry, basis, draft.views) as earlier:
             text, reads = self.annotator._scene_reads(
                 self.thread, draft.scene, draft.index + 1, self.count
             )
