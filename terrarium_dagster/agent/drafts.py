@@ -17,8 +17,12 @@ A block is one unit of committed work, one store transaction (`run_block`):
    what an earlier scene of the block wrote — its scene now mentions an entry it was not shown (a
    name created meanwhile, an alias added), a search of it would find other entries, or a write
    of it now fails (a create of a name taken meanwhile) — and the next **wave** drafts it again
-   from the committed state, beside every later draft that would not commit now either. Nothing
-   is committed while a wave drafts, so a wave's tool calls read the glossary as it began. Writes
+   from the committed state, beside every later draft that would not commit either. A later
+   draft is judged, and drafted again, **as if the uncommitted drafts before it had committed as
+   drafted** (`speculating`: their writes replayed, their turns in its conversation), so a chain
+   of scenes that need each other's new names is in view a wave early; its commit still checks
+   everything it read against what was really committed. Nothing is committed while a wave
+   drafts, so a wave's tool calls read the glossary as it began. Writes
    that compose are kept: a fact appended to an entry another scene changed, and a definition
    replaced from an older text, merged sentence by sentence with what was written since, so
    nothing an earlier scene added is lost. A draft's own creates got ids from the wave's start;
@@ -39,9 +43,10 @@ import json
 import queue
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from terrarium_dagster.agent.tools import (
@@ -55,10 +60,17 @@ from terrarium_dagster.context.compaction import CompactionEvent, ContextManager
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.units import Scene
-from terrarium_dagster.errors import ContextOverflowError, InputError, Interrupted
+from terrarium_dagster.errors import (
+    ContextOverflowError,
+    EntryNotFoundError,
+    InputError,
+    Interrupted,
+    StoreError,
+)
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.store.inputs import parse_entry_id
+from terrarium_dagster.store.models import Entry
 
 WAIT_TICK_S = 0.25  # how often the owner thread looks at the stop flag while replies are due
 
@@ -89,6 +101,7 @@ class DraftCall:
     outcome: ToolOutcome
     writes: bool
     base: str | None = None
+    target: str | None = None  # the term of the entry it names by id (`entry_id`), as it saw it
 
 
 class Conflict(Exception):
@@ -121,7 +134,12 @@ class SceneDraft:
     turns: list[Message]
     events: list[CompactionEvent] = field(default_factory=list)
     reads: frozenset[int] = frozenset()  # the entries its scene message was built from
-    names: int = 0  # a fingerprint of the glossary's live names when its reads were taken
+    # those entries as it read them, (id, term): a read of another thing under that id conflicts
+    read_as: frozenset[tuple[int, str]] = frozenset()
+    # the earlier drafts of its block, not yet committed, whose writes its view included (in
+    # story order): it was drafted as if they had committed as drafted (`speculating`)
+    basis: tuple[SceneDraft, ...] = ()
+    views: SpeculativeViews | None = None  # while its wave drafts: the savepoints it shares
     calls: list[DraftCall] = field(default_factory=list)
     rounds: int = 0
     done: bool = False
@@ -157,28 +175,76 @@ class _Discard(Exception):
     """Raised inside a draft's savepoint to roll it back."""
 
 
+class SpeculativeViews:
+    """Savepoints kept open while a wave drafts, one per draft of a basis replayed: the drafts
+    of a wave have bases that are prefixes of one another (the drafts before each), so a tool
+    call of a draft reuses the replays its basis shares with the last one served (the levels
+    past it are rolled back). What a view holds is decided by the basis alone, never by the
+    order of the calls; only the work of building it is shared."""
+
+    def __init__(self) -> None:
+        self._levels: list[tuple[SceneDraft, AbstractContextManager[None]]] = []
+        self._maps: list[dict[int, int] | None] = []
+
+    def enter(
+        self, ctx: ToolAccess, registry: ToolRegistry, basis: Sequence[SceneDraft]
+    ) -> list[dict[int, int] | None]:
+        """Make the open savepoints hold exactly the replay of `basis`, in order; returns what
+        `replay` returns for it."""
+        shared = 0
+        for (held, _), wanted in zip(self._levels, basis, strict=False):
+            if held is not wanted:
+                break
+            shared += 1
+        while len(self._levels) > shared:
+            self._pop()
+        for draft in basis[shared:]:
+            level = ctx.store.transaction()
+            level.__enter__()
+            self._levels.append((draft, level))
+            self._maps.extend(replay(ctx, registry, [draft]))
+        return list(self._maps)
+
+    def close(self) -> None:
+        """Roll every open savepoint back."""
+        while self._levels:
+            self._pop()
+
+    def _pop(self) -> None:
+        _, level = self._levels.pop()
+        del self._maps[len(self._levels) :]
+        level.__exit__(_Discard, _Discard(), None)  # rolls the savepoint back
+
+
 def run_tools_in_savepoint(
     ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft, calls: list[dict[str, Any]]
 ) -> list[ToolOutcome]:
-    """Run `calls` against the block's committed past plus the draft's own earlier writes, then
-    roll everything back. Every call joins the draft's calls, in order."""
+    """Run `calls` against the block's committed past (plus, for a redraft, the drafts of its
+    basis as drafted) plus the draft's own earlier writes, then roll everything back. Every call
+    joins the draft's calls, in order."""
     outcomes: list[ToolOutcome] = []
     bases: list[str | None] = []
+    targets: list[str | None] = []
+    if draft.views is not None:
+        draft.views.enter(ctx, registry, draft.basis)
     try:
         with ctx.store.transaction():
+            if draft.views is None:
+                replay(ctx, registry, draft.basis)
             for earlier in draft.calls:
                 if earlier.writes:
                     dispatch(registry, ctx, earlier.call)
             for call in calls:
                 bases.append(_replaced_definition(ctx, call))
+                targets.append(_target_term(ctx, call))
                 outcomes.append(dispatch(registry, ctx, call))
             raise _Discard
     except _Discard:
         pass
-    for call, outcome, base in zip(calls, outcomes, bases, strict=True):
+    for call, outcome, base, target in zip(calls, outcomes, bases, targets, strict=True):
         tool = registry.get(outcome.name)
         writes = tool is not None and tool.writes and outcome.ok
-        draft.calls.append(DraftCall(call, outcome, writes, base if writes else None))
+        draft.calls.append(DraftCall(call, outcome, writes, base if writes else None, target))
     return outcomes
 
 
@@ -203,6 +269,8 @@ def commit_draft(
     unseen = reads_now - draft.reads
     if unseen:
         raise Conflict(f"it now mentions {', '.join(f'E{i}' for i in sorted(unseen))}")
+    if draft.read_as and read_as(ctx, draft.reads) != draft.read_as:
+        raise Conflict("an entry it was shown is now another thing or gone")
     ids: dict[int, int] = {}
     results: dict[str, ToolOutcome] = {}
     arguments: dict[str, str] = {}
@@ -210,6 +278,8 @@ def commit_draft(
         for item in draft.calls:
             if item.writes:
                 call = _merged(ctx, _remap(item.call, ids), item.base)
+                if item.target is not None and _target_term(ctx, call) != item.target:
+                    raise Conflict("an entry it wrote by id is now another thing")
                 outcome = dispatch(registry, ctx, call)
                 if not outcome.ok:
                     raise Conflict(f"{outcome.name} now fails: {outcome.result_json[:200]}")
@@ -228,18 +298,129 @@ def commit_draft(
 
 
 def would_commit(
-    ctx: ToolAccess, registry: ToolRegistry, draft: SceneDraft, *, reads_now: frozenset[int]
+    ctx: ToolAccess,
+    registry: ToolRegistry,
+    draft: SceneDraft,
+    *,
+    reads_now: Callable[[], frozenset[int]],
+    basis: Sequence[SceneDraft] = (),
+    views: SpeculativeViews | None = None,
 ) -> bool:
     """Whether `draft`, as far as it has got, would commit against the glossary as it stands
-    now (`commit_draft` tried and rolled back): a draft that would not is drafted again early."""
+    now, or as it would stand once the drafts of `basis` committed as drafted (`commit_draft`
+    tried and rolled back): a draft that would not is drafted again early. `views`: the
+    savepoints to replay `basis` in, kept for the next judgement."""
+    if views is not None:
+        views.enter(ctx, registry, basis)
     try:
         with ctx.store.transaction():
-            commit_draft(ctx, registry, draft, reads_now=reads_now)
+            if views is None:
+                replay(ctx, registry, basis)
+            commit_draft(ctx, registry, draft, reads_now=reads_now())
             raise _Discard
     except _Discard:
         return True
     except Conflict:
         return False
+
+
+def replay(
+    ctx: ToolAccess, registry: ToolRegistry, drafts: Sequence[SceneDraft]
+) -> list[dict[int, int] | None]:
+    """Write what `drafts` wrote, in order, as far as it still applies (a write that now fails is
+    left out), inside the caller's savepoint: the glossary as it would stand if these drafts,
+    not yet committed, committed as drafted. Decided by the drafts' content alone. Returns, per
+    draft, the ids its creates got here where they differ from the draft's own, or None when a
+    write of it failed here."""
+    maps: list[dict[int, int] | None] = []
+    for draft in drafts:
+        ids: dict[int, int] = {}
+        clean = True
+        # as its own scene writes: its posts, its actor (whoever's view replays it)
+        own = replace(ctx, scene=draft.scene, actor=replace(ctx.actor, scene_id=draft.scene.id))
+        for item in draft.calls:
+            if not item.writes:
+                continue
+            outcome = dispatch(registry, own, _merged(own, _remap(item.call, ids), item.base))
+            clean = clean and outcome.ok
+            if outcome.ok:
+                for before, after in zip(item.outcome.effects, outcome.effects, strict=False):
+                    if before.entry_id != after.entry_id:
+                        ids[before.entry_id] = after.entry_id
+        maps.append(ids if clean else None)
+    return maps
+
+
+def _names_hold(ctx: ToolAccess, draft: SceneDraft, ids: dict[int, int]) -> bool:
+    """Whether every entry `draft` was shown (its scene message, its searches, what it wrote by
+    id) is, under the ids `ids` gives its own creates, the same thing in this view: then its
+    turns mean here what they meant to it."""
+    if read_as(ctx, draft.reads) != draft.read_as:
+        return False
+    shown: list[tuple[str, str]] = []
+    for item in draft.calls:
+        if item.writes and item.target is not None:
+            entry_id = _arguments(_remap(item.call, ids)).get("entry_id")
+            shown.append((str(entry_id), item.target))
+        elif item.outcome.name == "glossary_search" and item.outcome.ok:
+            shown.extend(_hits(map_ids(item.outcome.result_json, ids)))
+    for ref, term in shown:
+        match = _ENTRY_ID.fullmatch(ref)
+        entry = _entry(ctx, int(match.group(1))) if match is not None else None
+        if entry is None or not entry.live or entry.term != term:
+            return False
+    return True
+
+
+@contextmanager
+def speculating(
+    ctx: ToolAccess,
+    registry: ToolRegistry,
+    basis: Sequence[SceneDraft],
+    views: SpeculativeViews | None = None,
+) -> Iterator[list[tuple[str, list[Message]]]]:
+    """The glossary as it would stand once the drafts of `basis` (earlier scenes of the block,
+    not yet committed) committed as drafted, for the block of the `with`; rolled back after.
+    Yields their scenes' turns as they would join the conversation (ids as given here), of those
+    drafts that replayed whole and whose every entry shown is the same thing here."""
+    if views is None and not basis:
+        yield []
+        return
+
+    def turns(maps: list[dict[int, int] | None]) -> list[tuple[str, list[Message]]]:
+        return [
+            (draft.scene.id, [_rewrite(message, {}, {}, ids) for message in draft.turns])
+            for draft, ids in zip(basis, maps, strict=True)
+            if ids is not None and _names_hold(ctx, draft, ids)
+        ]
+
+    if views is not None:  # the savepoints stay open for the next view
+        yield turns(views.enter(ctx, registry, basis))
+        return
+    try:
+        with ctx.store.transaction():
+            yield turns(replay(ctx, registry, basis))
+            raise _Discard
+    except _Discard:
+        pass
+
+
+def read_as(ctx: ToolAccess, ids: frozenset[int]) -> frozenset[tuple[int, str]]:
+    """`ids` as the glossary names them now, (id, term), live entries only."""
+    if not ids:
+        return frozenset()
+    try:
+        entries = ctx.store.glossary.get_entries(sorted(ids))
+    except (InputError, StoreError):  # one is gone: the others, one by one
+        entries = [e for i in sorted(ids) if (e := _entry(ctx, i)) is not None]
+    return frozenset((entry.id, entry.term) for entry in entries if entry.live)
+
+
+def _entry(ctx: ToolAccess, entry_id: int) -> Entry | None:
+    try:
+        return ctx.store.glossary.get_entry(entry_id)
+    except (InputError, StoreError):
+        return None
 
 
 def _replaced_definition(ctx: ToolAccess, call: dict[str, Any]) -> str | None:
@@ -249,7 +430,19 @@ def _replaced_definition(ctx: ToolAccess, call: dict[str, Any]) -> str | None:
         return None
     try:
         return ctx.store.glossary.get_entry(parse_entry_id(arguments["entry_id"])).definition
-    except (InputError, LookupError, KeyError, ValueError, TypeError):
+    except (InputError, EntryNotFoundError, LookupError, KeyError, ValueError, TypeError):
+        return None
+
+
+def _target_term(ctx: ToolAccess, call: dict[str, Any]) -> str | None:
+    """The term of the entry `call` names by id, in this view (None: it names none, or none
+    that exists)."""
+    entry_id = _arguments(call).get("entry_id")
+    if entry_id is None:
+        return None
+    try:
+        return ctx.store.glossary.get_entry(parse_entry_id(entry_id)).term
+    except (InputError, EntryNotFoundError, LookupError, KeyError, ValueError, TypeError):
         return None
 
 
@@ -261,7 +454,7 @@ def _merged(ctx: ToolAccess, call: dict[str, Any], base: str | None) -> dict[str
     arguments = _arguments(call)
     try:
         current = ctx.store.glossary.get_entry(parse_entry_id(arguments["entry_id"])).definition
-    except (InputError, LookupError, KeyError, ValueError, TypeError):
+    except (InputError, EntryNotFoundError, LookupError, KeyError, ValueError, TypeError):
         return call
     if current == base:
         return call
@@ -301,13 +494,15 @@ def map_ids(text: str, ids: dict[int, int]) -> str:
     )
 
 
-def _hits(result_json: str) -> list[str]:
+def _hits(result_json: str) -> list[tuple[str, str]]:
     try:
         payload = json.loads(result_json)
     except ValueError:
         return []
     hits = payload.get("hits") if isinstance(payload, dict) else None
-    return [str(hit.get("id")) for hit in hits or [] if isinstance(hit, dict)]
+    return [
+        (str(hit.get("id")), str(hit.get("term"))) for hit in hits or [] if isinstance(hit, dict)
+    ]
 
 
 def _arguments(call: dict[str, Any]) -> dict[str, Any]:
@@ -426,12 +621,14 @@ class BlockSteps(Protocol):
         """Annotate the draft's scene on the committed context, as a serial run does."""
         ...
 
-    def stale(self, draft: SceneDraft) -> bool:
-        """Whether `draft` (finished) would not commit against the glossary as it stands now."""
+    def stale(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> bool:
+        """Whether `draft` (finished) would not commit against the glossary as it would stand
+        once the drafts of `basis` committed as drafted."""
         ...
 
-    def redraft(self, draft: SceneDraft) -> SceneDraft:
-        """A new draft of the same scene from the committed state as it stands now."""
+    def redraft(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> SceneDraft:
+        """A new draft of the same scene from the committed state as it would stand once the
+        drafts of `basis` committed as drafted (`speculating`)."""
         ...
 
 
@@ -467,14 +664,27 @@ def run_block(
                 # it needed the shared context compacted (a draft never compacts on its own)
                 steps.serially(draft)
             elif not steps.commit(draft):
-                again = [turn] + [
-                    later
-                    for later in range(turn + 1, len(current))
-                    if not (current[later].serial or current[later].events)
-                    and steps.stale(current[later])
-                ]
+                # each later draft is judged, and drafted again, as if the drafts before it
+                # (this one and those after, as they stand) committed as drafted: what a chain
+                # of scenes needs from each other is then in view a wave early
+                bases = {later: tuple(current[turn:later]) for later in range(turn, len(current))}
+                views = SpeculativeViews()  # the bases are prefixes of one another: shared
+                for later in range(turn, len(current)):
+                    current[later].views = views
+                try:
+                    again = [turn] + [
+                        later
+                        for later in range(turn + 1, len(current))
+                        if not (current[later].serial or current[later].events)
+                        and steps.stale(current[later], bases[later])
+                    ]
+                    redrafts = {i: steps.redraft(current[i], bases[i]) for i in again}
+                finally:
+                    views.close()
+                    for later in range(turn, len(current)):
+                        current[later].views = None
                 for index in again:
-                    current[index] = steps.redraft(current[index])
+                    current[index] = redrafts[index]
                 wave = [current[index] for index in again]
                 break
             turn += 1
@@ -492,6 +702,7 @@ def draft_wave(
     once. Replies are taken in whatever order they arrive: a draft depends only on the wave's
     committed past and its own replies."""
     in_flight: dict[Future[ChatResult], SceneDraft] = {}
+    views = SpeculativeViews()
 
     def launch(draft: SceneDraft) -> None:
         messages = draft.next_request(max_rounds, thread_id)
@@ -499,7 +710,23 @@ def draft_wave(
             in_flight[submit(steps.call, draft, messages)] = draft
 
     for draft in drafts:
-        launch(draft)
+        draft.views = views
+    try:
+        for draft in drafts:
+            launch(draft)
+        _take_replies(in_flight, launch, steps, stop)
+    finally:
+        views.close()
+        for draft in drafts:
+            draft.views = None
+
+
+def _take_replies(
+    in_flight: dict[Future[ChatResult], SceneDraft],
+    launch: Callable[[SceneDraft], None],
+    steps: BlockSteps,
+    stop: threading.Event,
+) -> None:
     while in_flight:
         finished, _ = wait(in_flight, timeout=WAIT_TICK_S, return_when=FIRST_COMPLETED)
         if stop.is_set():

@@ -30,8 +30,10 @@ from terrarium_dagster.agent.drafts import (
     SceneDraft,
     commit_draft,
     new_tally,
+    read_as,
     run_block,
     run_tools_in_savepoint,
+    speculating,
     submit,
     tally_answer,
     would_commit,
@@ -477,9 +479,9 @@ class Annotator:
                 reserve_tokens=reserve,
                 model=calls,
             )
-        names = self._names_fingerprint()
+        access = self.calls.access_for(thread, scenes[0])
         drafts = [
-            self._draft(scene, first + offset, text, read, names)
+            self._draft(scene, first + offset, text, read, read_as(access, read))
             for offset, (scene, (text, read)) in enumerate(zip(scenes, reads, strict=True))
         ]
         outcomes: dict[int, tuple[int, int]] = {}
@@ -516,15 +518,18 @@ class Annotator:
             thread, draft.scene, draft.index, count, turns, before, draft.answers, save=False
         )
 
-    def _names_fingerprint(self) -> int:
-        """Which names the glossary holds (terms and aliases of live entries), as one number: a
-        drafted scene's reads can change only when it changes."""
-        return hash(tuple(self.store.glossary.live_names()))
-
     def _draft(
-        self, scene: Scene, index: int, text: str, reads: frozenset[int], names: int
+        self,
+        scene: Scene,
+        index: int,
+        text: str,
+        reads: frozenset[int],
+        seen: frozenset[tuple[int, str]],
+        earlier: Sequence[tuple[str, list[Message]]] = (),
     ) -> SceneDraft:
-        """A draft of `scene` from the committed context, with its own counter and context copy."""
+        """A draft of `scene` from the committed context, with its own counter and context copy;
+        `earlier`: the turns of the block's earlier scenes as drafted, which its copy holds as if
+        they had committed (a redraft's speculative view, `agent/drafts.py::speculating`)."""
         counter = DraftCounter(self.session.counter)
         events: list[CompactionEvent] = []
         view = ContextManager(
@@ -537,8 +542,11 @@ class Annotator:
             summarizer=None,
             recorder=events.append,
         )
+        for scene_id, scene_turns in earlier:
+            first = without_shown_lines(scene_turns[0], view.state.history)
+            view.end_scene(scene_id, scene.thread_id, [first, *scene_turns[1:]], entry_ids=())
         turns: list[Message] = [{"role": "user", "content": text}]
-        return SceneDraft(scene, index, view, counter, turns, events, reads=reads, names=names)
+        return SceneDraft(scene, index, view, counter, turns, events, reads=reads, read_as=seen)
 
     def _scene_turns(
         self,
@@ -844,22 +852,25 @@ class _BlockSteps:
             calls, self.thread, draft.scene, draft.index, self.count, redraft=True
         )
 
-    def stale(self, draft: SceneDraft) -> bool:
-        if draft.names == self.annotator._names_fingerprint() and not draft.calls:
-            return False  # no name came or went since its reads, and it read nothing else
+    def stale(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> bool:
         return not would_commit(
             self.annotator.calls.access_for(self.thread, draft.scene),
             self.annotator.registry,
             draft,
-            reads_now=self.annotator._reads_of(draft.scene),
+            reads_now=partial(self.annotator._reads_of, draft.scene),
+            basis=basis,
+            views=draft.views,
         )
 
-    def redraft(self, draft: SceneDraft) -> SceneDraft:
-        names = self.annotator._names_fingerprint()
-        text, reads = self.annotator._scene_reads(
-            self.thread, draft.scene, draft.index + 1, self.count
-        )
-        again = self.annotator._draft(draft.scene, draft.index, text, reads, names)
+    def redraft(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> SceneDraft:
+        access = self.annotator.calls.access_for(self.thread, draft.scene)
+        with speculating(access, self.annotator.registry, basis, draft.views) as earlier:
+            text, reads = self.annotator._scene_reads(
+                self.thread, draft.scene, draft.index + 1, self.count
+            )
+            seen = read_as(access, reads)
+        again = self.annotator._draft(draft.scene, draft.index, text, reads, seen, earlier)
+        again.basis = basis
         again.answers[REDRAFTS] = 1
         return again
 
