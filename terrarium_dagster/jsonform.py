@@ -1,6 +1,6 @@
 """The one JSON form the project writes where bytes matter: sorted keys, compact separators,
 UTF-8 text. Tool results, tool-call arguments, prompt blocks, the store's JSON columns and
-checkpoints all use it, so the same value always gives the same bytes (a stable prompt prefix,
+snapshots all use it, so the same value always gives the same bytes (a stable prompt prefix,
 byte-identical resumes)."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class ThreadReport(TokenFigures):
     duration_s: float = 0.0
     completion_tokens_per_s: float = 0.0  # this run's completion tokens for the thread per second
     in_flight_peak: int = 0  # the most model requests in flight at once while annotating it
-    checkpoint_id: int | None = None
+    snapshot_id: int | None = None
     rewound_threads: list[str] = Field(default_factory=list)
     suspect: str | None = None  # why its annotation is not to be trusted (ThreadState.suspect)
 

@@ -99,7 +99,7 @@ def store_status(db: str) -> dict[str, Any]:
                 "status": state.status,
                 "scenes_done": state.scenes_done,
                 "scenes_total": state.scenes_total,
-                "checkpoint_id": state.checkpoint_id,
+                "snapshot_id": state.snapshot_id,
                 "new_posts": living["new_posts"].get(state.thread_id, 0),
                 "suspect": state.suspect,
                 "edition_entries": _edition_entries(store, state.thread_id),
@@ -161,7 +161,7 @@ def store_status(db: str) -> dict[str, Any]:
                 for server, calls, failed in store.runs.calls_per_server()
             ],
             "compactions": len(store.memory.compactions()),
-            "snapshots": len(store.memory.checkpoints()),
+            "snapshots": len(store.memory.snapshots()),
             "curator_decisions": len(decisions),
             "curator_decisions_by_kind": dict(
                 sorted(Counter(str(row["decision"]) for row in decisions).items())

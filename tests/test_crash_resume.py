@@ -89,7 +89,7 @@ def test_sigint_stops_after_the_current_call_with_exit_130_and_resumes(
     assert code == 130, err
     assert "resume" in err
     with GlossaryStore(db) as store:
-        assert store.memory.checkpoints(kind="shutdown") == []  # the stop adds no snapshot
+        assert store.memory.snapshots(kind="shutdown") == []  # the stop adds no snapshot
     assert main(run_args(db, sample_db)) == 0
     assert glossary_fingerprint(db) == glossary_fingerprint(baseline)
 

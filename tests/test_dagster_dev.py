@@ -157,11 +157,11 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
     assert all(e["metadata"]["model_calls"]["intValue"] >= 0 for e in first_curations)
     assert all("backend" in e["metadata"] for e in first_curations)
 
-    # Lineage: each materialization names its checkpoint and links its entries to their posts.
+    # Lineage: each materialization names its snapshot and links its entries to their posts.
     touched_any = False
     for event in annotations:
         metadata = event["metadata"]
-        assert metadata["checkpoint_id"]["__typename"] == "IntMetadataEntry"
+        assert metadata["snapshot_id"]["__typename"] == "IntMetadataEntry"
         assert metadata["scenes_annotated"]["intValue"] == metadata["scenes"]["intValue"]
         created = metadata["entries_created"]["intValue"]
         lineage = metadata["lineage"]["mdStr"]

@@ -109,7 +109,7 @@ def test_annotating_a_range_yields_one_materialization_per_thread_in_story_order
     for event in events:
         metadata = event.metadata
         assert metadata["scenes_annotated"].value == metadata["scenes"].value > 0
-        assert metadata["checkpoint_id"].value is not None
+        assert metadata["snapshot_id"].value is not None
         for label in (
             "entries_created",
             "entries_updated",

@@ -154,7 +154,7 @@ def test_persistent_failure_stops_with_a_clear_error_and_keeps_committed_scenes(
         assert state.scenes_done == 1 and state.status == "annotating"
         assert [e.term for e in store.glossary.entries()] == ["Vaskari"]
         # the committed state is what resumes; a stop adds no snapshot of its own
-        assert store.memory.checkpoints() == []
+        assert store.memory.snapshots() == []
         assert store.memory.load_context_state()
 
 
@@ -227,7 +227,7 @@ def test_ctrl_c_abandons_the_call_in_flight_within_seconds(
     assert waited < 3, f"Ctrl-C took {waited:.1f} s"
     assert "Traceback" not in stderr and "resume" in stderr
     with GlossaryStore(db) as store:
-        assert store.memory.checkpoints(kind="shutdown") == []
+        assert store.memory.snapshots(kind="shutdown") == []
         assert any(call.error and "interrupted" in call.error for call in store.runs.agent_calls())
 
 

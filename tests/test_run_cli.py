@@ -51,7 +51,7 @@ def test_offline_run_annotates_and_curates_every_thread_with_sources(sample_run:
         assert live
         for entry in live:
             assert store.provenance.for_entry(entry.id), f"{entry.term} has no source post"
-        assert all(state.checkpoint_id for state in states)
+        assert all(state.snapshot_id for state in states)
 
 
 def test_status_json_reports_threads_entries_and_tokens(
@@ -160,7 +160,7 @@ def test_from_snapshot_rolls_back_then_redoes_the_later_threads_identically(
     before = _live_glossary(db)
     with GlossaryStore(db) as store:
         first = min(store.progress.thread_states(), key=lambda s: s.position)
-        snapshot_id = first.checkpoint_id
+        snapshot_id = first.snapshot_id
         revisions_before = store.history.last_revision_id()
     assert snapshot_id is not None
     assert main([*args, "--from-snapshot", str(snapshot_id)]) == 0

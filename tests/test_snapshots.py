@@ -1,4 +1,4 @@
-"""Checkpoints: round trip, blame (which snapshot to summon for an edit), restore (--from-snapshot).
+"""Snapshots: round trip, blame (which snapshot to summon for an edit), restore (--from-snapshot).
 
 Stores are real SQLite files; the annotated stores come from the engine's real loop with the
 offline backend on a small real corpus.
@@ -20,12 +20,12 @@ from terrarium_dagster.context.prompts import SYSTEM_PROMPT
 from terrarium_dagster.context.state import ContextState, Cursor, Summary
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import InputError, Interrupted, StoreError
-from terrarium_dagster.snapshots.checkpoint import (
-    CheckpointPayload,
+from terrarium_dagster.snapshots.context_snapshots import (
     SnapshotNotFoundError,
-    load_checkpoint,
+    SnapshotPayload,
+    load_snapshot,
     restore_from_snapshot,
-    save_checkpoint,
+    save_snapshot,
     snapshot_for_entry,
     snapshot_for_revision,
     snapshot_in_force,
@@ -69,7 +69,7 @@ def _state() -> ContextState:
 
 
 def _save(store: GlossaryStore, state: ContextState, kind: str = "thread_end") -> int:
-    return save_checkpoint(
+    return save_snapshot(
         store,
         kind=kind,
         thread_id=state.cursor.thread_id,
@@ -82,11 +82,11 @@ def _save(store: GlossaryStore, state: ContextState, kind: str = "thread_end") -
     )
 
 
-def test_checkpoint_round_trip_keeps_the_payload_bytes_identical(tmp_path: Path) -> None:
+def test_snapshot_round_trip_keeps_the_payload_bytes_identical(tmp_path: Path) -> None:
     with GlossaryStore(tmp_path / "g.db") as store:
         state = _state()
         first = _save(store, state)
-        row, payload = load_checkpoint(store, first)
+        row, payload = load_snapshot(store, first)
         assert payload.context == state
         assert payload.context.to_json() == state.to_json()
         assert payload.system_prompt == SYSTEM_PROMPT
@@ -100,12 +100,12 @@ def test_checkpoint_round_trip_keeps_the_payload_bytes_identical(tmp_path: Path)
             "run-1",
         )
         second = _save(store, payload.context)
-        again = store.memory.checkpoint(second)
+        again = store.memory.snapshot(second)
         assert again.state_json == row.state_json
-        assert CheckpointPayload.from_json(row.state_json).to_json() == row.state_json
+        assert SnapshotPayload.from_json(row.state_json).to_json() == row.state_json
 
 
-def test_checkpoint_points_into_the_revision_log_instead_of_copying_the_glossary(
+def test_snapshot_points_into_the_revision_log_instead_of_copying_the_glossary(
     tmp_path: Path,
 ) -> None:
     with GlossaryStore(tmp_path / "g.db") as store:
@@ -115,7 +115,7 @@ def test_checkpoint_points_into_the_revision_log_instead_of_copying_the_glossary
         )
         store.glossary.create_entry(agent, "Orlundel", "A walled city.")
         snapshot_id = _save(store, _state())
-        row, _ = load_checkpoint(store, snapshot_id)
+        row, _ = load_snapshot(store, snapshot_id)
         assert row.revision_id == store.history.last_revision_id() == 2
         assert "gate warden" not in row.state_json
         assert snapshot_in_force(store) == snapshot_id
@@ -124,14 +124,14 @@ def test_checkpoint_points_into_the_revision_log_instead_of_copying_the_glossary
 def test_unknown_or_malformed_snapshot_ids_get_clear_errors(tmp_path: Path) -> None:
     with GlossaryStore(tmp_path / "g.db") as store:
         with pytest.raises(SnapshotNotFoundError, match=r"no snapshot 7 .*has no snapshots yet"):
-            load_checkpoint(store, 7)
+            load_snapshot(store, 7)
         _save(store, _state())
         with pytest.raises(SnapshotNotFoundError, match=r"no snapshot 9 .*go up to 1"):
-            load_checkpoint(store, 9)
+            load_snapshot(store, 9)
         with pytest.raises(InputError, match="not a snapshot id"):
-            load_checkpoint(store, "latest")
-        assert load_checkpoint(store, "#1")[0].id == 1
-        broken = store.memory.save_checkpoint(
+            load_snapshot(store, "latest")
+        assert load_snapshot(store, "#1")[0].id == 1
+        broken = store.memory.save_snapshot(
             kind="manual",
             thread_id=None,
             scene_id=None,
@@ -140,12 +140,12 @@ def test_unknown_or_malformed_snapshot_ids_get_clear_errors(tmp_path: Path) -> N
             revision_id=0,
         )
         with pytest.raises(StoreError, match=f"snapshot {broken} cannot be read: .*system_prompt"):
-            load_checkpoint(store, broken)
+            load_snapshot(store, broken)
 
 
 def test_a_payload_from_a_newer_format_is_refused_by_name() -> None:
     with pytest.raises(InputError, match="format version 99"):
-        CheckpointPayload.from_json('{"version": 99, "system_prompt": "x", "context": {}}')
+        SnapshotPayload.from_json('{"version": 99, "system_prompt": "x", "context": {}}')
 
 
 # ------------------------------------------------------------------------ annotated stores
@@ -190,7 +190,7 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
     settings = _settings(tmp_path, quest, tmp_path / "g.db")
     _run(settings, "run-1")
     with GlossaryStore(tmp_path / "g.db") as store:
-        ends = store.memory.checkpoints(kind="thread_end")
+        ends = store.memory.snapshots(kind="thread_end")
         assert len(ends) == 3
         second_thread = ends[1].thread_id
         edits = [
@@ -203,7 +203,7 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
         assert choice.in_force_id == ends[0].id  # taken before the edit, at the previous end
         assert choice.after_id == ends[1].id  # the first one whose context holds the edit
         assert (choice.snapshot_id, choice.basis) == (ends[1].id, "after")
-        _, payload = load_checkpoint(store, ends[1].id)
+        _, payload = load_snapshot(store, ends[1].id)
         assert any(
             m.get("content", "") and m["content"].startswith(f"# Scene {edits[0].scene_id}")
             for m in payload.context.history
@@ -214,7 +214,7 @@ def test_an_edit_is_blamed_on_the_snapshot_in_force_and_summons_the_one_after_it
         assert snapshot_for_revision(store, first_edit.id).in_force_id is None
 
 
-def test_an_edit_made_after_the_last_checkpoint_falls_back_to_the_snapshot_in_force(
+def test_an_edit_made_after_the_last_snapshot_falls_back_to_the_snapshot_in_force(
     tmp_path: Path,
 ) -> None:
     with GlossaryStore(tmp_path / "g.db") as store:
@@ -238,7 +238,7 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
     settings = _settings(tmp_path, quest, tmp_path / "g.db")
     _run(settings, "run-1")
     with GlossaryStore(tmp_path / "g.db") as store:
-        ends = store.memory.checkpoints(kind="thread_end")
+        ends = store.memory.snapshots(kind="thread_end")
         target = ends[0]
         expected_glossary = [
             (v.id, v.term, v.definition, v.status, tuple(v.aliases))
@@ -248,7 +248,7 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
         actor = Actor(kind="rollback", run_id="run-2")
         state = restore_from_snapshot(store, actor, target.id)
 
-        _, payload = load_checkpoint(store, target.id)
+        _, payload = load_snapshot(store, target.id)
         assert state == payload.context
         assert store.memory.load_context_state() == payload.context.to_json()
         after = store.history.last_revision_id()
@@ -261,8 +261,8 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
         assert current == expected_glossary
         states = {s.thread_id: s for s in store.progress.thread_states()}
         first = states[target.thread_id]
-        assert (first.status, first.checkpoint_id, first.end_revision_id) == (
-            "annotated",  # its curation came after the checkpoint and was rolled back
+        assert (first.status, first.snapshot_id, first.end_revision_id) == (
+            "annotated",  # its curation came after the snapshot and was rolled back
             target.id,
             target.revision_id,
         )
@@ -270,10 +270,10 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
             assert later.thread_id is not None
             assert states[later.thread_id].status == "pending"
             assert states[later.thread_id].cursor_scene_id is None
-        restored = store.memory.latest_checkpoint()
+        restored = store.memory.latest_snapshot()
         assert restored is not None and restored.kind == "manual"
         assert snapshot_in_force(store) == restored.id
-        assert load_checkpoint(store, restored.id)[1].restored_from == target.id
+        assert load_snapshot(store, restored.id)[1].restored_from == target.id
 
     # the run goes on from the restored context and ends where the uninterrupted run ended
     _run(settings, "run-2")
@@ -282,10 +282,8 @@ def test_restore_from_snapshot_rolls_back_resets_later_threads_and_resumes_ident
         GlossaryStore(tmp_path / "reference.db") as ref,
     ):
         assert _glossary(store) == _glossary(ref)
-        mine = [
-            load_checkpoint(store, c.id)[1] for c in store.memory.checkpoints(kind="thread_end")
-        ]
-        theirs = [load_checkpoint(ref, c.id)[1] for c in ref.memory.checkpoints(kind="thread_end")]
+        mine = [load_snapshot(store, c.id)[1] for c in store.memory.snapshots(kind="thread_end")]
+        theirs = [load_snapshot(ref, c.id)[1] for c in ref.memory.snapshots(kind="thread_end")]
         # the same conversation, except that entries created again after the rollback have new
         # ids (the rolled-back ones stay, soft-deleted)
         assert _without_ids(mine[-1].context.history) == _without_ids(theirs[-1].context.history)
@@ -319,10 +317,10 @@ def test_restore_of_a_mid_thread_snapshot_puts_the_thread_back_at_its_cursor(
             engine.curate_thread(thread.id)
     with GlossaryStore(tmp_path / "g.db") as store:
         # a clean stop adds no snapshot (the resumed store must be the uninterrupted one's);
-        # the committed state it stopped at is snapshotted by hand here
-        assert store.memory.checkpoints(kind="shutdown") == []
+        # the committed state it stopped at is saved as a snapshot by hand here
+        assert store.memory.snapshots(kind="shutdown") == []
         state = ContextState.from_json(store.memory.load_context_state() or "{}")
-        save_checkpoint(
+        save_snapshot(
             store,
             kind="manual",
             thread_id=state.cursor.thread_id,
@@ -333,7 +331,7 @@ def test_restore_of_a_mid_thread_snapshot_puts_the_thread_back_at_its_cursor(
             tools=default_registry().schemas(),
             model=None,
         )
-        shutdown = store.memory.latest_checkpoint()
+        shutdown = store.memory.latest_snapshot()
         assert shutdown is not None and shutdown.scene_id == seen[3]
         pointer = shutdown.revision_id or 0
     _run(settings, "run-2")  # the run is finished ...

@@ -1,4 +1,4 @@
-"""Annotator store: runs, thread state, agent calls, compactions, context state, checkpoints,
+"""Annotator store: runs, thread state, agent calls, compactions, context state, snapshots,
 summons, curator decisions and meta."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_thread_state_is_created_updated_and_cleared(store: GlossaryStore):
     assert state.cursor_scene_id == "100#120" and state.scenes_done == 2
     assert state.extra == {"a": 1, "b": 2}
     state = store.progress.set_thread_state(
-        100, status="annotated", cursor_scene_id=None, end_revision_id=7, checkpoint_id=3
+        100, status="annotated", cursor_scene_id=None, end_revision_id=7, snapshot_id=3
     )
     assert state.cursor_scene_id is None and state.end_revision_id == 7 and state.finished
     store.progress.set_thread_state(50, thread_key="t00001-50", position=1)
@@ -159,8 +159,8 @@ def test_context_state_and_glossary_change_commit_together(store: GlossaryStore)
     assert store.progress.thread_state(100) is None
 
 
-def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
-    first = store.memory.save_checkpoint(
+def test_snapshots_are_saved_listed_and_loaded(store: GlossaryStore):
+    first = store.memory.save_snapshot(
         kind="thread_end",
         thread_id=100,
         scene_id="100#150",
@@ -168,7 +168,7 @@ def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
         state_json={"history": []},
         revision_id=4,
     )
-    second = store.memory.save_checkpoint(
+    second = store.memory.save_snapshot(
         kind="shutdown",
         thread_id=200,
         scene_id=None,
@@ -176,19 +176,19 @@ def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
         state_json='{"history": [1]}',
         revision_id=None,
     )
-    loaded = store.memory.checkpoint(first)
+    loaded = store.memory.snapshot(first)
     assert loaded.kind == "thread_end" and loaded.revision_id == 4
     assert json.loads(loaded.state_json) == {"history": []}
-    assert [c.id for c in store.memory.checkpoints()] == [first, second]
-    assert [c.id for c in store.memory.checkpoints(100)] == [first]
-    assert [c.id for c in store.memory.checkpoints(kind="shutdown")] == [second]
-    latest = store.memory.latest_checkpoint()
+    assert [c.id for c in store.memory.snapshots()] == [first, second]
+    assert [c.id for c in store.memory.snapshots(100)] == [first]
+    assert [c.id for c in store.memory.snapshots(kind="shutdown")] == [second]
+    latest = store.memory.latest_snapshot()
     assert latest is not None and latest.id == second
-    assert store.memory.latest_checkpoint(kind="thread_end").id == first  # type: ignore[union-attr]
+    assert store.memory.latest_snapshot(kind="thread_end").id == first  # type: ignore[union-attr]
     with pytest.raises(StoreError, match="no snapshot 99"):
-        store.memory.checkpoint(99)
-    with pytest.raises(InputError, match="checkpoint kind"):
-        store.memory.save_checkpoint(
+        store.memory.snapshot(99)
+    with pytest.raises(InputError, match="snapshot kind"):
+        store.memory.save_snapshot(
             kind="hourly",
             thread_id=None,
             scene_id=None,
@@ -199,7 +199,7 @@ def test_checkpoints_are_saved_listed_and_loaded(store: GlossaryStore):
 
 
 def test_summons_are_logged_against_a_snapshot(store: GlossaryStore):
-    snapshot_id = store.memory.save_checkpoint(
+    snapshot_id = store.memory.save_snapshot(
         kind="manual", thread_id=100, scene_id=None, run_id="run-1", state_json="{}", revision_id=0
     )
     exchange = [{"role": "user", "content": "Why Vorn?"}, {"role": "assistant", "content": ">>101"}]

@@ -27,7 +27,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import BudgetError
 from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.model.session import ModelSession
-from terrarium_dagster.snapshots.checkpoint import save_checkpoint
+from terrarium_dagster.snapshots.context_snapshots import save_snapshot
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ProvenanceIn
 from terrarium_dagster.summon.summoning import (
@@ -94,7 +94,7 @@ def world_fixture(tmp_path: Path) -> Iterator[World]:
         first.id, thread.id, _scene_turns(first.id, PAST_MARKER, "Vaskari", 1, "c1"), [1]
     )
     state.cursor = Cursor(thread_id=thread.id, scene_id=first.id)
-    past_id = save_checkpoint(
+    past_id = save_snapshot(
         store,
         kind="shutdown",
         thread_id=thread.id,
@@ -112,7 +112,7 @@ def world_fixture(tmp_path: Path) -> Iterator[World]:
         second.id, thread.id, _scene_turns(second.id, CURRENT_MARKER, "Orlundel", 2, "c2"), [2]
     )
     state.cursor = Cursor(thread_id=thread.id, scene_id=second.id)
-    current_id = save_checkpoint(
+    current_id = save_snapshot(
         store,
         kind="shutdown",
         thread_id=thread.id,
@@ -334,7 +334,7 @@ def test_a_snapshot_later_in_the_story_than_the_current_scene_is_not_offered(
     world.store.progress.set_thread_state(
         later_thread.id, thread_key=later_thread.key, position=1, status="annotating"
     )
-    future = save_checkpoint(
+    future = save_snapshot(
         world.store,
         kind="shutdown",
         thread_id=later_thread.id,
@@ -374,7 +374,7 @@ def _big_snapshot(world: World, scenes: int, focus_at: int) -> int:
             ]
             state.append_scene(scene_id, 1000, turns, [])
     state.cursor = Cursor(thread_id=1000, scene_id=world.scenes[0].id)
-    return save_checkpoint(
+    return save_snapshot(
         world.store,
         kind="thread_end",
         thread_id=1000,

@@ -20,7 +20,7 @@ from terrarium_dagster.config import Settings, load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import Engine, open_client
 from terrarium_dagster.errors import EntryNotFoundError, InputError
-from terrarium_dagster.snapshots.checkpoint import SnapshotNotFoundError
+from terrarium_dagster.snapshots.context_snapshots import SnapshotNotFoundError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.summon.why import render_why, snapshots_report, why
 from tests.support.corpus_builder import simple_quest
@@ -37,7 +37,7 @@ class Annotated:
 
 @pytest.fixture(name="annotated", scope="module")
 def annotated_fixture(tmp_path_factory: pytest.TempPathFactory) -> Annotated:
-    """Two threads of three scenes annotated and curated (two thread-end checkpoints)."""
+    """Two threads of three scenes annotated and curated (two thread-end snapshots)."""
     root = tmp_path_factory.mktemp("why")
     corpus_path = simple_quest(root / "quest.db", threads=2, scenes_per_thread=3)
     db = root / "store.db"
@@ -73,7 +73,7 @@ def test_why_summons_the_context_that_wrote_the_entry_and_returns_its_cited_post
     store, corpus = opened
     entry = store.glossary.find_by_term("Sardomir")
     assert entry is not None
-    ends = store.memory.checkpoints(kind="thread_end")
+    ends = store.memory.snapshots(kind="thread_end")
     summons_before = len(store.memory.summons())
     with open_client(annotated.settings) as client:
         answer = why(store, corpus, client, "Sardomir", budget=8192, max_tokens=512)
@@ -118,7 +118,7 @@ def test_why_about_a_given_revision_with_a_question_of_ones_own(
             max_tokens=512,
         )
     assert (answer.revision_id, answer.action, answer.question) == (created.id, "create", question)
-    assert answer.snapshot_id == store.memory.checkpoints(kind="thread_end")[0].id
+    assert answer.snapshot_id == store.memory.snapshots(kind="thread_end")[0].id
     assert f"I created [E{entry.id}] Orlundel" in answer.answer
     with open_client(annotated.settings) as client, pytest.raises(InputError, match="not of"):
         why(store, corpus, client, "Sardomir", revision=created.id, budget=8192, max_tokens=512)
@@ -172,15 +172,15 @@ def test_the_why_command_prints_the_answer_and_the_posts_it_cites(
     assert payload["term"] == "Tethrick" and payload["cited_posts"]
 
 
-def test_the_snapshots_command_lists_every_checkpoint_with_its_blame(
+def test_the_snapshots_command_lists_every_snapshot_with_its_blame(
     annotated: Annotated, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = _parser().parse_args(["snapshots", "--db", str(annotated.db), "--json"])
     assert cmd_snapshots(args) == 0
     rows = json.loads(capsys.readouterr().out)
     with GlossaryStore(annotated.db) as store:
-        ends = store.memory.checkpoints(kind="thread_end")
-        assert [row["id"] for row in rows] == [c.id for c in store.memory.checkpoints()]
+        ends = store.memory.snapshots(kind="thread_end")
+        assert [row["id"] for row in rows] == [c.id for c in store.memory.snapshots()]
         first = next(row for row in rows if row["id"] == ends[0].id)
         in_force = [r for r in store.history.revisions() if r.snapshot_id == ends[0].id]
         assert first["revisions_in_force"] == len(in_force) > 0

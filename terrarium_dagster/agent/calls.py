@@ -93,7 +93,7 @@ class AgentCalls:
 
     def actor_for(self, thread: Thread | None, scene: Scene | None) -> Actor:
         """Who writes for `scene` of `thread`: the agent, under the snapshot in force."""
-        latest = self.store.memory.latest_checkpoint()
+        latest = self.store.memory.latest_snapshot()
         return Actor(
             kind="agent",
             run_id=self.run_id,

@@ -70,7 +70,7 @@ from terrarium_dagster.model.accounting import CallScope
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.model.session import Decided, ModelSession
-from terrarium_dagster.snapshots.checkpoint import load_checkpoint, save_checkpoint
+from terrarium_dagster.snapshots.context_snapshots import load_snapshot, save_snapshot
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ANSWERS_KEY
 from terrarium_dagster.store.progress import THROUGH_POST, through_post
@@ -283,7 +283,7 @@ class Annotator:
         )
 
     def annotate_thread(self, thread: Thread) -> ThreadOutcome:
-        """Annotate the thread's remaining scenes; checkpoint at its end."""
+        """Annotate the thread's remaining scenes; snapshot at its end."""
         state = self.store.progress.thread_state(thread.id)
         # posts added after the last one annotated are new scenes (corpus/living.py)
         scenes = split_after(self.corpus.scenes(thread.id), through_post(state))
@@ -652,7 +652,7 @@ class Annotator:
     # -- thread boundaries ----------------------------------------------------------------------
 
     def _finish_thread(self, thread: Thread, scene_count: int) -> int:
-        """Close the thread: fold bookkeeping, checkpoint, mark it annotated (one transaction)."""
+        """Close the thread: fold bookkeeping, snapshot, mark it annotated (one transaction)."""
         with self.store.transaction():
             entry_ids = sorted(
                 {
@@ -663,7 +663,7 @@ class Annotator:
             )
             self.context.end_thread(thread.id, entry_ids)
             self.store.memory.save_context_state(self.context.state.to_json())
-            checkpoint_id = self._save_checkpoint("thread_end", thread)
+            snapshot_id = self._save_snapshot("thread_end", thread)
             self._record_thread(
                 thread,
                 "annotated",
@@ -671,11 +671,11 @@ class Annotator:
                 scenes_done=scene_count,
                 cursor_scene_id=self.context.state.cursor.scene_id,
                 end_revision_id=self.store.history.last_revision_id(),
-                checkpoint_id=checkpoint_id,
+                snapshot_id=snapshot_id,
             )
         if self.progress:
             self.progress("thread", {"thread_key": thread.key})
-        return checkpoint_id
+        return snapshot_id
 
     def _record_thread(self, thread: Thread, status: str, **values: Any) -> None:
         """The thread's progress record: `status` and `values`, written by this run."""
@@ -688,9 +688,9 @@ class Annotator:
             **values,
         )
 
-    def _save_checkpoint(self, kind: str, thread: Thread | None) -> int:
+    def _save_snapshot(self, kind: str, thread: Thread | None) -> int:
         state = self.context.state
-        return save_checkpoint(
+        return save_snapshot(
             self.store,
             kind=kind,
             thread_id=thread.id if thread else state.cursor.thread_id,
@@ -718,13 +718,13 @@ class Annotator:
             self.store.rollback.rollback_threads_from(actor, thread.id, reason)
             previous = [
                 c
-                for c in self.store.memory.checkpoints()
+                for c in self.store.memory.snapshots()
                 if c.kind == "thread_end"
                 and c.thread_id is not None
                 and self._before(c.thread_id, thread)
             ]
             if previous:
-                _, payload = load_checkpoint(self.store, previous[-1].id)
+                _, payload = load_snapshot(self.store, previous[-1].id)
                 state = payload.context
             else:
                 state = ContextState()

@@ -22,7 +22,7 @@ from terrarium_dagster.errors import InputError
 def add_snapshot_parsers(subparsers: Any) -> None:
     """Add `snapshots` and `why` to the `terrarium` subparsers."""
     snapshots = add_store_command(
-        subparsers, "snapshots", help="list the context snapshots (checkpoints) of a store"
+        subparsers, "snapshots", help="list the context snapshots of a store"
     )
     snapshots.add_argument("--thread", type=int, help="only this thread's snapshots (thread id)")
     snapshots.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -1,6 +1,6 @@
 """The agent's context between model calls: summaries, recent conversation, cursor.
 
-`ContextState` is what the store keeps (`save_context_state`) and what a checkpoint snapshots. The
+`ContextState` is what the store keeps (`save_context_state`) and what a snapshot saves. The
 system prompt and the tool schemas are not part of it: they are constants of the run. Everything
 here serialises deterministically (`to_json`: sorted keys, compact), so two identical runs write
 identical states.

@@ -57,7 +57,7 @@ def annotation_metadata(report: ThreadReport, *, site_url: str | None = None) ->
         "duration_s": dg.MetadataValue.float(report.duration_s),
         "completion_tokens_per_s": dg.MetadataValue.float(report.completion_tokens_per_s),
         "requests_in_flight_peak": report.in_flight_peak,
-        "checkpoint_id": _int_or_null(report.checkpoint_id),
+        "snapshot_id": _int_or_null(report.snapshot_id),
         "touched_entries": touched_table(report.touched),
         "lineage": dg.MetadataValue.md(touched_markdown(report.touched)),
     }

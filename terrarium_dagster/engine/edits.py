@@ -13,7 +13,7 @@ from terrarium_dagster.errors import InputError, OrderError
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
 from terrarium_dagster.reports import ExportReport
-from terrarium_dagster.snapshots.checkpoint import load_checkpoint, restore_from_snapshot
+from terrarium_dagster.snapshots.context_snapshots import load_snapshot, restore_from_snapshot
 from terrarium_dagster.store.annotator import Actor
 
 
@@ -22,7 +22,7 @@ class GlossaryEdits(EngineParts):
 
     def restore_snapshot(self, snapshot_id: int) -> None:
         """Roll the glossary back to a snapshot and make its context the live one (resumable)."""
-        load_checkpoint(self.store, snapshot_id)  # an unknown id is refused before anything
+        load_snapshot(self.store, snapshot_id)  # an unknown id is refused before anything
         self.run.ensure_started()
         actor = Actor(kind="rollback", run_id=self.run.run_id)
         restore_from_snapshot(self.store, actor, snapshot_id)

@@ -189,7 +189,7 @@ class ThreadSequence(EngineParts):
             kind="curator",
             run_id=self.run.run_id,
             thread_id=thread.id,
-            snapshot_id=state.checkpoint_id if state else None,
+            snapshot_id=state.snapshot_id if state else None,
         )
         try:
             with self.store.transaction(deferred=True):
@@ -234,7 +234,7 @@ class ThreadSequence(EngineParts):
                     cursor_scene_id=state.cursor_scene_id,
                     run_id=self.run.run_id,
                     end_revision_id=self.store.history.last_revision_id(),
-                    checkpoint_id=state.checkpoint_id,
+                    snapshot_id=state.snapshot_id,
                 )
         finally:
             annotator.record_calls()

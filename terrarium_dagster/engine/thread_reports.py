@@ -50,7 +50,7 @@ def thread_report(
         cached_tokens=totals.cached_tokens,
         completion_tokens=totals.completion_tokens,
         compactions=len(compactions),
-        checkpoint_id=state.checkpoint_id if state else None,
+        snapshot_id=state.snapshot_id if state else None,
         suspect=state.suspect if state else None,
     )
 

@@ -6,7 +6,6 @@ from terrarium_dagster.store.fts import fts_query
 from terrarium_dagster.store.models import (
     AgentCallRecord,
     CallTotals,
-    Checkpoint,
     Entry,
     EntryView,
     Provenance,
@@ -14,6 +13,7 @@ from terrarium_dagster.store.models import (
     Revision,
     RunRecord,
     SearchHit,
+    Snapshot,
     ThreadState,
 )
 from terrarium_dagster.store.normalize import (
@@ -31,7 +31,6 @@ __all__ = [
     "Actor",
     "AgentCallRecord",
     "CallTotals",
-    "Checkpoint",
     "Entry",
     "EntryView",
     "GlossaryStore",
@@ -40,6 +39,7 @@ __all__ = [
     "Revision",
     "RunRecord",
     "SearchHit",
+    "Snapshot",
     "ThreadState",
     "fts_query",
     "mentions",

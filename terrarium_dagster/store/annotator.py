@@ -6,7 +6,7 @@ one connection, split by aggregate over it:
 - `store.history`: the revision log and the glossary as of any revision;
 - `store.rollback`: rollback to a revision or a thread, and undoing one change;
 - `store.runs`: the one-writer lease, runs, and every model request sent (calls);
-- `store.memory`: the agent's saved context, compactions, checkpoints (snapshots), summon logs;
+- `store.memory`: the agent's saved context, compactions, snapshots, summon logs;
 - `store.progress`: where each thread stands;
 - `store.curation`: the curator's decisions;
 - `store.editions`: the reader's edition of each entry as of a thread;

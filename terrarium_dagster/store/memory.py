@@ -1,5 +1,5 @@
 """The agent's memory in the store (`store.memory`): its saved context state, the compaction
-events, checkpoints (snapshots) and summon logs. "Context" in this project is the agent's context
+events, snapshots and summon logs. "Context" in this project is the agent's context
 (`context.compaction.ContextManager`); this part is where it is kept.
 """
 
@@ -17,14 +17,14 @@ from terrarium_dagster.store.base import (
     now_iso,
 )
 from terrarium_dagster.store.models import (
-    CHECKPOINT_KINDS,
-    Checkpoint,
+    SNAPSHOT_KINDS,
+    Snapshot,
     SnapshotHeader,
 )
 from terrarium_dagster.store.records import (
-    _checkpoint,
     _filters,
     _optional_int,
+    _snapshot,
     decoded,
 )
 
@@ -94,9 +94,9 @@ class AgentMemory(Aggregate):
         row = self.conn.execute("SELECT state FROM context_state WHERE id = 1").fetchone()
         return None if row is None else row["state"]
 
-    # ------------------------------------------------------------------- checkpoints (snapshots)
+    # ------------------------------------------------------------------- snapshots
     @guarded
-    def save_checkpoint(
+    def save_snapshot(
         self,
         *,
         kind: str,
@@ -107,12 +107,10 @@ class AgentMemory(Aggregate):
         revision_id: int | None,
     ) -> int:
         """Save a context snapshot; returns the snapshot id revisions and summons refer to."""
-        if kind not in CHECKPOINT_KINDS:
-            raise InputError(
-                f"checkpoint kind {kind!r} is not one of {', '.join(CHECKPOINT_KINDS)}"
-            )
-        payload = json_payload(state_json, "checkpoint state")
-        _optional_int(revision_id, "checkpoint revision_id")
+        if kind not in SNAPSHOT_KINDS:
+            raise InputError(f"snapshot kind {kind!r} is not one of {', '.join(SNAPSHOT_KINDS)}")
+        payload = json_payload(state_json, "snapshot state")
+        _optional_int(revision_id, "snapshot revision_id")
         with self.transaction():
             cursor = self.conn.execute(
                 "INSERT INTO snapshot (kind, thread_id, scene_id, run_id, state, revision_id, "
@@ -122,25 +120,23 @@ class AgentMemory(Aggregate):
             return int(cursor.lastrowid or 0)
 
     @guarded
-    def checkpoint(self, snapshot_id: int) -> Checkpoint:
-        return _checkpoint(self.stored("snapshot", snapshot_id))
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return _snapshot(self.stored("snapshot", snapshot_id))
 
     @guarded
-    def checkpoints(
-        self, thread_id: int | None = None, *, kind: str | None = None
-    ) -> list[Checkpoint]:
+    def snapshots(self, thread_id: int | None = None, *, kind: str | None = None) -> list[Snapshot]:
         rows = self.stored_rows("snapshot", thread_id=thread_id, kind=kind)
-        return [_checkpoint(row) for row in rows]
+        return [_snapshot(row) for row in rows]
 
     @guarded
-    def latest_checkpoint(
+    def latest_snapshot(
         self, *, thread_id: int | None = None, kind: str | None = None
-    ) -> Checkpoint | None:
+    ) -> Snapshot | None:
         where, params = _filters(thread_id=thread_id, kind=kind)
         row = self.conn.execute(
             f"SELECT * FROM snapshot{where} ORDER BY id DESC LIMIT 1", params
         ).fetchone()
-        return None if row is None else _checkpoint(row)
+        return None if row is None else _snapshot(row)
 
     # ---------------------------------------------------------------------------------- summons
     @guarded
@@ -168,7 +164,7 @@ class AgentMemory(Aggregate):
 
     @guarded
     def snapshot_headers(self, *, thread_id: int | None = None) -> list[SnapshotHeader]:
-        """Every checkpoint's metadata (no payload read), oldest first."""
+        """Every snapshot's metadata (no payload read), oldest first."""
         where = "" if thread_id is None else " WHERE thread_id = ?"
         params: tuple[object, ...] = () if thread_id is None else (thread_id,)
         with self.reading() as conn:

@@ -8,11 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 
 EntryStatus = Literal["tentative", "confirmed", "rejected", "merged"]
 ThreadStatus = Literal["pending", "annotating", "annotated", "curated", "stale"]
-CheckpointKind = Literal["thread_end", "shutdown", "manual"]
+SnapshotKind = Literal["thread_end", "shutdown", "manual"]
 
 ENTRY_STATUSES: tuple[str, ...] = ("tentative", "confirmed", "rejected", "merged")
 THREAD_STATUSES: tuple[str, ...] = ("pending", "annotating", "annotated", "curated", "stale")
-CHECKPOINT_KINDS: tuple[str, ...] = ("thread_end", "shutdown", "manual")
+SNAPSHOT_KINDS: tuple[str, ...] = ("thread_end", "shutdown", "manual")
 
 
 class _Frozen(BaseModel):
@@ -136,7 +136,7 @@ class ThreadState(_Frozen):
     cursor_scene_id: str | None = None
     run_id: str | None = None
     end_revision_id: int | None = None
-    checkpoint_id: int | None = None
+    snapshot_id: int | None = None
     updated_at: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -190,11 +190,11 @@ class RunRecord(_Frozen):
     error: str | None = None
 
 
-class Checkpoint(_Frozen):
+class Snapshot(_Frozen):
     """A saved context state (a snapshot); ``id`` is the snapshot id revisions refer to."""
 
     id: int
-    kind: CheckpointKind
+    kind: SnapshotKind
     thread_id: int | None = None
     scene_id: str | None = None
     run_id: str | None = None
@@ -240,7 +240,7 @@ class CallTotals(_Frozen):
 
 
 class SnapshotHeader(_Frozen):
-    """A checkpoint without its payload (cheap to list)."""
+    """A snapshot without its payload (cheap to list)."""
 
     id: int
     kind: str

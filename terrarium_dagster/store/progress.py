@@ -1,4 +1,4 @@
-"""Thread progress: where each thread stands (scenes done, status, its checkpoint)."""
+"""Thread progress: where each thread stands (scenes done, status, its snapshot)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class ThreadProgress(Aggregate):
         cursor_scene_id: str | _Unset | None = UNSET,
         run_id: str | _Unset | None = UNSET,
         end_revision_id: int | _Unset | None = UNSET,
-        checkpoint_id: int | _Unset | None = UNSET,
+        snapshot_id: int | _Unset | None = UNSET,
         extra: dict[str, Any] | _Unset = UNSET,
     ) -> ThreadState:
         """Create or update a thread's state; only the arguments given change (None clears a
@@ -86,8 +86,8 @@ class ThreadProgress(Aggregate):
                 raise InputError(f"{name} must be a non-negative integer, not {value!r}")
         if end_revision_id is not UNSET:
             _optional_int(end_revision_id, "end_revision_id")
-        if checkpoint_id is not UNSET:
-            _optional_int(checkpoint_id, "checkpoint_id")
+        if snapshot_id is not UNSET:
+            _optional_int(snapshot_id, "checkpoint_id")
         if extra is not UNSET and not isinstance(extra, dict):
             raise InputError("thread state extra must be a dict")
         with self.transaction():
@@ -113,7 +113,7 @@ class ThreadProgress(Aggregate):
                 "cursor_scene_id": cursor_scene_id,
                 "run_id": run_id,
                 "end_revision_id": end_revision_id,
-                "checkpoint_id": checkpoint_id,
+                "checkpoint_id": snapshot_id,
             }
             changes = {name: value for name, value in values.items() if value is not UNSET}
             if extra is not UNSET:

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.models import (
     AgentCallRecord,
-    Checkpoint,
+    Snapshot,
     ThreadState,
 )
 
@@ -71,11 +71,14 @@ def _optional_int(value: object, what: str) -> int | None:
 
 
 def _thread_state(row: sqlite3.Row) -> ThreadState:
-    return from_row(ThreadState, row, json_columns=("extra",))
+    # the stored column keeps its first name
+    return from_row(
+        ThreadState, row, json_columns=("extra",), columns={"snapshot_id": "checkpoint_id"}
+    )
 
 
-def _checkpoint(row: sqlite3.Row) -> Checkpoint:
-    return from_row(Checkpoint, row, columns={"state_json": "state"})
+def _snapshot(row: sqlite3.Row) -> Snapshot:
+    return from_row(Snapshot, row, columns={"state_json": "state"})
 
 
 def _agent_call(row: sqlite3.Row) -> AgentCallRecord:

@@ -131,7 +131,7 @@ class Rollback(Aggregate):
     def rollback_threads_from(self, actor: Actor, thread_id: int, reason: str) -> int:
         """Undo everything recorded since the end of the thread before ``thread_id`` in story
         order (revision 0 if it is the first), and mark that thread and every later one
-        'pending' (cursor, end revision and checkpoint cleared; history stays in revisions).
+        'pending' (cursor, end revision and snapshot cleared; history stays in revisions).
         StoreError if the thread has no state or the thread before it has not finished.
         Returns the number of entries changed."""
         check_actor(actor)

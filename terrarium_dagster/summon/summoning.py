@@ -1,6 +1,6 @@
 """Summon: rehydrate a past context from its snapshot and converse with it through the model.
 
-`SummonManager.summon(snapshot_id, question)` loads the checkpoint and sends the PAST context (its
+`SummonManager.summon(snapshot_id, question)` loads the snapshot and sends the PAST context (its
 own system prompt, its story so far and summaries, its recent conversation, laid out as the
 context layer lays out every prompt), followed by a user message starting ``# Task: summon`` with
 the question (the `# Task:` convention of `context/prompts.py`), and returns the answer.
@@ -79,16 +79,16 @@ from terrarium_dagster.errors import (
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.model.session import CallScope, ModelSession
-from terrarium_dagster.snapshots.checkpoint import (
-    CheckpointPayload,
+from terrarium_dagster.snapshots.context_snapshots import (
     SnapshotChoice,
-    load_checkpoint,
+    SnapshotPayload,
+    load_snapshot,
     parse_snapshot_id,
     revision_to_explain,
     snapshot_for_revision,
 )
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
-from terrarium_dagster.store.models import AgentCallRecord, Checkpoint
+from terrarium_dagster.store.models import AgentCallRecord, Snapshot
 from terrarium_dagster.summon.trimming import entry_ids_in, summon_steps
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class SummonError(InputError):
 
 
 def summon_message(
-    snapshot: Checkpoint, question: str, *, turn: int, instructions: bool = True
+    snapshot: Snapshot, question: str, *, turn: int, instructions: bool = True
 ) -> str:
     """The user message of one summon turn (first line ``# Task: summon``)."""
     where = f"snapshot {snapshot.id} · {snapshot.kind}"
@@ -142,8 +142,8 @@ def _clean_question(text: object, what: str = "question") -> str:
 class SummonSession:
     """One open summon: the past context (a working copy, trimmed as needed) and the exchange."""
 
-    snapshot: Checkpoint
-    payload: CheckpointPayload
+    snapshot: Snapshot
+    payload: SnapshotPayload
     past: ContextState
     tools: list[dict[str, Any]]
     registry: ToolRegistry | None
@@ -267,7 +267,7 @@ class SummonManager:
             )
         text = _clean_question(question)
         number = parse_snapshot_id(snapshot_id)
-        row, payload = load_checkpoint(self.store, number)
+        row, payload = load_snapshot(self.store, number)
         session = self._open(row, payload, corpus or self.corpus, summoner)
         session.focus = set(entry_ids_in(text))
         message = summon_message(row, text, turn=1)
@@ -315,8 +315,8 @@ class SummonManager:
 
     def _open(
         self,
-        row: Checkpoint,
-        payload: CheckpointPayload,
+        row: Snapshot,
+        payload: SnapshotPayload,
         corpus: Corpus | None,
         summoner: Actor | None,
     ) -> SummonSession:
@@ -370,7 +370,7 @@ class SummonManager:
             summoner=_summoner(summoner, self.run_id),
         )
 
-    def _summon_registry(self, row: Checkpoint) -> ToolRegistry:
+    def _summon_registry(self, row: Snapshot) -> ToolRegistry:
         """The glossary tools, with `glossary_search` answering as of the snapshot."""
         boundary = row.revision_id or 0
         store = self.store
@@ -627,7 +627,7 @@ def snapshot_tools(manager: SummonManager) -> list[Tool]:
                 )
         assert snapshot_id is not None
         try:
-            row, _ = load_checkpoint(access.store, snapshot_id)
+            row, _ = load_snapshot(access.store, snapshot_id)
             if _later_than_now(access, row.thread_id):
                 raise ToolError(
                     f"snapshot {row.id} is of thread {row.thread_id}, later in the story than "

@@ -2,8 +2,8 @@
 
 `why` finds the revision to explain (the agent's edit that wrote the entry's current definition,
 or a revision given by id), the snapshot that holds the conversation behind it (the first
-checkpoint at or after the revision, else the one in force when it was made: see
-`snapshots.checkpoint`), summons it, asks "Why did you write ...?" (or the caller's question),
+snapshot at or after the revision, else the one in force when it was made: see
+`snapshots.context_snapshots`), summons it, asks "Why did you write ...?" (or the question given),
 dismisses it (the exchange is logged) and returns the answer with the posts it cites (``>>123``
 mapped to post references and URLs through the corpus).
 """
@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.errors import InputError, StoreError
 from terrarium_dagster.model.session import ModelSession
-from terrarium_dagster.snapshots.checkpoint import (
+from terrarium_dagster.snapshots.context_snapshots import (
     SnapshotNotFoundError,
     find_entry,
-    load_checkpoint,
+    load_snapshot,
     revision_to_explain,
     snapshot_for_revision,
 )
@@ -154,10 +154,10 @@ def why(
     if choice.snapshot_id is None:
         raise SnapshotNotFoundError(
             f"no snapshot records the context of revision {chosen.id} (E{entry_id}): no "
-            "checkpoint was taken since it was made (one is taken at every thread end and at a "
+            "snapshot was taken since it was made (one is taken at every thread end and at a "
             "clean stop)"
         )
-    row, _ = load_checkpoint(store, choice.snapshot_id)
+    row, _ = load_snapshot(store, choice.snapshot_id)
     asked = (
         question.strip() if question and question.strip() else default_question(entry_id, chosen)
     )
@@ -263,7 +263,7 @@ def snapshots_report(store: GlossaryStore, *, thread_id: int | None = None) -> l
     keys = {state.thread_id: state.thread_key for state in store.progress.thread_states()}
     rows: list[dict[str, Any]] = []
     for header in store.memory.snapshot_headers(thread_id=thread_id):
-        _, payload = load_checkpoint(store, header.id)
+        _, payload = load_snapshot(store, header.id)
         context = payload.context
         rows.append(
             {

@@ -1,17 +1,17 @@
-"""Checkpoints: the agent's whole context saved at a thread boundary, a clean stop or a restore.
+"""Snapshots: the agent's whole context saved at a thread boundary, a clean stop or a restore.
 
-A checkpoint (a *snapshot*; the id is the same) is one `snapshot` row of the annotator store:
-`CheckpointPayload` (the system prompt, the names and a hash of the tool schemas, the model, the
+A snapshot is one `snapshot` row of the annotator store:
+`SnapshotPayload` (the system prompt, the names and a hash of the tool schemas, the model, the
 `ContextState` with its summaries, recent conversation, cursor and compaction counters, and the
 thread's progress) plus `revision_id`, a pointer into the revision log: the last revision written
-when the checkpoint was taken. The glossary itself is never copied: "the glossary as the snapshot
+when the snapshot was taken. The glossary itself is never copied: "the glossary as the snapshot
 knew it" is `store.history.glossary_as_of(revision_id)`.
 
 Blame. Every revision records the snapshot *in force* when it was made (`Actor.snapshot_id`: the
-latest checkpoint, taken at the previous thread boundary, so *before* the edit). The conversation
-that made the edit, though, only enters a checkpoint at the next boundary: the first checkpoint
+latest snapshot, taken at the previous thread boundary, so *before* the edit). The conversation
+that made the edit, though, only enters a snapshot at the next boundary: the first snapshot
 taken *after* the revision holds the scene turns that made it (or, after compaction, the summary of
-them). So the snapshot to summon for an edit (`snapshot_for_revision`) is the first checkpoint
+them). So the snapshot to summon for an edit (`snapshot_for_revision`) is the first snapshot
 whose revision pointer is at or after the revision; when there is none yet (the thread is still
 being annotated, or the run crashed before its boundary), it falls back to the snapshot in force.
 Both ids are reported.
@@ -19,8 +19,8 @@ Both ids are reported.
 Restore (`restore_from_snapshot`, `terrarium run --from-snapshot ID`): the glossary is rolled back
 to the snapshot's pointer (new 'rollback' revisions, nothing erased), the snapshot's thread is put
 back where it stood (finished, or annotating at its cursor) and every later thread becomes pending,
-the snapshot's context becomes the live context state, and a 'manual' checkpoint with the same
-payload (`restored_from` set) is saved, so that the latest checkpoint (the one in force for the
+the snapshot's context becomes the live context state, and a 'manual' snapshot with the same
+payload (`restored_from` set) is saved, so that the latest snapshot (the one in force for the
 revisions that follow) is the restored context, not one of the rolled-back future.
 """
 
@@ -41,18 +41,18 @@ from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.annotator import Actor, GlossaryStore, parse_entry_id
 from terrarium_dagster.store.inputs import positive_id
 from terrarium_dagster.store.models import (
-    CHECKPOINT_KINDS,
-    Checkpoint,
+    SNAPSHOT_KINDS,
     Revision,
+    Snapshot,
     ThreadState,
 )
 from terrarium_dagster.store.normalize import normalize_term
 
-CHECKPOINT_VERSION = 1
+SNAPSHOT_VERSION = 1
 FINISHED_STATUSES = ("annotated", "curated")
 _SNAPSHOT_REF = re.compile(r"^\s*(?:[Ss](?:napshot)?\s*)?#?\s*(\d+)\s*$")
 
-CheckpointKind = Literal["thread_end", "shutdown", "manual"]
+SnapshotKind = Literal["thread_end", "shutdown", "manual"]
 Basis = Literal["after", "in_force", "none"]
 
 
@@ -61,7 +61,7 @@ class SnapshotNotFoundError(InputError):
 
 
 class ThreadProgress(BaseModel):
-    """The snapshot's thread as the store recorded it when the checkpoint was taken."""
+    """The snapshot's thread as the store recorded it when the snapshot was taken."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -70,12 +70,12 @@ class ThreadProgress(BaseModel):
     scenes_done: int = 0
 
 
-class CheckpointPayload(BaseModel):
-    """What a checkpoint stores (the `snapshot.state` column), serialized by `to_json`."""
+class SnapshotPayload(BaseModel):
+    """What a snapshot stores (the `snapshot.state` column), serialized by `to_json`."""
 
     model_config = ConfigDict(extra="forbid")
 
-    version: int = CHECKPOINT_VERSION
+    version: int = SNAPSHOT_VERSION
     system_prompt: str
     tool_names: list[str] = Field(default_factory=list)
     tools_hash: str = ""
@@ -89,26 +89,26 @@ class CheckpointPayload(BaseModel):
         return canonical_json(self.model_dump(mode="json"))
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> CheckpointPayload:
+    def from_json(cls, text: str | bytes) -> SnapshotPayload:
         """Parse a payload; `InputError` with one line naming the problem if it is not one."""
         try:
             raw = json.loads(text)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"checkpoint payload is not JSON: {exc}") from None
+            raise InputError(f"snapshot payload is not JSON: {exc}") from None
         if not isinstance(raw, dict):
-            raise InputError("checkpoint payload is not a JSON object")
+            raise InputError("snapshot payload is not a JSON object")
         version = raw.get("version")
-        if isinstance(version, int) and version > CHECKPOINT_VERSION:
+        if isinstance(version, int) and version > SNAPSHOT_VERSION:
             raise InputError(
-                f"checkpoint payload has format version {version}; this terrarium reads up to "
-                f"{CHECKPOINT_VERSION} (upgrade terrarium to read it)"
+                f"snapshot payload has format version {version}; this terrarium reads up to "
+                f"{SNAPSHOT_VERSION} (upgrade terrarium to read it)"
             )
         try:
             return cls.model_validate(raw)
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"]) or "payload"
-            message = f"checkpoint payload is malformed: {where}: {problem['msg']}"
+            message = f"snapshot payload is malformed: {where}: {problem['msg']}"
             raise InputError(message) from None
 
 
@@ -120,7 +120,7 @@ class SnapshotChoice(BaseModel):
     revision_id: int
     snapshot_id: int | None  # the one to summon: after_id, else in_force_id
     in_force_id: int | None  # the snapshot the revision recorded (taken before the edit)
-    after_id: int | None  # the first checkpoint at or after the revision (holds the edit)
+    after_id: int | None  # the first snapshot at or after the revision (holds the edit)
     basis: Basis
 
 
@@ -173,7 +173,7 @@ def tools_digest(schemas: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _no_such_snapshot(store: GlossaryStore, snapshot_id: int) -> SnapshotNotFoundError:
-    latest = store.memory.latest_checkpoint()
+    latest = store.memory.latest_snapshot()
     if latest is None:
         known = "the store has no snapshots yet"
     else:
@@ -182,10 +182,10 @@ def _no_such_snapshot(store: GlossaryStore, snapshot_id: int) -> SnapshotNotFoun
 
 
 # -------------------------------------------------------------------------------- save / load
-def save_checkpoint(
+def save_snapshot(
     store: GlossaryStore,
     *,
-    kind: CheckpointKind | str,
+    kind: SnapshotKind | str,
     thread_id: int | None,
     scene_id: str | None,
     run_id: str | None,
@@ -195,18 +195,18 @@ def save_checkpoint(
     model: str | None,
     restored_from: int | None = None,
 ) -> int:
-    """Save the context as a checkpoint pointing at the current end of the revision log.
+    """Save the context as a snapshot pointing at the current end of the revision log.
 
     Runs in `store.transaction()` (it joins an open one, e.g. the loop's thread-end
     transaction). `thread_id`/`scene_id` default to the state's cursor when None. `tools` is the
     run's `ToolRegistry`, its `Tool`s or its schema dicts. Returns the snapshot id.
     """
-    if kind not in CHECKPOINT_KINDS:
-        raise InputError(f"checkpoint kind {kind!r} is not one of {', '.join(CHECKPOINT_KINDS)}")
+    if kind not in SNAPSHOT_KINDS:
+        raise InputError(f"snapshot kind {kind!r} is not one of {', '.join(SNAPSHOT_KINDS)}")
     if not isinstance(state, ContextState):
         raise InputError(f"state must be a ContextState, not {type(state).__name__}")
     if not isinstance(system_prompt, str) or not system_prompt.strip():
-        raise InputError("a checkpoint needs the run's system prompt")
+        raise InputError("a snapshot needs the run's system prompt")
     schemas = tool_schemas_of(tools)
     thread = thread_id if thread_id is not None else state.cursor.thread_id
     scene = scene_id if scene_id is not None else state.cursor.scene_id
@@ -220,7 +220,7 @@ def save_checkpoint(
                     scenes_total=recorded.scenes_total,
                     scenes_done=recorded.scenes_done,
                 )
-        payload = CheckpointPayload(
+        payload = SnapshotPayload(
             system_prompt=system_prompt,
             tool_names=tool_names_of(schemas),
             tools_hash=tools_digest(schemas),
@@ -229,7 +229,7 @@ def save_checkpoint(
             restored_from=restored_from,
             context=state.model_copy(deep=True),
         )
-        return store.memory.save_checkpoint(
+        return store.memory.save_snapshot(
             kind=kind,
             thread_id=thread,
             scene_id=scene,
@@ -239,34 +239,32 @@ def save_checkpoint(
         )
 
 
-def load_checkpoint(
-    store: GlossaryStore, snapshot_id: int | str
-) -> tuple[Checkpoint, CheckpointPayload]:
-    """The checkpoint row and its parsed payload. `SnapshotNotFoundError` (an InputError) for an
+def load_snapshot(store: GlossaryStore, snapshot_id: int | str) -> tuple[Snapshot, SnapshotPayload]:
+    """The snapshot row and its parsed payload. `SnapshotNotFoundError` (an InputError) for an
     unknown id, `StoreError` when the stored payload cannot be read."""
     number = parse_snapshot_id(snapshot_id)
     try:
-        row = store.memory.checkpoint(number)
+        row = store.memory.snapshot(number)
     except StoreError as exc:
         if "no snapshot" in str(exc):
             raise _no_such_snapshot(store, number) from None
         raise
     try:
-        payload = CheckpointPayload.from_json(row.state_json)
+        payload = SnapshotPayload.from_json(row.state_json)
     except InputError as exc:
         raise StoreError(f"snapshot {number} cannot be read: {exc}") from None
     return row, payload
 
 
 def snapshot_in_force(store: GlossaryStore) -> int | None:
-    """The snapshot revisions written now record: the latest checkpoint (None before any)."""
-    latest = store.memory.latest_checkpoint()
+    """The snapshot revisions written now record: the latest snapshot (None before any)."""
+    latest = store.memory.latest_snapshot()
     return latest.id if latest else None
 
 
 # ------------------------------------------------------------------------------------- blame
 def snapshot_for_revision(store: GlossaryStore, revision_id: int) -> SnapshotChoice:
-    """The snapshot to summon to ask about a revision: the first checkpoint whose revision
+    """The snapshot to summon to ask about a revision: the first snapshot whose revision
     pointer is at or after it (its context holds the turns that made the edit), else the one in
     force when it was made. StoreError if there is no such revision."""
     revision = store.history.revision(revision_id)
@@ -355,17 +353,17 @@ def restore_from_snapshot(
 ) -> ContextState:
     """Go back to a snapshot (one transaction): roll the glossary back to its revision pointer,
     put its thread back where it stood and make every later thread pending, save its context as
-    the live context, and save a 'manual' checkpoint of it (`restored_from`) that becomes the
+    the live context, and save a 'manual' snapshot of it (`restored_from`) that becomes the
     snapshot in force. Returns the restored context; the loop resumes from its cursor.
 
-    The snapshot's thread, when the checkpoint is a thread end (or the thread had finished):
+    The snapshot's thread, when the snapshot is a thread end (or the thread had finished):
     'annotated' at its last scene with `end_revision_id` = the pointer, or still 'curated' when
     nothing its curation wrote came after the pointer. Otherwise: 'annotating' at the
-    checkpoint's cursor with the scenes done then.
+    snapshot's cursor with the scenes done then.
     """
     if not isinstance(actor, Actor):
         raise InputError(f"actor must be an Actor, not {type(actor).__name__}")
-    row, payload = load_checkpoint(store, snapshot_id)
+    row, payload = load_snapshot(store, snapshot_id)
     if row.revision_id is None:
         raise StoreError(f"snapshot {row.id} does not point into the revision log; cannot restore")
     pointer = row.revision_id
@@ -393,13 +391,13 @@ def restore_from_snapshot(
                     scenes_done=0,
                     cursor_scene_id=None,
                     end_revision_id=None,
-                    checkpoint_id=None,
+                    snapshot_id=None,
                 )
         if own is not None:
             _restore_own_thread(store, row, payload, own, pointer, curated_after)
         store.memory.save_context_state(payload.context.to_json())
         restored = payload.model_copy(update={"restored_from": row.id})
-        store.memory.save_checkpoint(
+        store.memory.save_snapshot(
             kind="manual",
             thread_id=row.thread_id,
             scene_id=row.scene_id,
@@ -412,8 +410,8 @@ def restore_from_snapshot(
 
 def _restore_own_thread(
     store: GlossaryStore,
-    row: Checkpoint,
-    payload: CheckpointPayload,
+    row: Snapshot,
+    payload: SnapshotPayload,
     own: ThreadState,
     pointer: int,
     curated_after: bool,
@@ -435,7 +433,7 @@ def _restore_own_thread(
             scenes_done=total,
             cursor_scene_id=cursor_scene,
             end_revision_id=own.end_revision_id if keep_curated else pointer,
-            checkpoint_id=row.id if row.kind == "thread_end" else own.checkpoint_id,
+            snapshot_id=row.id if row.kind == "thread_end" else own.snapshot_id,
         )
     else:
         done = progress.scenes_done if progress is not None else own.scenes_done
@@ -446,5 +444,5 @@ def _restore_own_thread(
             scenes_done=done,
             cursor_scene_id=cursor_scene,
             end_revision_id=None,
-            checkpoint_id=None,
+            snapshot_id=None,
         )
