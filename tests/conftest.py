@@ -38,3 +38,11 @@ def sample_db(_isolated_home: Path) -> Path:
     from terrarium_dagster.corpus.sample import sample_corpus_path
 
     return sample_corpus_path()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with a `slow` test (a real `dagster dev`, llama.cpp) run first, each file's tests
+    kept together: xdist's workers take whole files in this order, so no minute-long test starts
+    when the rest of the suite is done."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)

@@ -56,6 +56,15 @@ def _data_files(page: Any, base: str) -> tuple[list[str], dict[str, int]]:
     return [], loaded
 
 
+def _settle(page: Any, loaded: dict[str, int], expected: set[int]) -> None:
+    """Let Playwright deliver the responses it has seen (its events reach Python after the page
+    has already drawn what they carried), for up to ten seconds; the caller then asserts."""
+    for _ in range(100):
+        if _thread_numbers(loaded) == expected:
+            return
+        page.wait_for_timeout(100)
+
+
 def _thread_numbers(loaded: dict[str, int]) -> set[int]:
     return {int(m.group(1)) for p in loaded if (m := re.search(r"thread-(\d+)\.js$", p))}
 
@@ -74,6 +83,7 @@ def test_a_reader_at_thread_10_downloads_nothing_from_later_threads(
     _unused, loaded = _data_files(page, site)
     page.goto(f"{site}/?upto=10")
     page.wait_for_selector(".notice >> text=As of the end of thread 10")
+    _settle(page, loaded, set(range(1, 11)))
     assert _thread_numbers(loaded) == set(range(1, 11)), sorted(loaded)
     served = Path(store).parent / "exports" / "site"  # where `terrarium serve` built it
     whole = sum(f.stat().st_size for f in (served / "data").glob("*.js"))
@@ -97,6 +107,7 @@ def test_a_reader_at_thread_10_downloads_nothing_from_later_threads(
     # Raising the position loads the next threads, and only up to it.
     page.select_option("#position", "19")
     page.wait_for_selector(".notice >> text=As of the end of thread 20")
+    _settle(page, loaded, set(range(1, 21)))
     assert _thread_numbers(loaded) == set(range(1, 21)), sorted(loaded)
     shown = {int(h.split("/")[-1]) for h in _hrefs(page, "#page a[href^='#/entry/']")}
     assert shown == set(_live_as_of(store, corpus, 19)), "the index is the glossary at thread 20"

@@ -6,6 +6,8 @@ user (or `nobody`)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import itertools
 import os
 import pwd
 import shutil
@@ -79,6 +81,23 @@ class Postgres:
         ):
             cursor.execute(sql)
             return list(cursor.fetchall())
+
+    def execute(self, sql: str) -> None:
+        """One statement outside a transaction (CREATE DATABASE cannot run in one)."""
+        import psycopg2
+
+        with contextlib.closing(
+            psycopg2.connect(
+                host=self.host,
+                port=self.port,
+                user=self.user,
+                password=self.password,
+                dbname=self.database,
+            )
+        ) as conn:
+            conn.autocommit = True
+            with conn.cursor() as cursor:
+                cursor.execute(sql)
 
 
 def _runner() -> dict[str, object]:
@@ -159,10 +178,22 @@ def postgres_server() -> Iterator[Postgres]:
 
 
 @pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
+def postgres_cluster() -> Iterator[Postgres]:
     """One PostgreSQL server for the session's tests that use it (`pytest_plugins`)."""
     with postgres_server() as server:
         yield server
+
+
+@pytest.fixture
+def postgres(postgres_cluster: Postgres) -> Postgres:
+    """A database of its own for each test on the session's server: what one test leaves (runs
+    of a `dagster dev`) is not seen by the next, whichever order the files run in."""
+    database = f"{DATABASE}_{next(_DATABASE_NUMBERS)}"
+    postgres_cluster.execute(f"CREATE DATABASE {database}")
+    return dataclasses.replace(postgres_cluster, database=database)
+
+
+_DATABASE_NUMBERS = itertools.count(1)
 
 
 def _read(path: Path) -> str:
