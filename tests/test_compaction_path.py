@@ -1,5 +1,6 @@
-"""The scene's path goes one way: compaction reaches the model only through the functions it was
-handed (`agent/calls.py::AgentCalls.summarize` and `flush`), never back through the Annotator."""
+"""The scene's path goes one way: compaction reaches the model only through the scene's calls it is
+handed with each request (`agent/calls.py::SceneCalls.summarize` and `flush`, recorded for that
+scene), never back through the Annotator."""
 
 from __future__ import annotations
 
@@ -69,14 +70,18 @@ def test_the_context_manager_reaches_the_model_without_the_annotator(
             run_id="run-1",
         )
         context = annotator.context
-        # the summaries and the flush go down to the agent's calls, which go to the session
-        assert isinstance(context.summarizer, types.MethodType)
-        assert isinstance(context.flusher, types.MethodType)
-        assert context.summarizer.__self__ is annotator.calls
-        assert context.flusher.__self__ is annotator.calls
+        # the manager holds no way to the model of its own: each scene hands its calls
+        assert context.summarizer is None and context.flusher is None
+        thread = annotator.corpus.threads()[0]
+        scene = annotator.corpus.scenes(thread.id)[0]
+        scene_calls = annotator.calls.serving(thread, scene)
+        assert (scene_calls.scope.thread_id, scene_calls.scope.scene_id) == (thread.id, scene.id)
+        assert isinstance(scene_calls.summarize, types.MethodType)
+        assert isinstance(scene_calls.flush, types.MethodType)
         # the model session is the run's shared gate (the Annotator listens to it for progress
-        # and the window); below it, nothing compaction holds leads back to the Annotator
-        reached = _reachable(context, boundary=(ModelSession,))
+        # and the window); below it, nothing compaction holds or is handed leads back to the
+        # Annotator
+        reached = _reachable((context, scene_calls), boundary=(ModelSession,))
         assert id(annotator) not in reached
         assert any(isinstance(item, AgentCalls) for item in reached.values())
         assert any(item is session for item in reached.values())
