@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,37 +65,26 @@ class Postgres:
             "DAGSTER_PG_DB": self.database,
         }
 
-    def query(self, sql: str) -> list[tuple[object, ...]]:
+    def connect(self) -> Any:
+        """A psycopg2 connection to this database (closed by the caller)."""
         import psycopg2
 
-        with (
-            contextlib.closing(
-                psycopg2.connect(
-                    host=self.host,
-                    port=self.port,
-                    user=self.user,
-                    password=self.password,
-                    dbname=self.database,
-                )
-            ) as conn,
-            conn.cursor() as cursor,
-        ):
+        return psycopg2.connect(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            password=self.password,
+            dbname=self.database,
+        )
+
+    def query(self, sql: str) -> list[tuple[object, ...]]:
+        with contextlib.closing(self.connect()) as conn, conn.cursor() as cursor:
             cursor.execute(sql)
             return list(cursor.fetchall())
 
     def execute(self, sql: str) -> None:
         """One statement outside a transaction (CREATE DATABASE cannot run in one)."""
-        import psycopg2
-
-        with contextlib.closing(
-            psycopg2.connect(
-                host=self.host,
-                port=self.port,
-                user=self.user,
-                password=self.password,
-                dbname=self.database,
-            )
-        ) as conn:
+        with contextlib.closing(self.connect()) as conn:
             conn.autocommit = True
             with conn.cursor() as cursor:
                 cursor.execute(sql)
