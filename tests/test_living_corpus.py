@@ -139,7 +139,7 @@ def test_posts_added_to_the_last_thread_are_annotated_as_new_scenes(
     assert _cited(db, more[1:])
     # nothing new: a run does nothing
     quiet = _run(corpus, db)
-    assert "0 calls" in quiet.stdout
+    assert "nothing left to annotate (0 calls)" in quiet.stdout
     assert _status(db)["threads"][-1] == again  # type: ignore[index]
 
 

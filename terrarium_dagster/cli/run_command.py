@@ -104,7 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 progress.note(f"terrarium: {served.line()}")
             in_flight = None if settings.offline else (lambda: engine.in_flight)
             progress.unit = "chapter" if is_book(engine.corpus) else "thread"
-            progress.plan(*engine.work_left(selected), in_flight)
+            threads_left, scenes_left = engine.work_left(selected)
+            progress.plan(threads_left, scenes_left, in_flight)
             for step in engine.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():
                     log.warning("%s: curation could not apply: %s", step.thread.key, problem)
@@ -118,6 +119,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("terrarium: interrupted: run the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     elapsed = time.monotonic() - started
+    if not threads_left and not totals.calls:  # a second run of the same command
+        print(f"run finished in {elapsed:.1f}s: nothing left to annotate (0 calls)")
+        return EXIT_OK
     print(
         f"run finished in {elapsed:.1f}s: {totals.calls} calls, {totals.prompt_tokens} prompt "
         f"tokens ({totals.cached_tokens} cached), {totals.completion_tokens} completion tokens"
