@@ -87,7 +87,7 @@ class ThreadProgress(Aggregate):
         if end_revision_id is not UNSET:
             _optional_int(end_revision_id, "end_revision_id")
         if snapshot_id is not UNSET:
-            _optional_int(snapshot_id, "checkpoint_id")
+            _optional_int(snapshot_id, "snapshot_id")
         if extra is not UNSET and not isinstance(extra, dict):
             raise InputError("thread state extra must be a dict")
         with self.transaction():
