@@ -19,6 +19,7 @@ import yaml
 from terrarium_dagster.cli import main
 from terrarium_dagster.exports.score import load_gold, score
 from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import Entry
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import ordinary_reason
 from tests.support.cli import run_args
@@ -45,6 +46,16 @@ class _Judged(NamedTuple):
         return (len(self.junk) + len(self.seconds)) / self.live
 
 
+def _in_glossary(db: Path) -> list[Entry]:
+    """The entries a reader finds in the glossary: not deleted, merged away or rejected."""
+    with GlossaryStore(db) as store:
+        return [
+            entry
+            for entry in store.glossary.entries()
+            if not entry.deleted and entry.status not in ("merged", "rejected")
+        ]
+
+
 def _judged(db: Path, gold_path: Path) -> _Judged:
     """The live entries judged against a hand-written gold list."""
     gold = yaml.safe_load(gold_path.read_text(encoding="utf-8"))
@@ -53,12 +64,7 @@ def _judged(db: Path, gold_path: Path) -> _Judged:
         for item in gold["terms"]
     ]
     accepted = {normalize_term(name) for name in gold["acceptable"]}
-    with GlossaryStore(db) as store:
-        live = [
-            entry
-            for entry in store.glossary.entries()
-            if not entry.deleted and entry.status not in ("merged", "rejected")
-        ]
+    live = _in_glossary(db)
     names = {entry.id: {normalize_term(n) for n in (entry.term, *entry.aliases)} for entry in live}
     known = set().union(*referents) | accepted
     junk = sorted(entry.term for entry in live if not names[entry.id] & known)
@@ -128,12 +134,7 @@ def test_the_time_machine_offline_keeps_no_cut_word_and_one_entry_per_idea(
     corpus, db = tmp_path / "time.db", tmp_path / "store.db"
     assert main(["import", str(BOOKS / "time-machine-pandoc.epub"), "--out", str(corpus)]) == 0
     assert main(run_args(db, corpus)) == 0
-    with GlossaryStore(db) as store:
-        live = [
-            entry
-            for entry in store.glossary.entries()
-            if not entry.deleted and entry.status not in ("merged", "rejected")
-        ]
+    live = _in_glossary(db)
     names = {e.term: {normalize_term(n) for n in (e.term, *e.aliases)} for e in live}
     assert not any({"perhap", "perhaps"} & found for found in names.values()), names
     forms = {"fourth dimension", "four dimensions", "four dimensioned", "four dimensional"}
