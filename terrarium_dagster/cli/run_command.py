@@ -100,8 +100,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             selected = _thread_range(engine, args.threads)
             engine.check_sources()  # a living corpus: sources edited or deleted since cited
             served = None if settings.offline else getattr(engine.client, "server_info", None)
-            if served is not None:  # what the server is, said once (the log has it at debug)
-                progress.note(f"terrarium: {served.line()}")
+            if served is not None:  # what the server is, said once the run has begun (a
+                # refusal at start, such as a window too small, is then the only line)
+                progress.heading = f"terrarium: {served.line()}"
             in_flight = None if settings.offline else (lambda: engine.in_flight)
             progress.unit = "chapter" if is_book(engine.corpus) else "thread"
             threads_left, scenes_left = engine.work_left(selected)
