@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, log
+from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, log, unknown_thread
 from terrarium_dagster.cli.progress_display import NoteHandler, Progress
 from terrarium_dagster.errors import InputError, Interrupted
 
@@ -57,7 +57,7 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
         for thread in threads:
             if text in (str(thread.id), thread.key):
                 return thread.position
-        raise InputError(f"--threads: no thread {text!r} in the corpus (give an id or a key)")
+        raise unknown_thread(text, threads, option="--threads: ")
 
     start, stop = locate(first, 0), locate(last, len(threads) - 1)
     if start > stop:
