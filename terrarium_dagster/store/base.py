@@ -14,7 +14,7 @@ import json
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -462,6 +462,15 @@ class Aggregate:
         if row is None:
             raise StoreError(f"no {table} {row_id} in the annotator store")
         return row
+
+    def insert(self, table: str, row: Mapping[str, object]) -> int:
+        """Add one row to `table`, its values by column name; returns its id."""
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        cursor = self.conn.execute(
+            f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values())
+        )
+        return int(cursor.lastrowid or 0)
 
     def stored_rows(self, table: str, **columns: object) -> list[sqlite3.Row]:
         """The rows of `table` whose `columns` hold the given values (None: any), in id order."""

@@ -196,28 +196,9 @@ class RunLog(Aggregate):
         """Record one model call; returns its id."""
         if not isinstance(call, AgentCallRecord):
             raise InputError("log_agent_call takes an AgentCallRecord")
+        row = call.model_dump(exclude={"id", "request_key"})
         with self.transaction():
-            cursor = self.conn.execute(
-                "INSERT INTO agent_call (run_id, thread_id, scene_id, purpose, model, "
-                "prompt_tokens, cached_tokens, completion_tokens, latency_ms, finish_reason, "
-                "error, server, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    call.run_id,
-                    call.thread_id,
-                    call.scene_id,
-                    call.purpose,
-                    call.model,
-                    call.prompt_tokens,
-                    call.cached_tokens,
-                    call.completion_tokens,
-                    call.latency_ms,
-                    call.finish_reason,
-                    call.error,
-                    call.server,
-                    call.created_at or now_iso(),
-                ),
-            )
-            return int(cursor.lastrowid or 0)
+            return self.insert("agent_call", row | {"created_at": call.created_at or now_iso()})
 
     @guarded
     def record_calls(self, calls: Sequence[AgentCallRecord]) -> int:
