@@ -16,7 +16,7 @@ from typing import Self
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Thread
-from terrarium_dagster.curation.decisions import CurationReport, UndoResult
+from terrarium_dagster.curation.decisions import CurationReport
 from terrarium_dagster.edition.writer import EditionReport
 from terrarium_dagster.engine.edits import GlossaryEdits
 from terrarium_dagster.engine.living_corpus import LivingCorpus
@@ -202,13 +202,3 @@ class Engine:
     def write_edition(self, as_of_thread: int) -> list[EditionReport]:
         """The reader's edition up to a thread (`GlossaryEdits.write_edition`)."""
         return self.edits.write_edition(as_of_thread)
-
-    def undo(
-        self,
-        *,
-        decision_id: int | None = None,
-        revision_id: int | None = None,
-        reason: str | None = None,
-    ) -> UndoResult:
-        """Undo one curator decision or one revision (`GlossaryEdits.undo`)."""
-        return self.edits.undo(decision_id=decision_id, revision_id=revision_id, reason=reason)
