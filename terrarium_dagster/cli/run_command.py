@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress.unit = "chapter" if is_book(engine.corpus) else "thread"
             threads_left, scenes_left = engine.work_left(selected)
             progress.plan(threads_left, scenes_left, in_flight)
-            for step in engine.run_threads(selected, rewind=bool(args.rewind)):
+            for step in engine.sequence.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():
                     log.warning("%s: curation could not apply: %s", step.thread.key, problem)
             totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)

@@ -243,7 +243,9 @@ def _annotate_and_curate(
         # A thread already annotated (or curated) is a success that changes nothing: a range
         # resumes at its first unfinished thread, a re-materialized partition stays green. Only
         # `rewind: true` redoes a finished thread (and the later ones).
-        steps = engine.run_threads(threads, annotate=annotate, curate=curate, rewind=config.rewind)
+        steps = engine.sequence.run_threads(
+            threads, annotate=annotate, curate=curate, rewind=config.rewind
+        )
         while (step := fail_on(next, steps, None)) is not None:
             thread = step.thread
             if step.annotation is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
 from typing import Self
 
 from terrarium_dagster.config import Settings
@@ -23,7 +22,7 @@ from terrarium_dagster.engine.living_corpus import LivingCorpus
 from terrarium_dagster.engine.model_run import ModelRun, ProgressCallback, quiet
 from terrarium_dagster.engine.opening import open_client, open_writer, release_writer
 from terrarium_dagster.engine.order import ThreadOrder
-from terrarium_dagster.engine.sequence import ThreadSequence, ThreadStep
+from terrarium_dagster.engine.sequence import ThreadSequence
 from terrarium_dagster.errors import DiskSpaceError, InputError, TerrariumError
 from terrarium_dagster.model.replicas import ModelClient
 from terrarium_dagster.reports import ThreadReport
@@ -168,18 +167,6 @@ class Engine:
         return self.run.in_flight
 
     # -- the thread sequence (sequence.py) --------------------------------------------------
-
-    def run_threads(
-        self,
-        threads: Sequence[Thread],
-        *,
-        annotate: bool = True,
-        curate: bool = True,
-        rewind: bool = False,
-    ) -> Iterator[ThreadStep]:
-        """The per-thread sequence, the one driver of the CLI and the Dagster step
-        (`ThreadSequence.run_threads`)."""
-        return self.sequence.run_threads(threads, annotate=annotate, curate=curate, rewind=rewind)
 
     def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
         """One thread's scenes into the glossary (`ThreadSequence.annotate_thread`)."""
