@@ -131,11 +131,11 @@ class EditionLog(Aggregate):
     @guarded
     def of_thread(self, thread_id: int) -> list[EditionText]:
         """The entries the thread's (current) edition rewrote, in entry order."""
-        rows = self.conn.execute(
+        return self.records(
+            _text,
             f"SELECT e.* FROM edition e {_CURRENT} WHERE e.thread_id = ? ORDER BY e.entry_id",
             (thread_id,),
-        ).fetchall()
-        return [_text(row) for row in rows]
+        )
 
     @guarded
     def as_of(self, position: int) -> dict[int, EditionText]:
@@ -154,7 +154,6 @@ class EditionLog(Aggregate):
     @guarded
     def all_current(self) -> list[EditionText]:
         """Every current edition row, in (position, entry) order (the comparison of two runs)."""
-        rows = self.conn.execute(
-            f"SELECT e.* FROM edition e {_CURRENT} ORDER BY e.position, e.entry_id"
-        ).fetchall()
-        return [_text(row) for row in rows]
+        return self.records(
+            _text, f"SELECT e.* FROM edition e {_CURRENT} ORDER BY e.position, e.entry_id"
+        )

@@ -183,8 +183,7 @@ class RunLog(Aggregate):
 
     @guarded
     def runs(self) -> list[RunRecord]:
-        rows = self.conn.execute("SELECT * FROM run ORDER BY started_at, id").fetchall()
-        return [self._run_record(row) for row in rows]
+        return self.records(self._run_record, "SELECT * FROM run ORDER BY started_at, id")
 
     @staticmethod
     def _run_record(row: sqlite3.Row) -> RunRecord:
