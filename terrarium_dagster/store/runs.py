@@ -9,7 +9,7 @@ import os
 import socket
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import sqlite_utils
 
@@ -39,6 +39,15 @@ from terrarium_dagster.store.records import (
     _filters,
     from_row,
 )
+
+
+class CallFilter(TypedDict, total=False):
+    """Which agent calls a question is about: each column given (not None) narrows them."""
+
+    run_id: str | None
+    thread_id: int | None
+    scene_id: str | None
+    purpose: str | None
 
 
 class RunLog(Aggregate):
@@ -255,16 +264,10 @@ class RunLog(Aggregate):
         ]
 
     @guarded
-    def agent_calls(
-        self,
-        *,
-        run_id: str | None = None,
-        thread_id: int | None = None,
-        scene_id: str | None = None,
-    ) -> list[AgentCallRecord]:
-        rows = self.stored_rows("agent_call", run_id=run_id, thread_id=thread_id, scene_id=scene_id)
-        recorded = [_agent_call(row) for row in rows]
-        return recorded + self._unsettled(run_id=run_id, thread_id=thread_id, scene_id=scene_id)
+    def agent_calls(self, **which: Unpack[CallFilter]) -> list[AgentCallRecord]:
+        """The calls recorded (in id order), then those still in the ledger."""
+        recorded = [_agent_call(row) for row in self.stored_rows("agent_call", **which)]
+        return recorded + self._unsettled(**which)
 
     @guarded
     def calls_per_server(self, *, run_id: str | None = None) -> list[tuple[str, int, int]]:
@@ -279,14 +282,9 @@ class RunLog(Aggregate):
         return [(row["server"], int(row["calls"]), int(row["failed"] or 0)) for row in rows]
 
     @guarded
-    def agent_call_totals(
-        self,
-        *,
-        run_id: str | None = None,
-        thread_id: int | None = None,
-        purpose: str | None = None,
-    ) -> CallTotals:
-        where, params = _filters(run_id=run_id, thread_id=thread_id, purpose=purpose)
+    def agent_call_totals(self, **which: Unpack[CallFilter]) -> CallTotals:
+        """Sums over the calls, those still in the ledger included."""
+        where, params = _filters(**which)
         row = self.conn.execute(
             "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, "
             "COALESCE(SUM(cached_tokens), 0) AS cached_tokens, "
@@ -295,7 +293,7 @@ class RunLog(Aggregate):
             params,
         ).fetchone()
         totals = dict(row)
-        for call in self._unsettled(run_id=run_id, thread_id=thread_id, purpose=purpose):
+        for call in self._unsettled(**which):
             totals["calls"] += 1
             for name in ("prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms"):
                 totals[name] += getattr(call, name)
