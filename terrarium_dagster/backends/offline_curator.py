@@ -24,7 +24,7 @@ from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_ent
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.curation.review_prompt import NAMED_AGAIN
 from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
+from terrarium_dagster.store.vocabulary import TRUNCATED_ZIPF, frequency, ordinary_reason
 from terrarium_dagster.terms.candidates import (
     NOT_NAMES,
     STARTERS,
@@ -184,7 +184,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             )
             continue
         related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
-        passing = None if related else passing_reason(view) or word_reason(view)
+        passing = (
+            None if related else passing_reason(view) or word_reason(view) or everyday_reason(view)
+        )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
@@ -216,7 +218,7 @@ def restore_reason(view: CurateEntryView) -> str | None:
     if total < ROLE_SOURCES:
         return None
     again = replace(view, source_count=total)
-    if passing_reason(again) or word_reason(again):
+    if passing_reason(again) or word_reason(again) or everyday_reason(again):
         return None
     if _merge_target(again, {}, set())[0] is not None or _a_title(view):
         return None
@@ -267,6 +269,20 @@ def passing_reason(view: CurateEntryView) -> str | None:
             return None
     else:
         zipf = min(frequency(word) for word in words)
+        if (
+            view.source_count == 1
+            and zipf >= TRUNCATED_ZIPF
+            and _last_word(view.term) not in _BEINGS
+            and not re.search(r"\b[A-Z]\.", view.term)
+            and " of " not in normalize_term(view.term)
+            and not _has_role(view, kind_is_role=False)
+            and not _holds_an_entry(view)
+        ):
+            return (
+                f"'{view.term}' is a name of words English knows (each of word frequency "
+                f"{zipf:.1f} or more on the Zipf scale) that a single post names, holding no "
+                "other entry's name: a real-world name or a phrase met in passing"
+            )
         if zipf < FAMILIAR_PHRASE_ZIPF:
             return None
     if _has_role(view, kind_is_role=len(words) == 1):
@@ -275,6 +291,38 @@ def passing_reason(view: CurateEntryView) -> str | None:
         f"'{view.term}' is a familiar word or real-world name (word frequency {zipf:.1f} on the "
         f"Zipf scale) that the story mentions in passing ({view.source_count} post(s), no role)"
     )
+
+
+# What a story's kinds of beings are named by ("Ocelot-man", "Wolf-women", "Beast Folk",
+# "sloth-creature"): such a hyphenated name is the story's own however English its parts.
+_BEINGS = frozenset((
+    "man", "men", "woman", "women", "folk", "people", "beast", "beasts", "brute", "brutes",
+    "creature", "creatures", "thing", "things",
+))  # fmt: skip
+
+
+def _last_word(term: str) -> str:
+    words = re.split(r"[\s\-‐‑]+", normalize_term(term))
+    return words[-1] if words else ""
+
+
+def _holds_an_entry(view: CurateEntryView) -> bool:
+    """Whether the multiword term holds the name of another live entry among the similar ones
+    ("Brother of Issus" holds "Issus"; "Prince of Life Eternal" holds "Life Eternal"): a name
+    the story builds on its own, not one met in passing."""
+    words = normalize_term(view.term).split()
+    for other in view.similar:
+        if other.status in ("rejected", "merged"):
+            continue
+        for name in other.names:
+            key = normalize_term(name).split()
+            if key and key != words and _contains_words(words, key):
+                return True
+    return False
+
+
+def _contains_words(words: Sequence[str], part: Sequence[str]) -> bool:
+    return any(list(words[i : i + len(part)]) == list(part) for i in range(len(words)))
 
 
 def _a_title(view: CurateEntryView) -> bool:
@@ -317,6 +365,32 @@ def _passing_compound(view: CurateEntryView) -> str | None:
         f"'{view.term}' is a compound of English words (each of word frequency {zipf:.1f} or more"
         f" on the Zipf scale) that the story mentions in passing ({view.source_count} post(s),"
         " no role)"
+    )
+
+
+# A part this frequent in English is an everyday word (about the 15,000 most frequent: "log",
+# "house", "jolly", "boat", "sea", "cook"); a story's own compounds hold a rarer word ("tithe",
+# "ember", "ledger") or one English does not know ("thoat").
+EVERYDAY_ZIPF = 3.5
+
+
+def everyday_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase hyphenated compound of everyday words ("log-house", "jolly-boat",
+    "round-shot", "sea-cook") with nothing said of it in the story, however many posts name
+    it, is an everyday compound, or None. Its definition must hold a fact or a lead of its own
+    to keep it (a kind alone is the describer's guess from a cue word); a thing named by what it
+    does ("fighting-machine") is the story's own."""
+    parts = [part for part in re.split(r"[-‐‑]+", view.term) if part]
+    if len(parts) < 2 or view.term != view.term.lower() or " " in view.term:
+        return None
+    if parts[0].endswith("ing"):
+        return None
+    zipf = min(frequency(part) for part in parts)
+    if zipf < EVERYDAY_ZIPF or _has_role(view, kind_is_role=False):
+        return None
+    return (
+        f"'{view.term}' is a compound of everyday English words (each of word frequency "
+        f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
     )
 
 
