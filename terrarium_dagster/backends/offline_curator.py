@@ -26,6 +26,7 @@ from terrarium_dagster.curation.review_prompt import NAMED_AGAIN
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import TRUNCATED_ZIPF, frequency, ordinary_reason
 from terrarium_dagster.terms.candidates import (
+    ENGLISH_ZIPF,
     NOT_NAMES,
     STARTERS,
     find_term,
@@ -380,16 +381,35 @@ def everyday_reason(view: CurateEntryView) -> str | None:
     it, is an everyday compound, or None. Its definition must hold a fact or a lead of its own
     to keep it (a kind alone is the describer's guess from a cue word); a thing named by what it
     does ("fighting-machine") is the story's own."""
-    parts = [part for part in re.split(r"[-‐‑]+", view.term) if part]
-    if len(parts) < 2 or view.term != view.term.lower() or " " in view.term:
+    if view.term != view.term.lower():
         return None
-    if parts[0].endswith("ing"):
+    if " " in view.term.strip():
+        return _phrase_reason(view)
+    parts = [part for part in re.split(r"[-‐‑]+", view.term) if part]
+    if len(parts) < 2 or parts[0].endswith("ing"):
         return None
     zipf = min(frequency(part) for part in parts)
     if zipf < EVERYDAY_ZIPF or _has_role(view, kind_is_role=False):
         return None
     return (
         f"'{view.term}' is a compound of everyday English words (each of word frequency "
+        f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
+    )
+
+
+def _phrase_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase phrase of familiar English words ("simpler way", "boilers on stilts",
+    "gentleman of fortune", "true sea-dog") with nothing said of it is a phrase of the prose,
+    not a name, or None: each word at least `ENGLISH_ZIPF`; a coined phrase holds a rarer word
+    ("lightless debt"), and a kind of being ("plant men") is the story's own."""
+    words = [w for w in re.split(r"[\s\-‐‑]+", view.term) if w and w not in _SMALL_WORDS]
+    if len(words) < 2 or _last_word(view.term) in _BEINGS:
+        return None
+    zipf = min(frequency(word) for word in words)
+    if zipf < ENGLISH_ZIPF or _has_role(view, kind_is_role=False):
+        return None
+    return (
+        f"'{view.term}' is a phrase of familiar English words (each of word frequency "
         f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
     )
 
