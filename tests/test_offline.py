@@ -583,6 +583,42 @@ def test_offline_curate_merges_a_short_name_into_the_one_entry_it_belongs_to() -
     assert offline_curate([CurateEntryView(12, "Quill")]) == []  # a name, not a common word
 
 
+def test_offline_curate_keeps_names_met_once_phrases_and_spoken_spellings_out() -> None:
+    """Rules measured on whole novels (docs/offline-backend.md): each rejects what it names and
+    keeps the story's own of the same shape."""
+    issus = KnownEntry(3, "Issus", (), "confirmed", "A goddess.")
+    said = ('"Dooty is dooty, messmates," said Silver.',)
+    told = ('I leaped upon my thoat. "Come," I said, and the thoat ran.',)
+    views = [
+        CurateEntryView(10, "Victor Hugo", source_posts=(1,), source_count=1),
+        CurateEntryView(11, "Amberly Hask", source_posts=(1,), source_count=1),
+        CurateEntryView(12, "James K. Powell", source_posts=(1,), source_count=1),
+        CurateEntryView(13, "Ocelot-man", source_posts=(1,), source_count=1),
+        CurateEntryView(
+            14, "Brother of Issus", source_posts=(1,), source_count=1, similar=(issus,)
+        ),
+        CurateEntryView(
+            15,
+            "Holy Thern",
+            source_posts=(1,),
+            source_count=1,
+            definition="A priest; serves [[Issus]].",
+        ),
+        CurateEntryView(16, "log-house", source_posts=(1, 2, 3), source_count=12),
+        CurateEntryView(17, "tithe-jar", source_posts=(1, 2, 3), source_count=3),
+        CurateEntryView(18, "fighting-machine", source_posts=(1, 2, 3), source_count=9),
+        CurateEntryView(19, "simpler way", source_posts=(1, 2), source_count=2),
+        CurateEntryView(20, "lightless debt", source_posts=(1, 2), source_count=2),
+        CurateEntryView(21, "plant men", source_posts=(1, 2), source_count=2),
+        CurateEntryView(22, "dooty", source_posts=(1, 2), source_count=2, evidence=said),
+        CurateEntryView(23, "thoat", source_posts=(1, 2), source_count=2, evidence=told),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    rejected = {ref for ref, decision in decisions.items() if decision == "REJECT"}
+    assert rejected == {"E10", "E16", "E19", "E22"}
+    assert all(decisions[ref] == "CONFIRM" for ref in ("E17", "E18", "E20", "E21", "E23"))
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

@@ -34,6 +34,7 @@ from terrarium_dagster.terms.candidates import (
     is_descriptive_compound,
     is_english_lowercase,
     is_english_word,
+    spoken_word_of,
 )
 
 _POST_REF = re.compile(r">>(\d+)")
@@ -348,7 +349,39 @@ def _ordinary(view: CurateEntryView) -> str | None:
         ordinary = ordinary or f"'{view.term}' names the people of a real place"
     if is_descriptive_compound(view.term):
         ordinary = ordinary or f"'{view.term}' is a description, not a name"
+    spoken = spoken_word_of(view.term)
+    if spoken and _only_in_speech(view):
+        ordinary = ordinary or f"'{view.term}' is the English word '{spoken}' spelled as spoken"
     return ordinary
+
+
+def _only_in_speech(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the term at least once and never outside quoted speech
+    where it shows the quotation marks: after a closing mark, or before an opening one (a
+    window of a long speech may show none)."""
+    found = False
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            before = list(_QUOTE_MARK.finditer(text, 0, start))
+            after = _QUOTE_MARK.search(text, end)
+            if before and not _opens(text, before[-1].start()):
+                return False
+            if not before and after is not None and _opens(text, after.start()):
+                return False
+            found = True
+    return found
+
+
+_QUOTE_MARK = re.compile(r"[\"“”]")
+
+
+def _opens(text: str, position: int) -> bool:
+    """Whether the quotation mark at `position` opens a quote: “, or a straight one that no
+    word or punctuation stands right before."""
+    mark = text[position]
+    if mark != '"':
+        return mark == "“"
+    return position == 0 or text[position - 1].isspace() or text[position - 1] in "([—-"
 
 
 def _passing_compound(view: CurateEntryView) -> str | None:
