@@ -504,7 +504,14 @@ def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
     parsed = parse_definition(view.term, view.definition)
     leads = UNKNOWN_LEADS if kind_is_role else UNKNOWN_LEADS | set(KIND_LEADS.values())
     facts = [fact for fact in parsed.facts if not fact.startswith(COMPANY)]
-    return bool(facts) or parsed.lead not in leads
+    return bool(facts) or (parsed.lead not in leads and not _restates(parsed.lead, view.term))
+
+
+def _restates(lead: str, term: str) -> bool:
+    """Whether a lead only says a word of the name again ("A admiral" of "Admiral Hawke", "A
+    professor" of "Professor Howes"): the name's own title, nothing the story says of it."""
+    said = {word for word in re.findall(r"[a-z]+", lead.casefold()) if word not in _SMALL_WORDS}
+    return bool(said) and said <= set(re.findall(r"[a-z]+", term.casefold()))
 
 
 def _absorb_first_names(
