@@ -418,6 +418,8 @@ def everyday_reason(view: CurateEntryView) -> str | None:
         return None
     if " " in view.term.strip():
         return _phrase_reason(view)
+    if view.term.isalpha():
+        return _rare_word_reason(view)
     parts = [part for part in re.split(r"[-‐‑]+", view.term) if part]
     if len(parts) < 2 or parts[0].endswith("ing"):
         return None
@@ -427,6 +429,22 @@ def everyday_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is a compound of everyday English words (each of word frequency "
         f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
+    )
+
+
+def _rare_word_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase word English knows, however rarely ("coracle", "hawser"; each of Zipf
+    `TRUNCATED_ZIPF` or more), with nothing said of it in the story, is an English word, or
+    None: a story's own words are unknown to English ("thoat", "banth") or said what they are;
+    an inflection may be a coinage's ("wending")."""
+    zipf = frequency(view.term)
+    if zipf < TRUNCATED_ZIPF or view.term.endswith(("ing", "ed")):
+        return None
+    if _has_role(view, kind_is_role=False):
+        return None
+    return (
+        f"'{view.term}' is an English word (word frequency {zipf:.1f} on the Zipf scale) with "
+        "nothing said of it in the story"
     )
 
 
