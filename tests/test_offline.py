@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -581,6 +582,19 @@ def test_offline_curate_merges_a_short_name_into_the_one_entry_it_belongs_to() -
     ]
     assert offline_curate([CurateEntryView(12, "Quill", similar=(ambrose, house))]) == []
     assert offline_curate([CurateEntryView(12, "Quill")]) == []  # a name, not a common word
+
+
+def test_offline_curate_merges_the_forms_of_a_kind_of_being() -> None:
+    man = KnownEntry(51, "Saint-Bernard-man", (), "confirmed", "A creature.")
+    views = [
+        CurateEntryView(77, "Saint-Bernard-brute", source_posts=(9,), source_count=1),
+        CurateEntryView(79, "Saint-Bernard-creature", source_posts=(9,), source_count=1),
+    ]
+    decisions = offline_curate([replace(view, similar=(man,)) for view in views])
+    assert [(d["entry_id"], d["decision"], d["target_entry_id"]) for d in decisions] == [
+        ("E77", "MERGE", "E51"),
+        ("E79", "MERGE", "E51"),
+    ]
 
 
 def test_offline_curate_keeps_names_met_once_phrases_and_spoken_spellings_out() -> None:
