@@ -349,10 +349,20 @@ def _ordinary(view: CurateEntryView) -> str | None:
         ordinary = ordinary or f"'{view.term}' names the people of a real place"
     if is_descriptive_compound(view.term):
         ordinary = ordinary or f"'{view.term}' is a description, not a name"
+    if all(word in _NUMBER_WORDS for word in re.split(r"[\s\-‐‑]+", key) if word):
+        ordinary = ordinary or f"'{view.term}' is a number, not a name"
     spoken = spoken_word_of(view.term)
     if spoken and _only_in_speech(view):
         ordinary = ordinary or f"'{view.term}' is the English word '{spoken}' spelled as spoken"
     return ordinary
+
+
+_NUMBER_WORDS = frozenset((
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred",
+    "thousand", "million", "and",
+))  # fmt: skip
 
 
 def _only_in_speech(view: CurateEntryView) -> bool:
