@@ -279,6 +279,7 @@ def passing_reason(view: CurateEntryView) -> str | None:
             and " of " not in normalize_term(view.term)
             and not _has_role(view, kind_is_role=False)
             and not _holds_an_entry(view)
+            and _mentions(view) < 2
         ):
             return (
                 f"'{view.term}' is a name of words English knows (each of word frequency "
@@ -306,6 +307,12 @@ _BEINGS = frozenset((
 def _last_word(term: str) -> str:
     words = re.split(r"[\s\-‐‑]+", normalize_term(term))
     return words[-1] if words else ""
+
+
+def _mentions(view: CurateEntryView) -> int:
+    """How many times the evidence names the term: a name the story dwells on (twice around
+    its one post) is no name met in passing."""
+    return sum(len(find_term(text, view.term)) for text in view.evidence)
 
 
 def _holds_an_entry(view: CurateEntryView) -> bool:
