@@ -628,11 +628,17 @@ def test_offline_curate_keeps_names_met_once_phrases_and_spoken_spellings_out() 
         CurateEntryView(23, "thoat", source_posts=(1, 2), source_count=2, evidence=told),
         CurateEntryView(24, "coracle", source_posts=(1, 2, 3), source_count=20),
         CurateEntryView(25, "wending", source_posts=(1, 2), source_count=2),
+        CurateEntryView(26, "Yo-ho-ho", source_posts=(1, 2, 3), source_count=6),
+        CurateEntryView(27, "Ape-man", source_posts=(1, 2), source_count=2),
+        CurateEntryView(28, "Londonwards", source_posts=(1, 2, 3), source_count=7),
+        CurateEntryView(29, "blood-bedabbled", source_posts=(1,), source_count=1),
+        CurateEntryView(30, "affy-davy", source_posts=(1,), source_count=1),
+        CurateEntryView(31, "Eight Hundred", source_posts=(1, 2, 3), source_count=3),
     ]
     decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
     rejected = {ref for ref, decision in decisions.items() if decision == "REJECT"}
-    assert rejected == {"E10", "E16", "E19", "E22", "E24"}
-    kept = ("E17", "E18", "E20", "E21", "E23", "E25")
+    assert rejected == {"E10", "E16", "E19", "E22", "E24", "E26", "E28", "E29", "E30", "E31"}
+    kept = ("E17", "E18", "E20", "E21", "E23", "E25", "E27")
     assert all(decisions[ref] == "CONFIRM" for ref in kept)
 
 

@@ -320,8 +320,9 @@ def of_forms(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
 
 
 # Endings that make a people or its adjective of a place's name ("Tharkian" of "Thark",
-# "Barsoomian" of "Barsoom", "Zodangan" of "Zodanga", "Heliumite" of "Helium").
-_PEOPLE_ENDINGS = ("ians", "ian", "ites", "ite", "etic", "ans", "an", "ese", "ns", "n")
+# "Barsoomian" of "Barsoom", "Zodangan" of "Zodanga", "Heliumite" of "Helium", "Upper-worlders"
+# of "Upper-world").
+_PEOPLE_ENDINGS = ("ians", "ian", "ites", "ite", "etic", "ans", "an", "ese", "ers", "er", "ns", "n")
 
 
 def _place_of_people(key: str) -> set[str]:

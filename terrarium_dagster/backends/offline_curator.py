@@ -356,8 +356,15 @@ def _ordinary(view: CurateEntryView) -> str | None:
         ordinary = ordinary or f"'{view.term}' names the people of a real place"
     if is_descriptive_compound(view.term):
         ordinary = ordinary or f"'{view.term}' is a description, not a name"
-    if all(word in _NUMBER_WORDS for word in re.split(r"[\s\-‐‑]+", key) if word):
+    words = [word for word in re.split(r"[\s\-‐‑]+", key) if word]
+    if all(word in _NUMBER_WORDS for word in words):
         ordinary = ordinary or f"'{view.term}' is a number, not a name"
+    short = all(len(word) <= 4 for word in words)
+    if "-" in view.term and short and len(set(words)) < len(words):
+        ordinary = ordinary or f"'{view.term}' is a sound, not a name"  # "Yo-ho-ho", "tut-tut"
+    toward = re.fullmatch(r"([a-z]{3,})wards?", key)
+    if toward and frequency(toward.group(1)) >= TRUNCATED_ZIPF:
+        ordinary = ordinary or f"'{view.term}' is a direction ('toward {toward.group(1)}')"
     spoken = spoken_word_of(view.term)
     if spoken and _only_in_speech(view):
         ordinary = ordinary or f"'{view.term}' is the English word '{spoken}' spelled as spoken"
@@ -410,8 +417,8 @@ def _passing_compound(view: CurateEntryView) -> str | None:
     if len(parts) < 2 or "-" not in view.term:
         return None
     zipf = min(frequency(part) for part in parts)
-    if zipf < KNOWN_ZIPF or _has_role(view, kind_is_role=True):
-        return None
+    if (zipf < KNOWN_ZIPF and view.source_count > 1) or _has_role(view, kind_is_role=True):
+        return None  # named once, a part English does not know is no role: "affy-davy"
     return (
         f"'{view.term}' is a compound of English words (each of word frequency {zipf:.1f} or more"
         f" on the Zipf scale) that the story mentions in passing ({view.source_count} post(s),"

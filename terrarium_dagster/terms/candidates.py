@@ -1076,8 +1076,8 @@ def is_descriptive_compound(term: str) -> bool:
 
 def _describes(last: str) -> bool:
     """Whether a compound's last part makes it a description ("-streaked", "-like", "-up")."""
-    if last in _DESCRIPTIVE_LAST:
-        return True
+    if last in _DESCRIPTIVE_LAST or (len(last) > 4 and last.endswith("ed")):
+        return True  # a participle, however rare: "high-ceiled", "blood-bedabbled"
     return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
 
 
