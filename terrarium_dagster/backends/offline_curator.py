@@ -253,11 +253,14 @@ def passing_reason(view: CurateEntryView) -> str | None:
     if view.term == view.term.lower():
         return _passing_compound(view)
     own = idea_form(normalize_term(view.term))
+    lowered = view.term.casefold()
+    singulars = {lowered[:-1], lowered[:-2], lowered[:-3] + "y"} if lowered.endswith("s") else set()
     other_names = [
         alias
         for alias in view.aliases
-        if idea_form(normalize_term(alias)) != own or frequency(alias) < FAMILIAR_ZIPF
-    ]
+        if alias.casefold() not in singulars
+        and (idea_form(normalize_term(alias)) != own or frequency(alias) < FAMILIAR_ZIPF)
+    ]  # its own singular is no other name: "Potteries", "Pottery"
     if other_names or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
         return None  # (a familiar word's plural is no other name: "Spaniards", "Spaniard")
     words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
