@@ -167,7 +167,7 @@ class SceneAnnotator:
                     grown_count += 1
                 if kind:
                     args["tags"] = [kind]
-            if position < plain or "definition" in args:
+            if position < plain or "definition" in args or entry.status == "tentative":
                 updates.append((entry.entry_id, args))
         return _Plan(tuple(creates), tuple(updates), posts_of)
 
