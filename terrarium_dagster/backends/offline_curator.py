@@ -279,7 +279,7 @@ def passing_reason(view: CurateEntryView) -> str | None:
             and zipf >= TRUNCATED_ZIPF
             and _last_word(view.term) not in _BEINGS
             and not re.search(r"\b[A-Z]\.", view.term)
-            and " of " not in normalize_term(view.term)
+            and not _a_title_of(view.term)
             and not _has_role(view, kind_is_role=False)
             and not _holds_an_entry(view)
             and _mentions(view) < 2
@@ -310,6 +310,14 @@ _BEINGS = frozenset((
 def _last_word(term: str) -> str:
     words = re.split(r"[\s\-‐‑]+", normalize_term(term))
     return words[-1] if words else ""
+
+
+def _a_title_of(term: str) -> bool:
+    """Whether a name is a title "X of Y" whose X is an English word, as a story names its own
+    ranks, places and things ("Tree of Life", "Chamber of Mystery", "Jed of Zodanga"); a surname
+    of a place ("Lavelle of Java") is no such title."""
+    head, of, _rest = normalize_term(term).partition(" of ")
+    return bool(of) and all(is_english_word(word) for word in head.split())
 
 
 def _mentions(view: CurateEntryView) -> int:
@@ -360,6 +368,8 @@ def _ordinary(view: CurateEntryView) -> str | None:
     if is_descriptive_compound(view.term):
         ordinary = ordinary or f"'{view.term}' is a description, not a name"
     words = [word for word in re.split(r"[\s\-‐‑]+", key) if word]
+    if len(words) > 1 and words[-1] in _ABBREVIATIONS:
+        ordinary = ordinary or f"'{view.term}' is a name cut short at an abbreviation"
     if all(word in _NUMBER_WORDS for word in words):
         ordinary = ordinary or f"'{view.term}' is a number, not a name"
     short = all(len(word) <= 4 for word in words)
@@ -374,6 +384,9 @@ def _ordinary(view: CurateEntryView) -> str | None:
     return ordinary
 
 
+# Abbreviations that open a name and never end one: "Vestry of St" is "Vestry of St. Pancras"
+# cut at its period.
+_ABBREVIATIONS = frozenset(("st", "mt", "mr", "mrs", "dr", "ft", "rev", "capt", "col", "gen"))
 _NUMBER_WORDS = frozenset((
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
     "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
