@@ -561,7 +561,12 @@ def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
         return False
     parsed = parse_definition(view.term, view.definition)
     leads = UNKNOWN_LEADS if kind_is_role else UNKNOWN_LEADS | set(KIND_LEADS.values())
-    facts = [fact for fact in parsed.facts if not fact.startswith(COMPANY)]
+    facts = [
+        fact
+        for fact in parsed.facts
+        if not fact.startswith(COMPANY)
+        and len([w for w in re.findall(r"[a-z]+", fact.casefold()) if w not in _SMALL_WORDS]) > 1
+    ]  # a fact of one word is a fragment a pattern caught ("the _hands_"), nothing said
     return bool(facts) or (parsed.lead not in leads and not _restates(parsed.lead, view.term))
 
 
