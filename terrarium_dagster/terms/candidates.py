@@ -563,7 +563,8 @@ _OPENING_QUOTES = frozenset('"“‘')
 @lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str] | None:
     """A case-insensitive pattern for `term` in prose: whole words, a leading article ignored,
-    spaces, hyphens and apostrophes between its parts interchangeable, a possessive allowed."""
+    spaces, hyphens and apostrophes between its parts interchangeable, a possessive allowed; an
+    underscore of emphasis around it is no part of a word ("_Thunder Child_")."""
     cleaned = unicodedata.normalize("NFKC", term).translate(_APOSTROPHES).translate(_DASHES)
     parts = [part for part in re.split(r"[\s\-']+", cleaned.strip(' .,;:!?"()[]{}')) if part]
     if len(parts) > 1 and parts[0].casefold() in _ARTICLES:
@@ -573,7 +574,7 @@ def term_pattern(term: str) -> re.Pattern[str] | None:
     separator = r"(?:\s+|\s*[-‐‑‒–—―]\s*|['’ʼ])"
     body = separator.join(re.escape(part) for part in parts)
     return re.compile(
-        rf"(?<![\w'’\-]){body}(?:(?=['’]s(?!\w))|(?!['’\-]?\w))",
+        rf"(?<![^\W_]|['’\-]){body}(?:(?=['’]s(?![^\W_]))|(?!['’\-]?[^\W_]))",
         re.IGNORECASE,
     )
 
