@@ -140,9 +140,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       `Leck`), taking the entry of its other word along when under review too (`Tobiah`); a
       merge into an entry merged in the same answer follows it.
     - REJECT, when it is merged into no entry, a familiar word or real-world name the story
-      only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War") and a
-      capitalised word the evidence never capitalises mid-sentence and also writes in lowercase
-      (`word_reason`: "Sak!" beside "sak").
+      only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War"; a name of English
+      words one post names with nothing said of it: "Victor Hugo"), a capitalised word the
+      evidence never capitalises mid-sentence and also writes in lowercase (`word_reason`:
+      "Sak!" beside "sak"), and everyday lowercase words, compounds and phrases with nothing said
+      of them however often named (`everyday_reason`: "log-house", "simpler way", "coracle").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
