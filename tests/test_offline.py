@@ -584,6 +584,18 @@ def test_offline_curate_merges_a_short_name_into_the_one_entry_it_belongs_to() -
     assert offline_curate([CurateEntryView(12, "Quill")]) == []  # a name, not a common word
 
 
+def test_the_annotator_searches_a_kind_of_being_by_the_words_before_its_last() -> None:
+    from terrarium_dagster.backends.scene_annotator import _kind_head
+
+    heads = {name: _kind_head(name) for name in ("Wolf-woman", "Saint-Bernard-man", "Beast Men")}
+    assert heads == {
+        "Wolf-woman": "wolf",
+        "Saint-Bernard-man": "saint bernard",
+        "Beast Men": "beast",
+    }
+    assert [_kind_head(name) for name in ("Tars Tarkas", "Heat-Ray", "plant men")] == [None] * 3
+
+
 def test_offline_curate_merges_the_forms_of_a_kind_of_being() -> None:
     man = KnownEntry(51, "Saint-Bernard-man", (), "confirmed", "A creature.")
     views = [
