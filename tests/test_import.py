@@ -15,6 +15,7 @@ from terrarium_dagster.corpus.importers import (
     blocks_from_markdown,
     blocks_from_text,
     chapters_from_blocks,
+    read_book,
     strip_gutenberg,
 )
 from terrarium_dagster.corpus.reader import Corpus
@@ -392,3 +393,129 @@ def test_a_contents_page_with_page_numbers_under_part_headings_is_not_a_chapter(
     )
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [chapter.title for chapter in chapters] == ["1: The Old Sea-dog"]
+
+
+def _titles_of_text(text: str) -> list[str]:
+    return [chapter.title for chapter in chapters_from_blocks(blocks_from_text(text)).chapters]
+
+
+def test_chapter_headings_of_real_gutenberg_texts_in_their_several_shapes() -> None:
+    """Shapes from real Gutenberg texts: a heading wrapped onto a second line (Moby-Dick), a
+    numbered sentence of the story that is no heading (Moby-Dick's "II. A Loose-Fish ..."), a
+    title ending in a quoted name (Doctor Moreau), a capitalised title line under a bare number
+    ending in a period (The War of the Worlds) and a line introducing a letter that is not the
+    chapter's title (Frankenstein)."""
+    prose = _PROSE.format(who="Ishmael")
+    text = (
+        f"CHAPTER 55. Of the Monstrous Pictures of Whales.\n\n{prose}\n\n"
+        "I. A Fast-Fish belongs to the party fast to it.\n\n"
+        "II. A Loose-Fish is fair game for anybody who can soonest catch it.\n\n"
+        f"{prose}\n\n"
+        "CHAPTER 56. Of the Less Erroneous Pictures of Whales, and the True\n"
+        f"Pictures of Whaling Scenes.\n\n{prose}\n\n"
+        f'XIX.  MONTGOMERY\'S "BANK HOLIDAY."\n\n{prose}\n\n'
+        f"XX.\n\nTHE EVE OF THE WAR.\n\n{prose}\n\n"
+        f"Chapter 21\n\nOn my return, I found the following letter from my father:—\n\n{prose}\n"
+    )
+    assert _titles_of_text(text) == [
+        "CHAPTER 55. Of the Monstrous Pictures of Whales",
+        "CHAPTER 56. Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling "
+        "Scenes",
+        'XIX.  MONTGOMERY\'S "BANK HOLIDAY."',
+        "XX: THE EVE OF THE WAR.",
+        "Chapter 21",
+    ]
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert "II. A Loose-Fish is fair game" in " ".join(chapters[0].paragraphs)
+    assert chapters[-1].paragraphs[0].startswith("On my return")
+
+
+def test_a_contents_list_of_numbered_titles_under_book_headings_is_not_a_chapter() -> None:
+    """The War of the Worlds' contents: "BOOK ONE.—..." lines, each over its chapters' numbered
+    titles (ending in periods, so they read as sentences), then the book itself."""
+    listed = "\n".join(
+        f" {number}. THE {name} OF THE WAR."
+        for number, name in zip(
+            ["I", "II", "III", "IV"], ["EVE", "FALL", "MARCH", "END"], strict=True
+        )
+    )
+    text = (
+        f"Contents\n\n BOOK ONE.—THE COMING OF THE MARTIANS\n\n{listed}\n\n"
+        f"BOOK ONE\n\nTHE COMING OF THE MARTIANS\n\nI.\n\nTHE EVE OF THE WAR.\n\n"
+        f"{_PROSE.format(who='The narrator')}\n"
+    )
+    assert _titles_of_text(text) == ["I: THE EVE OF THE WAR."]
+
+
+def test_numbered_sections_inside_a_story_stay_in_it() -> None:
+    """The Adventures of Sherlock Holmes (plain text): "ADVENTURE I. A SCANDAL IN BOHEMIA",
+    then its sections "I.", "II.", "III.": one chapter, its sections scenes of it."""
+    prose = _PROSE.format(who="Holmes")
+    text = (
+        f"ADVENTURE I. A SCANDAL IN BOHEMIA\n\nI.\n\n{prose}\n\nII.\n\n{prose}\n\n"
+        f"III.\n\n{prose}\n\nADVENTURE II. THE RED-HEADED LEAGUE\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "ADVENTURE I. A SCANDAL IN BOHEMIA",
+        "ADVENTURE II. THE RED-HEADED LEAGUE",
+    ]
+    assert len([scene for scene in chapters[0].scenes if scene]) == 3
+
+
+def test_the_preface_is_a_chapter() -> None:
+    """The Picture of Dorian Gray opens with "THE PREFACE"."""
+    prose = _PROSE.format(who="Basil")
+    text = f"THE PREFACE\n\n{prose}\n\nCHAPTER I.\n\n{prose}\n\nCHAPTER II.\n\n{prose}\n"
+    assert _titles_of_text(text) == ["THE PREFACE", "CHAPTER I", "CHAPTER II"]
+
+
+GUTENBERG_HTML_PICTURES = """<html><head><meta charset="utf-8"/><title>Two Towns</title></head>
+<body><pre>
+Title: Two Towns
+
+*** START OF THIS PROJECT GUTENBERG EBOOK TWO TOWNS ***
+</pre>
+<h1>TWO TOWNS</h1><h2>By A. Writer</h2>
+<div class="fig"><img src="images/0403m.jpg" alt="" /></div>
+<h5><a href="images/0403.jpg"><i>Original</i></a></h5>
+<p class="toc"><big><b>CONTENTS</b></big></p>
+<p><a href="#b1"> !!!!</a> <b>Book the First</b> <br/><a href="#c1"> I. </a> The Period
+<br/><a href="#c2"> II. </a> The Mail <br/><a href="#c3"> III. </a> The Night Shadows
+<br/><a href="#c4"> IV. </a> The Preparation <br/><a href="#c5"> V. </a> The Wine-shop</p>
+<h2><a name="b1"></a>Book the First</h2>
+<h2><a name="c1"></a>I. The Period</h2><p>{prose}</p>
+<div class="fig"><img src="images/0404m.jpg" alt="" /></div>
+<h5><a href="images/0404.jpg"><i>Original</i></a></h5>
+<p>{prose}</p>
+<h2><a name="c2"></a>II. The Mail</h2><p>{prose}</p>
+<h3>“A MAIDEN’S FAREWELL”</h3><p>Dear Alabama, goodbye!</p><p>{prose}</p>
+<h2>III. The Night Shadows</h2><p>{prose}</p>
+<p>CONCLUSION</p><p>{prose}</p>
+<pre>
+*** END OF THIS PROJECT GUTENBERG EBOOK TWO TOWNS ***
+</pre></body></html>
+"""
+
+
+def test_a_gutenberg_html_book_leaves_out_picture_links_and_number_only_contents(
+    tmp_path: Path,
+) -> None:
+    """Shapes from Gutenberg HTML editions: each picture's "Original" link set as a heading (A
+    Tale of Two Cities), a contents list whose links are only the chapters' numbers, a poem's
+    title as a heading inside a chapter, and "CONCLUSION" set as a paragraph (Tom Sawyer)."""
+    source = tmp_path / "towns.htm"
+    source.write_text(
+        GUTENBERG_HTML_PICTURES.format(prose=_PROSE.format(who="Lucie")), encoding="utf-8"
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == [
+        "I. The Period",
+        "II. The Mail",
+        "III. The Night Shadows",
+        "CONCLUSION",
+    ]
+    assert len(book.chapters[0].paragraphs) == 2
+    assert book.chapters[1].paragraphs[1:3] == ["“A MAIDEN’S FAREWELL”", "Dear Alabama, goodbye!"]
+    text = " ".join(p for chapter in book.chapters for p in chapter.paragraphs)
+    assert "Original" not in text and "The Wine-shop" not in text

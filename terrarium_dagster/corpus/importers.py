@@ -97,9 +97,16 @@ _STRONG = re.compile(
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
-    r"|^(?:[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?$"  # "IV. THE RIVER BANK"
+    r"|^(?:[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?[\"”’']?$"  # "IV. THE RIVER BANK"
 )
+# words a title leaves in lower case; a "numbered title" with more other lower-case words is a
+# numbered sentence of the story ("II. A Loose-Fish is fair game for anybody who can catch it.")
+_SMALL_WORDS = frozenset(
+    ("a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of", "on",
+     "or", "over", "the", "to", "under", "upon", "with")
+)  # fmt: skip
 _STORY_SECTIONS = (
+    "(?:the )?(?:foreword|preface|prologue|prolog|epilogue|introduction)|"
     "foreword|preface|prologue|prolog|epilogue|introduction|afterword|interlude|conclusion|"
     "postscript|envoi|author's note|a note from the author"
 )
@@ -131,7 +138,9 @@ _NAMED = re.compile(
 )
 _CONTENTS = re.compile(rf"^(?:{_CONTENTS_SECTIONS})[.:]?$", re.I)
 _BACK = re.compile(rf"^(?:{_BACK_SECTIONS})[.:]?$", re.I)
-_CHAPTER_NUMBER = re.compile(rf"{_STRONG.pattern}|{_NUMBERED.pattern}")
+_CHAPTER_NUMBER = re.compile(
+    rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b)|{_NUMBERED.pattern}"
+)  # a heading that starts with its chapter's number, its title however long
 _MD_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _MD_SETEXT = re.compile(r"^(=+|-+)\s*$")
 _BREAK = re.compile(r"^\s*(?:\*\s*){3,}\s*$|^\s*(?:-{3,}|_{3,}|#)\s*$")
@@ -327,10 +336,36 @@ def _subtitle(lines: list[str], index: int) -> int | None:
             continue
         if below + 1 < len(lines) and lines[below + 1].strip():
             return None
-        if len(text.split()) <= 12 and not text.endswith((".", "!", "?", '"', "”")):
+        bare = text.rstrip("\"”’'")
+        if len(text.split()) > 12 or bare.endswith((":", ";", ",", "—", "-", "!", "?")):
+            return None  # a sentence, or a line introducing what follows
+        shouted = text == text.upper() and any(c.isalpha() for c in text)
+        if not bare.endswith(".") or shouted:  # "THE EVE OF THE WAR." is a title
             return below
         return None
     return None
+
+
+def _continuation(lines: list[str], index: int) -> tuple[int, ...]:
+    """The lines a chapter heading with its title wraps onto ("CHAPTER 56. Of the Less
+    Erroneous Pictures of Whales, and the True" / "Pictures of Whaling Scenes."): at most two
+    short lines right under it, then a blank line."""
+    following: list[int] = []
+    for below in range(index + 1, min(index + 4, len(lines))):
+        text = lines[below].strip()
+        if not text:
+            return tuple(following) if following else ()
+        if len(text.split()) > 14 or len(following) == 2:
+            return ()
+        following.append(below)
+    return tuple(following) if index + 1 + len(following) >= len(lines) else ()
+
+
+def _title_like(line: str) -> bool:
+    """Whether a numbered line reads as a title ("IV. THE RIVER BANK", "12. The Salt Road"), not
+    a numbered sentence of the story (more than three lower-case words that are not small)."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", line)
+    return sum(1 for w in words if w[0].islower() and w not in _SMALL_WORDS) <= 3
 
 
 def blocks_from_text(text: str) -> list[Block]:
@@ -355,11 +390,13 @@ def blocks_from_text(text: str) -> list[Block]:
             continue
         if index in headings:
             flush()
-            blocks.append(Block("heading", line.rstrip(".")))
-            subtitle = headings[index]
-            if subtitle is not None:  # "CHAPTER I" then "The Salt Road"
-                blocks.append(Block("heading", lines[subtitle].strip()))
-                skip.add(subtitle)
+            heading = headings[index]
+            wrapped = [lines[below].strip() for below in heading.wrapped]
+            blocks.append(Block("heading", " ".join([line, *wrapped]).rstrip(".")))
+            skip.update(heading.wrapped)
+            if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
+                blocks.append(Block("heading", lines[heading.subtitle].strip()))
+                skip.add(heading.subtitle)
             continue
         if _BREAK.match(line):
             flush()
@@ -370,9 +407,16 @@ def blocks_from_text(text: str) -> list[Block]:
     return blocks
 
 
-def _text_headings(lines: list[str]) -> dict[int, int | None]:
-    """Line index → the index of its subtitle line (or None), for every heading line."""
+@dataclass(frozen=True)
+class _Heading:
+    subtitle: int | None  # the line of its title under it ("CHAPTER I", then "The Salt Road")
+    wrapped: tuple[int, ...] = ()  # the lines its own title runs on to
+
+
+def _text_headings(lines: list[str]) -> dict[int, _Heading]:
+    """Line index → the heading that starts there, for every heading line."""
     strong: dict[int, int | None] = {}
+    wrapped: dict[int, tuple[int, ...]] = {}  # a heading's title wrapped onto the lines below
     named: dict[int, int | None] = {}
     bare: list[int] = []
     for index, raw in enumerate(lines):
@@ -383,9 +427,14 @@ def _text_headings(lines: list[str]) -> dict[int, int | None]:
         alone = _isolated(lines, index) or (
             (index == 0 or not lines[index - 1].strip()) and subtitle is not None
         )
+        if not alone and _STRONG.match(line) and not _ONLY_NUMBER.match(line):
+            if (index == 0 or not lines[index - 1].strip()) and _continuation(lines, index):
+                wrapped[index] = _continuation(lines, index)
+                strong[index] = None
+            continue
         if not alone:
             continue
-        if _STRONG.match(line) or _NUMBERED.match(line):
+        if _STRONG.match(line) or (_NUMBERED.match(line) and _title_like(line)):
             # "CHAPTER I" or "IV" alone take the title line under them; "IV. THE RIVER" has one.
             strong[index] = subtitle if _ONLY_NUMBER.match(line) else None
         elif _NAMED.match(line):
@@ -404,7 +453,10 @@ def _text_headings(lines: list[str]) -> dict[int, int | None]:
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
         chosen.pop(subtitle, None)
-    return dict(sorted(chosen.items()))
+    return {
+        index: _Heading(subtitle, wrapped.get(index, ()))
+        for index, subtitle in sorted(chosen.items())
+    }
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -473,6 +525,15 @@ def _plain_markdown(text: str) -> str:
 # -- EPUB ------------------------------------------------------------------------------------
 
 
+_PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
+# A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
+_HEADING_PARAGRAPH = re.compile(
+    rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS})[.:]?"
+    rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?)$",
+    re.I,
+)
+
+
 class _XhtmlText(HTMLParser):
     """Headings and paragraphs of one XHTML document of an EPUB; `anchors` (element id → title)
     are where the book's navigation says a chapter begins."""
@@ -490,6 +551,8 @@ class _XhtmlText(HTMLParser):
         self._page_number = False  # inside a printed page's number (`<span class="pagenum">`)
         self._in_link = False  # inside a link to a place in the book (`<a href="#...">`)
         self._linked = 0  # characters of the open block inside such links
+        self._links = 0  # links to places in the book in the open block
+        self._image_link = False  # inside a link to a picture ("Original", "Full size")
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -498,8 +561,13 @@ class _XhtmlText(HTMLParser):
         if tag == "span" and "pagenum" in (dict(attrs).get("class") or ""):
             self._page_number = True
             return
-        if tag == "a" and (dict(attrs).get("href") or "").startswith("#"):
-            self._in_link = True
+        if tag == "a":
+            href = (dict(attrs).get("href") or "").strip()
+            if href.startswith("#"):
+                self._in_link = True
+                self._links += 1
+            elif _PICTURE.search(href.split("#")[0].split("?")[0]):
+                self._image_link = True
         if tag == "br":  # a line break: a new line of a preformatted block, else a space
             self._text.append("\n" if self._tag == "pre" else " ")
         if tag in self.BLOCKS:
@@ -519,12 +587,17 @@ class _XhtmlText(HTMLParser):
         elif tag == "span":
             self._page_number = False
         elif tag == "a":
-            self._in_link = False
+            self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
 
     def handle_data(self, data: str) -> None:
-        if not self._skip and not self._page_number and self._tag is not None:
+        if (
+            not self._skip
+            and not self._page_number
+            and not self._image_link
+            and self._tag is not None
+        ):
             self._text.append(data)
             if self._in_link:
                 self._linked += len(data.strip())
@@ -532,12 +605,15 @@ class _XhtmlText(HTMLParser):
     def _close(self) -> None:
         raw = "".join(self._text)
         linked, self._linked = self._linked, 0
+        links, self._links = self._links, 0
         self._text = []
         tag, self._tag = self._tag, None
         if tag is None:
             return
         if linked > 0.6 * len("".join(raw.split())):
             return  # a table of contents: links to the book's own chapters, not story
+        if links >= 5 and len(raw.split()) < 12 * links:
+            return  # a contents list whose links are only the chapters' numbers
         if tag == "pre":  # preformatted: its blank-line separated parts are paragraphs
             for part in re.split(r"\n\s*\n", raw):
                 lines = tuple(line.rstrip() for line in part.split("\n") if line.strip())
@@ -546,7 +622,8 @@ class _XhtmlText(HTMLParser):
             return
         text = " ".join(raw.split())
         if text:
-            self.items.append(Block("heading" if tag in self.HEADINGS else "text", text))
+            heading = tag in self.HEADINGS or _HEADING_PARAGRAPH.match(text) is not None
+            self.items.append(Block("heading" if heading else "text", text))
 
 
 def _navigation(book: Any) -> dict[str, dict[str, str]]:
@@ -660,7 +737,9 @@ def _is_prose(block: Block) -> bool:
         short = sum(
             1
             for line in lines
-            if (len(line) < 48 and not _SENTENCE_END.search(line)) or _PAGE_REFERENCE.search(line)
+            if (len(line) < 48 and not _SENTENCE_END.search(line))
+            or _PAGE_REFERENCE.search(line)
+            or _CHAPTER_NUMBER.match(line)  # "XII. WHAT I SAW OF THE DESTRUCTION OF WEYBRIDGE."
         )
         if short / len(lines) >= 0.6:
             return False
@@ -674,26 +753,65 @@ def _title(run: list[str]) -> str:
     contents = [i for i, text in enumerate(run) if _CONTENTS.match(text.strip())]
     if contents and contents[-1] + 1 < len(run):  # a contents heading above the first chapter's
         run = run[contents[-1] + 1 :]
+    if _sections_within(run):  # "ADVENTURE I. A SCANDAL IN BOHEMIA", then its section "I."
+        run = run[:-1]
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
     if numbered:
         run = run[numbered[-1] :]
     return ": ".join(dict.fromkeys(run)) if run else "Untitled"
 
 
+_SECTION_NUMBER = re.compile(r"^(?:[IVXLCDM]+|\d{1,3})\.?$")
+
+
+def _numbered(run: list[str]) -> bool:
+    return any(_CHAPTER_NUMBER.match(text) for text in run)
+
+
+def _named(run: list[str]) -> bool:
+    return any(_NAMED.match(text.strip()) for text in run)
+
+
+def _sections_within(run: list[str]) -> bool:
+    """Whether a chapter's heading is followed by the number of its first section
+    ("ADVENTURE I. A SCANDAL IN BOHEMIA", then "I."): its "II.", "III." are its sections."""
+    return (
+        len(run) >= 2
+        and _SECTION_NUMBER.match(run[-1]) is not None
+        and any(_STRONG.match(t) and not _ONLY_NUMBER.match(t) for t in run[:-1])
+    )
+
+
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
-    sections: list[tuple[str | None, list[Block]]] = [(None, [])]
-    run: list[str] = []
+    runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
+    items: list[Block | list[str]] = []
     for block in blocks:
-        if block.kind == "heading":
-            run.append(block.text)
+        if block.kind != "heading":
+            items.append(block)
+        elif items and isinstance(items[-1], list):
+            items[-1].append(block.text)
+        else:
+            runs.append([block.text])
+            items.append(runs[-1])
+    numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
+    sections: list[tuple[str | None, list[Block]]] = [(None, [])]
+    numbered_seen = sectioned = False
+    for item in items:
+        if isinstance(item, Block):
+            sections[-1][1].append(item)
             continue
-        if run:
-            sections.append((_title(run), []))
-            run = []
-        sections[-1][1].append(block)
-    if run:
-        sections.append((_title(run), []))
+        if sectioned and all(_SECTION_NUMBER.match(text) for text in item):
+            sections[-1][1].append(Block("text", "* * *"))  # "II." inside "ADVENTURE I. ..."
+            continue
+        if numbered_book and numbered_seen and not _numbered(item) and not _named(item):
+            # a heading inside a chapter of a book whose chapters are numbered: a poem's or a
+            # letter's title, kept as a line of the chapter
+            sections[-1][1].extend(Block("text", text) for text in item)
+            continue
+        numbered_seen = numbered_seen or _numbered(item)
+        sectioned = _sections_within(item)
+        sections.append((_title(item), []))
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
     if not headed:  # no headings: the whole text is one chapter
