@@ -12,6 +12,7 @@ from ebooklib import epub
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.importers import (
+    Block,
     blocks_from_markdown,
     blocks_from_text,
     chapters_from_blocks,
@@ -519,3 +520,30 @@ def test_a_gutenberg_html_book_leaves_out_picture_links_and_number_only_contents
     assert book.chapters[1].paragraphs[1:3] == ["“A MAIDEN’S FAREWELL”", "Dear Alabama, goodbye!"]
     text = " ".join(p for chapter in book.chapters for p in chapter.paragraphs)
     assert "Original" not in text and "The Wine-shop" not in text
+
+
+def test_a_first_section_under_the_books_own_title_is_its_title_page() -> None:
+    """Treasure Island's HTML edition sets its dedication and a poem to the reader under the
+    heading "TREASURE ISLAND"; the text edition has them before its first heading. Neither is
+    story."""
+    prose = _PROSE.format(who="Jim")
+    blocks = [
+        Block("heading", "TREASURE ISLAND"),
+        Block("text", "To S.L.O., an American gentleman, " + prose),
+        Block("heading", "TO THE HESITATING PURCHASER"),
+        Block("text", "If sailor tales to sailor tunes, storm and adventure, heat and cold"),
+        Block("heading", "1"),
+        Block("heading", "The Old Sea-dog at the Admiral Benbow"),
+        Block("text", prose),
+        Block("heading", "2."),  # the HTML edition of The War of the Worlds: "I.", then its title
+        Block("heading", "THE FALLING STAR."),
+        Block("text", prose),
+    ]
+    book = chapters_from_blocks(blocks, "Treasure Island")
+    assert [chapter.title for chapter in book.chapters] == [
+        "1: The Old Sea-dog at the Admiral Benbow",
+        "2: THE FALLING STAR.",
+    ]
+    assert "TREASURE ISLAND (title page)" in book.dropped
+    alone = chapters_from_blocks([Block("heading", "TREASURE ISLAND"), Block("text", prose)])
+    assert [chapter.title for chapter in alone.chapters] == ["TREASURE ISLAND"]

@@ -107,6 +107,7 @@ _SMALL_WORDS = frozenset(
 )  # fmt: skip
 _STORY_SECTIONS = (
     "(?:the )?(?:foreword|preface|prologue|prolog|epilogue|introduction)|"
+    r"note to the \w+ edition|"
     "foreword|preface|prologue|prolog|epilogue|introduction|afterword|interlude|conclusion|"
     "postscript|envoi|author's note|a note from the author"
 )
@@ -758,6 +759,8 @@ def _title(run: list[str]) -> str:
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
     if numbered:
         run = run[numbered[-1] :]
+    if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
+        run = [text.rstrip(".") if _ONLY_NUMBER.match(text) else text for text in run]
     return ": ".join(dict.fromkeys(run)) if run else "Untitled"
 
 
@@ -851,7 +854,21 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             found.dropped.append(f"{name} (licence)")
             continue
         found.chapters.append(chapter)
+    if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
+        found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
     return found
+
+
+TITLE_PAGE_WORDS = 500  # a book's title over more than this is a story told under it
+
+
+def _title_page(chapter: Chapter, book_title: str | None) -> bool:
+    """Whether a first chapter headed by the book's own title ("TREASURE ISLAND" over a
+    dedication and a poem to the reader, an epigraph) is its title page, not story."""
+    if not book_title or chapter.words > TITLE_PAGE_WORDS:
+        return False
+    heading, book = _title_key(chapter.title), _title_key(book_title)
+    return bool(heading) and (heading.startswith(book) or book.startswith(heading))
 
 
 def _chapter(name: str, body: list[Block]) -> Chapter:
