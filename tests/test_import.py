@@ -547,3 +547,26 @@ def test_a_first_section_under_the_books_own_title_is_its_title_page() -> None:
     assert "TREASURE ISLAND (title page)" in book.dropped
     alone = chapters_from_blocks([Block("heading", "TREASURE ISLAND"), Block("text", prose)])
     assert [chapter.title for chapter in alone.chapters] == ["TREASURE ISLAND"]
+
+
+def test_chapter_titles_in_capitals_over_several_lines_and_their_contents_page() -> None:
+    """Don Quixote (plain text): a contents page of "CHAPTER I" over its title in capitals,
+    then "VOLUME I." over "CHAPTER I." over a title of two lines in capitals."""
+    prose = _PROSE.format(who="Sancho")
+    contents = "\n\n".join(
+        f"CHAPTER {number}\nWHICH TREATS OF THE {what} OF THE FAMOUS GENTLEMAN\nDON QUIXOTE"
+        for number, what in (("I", "CHARACTER"), ("II", "FIRST SALLY"), ("III", "DROLL WAY"))
+    )
+    text = (
+        f"CONTENTS\n\nVolume I.\n\n{contents}\n\n\nVOLUME I.\n\n\nCHAPTER I.\n\n"
+        "WHICH TREATS OF THE CHARACTER AND PURSUITS OF THE FAMOUS GENTLEMAN DON\n"
+        f"QUIXOTE OF LA MANCHA\n\n\n{prose}\n\n\nCHAPTER II.\n\n"
+        f"WHICH TREATS OF THE FIRST SALLY THE INGENIOUS DON QUIXOTE MADE FROM HOME\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "CHAPTER I: WHICH TREATS OF THE CHARACTER AND PURSUITS OF THE FAMOUS GENTLEMAN DON "
+        "QUIXOTE OF LA MANCHA",
+        "CHAPTER II: WHICH TREATS OF THE FIRST SALLY THE INGENIOUS DON QUIXOTE MADE FROM HOME",
+    ]
+    assert all(chapter.paragraphs == [prose] for chapter in chapters)

@@ -327,21 +327,46 @@ def _title_key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
+def _shouted(text: str) -> bool:
+    return text == text.upper() and any(c.isalpha() for c in text)
+
+
+def _subtitle_lines(lines: list[str], below: int) -> list[int]:
+    """The lines of a title starting at `below`: that line, or up to three lines in capitals
+    ("WHICH TREATS OF THE CHARACTER AND PURSUITS OF THE FAMOUS GENTLEMAN DON" / "QUIXOTE OF LA
+    MANCHA"), then a blank line."""
+    taken = [below]
+    while taken[-1] + 1 < len(lines) and lines[taken[-1] + 1].strip():
+        taken.append(taken[-1] + 1)
+        if len(taken) > 3:
+            return []
+    if len(taken) > 1 and not all(_shouted(lines[i].strip()) for i in taken):
+        return []
+    return taken
+
+
 def _subtitle(lines: list[str], index: int) -> int | None:
     """The index of a chapter's title line under its heading ("CHAPTER I", then "The Salt
     Road"): the next line with text, at most two blank lines below, short, without a final
-    period, and followed by a blank line."""
+    period (unless in capitals), and followed by a blank line; or a title in capitals of up to
+    three lines."""
     for below in range(index + 1, min(index + 4, len(lines))):
         text = lines[below].strip()
         if not text:
             continue
-        if below + 1 < len(lines) and lines[below + 1].strip():
+        if _STRONG.match(text) or _NAMED.match(text):
+            return None  # "VOLUME I." over "CHAPTER I.": two headings
+        taken = _subtitle_lines(lines, below)
+        if len(taken) > 1:
+            words = sum(len(lines[i].split()) for i in taken)
+            return below if words <= 40 else None
+        if not taken:
             return None
         bare = text.rstrip("\"”’'")
-        if len(text.split()) > 12 or bare.endswith((":", ";", ",", "—", "-", "!", "?")):
+        longest = 40 if _shouted(text) else 12
+        if len(text.split()) > longest or bare.endswith((":", ";", ",", "—", "-", "!", "?")):
             return None  # a sentence, or a line introducing what follows
-        shouted = text == text.upper() and any(c.isalpha() for c in text)
-        if not bare.endswith(".") or shouted:  # "THE EVE OF THE WAR." is a title
+        if not bare.endswith(".") or _shouted(text):  # "THE EVE OF THE WAR." is a title
             return below
         return None
     return None
@@ -396,8 +421,9 @@ def blocks_from_text(text: str) -> list[Block]:
             blocks.append(Block("heading", " ".join([line, *wrapped]).rstrip(".")))
             skip.update(heading.wrapped)
             if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
-                blocks.append(Block("heading", lines[heading.subtitle].strip()))
-                skip.add(heading.subtitle)
+                taken = _subtitle_lines(lines, heading.subtitle)
+                blocks.append(Block("heading", " ".join(lines[i].strip() for i in taken)))
+                skip.update(taken)
             continue
         if _BREAK.match(line):
             flush()
@@ -732,6 +758,8 @@ def _is_prose(block: Block) -> bool:
     """A paragraph of story: long enough, and not a list of short lines (a contents page, a
     list of illustrations) or a table."""
     if block.kind != "text" or len(block.text.split()) < PROSE_WORDS:
+        return False
+    if _shouted(block.text):  # a title in capitals (a contents entry), never a story's prose
         return False
     lines = [line.strip() for line in block.lines if line.strip()]
     if len(lines) >= 3:
