@@ -570,3 +570,40 @@ def test_chapter_titles_in_capitals_over_several_lines_and_their_contents_page()
         "CHAPTER II: WHICH TREATS OF THE FIRST SALLY THE INGENIOUS DON QUIXOTE MADE FROM HOME",
     ]
     assert all(chapter.paragraphs == [prose] for chapter in chapters)
+
+
+def test_footnotes_are_left_out_of_the_story_in_text_and_html(tmp_path: Path) -> None:
+    """Les Misérables: its footnotes' numbers set against the words they annotate
+    ('_"Tso-maraude."_1', a link in HTML), the notes gathered under "FOOTNOTES:" at the end
+    (on the first note's line in plain text), and lines of the story that open "M." (Monsieur),
+    which are no Roman-numbered headings."""
+    prose = _PROSE.format(who="Jean Valjean")
+    text = (
+        f"CHAPTER I--THE EVENING OF A DAY OF WALKING\n\n{prose}\n\n"
+        'She murmured in a low tone, _"Tso-maraude."_1 All this took place.\n\n'
+        "M. Madeleine replied gently:--\n\n"
+        f"{prose}\n\nCHAPTER II--PRUDENCE COUNSELLED TO WISDOM\n\n{prose}\n\n"
+        "FOOTNOTES: 1 (return) [ Patois of the French Alps: _chat de maraude_,\n"
+        "rascally marauder.]\n\n\n2 (return) [ An ex-convict.]\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "CHAPTER I--THE EVENING OF A DAY OF WALKING",
+        "CHAPTER II--PRUDENCE COUNSELLED TO WISDOM",
+    ]
+    story = " ".join(p for chapter in book.chapters for p in chapter.paragraphs)
+    assert '_"Tso-maraude."_ All this' in story and "M. Madeleine replied gently" in story
+    assert "Patois" not in story and [r.title for r in book.reference] == ["FOOTNOTES"]
+
+    source = tmp_path / "miserables.htm"
+    source.write_text(
+        f"<html><body><h2>CHAPTER I—THE EVENING</h2><p>{prose}</p>"
+        '<p>She murmured, <i>“Tso-maraude.”</i><a href="#linknote-1" name="linknoteref-1">1</a>'
+        f"</p><h2>CHAPTER II—PRUDENCE</h2><p>{prose}</p><h2>FOOTNOTES:</h2>"
+        '<p class="foot">1 (<a href="#linknoteref-1">return</a>)<br /> [ Patois of the French '
+        "Alps ]</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.chapters[0].paragraphs[1] == "She murmured, “Tso-maraude.”"
+    assert [r.title for r in book.reference] == ["FOOTNOTES:"]

@@ -97,7 +97,8 @@ _STRONG = re.compile(
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
-    r"|^(?:[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?[\"”’']?$"  # "IV. THE RIVER BANK"
+    # "IV. THE RIVER BANK"; not "M. Madeleine replied" nor "D. Appleton and Co." (initials)
+    r"|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?[\"”’']?$"
 )
 # words a title leaves in lower case; a "numbered title" with more other lower-case words is a
 # numbered sentence of the story ("II. A Loose-Fish is fair game for anybody who can catch it.")
@@ -390,8 +391,15 @@ def _continuation(lines: list[str], index: int) -> tuple[int, ...]:
 def _title_like(line: str) -> bool:
     """Whether a numbered line reads as a title ("IV. THE RIVER BANK", "12. The Salt Road"), not
     a numbered sentence of the story (more than three lower-case words that are not small)."""
+    if line.rstrip().endswith((":", ":--", ":—", ",", ";")):
+        return False  # a line introducing what follows: "I. said he:--"
     words = re.findall(r"[^\W\d_][\w'’-]*", line)
     return sum(1 for w in words if w[0].islower() and w not in _SMALL_WORDS) <= 3
+
+
+# a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
+_NOTE_MARK = re.compile(r"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{1,3}(?=[\s.,;]|$)")
+_NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 
 def blocks_from_text(text: str) -> list[Block]:
@@ -402,8 +410,12 @@ def blocks_from_text(text: str) -> list[Block]:
     paragraph: list[str] = []
 
     def flush() -> None:
+        if paragraph and (notes := _NOTES_OPENING.match(paragraph[0].strip())):
+            blocks.append(Block("heading", notes.group(1)))  # "FOOTNOTES: 1 [ Patois ...]"
+            paragraph[0] = notes.group(2)
         if paragraph:
-            blocks.append(Block("text", " ".join(p.strip() for p in paragraph), tuple(paragraph)))
+            joined = _NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
+            blocks.append(Block("text", joined, tuple(paragraph)))
         paragraph.clear()
 
     skip: set[int] = set()
@@ -552,6 +564,7 @@ def _plain_markdown(text: str) -> str:
 # -- EPUB ------------------------------------------------------------------------------------
 
 
+_NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
 # A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
 _HEADING_PARAGRAPH = re.compile(
@@ -577,6 +590,7 @@ class _XhtmlText(HTMLParser):
         self._skip = 0
         self._page_number = False  # inside a printed page's number (`<span class="pagenum">`)
         self._in_link = False  # inside a link to a place in the book (`<a href="#...">`)
+        self._link_start = 0  # where that link's text starts in the open block
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
@@ -592,6 +606,7 @@ class _XhtmlText(HTMLParser):
             href = (dict(attrs).get("href") or "").strip()
             if href.startswith("#"):
                 self._in_link = True
+                self._link_start = len(self._text)
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
@@ -614,6 +629,12 @@ class _XhtmlText(HTMLParser):
         elif tag == "span":
             self._page_number = False
         elif tag == "a":
+            if self._in_link:
+                label = "".join(self._text[self._link_start :])
+                before = "".join(self._text[: self._link_start])
+                if _NOTE_REFERENCE.match(label.strip()) and before.strip():
+                    del self._text[self._link_start :]  # a footnote's number in the prose
+                    self._linked -= len(label.strip())
             self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
