@@ -547,6 +547,14 @@ def test_a_first_section_under_the_books_own_title_is_its_title_page() -> None:
     assert "TREASURE ISLAND (title page)" in book.dropped
     alone = chapters_from_blocks([Block("heading", "TREASURE ISLAND"), Block("text", prose)])
     assert [chapter.title for chapter in alone.chapters] == ["TREASURE ISLAND"]
+    introduced = [  # The Island of Doctor Moreau: its title over its introduction
+        Block("heading", "The Island of Doctor Moreau"),
+        Block("heading", "INTRODUCTION."),
+        Block("text", prose),
+        *blocks[-3:],
+    ]
+    book = chapters_from_blocks(introduced, "The Island of Doctor Moreau")
+    assert book.chapters[0].title == "The Island of Doctor Moreau: INTRODUCTION."
 
 
 def test_chapter_titles_in_capitals_over_several_lines_and_their_contents_page() -> None:

@@ -916,6 +916,9 @@ def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     dedication and a poem to the reader, an epigraph) is its title page, not story."""
     if not book_title or chapter.words > TITLE_PAGE_WORDS:
         return False
+    parts = chapter.title.split(": ")
+    if _named(parts) or _numbered(parts):  # "The Island of Doctor Moreau: INTRODUCTION."
+        return False
     heading, book = _title_key(chapter.title), _title_key(book_title)
     return bool(heading) and (heading.startswith(book) or book.startswith(heading))
 
