@@ -615,3 +615,19 @@ def test_footnotes_are_left_out_of_the_story_in_text_and_html(tmp_path: Path) ->
     book = read_book(source)
     assert book.chapters[0].paragraphs[1] == "She murmured, “Tso-maraude.”"
     assert [r.title for r in book.reference] == ["FOOTNOTES:"]
+
+
+def test_braced_footnote_marks_and_italic_marks_in_titles() -> None:
+    """The Island of Doctor Moreau marks its notes in braces ('the gig,"{1} luckily'), where a
+    chemical formula's subscript (Dracula's 'C_{2}HCl_{3}O') is no note; Frankenstein's text
+    edition sets a letter's title in _italics_."""
+    prose = _PROSE.format(who="Prendick")
+    text = (
+        f"Letter 1\n\n_To Mrs. Saville, England._\n\n{prose}\n\n"
+        f'Letter 2\n\n"Jump into the gig,"{{1}} luckily for us. Chloral, C_{{2}}HCl_{{3}}O.\n\n'
+        f"{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert chapters[0].title == "Letter 1: To Mrs. Saville, England."
+    expected = '"Jump into the gig," luckily for us. Chloral, C_{2}HCl_{3}O.'
+    assert chapters[1].paragraphs[0] == expected

@@ -398,7 +398,11 @@ def _title_like(line: str) -> bool:
 
 
 # a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
-_NOTE_MARK = re.compile(r"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{1,3}(?=[\s.,;]|$)")
+_BRACED_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
+_NOTE_MARK = re.compile(
+    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}"
+)
+_EMPHASIS = re.compile(r"(?<!\w)_(\S(?:.*?\S)?)_(?!\w)")  # plain text's _italics_
 _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 
@@ -430,11 +434,13 @@ def blocks_from_text(text: str) -> list[Block]:
             flush()
             heading = headings[index]
             wrapped = [lines[below].strip() for below in heading.wrapped]
-            blocks.append(Block("heading", " ".join([line, *wrapped]).rstrip(".")))
+            heading_text = " ".join([line, *wrapped]).rstrip(".")
+            blocks.append(Block("heading", _EMPHASIS.sub(r"\1", heading_text)))
             skip.update(heading.wrapped)
             if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
                 taken = _subtitle_lines(lines, heading.subtitle)
-                blocks.append(Block("heading", " ".join(lines[i].strip() for i in taken)))
+                title = " ".join(lines[i].strip() for i in taken)
+                blocks.append(Block("heading", _EMPHASIS.sub(r"\1", title)))
                 skip.update(taken)
             continue
         if _BREAK.match(line):
@@ -668,7 +674,7 @@ class _XhtmlText(HTMLParser):
                 if lines:
                     self.items.append(Block("text", " ".join(" ".join(lines).split()), lines))
             return
-        text = " ".join(raw.split())
+        text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
         if text:
             heading = tag in self.HEADINGS or _HEADING_PARAGRAPH.match(text) is not None
             self.items.append(Block("heading" if heading else "text", text))
