@@ -631,3 +631,20 @@ def test_braced_footnote_marks_and_italic_marks_in_titles() -> None:
     assert chapters[0].title == "Letter 1: To Mrs. Saville, England."
     expected = '"Jump into the gig," luckily for us. Chloral, C_{2}HCl_{3}O.'
     assert chapters[1].paragraphs[0] == expected
+
+
+def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> None:
+    """The Jungle Book (plain text): no chapter numbers, titles in title case ("Mowgli’s
+    Brothers", "“Tiger! Tiger!”") as its contents page lists them, each story opening with an
+    indented song; a line of the song is no title."""
+    prose = _PROSE.format(who="Mowgli")
+    song = "     Now Rann the Kite brings home the night\n        That Mang the Bat sets free--"
+    text = (
+        "THE JUNGLE BOOK\n\nBy Rudyard Kipling\n\nContents\n\n     Mowgli’s Brothers\n"
+        "     Kaa’s Hunting\n     “Tiger! Tiger!”\n\n"
+        f"Mowgli’s Brothers\n\n{song}\n\n{prose}\n\nThe Jungle\n\n{prose}\n\n"
+        f"Kaa’s Hunting\n\n{prose}\n\n“Tiger! Tiger!”\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == ["Mowgli’s Brothers", "Kaa’s Hunting", "“Tiger! Tiger!”"]
+    assert "The Jungle" in chapters[0].paragraphs

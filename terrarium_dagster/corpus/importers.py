@@ -316,6 +316,8 @@ def _contents_titles(lines: list[str]) -> set[str]:
                     break
                 continue
             blanks = 0
+            if len(line.split()) > 12 and titles:
+                break  # prose: the contents page has ended
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
             entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
             if entry:
@@ -490,8 +492,16 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         chosen = {**strong, **named}
     else:
         listed = _contents_titles(lines)
-        if listed:
-            picked = [i for i in bare if _title_key(lines[i]) in listed]
+        if listed:  # the lines standing alone that the contents page names, in any case
+            picked = [
+                i
+                for i, raw in enumerate(lines)
+                if raw.strip()
+                and _isolated(lines, i)
+                and len(raw) - len(raw.lstrip()) <= 4
+                and len(raw.split()) <= 10
+                and _title_key(raw) in listed
+            ]
         else:
             picked = _spaced(lines, bare) if len(bare) >= 2 else []
         chosen = {**strong, **named, **dict.fromkeys(picked)}
