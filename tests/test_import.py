@@ -648,3 +648,24 @@ def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> No
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [c.title for c in chapters] == ["Mowgli’s Brothers", "Kaa’s Hunting", "“Tiger! Tiger!”"]
     assert "The Jungle" in chapters[0].paragraphs
+
+
+def test_chapter_numbers_spelled_out_past_twenty() -> None:
+    """Little Women: "CHAPTER TWENTY-ONE" over "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE", up
+    to "CHAPTER FORTY-SEVEN" (past "TWENTY" they were no headings: 18 chapters ran together)."""
+    prose = _PROSE.format(who="Jo")
+    text = "".join(
+        f"CHAPTER {number}\n\n{title}\n\n{prose}\n\n"
+        for number, title in (
+            ("TWENTY", "CONFIDENTIAL"),
+            ("TWENTY-ONE", "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE"),
+            ("THIRTY", "CONSEQUENCES"),
+            ("FORTY-SEVEN", "HARVEST TIME"),
+        )
+    )
+    assert _titles_of_text(text) == [
+        "CHAPTER TWENTY: CONFIDENTIAL",
+        "CHAPTER TWENTY-ONE: LAURIE MAKES MISCHIEF, AND JO MAKES PEACE",
+        "CHAPTER THIRTY: CONSEQUENCES",
+        "CHAPTER FORTY-SEVEN: HARVEST TIME",
+    ]

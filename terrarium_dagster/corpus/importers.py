@@ -83,9 +83,12 @@ _CREDIT = re.compile(
 
 # -- headings ------------------------------------------------------------------------------------
 
-_NUMBER_WORDS = (
-    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
-    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|the first|the second|the third|the last"
+_UNITS = r"one|two|three|four|five|six|seven|eight|nine"
+_NUMBER_WORDS = (  # "TWENTY-ONE", "FORTY", "one hundred and two" as well as "ELEVEN"
+    rf"(?:(?:one |a )?hundred(?: and)?[ -])?"
+    rf"(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[ -](?:{_UNITS}))?|"
+    rf"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
+    rf"{_UNITS})|one hundred|a hundred|the first|the second|the third|the last"
 )
 _DIVISIONS = (
     "CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume|ADVENTURE|Adventure|TALE|Tale|"
