@@ -264,7 +264,7 @@ def test_markdown_front_matter_and_lists_stay_out_of_the_story() -> None:
     book = chapters_from_blocks(blocks_from_markdown(text))
     assert [c.title for c in book.chapters] == ["Prologue", "Chapter 1"]
     assert [c.title for c in book.reference] == ["Dramatis Personae", "Glossary of Terms"]
-    assert "The Glass Marsh: Copyright (front matter)" in book.dropped
+    assert "Copyright (front matter)" in book.dropped  # under the book's title
 
 
 @pytest.mark.parametrize(
@@ -554,7 +554,10 @@ def test_a_first_section_under_the_books_own_title_is_its_title_page() -> None:
         *blocks[-3:],
     ]
     book = chapters_from_blocks(introduced, "The Island of Doctor Moreau")
-    assert book.chapters[0].title == "The Island of Doctor Moreau: INTRODUCTION."
+    assert book.chapters[0].title == "INTRODUCTION."  # a named section under the book's title
+    gods = [Block("heading", "THE GODS OF MARS"), Block("heading", "Edgar Rice Burroughs")]
+    book = chapters_from_blocks([*gods, Block("heading", "FOREWORD"), *introduced[2:]])
+    assert book.chapters[0].title == "FOREWORD"
 
 
 def test_chapter_titles_in_capitals_over_several_lines_and_their_contents_page() -> None:

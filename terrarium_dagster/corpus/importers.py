@@ -825,8 +825,11 @@ def _title(run: list[str]) -> str:
     if _sections_within(run):  # "ADVENTURE I. A SCANDAL IN BOHEMIA", then its section "I."
         run = run[:-1]
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
+    named = [i for i, text in enumerate(run) if _NAMED.match(text.strip())]
     if numbered:
         run = run[numbered[-1] :]
+    elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
+        run = run[named[-1] :]
     if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
         run = [text.rstrip(".") if _ONLY_NUMBER.match(text) else text for text in run]
     return ": ".join(dict.fromkeys(run)) if run else "Untitled"
