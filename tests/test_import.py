@@ -490,7 +490,8 @@ Title: Two Towns
 <h5><a href="images/0404.jpg"><i>Original</i></a></h5>
 <p>{prose}</p>
 <h2><a name="c2"></a>II. The Mail</h2><p>{prose}</p>
-<h3>“A MAIDEN’S FAREWELL”</h3><p>Dear Alabama, goodbye!</p><p>{prose}</p>
+<h3>“A MAIDEN’S FAREWELL”</h3><table><tr><td>Dear Alabama, goodbye!</td></tr></table>
+<p>{prose}</p>
 <h2>III. The Night Shadows</h2><p>{prose}</p>
 <p>CONCLUSION</p><p>{prose}</p>
 <pre>
@@ -504,7 +505,8 @@ def test_a_gutenberg_html_book_leaves_out_picture_links_and_number_only_contents
 ) -> None:
     """Shapes from Gutenberg HTML editions: each picture's "Original" link set as a heading (A
     Tale of Two Cities), a contents list whose links are only the chapters' numbers, a poem's
-    title as a heading inside a chapter, and "CONCLUSION" set as a paragraph (Tom Sawyer)."""
+    title as a heading inside a chapter and the poem in a table's cell, and "CONCLUSION" set
+    as a paragraph (Tom Sawyer)."""
     source = tmp_path / "towns.htm"
     source.write_text(
         GUTENBERG_HTML_PICTURES.format(prose=_PROSE.format(who="Lucie")), encoding="utf-8"

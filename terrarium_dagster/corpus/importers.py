@@ -597,7 +597,10 @@ class _XhtmlText(HTMLParser):
     """Headings and paragraphs of one XHTML document of an EPUB; `anchors` (element id → title)
     are where the book's navigation says a chapter begins."""
 
-    BLOCKS = frozenset({"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "pre"})
+    BLOCKS = frozenset(
+        {"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "pre", "center"}
+        | {"td", "th", "dt", "dd"}  # a poem set in a table's cell is text too
+    )
     HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
     def __init__(self, anchors: dict[str, str]) -> None:
