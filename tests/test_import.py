@@ -674,3 +674,31 @@ def test_chapter_numbers_spelled_out_past_twenty() -> None:
         "CHAPTER THIRTY: CONSEQUENCES",
         "CHAPTER FORTY-SEVEN: HARVEST TIME",
     ]
+
+
+def test_a_gutenberg_html_book_of_todays_layout(tmp_path: Path) -> None:
+    """Gutenberg's HTML of today (2023 on): the header and footer in `pg-boilerplate` sections,
+    the title in a `<p><strong>Title</strong>: ...`, the markers in `<div><span>`."""
+    prose = _PROSE.format(who="Tom")
+    source = tmp_path / "harbour.html"
+    source.write_text(
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/><title>The Project '
+        "Gutenberg eBook of The Harbour Book</title></head><body>"
+        '<section class="pg-boilerplate pgheader" id="pg-header"><h2>The Project Gutenberg '
+        "eBook of The Harbour Book</h2><div>This ebook is for the use of anyone anywhere.</div>"
+        '<div id="pg-machine-header"><p><strong>Title</strong>: The Harbour Book</p>'
+        "<p><strong>Author</strong>: A. Writer</p></div>"
+        '<div id="pg-start-separator"><span>*** START OF THE PROJECT GUTENBERG EBOOK THE HARBOUR'
+        " BOOK ***</span></div></section><h1>THE HARBOUR BOOK</h1><div>BY A. WRITER</div>"
+        f'<div class="chapter"><h2><a id="c1"></a>CHAPTER I</h2><p>{prose}</p></div>'
+        f'<div class="chapter"><h2><a id="c2"></a>CHAPTER II</h2><p>{prose}</p></div>'
+        '<section class="pg-boilerplate pgheader" id="pg-footer"><div id="pg-end-separator">'
+        "<span>*** END OF THE PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***</span></div>"
+        f"<h2>THE FULL PROJECT GUTENBERG LICENSE</h2><p>{prose} Project Gutenberg.</p>"
+        "</section></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.title == "The Harbour Book"
+    assert [chapter.title for chapter in book.chapters] == ["CHAPTER I", "CHAPTER II"]
+    assert all(chapter.paragraphs == [prose] for chapter in book.chapters)
