@@ -702,3 +702,30 @@ def test_a_gutenberg_html_book_of_todays_layout(tmp_path: Path) -> None:
     assert book.title == "The Harbour Book"
     assert [chapter.title for chapter in book.chapters] == ["CHAPTER I", "CHAPTER II"]
     assert all(chapter.paragraphs == [prose] for chapter in book.chapters)
+
+
+def test_a_contents_page_set_as_headings_then_an_unnumbered_introduction() -> None:
+    """The Scarlet Letter (plain text): its contents lines stand alone like headings
+    ("CHAPTER I.        THE PRISON-DOOR"), the first entry is "INTRODUCTORY.     THE
+    CUSTOM-HOUSE", and the introduction is headed "THE CUSTOM-HOUSE" alone, in capitals."""
+    prose = _PROSE.format(who="Hester")
+    entries = ["INTRODUCTORY.     THE CUSTOM-HOUSE"] + [
+        f"CHAPTER {number}.{' ' * 8}{title}"
+        for number, title in (
+            ("I", "THE PRISON-DOOR"),
+            ("II", "THE MARKET-PLACE"),
+            ("III", "PEARL"),
+        )
+    ]
+    contents = "\n\n".join(f"    {entry}" for entry in entries)
+    text = (
+        f"CONTENTS\n\n{contents}\n\n\n\nTHE CUSTOM-HOUSE\n\n{prose}\n\n"
+        f"I. THE PRISON-DOOR\n\n{prose}\n\nII. THE MARKET-PLACE\n\n{prose}\n\n"
+        f"III. PEARL\n\n{prose}\n"
+    )
+    assert _titles_of_text(text) == [
+        "THE CUSTOM-HOUSE",
+        "I. THE PRISON-DOOR",
+        "II. THE MARKET-PLACE",
+        "III. PEARL",
+    ]

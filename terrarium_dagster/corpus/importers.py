@@ -325,6 +325,8 @@ def _contents_titles(lines: list[str]) -> set[str]:
             entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
             if entry:
                 titles.add(_title_key(entry))
+                # "INTRODUCTORY.     THE CUSTOM-HOUSE": the title in its column, too
+                titles.add(_title_key(re.split(r"\s{3,}", entry)[-1]))
         break
     return titles
 
@@ -492,7 +494,14 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
             bare.append(index)
     if len(strong) >= 2:
-        chosen = {**strong, **named}
+        # and a title in capitals the contents page lists beside the numbered chapters (The
+        # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
+        listed = _contents_titles(lines)
+        chosen = {
+            **strong,
+            **named,
+            **{i: None for i in bare if _title_key(lines[i]) in listed and i not in strong},
+        }
     else:
         listed = _contents_titles(lines)
         if listed:  # the lines standing alone that the contents page names, in any case
@@ -829,7 +838,11 @@ def _title(run: list[str]) -> str:
         run = run[:-1]
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
     named = [i for i, text in enumerate(run) if _NAMED.match(text.strip())]
-    if numbered:
+    listing = len(numbered) >= 3 and numbered[-1] < len(run) - 1
+    if listing and not _ONLY_NUMBER.match(run[-2]):
+        # a contents page set as headings, then this chapter's own title without a number
+        run = run[-1:]
+    elif numbered:
         run = run[numbered[-1] :]
     elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
         run = run[named[-1] :]
