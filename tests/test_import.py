@@ -492,7 +492,7 @@ Title: Two Towns
 <h2><a name="c2"></a>II. The Mail</h2><p>{prose}</p>
 <h3>“A MAIDEN’S FAREWELL”</h3><table><tr><td>Dear Alabama, goodbye!</td></tr></table>
 <p>{prose}</p>
-<h2>III. The Night Shadows</h2><p>{prose}</p>
+<h2>CHAPTER III<br /><br /><small>The Night Shadows</small></h2><p>{prose}</p>
 <p>CONCLUSION</p><p>{prose}</p>
 <pre>
 *** END OF THIS PROJECT GUTENBERG EBOOK TWO TOWNS ***
@@ -515,7 +515,7 @@ def test_a_gutenberg_html_book_leaves_out_picture_links_and_number_only_contents
     assert [chapter.title for chapter in book.chapters] == [
         "I. The Period",
         "II. The Mail",
-        "III. The Night Shadows",
+        "CHAPTER III: The Night Shadows",  # Dracula's "CHAPTER I<br/><br/>JONATHAN HARKER'S..."
         "CONCLUSION",
     ]
     assert len(book.chapters[0].paragraphs) == 2

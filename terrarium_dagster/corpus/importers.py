@@ -641,8 +641,8 @@ class _XhtmlText(HTMLParser):
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
-        if tag == "br":  # a line break: a new line of a preformatted block, else a space
-            self._text.append("\n" if self._tag == "pre" else " ")
+        if tag == "br":  # a line break: a new line of a preformatted block or a heading
+            self._text.append("\n" if self._tag == "pre" or self._tag in self.HEADINGS else " ")
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
@@ -699,9 +699,13 @@ class _XhtmlText(HTMLParser):
                 if lines:
                     self.items.append(Block("text", " ".join(" ".join(lines).split()), lines))
             return
+        if tag in self.HEADINGS:  # "CHAPTER I<br/>JONATHAN HARKER'S JOURNAL": two headings
+            parts = [" ".join(part.split()) for part in raw.split("\n")]
+            self.items.extend(Block("heading", part) for part in parts if part)
+            return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
         if text:
-            heading = tag in self.HEADINGS or _HEADING_PARAGRAPH.match(text) is not None
+            heading = _HEADING_PARAGRAPH.match(text) is not None
             self.items.append(Block("heading" if heading else "text", text))
 
 
