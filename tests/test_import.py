@@ -489,7 +489,7 @@ Title: Two Towns
 <div class="fig"><img src="images/0404m.jpg" alt="" /></div>
 <h5><a href="images/0404.jpg"><i>Original</i></a></h5>
 <p>{prose}</p>
-<h2><a name="c2"></a>II. The Mail</h2><p>{prose}</p>
+<h2><a name="c2"></a>II. The Mail</h2><p>{prose}<span class="pageno">[Pg 12]</span></p>
 <h3>“A MAIDEN’S FAREWELL”</h3><table><tr><td>Dear Alabama, goodbye!</td></tr></table>
 <p>{prose}</p>
 <h2>CHAPTER III<br /><br /><small>The Night Shadows</small></h2><p>{prose}</p>
@@ -521,7 +521,7 @@ def test_a_gutenberg_html_book_leaves_out_picture_links_and_number_only_contents
     assert len(book.chapters[0].paragraphs) == 2
     assert book.chapters[1].paragraphs[1:3] == ["“A MAIDEN’S FAREWELL”", "Dear Alabama, goodbye!"]
     text = " ".join(p for chapter in book.chapters for p in chapter.paragraphs)
-    assert "Original" not in text and "The Wine-shop" not in text
+    assert "Original" not in text and "The Wine-shop" not in text and "[Pg" not in text
 
 
 def test_a_first_section_under_the_books_own_title_is_its_title_page() -> None:

@@ -592,6 +592,8 @@ def _plain_markdown(text: str) -> str:
 # -- EPUB ------------------------------------------------------------------------------------
 
 
+# a printed page's number: Gutenberg's `pagenum`, and `pageno`, `page-num`, `pgnum` elsewhere
+_PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum)\b", re.I)
 _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
 # A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
@@ -630,7 +632,7 @@ class _XhtmlText(HTMLParser):
         if tag in ("script", "style", "nav"):
             self._skip += 1
             return
-        if tag == "span" and "pagenum" in (dict(attrs).get("class") or ""):
+        if tag == "span" and _PAGE_CLASS.search(dict(attrs).get("class") or ""):
             self._page_number = True
             return
         if tag == "a":
