@@ -729,3 +729,27 @@ def test_a_contents_page_set_as_headings_then_an_unnumbered_introduction() -> No
         "II. THE MARKET-PLACE",
         "III. PEARL",
     ]
+
+
+def test_an_ebook_producers_own_pages_are_front_matter() -> None:
+    """EPUBs made by volunteers (Standard Ebooks, say) open with an "Imprint" and close with a
+    "Colophon" and an "Uncopyright", each of prose: never story."""
+    prose = _PROSE.format(who="Catherine")
+    producer = "This ebook is the product of many hours of hard work by volunteers, " * 3
+    blocks = [
+        Block("heading", "Imprint"),
+        Block("text", producer),
+        Block("heading", "I"),
+        Block("text", prose),
+        Block("heading", "Colophon"),
+        Block("text", producer),
+        Block("heading", "Uncopyright"),
+        Block("text", producer),
+    ]
+    book = chapters_from_blocks(blocks)
+    assert [chapter.title for chapter in book.chapters] == ["I"]
+    assert book.dropped == [
+        "Imprint (front matter)",
+        "Colophon (front matter)",
+        "Uncopyright (front matter)",
+    ]

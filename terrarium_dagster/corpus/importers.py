@@ -123,8 +123,9 @@ _BACK_SECTIONS = (
 # Front matter that is never story (left out), and lists a reader may want beside the story
 # wherever they stand (kept for reference, like back matter).
 _FRONT_SECTIONS = (
-    r"copyright\b.*|colophon|dedication|epigraph|title page|half[- ]title|also by\b.*|"
-    r"other (?:books|works) by\b.*|acknowledge?ments?"
+    r"copyright\b.*|colophon|dedication|epigraph|title ?page|half[- ]title|also by\b.*|"
+    r"other (?:books|works) by\b.*|acknowledge?ments?|"
+    r"imprint|uncopyright|about this (?:e-?book|edition)"  # as Standard Ebooks' EPUBs have them
 )
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
