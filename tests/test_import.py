@@ -753,3 +753,19 @@ def test_an_ebook_producers_own_pages_are_front_matter() -> None:
         "Colophon (front matter)",
         "Uncopyright (front matter)",
     ]
+
+
+def test_a_heading_group_is_one_title(tmp_path: Path) -> None:
+    """XHTML as Standard Ebooks writes it: `<hgroup>` holding the chapter's number as a heading
+    and its title as a paragraph."""
+    prose = _PROSE.format(who="Catherine")
+    source = tmp_path / "chapter.xhtml"
+    source.write_text(
+        '<html><body><section id="chapter-1"><hgroup><h2>Chapter I</h2><p>The Heights</p>'
+        f"</hgroup><p>{prose}</p></section><section><h2>Chapter II</h2><p>{prose}</p>"
+        "</section></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["Chapter I: The Heights", "Chapter II"]
+    assert book.chapters[0].paragraphs == [prose]

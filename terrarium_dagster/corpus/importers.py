@@ -628,11 +628,15 @@ class _XhtmlText(HTMLParser):
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
+        self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
             self._skip += 1
             return
+        if tag == "hgroup":
+            self._close()
+            self._hgroup += 1
         if tag == "span" and _PAGE_CLASS.search(dict(attrs).get("class") or ""):
             self._page_number = True
             return
@@ -660,6 +664,9 @@ class _XhtmlText(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style", "nav"):
             self._skip = max(0, self._skip - 1)
+        elif tag == "hgroup":
+            self._close()
+            self._hgroup = max(0, self._hgroup - 1)
         elif tag == "span":
             self._page_number = False
         elif tag == "a":
@@ -702,7 +709,7 @@ class _XhtmlText(HTMLParser):
                 if lines:
                     self.items.append(Block("text", " ".join(" ".join(lines).split()), lines))
             return
-        if tag in self.HEADINGS:  # "CHAPTER I<br/>JONATHAN HARKER'S JOURNAL": two headings
+        if tag in self.HEADINGS or self._hgroup:  # "CHAPTER I<br/>JONATHAN ...": two headings
             parts = [" ".join(part.split()) for part in raw.split("\n")]
             self.items.extend(Block("heading", part) for part in parts if part)
             return
