@@ -12,9 +12,11 @@ from ebooklib import epub
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.importers import (
+    Block,
     blocks_from_markdown,
     blocks_from_text,
     chapters_from_blocks,
+    read_book,
     strip_gutenberg,
 )
 from terrarium_dagster.corpus.reader import Corpus
@@ -262,7 +264,7 @@ def test_markdown_front_matter_and_lists_stay_out_of_the_story() -> None:
     book = chapters_from_blocks(blocks_from_markdown(text))
     assert [c.title for c in book.chapters] == ["Prologue", "Chapter 1"]
     assert [c.title for c in book.reference] == ["Dramatis Personae", "Glossary of Terms"]
-    assert "The Glass Marsh: Copyright (front matter)" in book.dropped
+    assert "Copyright (front matter)" in book.dropped  # under the book's title
 
 
 @pytest.mark.parametrize(
@@ -392,3 +394,378 @@ def test_a_contents_page_with_page_numbers_under_part_headings_is_not_a_chapter(
     )
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [chapter.title for chapter in chapters] == ["1: The Old Sea-dog"]
+
+
+def _titles_of_text(text: str) -> list[str]:
+    return [chapter.title for chapter in chapters_from_blocks(blocks_from_text(text)).chapters]
+
+
+def test_chapter_headings_of_real_gutenberg_texts_in_their_several_shapes() -> None:
+    """Shapes from real Gutenberg texts: a heading wrapped onto a second line (Moby-Dick), a
+    numbered sentence of the story that is no heading (Moby-Dick's "II. A Loose-Fish ..."), a
+    title ending in a quoted name (Doctor Moreau), a capitalised title line under a bare number
+    ending in a period (The War of the Worlds) and a line introducing a letter that is not the
+    chapter's title (Frankenstein)."""
+    prose = _PROSE.format(who="Ishmael")
+    text = (
+        f"CHAPTER 55. Of the Monstrous Pictures of Whales.\n\n{prose}\n\n"
+        "I. A Fast-Fish belongs to the party fast to it.\n\n"
+        "II. A Loose-Fish is fair game for anybody who can soonest catch it.\n\n"
+        f"{prose}\n\n"
+        "CHAPTER 56. Of the Less Erroneous Pictures of Whales, and the True\n"
+        f"Pictures of Whaling Scenes.\n\n{prose}\n\n"
+        f'XIX.  MONTGOMERY\'S "BANK HOLIDAY."\n\n{prose}\n\n'
+        f"XX.\n\nTHE EVE OF THE WAR.\n\n{prose}\n\n"
+        f"Chapter 21\n\nOn my return, I found the following letter from my father:—\n\n{prose}\n"
+    )
+    assert _titles_of_text(text) == [
+        "CHAPTER 55. Of the Monstrous Pictures of Whales",
+        "CHAPTER 56. Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling "
+        "Scenes",
+        'XIX.  MONTGOMERY\'S "BANK HOLIDAY."',
+        "XX: THE EVE OF THE WAR.",
+        "Chapter 21",
+    ]
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert "II. A Loose-Fish is fair game" in " ".join(chapters[0].paragraphs)
+    assert chapters[-1].paragraphs[0].startswith("On my return")
+
+
+def test_a_contents_list_of_numbered_titles_under_book_headings_is_not_a_chapter() -> None:
+    """The War of the Worlds' contents: "BOOK ONE.—..." lines, each over its chapters' numbered
+    titles (ending in periods, so they read as sentences), then the book itself."""
+    listed = "\n".join(
+        f" {number}. THE {name} OF THE WAR."
+        for number, name in zip(
+            ["I", "II", "III", "IV"], ["EVE", "FALL", "MARCH", "END"], strict=True
+        )
+    )
+    text = (
+        f"Contents\n\n BOOK ONE.—THE COMING OF THE MARTIANS\n\n{listed}\n\n"
+        f"BOOK ONE\n\nTHE COMING OF THE MARTIANS\n\nI.\n\nTHE EVE OF THE WAR.\n\n"
+        f"{_PROSE.format(who='The narrator')}\n"
+    )
+    assert _titles_of_text(text) == ["I: THE EVE OF THE WAR."]
+
+
+def test_numbered_sections_inside_a_story_stay_in_it() -> None:
+    """The Adventures of Sherlock Holmes (plain text): "ADVENTURE I. A SCANDAL IN BOHEMIA",
+    then its sections "I.", "II.", "III.": one chapter, its sections scenes of it."""
+    prose = _PROSE.format(who="Holmes")
+    text = (
+        f"ADVENTURE I. A SCANDAL IN BOHEMIA\n\nI.\n\n{prose}\n\nII.\n\n{prose}\n\n"
+        f"III.\n\n{prose}\n\nADVENTURE II. THE RED-HEADED LEAGUE\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "ADVENTURE I. A SCANDAL IN BOHEMIA",
+        "ADVENTURE II. THE RED-HEADED LEAGUE",
+    ]
+    assert len([scene for scene in chapters[0].scenes if scene]) == 3
+
+
+def test_the_preface_is_a_chapter() -> None:
+    """The Picture of Dorian Gray opens with "THE PREFACE"."""
+    prose = _PROSE.format(who="Basil")
+    text = f"THE PREFACE\n\n{prose}\n\nCHAPTER I.\n\n{prose}\n\nCHAPTER II.\n\n{prose}\n"
+    assert _titles_of_text(text) == ["THE PREFACE", "CHAPTER I", "CHAPTER II"]
+
+
+GUTENBERG_HTML_PICTURES = """<html><head><meta charset="utf-8"/><title>Two Towns</title></head>
+<body><pre>
+Title: Two Towns
+
+*** START OF THIS PROJECT GUTENBERG EBOOK TWO TOWNS ***
+</pre>
+<h1>TWO TOWNS</h1><h2>By A. Writer</h2>
+<div class="fig"><img src="images/0403m.jpg" alt="" /></div>
+<h5><a href="images/0403.jpg"><i>Original</i></a></h5>
+<p class="toc"><big><b>CONTENTS</b></big></p>
+<p><a href="#b1"> !!!!</a> <b>Book the First</b> <br/><a href="#c1"> I. </a> The Period
+<br/><a href="#c2"> II. </a> The Mail <br/><a href="#c3"> III. </a> The Night Shadows
+<br/><a href="#c4"> IV. </a> The Preparation <br/><a href="#c5"> V. </a> The Wine-shop</p>
+<h2><a name="b1"></a>Book the First</h2>
+<h2><a name="c1"></a>I. The Period</h2><p>{prose}</p>
+<div class="fig"><img src="images/0404m.jpg" alt="" /></div>
+<h5><a href="images/0404.jpg"><i>Original</i></a></h5>
+<p>{prose}</p>
+<h2><a name="c2"></a>II. The Mail</h2><p>{prose}<span class="pageno">[Pg 12]</span></p>
+<h3>“A MAIDEN’S FAREWELL”</h3><table><tr><td>Dear Alabama, goodbye!</td></tr></table>
+<p>{prose}</p>
+<h2>CHAPTER III<br /><br /><small>The Night Shadows</small></h2><p>{prose}</p>
+<p>CONCLUSION</p><p>{prose}</p>
+<pre>
+*** END OF THIS PROJECT GUTENBERG EBOOK TWO TOWNS ***
+</pre></body></html>
+"""
+
+
+def test_a_gutenberg_html_book_leaves_out_picture_links_and_number_only_contents(
+    tmp_path: Path,
+) -> None:
+    """Shapes from Gutenberg HTML editions: each picture's "Original" link set as a heading (A
+    Tale of Two Cities), a contents list whose links are only the chapters' numbers, a poem's
+    title as a heading inside a chapter and the poem in a table's cell, and "CONCLUSION" set
+    as a paragraph (Tom Sawyer)."""
+    source = tmp_path / "towns.htm"
+    source.write_text(
+        GUTENBERG_HTML_PICTURES.format(prose=_PROSE.format(who="Lucie")), encoding="utf-8"
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == [
+        "I. The Period",
+        "II. The Mail",
+        "CHAPTER III: The Night Shadows",  # Dracula's "CHAPTER I<br/><br/>JONATHAN HARKER'S..."
+        "CONCLUSION",
+    ]
+    assert len(book.chapters[0].paragraphs) == 2
+    assert book.chapters[1].paragraphs[1:3] == ["“A MAIDEN’S FAREWELL”", "Dear Alabama, goodbye!"]
+    text = " ".join(p for chapter in book.chapters for p in chapter.paragraphs)
+    assert "Original" not in text and "The Wine-shop" not in text and "[Pg" not in text
+
+
+def test_a_first_section_under_the_books_own_title_is_its_title_page() -> None:
+    """Treasure Island's HTML edition sets its dedication and a poem to the reader under the
+    heading "TREASURE ISLAND"; the text edition has them before its first heading. Neither is
+    story."""
+    prose = _PROSE.format(who="Jim")
+    blocks = [
+        Block("heading", "TREASURE ISLAND"),
+        Block("text", "To S.L.O., an American gentleman, " + prose),
+        Block("heading", "TO THE HESITATING PURCHASER"),
+        Block("text", "If sailor tales to sailor tunes, storm and adventure, heat and cold"),
+        Block("heading", "1"),
+        Block("heading", "The Old Sea-dog at the Admiral Benbow"),
+        Block("text", prose),
+        Block("heading", "2."),  # the HTML edition of The War of the Worlds: "I.", then its title
+        Block("heading", "THE FALLING STAR."),
+        Block("text", prose),
+    ]
+    book = chapters_from_blocks(blocks, "Treasure Island")
+    assert [chapter.title for chapter in book.chapters] == [
+        "1: The Old Sea-dog at the Admiral Benbow",
+        "2: THE FALLING STAR.",
+    ]
+    assert "TREASURE ISLAND (title page)" in book.dropped
+    alone = chapters_from_blocks([Block("heading", "TREASURE ISLAND"), Block("text", prose)])
+    assert [chapter.title for chapter in alone.chapters] == ["TREASURE ISLAND"]
+    introduced = [  # The Island of Doctor Moreau: its title over its introduction
+        Block("heading", "The Island of Doctor Moreau"),
+        Block("heading", "INTRODUCTION."),
+        Block("text", prose),
+        *blocks[-3:],
+    ]
+    book = chapters_from_blocks(introduced, "The Island of Doctor Moreau")
+    assert book.chapters[0].title == "INTRODUCTION."  # a named section under the book's title
+    gods = [Block("heading", "THE GODS OF MARS"), Block("heading", "Edgar Rice Burroughs")]
+    book = chapters_from_blocks([*gods, Block("heading", "FOREWORD"), *introduced[2:]])
+    assert book.chapters[0].title == "FOREWORD"
+
+
+def test_chapter_titles_in_capitals_over_several_lines_and_their_contents_page() -> None:
+    """Don Quixote (plain text): a contents page of "CHAPTER I" over its title in capitals,
+    then "VOLUME I." over "CHAPTER I." over a title of two lines in capitals."""
+    prose = _PROSE.format(who="Sancho")
+    contents = "\n\n".join(
+        f"CHAPTER {number}\nWHICH TREATS OF THE {what} OF THE FAMOUS GENTLEMAN\nDON QUIXOTE"
+        for number, what in (("I", "CHARACTER"), ("II", "FIRST SALLY"), ("III", "DROLL WAY"))
+    )
+    text = (
+        f"CONTENTS\n\nVolume I.\n\n{contents}\n\n\nVOLUME I.\n\n\nCHAPTER I.\n\n"
+        "WHICH TREATS OF THE CHARACTER AND PURSUITS OF THE FAMOUS GENTLEMAN DON\n"
+        f"QUIXOTE OF LA MANCHA\n\n\n{prose}\n\n\nCHAPTER II.\n\n"
+        f"WHICH TREATS OF THE FIRST SALLY THE INGENIOUS DON QUIXOTE MADE FROM HOME\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "CHAPTER I: WHICH TREATS OF THE CHARACTER AND PURSUITS OF THE FAMOUS GENTLEMAN DON "
+        "QUIXOTE OF LA MANCHA",
+        "CHAPTER II: WHICH TREATS OF THE FIRST SALLY THE INGENIOUS DON QUIXOTE MADE FROM HOME",
+    ]
+    assert all(chapter.paragraphs == [prose] for chapter in chapters)
+
+
+def test_footnotes_are_left_out_of_the_story_in_text_and_html(tmp_path: Path) -> None:
+    """Les Misérables: its footnotes' numbers set against the words they annotate
+    ('_"Tso-maraude."_1', a link in HTML), the notes gathered under "FOOTNOTES:" at the end
+    (on the first note's line in plain text), and lines of the story that open "M." (Monsieur),
+    which are no Roman-numbered headings."""
+    prose = _PROSE.format(who="Jean Valjean")
+    text = (
+        f"CHAPTER I--THE EVENING OF A DAY OF WALKING\n\n{prose}\n\n"
+        'She murmured in a low tone, _"Tso-maraude."_1 All this took place.\n\n'
+        "M. Madeleine replied gently:--\n\n"
+        f"{prose}\n\nCHAPTER II--PRUDENCE COUNSELLED TO WISDOM\n\n{prose}\n\n"
+        "FOOTNOTES: 1 (return) [ Patois of the French Alps: _chat de maraude_,\n"
+        "rascally marauder.]\n\n\n2 (return) [ An ex-convict.]\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "CHAPTER I--THE EVENING OF A DAY OF WALKING",
+        "CHAPTER II--PRUDENCE COUNSELLED TO WISDOM",
+    ]
+    story = " ".join(p for chapter in book.chapters for p in chapter.paragraphs)
+    assert '_"Tso-maraude."_ All this' in story and "M. Madeleine replied gently" in story
+    assert "Patois" not in story and [r.title for r in book.reference] == ["FOOTNOTES"]
+
+    source = tmp_path / "miserables.htm"
+    source.write_text(
+        f"<html><body><h2>CHAPTER I—THE EVENING</h2><p>{prose}</p>"
+        '<p>She murmured, <i>“Tso-maraude.”</i><a href="#linknote-1" name="linknoteref-1">1</a>'
+        f"</p><h2>CHAPTER II—PRUDENCE</h2><p>{prose}</p><h2>FOOTNOTES:</h2>"
+        '<p class="foot">1 (<a href="#linknoteref-1">return</a>)<br /> [ Patois of the French '
+        "Alps ]</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.chapters[0].paragraphs[1] == "She murmured, “Tso-maraude.”"
+    assert [r.title for r in book.reference] == ["FOOTNOTES:"]
+
+
+def test_braced_footnote_marks_and_italic_marks_in_titles() -> None:
+    """The Island of Doctor Moreau marks its notes in braces ('the gig,"{1} luckily'), where a
+    chemical formula's subscript (Dracula's 'C_{2}HCl_{3}O') is no note; Frankenstein's text
+    edition sets a letter's title in _italics_."""
+    prose = _PROSE.format(who="Prendick")
+    text = (
+        f"Letter 1\n\n_To Mrs. Saville, England._\n\n{prose}\n\n"
+        f'Letter 2\n\n"Jump into the gig,"{{1}} luckily for us. Chloral, C_{{2}}HCl_{{3}}O.\n\n'
+        f"{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert chapters[0].title == "Letter 1: To Mrs. Saville, England."
+    expected = '"Jump into the gig," luckily for us. Chloral, C_{2}HCl_{3}O.'
+    assert chapters[1].paragraphs[0] == expected
+
+
+def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> None:
+    """The Jungle Book (plain text): no chapter numbers, titles in title case ("Mowgli’s
+    Brothers", "“Tiger! Tiger!”") as its contents page lists them, each story opening with an
+    indented song; a line of the song is no title."""
+    prose = _PROSE.format(who="Mowgli")
+    song = "     Now Rann the Kite brings home the night\n        That Mang the Bat sets free--"
+    text = (
+        "THE JUNGLE BOOK\n\nBy Rudyard Kipling\n\nContents\n\n     Mowgli’s Brothers\n"
+        "     Kaa’s Hunting\n     “Tiger! Tiger!”\n\n"
+        f"Mowgli’s Brothers\n\n{song}\n\n{prose}\n\nThe Jungle\n\n{prose}\n\n"
+        f"Kaa’s Hunting\n\n{prose}\n\n“Tiger! Tiger!”\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == ["Mowgli’s Brothers", "Kaa’s Hunting", "“Tiger! Tiger!”"]
+    assert "The Jungle" in chapters[0].paragraphs
+
+
+def test_chapter_numbers_spelled_out_past_twenty() -> None:
+    """Little Women: "CHAPTER TWENTY-ONE" over "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE", up
+    to "CHAPTER FORTY-SEVEN" (past "TWENTY" they were no headings: 18 chapters ran together)."""
+    prose = _PROSE.format(who="Jo")
+    text = "".join(
+        f"CHAPTER {number}\n\n{title}\n\n{prose}\n\n"
+        for number, title in (
+            ("TWENTY", "CONFIDENTIAL"),
+            ("TWENTY-ONE", "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE"),
+            ("THIRTY", "CONSEQUENCES"),
+            ("FORTY-SEVEN", "HARVEST TIME"),
+        )
+    )
+    assert _titles_of_text(text) == [
+        "CHAPTER TWENTY: CONFIDENTIAL",
+        "CHAPTER TWENTY-ONE: LAURIE MAKES MISCHIEF, AND JO MAKES PEACE",
+        "CHAPTER THIRTY: CONSEQUENCES",
+        "CHAPTER FORTY-SEVEN: HARVEST TIME",
+    ]
+
+
+def test_a_gutenberg_html_book_of_todays_layout(tmp_path: Path) -> None:
+    """Gutenberg's HTML of today (2023 on): the header and footer in `pg-boilerplate` sections,
+    the title in a `<p><strong>Title</strong>: ...`, the markers in `<div><span>`."""
+    prose = _PROSE.format(who="Tom")
+    source = tmp_path / "harbour.html"
+    source.write_text(
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/><title>The Project '
+        "Gutenberg eBook of The Harbour Book</title></head><body>"
+        '<section class="pg-boilerplate pgheader" id="pg-header"><h2>The Project Gutenberg '
+        "eBook of The Harbour Book</h2><div>This ebook is for the use of anyone anywhere.</div>"
+        '<div id="pg-machine-header"><p><strong>Title</strong>: The Harbour Book</p>'
+        "<p><strong>Author</strong>: A. Writer</p></div>"
+        '<div id="pg-start-separator"><span>*** START OF THE PROJECT GUTENBERG EBOOK THE HARBOUR'
+        " BOOK ***</span></div></section><h1>THE HARBOUR BOOK</h1><div>BY A. WRITER</div>"
+        f'<div class="chapter"><h2><a id="c1"></a>CHAPTER I</h2><p>{prose}</p></div>'
+        f'<div class="chapter"><h2><a id="c2"></a>CHAPTER II</h2><p>{prose}</p></div>'
+        '<section class="pg-boilerplate pgheader" id="pg-footer"><div id="pg-end-separator">'
+        "<span>*** END OF THE PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***</span></div>"
+        f"<h2>THE FULL PROJECT GUTENBERG LICENSE</h2><p>{prose} Project Gutenberg.</p>"
+        "</section></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.title == "The Harbour Book"
+    assert [chapter.title for chapter in book.chapters] == ["CHAPTER I", "CHAPTER II"]
+    assert all(chapter.paragraphs == [prose] for chapter in book.chapters)
+
+
+def test_a_contents_page_set_as_headings_then_an_unnumbered_introduction() -> None:
+    """The Scarlet Letter (plain text): its contents lines stand alone like headings
+    ("CHAPTER I.        THE PRISON-DOOR"), the first entry is "INTRODUCTORY.     THE
+    CUSTOM-HOUSE", and the introduction is headed "THE CUSTOM-HOUSE" alone, in capitals."""
+    prose = _PROSE.format(who="Hester")
+    entries = ["INTRODUCTORY.     THE CUSTOM-HOUSE"] + [
+        f"CHAPTER {number}.{' ' * 8}{title}"
+        for number, title in (
+            ("I", "THE PRISON-DOOR"),
+            ("II", "THE MARKET-PLACE"),
+            ("III", "PEARL"),
+        )
+    ]
+    contents = "\n\n".join(f"    {entry}" for entry in entries)
+    text = (
+        f"CONTENTS\n\n{contents}\n\n\n\nTHE CUSTOM-HOUSE\n\n{prose}\n\n"
+        f"I. THE PRISON-DOOR\n\n{prose}\n\nII. THE MARKET-PLACE\n\n{prose}\n\n"
+        f"III. PEARL\n\n{prose}\n"
+    )
+    assert _titles_of_text(text) == [
+        "THE CUSTOM-HOUSE",
+        "I. THE PRISON-DOOR",
+        "II. THE MARKET-PLACE",
+        "III. PEARL",
+    ]
+
+
+def test_an_ebook_producers_own_pages_are_front_matter() -> None:
+    """EPUBs made by volunteers (Standard Ebooks, say) open with an "Imprint" and close with a
+    "Colophon" and an "Uncopyright", each of prose: never story."""
+    prose = _PROSE.format(who="Catherine")
+    producer = "This ebook is the product of many hours of hard work by volunteers, " * 3
+    blocks = [
+        Block("heading", "Imprint"),
+        Block("text", producer),
+        Block("heading", "I"),
+        Block("text", prose),
+        Block("heading", "Colophon"),
+        Block("text", producer),
+        Block("heading", "Uncopyright"),
+        Block("text", producer),
+    ]
+    book = chapters_from_blocks(blocks)
+    assert [chapter.title for chapter in book.chapters] == ["I"]
+    assert book.dropped == [
+        "Imprint (front matter)",
+        "Colophon (front matter)",
+        "Uncopyright (front matter)",
+    ]
+
+
+def test_a_heading_group_is_one_title(tmp_path: Path) -> None:
+    """XHTML as Standard Ebooks writes it: `<hgroup>` holding the chapter's number as a heading
+    and its title as a paragraph."""
+    prose = _PROSE.format(who="Catherine")
+    source = tmp_path / "chapter.xhtml"
+    source.write_text(
+        '<html><body><section id="chapter-1"><hgroup><h2>Chapter I</h2><p>The Heights</p>'
+        f"</hgroup><p>{prose}</p></section><section><h2>Chapter II</h2><p>{prose}</p>"
+        "</section></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["Chapter I: The Heights", "Chapter II"]
+    assert book.chapters[0].paragraphs == [prose]

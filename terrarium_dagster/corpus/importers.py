@@ -83,9 +83,12 @@ _CREDIT = re.compile(
 
 # -- headings ------------------------------------------------------------------------------------
 
-_NUMBER_WORDS = (
-    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
-    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|the first|the second|the third|the last"
+_UNITS = r"one|two|three|four|five|six|seven|eight|nine"
+_NUMBER_WORDS = (  # "TWENTY-ONE", "FORTY", "one hundred and two" as well as "ELEVEN"
+    rf"(?:(?:one |a )?hundred(?: and)?[ -])?"
+    rf"(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[ -](?:{_UNITS}))?|"
+    rf"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
+    rf"{_UNITS})|one hundred|a hundred|the first|the second|the third|the last"
 )
 _DIVISIONS = (
     "CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume|ADVENTURE|Adventure|TALE|Tale|"
@@ -97,9 +100,18 @@ _STRONG = re.compile(
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
-    r"|^(?:[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?$"  # "IV. THE RIVER BANK"
+    # "IV. THE RIVER BANK"; not "M. Madeleine replied" nor "D. Appleton and Co." (initials)
+    r"|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?[\"”’']?$"
 )
+# words a title leaves in lower case; a "numbered title" with more other lower-case words is a
+# numbered sentence of the story ("II. A Loose-Fish is fair game for anybody who can catch it.")
+_SMALL_WORDS = frozenset(
+    ("a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of", "on",
+     "or", "over", "the", "to", "under", "upon", "with")
+)  # fmt: skip
 _STORY_SECTIONS = (
+    "(?:the )?(?:foreword|preface|prologue|prolog|epilogue|introduction)|"
+    r"note to the \w+ edition|"
     "foreword|preface|prologue|prolog|epilogue|introduction|afterword|interlude|conclusion|"
     "postscript|envoi|author's note|a note from the author"
 )
@@ -111,8 +123,9 @@ _BACK_SECTIONS = (
 # Front matter that is never story (left out), and lists a reader may want beside the story
 # wherever they stand (kept for reference, like back matter).
 _FRONT_SECTIONS = (
-    r"copyright\b.*|colophon|dedication|epigraph|title page|half[- ]title|also by\b.*|"
-    r"other (?:books|works) by\b.*|acknowledge?ments?"
+    r"copyright\b.*|colophon|dedication|epigraph|title ?page|half[- ]title|also by\b.*|"
+    r"other (?:books|works) by\b.*|acknowledge?ments?|"
+    r"imprint|uncopyright|about this (?:e-?book|edition)"  # as Standard Ebooks' EPUBs have them
 )
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
@@ -131,7 +144,9 @@ _NAMED = re.compile(
 )
 _CONTENTS = re.compile(rf"^(?:{_CONTENTS_SECTIONS})[.:]?$", re.I)
 _BACK = re.compile(rf"^(?:{_BACK_SECTIONS})[.:]?$", re.I)
-_CHAPTER_NUMBER = re.compile(rf"{_STRONG.pattern}|{_NUMBERED.pattern}")
+_CHAPTER_NUMBER = re.compile(
+    rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b)|{_NUMBERED.pattern}"
+)  # a heading that starts with its chapter's number, its title however long
 _MD_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _MD_SETEXT = re.compile(r"^(=+|-+)\s*$")
 _BREAK = re.compile(r"^\s*(?:\*\s*){3,}\s*$|^\s*(?:-{3,}|_{3,}|#)\s*$")
@@ -305,10 +320,14 @@ def _contents_titles(lines: list[str]) -> set[str]:
                     break
                 continue
             blanks = 0
+            if len(line.split()) > 12 and titles:
+                break  # prose: the contents page has ended
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
             entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
             if entry:
                 titles.add(_title_key(entry))
+                # "INTRODUCTORY.     THE CUSTOM-HOUSE": the title in its column, too
+                titles.add(_title_key(re.split(r"\s{3,}", entry)[-1]))
         break
     return titles
 
@@ -317,20 +336,82 @@ def _title_key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
+def _shouted(text: str) -> bool:
+    return text == text.upper() and any(c.isalpha() for c in text)
+
+
+def _subtitle_lines(lines: list[str], below: int) -> list[int]:
+    """The lines of a title starting at `below`: that line, or up to three lines in capitals
+    ("WHICH TREATS OF THE CHARACTER AND PURSUITS OF THE FAMOUS GENTLEMAN DON" / "QUIXOTE OF LA
+    MANCHA"), then a blank line."""
+    taken = [below]
+    while taken[-1] + 1 < len(lines) and lines[taken[-1] + 1].strip():
+        taken.append(taken[-1] + 1)
+        if len(taken) > 3:
+            return []
+    if len(taken) > 1 and not all(_shouted(lines[i].strip()) for i in taken):
+        return []
+    return taken
+
+
 def _subtitle(lines: list[str], index: int) -> int | None:
     """The index of a chapter's title line under its heading ("CHAPTER I", then "The Salt
     Road"): the next line with text, at most two blank lines below, short, without a final
-    period, and followed by a blank line."""
+    period (unless in capitals), and followed by a blank line; or a title in capitals of up to
+    three lines."""
     for below in range(index + 1, min(index + 4, len(lines))):
         text = lines[below].strip()
         if not text:
             continue
-        if below + 1 < len(lines) and lines[below + 1].strip():
+        if _STRONG.match(text) or _NAMED.match(text):
+            return None  # "VOLUME I." over "CHAPTER I.": two headings
+        taken = _subtitle_lines(lines, below)
+        if len(taken) > 1:
+            words = sum(len(lines[i].split()) for i in taken)
+            return below if words <= 40 else None
+        if not taken:
             return None
-        if len(text.split()) <= 12 and not text.endswith((".", "!", "?", '"', "”")):
+        bare = text.rstrip("\"”’'")
+        longest = 40 if _shouted(text) else 12
+        if len(text.split()) > longest or bare.endswith((":", ";", ",", "—", "-", "!", "?")):
+            return None  # a sentence, or a line introducing what follows
+        if not bare.endswith(".") or _shouted(text):  # "THE EVE OF THE WAR." is a title
             return below
         return None
     return None
+
+
+def _continuation(lines: list[str], index: int) -> tuple[int, ...]:
+    """The lines a chapter heading with its title wraps onto ("CHAPTER 56. Of the Less
+    Erroneous Pictures of Whales, and the True" / "Pictures of Whaling Scenes."): at most two
+    short lines right under it, then a blank line."""
+    following: list[int] = []
+    for below in range(index + 1, min(index + 4, len(lines))):
+        text = lines[below].strip()
+        if not text:
+            return tuple(following) if following else ()
+        if len(text.split()) > 14 or len(following) == 2:
+            return ()
+        following.append(below)
+    return tuple(following) if index + 1 + len(following) >= len(lines) else ()
+
+
+def _title_like(line: str) -> bool:
+    """Whether a numbered line reads as a title ("IV. THE RIVER BANK", "12. The Salt Road"), not
+    a numbered sentence of the story (more than three lower-case words that are not small)."""
+    if line.rstrip().endswith((":", ":--", ":—", ",", ";")):
+        return False  # a line introducing what follows: "I. said he:--"
+    words = re.findall(r"[^\W\d_][\w'’-]*", line)
+    return sum(1 for w in words if w[0].islower() and w not in _SMALL_WORDS) <= 3
+
+
+# a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
+_BRACED_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
+_NOTE_MARK = re.compile(
+    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}"
+)
+_EMPHASIS = re.compile(r"(?<!\w)_(\S(?:.*?\S)?)_(?!\w)")  # plain text's _italics_
+_NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 
 def blocks_from_text(text: str) -> list[Block]:
@@ -341,8 +422,12 @@ def blocks_from_text(text: str) -> list[Block]:
     paragraph: list[str] = []
 
     def flush() -> None:
+        if paragraph and (notes := _NOTES_OPENING.match(paragraph[0].strip())):
+            blocks.append(Block("heading", notes.group(1)))  # "FOOTNOTES: 1 [ Patois ...]"
+            paragraph[0] = notes.group(2)
         if paragraph:
-            blocks.append(Block("text", " ".join(p.strip() for p in paragraph), tuple(paragraph)))
+            joined = _NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
+            blocks.append(Block("text", joined, tuple(paragraph)))
         paragraph.clear()
 
     skip: set[int] = set()
@@ -355,11 +440,16 @@ def blocks_from_text(text: str) -> list[Block]:
             continue
         if index in headings:
             flush()
-            blocks.append(Block("heading", line.rstrip(".")))
-            subtitle = headings[index]
-            if subtitle is not None:  # "CHAPTER I" then "The Salt Road"
-                blocks.append(Block("heading", lines[subtitle].strip()))
-                skip.add(subtitle)
+            heading = headings[index]
+            wrapped = [lines[below].strip() for below in heading.wrapped]
+            heading_text = " ".join([line, *wrapped]).rstrip(".")
+            blocks.append(Block("heading", _EMPHASIS.sub(r"\1", heading_text)))
+            skip.update(heading.wrapped)
+            if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
+                taken = _subtitle_lines(lines, heading.subtitle)
+                title = " ".join(lines[i].strip() for i in taken)
+                blocks.append(Block("heading", _EMPHASIS.sub(r"\1", title)))
+                skip.update(taken)
             continue
         if _BREAK.match(line):
             flush()
@@ -370,9 +460,16 @@ def blocks_from_text(text: str) -> list[Block]:
     return blocks
 
 
-def _text_headings(lines: list[str]) -> dict[int, int | None]:
-    """Line index → the index of its subtitle line (or None), for every heading line."""
+@dataclass(frozen=True)
+class _Heading:
+    subtitle: int | None  # the line of its title under it ("CHAPTER I", then "The Salt Road")
+    wrapped: tuple[int, ...] = ()  # the lines its own title runs on to
+
+
+def _text_headings(lines: list[str]) -> dict[int, _Heading]:
+    """Line index → the heading that starts there, for every heading line."""
     strong: dict[int, int | None] = {}
+    wrapped: dict[int, tuple[int, ...]] = {}  # a heading's title wrapped onto the lines below
     named: dict[int, int | None] = {}
     bare: list[int] = []
     for index, raw in enumerate(lines):
@@ -383,9 +480,14 @@ def _text_headings(lines: list[str]) -> dict[int, int | None]:
         alone = _isolated(lines, index) or (
             (index == 0 or not lines[index - 1].strip()) and subtitle is not None
         )
+        if not alone and _STRONG.match(line) and not _ONLY_NUMBER.match(line):
+            if (index == 0 or not lines[index - 1].strip()) and _continuation(lines, index):
+                wrapped[index] = _continuation(lines, index)
+                strong[index] = None
+            continue
         if not alone:
             continue
-        if _STRONG.match(line) or _NUMBERED.match(line):
+        if _STRONG.match(line) or (_NUMBERED.match(line) and _title_like(line)):
             # "CHAPTER I" or "IV" alone take the title line under them; "IV. THE RIVER" has one.
             strong[index] = subtitle if _ONLY_NUMBER.match(line) else None
         elif _NAMED.match(line):
@@ -393,18 +495,36 @@ def _text_headings(lines: list[str]) -> dict[int, int | None]:
         elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
             bare.append(index)
     if len(strong) >= 2:
-        chosen = {**strong, **named}
+        # and a title in capitals the contents page lists beside the numbered chapters (The
+        # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
+        listed = _contents_titles(lines)
+        chosen = {
+            **strong,
+            **named,
+            **{i: None for i in bare if _title_key(lines[i]) in listed and i not in strong},
+        }
     else:
         listed = _contents_titles(lines)
-        if listed:
-            picked = [i for i in bare if _title_key(lines[i]) in listed]
+        if listed:  # the lines standing alone that the contents page names, in any case
+            picked = [
+                i
+                for i, raw in enumerate(lines)
+                if raw.strip()
+                and _isolated(lines, i)
+                and len(raw) - len(raw.lstrip()) <= 4
+                and len(raw.split()) <= 10
+                and _title_key(raw) in listed
+            ]
         else:
             picked = _spaced(lines, bare) if len(bare) >= 2 else []
         chosen = {**strong, **named, **dict.fromkeys(picked)}
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
         chosen.pop(subtitle, None)
-    return dict(sorted(chosen.items()))
+    return {
+        index: _Heading(subtitle, wrapped.get(index, ()))
+        for index, subtitle in sorted(chosen.items())
+    }
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -473,11 +593,26 @@ def _plain_markdown(text: str) -> str:
 # -- EPUB ------------------------------------------------------------------------------------
 
 
+# a printed page's number: Gutenberg's `pagenum`, and `pageno`, `page-num`, `pgnum` elsewhere
+_PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum)\b", re.I)
+_NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
+_PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
+# A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
+_HEADING_PARAGRAPH = re.compile(
+    rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS})[.:]?"
+    rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?)$",
+    re.I,
+)
+
+
 class _XhtmlText(HTMLParser):
     """Headings and paragraphs of one XHTML document of an EPUB; `anchors` (element id → title)
     are where the book's navigation says a chapter begins."""
 
-    BLOCKS = frozenset({"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "pre"})
+    BLOCKS = frozenset(
+        {"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "pre", "center"}
+        | {"td", "th", "dt", "dd"}  # a poem set in a table's cell is text too
+    )
     HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
     def __init__(self, anchors: dict[str, str]) -> None:
@@ -489,19 +624,32 @@ class _XhtmlText(HTMLParser):
         self._skip = 0
         self._page_number = False  # inside a printed page's number (`<span class="pagenum">`)
         self._in_link = False  # inside a link to a place in the book (`<a href="#...">`)
+        self._link_start = 0  # where that link's text starts in the open block
         self._linked = 0  # characters of the open block inside such links
+        self._links = 0  # links to places in the book in the open block
+        self._image_link = False  # inside a link to a picture ("Original", "Full size")
+        self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
             self._skip += 1
             return
-        if tag == "span" and "pagenum" in (dict(attrs).get("class") or ""):
+        if tag == "hgroup":
+            self._close()
+            self._hgroup += 1
+        if tag == "span" and _PAGE_CLASS.search(dict(attrs).get("class") or ""):
             self._page_number = True
             return
-        if tag == "a" and (dict(attrs).get("href") or "").startswith("#"):
-            self._in_link = True
-        if tag == "br":  # a line break: a new line of a preformatted block, else a space
-            self._text.append("\n" if self._tag == "pre" else " ")
+        if tag == "a":
+            href = (dict(attrs).get("href") or "").strip()
+            if href.startswith("#"):
+                self._in_link = True
+                self._link_start = len(self._text)
+                self._links += 1
+            elif _PICTURE.search(href.split("#")[0].split("?")[0]):
+                self._image_link = True
+        if tag == "br":  # a line break: a new line of a preformatted block or a heading
+            self._text.append("\n" if self._tag == "pre" or self._tag in self.HEADINGS else " ")
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
@@ -516,15 +664,29 @@ class _XhtmlText(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style", "nav"):
             self._skip = max(0, self._skip - 1)
+        elif tag == "hgroup":
+            self._close()
+            self._hgroup = max(0, self._hgroup - 1)
         elif tag == "span":
             self._page_number = False
         elif tag == "a":
-            self._in_link = False
+            if self._in_link:
+                label = "".join(self._text[self._link_start :])
+                before = "".join(self._text[: self._link_start])
+                if _NOTE_REFERENCE.match(label.strip()) and before.strip():
+                    del self._text[self._link_start :]  # a footnote's number in the prose
+                    self._linked -= len(label.strip())
+            self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
 
     def handle_data(self, data: str) -> None:
-        if not self._skip and not self._page_number and self._tag is not None:
+        if (
+            not self._skip
+            and not self._page_number
+            and not self._image_link
+            and self._tag is not None
+        ):
             self._text.append(data)
             if self._in_link:
                 self._linked += len(data.strip())
@@ -532,21 +694,29 @@ class _XhtmlText(HTMLParser):
     def _close(self) -> None:
         raw = "".join(self._text)
         linked, self._linked = self._linked, 0
+        links, self._links = self._links, 0
         self._text = []
         tag, self._tag = self._tag, None
         if tag is None:
             return
         if linked > 0.6 * len("".join(raw.split())):
             return  # a table of contents: links to the book's own chapters, not story
+        if links >= 5 and len(raw.split()) < 12 * links:
+            return  # a contents list whose links are only the chapters' numbers
         if tag == "pre":  # preformatted: its blank-line separated parts are paragraphs
             for part in re.split(r"\n\s*\n", raw):
                 lines = tuple(line.rstrip() for line in part.split("\n") if line.strip())
                 if lines:
                     self.items.append(Block("text", " ".join(" ".join(lines).split()), lines))
             return
-        text = " ".join(raw.split())
+        if tag in self.HEADINGS or self._hgroup:  # "CHAPTER I<br/>JONATHAN ...": two headings
+            parts = [" ".join(part.split()) for part in raw.split("\n")]
+            self.items.extend(Block("heading", part) for part in parts if part)
+            return
+        text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
         if text:
-            self.items.append(Block("heading" if tag in self.HEADINGS else "text", text))
+            heading = _HEADING_PARAGRAPH.match(text) is not None
+            self.items.append(Block("heading" if heading else "text", text))
 
 
 def _navigation(book: Any) -> dict[str, dict[str, str]]:
@@ -655,12 +825,16 @@ def _is_prose(block: Block) -> bool:
     list of illustrations) or a table."""
     if block.kind != "text" or len(block.text.split()) < PROSE_WORDS:
         return False
+    if _shouted(block.text):  # a title in capitals (a contents entry), never a story's prose
+        return False
     lines = [line.strip() for line in block.lines if line.strip()]
     if len(lines) >= 3:
         short = sum(
             1
             for line in lines
-            if (len(line) < 48 and not _SENTENCE_END.search(line)) or _PAGE_REFERENCE.search(line)
+            if (len(line) < 48 and not _SENTENCE_END.search(line))
+            or _PAGE_REFERENCE.search(line)
+            or _CHAPTER_NUMBER.match(line)  # "XII. WHAT I SAW OF THE DESTRUCTION OF WEYBRIDGE."
         )
         if short / len(lines) >= 0.6:
             return False
@@ -674,26 +848,74 @@ def _title(run: list[str]) -> str:
     contents = [i for i, text in enumerate(run) if _CONTENTS.match(text.strip())]
     if contents and contents[-1] + 1 < len(run):  # a contents heading above the first chapter's
         run = run[contents[-1] + 1 :]
+    if _sections_within(run):  # "ADVENTURE I. A SCANDAL IN BOHEMIA", then its section "I."
+        run = run[:-1]
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
-    if numbered:
+    named = [i for i, text in enumerate(run) if _NAMED.match(text.strip())]
+    listing = len(numbered) >= 3 and numbered[-1] < len(run) - 1
+    if listing and not _ONLY_NUMBER.match(run[-2]):
+        # a contents page set as headings, then this chapter's own title without a number
+        run = run[-1:]
+    elif numbered:
         run = run[numbered[-1] :]
+    elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
+        run = run[named[-1] :]
+    if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
+        run = [text.rstrip(".") if _ONLY_NUMBER.match(text) else text for text in run]
     return ": ".join(dict.fromkeys(run)) if run else "Untitled"
+
+
+_SECTION_NUMBER = re.compile(r"^(?:[IVXLCDM]+|\d{1,3})\.?$")
+
+
+def _numbered(run: list[str]) -> bool:
+    return any(_CHAPTER_NUMBER.match(text) for text in run)
+
+
+def _named(run: list[str]) -> bool:
+    return any(_NAMED.match(text.strip()) for text in run)
+
+
+def _sections_within(run: list[str]) -> bool:
+    """Whether a chapter's heading is followed by the number of its first section
+    ("ADVENTURE I. A SCANDAL IN BOHEMIA", then "I."): its "II.", "III." are its sections."""
+    return (
+        len(run) >= 2
+        and _SECTION_NUMBER.match(run[-1]) is not None
+        and any(_STRONG.match(t) and not _ONLY_NUMBER.match(t) for t in run[:-1])
+    )
 
 
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
-    sections: list[tuple[str | None, list[Block]]] = [(None, [])]
-    run: list[str] = []
+    runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
+    items: list[Block | list[str]] = []
     for block in blocks:
-        if block.kind == "heading":
-            run.append(block.text)
+        if block.kind != "heading":
+            items.append(block)
+        elif items and isinstance(items[-1], list):
+            items[-1].append(block.text)
+        else:
+            runs.append([block.text])
+            items.append(runs[-1])
+    numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
+    sections: list[tuple[str | None, list[Block]]] = [(None, [])]
+    numbered_seen = sectioned = False
+    for item in items:
+        if isinstance(item, Block):
+            sections[-1][1].append(item)
             continue
-        if run:
-            sections.append((_title(run), []))
-            run = []
-        sections[-1][1].append(block)
-    if run:
-        sections.append((_title(run), []))
+        if sectioned and all(_SECTION_NUMBER.match(text) for text in item):
+            sections[-1][1].append(Block("text", "* * *"))  # "II." inside "ADVENTURE I. ..."
+            continue
+        if numbered_book and numbered_seen and not _numbered(item) and not _named(item):
+            # a heading inside a chapter of a book whose chapters are numbered: a poem's or a
+            # letter's title, kept as a line of the chapter
+            sections[-1][1].extend(Block("text", text) for text in item)
+            continue
+        numbered_seen = numbered_seen or _numbered(item)
+        sectioned = _sections_within(item)
+        sections.append((_title(item), []))
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
     if not headed:  # no headings: the whole text is one chapter
@@ -733,7 +955,24 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             found.dropped.append(f"{name} (licence)")
             continue
         found.chapters.append(chapter)
+    if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
+        found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
     return found
+
+
+TITLE_PAGE_WORDS = 500  # a book's title over more than this is a story told under it
+
+
+def _title_page(chapter: Chapter, book_title: str | None) -> bool:
+    """Whether a first chapter headed by the book's own title ("TREASURE ISLAND" over a
+    dedication and a poem to the reader, an epigraph) is its title page, not story."""
+    if not book_title or chapter.words > TITLE_PAGE_WORDS:
+        return False
+    parts = chapter.title.split(": ")
+    if _named(parts) or _numbered(parts):  # "The Island of Doctor Moreau: INTRODUCTION."
+        return False
+    heading, book = _title_key(chapter.title), _title_key(book_title)
+    return bool(heading) and (heading.startswith(book) or book.startswith(heading))
 
 
 def _chapter(name: str, body: list[Block]) -> Chapter:
