@@ -270,6 +270,9 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Korus", "Lost Sea of Korus"),  # the name of a place of the land
         ("Tharkian", "Thark"),  # a people of a place
         ("Zodangans", "Zodanga"),
+        ("Upper-worlders", "Upper-world"),  # one hyphenated word is one word
+        ("Isle of Treasure", "Treasure Island"),  # an island named before or after its name
+        ("Hampsted", "Hampstead"),  # a long name English does not know, one letter apart
     ],
 )
 def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
@@ -285,6 +288,9 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Jeddak of Helium", "Jeddak of Thark"),
         ("Tom Morgan", "Dick Morgan"),
         ("Captain Smollett", "Captain Flint"),
+        ("Korad", "Korod"),  # short names one letter apart are two names
+        ("Zodangas", "Zodangan"),  # a long one's last letter is an ending
+        ("Hampstead", "Hampsted"),  # a word English knows is no misspelling
     ],
 )
 def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:
