@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.backends.offline import CurateEntryView, KnownEntry, offline_curate
+from terrarium_dagster.backends.portraits import portrait
 from terrarium_dagster.cli import main
 from terrarium_dagster.store.vocabulary import is_ordinary, ordinary_reason
 from terrarium_dagster.terms.candidates import find_candidates
@@ -349,3 +350,24 @@ def test_an_everyday_compound_named_in_passing_is_rejected_and_a_coined_one_kept
     )
     by_id = {decision["entry_id"]: decision["decision"] for decision in decisions}
     assert by_id == {"E7": "REJECT", "E8": "CONFIRM", "E9": "CONFIRM", "E10": "CONFIRM"}, by_id
+
+
+@pytest.mark.parametrize(
+    ("sentence", "term", "lead"),
+    [
+        ("Amberly Hask, a tall woman in a white coat, rode in.", "Amberly Hask", "tall woman"),
+        ("We rode to Lowlamp, a village of lamplighters.", "Lowlamp", "village"),
+        ("I saw, in the direction of Banstead, a vast green structure.", "Banstead", None),
+        ("The red sky, the salt Dead Sea, the stony beach were all.", "Dead Sea", None),
+    ],
+)
+def test_an_appositive_is_a_lead_only_when_it_follows_the_name_itself(
+    sentence: str, term: str, lead: str | None
+) -> None:
+    """What follows the comma after a name inside a clause set off by commas that opens with a
+    preposition or an article belongs to the sentence or the series, not to the name."""
+    leads = portrait([term], [(1, sentence)]).leads
+    if lead is None:
+        assert not any("structure" in found or "beach" in found for found in leads), leads
+    else:
+        assert any(lead in found for found in leads), leads
