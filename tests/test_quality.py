@@ -371,3 +371,23 @@ def test_an_appositive_is_a_lead_only_when_it_follows_the_name_itself(
         assert not any("structure" in found or "beach" in found for found in leads), leads
     else:
         assert any(lead in found for found in leads), leads
+
+
+@pytest.mark.parametrize(
+    ("term", "kept"),
+    [
+        ("Goddess of Death", True),  # a story's own title names a common word
+        ("Chamber of Mystery", True),
+        ("Jed of Zodanga", True),  # or a coinage
+        ("Battle of Hastings", False),  # one real place or person English rarely names
+        ("Duke of Cumberland", False),
+        ("Land of the Leal", False),
+        ("Lavelle of Java", False),  # a surname of a place
+    ],
+)
+def test_a_title_met_once_is_kept_unless_it_names_a_real_place_or_person(
+    term: str, kept: bool
+) -> None:
+    decisions = offline_curate([_view(9, term, sources=1, definition="A name in the story.")])
+    rejected = any(decision["decision"] == "REJECT" for decision in decisions)
+    assert rejected is not kept, decisions
