@@ -391,3 +391,14 @@ def test_a_title_met_once_is_kept_unless_it_names_a_real_place_or_person(
     decisions = offline_curate([_view(9, term, sources=1, definition="A name in the story.")])
     rejected = any(decision["decision"] == "REJECT" for decision in decisions)
     assert rejected is not kept, decisions
+
+
+def test_two_parts_of_one_full_name_merge_when_a_third_entry_holds_them_run_on() -> None:
+    """ "Long John" and "John Silver" overlap in "John" into "Long John Silver", a name the story
+    gives (its entry rejected as met once): one person. Without that third name they stay
+    apart ("Tom Morgan", "Morgan Hill")."""
+    full = KnownEntry(2, "Long John Silver", (), "rejected", "")
+    (merged,) = offline_curate([_view(9, "John Silver", similar=(_known(3, "Long John"), full))])
+    assert (merged["decision"], merged.get("target_entry_id")) == ("MERGE", "E3"), merged
+    apart = offline_curate([_view(9, "Morgan Hill", similar=(_known(3, "Tom Morgan"),))])
+    assert all(decision["decision"] != "MERGE" for decision in apart), apart

@@ -674,7 +674,37 @@ def _merge_target(
     shorter = _named_by_a_word(view, older)
     if shorter is not None:
         return shorter, "is the fuller name of"
+    overlapping = _overlapping_name(view, older, list(others.values()))
+    if overlapping is not None:
+        return overlapping, "runs on into one name with"
     return None, ""
+
+
+def _overlapping_name(
+    view: CurateEntryView, older: Sequence[KnownEntry], known: Sequence[KnownEntry]
+) -> KnownEntry | None:
+    """The older entry whose name runs on into this entry's name as one name a third entry is
+    named by ("Long John" and "John Silver" overlap in "John" into "Long John Silver", whatever
+    that entry's status): two parts of one person's full name."""
+    mine = [normalize_term(name).split() for name in view.names]
+    for other in older:
+        third = {
+            normalize_term(name)
+            for entry in known
+            if entry.entry_id not in (view.entry_id, other.entry_id)
+            for name in entry.names
+        }
+        for theirs in (normalize_term(name).split() for name in other.names):
+            for own in mine:
+                if len(own) < 2 or len(theirs) < 2 or own == theirs:
+                    continue
+                for first, second in ((theirs, own), (own, theirs)):
+                    shared = first[-1]
+                    if shared in _SMALL_WORDS or second[0] != shared:
+                        continue
+                    if " ".join([*first, *second[1:]]) in third:
+                        return other
+    return None
 
 
 def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> KnownEntry | None:
