@@ -442,3 +442,16 @@ def test_a_term_in_emphasis_underscores_is_found() -> None:
     text = "the ram _Thunder Child_. It was the only warship in sight"
     assert find_term(text, "Thunder Child") == [(9, 22)]
     assert find_term("Thunder Childs", "Thunder Child") == []
+
+
+def test_a_bare_mister_and_the_er_people_of_a_real_place_are_not_candidates() -> None:
+    """ "Mister" alone is a form of address, as "Sir" is ("Why, it's Mister--Mister?"); a word
+    English does not know made of a real place and "-er" is that place's people ("the
+    Irelander"); a title before a name and the people of a place that is the story's stay."""
+    text = (
+        '"Why, it\'s Mister--Mister?" said he. Mister Prendick nodded. The Irelander and two '
+        "Irelanders sailed with the Upper-worlders."
+    )
+    terms = {candidate.term for candidate in find_candidates(text, min_score=0.0)}
+    assert {"Mister Prendick", "Upper-worlders"} <= terms, terms
+    assert not terms & {"Mister", "Irelander", "Irelanders"}, terms

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.backends.offline import CurateEntryView, KnownEntry, offline_curate
+from terrarium_dagster.backends.portraits import portrait
 from terrarium_dagster.cli import main
 from terrarium_dagster.store.vocabulary import is_ordinary, ordinary_reason
 from terrarium_dagster.terms.candidates import find_candidates
@@ -270,6 +271,9 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Korus", "Lost Sea of Korus"),  # the name of a place of the land
         ("Tharkian", "Thark"),  # a people of a place
         ("Zodangans", "Zodanga"),
+        ("Upper-worlders", "Upper-world"),  # one hyphenated word is one word
+        ("Isle of Treasure", "Treasure Island"),  # an island named before or after its name
+        ("Hampsted", "Hampstead"),  # a long name English does not know, one letter apart
     ],
 )
 def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
@@ -285,6 +289,9 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Jeddak of Helium", "Jeddak of Thark"),
         ("Tom Morgan", "Dick Morgan"),
         ("Captain Smollett", "Captain Flint"),
+        ("Korad", "Korod"),  # short names one letter apart are two names
+        ("Zodangas", "Zodangan"),  # a long one's last letter is an ending
+        ("Hampstead", "Hampsted"),  # a word English knows is no misspelling
     ],
 )
 def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:
@@ -343,3 +350,55 @@ def test_an_everyday_compound_named_in_passing_is_rejected_and_a_coined_one_kept
     )
     by_id = {decision["entry_id"]: decision["decision"] for decision in decisions}
     assert by_id == {"E7": "REJECT", "E8": "CONFIRM", "E9": "CONFIRM", "E10": "CONFIRM"}, by_id
+
+
+@pytest.mark.parametrize(
+    ("sentence", "term", "lead"),
+    [
+        ("Amberly Hask, a tall woman in a white coat, rode in.", "Amberly Hask", "tall woman"),
+        ("We rode to Lowlamp, a village of lamplighters.", "Lowlamp", "village"),
+        ("I saw, in the direction of Banstead, a vast green structure.", "Banstead", None),
+        ("The red sky, the salt Dead Sea, the stony beach were all.", "Dead Sea", None),
+    ],
+)
+def test_an_appositive_is_a_lead_only_when_it_follows_the_name_itself(
+    sentence: str, term: str, lead: str | None
+) -> None:
+    """What follows the comma after a name inside a clause set off by commas that opens with a
+    preposition or an article belongs to the sentence or the series, not to the name."""
+    leads = portrait([term], [(1, sentence)]).leads
+    if lead is None:
+        assert not any("structure" in found or "beach" in found for found in leads), leads
+    else:
+        assert any(lead in found for found in leads), leads
+
+
+@pytest.mark.parametrize(
+    ("term", "kept"),
+    [
+        ("Goddess of Death", True),  # a story's own title names a common word
+        ("Chamber of Mystery", True),
+        ("Jed of Zodanga", True),  # or a coinage
+        ("Battle of Hastings", False),  # one real place or person English rarely names
+        ("Duke of Cumberland", False),
+        ("Land of the Leal", False),
+        ("Lavelle of Java", False),  # a surname of a place
+    ],
+)
+def test_a_title_met_once_is_kept_unless_it_names_a_real_place_or_person(
+    term: str, kept: bool
+) -> None:
+    decisions = offline_curate([_view(9, term, sources=1, definition="A name in the story.")])
+    rejected = any(decision["decision"] == "REJECT" for decision in decisions)
+    assert rejected is not kept, decisions
+
+
+def test_two_parts_of_one_full_name_merge_when_a_third_entry_holds_them_run_on() -> None:
+    """ "Long John" and "John Silver" overlap in "John" into "Long John Silver", a name the story
+    gives (its entry rejected as met once): one person. Without that third name they stay
+    apart ("Tom Morgan", "Morgan Hill")."""
+    full = KnownEntry(2, "Long John Silver", (), "rejected", "")
+    (merged,) = offline_curate([_view(9, "John Silver", similar=(_known(3, "Long John"), full))])
+    assert (merged["decision"], merged.get("target_entry_id")) == ("MERGE", "E3"), merged
+    apart = offline_curate([_view(9, "Morgan Hill", similar=(_known(3, "Tom Morgan"),))])
+    assert all(decision["decision"] != "MERGE" for decision in apart), apart

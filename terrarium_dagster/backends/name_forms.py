@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from terrarium_dagster.backends.portraits import TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term
-from terrarium_dagster.store.vocabulary import elided_word
+from terrarium_dagster.store.vocabulary import elided_word, frequency
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
 
 _I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
@@ -226,6 +226,10 @@ def idea_form(key: str) -> str:
     "Holy Therns" and "Holy Thern", "Swine Men" and "Swine-man", "Mizzenmast Hill" and
     "Mizzen-mast Hill"; "Wolf-man", "Wolf-brute" and "Wolf-beasts")."""
     words = [word for word in key.split() if word not in ("of", "the")]
+    if len(words) > 1 and words[0] in _ISLANDS:  # "Isle of Treasure" is "Treasure Island"
+        words = [*words[1:], "island"]
+    elif len(words) > 1 and words[-1] in _ISLANDS:
+        words[-1] = "island"
     words = [w[:-3] + "man" if w.endswith("men") else w for w in words]
     if words and "-" in words[-1]:  # "wolf-man" read as "wolf man", "saint-bernard-brute" too
         head, _, last = words[-1].rpartition("-")
@@ -234,6 +238,9 @@ def idea_form(key: str) -> str:
         words[-1] = "folk"  # a people named by its members or as a whole: "Beast Men", "Beast Folk"
     return form_key(" ".join(words)) if words else ""
 
+
+# An island named before or after its name: "Isle of Treasure" and "Treasure Island".
+_ISLANDS = frozenset(("isle", "island"))
 
 # A kind of being named by its members, as a whole or as beasts ("Wolf-man", "Wolf Folk",
 # "Wolf-beasts", "Wolf-brute"; "Saint-Bernard-man" and "Saint-Bernard-creature"): one idea.
@@ -340,16 +347,54 @@ def _place_of_people(key: str) -> set[str]:
 
 def people_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     """The entries of the place a one-word people's name is made from, or of the people named
-    from the one-word place `name` (`Tharkian` and `Thark`, `Zodangans` and `Zodanga`)."""
+    from the one-word place `name` (`Tharkian` and `Thark`, `Zodangans` and `Zodanga`; one
+    hyphenated word is one word: `Upper-worlders` and `Upper-world`)."""
     key = normalize_term(name)
-    if not key or " " in key or not name[:1].isupper():
+    if not key or len(name.split()) > 1 or not name[:1].isupper():
+        return []
+    found = []
+    for entry in entries:
+        for surface in entry.names:
+            other = normalize_term(surface)
+            if len(surface.split()) > 1 or other == key:
+                continue
+            if other in _place_of_people(key) or key in _place_of_people(other):
+                found.append(entry)
+                break
+    return found
+
+
+# A name is spelled another way when one long word (at least this many letters) has one letter
+# changed, added or dropped before its last (an ending makes a plural or a people).
+_SPELLED_CHARS = 7
+
+
+def _letter_apart_within(word: str, other: str) -> bool:
+    """Is `word` `other` with one letter changed, added or dropped, not the last (an ending)?"""
+    if word == other or abs(len(word) - len(other)) > 1 or min(len(word), len(other)) < 3:
+        return False
+    if len(word) == len(other):
+        changed = [i for i, (a, b) in enumerate(zip(word, other, strict=True)) if a != b]
+        return len(changed) == 1 and changed[0] < len(word) - 1
+    short, long = sorted((word, other), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long) - 1))
+
+
+def spellings_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries whose one-word name the one-word `name`, a word English does not know, spells
+    with one letter changed, added or dropped ("Hampsted" of "Hampstead"), both of at least
+    `_SPELLED_CHARS` letters: one place or person spelled two ways, not a plural or a people."""
+    key = normalize_term(name)
+    if " " in key or len(key) < _SPELLED_CHARS or not name[:1].isupper() or frequency(key) > 0:
         return []
     found = []
     for entry in entries:
         for other in map(normalize_term, entry.names):
-            if " " in other or other == key:
-                continue
-            if other in _place_of_people(key) or key in _place_of_people(other):
+            if (
+                " " not in other
+                and len(other) >= _SPELLED_CHARS
+                and _letter_apart_within(key, other)
+            ):
                 found.append(entry)
                 break
     return found
@@ -366,6 +411,7 @@ def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | N
         (_full_name_of_titled, "is the full name of"),
         (of_forms, "is one referent with"),
         (people_of, "is the people or place of"),
+        (spellings_of, "is another spelling of"),
     ):
         owners = finder(name, entries)
         if len(owners) == 1:

@@ -237,6 +237,9 @@ def restore_reason(view: CurateEntryView) -> str | None:
 # words each at least `FAMILIAR_PHRASE_ZIPF` ("Civil War", "United States of America") too.
 FAMILIAR_ZIPF = 2.8
 FAMILIAR_PHRASE_ZIPF = 4.5
+# One word after "of" this rare in English is a real place's or person's name ("Hastings",
+# "Cumberland"), not the common word a story's own title names ("Tree of Life").
+REAL_NAME_ZIPF = 3.8
 ROLE_SOURCES = 3  # posts that must mention a familiar name before it has a role of its own
 # A single word English knows at all (a real place, person, people or thing: "Burslem",
 # "Nebuchadnezzar", "Schiaparelli", "Malabar"; not a coinage: wordfreq has never seen "Weena"'s
@@ -317,8 +320,14 @@ def _last_word(term: str) -> str:
 def _a_title_of(term: str) -> bool:
     """Whether a name is a title "X of Y" whose X is an English word, as a story names its own
     ranks, places and things ("Tree of Life", "Chamber of Mystery", "Jed of Zodanga"); a surname
-    of a place ("Lavelle of Java") is no such title."""
-    head, of, _rest = normalize_term(term).partition(" of ")
+    of a place ("Lavelle of Java") is no such title, nor a title of one real place or person
+    that English knows but rarely names ("Battle of Hastings", "Duke of Cumberland", "Land of
+    the Leal": after "of" one word of Zipf `TRUNCATED_ZIPF` to `REAL_NAME_ZIPF`), where a
+    story's own titles name a common word ("Life", "Mystery", "Pain") or a coinage."""
+    head, of, rest = normalize_term(term).partition(" of ")
+    rest_words = rest.removeprefix("the ").split()
+    if len(rest_words) == 1 and TRUNCATED_ZIPF <= frequency(rest_words[0]) < REAL_NAME_ZIPF:
+        return False
     return bool(of) and all(is_english_word(word) for word in head.split())
 
 
@@ -665,7 +674,37 @@ def _merge_target(
     shorter = _named_by_a_word(view, older)
     if shorter is not None:
         return shorter, "is the fuller name of"
+    overlapping = _overlapping_name(view, older, list(others.values()))
+    if overlapping is not None:
+        return overlapping, "runs on into one name with"
     return None, ""
+
+
+def _overlapping_name(
+    view: CurateEntryView, older: Sequence[KnownEntry], known: Sequence[KnownEntry]
+) -> KnownEntry | None:
+    """The older entry whose name runs on into this entry's name as one name a third entry is
+    named by ("Long John" and "John Silver" overlap in "John" into "Long John Silver", whatever
+    that entry's status): two parts of one person's full name."""
+    mine = [normalize_term(name).split() for name in view.names]
+    for other in older:
+        third = {
+            normalize_term(name)
+            for entry in known
+            if entry.entry_id not in (view.entry_id, other.entry_id)
+            for name in entry.names
+        }
+        for theirs in (normalize_term(name).split() for name in other.names):
+            for own in mine:
+                if len(own) < 2 or len(theirs) < 2 or own == theirs:
+                    continue
+                for first, second in ((theirs, own), (own, theirs)):
+                    shared = first[-1]
+                    if shared in _SMALL_WORDS or second[0] != shared:
+                        continue
+                    if " ".join([*first, *second[1:]]) in third:
+                        return other
+    return None
 
 
 def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> KnownEntry | None:

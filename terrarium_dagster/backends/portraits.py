@@ -139,6 +139,15 @@ _APPOSITIVE = re.compile(
     r"^\s*,\s+((?:a|an|the|his|her|their|its|our|my)\s[^,;:.!?…\"“”()]{2,80}?|[a-z]+ of "
     r"[^,;:.!?…\"“”()]{2,60}?)\s*(?:[,;:.!?…—]|$)"
 )
+# A mention inside a clause set off by commas that opens with a preposition or an article
+# ("I observed far off, in the direction of Banstead, a vast green structure"; "the northward
+# blackness, the salt Dead Sea, the stony beach"): what follows its comma belongs to the
+# sentence or the series, not to the name.
+_INSET_CLAUSE = re.compile(
+    r"[,;]\s*(?:in|at|on|to|towards?|from|into|across|beyond|near|by|with|through|over|under|"
+    r"the|a|an)\s+[^,;:]*$",
+    re.IGNORECASE,
+)
 _RELATIVE = re.compile(r"^\s*,\s+(?:who|which)\s+([a-z][^,;:.!?…\"“”()]{3,80}?)\s*(?:[,;:.!?…]|$)")
 _APPOSITIVE_BEFORE = re.compile(
     r"(?:^|[,;:]\s*)((?:the|a|an|his|her|their|our|your)\s+[a-z][a-z' -]{2,48}?),\s*$"
@@ -357,7 +366,7 @@ def _read(found: Portrait, sentence: str, start: int, end: int) -> None:
             kind = _kind_of_word(casefolded_words(lead)[-1]) if casefolded_words(lead) else None
             if kind:
                 found.kinds[kind] += 2
-    if match := _APPOSITIVE.match(after):
+    if (match := _APPOSITIVE.match(after)) and not _INSET_CLAUSE.search(before):
         lead = _phrase(match.group(1))
         if lead:
             found.leads.append(lead)

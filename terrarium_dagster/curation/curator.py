@@ -151,8 +151,72 @@ def _evidence(
     return []
 
 
+#: Name words shorter than this find no neighbours by name form (`_name_neighbours`).
+_NAME_WORD_CHARS = 4
+#: Two name words of at least this many letters one letter apart are one spelled twice.
+_SPELLING_CHARS = 7
+_NAME_WORDS = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
+
+
+def _name_words(name: str) -> set[str]:
+    """The words of a name, split at spaces and hyphens, casefolded."""
+    return {word.casefold() for word in _NAME_WORDS.findall(name)}
+
+
+def _one_letter_apart(word: str, other: str) -> bool:
+    """Do two words differ by one letter changed, added or dropped ("hampsted", "hampstead")?"""
+    if abs(len(word) - len(other)) > 1 or word == other:
+        return False
+    if len(word) == len(other):
+        return sum(a != b for a, b in zip(word, other, strict=True)) == 1
+    short, long = sorted((word, other), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _words_meet(word: str, other: str) -> bool:
+    """Is `other` the name word `word`, a longer form of it or of its stem ("world" and
+    "worlders"), or the same long word spelled with one letter more, less or changed?"""
+    if word == other or other.startswith(word) or word.startswith(other):
+        return min(len(word), len(other)) >= _NAME_WORD_CHARS
+    return min(len(word), len(other)) >= _SPELLING_CHARS - 1 and _one_letter_apart(word, other)
+
+
+def _name_neighbours(store: GlossaryStore, entry: Entry, limit: int) -> list[Entry]:
+    """Entries whose names share a word with one of `entry`'s names, in any form ("Cap'n Silver"
+    and "John Silver", "Isle of Treasure" and "Treasure Island", "Upper-worlders" and
+    "Upper-world", "Hampsted" and "Hampstead"): the forms of one name a merge needs side by
+    side, which a search ranking by definitions too may leave out. A word that many entries
+    share (a title) counts after a rarer one."""
+    words = set().union(*(_name_words(name) for name in (entry.term, *entry.aliases)))
+    ranked: dict[int, tuple[int, Entry]] = {}
+    for word in sorted(w for w in words if len(w) >= _NAME_WORD_CHARS):
+        sharing = [
+            hit.entry
+            for hit in store.glossary.search(word[:_NAME_WORD_CHARS], limit=4 * limit + 8)
+            if hit.entry.id != entry.id
+            and any(
+                _words_meet(word, other)
+                for name in (hit.entry.term, *hit.entry.aliases)
+                for other in _name_words(name)
+            )
+        ]
+        for other in sharing:
+            if other.id not in ranked or ranked[other.id][0] > len(sharing):
+                ranked[other.id] = (len(sharing), other)
+    order = sorted(ranked.values(), key=lambda item: (item[0], item[1].id))
+    return [other for _count, other in order][:limit]
+
+
 def _similar(store: GlossaryStore, entry: Entry, limit: int) -> list[Entry]:
-    found: dict[int, Entry] = {}
+    """The entries shown beside `entry`: those whose names share a word with its names
+    (`_name_neighbours`, at most `limit`), then up to `limit` more that a search of its names
+    ranks first."""
+    found: dict[int, Entry] = {
+        other.id: other
+        for other in _name_neighbours(store, entry, limit)
+        if not other.deleted and other.merged_into is None
+    }
+    limit += len(found)
     for name in (entry.term, *entry.aliases):
         for hit in store.glossary.search(name, limit=limit + 2):
             other = hit.entry

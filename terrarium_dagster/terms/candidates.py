@@ -423,8 +423,8 @@ NOT_NAMES: frozenset[str] = frozenset(_NOT_NAMES_TEXT.split())
 # Titles that belong to a name even when the name opens a sentence ("Captain Ysolde rode ...").
 _HONORIFICS_TEXT = """
     lord lady sir dame king queen prince princess captain general commander brother sister
-    father mother master mistress elder saint duke duchess baron baroness count countess emperor
-    empress archmage magister high grand old young little big mad black red white grey"""
+    father mother master mister mistress elder saint duke duchess baron baroness count countess
+    emperor empress archmage magister high grand old young little big mad black red white grey"""
 HONORIFICS: frozenset[str] = frozenset(_HONORIFICS_TEXT.split())
 # Honorifics that are titles, not adjectives that are part of names ("Old Lady", "Black Dog").
 TITLES: frozenset[str] = HONORIFICS - {
@@ -1038,9 +1038,20 @@ _SPOKEN_VOWELS = frozenset((
 
 def is_demonym_of_real_place(term: str) -> bool:
     """A people or language of a real place: "Virginian", "American" (the place is ordinary
-    vocabulary by frequency); not "Martian", "Zodangan", "Tharkian"."""
+    vocabulary by frequency); not "Martian", "Zodangan", "Tharkian". A word English does not
+    know made of a real place and "-er" is one of its people too: "Irelander" (not "Walker",
+    a name English knows, nor "Upper-worlder", whose place is the story's)."""
     if " " in term or not term[:1].isupper():
         return False
+    single = term[:-1] if term.endswith("ers") else term
+    if (
+        single.endswith("er")
+        and len(single) > 6
+        and frequency(single) < 1.0
+        and frequency(term) < 1.0
+        and is_ordinary(single[:-2])
+    ):
+        return True
     for suffix, endings in (("ian", ("ia", "")), ("an", ("a", "")), ("ese", ("",)), ("ish", ("",))):
         if term.endswith(suffix) and len(term) > len(suffix) + 2:
             stem = term[: -len(suffix)]
