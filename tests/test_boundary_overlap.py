@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from terrarium_dagster.agent.calls import SceneCalls
 from terrarium_dagster.agent.loop import Annotator
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.cli import main
@@ -37,7 +38,9 @@ from tests.support.store_dump import dump_differences, store_dump
 
 HOLD_S = 30.0  # how long a held curation request waits for its thread's summary at most
 SUMMARY = "summarize_thread"
-HELD = ("curate", SUMMARY, "flush")  # the kinds of request a hold keeps waiting
+# a hold: the kind of request that waits for one of another kind (about the same thread)
+BESIDE_CURATION = {"curate": SUMMARY, SUMMARY: "curate", "flush": "curate"}
+BESIDE_FLUSH = {"flush": SUMMARY, SUMMARY: "flush"}
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +61,12 @@ class BoundaryServer:
     each arrived, and the peak in flight. For the threads in `hold`, a curation request waits
     for the thread's summary to arrive, and the summary and the flush wait for a curation
     request to arrive: a run that sends them side by side has them with the server at once, a
-    run that sends one after the other waits out `HOLD_S`."""
+    run that sends one after the other waits out `HOLD_S`. (`waits`: which kind waits for
+    which.)"""
 
     url: str = ""
     hold: set[int] = field(default_factory=set)
+    waits: dict[str, str] = field(default_factory=lambda: dict(BESIDE_CURATION))
     seen: list[ChatRequest] = field(default_factory=list)
     beside: list[tuple[ChatRequest, frozenset[tuple[str, int | None]]]] = field(
         default_factory=list
@@ -80,11 +85,12 @@ class BoundaryServer:
             self._flight[key] += 1
             self.peak = max(self.peak, sum(self._flight.values()))
             thread = request.thread_id
-            if thread not in self.hold or thread is None or request.kind not in HELD:
+            if thread is None:
                 return None
             self._event(request.kind, thread).set()
-            awaited = SUMMARY if request.kind == "curate" else "curate"
-            return self._event(awaited, thread)
+            if thread not in self.hold or request.kind not in self.waits:
+                return None
+            return self._event(self.waits[request.kind], thread)
 
     def leave(self, request: ChatRequest) -> None:
         with self._lock:
@@ -93,28 +99,24 @@ class BoundaryServer:
     def _event(self, kind: str, thread_id: int) -> threading.Event:
         return self._arrived.setdefault((kind, thread_id), threading.Event())
 
-    def met(self, kind: str, thread_id: int) -> bool:
-        """Whether a `kind` request about `thread_id` and a curation request of that thread
-        were with the server at once."""
+    def met(self, kind: str, thread_id: int, other: str = "curate") -> bool:
+        """Whether a `kind` request about `thread_id` and an `other` one (a curation request)
+        about that thread were with the server at once."""
         for request, others in self.beside:
-            if (request.kind, request.thread_id) == (kind, thread_id) and (
-                "curate",
-                thread_id,
-            ) in others:
-                return True
-            if (request.kind, request.thread_id) == ("curate", thread_id) and (
-                kind,
-                thread_id,
-            ) in others:
-                return True
+            for one, two in ((kind, other), (other, kind)):
+                if (request.kind, request.thread_id) == (one, thread_id) and (
+                    two,
+                    thread_id,
+                ) in others:
+                    return True
         return False
 
     def kinds(self) -> Counter[str]:
         return Counter(request.kind for request in self.seen)
 
-    def reset(self, hold: set[int]) -> None:
+    def reset(self, hold: set[int], waits: dict[str, str] = BESIDE_CURATION) -> None:
         with self._lock:
-            self.hold, self.seen, self.beside, self.peak = hold, [], [], 0
+            self.hold, self.waits, self.seen, self.beside, self.peak = hold, waits, [], [], 0
             self._arrived.clear()
 
 
@@ -172,8 +174,8 @@ def server() -> Iterator[BoundaryServer]:
         yield state
 
 
-def _run(quest: Path, db: Path, url: str, concurrency: int) -> None:
-    assert main(run_args(db, quest, agent_url=url, concurrency=concurrency)) == 0
+def _run(quest: Path, db: Path, url: str, concurrency: int, **options: object) -> None:
+    assert main(run_args(db, quest, agent_url=url, concurrency=concurrency, **options)) == 0
 
 
 def test_the_fold_is_asked_for_beside_the_curation_and_writes_what_the_fold_after_it_writes(
@@ -207,6 +209,35 @@ def test_the_fold_is_asked_for_beside_the_curation_and_writes_what_the_fold_afte
     assert expected == actual
     (state,) = [json.loads(row[1]) for row in actual["context_state"][1:]]
     assert state["summaries"] or state["story_so_far"], "the folds are in the compared context"
+
+
+def test_a_fold_with_no_curation_before_it_asks_for_its_summary_beside_its_flush(
+    quest: Path,
+    threads: list[int],
+    server: BoundaryServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first thread in a run of its own: the run that goes on from it folds it at once,
+    with no curation to overlap; the summary (decided by the context, never by the flush's
+    answer) goes out beside the flush."""
+    first = str(threads[0])
+    server.reset(hold={threads[0]}, waits=BESIDE_FLUSH)
+    beside = tmp_path / "beside.db"
+    _run(quest, beside, server.url, concurrency=4, threads=first)
+    _run(quest, beside, server.url, concurrency=4)
+    assert server.met(SUMMARY, threads[0], other="flush")
+    asked = server.kinds()
+
+    server.reset(hold=set())
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
+    after = tmp_path / "after.db"
+    _run(quest, after, server.url, concurrency=4, threads=first)
+    _run(quest, after, server.url, concurrency=4)
+    assert not server.met(SUMMARY, threads[0], other="flush")
+    assert server.kinds() == asked
+    assert dump_differences(store_dump(after), store_dump(beside)) == []
 
 
 def test_a_serial_run_keeps_one_request_at_a_time_at_the_boundary(

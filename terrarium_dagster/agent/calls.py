@@ -41,6 +41,7 @@ class AgentCalls:
     registry: ToolRegistry
     tools: list[dict[str, Any]]
     run_id: str
+    side_by_side: bool = False  # more than one request may be in flight (concurrency > 1)
 
     def __post_init__(self) -> None:
         self._standalone = standalone_task(self.session, self.tools)
@@ -90,7 +91,10 @@ class AgentCalls:
     def request_ahead(self, messages: list[Message], scope: CallScope, *, purpose: str) -> bool:
         """Send now a compaction request (`purpose` "summary" or "flush") that a later
         `request` of the same content takes instead of sending it (`ModelSession.send_ahead`):
-        the same tools, gate and fallback as `request` gives it. False: nothing was sent."""
+        the same tools, gate and fallback as `request` gives it. False: nothing was sent (a
+        serial run keeps one request at a time)."""
+        if not self.side_by_side:
+            return False
         return self.session.send_ahead(
             messages,
             scope,

@@ -155,6 +155,7 @@ class Annotator:
             registry=self.registry,
             tools=list(self.tools),
             run_id=run_id,
+            side_by_side=settings.concurrency > 1,
         )
         session.on_call = self._report_call
         session.on_window.append(self._follow_window)

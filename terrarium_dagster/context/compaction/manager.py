@@ -498,6 +498,7 @@ class ContextManager:
             fits=self.sizes.fits,
             summarizer=model.summarize if model is not None else self.summarizer,
             flusher=model.flush if model is not None else self.flusher,
+            ahead=model.ahead if model is not None else None,
             thread_id=thread_id,
             scene_id=scene_id,
             reason=reason,
