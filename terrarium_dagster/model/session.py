@@ -28,6 +28,11 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
   it meanwhile). Recording is thread-safe (the ledger's lock);
 - **the call in flight**: `calling` is set while a request is with the server, so a Ctrl-C
   abandons it at once;
+- **replies sent ahead**: a request whose content is known before its turn (the fold's flush and
+  summary beside the curation, a compaction's summary beside its flush) is sent on a thread of
+  its own (`send_ahead`: gated with a fork of the counter, on the books), and the call that sends
+  the same request later takes its reply (`_send`), gated, counted and learned from on its own
+  counter as if it had sent it then: nothing written depends on whether a reply came ahead;
 - **an answer that decides nothing is not a decision** (`unanswered`, the one rule): a reply cut
   off by max_tokens (`finish_reason: length`), or with no tool call and no text once `<think>`
   blocks are set aside (reasoning only, or empty), is asked again — with more room to answer
