@@ -685,7 +685,8 @@ class Annotator:
         time. The fold takes the replies when it sends the same requests
         (`ModelSession.send_ahead`), so what it writes is what it would have written. Only with
         more than one request in flight allowed, and at most one fewer than that (the curation
-        has the rest): a serial run keeps one request at a time. Returns how many were sent."""
+        has the rest), the summary first (the longer answer; the fold sends it beside its flush
+        anyway): a serial run keeps one request at a time. Returns how many were sent."""
         room = self.settings.concurrency - 1
         scenes = self.corpus.scenes(thread.id) if room > 0 else []
         if not scenes:
@@ -693,7 +694,8 @@ class Annotator:
         self.session.drop_ahead()
         calls = self.calls.serving(thread, scenes[0])  # the fold's requests are its first scene's
         sent = 0
-        for purpose, messages in self.context.fold_requests(thread.id)[:room]:
+        asked = sorted(self.context.fold_requests(thread.id), key=lambda r: r[0] != "summary")
+        for purpose, messages in asked[:room]:
             sent += calls.ahead(purpose, messages)
         return sent
 
