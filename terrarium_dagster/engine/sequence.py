@@ -76,7 +76,8 @@ class ThreadSequence(EngineParts):
                 if annotate and not standing.finished:
                     return  # stopped inside the thread: nothing to curate yet
                 already = standing.status == "curated"
-                after = threads[index + 1] if annotate and index + 1 < len(threads) else None
+                goes_on = annotate and index + 1 < len(threads) and not self.run.scene_limit_reached
+                after = threads[index + 1] if goes_on else None  # its fold beside the curation
                 curation = self._curate_after(standing, then=after)
                 yield ThreadStep("curated", thread, curation=curation, already_curated=already)
 
