@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from terrarium_dagster.store.models import TokenFigures
+
+__all__ = [
+    "CurationDecisionRow",
+    "ExportReport",
+    "SourceLink",
+    "ThreadReport",
+    "TokenFigures",
+    "TouchedEntry",
+]
+
 
 class SourceLink(BaseModel):
     ref: str
@@ -16,17 +27,6 @@ class TouchedEntry(BaseModel):
     status: str
     action: str  # created, updated, deleted
     sources: list[SourceLink] = Field(default_factory=list)
-
-
-class TokenFigures(BaseModel):
-    calls: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def cache_hit_rate(self) -> float:
-        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 class ThreadReport(TokenFigures):

@@ -436,3 +436,9 @@ def test_speech_opens_a_sentence_and_a_quoted_clause_is_no_coinage() -> None:
     terms = {candidate.term for candidate in find_candidates(text)}
     assert {"Helium", "Palm Key", "Billy Bones"} <= terms, terms
     assert not terms & {"For Helium", "Off Palm Key", "Billy Bones his fancy"}, terms
+
+
+def test_a_term_in_emphasis_underscores_is_found() -> None:
+    text = "the ram _Thunder Child_. It was the only warship in sight"
+    assert find_term(text, "Thunder Child") == [(9, 22)]
+    assert find_term("Thunder Childs", "Thunder Child") == []

@@ -88,9 +88,9 @@ def test_an_error_is_one_line_with_no_log_line_before_it(tmp_path: Path) -> None
     assert _terrarium("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
     done = _terrarium(*run_args(tmp_path / "s.db", corpus, threads="nowhere"), cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        "terrarium: error: --threads: no thread 'nowhere' in the corpus (give an id or a key)"
-    ]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("terrarium: error: --threads: no thread 'nowhere' in the corpus: ")
+    assert "`terrarium status` lists them (the first is 1, or t00000-1)" in line, line
     # a run that works prints each log line once (its thread lines, off a terminal)
     ran = _terrarium(*run_args(tmp_path / "s.db", corpus, max_scenes=6), cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
@@ -190,3 +190,16 @@ def test_a_run_on_a_served_model_says_once_what_the_server_is(tmp_path: Path) ->
     said = [line for line in done.stderr.splitlines() if line.startswith("terrarium: server:")]
     assert len(said) == 1 and "window" in said[0], done.stderr
     assert "INFO" not in done.stderr
+
+
+def test_a_window_refused_at_start_is_the_only_line_said(tmp_path: Path) -> None:
+    """The server's one line is said once the run has begun: a refusal at start stands alone."""
+    corpus = tmp_path / "book.db"
+    assert _terrarium("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
+    with BatchingServer() as server:
+        args = run_args(tmp_path / "s.db", corpus, agent_url=server.url, context_budget=3000)
+        refused = _terrarium(*args, cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and "smallest this run works in" in lines[0], refused.stderr
+    assert not (tmp_path / "s.db").exists(), "nothing written"

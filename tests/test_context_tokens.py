@@ -145,7 +145,7 @@ def test_server_counter_asks_tokenize_once_per_prompt() -> None:
     assert counter.count_exact(messages, TOOLS) == SIM.count(messages, TOOLS)
     assert counter.count_messages(messages, TOOLS) == SIM.count(messages, TOOLS)
     assert calls == [len(messages)]
-    assert counter.heuristic.fit.observations == 1  # the exact count calibrated the heuristic too
+    assert counter.fit.observations == 1  # the exact count calibrated the heuristic too
 
 
 def test_server_counter_stops_asking_a_server_without_tokenize() -> None:

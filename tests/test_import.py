@@ -313,3 +313,82 @@ def test_what_cannot_be_read_is_one_line_and_writes_nothing(
     assert main(["import", str(source), "--out", str(out)]) == 2
     assert words in capsys.readouterr().err
     assert not out.exists()
+
+
+_PROSE = (
+    "{who} walked the long road to the harbour at first light, counting the masts and the gulls, "
+    "and wondering aloud whether the ship would wait for a passenger who had paid in promises."
+)
+GUTENBERG_HTML = """<?xml version="1.0" encoding="iso-8859-1"?>
+<html><head><meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1" />
+<title>The Harbour Book, by A. Writer</title><style>p {{ margin: 0 }}</style></head><body>
+<pre>
+The Project Gutenberg EBook of The Harbour Book, by A. Writer
+
+Title: The Harbour Book
+
+*** START OF THIS PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***
+</pre>
+<h1>THE HARBOUR<br/>BOOK</h1><h3>BY</h3><h2>A. WRITER</h2>
+<h2>CONTENTS</h2>
+<p><a href="#ch1">I. The Road</a><br/><a href="#ch2">II. The Ship</a></p>
+<h2><a name="ch1">ADVENTURE I. THE ROAD</a></h2>
+<p>{first} <span class="pagenum">[Pg 7]</span>Caf\xe9 owners waved.</p>
+<h2><a name="ch2">ADVENTURE II. THE SHIP</a></h2>
+<p>{second}</p>
+<pre>
+*** END OF THIS PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***
+</pre></body></html>
+"""
+
+
+def test_a_gutenberg_html_book_imports_its_chapters_in_its_declared_encoding(
+    tmp_path: Path,
+) -> None:
+    """Project Gutenberg's HTML edition: chapters from its headings, the contents page (links
+    to the book's own places) and printed page numbers left out, the title from the header."""
+    source = tmp_path / "harbour.htm"
+    markup = GUTENBERG_HTML.format(
+        first=_PROSE.format(who="Maren Quist"), second=_PROSE.format(who="Tobias Reeve")
+    )
+    source.write_bytes(markup.encode("latin-1"))
+    out = tmp_path / "harbour.db"
+    assert _import(source, out) == ["ADVENTURE I. THE ROAD", "ADVENTURE II. THE SHIP"]
+    text = _bodies(out)
+    assert "Maren Quist walked" in text and "Tobias Reeve walked" in text
+    assert "Café owners waved." in text, "decoded as it declares"
+    assert "[Pg 7]" not in text and "The Ship I." not in text
+    _no_wrapping(text)
+    with sqlite3.connect(out) as conn:
+        assert conn.execute("SELECT title FROM book").fetchone()[0] == "The Harbour Book"
+
+
+def test_a_gutenberg_8_bit_text_is_read_in_the_encoding_its_header_declares(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "Title: The Harbour Book\r\nCharacter set encoding: ISO-8859-1\r\n\r\n"
+        "*** START OF THIS PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***\r\n\r\n"
+        f"CHAPTER I\r\n\r\n{_PROSE.format(who='Maren Quist')} Caf\xe9.\r\n\r\n"
+        "*** END OF THIS PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***\r\n"
+    )
+    source = tmp_path / "harbour-8.txt"
+    source.write_bytes(text.encode("latin-1"))
+    out = tmp_path / "h.db"
+    assert _import(source, out) == ["CHAPTER I"]
+    assert "Maren Quist walked" in _bodies(out) and "Café." in _bodies(out)
+
+
+def test_a_contents_page_with_page_numbers_under_part_headings_is_not_a_chapter() -> None:
+    """Treasure Island's contents list its parts as headings and each chapter with its page:
+    those lines are not story, however long."""
+    contents = "\n".join(
+        f"{n}.  THE {word} OF THE OLD SEA-DOG AT THE ADMIRAL BENBOW   {10 * n}"
+        for n, word in enumerate(("STORY", "RETURN", "VOYAGE", "END"), 1)
+    )
+    text = (
+        f"CONTENTS\n\nPART ONE--The Old Buccaneer\n\n{contents}\n\n"
+        f"PART ONE--The Old Buccaneer\n\n1\n\nThe Old Sea-dog\n\n{_PROSE.format(who='Jim')}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == ["1: The Old Sea-dog"]

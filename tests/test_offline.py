@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -581,6 +582,76 @@ def test_offline_curate_merges_a_short_name_into_the_one_entry_it_belongs_to() -
     ]
     assert offline_curate([CurateEntryView(12, "Quill", similar=(ambrose, house))]) == []
     assert offline_curate([CurateEntryView(12, "Quill")]) == []  # a name, not a common word
+
+
+def test_the_annotator_searches_a_kind_of_being_by_the_words_before_its_last() -> None:
+    from terrarium_dagster.backends.scene_annotator import _kind_head
+
+    heads = {name: _kind_head(name) for name in ("Wolf-woman", "Saint-Bernard-man", "Beast Men")}
+    assert heads == {
+        "Wolf-woman": "wolf",
+        "Saint-Bernard-man": "saint bernard",
+        "Beast Men": "beast",
+    }
+    assert [_kind_head(name) for name in ("Tars Tarkas", "Heat-Ray", "plant men")] == [None] * 3
+
+
+def test_offline_curate_merges_the_forms_of_a_kind_of_being() -> None:
+    man = KnownEntry(51, "Saint-Bernard-man", (), "confirmed", "A creature.")
+    views = [
+        CurateEntryView(77, "Saint-Bernard-brute", source_posts=(9,), source_count=1),
+        CurateEntryView(79, "Saint-Bernard-creature", source_posts=(9,), source_count=1),
+    ]
+    decisions = offline_curate([replace(view, similar=(man,)) for view in views])
+    assert [(d["entry_id"], d["decision"], d["target_entry_id"]) for d in decisions] == [
+        ("E77", "MERGE", "E51"),
+        ("E79", "MERGE", "E51"),
+    ]
+
+
+def test_offline_curate_keeps_names_met_once_phrases_and_spoken_spellings_out() -> None:
+    """Rules measured on whole novels (docs/offline-backend.md): each rejects what it names and
+    keeps the story's own of the same shape."""
+    issus = KnownEntry(3, "Issus", (), "confirmed", "A goddess.")
+    said = ('"Dooty is dooty, messmates," said Silver.',)
+    told = ('I leaped upon my thoat. "Come," I said, and the thoat ran.',)
+    views = [
+        CurateEntryView(10, "Victor Hugo", source_posts=(1,), source_count=1),
+        CurateEntryView(11, "Amberly Hask", source_posts=(1,), source_count=1),
+        CurateEntryView(12, "James K. Powell", source_posts=(1,), source_count=1),
+        CurateEntryView(13, "Ocelot-man", source_posts=(1,), source_count=1),
+        CurateEntryView(
+            14, "Brother of Issus", source_posts=(1,), source_count=1, similar=(issus,)
+        ),
+        CurateEntryView(
+            15,
+            "Holy Thern",
+            source_posts=(1,),
+            source_count=1,
+            definition="A priest; serves [[Issus]].",
+        ),
+        CurateEntryView(16, "log-house", source_posts=(1, 2, 3), source_count=12),
+        CurateEntryView(17, "tithe-jar", source_posts=(1, 2, 3), source_count=3),
+        CurateEntryView(18, "fighting-machine", source_posts=(1, 2, 3), source_count=9),
+        CurateEntryView(19, "simpler way", source_posts=(1, 2), source_count=2),
+        CurateEntryView(20, "lightless debt", source_posts=(1, 2), source_count=2),
+        CurateEntryView(21, "plant men", source_posts=(1, 2), source_count=2),
+        CurateEntryView(22, "dooty", source_posts=(1, 2), source_count=2, evidence=said),
+        CurateEntryView(23, "thoat", source_posts=(1, 2), source_count=2, evidence=told),
+        CurateEntryView(24, "coracle", source_posts=(1, 2, 3), source_count=20),
+        CurateEntryView(25, "wending", source_posts=(1, 2), source_count=2),
+        CurateEntryView(26, "Yo-ho-ho", source_posts=(1, 2, 3), source_count=6),
+        CurateEntryView(27, "Ape-man", source_posts=(1, 2), source_count=2),
+        CurateEntryView(28, "Londonwards", source_posts=(1, 2, 3), source_count=7),
+        CurateEntryView(29, "blood-bedabbled", source_posts=(1,), source_count=1),
+        CurateEntryView(30, "affy-davy", source_posts=(1,), source_count=1),
+        CurateEntryView(31, "Eight Hundred", source_posts=(1, 2, 3), source_count=3),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    rejected = {ref for ref, decision in decisions.items() if decision == "REJECT"}
+    assert rejected == {"E10", "E16", "E19", "E22", "E24", "E26", "E28", "E29", "E30", "E31"}
+    kept = ("E17", "E18", "E20", "E21", "E23", "E25", "E27")
+    assert all(decisions[ref] == "CONFIRM" for ref in kept)
 
 
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:

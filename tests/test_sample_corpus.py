@@ -18,7 +18,7 @@ from terrarium_dagster.corpus.sample import (
     build_sample_corpus,
     gold_terms,
     sample_corpus_path,
-    sample_sql_path,
+    sample_data_path,
 )
 
 SCHEMA = {
@@ -287,12 +287,12 @@ def test_build_replaces_an_existing_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["corpus.db"]
 
 
-def test_shipped_sql_and_gold_match_the_story_source() -> None:
-    source = sample_sql_path().parent / "_story.txt"
+def test_shipped_data_and_gold_match_the_story_source() -> None:
+    source = sample_data_path().parent / "_story.txt"
     if not source.is_file():
         pytest.skip("story source not installed (wheel install)")
     from terrarium_dagster.testing import sample_builder
 
-    sql, gold = sample_builder.render()
-    assert sample_sql_path().read_text(encoding="utf-8") == sql
+    data, gold = sample_builder.render()
+    assert sample_data_path().read_text(encoding="utf-8") == data
     assert sample.gold_path().read_text(encoding="utf-8") == gold

@@ -19,7 +19,9 @@ A block is one unit of committed work, one store transaction (`run_block`):
    of it now fails (a create of a name taken meanwhile) — and the next **wave** drafts it again
    from the committed state, beside every later draft that would not commit either. A later
    draft is judged, and drafted again, **as if the uncommitted drafts before it had committed as
-   drafted** (`speculating`: their writes replayed, their turns in its conversation), so a chain
+   drafted** (`speculating`: their writes replayed in its view of the glossary; of a draft
+   that will itself be decided again, a short form it created replayed as the alias its
+   redraft will most likely add, `_as_alias`), so a chain
    of scenes that need each other's new names is in view a wave early; its commit still checks
    everything it read against what was really committed. Nothing is committed while a wave
    drafts, so a wave's tool calls read the glossary as it began. Writes
@@ -50,6 +52,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from terrarium_dagster.agent.tools import (
+    FACT_CHARS,
     ToolAccess,
     ToolOutcome,
     ToolRegistry,
@@ -144,6 +147,9 @@ class SceneDraft:
     rounds: int = 0
     done: bool = False
     serial: bool = False  # could not be drafted alone: annotated serially at its turn
+    # set aside, or judged stale: it will be decided again, so a view that replays it guesses
+    # what its redraft will write (`replay`: a short form it created becomes an alias)
+    stale: bool = False
     answers: dict[str, int] = field(default_factory=new_tally)
 
     def next_request(self, max_rounds: int, thread_id: int) -> list[Message] | None:
@@ -341,7 +347,10 @@ def replay(
         for item in draft.calls:
             if not item.writes:
                 continue
-            outcome = dispatch(registry, own, _merged(own, _remap(item.call, ids), item.base))
+            call = _merged(own, _remap(item.call, ids), item.base)
+            if draft.stale and not __import__("os").environ.get("NOALIAS"):
+                call = _as_alias(own, call)
+            outcome = dispatch(registry, own, call)
             clean = clean and outcome.ok
             if outcome.ok:
                 for before, after in zip(item.outcome.effects, outcome.effects, strict=False):
@@ -351,25 +360,34 @@ def replay(
     return maps
 
 
-def _names_hold(ctx: ToolAccess, draft: SceneDraft, ids: dict[int, int]) -> bool:
-    """Whether every entry `draft` was shown (its scene message, its searches, what it wrote by
-    id) is, under the ids `ids` gives its own creates, the same thing in this view: then its
-    turns mean here what they meant to it."""
-    if read_as(ctx, draft.reads) != draft.read_as:
-        return False
-    shown: list[tuple[str, str]] = []
-    for item in draft.calls:
-        if item.writes and item.target is not None:
-            entry_id = _arguments(_remap(item.call, ids)).get("entry_id")
-            shown.append((str(entry_id), item.target))
-        elif item.outcome.name == "glossary_search" and item.outcome.ok:
-            shown.extend(_hits(map_ids(item.outcome.result_json, ids)))
-    for ref, term in shown:
-        match = _ENTRY_ID.fullmatch(ref)
-        entry = _entry(ctx, int(match.group(1))) if match is not None else None
-        if entry is None or not entry.live or entry.term != term:
-            return False
-    return True
+def _as_alias(ctx: ToolAccess, call: dict[str, Any]) -> dict[str, Any]:
+    """For a draft that will be decided again: its create of a one-word name that is a word of
+    exactly one live entry's name (a short form, created because that entry was not in its view)
+    as the update its redraft, shown that entry, will most likely make instead: the name added
+    as an alias, the create's definition as a fact. A guess for the views of later drafts only;
+    nothing is committed from it. Any other call is returned as it is."""
+    if call.get("function", {}).get("name") != "glossary_create":
+        return call
+    arguments = _arguments(call)
+    term = str(arguments.get("term") or "").strip()
+    if not term or len(term.split()) != 1 or ctx.store.glossary.find_by_term(term) is not None:
+        return call
+    word = term.casefold()
+    owners = {
+        entry_id
+        for entry_id, name in ctx.store.glossary.live_names()
+        if word in name.casefold().split()
+    }
+    if len(owners) != 1:
+        return call
+    update: dict[str, Any] = {"entry_id": f"E{owners.pop()}", "add_aliases": [term]}
+    if arguments.get("post_ids"):
+        update["post_ids"] = arguments["post_ids"]
+    fact = str(arguments.get("definition") or "").strip()
+    if fact and len(fact) <= FACT_CHARS:
+        update["add_fact"] = fact
+    function = {"name": "glossary_update", "arguments": json.dumps(update, sort_keys=True)}
+    return {**call, "function": function}
 
 
 @contextmanager
@@ -378,28 +396,24 @@ def speculating(
     registry: ToolRegistry,
     basis: Sequence[SceneDraft],
     views: SpeculativeViews | None = None,
-) -> Iterator[list[tuple[str, list[Message]]]]:
+) -> Iterator[None]:
     """The glossary as it would stand once the drafts of `basis` (earlier scenes of the block,
     not yet committed) committed as drafted, for the block of the `with`; rolled back after.
-    Yields their scenes' turns as they would join the conversation (ids as given here), of those
-    drafts that replayed whole and whose every entry shown is the same thing here."""
-    if views is None and not basis:
-        yield []
-        return
-
-    def turns(maps: list[dict[int, int] | None]) -> list[tuple[str, list[Message]]]:
-        return [
-            (draft.scene.id, [_rewrite(message, {}, {}, ids) for message in draft.turns])
-            for draft, ids in zip(basis, maps, strict=True)
-            if ids is not None and _names_hold(ctx, draft, ids)
-        ]
-
+    Only the glossary: their turns stay out of the conversation of a draft made in it, so its
+    prompt is the committed conversation plus its own scene (a prefix every draft of the block
+    shares, cached once by the server), never a chain of other drafts' turns prefilled anew at
+    every wave."""
     if views is not None:  # the savepoints stay open for the next view
-        yield turns(views.enter(ctx, registry, basis))
+        views.enter(ctx, registry, basis)
+        yield
+        return
+    if not basis:
+        yield
         return
     try:
         with ctx.store.transaction():
-            yield turns(replay(ctx, registry, basis))
+            replay(ctx, registry, basis)
+            yield
             raise _Discard
     except _Discard:
         pass
@@ -666,18 +680,22 @@ def run_block(
             elif not steps.commit(draft):
                 # each later draft is judged, and drafted again, as if the drafts before it
                 # (this one and those after, as they stand) committed as drafted: what a chain
-                # of scenes needs from each other is then in view a wave early
+                # of scenes needs from each other is then in view a wave early; of a draft
+                # judged stale, the views replay what its redraft will most likely write
                 bases = {later: tuple(current[turn:later]) for later in range(turn, len(current))}
                 views = SpeculativeViews()  # the bases are prefixes of one another: shared
                 for later in range(turn, len(current)):
                     current[later].views = views
+                draft.stale = True
+                again = [turn]
                 try:
-                    again = [turn] + [
-                        later
-                        for later in range(turn + 1, len(current))
-                        if not (current[later].serial or current[later].events)
-                        and steps.stale(current[later], bases[later])
-                    ]
+                    for later in range(turn + 1, len(current)):
+                        judged = current[later]
+                        if not (judged.serial or judged.events) and steps.stale(
+                            judged, bases[later]
+                        ):
+                            judged.stale = True
+                            again.append(later)
                     redrafts = {i: steps.redraft(current[i], bases[i]) for i in again}
                 finally:
                     views.close()

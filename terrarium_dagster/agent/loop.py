@@ -74,7 +74,7 @@ from terrarium_dagster.snapshots.context_snapshots import load_snapshot, save_sn
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ANSWERS_KEY
 from terrarium_dagster.store.progress import THROUGH_POST, through_post
-from terrarium_dagster.terms.candidates import find_candidates
+from terrarium_dagster.terms.candidates import find_candidates, is_english_word
 
 log = logging.getLogger(__name__)
 
@@ -235,16 +235,28 @@ class Annotator:
         return self._scene_reads(thread, scene, number, count)[0]
 
     def _scene_reads(
-        self, thread: Thread, scene: Scene, number: int, count: int
+        self,
+        thread: Thread,
+        scene: Scene,
+        number: int,
+        count: int,
+        earlier: Sequence[Scene] = (),
     ) -> tuple[str, frozenset[int]]:
         """The message of `scene`, and the ids of every entry it was built from (the entries the
         scene mentions and the near misses of its candidate names, before the budget cut): what a
-        drafted scene read of the glossary."""
+        drafted scene read of the glossary. `earlier`: the scenes of its block before it that are
+        not committed (a redraft's basis): the entries their messages would have put in the
+        conversation are listed too, as a serial run's conversation would show them."""
         text = fit_story(scene, self._story_chars)
         relevant = self._relevant(text)
         story_tokens = len(text) // CHARS_PER_TOKEN
         budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 4))
-        known = known_lines(relevant, lines_shown(self.context.state.history), budget)
+        shown = lines_shown(self.context.state.history)
+        known = known_lines(relevant, shown, budget)
+        if earlier:
+            extra = self._shown_before(text, earlier, {item.entry.id for item in relevant})
+            known += known_lines(extra, shown | set(known), budget)
+            relevant = [*relevant, *extra]
         message = prompts.scene_message(
             scene_id=scene.id,
             thread_id=thread.id,
@@ -257,6 +269,26 @@ class Annotator:
             story=text,
         )
         return message, frozenset(item.entry.id for item in relevant)
+
+    def _shown_before(
+        self, text: str, earlier: Sequence[Scene], listed: set[int]
+    ) -> list[RelevantEntry]:
+        """The entries the messages of `earlier` scenes (of the block, not committed) list that
+        share a word of a name with `text` (a short form, a title: "Pordeep" of "Old Pordeep"),
+        and are not in `listed`: in a serial run the model would have them in view from those
+        messages; a redraft is shown them in its own (only those, so its message stays short)."""
+        words = {word for word in match_key(text).split() if not is_english_word(word)}
+        found: list[RelevantEntry] = []
+        for other in earlier:
+            for item in self._relevant(fit_story(other, self._story_chars)):
+                names = (item.entry.term, *item.entry.aliases)
+                if item.entry.id in listed or not any(
+                    word in words for name in names for word in match_key(name).split()
+                ):
+                    continue
+                listed.add(item.entry.id)
+                found.append(item)
+        return found
 
     def _reads_of(self, scene: Scene) -> frozenset[int]:
         """The entries `scene`'s message would be built from now (`scene_reads` without
@@ -526,11 +558,10 @@ class Annotator:
         text: str,
         reads: frozenset[int],
         seen: frozenset[tuple[int, str]],
-        earlier: Sequence[tuple[str, list[Message]]] = (),
     ) -> SceneDraft:
-        """A draft of `scene` from the committed context, with its own counter and context copy;
-        `earlier`: the turns of the block's earlier scenes as drafted, which its copy holds as if
-        they had committed (a redraft's speculative view, `agent/drafts.py::speculating`)."""
+        """A draft of `scene` from the committed context, with its own counter and context copy
+        (a redraft too: the turns of the block's uncommitted drafts stay out of it, only their
+        writes are in its view of the glossary, `agent/drafts.py::speculating`)."""
         counter = DraftCounter(self.session.counter)
         events: list[CompactionEvent] = []
         view = ContextManager(
@@ -543,9 +574,6 @@ class Annotator:
             summarizer=None,
             recorder=events.append,
         )
-        for scene_id, scene_turns in earlier:
-            first = without_shown_lines(scene_turns[0], view.state.history)
-            view.end_scene(scene_id, scene.thread_id, [first, *scene_turns[1:]], entry_ids=())
         turns: list[Message] = [{"role": "user", "content": text}]
         return SceneDraft(scene, index, view, counter, turns, events, reads=reads, read_as=seen)
 
@@ -890,12 +918,16 @@ class _BlockSteps:
 
     def redraft(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> SceneDraft:
         access = self.annotator.calls.access_for(self.thread, draft.scene)
-        with speculating(access, self.annotator.registry, basis, draft.views) as earlier:
+        with speculating(access, self.annotator.registry, basis, draft.views):
             text, reads = self.annotator._scene_reads(
-                self.thread, draft.scene, draft.index + 1, self.count
+                self.thread,
+                draft.scene,
+                draft.index + 1,
+                self.count,
+                [earlier.scene for earlier in basis],
             )
             seen = read_as(access, reads)
-        again = self.annotator._draft(draft.scene, draft.index, text, reads, seen, earlier)
+        again = self.annotator._draft(draft.scene, draft.index, text, reads, seen)
         again.basis = basis
         again.answers[REDRAFTS] = 1
         return again

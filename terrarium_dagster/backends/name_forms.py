@@ -224,15 +224,23 @@ def idea_form(key: str) -> str:
     "of" and "the" that join its words, "-men" read as "-man", and a people's "Men", "Folk" and
     "People" as one ("Valley of Dor" and "Valley Dor", "Beast Men" and "Beast Folk",
     "Holy Therns" and "Holy Thern", "Swine Men" and "Swine-man", "Mizzenmast Hill" and
-    "Mizzen-mast Hill")."""
+    "Mizzen-mast Hill"; "Wolf-man", "Wolf-brute" and "Wolf-beasts")."""
     words = [word for word in key.split() if word not in ("of", "the")]
     words = [w[:-3] + "man" if w.endswith("men") else w for w in words]
+    if words and "-" in words[-1]:  # "wolf-man" read as "wolf man", "saint-bernard-brute" too
+        head, _, last = words[-1].rpartition("-")
+        words[-1:] = [head, last]
     if len(words) > 1 and words[-1] in _PEOPLE_WORDS:
         words[-1] = "folk"  # a people named by its members or as a whole: "Beast Men", "Beast Folk"
     return form_key(" ".join(words)) if words else ""
 
 
-_PEOPLE_WORDS = frozenset(("folk", "folks", "people", "peoples", "man"))
+# A kind of being named by its members, as a whole or as beasts ("Wolf-man", "Wolf Folk",
+# "Wolf-beasts", "Wolf-brute"; "Saint-Bernard-man" and "Saint-Bernard-creature"): one idea.
+_PEOPLE_WORDS = frozenset((
+    "folk", "folks", "people", "peoples", "man", "beast", "beasts", "brute", "brutes", "creature",
+    "creatures",
+))  # fmt: skip
 
 
 def _same_form(key: str, other: str) -> bool:
@@ -312,8 +320,9 @@ def of_forms(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
 
 
 # Endings that make a people or its adjective of a place's name ("Tharkian" of "Thark",
-# "Barsoomian" of "Barsoom", "Zodangan" of "Zodanga", "Heliumite" of "Helium").
-_PEOPLE_ENDINGS = ("ians", "ian", "ites", "ite", "etic", "ans", "an", "ese", "ns", "n")
+# "Barsoomian" of "Barsoom", "Zodangan" of "Zodanga", "Heliumite" of "Helium", "Upper-worlders"
+# of "Upper-world").
+_PEOPLE_ENDINGS = ("ians", "ian", "ites", "ite", "etic", "ans", "an", "ese", "ers", "er", "ns", "n")
 
 
 def _place_of_people(key: str) -> set[str]:

@@ -24,8 +24,9 @@ from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_ent
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.curation.review_prompt import NAMED_AGAIN
 from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.store.vocabulary import frequency, ordinary_reason
+from terrarium_dagster.store.vocabulary import TRUNCATED_ZIPF, frequency, ordinary_reason
 from terrarium_dagster.terms.candidates import (
+    ENGLISH_ZIPF,
     NOT_NAMES,
     STARTERS,
     find_term,
@@ -33,6 +34,7 @@ from terrarium_dagster.terms.candidates import (
     is_descriptive_compound,
     is_english_lowercase,
     is_english_word,
+    spoken_word_of,
 )
 
 _POST_REF = re.compile(r">>(\d+)")
@@ -138,9 +140,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       `Leck`), taking the entry of its other word along when under review too (`Tobiah`); a
       merge into an entry merged in the same answer follows it.
     - REJECT, when it is merged into no entry, a familiar word or real-world name the story
-      only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War") and a
-      capitalised word the evidence never capitalises mid-sentence and also writes in lowercase
-      (`word_reason`: "Sak!" beside "sak").
+      only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War"; a name of English
+      words one post names with nothing said of it: "Victor Hugo"), a capitalised word the
+      evidence never capitalises mid-sentence and also writes in lowercase (`word_reason`:
+      "Sak!" beside "sak"), and everyday lowercase words, compounds and phrases with nothing said
+      of them however often named (`everyday_reason`: "log-house", "simpler way", "coracle").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
@@ -184,7 +188,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             )
             continue
         related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
-        passing = None if related else passing_reason(view) or word_reason(view)
+        passing = (
+            None if related else passing_reason(view) or word_reason(view) or everyday_reason(view)
+        )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
@@ -216,7 +222,7 @@ def restore_reason(view: CurateEntryView) -> str | None:
     if total < ROLE_SOURCES:
         return None
     again = replace(view, source_count=total)
-    if passing_reason(again) or word_reason(again):
+    if passing_reason(again) or word_reason(again) or everyday_reason(again):
         return None
     if _merge_target(again, {}, set())[0] is not None or _a_title(view):
         return None
@@ -249,11 +255,14 @@ def passing_reason(view: CurateEntryView) -> str | None:
     if view.term == view.term.lower():
         return _passing_compound(view)
     own = idea_form(normalize_term(view.term))
+    lowered = view.term.casefold()
+    singulars = {lowered[:-1], lowered[:-2], lowered[:-3] + "y"} if lowered.endswith("s") else set()
     other_names = [
         alias
         for alias in view.aliases
-        if idea_form(normalize_term(alias)) != own or frequency(alias) < FAMILIAR_ZIPF
-    ]
+        if alias.casefold() not in singulars
+        and (idea_form(normalize_term(alias)) != own or frequency(alias) < FAMILIAR_ZIPF)
+    ]  # its own singular is no other name: "Potteries", "Pottery"
     if other_names or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
         return None  # (a familiar word's plural is no other name: "Spaniards", "Spaniard")
     words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
@@ -267,6 +276,21 @@ def passing_reason(view: CurateEntryView) -> str | None:
             return None
     else:
         zipf = min(frequency(word) for word in words)
+        if (
+            view.source_count == 1
+            and zipf >= TRUNCATED_ZIPF
+            and _last_word(view.term) not in _BEINGS
+            and not re.search(r"\b[A-Z]\.", view.term)
+            and not _a_title_of(view.term)
+            and not _has_role(view, kind_is_role=False)
+            and not _holds_an_entry(view)
+            and _mentions(view) < 2
+        ):
+            return (
+                f"'{view.term}' is a name of words English knows (each of word frequency "
+                f"{zipf:.1f} or more on the Zipf scale) that a single post names, holding no "
+                "other entry's name: a real-world name or a phrase met in passing"
+            )
         if zipf < FAMILIAR_PHRASE_ZIPF:
             return None
     if _has_role(view, kind_is_role=len(words) == 1):
@@ -275,6 +299,52 @@ def passing_reason(view: CurateEntryView) -> str | None:
         f"'{view.term}' is a familiar word or real-world name (word frequency {zipf:.1f} on the "
         f"Zipf scale) that the story mentions in passing ({view.source_count} post(s), no role)"
     )
+
+
+# What a story's kinds of beings are named by ("Ocelot-man", "Wolf-women", "Beast Folk",
+# "sloth-creature"): such a hyphenated name is the story's own however English its parts.
+_BEINGS = frozenset((
+    "man", "men", "woman", "women", "folk", "people", "beast", "beasts", "brute", "brutes",
+    "creature", "creatures", "thing", "things",
+))  # fmt: skip
+
+
+def _last_word(term: str) -> str:
+    words = re.split(r"[\s\-‐‑]+", normalize_term(term))
+    return words[-1] if words else ""
+
+
+def _a_title_of(term: str) -> bool:
+    """Whether a name is a title "X of Y" whose X is an English word, as a story names its own
+    ranks, places and things ("Tree of Life", "Chamber of Mystery", "Jed of Zodanga"); a surname
+    of a place ("Lavelle of Java") is no such title."""
+    head, of, _rest = normalize_term(term).partition(" of ")
+    return bool(of) and all(is_english_word(word) for word in head.split())
+
+
+def _mentions(view: CurateEntryView) -> int:
+    """How many times the evidence names the term: a name the story dwells on (twice around
+    its one post) is no name met in passing."""
+    return sum(len(find_term(text, view.term)) for text in view.evidence)
+
+
+def _holds_an_entry(view: CurateEntryView) -> bool:
+    """Whether the multiword term holds the name of another live entry among the similar ones
+    ("Brother of Issus" holds "Issus"; "Prince of Life Eternal" holds "Life Eternal"): a name
+    the story builds on its own, not one met in passing."""
+    words = normalize_term(view.term).split()
+    for other in view.similar:
+        if other.status in ("rejected", "merged"):
+            continue
+        for name in other.names:
+            key = normalize_term(name).split()
+            if key and key != words and _contains_words(words, key):
+                return True
+    return False
+
+
+def _contains_words(words: Sequence[str], part: Sequence[str]) -> bool:
+    return any(list(words[i : i + len(part)]) == list(part) for i in range(len(words)))
 
 
 def _a_title(view: CurateEntryView) -> bool:
@@ -299,7 +369,61 @@ def _ordinary(view: CurateEntryView) -> str | None:
         ordinary = ordinary or f"'{view.term}' names the people of a real place"
     if is_descriptive_compound(view.term):
         ordinary = ordinary or f"'{view.term}' is a description, not a name"
+    words = [word for word in re.split(r"[\s\-‐‑]+", key) if word]
+    if len(words) > 1 and words[-1] in _ABBREVIATIONS:
+        ordinary = ordinary or f"'{view.term}' is a name cut short at an abbreviation"
+    if all(word in _NUMBER_WORDS for word in words):
+        ordinary = ordinary or f"'{view.term}' is a number, not a name"
+    short = all(len(word) <= 4 for word in words)
+    if "-" in view.term and short and len(set(words)) < len(words):
+        ordinary = ordinary or f"'{view.term}' is a sound, not a name"  # "Yo-ho-ho", "tut-tut"
+    toward = re.fullmatch(r"([a-z]{3,})wards?", key)
+    if toward and frequency(toward.group(1)) >= TRUNCATED_ZIPF:
+        ordinary = ordinary or f"'{view.term}' is a direction ('toward {toward.group(1)}')"
+    spoken = spoken_word_of(view.term)
+    if spoken and _only_in_speech(view):
+        ordinary = ordinary or f"'{view.term}' is the English word '{spoken}' spelled as spoken"
     return ordinary
+
+
+# Abbreviations that open a name and never end one: "Vestry of St" is "Vestry of St. Pancras"
+# cut at its period.
+_ABBREVIATIONS = frozenset(("st", "mt", "mr", "mrs", "dr", "ft", "rev", "capt", "col", "gen"))
+_NUMBER_WORDS = frozenset((
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred",
+    "thousand", "million", "and",
+))  # fmt: skip
+
+
+def _only_in_speech(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the term at least once and never outside quoted speech
+    where it shows the quotation marks: after a closing mark, or before an opening one (a
+    window of a long speech may show none)."""
+    found = False
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            before = list(_QUOTE_MARK.finditer(text, 0, start))
+            after = _QUOTE_MARK.search(text, end)
+            if before and not _opens(text, before[-1].start()):
+                return False
+            if not before and after is not None and _opens(text, after.start()):
+                return False
+            found = True
+    return found
+
+
+_QUOTE_MARK = re.compile(r"[\"“”]")
+
+
+def _opens(text: str, position: int) -> bool:
+    """Whether the quotation mark at `position` opens a quote: “, or a straight one that no
+    word or punctuation stands right before."""
+    mark = text[position]
+    if mark != '"':
+        return mark == "“"
+    return position == 0 or text[position - 1].isspace() or text[position - 1] in "([—-"
 
 
 def _passing_compound(view: CurateEntryView) -> str | None:
@@ -311,12 +435,75 @@ def _passing_compound(view: CurateEntryView) -> str | None:
     if len(parts) < 2 or "-" not in view.term:
         return None
     zipf = min(frequency(part) for part in parts)
-    if zipf < KNOWN_ZIPF or _has_role(view, kind_is_role=True):
-        return None
+    if (zipf < KNOWN_ZIPF and view.source_count > 1) or _has_role(view, kind_is_role=True):
+        return None  # named once, a part English does not know is no role: "affy-davy"
     return (
         f"'{view.term}' is a compound of English words (each of word frequency {zipf:.1f} or more"
         f" on the Zipf scale) that the story mentions in passing ({view.source_count} post(s),"
         " no role)"
+    )
+
+
+# A part this frequent in English is an everyday word (about the 15,000 most frequent: "log",
+# "house", "jolly", "boat", "sea", "cook"); a story's own compounds hold a rarer word ("tithe",
+# "ember", "ledger") or one English does not know ("thoat").
+EVERYDAY_ZIPF = 3.5
+
+
+def everyday_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase hyphenated compound of everyday words ("log-house", "jolly-boat",
+    "round-shot", "sea-cook") with nothing said of it in the story, however many posts name
+    it, is an everyday compound, or None. Its definition must hold a fact or a lead of its own
+    to keep it (a kind alone is the describer's guess from a cue word); a thing named by what it
+    does ("fighting-machine") is the story's own."""
+    if view.term != view.term.lower():
+        return None
+    if " " in view.term.strip():
+        return _phrase_reason(view)
+    if view.term.isalpha():
+        return _rare_word_reason(view)
+    parts = [part for part in re.split(r"[-‐‑]+", view.term) if part]
+    if len(parts) < 2 or parts[0].endswith("ing"):
+        return None
+    zipf = min(frequency(part) for part in parts)
+    if zipf < EVERYDAY_ZIPF or _has_role(view, kind_is_role=False):
+        return None
+    return (
+        f"'{view.term}' is a compound of everyday English words (each of word frequency "
+        f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
+    )
+
+
+def _rare_word_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase word English knows, however rarely ("coracle", "hawser"; each of Zipf
+    `TRUNCATED_ZIPF` or more), with nothing said of it in the story, is an English word, or
+    None: a story's own words are unknown to English ("thoat", "banth") or said what they are;
+    an inflection may be a coinage's ("wending")."""
+    zipf = frequency(view.term)
+    if zipf < TRUNCATED_ZIPF or view.term.endswith(("ing", "ed")):
+        return None
+    if _has_role(view, kind_is_role=False):
+        return None
+    return (
+        f"'{view.term}' is an English word (word frequency {zipf:.1f} on the Zipf scale) with "
+        "nothing said of it in the story"
+    )
+
+
+def _phrase_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase phrase of familiar English words ("simpler way", "boilers on stilts",
+    "gentleman of fortune", "true sea-dog") with nothing said of it is a phrase of the prose,
+    not a name, or None: each word at least `ENGLISH_ZIPF`; a coined phrase holds a rarer word
+    ("lightless debt"), and a kind of being ("plant men") is the story's own."""
+    words = [w for w in re.split(r"[\s\-‐‑]+", view.term) if w and w not in _SMALL_WORDS]
+    if len(words) < 2 or _last_word(view.term) in _BEINGS:
+        return None
+    zipf = min(frequency(word) for word in words)
+    if zipf < ENGLISH_ZIPF or _has_role(view, kind_is_role=False):
+        return None
+    return (
+        f"'{view.term}' is a phrase of familiar English words (each of word frequency "
+        f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
     )
 
 
@@ -376,8 +563,20 @@ def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
         return False
     parsed = parse_definition(view.term, view.definition)
     leads = UNKNOWN_LEADS if kind_is_role else UNKNOWN_LEADS | set(KIND_LEADS.values())
-    facts = [fact for fact in parsed.facts if not fact.startswith(COMPANY)]
-    return bool(facts) or parsed.lead not in leads
+    facts = [
+        fact
+        for fact in parsed.facts
+        if not fact.startswith(COMPANY)
+        and len([w for w in re.findall(r"[a-z]+", fact.casefold()) if w not in _SMALL_WORDS]) > 1
+    ]  # a fact of one word is a fragment a pattern caught ("the _hands_"), nothing said
+    return bool(facts) or (parsed.lead not in leads and not _restates(parsed.lead, view.term))
+
+
+def _restates(lead: str, term: str) -> bool:
+    """Whether a lead only says a word of the name again ("A admiral" of "Admiral Hawke", "A
+    professor" of "Professor Howes"): the name's own title, nothing the story says of it."""
+    said = {word for word in re.findall(r"[a-z]+", lead.casefold()) if word not in _SMALL_WORDS}
+    return bool(said) and said <= set(re.findall(r"[a-z]+", term.casefold()))
 
 
 def _absorb_first_names(

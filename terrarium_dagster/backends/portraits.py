@@ -175,26 +175,28 @@ _THING_NAMED = re.compile(
     r"(?:^|[,;:]\s*)((?:the|a|an)\s+[a-z][a-z' -]{2,48}?),\s+(?:the one\s+)?(?:that\s+|which\s+)?"
     r"[\w' -]*?\b(?:call|calls|called|name|names)\s+(?:it\s+|him\s+|her\s+)?(?:the\s+)?$"
 )
-_YOU_ARE = re.compile(r"\b(?:you are|you're)\s+$", re.IGNORECASE)
+
+
+def _words_before(words: str, then: str = r"(?:the\s+)?") -> re.Pattern[str]:
+    """What comes just before a name: one of `words` (`|`-separated), white space, then `then`
+    (by default an optional "the"); any case."""
+    return re.compile(rf"\b(?:{words})\s+{then}$", re.IGNORECASE)
+
+
+_YOU_ARE = _words_before("you are|you're", then="")
 _SPEECH_AFTER = re.compile(rf"^[,\"”]?\s*(?:{_SPEECH})\b", re.IGNORECASE)
-_SPEECH_BEFORE = re.compile(rf"\b(?:{_SPEECH})\s+$", re.IGNORECASE)
-_PLACE_BEFORE = re.compile(
-    r"\b(?:in|into|through|across|from|near|around|beneath|inside|outside|toward|towards)\s+"
-    r"(?:the\s+)?$",
-    re.IGNORECASE,
+_SPEECH_BEFORE = _words_before(_SPEECH, then="")
+_PLACE_BEFORE = _words_before(
+    "in|into|through|across|from|near|around|beneath|inside|outside|toward|towards"
 )
-_CREATURE_BEFORE = re.compile(
-    r"\b(?:swarm|pack|herd|flock|brood|nest)\s+of\s+(?:the\s+)?$", re.IGNORECASE
+_CREATURE_BEFORE = _words_before("swarm|pack|herd|flock|brood|nest", then=r"of\s+(?:the\s+)?")
+_ITEM_BEFORE = _words_before(
+    "carry|carries|carried|hold|holds|held|wield|wields|drop|dropped|open|opens|opened|"
+    "lift|lifts|raise|raises|grip|grips",
+    then=r"(?:a|an|the|his|her|their|your|my)\s+",
 )
-_ITEM_BEFORE = re.compile(
-    r"\b(?:carry|carries|carried|hold|holds|held|wield|wields|drop|dropped|open|opens|opened|"
-    r"lift|lifts|raise|raises|grip|grips)\s+(?:a|an|the|his|her|their|your|my)\s+$",
-    re.IGNORECASE,
-)
-_CUSTOM_BEFORE = re.compile(
-    r"\b(?:hold|holds|held|celebrate|celebrates|observe|observes|night of|day of|eve of)\s+"
-    r"(?:the\s+)?$",
-    re.IGNORECASE,
+_CUSTOM_BEFORE = _words_before(
+    "hold|holds|held|celebrate|celebrates|observe|observes|night of|day of|eve of"
 )
 _MEMBER_BEFORE = re.compile(
     r"\b(?:members?|one|agents?|servants?|followers?|leaders?|head) of (?:the\s+)?$", re.IGNORECASE

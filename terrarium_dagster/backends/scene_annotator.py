@@ -42,7 +42,12 @@ from typing import Any
 
 from terrarium_dagster.backends.chat_request import ENTRY_REF, Call, Reply, entry_number
 from terrarium_dagster.backends.describe import compose, grow, portrait
-from terrarium_dagster.backends.name_forms import names_by_context, word_of, word_owner
+from terrarium_dagster.backends.name_forms import (
+    forms_of,
+    names_by_context,
+    word_of,
+    word_owner,
+)
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.store.normalize import normalize_term
@@ -167,7 +172,7 @@ class SceneAnnotator:
                     grown_count += 1
                 if kind:
                     args["tags"] = [kind]
-            if position < plain or "definition" in args:
+            if position < plain or "definition" in args or entry.status == "tentative":
                 updates.append((entry.entry_id, args))
         return _Plan(tuple(creates), tuple(updates), posts_of)
 
@@ -206,6 +211,16 @@ class SceneAnnotator:
             for candidate, _args in plan.creates:
                 pending.append(("glossary_search", {"query": candidate.term, "limit": 3}))
             return Reply(tool_calls=tuple(pending))  # results needed: no done mark
+        if not searched and "glossary_search" in tools:
+            heads = dict.fromkeys(
+                head for candidate, _args in plan.creates if (head := _kind_head(candidate.term))
+            )
+            if heads:  # "Wolf-woman": find the other forms of the kind ("Wolf-women") first
+                searches = [
+                    ("glossary_search", {"query": head, "limit": KIND_SEARCH_LIMIT})
+                    for head in heads
+                ]
+                return Reply(tool_calls=tuple(searches))
         hits = _search_hits(calls)
         found = _searched_entries(calls)
         for candidate, args in plan.creates:
@@ -217,6 +232,9 @@ class SceneAnnotator:
                 None,
             )
             owner = word_owner(candidate, found) if hit is None else None
+            if hit is None and owner is None and _kind_head(candidate.term):
+                forms = forms_of(candidate.term, found)
+                owner = forms[0] if len(forms) == 1 else None
             if hit is not None:
                 target, alias = hit, None
             elif owner is not None:  # "Quill" found as part of "Ambrose Quill"
@@ -274,6 +292,28 @@ class SceneAnnotator:
         return (
             f"Scene {scene.scene_id} done: " + ("; ".join(parts) if parts else "nothing new") + "."
         )
+
+
+KIND_SEARCH_LIMIT = 10
+
+
+def _kind_head(term: str) -> str | None:
+    """For a name of a kind of being or people whose forms vary ("Wolf-woman", "Wolf-brute",
+    "Swine Men": `name_forms.idea_form` reads its last word), the words before it ("Wolf"),
+    which find the kind's other forms; None for any other name."""
+    key = normalize_term(term)
+    words = key.replace("-", " ").split()
+    if len(words) < 2 or term[:1].islower():
+        return None
+    if not (words[-1].endswith("men") or words[-1] in _KIND_WORDS):
+        return None
+    return " ".join(words[:-1])
+
+
+_KIND_WORDS = frozenset((
+    "man", "woman", "folk", "folks", "people", "beast", "beasts", "brute", "brutes", "creature",
+    "creatures",
+))  # fmt: skip
 
 
 def _update_args(entry_id: int, post_ids: Sequence[int]) -> dict[str, Any]:

@@ -20,18 +20,24 @@ _KNOWN_LINE = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class KnownEntry:
-    """A `## Known entries` line: `- [E12] term (aliases: a; b) [status]: definition`."""
+class ShownEntry:
+    """An entry as a message shows it to the model: its id, names and status."""
 
     entry_id: int
     term: str
     aliases: tuple[str, ...]
     status: str
-    definition: str
 
     @property
     def names(self) -> tuple[str, ...]:
         return (self.term, *self.aliases)
+
+
+@dataclass(frozen=True, slots=True)
+class KnownEntry(ShownEntry):
+    """A `## Known entries` line: `- [E12] term (aliases: a; b) [status]: definition`."""
+
+    definition: str
 
     @property
     def truncated(self) -> bool:

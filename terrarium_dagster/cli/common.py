@@ -29,7 +29,17 @@ def check_writable(out: Path, *, folder: bool) -> None:
 
 def resolve_thread(corpus: Any, text: str) -> Any:
     """The corpus's thread named by `text` (its id or its key)."""
-    for thread in corpus.threads():
+    threads = corpus.threads()
+    for thread in threads:
         if text in (str(thread.id), thread.key):
             return thread
-    raise InputError(f"no thread {text!r} in the corpus (give an id or a key)")
+    raise unknown_thread(text, threads)
+
+
+def unknown_thread(text: str, threads: list[Any], *, option: str = "") -> InputError:
+    """The error for a thread the corpus does not have, with what a thread is named by."""
+    example = f" (the first is {threads[0].id}, or {threads[0].key})" if threads else ""
+    return InputError(
+        f"{option}no thread {text!r} in the corpus: give a thread's id or key, as `terrarium "
+        f"status` lists them{example}"
+    )

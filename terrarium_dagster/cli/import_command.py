@@ -15,9 +15,9 @@ def add_import_parser(commands: Any) -> None:
     importer = add_command(
         commands,
         "import",
-        help="turn a book (.txt, .md, .epub) into a corpus: chapters become threads",
+        help="turn a book (.txt, .md, .html, .epub) into a corpus: chapters become threads",
     )
-    importer.add_argument("book", type=Path, help="plain text, Markdown or EPUB file")
+    importer.add_argument("book", type=Path, help="plain text, Markdown, HTML or EPUB file")
     importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
     importer.add_argument(
         "--replace", action="store_true", help="write over --out when it exists (else refused)"

@@ -45,6 +45,7 @@ class Progress:
         self._thread_started = clock()
         self._thread_scenes = 0
         self._ended = False
+        self.heading: str | None = None  # said before the first event: once the run has begun
         self.lock = threading.RLock()  # a signal handler may log while the bar is drawn
 
     def plan(self, threads: int, scenes: int, in_flight: Callable[[], int] | None) -> None:
@@ -55,6 +56,9 @@ class Progress:
 
     def __call__(self, event: str, data: dict[str, Any]) -> None:
         with self.lock:
+            if self.heading is not None:
+                heading, self.heading = self.heading, None
+                self.note(heading)
             f = self.figures
             if event == "scene" and data.get("scene_ended", True):  # a part is not a scene
                 f["scenes"] += 1

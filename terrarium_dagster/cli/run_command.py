@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, log
+from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, log, unknown_thread
 from terrarium_dagster.cli.progress_display import NoteHandler, Progress
 from terrarium_dagster.errors import InputError, Interrupted
 
@@ -57,7 +57,7 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
         for thread in threads:
             if text in (str(thread.id), thread.key):
                 return thread.position
-        raise InputError(f"--threads: no thread {text!r} in the corpus (give an id or a key)")
+        raise unknown_thread(text, threads, option="--threads: ")
 
     start, stop = locate(first, 0), locate(last, len(threads) - 1)
     if start > stop:
@@ -100,13 +100,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             selected = _thread_range(engine, args.threads)
             engine.check_sources()  # a living corpus: sources edited or deleted since cited
             served = None if settings.offline else getattr(engine.client, "server_info", None)
-            if served is not None:  # what the server is, said once (the log has it at debug)
-                progress.note(f"terrarium: {served.line()}")
+            if served is not None:  # what the server is, said once the run has begun (a
+                # refusal at start, such as a window too small, is then the only line)
+                progress.heading = f"terrarium: {served.line()}"
             in_flight = None if settings.offline else (lambda: engine.in_flight)
             progress.unit = "chapter" if is_book(engine.corpus) else "thread"
             threads_left, scenes_left = engine.work_left(selected)
             progress.plan(threads_left, scenes_left, in_flight)
-            for step in engine.run_threads(selected, rewind=bool(args.rewind)):
+            for step in engine.sequence.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():
                     log.warning("%s: curation could not apply: %s", step.thread.key, problem)
             totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)

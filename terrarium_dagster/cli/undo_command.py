@@ -32,7 +32,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     with Engine.open(settings, model=False) as engine:
-        result = engine.undo(
+        result = engine.edits.undo(
             decision_id=args.decision, revision_id=args.revision, reason=args.reason
         )
     if args.json:

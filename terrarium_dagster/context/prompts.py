@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from terrarium_dagster.jsonform import canonical_json
 
@@ -202,19 +202,24 @@ def _keep_previous(previous_summary: str | None, what: str) -> str:
     )
 
 
-def summarize_chunk_message(
-    *,
-    thread_id: int,
-    scene_ids: Sequence[str],
-    entry_ids: Iterable[int] = (),
-    max_words: int,
-    previous_summary: str | None = None,
-) -> str:
-    """Ask for the running summary of a long thread, covering `scene_ids` (shown above it).
+class SummaryAsk(TypedDict):
+    """What a request for a thread's summary names (the keyword arguments of both requests).
 
-    `entry_ids` are not listed: the code appends the summary's entry ids and posts
-    (`context.compaction.summaries.accept_summary`), so the model spends no tokens on them.
+    `entry_ids` are not listed in the request: the code appends the summary's entry ids and
+    posts (`context.compaction.summaries.accept_summary`), so the model spends no tokens on them.
     """
+
+    thread_id: int
+    scene_ids: Sequence[str]
+    entry_ids: NotRequired[Iterable[int]]
+    max_words: int
+    previous_summary: NotRequired[str | None]
+
+
+def summarize_chunk_message(**ask: Unpack[SummaryAsk]) -> str:
+    """Ask for the running summary of a long thread, covering `scene_ids` (shown above it)."""
+    thread_id, scene_ids, max_words = ask["thread_id"], ask["scene_ids"], ask["max_words"]
+    previous_summary = ask.get("previous_summary")
     return (
         f"{SUMMARIZE_CHUNK_HEADING}\n"
         f"thread {thread_id} · scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes)\n"
@@ -227,17 +232,11 @@ def summarize_chunk_message(
     )
 
 
-def summarize_thread_message(
-    *,
-    thread_id: int,
-    scene_ids: Sequence[str],
-    entry_ids: Iterable[int] = (),
-    max_words: int,
-    previous_summary: str | None = None,
-) -> str:
+def summarize_thread_message(**ask: Unpack[SummaryAsk]) -> str:
     """Ask for the summary of a finished thread, whose last scenes are shown above it (the
-    previous summary, the thread's running summary, covers the earlier ones). Entry ids and
-    posts are appended by the code, as for a chunk."""
+    previous summary, the thread's running summary, covers the earlier ones)."""
+    thread_id, scene_ids, max_words = ask["thread_id"], ask["scene_ids"], ask["max_words"]
+    previous_summary = ask.get("previous_summary")
     span = (
         f"scenes {scene_ids[0]} .. {scene_ids[-1]} ({len(scene_ids)} scenes above)"
         if scene_ids

@@ -22,7 +22,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from terrarium_dagster.context.prompts import canonical_json, tools_json
 
@@ -312,8 +312,7 @@ class HeuristicCounter:
         self.margin_tokens = margin_tokens
 
     def count_messages(self, messages: Sequence[Message], tools: Tools) -> int:
-        fitted = self.fit.fitted(self.sizer.units(messages, tools), whole_prompt=True)
-        return self.fit.scale(fitted) + self.margin_tokens
+        return self.estimate_messages(messages, tools)
 
     def count_suffix(self, messages: Sequence[Message]) -> int:
         """Estimate of messages appended to a prompt whose count is known."""
@@ -324,7 +323,8 @@ class HeuristicCounter:
         return None
 
     def estimate_messages(self, messages: Sequence[Message], tools: Tools) -> int:
-        return self.count_messages(messages, tools)
+        fitted = self.fit.fitted(self.sizer.units(messages, tools), whole_prompt=True)
+        return self.fit.scale(fitted) + self.margin_tokens
 
     def estimate_message(self, message: Message) -> int:
         return self.fit.scale(self.fit.fitted(self.sizer.message_units(message)))
@@ -338,7 +338,7 @@ class HeuristicCounter:
             return
         self.fit.learn(self.sizer.units(messages, tools), actual)
 
-    def fork(self) -> HeuristicCounter:
+    def fork(self) -> Self:
         """A private copy: what it learns from now on stays its own (a drafted scene's)."""
         twin = copy.copy(self)
         twin.fit = self.fit.copy()
@@ -358,18 +358,24 @@ class HeuristicCounter:
         return
 
 
-class ServerCounter:
-    """Exact counts from the server where known, the calibrated heuristic for the rest."""
+class ServerCounter(HeuristicCounter):
+    """Exact counts from the server where known, the calibrated heuristic (its base) for the rest.
+
+    The estimates, the calibration and its persistence are the heuristic's; a count of a prompt
+    the server counted before (or of such a prompt plus a suffix) starts from that exact count.
+    """
 
     def __init__(
         self,
         tokenize: Tokenize | None = None,
         *,
-        heuristic: HeuristicCounter | None = None,
+        sizer: PromptSizer | None = None,
+        fit: Calibration | None = None,
+        margin_tokens: int = 24,
         anchors: int = 64,
     ) -> None:
+        super().__init__(sizer=sizer, fit=fit, margin_tokens=margin_tokens)
         self.tokenize = tokenize
-        self.heuristic = heuristic or HeuristicCounter()
         self._anchors: OrderedDict[str, int] = OrderedDict()
         self._max_anchors = anchors
         self._tokenize_works = tokenize is not None
@@ -399,8 +405,8 @@ class ServerCounter:
                 continue
             if k == len(messages):
                 return known
-            return known + self.heuristic.count_suffix(messages[k:])
-        return self.heuristic.count_messages(messages, tools)
+            return known + self.count_suffix(messages[k:])
+        return self.estimate_messages(messages, tools)
 
     def count_exact(self, messages: Sequence[Message], tools: Tools) -> int | None:
         digest = self._digests(messages, tools)[-1]
@@ -416,37 +422,19 @@ class ServerCounter:
         self.observe(messages, tools, count)
         return count
 
-    def estimate_messages(self, messages: Sequence[Message], tools: Tools) -> int:
-        return self.heuristic.count_messages(messages, tools)
-
-    def estimate_message(self, message: Message) -> int:
-        return self.heuristic.estimate_message(message)
-
-    def estimate_text(self, text: str) -> int:
-        return self.heuristic.estimate_text(text)
-
     def observe(self, messages: Sequence[Message], tools: Tools, actual: int) -> None:
-        if actual <= 0:
-            return
-        self._remember(self._digests(messages, tools)[-1], actual)
-        self.heuristic.observe(messages, tools, actual)
+        if actual > 0:
+            self._remember(self._digests(messages, tools)[-1], actual)
+        super().observe(messages, tools, actual)
 
-    def fork(self) -> ServerCounter:
+    def fork(self) -> Self:
         """A private copy sharing only the server: its calibration and remembered exact counts
         are its own from now on (a drafted scene's), so concurrent scenes never learn from each
         other in the order their replies happen to arrive."""
-        twin = ServerCounter(
-            self.tokenize, heuristic=self.heuristic.fork(), anchors=self._max_anchors
-        )
+        twin = super().fork()
         twin._anchors = OrderedDict(self._anchors)
-        twin._tokenize_works = self._tokenize_works
+        twin.tokenize_calls = 0
         return twin
-
-    def calibration(self) -> dict[str, float]:
-        return self.heuristic.calibration()
-
-    def restore(self, calibration: Mapping[str, float]) -> None:
-        self.heuristic.restore(calibration)
 
     def anchors(self) -> list[tuple[str, int]]:
         return list(self._anchors.items())

@@ -1,4 +1,4 @@
-"""`terrarium import`: a book (plain text, Markdown or EPUB) as a corpus in the banished.db schema.
+"""`terrarium import`: a book (plain text, Markdown, HTML or EPUB) as a banished.db-schema corpus.
 
 Chapters become threads (the chapter title is the thread's title), paragraphs become story posts
 (tagged `qm_post` and `story_post`, so the agent reads them as it reads a quest master's
@@ -87,8 +87,12 @@ _NUMBER_WORDS = (
     r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|the first|the second|the third|the last"
 )
+_DIVISIONS = (
+    "CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume|ADVENTURE|Adventure|TALE|Tale|"
+    "STORY|Story|LETTER|Letter|CANTO|Canto|EPISODE|Episode"
+)
 _STRONG = re.compile(
-    rf"^(?:CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume)\s+"
+    rf"^(?:{_DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b).{{0,80}}$"
 )
 _NUMBERED = re.compile(
@@ -117,7 +121,7 @@ _CAST_SECTIONS = (
 _FRONT = re.compile(rf"^(?:{_FRONT_SECTIONS})[.:]?$", re.I)
 _CAST = re.compile(rf"^(?:{_CAST_SECTIONS})[.:]?$", re.I)
 _ONLY_NUMBER = re.compile(
-    rf"^(?:(?:CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume)\s+)?"
+    rf"^(?:(?:{_DIVISIONS})\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
 )
 _NAMED = re.compile(
@@ -133,6 +137,9 @@ _MD_SETEXT = re.compile(r"^(=+|-+)\s*$")
 _BREAK = re.compile(r"^\s*(?:\*\s*){3,}\s*$|^\s*(?:-{3,}|_{3,}|#)\s*$")
 _TABLE_LINE = re.compile(r"^\s*(?:\||\+[-=+:]+\+?$|[-=:\s|+]+$)")
 _SENTENCE_END = re.compile(r"[.!?…][\"”’')\]]*(?:\s|$)")
+# a contents line: a chapter's title, then its page after spaces or dot leaders
+_PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
+_BYLINE = re.compile(r"^(?:by|(?:illustrated|translated|edited|with illustrations) by)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -480,13 +487,21 @@ class _XhtmlText(HTMLParser):
         self._tag: str | None = None
         self._text: list[str] = []
         self._skip = 0
+        self._page_number = False  # inside a printed page's number (`<span class="pagenum">`)
+        self._in_link = False  # inside a link to a place in the book (`<a href="#...">`)
+        self._linked = 0  # characters of the open block inside such links
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
             self._skip += 1
             return
-        if tag == "br" and self._tag == "pre":
-            self._text.append("\n")
+        if tag == "span" and "pagenum" in (dict(attrs).get("class") or ""):
+            self._page_number = True
+            return
+        if tag == "a" and (dict(attrs).get("href") or "").startswith("#"):
+            self._in_link = True
+        if tag == "br":  # a line break: a new line of a preformatted block, else a space
+            self._text.append("\n" if self._tag == "pre" else " ")
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
@@ -501,19 +516,28 @@ class _XhtmlText(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style", "nav"):
             self._skip = max(0, self._skip - 1)
+        elif tag == "span":
+            self._page_number = False
+        elif tag == "a":
+            self._in_link = False
         elif tag in self.BLOCKS:
             self._close()
 
     def handle_data(self, data: str) -> None:
-        if not self._skip and self._tag is not None:
+        if not self._skip and not self._page_number and self._tag is not None:
             self._text.append(data)
+            if self._in_link:
+                self._linked += len(data.strip())
 
     def _close(self) -> None:
         raw = "".join(self._text)
+        linked, self._linked = self._linked, 0
         self._text = []
         tag, self._tag = self._tag, None
         if tag is None:
             return
+        if linked > 0.6 * len("".join(raw.split())):
+            return  # a table of contents: links to the book's own chapters, not story
         if tag == "pre":  # preformatted: its blank-line separated parts are paragraphs
             for part in re.split(r"\n\s*\n", raw):
                 lines = tuple(line.rstrip() for line in part.split("\n") if line.strip())
@@ -579,14 +603,48 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
         if top and not (items and items[0].kind == "heading"):
             items = [Block("heading", top), *items]
         blocks.extend(items)
-    texts = [block.text for block in blocks]
-    start, end = _story_span(texts)
+    return _inside_wrapping(blocks), title
+
+
+_CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def blocks_from_html(path: Path) -> tuple[list[Block], str | None]:
+    """An HTML book (Project Gutenberg's HTML edition, say): its headings and paragraphs in the
+    encoding it declares; its title from the Gutenberg header, else its `<title>`."""
+    raw = path.read_bytes()
+    declared = _CHARSET.search(raw[:4096])
+    encodings = [declared.group(1).decode("ascii")] if declared else []
+    for encoding in (*encodings, "utf-8"):
+        try:
+            markup = raw.decode(encoding).lstrip("\ufeff")
+            break
+        except (LookupError, UnicodeDecodeError):
+            continue
+    else:
+        raise InputError(f"{path} is not text in the encoding it declares, nor UTF-8")
+    parser = _XhtmlText({})
+    parser.feed(markup)
+    parser.close()
+    blocks = parser.items
+    if not blocks:
+        raise InputError(f"{path} has no headings or paragraphs: is it an HTML page?")
+    title = gutenberg_title("\n".join(block.text for block in blocks[:200]))
+    if title is None and (found := _HTML_TITLE.search(markup)):
+        title = " ".join(html.unescape(found.group(1)).split()) or None
+    return _inside_wrapping(blocks), title
+
+
+def _inside_wrapping(blocks: list[Block]) -> list[Block]:
+    """The blocks inside Project Gutenberg's wrapping, without illustration markers."""
+    start, end = _story_span([block.text for block in blocks])
     kept = []
     for block in blocks[start:end]:
         text = " ".join(_without_illustrations(block.text).split())
         if text or block.lines:
             kept.append(Block(block.kind, text, block.lines))
-    return kept, title
+    return kept
 
 
 # -- from blocks to chapters ----------------------------------------------------------------
@@ -599,7 +657,11 @@ def _is_prose(block: Block) -> bool:
         return False
     lines = [line.strip() for line in block.lines if line.strip()]
     if len(lines) >= 3:
-        short = sum(1 for line in lines if len(line) < 48 and not _SENTENCE_END.search(line))
+        short = sum(
+            1
+            for line in lines
+            if (len(line) < 48 and not _SENTENCE_END.search(line)) or _PAGE_REFERENCE.search(line)
+        )
         if short / len(lines) >= 0.6:
             return False
     return True
@@ -608,7 +670,10 @@ def _is_prose(block: Block) -> bool:
 def _title(run: list[str]) -> str:
     """One title for consecutive headings: from the chapter number on when there is one (a
     book's title above it is dropped), the rest joined by ": "."""
-    run = [text for text in run if text]
+    run = [text for text in run if text and not _BYLINE.match(text)]
+    contents = [i for i, text in enumerate(run) if _CONTENTS.match(text.strip())]
+    if contents and contents[-1] + 1 < len(run):  # a contents heading above the first chapter's
+        run = run[contents[-1] + 1 :]
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
     if numbered:
         run = run[numbered[-1] :]
@@ -699,24 +764,44 @@ def read_book(path: Path) -> Book:
     suffix = path.suffix.lower()
     if suffix == ".epub":
         blocks, title = blocks_from_epub(path)
+    elif suffix in (".html", ".htm", ".xhtml"):
+        blocks, title = blocks_from_html(path)
     elif suffix in (".txt", ".text", ".md", ".markdown"):
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}"
-            ) from None
+        text = _decoded(path)
         title = gutenberg_title(text)
         reader = blocks_from_markdown if suffix in (".md", ".markdown") else blocks_from_text
         blocks = reader(text)
     else:
         raise InputError(
-            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md) or EPUB file"
+            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), HTML (.html) "
+            "or EPUB file"
         )
     book = chapters_from_blocks(blocks, title)
     if not book.chapters:
         raise InputError(f"{path} has no story text to import (no chapter with prose)")
     return book
+
+
+_DECLARED = re.compile(rb"^Character set encoding:\s*([A-Za-z0-9_.:-]+)", re.M | re.I)
+
+
+def _decoded(path: Path) -> str:
+    """A text file's text: UTF-8, else the encoding its Project Gutenberg header declares
+    ("Character set encoding: ISO-8859-1", as Gutenberg's 8-bit editions say)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        declared = _DECLARED.search(raw[:20_000])
+        if declared is not None:
+            try:
+                return raw.decode(declared.group(1).decode("ascii"))
+            except (LookupError, UnicodeDecodeError):
+                pass
+        raise InputError(
+            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}) and declares no "
+            "encoding it is in: convert it to UTF-8 (iconv -f LATIN1 -t UTF-8, say)"
+        ) from None
 
 
 def reference_path(corpus: Path) -> Path:

@@ -1,5 +1,5 @@
 """Undo a curator decision or any revision: what `terrarium undo` and the Dagster `undo_change`
-job call (through `Engine.undo`).
+job call (through `GlossaryEdits.undo`).
 
 The glossary writes the compensating revisions (`Glossary.undo_change`: a three-way revert that
 works after later changes, nothing erased). Here the undo is named (its revisions' reason says

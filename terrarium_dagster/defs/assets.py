@@ -23,8 +23,8 @@ from terrarium_dagster.corpus.summary import scene_batch_summary
 from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.defs.asset_checks import evaluate_glossary_checks, glossary_check_specs
 from terrarium_dagster.defs.edition import (
+    EDITION_DESCRIPTION,
     edition_check_specs,
-    edition_spec,
     evaluate_edition_checks,
     glossary_edition,
     write_editions,
@@ -89,53 +89,61 @@ THREAD_ASSETS = (
 )
 
 
+def _step_asset(
+    key: dg.AssetKey,
+    group: str,
+    description: str,
+    *,
+    after: dg.AssetKey | None = None,
+    kinds: frozenset[str] = frozenset({"sqlite"}),
+    follows_upstream: bool = False,
+) -> dg.AssetSpec:
+    """An asset of the one thread step: skippable, since a run may select any of them."""
+    return dg.AssetSpec(
+        key,
+        deps=[after] if after is not None else [],
+        skippable=True,
+        group_name=group,
+        kinds=set(kinds),
+        description=description,
+        automation_condition=FOLLOWS_UPSTREAM if follows_upstream else None,
+    )
+
+
 def _thread_specs() -> list[dg.AssetSpec]:
     return [
-        dg.AssetSpec(
+        _step_asset(
             scene_batches,
-            skippable=True,
-            group_name="annotation",
-            kinds={"sqlite"},
-            description="The thread's cleaned posts grouped into scenes (runs of QM posts).",
+            "annotation",
+            "The thread's cleaned posts grouped into scenes (runs of QM posts).",
         ),
-        dg.AssetSpec(
+        _step_asset(
             thread_annotations,
-            skippable=True,
-            group_name="annotation",
-            kinds={"sqlite"},
-            description=(
-                "The agent reads the thread's scenes and writes the glossary, one store "
-                "transaction per scene. Threads run in story order; an earlier thread that is "
-                "not annotated fails the run before anything is written."
-            ),
+            "annotation",
+            "The agent reads the thread's scenes and writes the glossary, one store transaction "
+            "per scene. Threads run in story order; an earlier thread that is not annotated "
+            "fails the run before anything is written.",
         ),
-        dg.AssetSpec(
+        _step_asset(
             curated_glossary,
-            deps=[thread_annotations],
-            skippable=True,
-            group_name="glossary",
-            kinds={"sqlite"},
-            description=(
-                "The curator reviews the thread's tentative entries: confirm, reject, merge or "
-                "revise, each decision a revision with its reasoning. Its model calls, logs and "
-                "failures are this asset's. Follows annotation by Declarative Automation (eager)."
-            ),
-            automation_condition=FOLLOWS_UPSTREAM,
+            "glossary",
+            "The curator reviews the thread's tentative entries: confirm, reject, merge or "
+            "revise, each decision a revision with its reasoning. Its model calls, logs and "
+            "failures are this asset's. Follows annotation by Declarative Automation (eager).",
+            after=thread_annotations,
+            follows_upstream=True,
         ),
-        dg.AssetSpec(
+        _step_asset(
             glossary_export,
-            deps=[curated_glossary],
-            skippable=True,
-            group_name="glossary",
-            kinds={"json", "yaml", "markdown", "html"},
-            description=(
-                "The glossary as it stood at the end of the thread (no later spoilers), as JSON, "
-                "YAML and a wiki, in `<exports>/<thread key>/`; needs no model. Follows curation "
-                "by Declarative Automation (eager)."
-            ),
-            automation_condition=FOLLOWS_UPSTREAM,
+            "glossary",
+            "The glossary as it stood at the end of the thread (no later spoilers), as JSON, "
+            "YAML and a wiki, in `<exports>/<thread key>/`; needs no model. Follows curation by "
+            "Declarative Automation (eager).",
+            after=curated_glossary,
+            kinds=frozenset({"json", "yaml", "markdown", "html"}),
+            follows_upstream=True,
         ),
-        edition_spec(),
+        _step_asset(glossary_edition, "glossary", EDITION_DESCRIPTION, after=curated_glossary),
     ]
 
 
@@ -243,7 +251,9 @@ def _annotate_and_curate(
         # A thread already annotated (or curated) is a success that changes nothing: a range
         # resumes at its first unfinished thread, a re-materialized partition stays green. Only
         # `rewind: true` redoes a finished thread (and the later ones).
-        steps = engine.run_threads(threads, annotate=annotate, curate=curate, rewind=config.rewind)
+        steps = engine.sequence.run_threads(
+            threads, annotate=annotate, curate=curate, rewind=config.rewind
+        )
         while (step := fail_on(next, steps, None)) is not None:
             thread = step.thread
             if step.annotation is not None:

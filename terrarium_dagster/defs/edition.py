@@ -23,27 +23,18 @@ from terrarium_dagster.edition.writer import EditionReport
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 
 glossary_edition = story_key("glossary_edition")
-CURATED_GLOSSARY = story_key("curated_glossary")
 CITATIONS_CHECK = "edition_citations_resolve"
 NOTHING_LATER_CHECK = "edition_nothing_later"
 MAX_LISTED = 20
 LEAD_CHARS = 160
 
 
-def edition_spec() -> dg.AssetSpec:
-    return dg.AssetSpec(
-        glossary_edition,
-        deps=[CURATED_GLOSSARY],
-        skippable=True,
-        group_name="glossary",
-        kinds={"sqlite"},
-        description=(
-            "The reader's edition as of the thread: every entry the thread changed, rewritten "
-            "by the model from its evidence up to the thread (its sources and nearby posts, "
-            "revisions, linked entries) and nothing later; the others keep their text. The "
-            "exports and the site show it. Materialized when asked for (not automated)."
-        ),
-    )
+EDITION_DESCRIPTION = (
+    "The reader's edition as of the thread: every entry the thread changed, rewritten by the "
+    "model from its evidence up to the thread (its sources and nearby posts, revisions, linked "
+    "entries) and nothing later; the others keep their text. The exports and the site show it. "
+    "Materialized when asked for (not automated)."
+)
 
 
 def edition_check_specs() -> list[dg.AssetCheckSpec]:

@@ -2,8 +2,9 @@
 
 The one op opens an `Engine` without a model (a writer: it takes the store's writer lease, and
 runs in the `terrarium_llm` pool so it waits behind a running annotation instead of failing) and
-calls `Engine.undo`, exactly what `terrarium undo` does. The compensating revisions it writes
-are shown by `terrarium lineage`; the output's metadata lists them.
+calls `GlossaryEdits.undo` (`engine.edits`), exactly what `terrarium undo` does. The
+compensating revisions it writes are shown by `terrarium lineage`; the output's metadata lists
+them.
 """
 
 import dagster as dg
@@ -46,7 +47,7 @@ def undo_change(
     engine = fail_on(Engine.open, settings, run_id=context.run.run_id, model=False)
     with engine:
         result = fail_on(
-            engine.undo,
+            engine.edits.undo,
             decision_id=config.decision_id,
             revision_id=config.revision_id,
             reason=config.reason or None,

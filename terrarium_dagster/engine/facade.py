@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
 from typing import Self
 
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Thread
-from terrarium_dagster.curation.decisions import CurationReport, UndoResult
+from terrarium_dagster.curation.decisions import CurationReport
 from terrarium_dagster.edition.writer import EditionReport
 from terrarium_dagster.engine.edits import GlossaryEdits
 from terrarium_dagster.engine.living_corpus import LivingCorpus
 from terrarium_dagster.engine.model_run import ModelRun, ProgressCallback, quiet
 from terrarium_dagster.engine.opening import open_client, open_writer, release_writer
 from terrarium_dagster.engine.order import ThreadOrder
-from terrarium_dagster.engine.sequence import ThreadSequence, ThreadStep
+from terrarium_dagster.engine.sequence import ThreadSequence
 from terrarium_dagster.errors import DiskSpaceError, InputError, TerrariumError
 from terrarium_dagster.model.replicas import ModelClient
 from terrarium_dagster.reports import ThreadReport
@@ -169,18 +168,6 @@ class Engine:
 
     # -- the thread sequence (sequence.py) --------------------------------------------------
 
-    def run_threads(
-        self,
-        threads: Sequence[Thread],
-        *,
-        annotate: bool = True,
-        curate: bool = True,
-        rewind: bool = False,
-    ) -> Iterator[ThreadStep]:
-        """The per-thread sequence, the one driver of the CLI and the Dagster step
-        (`ThreadSequence.run_threads`)."""
-        return self.sequence.run_threads(threads, annotate=annotate, curate=curate, rewind=rewind)
-
     def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
         """One thread's scenes into the glossary (`ThreadSequence.annotate_thread`)."""
         return self.sequence.annotate_thread(thread_id, rewind=rewind)
@@ -202,13 +189,3 @@ class Engine:
     def write_edition(self, as_of_thread: int) -> list[EditionReport]:
         """The reader's edition up to a thread (`GlossaryEdits.write_edition`)."""
         return self.edits.write_edition(as_of_thread)
-
-    def undo(
-        self,
-        *,
-        decision_id: int | None = None,
-        revision_id: int | None = None,
-        reason: str | None = None,
-    ) -> UndoResult:
-        """Undo one curator decision or one revision (`GlossaryEdits.undo`)."""
-        return self.edits.undo(decision_id=decision_id, revision_id=revision_id, reason=reason)

@@ -45,10 +45,7 @@ def thread_report(
         updated=updated,
         deleted=deleted,
         touched=touched,
-        calls=totals.calls,
-        prompt_tokens=totals.prompt_tokens,
-        cached_tokens=totals.cached_tokens,
-        completion_tokens=totals.completion_tokens,
+        **totals.token_figures(),
         compactions=len(compactions),
         snapshot_id=state.snapshot_id if state else None,
         suspect=state.suspect if state else None,
@@ -103,13 +100,7 @@ def _term(store: GlossaryStore, entry_id: int | None) -> str:
 def recorded_curation(store: GlossaryStore, thread: Thread) -> CurationReport:
     """The report of a curation already done, rebuilt from its decision rows."""
     totals = store.runs.agent_call_totals(thread_id=thread.id, purpose="curate")
-    report = CurationReport(
-        thread_id=thread.id,
-        calls=totals.calls,
-        prompt_tokens=totals.prompt_tokens,
-        cached_tokens=totals.cached_tokens,
-        completion_tokens=totals.completion_tokens,
-    )
+    report = CurationReport(thread_id=thread.id, **totals.token_figures())
     buckets = {
         "CONFIRM": report.confirmed,
         "REJECT": report.rejected,

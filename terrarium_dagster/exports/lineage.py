@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
 from terrarium_dagster.store.annotator import GlossaryStore
-from terrarium_dagster.store.models import Entry, Revision
+from terrarium_dagster.store.models import Entry, Provenance, Revision
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.undo import undone_revisions
 
@@ -92,6 +92,11 @@ class Lineage(BaseModel):
     revisions: list[LineageRevision]
     sources: list[LineageSource]
     threads: list[LineageThread]
+
+
+# What a lineage row takes as it is from the stored revision or source it shows.
+_FROM_REVISION = set(LineageRevision.model_fields) & set(Revision.model_fields)
+_FROM_SOURCE = set(LineageSource.model_fields) & set(Provenance.model_fields)
 
 
 def _short(value: Any) -> str:
@@ -233,16 +238,9 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
 
     trail = [
         LineageRevision(
-            id=r.id,
-            entry_id=r.entry_id,
-            action=r.action,
+            **r.model_dump(include=_FROM_REVISION),
             actor=r.actor_kind,
-            run_id=r.run_id,
-            thread_id=r.thread_id,
             thread_key=key_of(r.thread_id),
-            scene_id=r.scene_id,
-            snapshot_id=r.snapshot_id,
-            reason=r.reason,
             changes=revision_changes(r),
             decision_id=(decision_of(r) or {}).get("id"),
             decision=(decision_of(r) or {}).get("decision"),
@@ -252,13 +250,10 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
     ]
     sources = [
         LineageSource(
+            **item.model_dump(include=_FROM_SOURCE),
             ref=item.ref,
-            post_id=item.post_id,
-            thread_id=item.thread_id,
             thread_title=threads[item.thread_id].title if item.thread_id in threads else None,
             url=corpus.post_url(item.ref, quote=item.quote),
-            quote=item.quote,
-            revision_id=item.revision_id,
         )
         for item in store.provenance.for_entry(entry.id)
     ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -66,15 +66,8 @@ class ThreadPart:
     posts: dict[str, list[Any]] = field(default_factory=dict)  # post id → [thread key, url]
 
     def document(self) -> dict[str, Any]:
-        return {
-            "position": self.position,
-            "key": self.key,
-            "title": self.title,
-            "versions": self.versions,
-            "sources": self.sources,
-            "ended": self.ended,
-            "posts": self.posts,
-        }
+        """The data file's object: every field, by name."""
+        return asdict(self)
 
 
 def thread_file(position: int) -> str:

@@ -170,9 +170,10 @@ class ClientConfig(BaseModel):
 
 
 class FailedAttempt(BaseModel):
-    """One HTTP attempt of a call that failed and was retried (a 5xx, a 429, a timeout, a dropped
-    connection, a malformed reply): the server was asked, so it is recorded as a call of its own.
-    `usage` is what a malformed reply still reported, if anything."""
+    """One HTTP attempt of a call that ended without an answer to keep (a 5xx, a 429, a timeout,
+    a dropped connection, a malformed reply, the call's own failure): the server was asked, so it
+    is recorded as a call of its own. `usage` is what a malformed reply still reported, if
+    anything."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -193,15 +194,7 @@ class AttemptBook(Protocol):
 
     def begin(self, server: str) -> None: ...
 
-    def fail(
-        self,
-        outcome: str,
-        *,
-        retried: bool,
-        latency_ms: float = 0.0,
-        usage: Usage | None = None,
-        server: str | None = None,
-    ) -> None: ...
+    def fail(self, attempt: FailedAttempt, *, retried: bool) -> None: ...
 
 
 def outcome_of(exc: BaseException) -> str:
@@ -809,12 +802,7 @@ class ChatClient:
                     )
                     failures.append(failed)
                     if book is not None:
-                        book.fail(
-                            failed.outcome,
-                            retried=True,
-                            latency_ms=latency_ms,
-                            usage=failed.usage,
-                        )
+                        book.fail(failed, retried=True)
                     logger.warning(
                         "%s%s; asking again (%d of %d)",
                         exc,
@@ -832,7 +820,7 @@ class ChatClient:
                     )
         except BaseException as exc:  # failed (or interrupted): its attempts go with it
             if book is not None:  # the attempt still open (if any) ended with the call
-                book.fail(outcome_of(exc), retried=False)
+                book.fail(FailedAttempt(outcome=outcome_of(exc)), retried=False)
             if isinstance(exc, TerrariumError):
                 exc.failed_attempts = tuple(failures)
             raise
@@ -1061,10 +1049,11 @@ class ChatClient:
             elif attempt == attempts_allowed:
                 break
             spent = (time.perf_counter() - started) * 1000.0
+            failed = FailedAttempt(outcome=cause, latency_ms=spent)
             if failures is not None:
-                failures.append(FailedAttempt(outcome=cause, latency_ms=spent))
+                failures.append(failed)
             if book is not None:
-                book.fail(cause, retried=True, latency_ms=spent)
+                book.fail(failed, retried=True)
             serving = scope.describe() if scope else ""
             if full:
                 logger.warning("%s%s: %s", what, serving, cause)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from terrarium_dagster.errors import AgentError, ConfigError, Interrupted, TerrariumError
 from terrarium_dagster.model.client import (
@@ -31,6 +31,9 @@ from terrarium_dagster.model.client import (
 )
 from terrarium_dagster.model.protocol import ModelInfo
 from terrarium_dagster.model.server import ServerInfo, server_info
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _HTTP_STATUS = re.compile(r"\bHTTP (\d{3})\b")
 
@@ -50,6 +53,18 @@ def _no_retry_elsewhere(exc: BaseException) -> bool:
         found = _HTTP_STATUS.search(str(exc))
         status = int(found.group(1)) if found else None
     return isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
+
+
+def _arguments_of(
+    method: Callable[Concatenate[ChatClient, P], R],
+) -> Callable[[Callable[..., R]], Callable[Concatenate[ReplicaPool, P], R]]:
+    """Give a pool method the signature of the `ChatClient` method it stands for: it takes the
+    same arguments and passes them on unchanged to the replica that answers."""
+
+    def typed(pool_method: Callable[..., R]) -> Callable[Concatenate[ReplicaPool, P], R]:
+        return pool_method
+
+    return typed
 
 
 class ReplicaPool:
@@ -129,33 +144,21 @@ class ReplicaPool:
                 return client.model_name()
         return self.clients[0].model_name()
 
-    def tokenize(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        *,
-        template_kwargs: Mapping[str, Any] | None = None,
-    ) -> int | None:
-        return self._ask(
-            lambda client: client.tokenize(messages, tools, template_kwargs=template_kwargs),
-            "counting tokens",
-        )
+    @_arguments_of(ChatClient.tokenize)
+    def tokenize(self, *args: Any, **kwargs: Any) -> int | None:
+        """`ChatClient.tokenize` on the least busy replica."""
+        return self._ask(lambda client: client.tokenize(*args, **kwargs), "counting tokens")
 
-    def chat(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        max_tokens: int | None = None,
-        **extra: Any,
-    ) -> ChatResult:
-        """`ChatClient.chat` on the least busy replica (`extra`: its other keyword arguments)."""
+    @_arguments_of(ChatClient.chat)
+    def chat(self, *args: Any, **kwargs: Any) -> ChatResult:
+        """`ChatClient.chat` on the least busy replica; the answer and the failed attempts name
+        the replica that served them."""
         earlier: list[FailedAttempt] = []
 
         def ask(client: ChatClient) -> ChatResult:
             server = client.config.root_url
             try:
-                result = client.chat(messages, tools, tool_choice, max_tokens, **extra)
+                result = client.chat(*args, **kwargs)
             except TerrariumError as exc:
                 mine = tuple(
                     attempt.model_copy(update={"server": server})

@@ -64,6 +64,7 @@ from terrarium_dagster.model.accounting import (
 )
 from terrarium_dagster.model.client import (
     ChatResult,
+    FailedAttempt,
     ServerContextOverflow,
     ServerUnreachableError,
     outcome_of,
@@ -519,7 +520,8 @@ class ModelSession:
                 scope=scope,
             )
         except BaseException as exc:  # an attempt the client left open ends with the call
-            books.fail(outcome_of(exc), retried=False, server=getattr(exc, "server", None))
+            ended = FailedAttempt(outcome=outcome_of(exc), server=getattr(exc, "server", None))
+            books.fail(ended, retried=False)
             raise
         finally:
             self._leave_flight()
@@ -727,22 +729,14 @@ class Books:
         self._server = server
         self._key = self._session._open(self._purpose, self._scope, server)
 
-    def fail(
-        self,
-        outcome: str,
-        *,
-        retried: bool,
-        latency_ms: float = 0.0,
-        usage: Usage | None = None,
-        server: str | None = None,
-    ) -> None:
+    def fail(self, attempt: FailedAttempt, *, retried: bool) -> None:
         if self._key is None:
             return
         self._end(
-            usage,
-            outcome=RETRIED + outcome if retried else outcome,
-            latency_ms=latency_ms,
-            server=server or self._server,
+            attempt.usage,
+            outcome=RETRIED + attempt.outcome if retried else attempt.outcome,
+            latency_ms=attempt.latency_ms,
+            server=attempt.server or self._server,
         )
 
     def answer(self, result: ChatResult) -> None:

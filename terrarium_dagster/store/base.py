@@ -14,7 +14,7 @@ import json
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -462,6 +462,21 @@ class Aggregate:
         if row is None:
             raise StoreError(f"no {table} {row_id} in the annotator store")
         return row
+
+    def records(
+        self, record: Callable[[sqlite3.Row], R], sql: str, params: Sequence[object] = ()
+    ) -> list[R]:
+        """What `record` makes of each row `sql` selects, in its order."""
+        return [record(row) for row in self.conn.execute(sql, params).fetchall()]
+
+    def insert(self, table: str, row: Mapping[str, object]) -> int:
+        """Add one row to `table`, its values by column name; returns its id."""
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        cursor = self.conn.execute(
+            f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values())
+        )
+        return int(cursor.lastrowid or 0)
 
     def stored_rows(self, table: str, **columns: object) -> list[sqlite3.Row]:
         """The rows of `table` whose `columns` hold the given values (None: any), in id order."""

@@ -29,23 +29,18 @@ class CurationLog(Aggregate):
     ) -> int:
         if not isinstance(decision, str) or not decision.strip():
             raise InputError("curator decision must be a non-empty string")
+        row = {
+            "run_id": run_id,
+            "thread_id": thread_id,
+            "entry_id": entry_id,
+            "decision": decision,
+            "target_entry_id": target_entry_id,
+            "reasoning": reasoning,
+            "revision_id": revision_id,
+            "created_at": now_iso(),
+        }
         with self.transaction():
-            cursor = self.conn.execute(
-                "INSERT INTO curator_decision (run_id, thread_id, entry_id, decision, "
-                "target_entry_id, reasoning, revision_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    thread_id,
-                    entry_id,
-                    decision,
-                    target_entry_id,
-                    reasoning,
-                    revision_id,
-                    now_iso(),
-                ),
-            )
-            return int(cursor.lastrowid or 0)
+            return self.insert("curator_decision", row)
 
     @guarded
     def mark_decision_undone(self, decision_id: int, undone_revision_id: int | None) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from terrarium_dagster.store.base import Aggregate, guarded, now_iso
 from terrarium_dagster.store.records import from_row
@@ -77,6 +77,17 @@ _CURRENT = (
 )
 
 
+def _stamped(
+    record: EditionText | EditionThread, run_id: str | None, stamp: str
+) -> dict[str, object]:
+    """The row of an edition record: its fields (id lists as JSON), who wrote it and when."""
+    fields = {
+        name: json.dumps(list(value)) if isinstance(value, tuple) else value
+        for name, value in asdict(record).items()
+    }
+    return fields | {"run_id": run_id, "created_at": stamp}
+
+
 def _text(row: sqlite3.Row) -> EditionText:
     revisions, posts = (tuple(json.loads(row[column])) for column in ("revisions", "posts"))
     return from_row(EditionText, row, revisions=revisions, posts=posts)
@@ -101,40 +112,8 @@ class EditionLog(Aggregate):
         stamp = now_iso()
         with self.transaction():
             for text in texts:
-                self.conn.execute(
-                    "INSERT INTO edition (entry_id, thread_id, position, revision_id, text, "
-                    "outcome, revisions, posts, request, attempts, tokens, run_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        text.entry_id,
-                        text.thread_id,
-                        text.position,
-                        text.revision_id,
-                        text.text,
-                        text.outcome,
-                        json.dumps(list(text.revisions)),
-                        json.dumps(list(text.posts)),
-                        text.request,
-                        text.attempts,
-                        text.tokens,
-                        run_id,
-                        stamp,
-                    ),
-                )
-            self.conn.execute(
-                "INSERT INTO edition_thread (thread_id, position, revision_id, rewritten, "
-                "requests, tokens, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    thread.thread_id,
-                    thread.position,
-                    thread.revision_id,
-                    thread.rewritten,
-                    thread.requests,
-                    thread.tokens,
-                    run_id,
-                    stamp,
-                ),
-            )
+                self.insert("edition", _stamped(text, run_id, stamp))
+            self.insert("edition_thread", _stamped(thread, run_id, stamp))
 
     @guarded
     def thread(self, thread_id: int) -> EditionThread | None:
@@ -152,11 +131,11 @@ class EditionLog(Aggregate):
     @guarded
     def of_thread(self, thread_id: int) -> list[EditionText]:
         """The entries the thread's (current) edition rewrote, in entry order."""
-        rows = self.conn.execute(
+        return self.records(
+            _text,
             f"SELECT e.* FROM edition e {_CURRENT} WHERE e.thread_id = ? ORDER BY e.entry_id",
             (thread_id,),
-        ).fetchall()
-        return [_text(row) for row in rows]
+        )
 
     @guarded
     def as_of(self, position: int) -> dict[int, EditionText]:
@@ -175,7 +154,6 @@ class EditionLog(Aggregate):
     @guarded
     def all_current(self) -> list[EditionText]:
         """Every current edition row, in (position, entry) order (the comparison of two runs)."""
-        rows = self.conn.execute(
-            f"SELECT e.* FROM edition e {_CURRENT} ORDER BY e.position, e.entry_id"
-        ).fetchall()
-        return [_text(row) for row in rows]
+        return self.records(
+            _text, f"SELECT e.* FROM edition e {_CURRENT} ORDER BY e.position, e.entry_id"
+        )

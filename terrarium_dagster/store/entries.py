@@ -87,12 +87,16 @@ class Glossary(EntryQueries):
         with self.transaction():
             self.rows.check_free([(surface, norm), *alias_names], ())
             text = tidy_links(text, any_target)
-            cursor = self.conn.execute(
-                "INSERT INTO entry (term, norm_term, definition, status, tags) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (surface, norm, text, chosen_status, dump_json(tag_list)),
+            entry_id = self.insert(
+                "entry",
+                {
+                    "term": surface,
+                    "norm_term": norm,
+                    "definition": text,
+                    "status": chosen_status,
+                    "tags": dump_json(tag_list),
+                },
             )
-            entry_id = int(cursor.lastrowid or 0)
             state = {
                 **DEFAULT_STATE,
                 "term": surface,

@@ -18,6 +18,7 @@ from terrarium_dagster.store.models import EntryView, Revision
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.progress import ThreadProgress
 from terrarium_dagster.store.provenance import provenance_record, seen_span
+from terrarium_dagster.store.records import _filters
 from terrarium_dagster.store.rows import EntryRows, full_state, revision_record
 
 
@@ -39,23 +40,15 @@ class History(Aggregate):
         run_id: str | None = None,
     ) -> list[Revision]:
         """Revisions in id order, filtered by entry, thread, run, and id > ``since_id``."""
-        clauses: list[str] = []
-        params: list[object] = []
-        if entry_id is not None:
-            clauses.append("entry_id = ?")
-            params.append(parse_entry_id(entry_id))
-        if thread_id is not None:
-            clauses.append("thread_id = ?")
-            params.append(thread_id)
+        where, params = _filters(
+            entry_id=None if entry_id is None else parse_entry_id(entry_id),
+            thread_id=thread_id,
+            run_id=run_id,
+        )
         if since_id is not None:
-            clauses.append("id > ?")
+            where = f"{where} AND id > ?" if where else " WHERE id > ?"
             params.append(since_id)
-        if run_id is not None:
-            clauses.append("run_id = ?")
-            params.append(run_id)
-        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        rows = self.conn.execute(f"SELECT * FROM revision{where} ORDER BY id", params).fetchall()
-        return [revision_record(row) for row in rows]
+        return self.records(revision_record, f"SELECT * FROM revision{where} ORDER BY id", params)
 
     @guarded
     def revision(self, revision_id: int) -> Revision:

@@ -50,22 +50,20 @@ class AgentMemory(Aggregate):
         ):
             raise InputError("compaction entry_ids must be a list of integers")
         with self.transaction():
-            cursor = self.conn.execute(
-                "INSERT INTO compaction (run_id, thread_id, scene_id, tier, tokens_before, "
-                "tokens_after, entry_ids, summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    thread_id,
-                    scene_id,
-                    tier,
-                    int(tokens_before),
-                    int(tokens_after),
-                    dump_json(list(entry_ids)),
-                    summary,
-                    now_iso(),
-                ),
+            return self.insert(
+                "compaction",
+                {
+                    "run_id": run_id,
+                    "thread_id": thread_id,
+                    "scene_id": scene_id,
+                    "tier": tier,
+                    "tokens_before": int(tokens_before),
+                    "tokens_after": int(tokens_after),
+                    "entry_ids": dump_json(list(entry_ids)),
+                    "summary": summary,
+                    "created_at": now_iso(),
+                },
             )
-            return int(cursor.lastrowid or 0)
 
     @guarded
     def compactions(
@@ -150,12 +148,15 @@ class AgentMemory(Aggregate):
                 raise StoreError(
                     f"no snapshot {snapshot_id} in the annotator store; cannot log a summon"
                 )
-            cursor = self.conn.execute(
-                "INSERT INTO summon_log (snapshot_id, run_id, exchange, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (snapshot_id, run_id, payload, now_iso()),
+            return self.insert(
+                "summon_log",
+                {
+                    "snapshot_id": snapshot_id,
+                    "run_id": run_id,
+                    "exchange": payload,
+                    "created_at": now_iso(),
+                },
             )
-            return int(cursor.lastrowid or 0)
 
     @guarded
     def summons(self, snapshot_id: int | None = None) -> list[dict[str, Any]]:

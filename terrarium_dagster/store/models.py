@@ -223,20 +223,35 @@ class AgentCallRecord(BaseModel):
     request_key: str | None = None  # the call ledger's key: a request is recorded once
 
 
-class CallTotals(_Frozen):
-    """Sums over agent calls."""
+class TokenFigures(BaseModel):
+    """Model calls and their token counts (of a thread's work, or summed from call records)."""
 
     calls: int = 0
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Share of prompt tokens served from the prefix cache (0.0 when nothing was sent)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def token_figures(self) -> dict[str, int]:
+        """The calls and token counts alone, to carry into another report."""
+        return {name: getattr(self, name) for name in TokenFigures.model_fields}
+
+
+class CallTotals(TokenFigures):
+    """Sums over agent calls; their JSON carries the cache hit rate."""
+
+    model_config = ConfigDict(frozen=True)
+
     latency_ms: float = 0.0
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def cache_hit_rate(self) -> float:
-        """Share of prompt tokens served from the prefix cache (0.0 when nothing was sent)."""
-        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+        return super().cache_hit_rate
 
 
 class SnapshotHeader(_Frozen):

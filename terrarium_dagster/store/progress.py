@@ -47,10 +47,9 @@ class ThreadProgress(Aggregate):
     @guarded
     def thread_states(self) -> list[ThreadState]:
         """All recorded thread states in story order (position)."""
-        rows = self.conn.execute(
-            "SELECT * FROM thread_state ORDER BY position, thread_id"
-        ).fetchall()
-        return [_thread_state(row) for row in rows]
+        return self.records(
+            _thread_state, "SELECT * FROM thread_state ORDER BY position, thread_id"
+        )
 
     @guarded
     def set_thread_state(

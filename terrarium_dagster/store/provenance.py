@@ -161,11 +161,11 @@ class ProvenanceLog(Aggregate):
         live = "" if include_superseded else " AND superseded_revision_id IS NULL"
         with self.reading():
             self.rows.row(entry_id)
-            rows = self.conn.execute(
+            return self.records(
+                provenance_record,
                 f"SELECT * FROM provenance WHERE entry_id = ?{live} ORDER BY post_id, id",
                 (entry_id,),
-            ).fetchall()
-        return [provenance_record(row) for row in rows]
+            )
 
     @guarded
     def sourced_posts(self, entry_id: int, post_ids: Iterable[int]) -> set[int]:

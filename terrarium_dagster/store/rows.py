@@ -197,27 +197,22 @@ class EntryRows(Aggregate):
         detail: dict[str, Any] | None = None,
         group_id: int | None = None,
     ) -> int:
-        cursor = self.conn.execute(
-            "INSERT INTO revision (entry_id, action, old_value, new_value, detail, group_id, "
-            "reason, actor_kind, run_id, thread_id, scene_id, snapshot_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                entry_id,
-                action,
-                None if old is None else dump_json(old),
-                dump_json(new),
-                None if detail is None else dump_json(detail),
-                group_id,
-                reason,
-                actor.kind,
-                actor.run_id,
-                actor.thread_id,
-                actor.scene_id,
-                actor.snapshot_id,
-                now_iso(),
-            ),
-        )
-        revision_id = int(cursor.lastrowid or 0)
+        row = {
+            "entry_id": entry_id,
+            "action": action,
+            "old_value": None if old is None else dump_json(old),
+            "new_value": dump_json(new),
+            "detail": None if detail is None else dump_json(detail),
+            "group_id": group_id,
+            "reason": reason,
+            "actor_kind": actor.kind,
+            "run_id": actor.run_id,
+            "thread_id": actor.thread_id,
+            "scene_id": actor.scene_id,
+            "snapshot_id": actor.snapshot_id,
+            "created_at": now_iso(),
+        }
+        revision_id = self.insert("revision", row)
         self.conn.execute(
             "UPDATE entry SET updated_revision = ?, "
             "created_revision = COALESCE(created_revision, ?) WHERE id = ?",

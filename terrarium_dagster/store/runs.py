@@ -9,7 +9,7 @@ import os
 import socket
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import sqlite_utils
 
@@ -39,6 +39,15 @@ from terrarium_dagster.store.records import (
     _filters,
     from_row,
 )
+
+
+class CallFilter(TypedDict, total=False):
+    """Which agent calls a question is about: each column given (not None) narrows them."""
+
+    run_id: str | None
+    thread_id: int | None
+    scene_id: str | None
+    purpose: str | None
 
 
 class RunLog(Aggregate):
@@ -183,8 +192,7 @@ class RunLog(Aggregate):
 
     @guarded
     def runs(self) -> list[RunRecord]:
-        rows = self.conn.execute("SELECT * FROM run ORDER BY started_at, id").fetchall()
-        return [self._run_record(row) for row in rows]
+        return self.records(self._run_record, "SELECT * FROM run ORDER BY started_at, id")
 
     @staticmethod
     def _run_record(row: sqlite3.Row) -> RunRecord:
@@ -196,28 +204,9 @@ class RunLog(Aggregate):
         """Record one model call; returns its id."""
         if not isinstance(call, AgentCallRecord):
             raise InputError("log_agent_call takes an AgentCallRecord")
+        row = call.model_dump(exclude={"id", "request_key"})
         with self.transaction():
-            cursor = self.conn.execute(
-                "INSERT INTO agent_call (run_id, thread_id, scene_id, purpose, model, "
-                "prompt_tokens, cached_tokens, completion_tokens, latency_ms, finish_reason, "
-                "error, server, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    call.run_id,
-                    call.thread_id,
-                    call.scene_id,
-                    call.purpose,
-                    call.model,
-                    call.prompt_tokens,
-                    call.cached_tokens,
-                    call.completion_tokens,
-                    call.latency_ms,
-                    call.finish_reason,
-                    call.error,
-                    call.server,
-                    call.created_at or now_iso(),
-                ),
-            )
-            return int(cursor.lastrowid or 0)
+            return self.insert("agent_call", row | {"created_at": call.created_at or now_iso()})
 
     @guarded
     def record_calls(self, calls: Sequence[AgentCallRecord]) -> int:
@@ -275,16 +264,10 @@ class RunLog(Aggregate):
         ]
 
     @guarded
-    def agent_calls(
-        self,
-        *,
-        run_id: str | None = None,
-        thread_id: int | None = None,
-        scene_id: str | None = None,
-    ) -> list[AgentCallRecord]:
-        rows = self.stored_rows("agent_call", run_id=run_id, thread_id=thread_id, scene_id=scene_id)
-        recorded = [_agent_call(row) for row in rows]
-        return recorded + self._unsettled(run_id=run_id, thread_id=thread_id, scene_id=scene_id)
+    def agent_calls(self, **which: Unpack[CallFilter]) -> list[AgentCallRecord]:
+        """The calls recorded (in id order), then those still in the ledger."""
+        recorded = [_agent_call(row) for row in self.stored_rows("agent_call", **which)]
+        return recorded + self._unsettled(**which)
 
     @guarded
     def calls_per_server(self, *, run_id: str | None = None) -> list[tuple[str, int, int]]:
@@ -299,14 +282,9 @@ class RunLog(Aggregate):
         return [(row["server"], int(row["calls"]), int(row["failed"] or 0)) for row in rows]
 
     @guarded
-    def agent_call_totals(
-        self,
-        *,
-        run_id: str | None = None,
-        thread_id: int | None = None,
-        purpose: str | None = None,
-    ) -> CallTotals:
-        where, params = _filters(run_id=run_id, thread_id=thread_id, purpose=purpose)
+    def agent_call_totals(self, **which: Unpack[CallFilter]) -> CallTotals:
+        """Sums over the calls, those still in the ledger included."""
+        where, params = _filters(**which)
         row = self.conn.execute(
             "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, "
             "COALESCE(SUM(cached_tokens), 0) AS cached_tokens, "
@@ -315,7 +293,7 @@ class RunLog(Aggregate):
             params,
         ).fetchone()
         totals = dict(row)
-        for call in self._unsettled(run_id=run_id, thread_id=thread_id, purpose=purpose):
+        for call in self._unsettled(**which):
             totals["calls"] += 1
             for name in ("prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms"):
                 totals[name] += getattr(call, name)

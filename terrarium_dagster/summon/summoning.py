@@ -39,7 +39,7 @@ summoner's run, thread and scene (the thread that pays for it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
@@ -207,6 +207,7 @@ class SummonSession:
 
 
 # ------------------------------------------------------------------------------------ manager
+@dataclass(eq=False)
 class SummonManager:
     """Opens, continues and dismisses summons of past contexts (one at a time).
 
@@ -216,25 +217,18 @@ class SummonManager:
     call uses the caller's corpus). `run_id` is recorded on the log.
     """
 
-    def __init__(
-        self,
-        store: GlossaryStore,
-        model_session: ModelSession,
-        *,
-        corpus: Corpus | None = None,
-        run_id: str | None = None,
-        max_rounds: int = DEFAULT_MAX_ROUNDS,
-        registry_factory: Callable[[], ToolRegistry] = default_registry,
-    ) -> None:
-        if max_rounds < 1:
+    store: GlossaryStore
+    model_session: ModelSession
+    _: KW_ONLY
+    corpus: Corpus | None = None
+    run_id: str | None = None
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    registry_factory: Callable[[], ToolRegistry] = default_registry
+    _session: SummonSession | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_rounds < 1:
             raise InputError("max_rounds must be at least 1")
-        self.store = store
-        self.model_session = model_session
-        self.corpus = corpus
-        self.run_id = run_id
-        self.max_rounds = max_rounds
-        self.registry_factory = registry_factory
-        self._session: SummonSession | None = None
 
     # -- state ------------------------------------------------------------------------------
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
+from wordfreq import top_n_list
+
 from terrarium_dagster.store.normalize import form_key, normalize_term
 from terrarium_dagster.store.vocabulary import frequency, is_ordinary
 
@@ -561,7 +563,8 @@ _OPENING_QUOTES = frozenset('"“‘')
 @lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str] | None:
     """A case-insensitive pattern for `term` in prose: whole words, a leading article ignored,
-    spaces, hyphens and apostrophes between its parts interchangeable, a possessive allowed."""
+    spaces, hyphens and apostrophes between its parts interchangeable, a possessive allowed; an
+    underscore of emphasis around it is no part of a word ("_Thunder Child_")."""
     cleaned = unicodedata.normalize("NFKC", term).translate(_APOSTROPHES).translate(_DASHES)
     parts = [part for part in re.split(r"[\s\-']+", cleaned.strip(' .,;:!?"()[]{}')) if part]
     if len(parts) > 1 and parts[0].casefold() in _ARTICLES:
@@ -571,7 +574,7 @@ def term_pattern(term: str) -> re.Pattern[str] | None:
     separator = r"(?:\s+|\s*[-‐‑‒–—―]\s*|['’ʼ])"
     body = separator.join(re.escape(part) for part in parts)
     return re.compile(
-        rf"(?<![\w'’\-]){body}(?:(?=['’]s(?!\w))|(?!['’\-]?\w))",
+        rf"(?<![^\W_]|['’\-]){body}(?:(?=['’]s(?![^\W_]))|(?!['’\-]?[^\W_]))",
         re.IGNORECASE,
     )
 
@@ -966,6 +969,73 @@ def is_english_lowercase(word: str) -> bool:
     return is_common_word(word) or frequency(word) >= LOWERCASE_ENGLISH_ZIPF
 
 
+# A spoken spelling stands for an English word at least this frequent ("duty", "spirit",
+# "thanks", "parliament"); the spelling itself is no English word (below `SPOKEN_ZIPF`).
+SPOKEN_WORD_ZIPF = 3.8
+SPOKEN_ZIPF = 1.5
+SPOKEN_VOCABULARY = 20000
+_VOWEL_GROUPS = re.compile(r"[aeiouy]+")
+
+
+def _skeleton(word: str) -> tuple[str, tuple[str, ...]]:
+    """A word's consonants, doubled letters read once, with a mark for each group of vowels,
+    and those groups ("sperrit": ("sp*r*t", ("e", "i"))); "y" is a vowel after the first
+    letter."""
+    marks = [
+        letter in "aeiou" or (letter == "y" and index > 0) for index, letter in enumerate(word)
+    ]
+    consonants: list[str] = []
+    vowels: list[str] = []
+    for letter, vowel in zip(word, marks, strict=True):
+        if vowel:
+            if consonants and consonants[-1] == "*":
+                vowels[-1] += letter
+            else:
+                consonants.append("*")
+                vowels.append(letter)
+        elif not consonants or consonants[-1] != letter:
+            consonants.append(letter)
+    return "".join(consonants), tuple(vowels)
+
+
+@lru_cache(maxsize=1)
+def _words_by_skeleton() -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    index: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for word in top_n_list("en", SPOKEN_VOCABULARY):
+        if word.isalpha() and len(word) >= 4 and frequency(word) >= SPOKEN_WORD_ZIPF:
+            consonants, vowels = _skeleton(word)
+            index.setdefault(consonants, []).append((word, vowels))
+    return {key: tuple(words) for key, words in index.items()}
+
+
+def spoken_word_of(term: str) -> str | None:
+    """The frequent English word a spelling writes as spoken, its vowels changed in one place
+    ("dooty" is "duty", "sperrit" "spirit", "Parlyment" "parliament", "Thenks" "thanks"), or
+    None. Only a spelling English does not know itself (`SPOKEN_ZIPF`) and only one the story
+    writes in speech (see the curator) is such a word: "thoat" and "thern" are told, not said."""
+    word = term.casefold()
+    if not word.isalpha() or len(word) < 4 or frequency(word) >= SPOKEN_ZIPF:
+        return None
+    consonants, vowels = _skeleton(word)
+    for english, english_vowels in _words_by_skeleton().get(consonants, ()):
+        if len(english_vowels) != len(vowels) or english == word:
+            continue
+        changed = [(a, b) for a, b in zip(english_vowels, vowels, strict=True) if a != b]
+        if len(changed) == 1 and changed[0] in _SPOKEN_VOWELS:
+            return english
+    return None
+
+
+# The vowels a spoken spelling writes for a word's own (English's, then the spelling's): "duty"
+# as "dooty", "spirit" as "sperrit", "thanks" as "thenks", "parliament" as "parlyment",
+# "get" as "git", "just" as "jest", "for" as "fur".
+_SPOKEN_VOWELS = frozenset((
+    ("u", "oo"), ("i", "e"), ("e", "i"), ("a", "e"), ("ia", "y"), ("ia", "i"), ("u", "e"),
+    ("o", "u"), ("o", "a"), ("ea", "ee"), ("ea", "a"), ("ou", "oo"), ("ou", "u"), ("ie", "y"),
+    ("y", "i"), ("i", "ee"), ("oa", "o"), ("e", "a"),
+))  # fmt: skip
+
+
 def is_demonym_of_real_place(term: str) -> bool:
     """A people or language of a real place: "Virginian", "American" (the place is ordinary
     vocabulary by frequency); not "Martian", "Zodangan", "Tharkian"."""
@@ -1007,8 +1077,8 @@ def is_descriptive_compound(term: str) -> bool:
 
 def _describes(last: str) -> bool:
     """Whether a compound's last part makes it a description ("-streaked", "-like", "-up")."""
-    if last in _DESCRIPTIVE_LAST:
-        return True
+    if last in _DESCRIPTIVE_LAST or (len(last) > 4 and last.endswith("ed")):
+        return True  # a participle, however rare: "high-ceiled", "blood-bedabbled"
     return len(last) > 3 and last.endswith(_DESCRIPTIVE_ENDINGS) and is_english_word(last)
 
 

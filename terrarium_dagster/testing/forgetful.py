@@ -54,6 +54,7 @@ from terrarium_dagster.backends.offline import (
     parse_scene_message,
     with_earlier_known,
 )
+from terrarium_dagster.backends.scene_message import ShownEntry
 from terrarium_dagster.backends.wire import content_text, last_user_index
 from terrarium_dagster.context.prompts import SCENE_DONE, SHOWN_DEFINITION_CHARS
 from terrarium_dagster.store.normalize import normalize_term
@@ -137,18 +138,10 @@ class SceneThing:
 
 
 @dataclass(frozen=True, slots=True)
-class SeenEntry:
+class SeenEntry(ShownEntry):
     """An entry as the model sees it: its names, status and the definition it was shown."""
 
-    entry_id: int
-    term: str
-    aliases: tuple[str, ...]
-    status: str
     definition: str | None  # None: not shown whole (a "…" line, a cut definition, a create)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.term, *self.aliases)
 
 
 def _fact_key(text: str) -> str:

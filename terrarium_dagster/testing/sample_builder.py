@@ -1,4 +1,4 @@
-"""Regenerate `quest.sql` and `gold.yaml` from `_story.txt`, the source of the sample quest.
+"""Regenerate `quest.json` and `gold.yaml` from `_story.txt`, the source of the sample quest.
 
 Run from a source checkout: `python -m terrarium_dagster.testing.sample_builder`. The output is
 deterministic (a seeded `random.Random` picks ids and minutes); `--check` exits 1 if the shipped
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import html
+import json
 import random
 import re
 import sys
@@ -30,11 +31,17 @@ from typing import Any
 
 import yaml
 
+from terrarium_dagster.corpus.sample import SAMPLE_TABLES
 from terrarium_dagster.testing.synthetic import escape_html
 
 HERE = Path(__file__).resolve().parent.parent / "corpus" / "sample"
 STORY_PATH = HERE / "_story.txt"
-SQL_PATH = HERE / "quest.sql"
+DATA_PATH = HERE / "quest.json"
+ABOUT = (
+    "Lanternwake Quest: terrarium-dagster's bundled sample corpus (banished.db tables). An "
+    "original story written for this project. Generated from _story.txt by "
+    "testing/sample_builder.py; edit the story and regenerate instead of editing this file."
+)
 GOLD_PATH = HERE / "gold.yaml"
 
 FIRST_POST_ID = 32266754
@@ -644,61 +651,31 @@ def _built_post(
     )
 
 
-def _sql(value: object) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def render_sql(threads: list[BuiltThread]) -> str:
-    """The corpus as a SQL script: schema, then one INSERT per post with its tags and links."""
-    out = [
-        "-- Lanternwake Quest: terrarium-dagster's bundled sample corpus (banished.db schema).",
-        "-- An original story written for this project. Generated from _story.txt by",
-        "-- testing/sample_builder.py; edit the story and regenerate instead of editing this file.",
-        "BEGIN TRANSACTION;",
-        "CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);",
-        "CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,"
-        " subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);",
-        "CREATE TABLE tag (post_id INTEGER, name TEXT);",
-        "CREATE TABLE link (link_from INTEGER, link_to INTEGER);",
-    ]
-    for number, thread in enumerate(threads, start=1):
-        out += ["", f"-- Thread {number}: {thread.title}"]
-        out.append(f"INSERT INTO thread (id, title) VALUES ({thread.id}, {_sql(thread.title)});")
+def render_data(threads: list[BuiltThread]) -> str:
+    """The corpus as JSON: each table of the banished.db schema as its columns and its rows, one
+    row a line (the posts in story order, each post's tags and links in the order written)."""
+    tables: dict[str, tuple[tuple[str, ...], list[list[Any]]]] = {
+        table: (columns, []) for table, columns in SAMPLE_TABLES.items()
+    }
+    for thread in threads:
+        tables["thread"][1].append([thread.id, thread.title])
         for post in thread.posts:
-            values = (
-                post.thread_id,
-                post.id,
-                post.name,
-                post.trip_code,
-                post.subject,
-                post.time,
-                post.file_url,
-                post.file_name,
-                post.body,
-            )
-            out.append(
-                "INSERT INTO post (thread_id, id, name, trip_code, subject, time, file_url, "
-                f"file_name, body) VALUES ({', '.join(_sql(v) for v in values)});"
-            )
-            if post.tags:
-                rows = ", ".join(f"({post.id}, {_sql(tag)})" for tag in post.tags)
-                out.append(f"INSERT INTO tag (post_id, name) VALUES {rows};")
-            if post.links:
-                rows = ", ".join(f"({post.id}, {target})" for target in post.links)
-                out.append(f"INSERT INTO link (link_from, link_to) VALUES {rows};")
-    out += [
-        "",
-        "CREATE INDEX post_thread_time ON post (thread_id, time);",
-        "CREATE INDEX tag_post ON tag (post_id);",
-        "CREATE INDEX link_from_post ON link (link_from);",
-        "CREATE INDEX link_to_post ON link (link_to);",
-        "COMMIT;",
-        "",
+            tables["post"][1].append([getattr(post, column) for column in SAMPLE_TABLES["post"]])
+            tables["tag"][1].extend([post.id, tag] for tag in post.tags)
+            tables["link"][1].extend([post.id, target] for target in post.links)
+    out = [
+        "{",
+        f' "about": {json.dumps(ABOUT)},',
     ]
+    for number, (table, (columns, rows)) in enumerate(tables.items(), start=1):
+        out.append(f' "{table}": {{')
+        out.append(f'  "columns": {json.dumps(list(columns))},')
+        out.append('  "rows": [')
+        out += [f"   {json.dumps(row, ensure_ascii=False)}," for row in rows[:-1]]
+        out += [f"   {json.dumps(row, ensure_ascii=False)}" for row in rows[-1:]]
+        out.append("  ]")
+        out.append(" }," if number < len(tables) else " }")
+    out += ["}", ""]
     return "\n".join(out)
 
 
@@ -791,27 +768,27 @@ def render_gold(threads: list[BuiltThread]) -> str:
 
 
 def render() -> tuple[str, str]:
-    """(quest.sql, gold.yaml) as the story source gives them."""
+    """(quest.json, gold.yaml) as the story source gives them."""
     threads = build(parse_story(STORY_PATH.read_text(encoding="utf-8")))
-    return render_sql(threads), render_gold(threads)
+    return render_data(threads), render_gold(threads)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare with shipped files")
     args = parser.parse_args(argv)
-    sql, gold = render()
+    data, gold = render()
     if args.check:
         stale = [
             path.name
-            for path, text in ((SQL_PATH, sql), (GOLD_PATH, gold))
+            for path, text in ((DATA_PATH, data), (GOLD_PATH, gold))
             if not path.is_file() or path.read_text(encoding="utf-8") != text
         ]
         if stale:
             print(f"out of date: {', '.join(stale)}", file=sys.stderr)
             return 1
         return 0
-    SQL_PATH.write_text(sql, encoding="utf-8")
+    DATA_PATH.write_text(data, encoding="utf-8")
     GOLD_PATH.write_text(gold, encoding="utf-8")
     return 0
 

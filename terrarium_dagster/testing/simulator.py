@@ -32,7 +32,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import httpx
@@ -169,17 +169,9 @@ class SimStats:
         return self.prompt_tokens - self.cached_tokens
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "cached_tokens": self.cached_tokens,
-            "uncached_prompt_tokens": self.uncached_prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "largest_prompt": self.largest_prompt,
-            "largest_request": self.largest_request,
-            "overflows": self.overflows,
-            "tokenize_calls": self.tokenize_calls,
-        }
+        """The counters (every field but the log) and the uncached prompt tokens."""
+        counts = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "log"}
+        return {**counts, "uncached_prompt_tokens": self.uncached_prompt_tokens}
 
 
 class PrefixCache:

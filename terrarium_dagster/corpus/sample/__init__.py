@@ -1,35 +1,70 @@
 """The bundled sample corpus: *Lanternwake Quest*, an original five-thread forum quest.
 
-The story ships as `quest.sql` (schema and one INSERT per post, in the banished.db schema) and its
-gold glossary as `gold.yaml`. Both are generated from `_story.txt` by
-`terrarium_dagster/testing/sample_builder.py`; the module here only reads them.
-`sample_corpus_path()` builds the SQLite file once into a cache folder, named after a hash of the
-SQL, so a changed story gives a new file and concurrent callers are safe.
+The story ships as `quest.json` (the rows of each table of the banished.db schema, one a line)
+and its gold glossary as `gold.yaml`. Both are generated from `_story.txt` by
+`terrarium_dagster/testing/sample_builder.py`; the module here only reads them, and holds the
+schema the rows go into. `sample_corpus_path()` builds the SQLite file once into a cache folder,
+named after a hash of the data, so a changed story gives a new file and concurrent callers are
+safe.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "SAMPLE_TABLES",
     "GoldTerm",
     "build_sample_corpus",
     "gold_path",
     "gold_terms",
     "sample_cache_dir",
     "sample_corpus_path",
-    "sample_sql_path",
+    "sample_data_path",
 ]
 
 _HERE = Path(__file__).resolve().parent
+
+# The banished.db schema the sample's rows go into (indexes after the rows), and the columns the
+# data file gives for each table.
+_SCHEMA = (
+    "CREATE TABLE thread (id INTEGER PRIMARY KEY, title TEXT);\n"
+    "CREATE TABLE post (thread_id INTEGER, id INTEGER PRIMARY KEY, name TEXT, trip_code TEXT,"
+    " subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);\n"
+    "CREATE TABLE tag (post_id INTEGER, name TEXT);\n"
+    "CREATE TABLE link (link_from INTEGER, link_to INTEGER);\n"
+)
+_INDEXES = (
+    "CREATE INDEX post_thread_time ON post (thread_id, time);\n"
+    "CREATE INDEX tag_post ON tag (post_id);\n"
+    "CREATE INDEX link_from_post ON link (link_from);\n"
+    "CREATE INDEX link_to_post ON link (link_to);\n"
+)
+SAMPLE_TABLES: dict[str, tuple[str, ...]] = {
+    "thread": ("id", "title"),
+    "post": (
+        "thread_id",
+        "id",
+        "name",
+        "trip_code",
+        "subject",
+        "time",
+        "file_url",
+        "file_name",
+        "body",
+    ),
+    "tag": ("post_id", "name"),
+    "link": ("link_from", "link_to"),
+}
 
 TermKind = Literal["person", "place", "faction", "magic", "item", "creature", "custom", "title"]
 
@@ -59,9 +94,9 @@ class GoldTerm(BaseModel):
         return [self.term, *self.aliases]
 
 
-def sample_sql_path() -> Path:
-    """The shipped SQL script of the sample quest."""
-    return _HERE / "quest.sql"
+def sample_data_path() -> Path:
+    """The shipped rows of the sample quest (JSON)."""
+    return _HERE / "quest.json"
 
 
 def gold_path() -> Path:
@@ -76,17 +111,17 @@ def gold_terms() -> list[GoldTerm]:
 
 
 def build_sample_corpus(dest: Path) -> Path:
-    """Execute the shipped SQL into a new SQLite file at `dest` (atomically replaced); return it."""
+    """Write the shipped rows into a new SQLite file at `dest` (atomically replaced); return it."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    script = sample_sql_path().read_text(encoding="utf-8")
+    data = json.loads(sample_data_path().read_text(encoding="utf-8"))
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         connection = sqlite3.connect(tmp)
         try:
-            connection.executescript(script)
+            _write_tables(connection, data)
         finally:
             connection.close()
         with open(tmp, "rb") as handle:
@@ -96,6 +131,20 @@ def build_sample_corpus(dest: Path) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return dest
+
+
+def _write_tables(connection: sqlite3.Connection, data: dict[str, Any]) -> None:
+    connection.executescript(_SCHEMA)
+    with connection:
+        for table, columns in SAMPLE_TABLES.items():
+            if data[table]["columns"] != list(columns):
+                raise ValueError(f"the sample's {table} rows are not in the schema's columns")
+            marks = ", ".join("?" for _ in columns)
+            connection.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
+                data[table]["rows"],
+            )
+    connection.executescript(_INDEXES)
 
 
 def sample_cache_dir() -> Path:
@@ -108,7 +157,7 @@ def sample_cache_dir() -> Path:
 
 def sample_corpus_path() -> Path:
     """The sample quest as a SQLite file in the cache folder, built on first use."""
-    digest = hashlib.sha256(sample_sql_path().read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256(sample_data_path().read_bytes()).hexdigest()[:12]
     path = sample_cache_dir() / f"sample-{digest}.db"
     if not path.is_file():
         build_sample_corpus(path)
