@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,10 @@ def source(post_id: int, quote: str = "", thread_id: int = 100) -> ProvenanceIn:
 @pytest.fixture
 def entries(store: GlossaryStore) -> dict[str, int]:
     """Five tentative entries of thread 100, as the agent would have written them."""
+    return five_entries(store)
+
+
+def five_entries(store: GlossaryStore) -> dict[str, int]:
     made = {
         "tithe": store.glossary.create_entry(
             AGENT,
@@ -381,6 +386,60 @@ def test_retry_answer_is_applied_when_valid(
     assert f"E{kethra}" not in chat.sent[1][-1]["content"].split("entries only:")[1]
     assert (report.confirmed, report.rejected) == ([kethra], [door])
     assert report.problems == []
+
+
+class RetriedChat:
+    """A curator that answers every first request with prose (malformed) and every retry with
+    a CONFIRM of each entry it is asked about again, whatever order they come in; `together`
+    records the requests each `chat_many` call was handed at once."""
+
+    def __init__(self) -> None:
+        self.together: list[list[list[dict[str, Any]]]] = []
+        self.alone: list[list[dict[str, Any]]] = []
+
+    def answer(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, int]]:
+        usage = {"prompt_tokens": 100, "completion_tokens": 20, "cached_tokens": 0}
+        if messages[-2]["role"] != "assistant":
+            return "They all look fine to me.", usage
+        again = messages[-1]["content"].split("entries only:")[1].split("\n")[0]
+        ids = [int(ref) for ref in re.findall(r"E(\d+)", again)]
+        return answer(*(decide(entry_id, "CONFIRM") for entry_id in ids)), usage
+
+    def __call__(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, int]]:
+        self.alone.append(messages)
+        return self.answer(messages)
+
+    def many(self, requests: list[list[dict[str, Any]]]) -> list[tuple[str, dict[str, int]]]:
+        self.together.append(requests)
+        return [self.answer(messages) for messages in requests]
+
+
+def test_the_retries_of_several_batches_are_asked_at_once_and_decide_as_one_by_one(
+    store: GlossaryStore, corpus: Corpus, entries: dict[str, int], tmp_path: Path
+) -> None:
+    side_by_side = RetriedChat()
+    report = run(store, corpus, side_by_side, max_tokens_message=500, chat_many=side_by_side.many)
+    firsts, retries = side_by_side.together
+    assert len(firsts) == len(retries) > 1, "every batch asked again, all at once"
+    assert side_by_side.alone == []
+    assert all("entries only:" in request[-1]["content"] for request in retries)
+    assert report.retries == len(retries) and report.problems == []
+    assert sorted(report.confirmed) == sorted(entries.values())
+
+    # the same decisions as a curator asked one request at a time
+    one_by_one = RetriedChat()
+    with GlossaryStore(tmp_path / "one_by_one.db") as other:
+        assert five_entries(other) == entries
+        serial = run(other, corpus, one_by_one, max_tokens_message=500)
+        assert len(one_by_one.alone) == 2 * len(firsts)
+        assert sorted(serial.confirmed) == sorted(report.confirmed)
+        assert (serial.retries, serial.problems) == (report.retries, report.problems)
+
+        def decided(glossary: GlossaryStore) -> list[tuple[Any, ...]]:
+            rows = glossary.curation.curator_decisions()
+            return sorted((r["entry_id"], r["decision"], r["reasoning"]) for r in rows)
+
+        assert decided(other) == decided(store)
 
 
 @pytest.mark.parametrize("target", ["self", "unknown", "rejected_in_same_answer"])

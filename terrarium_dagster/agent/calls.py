@@ -27,6 +27,8 @@ from terrarium_dagster.model.session import EXACT_SHARE, Decided, ModelSession, 
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 
 FLUSH_ROUNDS = 2
+# how compaction's requests may answer: a summary is text, the flush may record with tools
+COMPACTION_TOOL_CHOICE = {"summary": "none", "flush": "auto"}
 
 
 @dataclass
@@ -39,6 +41,7 @@ class AgentCalls:
     registry: ToolRegistry
     tools: list[dict[str, Any]]
     run_id: str
+    side_by_side: bool = False  # more than one request may be in flight (concurrency > 1)
 
     def __post_init__(self) -> None:
         self._standalone = standalone_task(self.session, self.tools)
@@ -85,6 +88,23 @@ class AgentCalls:
             counter=counter,
         )
 
+    def request_ahead(self, messages: list[Message], scope: CallScope, *, purpose: str) -> bool:
+        """Send now a compaction request (`purpose` "summary" or "flush") that a later
+        `request` of the same content takes instead of sending it (`ModelSession.send_ahead`):
+        the same tools, gate and fallback as `request` gives it. False: nothing was sent (a
+        serial run keeps one request at a time)."""
+        if not self.side_by_side:
+            return False
+        return self.session.send_ahead(
+            messages,
+            scope,
+            purpose=purpose,
+            tools=self.tools,
+            tool_choice=COMPACTION_TOOL_CHOICE[purpose],
+            shrink=self._standalone,
+            exact_share=EXACT_SHARE,
+        )
+
     def access_for(self, thread: Thread | None, scene: Scene) -> ToolAccess:
         """What a tool call of `scene` may touch: the store, the corpus, the scene's actor."""
         return ToolAccess(
@@ -121,7 +141,9 @@ class SceneCalls:
 
     def summarize(self, messages: list[Message]) -> str:
         """A compaction summary: `messages` (the prefix and the instruction) in, text out."""
-        result = self.calls.request(messages, self.scope, purpose="summary", tool_choice="none")
+        result = self.calls.request(
+            messages, self.scope, purpose="summary", tool_choice=COMPACTION_TOOL_CHOICE["summary"]
+        )
         return result.content or ""
 
     def flush(self, messages: list[Message]) -> list[Message]:
@@ -130,12 +152,19 @@ class SceneCalls:
         turns without a flush rather than run tools that cannot succeed."""
         turns = list(messages)
         for _ in range(FLUSH_ROUNDS):
-            result = self.calls.request(turns, self.scope, purpose="flush")
+            result = self.calls.request(
+                turns, self.scope, purpose="flush", tool_choice=COMPACTION_TOOL_CHOICE["flush"]
+            )
             turns.append(assistant_message_dict(result.message))
             if not result.tool_calls:
                 break
             turns.extend(outcome.message() for outcome in self.run_tools(result))
         return turns[len(messages) :]
+
+    def ahead(self, purpose: str, messages: list[Message]) -> bool:
+        """Send now the request `summarize` ("summary") or the first round of `flush`
+        ("flush") will send with `messages`, for this scene; its reply is taken then."""
+        return self.calls.request_ahead(messages, self.scope, purpose=purpose)
 
     def run_tools(self, result: ChatResult) -> list[ToolOutcome]:
         """The tool calls of `result`, run for this scene."""

@@ -155,6 +155,7 @@ class Annotator:
             registry=self.registry,
             tools=list(self.tools),
             run_id=run_id,
+            side_by_side=settings.concurrency > 1,
         )
         session.on_call = self._report_call
         session.on_window.append(self._follow_window)
@@ -705,6 +706,27 @@ class Annotator:
             self.progress("thread", {"thread_key": thread.key})
         return snapshot_id
 
+    def send_fold_ahead(self, thread: Thread) -> int:
+        """Send now what the fold at `thread`'s first scene will ask first (the flush's first
+        round, the finished thread's summary: `ContextManager.fold_requests`), so it is in
+        flight beside the curation that comes before it rather than after it, one request at a
+        time. The fold takes the replies when it sends the same requests
+        (`ModelSession.send_ahead`), so what it writes is what it would have written. Only with
+        more than one request in flight allowed, and at most one fewer than that (the curation
+        has the rest), the summary first (the longer answer; the fold sends it beside its flush
+        anyway): a serial run keeps one request at a time. Returns how many were sent."""
+        room = self.settings.concurrency - 1
+        scenes = self.corpus.scenes(thread.id) if room > 0 else []
+        if not scenes:
+            return 0
+        self.session.drop_ahead()
+        calls = self.calls.serving(thread, scenes[0])  # the fold's requests are its first scene's
+        sent = 0
+        asked = sorted(self.context.fold_requests(thread.id), key=lambda r: r[0] != "summary")
+        for purpose, messages in asked[:room]:
+            sent += calls.ahead(purpose, messages)
+        return sent
+
     def _record_thread(self, thread: Thread, status: str, **values: Any) -> None:
         """The thread's progress record: `status` and `values`, written by this run."""
         self.store.progress.set_thread_state(
@@ -797,10 +819,13 @@ class Annotator:
         purpose: str,
         max_tokens: int | None = None,
         decided: Decided | None = None,
+        beside: int = 0,
     ) -> list[ChatResult]:
-        """Several requests like `ask`, up to `concurrency` in flight at once; the answers come
-        back in request order, and the token counter learns from them in that order whatever
-        order they arrive in (each request measures with its own fork of the counter)."""
+        """Several requests like `ask`, up to `concurrency` in flight at once (less the
+        `beside` requests sent ahead of their turn meanwhile, `send_fold_ahead`); the answers
+        come back in request order, and the token counter learns from them in that order
+        whatever order they arrive in (each request measures with its own fork of the
+        counter)."""
         size = max(1, self.settings.concurrency)
         if size == 1 or len(requests) <= 1:
             return [
@@ -808,8 +833,9 @@ class Annotator:
                 for r in requests
             ]
         answers: list[ChatResult] = []
-        for start in range(0, len(requests), size):
-            group = [list(r) for r in requests[start : start + size]]
+        step = max(1, size - beside)
+        for start in range(0, len(requests), step):
+            group = [list(r) for r in requests[start : start + step]]
             counters = [DraftCounter(self.session.counter) for _ in group]
             futures = [
                 submit(

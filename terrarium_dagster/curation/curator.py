@@ -438,13 +438,6 @@ def _usage_figure(usage: Any, name: str) -> int:
     return int(value or 0)
 
 
-def _ask(
-    chat: ChatCallable, messages: list[dict[str, Any]], report: CurationReport
-) -> tuple[str, bool]:
-    """The answer's text, and whether it was cut off (``finish_reason`` "length")."""
-    return _answered(chat(messages), report)
-
-
 def _answered(result: Any, report: CurationReport) -> tuple[str, bool]:
     """An answer's text and whether it was cut off; its cost goes on the report."""
     content, usage = _content_and_usage(result)
@@ -541,6 +534,70 @@ def _review(store: GlossaryStore, parsed: ParsedAnswer, review: _Review, wanted:
     review.redo -= set(review.accepted)
 
 
+@dataclass(slots=True)
+class _Look:
+    """One batch under review: its request, what its answers decided so far, and the retry it
+    still needs (None: none)."""
+
+    messages: list[dict[str, Any]]
+    batch_ids: Sequence[int]
+    review: _Review
+    answer: str = ""
+    retry: list[dict[str, Any]] | None = None
+    first_problems: list[str] = field(default_factory=list)
+
+
+def _first_look(
+    store: GlossaryStore,
+    prefix: list[dict[str, Any]],
+    message: str,
+    batch_ids: Sequence[int],
+    report: CurationReport,
+    first: Any,
+) -> _Look:
+    """A batch's first answer reviewed, with the retry it needs for what it got wrong."""
+    request = [*prefix, {"role": "user", "content": message}]
+    look = _Look(request, batch_ids, _Review(set(batch_ids)))
+    review = look.review
+    look.answer, cut = _answered(first, report)
+    _review(store, parse_answer(look.answer, cut=cut), review, set(batch_ids))
+    if cut:
+        _cut_short(review, batch_ids)
+    redo = sorted(review.redo)
+    if review.problems and redo:
+        report.retries += 1
+        look.first_problems = list(review.problems)
+        review.problems.clear()
+        look.retry = [
+            *look.messages,
+            {"role": "assistant", "content": look.answer},
+            {"role": "user", "content": build_retry_message(look.first_problems, redo)},
+        ]
+    return look
+
+
+def _second_look(store: GlossaryStore, look: _Look, second: Any, report: CurationReport) -> None:
+    """The retry's answer reviewed: what it decides about the entries asked again."""
+    review, redo = look.review, sorted(look.review.redo)
+    answer, cut = _answered(second, report)
+    review.redo.clear()
+    _review(store, parse_answer(answer, cut=cut), review, set(redo))
+    if cut:  # still not reached: they come up again at the next thread's curation
+        _cut_short(review, redo)
+    log.warning(
+        "curator answer had %d problem(s); after one retry %d remain",
+        len(look.first_problems),
+        len(review.problems),
+    )
+
+
+def _settled(look: _Look, report: CurationReport) -> tuple[dict[int, CurateDecision], set[int]]:
+    """The accepted decisions of a reviewed batch, and the entries still malformed (its
+    remaining problems go on the report)."""
+    report.problems.extend(look.review.problems)
+    return look.review.accepted, set(look.review.redo)
+
+
 def _decide_batch(
     store: GlossaryStore,
     chat: ChatCallable,
@@ -552,38 +609,36 @@ def _decide_batch(
 ) -> tuple[dict[int, CurateDecision], set[int]]:
     """The accepted decisions of one batch, and the entries still malformed after the retry.
     `first` is the batch's first answer when it was asked already (beside the other batches)."""
-    review = _Review(batch=set(batch_ids))
-    messages = [*prefix, {"role": "user", "content": message}]
     if first is None:
-        answer, cut = _ask(chat, messages, report)
-    else:
-        answer, cut = _answered(first, report)
-    _review(store, parse_answer(answer, cut=cut), review, set(batch_ids))
-    if cut:
-        _cut_short(review, batch_ids)
-    if review.problems:
-        redo = sorted(review.redo)
-        if redo:
-            report.retries += 1
-            first_problems = list(review.problems)
-            review.problems.clear()
-            retry = [
-                *messages,
-                {"role": "assistant", "content": answer},
-                {"role": "user", "content": build_retry_message(first_problems, redo)},
-            ]
-            second, cut = _ask(chat, retry, report)
-            review.redo.clear()
-            _review(store, parse_answer(second, cut=cut), review, set(redo))
-            if cut:  # still not reached: they come up again at the next thread's curation
-                _cut_short(review, redo)
-            log.warning(
-                "curator answer had %d problem(s); after one retry %d remain",
-                len(first_problems),
-                len(review.problems),
-            )
-        report.problems.extend(review.problems)
-    return review.accepted, set(review.redo)
+        first = chat([*prefix, {"role": "user", "content": message}])
+    look = _first_look(store, prefix, message, batch_ids, report, first)
+    if look.retry is not None:
+        _second_look(store, look, chat(look.retry), report)
+    return _settled(look, report)
+
+
+def _decide_batches(
+    store: GlossaryStore,
+    chat: ChatCallable,
+    chat_many: Callable[[list[list[dict[str, Any]]]], list[Any]],
+    prefix: list[dict[str, Any]],
+    batches: Sequence[tuple[str, list[int]]],
+    report: CurationReport,
+) -> list[tuple[dict[int, CurateDecision], set[int]]]:
+    """`_decide_batch` for every batch, side by side: every first request at once, then every
+    retry at once (a retry depends only on its own batch's first answer; the glossary does not
+    change until the decisions are applied together), each batch reviewed in batch order."""
+    firsts = chat_many([[*prefix, {"role": "user", "content": m}] for m, _ in batches])
+    looks = [
+        _first_look(store, prefix, message, batch_ids, report, first)
+        for (message, batch_ids), first in zip(batches, firsts, strict=True)
+    ]
+    again = [look for look in looks if look.retry is not None]
+    retries = [look.retry for look in again if look.retry is not None]
+    seconds = chat_many(retries) if len(retries) > 1 else [chat(retry) for retry in retries]
+    for look, second in zip(again, seconds, strict=True):
+        _second_look(store, look, second, report)
+    return [_settled(look, report) for look in looks]
 
 
 # -- applying ------------------------------------------------------------------------------------
@@ -678,8 +733,9 @@ def curate_thread(
     about 4 characters a token): evidence is cut first, then entries go to further messages.
     ``answer_tokens`` (the room an answer has, thinking aside) sizes the batches by their
     expected output too: at most one entry per `TOKENS_PER_DECISION` of it.
-    ``chat_many(requests)`` (answers in request order) asks every batch's first request at once;
-    the batches are independent (each is built from the glossary as the curation found it and
+    ``chat_many(requests)`` (answers in request order) asks every batch's first request at once,
+    then every retry at once (a retry needs only its own batch's first answer); the batches are
+    independent (each is built from the glossary as the curation found it and
     the decisions are applied together at the end), so the result does not depend on it.
     ``actor`` is recorded on every revision (kind ``curator``, with run and thread).
     Model/server failures raise (nothing is applied then); decisions the store refuses are
@@ -724,13 +780,14 @@ def curate_thread(
             max_entries=per_batch,
         )
     ]
-    firsts: list[Any] = [None] * len(batches)
     if chat_many is not None and len(batches) > 1:
-        firsts = chat_many([[*prefix, {"role": "user", "content": m}] for m, _ in batches])
-    for (message, batch_ids), first in zip(batches, firsts, strict=True):
-        accepted, troubled = _decide_batch(
-            store, chat, prefix, message, batch_ids, report, first=first
-        )
+        decided = _decide_batches(store, chat, chat_many, prefix, batches, report)
+    else:
+        decided = [
+            _decide_batch(store, chat, prefix, message, batch_ids, report)
+            for message, batch_ids in batches
+        ]
+    for accepted, troubled in decided:
         decisions.update(accepted)
         malformed |= troubled
     with store.transaction():

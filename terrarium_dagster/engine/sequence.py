@@ -76,7 +76,9 @@ class ThreadSequence(EngineParts):
                 if annotate and not standing.finished:
                     return  # stopped inside the thread: nothing to curate yet
                 already = standing.status == "curated"
-                curation = self._curate_after(standing)
+                goes_on = annotate and index + 1 < len(threads) and not self.run.scene_limit_reached
+                after = threads[index + 1] if goes_on else None  # its fold beside the curation
+                curation = self._curate_after(standing, then=after)
                 yield ThreadStep("curated", thread, curation=curation, already_curated=already)
 
     def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
@@ -159,28 +161,43 @@ class ThreadSequence(EngineParts):
         """Catch-up: a thread is curated before the next one is annotated. (Its standing still
         holds: a rewind resets the thread and later ones only, curating one thread changes no
         other's status.)"""
-        for earlier in standing.uncurated_predecessors:
-            self.curate_thread(earlier.id)
+        earlier = standing.uncurated_predecessors
+        for index, thread in enumerate(earlier):
+            last = index == len(earlier) - 1
+            self._curate_after(
+                self.order.standing(thread.id), then=standing.thread if last else None
+            )
 
     def curate_thread(self, thread_id: int) -> CurationReport:
         return self._curate_after(self.order.standing(thread_id))
 
-    def _curate_after(self, standing: Standing) -> CurationReport:
-        """`curate_thread` from where the thread stands: its recorded curation when done."""
+    def _curate_after(self, standing: Standing, *, then: Thread | None = None) -> CurationReport:
+        """`curate_thread` from where the thread stands: its recorded curation when done.
+        `then`: the thread annotated next, whose fold is asked for beside the curation."""
         thread, status = standing.thread, standing.status
         if status == "curated":
             return self.recorded_curation(thread)
         if status != "annotated":
             raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
         self._start()
-        return self._curate(thread, standing.state)
+        return self._curate(thread, standing.state, then=then)
 
-    def _curate(self, thread: Thread, state: ThreadState | None) -> CurationReport:
+    def _curate(
+        self, thread: Thread, state: ThreadState | None, *, then: Thread | None = None
+    ) -> CurationReport:
         """Review the thread's tentative entries in one transaction. The curator's requests carry
         no tools (its answer is decision lines), so they could not reuse the agent's cached
         prefix (the tools are part of it): they are the curator's short system prompt and the
-        review message alone, which costs less than the whole conversation uncached."""
+        review message alone, which costs less than the whole conversation uncached.
+
+        The fold the next thread (`then`) starts with summarizes the history as it stands now,
+        which the curation does not change (it changes the glossary, never the context): its
+        first requests go out now, beside the curator's (`Annotator.send_fold_ahead`), and the
+        fold takes their replies at its turn, so the store is what the fold after the curation
+        writes. A stop at any point leaves nothing of them but their records: a resumed run
+        sends them again, ahead or at the fold."""
         annotator = self.run.annotator()
+        ahead = annotator.send_fold_ahead(then) if then is not None else 0
         answer_tokens = sampling.answer_tokens(self.settings, "curate", annotator.window)
         # the decision lines' room: what thinking leaves of the answer (about half)
         thinking = sampling.thinks(self.settings, "curate")
@@ -215,6 +232,7 @@ class ThreadSequence(EngineParts):
                         purpose="curate",
                         max_tokens=answer_tokens,
                         decided=answer_decides,
+                        beside=ahead,
                     ),
                     thread_id=thread.id,
                     actor=actor,

@@ -28,6 +28,11 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
   it meanwhile). Recording is thread-safe (the ledger's lock);
 - **the call in flight**: `calling` is set while a request is with the server, so a Ctrl-C
   abandons it at once;
+- **replies sent ahead**: a request whose content is known before its turn (the fold's flush and
+  summary beside the curation, a compaction's summary beside its flush) is sent on a thread of
+  its own (`send_ahead`: gated with a fork of the counter, on the books), and the call that sends
+  the same request later takes its reply (`_send`), gated, counted and learned from on its own
+  counter as if it had sent it then: nothing written depends on whether a reply came ahead;
 - **an answer that decides nothing is not a decision** (`unanswered`, the one rule): a reply cut
   off by max_tokens (`finish_reason: length`), or with no tool call and no text once `<think>`
   blocks are set aside (reasoning only, or empty), is asked again — with more room to answer
@@ -38,9 +43,11 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,6 +55,7 @@ from terrarium_dagster.context.compaction import strip_thinking
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
 from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAnswerError
+from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.model.accounting import (
     ABANDONED_AT_STOP,
     RETRIED,
@@ -77,6 +85,7 @@ CUT_MARKER = "\n[… cut to fit the window …]\n"
 MIN_KEEP_CHARS = 200
 STANDALONE_ATTEMPTS = 4
 MORE_ROOM = 4  # a reply that decided nothing is asked again with up to this times max_tokens
+AHEAD_TICK_S = 0.25  # how often a call waiting for a reply sent ahead looks at the stop
 ANSWER_NUDGE = (
     "Your last reply decided nothing: it was empty, held only reasoning, or was cut off at the "
     "token limit. Answer now, briefly and without thinking aloud: make the tool calls this task "
@@ -133,6 +142,22 @@ class Request:
     tally: Callable[[AgentCallRecord], None] | None
 
 
+def _reply_key(
+    messages: Sequence[Message], request: Request, max_tokens: int | None, *, quiet: bool
+) -> str:
+    """What makes two sends the same request to the server: their messages, kind (its
+    sampling options), tools, tool choice, answer size and thinking switch."""
+    sent = {
+        "messages": list(messages),
+        "purpose": request.purpose,
+        "tools": list(request.tools) if request.tools else None,
+        "tool_choice": request.tool_choice,
+        "max_tokens": max_tokens,
+        "quiet": quiet,
+    }
+    return hashlib.sha256(canonical_json(sent).encode()).hexdigest()
+
+
 class ModelSession:
     """The client, the window gate, token accounting and call recording of one run (or of one
     `why`).
@@ -178,6 +203,7 @@ class ModelSession:
         self._owner = threading.get_ident()
         self.in_flight = 0
         self.peak_in_flight = 0
+        self._ahead: dict[str, Future[ChatResult]] = {}  # replies sent ahead (`send_ahead`)
         self._window_unsaved = False
         self._model: str | None = None
         self.window = self._initial_window()
@@ -444,8 +470,36 @@ class ModelSession:
         *,
         quiet: bool = False,
     ) -> ChatResult:
-        """Send one request: each of its HTTP attempts on the books before it leaves (`Books`),
-        each waiting for room on the server (weighed as its prompt plus `max_tokens`)."""
+        """Send one request, or take its reply sent ahead (`send_ahead`), learned from as if
+        it came now (`_exchange`)."""
+        ahead = (
+            self._reply_ahead(_reply_key(messages, request, max_tokens, quiet=quiet))
+            if self._ahead
+            else None
+        )
+        if ahead is None:
+            return self._exchange(
+                messages, scope, request, max_tokens, prompt_tokens, counter, quiet=quiet
+            )
+        if ahead.usage is not None and ahead.prompt_tokens:  # the server counted it
+            tools = list(request.tools) if request.tools else None
+            counter.observe(messages, tools, ahead.prompt_tokens)
+        return ahead
+
+    def _exchange(
+        self,
+        messages: list[Message],
+        scope: CallScope,
+        request: Request,
+        max_tokens: int | None,
+        prompt_tokens: int,
+        counter: TokenCounter,
+        *,
+        quiet: bool = False,
+    ) -> ChatResult:
+        """The HTTP exchange of one request: each of its attempts on the books before it
+        leaves (`Books`), each waiting for room on the server (weighed as its prompt plus
+        `max_tokens`)."""
         purpose, tools, tool_choice = request.purpose, request.tools, request.tool_choice
         books = Books(self, purpose, scope, request.tally)
         tool_list = list(tools) if tools else None
@@ -485,6 +539,81 @@ class ModelSession:
         if result.prompt_tokens:
             counter.observe(messages, tool_list, result.prompt_tokens)
         return result
+
+    # -- replies sent ahead -------------------------------------------------------------------
+
+    def send_ahead(
+        self,
+        messages: list[Message],
+        scope: CallScope,
+        *,
+        purpose: str,
+        tools: Sequence[dict[str, Any]] | None,
+        tool_choice: str = "auto",
+        shrink: Shrink | None = None,
+        exact_share: float = EXACT_SHARE,
+    ) -> bool:
+        """Send now, on a thread of its own, a request whose content is known before its turn
+        (the fold's summary of a finished thread, while the curation runs): the later `call`
+        that sends the same request (the same messages after the gate, kind, tools, tool
+        choice and answer size) takes its reply instead of sending it. The request passes the
+        gate (with a fork of the counter) and is on the books for `scope` like any other; the
+        later call gates, counts and learns exactly as if it sent it then, so nothing a run
+        writes depends on whether, or when, a reply came ahead. A reply no call takes is
+        dropped by `drop_ahead`. Owner thread; False when the request does not fit the window
+        as it is (nothing is sent: the later call decides)."""
+        counter = self.counter.fork()
+        request = Request(purpose, tools, tool_choice, shrink, True, exact_share, None)
+        try:
+            sent, tokens = self.admit(
+                messages,
+                tools=tools,
+                purpose=purpose,
+                max_tokens=self.max_tokens,
+                shrink=shrink,
+                exact_share=exact_share,
+                counter=counter,
+            )
+        except BudgetError:
+            return False
+        key = _reply_key(sent, request, self.max_tokens, quiet=False)
+        reply: Future[ChatResult] = Future()
+        with self._lock:
+            if key in self._ahead:
+                return True
+            self._ahead[key] = reply
+
+        def send() -> None:
+            try:
+                reply.set_result(
+                    self._exchange(sent, scope, request, self.max_tokens, tokens, counter)
+                )
+            except BaseException as exc:  # the later call sends it itself
+                reply.set_exception(exc)
+
+        threading.Thread(target=send, name=f"ahead-{purpose}", daemon=True).start()
+        return True
+
+    def drop_ahead(self) -> None:
+        """Forget the replies sent ahead that no call took (they stay on the books)."""
+        with self._lock:
+            self._ahead.clear()
+
+    def _reply_ahead(self, key: str) -> ChatResult | None:
+        """The reply sent ahead for the request `key`, once it is back; None when there is none
+        or it failed (the caller then sends the request itself, as it would have)."""
+        with self._lock:
+            reply = self._ahead.pop(key, None)
+        if reply is None:
+            return None
+        while True:  # a stop signal raised while waiting goes up; the reply's failure does not
+            if self.stopped.is_set():
+                raise Interrupted("the run stopped: no request is sent any more")
+            try:
+                failure = reply.exception(timeout=AHEAD_TICK_S)
+            except TimeoutError:
+                continue
+            return None if failure is not None else reply.result()
 
     def _enter_flight(self) -> None:
         with self._lock:

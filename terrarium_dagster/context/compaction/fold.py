@@ -9,10 +9,11 @@ from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
     SummaryRequest,
-    ask_scenes_summary,
+    ask_ahead_of_flush,
     ask_summary,
     origin_prefix,
     placeholder_of,
+    scenes_summary,
     summary_event,
     summary_of_scenes,
     words,
@@ -45,7 +46,6 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
     state, caps = job.state, job.caps
     spans = [s for s in state.scenes if s.thread_id == thread_id]
     scene_ids = [s.scene_id for s in spans]
-    flushed = flush_before_drop(job, scene_ids)
     previous = state.chunk_summary(thread_id) or state.thread_summary(thread_id)
     new_ids = {i for s in spans for i in s.entry_ids} | set(
         state.thread_entry_ids.get(thread_id, [])
@@ -59,8 +59,8 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         max_words=words(caps.thread_summary),
         previous_summary=previous.text if previous and not placeholder else None,
     )
-    answer = (
-        ask_scenes_summary(
+    request = (
+        scenes_summary(
             job,
             instruction,
             spans=spans,
@@ -71,6 +71,10 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         if scene_ids or not placeholder
         else None
     )
+    if request is not None:
+        ask_ahead_of_flush(job, request)
+    flushed = flush_before_drop(job, scene_ids)
+    answer = ask_summary(job, request) if request is not None else None
     summary = summary_of_scenes(
         job,
         answer,

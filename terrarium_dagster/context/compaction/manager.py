@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
+from terrarium_dagster.context.compaction.fold import Fold
 from terrarium_dagster.context.compaction.pipeline import RUN_STEPS, run_steps
 from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy, caps_for
 from terrarium_dagster.context.compaction.sizes import PromptSizes, check_pairs
@@ -238,6 +239,51 @@ class ContextManager:
             return False
         size = sum(self.sizes.estimate(self.state.scene_messages(s)) for s in finished)
         return size >= self._caps().min_free
+
+    def fold_requests(self, thread_id: int) -> list[tuple[str, list[Message]]]:
+        """The requests the fold at the first scene of `thread_id` sends first, as (purpose,
+        messages): the pre-compaction flush's first round and the summary of the oldest
+        finished thread, in the order it sends them; none when no fold is due there. Both are
+        decided by the context as it stands (the finished threads' history), not by the next
+        thread's scenes nor the glossary, so they can be asked for ahead, beside the curation
+        that comes first (`ModelSession.send_ahead`). Worked out on a copy of the context with
+        a fork of the counter, so nothing here changes what the run will count or learn."""
+        if not self._fold_at_boundary(thread_id):
+            return []
+        asked: list[tuple[str, list[Message]]] = []
+
+        def summarize(messages: list[Message]) -> str:
+            asked.append(("summary", messages))
+            return ""
+
+        def flush(messages: list[Message]) -> list[Message]:
+            asked.append(("flush", messages))
+            return []
+
+        sizes = PromptSizes(
+            budget=self.sizes.budget,
+            max_tokens=self.sizes.max_tokens,
+            counter=self.sizes.counter.fork(),
+            tools=self.sizes.tools,
+        )
+        state = self._state.model_copy(deep=True)
+        job = Compaction(
+            state=state,
+            origin=state.model_copy(deep=True),
+            scene_messages=[],
+            reserve=0,
+            caps=self._caps(),
+            policy=self.policy,
+            counter=sizes.counter,
+            system_prompt=self.system_prompt,
+            fits=sizes.fits,
+            summarizer=summarize,
+            flusher=flush,
+            thread_id=thread_id,
+            reason="thread_start",
+        )
+        Fold().run(job, 1)  # the fold's first pass (summarizing this thread's scenes: none yet)
+        return asked
 
     def shrink_to_fit(self, scene_messages: list[Message]) -> list[CompactionEvent]:
         """Run the steps until `build(scene_messages)` fits the limit or every step is spent
@@ -452,6 +498,7 @@ class ContextManager:
             fits=self.sizes.fits,
             summarizer=model.summarize if model is not None else self.summarizer,
             flusher=model.flush if model is not None else self.flusher,
+            ahead=model.ahead if model is not None else None,
             thread_id=thread_id,
             scene_id=scene_id,
             reason=reason,

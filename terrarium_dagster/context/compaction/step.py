@@ -29,13 +29,21 @@ Flusher = Callable[[list[Message]], Any]
 until it answers without tools. Its messages are not kept. An AgentError stops the run."""
 
 
+Ahead = Callable[[str, list[Message]], bool]
+"""Sends now the request a later `Summarizer` ("summary") or `Flusher` ("flush") call will send
+with these messages, which takes its reply then (`ModelSession.send_ahead`); False: not sent."""
+
+
 class ModelCalls(Protocol):
     """The model as one unit of work's compaction reaches it (the scene loop hands the manager
-    one per call: recorded for that thread and scene): its `Summarizer` and `Flusher`."""
+    one per call: recorded for that thread and scene): its `Summarizer` and `Flusher`, and a
+    way to send their requests ahead of their turn (`Ahead`)."""
 
     def summarize(self, messages: list[Message]) -> str: ...
 
     def flush(self, messages: list[Message]) -> Any: ...
+
+    def ahead(self, purpose: str, messages: list[Message]) -> bool: ...
 
 
 @dataclass
@@ -53,6 +61,7 @@ class Compaction:
     fits: Callable[[Sequence[Message]], bool]  # whether a request fits the budget
     summarizer: Summarizer | None = None
     flusher: Flusher | None = None
+    ahead: Ahead | None = None
     thread_id: int | None = None
     scene_id: str | None = None
     reason: Reason = "budget"

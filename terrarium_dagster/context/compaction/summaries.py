@@ -70,7 +70,7 @@ def ask_summary(job: Compaction, request: SummaryRequest) -> str | None:
     return text
 
 
-def ask_scenes_summary(
+def scenes_summary(
     job: Compaction,
     instruction: str,
     *,
@@ -78,20 +78,28 @@ def ask_scenes_summary(
     previous: Summary | None,
     cap_tokens: int,
     entry_ids: Sequence[int],
-) -> str | None:
-    """`ask_summary` for a summary of the scenes `spans` (and of what `previous` covered): the
+) -> SummaryRequest:
+    """The request for a summary of the scenes `spans` (and of what `previous` covered): the
     prefix as the server saw it up to the last of them, the posts from the first scene covered."""
     first_scene = previous.scene_ids[0] if previous and previous.scene_ids else spans[0].scene_id
-    return ask_summary(
-        job,
-        SummaryRequest(
-            origin_prefix(job, spans[-1].scene_id),
-            instruction,
-            cap_tokens=cap_tokens,
-            entry_ids=entry_ids,
-            sources=covered_posts(first_scene, spans, job.state.scene_messages),
-        ),
+    return SummaryRequest(
+        origin_prefix(job, spans[-1].scene_id),
+        instruction,
+        cap_tokens=cap_tokens,
+        entry_ids=entry_ids,
+        sources=covered_posts(first_scene, spans, job.state.scene_messages),
     )
+
+
+def ask_ahead_of_flush(job: Compaction, request: SummaryRequest) -> None:
+    """Send `request` now, beside the flush the pass is about to run, when there is one: the
+    summary is decided by the context as the compaction found it, never by the flush's answer
+    (whose messages are not kept; what it records goes to the glossary), so the two need not
+    wait for each other. `ask_summary` takes the reply at its turn (`Compaction.ahead`): the
+    run counts and learns as if it asked then."""
+    if job.ahead is None or job.summarizer is None or job.flushed or job.flusher is None:
+        return
+    job.ahead("summary", [*request.prefix, {"role": "user", "content": request.instruction}])
 
 
 def accept_summary(

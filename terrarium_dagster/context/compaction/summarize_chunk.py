@@ -14,8 +14,10 @@ from terrarium_dagster.context.compaction.events import CompactionEvent
 from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.step import Compaction, CompactionStep
 from terrarium_dagster.context.compaction.summaries import (
-    ask_scenes_summary,
+    ask_ahead_of_flush,
+    ask_summary,
     placeholder_of,
+    scenes_summary,
     summary_event,
     summary_of_scenes,
     words,
@@ -50,7 +52,6 @@ class SummarizeChunk(CompactionStep):
         if len(chosen) < half and material < goal + growth:
             return None  # less than half a chunk that would not do the job: the next tier runs
         scene_ids = [s.scene_id for s in chosen]
-        flushed = flush_before_drop(job, scene_ids)
         new_ids = {i for s in chosen for i in s.entry_ids}
         entry_ids = sorted(new_ids | set(previous.entry_ids if previous else []))
         placeholder = placeholder_of(previous)  # kept as it is, never rewritten by the model
@@ -61,7 +62,7 @@ class SummarizeChunk(CompactionStep):
             max_words=words(caps.chunk_summary),
             previous_summary=previous.text if previous and not placeholder else None,
         )
-        answer = ask_scenes_summary(
+        request = scenes_summary(
             job,
             instruction,
             spans=chosen,
@@ -69,6 +70,9 @@ class SummarizeChunk(CompactionStep):
             cap_tokens=caps.chunk_summary,
             entry_ids=entry_ids,
         )
+        ask_ahead_of_flush(job, request)
+        flushed = flush_before_drop(job, scene_ids)
+        answer = ask_summary(job, request)
         summary = summary_of_scenes(
             job,
             answer,

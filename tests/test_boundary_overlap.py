@@ -1,0 +1,294 @@
+"""The thread boundary off the critical path: the fold the next thread starts with (the flush, the
+finished thread's summary) is asked for beside the curation, not after it, and the run writes
+what the old order (curation, then the fold, one request at a time) writes.
+
+Real `terrarium run`s over a generated quest of three threads against a loopback server answering
+with the offline backend. The server can hold each curation request of a thread until that
+thread's summary request has arrived: a run that sends the summary only after the curation would
+wait out the hold, so the overlap is proved by what the server saw, not by timing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field, replace
+from functools import partial
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import httpx
+import pytest
+
+from terrarium_dagster.agent.calls import SceneCalls
+from terrarium_dagster.agent.loop import Annotator
+from terrarium_dagster.backends.offline import OfflineBackend
+from terrarium_dagster.cli import main
+from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.testing.synthetic import generate_corpus
+from tests.support.cli import TERRARIUM, run_args
+from tests.support.kill_server import ChatRequest, KillPoint, classify, run_kill_server
+from tests.support.serving import serving
+from tests.support.store_dump import dump_differences, store_dump
+
+HOLD_S = 30.0  # how long a held curation request waits for its thread's summary at most
+SUMMARY = "summarize_thread"
+# a hold: the kind of request that waits for one of another kind (about the same thread)
+BESIDE_CURATION = {"curate": SUMMARY, SUMMARY: "curate", "flush": "curate"}
+BESIDE_FLUSH = {"flush": SUMMARY, SUMMARY: "flush"}
+
+
+@pytest.fixture(scope="module")
+def quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("boundary") / "quest.db"
+    return generate_corpus(path, threads=3, posts_per_thread=40, seed=3)
+
+
+@pytest.fixture(scope="module")
+def threads(quest: Path) -> list[int]:
+    with closing(Corpus(quest)) as corpus:
+        return [thread.id for thread in corpus.threads()]
+
+
+@dataclass
+class BoundaryServer:
+    """What the server saw: every chat request's kind and thread, the requests in flight when
+    each arrived, and the peak in flight. For the threads in `hold`, a curation request waits
+    for the thread's summary to arrive, and the summary and the flush wait for a curation
+    request to arrive: a run that sends them side by side has them with the server at once, a
+    run that sends one after the other waits out `HOLD_S`. (`waits`: which kind waits for
+    which.)"""
+
+    url: str = ""
+    hold: set[int] = field(default_factory=set)
+    waits: dict[str, str] = field(default_factory=lambda: dict(BESIDE_CURATION))
+    seen: list[ChatRequest] = field(default_factory=list)
+    beside: list[tuple[ChatRequest, frozenset[tuple[str, int | None]]]] = field(
+        default_factory=list
+    )
+    peak: int = 0
+    _flight: Counter[tuple[str, int | None]] = field(default_factory=Counter)
+    _arrived: dict[tuple[str, int], threading.Event] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def arrive(self, request: ChatRequest) -> threading.Event | None:
+        """Record `request`; the event it must wait for (None: none)."""
+        key = (request.kind, request.thread_id)
+        with self._lock:
+            self.seen.append(request)
+            self.beside.append((request, frozenset(k for k, n in self._flight.items() if n)))
+            self._flight[key] += 1
+            self.peak = max(self.peak, sum(self._flight.values()))
+            thread = request.thread_id
+            if thread is None:
+                return None
+            self._event(request.kind, thread).set()
+            if thread not in self.hold or request.kind not in self.waits:
+                return None
+            return self._event(self.waits[request.kind], thread)
+
+    def leave(self, request: ChatRequest) -> None:
+        with self._lock:
+            self._flight[(request.kind, request.thread_id)] -= 1
+
+    def _event(self, kind: str, thread_id: int) -> threading.Event:
+        return self._arrived.setdefault((kind, thread_id), threading.Event())
+
+    def met(self, kind: str, thread_id: int, other: str = "curate") -> bool:
+        """Whether a `kind` request about `thread_id` and an `other` one (a curation request)
+        about that thread were with the server at once."""
+        for request, others in self.beside:
+            for one, two in ((kind, other), (other, kind)):
+                if (request.kind, request.thread_id) == (one, thread_id) and (
+                    two,
+                    thread_id,
+                ) in others:
+                    return True
+        return False
+
+    def kinds(self) -> Counter[str]:
+        return Counter(request.kind for request in self.seen)
+
+    def reset(self, hold: set[int], waits: dict[str, str] = BESIDE_CURATION) -> None:
+        with self._lock:
+            self.hold, self.waits, self.seen, self.beside, self.peak = hold, waits, [], [], 0
+            self._arrived.clear()
+
+
+_LEAVING = re.compile(r"leaving context: scenes (\d+)#")
+
+
+def _about(payload: dict[str, object]) -> ChatRequest:
+    """`classify`'s reading of a request, with the thread a flush is about (the thread whose
+    scenes leave the context)."""
+    request = classify(payload)
+    if request.kind == "flush":
+        messages = payload.get("messages")
+        assert isinstance(messages, list)
+        found = _LEAVING.search(str(messages[-1].get("content") or ""))
+        if found:
+            return replace(request, thread_id=int(found.group(1)))
+    return request
+
+
+@pytest.fixture
+def server() -> Iterator[BoundaryServer]:
+    state = BoundaryServer()
+    backend = OfflineBackend(max_model_len=32768)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def _answer(self, body: bytes | None, done: Callable[[], None] = lambda: None) -> None:
+            request = httpx.Request(self.command, f"http://offline{self.path}", content=body)
+            response = backend.handle_request(request)
+            done()  # out of flight before the client can read the answer and send the next
+            self.send_response(response.status_code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(response.content)))
+            self.end_headers()
+            self.wfile.write(response.content)
+
+        def do_GET(self) -> None:
+            self._answer(None)
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._answer(body)
+                return
+            request = _about(json.loads(body))
+            awaited = state.arrive(request)
+            if awaited is not None:
+                awaited.wait(timeout=HOLD_S)
+            self._answer(body, partial(state.leave, request))
+
+    with serving(Handler) as url:
+        state.url = url
+        yield state
+
+
+def _run(quest: Path, db: Path, url: str, concurrency: int, **options: object) -> None:
+    assert main(run_args(db, quest, agent_url=url, concurrency=concurrency, **options)) == 0
+
+
+@pytest.mark.parametrize("concurrency", [4, 2])
+def test_the_fold_is_asked_for_beside_the_curation_and_writes_what_the_fold_after_it_writes(
+    quest: Path,
+    threads: list[int],
+    server: BoundaryServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    concurrency: int,
+) -> None:
+    first, last = threads[:-1], threads[-1]
+    server.reset(hold=set(first))
+    beside = tmp_path / "beside.db"
+    _run(quest, beside, server.url, concurrency=concurrency)
+    for thread in first:  # the curation waited for nothing: the summary came beside it
+        assert server.met(SUMMARY, thread), f"thread {thread}'s summary came after its curation"
+        if concurrency > 2:  # room for the flush's first round too (at 2: the summary alone)
+            assert server.met("flush", thread), f"the flush after thread {thread} came after it"
+    assert not server.met(SUMMARY, last), "no fold follows the last thread in this run"
+    asked = server.kinds()
+    assert asked[SUMMARY] == len(first) and asked["flush"] == len(first), asked
+    assert server.peak <= concurrency, "the requests sent ahead count against the concurrency"
+
+    # the old order: the curation, then the fold's requests one at a time
+    server.reset(hold=set())
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    after = tmp_path / "after.db"
+    _run(quest, after, server.url, concurrency=concurrency)
+    assert not any(server.met(SUMMARY, thread) for thread in first)
+    assert server.kinds() == asked, "each request sent once, ahead or at its turn"
+    expected, actual = store_dump(after), store_dump(beside)
+    assert dump_differences(expected, actual) == []
+    assert expected == actual
+    (state,) = [json.loads(row[1]) for row in actual["context_state"][1:]]
+    assert state["summaries"] or state["story_so_far"], "the folds are in the compared context"
+
+
+def test_a_fold_with_no_curation_before_it_asks_for_its_summary_beside_its_flush(
+    quest: Path,
+    threads: list[int],
+    server: BoundaryServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first thread in a run of its own: the run that goes on from it folds it at once,
+    with no curation to overlap; the summary (decided by the context, never by the flush's
+    answer) goes out beside the flush."""
+    first = str(threads[0])
+    server.reset(hold={threads[0]}, waits=BESIDE_FLUSH)
+    beside = tmp_path / "beside.db"
+    _run(quest, beside, server.url, concurrency=4, threads=first)
+    _run(quest, beside, server.url, concurrency=4)
+    assert server.met(SUMMARY, threads[0], other="flush")
+    asked = server.kinds()
+
+    server.reset(hold=set())
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
+    after = tmp_path / "after.db"
+    _run(quest, after, server.url, concurrency=4, threads=first)
+    _run(quest, after, server.url, concurrency=4)
+    assert not server.met(SUMMARY, threads[0], other="flush")
+    assert server.kinds() == asked
+    assert dump_differences(store_dump(after), store_dump(beside)) == []
+
+
+def test_a_serial_run_keeps_one_request_at_a_time_at_the_boundary(
+    quest: Path, threads: list[int], server: BoundaryServer, tmp_path: Path
+) -> None:
+    server.reset(hold=set())
+    _run(quest, tmp_path / "serial.db", server.url, concurrency=1)
+    assert server.peak == 1
+    assert server.kinds()[SUMMARY] == len(threads) - 1
+    assert not any(server.met(SUMMARY, thread) for thread in threads)
+
+
+def test_sigkill_beside_the_curation_and_between_the_fold_and_its_commit_resumes_exactly(
+    quest: Path, threads: list[int], tmp_path: Path
+) -> None:
+    command = [TERRARIUM, *run_args(None, quest, offline=False, concurrency=4)]
+    with run_kill_server() as server:
+        url = ["--agent-url", server.url]
+        baseline = tmp_path / "baseline.db"
+        done = subprocess.run(
+            [*command, *url, "--db", str(baseline)], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        server.requests.clear()
+        server.kill_points = [
+            # the first thread's summary, sent beside its curation (open, not committed)
+            KillPoint(SUMMARY, threads[0]),
+            # the second thread's first scene: its curation committed, the fold that took the
+            # replies sent ahead is in the scene's open transaction
+            KillPoint("scene", threads[1], scene_number=1, round=0),
+        ]
+        resumed = tmp_path / "resumed.db"
+        codes = []
+        for _ in range(len(server.kill_points) + 1):
+            process = subprocess.Popen(
+                [*command, *url, "--db", str(resumed)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            server.victim = process
+            _, err = process.communicate(timeout=300)
+            codes.append(process.returncode)
+            assert process.returncode in (0, -9), err
+            if process.returncode == 0:
+                break
+    assert codes == [-9, -9, 0]
+    assert set(server.kills) == set(server.kill_points)
+    expected, actual = store_dump(baseline), store_dump(resumed)
+    assert dump_differences(expected, actual) == []
+    assert expected == actual
