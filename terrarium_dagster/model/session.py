@@ -142,6 +142,21 @@ class Request:
     tally: Callable[[AgentCallRecord], None] | None
 
 
+@dataclass(frozen=True)
+class Outgoing:
+    """One send of a request, past the gate: the messages as admitted, who it is for, the
+    answer's room, its measured prompt, the counter that learns from it, and whether it is
+    asked with the thinking switch off (`quiet`)."""
+
+    messages: list[Message]
+    scope: CallScope
+    request: Request
+    max_tokens: int | None
+    prompt_tokens: int
+    counter: TokenCounter
+    quiet: bool = False
+
+
 def _reply_key(
     messages: Sequence[Message], request: Request, max_tokens: int | None, *, quiet: bool
 ) -> str:
@@ -428,7 +443,7 @@ class ModelSession:
             messages, exact_share=request.exact_share, counter=counter, **gate
         )
         try:
-            result = self._send(messages, scope, request, answer, tokens, counter, quiet=quiet)
+            result = self._send(Outgoing(messages, scope, request, answer, tokens, counter, quiet))
         except ServerContextOverflow as exc:
             self.learn_window(exc)
             if not request.retry_overflow:
@@ -447,7 +462,7 @@ class ModelSession:
                     "and it cannot be made smaller"
                 ) from exc
             try:
-                result = self._send(retry, scope, request, answer, tokens, counter, quiet=quiet)
+                result = self._send(Outgoing(retry, scope, request, answer, tokens, counter, quiet))
             except ServerContextOverflow as again:
                 self.learn_window(again)
                 raise BudgetError(
@@ -459,47 +474,25 @@ class ModelSession:
             self.on_call(purpose, scope)
         return result, messages
 
-    def _send(
-        self,
-        messages: list[Message],
-        scope: CallScope,
-        request: Request,
-        max_tokens: int | None,
-        prompt_tokens: int,
-        counter: TokenCounter,
-        *,
-        quiet: bool = False,
-    ) -> ChatResult:
+    def _send(self, out: Outgoing) -> ChatResult:
         """Send one request, or take its reply sent ahead (`send_ahead`), learned from as if
         it came now (`_exchange`)."""
-        ahead = (
-            self._reply_ahead(_reply_key(messages, request, max_tokens, quiet=quiet))
-            if self._ahead
-            else None
-        )
+        request = out.request
+        key = _reply_key(out.messages, request, out.max_tokens, quiet=out.quiet)
+        ahead = self._reply_ahead(key) if self._ahead else None
         if ahead is None:
-            return self._exchange(
-                messages, scope, request, max_tokens, prompt_tokens, counter, quiet=quiet
-            )
+            return self._exchange(out)
         if ahead.usage is not None and ahead.prompt_tokens:  # the server counted it
             tools = list(request.tools) if request.tools else None
-            counter.observe(messages, tools, ahead.prompt_tokens)
+            out.counter.observe(out.messages, tools, ahead.prompt_tokens)
         return ahead
 
-    def _exchange(
-        self,
-        messages: list[Message],
-        scope: CallScope,
-        request: Request,
-        max_tokens: int | None,
-        prompt_tokens: int,
-        counter: TokenCounter,
-        *,
-        quiet: bool = False,
-    ) -> ChatResult:
+    def _exchange(self, out: Outgoing) -> ChatResult:
         """The HTTP exchange of one request: each of its attempts on the books before it
         leaves (`Books`), each waiting for room on the server (weighed as its prompt plus
         `max_tokens`)."""
+        messages, scope, request, counter = out.messages, out.scope, out.request, out.counter
+        max_tokens, prompt_tokens, quiet = out.max_tokens, out.prompt_tokens, out.quiet
         purpose, tools, tool_choice = request.purpose, request.tools, request.tool_choice
         books = Books(self, purpose, scope, request.tally)
         tool_list = list(tools) if tools else None
@@ -585,9 +578,8 @@ class ModelSession:
 
         def send() -> None:
             try:
-                reply.set_result(
-                    self._exchange(sent, scope, request, self.max_tokens, tokens, counter)
-                )
+                out = Outgoing(sent, scope, request, self.max_tokens, tokens, counter)
+                reply.set_result(self._exchange(out))
             except BaseException as exc:  # the later call sends it itself
                 reply.set_exception(exc)
 
