@@ -205,6 +205,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or word_reason(view)
             or everyday_reason(view)
             or quiet_reason(view)
+            or quoted_reason(view)
         )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
@@ -237,7 +238,12 @@ def restore_reason(view: CurateEntryView) -> str | None:
     if total < ROLE_SOURCES:
         return None
     again = replace(view, source_count=total)
-    if passing_reason(again) or word_reason(again) or everyday_reason(again):
+    if (
+        passing_reason(again)
+        or word_reason(again)
+        or everyday_reason(again)
+        or quoted_reason(again)
+    ):
         return None
     if _merge_target(again, {}, set())[0] is not None or _a_title(view):
         return None
@@ -271,6 +277,30 @@ def quiet_reason(view: CurateEntryView) -> str | None:
         f"'{view.term}' is named in a single post with nothing said of it, and the "
         f"{view.quiet_threads} threads since never name it again: a name met in passing"
     )
+
+
+_QUOTE_OPENS = "\"“‘'"
+
+
+def quoted_reason(view: CurateEntryView) -> str | None:
+    """Why a capitalised name is a quotation, not a name the story uses, or None: the evidence
+    writes it every time inside quotation marks that hold nothing else but a stop or a comma (a
+    song, a log's words: "“Lillibullero.”", "‘Offe Caraccas,’"; not a cry, "“Calot!”", "“Weena!”":
+    a name called out is spoken), and nothing is said of it. A later thread naming it in two
+    posts restores it."""
+    if view.term == view.term.lower() or view.aliases or _has_role(view, kind_is_role=False):
+        return None
+    found = 0
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            opened = start > 0 and text[start - 1] in _QUOTE_OPENS
+            closed = re.match(r"[.,;:]?[\"”’']", text[end : end + 2])  # not a cry: "Calot!"
+            if not (opened and closed):
+                return None
+            found += 1
+    if not found:
+        return None
+    return f"'{view.term}' is only ever quoted alone, as a title or a saying: a quotation"
 
 
 # A single capitalised word this frequent in English is a familiar word or a real-world name
