@@ -654,6 +654,31 @@ def test_offline_curate_keeps_names_met_once_phrases_and_spoken_spellings_out() 
     assert all(decisions[ref] == "CONFIRM" for ref in kept)
 
 
+def test_offline_curate_lets_quotations_and_quiet_names_met_once_go() -> None:
+    """A name only ever quoted alone is a quotation (a song, a log's words), not a cry; an entry
+    left tentative and not named again for some threads is let go only when English knows every
+    word of it and nothing is said of it."""
+    song = ('We heard them singing "Lillibullero." Then "Lillibullero" stopped.',)
+    cry = ('"Calot!" he hissed at me.',)
+    told = ("The song they sang was Lillibullero, and it rang over the water.",)
+    quiet = {"source_posts": (1,), "source_count": 1, "quiet_threads": 3}
+    views = [
+        CurateEntryView(40, "Lillibullero", source_posts=(1, 2), source_count=2, evidence=song),
+        CurateEntryView(41, "Calot", source_posts=(1, 2), source_count=2, evidence=cry),
+        CurateEntryView(43, "Perrotin of Nice", **quiet),
+        CurateEntryView(44, "Woola", **quiet),
+        CurateEntryView(45, "Goddess of Death", **quiet),
+        CurateEntryView(46, "Ocelot-man", **quiet),
+        CurateEntryView(47, "Guildford", definition="A market town on the river.", **quiet),
+        CurateEntryView(48, "Perrotin of Nice", source_posts=(1,), source_count=1),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert {ref for ref, decision in decisions.items() if decision == "REJECT"} == {"E40", "E43"}
+    assert decisions["E41"] == "CONFIRM"
+    named = CurateEntryView(42, "Lillibullero", source_posts=(1, 2), source_count=2, evidence=told)
+    assert [d["decision"] for d in offline_curate([named])] == ["CONFIRM"]
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

@@ -22,7 +22,7 @@ from terrarium_dagster.backends.name_forms import (
 )
 from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_entries
 from terrarium_dagster.backends.wire import content_text
-from terrarium_dagster.curation.review_prompt import NAMED_AGAIN
+from terrarium_dagster.curation.review_prompt import NAMED_AGAIN, NOT_NAMED_SINCE
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import TRUNCATED_ZIPF, frequency, ordinary_reason
 from terrarium_dagster.terms.candidates import (
@@ -55,6 +55,7 @@ class CurateEntryView:
     similar: tuple[KnownEntry, ...] = ()
     evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
     named_again: int = 0  # a rejected entry's posts naming it in this thread
+    quiet_threads: int = 0  # threads since it was left tentative, none of them naming it
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -99,6 +100,14 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
             ),
             None,
         )
+        quiet = next(
+            (
+                re.match(r"(\d+)", line.split(NOT_NAMED_SINCE, 1)[1].strip())
+                for line in lines
+                if NOT_NAMED_SINCE in line
+            ),
+            None,
+        )
         similar = tuple(
             entry
             for line in lines
@@ -118,6 +127,7 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 similar,
                 tuple(evidence),
                 int(again.group(1)) if again else 0,
+                int(quiet.group(1)) if quiet else 0,
             )
         )
     return views
@@ -189,7 +199,13 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             continue
         related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
         passing = (
-            None if related else passing_reason(view) or word_reason(view) or everyday_reason(view)
+            None
+            if related
+            else passing_reason(view)
+            or word_reason(view)
+            or everyday_reason(view)
+            or quiet_reason(view)
+            or quoted_reason(view)
         )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
@@ -222,7 +238,12 @@ def restore_reason(view: CurateEntryView) -> str | None:
     if total < ROLE_SOURCES:
         return None
     again = replace(view, source_count=total)
-    if passing_reason(again) or word_reason(again) or everyday_reason(again):
+    if (
+        passing_reason(again)
+        or word_reason(again)
+        or everyday_reason(again)
+        or quoted_reason(again)
+    ):
         return None
     if _merge_target(again, {}, set())[0] is not None or _a_title(view):
         return None
@@ -230,6 +251,56 @@ def restore_reason(view: CurateEntryView) -> str | None:
         f"'{view.term}' is named again in {view.named_again} posts of this thread "
         f"({total} in all): the story's own, not a name in passing; restored."
     )
+
+
+def quiet_reason(view: CurateEntryView) -> str | None:
+    """Why an entry left tentative that no thread since has named is a name met in passing, or
+    None: a single post names it, once, with nothing said of it, every word of it is one English
+    knows (Zipf `KNOWN_ZIPF` or more: a real place or person, "Guildford", "Perrotin of Nice"),
+    and the threads since (at least `curation.curator.QUIET_THREADS`) never name it again. Never
+    a coinage ("Woola"), a title "X of Y" of an English word, a kind of being ("Ocelot-man") nor
+    a name holding another entry's. A later thread naming it again restores it."""
+    if view.quiet_threads <= 0 or view.source_count != 1 or view.status != "tentative":
+        return None
+    words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in _SMALL_WORDS]
+    if (
+        not words
+        or min(frequency(word) for word in words) < KNOWN_ZIPF  # a coinage: "Woola", "Tal Hajus"
+        or _a_title_of(view.term)  # "Goddess of Death", named once in each of five chapters
+        or _last_word(view.term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+        or _holds_an_entry(view)
+        or _mentions(view) >= 2
+    ):
+        return None
+    return (
+        f"'{view.term}' is named in a single post with nothing said of it, and the "
+        f"{view.quiet_threads} threads since never name it again: a name met in passing"
+    )
+
+
+_QUOTE_OPENS = "\"“‘'"
+
+
+def quoted_reason(view: CurateEntryView) -> str | None:
+    """Why a capitalised name is a quotation, not a name the story uses, or None: the evidence
+    writes it every time inside quotation marks that hold nothing else but a stop or a comma (a
+    song, a log's words: "“Lillibullero.”", "‘Offe Caraccas,’"; not a cry, "“Calot!”", "“Weena!”":
+    a name called out is spoken), and nothing is said of it. A later thread naming it in two
+    posts restores it."""
+    if view.term == view.term.lower() or view.aliases or _has_role(view, kind_is_role=False):
+        return None
+    found = 0
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            opened = start > 0 and text[start - 1] in _QUOTE_OPENS
+            closed = re.match(r"[.,;:]?[\"”’']", text[end : end + 2])  # not a cry: "Calot!"
+            if not (opened and closed):
+                return None
+            found += 1
+    if not found:
+        return None
+    return f"'{view.term}' is only ever quoted alone, as a title or a saying: a quotation"
 
 
 # A single capitalised word this frequent in English is a familiar word or a real-world name

@@ -91,6 +91,9 @@ SIMILAR_LIMIT = 3
 #: (a name first met in passing that the story goes on using), at most `MAX_NAMED_AGAIN` a thread.
 NAMED_AGAIN_POSTS = 2
 MAX_NAMED_AGAIN = 12
+#: Threads after which an entry left tentative and changed by no thread since is reviewed again,
+#: shown as not named since (a name met once that the story never names again is met in passing).
+QUIET_THREADS = 3
 _CACHED_THREADS = 4
 
 
@@ -245,8 +248,9 @@ def _reviewed_unchanged(
     candidates: Sequence[Entry],
     positions: dict[int, int],
     current: int,
-) -> set[int]:
-    """Candidates an earlier thread's curation left tentative that no later thread changed."""
+) -> dict[int, int]:
+    """Candidates an earlier thread's curation left tentative that no later thread changed,
+    with the position of the thread whose curation last left each so."""
     last_review: dict[int, int] = {}
     for row in store.curation.curator_decisions():
         if row["decision"] != KEPT_TENTATIVE or row["entry_id"] is None:
@@ -256,7 +260,7 @@ def _reviewed_unchanged(
             continue
         entry_id = int(row["entry_id"])
         last_review[entry_id] = max(last_review.get(entry_id, -1), position)
-    unchanged: set[int] = set()
+    unchanged: dict[int, int] = {}
     for entry in candidates:
         reviewed_at = last_review.get(entry.id)
         if reviewed_at is None:
@@ -266,7 +270,7 @@ def _reviewed_unchanged(
             for revision in store.history.revisions(entry.id)
         )
         if not changed:
-            unchanged.add(entry.id)
+            unchanged[entry.id] = reviewed_at
     return unchanged
 
 
@@ -283,7 +287,8 @@ def gather_items(
 
     Order: entries first seen in the thread, then tentative entries the thread touched, then the
     other tentative entries oldest first. Entries an earlier curation deliberately left tentative
-    (the answer did not decide them) are not sent again until a later thread changes them; those
+    (the answer did not decide them) are not sent again until a later thread changes them or
+    `QUIET_THREADS` threads have passed without changing them (shown as not named since); those
     left tentative because an answer was malformed come up again. At most ``max_entries`` are
     reviewed; the rest are deferred. Entries first seen in a later thread (story order) are never
     reviewed here.
@@ -318,7 +323,13 @@ def _gather(
         and entry.merged_into is None
         and positions.get(entry.first_seen_thread or thread_id, thread.position) <= thread.position
     ]
-    unchanged = _reviewed_unchanged(store, candidates, positions, thread.position)
+    reviewed_at = _reviewed_unchanged(store, candidates, positions, thread.position)
+    quiet = {
+        entry_id: thread.position - position
+        for entry_id, position in reviewed_at.items()
+        if thread.position - position >= QUIET_THREADS
+    }  # reviewed again, shown as not named since: the curator may let a name met once go
+    unchanged = set(reviewed_at) - set(quiet)
     candidates = [entry for entry in candidates if entry.id not in unchanged]
 
     def rank(entry: Entry) -> tuple[int, int]:
@@ -339,6 +350,7 @@ def _gather(
                 evidence=_evidence(entry, provenance, posts, evidence_radius),
                 similar=_similar(store, entry, similar_limit),
                 new_in_thread=entry.first_seen_thread == thread_id or entry.id in touched,
+                quiet_threads=quiet.get(entry.id, 0),
             )
         )
     room = min(MAX_NAMED_AGAIN, max_entries - len(items))

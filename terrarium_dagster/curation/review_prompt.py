@@ -10,7 +10,9 @@ Message layout (the offline backend and tests rely on it; keep it stable)::
     - [E<id>] <term> (aliases: a; b) [tentative]: <definition, one line>
     first seen: >><post> (thread <thread>) · new in this thread | tentative since thread <t>
         (a rejected entry named again: `· rejected earlier; named again in this thread in <n>
-        post(s) (>><post> ...): CONFIRM to restore it, ...`, its evidence those posts)
+        post(s) (>><post> ...): CONFIRM to restore it, ...`, its evidence those posts; one left
+        tentative that no thread changed for some threads: `...; left tentative and not named
+        again in the threads since: <n>`)
     sources: >><post> "<quote>"; >><post>; ...
     ### Evidence
     >><post> (QM, first appearance): <text, trimmed>
@@ -57,6 +59,9 @@ TokenCounter = Callable[[str], int]
 
 #: How the block of a rejected entry named again opens its age line (the offline curator reads it).
 NAMED_AGAIN = "rejected earlier; named again in this thread in"
+#: How the age line of an entry left tentative and unchanged since goes on (the offline curator
+#: reads the count after it).
+NOT_NAMED_SINCE = "left tentative and not named again in the threads since:"
 
 #: The curator's system prompt: its requests carry no tools and no conversation (the review
 #: message holds the rules and the evidence), so this is all that comes before the message.
@@ -120,6 +125,8 @@ class CurationItem:
     new_in_thread: bool = True
     #: for a rejected entry under review again: the posts of this thread that name it
     named_again: Sequence[int] = ()
+    #: for an entry left tentative and unchanged since: the threads since that review
+    quiet_threads: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +244,8 @@ def render_item(item: CurationItem, evidence_chars: int, shown: set[int] | None 
     else:
         seen = "first seen: unknown"
     age = "new in this thread" if item.new_in_thread else "still tentative from an earlier thread"
+    if item.quiet_threads > 0:
+        age += f"; {NOT_NAMED_SINCE} {item.quiet_threads}"
     if entry.status == "rejected":
         age = (
             f"{NAMED_AGAIN} {len(item.named_again)} post(s) "

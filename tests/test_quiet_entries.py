@@ -1,0 +1,102 @@
+"""A name met once that the story never names again is let go at a later thread's curation.
+
+A generated six-chapter story names "Perrotin of Nice" (words English knows, one of them
+rarely) in one post of its first chapter with nothing said of him; the offline curator leaves
+the entry tentative. The curation at a later chapter, three threads on, shows it
+again as not named since, and the curator REJECTs it (a revision and a curator decision). The
+last chapter names him in two posts, and he is restored as any rejected name named again is. A
+coinage met once ("Vorrel Tarn") is never let go so: English does not know it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from terrarium_dagster.cli import main
+from terrarium_dagster.curation.curator import QUIET_THREADS
+from terrarium_dagster.store.annotator import GlossaryStore
+from tests.support.cli import run_args
+
+CHAPTERS = [
+    """CHAPTER I. THE LETTER
+
+The letter came in the spring, and my uncle read it at the window. It was from Perrotin of
+Nice, he said, and he put it in the drawer.
+
+That night a traveller spoke of Vorrel Tarn across the water, and then of the weather.
+""",
+    """CHAPTER II. THE ROAD
+
+We took the coach along the coast road. The horses were tired and the inns were full, and we
+slept in a barn among the sacks.
+""",
+    """CHAPTER III. THE TOWN
+
+The town was quiet under the hill. My uncle bought bread and cheese and a new lantern, and we
+sat by the fountain until dusk.
+""",
+    """CHAPTER IV. THE HOUSE
+
+The house stood at the end of the lane with its shutters closed. The key was under the stone
+where my uncle said it would be.
+""",
+    """CHAPTER V. THE GARDEN
+
+Behind the house the garden had run wild. We cut back the brambles and found a sundial and a
+bench, and my uncle sat there with his pipe.
+""",
+    """CHAPTER VI. THE CARRIAGE
+
+At noon a carriage stopped at the gate, and Perrotin of Nice stepped down with a cane and a
+small leather case under his arm.
+
+My uncle took Perrotin of Nice into the study, and they talked until the candles burned low and
+the rain came on over the hill.
+""",
+]
+
+
+def _book(tmp_path: Path, chapters: list[str]) -> Path:
+    book = tmp_path / "book.txt"
+    book.write_text("THE QUIET LANE\n\n" + "\n".join(chapters), encoding="utf-8")
+    corpus = tmp_path / "book.db"
+    assert main(["import", str(book), "--out", str(corpus)]) == 0
+    return corpus
+
+
+def _decisions(db: Path, term: str) -> list[tuple[int, str, str]]:
+    with GlossaryStore(db) as store:
+        entry = store.glossary.find_by_term(term)
+        assert entry is not None, term
+        return [
+            (row["thread_id"], row["decision"], row["reasoning"] or "")
+            for row in store.curation.curator_decisions()
+            if row["entry_id"] == entry.id
+        ]
+
+
+def test_a_name_met_once_and_never_again_is_let_go_then_restored(tmp_path: Path) -> None:
+    corpus, db = _book(tmp_path, CHAPTERS), tmp_path / "store.db"
+    assert main(run_args(db, corpus)) == 0
+    decided = _decisions(db, "Perrotin of Nice")
+    kinds = [kind for _, kind, _ in decided]
+    assert kinds[0] == "TENTATIVE" and kinds[-2:] == ["REJECT", "CONFIRM"], decided
+    rejected = next(reason for _, kind, reason in decided if kind == "REJECT")
+    assert f"the {QUIET_THREADS} threads since never name it again" in rejected
+    with GlossaryStore(db) as store:
+        entry = store.glossary.find_by_term("Perrotin of Nice")
+        assert entry is not None and entry.status == "confirmed"
+        statuses = [
+            r.new_value.get("status") for r in store.history.revisions(entry.id) if r.new_value
+        ]
+        assert statuses[-2:] == ["rejected", "confirmed"], statuses
+        coinage = store.glossary.find_by_term("Vorrel Tarn")
+        assert coinage is not None and coinage.status == "tentative"
+    assert "REJECT" not in [kind for _, kind, _ in _decisions(db, "Vorrel Tarn")]
+
+
+def test_a_name_met_once_stays_until_enough_threads_pass(tmp_path: Path) -> None:
+    """Two chapters on, it is not shown again: it stays tentative, with no new decision."""
+    corpus, db = _book(tmp_path, CHAPTERS[:QUIET_THREADS]), tmp_path / "store.db"
+    assert main(run_args(db, corpus)) == 0
+    assert [kind for _, kind, _ in _decisions(db, "Perrotin of Nice")] == ["TENTATIVE"]
