@@ -69,7 +69,6 @@ from terrarium_dagster.backends.offline_tokenizer import (
 from terrarium_dagster.backends.scene_annotator import (
     MAX_POSTS_PER_CALL,
     SceneAnnotator,
-    duplicate_of,
 )
 from terrarium_dagster.backends.scene_message import (
     KnownEntry,
@@ -101,7 +100,6 @@ __all__ = [
     "SceneAnnotator",
     "SceneMessage",
     "_calls_after",
-    "_duplicate_of",
     "_entry_number",
     "count_prompt_tokens",
     "offline_curate",
@@ -117,7 +115,6 @@ _TASK_LINE = re.compile(r"^# Task: ?([a-z_]+)")
 
 # the names `testing/forgetful.py` imports from here, as they were called before the split
 _calls_after = calls_after
-_duplicate_of = duplicate_of
 _entry_number = entry_number
 
 

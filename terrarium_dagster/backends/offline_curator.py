@@ -546,11 +546,18 @@ def everyday_reason(view: CurateEntryView) -> str | None:
     if len(parts) < 2 or parts[0].endswith("ing"):
         return None
     zipf = min(frequency(part) for part in parts)
-    if zipf < EVERYDAY_ZIPF or _has_role(view, kind_is_role=False):
+    what = "a compound of everyday English words (each of word frequency {zipf:.1f} or more"
+    return _english_reason(view, zipf, EVERYDAY_ZIPF, what)
+
+
+def _english_reason(view: CurateEntryView, zipf: float, floor: float, what: str) -> str | None:
+    """Why an entry of English words (`what`, formatted with their `zipf`) is no term: its
+    words at least `floor` on the Zipf scale, and nothing said of it; or None."""
+    if zipf < floor or _has_role(view, kind_is_role=False):
         return None
     return (
-        f"'{view.term}' is a compound of everyday English words (each of word frequency "
-        f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
+        f"'{view.term}' is {what.format(zipf=zipf)} on the Zipf scale) with nothing said of it "
+        "in the story"
     )
 
 
@@ -559,15 +566,10 @@ def _rare_word_reason(view: CurateEntryView) -> str | None:
     `TRUNCATED_ZIPF` or more), with nothing said of it in the story, is an English word, or
     None: a story's own words are unknown to English ("thoat", "banth") or said what they are;
     an inflection may be a coinage's ("wending")."""
-    zipf = frequency(view.term)
-    if zipf < TRUNCATED_ZIPF or view.term.endswith(("ing", "ed")):
+    if view.term.endswith(("ing", "ed")):
         return None
-    if _has_role(view, kind_is_role=False):
-        return None
-    return (
-        f"'{view.term}' is an English word (word frequency {zipf:.1f} on the Zipf scale) with "
-        "nothing said of it in the story"
-    )
+    what = "an English word (word frequency {zipf:.1f}"
+    return _english_reason(view, frequency(view.term), TRUNCATED_ZIPF, what)
 
 
 def _phrase_reason(view: CurateEntryView) -> str | None:
@@ -579,12 +581,8 @@ def _phrase_reason(view: CurateEntryView) -> str | None:
     if len(words) < 2 or _last_word(view.term) in _BEINGS:
         return None
     zipf = min(frequency(word) for word in words)
-    if zipf < ENGLISH_ZIPF or _has_role(view, kind_is_role=False):
-        return None
-    return (
-        f"'{view.term}' is a phrase of familiar English words (each of word frequency "
-        f"{zipf:.1f} or more on the Zipf scale) with nothing said of it in the story"
-    )
+    what = "a phrase of familiar English words (each of word frequency {zipf:.1f} or more"
+    return _english_reason(view, zipf, ENGLISH_ZIPF, what)
 
 
 def word_reason(view: CurateEntryView) -> str | None:

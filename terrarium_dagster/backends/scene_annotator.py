@@ -36,7 +36,7 @@ creating one (one call more per scene; an agent that "searches before it creates
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,13 +248,7 @@ class SceneAnnotator:
                 if alias is not None:
                     update["add_aliases"] = [alias]
                 pending.append(("glossary_update", update))
-        for call in calls:
-            if call.name != "glossary_create" or not call.result or call.result.get("ok"):
-                continue
-            existing = duplicate_of(call.result)
-            if existing is None or existing in updated:
-                continue
-            updated.add(existing)
+        for call, existing in refused_creates(calls, updated):
             posts = plan.candidate_posts.get(normalize_term(str(call.args.get("term", ""))))
             posts = posts or tuple(call.args.get("post_ids") or ())
             pending.append(("glossary_update", _update_args(existing, posts)))
@@ -321,6 +315,19 @@ def _update_args(entry_id: int, post_ids: Sequence[int]) -> dict[str, Any]:
     if post_ids:
         args["post_ids"] = list(post_ids)
     return args
+
+
+def refused_creates(calls: Sequence[Call], handled: set[int]) -> Iterator[tuple[Call, int]]:
+    """Each create refused because its name is already an entry, with that entry's id: once
+    per entry not yet in `handled`, which it grows."""
+    for call in calls:
+        if call.name != "glossary_create" or not call.result or call.result.get("ok"):
+            continue
+        existing = duplicate_of(call.result)
+        if existing is None or existing in handled:
+            continue
+        handled.add(existing)
+        yield call, existing
 
 
 def duplicate_of(result: Mapping[str, Any]) -> int | None:

@@ -131,19 +131,24 @@ _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
     r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
 )
-_FRONT = re.compile(rf"^(?:{_FRONT_SECTIONS})[.:]?$", re.I)
-_CAST = re.compile(rf"^(?:{_CAST_SECTIONS})[.:]?$", re.I)
+
+
+def _heading_named(*sections: str) -> re.Pattern[str]:
+    """A heading that is one of the named `sections` (alternatives), with a stop or colon."""
+    return re.compile(rf"^(?:{'|'.join(sections)})[.:]?$", re.I)
+
+
+_FRONT = _heading_named(_FRONT_SECTIONS)
+_CAST = _heading_named(_CAST_SECTIONS)
 _ONLY_NUMBER = re.compile(
     rf"^(?:(?:{_DIVISIONS})\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
 )
-_NAMED = re.compile(
-    rf"^(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS}|"
-    rf"{_CAST_SECTIONS})[.:]?$",
-    re.I,
+_NAMED = _heading_named(
+    _STORY_SECTIONS, _CONTENTS_SECTIONS, _BACK_SECTIONS, _FRONT_SECTIONS, _CAST_SECTIONS
 )
-_CONTENTS = re.compile(rf"^(?:{_CONTENTS_SECTIONS})[.:]?$", re.I)
-_BACK = re.compile(rf"^(?:{_BACK_SECTIONS})[.:]?$", re.I)
+_CONTENTS = _heading_named(_CONTENTS_SECTIONS)
+_BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
     rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b)|{_NUMBERED.pattern}"
 )  # a heading that starts with its chapter's number, its title however long

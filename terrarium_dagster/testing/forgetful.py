@@ -49,11 +49,11 @@ from terrarium_dagster.backends.offline import (
     SceneAnnotator,
     SceneMessage,
     _calls_after,
-    _duplicate_of,
     _entry_number,
     parse_scene_message,
     with_earlier_known,
 )
+from terrarium_dagster.backends.scene_annotator import refused_creates
 from terrarium_dagster.backends.scene_message import ShownEntry
 from terrarium_dagster.backends.wire import content_text, last_user_index
 from terrarium_dagster.context.prompts import SCENE_DONE, SHOWN_DEFINITION_CHARS
@@ -386,13 +386,7 @@ class ForgetfulAnnotator:
             if call.name == "glossary_update"
         }
         pending: list[tuple[str, dict[str, Any]]] = []
-        for call in calls:
-            if call.name != "glossary_create" or not call.result or call.result.get("ok"):
-                continue
-            existing = _duplicate_of(call.result)
-            if existing is None or existing in answered:
-                continue
-            answered.add(existing)
+        for call, existing in refused_creates(calls, answered):
             args: dict[str, Any] = {"entry_id": f"E{existing}"}
             if call.args.get("post_ids"):
                 args["post_ids"] = list(call.args["post_ids"])
