@@ -112,7 +112,13 @@ def applied_decisions(store: GlossaryStore, **filters: Any) -> list[dict[str, An
 
 def run(store: GlossaryStore, corpus: Corpus, chat: ScriptedChat, **kwargs: Any) -> Any:
     return curate_thread(
-        store, corpus, chat, thread_id=100, actor=CURATOR, prefix_messages=PREFIX, **kwargs
+        store,
+        corpus,
+        chat,
+        thread=corpus.thread(100),
+        actor=CURATOR,
+        prefix_messages=PREFIX,
+        **kwargs,
     )
 
 
@@ -503,7 +509,7 @@ def test_undecided_entries_are_not_sent_again_until_a_thread_changes_them(
     store.glossary.add_provenance(later, entries["door"], [source(200, thread_id=200)])
     chat = ScriptedChat()
     report = curate_thread(
-        store, corpus, chat, thread_id=200, actor=Actor("curator", thread_id=200)
+        store, corpus, chat, thread=corpus.thread(200), actor=Actor("curator", thread_id=200)
     )
     assert report.reviewed == [entries["door"]]  # touched in thread 200
     assert sorted(report.unchanged) == sorted(kept - {entries["door"]})
@@ -517,7 +523,11 @@ def test_entries_left_by_a_malformed_answer_come_up_again(
     run(store, corpus, ScriptedChat("no json", "still none"))
     assert store.curation.curator_decisions() == []
     report = curate_thread(
-        store, corpus, ScriptedChat(), thread_id=200, actor=Actor("curator", thread_id=200)
+        store,
+        corpus,
+        ScriptedChat(),
+        thread=corpus.thread(200),
+        actor=Actor("curator", thread_id=200),
     )
     assert sorted(report.reviewed) == sorted(entries.values())
 
@@ -617,7 +627,7 @@ def test_offline_backend_through_chat_client_curates(
             store,
             corpus,
             client.chat,
-            thread_id=100,
+            thread=corpus.thread(100),
             actor=CURATOR,
             prefix_messages=[{"role": "system", "content": SYSTEM_PROMPT}],
         )
@@ -688,7 +698,7 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
                 glossary,
                 quest,
                 chat,
-                thread_id=first.id,
+                thread=first,
                 actor=Actor("curator", run_id="run-s", thread_id=first.id),
                 prefix_messages=PREFIX,
                 max_tokens_message=budget,

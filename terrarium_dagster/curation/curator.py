@@ -727,7 +727,7 @@ def curate_thread(
     corpus: Corpus,
     chat: ChatCallable,
     *,
-    thread_id: int,
+    thread: Thread,
     actor: Actor,
     prefix_messages: Sequence[dict[str, Any]] | None = None,
     system_prompt: str | None = None,
@@ -737,7 +737,7 @@ def curate_thread(
     answer_tokens: int | None = None,
     chat_many: Callable[[list[list[dict[str, Any]]]], list[Any]] | None = None,
 ) -> CurationReport:
-    """Review the tentative entries at the end of ``thread_id`` and apply the decisions.
+    """Review the tentative entries at the end of ``thread`` and apply the decisions.
 
     ``chat(messages)`` returns a `ChatResult` (or ``(content, usage)``); ``messages`` is
     ``prefix_messages`` (or ``[{"role": "system", "content": system_prompt}]``) plus the curate
@@ -756,7 +756,7 @@ def curate_thread(
     send it again until a thread changes it; an entry left tentative because the answer about it
     was malformed gets no row and comes up again.
     """
-    thread = corpus.thread(thread_id)
+    thread_id = thread.id
     selection = _gather(store, corpus, thread, max_entries=max_entries)
     report = CurationReport(
         thread_id=thread_id,

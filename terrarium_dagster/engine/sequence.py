@@ -234,7 +234,7 @@ class ThreadSequence(EngineParts):
                         decided=answer_decides,
                         beside=ahead,
                     ),
-                    thread_id=thread.id,
+                    thread=thread,
                     actor=actor,
                     system_prompt=CURATOR_SYSTEM_PROMPT,
                     max_tokens_message=message_tokens,
