@@ -180,12 +180,17 @@ def test_ctrl_c_on_a_terminal_says_interrupted_on_its_own_line_and_nothing_else(
     assert all("entries" in bar and " new, " in bar for bar in bars)
 
 
-def test_a_run_on_a_served_model_says_once_what_the_server_is(tmp_path: Path) -> None:
+def _served_run(tmp_path: Path, **options: object) -> subprocess.CompletedProcess[str]:
+    """`terrarium run` of the short Mars book through a loopback server (BatchingServer)."""
     corpus = tmp_path / "book.db"
     assert _terrarium("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
     with BatchingServer() as server:
-        args = run_args(tmp_path / "s.db", corpus, agent_url=server.url, max_scenes=2)
-        done = _terrarium(*args, cwd=tmp_path)
+        args = run_args(tmp_path / "s.db", corpus, agent_url=server.url, **options)
+        return _terrarium(*args, cwd=tmp_path)
+
+
+def test_a_run_on_a_served_model_says_once_what_the_server_is(tmp_path: Path) -> None:
+    done = _served_run(tmp_path, max_scenes=2)
     assert done.returncode == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if line.startswith("terrarium: server:")]
     assert len(said) == 1 and "window" in said[0], done.stderr
@@ -194,11 +199,7 @@ def test_a_run_on_a_served_model_says_once_what_the_server_is(tmp_path: Path) ->
 
 def test_a_window_refused_at_start_is_the_only_line_said(tmp_path: Path) -> None:
     """The server's one line is said once the run has begun: a refusal at start stands alone."""
-    corpus = tmp_path / "book.db"
-    assert _terrarium("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
-    with BatchingServer() as server:
-        args = run_args(tmp_path / "s.db", corpus, agent_url=server.url, context_budget=3000)
-        refused = _terrarium(*args, cwd=tmp_path)
+    refused = _served_run(tmp_path, context_budget=3000)
     assert refused.returncode == 2, refused.stderr
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "smallest this run works in" in lines[0], refused.stderr

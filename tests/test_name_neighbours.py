@@ -7,32 +7,15 @@ entries whose definitions name "Cap'n Silver" came first and "John Silver" was n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from terrarium_dagster.backends.offline_curator import offline_curate, parse_curate_message
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import gather_items
 from terrarium_dagster.curation.review_prompt import build_curate_message
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ProvenanceIn
-from tests.support.corpus_builder import EMBER_ROAD_URL, ember_road_quest
 
 AGENT = Actor("agent", run_id="run-a", thread_id=100)
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Iterator[Corpus]:
-    with Corpus(ember_road_quest(tmp_path / "quest.db"), url_template=EMBER_ROAD_URL) as reader:
-        yield reader
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[GlossaryStore]:
-    with GlossaryStore(tmp_path / "glossary.db") as opened:
-        yield opened
+pytest_plugins = ["tests.support.glossary_fixtures"]  # the quest's corpus and a store
 
 
 def _entry(store: GlossaryStore, term: str, definition: str, post: int, status: str) -> int:

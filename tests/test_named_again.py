@@ -13,6 +13,7 @@ from pathlib import Path
 
 from terrarium_dagster.cli import main
 from terrarium_dagster.store.annotator import GlossaryStore
+from tests.support.books import curator_decisions, imported_book
 from tests.support.cli import run_args
 from tests.support.store_dump import dump_differences, store_dump
 
@@ -48,28 +49,13 @@ def _book(tmp_path: Path, *, more_passing: bool = False) -> Path:
     if more_passing:
         text = text.replace("all night.", f"all night from the {PASSING}.")
         text = text.replace("sails filled.", f"sails filled under the {PASSING}.")
-    book = tmp_path / "book.txt"
-    book.write_text(text, encoding="utf-8")
-    corpus = tmp_path / "book.db"
-    assert main(["import", str(book), "--out", str(corpus)]) == 0
-    return corpus
-
-
-def _decisions(db: Path, term: str) -> list[tuple[int, str, str]]:
-    with GlossaryStore(db) as store:
-        entry = store.glossary.find_by_term(term)
-        assert entry is not None, term
-        return [
-            (row["thread_id"], row["decision"], row["reasoning"] or "")
-            for row in store.curation.curator_decisions()
-            if row["entry_id"] == entry.id
-        ]
+    return imported_book(tmp_path, text)
 
 
 def test_a_rejected_name_the_story_goes_on_using_is_restored(tmp_path: Path) -> None:
     corpus, db = _book(tmp_path), tmp_path / "store.db"
     assert main(run_args(db, corpus)) == 0
-    decided = _decisions(db, "John Silver")
+    decided = curator_decisions(db, "John Silver")
     assert [kind for _, kind, _ in decided] == ["REJECT", "CONFIRM"], decided
     assert decided[0][0] != decided[1][0]  # rejected in the first thread, restored in a later one
     assert "named again" in decided[1][2]
@@ -87,7 +73,7 @@ def test_a_name_named_again_in_one_post_stays_rejected(tmp_path: Path) -> None:
     not reviewed again, and one too rare to pass the rule stays rejected."""
     corpus, db = _book(tmp_path, more_passing=True), tmp_path / "store.db"
     assert main(run_args(db, corpus)) == 0
-    decided = _decisions(db, PASSING)
+    decided = curator_decisions(db, PASSING)
     assert [kind for _, kind, _ in decided] == ["REJECT"], decided
 
 
@@ -96,6 +82,6 @@ def test_restoring_resumes_exactly(tmp_path: Path) -> None:
     whole, resumed = tmp_path / "whole.db", tmp_path / "resumed.db"
     assert main(run_args(whole, corpus)) == 0
     assert main(run_args(resumed, corpus, max_scenes=1)) == 0
-    assert _decisions(resumed, "John Silver") == _decisions(whole, "John Silver")[:1]
+    assert curator_decisions(resumed, "John Silver") == curator_decisions(whole, "John Silver")[:1]
     assert main(run_args(resumed, corpus)) == 0
     assert dump_differences(store_dump(whole), store_dump(resumed)) == []

@@ -15,6 +15,7 @@ from pathlib import Path
 from terrarium_dagster.cli import main
 from terrarium_dagster.curation.curator import QUIET_THREADS
 from terrarium_dagster.store.annotator import GlossaryStore
+from tests.support.books import curator_decisions, imported_book
 from tests.support.cli import run_args
 
 CHAPTERS = [
@@ -57,28 +58,13 @@ the rain came on over the hill.
 
 
 def _book(tmp_path: Path, chapters: list[str]) -> Path:
-    book = tmp_path / "book.txt"
-    book.write_text("THE QUIET LANE\n\n" + "\n".join(chapters), encoding="utf-8")
-    corpus = tmp_path / "book.db"
-    assert main(["import", str(book), "--out", str(corpus)]) == 0
-    return corpus
-
-
-def _decisions(db: Path, term: str) -> list[tuple[int, str, str]]:
-    with GlossaryStore(db) as store:
-        entry = store.glossary.find_by_term(term)
-        assert entry is not None, term
-        return [
-            (row["thread_id"], row["decision"], row["reasoning"] or "")
-            for row in store.curation.curator_decisions()
-            if row["entry_id"] == entry.id
-        ]
+    return imported_book(tmp_path, "THE QUIET LANE\n\n" + "\n".join(chapters))
 
 
 def test_a_name_met_once_and_never_again_is_let_go_then_restored(tmp_path: Path) -> None:
     corpus, db = _book(tmp_path, CHAPTERS), tmp_path / "store.db"
     assert main(run_args(db, corpus)) == 0
-    decided = _decisions(db, "Perrotin of Nice")
+    decided = curator_decisions(db, "Perrotin of Nice")
     kinds = [kind for _, kind, _ in decided]
     assert kinds[0] == "TENTATIVE" and kinds[-2:] == ["REJECT", "CONFIRM"], decided
     rejected = next(reason for _, kind, reason in decided if kind == "REJECT")
@@ -92,11 +78,11 @@ def test_a_name_met_once_and_never_again_is_let_go_then_restored(tmp_path: Path)
         assert statuses[-2:] == ["rejected", "confirmed"], statuses
         coinage = store.glossary.find_by_term("Vorrel Tarn")
         assert coinage is not None and coinage.status == "tentative"
-    assert "REJECT" not in [kind for _, kind, _ in _decisions(db, "Vorrel Tarn")]
+    assert "REJECT" not in [kind for _, kind, _ in curator_decisions(db, "Vorrel Tarn")]
 
 
 def test_a_name_met_once_stays_until_enough_threads_pass(tmp_path: Path) -> None:
     """Two chapters on, it is not shown again: it stays tentative, with no new decision."""
     corpus, db = _book(tmp_path, CHAPTERS[:QUIET_THREADS]), tmp_path / "store.db"
     assert main(run_args(db, corpus)) == 0
-    assert [kind for _, kind, _ in _decisions(db, "Perrotin of Nice")] == ["TENTATIVE"]
+    assert [kind for _, kind, _ in curator_decisions(db, "Perrotin of Nice")] == ["TENTATIVE"]
