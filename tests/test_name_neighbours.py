@@ -7,7 +7,8 @@ entries whose definitions name "Cap'n Silver" came first and "John Silver" was n
 
 from __future__ import annotations
 
-from terrarium_dagster.backends.offline_curator import offline_curate, parse_curate_message
+from terrarium_dagster.backends.curate_view import parse_curate_message
+from terrarium_dagster.backends.offline_curator import offline_curate
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import gather_items
 from terrarium_dagster.curation.review_prompt import build_curate_message

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.curation.curator import answer_decides, curate_thread
@@ -216,24 +216,17 @@ class ThreadSequence(EngineParts):
                 room = annotator.window - (answer_tokens or self.settings.max_tokens) - 64
                 room -= annotator.session.count([system], None)
                 message_tokens = max(CURATE_MESSAGE_MIN, min(CURATE_MESSAGE_TOKENS, room))
+                asked: dict[str, Any] = {  # the same for each batch and for them all at once
+                    "thread": thread,
+                    "purpose": "curate",
+                    "max_tokens": answer_tokens,
+                    "decided": answer_decides,
+                }
                 report = curate_thread(
                     self.store,
                     self.corpus,
-                    partial(
-                        annotator.ask,
-                        thread=thread,
-                        purpose="curate",
-                        max_tokens=answer_tokens,
-                        decided=answer_decides,
-                    ),
-                    chat_many=partial(
-                        annotator.ask_many,
-                        thread=thread,
-                        purpose="curate",
-                        max_tokens=answer_tokens,
-                        decided=answer_decides,
-                        beside=ahead,
-                    ),
+                    partial(annotator.ask, **asked),
+                    chat_many=partial(annotator.ask_many, **asked, beside=ahead),
                     thread=thread,
                     actor=actor,
                     system_prompt=CURATOR_SYSTEM_PROMPT,
