@@ -348,7 +348,7 @@ def replay(
             if not item.writes:
                 continue
             call = _merged(own, _remap(item.call, ids), item.base)
-            if draft.stale and not __import__("os").environ.get("NOALIAS"):
+            if draft.stale:
                 call = _as_alias(own, call)
             outcome = dispatch(registry, own, call)
             clean = clean and outcome.ok
