@@ -478,8 +478,10 @@ class ModelSession:
         """Send one request, or take its reply sent ahead (`send_ahead`), learned from as if
         it came now (`_exchange`)."""
         request = out.request
-        key = _reply_key(out.messages, request, out.max_tokens, quiet=out.quiet)
-        ahead = self._reply_ahead(key) if self._ahead else None
+        ahead = None
+        if self._ahead:  # the key hashes every message: only worth it when a reply waits
+            key = _reply_key(out.messages, request, out.max_tokens, quiet=out.quiet)
+            ahead = self._reply_ahead(key)
         if ahead is None:
             return self._exchange(out)
         if ahead.usage is not None and ahead.prompt_tokens:  # the server counted it
