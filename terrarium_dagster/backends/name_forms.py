@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from terrarium_dagster.backends.portraits import TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
-from terrarium_dagster.store.normalize import form_key, normalize_term
+from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import elided_word, frequency
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
 
@@ -369,17 +369,6 @@ def people_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
 _SPELLED_CHARS = 7
 
 
-def _letter_apart_within(word: str, other: str) -> bool:
-    """Is `word` `other` with one letter changed, added or dropped, not the last (an ending)?"""
-    if word == other or abs(len(word) - len(other)) > 1 or min(len(word), len(other)) < 3:
-        return False
-    if len(word) == len(other):
-        changed = [i for i, (a, b) in enumerate(zip(word, other, strict=True)) if a != b]
-        return len(changed) == 1 and changed[0] < len(word) - 1
-    short, long = sorted((word, other), key=len)
-    return any(long[:i] + long[i + 1 :] == short for i in range(len(long) - 1))
-
-
 def spellings_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     """The entries whose one-word name the one-word `name`, a word English does not know, spells
     with one letter changed, added or dropped ("Hampsted" of "Hampstead"), both of at least
@@ -393,7 +382,7 @@ def spellings_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             if (
                 " " not in other
                 and len(other) >= _SPELLED_CHARS
-                and _letter_apart_within(key, other)
+                and one_letter_apart(key, other, keep_last=True)
             ):
                 found.append(entry)
                 break

@@ -58,6 +58,7 @@ from terrarium_dagster.curation.review_prompt import (
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry
+from terrarium_dagster.store.normalize import one_letter_apart
 from terrarium_dagster.terms.candidates import find_term
 
 __all__ = [
@@ -166,22 +167,12 @@ def _name_words(name: str) -> set[str]:
     return {word.casefold() for word in _NAME_WORDS.findall(name)}
 
 
-def _one_letter_apart(word: str, other: str) -> bool:
-    """Do two words differ by one letter changed, added or dropped ("hampsted", "hampstead")?"""
-    if abs(len(word) - len(other)) > 1 or word == other:
-        return False
-    if len(word) == len(other):
-        return sum(a != b for a, b in zip(word, other, strict=True)) == 1
-    short, long = sorted((word, other), key=len)
-    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
-
-
 def _words_meet(word: str, other: str) -> bool:
     """Is `other` the name word `word`, a longer form of it or of its stem ("world" and
     "worlders"), or the same long word spelled with one letter more, less or changed?"""
     if word == other or other.startswith(word) or word.startswith(other):
         return min(len(word), len(other)) >= _NAME_WORD_CHARS
-    return min(len(word), len(other)) >= _SPELLING_CHARS - 1 and _one_letter_apart(word, other)
+    return min(len(word), len(other)) >= _SPELLING_CHARS - 1 and one_letter_apart(word, other)
 
 
 def _name_neighbours(store: GlossaryStore, entry: Entry, limit: int) -> list[Entry]:
@@ -559,16 +550,20 @@ class _Look:
     first_problems: list[str] = field(default_factory=list)
 
 
+def _request(prefix: list[dict[str, Any]], message: str) -> list[dict[str, Any]]:
+    """A batch's first request: the curator's prefix and its review message."""
+    return [*prefix, {"role": "user", "content": message}]
+
+
 def _first_look(
     store: GlossaryStore,
-    prefix: list[dict[str, Any]],
-    message: str,
+    request: list[dict[str, Any]],
     batch_ids: Sequence[int],
     report: CurationReport,
     first: Any,
 ) -> _Look:
-    """A batch's first answer reviewed, with the retry it needs for what it got wrong."""
-    request = [*prefix, {"role": "user", "content": message}]
+    """A batch's first answer (to `request`) reviewed, with the retry it needs for what it got
+    wrong."""
     look = _Look(request, batch_ids, _Review(set(batch_ids)))
     review = look.review
     look.answer, cut = _answered(first, report)
@@ -621,9 +616,8 @@ def _decide_batch(
 ) -> tuple[dict[int, CurateDecision], set[int]]:
     """The accepted decisions of one batch, and the entries still malformed after the retry.
     `first` is the batch's first answer when it was asked already (beside the other batches)."""
-    if first is None:
-        first = chat([*prefix, {"role": "user", "content": message}])
-    look = _first_look(store, prefix, message, batch_ids, report, first)
+    request = _request(prefix, message)
+    look = _first_look(store, request, batch_ids, report, chat(request) if first is None else first)
     if look.retry is not None:
         _second_look(store, look, chat(look.retry), report)
     return _settled(look, report)
@@ -640,10 +634,11 @@ def _decide_batches(
     """`_decide_batch` for every batch, side by side: every first request at once, then every
     retry at once (a retry depends only on its own batch's first answer; the glossary does not
     change until the decisions are applied together), each batch reviewed in batch order."""
-    firsts = chat_many([[*prefix, {"role": "user", "content": m}] for m, _ in batches])
+    requests = [_request(prefix, message) for message, _ in batches]
+    firsts = chat_many(requests)
     looks = [
-        _first_look(store, prefix, message, batch_ids, report, first)
-        for (message, batch_ids), first in zip(batches, firsts, strict=True)
+        _first_look(store, request, batch_ids, report, first)
+        for request, (_, batch_ids), first in zip(requests, batches, firsts, strict=True)
     ]
     again = [look for look in looks if look.retry is not None]
     retries = [look.retry for look in again if look.retry is not None]

@@ -153,6 +153,19 @@ _DOUBLE_QUOTES = dict.fromkeys(map(ord, "\u201c\u201d\u201e\u201f\u00ab\u00bb\u2
 _QUOTE_ENDS = " \t\n\"'\u201c\u201d\u2018\u2019\u00ab\u00bb\u2026"
 
 
+def one_letter_apart(word: str, other: str, *, keep_last: bool = False) -> bool:
+    """Do two words differ by one letter changed, added or dropped ("hampsted", "hampstead")?
+    `keep_last`: not by their last letter (an ending: a plural, a people)."""
+    if word == other or abs(len(word) - len(other)) > 1:
+        return False
+    if len(word) == len(other):
+        changed = [i for i, (a, b) in enumerate(zip(word, other, strict=True)) if a != b]
+        return len(changed) == 1 and not (keep_last and changed[0] == len(word) - 1)
+    short, long = sorted((word, other), key=len)
+    positions = range(len(long) - 1) if keep_last else range(len(long))
+    return any(long[:i] + long[i + 1 :] == short for i in positions)
+
+
 def _fold_with_offsets(text: str) -> tuple[str, list[int]]:
     """`text` folded for quotation matching (NFKC, casefold, curly apostrophes, dashes and double
     quotes made plain, whitespace runs one space), with the offset in `text` of each folded
