@@ -486,8 +486,9 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             (index == 0 or not lines[index - 1].strip()) and subtitle is not None
         )
         if not alone and _STRONG.match(line) and not _ONLY_NUMBER.match(line):
-            if (index == 0 or not lines[index - 1].strip()) and _continuation(lines, index):
-                wrapped[index] = _continuation(lines, index)
+            opens = index == 0 or not lines[index - 1].strip()
+            if opens and (runs_on := _continuation(lines, index)):
+                wrapped[index] = runs_on
                 strong[index] = None
             continue
         if not alone:
