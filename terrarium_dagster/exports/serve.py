@@ -91,7 +91,7 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             sorted(
                 child
                 for child in self.exports_root.iterdir()
-                if child.is_dir() and not child.name.startswith(".")
+                if child.is_dir() and not child.name.startswith(".") and child.name != SITE_DIR
             )
             if self.exports_root.is_dir()
             else []

@@ -1,0 +1,167 @@
+"""What a newcomer trying every command twice trips on: a thread named as the tables show it,
+an edition that says each thread once, and a site server that refuses what is not its store.
+
+The installed `terrarium` script on the bundled sample (annotated offline once for the module)
+and a real book (a trimmed Project Gutenberg text) imported with `terrarium import`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import signal
+import subprocess
+from functools import partial
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.cli import TERRARIUM, run_args, terrarium
+
+MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
+
+_terrarium = partial(terrarium, timeout=120, clean=True)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _one_line_refusal(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("terrarium: error: "), done.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample annotated offline, the whole of it."""
+    db = tmp_path_factory.mktemp("sample") / "sample.db"
+    done = _terrarium(*run_args(db))
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def test_snapshots_takes_a_thread_by_the_key_its_table_shows(sample_store: Path) -> None:
+    table = _terrarium("snapshots", "--db", str(sample_store))
+    assert table.returncode == 0, table.stderr
+    second = table.stdout.splitlines()[2].split()  # header, then one row per snapshot
+    key = second[2]
+    thread_id = key.split("-")[1]
+    for given in (key, thread_id, key):  # by key, by id, and the same command again
+        done = _terrarium("snapshots", "--db", str(sample_store), "--thread", given)
+        assert done.returncode == 0, done.stderr
+        rows = done.stdout.splitlines()[1:]
+        assert [row.split()[2] for row in rows] == [key], done.stdout
+    _one_line_refusal(
+        _terrarium("snapshots", "--db", str(sample_store), "--thread", "t09999-1"),
+        "--thread",
+        "'t09999-1'",
+        "terrarium status",
+    )
+
+
+def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "edition.db"
+    shutil.copyfile(sample_store, db)
+    table = _terrarium("status", "--db", str(db)).stdout
+    first, second = [line.split()[0] for line in table.splitlines() if "curated" in line][1:3]
+    done = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", first)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{first}: ") and "requests" in lines[0]
+    assert lines[1].startswith(f"edition as of {first} written in ")
+    again = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", second)
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert lines[0] == f"{first}: already written (nothing sent)"
+    assert lines[1].startswith(f"{second}: ") and "entries rewritten" in lines[1]
+    assert len(lines) == 3 and lines[2].startswith(f"edition as of {second}")
+
+
+def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
+    corpus = tmp_path / "mars.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    before = {path: _digest(path) for path in (notes, sample_store, corpus)}
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("serve", "--db", str(notes), "--port", "0", timeout=30),
+            "not an annotator store",
+        )
+        _one_line_refusal(
+            _terrarium(
+                "serve",
+                "--db",
+                str(sample_store),
+                "--corpus",
+                str(corpus),
+                "--port",
+                "0",
+                timeout=30,
+            ),
+            "belongs to the corpus",
+            "A Princess of Mars",
+        )
+    assert {path: _digest(path) for path in before} == before
+    assert not (tmp_path / "exports").exists()
+
+
+def test_serve_before_the_first_run_says_so_and_lists_no_site_as_an_export(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    def serving(db: Path) -> tuple[subprocess.Popen[str], list[str]]:
+        process = subprocess.Popen(
+            [TERRARIUM, "serve", "--db", str(db), "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        said: list[str] = []
+        assert process.stdout is not None
+        while not (said and said[-1].startswith("serving ")):
+            line = process.stdout.readline()
+            assert line, process.stderr.read() if process.stderr else ""
+            said.append(line.rstrip("\n"))
+        return process, said
+
+    def stop(process: subprocess.Popen[str]) -> None:
+        process.send_signal(signal.SIGINT)
+        try:
+            assert process.wait(timeout=10) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    process, said = serving(tmp_path / "not-yet.db")
+    try:
+        assert said[0].startswith(f"no annotator store at {tmp_path / 'not-yet.db'} yet")
+        assert "reader's site, the exports" in said[-1]
+        assert not (tmp_path / "not-yet.db").exists()
+    finally:
+        stop(process)
+
+    db = tmp_path / "store" / "sample.db"
+    db.parent.mkdir()
+    shutil.copyfile(sample_store, db)
+    process, said = serving(db)
+    try:
+        base = said[-1].split(" at ")[-1].split()[0].rstrip("/")
+        assert said[0].startswith("built the reader's site")
+        listing = httpx.get(base + "/exports/", timeout=10)
+        assert listing.status_code == 200 and "No export yet." in listing.text
+        assert 'href="/exports/site/"' not in listing.text  # the site is served at /, once
+        assert httpx.get(base + "/", timeout=10).text.startswith("<!doctype html>")
+    finally:
+        stop(process)
