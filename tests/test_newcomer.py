@@ -165,3 +165,33 @@ def test_serve_before_the_first_run_says_so_and_lists_no_site_as_an_export(
         assert httpx.get(base + "/", timeout=10).text.startswith("<!doctype html>")
     finally:
         stop(process)
+
+
+def test_help_offers_only_what_a_command_reads_and_says_each_thing_once() -> None:
+    export = " ".join(_terrarium("export", "--help").stdout.split())
+    assert export.count("Write the glossary") == 1
+    lineage = " ".join(_terrarium("lineage", "--help").stdout.split())
+    assert "term entry id (E12), term or alias" in lineage
+    why = _terrarium("why", "--help").stdout
+    for never_read in ("--concurrency", "--max-rounds", "--curator-thinking", "--story"):
+        assert never_read not in why, never_read
+    edition = _terrarium("edition", "--help").stdout
+    assert "--concurrency" in edition and "--max-rounds" not in edition
+    assert "--story" in _terrarium("dev", "--help").stdout
+    assert "--story" not in _terrarium("run", "--help").stdout
+
+
+def test_lineage_by_id_and_recover_of_a_sound_store_say_nothing_false(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    by_id = _terrarium("lineage", "--db", str(sample_store), "E1")
+    assert by_id.returncode == 0, by_id.stderr
+    assert by_id.stdout.startswith("E1 ") and "found by" not in by_id.stdout
+    before = _digest(sample_store)
+    out = tmp_path / "copy.db"
+    done = _terrarium("recover", "--db", str(sample_store), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "damaged store" not in done.stdout
+    assert f"{sample_store} showed no damage and is unchanged; {out} is a copy" in done.stdout
+    assert _digest(sample_store) == before
+    _one_line_refusal(_terrarium("recover", "--db", str(sample_store), "--out", str(out)), "exists")

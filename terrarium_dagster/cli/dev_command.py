@@ -27,6 +27,7 @@ def add_dev_parser(commands: Any) -> None:
         commands,
         "dev",
         help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
+        dagster=True,
     )
     dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")

@@ -8,14 +8,17 @@ import threading
 import time
 from typing import Any
 
-from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
+from terrarium_dagster.cli.arguments import RUN_ONLY, add_agent_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread
 
 
 def add_edition_parser(commands: Any) -> None:
     """Add `edition`: the thread it is written up to."""
     edition = add_agent_command(
-        commands, "edition", help="write the reader's edition up to a thread (each entry rewritten)"
+        commands,
+        "edition",
+        help="write the reader's edition up to a thread (each entry rewritten)",
+        omit=RUN_ONLY - {"concurrency"},  # its requests go out side by side
     )
     edition.add_argument(
         "--as-of-thread", required=True, help="thread id or key: the edition up to its end"

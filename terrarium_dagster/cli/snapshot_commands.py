@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from terrarium_dagster.cli.arguments import (
+    RUN_ONLY,
     add_agent,
     add_command,
     add_corpus,
@@ -37,8 +38,8 @@ def add_snapshot_parsers(subparsers: Any) -> None:
     why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
     why.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_corpus(why)
-    add_store(why, site=True, dagster=True)
-    add_agent(why)
+    add_store(why, site=True)
+    add_agent(why, omit=RUN_ONLY)  # one request at a time, its own rounds
 
 
 def cmd_snapshots(args: argparse.Namespace) -> int:

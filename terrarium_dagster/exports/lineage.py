@@ -309,7 +309,7 @@ def render_lineage_text(trail: Lineage) -> str:
     """The lineage as text for a terminal: entry, revisions, sources, threads."""
     entry = trail.entry
     lines = [f"E{entry.id} {entry.term} [{entry.status}{', deleted' if entry.deleted else ''}]"]
-    if normalize_term(trail.matched) != normalize_term(entry.term):
+    if normalize_term(trail.matched) not in (normalize_term(entry.term), f"e{entry.id}"):
         lines.append(f"  found by: {trail.matched}")
     if entry.aliases:
         lines.append(f"  aliases: {'; '.join(entry.aliases)}")
