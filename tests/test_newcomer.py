@@ -195,3 +195,15 @@ def test_lineage_by_id_and_recover_of_a_sound_store_say_nothing_false(
     assert f"{sample_store} showed no damage and is unchanged; {out} is a copy" in done.stdout
     assert _digest(sample_store) == before
     _one_line_refusal(_terrarium("recover", "--db", str(sample_store), "--out", str(out)), "exists")
+
+
+def test_a_misspelt_setting_in_the_configuration_file_names_the_one_meant(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "terrarium.yaml").write_text("concurency: 3\n", encoding="utf-8")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium(*run_args("store.db"), cwd=tmp_path),
+            "concurency: no such setting (did you mean concurrency?)",
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
