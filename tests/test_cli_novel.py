@@ -162,3 +162,14 @@ def test_the_wiki_of_a_novel_names_chapters_and_paragraphs(
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert "(thread “" not in text and f"[{first_id}#" not in text, page.name
+
+
+def test_status_of_a_novels_store_counts_chapters_and_paragraphs(mars: tuple[Path, Path]) -> None:
+    _corpus, store = mars
+    done = _terrarium("status", "--db", str(store))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"store {store} (the book “A Princess of Mars”)"
+    assert lines[1].startswith("chapters: 1 (curated 1)")
+    assert any(line.startswith("source paragraphs: ") for line in lines)
+    assert not any(line.startswith(("threads:", "source posts:")) for line in lines)
