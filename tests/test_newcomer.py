@@ -207,3 +207,20 @@ def test_a_misspelt_setting_in_the_configuration_file_names_the_one_meant(
             "concurency: no such setting (did you mean concurrency?)",
         )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+
+
+def test_a_dry_run_over_an_existing_corpus_says_the_import_would_need_replace(
+    tmp_path: Path,
+) -> None:
+    corpus = tmp_path / "mars.db"
+    dry = _terrarium("import", str(MARS), "--out", str(corpus), "--dry-run")
+    assert dry.returncode == 0 and "exists" not in dry.stdout and not corpus.exists()
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    before = _digest(corpus)
+    for _ in range(2):
+        again = _terrarium("import", str(MARS), "--out", str(corpus), "--dry-run")
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.splitlines()[-1] == (
+            f"{corpus} exists: the import itself needs --replace to write over it"
+        )
+        assert _digest(corpus) == before
