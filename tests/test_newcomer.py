@@ -38,12 +38,30 @@ def _one_line_refusal(done: subprocess.CompletedProcess[str], *words: str) -> st
 
 
 @pytest.fixture(scope="module")
-def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled sample annotated offline, the whole of it."""
+def sample_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The bundled sample annotated offline, the whole of it, as the README's first try."""
     db = tmp_path_factory.mktemp("sample") / "sample.db"
     done = _terrarium(*run_args(db))
     assert done.returncode == 0, done.stderr
-    return db
+    return db, done
+
+
+@pytest.fixture(scope="module")
+def sample_store(sample_run: tuple[Path, subprocess.CompletedProcess[str]]) -> Path:
+    return sample_run[0]
+
+
+def test_the_first_run_on_the_sample_warns_of_nothing(
+    sample_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """The offline curator restores a rejected name and merges its full name into it in one
+    answer ('Leck', 'Tobiah Leck'): both apply, no 'MERGE target is rejected' retry."""
+    _db, done = sample_run
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith("thread t0") for line in lines), done.stderr
+    assert done.stdout.startswith("run finished in ")
 
 
 def test_snapshots_takes_a_thread_by_the_key_its_table_shows(sample_store: Path) -> None:
