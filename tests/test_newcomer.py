@@ -242,3 +242,21 @@ def test_a_dry_run_over_an_existing_corpus_says_the_import_would_need_replace(
             f"{corpus} exists: the import itself needs --replace to write over it"
         )
         assert _digest(corpus) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "help_of"),
+    [
+        ((), "terrarium"),
+        (("frobnicate",), "terrarium"),
+        (("run", "--offline", "--bogus"), "terrarium run"),
+        (("lineage",), "terrarium lineage"),
+        (("export", "--format", "pdf", "--out", "x"), "terrarium export"),
+    ],
+)
+def test_a_usage_error_is_one_line_naming_the_help_to_read(
+    args: tuple[str, ...], help_of: str, tmp_path: Path
+) -> None:
+    line = _one_line_refusal(_terrarium(*args, cwd=tmp_path), f"(`{help_of} --help` shows")
+    assert "usage:" not in line
+    assert list(tmp_path.iterdir()) == []

@@ -4,7 +4,6 @@ the options generated from `Settings` (the single source of every setting's flag
 from __future__ import annotations
 
 import argparse
-import sys
 import typing
 from typing import Any
 
@@ -25,14 +24,14 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """A parser whose usage errors are raised (as `UsageError`), not exits."""
+    """A parser whose usage errors are raised (as `UsageError`), not exits: `main` says them in
+    one line, pointing at `--help` instead of printing the usage."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
         raise UsageError(message)
 
 
