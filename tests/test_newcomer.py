@@ -8,6 +8,7 @@ and a real book (a trimmed Project Gutenberg text) imported with `terrarium impo
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import signal
 import subprocess
@@ -260,3 +261,20 @@ def test_a_usage_error_is_one_line_naming_the_help_to_read(
     line = _one_line_refusal(_terrarium(*args, cwd=tmp_path), f"(`{help_of} --help` shows")
     assert "usage:" not in line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rewind_counts_the_threads_it_reads_again(sample_store: Path, tmp_path: Path) -> None:
+    db = tmp_path / "rewind.db"
+    shutil.copyfile(sample_store, db)
+    table = _terrarium("status", "--db", str(db)).stdout
+    second = [line.split()[0] for line in table.splitlines() if "curated" in line][2]
+    done = _terrarium(*run_args(db, threads=f"..{second}", rewind=True))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, done.stderr
+    assert "done (1/2)" in lines[0] and "done (2/2)" in lines[1]
+    first_scenes = re.search(r"scenes (\d+)/(\d+)", lines[0])
+    last_scenes = re.search(r"scenes (\d+)/(\d+)", lines[1])
+    assert first_scenes and last_scenes
+    assert int(first_scenes.group(2)) == int(last_scenes.group(1)) == int(last_scenes.group(2))
+    assert int(first_scenes.group(1)) < int(first_scenes.group(2))
