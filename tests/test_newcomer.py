@@ -278,3 +278,15 @@ def test_a_rewind_counts_the_threads_it_reads_again(sample_store: Path, tmp_path
     assert first_scenes and last_scenes
     assert int(first_scenes.group(2)) == int(last_scenes.group(1)) == int(last_scenes.group(2))
     assert int(first_scenes.group(1)) < int(first_scenes.group(2))
+
+
+def test_score_twice_says_the_same_in_good_english(sample_store: Path) -> None:
+    gold = Path(__file__).parents[1] / "terrarium_dagster" / "corpus" / "sample" / "gold.yaml"
+    first, again = (
+        _terrarium("score", "--db", str(sample_store), "--gold", str(gold)) for _ in "12"
+    )
+    assert first.returncode == again.returncode == 0, first.stderr
+    assert first.stdout == again.stdout
+    split = re.search(r"^split +(\d+) gold (referents?) on more", first.stdout, re.M)
+    assert split, first.stdout
+    assert split.group(2) == ("referent" if split.group(1) == "1" else "referents")
