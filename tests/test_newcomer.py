@@ -290,3 +290,12 @@ def test_score_twice_says_the_same_in_good_english(sample_store: Path) -> None:
     split = re.search(r"^split +(\d+) gold (referents?) on more", first.stdout, re.M)
     assert split, first.stdout
     assert split.group(2) == ("referent" if split.group(1) == "1" else "referents")
+
+
+def test_importing_a_folder_names_it_a_folder(tmp_path: Path) -> None:
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("import", str(tmp_path), "--out", str(tmp_path / "book.db")),
+            f"{tmp_path} is a folder: give the book's file",
+        )
+    assert list(tmp_path.iterdir()) == []
