@@ -299,3 +299,9 @@ def test_importing_a_folder_names_it_a_folder(tmp_path: Path) -> None:
             f"{tmp_path} is a folder: give the book's file",
         )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_lineage_of_an_unknown_name_suggests_the_names_meant_first(sample_store: Path) -> None:
+    done = _terrarium("lineage", "--db", str(sample_store), "Fathom")
+    line = _one_line_refusal(done, "no glossary entry named 'Fathom'")
+    assert line.endswith("did you mean: Fathom Gate?")  # not entries whose definitions name it
