@@ -198,6 +198,8 @@ def test_help_offers_only_what_a_command_reads_and_says_each_thing_once() -> Non
     assert "--concurrency" in edition and "--max-rounds" not in edition
     assert "--story" in _terrarium("dev", "--help").stdout
     assert "--story" not in _terrarium("run", "--help").stdout
+    undo = _terrarium("undo", "--help").stdout
+    assert "--corpus" in undo and "--url-template" not in undo  # it shows no post links
 
 
 def test_lineage_by_id_and_recover_of_a_sound_store_say_nothing_false(

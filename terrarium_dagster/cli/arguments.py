@@ -123,8 +123,9 @@ def add_store(
     _add_settings(parser, "store", also=frozenset(also))
 
 
-def add_corpus(parser: argparse.ArgumentParser) -> None:
-    _add_settings(parser, "corpus")
+def add_corpus(parser: argparse.ArgumentParser, *, links: bool = True) -> None:
+    """--corpus, and --url-template where the command shows a post's link (`links`)."""
+    _add_settings(parser, "corpus", omit=frozenset() if links else frozenset({"url_template"}))
 
 
 def add_agent(parser: argparse.ArgumentParser, omit: frozenset[str] = frozenset()) -> None:
