@@ -679,6 +679,36 @@ def test_offline_curate_lets_quotations_and_quiet_names_met_once_go() -> None:
     assert [d["decision"] for d in offline_curate([named])] == ["CONFIRM"]
 
 
+def test_offline_curate_lets_a_capitalised_phrase_of_the_prose_go() -> None:
+    """A capitalised phrase the evidence also writes in lowercase, or points at with "this" or
+    "that", with nothing said of it, is a phrase of the prose (The Island of Doctor Moreau);
+    a name the evidence only names, or says something of, is kept."""
+    law = (
+        '"Not to claw the Bark of Trees; that is the Law.  Are we not Men?',
+        '"Not to claw bark of trees, _that_ is the Law," he said.',
+    )
+    island = (
+        "In this manner began the longer part of my sojourn upon this Island of Doctor "
+        "Moreau.  But from that night until the end came, there was but one thing happened.",
+    )
+    named = (
+        "'Would you like to see the Time Machine itself?' asked the Time Traveller. "
+        "I thought this Time Machine a toy, but the Time Machine was no toy.",
+    )
+    sources = {"source_posts": (1, 2, 3), "source_count": 3}
+    views = [
+        CurateEntryView(50, "Bark of Trees", evidence=law, **sources),
+        CurateEntryView(51, "Island of Doctor Moreau", evidence=island, **sources),
+        CurateEntryView(52, "Time Machine", evidence=named, **sources),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E50": "REJECT", "E51": "REJECT", "E52": "CONFIRM"}
+    said = CurateEntryView(
+        53, "Island of Doctor Moreau", definition="A volcanic islet.", evidence=island, **sources
+    )
+    assert [d["decision"] for d in offline_curate([said])] == ["CONFIRM"]
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

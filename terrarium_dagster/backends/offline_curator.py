@@ -27,6 +27,7 @@ from terrarium_dagster.backends.term_reasons import (
     everyday_reason,
     ordinary_word_reason,
     passing_reason,
+    phrase_reason,
     quiet_reason,
     quoted_reason,
     word_reason,
@@ -57,8 +58,10 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War"; a name of English
       words one post names with nothing said of it: "Victor Hugo"), a capitalised word the
       evidence never capitalises mid-sentence and also writes in lowercase (`word_reason`:
-      "Sak!" beside "sak"), and everyday lowercase words, compounds and phrases with nothing said
-      of them however often named (`everyday_reason`: "log-house", "simpler way", "coracle").
+      "Sak!" beside "sak"), a capitalised phrase its evidence also writes in lowercase or points
+      at, with nothing said of it (`phrase_reason`: "this Island of Doctor Moreau"), and
+      everyday lowercase words, compounds and phrases with nothing said of them however often
+      named (`everyday_reason`: "log-house", "simpler way", "coracle").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
@@ -107,6 +110,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             if related
             else passing_reason(view)
             or word_reason(view)
+            or phrase_reason(view)
             or everyday_reason(view)
             or quiet_reason(view)
             or quoted_reason(view)
@@ -145,6 +149,7 @@ def restore_reason(view: CurateEntryView) -> str | None:
     if (
         passing_reason(again)
         or word_reason(again)
+        or phrase_reason(again)
         or everyday_reason(again)
         or quoted_reason(again)
     ):

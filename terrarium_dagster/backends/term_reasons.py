@@ -1,6 +1,6 @@
 """Why an entry under review is no term of the story, or why a rejected one is again: the
-offline curator's rules, one function a reason (`quiet_reason`,
-`quoted_reason`, `passing_reason`, `everyday_reason`, `word_reason`), each returning the
+offline curator's rules, one function a reason (`quiet_reason`, `quoted_reason`,
+`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`), each returning the
 reasoning line or None. They read a `CurateEntryView` only: word shapes, word frequencies and
 the evidence posts the curate message carries."""
 
@@ -385,6 +385,54 @@ def word_reason(view: CurateEntryView) -> str | None:
         return (
             f"'{term}' is capitalised only where a sentence opens ({starts} time(s)) and "
             f"written in lowercase {lower} time(s) in the evidence: a word, not a name"
+        )
+    return None
+
+
+# What points at a phrase as a thing of the prose rather than naming it: a demonstrative ("this
+# Golden Age", "these ..."), or "that" after a preposition ("in that Golden Age"; "that" after a
+# verb opens a clause: "saw that Carthoris was ...").
+_POINTED_AT = re.compile(
+    r"(?:\b(?:this|these|those)|\b(?:of|in|on|at|upon|to|from|with|into|by|for|about|through)"
+    r"\s+that)\s+$",
+    re.IGNORECASE,
+)
+
+
+def phrase_reason(view: CurateEntryView) -> str | None:
+    """Why a capitalised phrase is a phrase of the prose written with capitals, not a name, or
+    None: nothing is said of it, and its evidence writes it in lowercase too, at least as often
+    as it capitalises it where no sentence opens ("the Bark of Trees" beside "bark of trees"),
+    or points at it ("this Golden Age", "in that Golden Age", "upon this Island of Doctor
+    Moreau") in at least half of the places it names it, as a name is not pointed at. The
+    multiword counterpart of `word_reason`; a kind of being ("Beast Men") is the story's own."""
+    term = view.term.strip()
+    if (
+        term == term.lower()
+        or " " not in term
+        or _last_word(term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+    ):
+        return None
+    lower = capital = pointed = mid = 0
+    for text in view.evidence:
+        for start, end in find_term(text, term):
+            written = text[start:end]
+            if written == written.lower():
+                lower += 1
+                continue
+            capital += 1
+            pointed += bool(_POINTED_AT.search(text[max(0, start - 20) : start]))
+            mid += not _opens_sentence(text, start)
+    if lower and lower >= mid:
+        return (
+            f"'{term}' is written in lowercase {lower} time(s) in the evidence beside {mid} "
+            "capitalised where no sentence opens, with nothing said of it: a phrase, not a name"
+        )
+    if pointed and 2 * pointed >= capital:
+        return (
+            f"'{term}' is pointed at as a thing ('this', 'that') in {pointed} of the {capital} "
+            "places the evidence names it, with nothing said of it: a phrase, not a name"
         )
     return None
 
