@@ -709,6 +709,24 @@ def test_offline_curate_lets_a_capitalised_phrase_of_the_prose_go() -> None:
     assert [d["decision"] for d in offline_curate([said])] == ["CONFIRM"]
 
 
+def test_offline_curate_keeps_a_name_with_an_apostrophe_of_its_own() -> None:
+    """ "M'ling" reads as "modeling" with letters dropped, but its evidence capitalises it
+    mid-sentence and never writes it in lowercase: a name (The Island of Doctor Moreau); a
+    word spelled as spoken that the evidence writes in lowercase stays out (Treasure Island)."""
+    moreau = (
+        "Up the beach were M'ling, Montgomery's attendant, and the Sayer of the Law. M'ling, the "
+        "black-faced man, did not live with the others across the island.",
+    )
+    treasure = ("more confidence in a gen'leman born than in these gen'leman of fortune",)
+    sources = {"source_posts": (1, 2, 3), "source_count": 3}
+    views = [
+        CurateEntryView(60, "M'ling", evidence=moreau, **sources),
+        CurateEntryView(61, "Gen'leman", evidence=treasure, **sources),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E60": "CONFIRM", "E61": "REJECT"}
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

@@ -216,7 +216,7 @@ def a_title(view: CurateEntryView) -> bool:
 def ordinary_word_reason(view: CurateEntryView) -> str | None:
     """Why the term is ordinary vocabulary, a people of a real place or a description, or None."""
     key = normalize_term(view.term)
-    ordinary = ordinary_reason(view.term)
+    ordinary = ordinary_reason(view.term, elision=not _written_as_a_name(view))
     if key in NOT_NAMES or (
         " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
     ):
@@ -240,6 +240,22 @@ def ordinary_word_reason(view: CurateEntryView) -> str | None:
     if spoken and _only_in_speech(view):
         ordinary = ordinary or f"'{view.term}' is the English word '{spoken}' spelled as spoken"
     return ordinary
+
+
+def _written_as_a_name(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the one-word term capitalised where no sentence opens and
+    never in lowercase: a name with an apostrophe of its own ("M'ling"), not an English word
+    spelled as spoken ("gen'leman", "v'yage")."""
+    if " " in view.term.strip():
+        return False
+    mid = False
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            written = text[start:end]
+            if written == written.lower():
+                return False
+            mid = mid or not _opens_sentence(text, start)
+    return mid
 
 
 # Abbreviations that open a name and never end one: "Vestry of St" is "Vestry of St. Pancras"
