@@ -727,6 +727,25 @@ def test_offline_curate_keeps_a_name_with_an_apostrophe_of_its_own() -> None:
     assert decisions == {"E60": "CONFIRM", "E61": "REJECT"}
 
 
+def test_a_name_met_once_with_an_everyday_word_beside_an_unknown_one_is_no_coinage() -> None:
+    """A quiet name met once is let go when, beside a word English does not know, it holds an
+    everyday English word other than a title (The Time Machine's "Amateur Cadger", The Gods of
+    Mars' "Heliumite Navy"); a coinage ("Tal Hajus") or a titled one ("Captain Xodar") stays."""
+    quiet = {"source_posts": (1,), "source_count": 1, "quiet_threads": 3}
+    cadger = ("'What's the game?' said the Journalist. 'Has he been doing the Amateur Cadger?'",)
+    navy = ("which, as an officer in the Heliumite Navy, I had formerly reckoned the",)
+    beast = ("the awful death her love won for her at the hands of the beast, Tal Hajus.",)
+    captain = ("the black, Captain Xodar, spoke not a word",)
+    views = [
+        CurateEntryView(70, "Amateur Cadger", evidence=cadger, **quiet),
+        CurateEntryView(71, "Heliumite Navy", evidence=navy, **quiet),
+        CurateEntryView(72, "Tal Hajus", evidence=beast, **quiet),
+        CurateEntryView(73, "Captain Xodar", evidence=captain, **quiet),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E70": "REJECT", "E71": "REJECT"}
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

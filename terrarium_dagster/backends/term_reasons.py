@@ -15,9 +15,15 @@ from terrarium_dagster.backends.name_forms import (
     idea_form,
 )
 from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.store.vocabulary import TRUNCATED_ZIPF, frequency, ordinary_reason
+from terrarium_dagster.store.vocabulary import (
+    ORDINARY_ZIPF,
+    TRUNCATED_ZIPF,
+    frequency,
+    ordinary_reason,
+)
 from terrarium_dagster.terms.candidates import (
     ENGLISH_ZIPF,
+    HONORIFICS,
     NOT_NAMES,
     STARTERS,
     find_term,
@@ -32,16 +38,17 @@ from terrarium_dagster.terms.candidates import (
 def quiet_reason(view: CurateEntryView) -> str | None:
     """Why an entry left tentative that no thread since has named is a name met in passing, or
     None: a single post names it, once, with nothing said of it, every word of it is one English
-    knows (Zipf `KNOWN_ZIPF` or more: a real place or person, "Guildford", "Perrotin of Nice"),
-    and the threads since (at least `curation.curator.QUIET_THREADS`) never name it again. Never
-    a coinage ("Woola"), a title "X of Y" of an English word, a kind of being ("Ocelot-man") nor
-    a name holding another entry's. A later thread naming it again restores it."""
+    knows (Zipf `KNOWN_ZIPF` or more: a real place or person, "Guildford", "Perrotin of Nice")
+    or it is no coinage (`_coined`), and the threads since (at least
+    `curation.curator.QUIET_THREADS`) never name it again. Never a coinage ("Woola", "Tal
+    Hajus"), a title "X of Y" of an English word, a kind of being ("Ocelot-man") nor a name
+    holding another entry's. A later thread naming it again restores it."""
     if view.quiet_threads <= 0 or view.source_count != 1 or view.status != "tentative":
         return None
     words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in SMALL_WORDS]
     if (
         not words
-        or min(frequency(word) for word in words) < KNOWN_ZIPF  # a coinage: "Woola", "Tal Hajus"
+        or _coined(words)
         or _a_title_of(view.term)  # "Goddess of Death", named once in each of five chapters
         or _last_word(view.term) in _BEINGS
         or _has_role(view, kind_is_role=False)
@@ -52,6 +59,20 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is named in a single post with nothing said of it, and the "
         f"{view.quiet_threads} threads since never name it again: a name met in passing"
+    )
+
+
+def _coined(words: Sequence[str]) -> bool:
+    """Whether a name is the story's coinage: a word of it English does not know (below
+    `KNOWN_ZIPF`: "Woola", "Tal Hajus", "Sab Than"), and none an everyday English word
+    (`ORDINARY_ZIPF` or more) but a title or a small word ("Captain", "than"). A name that
+    holds an everyday word beside an unknown one is English with a word wordfreq does not list
+    ("Amateur Cadger") or a word of a coinage made into a description ("Heliumite Navy")."""
+    if min(frequency(word) for word in words) >= KNOWN_ZIPF:
+        return False
+    return not any(
+        frequency(word) >= ORDINARY_ZIPF and word.casefold() not in STARTERS | HONORIFICS
+        for word in words
     )
 
 
