@@ -746,6 +746,23 @@ def test_a_name_met_once_with_an_everyday_word_beside_an_unknown_one_is_no_coina
     assert decisions == {"E70": "REJECT", "E71": "REJECT"}
 
 
+def test_a_post_that_only_points_at_a_capitalised_phrase_is_no_source_of_it() -> None:
+    """The Time Machine writes "these of the Golden Age", then "this Golden Age" and "that
+    Golden Age": the posts that point at the phrase use its words and are no sources, so the
+    entry stays a name of one post; a post that names it is a source."""
+    story = (
+        "[post 101]\nI thought of the Time Machine, and of the changes in this Golden Age. I "
+        "cannot account for it.\n\n[post 102]\nThe loveliest of them I ever saw in that "
+        "Golden Age.\n\n[post 103]\nHow wide the interval between myself and these of the "
+        "Golden Age!"
+    )
+    known = ["- [E41] Golden Age [tentative]: A name in the story."]
+    scene = parse_scene_message(scene_text(story, known))
+    assert scene is not None
+    updates = dict(SceneAnnotator().plan(scene).updates)
+    assert updates[41]["post_ids"] == [103]
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

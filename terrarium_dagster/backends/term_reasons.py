@@ -31,6 +31,7 @@ from terrarium_dagster.terms.candidates import (
     is_descriptive_compound,
     is_english_lowercase,
     is_english_word,
+    pointed_at,
     spoken_word_of,
 )
 
@@ -426,16 +427,6 @@ def word_reason(view: CurateEntryView) -> str | None:
     return None
 
 
-# What points at a phrase as a thing of the prose rather than naming it: a demonstrative ("this
-# Golden Age", "these ..."), or "that" after a preposition ("in that Golden Age"; "that" after a
-# verb opens a clause: "saw that Carthoris was ...").
-_POINTED_AT = re.compile(
-    r"(?:\b(?:this|these|those)|\b(?:of|in|on|at|upon|to|from|with|into|by|for|about|through)"
-    r"\s+that)\s+$",
-    re.IGNORECASE,
-)
-
-
 def phrase_reason(view: CurateEntryView) -> str | None:
     """Why a capitalised phrase is a phrase of the prose written with capitals, not a name, or
     None: nothing is said of it, and its evidence writes it in lowercase too, at least as often
@@ -459,7 +450,7 @@ def phrase_reason(view: CurateEntryView) -> str | None:
                 lower += 1
                 continue
             capital += 1
-            pointed += bool(_POINTED_AT.search(text[max(0, start - 20) : start]))
+            pointed += pointed_at(text, term, start)
             mid += not _opens_sentence(text, start)
     if lower and lower >= mid:
         return (

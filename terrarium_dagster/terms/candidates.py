@@ -587,6 +587,30 @@ def find_term(text: str, term: str) -> list[tuple[int, int]]:
     return [match.span() for match in pattern.finditer(text)]
 
 
+# What points at a phrase as a thing of the prose rather than naming it: a demonstrative ("this
+# Golden Age", "these ..."), or "that" after a preposition ("in that Golden Age"; "that" after a
+# verb opens a clause: "saw that Carthoris was ...").
+POINTED_AT = re.compile(
+    r"(?:\b(?:this|these|those)|\b(?:of|in|on|at|upon|to|from|with|into|by|for|about|through)"
+    r"\s+that)\s+$",
+    re.IGNORECASE,
+)
+
+
+def pointed_at(text: str, term: str, start: int) -> bool:
+    """Whether the mention of the capitalised name of several words `term` at `text[start:]`
+    is pointed at as a thing of the prose ("this Golden Age", "in that Golden Age"), as a name
+    is not."""
+    if term == term.lower() or " " not in term.strip():
+        return False
+    return bool(POINTED_AT.search(text[max(0, start - 20) : start]))
+
+
+def names_term(text: str, term: str) -> bool:
+    """Whether `text` names `term` (`find_term`) at least once not pointed at (`pointed_at`)."""
+    return any(not pointed_at(text, term, start) for start, _end in find_term(text, term))
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence: split after . ! ? … (and closing quotes) and at newlines."""
     spans: list[tuple[int, int]] = []
