@@ -763,6 +763,29 @@ def test_a_post_that_only_points_at_a_capitalised_phrase_is_no_source_of_it() ->
     assert updates[41]["post_ids"] == [103]
 
 
+def test_a_name_met_once_only_inside_parentheses_is_an_aside() -> None:
+    """The Island of Doctor Moreau: "(my schooling was over before the days of Slojd)" is the
+    narrator's aside; a name the post also writes outside the parentheses, or one something is
+    said of, stays."""
+    aside = (
+        "I am an extremely unhandy man (my schooling was over before the days of Slojd); but "
+        "most of the requirements of a raft I met at last in some clumsy, circuitous way.",
+    )
+    outside = (
+        "the first of the Beast Folk (M'ling, the black-faced man) did not live with the "
+        "others. M'ling lived in a small kennel at the back of the enclosure.",
+    )
+    once = {"source_posts": (1,), "source_count": 1}
+    views = [
+        CurateEntryView(80, "Slojd", evidence=aside, **once),
+        CurateEntryView(81, "M'ling", evidence=outside, **once),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E80": "REJECT"}
+    said = CurateEntryView(82, "Slojd", definition="A craft taught in schools.", evidence=aside)
+    assert offline_curate([replace(said, **once)]) == []
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

@@ -24,6 +24,7 @@ from terrarium_dagster.backends.term_reasons import (
     ROLE_SOURCES,
     SMALL_WORDS,
     a_title,
+    aside_reason,
     everyday_reason,
     ordinary_word_reason,
     passing_reason,
@@ -61,7 +62,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       "Sak!" beside "sak"), a capitalised phrase its evidence also writes in lowercase or points
       at, with nothing said of it (`phrase_reason`: "this Island of Doctor Moreau"), and
       everyday lowercase words, compounds and phrases with nothing said of them however often
-      named (`everyday_reason`: "log-house", "simpler way", "coracle").
+      named (`everyday_reason`: "log-house", "simpler way", "coracle"), and a name one post
+      names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
@@ -114,6 +116,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or everyday_reason(view)
             or quiet_reason(view)
             or quoted_reason(view)
+            or aside_reason(view)
         )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."

@@ -1,8 +1,8 @@
 """Why an entry under review is no term of the story, or why a rejected one is again: the
 offline curator's rules, one function a reason (`quiet_reason`, `quoted_reason`,
-`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`), each returning the
-reasoning line or None. They read a `CurateEntryView` only: word shapes, word frequencies and
-the evidence posts the curate message carries."""
+`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`, `aside_reason`), each
+returning the reasoning line or None. They read a `CurateEntryView` only: word shapes, word
+frequencies and the evidence posts the curate message carries."""
 
 from __future__ import annotations
 
@@ -75,6 +75,31 @@ def _coined(words: Sequence[str]) -> bool:
         frequency(word) >= ORDINARY_ZIPF and word.casefold() not in STARTERS | HONORIFICS
         for word in words
     )
+
+
+def aside_reason(view: CurateEntryView) -> str | None:
+    """Why a name a single post names, only inside parentheses, with nothing said of it, is an
+    aside of the narrator, not a term of the story ("my schooling was over before the days of
+    Slojd", in parentheses), or None. Never a kind of being nor a name holding another entry's;
+    a later thread naming it again restores it."""
+    if (
+        view.source_count != 1
+        or _last_word(view.term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+        or _holds_an_entry(view)
+    ):
+        return None
+    found = 0
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            opened = text.rfind("(", 0, start) > text.rfind(")", 0, start)
+            closing = text.find(")", end)
+            if not opened or closing < 0 or "(" in text[end:closing]:
+                return None
+            found += 1
+    if not found:
+        return None
+    return f"'{view.term}' is named in a single post, only inside parentheses: an aside"
 
 
 _QUOTE_OPENS = "\"“‘'"
