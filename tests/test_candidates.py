@@ -455,3 +455,21 @@ def test_a_bare_mister_and_the_er_people_of_a_real_place_are_not_candidates() ->
     terms = {candidate.term for candidate in find_candidates(text, min_score=0.0)}
     assert {"Mister Prendick", "Upper-worlders"} <= terms, terms
     assert not terms & {"Mister", "Irelander", "Irelanders"}, terms
+
+
+def test_a_name_with_an_apostrophe_of_its_own_is_no_word_spelled_as_spoken() -> None:
+    """A word with an apostrophe the text capitalises mid-sentence and never writes in
+    lowercase is a name (The Island of Doctor Moreau's "M'ling", which reads as "modeling" with
+    letters dropped); an English word spelled as spoken stays out (Treasure Island)."""
+    moreau = (
+        "M'ling, the black-faced man, Montgomery's attendant, the first of the Beast Folk I had "
+        "encountered, did not live with the others. I looked past my interlocutors. Up the "
+        "beach were M'ling, Montgomery's attendant, and the Sayer of the Law."
+    )
+    treasure = (
+        "a precious sight more confidence--a precious sight, mind that--in a gen'leman born "
+        "than in these gen'leman of fortune, having been one hisself. Gen'leman, he says."
+    )
+    assert "M'ling" in {candidate.term for candidate in find_candidates(moreau)}
+    found = {candidate.term.casefold() for candidate in find_candidates(treasure, min_score=0.0)}
+    assert "gen'leman" not in found, found

@@ -679,6 +679,113 @@ def test_offline_curate_lets_quotations_and_quiet_names_met_once_go() -> None:
     assert [d["decision"] for d in offline_curate([named])] == ["CONFIRM"]
 
 
+def test_offline_curate_lets_a_capitalised_phrase_of_the_prose_go() -> None:
+    """A capitalised phrase the evidence also writes in lowercase, or points at with "this" or
+    "that", with nothing said of it, is a phrase of the prose (The Island of Doctor Moreau);
+    a name the evidence only names, or says something of, is kept."""
+    law = (
+        '"Not to claw the Bark of Trees; that is the Law.  Are we not Men?',
+        '"Not to claw bark of trees, _that_ is the Law," he said.',
+    )
+    island = (
+        "In this manner began the longer part of my sojourn upon this Island of Doctor "
+        "Moreau.  But from that night until the end came, there was but one thing happened.",
+    )
+    named = (
+        "'Would you like to see the Time Machine itself?' asked the Time Traveller. "
+        "I thought this Time Machine a toy, but the Time Machine was no toy.",
+    )
+    sources = {"source_posts": (1, 2, 3), "source_count": 3}
+    views = [
+        CurateEntryView(50, "Bark of Trees", evidence=law, **sources),
+        CurateEntryView(51, "Island of Doctor Moreau", evidence=island, **sources),
+        CurateEntryView(52, "Time Machine", evidence=named, **sources),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E50": "REJECT", "E51": "REJECT", "E52": "CONFIRM"}
+    said = CurateEntryView(
+        53, "Island of Doctor Moreau", definition="A volcanic islet.", evidence=island, **sources
+    )
+    assert [d["decision"] for d in offline_curate([said])] == ["CONFIRM"]
+
+
+def test_offline_curate_keeps_a_name_with_an_apostrophe_of_its_own() -> None:
+    """ "M'ling" reads as "modeling" with letters dropped, but its evidence capitalises it
+    mid-sentence and never writes it in lowercase: a name (The Island of Doctor Moreau); a
+    word spelled as spoken that the evidence writes in lowercase stays out (Treasure Island)."""
+    moreau = (
+        "Up the beach were M'ling, Montgomery's attendant, and the Sayer of the Law. M'ling, the "
+        "black-faced man, did not live with the others across the island.",
+    )
+    treasure = ("more confidence in a gen'leman born than in these gen'leman of fortune",)
+    sources = {"source_posts": (1, 2, 3), "source_count": 3}
+    views = [
+        CurateEntryView(60, "M'ling", evidence=moreau, **sources),
+        CurateEntryView(61, "Gen'leman", evidence=treasure, **sources),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E60": "CONFIRM", "E61": "REJECT"}
+
+
+def test_a_name_met_once_with_an_everyday_word_beside_an_unknown_one_is_no_coinage() -> None:
+    """A quiet name met once is let go when, beside a word English does not know, it holds an
+    everyday English word other than a title (The Time Machine's "Amateur Cadger", The Gods of
+    Mars' "Heliumite Navy"); a coinage ("Tal Hajus") or a titled one ("Captain Xodar") stays."""
+    quiet = {"source_posts": (1,), "source_count": 1, "quiet_threads": 3}
+    cadger = ("'What's the game?' said the Journalist. 'Has he been doing the Amateur Cadger?'",)
+    navy = ("which, as an officer in the Heliumite Navy, I had formerly reckoned the",)
+    beast = ("the awful death her love won for her at the hands of the beast, Tal Hajus.",)
+    captain = ("the black, Captain Xodar, spoke not a word",)
+    views = [
+        CurateEntryView(70, "Amateur Cadger", evidence=cadger, **quiet),
+        CurateEntryView(71, "Heliumite Navy", evidence=navy, **quiet),
+        CurateEntryView(72, "Tal Hajus", evidence=beast, **quiet),
+        CurateEntryView(73, "Captain Xodar", evidence=captain, **quiet),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E70": "REJECT", "E71": "REJECT"}
+
+
+def test_a_post_that_only_points_at_a_capitalised_phrase_is_no_source_of_it() -> None:
+    """The Time Machine writes "these of the Golden Age", then "this Golden Age" and "that
+    Golden Age": the posts that point at the phrase use its words and are no sources, so the
+    entry stays a name of one post; a post that names it is a source."""
+    story = (
+        "[post 101]\nI thought of the Time Machine, and of the changes in this Golden Age. I "
+        "cannot account for it.\n\n[post 102]\nThe loveliest of them I ever saw in that "
+        "Golden Age.\n\n[post 103]\nHow wide the interval between myself and these of the "
+        "Golden Age!"
+    )
+    known = ["- [E41] Golden Age [tentative]: A name in the story."]
+    scene = parse_scene_message(scene_text(story, known))
+    assert scene is not None
+    updates = dict(SceneAnnotator().plan(scene).updates)
+    assert updates[41]["post_ids"] == [103]
+
+
+def test_a_name_met_once_only_inside_parentheses_is_an_aside() -> None:
+    """The Island of Doctor Moreau: "(my schooling was over before the days of Slojd)" is the
+    narrator's aside; a name the post also writes outside the parentheses, or one something is
+    said of, stays."""
+    aside = (
+        "I am an extremely unhandy man (my schooling was over before the days of Slojd); but "
+        "most of the requirements of a raft I met at last in some clumsy, circuitous way.",
+    )
+    outside = (
+        "the first of the Beast Folk (M'ling, the black-faced man) did not live with the "
+        "others. M'ling lived in a small kennel at the back of the enclosure.",
+    )
+    once = {"source_posts": (1,), "source_count": 1}
+    views = [
+        CurateEntryView(80, "Slojd", evidence=aside, **once),
+        CurateEntryView(81, "M'ling", evidence=outside, **once),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E80": "REJECT"}
+    said = CurateEntryView(82, "Slojd", definition="A craft taught in schools.", evidence=aside)
+    assert offline_curate([replace(said, **once)]) == []
+
+
 def test_summon_quotes_what_the_context_recorded_for_the_entry(http: httpx.Client) -> None:
     messages = _history(http)
     question = "# Task: summon\nWhy did you create E10, and from which posts?"

@@ -24,9 +24,11 @@ from terrarium_dagster.backends.term_reasons import (
     ROLE_SOURCES,
     SMALL_WORDS,
     a_title,
+    aside_reason,
     everyday_reason,
     ordinary_word_reason,
     passing_reason,
+    phrase_reason,
     quiet_reason,
     quoted_reason,
     word_reason,
@@ -57,8 +59,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War"; a name of English
       words one post names with nothing said of it: "Victor Hugo"), a capitalised word the
       evidence never capitalises mid-sentence and also writes in lowercase (`word_reason`:
-      "Sak!" beside "sak"), and everyday lowercase words, compounds and phrases with nothing said
-      of them however often named (`everyday_reason`: "log-house", "simpler way", "coracle").
+      "Sak!" beside "sak"), a capitalised phrase its evidence also writes in lowercase or points
+      at, with nothing said of it (`phrase_reason`: "this Island of Doctor Moreau"), and
+      everyday lowercase words, compounds and phrases with nothing said of them however often
+      named (`everyday_reason`: "log-house", "simpler way", "coracle"), and a name one post
+      names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
@@ -107,9 +112,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             if related
             else passing_reason(view)
             or word_reason(view)
+            or phrase_reason(view)
             or everyday_reason(view)
             or quiet_reason(view)
             or quoted_reason(view)
+            or aside_reason(view)
         )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
@@ -145,6 +152,7 @@ def restore_reason(view: CurateEntryView) -> str | None:
     if (
         passing_reason(again)
         or word_reason(again)
+        or phrase_reason(again)
         or everyday_reason(again)
         or quoted_reason(again)
     ):

@@ -56,6 +56,7 @@ from terrarium_dagster.terms.candidates import (
     Candidate,
     find_candidates,
     find_term,
+    names_term,
 )
 
 MAX_POSTS_PER_CALL = 5
@@ -69,8 +70,10 @@ class _Plan:
 
 
 def _posts_mentioning(posts: Sequence[tuple[int, str]], names: Iterable[str]) -> list[int]:
+    """The posts that name one of `names`: a post that only points at a capitalised phrase
+    ("this Golden Age", "in that Golden Age") uses its words, and is no source of it."""
     names = list(names)
-    return [pid for pid, text in posts if any(find_term(text, name) for name in names)]
+    return [pid for pid, text in posts if any(names_term(text, name) for name in names)]
 
 
 def definition_sources(names: Sequence[str], posts: Sequence[tuple[int, str]]) -> list[int]:

@@ -1,8 +1,8 @@
 """Why an entry under review is no term of the story, or why a rejected one is again: the
-offline curator's rules, one function a reason (`quiet_reason`,
-`quoted_reason`, `passing_reason`, `everyday_reason`, `word_reason`), each returning the
-reasoning line or None. They read a `CurateEntryView` only: word shapes, word frequencies and
-the evidence posts the curate message carries."""
+offline curator's rules, one function a reason (`quiet_reason`, `quoted_reason`,
+`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`, `aside_reason`), each
+returning the reasoning line or None. They read a `CurateEntryView` only: word shapes, word
+frequencies and the evidence posts the curate message carries."""
 
 from __future__ import annotations
 
@@ -15,9 +15,15 @@ from terrarium_dagster.backends.name_forms import (
     idea_form,
 )
 from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.store.vocabulary import TRUNCATED_ZIPF, frequency, ordinary_reason
+from terrarium_dagster.store.vocabulary import (
+    ORDINARY_ZIPF,
+    TRUNCATED_ZIPF,
+    frequency,
+    ordinary_reason,
+)
 from terrarium_dagster.terms.candidates import (
     ENGLISH_ZIPF,
+    HONORIFICS,
     NOT_NAMES,
     STARTERS,
     find_term,
@@ -25,6 +31,7 @@ from terrarium_dagster.terms.candidates import (
     is_descriptive_compound,
     is_english_lowercase,
     is_english_word,
+    pointed_at,
     spoken_word_of,
 )
 
@@ -32,16 +39,17 @@ from terrarium_dagster.terms.candidates import (
 def quiet_reason(view: CurateEntryView) -> str | None:
     """Why an entry left tentative that no thread since has named is a name met in passing, or
     None: a single post names it, once, with nothing said of it, every word of it is one English
-    knows (Zipf `KNOWN_ZIPF` or more: a real place or person, "Guildford", "Perrotin of Nice"),
-    and the threads since (at least `curation.curator.QUIET_THREADS`) never name it again. Never
-    a coinage ("Woola"), a title "X of Y" of an English word, a kind of being ("Ocelot-man") nor
-    a name holding another entry's. A later thread naming it again restores it."""
+    knows (Zipf `KNOWN_ZIPF` or more: a real place or person, "Guildford", "Perrotin of Nice")
+    or it is no coinage (`_coined`), and the threads since (at least
+    `curation.curator.QUIET_THREADS`) never name it again. Never a coinage ("Woola", "Tal
+    Hajus"), a title "X of Y" of an English word, a kind of being ("Ocelot-man") nor a name
+    holding another entry's. A later thread naming it again restores it."""
     if view.quiet_threads <= 0 or view.source_count != 1 or view.status != "tentative":
         return None
     words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in SMALL_WORDS]
     if (
         not words
-        or min(frequency(word) for word in words) < KNOWN_ZIPF  # a coinage: "Woola", "Tal Hajus"
+        or _coined(words)
         or _a_title_of(view.term)  # "Goddess of Death", named once in each of five chapters
         or _last_word(view.term) in _BEINGS
         or _has_role(view, kind_is_role=False)
@@ -53,6 +61,45 @@ def quiet_reason(view: CurateEntryView) -> str | None:
         f"'{view.term}' is named in a single post with nothing said of it, and the "
         f"{view.quiet_threads} threads since never name it again: a name met in passing"
     )
+
+
+def _coined(words: Sequence[str]) -> bool:
+    """Whether a name is the story's coinage: a word of it English does not know (below
+    `KNOWN_ZIPF`: "Woola", "Tal Hajus", "Sab Than"), and none an everyday English word
+    (`ORDINARY_ZIPF` or more) but a title or a small word ("Captain", "than"). A name that
+    holds an everyday word beside an unknown one is English with a word wordfreq does not list
+    ("Amateur Cadger") or a word of a coinage made into a description ("Heliumite Navy")."""
+    if min(frequency(word) for word in words) >= KNOWN_ZIPF:
+        return False
+    return not any(
+        frequency(word) >= ORDINARY_ZIPF and word.casefold() not in STARTERS | HONORIFICS
+        for word in words
+    )
+
+
+def aside_reason(view: CurateEntryView) -> str | None:
+    """Why a name a single post names, only inside parentheses, with nothing said of it, is an
+    aside of the narrator, not a term of the story ("my schooling was over before the days of
+    Slojd", in parentheses), or None. Never a kind of being nor a name holding another entry's;
+    a later thread naming it again restores it."""
+    if (
+        view.source_count != 1
+        or _last_word(view.term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+        or _holds_an_entry(view)
+    ):
+        return None
+    found = 0
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            opened = text.rfind("(", 0, start) > text.rfind(")", 0, start)
+            closing = text.find(")", end)
+            if not opened or closing < 0 or "(" in text[end:closing]:
+                return None
+            found += 1
+    if not found:
+        return None
+    return f"'{view.term}' is named in a single post, only inside parentheses: an aside"
 
 
 _QUOTE_OPENS = "\"“‘'"
@@ -216,7 +263,7 @@ def a_title(view: CurateEntryView) -> bool:
 def ordinary_word_reason(view: CurateEntryView) -> str | None:
     """Why the term is ordinary vocabulary, a people of a real place or a description, or None."""
     key = normalize_term(view.term)
-    ordinary = ordinary_reason(view.term)
+    ordinary = ordinary_reason(view.term, elision=not _written_as_a_name(view))
     if key in NOT_NAMES or (
         " " not in key and view.term == view.term.lower() and is_english_lowercase(key)
     ):
@@ -240,6 +287,22 @@ def ordinary_word_reason(view: CurateEntryView) -> str | None:
     if spoken and _only_in_speech(view):
         ordinary = ordinary or f"'{view.term}' is the English word '{spoken}' spelled as spoken"
     return ordinary
+
+
+def _written_as_a_name(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the one-word term capitalised where no sentence opens and
+    never in lowercase: a name with an apostrophe of its own ("M'ling"), not an English word
+    spelled as spoken ("gen'leman", "v'yage")."""
+    if " " in view.term.strip():
+        return False
+    mid = False
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            written = text[start:end]
+            if written == written.lower():
+                return False
+            mid = mid or not _opens_sentence(text, start)
+    return mid
 
 
 # Abbreviations that open a name and never end one: "Vestry of St" is "Vestry of St. Pancras"
@@ -385,6 +448,44 @@ def word_reason(view: CurateEntryView) -> str | None:
         return (
             f"'{term}' is capitalised only where a sentence opens ({starts} time(s)) and "
             f"written in lowercase {lower} time(s) in the evidence: a word, not a name"
+        )
+    return None
+
+
+def phrase_reason(view: CurateEntryView) -> str | None:
+    """Why a capitalised phrase is a phrase of the prose written with capitals, not a name, or
+    None: nothing is said of it, and its evidence writes it in lowercase too, at least as often
+    as it capitalises it where no sentence opens ("the Bark of Trees" beside "bark of trees"),
+    or points at it ("this Golden Age", "in that Golden Age", "upon this Island of Doctor
+    Moreau") in at least half of the places it names it, as a name is not pointed at. The
+    multiword counterpart of `word_reason`; a kind of being ("Beast Men") is the story's own."""
+    term = view.term.strip()
+    if (
+        term == term.lower()
+        or " " not in term
+        or _last_word(term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+    ):
+        return None
+    lower = capital = pointed = mid = 0
+    for text in view.evidence:
+        for start, end in find_term(text, term):
+            written = text[start:end]
+            if written == written.lower():
+                lower += 1
+                continue
+            capital += 1
+            pointed += pointed_at(text, term, start)
+            mid += not _opens_sentence(text, start)
+    if lower and lower >= mid:
+        return (
+            f"'{term}' is written in lowercase {lower} time(s) in the evidence beside {mid} "
+            "capitalised where no sentence opens, with nothing said of it: a phrase, not a name"
+        )
+    if pointed and 2 * pointed >= capital:
+        return (
+            f"'{term}' is pointed at as a thing ('this', 'that') in {pointed} of the {capital} "
+            "places the evidence names it, with nothing said of it: a phrase, not a name"
         )
     return None
 

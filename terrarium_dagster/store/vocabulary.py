@@ -46,8 +46,10 @@ def frequency(word: str) -> float:
     return float(zipf_frequency(word.casefold(), "en"))
 
 
-def ordinary_reason(term: str) -> str | None:
-    """Why `term` is ordinary vocabulary (one line), or None when it may be a story term."""
+def ordinary_reason(term: str, *, elision: bool = True) -> str | None:
+    """Why `term` is ordinary vocabulary (one line), or None when it may be a story term.
+    Without `elision`, a word spelled with an apostrophe is not read as an English word with
+    letters dropped (the text writes it as a name: "M'ling", never "m'ling")."""
     text = " ".join(term.split())
     if not text or " " in text:
         return None
@@ -60,7 +62,7 @@ def ordinary_reason(term: str) -> str | None:
         return None
     if not _WORD.match(text):
         return None
-    elided = elided_word(text)
+    elided = elided_word(text) if elision else None
     if elided:
         return f"'{text}' is the ordinary word '{elided}' written as spoken"
     zipf = frequency(text)

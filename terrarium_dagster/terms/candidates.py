@@ -30,7 +30,7 @@ from typing import Protocol
 from wordfreq import top_n_list
 
 from terrarium_dagster.store.normalize import form_key, normalize_term
-from terrarium_dagster.store.vocabulary import frequency, is_ordinary
+from terrarium_dagster.store.vocabulary import elided_word, frequency, is_ordinary, ordinary_reason
 
 DEFAULT_MIN_SCORE = 1.0
 # A lowercase word at least this frequent in English (wordfreq's Zipf scale) is vocabulary, not a
@@ -587,6 +587,30 @@ def find_term(text: str, term: str) -> list[tuple[int, int]]:
     return [match.span() for match in pattern.finditer(text)]
 
 
+# What points at a phrase as a thing of the prose rather than naming it: a demonstrative ("this
+# Golden Age", "these ..."), or "that" after a preposition ("in that Golden Age"; "that" after a
+# verb opens a clause: "saw that Carthoris was ...").
+POINTED_AT = re.compile(
+    r"(?:\b(?:this|these|those)|\b(?:of|in|on|at|upon|to|from|with|into|by|for|about|through)"
+    r"\s+that)\s+$",
+    re.IGNORECASE,
+)
+
+
+def pointed_at(text: str, term: str, start: int) -> bool:
+    """Whether the mention of the capitalised name of several words `term` at `text[start:]`
+    is pointed at as a thing of the prose ("this Golden Age", "in that Golden Age"), as a name
+    is not."""
+    if term == term.lower() or " " not in term.strip():
+        return False
+    return bool(POINTED_AT.search(text[max(0, start - 20) : start]))
+
+
+def names_term(text: str, term: str) -> bool:
+    """Whether `text` names `term` (`find_term`) at least once not pointed at (`pointed_at`)."""
+    return any(not pointed_at(text, term, start) for start, _end in find_term(text, term))
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence: split after . ! ? … (and closing quotes) and at newlines."""
     spans: list[tuple[int, int]] = []
@@ -665,6 +689,16 @@ def find_candidates(
     beside a known `Ambrose Quill`) is left out too."""
     masked = mask_markup(text)
     drafts: dict[str, _Draft] = {}
+    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
+    # A capitalised word the text also writes in lowercase at least as often as it capitalises
+    # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
+    # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
+    lowercase = Counter(token.casefold() for _s, _e, token in tokens if token.islower())
+    capital_mid = Counter(
+        token.casefold()
+        for start, _e, token in tokens
+        if _is_capitalised(token) and not _at_sentence_start(masked, start)
+    )
 
     def propose(
         term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
@@ -673,7 +707,7 @@ def find_candidates(
         if (
             not key
             or key in NOT_NAMES
-            or is_ordinary(term)
+            or _is_ordinary_here(term, lowercase, capital_mid)
             or is_demonym_of_real_place(term)
             or is_descriptive_compound(term)
         ):
@@ -691,7 +725,6 @@ def find_candidates(
             draft.offset = offset
             draft.term = term
 
-    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
     _propose_names(masked, tokens, propose)
     _propose_lowercase(tokens, propose)
     _propose_quoted(masked, propose)
@@ -712,15 +745,6 @@ def find_candidates(
     _fold_short_names(drafts)
     titled_known = {_titled_key(name) for name in known if len(name.split()) > 2} - {None}
     known_forms = {form_key(name) for name in known} - {""}
-    # A capitalised word the text also writes in lowercase at least as often as it capitalises
-    # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
-    # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
-    lowercase = Counter(token.casefold() for _s, _e, token in tokens if token.islower())
-    capital_mid = Counter(
-        token.casefold()
-        for start, _e, token in tokens
-        if _is_capitalised(token) and not _at_sentence_start(masked, start)
-    )
     results: list[Candidate] = []
     for key, draft in drafts.items():
         names = [draft.term, *draft.variants]
@@ -760,6 +784,19 @@ def find_candidates(
         )
     results.sort(key=lambda c: (-c.score, c.first_offset, c.term))
     return results if limit is None else results[:limit]
+
+
+def _is_ordinary_here(term: str, lowercase: Counter[str], capital_mid: Counter[str]) -> bool:
+    """Whether `term` is ordinary vocabulary (`is_ordinary`), except that a word spelled with an
+    apostrophe that the text capitalises mid-sentence and never writes in lowercase is a name,
+    not an English word with letters dropped as spoken ("M'ling", not "modeling"; "gen'leman",
+    "v'yage" are written in lowercase)."""
+    if not is_ordinary(term):
+        return False
+    key = term.casefold()
+    if " " in key or not elided_word(term) or lowercase[key] or not capital_mid[key]:
+        return True
+    return ordinary_reason(term, elision=False) is not None
 
 
 def _disjoint(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
