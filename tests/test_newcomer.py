@@ -307,3 +307,25 @@ def test_lineage_of_an_unknown_name_suggests_the_names_meant_first(sample_store:
     done = _terrarium("lineage", "--db", str(sample_store), "Fathom")
     line = _one_line_refusal(done, "no glossary entry named 'Fathom'")
     assert line.endswith("did you mean: Fathom Gate?")  # not entries whose definitions name it
+
+
+def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> None:
+    """The store records its corpus: `run` (and `edition`) without --corpus continue the book,
+    where they opened the bundled sample and refused the store as another corpus's."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    first = _terrarium(*run_args(db, corpus, max_scenes=2, concurrency=1))
+    assert first.returncode == 0, first.stderr
+    resumed = _terrarium(*run_args(db, threads="..1", concurrency=1))
+    assert resumed.returncode == 0, resumed.stderr
+    assert (
+        resumed.stdout.startswith("run finished in ") and "chapter t00000-1 done" in resumed.stderr
+    )
+    again = _terrarium(*run_args(db, threads="..1"))
+    assert again.returncode == 0, again.stderr
+    assert "nothing left to annotate" in again.stdout
+    edition = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", "1")
+    assert edition.returncode == 0, edition.stderr
+    status = _terrarium("status", "--db", str(db)).stdout
+    assert status.splitlines()[0].endswith("(the book “A Princess of Mars”)")
+    assert "t00000-1               curated" in status

@@ -52,7 +52,9 @@ def cmd_edition(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     started = time.monotonic()
     try:
-        with Engine.open(settings, stop=stop, progress=_edition_progress) as engine:
+        with Engine.open(
+            settings, stop=stop, progress=_edition_progress, recorded_corpus=True
+        ) as engine:
             target = resolve_thread(engine.corpus, args.as_of_thread)
             engine.write_edition(target.id)  # each thread's line is its progress event
     finally:

@@ -92,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if progress.live:  # log records go above the live line, not into it
         root.handlers = [NoteHandler(progress, handlers)]
     try:
-        with Engine.open(settings, stop=stop, progress=progress) as engine:
+        with Engine.open(settings, stop=stop, progress=progress, recorded_corpus=True) as engine:
             running.append(engine)
             engine.max_scenes = args.max_scenes
             if args.from_snapshot is not None:
