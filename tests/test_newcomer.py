@@ -329,3 +329,26 @@ def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> N
     status = _terrarium("status", "--db", str(db)).stdout
     assert status.splitlines()[0].endswith("(the book “A Princess of Mars”)")
     assert "t00000-1               curated" in status
+
+
+def test_dev_hands_the_code_location_the_corpus_a_book_store_was_built_from(
+    tmp_path: Path,
+) -> None:
+    """`terrarium dev --db BOOK-GLOSSARY.db` without --corpus: the code location is given the
+    book (checked by hand through a real `dagster dev`: its sensor adds the book's chapters as
+    partitions and a backfill of two of them succeeds); a new store, or a corpus named, is left
+    as it is."""
+    from terrarium_dagster.cli.dev_command import _recorded_corpus
+    from terrarium_dagster.cli.site_refresher import SiteRefresher
+    from terrarium_dagster.config import load_settings
+
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1, concurrency=1)).returncode == 0
+    settings = load_settings(db=str(db))
+    with SiteRefresher(settings, tmp_path / "exports").corpus() as opened:
+        assert _recorded_corpus(settings, opened.path) == str(corpus)
+    named = load_settings(db=str(db), corpus=corpus)
+    assert _recorded_corpus(named, corpus) is None
+    fresh = load_settings(db=str(tmp_path / "new.db"))
+    assert _recorded_corpus(fresh, corpus) is None
