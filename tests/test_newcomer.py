@@ -74,8 +74,9 @@ def test_snapshots_takes_a_thread_by_the_key_its_table_shows(sample_store: Path)
     for given in (key, thread_id, key):  # by key, by id, and the same command again
         done = _terrarium("snapshots", "--db", str(sample_store), "--thread", given)
         assert done.returncode == 0, done.stderr
-        rows = done.stdout.splitlines()[1:]
+        rows = [line for line in done.stdout.splitlines()[1:] if line.split()[0].isdigit()]
         assert [row.split()[2] for row in rows] == [key], done.stdout
+        assert done.stdout.splitlines()[-1].startswith("rev: the last revision it saw;")
     _one_line_refusal(
         _terrarium("snapshots", "--db", str(sample_store), "--thread", "t09999-1"),
         "--thread",
