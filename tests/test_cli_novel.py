@@ -173,3 +173,10 @@ def test_status_of_a_novels_store_counts_chapters_and_paragraphs(mars: tuple[Pat
     assert lines[1].startswith("chapters: 1 (curated 1)")
     assert any(line.startswith("source paragraphs: ") for line in lines)
     assert not any(line.startswith(("threads:", "source posts:")) for line in lines)
+
+
+def test_the_exports_page_of_a_novel_speaks_of_chapters(served: str) -> None:
+    page = httpx.get(f"{served}/exports/", timeout=10)
+    assert page.status_code == 200
+    assert "as of the end of each chapter (nothing from later chapters)" in page.text
+    assert "thread" not in page.text
