@@ -10,6 +10,7 @@ wait out the hold, so the overlap is proved by what the server saw, not by timin
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -72,6 +73,9 @@ class BoundaryServer:
         default_factory=list
     )
     peak: int = 0
+    # a kind that waits for one of another kind about the thread after its own (`next_of`)
+    waits_next: dict[str, str] = field(default_factory=dict)
+    next_of: dict[int, int] = field(default_factory=dict)
     _flight: Counter[tuple[str, int | None]] = field(default_factory=Counter)
     _arrived: dict[tuple[str, int], threading.Event] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -88,7 +92,11 @@ class BoundaryServer:
             if thread is None:
                 return None
             self._event(request.kind, thread).set()
-            if thread not in self.hold or request.kind not in self.waits:
+            if thread not in self.hold:
+                return None
+            if request.kind in self.waits_next:  # waits for a request about the next thread
+                return self._event(self.waits_next[request.kind], self.next_of[thread])
+            if request.kind not in self.waits:
                 return None
             return self._event(self.waits[request.kind], thread)
 
@@ -111,12 +119,28 @@ class BoundaryServer:
                     return True
         return False
 
+    def met_next(self, kind: str, thread_id: int, other: str) -> bool:
+        """Whether a `kind` request about `thread_id` and an `other` one about the thread after
+        it were with the server at once."""
+        pair = {(kind, thread_id), (other, self.next_of[thread_id])}
+        return any(
+            (request.kind, request.thread_id) in pair and (pair - {key}) <= others
+            for request, others in self.beside
+            for key in [(request.kind, request.thread_id)]
+        )
+
     def kinds(self) -> Counter[str]:
         return Counter(request.kind for request in self.seen)
 
-    def reset(self, hold: set[int], waits: dict[str, str] = BESIDE_CURATION) -> None:
+    def reset(
+        self,
+        hold: set[int],
+        waits: dict[str, str] = BESIDE_CURATION,
+        waits_next: dict[str, str] | None = None,
+    ) -> None:
         with self._lock:
             self.hold, self.waits, self.seen, self.beside, self.peak = hold, waits, [], [], 0
+            self.waits_next = dict(waits_next or {})
             self._arrived.clear()
 
 
@@ -289,6 +313,87 @@ def test_sigkill_beside_the_curation_and_between_the_fold_and_its_commit_resumes
                 break
     assert codes == [-9, -9, 0]
     assert set(server.kills) == set(server.kill_points)
+    expected, actual = store_dump(baseline), store_dump(resumed)
+    assert dump_differences(expected, actual) == []
+    assert expected == actual
+
+
+def test_a_thread_of_one_block_is_folded_at_the_next_one_and_its_summary_comes_beside_it(
+    quest: Path,
+    threads: list[int],
+    server: BoundaryServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At a concurrency above a thread's scene count every thread is one block. The thread that
+    just finished stays in the history through the next thread's block and is folded at the
+    block after; its summary goes out as that block starts and is decoded beside its scenes
+    (the server holds each summary until a scene of the next thread arrives: a run that asked
+    for it before the block, or after it, would wait the hold out). The store is the one a
+    run that sends nothing ahead writes."""
+    first = threads[:-1]
+    server.next_of = dict(itertools.pairwise(threads))
+    server.reset(hold=set(first), waits={}, waits_next={SUMMARY: "scene"})
+    beside = tmp_path / "beside.db"
+    _run(quest, beside, server.url, concurrency=8)
+    assert server.met_next(SUMMARY, threads[0], "scene"), "the summary came apart from the block"
+    asked = server.kinds()
+    # both are flushed at the next thread's block; the second is folded after this run's last
+    # block (in a run that goes on), so its summary is not asked for in this one
+    assert asked["flush"] == len(first) and asked[SUMMARY] == 1, asked
+    assert server.peak <= 8
+
+    server.reset(hold=set())
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
+    after = tmp_path / "after.db"
+    _run(quest, after, server.url, concurrency=8)
+    assert not server.met_next(SUMMARY, first[0], "scene")
+    assert server.kinds() == asked, "each request sent once, ahead or at its turn"
+    expected, actual = store_dump(after), store_dump(beside)
+    assert dump_differences(expected, actual) == []
+    (state,) = [json.loads(row[1]) for row in actual["context_state"][1:]]
+    kept = {span["thread_id"] for span in state["scenes"]}
+    assert kept == {threads[-2], threads[-1]}, "the thread before the last is kept, not folded"
+    assert state["flushed_thread_id"] == threads[-2], "its flush ran at the last thread's block"
+
+
+def test_sigkill_between_a_kept_threads_flush_and_its_fold_resumes_exactly(
+    quest: Path, threads: list[int], tmp_path: Path
+) -> None:
+    """One block a thread: the first thread's flush runs at the second thread's block, its
+    summary goes out beside that block, its fold is at the third thread's block. Killed at the
+    summary (the second thread's block open) and at the third thread's first scene (the fold
+    in its open transaction), the resumed run writes the uninterrupted store."""
+    command = [TERRARIUM, *run_args(None, quest, offline=False, concurrency=8)]
+    with run_kill_server() as server:
+        url = ["--agent-url", server.url]
+        baseline = tmp_path / "baseline.db"
+        done = subprocess.run(
+            [*command, *url, "--db", str(baseline)], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        server.requests.clear()
+        server.kill_points = [
+            KillPoint(SUMMARY, threads[0]),
+            KillPoint("scene", threads[2], scene_number=1, round=0),
+        ]
+        resumed = tmp_path / "resumed.db"
+        codes = []
+        for _ in range(len(server.kill_points) + 1):
+            process = subprocess.Popen(
+                [*command, *url, "--db", str(resumed)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            server.victim = process
+            _, err = process.communicate(timeout=300)
+            codes.append(process.returncode)
+            assert process.returncode in (0, -9), err
+            if process.returncode == 0:
+                break
+    assert codes == [-9, -9, 0]
     expected, actual = store_dump(baseline), store_dump(resumed)
     assert dump_differences(expected, actual) == []
     assert expected == actual

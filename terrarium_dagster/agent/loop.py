@@ -138,6 +138,9 @@ class Annotator:
         self.progress = progress
         self.max_scenes = max_scenes
         self.scenes_this_run = 0
+        # whether this run annotates another thread after the current one (`ThreadSequence`):
+        # what is asked for ahead at a thread's last block is taken only then
+        self.thread_follows = False
         self.model = session.model
         self.companions = tuple(companions)
         self.registry: ToolRegistry = default_registry()
@@ -184,6 +187,7 @@ class Annotator:
             counter=self.session.counter,
             summarizer=None,  # each scene hands its own (`SceneCalls`): `prepare(model=...)`
             recorder=self._compaction_log,
+            defer_fold=self.settings.concurrency > 1,
         )
 
     def reload(self) -> None:
@@ -496,12 +500,15 @@ class Annotator:
 
         reads = messages()
         largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))
+        # a kept thread's summary asked for now is taken at the next block, in this run or not
+        follows = first + len(scenes) < count or self.thread_follows
         if self.context.prepare(
             reads[largest][0],
             thread_id=thread.id,
             scene_id=scenes[largest].id,
             reserve_tokens=reserve,
             model=calls,
+            kept_summary_ahead=follows,
         ):
             reads = messages()  # compaction removed entries the messages relied on
             largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))

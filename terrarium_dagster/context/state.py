@@ -87,6 +87,9 @@ class ContextState(BaseModel):
     # the token counter's exact counts of recent prompts (digest, tokens), oldest first: with the
     # calibration, what makes a resumed run count every prompt as an uninterrupted one does
     anchors: list[tuple[str, int]] = Field(default_factory=list)
+    # a finished thread kept in the history whose pre-compaction flush already ran (at the
+    # next thread's first request, `ContextManager.defer_fold`): its fold does not flush again
+    flushed_thread_id: int | None = None
 
     @model_validator(mode="after")
     def _spans_cover_history(self) -> ContextState:

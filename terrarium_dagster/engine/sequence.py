@@ -68,7 +68,8 @@ class ThreadSequence(EngineParts):
                 return
             if annotate:
                 standing = self.order.standing(thread.id)
-                report = self._annotate(standing, rewind=rewind and index == 0)
+                follows = index + 1 < len(threads)
+                report = self._annotate(standing, rewind=rewind and index == 0, follows=follows)
                 caught_up = standing.uncurated_predecessors
                 yield ThreadStep("annotated", thread, annotation=report, caught_up=caught_up)
             if curate:
@@ -93,8 +94,9 @@ class ThreadSequence(EngineParts):
         """
         return self._annotate(self.order.standing(thread_id), rewind=rewind)
 
-    def _annotate(self, standing: Standing, *, rewind: bool) -> ThreadReport:
-        """`annotate_thread` from where the thread stands."""
+    def _annotate(self, standing: Standing, *, rewind: bool, follows: bool = False) -> ThreadReport:
+        """`annotate_thread` from where the thread stands; `follows`: the run annotates another
+        thread after it."""
         standing.check_order()
         thread, later, status = standing.thread, standing.later_annotated, standing.status
         rewound: list[str] = []
@@ -127,6 +129,7 @@ class ThreadSequence(EngineParts):
         annotator = self.run.annotator()
         session = annotator.session
         session.peak_in_flight = session.in_flight  # the peak of this thread's annotation
+        annotator.thread_follows = follows
         outcome = annotator.annotate_thread(thread)
         report = self._recorded_report(thread)
         report.scenes_annotated = outcome.scenes_annotated

@@ -219,6 +219,7 @@ class ModelSession:
         self.in_flight = 0
         self.peak_in_flight = 0
         self._ahead: dict[str, Future[ChatResult]] = {}  # replies sent ahead (`send_ahead`)
+        self._ahead_before: set[str] = set()  # of those, the ones sent before the last drop
         self._window_unsaved = False
         self._model: str | None = None
         self.window = self._initial_window()
@@ -589,9 +590,14 @@ class ModelSession:
         return True
 
     def drop_ahead(self) -> None:
-        """Forget the replies sent ahead that no call took (they stay on the books)."""
+        """Forget the replies sent ahead that no call took since the last `drop_ahead` (they
+        stay on the books); those sent since are kept until the next: a fold's summary asked
+        for beside a thread's first block is taken after the next thread boundary when the
+        thread has only one block."""
         with self._lock:
-            self._ahead.clear()
+            for key in self._ahead_before:
+                self._ahead.pop(key, None)
+            self._ahead_before = set(self._ahead)
 
     def _reply_ahead(self, key: str) -> ChatResult | None:
         """The reply sent ahead for the request `key`, once it is back; None when there is none

@@ -30,9 +30,12 @@ class Fold(CompactionStep):
     summarizes = True
 
     def run(self, job: Compaction, goal: int) -> CompactionEvent | None:
-        finished = [t for t in job.state.history_threads() if t != job.thread_id]
+        kept = (job.thread_id, job.keep_thread_id)
+        finished = [t for t in job.state.history_threads() if t not in kept]
         if finished:
             return _fold_thread(job, finished[0])
+        if job.keep_thread_id is not None:
+            return None  # the fold that keeps a thread folds only those before it
         return _fold_story(job)
 
     def wanted(self, job: Compaction) -> bool:
@@ -71,9 +74,10 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         if scene_ids or not placeholder
         else None
     )
-    if request is not None:
+    flushed_before = state.flushed_thread_id == thread_id  # kept a request: flushed then
+    if request is not None and not flushed_before:
         ask_ahead_of_flush(job, request)
-    flushed = flush_before_drop(job, scene_ids)
+    flushed = flushed_before or flush_before_drop(job, scene_ids)
     answer = ask_summary(job, request) if request is not None else None
     summary = summary_of_scenes(
         job,
@@ -87,6 +91,8 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
         title=f"Thread {thread_id} (extractive summary):",
     )
     state.remove_scenes(scene_ids)
+    if flushed_before:
+        state.flushed_thread_id = None
     _put_thread_summary(state, summary)
     state.thread_entry_ids.pop(thread_id, None)
     return summary_event("fold_thread", summary, scene_ids, flushed=flushed)

@@ -20,7 +20,11 @@ order:
 Tiers 1 and 2 write summaries and aim low (`low_water` of the budget) so that compactions are rare:
 each one rewrites the prompt after the story block, which vLLM must prefill again. For the same
 reason a finished thread is folded at the first scene of the next thread (when it fills at least
-`min_free_tokens`), when almost nothing is kept behind the new story block. Tiers 3 to 5 lose
+`min_free_tokens`), when almost nothing is kept behind the new story block. With `defer_fold` (a
+run drafting blocks side by side) the thread that just finished stays through the next thread's
+first request (its first block) and is folded at the one after: that first request runs the
+fold's flush and asks for its summary, which is then decoded beside the block's scenes instead of
+before them (a summary is the longest answer of a thread boundary). Tiers 3 to 5 lose
 information and only aim at the budget itself, freeing at least `min_free_tokens` a pass.
 Every pass makes structural progress (a scene leaves the history, a summary is folded, a block is
 trimmed, a message is truncated), so compaction ends; a tier whose pass frees nothing hands over to
@@ -67,6 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
+from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.fold import Fold
 from terrarium_dagster.context.compaction.pipeline import RUN_STEPS, run_steps
 from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy, caps_for
@@ -122,6 +127,7 @@ class ContextManager:
         policy: CompactionPolicy | None = None,
         steps: Sequence[CompactionStep] = RUN_STEPS,
         adopt_calibration: bool = True,
+        defer_fold: bool = False,
     ) -> None:
         self.sizes = PromptSizes(budget=budget, max_tokens=max_tokens, counter=counter, tools=tools)
         self.system_prompt = system_prompt
@@ -130,6 +136,10 @@ class ContextManager:
         self.recorder = recorder
         self.policy = policy or CompactionPolicy()
         self.steps = tuple(steps)  # compaction's strategies, in the order they are tried
+        # the thread that just finished stays in the history through the next thread's first
+        # request (a block at concurrency > 1) and is folded at the one after: its summary is
+        # asked for beside that first block (`kept_fold_requests`), not before it
+        self.defer_fold = defer_fold
         if adopt_calibration:
             self.state = state  # the counter takes back what it had learned (a new context: none)
         else:
@@ -186,21 +196,29 @@ class ContextManager:
         scene_id: str,
         reserve_tokens: int = 0,
         model: ModelCalls | None = None,
+        kept_summary_ahead: bool = True,
     ) -> list[CompactionEvent]:
         """Make room for a scene: compact until the scene message plus `reserve_tokens` (room for
         its tool rounds) fits. Returns the compaction events (empty when nothing was needed).
         `model`: how this scene's compaction asks for summaries and the flush (default: the
-        `summarizer` and `flusher` the manager was made with).
+        `summarizer` and `flusher` the manager was made with). `kept_summary_ahead`: whether
+        the summary of a thread kept in the history (`defer_fold`) is asked for now, beside
+        the scenes (False when this run ends before the fold that takes it).
 
         At the first scene of a thread, finished threads that fill at least `min_free_tokens` of
         the history are folded right away, whether or not the budget needs it yet: compaction
         re-prefills everything it keeps after the story block, and that is least now, before the
         new thread's scenes pile up behind it (they would be prefilled a second time later).
+        With `defer_fold`, the thread that just finished is kept (`kept_thread`): only the
+        threads before it are folded, its flush runs (`_flush_kept`) and its summary is asked
+        for ahead; its fold comes at the thread's next request.
 
         Raises BudgetError when even an empty history cannot hold the scene message itself.
         """
         scene = [{"role": "user", "content": scene_message}]
-        if self._fold_at_boundary(thread_id):
+        due, keep = self._boundary_fold(thread_id)
+        events: list[CompactionEvent] = []
+        if due and not self.defer_fold:
             return self._compact(
                 scene,
                 reserve=reserve_tokens,
@@ -210,9 +228,31 @@ class ContextManager:
                 force=True,
                 model=model,
             )
+        if due:  # the fold alone (the kept thread stays); then the budget decides
+            events = self._compact(
+                scene,
+                reserve=reserve_tokens,
+                thread_id=thread_id,
+                scene_id=scene_id,
+                reason="thread_start",
+                force=True,
+                must_fit=False,
+                model=model,
+                keep_thread_id=keep,
+                steps=[step for step in self.steps if isinstance(step, Fold)],
+            )
+        if keep is not None:
+            self._flush_kept(
+                keep,
+                scene,
+                thread_id=thread_id,
+                scene_id=scene_id,
+                model=model,
+                summary_ahead=kept_summary_ahead,
+            )
         need = self.sizes.count(self.build(scene), exact_above=self.sizes.limit - reserve_tokens)
         if need + reserve_tokens <= self.sizes.limit:
-            return []
+            return events
         system = {"role": "system", "content": self.system_prompt}
         alone = self.sizes.count([system, *scene], exact_above=self.sizes.limit)
         if alone > self.sizes.limit:  # no compaction can help: say so before changing anything
@@ -221,7 +261,7 @@ class ContextManager:
                 f"over the limit of {self.sizes.describe(self.sizes.limit)}; "
                 "raise --context-budget or split the scene"
             )
-        return self._compact(
+        return events + self._compact(
             scene,
             reserve=reserve_tokens,
             thread_id=thread_id,
@@ -230,15 +270,32 @@ class ContextManager:
             model=model,
         )
 
-    def _fold_at_boundary(self, thread_id: int) -> bool:
-        """True at a thread's first scene when finished threads fill enough of the history."""
-        if not self._state.scenes or self._state.cursor.thread_id == thread_id:
-            return False
-        finished = [s for s in self._state.scenes if s.thread_id != thread_id]
-        if not finished or any(s.thread_id == thread_id for s in self._state.scenes):
-            return False
-        size = sum(self.sizes.estimate(self.state.scene_messages(s)) for s in finished)
-        return size >= self._caps().min_free
+    def _boundary_fold(self, thread_id: int) -> tuple[bool, int | None]:
+        """Whether the fold a thread starts with is due before the next request of `thread_id`
+        (finished threads fill enough of the history), and the finished thread it leaves in
+        the history for now. Without `defer_fold`: at the thread's first scene, every finished
+        thread. With it: at the thread's first request, those before the thread that just
+        finished (it is kept); at the next, every finished thread, that one too."""
+        if not self._state.scenes:
+            return False, None
+        first = self._state.cursor.thread_id != thread_id  # no scene of the thread ended yet
+        current = any(s.thread_id == thread_id for s in self._state.scenes)
+        if not self.defer_fold and (not first or current):
+            return False, None
+        keep = self.kept_thread(thread_id)
+        folding = [s for s in self._state.scenes if s.thread_id not in (thread_id, keep)]
+        if not folding:
+            return False, keep
+        size = sum(self.sizes.estimate(self.state.scene_messages(s)) for s in folding)
+        return size >= self._caps().min_free, keep
+
+    def kept_thread(self, thread_id: int) -> int | None:
+        """The finished thread `defer_fold` leaves in the history through `thread_id`'s first
+        request: the thread of the last scene, while no scene of `thread_id` has ended."""
+        last = self._state.cursor.thread_id
+        if not self.defer_fold or last == thread_id or last is None:
+            return None
+        return last if last in self._state.history_threads() else None
 
     def fold_requests(self, thread_id: int) -> list[tuple[str, list[Message]]]:
         """The requests the fold at the first scene of `thread_id` sends first, as (purpose,
@@ -248,8 +305,53 @@ class ContextManager:
         thread's scenes nor the glossary, so they can be asked for ahead, beside the curation
         that comes first (`ModelSession.send_ahead`). Worked out on a copy of the context with
         a fork of the counter, so nothing here changes what the run will count or learn."""
-        if not self._fold_at_boundary(thread_id):
-            return []
+        due, keep = self._boundary_fold(thread_id)
+        if due:
+            return self._first_fold_requests(thread_id, keep)
+        if keep is not None and self._flush_due(keep):  # the kept thread's flush and summary
+            return self._first_fold_requests(thread_id, None)
+        return []
+
+    def _flush_due(self, keep: int) -> bool:
+        """Whether the thread `keep` (`kept_thread`) is to be flushed at this first request:
+        not yet flushed, and its fold will be due at the next one."""
+        spans = [s for s in self._state.scenes if s.thread_id == keep]
+        size = sum(self.sizes.estimate(self.state.scene_messages(s)) for s in spans)
+        return self._state.flushed_thread_id != keep and size >= self._caps().min_free
+
+    def _flush_kept(
+        self,
+        keep: int,
+        scene: list[Message],
+        *,
+        thread_id: int,
+        scene_id: str,
+        model: ModelCalls | None,
+        summary_ahead: bool,
+    ) -> None:
+        """At `thread_id`'s first request, for the finished thread `keep` left in the history
+        (`defer_fold`) when its fold will be due at the next request: run that fold's flush
+        now, on the context as the thread ended (the flush the fold at this request would
+        have run; its answer's writes go to this request's scene), and send the fold's summary
+        ahead, so it is decoded beside this request's scenes; the fold then takes its reply.
+        The summary is decided by the kept thread's history, which the scenes in between only
+        follow."""
+        if not self._flush_due(keep):
+            return
+        spans = [s for s in self._state.scenes if s.thread_id == keep]
+        job = self._job(scene, reserve=0, thread_id=thread_id, scene_id=scene_id, model=model)
+        if job.ahead is not None and summary_ahead:
+            for purpose, messages in self._first_fold_requests(thread_id, None):
+                if purpose == "summary":
+                    job.ahead(purpose, messages)
+        flush_before_drop(job, [s.scene_id for s in spans])
+        self._state.flushed_thread_id = keep
+
+    def _first_fold_requests(
+        self, thread_id: int, keep: int | None
+    ) -> list[tuple[str, list[Message]]]:
+        """What the first pass of a fold before `thread_id`'s next request asks for, worked
+        out on a copy of the context (see `fold_requests`)."""
         asked: list[tuple[str, list[Message]]] = []
 
         def summarize(messages: list[Message]) -> str:
@@ -281,8 +383,9 @@ class ContextManager:
             flusher=flush,
             thread_id=thread_id,
             reason="thread_start",
+            keep_thread_id=keep,
         )
-        Fold().run(job, 1)  # the fold's first pass (summarizing this thread's scenes: none yet)
+        Fold().run(job, 1)  # the fold's first pass (of the oldest finished thread it folds)
         return asked
 
     def shrink_to_fit(self, scene_messages: list[Message]) -> list[CompactionEvent]:
@@ -482,30 +585,28 @@ class ContextManager:
         must_fit: bool = True,
         reserve_required: bool = False,
         model: ModelCalls | None = None,
+        keep_thread_id: int | None = None,
+        steps: Sequence[CompactionStep] | None = None,
     ) -> list[CompactionEvent]:
         """Run the strategies over the live state through the pipeline; the model only through
         `model` (else the `summarizer` and `flusher` this manager was handed)."""
         caps = self._caps()
-        job = Compaction(
-            state=self._state,
-            origin=self.state.model_copy(deep=True),
-            scene_messages=scene_messages,
+        job = self._job(
+            scene_messages,
             reserve=reserve,
-            caps=caps,
-            policy=self.policy,
-            counter=self.sizes.counter,
-            system_prompt=self.system_prompt,
-            fits=self.sizes.fits,
-            summarizer=model.summarize if model is not None else self.summarizer,
-            flusher=model.flush if model is not None else self.flusher,
-            ahead=model.ahead if model is not None else None,
             thread_id=thread_id,
             scene_id=scene_id,
+            model=model,
             reason=reason,
+            keep_thread_id=keep_thread_id,
         )
         try:
             need = run_steps(
-                self.steps, job, need=lambda: self._need(job), record=self._record, force=force
+                self.steps if steps is None else steps,
+                job,
+                need=lambda: self._need(job),
+                record=self._record,
+                force=force,
             )
         except BudgetError:
             self.state = job.origin  # the run stops here: keep the state it can resume from
@@ -519,6 +620,38 @@ class ContextManager:
                 self.state = job.origin  # the run stops here: keep the state it can resume from
                 raise SceneTooLarge(message) if scene_messages else BudgetError(message)
         return job.events
+
+    def _job(
+        self,
+        scene_messages: list[Message],
+        *,
+        reserve: int,
+        thread_id: int | None,
+        scene_id: str | None,
+        model: ModelCalls | None,
+        reason: Reason = "budget",
+        keep_thread_id: int | None = None,
+    ) -> Compaction:
+        """A compaction of the live state, reaching the model through `model` (else the
+        `summarizer` and `flusher` this manager was handed)."""
+        return Compaction(
+            state=self._state,
+            origin=self.state.model_copy(deep=True),
+            scene_messages=scene_messages,
+            reserve=reserve,
+            caps=self._caps(),
+            policy=self.policy,
+            counter=self.sizes.counter,
+            system_prompt=self.system_prompt,
+            fits=self.sizes.fits,
+            summarizer=model.summarize if model is not None else self.summarizer,
+            flusher=model.flush if model is not None else self.flusher,
+            ahead=model.ahead if model is not None else None,
+            thread_id=thread_id,
+            scene_id=scene_id,
+            reason=reason,
+            keep_thread_id=keep_thread_id,
+        )
 
     def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: Caps) -> str:
         head = self.sizes.count(head_messages(self.state, self.system_prompt))

@@ -65,6 +65,8 @@ class Compaction:
     thread_id: int | None = None
     scene_id: str | None = None
     reason: Reason = "budget"
+    # a finished thread the fold leaves in the history for now (`ContextManager.defer_fold`)
+    keep_thread_id: int | None = None
     flushed: bool = False
     events: list[CompactionEvent] = field(default_factory=list)
 
