@@ -6,6 +6,7 @@ value is a `ConfigError` with one line naming the setting, never a traceback.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from pathlib import Path
@@ -270,6 +271,11 @@ def describe_validation_error(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
         where = ".".join(str(item) for item in error["loc"]) or "settings"
+        if error["type"] == "extra_forbidden":  # a misspelt key of the configuration file
+            close = difflib.get_close_matches(where, list(Settings.model_fields), n=1)
+            hint = f"did you mean {close[0]}?" if close else "the README's table lists them"
+            parts.append(f"{where}: no such setting ({hint})")
+            continue
         parts.append(f"{where}: {error['msg']}")
     return "invalid configuration: " + "; ".join(parts)
 

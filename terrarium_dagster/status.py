@@ -133,8 +133,11 @@ def store_status(db: str) -> dict[str, Any]:
             }
             for run in store.runs.runs()
         ]
+        identity = store.get_meta(IDENTITY_META)
         return {
             "db": db,
+            # the title of the book it was imported from (its threads are chapters), if any
+            "book": CorpusIdentity.model_validate_json(identity).book_title if identity else None,
             "writer": None
             if lease is None or holder is None
             else {
@@ -196,9 +199,11 @@ def _edition_entries(store: GlossaryStore, thread_id: int) -> int | None:
 
 
 def render_status(report: dict[str, Any]) -> str:
-    lines = [f"store {report['db']}"]
+    book = report.get("book")
+    lines = [f"store {report['db']}" + (f" (the book “{book}”)" if book else "")]
     by_status = ", ".join(f"{k} {v}" for k, v in report["threads_by_status"].items()) or "none"
-    lines.append(f"threads: {len(report['threads'])} ({by_status})")
+    unit, cited = ("chapters", "paragraphs") if book else ("threads", "posts")
+    lines.append(f"{unit}: {len(report['threads'])} ({by_status})")
     for thread in report["threads"]:
         lines.append(
             f"  {thread['key']:<22} {thread['status']:<10} "
@@ -228,7 +233,7 @@ def render_status(report: dict[str, Any]) -> str:
     changed = living["sources_changed"]
     checked = "checked against the corpus" if living["checked_against_corpus"] else "last run"
     lines.append(
-        f"source posts: {living['sources']}; changed since cited: {len(changed)} ({checked})"
+        f"source {cited}: {living['sources']}; changed since cited: {len(changed)} ({checked})"
     )
     lines.extend(f"  {change['line']}" for change in changed)
     if report["curator_decisions"]:

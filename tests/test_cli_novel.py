@@ -131,3 +131,52 @@ def test_the_reader_sees_chapters_and_paragraphs(served: str, page: Any) -> None
     page.click("#page a[href^='#/entry/']")
     source = page.wait_for_selector("a.source")
     assert re.fullmatch(r"CHAPTER I: ON THE ARIZONA HILLS, paragraph \d+", source.inner_text())
+
+
+def test_the_wiki_of_a_novel_names_chapters_and_paragraphs(
+    mars: tuple[Path, Path], tmp_path: Path
+) -> None:
+    corpus, store = mars
+    with sqlite3.connect(corpus) as conn:
+        first_id, first_title = conn.execute(
+            "SELECT id, title FROM thread ORDER BY id LIMIT 1"
+        ).fetchone()
+    out = tmp_path / "wiki"
+    args = ("export", "--db", str(store), "--format", "wiki", "--out", str(out))
+    for _ in range(2):  # the same command again gives the same pages
+        done = _terrarium(*args, "--as-of-thread", str(first_id))
+        assert done.returncode == 0, done.stderr
+    index = (out / "wiki" / "index.md").read_text(encoding="utf-8")
+    assert f"As of the end of the chapter “{first_title}”." in index
+    pages = [p for p in (out / "wiki").glob("*.md") if p.name not in ("index.md", "unresolved.md")]
+    sources = [
+        line
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if line.startswith("- [")
+    ]
+    assert sources
+    for line in sources:
+        assert re.match(rf"- \[{re.escape(first_title)}, paragraph \d+\]\(http", line), line
+        assert "thread" not in line.split("](")[0] and "#" not in line.split("](")[0], line
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "(thread “" not in text and f"[{first_id}#" not in text, page.name
+
+
+def test_status_of_a_novels_store_counts_chapters_and_paragraphs(mars: tuple[Path, Path]) -> None:
+    _corpus, store = mars
+    done = _terrarium("status", "--db", str(store))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"store {store} (the book “A Princess of Mars”)"
+    assert lines[1].startswith("chapters: 1 (curated 1)")
+    assert any(line.startswith("source paragraphs: ") for line in lines)
+    assert not any(line.startswith(("threads:", "source posts:")) for line in lines)
+
+
+def test_the_exports_page_of_a_novel_speaks_of_chapters(served: str) -> None:
+    page = httpx.get(f"{served}/exports/", timeout=10)
+    assert page.status_code == 200
+    assert "as of the end of each chapter (nothing from later chapters)" in page.text
+    assert "thread" not in page.text

@@ -448,7 +448,9 @@ def test_the_retries_of_several_batches_are_asked_at_once_and_decide_as_one_by_o
         assert decided(other) == decided(store)
 
 
-@pytest.mark.parametrize("target", ["self", "unknown", "rejected_in_same_answer"])
+@pytest.mark.parametrize(
+    "target", ["self", "unknown", "rejected_in_same_answer", "rejected_later_in_same_answer"]
+)
 def test_bad_merge_target_leaves_entry_tentative(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int], target: str
 ) -> None:
@@ -459,10 +461,15 @@ def test_bad_merge_target_leaves_entry_tentative(
         "rejected_in_same_answer": decide(
             source_id, "MERGE", target_entry_id=f"E{entries['door']}"
         ),
+        "rejected_later_in_same_answer": decide(
+            source_id, "MERGE", target_entry_id=f"E{entries['door']}"
+        ),
     }[target]
     first = [bad]
     if target == "rejected_in_same_answer":
         first.insert(0, decide(entries["door"], "REJECT"))
+    if target == "rejected_later_in_same_answer":  # judged against the whole answer
+        first.append(decide(entries["door"], "REJECT"))
     chat = ScriptedChat(answer(*first), answer(bad))
     report = run(store, corpus, chat)
     assert len(chat.sent) == 2

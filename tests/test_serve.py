@@ -28,7 +28,9 @@ def exports(tmp_path: Path) -> Path:
     (thread / "wiki" / "html").mkdir(parents=True)
     (thread / "glossary.json").write_text('{"entries": []}')
     (thread / "wiki" / "html" / "index.html").write_text("<h1>Glossary</h1>")
-    (store_dir / "terrarium.db").write_bytes(b"SQLite format 3\x00 secret")
+    # A file beside the exports that must never be served; the store itself is not written yet
+    # (as under `terrarium dev` before the first run).
+    (store_dir / "notes.db").write_bytes(b"SQLite format 3\x00 secret")
     return store_dir
 
 
@@ -82,10 +84,10 @@ def test_serve_lists_the_exported_threads_and_serves_their_files(served: str) ->
 
 def test_serve_never_serves_the_store_or_anything_outside_the_exports(served: str) -> None:
     for path in (
-        "/terrarium.db",
-        "/exports/../terrarium.db",
-        "/exports/%2e%2e/terrarium.db",
-        "/exports/t00000-123/../../terrarium.db",
+        "/notes.db",
+        "/exports/../notes.db",
+        "/exports/%2e%2e/notes.db",
+        "/exports/t00000-123/../../notes.db",
     ):
         response = httpx.get(served + path)
         assert response.status_code == 404, path

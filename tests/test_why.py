@@ -191,4 +191,5 @@ def test_the_snapshots_command_lists_every_snapshot_with_its_blame(
     assert cmd_snapshots(args) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split()[:2] == ["id", "kind"]
-    assert len(table) == len(rows) + 1
+    assert len(table) == len(rows) + 2  # the header, a row per snapshot, the legend
+    assert table[-1].startswith("rev: ")

@@ -85,7 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        print(f"terrarium: error: {exc}", file=sys.stderr)
+        given = list(sys.argv[1:] if argv is None else argv)
+        command = next((word for word in given if word in COMMANDS), None)
+        where = f"terrarium {command} --help" if command else "terrarium --help"
+        print(f"terrarium: error: {exc} (`{where}` shows the options)", file=sys.stderr)
         return EXIT_INPUT
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

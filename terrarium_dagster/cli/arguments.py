@@ -4,7 +4,6 @@ the options generated from `Settings` (the single source of every setting's flag
 from __future__ import annotations
 
 import argparse
-import sys
 import typing
 from typing import Any
 
@@ -25,14 +24,14 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """A parser whose usage errors are raised (as `UsageError`), not exits."""
+    """A parser whose usage errors are raised (as `UsageError`), not exits: `main` says them in
+    one line, pointing at `--help` instead of printing the usage."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
         raise UsageError(message)
 
 
@@ -82,16 +81,21 @@ def _shown_default(name: str) -> str | None:
 
 
 def _add_settings(
-    parser: argparse.ArgumentParser, group_name: str, also: frozenset[str] = frozenset()
+    parser: argparse.ArgumentParser,
+    group_name: str,
+    also: frozenset[str] = frozenset(),
+    omit: frozenset[str] = frozenset(),
 ) -> None:
     """Generate the options of one settings group from `Settings` (the single source); the
-    settings of `_ONLY_WHERE_ASKED` only when named in `also`."""
+    settings of `_ONLY_WHERE_ASKED` only when named in `also`, none named in `omit`."""
     target: Any = parser
     if group_name == "agent":
         target = parser.add_argument_group("agent")
     exclusive = target.add_mutually_exclusive_group() if group_name == "agent" else None
     for name, field in Settings.model_fields.items():
-        if cli_group(name) != group_name or (name in _ONLY_WHERE_ASKED and name not in also):
+        if cli_group(name) != group_name or name in omit:
+            continue
+        if name in _ONLY_WHERE_ASKED and name not in also:
             continue
         flags = (f"--{name.replace('_', '-')}", *_ALIASES.get(name, ()))
         where = exclusive if name in _EXCLUSIVE and exclusive is not None else target
@@ -119,12 +123,18 @@ def add_store(
     _add_settings(parser, "store", also=frozenset(also))
 
 
-def add_corpus(parser: argparse.ArgumentParser) -> None:
-    _add_settings(parser, "corpus")
+def add_corpus(parser: argparse.ArgumentParser, *, links: bool = True) -> None:
+    """--corpus, and --url-template where the command shows a post's link (`links`)."""
+    _add_settings(parser, "corpus", omit=frozenset() if links else frozenset({"url_template"}))
 
 
-def add_agent(parser: argparse.ArgumentParser) -> None:
-    _add_settings(parser, "agent")
+def add_agent(parser: argparse.ArgumentParser, omit: frozenset[str] = frozenset()) -> None:
+    """The agent's settings, less those the command never reads (`omit`)."""
+    _add_settings(parser, "agent", omit=omit)
+
+
+# What only a run reads: the scene loop's rounds and blocks, and the curator's thinking.
+RUN_ONLY = frozenset({"concurrency", "max_rounds", "curator_thinking", "curator_max_tokens"})
 
 
 def add_store_command(
@@ -137,14 +147,21 @@ def add_store_command(
 
 
 def add_agent_command(
-    commands: Any, name: str, *, help: str, **kwargs: Any
+    commands: Any,
+    name: str,
+    *,
+    help: str,
+    dagster: bool = False,
+    omit: frozenset[str] = frozenset(),
+    **kwargs: Any,
 ) -> argparse.ArgumentParser:
-    """A subcommand that runs the agent: `add_command` with every setting (the corpus, the
-    store with the site and the story, the agent), in that order."""
+    """A subcommand that runs the agent: `add_command` with the corpus, the store with the
+    site (and the story where `dagster`: it names a code location) and the agent's settings
+    less `omit`, in that order."""
     parser = add_command(commands, name, help=help, **kwargs)
     add_corpus(parser)
-    add_store(parser, site=True, dagster=True)
-    add_agent(parser)
+    add_store(parser, site=True, dagster=dagster)
+    add_agent(parser, omit=omit)
     return parser
 
 

@@ -27,6 +27,7 @@ def add_dev_parser(commands: Any) -> None:
         commands,
         "dev",
         help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
+        dagster=True,
     )
     dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
@@ -65,6 +66,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
         stop.set()
 
     with site.corpus() as corpus:
+        recorded = _recorded_corpus(settings, corpus.path)
+        if recorded is not None:  # the code location's partitions come from the store's corpus
+            env["TERRARIUM_CORPUS"] = recorded
         try:
             server = make_server(root, args.host, site_port, corpus=corpus, refresh=site.refresh)
         except OSError as exc:
@@ -98,6 +102,15 @@ def cmd_dev(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"terrarium: dagster dev exited with code {child.returncode}", file=sys.stderr)
     return EXIT_FAILURE
+
+
+def _recorded_corpus(settings: Settings, opened: Path) -> str | None:
+    """The corpus to hand the code location when none is named and the store exists: the one
+    the store was built from (opened by the site server), so a store built from an imported
+    book shows that book's chapters as partitions, not the bundled sample's threads."""
+    if settings.corpus is not None or not Path(settings.db).expanduser().is_file():
+        return None
+    return str(opened)
 
 
 _SUPERSEDED = "Function `dev_command` is superseded"  # dagster's SupersessionWarning

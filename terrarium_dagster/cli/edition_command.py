@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 import threading
 import time
 from typing import Any
 
-from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
+from terrarium_dagster.cli.arguments import RUN_ONLY, add_agent_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread
 
 
 def add_edition_parser(commands: Any) -> None:
     """Add `edition`: the thread it is written up to."""
     edition = add_agent_command(
-        commands, "edition", help="write the reader's edition up to a thread (each entry rewritten)"
+        commands,
+        "edition",
+        help="write the reader's edition up to a thread (each entry rewritten)",
+        omit=RUN_ONLY - {"concurrency"},  # its requests go out side by side
     )
     edition.add_argument(
         "--as-of-thread", required=True, help="thread id or key: the edition up to its end"
@@ -24,9 +26,14 @@ def add_edition_parser(commands: Any) -> None:
 
 
 def _edition_progress(event: str, data: dict[str, object]) -> None:
-    if event == "edition":
+    """A thread's line as soon as its edition is committed (a long edition shows its pace)."""
+    if event == "edition" and data.get("already_done"):
+        print(f"{data['thread_key']}: already written (nothing sent)", flush=True)
+    elif event == "edition":
         print(
-            f"{data['thread_key']}: edition written ({data['rewritten']} entries)", file=sys.stderr
+            f"{data['thread_key']}: {data['rewritten']} entries rewritten ({data['kept']} kept), "
+            f"{data['requests']} requests, {data['tokens']} tokens",
+            flush=True,
         )
 
 
@@ -45,17 +52,13 @@ def cmd_edition(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     started = time.monotonic()
     try:
-        with Engine.open(settings, stop=stop, progress=_edition_progress) as engine:
+        with Engine.open(
+            settings, stop=stop, progress=_edition_progress, recorded_corpus=True
+        ) as engine:
             target = resolve_thread(engine.corpus, args.as_of_thread)
-            reports = engine.write_edition(target.id)
+            engine.write_edition(target.id)  # each thread's line is its progress event
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    for report in reports:
-        state = "already written" if report.already_done else f"{report.kept} kept"
-        print(
-            f"{report.thread_key}: {report.rewritten} entries rewritten ({state}), "
-            f"{report.requests} requests, {report.tokens} tokens"
-        )
     print(f"edition as of {target.key} written in {time.monotonic() - started:.1f}s")
     return EXIT_OK

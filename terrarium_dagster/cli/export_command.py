@@ -18,7 +18,7 @@ def add_export_parser(commands: Any) -> None:
         "export",
         help="write the glossary as JSON, YAML, a SillyTavern lorebook, a wiki or the reader's "
         "site",
-        description="Write the glossary (now, or as of a thread) in one format. --out ending in "
+        description="Now, or as of a thread with --as-of-thread. --out ending in "
         "the format's extension is that file (json: .json, yaml: .yaml or .yml, lorebook: "
         ".json); anything else is a folder: json, yaml and lorebook write glossary.json, "
         "glossary.yaml or <story>.json in it, wiki its pages in FOLDER/wiki/ (HTML in "

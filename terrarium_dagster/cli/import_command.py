@@ -39,6 +39,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"  left out: {name}")
         for section in book.reference:
             print(f"  reference, not story: {section.title} ({section.words} words)")
+        if args.out.exists() and not args.replace:
+            print(f"{args.out} exists: the import itself needs --replace to write over it")
         return EXIT_OK
     check_writable(args.out, folder=False)
     report = import_book(args.book, args.out, replace=args.replace)

@@ -14,7 +14,7 @@ def add_lineage_parser(commands: Any) -> None:
     lineage = add_command(
         commands, "lineage", help="trace an entry to its revisions, source posts and threads"
     )
-    lineage.add_argument("term")
+    lineage.add_argument("term", help="entry id (E12), term or alias")
     add_corpus(lineage)
     add_store(lineage, site=True)
     lineage.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -34,6 +34,9 @@ def cmd_recover(args: argparse.Namespace) -> int:
             print(f"  {table.table}: {table.copied} rows; {table.unreadable} damaged stretch(es)")
     if report.dangling:
         print(f"  {report.dangling} rows point at rows that were lost")
+    if not (report.damaged_tables or report.dangling):
+        print(f"{report.source} showed no damage and is unchanged; {report.out} is a copy of it")
+        return EXIT_OK
     print(
         f"the damaged store {report.source} is unchanged; check the new one with "
         f"`terrarium status --db {report.out}`, then run with `--db {report.out}` "

@@ -92,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if progress.live:  # log records go above the live line, not into it
         root.handlers = [NoteHandler(progress, handlers)]
     try:
-        with Engine.open(settings, stop=stop, progress=progress) as engine:
+        with Engine.open(settings, stop=stop, progress=progress, recorded_corpus=True) as engine:
             running.append(engine)
             engine.max_scenes = args.max_scenes
             if args.from_snapshot is not None:
@@ -106,6 +106,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             in_flight = None if settings.offline else (lambda: engine.in_flight)
             progress.unit = "chapter" if is_book(engine.corpus) else "thread"
             threads_left, scenes_left = engine.work_left(selected)
+            if args.rewind:  # the range is read again from its first thread, whole
+                threads_left = len(selected)
+                scenes_left = sum(len(engine.corpus.scenes(thread.id)) for thread in selected)
             progress.plan(threads_left, scenes_left, in_flight)
             for step in engine.sequence.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():

@@ -47,8 +47,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise InputError(f"cannot serve on {args.host}:{port}: {exc.strerror}") from None
         site.refresh()  # the reader's site, fresh from the store (again when the store changes)
         host, bound = server.server_address[:2]
-        print(f"serving {root} at http://{host}:{bound}/ (Ctrl-C stops)", flush=True)
-        try:
+        try:  # from the line on, Ctrl-C is the way to stop: never a traceback
+            print(
+                f"serving the reader's site, the exports ({root}) and the source posts at "
+                f"http://{host}:{bound}/ (Ctrl-C stops)",
+                flush=True,
+            )
             server.serve_forever()
         except KeyboardInterrupt:
             pass

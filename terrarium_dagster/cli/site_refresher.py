@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from terrarium_dagster.config import Settings
-from terrarium_dagster.errors import TerrariumError
+from terrarium_dagster.errors import InputError, TerrariumError
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.reader import Corpus
@@ -31,15 +31,25 @@ class SiteRefresher:
         self._said = ""  # the last line printed about a build
 
     def corpus(self) -> Corpus:
-        """The corpus the post pages come from: the one the store was built with, if any."""
+        """The corpus the post pages come from: the one the store was built with, if any. A
+        file that is not a store, a damaged store, or a corpus other than the store's own is
+        refused (`InputError`: one line, nothing served); a store not written yet is not."""
         from terrarium_dagster.engine import open_corpus, open_store
 
         if Path(self.settings.db).expanduser().is_file():
             try:
                 with open_store(self.settings, read_only=True) as store:
                     return open_corpus(self.settings, store)
-            except TerrariumError:  # an unreadable store: its warning is refresh()'s
+            except InputError:
+                raise
+            except TerrariumError:  # a store busy or changing: its warning is refresh()'s
                 pass
+        else:
+            print(
+                f"no annotator store at {self.settings.db} yet: the reader's site is built once "
+                "a run writes it",
+                flush=True,
+            )
         return open_corpus(self.settings)
 
     def refresh(self) -> None:

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from terrarium_dagster.cli.arguments import (
+    RUN_ONLY,
     add_agent,
     add_command,
     add_corpus,
@@ -24,7 +25,9 @@ def add_snapshot_parsers(subparsers: Any) -> None:
     snapshots = add_store_command(
         subparsers, "snapshots", help="list the context snapshots of a store"
     )
-    snapshots.add_argument("--thread", type=int, help="only this thread's snapshots (thread id)")
+    snapshots.add_argument(
+        "--thread", help="only this thread's snapshots (its id or key, as the table shows it)"
+    )
     snapshots.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     why = add_command(
@@ -35,8 +38,8 @@ def add_snapshot_parsers(subparsers: Any) -> None:
     why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
     why.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_corpus(why)
-    add_store(why, site=True, dagster=True)
-    add_agent(why)
+    add_store(why, site=True)
+    add_agent(why, omit=RUN_ONLY)  # one request at a time, its own rounds
 
 
 def cmd_snapshots(args: argparse.Namespace) -> int:
@@ -45,12 +48,26 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     with open_store(settings, read_only=True) as store:
-        rows = snapshots_report(store, thread_id=getattr(args, "thread", None))
+        thread_id = None if args.thread is None else _store_thread(store, args.thread)
+        rows = snapshots_report(store, thread_id=thread_id)
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
         print(render_snapshots(rows))
     return EXIT_OK
+
+
+def _store_thread(store: Any, text: str) -> int:
+    """The id of the thread the store has begun that `text` names (its id or key)."""
+    states = store.progress.thread_states()
+    for state in states:
+        if text in (str(state.thread_id), state.thread_key):
+            return int(state.thread_id)
+    example = f" (the first is {states[0].thread_id}, or {states[0].thread_key})" if states else ""
+    raise InputError(
+        f"--thread: the store has no thread {text!r}: give a thread's id or key, as "
+        f"`terrarium status` lists them{example}"
+    )
 
 
 def cmd_why(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ def add_undo_parser(commands: Any) -> None:
     which.add_argument("--revision", type=int, metavar="ID", help="revision id (`lineage`: #ID)")
     undo.add_argument("--reason", help="why (recorded with the undo; default: undone by the user)")
     undo.add_argument("--json", action="store_true", help="print JSON instead of text")
-    add_corpus(undo)
+    add_corpus(undo, links=False)  # it shows no post links
     add_store(undo)
 
 

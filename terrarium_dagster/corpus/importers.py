@@ -1004,6 +1004,8 @@ def chapters_from_markdown(text: str) -> list[Chapter]:
 
 def read_book(path: Path) -> Book:
     """The book at `path`: its chapters of story, its title and what was set aside."""
+    if path.is_dir():
+        raise InputError(f"{path} is a folder: give the book's file (.txt, .md, .html, .epub)")
     if not path.is_file():
         raise InputError(f"no file to import at {path}")
     suffix = path.suffix.lower()

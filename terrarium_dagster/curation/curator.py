@@ -494,9 +494,10 @@ def _target_problem(
             f"E{source}: MERGE target E{target_id} was merged into E{target.merged_into}; "
             f"merge into E{target.merged_into} instead"
         )
-    if target.status == "rejected":
-        return f"E{source}: MERGE target E{target_id} is rejected"
     planned = accepted.get(target_id)
+    restored = planned is not None and planned.decision == "CONFIRM"  # by this answer
+    if target.status == "rejected" and not restored:
+        return f"E{source}: MERGE target E{target_id} is rejected"
     if planned is not None and planned.decision in ("MERGE", "REJECT"):
         verb = "merged away" if planned.decision == "MERGE" else "rejected"
         return f"E{source}: MERGE target E{target_id} is {verb} in the same answer"
@@ -514,7 +515,9 @@ def _review(store: GlossaryStore, parsed: ParsedAnswer, review: _Review, wanted:
     seen: dict[int, int] = {}
     for decision in parsed.decisions:
         seen[decision.entry_id] = seen.get(decision.entry_id, 0) + 1
-    for decision in parsed.decisions:
+    # Merges last: a merge is judged against the answer's other decisions wherever they stand
+    # in it (a target the same answer restores with CONFIRM is live; one it rejects is not).
+    for decision in sorted(parsed.decisions, key=lambda d: d.decision == "MERGE"):
         entry_id = decision.entry_id
         if entry_id not in review.batch:
             review.problems.append(f"E{entry_id} is not one of the entries under review")

@@ -222,6 +222,8 @@ class EditionWriter:
                         already_done=True,
                     )
                 )
+                if self.progress is not None:
+                    self.progress("edition", {"thread_key": thread.key, "already_done": True})
             else:
                 todo.append((thread, previous_boundary, state.end_revision_id))
             previous_boundary = state.end_revision_id
@@ -318,7 +320,16 @@ class EditionWriter:
             self.store.editions.record_thread(record, texts, run_id=self.run_id)
         self.session.record_calls()
         if self.progress is not None:
-            self.progress("edition", {"thread_key": thread.key, "rewritten": len(texts)})
+            self.progress(
+                "edition",
+                {
+                    "thread_key": thread.key,
+                    "rewritten": len(texts) - kept,
+                    "kept": kept,
+                    "requests": requests,
+                    "tokens": tokens,
+                },
+            )
         return EditionReport(
             thread.id,
             thread.key,

@@ -137,12 +137,22 @@ def open_client(settings: Settings) -> ReplicaPool:
 
 
 def open_writer(
-    settings: Settings, run_id: str, client: ModelClient | None, *, model: bool
+    settings: Settings,
+    run_id: str,
+    client: ModelClient | None,
+    *,
+    model: bool,
+    recorded_corpus: bool = False,
 ) -> tuple[Corpus, GlossaryStore, ModelClient | None]:
     """Open a writer's corpus, store (taking its writer lease) and model client. With
-    ``model=False`` (an edit such as an undo) no model is configured or needed, the store
-    must exist, and the corpus is the one the store records unless the settings name one."""
-    if model:
+    ``model=False`` (an edit such as an undo) no model is configured or needed, and the store
+    must exist. Without a model, or with ``recorded_corpus`` for a store that exists, the
+    corpus is the one the store records unless the settings name one (a store built from an
+    imported book resumes on that book, not on the bundled sample); a new store is created
+    only once the corpus it is for has opened."""
+    existing = settings.db != ":memory:" and Path(settings.db).expanduser().is_file()
+    store_first = not model or (recorded_corpus and existing and settings.corpus is None)
+    if not store_first:
         corpus = open_corpus(settings)
         try:
             store = open_store(settings)
@@ -157,7 +167,7 @@ def open_writer(
             store.close()
             raise
     try:
-        if model:  # (without a model, open_corpus checked it)
+        if not store_first:  # (else open_corpus checked it)
             check_corpus_identity(store, corpus)
         # The one place a writer opens the store: a second live writer is refused here.
         store.runs.acquire_writer_lease(run_id)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.story import story_name
+from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.data import (
     export_document,
@@ -138,6 +138,7 @@ class Exporter:
         self.store = store
         self.corpus = corpus
         self.titles = {thread.id: thread.title for thread in corpus.threads()}
+        self.book = is_book(corpus)  # an imported book: chapters and paragraphs, not posts
         self._views: dict[int, EntryView] = {}
         self._boundary: int | None = None
         self._records: dict[int, _Record] = {}
@@ -184,7 +185,11 @@ class Exporter:
                 )
             revision = state.end_revision_id
             meta = {"as_of_thread": thread.id, "as_of_thread_key": thread.key}
-            subtitle = f"As of the end of thread {thread.key}: {thread.title}."
+            subtitle = (
+                f"As of the end of the chapter “{chapter_title(thread.title)}”."
+                if self.book
+                else f"As of the end of thread {thread.key}: {thread.title}."
+            )
             entries = self._entries_as_of(revision)
         position = None if as_of_thread is None else self.corpus.thread(as_of_thread).position
         entries = with_editions(self.store, entries, position)
@@ -312,6 +317,7 @@ class Exporter:
                 html=html,
                 thread_titles=self.titles,
                 subtitle=subtitle,
+                book=self.book,
                 cache=self._wiki,
                 index=index,
             )

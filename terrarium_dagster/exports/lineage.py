@@ -176,16 +176,23 @@ def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
 
 
 def _not_found_message(store: GlossaryStore, term: str) -> str:
-    suggestions: list[str] = []
-    for hit in store.glossary.search(term, limit=SUGGESTIONS):
-        if hit.entry.term not in suggestions:
-            suggestions.append(hit.entry.term)
-    names = {
-        normalize_term(e.term): e.term for e in store.glossary.entries() if e.merged_into is None
-    }
+    """The names meant, most likely first: entries with a word of the query in a name, names
+    spelt alike, and only then what full-text search finds (a definition that mentions it)."""
+    live = [e for e in store.glossary.entries() if e.merged_into is None]
+    words = set(normalize_term(term).split())
+    suggestions = [
+        e.term
+        for e in live
+        if any(words & set(normalize_term(name).split()) for name in (e.term, *e.aliases))
+    ]
+    names = {normalize_term(e.term): e.term for e in live}
     for close in difflib.get_close_matches(normalize_term(term), list(names), n=SUGGESTIONS):
         if names[close] not in suggestions:
             suggestions.append(names[close])
+    if not suggestions:
+        for hit in store.glossary.search(term, limit=SUGGESTIONS):
+            if hit.entry.term not in suggestions:
+                suggestions.append(hit.entry.term)
     hint = f"; did you mean: {', '.join(suggestions[:SUGGESTIONS])}?" if suggestions else ""
     return f"no glossary entry named {term.strip()!r}{hint}"
 
@@ -309,7 +316,7 @@ def render_lineage_text(trail: Lineage) -> str:
     """The lineage as text for a terminal: entry, revisions, sources, threads."""
     entry = trail.entry
     lines = [f"E{entry.id} {entry.term} [{entry.status}{', deleted' if entry.deleted else ''}]"]
-    if normalize_term(trail.matched) != normalize_term(entry.term):
+    if normalize_term(trail.matched) not in (normalize_term(entry.term), f"e{entry.id}"):
         lines.append(f"  found by: {trail.matched}")
     if entry.aliases:
         lines.append(f"  aliases: {'; '.join(entry.aliases)}")

@@ -118,7 +118,8 @@ def render_score(report: ScoreReport) -> str:
         f"recall      {report.found}/{report.gold_terms} = {report.recall:.2f}",
         f"junk        {report.junk}/{report.live_entries} live entries = {report.junk_share:.0%}"
         " (ordinary words or plain real-world names)",
-        f"split       {report.split_referents} gold referents on more than one entry",
+        f"split       {report.split_referents} gold "
+        f"{'referent' if report.split_referents == 1 else 'referents'} on more than one entry",
     ]
     for label, items in (
         ("missed", report.missed[:EXAMPLES]),

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from terrarium_dagster.corpus.quote_links import POST_ROUTE_PREFIX
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import is_book
 from terrarium_dagster.exports.post_page import render_post_page
 
 EXPORTS_PREFIX = "/exports/"
@@ -91,7 +92,7 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             sorted(
                 child
                 for child in self.exports_root.iterdir()
-                if child.is_dir() and not child.name.startswith(".")
+                if child.is_dir() and not child.name.startswith(".") and child.name != SITE_DIR
             )
             if self.exports_root.is_dir()
             else []
@@ -102,11 +103,12 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             wiki = next((name for name in WIKI_INDEXES if (folder / name).is_file()), None)
             wiki_link = f' — <a href="{link}{wiki}">wiki</a>' if wiki else ""
             items.append(f'<li><a href="{link}">{html.escape(folder.name)}</a>{wiki_link}</li>')
+        unit = "chapter" if self.posts is not None and self.posts.book else "thread"
         body = (
             "<!doctype html><html lang=en><meta charset=utf-8>"
             '<meta name=viewport content="width=device-width, initial-scale=1">'
             "<title>terrarium exports</title><h1>Glossary exports</h1>"
-            "<p>The glossary as of the end of each thread (nothing from later threads). "
+            f"<p>The glossary as of the end of each {unit} (nothing from later {unit}s). "
             '<a href="/">The reader’s site</a>.</p>'
             f"<ul>{''.join(items) or '<li>No export yet.</li>'}</ul></html>"
         ).encode()
@@ -145,6 +147,7 @@ class PostSource:
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
+        self.book = is_book(corpus)  # an imported book: its threads are chapters
         self._lock = threading.Lock()
 
     def page(self, post_id: int, quote_text: str | None = None) -> str | None:

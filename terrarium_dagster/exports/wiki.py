@@ -31,6 +31,7 @@ from pathlib import Path
 import markdown
 from markdown.extensions.toc import slugify_unicode
 
+from terrarium_dagster.corpus.story import chapter_title, paragraph_number
 from terrarium_dagster.exports.entry_records import UrlForPost, seen_range, sorted_sources
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import (
@@ -138,6 +139,7 @@ class _Wiki:
     entries: list[EntryView]
     url_for_post: UrlForPost
     thread_titles: Mapping[int, str]
+    book: bool  # an imported book: a source is a chapter's paragraph, not a thread's post
     index: NameIndex
     by_id: dict[int, EntryView]
     pages: dict[int, str]
@@ -210,6 +212,7 @@ def _build(
     thread_titles: Mapping[int, str],
     cache: WikiCache,
     index: NameIndex | None = None,
+    book: bool = False,
 ) -> _Wiki:
     written = sorted((e for e in entries if not e.deleted), key=lambda e: (e.norm_term, e.id))
     unresolved = unresolved_references(written)
@@ -233,6 +236,7 @@ def _build(
         entries=chosen,
         url_for_post=url_for_post,
         thread_titles=thread_titles,
+        book=book,
         index=index,
         by_id={e.id: e for e in chosen},
         pages=pages,
@@ -243,8 +247,18 @@ def _build(
     )
 
 
+def _post_ref(wiki: _Wiki, post_id: int, thread_id: int) -> str:
+    """What a source is called: `thread#post` in a quest; in a book its chapter and paragraph,
+    as the reader's site and the post pages call it."""
+    if not wiki.book:
+        return f"{thread_id}#{post_id}"
+    title = wiki.thread_titles.get(thread_id)
+    chapter = chapter_title(title) if title else "chapter"
+    return f"{md_escape(chapter)}, paragraph {paragraph_number(post_id, thread_id)}"
+
+
 def _post_link(wiki: _Wiki, post_id: int, thread_id: int, quote: str | None = None) -> str:
-    ref = f"{thread_id}#{post_id}"
+    ref = _post_ref(wiki, post_id, thread_id)
     url = wiki.url_for_post(thread_id, post_id, quote)
     return f"[{ref}]({_url_part(url)})" if url else ref
 
@@ -357,8 +371,8 @@ def _entry_blocks(wiki: _Wiki, entry: EntryView, definition: str | None = None) 
         lines += ["*(no sources recorded)*", ""]
     items = []
     for item in sources:
-        title = wiki.thread_titles.get(item.thread_id)
-        where = f" (thread “{md_escape(title)}”)" if title else ""
+        title = None if wiki.book else wiki.thread_titles.get(item.thread_id)
+        where = f" (thread “{md_escape(title)}”)" if title else ""  # a book's link names it
         quote = f": “{md_escape(item.quote)}”" if item.quote.strip() else ""
         link = _post_link(wiki, item.post_id, item.thread_id, item.quote)
         items.append(f"- {link}{where}{quote}")
@@ -635,14 +649,16 @@ def render_wiki(
     subtitle: str | None = None,
     cache: WikiCache | None = None,
     index: NameIndex | None = None,
+    book: bool = False,
 ) -> tuple[WikiReport, dict[str, WikiFile]]:
     """The wiki's files (paths relative to the wiki folder), rendered when asked for.
 
     With a `cache` from an earlier call, only pages whose inputs changed are rendered again (the
-    result is the same as without it). ``index``: the entries' `NameIndex`, if already built."""
+    result is the same as without it). ``index``: the entries' `NameIndex`, if already built.
+    ``book``: the corpus is an imported book (sources are named by chapter and paragraph)."""
     cache = cache if cache is not None else WikiCache()
     used = WikiCache(ngrams=cache.ngrams, list_items=cache.list_items)
-    wiki = _build(entries, url_for_post or _no_url, thread_titles or {}, cache, index)
+    wiki = _build(entries, url_for_post or _no_url, thread_titles or {}, cache, index, book)
     converter = markdown_converter()
     files: dict[str, WikiFile] = {}
 

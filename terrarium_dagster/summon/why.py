@@ -307,4 +307,9 @@ def render_snapshots(rows: list[dict[str, Any]]) -> str:
             f"{row['history_scenes']:>6}  {row['summaries']:>4}  {row['story_chars']:>6}  "
             f"{row['revisions_in_force']:>6}  {row['summons']:>7}  {row['created_at']}"
         )
+    lines.append(
+        "rev: the last revision it saw; scenes, summ: the scenes and summaries in its context; "
+        "story: characters of the story so far; blamed: revisions written with it in force; "
+        "`terrarium why ENTRY` summons one"
+    )
     return "\n".join(lines)

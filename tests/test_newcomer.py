@@ -1,0 +1,355 @@
+"""What a newcomer trying every command twice trips on: a thread named as the tables show it,
+an edition that says each thread once, and a site server that refuses what is not its store.
+
+The installed `terrarium` script on the bundled sample (annotated offline once for the module)
+and a real book (a trimmed Project Gutenberg text) imported with `terrarium import`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import signal
+import subprocess
+from functools import partial
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.cli import TERRARIUM, run_args, terrarium
+
+MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
+
+_terrarium = partial(terrarium, timeout=120, clean=True)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _one_line_refusal(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("terrarium: error: "), done.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def sample_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The bundled sample annotated offline, the whole of it, as the README's first try."""
+    db = tmp_path_factory.mktemp("sample") / "sample.db"
+    done = _terrarium(*run_args(db))
+    assert done.returncode == 0, done.stderr
+    return db, done
+
+
+@pytest.fixture(scope="module")
+def sample_store(sample_run: tuple[Path, subprocess.CompletedProcess[str]]) -> Path:
+    return sample_run[0]
+
+
+def test_the_first_run_on_the_sample_warns_of_nothing(
+    sample_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """The offline curator restores a rejected name and merges its full name into it in one
+    answer ('Leck', 'Tobiah Leck'): both apply, no 'MERGE target is rejected' retry."""
+    _db, done = sample_run
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith("thread t0") for line in lines), done.stderr
+    assert done.stdout.startswith("run finished in ")
+
+
+def test_snapshots_takes_a_thread_by_the_key_its_table_shows(sample_store: Path) -> None:
+    table = _terrarium("snapshots", "--db", str(sample_store))
+    assert table.returncode == 0, table.stderr
+    second = table.stdout.splitlines()[2].split()  # header, then one row per snapshot
+    key = second[2]
+    thread_id = key.split("-")[1]
+    for given in (key, thread_id, key):  # by key, by id, and the same command again
+        done = _terrarium("snapshots", "--db", str(sample_store), "--thread", given)
+        assert done.returncode == 0, done.stderr
+        rows = [line for line in done.stdout.splitlines()[1:] if line.split()[0].isdigit()]
+        assert [row.split()[2] for row in rows] == [key], done.stdout
+        assert done.stdout.splitlines()[-1].startswith("rev: the last revision it saw;")
+    _one_line_refusal(
+        _terrarium("snapshots", "--db", str(sample_store), "--thread", "t09999-1"),
+        "--thread",
+        "'t09999-1'",
+        "terrarium status",
+    )
+
+
+def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "edition.db"
+    shutil.copyfile(sample_store, db)
+    table = _terrarium("status", "--db", str(db)).stdout
+    first, second = [line.split()[0] for line in table.splitlines() if "curated" in line][1:3]
+    done = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", first)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{first}: ") and "requests" in lines[0]
+    assert lines[1].startswith(f"edition as of {first} written in ")
+    again = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", second)
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert lines[0] == f"{first}: already written (nothing sent)"
+    assert lines[1].startswith(f"{second}: ") and "entries rewritten" in lines[1]
+    assert len(lines) == 3 and lines[2].startswith(f"edition as of {second}")
+
+
+def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
+    corpus = tmp_path / "mars.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    before = {path: _digest(path) for path in (notes, sample_store, corpus)}
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("serve", "--db", str(notes), "--port", "0", timeout=30),
+            "not an annotator store",
+        )
+        _one_line_refusal(
+            _terrarium(
+                "serve",
+                "--db",
+                str(sample_store),
+                "--corpus",
+                str(corpus),
+                "--port",
+                "0",
+                timeout=30,
+            ),
+            "belongs to the corpus",
+            "A Princess of Mars",
+        )
+    assert {path: _digest(path) for path in before} == before
+    assert not (tmp_path / "exports").exists()
+
+
+def test_serve_before_the_first_run_says_so_and_lists_no_site_as_an_export(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    def serving(db: Path) -> tuple[subprocess.Popen[str], list[str]]:
+        process = subprocess.Popen(
+            [TERRARIUM, "serve", "--db", str(db), "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        said: list[str] = []
+        assert process.stdout is not None
+        while not (said and said[-1].startswith("serving ")):
+            line = process.stdout.readline()
+            assert line, process.stderr.read() if process.stderr else ""
+            said.append(line.rstrip("\n"))
+        return process, said
+
+    def stop(process: subprocess.Popen[str]) -> None:
+        process.send_signal(signal.SIGINT)
+        try:
+            assert process.wait(timeout=10) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    process, said = serving(tmp_path / "not-yet.db")
+    try:
+        assert said[0].startswith(f"no annotator store at {tmp_path / 'not-yet.db'} yet")
+        assert "reader's site, the exports" in said[-1]
+        assert not (tmp_path / "not-yet.db").exists()
+    finally:
+        stop(process)
+
+    db = tmp_path / "store" / "sample.db"
+    db.parent.mkdir()
+    shutil.copyfile(sample_store, db)
+    process, said = serving(db)
+    try:
+        base = said[-1].split(" at ")[-1].split()[0].rstrip("/")
+        assert said[0].startswith("built the reader's site")
+        listing = httpx.get(base + "/exports/", timeout=10)
+        assert listing.status_code == 200 and "No export yet." in listing.text
+        assert 'href="/exports/site/"' not in listing.text  # the site is served at /, once
+        assert httpx.get(base + "/", timeout=10).text.startswith("<!doctype html>")
+    finally:
+        stop(process)
+
+
+def test_help_offers_only_what_a_command_reads_and_says_each_thing_once() -> None:
+    export = " ".join(_terrarium("export", "--help").stdout.split())
+    assert export.count("Write the glossary") == 1
+    lineage = " ".join(_terrarium("lineage", "--help").stdout.split())
+    assert "term entry id (E12), term or alias" in lineage
+    why = _terrarium("why", "--help").stdout
+    for never_read in ("--concurrency", "--max-rounds", "--curator-thinking", "--story"):
+        assert never_read not in why, never_read
+    edition = _terrarium("edition", "--help").stdout
+    assert "--concurrency" in edition and "--max-rounds" not in edition
+    assert "--story" in _terrarium("dev", "--help").stdout
+    assert "--story" not in _terrarium("run", "--help").stdout
+    undo = _terrarium("undo", "--help").stdout
+    assert "--corpus" in undo and "--url-template" not in undo  # it shows no post links
+
+
+def test_lineage_by_id_and_recover_of_a_sound_store_say_nothing_false(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    by_id = _terrarium("lineage", "--db", str(sample_store), "E1")
+    assert by_id.returncode == 0, by_id.stderr
+    assert by_id.stdout.startswith("E1 ") and "found by" not in by_id.stdout
+    before = _digest(sample_store)
+    out = tmp_path / "copy.db"
+    done = _terrarium("recover", "--db", str(sample_store), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "damaged store" not in done.stdout
+    assert f"{sample_store} showed no damage and is unchanged; {out} is a copy" in done.stdout
+    assert _digest(sample_store) == before
+    _one_line_refusal(_terrarium("recover", "--db", str(sample_store), "--out", str(out)), "exists")
+
+
+def test_a_misspelt_setting_in_the_configuration_file_names_the_one_meant(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "terrarium.yaml").write_text("concurency: 3\n", encoding="utf-8")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium(*run_args("store.db"), cwd=tmp_path),
+            "concurency: no such setting (did you mean concurrency?)",
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+
+
+def test_a_dry_run_over_an_existing_corpus_says_the_import_would_need_replace(
+    tmp_path: Path,
+) -> None:
+    corpus = tmp_path / "mars.db"
+    dry = _terrarium("import", str(MARS), "--out", str(corpus), "--dry-run")
+    assert dry.returncode == 0 and "exists" not in dry.stdout and not corpus.exists()
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    before = _digest(corpus)
+    for _ in range(2):
+        again = _terrarium("import", str(MARS), "--out", str(corpus), "--dry-run")
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.splitlines()[-1] == (
+            f"{corpus} exists: the import itself needs --replace to write over it"
+        )
+        assert _digest(corpus) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "help_of"),
+    [
+        ((), "terrarium"),
+        (("frobnicate",), "terrarium"),
+        (("run", "--offline", "--bogus"), "terrarium run"),
+        (("lineage",), "terrarium lineage"),
+        (("export", "--format", "pdf", "--out", "x"), "terrarium export"),
+    ],
+)
+def test_a_usage_error_is_one_line_naming_the_help_to_read(
+    args: tuple[str, ...], help_of: str, tmp_path: Path
+) -> None:
+    line = _one_line_refusal(_terrarium(*args, cwd=tmp_path), f"(`{help_of} --help` shows")
+    assert "usage:" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rewind_counts_the_threads_it_reads_again(sample_store: Path, tmp_path: Path) -> None:
+    db = tmp_path / "rewind.db"
+    shutil.copyfile(sample_store, db)
+    table = _terrarium("status", "--db", str(db)).stdout
+    second = [line.split()[0] for line in table.splitlines() if "curated" in line][2]
+    done = _terrarium(*run_args(db, threads=f"..{second}", rewind=True))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, done.stderr
+    assert "done (1/2)" in lines[0] and "done (2/2)" in lines[1]
+    first_scenes = re.search(r"scenes (\d+)/(\d+)", lines[0])
+    last_scenes = re.search(r"scenes (\d+)/(\d+)", lines[1])
+    assert first_scenes and last_scenes
+    assert int(first_scenes.group(2)) == int(last_scenes.group(1)) == int(last_scenes.group(2))
+    assert int(first_scenes.group(1)) < int(first_scenes.group(2))
+
+
+def test_score_twice_says_the_same_in_good_english(sample_store: Path) -> None:
+    gold = Path(__file__).parents[1] / "terrarium_dagster" / "corpus" / "sample" / "gold.yaml"
+    first, again = (
+        _terrarium("score", "--db", str(sample_store), "--gold", str(gold)) for _ in "12"
+    )
+    assert first.returncode == again.returncode == 0, first.stderr
+    assert first.stdout == again.stdout
+    split = re.search(r"^split +(\d+) gold (referents?) on more", first.stdout, re.M)
+    assert split, first.stdout
+    assert split.group(2) == ("referent" if split.group(1) == "1" else "referents")
+
+
+def test_importing_a_folder_names_it_a_folder(tmp_path: Path) -> None:
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("import", str(tmp_path), "--out", str(tmp_path / "book.db")),
+            f"{tmp_path} is a folder: give the book's file",
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_lineage_of_an_unknown_name_suggests_the_names_meant_first(sample_store: Path) -> None:
+    done = _terrarium("lineage", "--db", str(sample_store), "Fathom")
+    line = _one_line_refusal(done, "no glossary entry named 'Fathom'")
+    assert line.endswith("did you mean: Fathom Gate?")  # not entries whose definitions name it
+
+
+def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> None:
+    """The store records its corpus: `run` (and `edition`) without --corpus continue the book,
+    where they opened the bundled sample and refused the store as another corpus's."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    first = _terrarium(*run_args(db, corpus, max_scenes=2, concurrency=1))
+    assert first.returncode == 0, first.stderr
+    resumed = _terrarium(*run_args(db, threads="..1", concurrency=1))
+    assert resumed.returncode == 0, resumed.stderr
+    assert (
+        resumed.stdout.startswith("run finished in ") and "chapter t00000-1 done" in resumed.stderr
+    )
+    again = _terrarium(*run_args(db, threads="..1"))
+    assert again.returncode == 0, again.stderr
+    assert "nothing left to annotate" in again.stdout
+    edition = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", "1")
+    assert edition.returncode == 0, edition.stderr
+    status = _terrarium("status", "--db", str(db)).stdout
+    assert status.splitlines()[0].endswith("(the book “A Princess of Mars”)")
+    assert "t00000-1               curated" in status
+
+
+def test_dev_hands_the_code_location_the_corpus_a_book_store_was_built_from(
+    tmp_path: Path,
+) -> None:
+    """`terrarium dev --db BOOK-GLOSSARY.db` without --corpus: the code location is given the
+    book (checked by hand through a real `dagster dev`: its sensor adds the book's chapters as
+    partitions and a backfill of two of them succeeds); a new store, or a corpus named, is left
+    as it is."""
+    from terrarium_dagster.cli.dev_command import _recorded_corpus
+    from terrarium_dagster.cli.site_refresher import SiteRefresher
+    from terrarium_dagster.config import load_settings
+
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1, concurrency=1)).returncode == 0
+    settings = load_settings(db=str(db))
+    with SiteRefresher(settings, tmp_path / "exports").corpus() as opened:
+        assert _recorded_corpus(settings, opened.path) == str(corpus)
+    named = load_settings(db=str(db), corpus=corpus)
+    assert _recorded_corpus(named, corpus) is None
+    fresh = load_settings(db=str(tmp_path / "new.db"))
+    assert _recorded_corpus(fresh, corpus) is None
