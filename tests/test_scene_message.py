@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from terrarium_dagster.agent.loop import fit_story, known_lines, lines_shown
+from collections.abc import Sequence
+
+from terrarium_dagster.agent.loop import fit_story, known_lines, lines_shown, stale_in_view
 from terrarium_dagster.agent.relevant import RelevantEntry, entry_line
 from terrarium_dagster.backends.offline import parse_scene_message, with_earlier_known
 from terrarium_dagster.context import prompts
@@ -56,6 +58,54 @@ def test_occurring_entries_over_the_budget_are_listed_by_name_and_similar_ones_d
     assert lines[0] == entry_line(occurring[0])
     assert lines[1:] == [entry_line(e, short=True) for e in occurring[1:]]
     assert all(line.endswith(": …") for line in lines[1:])
+
+
+def test_a_changed_entry_over_the_budget_is_listed_whole_not_sent_back_to_its_old_line() -> None:
+    """Over the budget an occurring entry is named with "…", which a model reads as the line
+    shown above: when an older line of it is in the conversation, that line is stale, so the
+    entry is listed whole (the offline backend and the forgetful model merge the same way)."""
+    first, second = _entry(1, "Vaskari"), _entry(2, "Quillhaven")
+    history = [{"role": "user", "content": _scene_text([second])}]
+    changed = _entry(2, "Quillhaven", "A harbour town. Its bell was stolen.")
+    relevant = [RelevantEntry(first, "occurs", 0), RelevantEntry(changed, "occurs", 5)]
+    lines = known_lines(relevant, lines_shown(history), budget=16)  # room for one line
+    assert lines == [entry_line(first), entry_line(changed)]
+    scene = parse_scene_message(
+        prompts.scene_message(
+            scene_id="1#2",
+            thread_id=1,
+            title="T",
+            scene_number=2,
+            scene_count=2,
+            first_post_id=2,
+            last_post_id=2,
+            known_entries=lines,
+            story="[post 2]\nQuillhaven rang.",
+        )
+    )
+    assert scene is not None
+    seen = with_earlier_known(scene, history)
+    assert {e.entry_id: e.definition for e in seen.known}[2] == changed.definition
+
+
+def test_an_entry_shown_above_as_it_was_is_listed_now_for_a_scene_that_names_a_word_of_it() -> None:
+    """The scene says "Piskwick"; the conversation shows "East Piskwick" as it was before a fact
+    was added: its line as it is now is listed (nothing for an entry unchanged since shown, or
+    one the scene names no word of)."""
+    old = _entry(3, "East Piskwick", "Hides a bronze tower.")
+    now = _entry(3, "East Piskwick", "Hides a bronze tower. Fears a crooked well.")
+    other = _entry(4, "Old Wyxmarch", "Keeps a hollow bridge.")
+    history = [{"role": "user", "content": _scene_text([old, other])}]
+    entries = {3: now, 4: other}
+
+    def get_entries(ids: Sequence[int]) -> list[Entry]:
+        return [entries[i] for i in ids]
+
+    text = "[post 9]\nPiskwick fears a crooked well. Wyxmarch was quiet."
+    stale = stale_in_view(text, lines_shown(history), set(), get_entries)
+    assert [(item.entry.id, item.entry.definition) for item in stale] == [(3, now.definition)]
+    assert stale_in_view(text, lines_shown(history), {3}, get_entries) == []
+    assert stale_in_view("[post 9]\nRain fell.", lines_shown(history), set(), get_entries) == []
 
 
 def test_the_known_entries_block_keeps_within_twice_its_budget_and_counts_the_rest() -> None:

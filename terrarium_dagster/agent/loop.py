@@ -72,7 +72,7 @@ from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.model.session import Decided, ModelSession
 from terrarium_dagster.snapshots.context_snapshots import load_snapshot, save_snapshot
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
-from terrarium_dagster.store.models import ANSWERS_KEY
+from terrarium_dagster.store.models import ANSWERS_KEY, Entry
 from terrarium_dagster.store.progress import THROUGH_POST, through_post
 from terrarium_dagster.terms.candidates import find_candidates, is_english_word
 
@@ -84,6 +84,7 @@ MAX_KNOWN_LINES = 80
 STORY_SHARE = 0.45  # a scene's story text takes at most this share of the prompt limit
 CHARS_PER_TOKEN = 4
 CANDIDATE_QUERIES = 8
+_LINE_ID = re.compile(r"- \[E(\d+)\] ")  # a known-entry line's entry id
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
 FREE_SHARE = 0.5  # a scene part's story takes at most this share of what the fixed prefix leaves
 MIN_STORY_TOKENS = 256  # the smallest scene part worth a request
@@ -257,6 +258,11 @@ class Annotator:
         budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 4))
         shown = lines_shown(self.context.state.history)
         known = known_lines(relevant, shown, budget)
+        listed = {item.entry.id for item in relevant}
+        stale = stale_in_view(text, shown, listed, self.store.glossary.get_entries)
+        if stale:
+            known += known_lines(stale, shown | set(known), budget)
+            relevant = [*relevant, *stale]
         if earlier:
             extra = self._shown_before(text, earlier, {item.entry.id for item in relevant})
             known += known_lines(extra, shown | set(known), budget)
@@ -1113,17 +1119,22 @@ def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int)
     A line already in the conversation (an earlier scene message still in the history) is not
     repeated: the model reads it there. Every other entry that occurs in the scene is listed, so
     the model never re-creates one: with its definition while the budget allows, else by name
-    with "…" (glossary_search reads it). Similar entries (full-text matches) are listed only
-    while the budget lasts.
+    with "…" (glossary_search reads it) — but in full, whatever the budget, when an older line
+    of it is in the conversation, which a "…" would send the model back to. Similar entries
+    (full-text matches) are listed only while the budget lasts.
     """
     lines: list[str] = []
     spent = 0
+    in_view = {int(found.group(1)) for line in shown if (found := _LINE_ID.match(line))}
     for item in relevant:
         line = entry_line(item.entry)
         if line in shown:
             continue
         cost = len(line) // CHARS_PER_TOKEN + 1
-        if spent + cost <= budget:
+        if spent + cost <= budget or (
+            item.entry.id in in_view and item.reason == "occurs" and len(lines) < MAX_KNOWN_LINES
+        ):
+            # an older line of the entry is in the conversation: its "…" would point there
             lines.append(line)
             spent += cost
         elif item.reason == "occurs" and len(lines) < MAX_KNOWN_LINES:
@@ -1138,6 +1149,31 @@ def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int)
             lines.append(short)
             spent += cost
     return lines
+
+
+def stale_in_view(
+    text: str,
+    shown: set[str],
+    listed: set[int],
+    get_entries: Callable[[Sequence[int]], list[Entry]],
+) -> list[RelevantEntry]:
+    """Entries the conversation shows as they no longer are (a known-entry line of an earlier
+    scene message, `shown`, changed since), not `listed` already, whose names share a word with
+    `text` that is no English word: a model that reads a short form ("Piskwick") as such an
+    entry ("East Piskwick") would rewrite its definition from the old line and drop what was
+    added since. Listed as they are now, the newest line in view is the entry's own."""
+    ids = {int(found.group(1)) for line in shown if (found := _LINE_ID.match(line))} - listed
+    if not ids:
+        return []
+    words = {word for word in match_key(text).split() if not is_english_word(word)}
+    stale: list[RelevantEntry] = []
+    for entry in get_entries(sorted(ids)):
+        if entry.deleted or entry.status == "merged" or entry_line(entry) in shown:
+            continue
+        names = (entry.term, *entry.aliases)
+        if any(word in words for name in names for word in match_key(name).split()):
+            stale.append(RelevantEntry(entry, "occurs", 0))
+    return stale
 
 
 def without_shown_lines(message: Message, history: Sequence[Message]) -> Message:
