@@ -33,7 +33,13 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import TERRARIUM, run_args
-from tests.support.kill_server import ChatRequest, KillPoint, classify, run_kill_server
+from tests.support.kill_server import (
+    ChatRequest,
+    KillPoint,
+    KillServer,
+    classify,
+    run_kill_server,
+)
 from tests.support.serving import serving
 from tests.support.store_dump import dump_differences, store_dump
 
@@ -198,6 +204,23 @@ def server() -> Iterator[BoundaryServer]:
         yield state
 
 
+def _killed_and_resumed(server: KillServer, command: list[str]) -> list[int]:
+    """Run `command` until it ends well, `server` killing it at each of its kill points; the
+    exit codes."""
+    codes: list[int] = []
+    for _ in range(len(server.kill_points) + 1):
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        server.victim = process
+        _, err = process.communicate(timeout=300)
+        codes.append(process.returncode)
+        assert process.returncode in (0, -9), err
+        if process.returncode == 0:
+            break
+    return codes
+
+
 def _run(quest: Path, db: Path, url: str, concurrency: int, **options: object) -> None:
     assert main(run_args(db, quest, agent_url=url, concurrency=concurrency, **options)) == 0
 
@@ -297,20 +320,7 @@ def test_sigkill_beside_the_curation_and_between_the_fold_and_its_commit_resumes
             KillPoint("scene", threads[1], scene_number=1, round=0),
         ]
         resumed = tmp_path / "resumed.db"
-        codes = []
-        for _ in range(len(server.kill_points) + 1):
-            process = subprocess.Popen(
-                [*command, *url, "--db", str(resumed)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            server.victim = process
-            _, err = process.communicate(timeout=300)
-            codes.append(process.returncode)
-            assert process.returncode in (0, -9), err
-            if process.returncode == 0:
-                break
+        codes = _killed_and_resumed(server, [*command, *url, "--db", str(resumed)])
     assert codes == [-9, -9, 0]
     assert set(server.kills) == set(server.kill_points)
     expected, actual = store_dump(baseline), store_dump(resumed)
@@ -379,20 +389,7 @@ def test_sigkill_between_a_kept_threads_flush_and_its_fold_resumes_exactly(
             KillPoint("scene", threads[2], scene_number=1, round=0),
         ]
         resumed = tmp_path / "resumed.db"
-        codes = []
-        for _ in range(len(server.kill_points) + 1):
-            process = subprocess.Popen(
-                [*command, *url, "--db", str(resumed)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            server.victim = process
-            _, err = process.communicate(timeout=300)
-            codes.append(process.returncode)
-            assert process.returncode in (0, -9), err
-            if process.returncode == 0:
-                break
+        codes = _killed_and_resumed(server, [*command, *url, "--db", str(resumed)])
     assert codes == [-9, -9, 0]
     expected, actual = store_dump(baseline), store_dump(resumed)
     assert dump_differences(expected, actual) == []

@@ -218,17 +218,7 @@ class ContextManager:
         scene = [{"role": "user", "content": scene_message}]
         due, keep = self._boundary_fold(thread_id)
         events: list[CompactionEvent] = []
-        if due and not self.defer_fold:
-            return self._compact(
-                scene,
-                reserve=reserve_tokens,
-                thread_id=thread_id,
-                scene_id=scene_id,
-                reason="thread_start",
-                force=True,
-                model=model,
-            )
-        if due:  # the fold alone (the kept thread stays); then the budget decides
+        if due:  # with `defer_fold` the fold alone (the kept thread stays), then the budget
             events = self._compact(
                 scene,
                 reserve=reserve_tokens,
@@ -236,11 +226,15 @@ class ContextManager:
                 scene_id=scene_id,
                 reason="thread_start",
                 force=True,
-                must_fit=False,
+                must_fit=not self.defer_fold,
                 model=model,
                 keep_thread_id=keep,
-                steps=[step for step in self.steps if isinstance(step, Fold)],
+                steps=[step for step in self.steps if isinstance(step, Fold)]
+                if self.defer_fold
+                else None,
             )
+            if not self.defer_fold:
+                return events
         if keep is not None:
             self._flush_kept(
                 keep,
