@@ -180,3 +180,33 @@ def test_the_exports_page_of_a_novel_speaks_of_chapters(served: str) -> None:
     assert page.status_code == 200
     assert "as of the end of each chapter (nothing from later chapters)" in page.text
     assert "thread" not in page.text
+
+
+def test_lineage_and_why_of_a_novels_entry_name_chapters_and_paragraphs(
+    mars: tuple[Path, Path],
+) -> None:
+    corpus, store = mars
+    with sqlite3.connect(store) as conn:
+        (entry_id,) = conn.execute(
+            "SELECT e.id FROM entry e JOIN provenance p ON p.entry_id = e.id "
+            "WHERE e.deleted = 0 ORDER BY e.id LIMIT 1"
+        ).fetchone()
+    with sqlite3.connect(corpus) as conn:
+        (title,) = conn.execute("SELECT title FROM thread ORDER BY id LIMIT 1").fetchone()
+    chapter = f"“{chapter_title(title)}”"
+    done = _terrarium("lineage", f"E{entry_id}", "--db", str(store))
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    block = text.split("Sources (", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    sources = [line for line in block if not line.startswith("      ")]  # not the quotes
+    assert sources and all(
+        re.match(rf"  {re.escape(chapter)}, paragraph \d+", line) for line in sources
+    ), sources
+    assert f"Chapters (1):\n  {chapter}: " in text
+    assert ">>" not in text and "thread" not in text and "scene " not in text, text
+
+    done = _terrarium("why", f"E{entry_id}", "--offline", "--db", str(store))
+    assert done.returncode == 0, done.stderr
+    head = done.stdout.splitlines()[:2]
+    assert chapter in head[0] and re.search(r"paragraph \d+\)", head[0]), head
+    assert "thread" not in "\n".join(head) and "scene" not in "\n".join(head), head

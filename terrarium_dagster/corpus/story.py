@@ -66,3 +66,22 @@ def paragraph_number(post_id: int, thread_id: int) -> int:
     """A post's place in its chapter, counted from 1 (an imported chapter's id is the id of its
     first paragraph, and paragraphs are numbered consecutively)."""
     return post_id - thread_id + 1
+
+
+def book_place(chapter: str | None, thread_id: int, post_id: int | None = None) -> str:
+    """Where something is in an imported book, as a reader names it: `“7: I Go to Bristol”,
+    paragraph 14` (the chapter alone without a paragraph; the chapter's id when its title is
+    not known)."""
+    name = f"“{chapter_title(chapter)}”" if chapter else f"chapter {thread_id}"
+    if post_id is None:
+        return name
+    return f"{name}, paragraph {paragraph_number(post_id, thread_id)}"
+
+
+def scene_place(scene_id: str, chapter: str | None) -> str:
+    """A scene id (`thread#first post`) in a book: the chapter and paragraph it starts at."""
+    thread, _, first = scene_id.partition("#")
+    try:
+        return book_place(chapter, int(thread), int(first.split("~")[0]))
+    except ValueError:
+        return f"scene {scene_id}"

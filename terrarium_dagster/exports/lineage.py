@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import book_place, is_book, scene_place
 from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance, Revision
@@ -88,6 +89,7 @@ class LineageThread(BaseModel):
 class Lineage(BaseModel):
     query: str
     matched: str
+    book: bool = False  # an imported book: threads are chapters, posts paragraphs
     entry: LineageEntry
     revisions: list[LineageRevision]
     sources: list[LineageSource]
@@ -296,6 +298,7 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
     return Lineage(
         query=term,
         matched=matched,
+        book=is_book(corpus),
         entry=LineageEntry(
             id=entry.id,
             term=entry.term,
@@ -327,12 +330,18 @@ def render_lineage_text(trail: Lineage) -> str:
     lines.append(f"  definition: {' '.join(entry.definition.split()) or '(none)'}")
     lines.append("")
     lines.append(f"Revisions ({len(trail.revisions)}):")
+    titles = {thread.thread_id: thread.title for thread in trail.threads}
     for revision in trail.revisions:
         where = [f"by {revision.actor}"]
-        if revision.thread_key or revision.thread_id is not None:
-            where.append(f"thread {revision.thread_key or revision.thread_id}")
-        if revision.scene_id:
-            where.append(f"scene {revision.scene_id}")
+        if trail.book and revision.scene_id:
+            where.append(scene_place(revision.scene_id, titles.get(revision.thread_id or 0)))
+        elif trail.book and revision.thread_id is not None:
+            where.append(book_place(titles.get(revision.thread_id), revision.thread_id))
+        else:
+            if revision.thread_key or revision.thread_id is not None:
+                where.append(f"thread {revision.thread_key or revision.thread_id}")
+            if revision.scene_id:
+                where.append(f"scene {revision.scene_id}")
         if revision.run_id:
             where.append(f"run {revision.run_id}")
         if revision.snapshot_id is not None:
@@ -351,15 +360,24 @@ def render_lineage_text(trail: Lineage) -> str:
     lines.append(f"Sources ({len(trail.sources)}):")
     for source in trail.sources:
         link = f"  {source.url}" if source.url else ""
-        lines.append(f"  >>{source.post_id} ({source.ref}){link}")
+        if trail.book:
+            place = book_place(source.thread_title, source.thread_id, source.post_id)
+            lines.append(f"  {place}{link}")
+        else:
+            lines.append(f"  >>{source.post_id} ({source.ref}){link}")
         if source.quote:
             lines.append(f"      “{' '.join(source.quote.split())}”")
     lines.append("")
-    lines.append(f"Threads ({len(trail.threads)}):")
+    lines.append(f"{'Chapters' if trail.book else 'Threads'} ({len(trail.threads)}):")
     for thread in trail.threads:
         title = f" “{thread.title}”" if thread.title else ""
+        name = (
+            book_place(thread.title, thread.thread_id)
+            if trail.book
+            else f"{thread.key or thread.thread_id}{title}"
+        )
         lines.append(
-            f"  {thread.key or thread.thread_id}{title}: {_plural(thread.sources, 'source')}, "
+            f"  {name}: {_plural(thread.sources, 'source')}, "
             f"{_plural(thread.revisions, 'revision')}"
         )
     return "\n".join(lines)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.corpus.story import book_place, is_book, scene_place
+from terrarium_dagster.errors import CorpusError, InputError, StoreError
 from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.snapshots.context_snapshots import (
     SnapshotNotFoundError,
@@ -48,6 +49,7 @@ class CitedPost(BaseModel):
     ref: str | None = None
     url: str | None = None
     in_corpus: bool = True
+    chapter: str | None = None  # in an imported book: its chapter's title
 
 
 class WhyAnswer(BaseModel):
@@ -60,6 +62,10 @@ class WhyAnswer(BaseModel):
     action: str
     revision_thread_id: int | None = None
     revision_scene_id: str | None = None
+    # an imported book: the chapter titles of the revision's and the snapshot's threads
+    book: bool = False
+    revision_chapter: str | None = None
+    snapshot_chapter: str | None = None
     question: str
     answer: str
     snapshot_id: int
@@ -94,6 +100,7 @@ def default_question(entry_id: int, revision: Revision) -> str:
 def cited_posts(corpus: Corpus | None, text: str) -> list[CitedPost]:
     """The ``>>123`` references of a text, in order of first mention, resolved in the corpus."""
     posts: list[CitedPost] = []
+    book = corpus is not None and is_book(corpus)
     for number in dict.fromkeys(int(match) for match in _POST_REF.findall(text)):
         post = corpus.post(number) if corpus is not None else None
         if post is None:
@@ -105,6 +112,7 @@ def cited_posts(corpus: Corpus | None, text: str) -> list[CitedPost]:
                 thread_id=post.thread_id,
                 ref=post.ref,
                 url=corpus.post_url(post) if corpus is not None else None,
+                chapter=_title(corpus, post.thread_id) if book else None,
             )
         )
     return posts
@@ -191,6 +199,9 @@ def why(
         action=chosen.action,
         revision_thread_id=chosen.thread_id,
         revision_scene_id=chosen.scene_id,
+        book=corpus is not None and is_book(corpus),
+        revision_chapter=_title(corpus, chosen.thread_id),
+        snapshot_chapter=_title(corpus, row.thread_id),
         question=asked,
         answer=answer,
         snapshot_id=row.id,
@@ -209,21 +220,48 @@ def why(
     )
 
 
+def _title(corpus: Corpus | None, thread_id: int | None) -> str | None:
+    """The title of the corpus's thread `thread_id` (None: no such thread, or no corpus)."""
+    if corpus is None or thread_id is None:
+        return None
+    try:
+        return corpus.thread(thread_id).title
+    except (CorpusError, InputError):
+        return None
+
+
 def render_why(answer: WhyAnswer) -> str:
-    """The answer as `terrarium why` prints it."""
-    where = ", ".join(
-        part
-        for part in (
-            f"thread {answer.revision_thread_id}" if answer.revision_thread_id else "",
-            f"scene {answer.revision_scene_id}" if answer.revision_scene_id else "",
+    """The answer as `terrarium why` prints it (a book's chapters and paragraphs by name)."""
+    if answer.book:
+        where = (
+            scene_place(answer.revision_scene_id, answer.revision_chapter)
+            if answer.revision_scene_id
+            else book_place(answer.revision_chapter, answer.revision_thread_id)
+            if answer.revision_thread_id
+            else ""
         )
-        if part
-    )
+        end = (
+            f", ends in {scene_place(answer.snapshot_scene_id, answer.snapshot_chapter)}"
+            if answer.snapshot_scene_id
+            else ""
+        )
+        kind = answer.snapshot_kind.replace("thread_", "chapter ").replace("_", " ")
+    else:
+        where = ", ".join(
+            part
+            for part in (
+                f"thread {answer.revision_thread_id}" if answer.revision_thread_id else "",
+                f"scene {answer.revision_scene_id}" if answer.revision_scene_id else "",
+            )
+            if part
+        )
+        end = f", ends at scene {answer.snapshot_scene_id}" if answer.snapshot_scene_id else ""
+        kind = answer.snapshot_kind
     lines = [
         f"E{answer.entry_id} {answer.term}: revision {answer.revision_id} ({answer.action}"
         + (f", {where})" if where else ")"),
-        f"summoned snapshot {answer.snapshot_id} ({answer.snapshot_kind}"
-        + (f", ends at scene {answer.snapshot_scene_id}" if answer.snapshot_scene_id else "")
+        f"summoned snapshot {answer.snapshot_id} ({kind}"
+        + end
         + (
             f"); in force when written: snapshot {answer.in_force_snapshot_id}"
             if answer.in_force_snapshot_id is not None
@@ -234,12 +272,14 @@ def render_why(answer: WhyAnswer) -> str:
         f"A: {answer.answer}",
     ]
     if answer.cited_posts:
-        lines += ["", "Cited posts:"]
+        lines += ["", "Cited paragraphs:" if answer.book else "Cited posts:"]
         for post in answer.cited_posts:
             if not post.in_corpus:
                 lines.append(f"  >>{post.post_id}  (not in the corpus)")
                 continue
             ref = post.ref or str(post.post_id)
+            if answer.book and post.thread_id is not None:
+                ref = book_place(post.chapter, post.thread_id, post.post_id)
             lines.append(f"  >>{post.post_id}  {ref}" + (f"  {post.url}" if post.url else ""))
     if answer.trimmed:
         trimmed = ", ".join(
