@@ -982,6 +982,7 @@ class ChatClient:
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempts_allowed = self._config.max_retries + 1
         cause = "no attempt made"
+        said = ""  # the failure the last retry line named
         unreachable = False  # the last attempt could not even connect
         last_500: str | None = None  # the message of the previous attempt's HTTP 500
         attempt = 0
@@ -1064,7 +1065,9 @@ class ChatClient:
                 delay = backoff_delay(
                     attempt, self._config.backoff_initial_s, self._config.backoff_max_s, self._rng
                 )
-            logger.warning(
+            # a failure said once: the same one again is a debug line (the last is the error)
+            logger.log(
+                logging.DEBUG if cause == said else logging.WARNING,
                 "%s%s: %s; retry %d of %d in %.2f s",
                 what,
                 serving,
@@ -1073,6 +1076,7 @@ class ChatClient:
                 attempts_allowed - 1,
                 delay,
             )
+            said = cause
             self._sleep(delay)
         error = ServerUnreachableError if unreachable else AgentError
         raise error(f"{what} failed after {attempts_allowed} attempts; last error: {cause}")
