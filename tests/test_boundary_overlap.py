@@ -300,10 +300,23 @@ def test_a_serial_run_keeps_one_request_at_a_time_at_the_boundary(
     assert not any(server.met(SUMMARY, thread) for thread in threads)
 
 
-def test_sigkill_beside_the_curation_and_between_the_fold_and_its_commit_resumes_exactly(
-    quest: Path, threads: list[int], tmp_path: Path
+@pytest.mark.parametrize(
+    ("concurrency", "fold_at"),
+    [
+        # two blocks a thread: the first thread's summary goes out beside its curation (killed
+        # there, open); the second thread's first scene holds the fold that took the replies
+        # sent ahead, in its open transaction (killed there: the curation committed)
+        (4, 1),
+        # one block a thread: the first thread's flush runs at the second thread's block, its
+        # summary goes out beside that block (killed there), its fold is at the third thread's
+        # first scene (killed there, open)
+        (8, 2),
+    ],
+)
+def test_sigkill_at_the_summary_sent_ahead_and_at_the_fold_that_takes_it_resumes_exactly(
+    quest: Path, threads: list[int], tmp_path: Path, concurrency: int, fold_at: int
 ) -> None:
-    command = [TERRARIUM, *run_args(None, quest, offline=False, concurrency=4)]
+    command = [TERRARIUM, *run_args(None, quest, offline=False, concurrency=concurrency)]
     with run_kill_server() as server:
         url = ["--agent-url", server.url]
         baseline = tmp_path / "baseline.db"
@@ -313,11 +326,8 @@ def test_sigkill_beside_the_curation_and_between_the_fold_and_its_commit_resumes
         assert done.returncode == 0, done.stderr
         server.requests.clear()
         server.kill_points = [
-            # the first thread's summary, sent beside its curation (open, not committed)
             KillPoint(SUMMARY, threads[0]),
-            # the second thread's first scene: its curation committed, the fold that took the
-            # replies sent ahead is in the scene's open transaction
-            KillPoint("scene", threads[1], scene_number=1, round=0),
+            KillPoint("scene", threads[fold_at], scene_number=1, round=0),
         ]
         resumed = tmp_path / "resumed.db"
         codes = _killed_and_resumed(server, [*command, *url, "--db", str(resumed)])
@@ -366,31 +376,3 @@ def test_a_thread_of_one_block_is_folded_at_the_next_one_and_its_summary_comes_b
     kept = {span["thread_id"] for span in state["scenes"]}
     assert kept == {threads[-2], threads[-1]}, "the thread before the last is kept, not folded"
     assert state["flushed_thread_id"] == threads[-2], "its flush ran at the last thread's block"
-
-
-def test_sigkill_between_a_kept_threads_flush_and_its_fold_resumes_exactly(
-    quest: Path, threads: list[int], tmp_path: Path
-) -> None:
-    """One block a thread: the first thread's flush runs at the second thread's block, its
-    summary goes out beside that block, its fold is at the third thread's block. Killed at the
-    summary (the second thread's block open) and at the third thread's first scene (the fold
-    in its open transaction), the resumed run writes the uninterrupted store."""
-    command = [TERRARIUM, *run_args(None, quest, offline=False, concurrency=8)]
-    with run_kill_server() as server:
-        url = ["--agent-url", server.url]
-        baseline = tmp_path / "baseline.db"
-        done = subprocess.run(
-            [*command, *url, "--db", str(baseline)], capture_output=True, text=True, timeout=300
-        )
-        assert done.returncode == 0, done.stderr
-        server.requests.clear()
-        server.kill_points = [
-            KillPoint(SUMMARY, threads[0]),
-            KillPoint("scene", threads[2], scene_number=1, round=0),
-        ]
-        resumed = tmp_path / "resumed.db"
-        codes = _killed_and_resumed(server, [*command, *url, "--db", str(resumed)])
-    assert codes == [-9, -9, 0]
-    expected, actual = store_dump(baseline), store_dump(resumed)
-    assert dump_differences(expected, actual) == []
-    assert expected == actual
