@@ -137,8 +137,8 @@ class ContextManager:
         self.policy = policy or CompactionPolicy()
         self.steps = tuple(steps)  # compaction's strategies, in the order they are tried
         # the thread that just finished stays in the history through the next thread's first
-        # request (a block at concurrency > 1) and is folded at the one after: its summary is
-        # asked for beside that first block (`kept_fold_requests`), not before it
+        # request (a block at concurrency > 1) and is folded at the one after: its flush runs
+        # and its summary is asked for at that first request (`_flush_kept`), not before it
         self.defer_fold = defer_fold
         if adopt_calibration:
             self.state = state  # the counter takes back what it had learned (a new context: none)
@@ -338,8 +338,8 @@ class ContextManager:
             for purpose, messages in self._first_fold_requests(thread_id, None):
                 if purpose == "summary":
                     job.ahead(purpose, messages)
-        flush_before_drop(job, [s.scene_id for s in spans])
-        self._state.flushed_thread_id = keep
+        if flush_before_drop(job, [s.scene_id for s in spans]):
+            self._state.flushed_thread_id = keep  # else its fold tries again
 
     def _first_fold_requests(
         self, thread_id: int, keep: int | None
