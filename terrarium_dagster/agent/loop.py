@@ -139,9 +139,6 @@ class Annotator:
         self.progress = progress
         self.max_scenes = max_scenes
         self.scenes_this_run = 0
-        # whether this run annotates another thread after the current one (`ThreadSequence`):
-        # what is asked for ahead at a thread's last block is taken only then
-        self.thread_follows = False
         self.model = session.model
         self.companions = tuple(companions)
         self.registry: ToolRegistry = default_registry()
@@ -325,8 +322,10 @@ class Annotator:
             self.store, text, candidates=candidates, token_budget=None, entries=live
         )
 
-    def annotate_thread(self, thread: Thread) -> ThreadOutcome:
-        """Annotate the thread's remaining scenes; snapshot at its end."""
+    def annotate_thread(self, thread: Thread, *, follows: bool = False) -> ThreadOutcome:
+        """Annotate the thread's remaining scenes; snapshot at its end. `follows`: this run
+        annotates another thread after it (what is asked for ahead at the thread's last block
+        is taken only then)."""
         state = self.store.progress.thread_state(thread.id)
         # posts added after the last one annotated are new scenes (corpus/living.py)
         scenes = split_after(self.corpus.scenes(thread.id), through_post(state))
@@ -368,7 +367,9 @@ class Annotator:
                 position = self._read_part(thread, scenes, index, (0, 0))
             else:
                 try:
-                    self._annotate_block(thread, scenes[index:end], index, len(scenes))
+                    self._annotate_block(
+                        thread, scenes[index:end], index, len(scenes), follows=follows
+                    )
                 except SceneTooLarge as exc:  # rolled back: its first scene alone, then the rest
                     log.warning("%s; scene %s is read alone", exc, scenes[index].id)
                     end = index + 1
@@ -481,18 +482,25 @@ class Annotator:
     # -- a block of scenes drafted at once (concurrency > 1; see agent/drafts.py) ----------------
 
     def _annotate_block(
-        self, thread: Thread, scenes: Sequence[Scene], first: int, count: int
+        self, thread: Thread, scenes: Sequence[Scene], first: int, count: int, *, follows: bool
     ) -> None:
         """Annotate `scenes` (consecutive, of one thread) as one unit: drafted side by side,
         committed in story order, in ONE store transaction."""
         with self._unit_of_work(thread, scenes[0]) as calls:
-            outcomes = self._block_turns(calls, thread, scenes, first, count)
+            outcomes = self._block_turns(calls, thread, scenes, first, count, follows=follows)
         self.scenes_this_run += len(scenes)
         for scene, (created, updated) in zip(scenes, outcomes, strict=True):
             self._report_scene(thread, scene, created, updated)
 
     def _block_turns(
-        self, calls: SceneCalls, thread: Thread, scenes: Sequence[Scene], first: int, count: int
+        self,
+        calls: SceneCalls,
+        thread: Thread,
+        scenes: Sequence[Scene],
+        first: int,
+        count: int,
+        *,
+        follows: bool,
     ) -> list[tuple[int, int]]:
         """Make room once, draft every scene at once, commit the drafts in story order; a draft
         whose reads an earlier scene of the block changed is annotated again at its turn."""
@@ -507,14 +515,14 @@ class Annotator:
         reads = messages()
         largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))
         # a kept thread's summary asked for now is taken at the next block, in this run or not
-        follows = first + len(scenes) < count or self.thread_follows
+        taken = first + len(scenes) < count or follows
         if self.context.prepare(
             reads[largest][0],
             thread_id=thread.id,
             scene_id=scenes[largest].id,
             reserve_tokens=reserve,
             model=calls,
-            kept_summary_ahead=follows,
+            kept_summary_ahead=taken,
         ):
             reads = messages()  # compaction removed entries the messages relied on
             largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))
@@ -1125,7 +1133,7 @@ def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int)
     """
     lines: list[str] = []
     spent = 0
-    in_view = {int(found.group(1)) for line in shown if (found := _LINE_ID.match(line))}
+    in_view = _entry_ids(shown)
     for item in relevant:
         line = entry_line(item.entry)
         if line in shown:
@@ -1162,7 +1170,7 @@ def stale_in_view(
     `text` that is no English word: a model that reads a short form ("Piskwick") as such an
     entry ("East Piskwick") would rewrite its definition from the old line and drop what was
     added since. Listed as they are now, the newest line in view is the entry's own."""
-    ids = {int(found.group(1)) for line in shown if (found := _LINE_ID.match(line))} - listed
+    ids = _entry_ids(shown) - listed
     if not ids:
         return []
     words = {word for word in match_key(text).split() if not is_english_word(word)}
@@ -1174,6 +1182,11 @@ def stale_in_view(
         if any(word in words for name in names for word in match_key(name).split()):
             stale.append(RelevantEntry(entry, "occurs", 0))
     return stale
+
+
+def _entry_ids(lines: set[str]) -> set[int]:
+    """The entry ids of known-entry lines (`- [E12] ...`)."""
+    return {int(found.group(1)) for line in lines if (found := _LINE_ID.match(line))}
 
 
 def without_shown_lines(message: Message, history: Sequence[Message]) -> Message:

@@ -129,8 +129,7 @@ class ThreadSequence(EngineParts):
         annotator = self.run.annotator()
         session = annotator.session
         session.peak_in_flight = session.in_flight  # the peak of this thread's annotation
-        annotator.thread_follows = follows
-        outcome = annotator.annotate_thread(thread)
+        outcome = annotator.annotate_thread(thread, follows=follows)
         report = self._recorded_report(thread)
         report.scenes_annotated = outcome.scenes_annotated
         report.duration_s = round(time.monotonic() - started, 3)

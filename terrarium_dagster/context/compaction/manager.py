@@ -345,42 +345,26 @@ class ContextManager:
         self, thread_id: int, keep: int | None
     ) -> list[tuple[str, list[Message]]]:
         """What the first pass of a fold before `thread_id`'s next request asks for, worked
-        out on a copy of the context (see `fold_requests`)."""
-        asked: list[tuple[str, list[Message]]] = []
-
-        def summarize(messages: list[Message]) -> str:
-            asked.append(("summary", messages))
-            return ""
-
-        def flush(messages: list[Message]) -> list[Message]:
-            asked.append(("flush", messages))
-            return []
-
+        out on a copy of the context with a fork of the counter (see `fold_requests`)."""
+        asking = _Asking()
         sizes = PromptSizes(
             budget=self.sizes.budget,
             max_tokens=self.sizes.max_tokens,
             counter=self.sizes.counter.fork(),
             tools=self.sizes.tools,
         )
-        state = self._state.model_copy(deep=True)
-        job = Compaction(
-            state=state,
-            origin=state.model_copy(deep=True),
-            scene_messages=[],
+        job = self._job(
+            [],
             reserve=0,
-            caps=self._caps(),
-            policy=self.policy,
-            counter=sizes.counter,
-            system_prompt=self.system_prompt,
-            fits=sizes.fits,
-            summarizer=summarize,
-            flusher=flush,
             thread_id=thread_id,
+            scene_id=None,
+            model=asking,
             reason="thread_start",
             keep_thread_id=keep,
+            copy=(self._state.model_copy(deep=True), sizes),
         )
         Fold().run(job, 1)  # the fold's first pass (of the oldest finished thread it folds)
-        return asked
+        return asking.asked
 
     def shrink_to_fit(self, scene_messages: list[Message]) -> list[CompactionEvent]:
         """Run the steps until `build(scene_messages)` fits the limit or every step is spent
@@ -625,19 +609,24 @@ class ContextManager:
         model: ModelCalls | None,
         reason: Reason = "budget",
         keep_thread_id: int | None = None,
+        copy: tuple[ContextState, PromptSizes] | None = None,
     ) -> Compaction:
         """A compaction of the live state, reaching the model through `model` (else the
-        `summarizer` and `flusher` this manager was handed)."""
+        `summarizer` and `flusher` this manager was handed); of `copy` instead, a context and
+        the sizes measuring it, to work out what a compaction would ask without changing the
+        run's."""
+        state, sizes = copy if copy is not None else (self._state, self.sizes)
+        origin = state if copy is not None else self.state  # the live one, with what it learned
         return Compaction(
-            state=self._state,
-            origin=self.state.model_copy(deep=True),
+            state=state,
+            origin=origin.model_copy(deep=True),
             scene_messages=scene_messages,
             reserve=reserve,
             caps=self._caps(),
             policy=self.policy,
-            counter=self.sizes.counter,
+            counter=sizes.counter,
             system_prompt=self.system_prompt,
-            fits=self.sizes.fits,
+            fits=sizes.fits,
             summarizer=model.summarize if model is not None else self.summarizer,
             flusher=model.flush if model is not None else self.flusher,
             ahead=model.ahead if model is not None else None,
@@ -666,6 +655,25 @@ class ContextManager:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Asking:
+    """The model as a compaction worked out ahead reaches it: it answers nothing (an empty
+    summary, no flush turns) and keeps what it was asked, in order, as (purpose, messages)."""
+
+    asked: list[tuple[str, list[Message]]] = field(default_factory=list)
+
+    def summarize(self, messages: list[Message]) -> str:
+        self.asked.append(("summary", messages))
+        return ""
+
+    def flush(self, messages: list[Message]) -> list[Message]:
+        self.asked.append(("flush", messages))
+        return []
+
+    def ahead(self, purpose: str, messages: list[Message]) -> bool:
+        return False  # nothing is sent
 
 
 def _rounds(scene: Sequence[Message]) -> list[tuple[int, int]]:
