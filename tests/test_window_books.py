@@ -13,7 +13,9 @@ At 8,192 and at the smallest workable window (the number the refusal just below 
 what the README calls the minimum is checked to work), serially and with 4 and 16 requests in
 flight: exit 0, zero 400s, every request within the window, every chapter curated, every story
 post sent. A scene whose request cannot fit beside the context is read again in smaller parts
-rather than stopping the run (the smallest window on this book needs it).
+rather than stopping the run (the smallest window on this book needs it). Three more books, in
+other formats (plain text, Markdown, an EPUB), run to the end at 8,192 the same way, serially
+and at 16.
 """
 
 from __future__ import annotations
@@ -102,6 +104,47 @@ def test_a_real_book_runs_to_the_end_with_no_request_over_the_window(
         states = store.progress.thread_states()
         assert len(states) == 3 and {state.status for state in states} == {"curated"}
         assert len(store.glossary.entries()) > 5
+
+
+@pytest.mark.parametrize("concurrency", [1, 16])
+@pytest.mark.parametrize(
+    "book",
+    ["princess-of-mars-ch1-10.txt", "thuvia-maid-of-mars.md", "time-machine-pandoc.epub"],
+)
+def test_more_real_books_in_other_formats_run_at_8192_with_no_request_over_the_window(
+    tmp_path: Path, book: str, concurrency: int
+) -> None:
+    """Not one book: ten chapters of *A Princess of Mars* (plain text), *Thuvia* (Markdown) and
+    *The Time Machine* (an EPUB), each imported and annotated to the end at 8,192 through the
+    window-enforcing server counting Qwen3's tokens, serially and at the default concurrency:
+    exit 0, zero 400s, no request over the window, every paragraph read, every chapter
+    curated."""
+    corpus = tmp_path / "c.db"
+    imported = terrarium("import", str(BOOK.parent / book), "--out", str(corpus))
+    assert imported.returncode == 0, imported.stderr
+    db = tmp_path / "s.db"
+    with run_window_server(8192, counting=qwen3.request_tokens) as server:
+        done = terrarium(
+            *run_args(
+                db, corpus, agent_url=server.url, context_budget=8192, concurrency=concurrency
+            ),
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        over = [r for r in server.requests if r.prompt_tokens + r.max_tokens > 8192]
+        assert server.overflows == 0 and not over, [(r.prompt_tokens, r.max_tokens) for r in over]
+        sent = {
+            int(n)
+            for request in server.requests
+            if request.scene is not None
+            for n in _POST_LINE.findall(request.scene)
+        }
+        assert sent == _story_posts(corpus), "every paragraph of the story was read"
+    with Corpus(corpus) as reader:
+        chapters = len(reader.threads())
+    with GlossaryStore(db, read_only=True) as store:
+        states = store.progress.thread_states()
+        assert len(states) == chapters and {state.status for state in states} == {"curated"}
 
 
 def test_an_exact_count_renders_the_thinking_switch_as_the_longer_prompt(tmp_path: Path) -> None:
