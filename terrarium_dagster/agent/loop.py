@@ -73,6 +73,7 @@ from terrarium_dagster.model.session import Decided, ModelSession
 from terrarium_dagster.snapshots.context_snapshots import load_snapshot, save_snapshot
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ANSWERS_KEY, Entry
+from terrarium_dagster.store.normalize import form_key
 from terrarium_dagster.store.progress import THROUGH_POST, through_post
 from terrarium_dagster.terms.candidates import find_candidates, is_english_word
 
@@ -281,21 +282,36 @@ class Annotator:
         self, text: str, earlier: Sequence[Scene], listed: set[int]
     ) -> list[RelevantEntry]:
         """The entries the messages of `earlier` scenes (of the block, not committed) list that
-        share a word of a name with `text` (a short form, a title: "Pordeep" of "Old Pordeep"),
-        and are not in `listed`: in a serial run the model would have them in view from those
-        messages; a redraft is shown them in its own (only those, so its message stays short)."""
-        words = {word for word in match_key(text).split() if not is_english_word(word)}
+        share a word of a name with `text` (a short form, a title: "Pordeep" of "Old Pordeep";
+        a plural: "Warhoons" of "Warhoon", `name_words`), and are not in `listed`: in a serial
+        run the model would have them in view from those messages; a redraft is shown them in
+        its own (only those, so its message stays short)."""
+        words = name_words(text)
         found: list[RelevantEntry] = []
         for other in earlier:
             for item in self._relevant(fit_story(other, self._story_chars)):
-                names = (item.entry.term, *item.entry.aliases)
-                if item.entry.id in listed or not any(
-                    word in words for name in names for word in match_key(name).split()
-                ):
+                if item.entry.id in listed or not names_a_word(item.entry, words):
                     continue
                 listed.add(item.entry.id)
                 found.append(item)
         return found
+
+    def _in_view_since(self, draft: SceneDraft) -> frozenset[int]:
+        """The entries whose known-entry lines the committed conversation holds now and the
+        conversation `draft` was drafted on did not (an earlier scene of its block listed them)
+        and that its scene names by a word of a name (`_shown_before`'s rule): a serial run's
+        model would have read them there before deciding this scene, so a draft not shown them
+        is decided again."""
+        drafted_on = _entry_ids(lines_shown(draft.context.state.history))
+        since = _entry_ids(lines_shown(self.context.state.history)) - drafted_on - draft.reads
+        if not since:
+            return frozenset()
+        words = name_words(fit_story(draft.scene, self._story_chars))
+        return frozenset(
+            entry.id
+            for entry in self.store.glossary.get_entries(sorted(since))
+            if entry.live and names_a_word(entry, words)
+        )
 
     def _reads_of(self, scene: Scene) -> frozenset[int]:
         """The entries `scene`'s message would be built from now (`scene_reads` without
@@ -554,7 +570,7 @@ class Annotator:
     def _commit(self, thread: Thread, draft: SceneDraft, count: int) -> tuple[int, int] | None:
         """Commit a draft at its turn, or None when it must be decided again (`Conflict`)."""
         before = self.store.history.last_revision_id()
-        reads_now = self._reads_of(draft.scene)
+        reads_now = self._reads_of(draft.scene) | self._in_view_since(draft)
         try:
             turns = commit_draft(
                 self.calls.access_for(thread, draft.scene),
@@ -1182,6 +1198,18 @@ def stale_in_view(
         if any(word in words for name in names for word in match_key(name).split()):
             stale.append(RelevantEntry(entry, "occurs", 0))
     return stale
+
+
+def name_words(text: str) -> set[str]:
+    """The words of `text` that are no English word, each folded to its form (`form_key`: a
+    plural or possessive ending dropped), so "Warhoons" in a scene is a word of "Warhoon"."""
+    return {form_key(word) for word in match_key(text).split() if not is_english_word(word)}
+
+
+def names_a_word(entry: Entry, words: set[str]) -> bool:
+    """Whether a word of `entry`'s term or aliases, folded as `name_words` folds, is in `words`."""
+    names = (entry.term, *entry.aliases)
+    return any(form_key(word) in words for name in names for word in match_key(name).split())
 
 
 def _entry_ids(lines: set[str]) -> set[int]:
