@@ -944,11 +944,25 @@ class _BlockSteps:
         )
 
     def stale(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> bool:
+        annotator = self.annotator
+
+        def reads_now() -> frozenset[int]:
+            # what its commit will check (`_commit`), with the drafts of `basis` as committed:
+            # the entries their messages list that its scene names by a word are in view then
+            text = fit_story(draft.scene, annotator._story_chars)
+            earlier = [other.scene for other in basis]
+            listed = annotator._shown_before(text, earlier, set(draft.reads))
+            return (
+                annotator._reads_of(draft.scene)
+                | annotator._in_view_since(draft)
+                | {item.entry.id for item in listed}
+            )
+
         return not would_commit(
-            self.annotator.calls.access_for(self.thread, draft.scene),
-            self.annotator.registry,
+            annotator.calls.access_for(self.thread, draft.scene),
+            annotator.registry,
             draft,
-            reads_now=partial(self.annotator._reads_of, draft.scene),
+            reads_now=reads_now,
             basis=basis,
             views=draft.views,
         )
