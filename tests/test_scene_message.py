@@ -60,6 +60,24 @@ def test_occurring_entries_over_the_budget_are_listed_by_name_and_similar_ones_d
     assert all(line.endswith(": …") for line in lines[1:])
 
 
+def test_a_line_an_earlier_scene_of_the_block_lists_spends_none_of_the_budget() -> None:
+    """A drafted scene's message lists whole, outside its budget, the lines the block's earlier
+    scene messages list (a serial run's conversation would hold them, and the serial message
+    would not repeat them): the budget stays the serial message's for the rest."""
+    occurring = [_entry(i, f"Name{i}") for i in range(1, 4)]
+    relevant = [RelevantEntry(e, "occurs", i) for i, e in enumerate(occurring)]
+    earlier = frozenset({entry_line(occurring[0])})
+    lines = known_lines(relevant, set(), budget=16, before=earlier)  # room for one line
+    assert lines[:2] == [entry_line(occurring[0]), entry_line(occurring[1])]
+    assert lines[2] == entry_line(occurring[2], short=True)
+    serial = known_lines(
+        relevant[1:],
+        lines_shown([{"role": "user", "content": _scene_text(occurring[:1])}]),
+        budget=16,
+    )
+    assert lines[1:] == serial  # what the serial message lists beside the earlier line
+
+
 def test_a_changed_entry_over_the_budget_is_listed_whole_not_sent_back_to_its_old_line() -> None:
     """Over the budget an occurring entry is named with "…", which a model reads as the line
     shown above: when an older line of it is in the conversation, that line is stale, so the

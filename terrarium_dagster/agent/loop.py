@@ -244,26 +244,31 @@ class Annotator:
         number: int,
         count: int,
         earlier: Sequence[Scene] = (),
+        before: frozenset[str] = frozenset(),
     ) -> tuple[str, frozenset[int]]:
         """The message of `scene`, and the ids of every entry it was built from (the entries the
         scene mentions and the near misses of its candidate names, before the budget cut): what a
         drafted scene read of the glossary. `earlier`: the scenes of its block before it that are
         not committed (a redraft's basis): the entries their messages would have put in the
-        conversation are listed too, as a serial run's conversation would show them."""
+        conversation are listed too, as a serial run's conversation would show them. `before`:
+        the known-entry lines the messages of those scenes (or of the block's scenes before it,
+        drafted beside it) list: a serial run's conversation would hold them when this scene's
+        message is written, so they are listed whole here without spending its budget, which
+        stays the serial message's for the rest."""
         text = fit_story(scene, self._story_chars)
         relevant = self._relevant(text)
         story_tokens = len(text) // CHARS_PER_TOKEN
         budget = min(RELEVANT_ENTRY_TOKENS, max(RELEVANT_ENTRY_MIN, story_tokens // 4))
         shown = lines_shown(self.context.state.history)
-        known = known_lines(relevant, shown, budget)
+        known = known_lines(relevant, shown, budget, before)
         listed = {item.entry.id for item in relevant}
         stale = stale_in_view(text, shown, listed, self.store.glossary.get_entries)
         if stale:
-            known += known_lines(stale, shown | set(known), budget)
+            known += known_lines(stale, shown | set(known), budget, before)
             relevant = [*relevant, *stale]
         if earlier:
             extra = self._shown_before(text, earlier, {item.entry.id for item in relevant})
-            known += known_lines(extra, shown | set(known), budget)
+            known += known_lines(extra, shown | set(known), budget, before)
             relevant = [*relevant, *extra]
         message = prompts.scene_message(
             scene_id=scene.id,
@@ -523,10 +528,15 @@ class Annotator:
         reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
 
         def messages() -> list[tuple[str, frozenset[int]]]:
-            return [
-                self._scene_reads(thread, scene, first + offset + 1, count)
-                for offset, scene in enumerate(scenes)
-            ]
+            built: list[tuple[str, frozenset[int]]] = []
+            for offset, scene in enumerate(scenes):
+                before = lines_shown([{"role": "user", "content": text} for text, _ in built])
+                built.append(
+                    self._scene_reads(
+                        thread, scene, first + offset + 1, count, before=frozenset(before)
+                    )
+                )
+            return built
 
         reads = messages()
         largest = max(range(len(reads)), key=lambda i: len(reads[i][0]))
@@ -976,6 +986,7 @@ class _BlockSteps:
                 draft.index + 1,
                 self.count,
                 [earlier.scene for earlier in basis],
+                before=frozenset(lines_shown([earlier.turns[0] for earlier in basis])),
             )
             seen = read_as(access, reads)
         again = self.annotator._draft(draft.scene, draft.index, text, reads, seen)
@@ -1151,8 +1162,15 @@ def lines_shown(history: Sequence[Message]) -> set[str]:
     return shown
 
 
-def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int) -> list[str]:
+def known_lines(
+    relevant: Sequence[RelevantEntry],
+    shown: set[str],
+    budget: int,
+    before: frozenset[str] = frozenset(),
+) -> list[str]:
     """The `## Known entries` lines of a scene, within about `budget` tokens of definitions.
+    A line of `before` (one a serial conversation would hold already: an earlier scene of a
+    drafted block listed it) is listed whole and spends none of it.
 
     A line already in the conversation (an earlier scene message still in the history) is not
     repeated: the model reads it there. Every other entry that occurs in the scene is listed, so
@@ -1167,6 +1185,9 @@ def known_lines(relevant: Sequence[RelevantEntry], shown: set[str], budget: int)
     for item in relevant:
         line = entry_line(item.entry)
         if line in shown:
+            continue
+        if line in before and len(lines) < MAX_KNOWN_LINES:
+            lines.append(line)
             continue
         cost = len(line) // CHARS_PER_TOKEN + 1
         if spent + cost <= budget or (
