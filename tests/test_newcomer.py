@@ -353,3 +353,25 @@ def test_dev_hands_the_code_location_the_corpus_a_book_store_was_built_from(
     assert _recorded_corpus(named, corpus) is None
     fresh = load_settings(db=str(tmp_path / "new.db"))
     assert _recorded_corpus(fresh, corpus) is None
+
+
+def test_a_book_or_a_store_given_as_the_corpus_is_named_with_what_to_do(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`--corpus BOOK.txt` (the book not imported yet) points at `terrarium import`, not at
+    SQLite's "file is not a database"; a store given as --corpus is called a store; `dev` says
+    nothing about its site before refusing."""
+    db = tmp_path / "new.db"
+    before = _digest(sample_store)
+    for _ in range(2):
+        for command in ("run", "dev"):
+            args = [command, "--offline", "--corpus", str(MARS), "--db", str(db)]
+            line = _one_line_refusal(_terrarium(*args, timeout=60), f"{MARS} is not a corpus")
+            assert f"`terrarium import {MARS} --out CORPUS.db`" in line
+            assert (_terrarium(*args, timeout=60)).stdout == ""
+        _one_line_refusal(
+            _terrarium(*run_args(db, sample_store)),
+            f"{sample_store} is an annotator store, not a corpus: give it as --db",
+        )
+    assert _digest(sample_store) == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == []

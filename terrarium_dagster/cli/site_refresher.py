@@ -43,14 +43,14 @@ class SiteRefresher:
             except InputError:
                 raise
             except TerrariumError:  # a store busy or changing: its warning is refresh()'s
-                pass
-        else:
-            print(
-                f"no annotator store at {self.settings.db} yet: the reader's site is built once "
-                "a run writes it",
-                flush=True,
-            )
-        return open_corpus(self.settings)
+                return open_corpus(self.settings)
+        corpus = open_corpus(self.settings)  # a bad corpus is refused before anything is said
+        print(
+            f"no annotator store at {self.settings.db} yet: the reader's site is built once "
+            "a run writes it",
+            flush=True,
+        )
+        return corpus
 
     def refresh(self) -> None:
         from terrarium_dagster.engine import open_corpus, open_store
