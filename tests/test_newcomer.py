@@ -375,3 +375,31 @@ def test_a_book_or_a_store_given_as_the_corpus_is_named_with_what_to_do(
         )
     assert _digest(sample_store) == before
     assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+def test_a_store_whose_corpus_moved_says_so_and_a_run_given_it_records_the_new_place(
+    tmp_path: Path,
+) -> None:
+    """The recorded corpus renamed: the readers name the path that is gone (not the bundled
+    sample they fell back to), status notes it, and one run given --corpus repoints the store."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1, concurrency=1)).returncode == 0
+    moved = corpus.rename(tmp_path / "books-mars.db")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("lineage", "--db", str(db), "E1"),
+            f"was built from the corpus {corpus}, which is not there any more",
+            "give --corpus where it is now",
+        )
+    status = _terrarium("status", "--db", str(db))
+    assert status.returncode == 0 and f"corpus: {corpus} is not there any more" in status.stdout
+    assert _terrarium("lineage", "--db", str(db), "--corpus", str(moved), "E1").returncode == 0
+    assert _terrarium("lineage", "--db", str(db), "E1").returncode == 2  # a reader writes nothing
+    resumed = _terrarium(*run_args(db, moved, concurrency=1))
+    assert resumed.returncode == 0, resumed.stderr
+    for _ in range(2):
+        again = _terrarium("lineage", "--db", str(db), "E1")
+        assert again.returncode == 0 and again.stdout.startswith("E1 "), again.stderr
+    assert "corpus:" not in _terrarium("status", "--db", str(db)).stdout
+
