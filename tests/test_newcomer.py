@@ -403,3 +403,86 @@ def test_a_store_whose_corpus_moved_says_so_and_a_run_given_it_records_the_new_p
         assert again.returncode == 0 and again.stdout.startswith("E1 "), again.stderr
     assert "corpus:" not in _terrarium("status", "--db", str(db)).stdout
 
+
+def test_serve_and_export_say_the_same_of_a_books_site_as_the_json_export(tmp_path: Path) -> None:
+    """`serve` said "built the reader's site: 17 entries, 3 threads" of a book whose export said
+    "3 chapters": both now say chapters, and count the entries as the JSON export does."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    imported = _terrarium("import", str(MARS), "--out", str(corpus)).stdout
+    chapters = re.search(r"imported (\d+) chapters", imported)
+    assert chapters and int(chapters.group(1)) > 1, imported
+    assert _terrarium(*run_args(db, corpus)).returncode == 0
+    out = tmp_path / "exports"
+    exported = _terrarium("export", "--db", str(db), "--format", "json", "--out", str(out))
+    counts = re.search(r"exported (\d+) entries \((.*)\) to", exported.stdout)
+    assert counts, exported.stdout
+    said = []
+    for _ in range(2):
+        site = _terrarium("export", "--db", str(db), "--format", "site", "--out", str(out / "s"))
+        assert site.returncode == 0, site.stderr
+        said.append(site.stdout)
+    assert said[0] == said[1]
+    kept = counts.group(2).replace("in the glossary", "in the glossary after the last chapter")
+    summary = f"{chapters.group(1)} chapters, {counts.group(1)} entries across them: {kept}"
+    assert said[0] == f"wrote the reader's site ({summary}) to {out / 's'}\n"
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(db), "--port", "0", "--exports-dir", str(tmp_path / "x")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == f"built the reader's site: {summary}\n"
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`export --format site --out PROJECT` replaced the folder whole, deleting the store and
+    the notes beside it (and `--out .` was a traceback): a folder holding anything the export
+    did not write is refused in one line, nothing changed; its own folder is replaced."""
+    project = tmp_path / "project"
+    project.mkdir()
+    db = project / "glossary.db"
+    shutil.copyfile(sample_store, db)
+    (project / "notes.txt").write_text("to do: read chapter 3\n", encoding="utf-8")
+    (project / "wiki").mkdir()
+    (project / "wiki" / "my-page.txt").write_text("my own page\n", encoding="utf-8")
+    before = {path: _digest(path) for path in project.rglob("*") if path.is_file()}
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("export", "--db", str(db), "--format", "site", "--out", str(project)),
+            f"{project} holds files that are not the reader's site (glossary.db",
+            "nothing was written",
+        )
+        _one_line_refusal(
+            _terrarium(
+                "export", "--db", "glossary.db", "--format", "site", "--out", ".", cwd=project
+            ),
+            "--out . is the current folder",
+        )
+        _one_line_refusal(
+            _terrarium("export", "--db", str(db), "--format", "wiki", "--out", str(project)),
+            f"{project / 'wiki'} holds files that are not the wiki (my-page.txt)",
+        )
+    after = {path: _digest(path) for path in project.rglob("*") if path.is_file()}
+    assert {path: after.get(path) for path in before} == before
+    site = project / "site"
+    for _ in range(2):  # the site's own folder is replaced, again and again
+        done = _terrarium("export", "--db", str(db), "--format", "site", "--out", str(site))
+        assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in site.iterdir()) == [
+        "data",
+        "glossary-data.js",
+        "index.html",
+    ]
+

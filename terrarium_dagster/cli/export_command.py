@@ -42,7 +42,7 @@ def add_export_parser(commands: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from terrarium_dagster.corpus.story import is_book, story_name
+    from terrarium_dagster.corpus.story import story_name
     from terrarium_dagster.engine import open_corpus, open_store
     from terrarium_dagster.exports import build_export
     from terrarium_dagster.exports.site import build_site
@@ -54,11 +54,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             if args.as_of_thread:
                 raise InputError("--as-of-thread: the site holds every thread (the reader picks)")
             site = build_site(store, corpus, args.out)
-            unit = "chapter" if is_book(corpus) else "thread"
-            print(
-                f"wrote the reader's site ({counted(site.threads, unit, unit + 's')}, "
-                f"{counted(site.entries, 'entry', 'entries')} across them) to {site.out_dir}"
-            )
+            print(f"wrote the reader's site ({site.summary()}) to {site.out_dir}")
             return EXIT_OK
         as_of = None
         if args.as_of_thread:

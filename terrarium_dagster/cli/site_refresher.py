@@ -75,7 +75,7 @@ class SiteRefresher:
                     with open_corpus(self.settings, store) as corpus:
                         site = build_site(store, corpus, self.root / SITE_DIR)
                 self._built = stamp
-                said = f"built the reader's site: {site.entries} entries, {site.threads} threads"
+                said = f"built the reader's site: {site.summary()}"
                 if said != self._said:  # a rebuild that changed no count is not news
                     print(said, flush=True)
                     self._said = said
