@@ -53,8 +53,9 @@ class Settings(BaseSettings):
 
     corpus: Path | None = Field(
         default=None,
-        description="Corpus SQLite file (banished.db schema); default: bundled sample.",
-        json_schema_extra={"cli": "corpus", "shown_default": "bundled sample"},
+        description="Corpus SQLite file (banished.db schema); unset: the one the store was "
+        "built from (on the command line), else the bundled sample.",
+        json_schema_extra={"cli": "corpus", "shown_default": "the store's, else bundled sample"},
     )
     db: str = Field(
         default_factory=lambda: str(default_store_path()),
@@ -235,6 +236,16 @@ def _config_file() -> Path | None:
     return local if local.is_file() else None
 
 
+def _reason(exc: Exception) -> str:
+    """Why a configuration file could not be read, in one line: a YAML error as the line and
+    column it names and its problem (not PyYAML's excerpt with a caret under it)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and problem:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem} (not valid YAML)"
+    return " ".join(str(exc).split())
+
+
 def _check_config_file() -> None:
     """A config file must be a YAML mapping of settings (not a list, not a scalar)."""
     path = _config_file()
@@ -243,8 +254,7 @@ def _check_config_file() -> None:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        reason = " ".join(str(exc).split())
-        raise ConfigError(f"cannot read configuration file {path}: {reason}") from None
+        raise ConfigError(f"cannot read configuration file {path}: {_reason(exc)}") from None
     if document is not None and not isinstance(document, dict):
         raise ConfigError(
             f"configuration file {path} must be a mapping of settings (name: value), "

@@ -486,3 +486,16 @@ def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
         "index.html",
     ]
 
+
+def test_a_configuration_file_that_is_not_yaml_is_named_by_line_and_column(tmp_path: Path) -> None:
+    """PyYAML's excerpt ('in "<unicode string>", line 1, column 14: concurrency: [1 ^') pasted
+    into the line read as noise: the line and column and the problem are enough."""
+    (tmp_path / "terrarium.yaml").write_text("concurrency: [1\n", encoding="utf-8")
+    for args in (run_args("store.db"), ["status", "--db", "store.db"]) * 2:
+        line = _one_line_refusal(
+            _terrarium(*args, cwd=tmp_path),
+            f"cannot read configuration file {tmp_path / 'terrarium.yaml'}: line 2, column 1: "
+            "expected ',' or ']', but got '<stream end>' (not valid YAML)",
+        )
+        assert "<unicode string>" not in line and "^" not in line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
