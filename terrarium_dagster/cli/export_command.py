@@ -20,9 +20,11 @@ def add_export_parser(commands: Any) -> None:
         "site",
         description="Now, or as of a thread with --as-of-thread. --out ending in "
         "the format's extension is that file (json: .json, yaml: .yaml or .yml, lorebook: "
-        ".json); anything else is a folder: json, yaml and lorebook write glossary.json, "
+        ".json; another format's, as in wiki.md, is refused); anything else is a folder: json, "
+        "yaml and lorebook write glossary.json, "
         "glossary.yaml or <story>.json in it, wiki its pages in FOLDER/wiki/ (HTML in "
-        "FOLDER/wiki/html/), site the reader's site. Written again, it is replaced.",
+        "FOLDER/wiki/html/), site the reader's site. Written again, it is replaced (a site or "
+        "wiki folder holding anything else is refused).",
     )
     add_corpus(export)
     add_store(export, site=True)
