@@ -499,3 +499,31 @@ def test_a_configuration_file_that_is_not_yaml_is_named_by_line_and_column(tmp_p
         )
         assert "<unicode string>" not in line and "^" not in line
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+
+
+def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`import BOOK --out GLOSSARY.db --replace` wrote a corpus over the annotator store (its
+    glossary gone, exit 0); --replace is for an earlier import."""
+    store = tmp_path / "glossary.db"
+    shutil.copyfile(sample_store, store)
+    book = tmp_path / "mars.txt"
+    shutil.copyfile(MARS, book)
+    before = {path: _digest(path) for path in (store, book)}
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("import", str(book), "--out", str(store), "--replace"),
+            f"--out {store} is an annotator store (its glossary would be lost)",
+            "--replace writes over a corpus only",
+        )
+        _one_line_refusal(
+            _terrarium("import", str(book), "--out", str(book), "--replace"),
+            f"--out {book} is not a corpus (not an SQLite file)",
+        )
+    assert {path: _digest(path) for path in before} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["glossary.db", "mars.txt"]
+    corpus = tmp_path / "mars.db"
+    for _ in range(2):  # an earlier import is written over
+        done = _terrarium("import", str(book), "--out", str(corpus), "--replace")
+        assert done.returncode == 0 and done.stdout.startswith("imported "), done.stderr

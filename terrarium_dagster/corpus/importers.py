@@ -1056,6 +1056,35 @@ def reference_path(corpus: Path) -> Path:
     return corpus.with_name(f"{corpus.name}.reference.md")
 
 
+def _refuse_replacing_what_is_not_a_corpus(target: Path) -> None:
+    """`--replace` writes over a corpus (an earlier import), never over anything else: an
+    annotator store (its glossary would be lost), the book itself, notes."""
+    with target.open("rb") as handle:
+        head = handle.read(16)
+    what = None
+    if head and head != b"SQLite format 3\x00":
+        what = "not a corpus (not an SQLite file)"
+    elif head:
+        uri = target.resolve().as_uri() + "?mode=ro&immutable=1"  # leaves no -wal, -shm
+        try:
+            conn = sqlite3.connect(uri, uri=True)
+            try:
+                tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            tables = set()
+        if {"meta", "entry"} <= tables:
+            what = "an annotator store (its glossary would be lost)"
+        elif not {"thread", "post"} <= tables:
+            what = "an SQLite file that is not a corpus"
+    if what is not None:
+        raise InputError(
+            f"--out {target} is {what}; nothing was changed; --replace writes over a corpus "
+            "only: give another file name"
+        )
+
+
 def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
     """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
     refused (InputError, nothing read or written) unless `replace`, when it is replaced
@@ -1066,6 +1095,8 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
             f"--out {target} exists; nothing was changed; give --replace to write over it, or "
             "another file name"
         )
+    if target.is_file():
+        _refuse_replacing_what_is_not_a_corpus(target)
     book = read_book(source)
     chapters = book.chapters
     target.parent.mkdir(parents=True, exist_ok=True)
