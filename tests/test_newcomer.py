@@ -527,3 +527,34 @@ def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
     for _ in range(2):  # an earlier import is written over
         done = _terrarium("import", str(book), "--out", str(corpus), "--replace")
         assert done.returncode == 0 and done.stdout.startswith("imported "), done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("status",),
+        ("lineage", "E1"),
+        ("recover", "--out", "new.db"),
+        ("serve", "--port", "0"),
+        ("run", "--offline"),
+    ],
+)
+def test_a_folder_or_notes_as_the_store_say_what_they_are_and_what_to_do(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    """A folder as --db was 'no annotator store at DIR' (and `serve` served it as a store not
+    written yet); notes as a reader's --db were offered 'a new file name for a new store',
+    which only a run can use."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: lamp oil\n", encoding="utf-8")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium(*command, "--db", str(tmp_path), cwd=tmp_path, timeout=30),
+            f"--db {tmp_path} is a folder: give the annotator store's file",
+        )
+        line = _one_line_refusal(
+            _terrarium(*command, "--db", str(notes), cwd=tmp_path, timeout=30),
+            f"{notes} is not an annotator store (not an SQLite database)",
+        )
+        assert ("a new file name for a new store" in line) == (command[0] == "run"), line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]

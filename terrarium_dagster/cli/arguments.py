@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import typing
+from pathlib import Path
 from typing import Any
 
 from pydantic_core import PydanticUndefined
 
 from terrarium_dagster.config import Settings, cli_group, load_settings
+from terrarium_dagster.errors import InputError
 from terrarium_dagster.paths import default_store_path
 
 
@@ -169,4 +171,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """The settings, the options given on the command line taking precedence over the rest."""
     fields = set(Settings.model_fields)
     given = {key: value for key, value in vars(args).items() if key in fields}
-    return load_settings(**given)
+    settings = load_settings(**given)
+    if settings.db.strip() and Path(settings.db).expanduser().is_dir():  # a store is a file
+        raise InputError(f"--db {settings.db} is a folder: give the annotator store's file")
+    return settings

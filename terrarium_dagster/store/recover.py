@@ -117,7 +117,8 @@ def recover(source_path: Path, out_path: Path) -> RecoverReport:
         raise InputError(f"--out {out_path} exists: recover writes a new store, never over one")
     if out_path.resolve() == source_path.resolve():
         raise InputError("--out must differ from --db: the damaged store is kept as it is")
-    refuse_not_a_store(source_path, str(source_path))  # nothing to recover from notes or a book
+    # nothing to recover from notes or a book
+    refuse_not_a_store(source_path, str(source_path), writer=False)
     report = RecoverReport(source=str(source_path), out=str(out_path))
     try:
         source = _open_damaged(source_path)
