@@ -236,9 +236,10 @@ def _config_file() -> Path | None:
     return local if local.is_file() else None
 
 
-def _reason(exc: Exception) -> str:
-    """Why a configuration file could not be read, in one line: a YAML error as the line and
-    column it names and its problem (not PyYAML's excerpt with a caret under it)."""
+def yaml_problem(exc: Exception) -> str:
+    """Why a YAML file (the configuration, a gold list) could not be read, in one line: a YAML
+    error as the line and column it names and its problem (not PyYAML's excerpt with a caret
+    under it)."""
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None)
     if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and problem:
@@ -254,7 +255,7 @@ def _check_config_file() -> None:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read configuration file {path}: {_reason(exc)}") from None
+        raise ConfigError(f"cannot read configuration file {path}: {yaml_problem(exc)}") from None
     if document is not None and not isinstance(document, dict):
         raise ConfigError(
             f"configuration file {path} must be a mapping of settings (name: value), "

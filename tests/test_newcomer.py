@@ -558,3 +558,22 @@ def test_a_folder_or_notes_as_the_store_say_what_they_are_and_what_to_do(
         )
         assert ("a new file name for a new store" in line) == (command[0] == "run"), line
     assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """A gold list in another encoding was a UnicodeDecodeError traceback; one that is not YAML
+    pasted PyYAML's excerpt with its caret."""
+    broken, binary = tmp_path / "broken.yaml", tmp_path / "binary.yaml"
+    broken.write_text("terms: [a\n", encoding="utf-8")
+    binary.write_bytes(b"\xff\xfeterms: []\n")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("score", "--db", str(sample_store), "--gold", str(broken)),
+            f"cannot read the gold list {broken}: line 2, column 1: expected ',' or ']'",
+        )
+        _one_line_refusal(
+            _terrarium("score", "--db", str(sample_store), "--gold", str(binary)),
+            f"cannot read the gold list {binary}: 'utf-8' codec can't decode",
+        )
