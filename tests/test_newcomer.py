@@ -577,3 +577,18 @@ def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
             _terrarium("score", "--db", str(sample_store), "--gold", str(binary)),
             f"cannot read the gold list {binary}: 'utf-8' codec can't decode",
         )
+
+
+def test_snapshots_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
+    """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
+    ... paragraph 20'."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, threads="..1", concurrency=1)).returncode == 0
+    for _ in range(2):
+        table = _terrarium("snapshots", "--db", str(db))
+        assert table.returncode == 0, table.stderr
+        header, row = table.stdout.splitlines()[:2]
+        assert header.split()[:4] == ["id", "kind", "chapter", "last"], header
+        assert row.split()[1:5] == ["chapter_end", "t00000-1", "paragraph", row.split()[4]]
+        assert row.split()[4].isdigit() and "#" not in row, row
