@@ -592,3 +592,19 @@ def test_snapshots_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> Non
         assert header.split()[:4] == ["id", "kind", "chapter", "last"], header
         assert row.split()[1:5] == ["chapter_end", "t00000-1", "paragraph", row.split()[4]]
         assert row.split()[4].isdigit() and "#" not in row, row
+
+
+def test_why_twice_counts_its_calls_in_english_and_logs_each_exchange(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "why.db"
+    shutil.copyfile(sample_store, db)
+    answers = [_terrarium("why", "--offline", "--db", str(db), "E1") for _ in "12"]
+    for number, done in enumerate(answers, start=1):
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        last = done.stdout.splitlines()[-1]
+        assert "call(s)" not in last and re.match(r"\(\d+ calls?, ", last), last
+        assert last.endswith(f"exchange logged as summon {number})"), last
+    assert answers[0].stdout.splitlines()[:-1] == answers[1].stdout.splitlines()[:-1]
+    question = " ".join(_terrarium("why", "--help").stdout.split())
+    assert '(<definition>)? Which posts is it based on?"' in question

@@ -35,7 +35,11 @@ def add_snapshot_parsers(subparsers: Any) -> None:
     )
     why.add_argument("entry", nargs="?", help="entry id (E12), term or alias")
     why.add_argument("--revision", type=int, help="ask about this revision instead")
-    why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
+    why.add_argument(
+        "--question",
+        help='default: "Why did you write <term> (<definition>)? Which posts is it based on?" '
+        "(change, or delete, for such a revision)",
+    )
     why.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_corpus(why)
     add_store(why, site=True)

@@ -289,8 +289,9 @@ def render_why(answer: WhyAnswer) -> str:
         lines += ["", f"(the past context was trimmed to fit the budget: {trimmed})"]
     lines += [
         "",
-        f"({answer.calls} call(s), {answer.prompt_tokens} prompt and {answer.completion_tokens} "
-        f"completion tokens; exchange logged as summon {answer.summon_log_id})",
+        f"({answer.calls} call{'s' * (answer.calls != 1)}, {answer.prompt_tokens} prompt and "
+        f"{answer.completion_tokens} completion tokens; exchange logged as summon "
+        f"{answer.summon_log_id})",
     ]
     return "\n".join(lines)
 
