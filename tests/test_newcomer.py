@@ -608,3 +608,14 @@ def test_why_twice_counts_its_calls_in_english_and_logs_each_exchange(
     assert answers[0].stdout.splitlines()[:-1] == answers[1].stdout.splitlines()[:-1]
     question = " ".join(_terrarium("why", "--help").stdout.split())
     assert '(<definition>)? Which posts is it based on?"' in question
+
+
+def test_an_unreachable_server_with_no_retries_says_one_attempt(tmp_path: Path) -> None:
+    done = _terrarium(
+        *run_args(tmp_path / "s.db", agent_url="http://127.0.0.1:9/v1", max_retries=0)
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        "terrarium: failed: GET /v1/models failed after 1 attempt; last error: cannot connect"
+    ), done.stderr
+    assert list(tmp_path.iterdir()) == []
