@@ -619,3 +619,23 @@ def test_an_unreachable_server_with_no_retries_says_one_attempt(tmp_path: Path) 
         "terrarium: failed: GET /v1/models failed after 1 attempt; last error: cannot connect"
     ), done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_stopped_by_max_scenes_says_what_is_left_and_how_to_go_on(tmp_path: Path) -> None:
+    """`run --max-scenes N` printed only 'run finished in ...': nothing said the book was not
+    done."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    first = _terrarium(*run_args(db, corpus, max_scenes=2, concurrency=1))
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith("run finished in ") and len(lines) == 2, first.stdout
+    left = re.fullmatch(
+        r"stopped at --max-scenes 2: (\d+) chapters \((\d+) scenes\) left; "
+        r"the same command resumes",
+        lines[1],
+    )
+    assert left, lines[1]
+    rest = _terrarium(*run_args(db, max_scenes=10_000))
+    assert rest.returncode == 0 and len(rest.stdout.splitlines()) == 1, rest.stdout
+    assert rest.stderr.count(" done (") == int(left.group(1)), rest.stderr
