@@ -579,9 +579,9 @@ def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
         )
 
 
-def test_snapshots_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
+def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
     """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
-    ... paragraph 20'."""
+    ... paragraph 20'; `undo` said 're-export that thread'."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
     assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
     assert _terrarium(*run_args(db, corpus, threads="..1", concurrency=1)).returncode == 0
@@ -592,6 +592,9 @@ def test_snapshots_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> Non
         assert header.split()[:4] == ["id", "kind", "chapter", "last"], header
         assert row.split()[1:5] == ["chapter_end", "t00000-1", "paragraph", row.split()[4]]
         assert row.split()[4].isdigit() and "#" not in row, row
+    undone = _terrarium("undo", "--db", str(db), "--revision", "1")
+    assert undone.returncode == 0, undone.stderr
+    assert undone.stdout.splitlines()[-1].endswith("(re-export that chapter)"), undone.stdout
 
 
 def test_why_twice_counts_its_calls_in_english_and_logs_each_exchange(
