@@ -642,3 +642,23 @@ def test_a_run_stopped_by_max_scenes_says_what_is_left_and_how_to_go_on(tmp_path
     rest = _terrarium(*run_args(db, max_scenes=10_000))
     assert rest.returncode == 0 and len(rest.stdout.splitlines()) == 1, rest.stdout
     assert rest.stderr.count(" done (") == int(left.group(1)), rest.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize(
+    ("format_name", "out"),
+    [("json", "x.json"), ("yaml", "x"), ("lorebook", "l.json"), ("wiki", "w"), ("site", "s")],
+)
+def test_an_export_the_system_refuses_to_write_is_one_line(
+    sample_store: Path, format_name: str, out: str
+) -> None:
+    """/proc passes the permission checks (as root) but takes no file: each format was a
+    traceback from tempfile or mkdir."""
+    target = Path("/proc") / out
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium(
+                "export", "--db", str(sample_store), "--format", format_name, "--out", str(target)
+            ),
+            f"--out {target}: cannot write there: ",
+        )

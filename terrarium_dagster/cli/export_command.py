@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,17 +57,30 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.format == "site":
             if args.as_of_thread:
                 raise InputError("--as-of-thread: the site holds every thread (the reader picks)")
-            site = build_site(store, corpus, args.out)
+            with _writing(args.out):
+                site = build_site(store, corpus, args.out)
             print(f"wrote the reader's site ({site.summary()}) to {site.out_dir}")
             return EXIT_OK
         as_of = None
         if args.as_of_thread:
             as_of = resolve_thread(corpus, args.as_of_thread).id
         out = _export_file(args.format, args.out, story_name(corpus))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        report = build_export(store, corpus, out, formats=(args.format,), as_of_thread=as_of)
+        with _writing(args.out):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            report = build_export(store, corpus, out, formats=(args.format,), as_of_thread=as_of)
     print(_export_line(args.format, out, report))
     return EXIT_OK
+
+
+@contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """A place the checks let through but the system refuses (a read-only or pseudo filesystem,
+    a full disk): one line naming --out, not a traceback (the writes are atomic: nothing half
+    written is left)."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
 
 
 def _export_line(format_name: str, out: Path, report: Any) -> str:
