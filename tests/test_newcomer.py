@@ -662,3 +662,37 @@ def test_an_export_the_system_refuses_to_write_is_one_line(
             ),
             f"--out {target}: cannot write there: ",
         )
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_import_or_a_site_the_system_refuses_to_write_is_one_line(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`import BOOK --out /proc/x.db` was sqlite3's traceback; `serve --exports-dir /proc/x`
+    one from mkdir: the import is one line, the server warns once and serves the posts."""
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("import", str(MARS), "--out", "/proc/mars.db"),
+            "--out /proc/mars.db: cannot write there: ",
+        )
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(sample_store), "--port", "0", "--exports-dir", "/proc/x"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline().startswith("serving the reader's site")
+        warning = process.stderr.readline()
+        assert warning.startswith("terrarium: warning: no reader's site (cannot write /proc/x")
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert process.stderr is not None
+        assert "Traceback" not in process.stderr.read()

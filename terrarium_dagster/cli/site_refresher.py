@@ -79,7 +79,13 @@ class SiteRefresher:
                 if said != self._said:  # a rebuild that changed no count is not news
                     print(said, flush=True)
                     self._said = said
-            except TerrariumError as exc:  # still serve the exports and the posts
-                if not self._warned:
-                    print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)
+            except (TerrariumError, OSError) as exc:  # still serve the exports and the posts
+                if not self._warned:  # (OSError: a folder that cannot be written)
+                    reason = exc if isinstance(exc, TerrariumError) else _cannot_write(exc)
+                    print(f"terrarium: warning: no reader's site ({reason})", file=sys.stderr)
                     self._warned = True
+
+
+def _cannot_write(exc: OSError) -> str:
+    where = f" {exc.filename}" if exc.filename else ""
+    return f"cannot write{where}: {exc.strerror or exc}"

@@ -41,6 +41,7 @@ A file it cannot read is an `InputError` naming the problem, and nothing is writ
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 import sqlite3
@@ -1085,23 +1086,9 @@ def _refuse_replacing_what_is_not_a_corpus(target: Path) -> None:
         )
 
 
-def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
-    """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
-    refused (InputError, nothing read or written) unless `replace`, when it is replaced
-    atomically."""
-    source, target = Path(path), Path(out)
-    if not replace and (target.exists() or target.is_symlink()):
-        raise InputError(
-            f"--out {target} exists; nothing was changed; give --replace to write over it, or "
-            "another file name"
-        )
-    if target.is_file():
-        _refuse_replacing_what_is_not_a_corpus(target)
-    book = read_book(source)
+def _write_corpus(partial: Path, book: Book, source: Path) -> None:
+    """The book's chapters, scenes and paragraphs as a corpus in the file `partial`."""
     chapters = book.chapters
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.partial")
-    partial.unlink(missing_ok=True)
     post_id, time = FIRST_POST_ID, FIRST_TIME
     conn = sqlite3.connect(partial, isolation_level=None)
     try:
@@ -1125,7 +1112,33 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         conn.execute("COMMIT")
     finally:
         conn.close()
-    partial.replace(target)
+
+
+def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
+    """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
+    refused (InputError, nothing read or written) unless `replace`, when it is replaced
+    atomically."""
+    source, target = Path(path), Path(out)
+    if not replace and (target.exists() or target.is_symlink()):
+        raise InputError(
+            f"--out {target} exists; nothing was changed; give --replace to write over it, or "
+            "another file name"
+        )
+    if target.is_file():
+        _refuse_replacing_what_is_not_a_corpus(target)
+    book = read_book(source)
+    chapters = book.chapters
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)
+        _write_corpus(partial, book, source)
+        partial.replace(target)
+    except (OSError, sqlite3.Error) as exc:  # a place the system refuses: nothing is left
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"--out {target}: cannot write there: {reason}") from None
     reference = reference_path(target)
     if book.reference:
         reference.write_text(reference_text(book), encoding="utf-8")
