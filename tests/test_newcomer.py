@@ -11,6 +11,7 @@ import hashlib
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 from functools import partial
 from pathlib import Path
@@ -696,3 +697,34 @@ def test_an_import_or_a_site_the_system_refuses_to_write_is_one_line(
                 process.wait()
         assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
+
+
+def test_recover_of_a_store_damaged_only_in_an_index_does_not_call_it_sound(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """Every command refused the store as damaged; `recover` then said it 'showed no damage'
+    (no row was lost: the damage was in an index)."""
+    db = tmp_path / "damaged.db"
+    shutil.copyfile(sample_store, db)
+    with sqlite3.connect(db) as conn:
+        root = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND name = 'entry_norm_term'"
+        ).fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with db.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xff" * 64)
+    line = _one_line_refusal(_terrarium("status", "--db", str(db)), "is damaged")
+    assert "found 1 problem;" in line, line
+    before = _digest(db)
+    out = tmp_path / "recovered.db"
+    done = _terrarium("recover", "--db", str(db), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "showed no damage" not in done.stdout
+    assert done.stdout.splitlines()[-1] == (
+        f"{db} is damaged (1 problem by SQLite's integrity check) but every row was read: {out} "
+        f"holds them all; the damaged store is unchanged; run with `--db {out}`"
+    )
+    assert _digest(db) == before
+    assert _terrarium("status", "--db", str(out)).returncode == 0

@@ -80,6 +80,5 @@ def check_integrity(conn: sqlite3.Connection, where: str) -> None:
     if problems:
         log.debug("quick_check of %s found:\n%s", where, "\n".join(problems))
         count = f"{len(problems)}+" if len(problems) >= 100 else str(len(problems))
-        raise damage_error(
-            where, f"SQLite's integrity check found {count} problem(s); -v logs them"
-        )
+        found = f"{count} problem{'' if count == '1' else 's'}"
+        raise damage_error(where, f"SQLite's integrity check found {found}; -v logs them")
