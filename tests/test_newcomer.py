@@ -717,6 +717,9 @@ def test_recover_of_a_store_damaged_only_in_an_index_does_not_call_it_sound(
         handle.write(b"\xff" * 64)
     line = _one_line_refusal(_terrarium("status", "--db", str(db)), "is damaged")
     assert "found 1 problem;" in line, line
+    for verbose in (("-v", "status"), ("status", "-v")):  # -v before or after the command
+        logged = _terrarium(*verbose, "--db", str(db))
+        assert logged.returncode == 2 and "btreeInitPage" in logged.stderr, logged.stderr
     before = _digest(db)
     out = tmp_path / "recovered.db"
     done = _terrarium("recover", "--db", str(db), "--out", str(out))

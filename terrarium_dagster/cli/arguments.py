@@ -48,6 +48,11 @@ def add_command(commands: Any, name: str, *, help: str, **kwargs: Any) -> argpar
         description=f"{summary} {description}" if description else summary,
         **kwargs,
     )
+    # -v after the command too (`terrarium status -v`), not only before it; unset unless given,
+    # so that `terrarium -v status` keeps it
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging"
+    )
     return parser
 
 
