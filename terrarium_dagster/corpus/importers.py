@@ -1060,8 +1060,11 @@ def reference_path(corpus: Path) -> Path:
 def _refuse_replacing_what_is_not_a_corpus(target: Path) -> None:
     """`--replace` writes over a corpus (an earlier import), never over anything else: an
     annotator store (its glossary would be lost), the book itself, notes."""
-    with target.open("rb") as handle:
-        head = handle.read(16)
+    try:
+        with target.open("rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return  # unreadable: writing over it says why
     what = None
     if head and head != b"SQLite format 3\x00":
         what = "not a corpus (not an SQLite file)"
