@@ -104,7 +104,12 @@ def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
     lines = again.stdout.splitlines()
     assert lines[0] == f"{first}: already written (nothing sent)"
     assert lines[1].startswith(f"{second}: ") and "entries rewritten" in lines[1]
-    assert len(lines) == 3 and lines[2].startswith(f"edition as of {second}")
+    assert len(lines) == 3 and lines[2].startswith(f"edition as of {second} written in ")
+    third = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", second)
+    assert third.returncode == 0 and third.stderr == "", third.stderr
+    assert third.stdout.splitlines()[-1].startswith(
+        f"edition as of {second} already written; nothing changed ("
+    ), third.stdout
 
 
 def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
