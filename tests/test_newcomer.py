@@ -736,3 +736,18 @@ def test_recover_of_a_store_damaged_only_in_an_index_does_not_call_it_sound(
     )
     assert _digest(db) == before
     assert _terrarium("status", "--db", str(out)).returncode == 0
+
+
+def test_lineage_of_a_merged_entrys_id_says_it_was_merged_not_found_by(sample_store: Path) -> None:
+    """`lineage E76` of an entry merged into E74 printed 'found by: E76' under E74."""
+    with sqlite3.connect(f"file:{sample_store}?mode=ro", uri=True) as conn:
+        merged, target = conn.execute(
+            "SELECT id, merged_into FROM entry WHERE merged_into IS NOT NULL ORDER BY id LIMIT 1"
+        ).fetchone()
+    conn.close()
+    for _ in range(2):
+        done = _terrarium("lineage", "--db", str(sample_store), f"E{merged}")
+        assert done.returncode == 0, done.stderr
+        first, second = done.stdout.splitlines()[:2]
+        assert first.startswith(f"E{target} ")
+        assert second == f"  E{merged} was merged into this entry (its revisions below)"
