@@ -287,7 +287,8 @@ def describe_validation_error(exc: ValidationError) -> str:
             hint = f"did you mean {close[0]}?" if close else "the README's table lists them"
             parts.append(f"{where}: no such setting ({hint})")
             continue
-        parts.append(f"{where}: {error['msg']}")
+        message = error["msg"].removeprefix("Value error, ")  # pydantic's word for our own
+        parts.append(f"{where}: {message}")
     return "invalid configuration: " + "; ".join(parts)
 
 

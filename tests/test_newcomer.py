@@ -751,3 +751,13 @@ def test_lineage_of_a_merged_entrys_id_says_it_was_merged_not_found_by(sample_st
         first, second = done.stdout.splitlines()[:2]
         assert first.startswith(f"E{target} ")
         assert second == f"  E{merged} was merged into this entry (its revisions below)"
+
+
+def test_a_bad_setting_value_is_said_without_pydantics_value_error_prefix(tmp_path: Path) -> None:
+    for _ in range(2):
+        line = _one_line_refusal(
+            _terrarium("lineage", "--db", str(tmp_path / "s.db"), "--site-url", "x", "E1"),
+            "invalid configuration: site_url: must start with http:// or https://",
+        )
+        assert "Value error" not in line
+    assert list(tmp_path.iterdir()) == []
