@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -288,6 +289,12 @@ def describe_validation_error(exc: ValidationError) -> str:
             parts.append(f"{where}: no such setting ({hint})")
             continue
         message = error["msg"].removeprefix("Value error, ")  # pydantic's word for our own
+        given = error.get("input")
+        shown = isinstance(given, str | int | float) and bool(
+            re.search(rf"(?<!\w){re.escape(str(given))}(?!\w)", message)
+        )
+        if isinstance(given, str | int | float) and where != "api_key" and not shown:
+            message += f" (given {given!r})"  # never the API key's secret
         parts.append(f"{where}: {message}")
     return "invalid configuration: " + "; ".join(parts)
 

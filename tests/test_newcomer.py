@@ -753,11 +753,21 @@ def test_lineage_of_a_merged_entrys_id_says_it_was_merged_not_found_by(sample_st
         assert second == f"  E{merged} was merged into this entry (its revisions below)"
 
 
-def test_a_bad_setting_value_is_said_without_pydantics_value_error_prefix(tmp_path: Path) -> None:
+def test_a_bad_setting_value_is_said_with_the_value_given_and_without_pydantics_prefix(
+    tmp_path: Path,
+) -> None:
+    """'site_url: Value error, must start with ...'; 'concurrency: Input should be a valid
+    integer' without the value that was not one (a misspelt value in terrarium.yaml)."""
+    (tmp_path / "terrarium.yaml").write_text("concurrency: lots\n", encoding="utf-8")
     for _ in range(2):
         line = _one_line_refusal(
-            _terrarium("lineage", "--db", str(tmp_path / "s.db"), "--site-url", "x", "E1"),
-            "invalid configuration: site_url: must start with http:// or https://",
+            _terrarium("lineage", "--db", "s.db", "--site-url", "x", "E1", cwd=tmp_path),
+            "site_url: must start with http:// or https:// (given 'x')",
         )
         assert "Value error" not in line
-    assert list(tmp_path.iterdir()) == []
+        _one_line_refusal(
+            _terrarium("status", "--db", "s.db", cwd=tmp_path),
+            "concurrency: Input should be a valid integer, unable to parse string as an integer "
+            "(given 'lots')",
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
