@@ -33,7 +33,12 @@ def add_run_parser(commands: Any) -> None:
         help="stop after this many scenes, at the end of a block of --concurrency scenes "
         "(resume later)",
     )
-    run.add_argument("--rewind", action="store_true", help="redo the first thread and later ones")
+    run.add_argument(
+        "--rewind",
+        action="store_true",
+        help="redo the --threads range (default: every thread) from its first thread, though "
+        "later threads built on it (rolled back as revisions, nothing erased)",
+    )
     run.add_argument(
         "--from-snapshot",
         type=int,
