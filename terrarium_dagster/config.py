@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,8 +54,9 @@ class Settings(BaseSettings):
 
     corpus: Path | None = Field(
         default=None,
-        description="Corpus SQLite file (banished.db schema); default: bundled sample.",
-        json_schema_extra={"cli": "corpus", "shown_default": "bundled sample"},
+        description="Corpus SQLite file (banished.db schema); unset: the one the store was "
+        "built from (on the command line), else the bundled sample.",
+        json_schema_extra={"cli": "corpus", "shown_default": "the store's, else bundled sample"},
     )
     db: str = Field(
         default_factory=lambda: str(default_store_path()),
@@ -235,6 +237,17 @@ def _config_file() -> Path | None:
     return local if local.is_file() else None
 
 
+def yaml_problem(exc: Exception) -> str:
+    """Why a YAML file (the configuration, a gold list) could not be read, in one line: a YAML
+    error as the line and column it names and its problem (not PyYAML's excerpt with a caret
+    under it)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and problem:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem} (not valid YAML)"
+    return " ".join(str(exc).split())
+
+
 def _check_config_file() -> None:
     """A config file must be a YAML mapping of settings (not a list, not a scalar)."""
     path = _config_file()
@@ -243,8 +256,7 @@ def _check_config_file() -> None:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        reason = " ".join(str(exc).split())
-        raise ConfigError(f"cannot read configuration file {path}: {reason}") from None
+        raise ConfigError(f"cannot read configuration file {path}: {yaml_problem(exc)}") from None
     if document is not None and not isinstance(document, dict):
         raise ConfigError(
             f"configuration file {path} must be a mapping of settings (name: value), "
@@ -276,7 +288,14 @@ def describe_validation_error(exc: ValidationError) -> str:
             hint = f"did you mean {close[0]}?" if close else "the README's table lists them"
             parts.append(f"{where}: no such setting ({hint})")
             continue
-        parts.append(f"{where}: {error['msg']}")
+        message = error["msg"].removeprefix("Value error, ")  # pydantic's word for our own
+        given = error.get("input")
+        shown = isinstance(given, str | int | float) and bool(
+            re.search(rf"(?<!\w){re.escape(str(given))}(?!\w)", message)
+        )
+        if isinstance(given, str | int | float) and where != "api_key" and not shown:
+            message += f" (given {given!r})"  # never the API key's secret
+        parts.append(f"{where}: {message}")
     return "invalid configuration: " + "; ".join(parts)
 
 

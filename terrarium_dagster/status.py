@@ -57,8 +57,13 @@ def _recorded_corpus(store: GlossaryStore) -> tuple[Corpus | None, str | None]:
     """The corpus the store was built from, when it can still be read (status never fails for
     want of it), and what is wrong when its path now holds another corpus."""
     recorded = store.get_meta("corpus_path")
-    if not recorded or not Path(recorded).is_file():
+    if not recorded:
         return None, None
+    if not Path(recorded).is_file():
+        return None, (
+            f"{recorded} is not there any more: give --corpus where it is now (a run given it "
+            "records the new place)"
+        )
     try:
         corpus = Corpus(recorded)
     except TerrariumError:

@@ -44,7 +44,7 @@ def test_bad_run_options_are_one_line_errors(
 
 
 def test_a_directory_as_the_store_is_a_one_line_error(tmp_path: Path) -> None:
-    _one_line(_terrarium(*run_args(tmp_path)), "is a directory")
+    _one_line(_terrarium(*run_args(tmp_path)), "is a folder")
 
 
 def test_a_non_finite_timeout_is_refused(tmp_path: Path) -> None:

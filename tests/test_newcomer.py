@@ -11,6 +11,7 @@ import hashlib
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 from functools import partial
 from pathlib import Path
@@ -103,7 +104,12 @@ def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
     lines = again.stdout.splitlines()
     assert lines[0] == f"{first}: already written (nothing sent)"
     assert lines[1].startswith(f"{second}: ") and "entries rewritten" in lines[1]
-    assert len(lines) == 3 and lines[2].startswith(f"edition as of {second}")
+    assert len(lines) == 3 and lines[2].startswith(f"edition as of {second} written in ")
+    third = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", second)
+    assert third.returncode == 0 and third.stderr == "", third.stderr
+    assert third.stdout.splitlines()[-1].startswith(
+        f"edition as of {second} already written; nothing changed ("
+    ), third.stdout
 
 
 def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
@@ -353,3 +359,415 @@ def test_dev_hands_the_code_location_the_corpus_a_book_store_was_built_from(
     assert _recorded_corpus(named, corpus) is None
     fresh = load_settings(db=str(tmp_path / "new.db"))
     assert _recorded_corpus(fresh, corpus) is None
+
+
+def test_a_book_or_a_store_given_as_the_corpus_is_named_with_what_to_do(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`--corpus BOOK.txt` (the book not imported yet) points at `terrarium import`, not at
+    SQLite's "file is not a database"; a store given as --corpus is called a store; `dev` says
+    nothing about its site before refusing."""
+    db = tmp_path / "new.db"
+    before = _digest(sample_store)
+    for _ in range(2):
+        for command in ("run", "dev"):
+            args = [command, "--offline", "--corpus", str(MARS), "--db", str(db)]
+            line = _one_line_refusal(_terrarium(*args, timeout=60), f"{MARS} is not a corpus")
+            assert f"`terrarium import {MARS} --out CORPUS.db`" in line
+            assert (_terrarium(*args, timeout=60)).stdout == ""
+        _one_line_refusal(
+            _terrarium(*run_args(db, sample_store)),
+            f"{sample_store} is an annotator store, not a corpus: give it as --db",
+        )
+    assert _digest(sample_store) == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+def test_a_store_whose_corpus_moved_says_so_and_a_run_given_it_records_the_new_place(
+    tmp_path: Path,
+) -> None:
+    """The recorded corpus renamed: the readers name the path that is gone (not the bundled
+    sample they fell back to), status notes it, and one run given --corpus repoints the store."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1, concurrency=1)).returncode == 0
+    moved = corpus.rename(tmp_path / "books-mars.db")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("lineage", "--db", str(db), "E1"),
+            f"was built from the corpus {corpus}, which is not there any more",
+            "give --corpus where it is now",
+        )
+    status = _terrarium("status", "--db", str(db))
+    assert status.returncode == 0 and f"corpus: {corpus} is not there any more" in status.stdout
+    assert _terrarium("lineage", "--db", str(db), "--corpus", str(moved), "E1").returncode == 0
+    assert _terrarium("lineage", "--db", str(db), "E1").returncode == 2  # a reader writes nothing
+    resumed = _terrarium(*run_args(db, moved, concurrency=1))
+    assert resumed.returncode == 0, resumed.stderr
+    for _ in range(2):
+        again = _terrarium("lineage", "--db", str(db), "E1")
+        assert again.returncode == 0 and again.stdout.startswith("E1 "), again.stderr
+    assert "corpus:" not in _terrarium("status", "--db", str(db)).stdout
+
+
+def test_serve_and_export_say_the_same_of_a_books_site_as_the_json_export(tmp_path: Path) -> None:
+    """`serve` said "built the reader's site: 17 entries, 3 threads" of a book whose export said
+    "3 chapters": both now say chapters, and count the entries as the JSON export does."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    imported = _terrarium("import", str(MARS), "--out", str(corpus)).stdout
+    chapters = re.search(r"imported (\d+) chapters", imported)
+    assert chapters and int(chapters.group(1)) > 1, imported
+    assert _terrarium(*run_args(db, corpus)).returncode == 0
+    out = tmp_path / "exports"
+    exported = _terrarium("export", "--db", str(db), "--format", "json", "--out", str(out))
+    counts = re.search(r"exported (\d+) entries \((.*)\) to", exported.stdout)
+    assert counts, exported.stdout
+    said = []
+    for _ in range(2):
+        site = _terrarium("export", "--db", str(db), "--format", "site", "--out", str(out / "s"))
+        assert site.returncode == 0, site.stderr
+        said.append(site.stdout)
+    assert said[0] == said[1]
+    kept = counts.group(2).replace("in the glossary", "in the glossary after the last chapter")
+    summary = f"{chapters.group(1)} chapters, {counts.group(1)} entries across them: {kept}"
+    assert said[0] == f"wrote the reader's site ({summary}) to {out / 's'}\n"
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(db), "--port", "0", "--exports-dir", str(tmp_path / "x")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == f"built the reader's site: {summary}\n"
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`export --format site --out PROJECT` replaced the folder whole, deleting the store and
+    the notes beside it (and `--out .` was a traceback): a folder holding anything the export
+    did not write is refused in one line, nothing changed; its own folder is replaced."""
+    project = tmp_path / "project"
+    project.mkdir()
+    db = project / "glossary.db"
+    shutil.copyfile(sample_store, db)
+    (project / "notes.txt").write_text("to do: read chapter 3\n", encoding="utf-8")
+    (project / "wiki").mkdir()
+    (project / "wiki" / "my-page.txt").write_text("my own page\n", encoding="utf-8")
+    before = {path: _digest(path) for path in project.rglob("*") if path.is_file()}
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("export", "--db", str(db), "--format", "site", "--out", str(project)),
+            f"{project} holds files that are not the reader's site (glossary.db",
+            "nothing was written",
+        )
+        _one_line_refusal(
+            _terrarium(
+                "export", "--db", "glossary.db", "--format", "site", "--out", ".", cwd=project
+            ),
+            "--out . is the current folder",
+        )
+        _one_line_refusal(
+            _terrarium("export", "--db", str(db), "--format", "wiki", "--out", str(project)),
+            f"{project / 'wiki'} holds files that are not the wiki (my-page.txt)",
+        )
+    after = {path: _digest(path) for path in project.rglob("*") if path.is_file()}
+    assert {path: after.get(path) for path in before} == before
+    site = project / "site"
+    for _ in range(2):  # the site's own folder is replaced, again and again
+        done = _terrarium("export", "--db", str(db), "--format", "site", "--out", str(site))
+        assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in site.iterdir()) == [
+        "data",
+        "glossary-data.js",
+        "index.html",
+    ]
+
+
+def test_a_configuration_file_that_is_not_yaml_is_named_by_line_and_column(tmp_path: Path) -> None:
+    """PyYAML's excerpt ('in "<unicode string>", line 1, column 14: concurrency: [1 ^') pasted
+    into the line read as noise: the line and column and the problem are enough."""
+    (tmp_path / "terrarium.yaml").write_text("concurrency: [1\n", encoding="utf-8")
+    for args in (run_args("store.db"), ["status", "--db", "store.db"]) * 2:
+        line = _one_line_refusal(
+            _terrarium(*args, cwd=tmp_path),
+            f"cannot read configuration file {tmp_path / 'terrarium.yaml'}: line 2, column 1: "
+            "expected ',' or ']', but got '<stream end>' (not valid YAML)",
+        )
+        assert "<unicode string>" not in line and "^" not in line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+
+
+def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`import BOOK --out GLOSSARY.db --replace` wrote a corpus over the annotator store (its
+    glossary gone, exit 0); --replace is for an earlier import."""
+    store = tmp_path / "glossary.db"
+    shutil.copyfile(sample_store, store)
+    book = tmp_path / "mars.txt"
+    shutil.copyfile(MARS, book)
+    before = {path: _digest(path) for path in (store, book)}
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("import", str(book), "--out", str(store), "--replace"),
+            f"--out {store} is an annotator store (its glossary would be lost)",
+            "--replace writes over a corpus only",
+        )
+        _one_line_refusal(
+            _terrarium("import", str(book), "--out", str(book), "--replace"),
+            f"--out {book} is not a corpus (not an SQLite file)",
+        )
+    assert {path: _digest(path) for path in before} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["glossary.db", "mars.txt"]
+    corpus = tmp_path / "mars.db"
+    for _ in range(2):  # an earlier import is written over
+        done = _terrarium("import", str(book), "--out", str(corpus), "--replace")
+        assert done.returncode == 0 and done.stdout.startswith("imported "), done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("status",),
+        ("lineage", "E1"),
+        ("recover", "--out", "new.db"),
+        ("serve", "--port", "0"),
+        ("run", "--offline"),
+    ],
+)
+def test_a_folder_or_notes_as_the_store_say_what_they_are_and_what_to_do(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    """A folder as --db was 'no annotator store at DIR' (and `serve` served it as a store not
+    written yet); notes as a reader's --db were offered 'a new file name for a new store',
+    which only a run can use."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: lamp oil\n", encoding="utf-8")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium(*command, "--db", str(tmp_path), cwd=tmp_path, timeout=30),
+            f"--db {tmp_path} is a folder: give the annotator store's file",
+        )
+        line = _one_line_refusal(
+            _terrarium(*command, "--db", str(notes), cwd=tmp_path, timeout=30),
+            f"{notes} is not an annotator store (not an SQLite database)",
+        )
+        assert ("a new file name for a new store" in line) == (command[0] == "run"), line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """A gold list in another encoding was a UnicodeDecodeError traceback; one that is not YAML
+    pasted PyYAML's excerpt with its caret."""
+    broken, binary = tmp_path / "broken.yaml", tmp_path / "binary.yaml"
+    broken.write_text("terms: [a\n", encoding="utf-8")
+    binary.write_bytes(b"\xff\xfeterms: []\n")
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("score", "--db", str(sample_store), "--gold", str(broken)),
+            f"cannot read the gold list {broken}: line 2, column 1: expected ',' or ']'",
+        )
+        _one_line_refusal(
+            _terrarium("score", "--db", str(sample_store), "--gold", str(binary)),
+            f"cannot read the gold list {binary}: 'utf-8' codec can't decode",
+        )
+
+
+def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
+    """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
+    ... paragraph 20'; `undo` said 're-export that thread'."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, threads="..1", concurrency=1)).returncode == 0
+    for _ in range(2):
+        table = _terrarium("snapshots", "--db", str(db))
+        assert table.returncode == 0, table.stderr
+        header, row = table.stdout.splitlines()[:2]
+        assert header.split()[:4] == ["id", "kind", "chapter", "last"], header
+        assert row.split()[1:5] == ["chapter_end", "t00000-1", "paragraph", row.split()[4]]
+        assert row.split()[4].isdigit() and "#" not in row, row
+    undone = _terrarium("undo", "--db", str(db), "--revision", "1")
+    assert undone.returncode == 0, undone.stderr
+    assert undone.stdout.splitlines()[-1].endswith("(re-export that chapter)"), undone.stdout
+
+
+def test_why_twice_counts_its_calls_in_english_and_logs_each_exchange(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "why.db"
+    shutil.copyfile(sample_store, db)
+    answers = [_terrarium("why", "--offline", "--db", str(db), "E1") for _ in "12"]
+    for number, done in enumerate(answers, start=1):
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        last = done.stdout.splitlines()[-1]
+        assert "call(s)" not in last and re.match(r"\(\d+ calls?, ", last), last
+        assert last.endswith(f"exchange logged as summon {number})"), last
+    assert answers[0].stdout.splitlines()[:-1] == answers[1].stdout.splitlines()[:-1]
+    question = " ".join(_terrarium("why", "--help").stdout.split())
+    assert '(<definition>)? Which posts is it based on?"' in question
+
+
+def test_an_unreachable_server_with_no_retries_says_one_attempt(tmp_path: Path) -> None:
+    done = _terrarium(
+        *run_args(tmp_path / "s.db", agent_url="http://127.0.0.1:9/v1", max_retries=0)
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        "terrarium: failed: GET /v1/models failed after 1 attempt; last error: cannot connect"
+    ), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_stopped_by_max_scenes_says_what_is_left_and_how_to_go_on(tmp_path: Path) -> None:
+    """`run --max-scenes N` printed only 'run finished in ...': nothing said the book was not
+    done."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    first = _terrarium(*run_args(db, corpus, max_scenes=2, concurrency=1))
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith("run finished in ") and len(lines) == 2, first.stdout
+    left = re.fullmatch(
+        r"stopped at --max-scenes 2: (\d+) chapters \((\d+) scenes\) left; "
+        r"the same command resumes",
+        lines[1],
+    )
+    assert left, lines[1]
+    rest = _terrarium(*run_args(db, max_scenes=10_000))
+    assert rest.returncode == 0 and len(rest.stdout.splitlines()) == 1, rest.stdout
+    assert rest.stderr.count(" done (") == int(left.group(1)), rest.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize(
+    ("format_name", "out"),
+    [("json", "x.json"), ("yaml", "x"), ("lorebook", "l.json"), ("wiki", "w"), ("site", "s")],
+)
+def test_an_export_the_system_refuses_to_write_is_one_line(
+    sample_store: Path, format_name: str, out: str
+) -> None:
+    """/proc passes the permission checks (as root) but takes no file: each format was a
+    traceback from tempfile or mkdir."""
+    target = Path("/proc") / out
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium(
+                "export", "--db", str(sample_store), "--format", format_name, "--out", str(target)
+            ),
+            f"--out {target}: cannot write there: ",
+        )
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_import_or_a_site_the_system_refuses_to_write_is_one_line(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`import BOOK --out /proc/x.db` was sqlite3's traceback; `serve --exports-dir /proc/x`
+    one from mkdir: the import is one line, the server warns once and serves the posts."""
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("import", str(MARS), "--out", "/proc/mars.db"),
+            "--out /proc/mars.db: cannot write there: ",
+        )
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(sample_store), "--port", "0", "--exports-dir", "/proc/x"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline().startswith("serving the reader's site")
+        warning = process.stderr.readline()
+        assert warning.startswith("terrarium: warning: no reader's site (cannot write /proc/x")
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert process.stderr is not None
+        assert "Traceback" not in process.stderr.read()
+
+
+def test_recover_of_a_store_damaged_only_in_an_index_does_not_call_it_sound(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """Every command refused the store as damaged; `recover` then said it 'showed no damage'
+    (no row was lost: the damage was in an index)."""
+    db = tmp_path / "damaged.db"
+    shutil.copyfile(sample_store, db)
+    with sqlite3.connect(db) as conn:
+        root = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND name = 'entry_norm_term'"
+        ).fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with db.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xff" * 64)
+    line = _one_line_refusal(_terrarium("status", "--db", str(db)), "is damaged")
+    assert "found 1 problem;" in line, line
+    for verbose in (("-v", "status"), ("status", "-v")):  # -v before or after the command
+        logged = _terrarium(*verbose, "--db", str(db))
+        assert logged.returncode == 2 and "btreeInitPage" in logged.stderr, logged.stderr
+    before = _digest(db)
+    out = tmp_path / "recovered.db"
+    done = _terrarium("recover", "--db", str(db), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "showed no damage" not in done.stdout
+    assert done.stdout.splitlines()[-1] == (
+        f"{db} is damaged (1 problem by SQLite's integrity check) but every row was read: {out} "
+        f"holds them all; the damaged store is unchanged; run with `--db {out}`"
+    )
+    assert _digest(db) == before
+    assert _terrarium("status", "--db", str(out)).returncode == 0
+
+
+def test_lineage_of_a_merged_entrys_id_says_it_was_merged_not_found_by(sample_store: Path) -> None:
+    """`lineage E76` of an entry merged into E74 printed 'found by: E76' under E74."""
+    with sqlite3.connect(f"file:{sample_store}?mode=ro", uri=True) as conn:
+        merged, target = conn.execute(
+            "SELECT id, merged_into FROM entry WHERE merged_into IS NOT NULL ORDER BY id LIMIT 1"
+        ).fetchone()
+    conn.close()
+    for _ in range(2):
+        done = _terrarium("lineage", "--db", str(sample_store), f"E{merged}")
+        assert done.returncode == 0, done.stderr
+        first, second = done.stdout.splitlines()[:2]
+        assert first.startswith(f"E{target} ")
+        assert second == f"  E{merged} was merged into this entry (its revisions below)"
+
+
+def test_a_bad_setting_value_is_said_with_the_value_given_and_without_pydantics_prefix(
+    tmp_path: Path,
+) -> None:
+    """'site_url: Value error, must start with ...'; 'concurrency: Input should be a valid
+    integer' without the value that was not one (a misspelt value in terrarium.yaml)."""
+    (tmp_path / "terrarium.yaml").write_text("concurrency: lots\n", encoding="utf-8")
+    for _ in range(2):
+        line = _one_line_refusal(
+            _terrarium("lineage", "--db", "s.db", "--site-url", "x", "E1", cwd=tmp_path),
+            "site_url: must start with http:// or https:// (given 'x')",
+        )
+        assert "Value error" not in line
+        _one_line_refusal(
+            _terrarium("status", "--db", "s.db", cwd=tmp_path),
+            "concurrency: Input should be a valid integer, unable to parse string as an integer "
+            "(given 'lots')",
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]

@@ -42,7 +42,7 @@ EPILOG = (
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="terrarium", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="debug logging (before the command)"
+        "-v", "--verbose", action="store_true", help="debug logging (before or after the command)"
     )
     commands = parser.add_subparsers(
         dest="command", required=True, parser_class=Parser, metavar="COMMAND"

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import typing
+from pathlib import Path
 from typing import Any
 
 from pydantic_core import PydanticUndefined
 
 from terrarium_dagster.config import Settings, cli_group, load_settings
+from terrarium_dagster.errors import InputError
 from terrarium_dagster.paths import default_store_path
 
 
@@ -45,6 +47,11 @@ def add_command(commands: Any, name: str, *, help: str, **kwargs: Any) -> argpar
         help=help,
         description=f"{summary} {description}" if description else summary,
         **kwargs,
+    )
+    # -v after the command too (`terrarium status -v`), not only before it; unset unless given,
+    # so that `terrarium -v status` keeps it
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging"
     )
     return parser
 
@@ -169,4 +176,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """The settings, the options given on the command line taking precedence over the rest."""
     fields = set(Settings.model_fields)
     given = {key: value for key, value in vars(args).items() if key in fields}
-    return load_settings(**given)
+    settings = load_settings(**given)
+    if settings.db.strip() and Path(settings.db).expanduser().is_dir():  # a store is a file
+        raise InputError(f"--db {settings.db} is a folder: give the annotator store's file")
+    return settings

@@ -25,8 +25,11 @@ def add_edition_parser(commands: Any) -> None:
     )
 
 
-def _edition_progress(event: str, data: dict[str, object]) -> None:
-    """A thread's line as soon as its edition is committed (a long edition shows its pace)."""
+def _edition_progress(event: str, data: dict[str, object], written: list[str]) -> None:
+    """A thread's line as soon as its edition is committed (a long edition shows its pace);
+    the threads written now are added to `written`."""
+    if event == "edition" and not data.get("already_done"):
+        written.append(str(data["thread_key"]))
     if event == "edition" and data.get("already_done"):
         print(f"{data['thread_key']}: already written (nothing sent)", flush=True)
     elif event == "edition":
@@ -51,14 +54,22 @@ def cmd_edition(args: argparse.Namespace) -> int:
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     started = time.monotonic()
+    written: list[str] = []
     try:
         with Engine.open(
-            settings, stop=stop, progress=_edition_progress, recorded_corpus=True
+            settings,
+            stop=stop,
+            progress=lambda event, data: _edition_progress(event, data, written),
+            recorded_corpus=True,
         ) as engine:
             target = resolve_thread(engine.corpus, args.as_of_thread)
             engine.write_edition(target.id)  # each thread's line is its progress event
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(f"edition as of {target.key} written in {time.monotonic() - started:.1f}s")
+    elapsed = time.monotonic() - started
+    if not written:  # the same command again: nothing was sent or changed
+        print(f"edition as of {target.key} already written; nothing changed ({elapsed:.1f}s)")
+        return EXIT_OK
+    print(f"edition as of {target.key} written in {elapsed:.1f}s")
     return EXIT_OK

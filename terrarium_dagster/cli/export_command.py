@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +22,11 @@ def add_export_parser(commands: Any) -> None:
         "site",
         description="Now, or as of a thread with --as-of-thread. --out ending in "
         "the format's extension is that file (json: .json, yaml: .yaml or .yml, lorebook: "
-        ".json); anything else is a folder: json, yaml and lorebook write glossary.json, "
+        ".json; another format's, as in wiki.md, is refused); anything else is a folder: json, "
+        "yaml and lorebook write glossary.json, "
         "glossary.yaml or <story>.json in it, wiki its pages in FOLDER/wiki/ (HTML in "
-        "FOLDER/wiki/html/), site the reader's site. Written again, it is replaced.",
+        "FOLDER/wiki/html/), site the reader's site. Written again, it is replaced (a site or "
+        "wiki folder holding anything else is refused).",
     )
     add_corpus(export)
     add_store(export, site=True)
@@ -42,7 +46,7 @@ def add_export_parser(commands: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from terrarium_dagster.corpus.story import is_book, story_name
+    from terrarium_dagster.corpus.story import story_name
     from terrarium_dagster.engine import open_corpus, open_store
     from terrarium_dagster.exports import build_export
     from terrarium_dagster.exports.site import build_site
@@ -53,21 +57,30 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.format == "site":
             if args.as_of_thread:
                 raise InputError("--as-of-thread: the site holds every thread (the reader picks)")
-            site = build_site(store, corpus, args.out)
-            unit = "chapter" if is_book(corpus) else "thread"
-            print(
-                f"wrote the reader's site ({counted(site.threads, unit, unit + 's')}, "
-                f"{counted(site.entries, 'entry', 'entries')} across them) to {site.out_dir}"
-            )
+            with _writing(args.out):
+                site = build_site(store, corpus, args.out)
+            print(f"wrote the reader's site ({site.summary()}) to {site.out_dir}")
             return EXIT_OK
         as_of = None
         if args.as_of_thread:
             as_of = resolve_thread(corpus, args.as_of_thread).id
         out = _export_file(args.format, args.out, story_name(corpus))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        report = build_export(store, corpus, out, formats=(args.format,), as_of_thread=as_of)
+        with _writing(args.out):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            report = build_export(store, corpus, out, formats=(args.format,), as_of_thread=as_of)
     print(_export_line(args.format, out, report))
     return EXIT_OK
+
+
+@contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """A place the checks let through but the system refuses (a read-only or pseudo filesystem,
+    a full disk): one line naming --out, not a traceback (the writes are atomic: nothing half
+    written is left)."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
 
 
 def _export_line(format_name: str, out: Path, report: Any) -> str:

@@ -20,7 +20,9 @@ def add_import_parser(commands: Any) -> None:
     importer.add_argument("book", type=Path, help="plain text, Markdown, HTML or EPUB file")
     importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
     importer.add_argument(
-        "--replace", action="store_true", help="write over --out when it exists (else refused)"
+        "--replace",
+        action="store_true",
+        help="write over --out when it is an earlier import (else refused)",
     )
     importer.add_argument(
         "--dry-run", action="store_true", help="show the chapters found and what was left out"

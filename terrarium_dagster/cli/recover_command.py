@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.cli.common import EXIT_OK, counted
 
 
 def add_recover_parser(commands: Any) -> None:
@@ -34,8 +34,15 @@ def cmd_recover(args: argparse.Namespace) -> int:
             print(f"  {table.table}: {table.copied} rows; {table.unreadable} damaged stretch(es)")
     if report.dangling:
         print(f"  {report.dangling} rows point at rows that were lost")
-    if not (report.damaged_tables or report.dangling):
+    if not (report.damaged_tables or report.dangling or report.check_problems):
         print(f"{report.source} showed no damage and is unchanged; {report.out} is a copy of it")
+        return EXIT_OK
+    if not (report.damaged_tables or report.dangling):  # an index, free pages: no row lost
+        print(
+            f"{report.source} is damaged ({counted(report.check_problems, 'problem', 'problems')}"
+            f" by SQLite's integrity check) but every row was read: {report.out} holds them all; "
+            f"the damaged store is unchanged; run with `--db {report.out}`"
+        )
         return EXIT_OK
     print(
         f"the damaged store {report.source} is unchanged; check the new one with "

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, log, unknown_thread
+from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, counted, log, unknown_thread
 from terrarium_dagster.cli.progress_display import NoteHandler, Progress
 from terrarium_dagster.errors import InputError, Interrupted
 
@@ -33,7 +33,12 @@ def add_run_parser(commands: Any) -> None:
         help="stop after this many scenes, at the end of a block of --concurrency scenes "
         "(resume later)",
     )
-    run.add_argument("--rewind", action="store_true", help="redo the first thread and later ones")
+    run.add_argument(
+        "--rewind",
+        action="store_true",
+        help="redo the --threads range (default: every thread) from its first thread, though "
+        "later threads built on it (rolled back as revisions, nothing erased)",
+    )
     run.add_argument(
         "--from-snapshot",
         type=int,
@@ -114,6 +119,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 for problem in step.curation.problems if step.curation else ():
                     log.warning("%s: curation could not apply: %s", step.thread.key, problem)
             totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)
+            unit = progress.unit
+            left = engine.work_left(selected) if args.max_scenes is not None else (0, 0)
     finally:
         progress.finish()
         root.handlers = handlers
@@ -130,4 +137,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"run finished in {elapsed:.1f}s: {totals.calls} calls, {totals.prompt_tokens} prompt "
         f"tokens ({totals.cached_tokens} cached), {totals.completion_tokens} completion tokens"
     )
+    if left[0]:  # stopped by --max-scenes before the end: say so, and how to go on
+        print(
+            f"stopped at --max-scenes {args.max_scenes}: {counted(left[0], unit, unit + 's')} "
+            f"({counted(left[1], 'scene', 'scenes')}) left; the same command resumes"
+        )
     return EXIT_OK

@@ -43,14 +43,14 @@ class SiteRefresher:
             except InputError:
                 raise
             except TerrariumError:  # a store busy or changing: its warning is refresh()'s
-                pass
-        else:
-            print(
-                f"no annotator store at {self.settings.db} yet: the reader's site is built once "
-                "a run writes it",
-                flush=True,
-            )
-        return open_corpus(self.settings)
+                return open_corpus(self.settings)
+        corpus = open_corpus(self.settings)  # a bad corpus is refused before anything is said
+        print(
+            f"no annotator store at {self.settings.db} yet: the reader's site is built once "
+            "a run writes it",
+            flush=True,
+        )
+        return corpus
 
     def refresh(self) -> None:
         from terrarium_dagster.engine import open_corpus, open_store
@@ -75,11 +75,17 @@ class SiteRefresher:
                     with open_corpus(self.settings, store) as corpus:
                         site = build_site(store, corpus, self.root / SITE_DIR)
                 self._built = stamp
-                said = f"built the reader's site: {site.entries} entries, {site.threads} threads"
+                said = f"built the reader's site: {site.summary()}"
                 if said != self._said:  # a rebuild that changed no count is not news
                     print(said, flush=True)
                     self._said = said
-            except TerrariumError as exc:  # still serve the exports and the posts
-                if not self._warned:
-                    print(f"terrarium: warning: no reader's site ({exc})", file=sys.stderr)
+            except (TerrariumError, OSError) as exc:  # still serve the exports and the posts
+                if not self._warned:  # (OSError: a folder that cannot be written)
+                    reason = exc if isinstance(exc, TerrariumError) else _cannot_write(exc)
+                    print(f"terrarium: warning: no reader's site ({reason})", file=sys.stderr)
                     self._warned = True
+
+
+def _cannot_write(exc: OSError) -> str:
+    where = f" {exc.filename}" if exc.filename else ""
+    return f"cannot write{where}: {exc.strerror or exc}"

@@ -35,7 +35,11 @@ def add_snapshot_parsers(subparsers: Any) -> None:
     )
     why.add_argument("entry", nargs="?", help="entry id (E12), term or alias")
     why.add_argument("--revision", type=int, help="ask about this revision instead")
-    why.add_argument("--question", help='default: "Why did you write <term> (<definition>)?"')
+    why.add_argument(
+        "--question",
+        help='default: "Why did you write <term> (<definition>)? Which posts is it based on?" '
+        "(change, or delete, for such a revision)",
+    )
     why.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_corpus(why)
     add_store(why, site=True)
@@ -43,6 +47,7 @@ def add_snapshot_parsers(subparsers: Any) -> None:
 
 
 def cmd_snapshots(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity
     from terrarium_dagster.engine import open_store
     from terrarium_dagster.summon.why import render_snapshots, snapshots_report
 
@@ -50,10 +55,12 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
     with open_store(settings, read_only=True) as store:
         thread_id = None if args.thread is None else _store_thread(store, args.thread)
         rows = snapshots_report(store, thread_id=thread_id)
+        identity = store.get_meta(IDENTITY_META)
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
-        print(render_snapshots(rows))
+        book = identity is not None and CorpusIdentity.model_validate_json(identity).book_title
+        print(render_snapshots(rows, book=bool(book)))
     return EXIT_OK
 
 

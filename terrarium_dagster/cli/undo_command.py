@@ -28,6 +28,7 @@ def add_undo_parser(commands: Any) -> None:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.engine import Engine
 
     settings = settings_from_args(args)
@@ -35,6 +36,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
         result = engine.edits.undo(
             decision_id=args.decision, revision_id=args.revision, reason=args.reason
         )
+        unit = "chapter" if is_book(engine.corpus) else "thread"
     if args.json:
         print(result.model_dump_json(indent=2))
         return EXIT_OK
@@ -47,5 +49,5 @@ def cmd_undo(args: argparse.Namespace) -> int:
     for line in result.kept:
         print(f"  kept the later change: {line}")
     if result.thread_key:
-        print(f"  the glossary as of {result.thread_key} includes it (re-export that thread)")
+        print(f"  the glossary as of {result.thread_key} includes it (re-export that {unit})")
     return EXIT_OK

@@ -41,6 +41,7 @@ A file it cannot read is an `InputError` naming the problem, and nothing is writ
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 import sqlite3
@@ -1056,21 +1057,41 @@ def reference_path(corpus: Path) -> Path:
     return corpus.with_name(f"{corpus.name}.reference.md")
 
 
-def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
-    """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
-    refused (InputError, nothing read or written) unless `replace`, when it is replaced
-    atomically."""
-    source, target = Path(path), Path(out)
-    if not replace and (target.exists() or target.is_symlink()):
+def _refuse_replacing_what_is_not_a_corpus(target: Path) -> None:
+    """`--replace` writes over a corpus (an earlier import), never over anything else: an
+    annotator store (its glossary would be lost), the book itself, notes."""
+    try:
+        with target.open("rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return  # unreadable: writing over it says why
+    what = None
+    if head and head != b"SQLite format 3\x00":
+        what = "not a corpus (not an SQLite file)"
+    elif head:
+        uri = target.resolve().as_uri() + "?mode=ro&immutable=1"  # leaves no -wal, -shm
+        try:
+            conn = sqlite3.connect(uri, uri=True)
+            try:
+                tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            tables = set()
+        if {"meta", "entry"} <= tables:
+            what = "an annotator store (its glossary would be lost)"
+        elif not {"thread", "post"} <= tables:
+            what = "an SQLite file that is not a corpus"
+    if what is not None:
         raise InputError(
-            f"--out {target} exists; nothing was changed; give --replace to write over it, or "
-            "another file name"
+            f"--out {target} is {what}; nothing was changed; --replace writes over a corpus "
+            "only: give another file name"
         )
-    book = read_book(source)
+
+
+def _write_corpus(partial: Path, book: Book, source: Path) -> None:
+    """The book's chapters, scenes and paragraphs as a corpus in the file `partial`."""
     chapters = book.chapters
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.partial")
-    partial.unlink(missing_ok=True)
     post_id, time = FIRST_POST_ID, FIRST_TIME
     conn = sqlite3.connect(partial, isolation_level=None)
     try:
@@ -1094,7 +1115,33 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         conn.execute("COMMIT")
     finally:
         conn.close()
-    partial.replace(target)
+
+
+def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
+    """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
+    refused (InputError, nothing read or written) unless `replace`, when it is replaced
+    atomically."""
+    source, target = Path(path), Path(out)
+    if not replace and (target.exists() or target.is_symlink()):
+        raise InputError(
+            f"--out {target} exists; nothing was changed; give --replace to write over it, or "
+            "another file name"
+        )
+    if target.is_file():
+        _refuse_replacing_what_is_not_a_corpus(target)
+    book = read_book(source)
+    chapters = book.chapters
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)
+        _write_corpus(partial, book, source)
+        partial.replace(target)
+    except (OSError, sqlite3.Error) as exc:  # a place the system refuses: nothing is left
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"--out {target}: cannot write there: {reason}") from None
     reference = reference_path(target)
     if book.reference:
         reference.write_text(reference_text(book), encoding="utf-8")

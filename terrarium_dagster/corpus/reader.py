@@ -55,6 +55,8 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "link": ("link_from", "link_to"),
 }
 URL_FIELDS = frozenset({"thread_id", "post_id"})
+# What `terrarium import` reads: given as a corpus, such a file is the book not yet imported.
+BOOK_SUFFIXES = frozenset({".txt", ".text", ".md", ".markdown", ".html", ".htm", ".xhtml", ".epub"})
 
 _TAG_SEPARATOR = "\x1f"
 _POST_COLUMNS = (
@@ -204,6 +206,11 @@ class Corpus:
         except sqlite3.DatabaseError as exc:
             message = str(exc)
             if "not a database" in message or "malformed" in message:
+                if self.path.suffix.lower() in BOOK_SUFFIXES:  # the book itself, not imported
+                    raise CorpusError(
+                        f"{self.path} is not a corpus (an SQLite file): make one of a book with "
+                        f"`terrarium import {self.path} --out CORPUS.db`, and give that as --corpus"
+                    ) from None
                 raise self._fail(f"not an SQLite database ({message})") from None
             raise self._fail(f"cannot open corpus ({message})") from None
         return conn
@@ -214,6 +221,11 @@ class Corpus:
         ).fetchall()
         tables = {row[0] for row in rows}
         missing_tables = [table for table in REQUIRED_COLUMNS if table not in tables]
+        if missing_tables and {"meta", "entry", "revision"} <= tables:
+            raise CorpusError(
+                f"{self.path} is an annotator store, not a corpus: give it as --db, and --corpus "
+                "the corpus it was built from (or no --corpus: the store records its own)"
+            )
         if missing_tables:
             names = ", ".join(repr(table) for table in missing_tables)
             plural = "s" if len(missing_tables) > 1 else ""

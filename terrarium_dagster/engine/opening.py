@@ -55,10 +55,27 @@ def open_corpus(settings: Settings, store: GlossaryStore | None = None) -> Corpu
     if store is not None:
         try:
             check_corpus_identity(store, corpus)
+        except InputError:
+            corpus.close()
+            if settings.corpus is None and recorded and not Path(recorded).is_file():
+                raise InputError(
+                    f"annotator store {store.where} was built from the corpus {recorded}, which "
+                    "is not there any more; nothing was written; give --corpus where it is now "
+                    "(a run given it records the new place)"
+                ) from None
+            raise
         except BaseException:
             corpus.close()
             raise
     return corpus
+
+
+def record_moved_corpus(store: GlossaryStore, settings: Settings, corpus: Corpus) -> None:
+    """A writer given --corpus for a store whose recorded corpus is gone (moved, renamed; its
+    identity was checked) records where it is now, so the readers find it without --corpus."""
+    recorded = store.get_meta(CORPUS_META)
+    if settings.corpus is not None and recorded and not Path(recorded).is_file():
+        store.set_meta(CORPUS_META, str(corpus.path.resolve()))
 
 
 def check_corpus_identity(store: GlossaryStore, corpus: Corpus) -> None:
@@ -171,6 +188,7 @@ def open_writer(
             check_corpus_identity(store, corpus)
         # The one place a writer opens the store: a second live writer is refused here.
         store.runs.acquire_writer_lease(run_id)
+        record_moved_corpus(store, settings, corpus)
     except BaseException as exc:
         store.close()
         corpus.close()

@@ -49,6 +49,7 @@ from terrarium_dagster.exports.files import (
     PlannedFile,
     manifest_text,
     read_manifest,
+    refuse_foreign_folder,
     staged_directory,
     write_text_atomic,
 )
@@ -114,6 +115,14 @@ class _Record:
     resolved: tuple[int | None, ...]
     json: str
     yaml: str
+
+
+def _wiki_file(path: Path) -> bool:
+    """Whether `path`, in the wiki's folder, is what the wiki export writes there: its
+    Markdown pages and `html/` with the same pages as HTML."""
+    if path.name == "html" and path.is_dir():
+        return all(part.suffix in (".html", ".css") for part in path.iterdir())
+    return path.suffix == ".md" and path.is_file()
 
 
 def glossary_size(entries: Sequence[EntryView]) -> int:
@@ -363,6 +372,8 @@ class Exporter:
         *,
         html: bool,
     ) -> tuple[Manifest, str]:
+        if wiki_files:  # its folder is replaced whole: never one holding anything else
+            refuse_foreign_folder(target / WIKI_DIR, _wiki_file, "the wiki")
         base_folder, base_manifest = self._base(target, base)
         target.mkdir(parents=True, exist_ok=True)
         # A manifest must never describe files it does not: gone until the new one is written.

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from terrarium_dagster.errors import InputError
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -32,6 +34,30 @@ def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8, newlines as they are) to a temporary file beside ``path``, then
     rename it over ``path``."""
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def refuse_foreign_folder(target: Path, ours: Callable[[Path], bool], what: str) -> None:
+    """An export that replaces its folder whole (`staged_directory`) refuses, in one line and
+    before anything is written, a folder holding anything it did not write (the store, the
+    corpus, notes: `--out .` or the project's folder), and the current folder or one above it."""
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise InputError(f"--out {target} is a file: {what} is a folder; give a folder's name")
+    here = Path.cwd().resolve()
+    if target.resolve() in (here, *here.parents):
+        raise InputError(
+            f"--out {target} is the current folder or holds it: {what} replaces its folder "
+            "whole; give a new folder's name"
+        )
+    foreign = sorted(path.name for path in target.iterdir() if not ours(path))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "")
+        raise InputError(
+            f"{target} holds files that are not {what} ({shown}) and {what} replaces its "
+            "folder whole; nothing was written; give --out a new folder, or the one it was "
+            "written to"
+        )
 
 
 @contextmanager

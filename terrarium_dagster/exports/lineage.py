@@ -319,7 +319,10 @@ def render_lineage_text(trail: Lineage) -> str:
     """The lineage as text for a terminal: entry, revisions, sources, threads."""
     entry = trail.entry
     lines = [f"E{entry.id} {entry.term} [{entry.status}{', deleted' if entry.deleted else ''}]"]
-    if normalize_term(trail.matched) not in (normalize_term(entry.term), f"e{entry.id}"):
+    asked = normalize_term(trail.matched)
+    if re.fullmatch(r"e\d+", asked) and asked != f"e{entry.id}":  # a merged-away entry's id
+        lines.append(f"  {trail.matched.upper()} was merged into this entry (its revisions below)")
+    elif asked not in (normalize_term(entry.term), f"e{entry.id}"):
         lines.append(f"  found by: {trail.matched}")
     if entry.aliases:
         lines.append(f"  aliases: {'; '.join(entry.aliases)}")

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from terrarium_dagster.config import yaml_problem
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.normalize import normalize_term
@@ -53,8 +54,8 @@ def load_gold(path: Path) -> GoldList:
         return GoldList.model_validate(document)
     except OSError as exc:
         raise InputError(f"cannot read the gold list {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"gold list {path} is not YAML: {' '.join(str(exc).split())}") from None
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read the gold list {path}: {yaml_problem(exc)}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "document"

@@ -33,7 +33,7 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
 from terrarium_dagster.corpus.units import Post
 from terrarium_dagster.exports.edition_views import with_editions
-from terrarium_dagster.exports.files import staged_directory
+from terrarium_dagster.exports.files import refuse_foreign_folder, staged_directory
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import EntryView
@@ -51,6 +51,30 @@ class SiteReport:
     entries: int
     versions: int
     bytes: int
+    unit: str = "thread"  # what a thread is called: "chapter" for an imported book
+    final: dict[str, int] = field(default_factory=dict)  # entries by their state at the last
+
+    def summary(self) -> str:
+        """What the site holds, as `export` and `serve` say it: `34 chapters, 129 entries
+        across them: 32 in the glossary after the last chapter, 87 rejected, 10 merged away`."""
+        parts = f"{self.threads} {self.unit}{'s' * (self.threads != 1)}"
+        entries = f"{self.entries} {'entry' if self.entries == 1 else 'entries'} across them"
+        besides = [
+            f"{self.final[state]} {state}"
+            for state in ("rejected", "merged away", "deleted")
+            if self.final.get(state)
+        ]
+        if not besides:
+            return f"{parts}, {entries}"
+        live = f"{self.final.get('live', 0)} in the glossary after the last {self.unit}"
+        return f"{parts}, {entries}: {', '.join([live, *besides])}"
+
+
+def _final_state(version: dict[str, Any]) -> str:
+    """An entry's state in its last version: live, rejected, merged away or deleted."""
+    if version.get("absent") or version.get("deleted"):
+        return "deleted"
+    return {"rejected": "rejected", "merged": "merged away"}.get(version["status"], "live")
 
 
 @dataclass
@@ -173,6 +197,16 @@ def _payload(document: dict[str, Any]) -> str:
     return payload.replace("</", "<\\/")  # never closes a script element it may sit in
 
 
+_THREAD_FILE = re.compile(r"thread-\d{4,}\.js")
+
+
+def _site_file(path: Path) -> bool:
+    """Whether `path`, in a site's folder, is what `build_site` writes there."""
+    if path.name == THREAD_DIR and path.is_dir():
+        return all(_THREAD_FILE.fullmatch(part.name) for part in path.iterdir())
+    return path.name in ("index.html", DATA_FILE) and path.is_file()
+
+
 def build_site(
     store: GlossaryStore, corpus: Corpus, out_dir: str | Path, *, story: str | None = None
 ) -> SiteReport:
@@ -186,6 +220,7 @@ def build_site(
     page = resources.files("terrarium_dagster.exports.site_assets").joinpath("index.html")
     manifest = site_manifest(parts, story=title, unit="chapter" if book else "thread")
     target = Path(out_dir)
+    refuse_foreign_folder(target, _site_file, "the reader's site")
     with staged_directory(target) as staging:
         (staging / "index.html").write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
         (staging / DATA_FILE).write_text(
@@ -197,10 +232,17 @@ def build_site(
                 f"window.TERRARIUM_THREAD({_payload(part.document())});\n", encoding="utf-8"
             )
     size = sum(path.stat().st_size for path in target.rglob("*") if path.is_file())
+    last = {entry: version for part in parts for entry, version in part.versions.items()}
+    final: dict[str, int] = {}
+    for version in last.values():
+        state = _final_state(version)
+        final[state] = final.get(state, 0) + 1
     return SiteReport(
         out_dir=str(target),
         threads=len(parts),
-        entries=len({entry for part in parts for entry in part.versions}),
+        entries=len(last),
         versions=sum(len(part.versions) for part in parts),
         bytes=size,
+        unit="chapter" if book else "thread",
+        final=final,
     )

@@ -1079,7 +1079,8 @@ class ChatClient:
             said = cause
             self._sleep(delay)
         error = ServerUnreachableError if unreachable else AgentError
-        raise error(f"{what} failed after {attempts_allowed} attempts; last error: {cause}")
+        tries = f"{attempts_allowed} attempt{'s' * (attempts_allowed != 1)}"
+        raise error(f"{what} failed after {tries}; last error: {cause}")
 
     def _room(self, weight: int | None, book: AttemptBook | None) -> Ticket | None:
         """Wait for room on the server for a request of `weight` tokens (None: not gated)."""

@@ -205,7 +205,7 @@ class StoreConnection:
         self._conn: sqlite3.Connection | None = None
         if read_only:
             self.where = str(path)
-            refuse_not_a_store(Path(path).expanduser(), self.where)
+            refuse_not_a_store(Path(path).expanduser(), self.where, writer=False)
             conn = self._open_read_only(path, busy_timeout_ms)
         else:
             target, self.where = resolve_location(path)

@@ -50,8 +50,9 @@ def damage_error(where: str, detail: str) -> DamagedStoreError:
     )
 
 
-def refuse_not_a_store(path: Path, where: str) -> None:
-    """Refuse, in one line, a non-empty file that is not an SQLite database at all."""
+def refuse_not_a_store(path: Path, where: str, *, writer: bool = True) -> None:
+    """Refuse, in one line, a non-empty file that is not an SQLite database at all (a new file
+    name is offered to a `writer` only: a reader has nothing to read in a new store)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(len(SQLITE_HEADER))
@@ -60,7 +61,8 @@ def refuse_not_a_store(path: Path, where: str) -> None:
     if head and head != SQLITE_HEADER:
         raise InputError(
             f"{where} is not an annotator store (not an SQLite database); nothing was written; "
-            "give --db a store `terrarium run` made, or a new file name for a new store"
+            "give --db a store `terrarium run` made"
+            + (", or a new file name for a new store" if writer else "")
         )
 
 
@@ -78,6 +80,5 @@ def check_integrity(conn: sqlite3.Connection, where: str) -> None:
     if problems:
         log.debug("quick_check of %s found:\n%s", where, "\n".join(problems))
         count = f"{len(problems)}+" if len(problems) >= 100 else str(len(problems))
-        raise damage_error(
-            where, f"SQLite's integrity check found {count} problem(s); -v logs them"
-        )
+        found = f"{count} problem{'' if count == '1' else 's'}"
+        raise damage_error(where, f"SQLite's integrity check found {found}; -v logs them")

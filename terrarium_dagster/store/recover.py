@@ -33,6 +33,7 @@ class RecoverReport:
     out: str
     tables: list[TableSalvage] = field(default_factory=list)
     dangling: int = 0  # rows pointing at a row that was lost (PRAGMA foreign_key_check)
+    check_problems: int = 0  # what SQLite's quick_check of the damaged store found
 
     @property
     def copied(self) -> int:
@@ -47,6 +48,16 @@ def _open_damaged(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
     conn.execute("PRAGMA query_only = ON")
     return conn
+
+
+def _check_problems(conn: sqlite3.Connection) -> int:
+    """How many problems SQLite's quick_check finds (damage in an index, a derived table or
+    free pages loses no row, but the store is damaged all the same)."""
+    try:
+        rows = conn.execute("PRAGMA quick_check(100)").fetchall()
+    except sqlite3.DatabaseError:
+        return 1
+    return sum(1 for row in rows if str(row[0]) != "ok")
 
 
 def _rowid_tables(conn: sqlite3.Connection, names: list[str]) -> list[str]:
@@ -117,7 +128,8 @@ def recover(source_path: Path, out_path: Path) -> RecoverReport:
         raise InputError(f"--out {out_path} exists: recover writes a new store, never over one")
     if out_path.resolve() == source_path.resolve():
         raise InputError("--out must differ from --db: the damaged store is kept as it is")
-    refuse_not_a_store(source_path, str(source_path))  # nothing to recover from notes or a book
+    # nothing to recover from notes or a book
+    refuse_not_a_store(source_path, str(source_path), writer=False)
     report = RecoverReport(source=str(source_path), out=str(out_path))
     try:
         source = _open_damaged(source_path)
@@ -132,6 +144,7 @@ def recover(source_path: Path, out_path: Path) -> RecoverReport:
             f"annotator store {source_path} cannot be read at all ({exc}): its schema is "
             "damaged; restore a copy of the file"
         ) from exc
+    report.check_problems = _check_problems(source)
     store = GlossaryStore(out_path)
     try:
         conn = store.conn

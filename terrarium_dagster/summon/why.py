@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from terrarium_dagster.context.tokens import TokenCounter
-from terrarium_dagster.corpus.story import book_place, is_book, scene_place
+from terrarium_dagster.corpus.story import book_place, is_book, paragraph_number, scene_place
 from terrarium_dagster.errors import CorpusError, InputError, StoreError
 from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.snapshots.context_snapshots import (
@@ -289,8 +289,9 @@ def render_why(answer: WhyAnswer) -> str:
         lines += ["", f"(the past context was trimmed to fit the budget: {trimmed})"]
     lines += [
         "",
-        f"({answer.calls} call(s), {answer.prompt_tokens} prompt and {answer.completion_tokens} "
-        f"completion tokens; exchange logged as summon {answer.summon_log_id})",
+        f"({answer.calls} call{'s' * (answer.calls != 1)}, {answer.prompt_tokens} prompt and "
+        f"{answer.completion_tokens} completion tokens; exchange logged as summon "
+        f"{answer.summon_log_id})",
     ]
     return "\n".join(lines)
 
@@ -329,20 +330,34 @@ def snapshots_report(store: GlossaryStore, *, thread_id: int | None = None) -> l
     return rows
 
 
-def render_snapshots(rows: list[dict[str, Any]]) -> str:
-    """A table of `snapshots_report` rows."""
+def _ends_at(scene_id: str | None, book: bool) -> str:
+    """A snapshot's last scene: its id, or in a book the paragraph of its chapter it begins at."""
+    if not scene_id:
+        return "-"
+    thread, _, first = scene_id.partition("#")
+    start = first.split("~")[0]
+    if not book or not (thread.isdigit() and start.isdigit()):
+        return scene_id
+    return f"paragraph {paragraph_number(int(start), int(thread))}"
+
+
+def render_snapshots(rows: list[dict[str, Any]], *, book: bool = False) -> str:
+    """A table of `snapshots_report` rows (of an imported `book`: chapters and paragraphs)."""
+    unit = "chapter" if book else "thread"
     if not rows:
-        return "no snapshots yet (one is taken at every thread end and at a clean stop)"
+        return f"no snapshots yet (one is taken at every {unit} end and at a clean stop)"
     header = (
-        f"{'id':>5}  {'kind':<10}  {'thread':<18}  {'ends at scene':<18}  {'rev':>6}  "
-        f"{'scenes':>6}  {'summ':>4}  {'story':>6}  {'blamed':>6}  {'summons':>7}  created"
+        f"{'id':>5}  {'kind':<11}  {unit:<18}  {'last scene at' if book else 'ends at scene':<18}  "
+        f"{'rev':>6}  {'scenes':>6}  {'summ':>4}  {'story':>6}  {'blamed':>6}  {'summons':>7}  "
+        "created"
     )
     lines = [header]
     for row in rows:
         thread = row["thread_key"] or (str(row["thread_id"]) if row["thread_id"] else "-")
-        kind = row["kind"] + (f"<-{row['restored_from']}" if row["restored_from"] else "")
+        kind = row["kind"].replace("thread_", f"{unit}_")
+        kind += f"<-{row['restored_from']}" if row["restored_from"] else ""
         lines.append(
-            f"{row['id']:>5}  {kind:<10}  {thread:<18}  {row['scene_id'] or '-':<18}  "
+            f"{row['id']:>5}  {kind:<11}  {thread:<18}  {_ends_at(row['scene_id'], book):<18}  "
             f"{row['revision_id'] if row['revision_id'] is not None else '-':>6}  "
             f"{row['history_scenes']:>6}  {row['summaries']:>4}  {row['story_chars']:>6}  "
             f"{row['revisions_in_force']:>6}  {row['summons']:>7}  {row['created_at']}"
