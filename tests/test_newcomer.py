@@ -771,3 +771,28 @@ def test_a_bad_setting_value_is_said_with_the_value_given_and_without_pydantics_
             "(given 'lots')",
         )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+
+
+def test_recover_into_a_folder_writes_the_new_store_inside_it(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`recover --out dir/` wrote a file named `dir`, and over an existing folder was refused as
+    if the folder were a store: a folder (existing, or a path ending in /) gets the new store
+    inside it, named after the damaged one, and the same command again is refused in one line."""
+    before = _digest(sample_store)
+    named = f"{sample_store.stem}-recovered.db"
+    made = tmp_path / "made"
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    for out, folder in ((f"{made}/", made), (str(existing), existing)):
+        done = _terrarium("recover", "--db", str(sample_store), "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert folder.is_dir() and [path.name for path in folder.glob("*.db")] == [named]
+        assert f"into {folder / named} " in done.stdout.splitlines()[0], done.stdout
+        assert _terrarium("status", "--db", str(folder / named)).returncode == 0
+        again = _terrarium("recover", "--db", str(sample_store), "--out", out)
+        _one_line_refusal(again, f"--out {folder / named} exists")
+        assert [path.name for path in folder.glob("*.db")] == [named]
+    assert _digest(sample_store) == before
+    usage = _terrarium("recover", "--help").stdout
+    assert "ending in /" in " ".join(usage.split())
