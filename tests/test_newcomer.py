@@ -796,3 +796,33 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
     assert _digest(sample_store) == before
     usage = _terrarium("recover", "--help").stdout
     assert "ending in /" in " ".join(usage.split())
+
+
+@pytest.mark.parametrize(
+    ("setting", "given", "flag"),
+    [("offline", "maybe", ["--offline"]), ("concurrency", "lots", ["--concurrency", "3"])],
+)
+def test_a_bad_value_in_the_configuration_file_is_refused_even_where_an_option_overrides_it(
+    tmp_path: Path, setting: str, given: str, flag: list[str]
+) -> None:
+    """`offline: maybe` in terrarium.yaml failed `status` but `run --offline` ran over it
+    (and `--concurrency 3` over `concurrency: lots`): every command says the bad value."""
+    (tmp_path / "terrarium.yaml").write_text(f"{setting}: {given}\n", encoding="utf-8")
+    run = [*run_args("s.db", offline=False), *flag, "--max-scenes", "1"]
+    if "--offline" not in flag:
+        run.append("--offline")
+    for args in (
+        run,
+        ["status", "--db", "s.db"],
+        ["export", "--db", "s.db", "--format", "json", "--out", "g.json"],
+    ):
+        _one_line_refusal(
+            _terrarium(*args, cwd=tmp_path), f"invalid configuration: {setting}: ", repr(given)
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+    # a value checked across settings is judged as run: the option given wins
+    (tmp_path / "terrarium.yaml").write_text(
+        "offline: true\ncontext_budget: 4096\nmax_tokens: 3000\n"
+    )
+    done = _terrarium(*run_args("s.db", max_scenes=1, context_budget=8192), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
