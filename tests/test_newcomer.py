@@ -826,3 +826,42 @@ def test_a_bad_value_in_the_configuration_file_is_refused_even_where_an_option_o
     )
     done = _terrarium(*run_args("s.db", max_scenes=1, context_budget=8192), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_resumed_runs_progress_line_counts_this_runs_work_and_says_so(tmp_path: Path) -> None:
+    """A resumed run's line put this run's entries beside token figures that read as the
+    store's: every figure is this run's, labelled so, and the tokens name which is which."""
+    db = tmp_path / "s.db"
+    assert _terrarium(*run_args(db, max_scenes=1)).returncode == 0
+
+    def entries() -> int:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            (count,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
+        conn.close()
+        return count
+
+    before = entries()
+    resumed = _terrarium(*run_args(db, max_scenes=1))
+    assert resumed.returncode == 0, resumed.stderr
+    (line,) = resumed.stderr.splitlines()
+    shown = re.search(
+        r" done \(1/(\d+)\): \d+ scenes in \S+ · this run: scenes \d+/(\d+) · entries (\d+) new, "
+        r"\d+ updated · tokens (\d+) prompt \+ (\d+) completion \(\d+% cached\) · ",
+        line,
+    )
+    assert shown, line
+    left = re.search(r"(\d+) threads \((\d+) scenes\) left", resumed.stdout)
+    finished = re.search(r": \d+ calls, (\d+) prompt tokens .*, (\d+) completion", resumed.stdout)
+    assert left and finished, resumed.stdout
+    threads, scenes, created, prompt, completion = map(int, shown.groups())
+    assert created == entries() - before > 0  # the entries this run made, not the store's
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        (store_prompt,) = conn.execute("SELECT SUM(prompt_tokens) FROM agent_call").fetchone()
+    conn.close()
+    assert 0 < prompt <= int(finished.group(1)) < store_prompt  # this run's tokens
+    assert 0 < completion <= int(finished.group(2))
+    # out of what was left when this run began: the thread it did and the ones still left
+    assert threads == int(left.group(1)) + 1
+    assert scenes > int(left.group(2))
+    usage = " ".join(_terrarium("run", "--help").stdout.split())
+    assert "Its figures are this run's" in usage
