@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -248,11 +249,12 @@ def yaml_problem(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def _check_config_file() -> None:
-    """A config file must be a YAML mapping of settings (not a list, not a scalar)."""
+def _check_config_file() -> dict[Any, Any]:
+    """A config file must be a YAML mapping of settings (not a list, not a scalar): what it
+    sets (empty without one)."""
     path = _config_file()
     if path is None:
-        return
+        return {}
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -262,26 +264,54 @@ def _check_config_file() -> None:
             f"configuration file {path} must be a mapping of settings (name: value), "
             f"not a {type(document).__name__}"
         )
+    return document or {}
+
+
+def _file_value_errors(document: dict[Any, Any]) -> list[ErrorDetails]:
+    """What is wrong with the values the file sets, each judged even where the command line or
+    the environment gives the same setting (only the file's own keys; a check across settings
+    waits for the settings as run)."""
+    if not document:
+        return []
+    try:
+        Settings(**{str(key): value for key, value in document.items()})
+    except ValidationError as exc:
+        named = {str(key) for key in document}
+        return [error for error in exc.errors() if error["loc"] and error["loc"][0] in named]
+    return []
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Settings from the sources, with `overrides` (None values ignored) taking precedence."""
+    """Settings from the sources, with `overrides` (None values ignored) taking precedence. A
+    bad value in the configuration file is an error even where another source overrides it."""
     given = {key: value for key, value in overrides.items() if value is not None}
-    _check_config_file()
+    overridden = _file_value_errors(_check_config_file())
     try:
-        return Settings(**given)
+        settings = Settings(**given)
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc)) from None
+        errors = exc.errors()
+        said = {error["loc"] for error in errors}
+        raise ConfigError(
+            describe_errors([*errors, *(e for e in overridden if e["loc"] not in said)])
+        ) from None
     except (OSError, ValueError, yaml.YAMLError) as exc:  # unreadable or malformed YAML
         where = _config_file()
         reason = " ".join(str(exc).split())
         raise ConfigError(f"cannot read configuration file {where}: {reason}") from None
+    if overridden:
+        raise ConfigError(describe_errors(overridden))
+    return settings
 
 
 def describe_validation_error(exc: ValidationError) -> str:
     """One line: each bad field with pydantic's reason."""
+    return describe_errors(exc.errors())
+
+
+def describe_errors(errors: list[ErrorDetails]) -> str:
+    """One line: each of pydantic's `errors` as its field and reason."""
     parts = []
-    for error in exc.errors():
+    for error in errors:
         where = ".".join(str(item) for item in error["loc"]) or "settings"
         if error["type"] == "extra_forbidden":  # a misspelt key of the configuration file
             close = difflib.get_close_matches(where, list(Settings.model_fields), n=1)

@@ -771,3 +771,97 @@ def test_a_bad_setting_value_is_said_with_the_value_given_and_without_pydantics_
             "(given 'lots')",
         )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+
+
+def test_recover_into_a_folder_writes_the_new_store_inside_it(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`recover --out dir/` wrote a file named `dir`, and over an existing folder was refused as
+    if the folder were a store: a folder (existing, or a path ending in /) gets the new store
+    inside it, named after the damaged one, and the same command again is refused in one line."""
+    before = _digest(sample_store)
+    named = f"{sample_store.stem}-recovered.db"
+    made = tmp_path / "made"
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    for out, folder in ((f"{made}/", made), (str(existing), existing)):
+        done = _terrarium("recover", "--db", str(sample_store), "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert folder.is_dir() and [path.name for path in folder.glob("*.db")] == [named]
+        assert f"into {folder / named} " in done.stdout.splitlines()[0], done.stdout
+        assert _terrarium("status", "--db", str(folder / named)).returncode == 0
+        again = _terrarium("recover", "--db", str(sample_store), "--out", out)
+        _one_line_refusal(again, f"--out {folder / named} exists")
+        assert [path.name for path in folder.glob("*.db")] == [named]
+    assert _digest(sample_store) == before
+    usage = _terrarium("recover", "--help").stdout
+    assert "ending in /" in " ".join(usage.split())
+
+
+@pytest.mark.parametrize(
+    ("setting", "given", "flag"),
+    [("offline", "maybe", ["--offline"]), ("concurrency", "lots", ["--concurrency", "3"])],
+)
+def test_a_bad_value_in_the_configuration_file_is_refused_even_where_an_option_overrides_it(
+    tmp_path: Path, setting: str, given: str, flag: list[str]
+) -> None:
+    """`offline: maybe` in terrarium.yaml failed `status` but `run --offline` ran over it
+    (and `--concurrency 3` over `concurrency: lots`): every command says the bad value."""
+    (tmp_path / "terrarium.yaml").write_text(f"{setting}: {given}\n", encoding="utf-8")
+    run = [*run_args("s.db", offline=False), *flag, "--max-scenes", "1"]
+    if "--offline" not in flag:
+        run.append("--offline")
+    for args in (
+        run,
+        ["status", "--db", "s.db"],
+        ["export", "--db", "s.db", "--format", "json", "--out", "g.json"],
+    ):
+        _one_line_refusal(
+            _terrarium(*args, cwd=tmp_path), f"invalid configuration: {setting}: ", repr(given)
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
+    # a value checked across settings is judged as run: the option given wins
+    (tmp_path / "terrarium.yaml").write_text(
+        "offline: true\ncontext_budget: 4096\nmax_tokens: 3000\n"
+    )
+    done = _terrarium(*run_args("s.db", max_scenes=1, context_budget=8192), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_resumed_runs_progress_line_counts_this_runs_work_and_says_so(tmp_path: Path) -> None:
+    """A resumed run's line put this run's entries beside token figures that read as the
+    store's: every figure is this run's, labelled so, and the tokens name which is which."""
+    db = tmp_path / "s.db"
+    assert _terrarium(*run_args(db, max_scenes=1)).returncode == 0
+
+    def entries() -> int:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            (count,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
+        conn.close()
+        return count
+
+    before = entries()
+    resumed = _terrarium(*run_args(db, max_scenes=1))
+    assert resumed.returncode == 0, resumed.stderr
+    (line,) = resumed.stderr.splitlines()
+    shown = re.search(
+        r" done \(1/(\d+)\): \d+ scenes in \S+ · this run: scenes \d+/(\d+) · entries (\d+) new, "
+        r"\d+ updated · tokens (\d+) prompt \+ (\d+) completion \(\d+% cached\) · ",
+        line,
+    )
+    assert shown, line
+    left = re.search(r"(\d+) threads \((\d+) scenes\) left", resumed.stdout)
+    finished = re.search(r": \d+ calls, (\d+) prompt tokens .*, (\d+) completion", resumed.stdout)
+    assert left and finished, resumed.stdout
+    threads, scenes, created, prompt, completion = map(int, shown.groups())
+    assert created == entries() - before > 0  # the entries this run made, not the store's
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        (store_prompt,) = conn.execute("SELECT SUM(prompt_tokens) FROM agent_call").fetchone()
+    conn.close()
+    assert 0 < prompt <= int(finished.group(1)) < store_prompt  # this run's tokens
+    assert 0 < completion <= int(finished.group(2))
+    # out of what was left when this run began: the thread it did and the ones still left
+    assert threads == int(left.group(1)) + 1
+    assert scenes > int(left.group(2))
+    usage = " ".join(_terrarium("run", "--help").stdout.split())
+    assert "Its figures are this run's" in usage

@@ -15,6 +15,8 @@ from terrarium_dagster.cli.common import counted
 class Progress:
     """What a run is doing, for whoever watches it.
 
+    Every figure counts this run's work, as the lines say ("this run:"): a resumed run starts
+    from nothing, its threads and scenes the ones left when it began.
     On a terminal: one live line for the whole range — a bar of threads done, scenes, entries
     new and updated, tokens per second, model requests in flight (for a served model: the
     offline backend answers in-process, one at a time), and the time left at the recent pace.
@@ -103,7 +105,7 @@ class Progress:
         scenes = f"{f['scenes']}/{self.scenes_total}" if self.scenes_total else str(f["scenes"])
         flight = f" · {self.in_flight()} in flight" if self.in_flight is not None else ""
         return (
-            f"[{'#' * filled}{'.' * (self.BAR - filled)}] {self.unit}s {f['threads']}/"
+            f"[{'#' * filled}{'.' * (self.BAR - filled)}] this run: {self.unit}s {f['threads']}/"
             f"{self.threads_total} · scenes {scenes} · entries {self._entries()}"
             f" · {self._rate():.0f} tok/s{flight} · ETA {self._eta()}"
         )
@@ -117,9 +119,10 @@ class Progress:
         rate = f["cached"] / f["prompt"] if f["prompt"] else 0.0
         return (
             f"{self.unit} {key} done ({f['threads']}/{self.threads_total}): "
-            f"{counted(self._thread_scenes, 'scene', 'scenes')} in {spent:.1f}s · scenes "
-            f"{f['scenes']}/{self.scenes_total} · entries {self._entries()} · tokens "
-            f"{f['prompt']}/{f['completion']} (cache {rate:.0%}) · {self._rate():.0f} tok/s · "
+            f"{counted(self._thread_scenes, 'scene', 'scenes')} in {spent:.1f}s · this run: "
+            f"scenes {f['scenes']}/{self.scenes_total} · entries {self._entries()} · tokens "
+            f"{f['prompt']} prompt + {f['completion']} completion ({rate:.0%} cached) · "
+            f"{self._rate():.0f} tok/s · "
             f"ETA {self._eta()}"
         )
 

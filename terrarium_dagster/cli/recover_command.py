@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,31 @@ def add_recover_parser(commands: Any) -> None:
         "recover",
         help="copy what is readable of a damaged store into a new one (the damaged one is kept)",
     )
-    recover.add_argument("--out", type=Path, required=True, help="the new store (must not exist)")
+    recover.add_argument(
+        "--out",
+        required=True,
+        help=(
+            "the new store's file (must not exist); a folder (an existing one, or a path ending "
+            "in /, made if missing) gets DB-recovered.db inside it, DB the damaged store's name"
+        ),
+    )
+
+
+def recovered_store_path(out: str, source: Path) -> Path:
+    """Where `--out` puts the new store: the file it names, or inside the folder it names
+    (an existing folder, or a path ending in a separator) as `<source stem>-recovered.db`."""
+    given = Path(out).expanduser()
+    if out.endswith(("/", os.sep)) or given.is_dir():
+        return given / f"{source.stem}-recovered.db"
+    return given
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from terrarium_dagster.store.recover import recover
 
     settings = settings_from_args(args)
-    report = recover(Path(settings.db), args.out)
+    source = Path(settings.db)
+    report = recover(source, recovered_store_path(args.out, source))
     damaged = ", ".join(report.damaged_tables) or "none"
     print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")
     for table in report.tables:

@@ -24,7 +24,8 @@ def add_run_parser(commands: Any) -> None:
         help="annotate the threads in story order, curating each; the same command resumes",
         description="On a terminal one line shows the progress: threads and scenes done, "
         "entries new and updated, completion tokens per second, model requests in flight "
-        "(not offline: the offline backend answers at once) and the time left.",
+        "(not offline: the offline backend answers at once) and the time left. Its figures "
+        "are this run's (a resumed run counts from nothing, out of the threads and scenes left).",
     )
     run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
     run.add_argument(
