@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.cli import TERRARIUM, run_args, terrarium
+from tests.support.cli import TERRARIUM, interrupt, run_args, terrarium
 
 MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
 
@@ -441,13 +441,7 @@ def test_serve_and_export_say_the_same_of_a_books_site_as_the_json_export(tmp_pa
         assert process.stdout is not None
         assert process.stdout.readline() == f"built the reader's site: {summary}\n"
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        interrupt(process)
 
 
 def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
@@ -693,13 +687,7 @@ def test_an_import_or_a_site_the_system_refuses_to_write_is_one_line(
         warning = process.stderr.readline()
         assert warning.startswith("terrarium: warning: no reader's site (cannot write /proc/x")
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        interrupt(process)
         assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
 

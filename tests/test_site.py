@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -25,7 +24,7 @@ import pytest
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, interrupt, run_args
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -85,13 +84,7 @@ def site(store: Path, sample_db: Path) -> Iterator[str]:
             time.sleep(0.1)
         yield base
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        interrupt(process)
 
 
 def _render(url: str, tmp_path: Path, name: str) -> str:

@@ -4,6 +4,7 @@ installed script beside this interpreter (tests run the real thing, in-process o
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,14 @@ def said(line: str) -> bool:
     """A line the command says to the user: `terrarium: ...`, the served model's one line at
     the start of a run (`terrarium: server: ...`) aside."""
     return line.startswith("terrarium:") and not line.startswith("terrarium: server:")
+
+
+def interrupt(process: subprocess.Popen[str]) -> None:
+    """Stop a process a test started as Ctrl-C would (SIGINT), killing it after 10 s."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
