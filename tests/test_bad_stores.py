@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_args, said, terrarium
+from tests.support.cli import digest, run_args, said, terrarium
 
 _terrarium = partial(terrarium, timeout=120, clean=True)
 
@@ -32,10 +31,6 @@ def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
     for word in words:
         assert word in lines[0], (word, lines[0])
     return lines[0]
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _unwritable_folder(tmp_path: Path) -> Path:
@@ -98,19 +93,19 @@ def test_a_store_at_schema_version_0_and_a_stranger_database_are_refused_untouch
     with sqlite3.connect(reset) as conn:
         conn.execute("PRAGMA user_version = 0")
     conn.close()
-    before = _digest(reset)
+    before = digest(reset)
     for command in (run_args(reset), ["status", "--db", str(reset)]):
         line = _one_line(_terrarium(*command), "schema version 0")
         assert "terrarium recover" in line and "table meta already exists" not in line
-    assert _digest(reset) == before
+    assert digest(reset) == before
 
     stranger = tmp_path / "stranger.db"
     with sqlite3.connect(stranger) as conn:
         conn.execute("CREATE TABLE recipes (name TEXT)")
     conn.close()
-    before = _digest(stranger)
+    before = digest(stranger)
     _one_line(_terrarium(*run_args(stranger)), "not an annotator store")
-    assert _digest(stranger) == before
+    assert digest(stranger) == before
 
 
 def _runs(db: Path) -> dict[str, int]:

@@ -6,23 +6,18 @@ Real books (trimmed Project Gutenberg texts in tests/data/books) are imported wi
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import subprocess
 from functools import partial
 from pathlib import Path
 
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import digest, run_args, terrarium
 
 BOOKS = Path(__file__).parent / "data" / "books"
 MARS = BOOKS / "princess-of-mars-ch1-10.txt"
 DUBLINERS = BOOKS / "dubliners-1990s.txt"
 
 _terrarium = partial(terrarium, timeout=120, clean=True)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _refused(done: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -37,7 +32,7 @@ def _refused(done: subprocess.CompletedProcess[str], *words: str) -> str:
 def test_import_over_an_existing_corpus_is_refused_unless_replace(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.db"
     assert _terrarium("import", str(MARS), "--out", str(corpus), cwd=tmp_path).returncode == 0
-    before = _digest(corpus)
+    before = digest(corpus)
     for _ in range(2):  # as a newcomer would: the same command again
         _refused(
             _terrarium("import", str(DUBLINERS), "--out", str(corpus), cwd=tmp_path),
@@ -45,7 +40,7 @@ def test_import_over_an_existing_corpus_is_refused_unless_replace(tmp_path: Path
             "--replace",
             "nothing was changed",
         )
-        assert _digest(corpus) == before
+        assert digest(corpus) == before
     replaced = _terrarium("import", str(DUBLINERS), "--out", str(corpus), "--replace")
     assert replaced.returncode == 0, replaced.stderr
     with sqlite3.connect(corpus) as conn:
@@ -62,7 +57,7 @@ def test_a_store_refuses_another_corpus_and_accepts_its_own_grown(tmp_path: Path
 
     # the same path now holds another book: the run, and every reader, refuse it in one line
     assert _terrarium("import", str(DUBLINERS), "--out", str(corpus), "--replace").returncode == 0
-    before = _digest(store)
+    before = digest(store)
     line = _refused(
         _terrarium(*run_args(store, corpus, max_scenes=2), cwd=tmp_path),
         "A Princess of Mars",
@@ -75,7 +70,7 @@ def test_a_store_refuses_another_corpus_and_accepts_its_own_grown(tmp_path: Path
         ["lineage", "Sola", "--db", str(store)],
     ):
         _refused(_terrarium(*reader, cwd=tmp_path), "A Princess of Mars", "Dubliners")
-    assert _digest(store) == before
+    assert digest(store) == before
     assert not (tmp_path / "g.json").exists()
     status = _terrarium("status", "--db", str(store), cwd=tmp_path)  # says so, checks nothing
     assert status.returncode == 0, status.stderr
@@ -112,7 +107,7 @@ def test_a_store_from_before_identities_adopts_its_corpus(tmp_path: Path) -> Non
 def test_a_file_that_is_not_a_store_is_named_so(tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("shopping: eggs, milk\n" * 40)
-    before = _digest(notes)
+    before = digest(notes)
     for args in (
         run_args(notes, max_scenes=1),
         ["status", "--db", str(notes)],
@@ -121,14 +116,14 @@ def test_a_file_that_is_not_a_store_is_named_so(tmp_path: Path) -> None:
     ):
         line = _refused(_terrarium(*args, cwd=tmp_path), "is not an annotator store")
         assert "damaged" not in line and "recover" not in line, line
-    assert _digest(notes) == before
+    assert digest(notes) == before
     assert not (tmp_path / "new.db").exists()
 
     corpus = tmp_path / "corpus.db"  # the corpus given as the store: said so
     assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
-    before = _digest(corpus)
+    before = digest(corpus)
     _refused(_terrarium("status", "--db", str(corpus)), "is a corpus", "--corpus")
-    assert _digest(corpus) == before
+    assert digest(corpus) == before
 
 
 def test_a_damaged_store_is_refused_in_one_line_with_the_report_in_the_log(
@@ -147,7 +142,7 @@ def test_a_damaged_store_is_refused_in_one_line_with_the_report_in_the_log(
     with store.open("r+b") as handle:  # header: first free-list trunk page, free page count
         handle.seek(32)
         handle.write(bytes(8))
-    before = _digest(store)
+    before = digest(store)
     line = _refused(
         _terrarium(*run_args(store, corpus, max_scenes=1)),
         "is damaged",
@@ -158,4 +153,4 @@ def test_a_damaged_store_is_refused_in_one_line_with_the_report_in_the_log(
     verbose = _terrarium("-v", "status", "--db", str(store))
     assert verbose.returncode == 2
     assert "never used" in verbose.stderr  # the integrity report, at debug level
-    assert _digest(store) == before
+    assert digest(store) == before

@@ -7,10 +7,8 @@ and a real book (a trimmed Project Gutenberg text) imported with `terrarium impo
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
 from functools import partial
@@ -19,15 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.cli import TERRARIUM, interrupt, run_args, terrarium
+from tests.support.cli import TERRARIUM, digest, interrupt, run_args, terrarium
 
 MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
 
 _terrarium = partial(terrarium, timeout=120, clean=True)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _one_line_refusal(done: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -119,7 +113,7 @@ def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
     notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
     corpus = tmp_path / "mars.db"
     assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
-    before = {path: _digest(path) for path in (notes, sample_store, corpus)}
+    before = {path: digest(path) for path in (notes, sample_store, corpus)}
     for _ in range(2):
         _one_line_refusal(
             _terrarium("serve", "--db", str(notes), "--port", "0", timeout=30),
@@ -139,7 +133,7 @@ def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
             "belongs to the corpus",
             "A Princess of Mars",
         )
-    assert {path: _digest(path) for path in before} == before
+    assert {path: digest(path) for path in before} == before
     assert not (tmp_path / "exports").exists()
 
 
@@ -162,13 +156,7 @@ def test_serve_before_the_first_run_says_so_and_lists_no_site_as_an_export(
         return process, said
 
     def stop(process: subprocess.Popen[str]) -> None:
-        process.send_signal(signal.SIGINT)
-        try:
-            assert process.wait(timeout=10) == 0
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        assert interrupt(process) == 0
 
     process, said = serving(tmp_path / "not-yet.db")
     try:
@@ -215,13 +203,13 @@ def test_lineage_by_id_and_recover_of_a_sound_store_say_nothing_false(
     by_id = _terrarium("lineage", "--db", str(sample_store), "E1")
     assert by_id.returncode == 0, by_id.stderr
     assert by_id.stdout.startswith("E1 ") and "found by" not in by_id.stdout
-    before = _digest(sample_store)
+    before = digest(sample_store)
     out = tmp_path / "copy.db"
     done = _terrarium("recover", "--db", str(sample_store), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "damaged store" not in done.stdout
     assert f"{sample_store} showed no damage and is unchanged; {out} is a copy" in done.stdout
-    assert _digest(sample_store) == before
+    assert digest(sample_store) == before
     _one_line_refusal(_terrarium("recover", "--db", str(sample_store), "--out", str(out)), "exists")
 
 
@@ -244,14 +232,14 @@ def test_a_dry_run_over_an_existing_corpus_says_the_import_would_need_replace(
     dry = _terrarium("import", str(MARS), "--out", str(corpus), "--dry-run")
     assert dry.returncode == 0 and "exists" not in dry.stdout and not corpus.exists()
     assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
-    before = _digest(corpus)
+    before = digest(corpus)
     for _ in range(2):
         again = _terrarium("import", str(MARS), "--out", str(corpus), "--dry-run")
         assert again.returncode == 0, again.stderr
         assert again.stdout.splitlines()[-1] == (
             f"{corpus} exists: the import itself needs --replace to write over it"
         )
-        assert _digest(corpus) == before
+        assert digest(corpus) == before
 
 
 @pytest.mark.parametrize(
@@ -368,7 +356,7 @@ def test_a_book_or_a_store_given_as_the_corpus_is_named_with_what_to_do(
     SQLite's "file is not a database"; a store given as --corpus is called a store; `dev` says
     nothing about its site before refusing."""
     db = tmp_path / "new.db"
-    before = _digest(sample_store)
+    before = digest(sample_store)
     for _ in range(2):
         for command in ("run", "dev"):
             args = [command, "--offline", "--corpus", str(MARS), "--db", str(db)]
@@ -379,7 +367,7 @@ def test_a_book_or_a_store_given_as_the_corpus_is_named_with_what_to_do(
             _terrarium(*run_args(db, sample_store)),
             f"{sample_store} is an annotator store, not a corpus: give it as --db",
         )
-    assert _digest(sample_store) == before
+    assert digest(sample_store) == before
     assert sorted(path.name for path in tmp_path.iterdir()) == []
 
 
@@ -457,7 +445,7 @@ def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
     (project / "notes.txt").write_text("to do: read chapter 3\n", encoding="utf-8")
     (project / "wiki").mkdir()
     (project / "wiki" / "my-page.txt").write_text("my own page\n", encoding="utf-8")
-    before = {path: _digest(path) for path in project.rglob("*") if path.is_file()}
+    before = {path: digest(path) for path in project.rglob("*") if path.is_file()}
     for _ in range(2):
         _one_line_refusal(
             _terrarium("export", "--db", str(db), "--format", "site", "--out", str(project)),
@@ -474,7 +462,7 @@ def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
             _terrarium("export", "--db", str(db), "--format", "wiki", "--out", str(project)),
             f"{project / 'wiki'} holds files that are not the wiki (my-page.txt)",
         )
-    after = {path: _digest(path) for path in project.rglob("*") if path.is_file()}
+    after = {path: digest(path) for path in project.rglob("*") if path.is_file()}
     assert {path: after.get(path) for path in before} == before
     site = project / "site"
     for _ in range(2):  # the site's own folder is replaced, again and again
@@ -510,7 +498,7 @@ def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
     shutil.copyfile(sample_store, store)
     book = tmp_path / "mars.txt"
     shutil.copyfile(MARS, book)
-    before = {path: _digest(path) for path in (store, book)}
+    before = {path: digest(path) for path in (store, book)}
     for _ in range(2):
         _one_line_refusal(
             _terrarium("import", str(book), "--out", str(store), "--replace"),
@@ -521,7 +509,7 @@ def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
             _terrarium("import", str(book), "--out", str(book), "--replace"),
             f"--out {book} is not a corpus (not an SQLite file)",
         )
-    assert {path: _digest(path) for path in before} == before
+    assert {path: digest(path) for path in before} == before
     assert sorted(path.name for path in tmp_path.iterdir()) == ["glossary.db", "mars.txt"]
     corpus = tmp_path / "mars.db"
     for _ in range(2):  # an earlier import is written over
@@ -713,7 +701,7 @@ def test_recover_of_a_store_damaged_only_in_an_index_does_not_call_it_sound(
     for verbose in (("-v", "status"), ("status", "-v")):  # -v before or after the command
         logged = _terrarium(*verbose, "--db", str(db))
         assert logged.returncode == 2 and "btreeInitPage" in logged.stderr, logged.stderr
-    before = _digest(db)
+    before = digest(db)
     out = tmp_path / "recovered.db"
     done = _terrarium("recover", "--db", str(db), "--out", str(out))
     assert done.returncode == 0, done.stderr
@@ -722,7 +710,7 @@ def test_recover_of_a_store_damaged_only_in_an_index_does_not_call_it_sound(
         f"{db} is damaged (1 problem by SQLite's integrity check) but every row was read: {out} "
         f"holds them all; the damaged store is unchanged; run with `--db {out}`"
     )
-    assert _digest(db) == before
+    assert digest(db) == before
     assert _terrarium("status", "--db", str(out)).returncode == 0
 
 
@@ -767,7 +755,7 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
     """`recover --out dir/` wrote a file named `dir`, and over an existing folder was refused as
     if the folder were a store: a folder (existing, or a path ending in /) gets the new store
     inside it, named after the damaged one, and the same command again is refused in one line."""
-    before = _digest(sample_store)
+    before = digest(sample_store)
     named = f"{sample_store.stem}-recovered.db"
     made = tmp_path / "made"
     existing = tmp_path / "existing"
@@ -781,7 +769,7 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
         again = _terrarium("recover", "--db", str(sample_store), "--out", out)
         _one_line_refusal(again, f"--out {folder / named} exists")
         assert [path.name for path in folder.glob("*.db")] == [named]
-    assert _digest(sample_store) == before
+    assert digest(sample_store) == before
     usage = _terrarium("recover", "--help").stdout
     assert "ending in /" in " ".join(usage.split())
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import socket
 import subprocess
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.cli import TERRARIUM
+from tests.support.cli import TERRARIUM, interrupt
 
 
 def _free_port() -> int:
@@ -63,13 +62,7 @@ def served(exports: Path) -> Iterator[str]:
                 time.sleep(0.1)
         yield base
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            assert process.wait(timeout=10) == 0
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        assert interrupt(process) == 0
 
 
 def test_serve_lists_the_exported_threads_and_serves_their_files(served: str) -> None:

@@ -9,20 +9,15 @@ resumes.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import digest, run_args, terrarium
 
 PAGE = 4096
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _middle_btree_page(db: Path) -> int:
@@ -66,7 +61,7 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
     annotated_store: Path, sample_db: Path, tmp_path: Path
 ) -> None:
     db = _damaged_copy(annotated_store, tmp_path)
-    before = _digest(db)
+    before = digest(db)
     refused = terrarium(*run_args(db, sample_db))
     assert refused.returncode == 2, refused.stderr
     lines = refused.stderr.strip().splitlines()
@@ -74,7 +69,7 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
     assert lines[0].startswith(f"terrarium: error: annotator store {db} is damaged (")
     assert f"terrarium recover --db {db} --out" in lines[0]
     assert "nothing was written" in lines[0]
-    assert _digest(db) == before, "the damaged store was written"
+    assert digest(db) == before, "the damaged store was written"
     assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
 
     # a reader that meets the damage says the same, in one line, exit 2
@@ -82,19 +77,19 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
     assert status.returncode == 2, status.stdout + status.stderr
     assert len(status.stderr.strip().splitlines()) == 1
     assert "is damaged" in status.stderr and "terrarium recover" in status.stderr
-    assert _digest(db) == before
+    assert digest(db) == before
 
 
 def test_recover_copies_what_is_readable_and_a_run_resumes_on_it(
     annotated_store: Path, sample_db: Path, tmp_path: Path
 ) -> None:
     db = _damaged_copy(annotated_store, tmp_path)
-    before = _digest(db)
+    before = digest(db)
     out = tmp_path / "recovered.db"
     recovered = terrarium("recover", "--db", str(db), "--out", str(out))
     assert recovered.returncode == 0, recovered.stderr
     assert f"into {out}" in recovered.stdout
-    assert _digest(db) == before, "recover changed the damaged store"
+    assert digest(db) == before, "recover changed the damaged store"
 
     good = sqlite3.connect(annotated_store)
     new = sqlite3.connect(out)
@@ -134,11 +129,11 @@ def test_recover_copies_what_is_readable_and_a_run_resumes_on_it(
 def test_a_file_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> None:
     db = tmp_path / "notes.db"
     db.write_text("these are notes, not a database\n" * 200)
-    before = _digest(db)
+    before = digest(db)
     for command in (run_args(db), ["status", "--db", str(db)]):
         done = terrarium(*command)
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "is not an annotator store (not an SQLite database)" in done.stderr
         assert "damaged" not in done.stderr and "recover" not in done.stderr
-    assert _digest(db) == before
+    assert digest(db) == before

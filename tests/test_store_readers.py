@@ -9,7 +9,6 @@ was killed as `died` while the store still says `running`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ import pytest
 
 from terrarium_dagster.errors import StoreError
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import TERRARIUM, digest, run_args
 
 READERS = (
     ("status", "--json"),
@@ -47,10 +46,6 @@ def built_store(sample_db: Path, tmp_path: Path) -> Path:
     )
     assert done.returncode == 0, done.stderr
     return store
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _reader(db: Path, args: tuple[str, ...], out: Path) -> subprocess.CompletedProcess[str]:
@@ -84,7 +79,7 @@ def test_readers_work_on_a_store_in_a_read_only_place(built_store: Path, tmp_pat
     folder = built_store.parent
     for leftover in folder.glob("terrarium.db-*"):
         leftover.unlink()
-    before = _digest(built_store)
+    before = digest(built_store)
     view = tmp_path / "ro"
     prefix = _read_only_view(folder, view)
     try:
@@ -105,7 +100,7 @@ def test_readers_work_on_a_store_in_a_read_only_place(built_store: Path, tmp_pat
     finally:
         if not prefix:
             view.chmod(0o755)
-    assert _digest(built_store) == before, "a reader changed the store"
+    assert digest(built_store) == before, "a reader changed the store"
     assert sorted(p.name for p in folder.iterdir()) == ["terrarium.db"], "a reader wrote beside it"
     assert (tmp_path / "out.json").is_file()
 
@@ -191,12 +186,12 @@ def test_status_shows_a_run_whose_process_is_gone_as_died(sample_db: Path, tmp_p
         assert alive["runs_by_status"] == {"running": 1}
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
-        before = _digest(built_store)
+        before = digest(built_store)
         done = _reader(built_store, ("status",), tmp_path)
         assert done.returncode == 0, done.stderr
         assert "runs: 1 (died 1)" in done.stdout
         assert "being written" not in done.stdout
-        assert _digest(built_store) == before
+        assert digest(built_store) == before
     finally:
         if process.poll() is None:
             process.kill()

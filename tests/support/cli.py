@@ -3,6 +3,7 @@ installed script beside this interpreter (tests run the real thing, in-process o
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -71,12 +72,18 @@ def said(line: str) -> bool:
     return line.startswith("terrarium:") and not line.startswith("terrarium: server:")
 
 
-def interrupt(process: subprocess.Popen[str]) -> None:
-    """Stop a process a test started as Ctrl-C would (SIGINT), killing it after 10 s."""
+def interrupt(process: subprocess.Popen[str]) -> int:
+    """Stop a process a test started as Ctrl-C would (SIGINT), killing it if it has not ended
+    within 10 s (then `subprocess.TimeoutExpired` is raised); returns its exit code."""
     process.send_signal(signal.SIGINT)
     try:
-        process.wait(timeout=10)
+        return process.wait(timeout=10)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes: that a command left a file exactly as it was."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
