@@ -529,13 +529,13 @@ class Annotator:
 
         def messages() -> list[tuple[str, frozenset[int]]]:
             built: list[tuple[str, frozenset[int]]] = []
+            before: frozenset[str] = frozenset()  # the lines the messages built so far list
             for offset, scene in enumerate(scenes):
-                before = lines_shown([{"role": "user", "content": text} for text, _ in built])
-                built.append(
-                    self._scene_reads(
-                        thread, scene, first + offset + 1, count, before=frozenset(before)
-                    )
+                text, read = self._scene_reads(
+                    thread, scene, first + offset + 1, count, before=before
                 )
+                built.append((text, read))
+                before |= lines_shown([{"role": "user", "content": text}])
             return built
 
         reads = messages()
