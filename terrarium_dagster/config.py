@@ -296,8 +296,7 @@ def load_settings(**overrides: Any) -> Settings:
         ) from None
     except (OSError, ValueError, yaml.YAMLError) as exc:  # unreadable or malformed YAML
         where = _config_file()
-        reason = " ".join(str(exc).split())
-        raise ConfigError(f"cannot read configuration file {where}: {reason}") from None
+        raise ConfigError(f"cannot read configuration file {where}: {yaml_problem(exc)}") from None
     if overridden:
         raise ConfigError(describe_errors(overridden))
     return settings
