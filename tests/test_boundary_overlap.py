@@ -376,3 +376,33 @@ def test_a_thread_of_one_block_is_folded_at_the_next_one_and_its_summary_comes_b
     kept = {span["thread_id"] for span in state["scenes"]}
     assert kept == {threads[-2], threads[-1]}, "the thread before the last is kept, not folded"
     assert state["flushed_thread_id"] == threads[-2], "its flush ran at the last thread's block"
+
+
+def test_a_kept_threads_flush_goes_beside_the_curation_once_the_fold_before_it_is_known(
+    quest: Path,
+    threads: list[int],
+    server: BoundaryServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One block a thread: the second thread's first request folds the first thread (whose
+    summary went out beside the second thread's block, and is back by its curation) and then
+    flushes the second thread, kept. With that summary known, the fold is worked out ahead to
+    its end, so the kept thread's flush goes out beside the curation (the server holds each
+    until the other arrives) instead of after it, one request at a time. The store is the one
+    a run that sends nothing ahead writes."""
+    middle = threads[1]
+    server.reset(hold={middle}, waits={"flush": "curate", "curate": "flush"})
+    beside = tmp_path / "beside.db"
+    _run(quest, beside, server.url, concurrency=8)
+    assert server.met("flush", middle), "the kept thread's flush came after the curation"
+    asked = server.kinds()
+
+    server.reset(hold=set())
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
+    after = tmp_path / "after.db"
+    _run(quest, after, server.url, concurrency=8)
+    assert not server.met("flush", middle)
+    assert server.kinds() == asked, "each request sent once, ahead or at its turn"
+    assert dump_differences(store_dump(after), store_dump(beside)) == []

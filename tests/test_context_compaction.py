@@ -985,3 +985,53 @@ def test_overflow_uses_the_numbers_the_client_parsed() -> None:
     assert cm.budget == 5000
     assert true_count(plan.messages) + 256 <= 5000
     assert cm.sizes.counter.count_messages(sent, cm.sizes.tools) == true_count(sent)
+
+
+def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_known_ahead() -> None:
+    """With `defer_fold` (a run drafting blocks), a thread's first request folds every finished
+    thread but the one that just finished (kept), whatever the size of the scene it makes room
+    for: what the fold asks is decided by the history alone, so `fold_requests` works it out
+    ahead (each summary answered as it will be), down to the kept thread's flush."""
+    summarizer, flusher = Summarizer(), Flusher()
+
+    def make() -> ContextManager:
+        return ContextManager(
+            ContextState(),
+            system_prompt=SYSTEM_PROMPT,
+            tools=TOOLS,
+            budget=20_000,
+            max_tokens=256,
+            counter=ServerCounter(lambda messages, tools: SIM.count(messages, tools)),
+            summarizer=summarizer,
+            flusher=flusher,
+            defer_fold=True,
+        )
+
+    cm = make()
+    for thread in (1, 2, 3):  # no fold yet: this manager never made room for a scene
+        fill(cm, thread, range(1, 12))
+        cm.end_thread(thread, entry_ids=[])
+    known: dict[str, str] = {}  # no summary is back yet
+    assert [purpose for purpose, _ in cm.fold_requests(4)] == ["summary", "flush"]
+
+    def replied(purpose: str, messages: list[dict[str, Any]]) -> str | None:
+        return known.get(json.dumps(messages)) if purpose == "summary" else None
+
+    ahead = cm.fold_requests(4, replied=replied)
+    first_summary = ahead[0][1]
+    known[json.dumps(first_summary)] = Summarizer()(first_summary)
+    ahead = cm.fold_requests(4, replied=replied)
+    second_summary = ahead[-1][1]
+    known[json.dumps(second_summary)] = Summarizer()(second_summary)
+    ahead = cm.fold_requests(4, replied=replied)
+
+    _, text = next_scene(4, 1, words=5)  # a small scene: no budget needs the second fold
+    events = cm.prepare(text, thread_id=4, scene_id="4#1")
+    assert [event.tier for event in events] == ["fold_thread", "fold_thread"]
+    assert {span.thread_id for span in cm.state.scenes} == {3}, "thread 3 is kept"
+    assert summarizer.calls[-2:] == [first_summary, second_summary]
+    asked = [("summary", call) for call in summarizer.calls[-2:]]
+    asked.insert(1, ("flush", flusher.calls[0]))  # the fold's flush, before its first summary
+    asked.append(("flush", flusher.calls[-1]))  # then the kept thread's
+    assert [purpose for purpose, _ in ahead] == ["summary", "flush", "summary", "flush"]
+    assert sorted(map(json.dumps, ahead)) == sorted(map(json.dumps, asked))

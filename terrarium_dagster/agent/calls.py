@@ -105,6 +105,19 @@ class AgentCalls:
             exact_share=EXACT_SHARE,
         )
 
+    def replied_ahead(self, purpose: str, messages: list[Message]) -> str | None:
+        """The text of the reply to a compaction request `request_ahead` sent with
+        `messages`, when it is back (`ModelSession.replied_ahead`); None otherwise."""
+        reply = self.session.replied_ahead(
+            messages,
+            purpose=purpose,
+            tools=self.tools,
+            tool_choice=COMPACTION_TOOL_CHOICE[purpose],
+            shrink=self._standalone,
+            exact_share=EXACT_SHARE,
+        )
+        return None if reply is None else reply.content or ""
+
     def access_for(self, thread: Thread | None, scene: Scene) -> ToolAccess:
         """What a tool call of `scene` may touch: the store, the corpus, the scene's actor."""
         return ToolAccess(

@@ -769,8 +769,8 @@ class Annotator:
         self.session.drop_ahead()
         calls = self.calls.serving(thread, scenes[0])  # the fold's requests are its first scene's
         sent = 0
-        asked = sorted(self.context.fold_requests(thread.id), key=lambda r: r[0] != "summary")
-        for purpose, messages in asked[:room]:
+        asked = self.context.fold_requests(thread.id, replied=self.calls.replied_ahead)
+        for purpose, messages in sorted(asked, key=lambda r: r[0] != "summary")[:room]:
             sent += calls.ahead(purpose, messages)
         return sent
 

@@ -589,6 +589,39 @@ class ModelSession:
         threading.Thread(target=send, name=f"ahead-{purpose}", daemon=True).start()
         return True
 
+    def replied_ahead(
+        self,
+        messages: list[Message],
+        *,
+        purpose: str,
+        tools: Sequence[dict[str, Any]] | None,
+        tool_choice: str = "auto",
+        shrink: Shrink | None = None,
+        exact_share: float = EXACT_SHARE,
+    ) -> ChatResult | None:
+        """The reply to the request `send_ahead` sent for these arguments, when it is back and
+        did not fail; None otherwise (never waits, and leaves the reply for the call that takes
+        it). Owner thread."""
+        request = Request(purpose, tools, tool_choice, shrink, True, exact_share, None)
+        try:
+            sent, _tokens = self.admit(
+                messages,
+                tools=tools,
+                purpose=purpose,
+                max_tokens=self.max_tokens,
+                shrink=shrink,
+                exact_share=exact_share,
+                counter=self.counter.fork(),
+            )
+        except BudgetError:
+            return None
+        key = _reply_key(sent, request, self.max_tokens, quiet=False)
+        with self._lock:
+            reply = self._ahead.get(key)
+        if reply is None or not reply.done() or reply.exception() is not None:
+            return None
+        return reply.result()
+
     def drop_ahead(self) -> None:
         """Forget the replies sent ahead that no call took since the last `drop_ahead` (they
         stay on the books); those sent since are kept until the next: a fold's summary asked

@@ -40,9 +40,17 @@ class Fold(CompactionStep):
 
     def wanted(self, job: Compaction) -> bool:
         """More finished-thread summaries than the policy keeps are folded anyway (once a
-        compaction is under way)."""
+        compaction is under way); so is every finished thread but the kept one at a thread's
+        first request (`defer_fold`): what that fold asks is then decided by the history alone,
+        never by the size of the scenes it makes room for, so it can be asked for ahead
+        (`ContextManager.fold_requests`)."""
         finished = [s for s in job.state.summaries if s.thread_id != job.thread_id]
-        return bool(job.events) and len(finished) > job.policy.max_thread_summaries
+        if bool(job.events) and len(finished) > job.policy.max_thread_summaries:
+            return True
+        if job.reason != "thread_start" or job.keep_thread_id is None:
+            return False
+        kept = (job.thread_id, job.keep_thread_id)
+        return any(t not in kept for t in job.state.history_threads())
 
 
 def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:

@@ -66,6 +66,7 @@ request that continues `cm.build()` with n tokens of its own (the curator).
 
 from __future__ import annotations
 
+import copy as copy_module
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -291,20 +292,62 @@ class ContextManager:
             return None
         return last if last in self._state.history_threads() else None
 
-    def fold_requests(self, thread_id: int) -> list[tuple[str, list[Message]]]:
-        """The requests the fold at the first scene of `thread_id` sends first, as (purpose,
-        messages): the pre-compaction flush's first round and the summary of the oldest
-        finished thread, in the order it sends them; none when no fold is due there. Both are
-        decided by the context as it stands (the finished threads' history), not by the next
+    def fold_requests(
+        self, thread_id: int, replied: Replied | None = None
+    ) -> list[tuple[str, list[Message]]]:
+        """The requests the fold at the first request of `thread_id` sends, as (purpose,
+        messages), in the order it sends them, up to the first whose answer is not known yet;
+        none when no fold is due there. They are decided by the context as it stands (the
+        finished threads' history) and the answers of those before them, not by the next
         thread's scenes nor the glossary, so they can be asked for ahead, beside the curation
-        that comes first (`ModelSession.send_ahead`). Worked out on a copy of the context with
-        a fork of the counter, so nothing here changes what the run will count or learn."""
+        that comes first (`ModelSession.send_ahead`).
+
+        Worked out on a copy of the context with a fork of the counter, so nothing here changes
+        what the run will count or learn: the fold runs there as it will run at its turn, each
+        summary answered by `replied` (the text of a reply sent ahead that is back, else None),
+        each flush answered with nothing (its messages are never kept: what it writes goes to
+        the glossary). Without `replied`, that is the fold's first requests (the flush's first
+        round and the oldest finished thread's summary); with it, a fold whose summaries came
+        back ahead goes on to what follows them: the next thread's summary, the kept thread's
+        flush (`defer_fold`)."""
         due, keep = self._boundary_fold(thread_id)
-        if due:
-            return self._first_fold_requests(thread_id, keep)
-        if keep is not None and self._flush_due(keep):  # the kept thread's flush and summary
-            return self._first_fold_requests(thread_id, None)
-        return []
+        if not due and not (keep is not None and self._flush_due(keep)):
+            return []
+        model = _WorkedOut(replied)
+        copy = copy_module.copy(self)
+        copy._state = self._state.model_copy(deep=True)
+        copy.sizes = PromptSizes(
+            budget=self.sizes.budget,
+            max_tokens=self.sizes.max_tokens,
+            counter=self.sizes.counter.fork(),
+            tools=self.sizes.tools,
+        )
+        copy.recorder = None
+        try:
+            if due:
+                copy._compact(
+                    [],
+                    reserve=0,
+                    thread_id=thread_id,
+                    scene_id=None,
+                    reason="thread_start",
+                    force=True,
+                    must_fit=False,
+                    model=model,
+                    keep_thread_id=keep,
+                    steps=[step for step in self.steps if isinstance(step, Fold)]
+                    if self.defer_fold
+                    else None,
+                )
+            if keep is not None and self.defer_fold:
+                # after a fold, the kept thread's summary is asked for with the block, when the
+                # run goes on to the fold that takes it (`prepare`'s `kept_summary_ahead`)
+                copy._flush_kept(
+                    keep, [], thread_id=thread_id, scene_id="", model=model, summary_ahead=not due
+                )
+        except (_NotKnownYet, BudgetError):
+            pass
+        return model.asked
 
     def _flush_due(self, keep: int) -> bool:
         """Whether the thread `keep` (`kept_thread`) is to be flushed at this first request:
@@ -655,6 +698,42 @@ class ContextManager:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+Replied = Callable[[str, list[Message]], str | None]
+
+
+class _NotKnownYet(Exception):
+    """A fold worked out ahead reached a request whose answer has not come back yet."""
+
+
+class _WorkedOut:
+    """The model as a fold worked out ahead (`fold_requests`) reaches it: it keeps what it was
+    asked, in order, once each; a summary is answered by `replied` (a reply sent ahead that is
+    back), else the working out stops there; a flush is answered with nothing."""
+
+    def __init__(self, replied: Replied | None) -> None:
+        self.replied = replied
+        self.asked: list[tuple[str, list[Message]]] = []
+
+    def _ask(self, purpose: str, messages: list[Message]) -> None:
+        if (purpose, messages) not in self.asked:
+            self.asked.append((purpose, list(messages)))
+
+    def summarize(self, messages: list[Message]) -> str:
+        self._ask("summary", messages)
+        text = self.replied("summary", messages) if self.replied is not None else None
+        if text is None:
+            raise _NotKnownYet
+        return text
+
+    def flush(self, messages: list[Message]) -> list[Message]:
+        self._ask("flush", messages)
+        return []
+
+    def ahead(self, purpose: str, messages: list[Message]) -> bool:
+        self._ask(purpose, messages)
+        return False  # nothing is sent from here
 
 
 @dataclass
