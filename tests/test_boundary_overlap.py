@@ -221,7 +221,13 @@ def _killed_and_resumed(server: KillServer, command: list[str]) -> list[int]:
     return codes
 
 
+# a window in which the quest's threads fill the mark of a fold a block late
+# (`DEFERRED_FOLD_MARK`): each thread boundary folds the thread before the one just finished
+BUDGET = 16_000
+
+
 def _run(quest: Path, db: Path, url: str, concurrency: int, **options: object) -> None:
+    options.setdefault("context_budget", BUDGET)
     assert main(run_args(db, quest, agent_url=url, concurrency=concurrency, **options)) == 0
 
 
@@ -249,7 +255,7 @@ def test_the_fold_is_asked_for_beside_the_curation_and_writes_what_the_fold_afte
 
     # the old order: the curation, then the fold's requests one at a time
     server.reset(hold=set())
-    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
     after = tmp_path / "after.db"
     _run(quest, after, server.url, concurrency=concurrency)
     assert not any(server.met(SUMMARY, thread) for thread in first)
@@ -280,7 +286,7 @@ def test_a_fold_with_no_curation_before_it_asks_for_its_summary_beside_its_flush
     asked = server.kinds()
 
     server.reset(hold=set())
-    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
     monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
     after = tmp_path / "after.db"
     _run(quest, after, server.url, concurrency=4, threads=first)
@@ -316,7 +322,10 @@ def test_a_serial_run_keeps_one_request_at_a_time_at_the_boundary(
 def test_sigkill_at_the_summary_sent_ahead_and_at_the_fold_that_takes_it_resumes_exactly(
     quest: Path, threads: list[int], tmp_path: Path, concurrency: int, fold_at: int
 ) -> None:
-    command = [TERRARIUM, *run_args(None, quest, offline=False, concurrency=concurrency)]
+    command = [
+        TERRARIUM,
+        *run_args(None, quest, offline=False, concurrency=concurrency, context_budget=BUDGET),
+    ]
     with run_kill_server() as server:
         url = ["--agent-url", server.url]
         baseline = tmp_path / "baseline.db"
@@ -364,7 +373,7 @@ def test_a_thread_of_one_block_is_folded_at_the_next_one_and_its_summary_comes_b
     assert server.peak <= 8
 
     server.reset(hold=set())
-    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
     monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
     after = tmp_path / "after.db"
     _run(quest, after, server.url, concurrency=8)
@@ -399,7 +408,7 @@ def test_a_kept_threads_flush_goes_beside_the_curation_once_the_fold_before_it_i
     asked = server.kinds()
 
     server.reset(hold=set())
-    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread: 0)
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
     monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
     after = tmp_path / "after.db"
     _run(quest, after, server.url, concurrency=8)

@@ -1008,8 +1008,10 @@ def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_kno
         )
 
     cm = make()
-    for thread in (1, 2, 3):  # no fold yet: this manager never made room for a scene
-        fill(cm, thread, range(1, 12))
+    # no fold yet (this manager never made room for a scene); thread 3, kept, fills the mark
+    # of the fold after alone, so it is flushed now
+    for thread, scenes in ((1, 11), (2, 11), (3, 23)):
+        fill(cm, thread, range(1, scenes + 1))
         cm.end_thread(thread, entry_ids=[])
     known: dict[str, str] = {}  # no summary is back yet
     assert [purpose for purpose, _ in cm.fold_requests(4)] == ["summary", "flush"]
@@ -1033,5 +1035,9 @@ def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_kno
     asked = [("summary", call) for call in summarizer.calls[-2:]]
     asked.insert(1, ("flush", flusher.calls[0]))  # the fold's flush, before its first summary
     asked.append(("flush", flusher.calls[-1]))  # then the kept thread's
-    assert [purpose for purpose, _ in ahead] == ["summary", "flush", "summary", "flush"]
+    # and the summary the fold after it will ask of thread 3, asked for ahead of that fold
+    assert [purpose for purpose, _ in ahead] == ["summary", "flush", "summary", "summary", "flush"]
+    kept_summary = ahead.pop(3)[1]
     assert sorted(map(json.dumps, ahead)) == sorted(map(json.dumps, asked))
+    assert kept_summary[-2]["content"] == "Done."  # it ends with thread 3's last scene
+    assert "thread 3 " in kept_summary[-1]["content"]

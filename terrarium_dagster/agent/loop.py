@@ -753,15 +753,17 @@ class Annotator:
             self.progress("thread", {"thread_key": thread.key})
         return snapshot_id
 
-    def send_fold_ahead(self, thread: Thread) -> int:
-        """Send now what the fold at `thread`'s first scene will ask first (the flush's first
-        round, the finished thread's summary: `ContextManager.fold_requests`), so it is in
-        flight beside the curation that comes before it rather than after it, one request at a
-        time. The fold takes the replies when it sends the same requests
-        (`ModelSession.send_ahead`), so what it writes is what it would have written. Only with
-        more than one request in flight allowed, and at most one fewer than that (the curation
-        has the rest), the summary first (the longer answer; the fold sends it beside its flush
-        anyway): a serial run keeps one request at a time. Returns how many were sent."""
+    def send_fold_ahead(self, thread: Thread, *, follows: bool = False) -> int:
+        """Send now what the fold at `thread`'s first request will ask (`ContextManager.
+        fold_requests`: its flush, its summaries as far as the replies already back let it be
+        worked out, the kept thread's flush), so it is in flight beside the curation that comes
+        before it rather than after it, one request at a time. The fold takes the replies when
+        it sends the same requests (`ModelSession.send_ahead`), so what it writes is what it
+        would have written. The kept thread's summary is asked for too when the fold that takes
+        it runs in this run (`thread` has another block, or `follows`: the run annotates a
+        thread after it). Only with more than one request in flight allowed, and at most one
+        fewer than that (the curation has the rest), summaries first (the longer answers): a
+        serial run keeps one request at a time. Returns how many were sent."""
         room = self.settings.concurrency - 1
         scenes = self.corpus.scenes(thread.id) if room > 0 else []
         if not scenes:
@@ -769,7 +771,11 @@ class Annotator:
         self.session.drop_ahead()
         calls = self.calls.serving(thread, scenes[0])  # the fold's requests are its first scene's
         sent = 0
-        asked = self.context.fold_requests(thread.id, replied=self.calls.replied_ahead)
+        asked = self.context.fold_requests(
+            thread.id,
+            replied=self.calls.replied_ahead,
+            kept_summary=follows or len(scenes) > self.settings.concurrency,
+        )
         for purpose, messages in sorted(asked, key=lambda r: r[0] != "summary")[:room]:
             sent += calls.ahead(purpose, messages)
         return sent

@@ -79,7 +79,8 @@ class ThreadSequence(EngineParts):
                 already = standing.status == "curated"
                 goes_on = annotate and index + 1 < len(threads) and not self.run.scene_limit_reached
                 after = threads[index + 1] if goes_on else None  # its fold beside the curation
-                curation = self._curate_after(standing, then=after)
+                follows = goes_on and index + 2 < len(threads)  # and a thread after that one
+                curation = self._curate_after(standing, then=after, then_follows=follows)
                 yield ThreadStep("curated", thread, curation=curation, already_curated=already)
 
     def annotate_thread(self, thread_id: int, *, rewind: bool = False) -> ThreadReport:
@@ -173,19 +174,27 @@ class ThreadSequence(EngineParts):
     def curate_thread(self, thread_id: int) -> CurationReport:
         return self._curate_after(self.order.standing(thread_id))
 
-    def _curate_after(self, standing: Standing, *, then: Thread | None = None) -> CurationReport:
+    def _curate_after(
+        self, standing: Standing, *, then: Thread | None = None, then_follows: bool = False
+    ) -> CurationReport:
         """`curate_thread` from where the thread stands: its recorded curation when done.
-        `then`: the thread annotated next, whose fold is asked for beside the curation."""
+        `then`: the thread annotated next, whose fold is asked for beside the curation
+        (`then_follows`: this run annotates another thread after it)."""
         thread, status = standing.thread, standing.status
         if status == "curated":
             return self.recorded_curation(thread)
         if status != "annotated":
             raise OrderError(f"thread {thread.key} cannot be curated before it is annotated")
         self._start()
-        return self._curate(thread, standing.state, then=then)
+        return self._curate(thread, standing.state, then=then, then_follows=then_follows)
 
     def _curate(
-        self, thread: Thread, state: ThreadState | None, *, then: Thread | None = None
+        self,
+        thread: Thread,
+        state: ThreadState | None,
+        *,
+        then: Thread | None = None,
+        then_follows: bool = False,
     ) -> CurationReport:
         """Review the thread's tentative entries in one transaction. The curator's requests carry
         no tools (its answer is decision lines), so they could not reuse the agent's cached
@@ -199,7 +208,7 @@ class ThreadSequence(EngineParts):
         writes. A stop at any point leaves nothing of them but their records: a resumed run
         sends them again, ahead or at the fold."""
         annotator = self.run.annotator()
-        ahead = annotator.send_fold_ahead(then) if then is not None else 0
+        ahead = annotator.send_fold_ahead(then, follows=then_follows) if then is not None else 0
         answer_tokens = sampling.answer_tokens(self.settings, "curate", annotator.window)
         # the decision lines' room: what thinking leaves of the answer (about half)
         thinking = sampling.thinks(self.settings, "curate")
