@@ -24,7 +24,9 @@ reason a finished thread is folded at the first scene of the next thread (when i
 run drafting blocks side by side) the thread that just finished stays through the next thread's
 first request (its first block) and is folded at the one after: that first request runs the
 fold's flush and asks for its summary, which is then decoded beside the block's scenes instead of
-before them (a summary is the longest answer of a thread boundary). Tiers 3 to 5 lose
+before them (a summary is the longest answer of a thread boundary); such a fold waits until the
+finished threads fill twice `min_free_tokens` (`DEFERRED_FOLD_MARK`), since each one prefills the
+kept thread again, and all it asks can be worked out ahead (`fold_requests`). Tiers 3 to 5 lose
 information and only aim at the budget itself, freeing at least `min_free_tokens` a pass.
 Every pass makes structural progress (a scene leaves the history, a summary is folded, a block is
 trimmed, a message is truncated), so compaction ends; a tier whose pass frees nothing hands over to
