@@ -281,15 +281,42 @@ def _file_value_errors(document: dict[Any, Any]) -> list[ErrorDetails]:
     return []
 
 
+def _environment_value_errors() -> list[ErrorDetails]:
+    """What is wrong with the values the environment sets (`TERRARIUM_<NAME>`), each judged even
+    where the command line gives the same setting, and named by its variable."""
+    set_names = {key.upper() for key in os.environ}
+    named = {name for name in Settings.model_fields if f"TERRARIUM_{name.upper()}" in set_names}
+    if not named:
+        return []
+    try:
+        Settings()
+    except ValidationError as exc:
+        return [
+            {**error, "loc": (f"TERRARIUM_{str(error['loc'][0]).upper()}", *error["loc"][1:])}
+            for error in exc.errors()
+            if error["loc"] and error["loc"][0] in named
+        ]
+    except (OSError, ValueError, yaml.YAMLError):  # the file's own problem, said below
+        return []
+    return []
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Settings from the sources, with `overrides` (None values ignored) taking precedence. A
-    bad value in the configuration file is an error even where another source overrides it."""
+    bad value in the configuration file or the environment is an error even where another
+    source overrides it."""
     given = {key: value for key, value in overrides.items() if value is not None}
-    overridden = _file_value_errors(_check_config_file())
+    environment = _environment_value_errors()  # each named by its variable
+    variables = {error["loc"][0] for error in environment}
+    overridden = _file_value_errors(_check_config_file()) + environment
     try:
         settings = Settings(**given)
     except ValidationError as exc:
-        errors = exc.errors()
+        errors = [
+            error
+            for error in exc.errors()
+            if not error["loc"] or f"TERRARIUM_{str(error['loc'][0]).upper()}" not in variables
+        ]
         said = {error["loc"] for error in errors}
         raise ConfigError(
             describe_errors([*errors, *(e for e in overridden if e["loc"] not in said)])

@@ -775,6 +775,24 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
 
 
 @pytest.mark.parametrize(
+    ("variable", "given", "flag"),
+    [("TERRARIUM_OFFLINE", "maybe", ["--offline"]), ("TERRARIUM_CONCURRENCY", "0", [])],
+)
+def test_a_bad_value_in_the_environment_is_refused_by_name_even_where_an_option_overrides_it(
+    tmp_path: Path, variable: str, given: str, flag: list[str]
+) -> None:
+    """`TERRARIUM_OFFLINE=maybe` with `run --offline` ran as if it were not set: every command
+    names the variable and its value, in one line, and writes nothing."""
+    run = [*run_args("s.db"), *flag, "--max-scenes", "1"]
+    if variable == "TERRARIUM_CONCURRENCY":
+        run += ["--concurrency", "2"]
+    for args in (run, ["status", "--db", "s.db"], run_args("t.db", concurrency=1)):
+        done = _terrarium(*args, cwd=tmp_path, env={variable: given})
+        _one_line_refusal(done, f"invalid configuration: {variable}: ", repr(given))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
     ("setting", "given", "flag"),
     [("offline", "maybe", ["--offline"]), ("concurrency", "lots", ["--concurrency", "3"])],
 )
