@@ -769,6 +769,14 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
         again = _terrarium("recover", "--db", str(sample_store), "--out", out)
         _one_line_refusal(again, f"--out {folder / named} exists")
         assert [path.name for path in folder.glob("*.db")] == [named]
+    a_file = tmp_path / "taken.db"
+    a_file.write_text("notes\n", encoding="utf-8")
+    _one_line_refusal(
+        _terrarium("recover", "--db", str(sample_store), "--out", f"{a_file}/"),
+        "names a folder, but",
+        "is a file",
+    )
+    assert a_file.read_text(encoding="utf-8") == "notes\n"
     assert digest(sample_store) == before
     usage = _terrarium("recover", "--help").stdout
     assert "ending in /" in " ".join(usage.split())

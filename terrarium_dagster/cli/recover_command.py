@@ -9,6 +9,7 @@ from typing import Any
 
 from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK, counted
+from terrarium_dagster.errors import InputError
 
 
 def add_recover_parser(commands: Any) -> None:
@@ -32,6 +33,11 @@ def recovered_store_path(out: str, source: Path) -> Path:
     """Where `--out` puts the new store: the file it names, or inside the folder it names
     (an existing folder, or a path ending in a separator) as `<source stem>-recovered.db`."""
     given = Path(out).expanduser()
+    if out.endswith(("/", os.sep)) and given.exists() and not given.is_dir():
+        raise InputError(
+            f"--out {out} names a folder, but {given} is a file: give a new file's path, "
+            "or a folder"
+        )
     if out.endswith(("/", os.sep)) or given.is_dir():
         return given / f"{source.stem}-recovered.db"
     return given
