@@ -95,28 +95,24 @@ class AgentCalls:
         serial run keeps one request at a time)."""
         if not self.side_by_side:
             return False
-        return self.session.send_ahead(
-            messages,
-            scope,
-            purpose=purpose,
-            tools=self.tools,
-            tool_choice=COMPACTION_TOOL_CHOICE[purpose],
-            shrink=self._standalone,
-            exact_share=EXACT_SHARE,
-        )
+        return self.session.send_ahead(messages, scope, **self._compaction_request(purpose))
 
     def replied_ahead(self, purpose: str, messages: list[Message]) -> str | None:
         """The text of the reply to a compaction request `request_ahead` sent with
         `messages`, when it is back (`ModelSession.replied_ahead`); None otherwise."""
-        reply = self.session.replied_ahead(
-            messages,
-            purpose=purpose,
-            tools=self.tools,
-            tool_choice=COMPACTION_TOOL_CHOICE[purpose],
-            shrink=self._standalone,
-            exact_share=EXACT_SHARE,
-        )
+        reply = self.session.replied_ahead(messages, **self._compaction_request(purpose))
         return None if reply is None else reply.content or ""
+
+    def _compaction_request(self, purpose: str) -> dict[str, Any]:
+        """How a compaction request (`purpose` "summary" or "flush") is sent: the run's tools, its
+        tool choice, the standalone fallback (`request` gives any request but a scene round)."""
+        return {
+            "purpose": purpose,
+            "tools": self.tools,
+            "tool_choice": COMPACTION_TOOL_CHOICE[purpose],
+            "shrink": self._standalone,
+            "exact_share": EXACT_SHARE,
+        }
 
     def access_for(self, thread: Thread | None, scene: Scene) -> ToolAccess:
         """What a tool call of `scene` may touch: the store, the corpus, the scene's actor."""

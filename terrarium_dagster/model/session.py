@@ -560,19 +560,10 @@ class ModelSession:
         as it is (nothing is sent: the later call decides)."""
         counter = self.counter.fork()
         request = Request(purpose, tools, tool_choice, shrink, True, exact_share, None)
-        try:
-            sent, tokens = self.admit(
-                messages,
-                tools=tools,
-                purpose=purpose,
-                max_tokens=self.max_tokens,
-                shrink=shrink,
-                exact_share=exact_share,
-                counter=counter,
-            )
-        except BudgetError:
+        admitted = self._admit_ahead(messages, request, counter)
+        if admitted is None:
             return False
-        key = _reply_key(sent, request, self.max_tokens, quiet=False)
+        key, sent, tokens = admitted
         reply: Future[ChatResult] = Future()
         with self._lock:
             if key in self._ahead:
@@ -603,24 +594,34 @@ class ModelSession:
         did not fail; None otherwise (never waits, and leaves the reply for the call that takes
         it). Owner thread."""
         request = Request(purpose, tools, tool_choice, shrink, True, exact_share, None)
-        try:
-            sent, _tokens = self.admit(
-                messages,
-                tools=tools,
-                purpose=purpose,
-                max_tokens=self.max_tokens,
-                shrink=shrink,
-                exact_share=exact_share,
-                counter=self.counter.fork(),
-            )
-        except BudgetError:
+        admitted = self._admit_ahead(messages, request, self.counter.fork())
+        if admitted is None:
             return None
-        key = _reply_key(sent, request, self.max_tokens, quiet=False)
+        key = admitted[0]
         with self._lock:
             reply = self._ahead.get(key)
         if reply is None or not reply.done() or reply.exception() is not None:
             return None
         return reply.result()
+
+    def _admit_ahead(
+        self, messages: list[Message], request: Request, counter: TokenCounter
+    ) -> tuple[str, list[Message], int] | None:
+        """A request asked ahead through the gate (`counter`: a fork): its reply key, the
+        messages admitted and their prompt tokens; None when it does not fit the window."""
+        try:
+            sent, tokens = self.admit(
+                messages,
+                tools=request.tools,
+                purpose=request.purpose,
+                max_tokens=self.max_tokens,
+                shrink=request.shrink,
+                exact_share=request.exact_share,
+                counter=counter,
+            )
+        except BudgetError:
+            return None
+        return _reply_key(sent, request, self.max_tokens, quiet=False), sent, tokens
 
     def drop_ahead(self) -> None:
         """Forget the replies sent ahead that no call took since the last `drop_ahead` (they
