@@ -281,18 +281,22 @@ def _file_value_errors(document: dict[Any, Any]) -> list[ErrorDetails]:
     return []
 
 
-def _environment_value_errors() -> list[ErrorDetails]:
-    """What is wrong with the values the environment sets (`TERRARIUM_<NAME>`), each judged even
-    where the command line gives the same setting, and named by its variable."""
-    set_names = {key.upper() for key in os.environ}
-    named = {name for name in Settings.model_fields if f"TERRARIUM_{name.upper()}" in set_names}
+def _environment_settings() -> set[str]:
+    """The settings the environment sets (`TERRARIUM_<NAME>`, in any case)."""
+    variables = {key.upper() for key in os.environ}
+    return {name for name in Settings.model_fields if f"TERRARIUM_{name.upper()}" in variables}
+
+
+def _environment_value_errors(named: set[str]) -> list[ErrorDetails]:
+    """What is wrong with the values the environment sets for the settings `named`, each judged
+    even where the command line gives the same setting, and named with its variable."""
     if not named:
         return []
     try:
         Settings()
     except ValidationError as exc:
         return [
-            {**error, "loc": (f"TERRARIUM_{str(error['loc'][0]).upper()}", *error["loc"][1:])}
+            {**error, "loc": (f"{error['loc'][0]} (TERRARIUM_{str(error['loc'][0]).upper()})",)}
             for error in exc.errors()
             if error["loc"] and error["loc"][0] in named
         ]
@@ -306,16 +310,15 @@ def load_settings(**overrides: Any) -> Settings:
     bad value in the configuration file or the environment is an error even where another
     source overrides it."""
     given = {key: value for key, value in overrides.items() if value is not None}
-    environment = _environment_value_errors()  # each named by its variable
-    variables = {error["loc"][0] for error in environment}
+    from_environment = _environment_settings()
+    environment = _environment_value_errors(from_environment)  # each named with its variable
+    wrong = {str(error["loc"][0]).split(" ", 1)[0] for error in environment}
     overridden = _file_value_errors(_check_config_file()) + environment
     try:
         settings = Settings(**given)
     except ValidationError as exc:
         errors = [
-            error
-            for error in exc.errors()
-            if not error["loc"] or f"TERRARIUM_{str(error['loc'][0]).upper()}" not in variables
+            error for error in exc.errors() if not error["loc"] or error["loc"][0] not in wrong
         ]
         said = {error["loc"] for error in errors}
         raise ConfigError(

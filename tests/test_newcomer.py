@@ -796,7 +796,8 @@ def test_a_bad_value_in_the_environment_is_refused_by_name_even_where_an_option_
         run += ["--concurrency", "2"]
     for args in (run, ["status", "--db", "s.db"], run_args("t.db", concurrency=1)):
         done = _terrarium(*args, cwd=tmp_path, env={variable: given})
-        _one_line_refusal(done, f"invalid configuration: {variable}: ", repr(given))
+        setting = variable.removeprefix("TERRARIUM_").lower()
+        _one_line_refusal(done, f"invalid configuration: {setting} ({variable}): ", repr(given))
     assert list(tmp_path.iterdir()) == []
 
 

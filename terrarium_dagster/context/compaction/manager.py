@@ -99,11 +99,13 @@ from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.errors import BudgetError, SceneTooLarge
 
 CompactionRecorder = Callable[[CompactionEvent], None]
-# with `defer_fold`, finished threads are folded at a thread's first request once they fill
-# this many times `min_free` (measured on the forgetful benchmark at 16, 12 threads of 8 and of
-# 5 scenes: 8% and 5% less wall time, 2% and 7% fewer uncached prompt tokens than at once)
-DEFERRED_FOLD_MARK = 2
 """Receives every compaction event (the loop stores it with `store.memory.log_compaction`)."""
+
+# with `defer_fold`, finished threads are folded at a thread's request once they fill this many
+# times `min_free` (measured with the forgetful model at 16, 12 threads of 5 and of 8 scenes:
+# 7% and 3% less wall time, 1.33x and 1.43x the serial run's uncached prompt tokens where
+# folding at `min_free` took 1.43x and 1.46x; ARCHITECTURE.md, "The fold worked out ahead")
+DEFERRED_FOLD_MARK = 2
 
 
 @dataclass
