@@ -331,15 +331,7 @@ class ContextManager:
         if not due and not (keep is not None and self._flush_due(keep, thread_id)):
             return []
         model = _WorkedOut(replied)
-        copy = copy_module.copy(self)
-        copy._state = self._state.model_copy(deep=True)
-        copy.sizes = PromptSizes(
-            budget=self.sizes.budget,
-            max_tokens=self.sizes.max_tokens,
-            counter=self.sizes.counter.fork(),
-            tools=self.sizes.tools,
-        )
-        copy.recorder = None
+        copy = self._worked_out_copy()
         try:
             if due:
                 copy._compact(
@@ -399,40 +391,44 @@ class ContextManager:
         spans = [s for s in self._state.scenes if s.thread_id == keep]
         job = self._job(scene, reserve=0, thread_id=thread_id, scene_id=scene_id, model=model)
         if job.ahead is not None and summary_ahead:
-            for purpose, messages in self._first_fold_requests(thread_id, None):
+            for purpose, messages in self._first_fold_requests(thread_id):
                 if purpose == "summary":
                     job.ahead(purpose, messages)
         if flush_before_drop(job, [s.scene_id for s in spans]):
             self._state.flushed_thread_id = keep  # else its fold tries again
 
-    def _first_fold_requests(
-        self, thread_id: int, keep: int | None
-    ) -> list[tuple[str, list[Message]]]:
+    def _first_fold_requests(self, thread_id: int) -> list[tuple[str, list[Message]]]:
         """What a fold before `thread_id`'s next request asks for, a pass for each finished
         thread it folds (their summaries answer nothing of each other's: each is asked of the
-        history as it stood before the fold), worked out on a copy of the context with a fork
-        of the counter (see `fold_requests`)."""
-        asking = _Asking()
-        sizes = PromptSizes(
-            budget=self.sizes.budget,
-            max_tokens=self.sizes.max_tokens,
-            counter=self.sizes.counter.fork(),
-            tools=self.sizes.tools,
-        )
-        job = self._job(
+        history as it stood before the fold, so an empty answer stands in for each), worked
+        out on a copy of the manager (`_worked_out_copy`; see `fold_requests`)."""
+        asking = _WorkedOut(lambda purpose, messages: "")
+        job = self._worked_out_copy()._job(
             [],
             reserve=0,
             thread_id=thread_id,
             scene_id=None,
             model=asking,
             reason="thread_start",
-            keep_thread_id=keep,
-            copy=(self._state.model_copy(deep=True), sizes),
         )
         for _ in job.state.history_threads():  # each finished thread, oldest first
             if Fold().run(job, 1) is None:
                 break
         return asking.asked
+
+    def _worked_out_copy(self) -> ContextManager:
+        """This manager with a deep copy of its context, a fork of its counter and no recorder:
+        a compaction worked out on it changes nothing the run will hold, count or learn."""
+        copy = copy_module.copy(self)
+        copy._state = self._state.model_copy(deep=True)
+        copy.sizes = PromptSizes(
+            budget=self.sizes.budget,
+            max_tokens=self.sizes.max_tokens,
+            counter=self.sizes.counter.fork(),
+            tools=self.sizes.tools,
+        )
+        copy.recorder = None
+        return copy
 
     def shrink_to_fit(self, scene_messages: list[Message]) -> list[CompactionEvent]:
         """Run the steps until `build(scene_messages)` fits the limit or every step is spent
@@ -677,24 +673,19 @@ class ContextManager:
         model: ModelCalls | None,
         reason: Reason = "budget",
         keep_thread_id: int | None = None,
-        copy: tuple[ContextState, PromptSizes] | None = None,
     ) -> Compaction:
         """A compaction of the live state, reaching the model through `model` (else the
-        `summarizer` and `flusher` this manager was handed); of `copy` instead, a context and
-        the sizes measuring it, to work out what a compaction would ask without changing the
-        run's."""
-        state, sizes = copy if copy is not None else (self._state, self.sizes)
-        origin = state if copy is not None else self.state  # the live one, with what it learned
+        `summarizer` and `flusher` this manager was handed)."""
         return Compaction(
-            state=state,
-            origin=origin.model_copy(deep=True),
+            state=self._state,
+            origin=self.state.model_copy(deep=True),  # the live one, with what it learned
             scene_messages=scene_messages,
             reserve=reserve,
             caps=self._caps(),
             policy=self.policy,
-            counter=sizes.counter,
+            counter=self.sizes.counter,
             system_prompt=self.system_prompt,
-            fits=sizes.fits,
+            fits=self.sizes.fits,
             summarizer=model.summarize if model is not None else self.summarizer,
             flusher=model.flush if model is not None else self.flusher,
             ahead=model.ahead if model is not None else None,
@@ -735,7 +726,8 @@ class _NotKnownYet(Exception):
 class _WorkedOut:
     """The model as a fold worked out ahead (`fold_requests`) reaches it: it keeps what it was
     asked, in order, once each; a summary is answered by `replied` (a reply sent ahead that is
-    back), else the working out stops there; a flush is answered with nothing."""
+    back, or an empty stand-in), else the working out stops there; a flush is answered with
+    nothing."""
 
     def __init__(self, replied: Replied | None) -> None:
         self.replied = replied
@@ -759,25 +751,6 @@ class _WorkedOut:
     def ahead(self, purpose: str, messages: list[Message]) -> bool:
         self._ask(purpose, messages)
         return False  # nothing is sent from here
-
-
-@dataclass
-class _Asking:
-    """The model as a compaction worked out ahead reaches it: it answers nothing (an empty
-    summary, no flush turns) and keeps what it was asked, in order, as (purpose, messages)."""
-
-    asked: list[tuple[str, list[Message]]] = field(default_factory=list)
-
-    def summarize(self, messages: list[Message]) -> str:
-        self.asked.append(("summary", messages))
-        return ""
-
-    def flush(self, messages: list[Message]) -> list[Message]:
-        self.asked.append(("flush", messages))
-        return []
-
-    def ahead(self, purpose: str, messages: list[Message]) -> bool:
-        return False  # nothing is sent
 
 
 def _rounds(scene: Sequence[Message]) -> list[tuple[int, int]]:
