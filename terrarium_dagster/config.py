@@ -267,17 +267,18 @@ def _check_config_file() -> dict[Any, Any]:
     return document or {}
 
 
-def _file_value_errors(document: dict[Any, Any]) -> list[ErrorDetails]:
-    """What is wrong with the values the file sets, each judged even where the command line or
-    the environment gives the same setting (only the file's own keys; a check across settings
-    waits for the settings as run)."""
-    if not document:
+def _errors_in(named: set[str], values: dict[str, Any]) -> list[ErrorDetails]:
+    """pydantic's errors about the settings `named` when settings are made from `values` over
+    the other sources: each judged even where a source above gives the same setting (a check
+    across settings waits for the settings as run)."""
+    if not named:
         return []
     try:
-        Settings(**{str(key): value for key, value in document.items()})
+        Settings(**values)
     except ValidationError as exc:
-        named = {str(key) for key in document}
         return [error for error in exc.errors() if error["loc"] and error["loc"][0] in named]
+    except (OSError, ValueError, yaml.YAMLError):  # the file's own problem, said by the caller
+        return []
     return []
 
 
@@ -287,22 +288,10 @@ def _environment_settings() -> set[str]:
     return {name for name in Settings.model_fields if f"TERRARIUM_{name.upper()}" in variables}
 
 
-def _environment_value_errors(named: set[str]) -> list[ErrorDetails]:
-    """What is wrong with the values the environment sets for the settings `named`, each judged
-    even where the command line gives the same setting, and named with its variable."""
-    if not named:
-        return []
-    try:
-        Settings()
-    except ValidationError as exc:
-        return [
-            {**error, "loc": (f"{error['loc'][0]} (TERRARIUM_{str(error['loc'][0]).upper()})",)}
-            for error in exc.errors()
-            if error["loc"] and error["loc"][0] in named
-        ]
-    except (OSError, ValueError, yaml.YAMLError):  # the file's own problem, said below
-        return []
-    return []
+def _with_variable(error: ErrorDetails) -> ErrorDetails:
+    """An error about a value the environment sets, named with its variable."""
+    name = str(error["loc"][0])
+    return {**error, "loc": (f"{name} (TERRARIUM_{name.upper()})",)}
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -310,10 +299,10 @@ def load_settings(**overrides: Any) -> Settings:
     bad value in the configuration file or the environment is an error even where another
     source overrides it."""
     given = {key: value for key, value in overrides.items() if value is not None}
-    from_environment = _environment_settings()
-    environment = _environment_value_errors(from_environment)  # each named with its variable
-    wrong = {str(error["loc"][0]).split(" ", 1)[0] for error in environment}
-    overridden = _file_value_errors(_check_config_file()) + environment
+    document = {str(key): value for key, value in _check_config_file().items()}
+    in_environment = _errors_in(_environment_settings(), {})
+    wrong = {error["loc"][0] for error in in_environment}  # said with their variables
+    overridden = _errors_in(set(document), document) + list(map(_with_variable, in_environment))
     try:
         settings = Settings(**given)
     except ValidationError as exc:
