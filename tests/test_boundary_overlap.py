@@ -14,6 +14,7 @@ import itertools
 import json
 import re
 import subprocess
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -30,9 +31,10 @@ from terrarium_dagster.agent.calls import SceneCalls
 from terrarium_dagster.agent.loop import Annotator
 from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.cli import main
+from terrarium_dagster.context.compaction import manager as compaction_manager
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import TERRARIUM, run_args
+from tests.support.cli import run_args
 from tests.support.kill_server import (
     ChatRequest,
     KillPoint,
@@ -221,9 +223,28 @@ def _killed_and_resumed(server: KillServer, command: list[str]) -> list[int]:
     return codes
 
 
-# a window in which the quest's threads fill the mark of a fold a block late
-# (`DEFERRED_FOLD_MARK`): each thread boundary folds the thread before the one just finished
+# a window in which the quest's threads fill the mark of a fold a block late: each thread
+# boundary folds the thread before the one just finished
 BUDGET = 16_000
+# The mark of that fold (`DEFERRED_FOLD_MARK` times `min_free`) is half the window, and each of
+# this quest's threads fills about a third of it: the finished threads would fill the mark only
+# where the window overflows, so the budget's own compaction would come first. These tests are
+# about where a fold's requests go and what the run writes, not about when the fold is due, so
+# they pin the mark at which this quest folds at every boundary, in this process and in the
+# runs they start (`PINNED_MARK_MAIN`).
+QUEST_FOLD_MARK = 2
+PINNED_MARK_MAIN = (
+    "import sys\n"
+    "from terrarium_dagster.context.compaction import manager\n"
+    f"manager.DEFERRED_FOLD_MARK = {QUEST_FOLD_MARK}\n"
+    "from terrarium_dagster.cli import main\n"
+    "raise SystemExit(main(sys.argv[1:]))\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def quest_fold_mark(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compaction_manager, "DEFERRED_FOLD_MARK", QUEST_FOLD_MARK)
 
 
 def _run(quest: Path, db: Path, url: str, concurrency: int, **options: object) -> None:
@@ -323,7 +344,9 @@ def test_sigkill_at_the_summary_sent_ahead_and_at_the_fold_that_takes_it_resumes
     quest: Path, threads: list[int], tmp_path: Path, concurrency: int, fold_at: int
 ) -> None:
     command = [
-        TERRARIUM,
+        sys.executable,
+        "-c",
+        PINNED_MARK_MAIN,
         *run_args(None, quest, offline=False, concurrency=concurrency, context_budget=BUDGET),
     ]
     with run_kill_server() as server:

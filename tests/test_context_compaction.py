@@ -27,6 +27,7 @@ from terrarium_dagster.context import (
     tool_pair_problems,
 )
 from terrarium_dagster.context.compaction import TRUNCATION_MARKER
+from terrarium_dagster.context.compaction import manager as compaction_manager
 from terrarium_dagster.context.prompts import (
     FLUSH_HEADING,
     FOLD_STORY_HEADING,
@@ -987,7 +988,9 @@ def test_overflow_uses_the_numbers_the_client_parsed() -> None:
     assert cm.sizes.counter.count_messages(sent, cm.sizes.tools) == true_count(sent)
 
 
-def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_known_ahead() -> None:
+def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_known_ahead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """With `defer_fold` (a run drafting blocks), a thread's first request folds every finished
     thread but the one that just finished (kept), whatever the size of the scene it makes room
     for: what the fold asks is decided by the history alone, so `fold_requests` works it out
@@ -1008,8 +1011,11 @@ def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_kno
         )
 
     cm = make()
-    # no fold yet (this manager never made room for a scene); thread 3, kept, fills the mark
-    # of the fold after alone, so it is flushed now
+    # no fold yet (this manager never made room for a scene); threads 1 and 2 fill the mark of
+    # a fold a block late, and thread 3, kept, fills the mark of the fold after alone, so it is
+    # flushed now (the mark pinned at twice `min_free`: at the default, half the window, three
+    # threads that each fill it do not fit the window)
+    monkeypatch.setattr(compaction_manager, "DEFERRED_FOLD_MARK", 2)
     for thread, scenes in ((1, 11), (2, 11), (3, 23)):
         fill(cm, thread, range(1, scenes + 1))
         cm.end_thread(thread, entry_ids=[])
@@ -1041,3 +1047,44 @@ def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_kno
     assert sorted(map(json.dumps, ahead)) == sorted(map(json.dumps, asked))
     assert kept_summary[-2]["content"] == "Done."  # it ends with thread 3's last scene
     assert "thread 3 " in kept_summary[-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("defer_fold", "scenes", "folds"),
+    [
+        (False, 11, True),  # one request at a time: at `min_free` (here 2,468 tokens)
+        (True, 11, False),  # a block late: the two threads before the kept one fill 7,494
+        (True, 15, True),  # they fill 10,230: half the window (`DEFERRED_FOLD_MARK` = 4)
+    ],
+)
+def test_a_fold_a_block_late_waits_until_the_finished_threads_fill_half_the_window(
+    defer_fold: bool, scenes: int, folds: bool
+) -> None:
+    """Each fold rewrites the story block, so what follows it is prefilled again: a serial run
+    folds at a thread's first scene, with nothing behind the story block; a run drafting blocks
+    keeps the thread that just finished behind it, so it folds only once the threads before
+    that one fill half the window (and each fold then saves twice as many of them)."""
+    cm = ContextManager(
+        ContextState(),
+        system_prompt=SYSTEM_PROMPT,
+        tools=TOOLS,
+        budget=20_000,
+        max_tokens=256,
+        counter=ServerCounter(lambda messages, tools: SIM.count(messages, tools)),
+        summarizer=Summarizer(),
+        flusher=Flusher(),
+        defer_fold=defer_fold,
+    )
+    for thread, count in ((1, scenes), (2, scenes), (3, 5)):
+        fill(cm, thread, range(1, count + 1))
+        cm.end_thread(thread, entry_ids=[])
+    _, text = next_scene(4, 1, words=5)
+    events = cm.prepare(text, thread_id=4, scene_id="4#1")
+    assert all(event.reason == "thread_start" for event in events)
+    folded = {1, 2, 3} - set(cm.state.history_threads())
+    if not folds:
+        assert events == [] and folded == set()
+    elif defer_fold:
+        assert folded == {1, 2}, "the thread that just finished is kept"
+    else:  # enough is freed by the oldest
+        assert folded == {1}

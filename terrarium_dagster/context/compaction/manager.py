@@ -25,9 +25,10 @@ run drafting blocks side by side) the thread that just finished stays through th
 first request (its first block) and is folded at the one after: that first request runs the
 fold's flush and asks for its summary, which is then decoded beside the block's scenes instead of
 before them (a summary is the longest answer of a thread boundary); such a fold waits until the
-finished threads fill twice `min_free_tokens` (`DEFERRED_FOLD_MARK`), since each one prefills the
-kept thread again, and all it asks can be worked out ahead (`fold_requests`). Tiers 3 to 5 lose
-information and only aim at the budget itself, freeing at least `min_free_tokens` a pass.
+finished threads fill four times `min_free_tokens` (`DEFERRED_FOLD_MARK`; by default half the
+window), since each one prefills the kept thread again, and all it asks can be worked out ahead
+(`fold_requests`). Tiers 3 to 5 lose information and only aim at the budget itself, freeing at
+least `min_free_tokens` a pass.
 Every pass makes structural progress (a scene leaves the history, a summary is folded, a block is
 trimmed, a message is truncated), so compaction ends; a tier whose pass frees nothing hands over to
 the next; when every tier is spent and the prompt still does not fit, `BudgetError` says why.
@@ -102,10 +103,11 @@ CompactionRecorder = Callable[[CompactionEvent], None]
 """Receives every compaction event (the loop stores it with `store.memory.log_compaction`)."""
 
 # with `defer_fold`, finished threads are folded at a thread's request once they fill this many
-# times `min_free` (measured with the forgetful model at 16, 12 threads of 5 and of 8 scenes:
-# 7% and 3% less wall time, 1.33x and 1.43x the serial run's uncached prompt tokens where
-# folding at `min_free` took 1.43x and 1.46x; ARCHITECTURE.md, "The fold worked out ahead")
-DEFERRED_FOLD_MARK = 2
+# times `min_free` (by default half the window; measured with the forgetful model at 16, 12
+# threads of 5 and of 8 scenes: 1.15x and 1.28x the serial run's uncached prompt tokens, where
+# folding at `min_free` took 1.43x and 1.46x and at twice it 1.33x and 1.43x, and 8% and 10%
+# less wall time than at `min_free`; ARCHITECTURE.md, "The fold worked out ahead")
+DEFERRED_FOLD_MARK = 4
 
 
 @dataclass
@@ -295,8 +297,9 @@ class ContextManager:
     def _fold_mark(self) -> int:
         """How much finished threads fill of the history before a thread's first request folds
         them: `min_free`, or with `defer_fold` `DEFERRED_FOLD_MARK` times that. A fold rewrites
-        the story block, so the kept thread behind it is prefilled again; folding half as often
-        halves that, and each summary is asked for a thread earlier than its fold takes it."""
+        the story block, so the kept thread behind it is prefilled again; folding a quarter as
+        often cuts that to a quarter, and each summary is asked for a thread earlier than its
+        fold takes it."""
         mark = self._caps().min_free
         return mark * DEFERRED_FOLD_MARK if self.defer_fold else mark
 
