@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 from terrarium_dagster.agent.calls import AgentCalls, SceneCalls
@@ -337,10 +337,12 @@ class Annotator:
             }
         )
         live = [e for e in self.store.glossary.get_entries(mentioned) if e.status != "merged"]
-        found = find_candidates(text, known, known_words=False)
-        candidates = [c.term for c in found][:CANDIDATE_QUERIES]
         return relevant_entries(
-            self.store, text, candidates=candidates, token_budget=None, entries=live
+            self.store,
+            text,
+            candidates=list(candidate_queries(text, tuple(known))),
+            token_budget=None,
+            entries=live,
         )
 
     def annotate_thread(self, thread: Thread, *, follows: bool = False) -> ThreadOutcome:
@@ -999,6 +1001,17 @@ class _BlockSteps:
         again.basis = basis
         again.answers[REDRAFTS] = 1
         return again
+
+
+@lru_cache(maxsize=1024)
+def candidate_queries(text: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    """The names `text` proposes that `known` (the glossary's live names) does not hold, best
+    first, as many as a scene's message searches for (`find_candidates`). A pure function of
+    both, and a block asks it again of the same scenes against the same names at every judgement,
+    redraft and commit (`_shown_before` reads each earlier scene of a block for each later one),
+    so its answers are kept."""
+    found = find_candidates(text, known, known_words=False)
+    return tuple(candidate.term for candidate in found[:CANDIDATE_QUERIES])
 
 
 def compaction_log(store: GlossaryStore, run_id: str) -> CompactionRecorder:
