@@ -347,6 +347,31 @@ def test_another_form_of_a_known_name_becomes_its_alias(http: httpx.Client) -> N
     }, aliases
 
 
+def test_a_hyphened_name_the_scene_says_is_a_known_one_becomes_its_alias(
+    http: httpx.Client,
+) -> None:
+    """The Time Machine's "Time-Dimension" beside a known "Fourth Dimension", in a scene that
+    says "Time is really only a fourth dimension": one idea named two ways, an alias. Without
+    the statement, or of another head word, it is an entry of its own."""
+    said = (
+        "[post 101]\n'That line, therefore, we must conclude was along the Time-Dimension.'\n\n"
+        "[post 102]\n'But,' said Filby, 'if Time is really only a fourth dimension of "
+        "Space, why is it regarded as something different?'"
+    )
+    known = ["- [E3] Fourth Dimension [confirmed]: A name in the story."]
+    calls = calls_of(chat(http, start(scene_text(said, known))))
+    assert ("glossary_update", {"add_aliases": ["Time-Dimension"], "entry_id": "E3"}) in [
+        (name, {k: v for k, v in args.items() if k != "post_ids"}) for name, args in calls
+    ], calls
+    assert "Time-Dimension" not in [args.get("term") for _name, args in calls], calls
+    unsaid = said.replace("Time is really only a fourth", "Space has a fourth")
+    created = calls_of(chat(http, start(scene_text(unsaid, known))))
+    assert "Time-Dimension" in [args.get("term") for _name, args in created], created
+    other_head = ["- [E3] Fourth Axis [confirmed]: A name in the story."]
+    created = calls_of(chat(http, start(scene_text(said.replace("dimension", "axis"), other_head))))
+    assert "Time-Dimension" in [args.get("term") for _name, args in created], created
+
+
 def test_a_word_of_several_known_names_is_left_alone(http: httpx.Client) -> None:
     story = "[post 101]\nQuill waited by the door. You nod to Quill."
     known = [
@@ -707,6 +732,38 @@ def test_offline_curate_lets_a_capitalised_phrase_of_the_prose_go() -> None:
         53, "Island of Doctor Moreau", definition="A volcanic islet.", evidence=island, **sources
     )
     assert [d["decision"] for d in offline_curate([said])] == ["CONFIRM"]
+
+
+def test_offline_curate_lets_a_phrase_of_a_passage_that_capitalises_its_nouns_go() -> None:
+    """The Island of Doctor Moreau's litany capitalises everyday words that name nothing
+    ("suck up Drink", "eat Fish or Flesh", "other Men"): its "Bark of Trees", with nothing said
+    of it, is a phrase, whatever its sources. A title in it stays ("Sayer of the Law": its own
+    words are no others), and so does a name of everyday words in plain prose."""
+    law = (
+        '"Not to suck up Drink; that is the Law.  Are we not Men? "Not to eat Fish or Flesh; '
+        'that is the Law.  Are we not Men? "Not to claw the Bark of Trees; that is the Law.  '
+        'Are we not Men? "Not to chase other Men; that is the Law.  Are we not Men?"',
+    )
+    sayer = ('"I am the Sayer of the Law," said the grey figure. "Here all learn the Law."',)
+    plain = ("We rowed past the Bark of Trees, a hulk that lay rotting off the point.",)
+    views = [
+        CurateEntryView(80, "Bark of Trees", evidence=law, source_posts=(1,), source_count=1),
+        CurateEntryView(81, "Bark of Trees", evidence=law, source_posts=(1, 2), source_count=2),
+        CurateEntryView(
+            82, "Sayer of the Law", evidence=sayer, source_posts=(1, 2), source_count=2
+        ),
+        CurateEntryView(83, "Bark of Trees", evidence=plain, source_posts=(1, 2), source_count=2),
+    ]
+    decisions = {}
+    for view in views:  # one at a time: one name under review twice would merge
+        decisions.update({d["entry_id"]: d for d in offline_curate([view])})
+    assert {ref: d["decision"] for ref, d in decisions.items()} == {
+        "E80": "REJECT",
+        "E81": "REJECT",
+        "E82": "CONFIRM",
+        "E83": "CONFIRM",
+    }
+    assert "capitalises everyday words" in decisions["E81"]["reasoning"]
 
 
 def test_offline_curate_keeps_a_name_with_an_apostrophe_of_its_own() -> None:

@@ -14,6 +14,7 @@ from terrarium_dagster.backends.describe import COMPANY, KIND_LEADS, UNKNOWN_LEA
 from terrarium_dagster.backends.name_forms import (
     idea_form,
 )
+from terrarium_dagster.backends.portraits import TITLE_WORDS
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import (
     ORDINARY_ZIPF,
@@ -457,7 +458,10 @@ def phrase_reason(view: CurateEntryView) -> str | None:
     None: nothing is said of it, and its evidence writes it in lowercase too, at least as often
     as it capitalises it where no sentence opens ("the Bark of Trees" beside "bark of trees"),
     or points at it ("this Golden Age", "in that Golden Age", "upon this Island of Doctor
-    Moreau") in at least half of the places it names it, as a name is not pointed at. The
+    Moreau") in at least half of the places it names it, as a name is not pointed at, or its
+    words are everyday (Zipf `EVERYDAY_ZIPF` or more) and the posts naming it capitalise
+    `CAPITALISED_COMMON` everyday words that name nothing ("Not to suck up Drink ... Not to claw
+    the Bark of Trees"; `_capitalised_common_words`): there a capital marks no name. The
     multiword counterpart of `word_reason`; a kind of being ("Beast Men") is the story's own."""
     term = view.term.strip()
     if (
@@ -487,7 +491,50 @@ def phrase_reason(view: CurateEntryView) -> str | None:
             f"'{term}' is pointed at as a thing ('this', 'that') in {pointed} of the {capital} "
             "places the evidence names it, with nothing said of it: a phrase, not a name"
         )
+    words = [w for w in re.split(r"[\s\-‐‑]+", term) if w and w.casefold() not in SMALL_WORDS]
+    common = _capitalised_common_words(view)
+    if min(frequency(w) for w in words) >= EVERYDAY_ZIPF and len(common) >= CAPITALISED_COMMON:
+        shown = ", ".join(f"'{word}'" for word in sorted(common)[:CAPITALISED_COMMON])
+        return (
+            f"'{term}' is written with capitals in a passage that capitalises everyday words "
+            f"naming nothing ({shown}), with nothing said of it: a phrase, not a name"
+        )
     return None
+
+
+# A post that capitalises this many everyday words, each alone where no sentence opens ("Not to
+# suck up Drink", "Not to eat Fish or Flesh": a litany, a law, old prose that capitalises its
+# nouns), marks no name by a capital: a phrase of everyday words it capitalises is a phrase.
+CAPITALISED_COMMON = 3
+
+
+def _capitalised_common_words(view: CurateEntryView) -> set[str]:
+    """The everyday English words (Zipf `FAMILIAR_PHRASE_ZIPF` or more; not a title, a month,
+    a day or a word of the term) that the evidence posts naming the term capitalise alone, as
+    no name is written: where no sentence opens, neither after nor before another capitalised
+    word ("Drink", "Fish", "Flesh"; not "London" in "St. John's Wood, London", "Men" of "Beast
+    Men")."""
+    own = {word.casefold() for name in view.names for word in re.split(r"[\s\-‐‑]+", name)}
+    never = own | NOT_NAMES | STARTERS | HONORIFICS | TITLE_WORDS
+    found: set[str] = set()
+    for text in view.evidence:
+        if not find_term(text, view.term):
+            continue
+        for match in _CAPITALISED.finditer(text):
+            word = match.group(0)
+            if word.casefold() in never or _opens_sentence(text, match.start()):
+                continue
+            before, after = text[: match.start()].rstrip(" ,"), text[match.end() :].lstrip(" ,")
+            if _CAPITAL_BEFORE.search(before) or _CAPITAL_AFTER.match(after):
+                continue  # a word of a name of several words
+            if frequency(word) >= FAMILIAR_PHRASE_ZIPF:
+                found.add(word)
+    return found
+
+
+_CAPITALISED = re.compile(r"(?<![\w'’.-])[A-Z][a-z]+(?![\w'’-])")
+_CAPITAL_BEFORE = re.compile(r"[A-Z][\w'’.-]*$")
+_CAPITAL_AFTER = re.compile(r"(?:(?:of|the|de|la)\s+)*[A-Z]")
 
 
 def _opens_sentence(text: str, position: int) -> bool:
