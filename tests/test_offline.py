@@ -679,6 +679,29 @@ def test_offline_curate_keeps_names_met_once_phrases_and_spoken_spellings_out() 
     assert all(decisions[ref] == "CONFIRM" for ref in kept)
 
 
+def test_a_title_of_a_doing_met_once_is_a_phrase_of_the_prose() -> None:
+    """A title "X of Y" names a rank, a place or a thing: one whose X is a noun of doing made of
+    an English verb ("Advancement" of "advance", "Suppression" of "suppress"), one post naming it
+    once with nothing said of it, is a phrase of the prose written with capitals (The Time
+    Machine, Heart of Darkness). A title of a rank or a thing stays ("Goddess of Death",
+    "Chamber of Mystery", "Champion of the Arena": "-ion" makes a doing after a "t" or an "s"),
+    and so does a doing named in three posts or with something said of it."""
+    once = {"source_posts": (1,), "source_count": 1}
+    views = [
+        CurateEntryView(90, "Advancement of Mankind", **once),
+        CurateEntryView(91, "Suppression of Savage Customs", **once),
+        CurateEntryView(92, "Goddess of Death", **once),
+        CurateEntryView(93, "Chamber of Mystery", **once),
+        CurateEntryView(94, "Champion of the Arena", **once),
+        CurateEntryView(95, "Procession of Lanterns", source_posts=(1, 2, 3), source_count=3),
+        CurateEntryView(96, "Procession of Lanterns", definition="A feast the town keeps.", **once),
+    ]
+    decisions = {}
+    for view in views:  # one at a time: one name under review twice would merge
+        decisions.update({d["entry_id"]: d["decision"] for d in offline_curate([view])})
+    assert decisions == {"E90": "REJECT", "E91": "REJECT", "E95": "CONFIRM"}, decisions
+
+
 def test_offline_curate_lets_quotations_and_quiet_names_met_once_go() -> None:
     """A name only ever quoted alone is a quotation (a song, a log's words), not a cry; an entry
     left tentative and not named again for some threads is let go only when English knows every

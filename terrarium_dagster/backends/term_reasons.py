@@ -218,12 +218,38 @@ def _a_title_of(term: str) -> bool:
     of a place ("Lavelle of Java") is no such title, nor a title of one real place or person
     that English knows but rarely names ("Battle of Hastings", "Duke of Cumberland", "Land of
     the Leal": after "of" one word of Zipf `TRUNCATED_ZIPF` to `REAL_NAME_ZIPF`), where a
-    story's own titles name a common word ("Life", "Mystery", "Pain") or a coinage."""
+    story's own titles name a common word ("Life", "Mystery", "Pain") or a coinage; nor an X
+    that names a doing ("Advancement of Mankind"; `_names_a_doing`)."""
     head, of, rest = normalize_term(term).partition(" of ")
     rest_words = rest.removeprefix("the ").split()
     if len(rest_words) == 1 and TRUNCATED_ZIPF <= frequency(rest_words[0]) < REAL_NAME_ZIPF:
         return False
+    if head.split() and _names_a_doing(head.split()[-1]):
+        return False  # "Advancement of Mankind": what is done, not a rank, a place or a thing
     return bool(of) and all(is_english_word(word) for word in head.split())
+
+
+# A noun of doing is made of a verb English knows of at least this many letters and this
+# frequency ("advance", "suppress"; not the "pot" of "potion" nor the "stat" of "station").
+_DOING_STEM_CHARS = 5
+_DOING_STEM_ZIPF = 3.0
+
+
+def _names_a_doing(word: str) -> bool:
+    """Whether a normalized word is a noun of doing made from an English verb with "-ment" or
+    "-ion" ("advancement" of "advance", "suppression" of "suppress"): a title "X of Y" names a
+    rank, a place or a thing, and such an X names what is done ("the Advancement of Mankind",
+    "the Suppression of Savage Customs"), a phrase of the prose written with capitals."""
+    for ending, stem_ends in (("ment", ""), ("ion", ("t", "s"))):
+        stem = word.removesuffix(ending)
+        if (
+            stem != word
+            and stem.endswith(stem_ends)  # "suppress-ion", "protect-ion"; not "champ-ion"
+            and len(stem) >= _DOING_STEM_CHARS
+            and frequency(stem) >= _DOING_STEM_ZIPF
+        ):
+            return True
+    return False
 
 
 def _mentions(view: CurateEntryView) -> int:
