@@ -367,6 +367,11 @@ def test_a_hyphened_name_the_scene_says_is_a_known_one_becomes_its_alias(
     unsaid = said.replace("Time is really only a fourth", "Space has a fourth")
     created = calls_of(chat(http, start(scene_text(unsaid, known))))
     assert "Time-Dimension" in [args.get("term") for _name, args in created], created
+    both_new = "[post 100]\nThis is what is meant by the Fourth Dimension.\n\n" + said
+    plan = SceneAnnotator().plan(parse_scene_message(scene_text(both_new, [])))
+    creates = {candidate.term: args for candidate, args in plan.creates}
+    assert "Time-Dimension" not in creates, creates  # an alias of the new entry the scene says
+    assert creates["Fourth Dimension"]["aliases"] == ["Time-Dimension"], creates
     other_head = ["- [E3] Fourth Axis [confirmed]: A name in the story."]
     created = calls_of(chat(http, start(scene_text(said.replace("dimension", "axis"), other_head))))
     assert "Time-Dimension" in [args.get("term") for _name, args in created], created
