@@ -707,6 +707,62 @@ def test_a_title_of_a_doing_met_once_is_a_phrase_of_the_prose() -> None:
     assert decisions == {"E90": "REJECT", "E91": "REJECT", "E95": "CONFIRM"}, decisions
 
 
+def test_a_title_met_once_only_beside_names_let_go_is_met_in_passing() -> None:
+    """The Time Machine's "Age of Unpolished Stone" is named once, in a list of real eras the
+    curator lets go in the same answer ("the Cretaceous Sea", "the Jurassic times"); Frankenstein's
+    "Round Table of King Arthur" beside "Roncesvalles", rejected before: titles met in passing.
+    A title beside one of the story's own names stays ("Land of Lost Souls" with "Valley Dor"),
+    and so does a name that is no title, or one said something of."""
+    once = {"source_posts": (9,), "source_count": 1}
+    views = [
+        CurateEntryView(
+            89,
+            "Age of Unpolished Stone",
+            definition="An item; appears with [[Cretaceous Sea]], [[Jurassic]].",
+            **once,
+        ),
+        CurateEntryView(90, "Cretaceous Sea", **once),
+        CurateEntryView(93, "Jurassic", **once),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E89": "REJECT", "E90": "REJECT", "E93": "REJECT"}, decisions
+    roncesvalles = KnownEntry(7, "Roncesvalles", (), "rejected", "A place.")
+    dor = KnownEntry(8, "Valley Dor", (), "confirmed", "A valley.")
+    quiet = {**once, "quiet_threads": 3}
+    kept = [
+        CurateEntryView(
+            30,
+            "Round Table of King Arthur",
+            definition="A name in the story; appears with [[Roncesvalles]].",
+            similar=(roncesvalles,),
+            **quiet,
+        ),
+        CurateEntryView(
+            31,
+            "Land of Lost Souls",
+            definition="A name in the story; appears with [[Valley Dor]], [[Roncesvalles]].",
+            similar=(dor, roncesvalles),
+            **quiet,
+        ),
+        CurateEntryView(
+            32,
+            "Knaphill",
+            definition="A name in the story; appears with [[Roncesvalles]].",
+            similar=(roncesvalles,),
+            **quiet,
+        ),
+        CurateEntryView(
+            33,
+            "Tower of Lanterns",
+            definition="A tower that burns all night; appears with [[Roncesvalles]].",
+            similar=(roncesvalles,),
+            **quiet,
+        ),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(kept)}
+    assert decisions == {"E30": "REJECT"}, decisions
+
+
 def test_offline_curate_lets_quotations_and_quiet_names_met_once_go() -> None:
     """A name only ever quoted alone is a quotation (a song, a log's words), not a cry; an entry
     left tentative and not named again for some threads is let go only when English knows every

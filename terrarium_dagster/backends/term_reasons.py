@@ -1,16 +1,23 @@
 """Why an entry under review is no term of the story, or why a rejected one is again: the
 offline curator's rules, one function a reason (`quiet_reason`, `quoted_reason`,
-`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`, `aside_reason`), each
-returning the reasoning line or None. They read a `CurateEntryView` only: word shapes, word
-frequencies and the evidence posts the curate message carries."""
+`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`, `aside_reason`,
+`company_reason`), each returning the reasoning line or None. They read a `CurateEntryView`
+only: word shapes, word frequencies and the evidence posts the curate message carries
+(`company_reason` also the names the curator let go)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from terrarium_dagster.backends.curate_view import CurateEntryView
-from terrarium_dagster.backends.describe import COMPANY, KIND_LEADS, UNKNOWN_LEADS, parse_definition
+from terrarium_dagster.backends.describe import (
+    COMPANY,
+    KIND_LEADS,
+    UNKNOWN_LEADS,
+    company_of,
+    parse_definition,
+)
 from terrarium_dagster.backends.name_forms import (
     idea_form,
 )
@@ -61,6 +68,40 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is named in a single post with nothing said of it, and the "
         f"{view.quiet_threads} threads since never name it again: a name met in passing"
+    )
+
+
+def company_reason(view: CurateEntryView, let_go: Collection[str]) -> str | None:
+    """Why a title "X of Y" that a single post names, once, with nothing said of it, is met in
+    passing after all, or None: every entry its definition says it appears with is one the
+    curator let go as met in passing (`let_go`: normalized names rejected), as a title in a list
+    of real-world names is ("the Age of Unpolished Stone; ... the Cretaceous Sea; ... the
+    Jurassic times", "the Round Table of King Arthur" beside "Roncesvalles"). The title spare
+    keeps a story's own titles, whose company is its own names ("Land of Lost Souls" with
+    "Valley Dor"). Never a kind of being nor a name holding another entry's; a later thread
+    naming it again restores it."""
+    if (
+        " of " not in normalize_term(view.term)
+        or view.status != "tentative"
+        or view.source_count != 1
+        or _mentions(view) >= 2
+        or _last_word(view.term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+        or _holds_an_entry(view)
+    ):
+        return None
+    parsed = parse_definition(view.term, view.definition)
+    company = [
+        normalize_term(name)
+        for fact in parsed.facts
+        if fact.startswith(COMPANY)
+        for name in company_of(fact)
+    ]
+    if not company or not set(company) <= set(let_go):
+        return None
+    return (
+        f"'{view.term}' is named in a single post, only beside names met in passing "
+        f"({len(set(company))} let go): a title met in passing among them"
     )
 
 
