@@ -709,10 +709,11 @@ def test_a_title_of_a_doing_met_once_is_a_phrase_of_the_prose() -> None:
 
 def test_a_title_met_once_only_beside_names_let_go_is_met_in_passing() -> None:
     """The Time Machine's "Age of Unpolished Stone" is named once, in a list of real eras the
-    curator lets go in the same answer ("the Cretaceous Sea", "the Jurassic times"); Frankenstein's
-    "Round Table of King Arthur" beside "Roncesvalles", rejected before: titles met in passing.
-    A title beside one of the story's own names stays ("Land of Lost Souls" with "Valley Dor"),
-    and so does a name that is no title, or one said something of."""
+    curator lets go in the same answer ("the Cretaceous Sea", "the Jurassic times"): a title met
+    in passing; so is one beside two names rejected before. A title beside one of the story's
+    own names stays ("Land of Lost Souls" with "Valley Dor"), and one beside a single name let
+    go (Robinson Crusoe's "Island of Despair" beside his full name, which one post names), a
+    name that is no title, or one said something of."""
     once = {"source_posts": (9,), "source_count": 1}
     views = [
         CurateEntryView(
@@ -727,14 +728,17 @@ def test_a_title_met_once_only_beside_names_let_go_is_met_in_passing() -> None:
     decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
     assert decisions == {"E89": "REJECT", "E90": "REJECT", "E93": "REJECT"}, decisions
     roncesvalles = KnownEntry(7, "Roncesvalles", (), "rejected", "A place.")
+    como = KnownEntry(6, "Lake of Como", (), "rejected", "A lake.")
     dor = KnownEntry(8, "Valley Dor", (), "confirmed", "A valley.")
+    crusoe = KnownEntry(4, "Robinson Crusoe", (), "rejected", "A name in the story.")
     quiet = {**once, "quiet_threads": 3}
-    kept = [
+    listed = "A name in the story; appears with [[Roncesvalles]], [[Lake of Como]]."
+    views = [
         CurateEntryView(
             30,
             "Round Table of King Arthur",
-            definition="A name in the story; appears with [[Roncesvalles]].",
-            similar=(roncesvalles,),
+            definition=listed,
+            similar=(roncesvalles, como),
             **quiet,
         ),
         CurateEntryView(
@@ -746,20 +750,22 @@ def test_a_title_met_once_only_beside_names_let_go_is_met_in_passing() -> None:
         ),
         CurateEntryView(
             32,
-            "Knaphill",
-            definition="A name in the story; appears with [[Roncesvalles]].",
-            similar=(roncesvalles,),
-            **quiet,
+            "Island of Despair",
+            definition="A name in the story; appears with [[Robinson Crusoe]].",
+            similar=(crusoe,),
+            **once,
         ),
+        CurateEntryView(33, "Knaphill", definition=listed, similar=(roncesvalles, como), **quiet),
         CurateEntryView(
-            33,
+            34,
             "Tower of Lanterns",
-            definition="A tower that burns all night; appears with [[Roncesvalles]].",
-            similar=(roncesvalles,),
+            definition="A tower that burns all night; appears with [[Roncesvalles]], "
+            "[[Lake of Como]].",
+            similar=(roncesvalles, como),
             **quiet,
         ),
     ]
-    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(kept)}
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
     assert decisions == {"E30": "REJECT"}, decisions
 
 

@@ -71,15 +71,21 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     )
 
 
+# A title's company of this many names, all let go as met in passing, is a list of real-world
+# names it is one of; beside one name let go it may be the story's own ("Island of Despair" beside
+# the narrator's full name, which a single post names).
+LIST_COMPANY = 2
+
+
 def company_reason(view: CurateEntryView, let_go: Collection[str]) -> str | None:
     """Why a title "X of Y" that a single post names, once, with nothing said of it, is met in
-    passing after all, or None: every entry its definition says it appears with is one the
-    curator let go as met in passing (`let_go`: normalized names rejected), as a title in a list
-    of real-world names is ("the Age of Unpolished Stone; ... the Cretaceous Sea; ... the
-    Jurassic times", "the Round Table of King Arthur" beside "Roncesvalles"). The title spare
-    keeps a story's own titles, whose company is its own names ("Land of Lost Souls" with
-    "Valley Dor"). Never a kind of being nor a name holding another entry's; a later thread
-    naming it again restores it."""
+    passing after all, or None: the entries its definition says it appears with, at least
+    `LIST_COMPANY` of them, are all ones the curator let go as met in passing (`let_go`:
+    normalized names rejected), as a title in a list of real-world names is ("the Age of
+    Unpolished Stone; ... the Cretaceous Sea; ... the Jurassic times"). The title spare keeps a
+    story's own titles, whose company is its own names ("Land of Lost Souls" with "Valley
+    Dor"). Never a kind of being nor a name holding another entry's; a later thread naming it
+    again restores it."""
     if (
         " of " not in normalize_term(view.term)
         or view.status != "tentative"
@@ -97,8 +103,8 @@ def company_reason(view: CurateEntryView, let_go: Collection[str]) -> str | None
         if fact.startswith(COMPANY)
         for name in company_of(fact)
     ]
-    if not company or not set(company) <= set(let_go):
-        return None
+    if len(set(company)) < LIST_COMPANY or not set(company) <= set(let_go):
+        return None  # one name beside it is no list: it may be the story's own let go wrongly
     return (
         f"'{view.term}' is named in a single post, only beside names met in passing "
         f"({len(set(company))} let go): a title met in passing among them"
