@@ -66,8 +66,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       named (`everyday_reason`: "log-house", "simpler way", "coracle"), and a name one post
       names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
     - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
-      are all names let go as met in passing, before or in this answer (`company_reason`: "Age
-      of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
+      is two or more names, all let go as met in passing, before or in this answer
+      (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave

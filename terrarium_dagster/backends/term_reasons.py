@@ -585,7 +585,7 @@ def _capitalised_common_words(view: CurateEntryView) -> set[str]:
     """The everyday English words (Zipf `FAMILIAR_PHRASE_ZIPF` or more; not a title, a month,
     a day or a word of the term) that the evidence posts naming the term capitalise alone, as
     no name is written: where no sentence opens, neither after nor before another capitalised
-    word ("Drink", "Fish", "Flesh"; not "London" in "St. John's Wood, London", "Men" of "Beast
+    word ("Drink", "Fish", "Men"; not "London" in "St. John's Wood, London", "Men" of "Beast
     Men")."""
     own = {word.casefold() for name in view.names for word in re.split(r"[\s\-‐‑]+", name)}
     never = own | NOT_NAMES | STARTERS | HONORIFICS | TITLE_WORDS
