@@ -347,6 +347,36 @@ def test_another_form_of_a_known_name_becomes_its_alias(http: httpx.Client) -> N
     }, aliases
 
 
+def test_a_hyphened_name_the_scene_says_is_a_known_one_becomes_its_alias(
+    http: httpx.Client,
+) -> None:
+    """The Time Machine's "Time-Dimension" beside a known "Fourth Dimension", in a scene that
+    says "Time is really only a fourth dimension": one idea named two ways, an alias. Without
+    the statement, or of another head word, it is an entry of its own."""
+    said = (
+        "[post 101]\n'That line, therefore, we must conclude was along the Time-Dimension.'\n\n"
+        "[post 102]\n'But,' said Filby, 'if Time is really only a fourth dimension of "
+        "Space, why is it regarded as something different?'"
+    )
+    known = ["- [E3] Fourth Dimension [confirmed]: A name in the story."]
+    calls = calls_of(chat(http, start(scene_text(said, known))))
+    assert ("glossary_update", {"add_aliases": ["Time-Dimension"], "entry_id": "E3"}) in [
+        (name, {k: v for k, v in args.items() if k != "post_ids"}) for name, args in calls
+    ], calls
+    assert "Time-Dimension" not in [args.get("term") for _name, args in calls], calls
+    unsaid = said.replace("Time is really only a fourth", "Space has a fourth")
+    created = calls_of(chat(http, start(scene_text(unsaid, known))))
+    assert "Time-Dimension" in [args.get("term") for _name, args in created], created
+    both_new = "[post 100]\nThis is what is meant by the Fourth Dimension.\n\n" + said
+    plan = SceneAnnotator().plan(parse_scene_message(scene_text(both_new, [])))
+    creates = {candidate.term: args for candidate, args in plan.creates}
+    assert "Time-Dimension" not in creates, creates  # an alias of the new entry the scene says
+    assert creates["Fourth Dimension"]["aliases"] == ["Time-Dimension"], creates
+    other_head = ["- [E3] Fourth Axis [confirmed]: A name in the story."]
+    created = calls_of(chat(http, start(scene_text(said.replace("dimension", "axis"), other_head))))
+    assert "Time-Dimension" in [args.get("term") for _name, args in created], created
+
+
 def test_a_word_of_several_known_names_is_left_alone(http: httpx.Client) -> None:
     story = "[post 101]\nQuill waited by the door. You nod to Quill."
     known = [
@@ -654,6 +684,91 @@ def test_offline_curate_keeps_names_met_once_phrases_and_spoken_spellings_out() 
     assert all(decisions[ref] == "CONFIRM" for ref in kept)
 
 
+def test_a_title_of_a_doing_met_once_is_a_phrase_of_the_prose() -> None:
+    """A title "X of Y" names a rank, a place or a thing: one whose X is a noun of doing made of
+    an English verb ("Advancement" of "advance", "Suppression" of "suppress"), one post naming it
+    once with nothing said of it, is a phrase of the prose written with capitals (The Time
+    Machine, Heart of Darkness). A title of a rank or a thing stays ("Goddess of Death",
+    "Chamber of Mystery", "Champion of the Arena": "-ion" makes a doing after a "t" or an "s"),
+    and so does a doing named in three posts or with something said of it."""
+    once = {"source_posts": (1,), "source_count": 1}
+    views = [
+        CurateEntryView(90, "Advancement of Mankind", **once),
+        CurateEntryView(91, "Suppression of Savage Customs", **once),
+        CurateEntryView(92, "Goddess of Death", **once),
+        CurateEntryView(93, "Chamber of Mystery", **once),
+        CurateEntryView(94, "Champion of the Arena", **once),
+        CurateEntryView(95, "Procession of Lanterns", source_posts=(1, 2, 3), source_count=3),
+        CurateEntryView(96, "Procession of Lanterns", definition="A feast the town keeps.", **once),
+    ]
+    decisions = {}
+    for view in views:  # one at a time: one name under review twice would merge
+        decisions.update({d["entry_id"]: d["decision"] for d in offline_curate([view])})
+    assert decisions == {"E90": "REJECT", "E91": "REJECT", "E95": "CONFIRM"}, decisions
+
+
+def test_a_title_met_once_only_beside_names_let_go_is_met_in_passing() -> None:
+    """The Time Machine's "Age of Unpolished Stone" is named once, in a list of real eras the
+    curator lets go in the same answer ("the Cretaceous Sea", "the Jurassic times"): a title met
+    in passing; so is one beside two names rejected before. A title beside one of the story's
+    own names stays ("Land of Lost Souls" with "Valley Dor"), and one beside a single name let
+    go (Robinson Crusoe's "Island of Despair" beside his full name, which one post names), a
+    name that is no title, or one said something of."""
+    once = {"source_posts": (9,), "source_count": 1}
+    views = [
+        CurateEntryView(
+            89,
+            "Age of Unpolished Stone",
+            definition="An item; appears with [[Cretaceous Sea]], [[Jurassic]].",
+            **once,
+        ),
+        CurateEntryView(90, "Cretaceous Sea", **once),
+        CurateEntryView(93, "Jurassic", **once),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E89": "REJECT", "E90": "REJECT", "E93": "REJECT"}, decisions
+    roncesvalles = KnownEntry(7, "Roncesvalles", (), "rejected", "A place.")
+    como = KnownEntry(6, "Lake of Como", (), "rejected", "A lake.")
+    dor = KnownEntry(8, "Valley Dor", (), "confirmed", "A valley.")
+    crusoe = KnownEntry(4, "Robinson Crusoe", (), "rejected", "A name in the story.")
+    quiet = {**once, "quiet_threads": 3}
+    listed = "A name in the story; appears with [[Roncesvalles]], [[Lake of Como]]."
+    views = [
+        CurateEntryView(
+            30,
+            "Round Table of King Arthur",
+            definition=listed,
+            similar=(roncesvalles, como),
+            **quiet,
+        ),
+        CurateEntryView(
+            31,
+            "Land of Lost Souls",
+            definition="A name in the story; appears with [[Valley Dor]], [[Roncesvalles]].",
+            similar=(dor, roncesvalles),
+            **quiet,
+        ),
+        CurateEntryView(
+            32,
+            "Island of Despair",
+            definition="A name in the story; appears with [[Robinson Crusoe]].",
+            similar=(crusoe,),
+            **once,
+        ),
+        CurateEntryView(33, "Knaphill", definition=listed, similar=(roncesvalles, como), **quiet),
+        CurateEntryView(
+            34,
+            "Tower of Lanterns",
+            definition="A tower that burns all night; appears with [[Roncesvalles]], "
+            "[[Lake of Como]].",
+            similar=(roncesvalles, como),
+            **quiet,
+        ),
+    ]
+    decisions = {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+    assert decisions == {"E30": "REJECT"}, decisions
+
+
 def test_offline_curate_lets_quotations_and_quiet_names_met_once_go() -> None:
     """A name only ever quoted alone is a quotation (a song, a log's words), not a cry; an entry
     left tentative and not named again for some threads is let go only when English knows every
@@ -707,6 +822,38 @@ def test_offline_curate_lets_a_capitalised_phrase_of_the_prose_go() -> None:
         53, "Island of Doctor Moreau", definition="A volcanic islet.", evidence=island, **sources
     )
     assert [d["decision"] for d in offline_curate([said])] == ["CONFIRM"]
+
+
+def test_offline_curate_lets_a_phrase_of_a_passage_that_capitalises_its_nouns_go() -> None:
+    """The Island of Doctor Moreau's litany capitalises everyday words that name nothing
+    ("suck up Drink", "eat Fish or Flesh", "other Men"): its "Bark of Trees", with nothing said
+    of it, is a phrase, whatever its sources. A title in it stays ("Sayer of the Law": its own
+    words are no others), and so does a name of everyday words in plain prose."""
+    law = (
+        '"Not to suck up Drink; that is the Law.  Are we not Men? "Not to eat Fish or Flesh; '
+        'that is the Law.  Are we not Men? "Not to claw the Bark of Trees; that is the Law.  '
+        'Are we not Men? "Not to chase other Men; that is the Law.  Are we not Men?"',
+    )
+    sayer = ('"I am the Sayer of the Law," said the grey figure. "Here all learn the Law."',)
+    plain = ("We rowed past the Bark of Trees, a hulk that lay rotting off the point.",)
+    views = [
+        CurateEntryView(80, "Bark of Trees", evidence=law, source_posts=(1,), source_count=1),
+        CurateEntryView(81, "Bark of Trees", evidence=law, source_posts=(1, 2), source_count=2),
+        CurateEntryView(
+            82, "Sayer of the Law", evidence=sayer, source_posts=(1, 2), source_count=2
+        ),
+        CurateEntryView(83, "Bark of Trees", evidence=plain, source_posts=(1, 2), source_count=2),
+    ]
+    decisions = {}
+    for view in views:  # one at a time: one name under review twice would merge
+        decisions.update({d["entry_id"]: d for d in offline_curate([view])})
+    assert {ref: d["decision"] for ref, d in decisions.items()} == {
+        "E80": "REJECT",
+        "E81": "REJECT",
+        "E82": "CONFIRM",
+        "E83": "CONFIRM",
+    }
+    assert "capitalises everyday words" in decisions["E81"]["reasoning"]
 
 
 def test_offline_curate_keeps_a_name_with_an_apostrophe_of_its_own() -> None:

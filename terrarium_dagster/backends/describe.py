@@ -145,7 +145,8 @@ def _company_fact(names: Sequence[str]) -> str:
     return COMPANY + ", ".join(f"[[{name}]]" for name in names)
 
 
-def _company_of(fact: str) -> list[str]:
+def company_of(fact: str) -> list[str]:
+    """The names a company fact links (`appears with [[A]], [[B]]`: A, B)."""
     return [match.group(1) for match in _LINK.finditer(fact)]
 
 
@@ -178,15 +179,15 @@ def grow(
     own_keys = {normalize_term(name) for name in (term, *own)}
     for index, fact in enumerate(draft.facts):
         if fact.startswith(COMPANY):
-            kept = [n for n in _company_of(fact) if normalize_term(n) not in own_keys]
-            if len(kept) != len(_company_of(fact)):
+            kept = [n for n in company_of(fact) if normalize_term(n) not in own_keys]
+            if len(kept) != len(company_of(fact)):
                 draft.facts[index] = _company_fact(kept) if kept else ""
     draft.facts = [fact for fact in draft.facts if fact]
     kind = None
     if draft.lead in UNKNOWN_LEADS and found.kind:
         kind = found.kind
         draft.lead = KIND_LEADS[kind]
-    company_before = next((_company_of(f) for f in draft.facts if f.startswith(COMPANY)), [])
+    company_before = next((company_of(f) for f in draft.facts if f.startswith(COMPANY)), [])
     grown, substantive = _extend(draft, found, limit, own=(term, *own))
     if grown is not None and not substantive and len(company_before) >= GROW_COMPANY:
         grown = None  # more company alone is not worth an update once it names a few
@@ -232,9 +233,9 @@ def _extend(
             changed = substantive = True
     company = found.company
     if company:
-        have = _company_of(draft.facts[company_index]) if company_index is not None else []
+        have = company_of(draft.facts[company_index]) if company_index is not None else []
         known = {normalize_term(name) for name in have}
-        linked = {normalize_term(m) for f in [draft.lead, *draft.facts] for m in _company_of(f)}
+        linked = {normalize_term(m) for f in [draft.lead, *draft.facts] for m in company_of(f)}
         for name in company:
             key = normalize_term(name)
             if key in known or key in linked or key in own_keys or ordinary_reason(name):

@@ -27,8 +27,10 @@ def names_by_context(
 ) -> dict[str, KnownEntry | str]:
     """Candidates the scene itself says are another name of someone: "I'm Sister Ottoline ...
     calls me the Bell-Sister" (a name the speaker is called), and a bare title right before one
-    name ("Provost" in "Provost Amberly Hask"). Candidate term -> the known entry, or the term
-    of the candidate, it names."""
+    name ("Provost" in "Provost Amberly Hask"), and a hyphened name whose first word the scene
+    says is another name of its last word ("Time is really only a fourth dimension":
+    "Time-Dimension" of "Fourth Dimension"; `_said_to_be`). Candidate term -> the known entry,
+    or the term of the candidate, it names."""
     names: list[tuple[str, KnownEntry | str]] = [
         (name, entry) for entry in live for name in entry.names
     ] + [(c.term, c.term) for c in candidates]
@@ -74,10 +76,42 @@ def names_by_context(
                 for _post_id, text in scene.posts:
                     if any(pattern.search(text[:start]) for start, _ in find_term(text, key)):
                         owners.append(entry)
+        owners.extend(_said_to_be(scene, candidate.term, names))
         distinct = list(dict.fromkeys(id(o) if isinstance(o, KnownEntry) else o for o in owners))
         if len(distinct) == 1:
             found[candidate.term] = owners[0]
     return found
+
+
+_HYPHENED = re.compile(r"([A-Z][a-z]+)-([A-Za-z][a-z]+)")
+# Words that may stand between "is" and the article of a statement of what a thing is ("Time
+# is really only a fourth dimension").
+_HEDGES = r"(?:(?:really|only|just|simply|but|merely|indeed|then|itself|truly|in fact),?\s+)*"
+
+
+def _said_to_be(
+    scene: SceneMessage, term: str, names: Sequence[tuple[str, KnownEntry | str]]
+) -> list[KnownEntry | str]:
+    """For a capitalised name of two hyphened words ("Time-Dimension"), the other names of its
+    last word that the scene says its first word is ("Time is really only a fourth dimension":
+    "Fourth Dimension"): one idea named two ways."""
+    shape = _HYPHENED.fullmatch(term.strip())
+    if shape is None:
+        return []
+    first, head = shape.group(1), shape.group(2).casefold()
+    owners: list[KnownEntry | str] = []
+    for name, owner in names:
+        words = normalize_term(name).split()
+        if owner == term or len(words) < 2 or words[-1] != head or "-" in name:
+            continue
+        spelled = r"[\s-]+".join(map(re.escape, words))
+        said = re.compile(
+            rf"(?<![\w-]){re.escape(first)}\s+is\s+{_HEDGES}(?:a|an|the)\s+{spelled}(?![\w-])",
+            re.IGNORECASE,
+        )
+        if any(said.search(text) for _post_id, text in scene.posts):
+            owners.append(owner)
+    return owners
 
 
 # A multiword name with one of these is a title or a phrase ("Prince of Dusar", "River of the

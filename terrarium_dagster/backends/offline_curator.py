@@ -25,6 +25,7 @@ from terrarium_dagster.backends.term_reasons import (
     SMALL_WORDS,
     a_title,
     aside_reason,
+    company_reason,
     everyday_reason,
     ordinary_word_reason,
     passing_reason,
@@ -64,6 +65,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       everyday lowercase words, compounds and phrases with nothing said of them however often
       named (`everyday_reason`: "log-house", "simpler way", "coracle"), and a name one post
       names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
+    - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
+      is two or more names, all let go as met in passing, before or in this answer
+      (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
@@ -134,7 +138,47 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
                 else f"Mentioned in {view.qm_evidence_mentions} QM posts of the evidence."
             )
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
+    decisions.extend(_met_among_let_go(entries, decisions, set(restored)))
     return _follow_merges(_absorb_first_names(decisions, entries))
+
+
+def _met_among_let_go(
+    entries: Sequence[CurateEntryView], decisions: Sequence[Mapping[str, Any]], restored: set[int]
+) -> list[dict[str, Any]]:
+    """REJECTs of the titles met once that this answer left undecided and that appear only with
+    names let go (`company_reason`): entries rejected before, as the similar entries show them
+    (not restored now), or rejected in this answer."""
+    decided = {decision["entry_id"]: decision["decision"] for decision in decisions}
+    let_go = {
+        normalize_term(name)
+        for view in entries
+        if decided.get(f"E{view.entry_id}") == "REJECT"
+        or (view.status == "rejected" and view.entry_id not in restored)
+        for name in view.names
+    }
+    let_go |= {
+        normalize_term(name)
+        for view in entries
+        for known in view.similar
+        if known.status == "rejected"
+        and known.entry_id not in restored
+        and f"E{known.entry_id}" not in decided
+        for name in known.names
+    }
+    found = []
+    for view in entries:
+        if f"E{view.entry_id}" in decided:
+            continue
+        reason = company_reason(view, let_go)
+        if reason:
+            found.append(
+                {
+                    "entry_id": f"E{view.entry_id}",
+                    "decision": "REJECT",
+                    "reasoning": f"{reason}, not a story term.",
+                }
+            )
+    return found
 
 
 def restore_reason(view: CurateEntryView) -> str | None:

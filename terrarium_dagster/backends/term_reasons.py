@@ -1,19 +1,27 @@
 """Why an entry under review is no term of the story, or why a rejected one is again: the
 offline curator's rules, one function a reason (`quiet_reason`, `quoted_reason`,
-`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`, `aside_reason`), each
-returning the reasoning line or None. They read a `CurateEntryView` only: word shapes, word
-frequencies and the evidence posts the curate message carries."""
+`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`, `aside_reason`,
+`company_reason`), each returning the reasoning line or None. They read a `CurateEntryView`
+only: word shapes, word frequencies and the evidence posts the curate message carries
+(`company_reason` also the names the curator let go)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from terrarium_dagster.backends.curate_view import CurateEntryView
-from terrarium_dagster.backends.describe import COMPANY, KIND_LEADS, UNKNOWN_LEADS, parse_definition
+from terrarium_dagster.backends.describe import (
+    COMPANY,
+    KIND_LEADS,
+    UNKNOWN_LEADS,
+    company_of,
+    parse_definition,
+)
 from terrarium_dagster.backends.name_forms import (
     idea_form,
 )
+from terrarium_dagster.backends.portraits import TITLE_WORDS
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import (
     ORDINARY_ZIPF,
@@ -60,6 +68,46 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is named in a single post with nothing said of it, and the "
         f"{view.quiet_threads} threads since never name it again: a name met in passing"
+    )
+
+
+# A title's company of this many names, all let go as met in passing, is a list of real-world
+# names it is one of; beside one name let go it may be the story's own ("Island of Despair" beside
+# the narrator's full name, which a single post names).
+LIST_COMPANY = 2
+
+
+def company_reason(view: CurateEntryView, let_go: Collection[str]) -> str | None:
+    """Why a title "X of Y" that a single post names, once, with nothing said of it, is met in
+    passing after all, or None: the entries its definition says it appears with, at least
+    `LIST_COMPANY` of them, are all ones the curator let go as met in passing (`let_go`:
+    normalized names rejected), as a title in a list of real-world names is ("the Age of
+    Unpolished Stone; ... the Cretaceous Sea; ... the Jurassic times"). The title spare keeps a
+    story's own titles, whose company is its own names ("Land of Lost Souls" with "Valley
+    Dor"). Never a kind of being nor a name holding another entry's; a later thread naming it
+    again restores it."""
+    if (
+        " of " not in normalize_term(view.term)
+        or view.status != "tentative"
+        or view.source_count != 1
+        or _mentions(view) >= 2
+        or _last_word(view.term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+        or _holds_an_entry(view)
+    ):
+        return None
+    parsed = parse_definition(view.term, view.definition)
+    company = [
+        normalize_term(name)
+        for fact in parsed.facts
+        if fact.startswith(COMPANY)
+        for name in company_of(fact)
+    ]
+    if len(set(company)) < LIST_COMPANY or not set(company) <= set(let_go):
+        return None  # one name beside it is no list: it may be the story's own let go wrongly
+    return (
+        f"'{view.term}' is named in a single post, only beside names met in passing "
+        f"({len(set(company))} let go): a title met in passing among them"
     )
 
 
@@ -217,12 +265,38 @@ def _a_title_of(term: str) -> bool:
     of a place ("Lavelle of Java") is no such title, nor a title of one real place or person
     that English knows but rarely names ("Battle of Hastings", "Duke of Cumberland", "Land of
     the Leal": after "of" one word of Zipf `TRUNCATED_ZIPF` to `REAL_NAME_ZIPF`), where a
-    story's own titles name a common word ("Life", "Mystery", "Pain") or a coinage."""
+    story's own titles name a common word ("Life", "Mystery", "Pain") or a coinage; nor an X
+    that names a doing ("Advancement of Mankind"; `_names_a_doing`)."""
     head, of, rest = normalize_term(term).partition(" of ")
     rest_words = rest.removeprefix("the ").split()
     if len(rest_words) == 1 and TRUNCATED_ZIPF <= frequency(rest_words[0]) < REAL_NAME_ZIPF:
         return False
+    if head.split() and _names_a_doing(head.split()[-1]):
+        return False  # "Advancement of Mankind": what is done, not a rank, a place or a thing
     return bool(of) and all(is_english_word(word) for word in head.split())
+
+
+# A noun of doing is made of a verb English knows of at least this many letters and this
+# frequency ("advance", "suppress"; not the "pot" of "potion" nor the "stat" of "station").
+_DOING_STEM_CHARS = 5
+_DOING_STEM_ZIPF = 3.0
+
+
+def _names_a_doing(word: str) -> bool:
+    """Whether a normalized word is a noun of doing made from an English verb with "-ment" or
+    "-ion" ("advancement" of "advance", "suppression" of "suppress"): a title "X of Y" names a
+    rank, a place or a thing, and such an X names what is done ("the Advancement of Mankind",
+    "the Suppression of Savage Customs"), a phrase of the prose written with capitals."""
+    for ending, stem_ends in (("ment", ""), ("ion", ("t", "s"))):
+        stem = word.removesuffix(ending)
+        if (
+            stem != word
+            and stem.endswith(stem_ends)  # "suppress-ion", "protect-ion"; not "champ-ion"
+            and len(stem) >= _DOING_STEM_CHARS
+            and frequency(stem) >= _DOING_STEM_ZIPF
+        ):
+            return True
+    return False
 
 
 def _mentions(view: CurateEntryView) -> int:
@@ -457,7 +531,10 @@ def phrase_reason(view: CurateEntryView) -> str | None:
     None: nothing is said of it, and its evidence writes it in lowercase too, at least as often
     as it capitalises it where no sentence opens ("the Bark of Trees" beside "bark of trees"),
     or points at it ("this Golden Age", "in that Golden Age", "upon this Island of Doctor
-    Moreau") in at least half of the places it names it, as a name is not pointed at. The
+    Moreau") in at least half of the places it names it, as a name is not pointed at, or its
+    words are everyday (Zipf `EVERYDAY_ZIPF` or more) and the posts naming it capitalise
+    `CAPITALISED_COMMON` everyday words that name nothing ("Not to suck up Drink ... Not to claw
+    the Bark of Trees"; `_capitalised_common_words`): there a capital marks no name. The
     multiword counterpart of `word_reason`; a kind of being ("Beast Men") is the story's own."""
     term = view.term.strip()
     if (
@@ -487,7 +564,50 @@ def phrase_reason(view: CurateEntryView) -> str | None:
             f"'{term}' is pointed at as a thing ('this', 'that') in {pointed} of the {capital} "
             "places the evidence names it, with nothing said of it: a phrase, not a name"
         )
+    words = [w for w in re.split(r"[\s\-‐‑]+", term) if w and w.casefold() not in SMALL_WORDS]
+    common = _capitalised_common_words(view)
+    if min(frequency(w) for w in words) >= EVERYDAY_ZIPF and len(common) >= CAPITALISED_COMMON:
+        shown = ", ".join(f"'{word}'" for word in sorted(common)[:CAPITALISED_COMMON])
+        return (
+            f"'{term}' is written with capitals in a passage that capitalises everyday words "
+            f"naming nothing ({shown}), with nothing said of it: a phrase, not a name"
+        )
     return None
+
+
+# A post that capitalises this many everyday words, each alone where no sentence opens ("Not to
+# suck up Drink", "Not to eat Fish or Flesh": a litany, a law, old prose that capitalises its
+# nouns), marks no name by a capital: a phrase of everyday words it capitalises is a phrase.
+CAPITALISED_COMMON = 3
+
+
+def _capitalised_common_words(view: CurateEntryView) -> set[str]:
+    """The everyday English words (Zipf `FAMILIAR_PHRASE_ZIPF` or more; not a title, a month,
+    a day or a word of the term) that the evidence posts naming the term capitalise alone, as
+    no name is written: where no sentence opens, neither after nor before another capitalised
+    word ("Drink", "Fish", "Men"; not "London" in "St. John's Wood, London", "Men" of "Beast
+    Men")."""
+    own = {word.casefold() for name in view.names for word in re.split(r"[\s\-‐‑]+", name)}
+    never = own | NOT_NAMES | STARTERS | HONORIFICS | TITLE_WORDS
+    found: set[str] = set()
+    for text in view.evidence:
+        if not find_term(text, view.term):
+            continue
+        for match in _CAPITALISED.finditer(text):
+            word = match.group(0)
+            if word.casefold() in never or _opens_sentence(text, match.start()):
+                continue
+            before, after = text[: match.start()].rstrip(" ,"), text[match.end() :].lstrip(" ,")
+            if _CAPITAL_BEFORE.search(before) or _CAPITAL_AFTER.match(after):
+                continue  # a word of a name of several words
+            if frequency(word) >= FAMILIAR_PHRASE_ZIPF:
+                found.add(word)
+    return found
+
+
+_CAPITALISED = re.compile(r"(?<![\w'’.-])[A-Z][a-z]+(?![\w'’-])")
+_CAPITAL_BEFORE = re.compile(r"[A-Z][\w'’.-]*$")
+_CAPITAL_AFTER = re.compile(r"(?:(?:of|the|de|la)\s+)*[A-Z]")
 
 
 def _opens_sentence(text: str, position: int) -> bool:
