@@ -41,6 +41,7 @@ from terrarium_dagster.errors import ContextOverflowError
 from terrarium_dagster.model.client import ChatClient, ClientConfig, parse_context_overflow
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance
+from terrarium_dagster.terms.candidates import find_candidates
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus
 
 TOOLS = default_registry().schemas()
@@ -1074,3 +1075,175 @@ def test_a_summon_question_naming_an_entry_id_ignores_quoted_words_in_the_defini
     answer = summon_answer('Why did you write [E1] "Vaskari" (An envoy of the "ashmark")?', history)
     assert "[E1] Vaskari" in answer and ">>1" in answer
     assert "[E2]" not in answer
+
+
+def _decided(views: list[CurateEntryView]) -> dict[str, str]:
+    return {d["entry_id"]: d["decision"] for d in offline_curate(views)}
+
+
+def test_a_word_glued_to_a_known_name_at_a_sentence_start_is_no_name() -> None:
+    """An everyday word opening a sentence before another entry's name ("Poor Wendy", "Overhead
+    Tinker Bell": Peter Pan), or a possessive before one ("Charles's South African": The Hound
+    of the Baskervilles), in one post, is no name of its own; a title before a name stays
+    ("Old Quill"), and so does a name several posts write ("Will Atkins")."""
+    wendy = KnownEntry(1, "Wendies", ("Wendy",), "tentative", "A name in the story.")
+    bell = KnownEntry(2, "Tinker Bell", (), "confirmed", "A fairy.")
+    african = KnownEntry(3, "South African", (), "rejected", "A name in the story.")
+    quill = KnownEntry(4, "Quill", (), "confirmed", "A printer.")
+    atkins = KnownEntry(5, "Atkins", (), "confirmed", "A mutineer.")
+    once = {"source_posts": (9,), "source_count": 1}
+    views = [
+        CurateEntryView(
+            10, "Poor Wendy", similar=(wendy,), evidence=("it moans, 'Poor Wendy.'",), **once
+        ),
+        CurateEntryView(
+            11,
+            "Overhead Tinker Bell",
+            similar=(bell,),
+            evidence=('Overhead Tinker Bell shouted "Silly ass!"',),
+            **once,
+        ),
+        CurateEntryView(
+            12,
+            "Charles's South African",
+            similar=(african,),
+            evidence=("Sir Charles's South African speculations",),
+            **once,
+        ),
+        CurateEntryView(13, "Old Quill", similar=(quill,), evidence=("Old Quill nodded.",), **once),
+        CurateEntryView(
+            14,
+            "Will Atkins",
+            similar=(atkins,),
+            evidence=("Will Atkins cried out.",) * 3,
+            source_posts=(1, 2, 3),
+            source_count=3,
+        ),
+        CurateEntryView(
+            15, "Poor Wendy", evidence=("I said Poor Wendy.",), similar=(wendy,), **once
+        ),
+    ]
+    decisions = _decided(views)
+    assert decisions["E10"] in ("REJECT", "MERGE")  # "Wendy" is a word of its name
+    assert decisions["E11"] == decisions["E12"] == "REJECT"
+    assert decisions.get("E13") != "REJECT"
+    assert decisions["E14"] != "REJECT"
+    assert decisions.get("E15") != "REJECT"  # mid-sentence: not glued by a sentence start
+
+
+def test_a_cry_that_only_opens_speech_is_an_interjection() -> None:
+    """A word English knows that the evidence writes only right after an opening quotation mark
+    and before a comma or '!' ("Hullo": Peter Pan; "Begone": Frankenstein) is a cry, not a name;
+    a name also written in the narration stays, and so does a coinage only cried ("Calot")."""
+    two = {"source_posts": (1, 2), "source_count": 2}
+    hullo = ('"Hullo, Peter," they said.', '"Hullo," replied Peter amicably.')
+    begone = ("“Begone! I will not hear you.”", "“Begone, vile insect!”")
+    calot = ("“Calot!” he hissed.", "“Calot!” she cried.")
+    smee = ('"Smee, come," he said.', "Smee, who was tired, slept.")
+    views = [
+        CurateEntryView(20, "Hullo", evidence=hullo, **two),
+        CurateEntryView(21, "Begone", evidence=begone, **two),
+        CurateEntryView(22, "Calot", evidence=calot, **two),
+        CurateEntryView(23, "Smee", evidence=smee, **two),
+    ]
+    decisions = _decided(views)
+    assert decisions["E20"] == decisions["E21"] == "REJECT"
+    assert decisions["E22"] == decisions["E23"] == "CONFIRM"
+
+
+def test_a_people_english_knows_is_no_name() -> None:
+    """A man of a real people ("Englishman": Robinson Crusoe, Sherlock Holmes) and a people's
+    word after an article whose adjective is everyday ("a Swede", "the Dane", "the Celt": Swedish,
+    Danish, Celtic) or whose place is ("Genevese" of Geneva) are no story terms; the story's own
+    people stay ("Tharks"), and so does a word with no such adjective ("the Nellie")."""
+    three = {"source_posts": (1, 2, 3), "source_count": 3}
+    views = [
+        CurateEntryView(30, "Englishman", evidence=("an Englishman came",), **three),
+        CurateEntryView(31, "Swede", evidence=("a Swede, a captain",), **three),
+        CurateEntryView(32, "Celt", evidence=("the Celt within him",), **three),
+        CurateEntryView(33, "Genevese", evidence=("the Genevese laws",), **three),
+        CurateEntryView(34, "Tharks", evidence=("the Tharks rode out",), **three),
+        CurateEntryView(35, "Nellie", evidence=("the Nellie swung",), **three),
+        CurateEntryView(36, "Swede", evidence=("Swede rode on",), **three),
+    ]
+    decisions = _decided(views)
+    assert {ref for ref, d in decisions.items() if d == "REJECT"} == {"E30", "E31", "E32", "E33"}
+
+
+def test_english_words_made_with_a_prefix_or_suffix_and_familiar_compounds_go() -> None:
+    """A lowercase word wordfreq barely knows made of an English word with a prefix or suffix
+    ("discomposure", "suitableness", "underfeeding") and a lowercase compound of familiar words
+    with nothing said of it, not even a kind ("melon-bed", "gun-bullock") are English; a coinage
+    ("flamesight", "manling"), a compound with a kind ("smoke-ledger"), a rarer part
+    ("tithe-jar") or a kind of being ("sloth-creature") stay."""
+    three = {"source_posts": (1, 2, 3), "source_count": 3}
+    views = [
+        CurateEntryView(40, "discomposure", **three),
+        CurateEntryView(41, "suitableness", **three),
+        CurateEntryView(42, "underfeeding", **three),
+        CurateEntryView(43, "melon-bed", **three),
+        CurateEntryView(44, "gun-bullock", **three),
+        CurateEntryView(45, "flamesight", **three),
+        CurateEntryView(46, "manling", **three),
+        CurateEntryView(47, "smoke-ledger", definition="An item.", **three),
+        CurateEntryView(48, "tithe-jar", **three),
+        CurateEntryView(49, "sloth-creature", **three),
+    ]
+    decisions = _decided(views)
+    assert {ref for ref, d in decisions.items() if d == "REJECT"} == {
+        "E40",
+        "E41",
+        "E42",
+        "E43",
+        "E44",
+    }
+
+
+def test_a_title_before_a_name_met_once_says_nothing_of_it() -> None:
+    """A lead that is only the title the evidence writes before the name ("A sir" of "Sir
+    Francis Drake": Heart of Darkness) says nothing, so the name met once goes; a title said of
+    it after the name stays a role ("Sab Than, Prince of Zodanga")."""
+    once = {"source_posts": (1,), "source_count": 1}
+    views = [
+        CurateEntryView(
+            50,
+            "Francis Drake",
+            definition="A sir.",
+            evidence=("the ships of Sir Francis Drake sailed",),
+            **once,
+        ),
+        CurateEntryView(
+            51,
+            "Sab Than",
+            definition="A prince.",
+            evidence=("Sab Than, Prince of Zodanga, spoke",),
+            **once,
+        ),
+    ]
+    decisions = _decided(views)
+    assert decisions["E50"] == "REJECT"
+    assert decisions.get("E51") != "REJECT"
+
+
+def test_forms_of_address_are_no_names() -> None:
+    """ "Mlle", "Mme" and "Messrs" are forms of address, as "Mr" is (The Hound of the
+    Baskervilles' "Mlle"), never a candidate alone nor the start of a name."""
+    found = {c.term for c in find_candidates("Then Mlle Stapleton spoke to Mme Laure.")}
+    assert "Mlle" not in found and "Mme" not in found
+    assert {"Stapleton", "Laure"} <= found
+
+
+def test_a_name_with_a_short_form_is_not_pointed_at_by_a_pronoun() -> None:
+    """ "Upon this Will Atkins cried out" (Robinson Crusoe): "this" is a pronoun before a person
+    the story also names short ("Atkins"), so the name is not pointed at as a thing; a phrase
+    with no short form is ("upon this Island of Doctor Moreau")."""
+    said = ("you shall have your lives, all but Will Atkins.", "Upon this Will Atkins cried out")
+    isle = ("upon this Island of Doctor Moreau", "the Island of Doctor Moreau lay")
+    four = {"source_posts": (1, 2, 3, 4), "source_count": 4}
+    views = [
+        CurateEntryView(60, "Will Atkins", ("Atkins",), evidence=said, **four),
+        CurateEntryView(61, "Island of Doctor Moreau", evidence=isle, **four),
+    ]
+    decisions = _decided(views)
+    assert decisions["E60"] == "CONFIRM"
+    assert decisions["E61"] == "REJECT"

@@ -27,8 +27,10 @@ from terrarium_dagster.backends.term_reasons import (
     aside_reason,
     company_reason,
     everyday_reason,
+    glued_reason,
     ordinary_word_reason,
     passing_reason,
+    people_reason,
     phrase_reason,
     quiet_reason,
     quoted_reason,
@@ -117,6 +119,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             else passing_reason(view)
             or word_reason(view)
             or phrase_reason(view)
+            or glued_reason(view)
+            or people_reason(view)
             or everyday_reason(view)
             or quiet_reason(view)
             or quoted_reason(view)
@@ -197,6 +201,8 @@ def restore_reason(view: CurateEntryView) -> str | None:
         passing_reason(again)
         or word_reason(again)
         or phrase_reason(again)
+        or glued_reason(again)
+        or people_reason(again)
         or everyday_reason(again)
         or quoted_reason(again)
     ):

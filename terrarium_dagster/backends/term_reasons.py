@@ -454,13 +454,54 @@ def everyday_reason(view: CurateEntryView) -> str | None:
     if " " in view.term.strip():
         return _phrase_reason(view)
     if view.term.isalpha():
-        return _rare_word_reason(view)
+        return _rare_word_reason(view) or _derived_word_reason(view)
     parts = [part for part in re.split(r"[-‐‑]+", view.term) if part]
-    if len(parts) < 2 or parts[0].endswith("ing"):
-        return None
+    if len(parts) < 2 or parts[0].endswith("ing") or parts[-1] in _BEINGS:
+        return None  # a kind of being is the story's own: "sloth-creature"
     zipf = min(frequency(part) for part in parts)
     what = "a compound of everyday English words (each of word frequency {zipf:.1f} or more"
+    if FAMILIAR_PART_ZIPF <= zipf < EVERYDAY_ZIPF and not _has_role(view, kind_is_role=True):
+        what = "a compound of familiar English words (each of word frequency {zipf:.1f} or more"
+        return _english_reason(view, zipf, FAMILIAR_PART_ZIPF, what)
     return _english_reason(view, zipf, EVERYDAY_ZIPF, what)
+
+
+# Parts this frequent make a lowercase compound of familiar words ("melon-bed", "gun-bullock",
+# "doodle-doo"): one with nothing said of it, not even a kind, is met in the prose; a story's own
+# hold a rarer word ("tithe-jar": "tithe" 2.9) or are given a kind ("smoke-ledger").
+FAMILIAR_PART_ZIPF = 3.0
+# English makes words of words with these ("dis-composure", "suitable-ness", "under-feeding");
+# a word so made of an English word (Zipf `DERIVED_STEM_ZIPF` or more) is English however rarely
+# wordfreq meets it ("discomposure", "suitableness": 0), not a coinage ("flamesight", "manling").
+_PREFIXES = ("dis", "un", "under", "over", "mis", "non", "out", "in", "im", "re")
+_SUFFIXES = ("ness", "ment", "ity", "ship", "hood", "less", "ful", "ance", "ence")
+DERIVED_STEM_ZIPF = 3.0
+DERIVED_STEM_CHARS = 4
+
+
+def _derived_word_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase word wordfreq knows too rarely to call English (below `TRUNCATED_ZIPF`)
+    is an English word all the same, made of one with a prefix or a suffix English makes words
+    with ("discomposure", "suitableness", "underfeeding"), with nothing said of it; or None."""
+    word = view.term
+    if frequency(word) >= TRUNCATED_ZIPF or _has_role(view, kind_is_role=False):
+        return None
+    made = [
+        f"'{prefix}' and '{word[len(prefix) :]}'"
+        for prefix in _PREFIXES
+        if word.startswith(prefix)
+        and len(word) - len(prefix) >= DERIVED_STEM_CHARS
+        and frequency(word[len(prefix) :]) >= DERIVED_STEM_ZIPF
+    ] + [
+        f"'{word[: -len(suffix)]}' and '-{suffix}'"
+        for suffix in _SUFFIXES
+        if word.endswith(suffix)
+        and len(word) - len(suffix) >= DERIVED_STEM_CHARS
+        and frequency(word[: -len(suffix)]) >= DERIVED_STEM_ZIPF
+    ]
+    if not made:
+        return None
+    return f"'{word}' is an English word made of {made[0]}, with nothing said of it in the story"
 
 
 def _english_reason(view: CurateEntryView, zipf: float, floor: float, what: str) -> str | None:
@@ -523,7 +564,108 @@ def word_reason(view: CurateEntryView) -> str | None:
             f"'{term}' is capitalised only where a sentence opens ({starts} time(s)) and "
             f"written in lowercase {lower} time(s) in the evidence: a word, not a name"
         )
+    if starts >= 2 and frequency(term) >= KNOWN_ZIPF and _only_opens_speech(view):
+        return (
+            f"'{term}' is a word English knows that the evidence writes only where speech opens, "
+            f"as a cry or greeting before a comma or '!' ({starts} time(s)): an interjection, "
+            "not a name"
+        )
     return None
+
+
+_SPEECH_OPENING = re.compile(r"[\"“‘']\s*$")
+
+
+def _only_opens_speech(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the one-word term only right after an opening quotation mark
+    and before a comma, '!' or '?' ("“Hullo, Peter,” they said", "“Begone!”"): a cry, as a name
+    is written in the narration too."""
+    found = False
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            if not _SPEECH_OPENING.search(text[max(0, start - 3) : start]):
+                return False
+            if not re.match(r"\s*[,!?]", text[end : end + 2]):
+                return False
+            found = True
+    return found
+
+
+# A people's word English knows ("Swede" 3.1, "Celt" 2.3) beside its adjective, an everyday
+# word ("Swedish", "Danish", "Celtic": Zipf `ORDINARY_ZIPF` or more).
+PEOPLE_ZIPF = 2.0
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the)\s+$", re.I)
+
+
+def people_reason(view: CurateEntryView) -> str | None:
+    """Why a capitalised word is a real people's word ("a Swede", "the Dane", "the Celt"), or
+    None: English knows it (Zipf `PEOPLE_ZIPF` or more), its adjective with "-ish" or "-ic" is an
+    everyday word ("Swedish", "Danish", "Celtic"), and the evidence writes it after an article,
+    as one of a people, not a name."""
+    term = view.term
+    if " " in term or "-" in term or len(term) < 4 or not term[:1].isupper():
+        return None
+    if frequency(term) < PEOPLE_ZIPF:
+        return None
+    stems = (term[:-1] + "ish", term + "ish", term + "ic")
+    adjective = next((word for word in stems if frequency(word) >= ORDINARY_ZIPF), None)
+    if adjective is None:
+        return None
+    if not any(
+        _ARTICLE_BEFORE.search(text[max(0, start - 6) : start])
+        for text in view.evidence
+        for start, _ in find_term(text, term)
+    ):
+        return None
+    return (
+        f"'{term}' is one of a real people (its adjective '{adjective}' is an everyday word), "
+        "written after an article: not a name"
+    )
+
+
+GLUED_MENTIONS = 2  # the places one post may name a word and a name side by side
+
+
+def glued_reason(view: CurateEntryView) -> str | None:
+    """Why a name of several words is another entry's name with a word glued before it, or
+    None: the rest of it is a name of another entry shown beside it (any status), and its first
+    word is an everyday English word (Zipf `ORDINARY_ZIPF` or more; not a title, "Old Quill")
+    that the evidence writes only where a sentence opens ("Poor Wendy", "Overhead Tinker Bell"
+    beside "Wendy" and "Tinker Bell"), or a possessive ("Charles's South African" beside "South
+    African"): two names or a word and a name side by side, not one name. Only a name one post
+    names, at most `GLUED_MENTIONS` times: "Will Atkins" and "James Desmond" open sentences of
+    several posts."""
+    words = view.term.split()
+    if len(words) < 2 or view.source_count != 1 or _mentions(view) > GLUED_MENTIONS:
+        return None  # a name a story goes on writing is its own: "Will Atkins", "James Desmond"
+    rest = normalize_term(" ".join(words[1:]))
+    other = next(
+        (
+            known
+            for known in view.similar
+            if known.entry_id != view.entry_id
+            and any(normalize_term(name) == rest for name in known.names)
+        ),
+        None,
+    )
+    if other is None:
+        return None
+    first = words[0]
+    possessive = re.fullmatch(r"[A-Z][a-z]+['’]s", first) is not None
+    if not possessive:
+        if first.casefold() in HONORIFICS | TITLE_WORDS or frequency(first) < ORDINARY_ZIPF:
+            return None
+        places = [start for text in view.evidence for start, _ in find_term(text, view.term)]
+        found = [text for text in view.evidence for _ in find_term(text, view.term)]
+        if not places or not all(
+            _opens_sentence(text, start) for text, start in zip(found, places, strict=True)
+        ):
+            return None
+    return (
+        f"'{view.term}' is the name '{other.term}' [E{other.entry_id}] with "
+        f"{'a possessive' if possessive else f'the everyday word {first!r} opening a sentence'}"
+        " before it: not a name of its own"
+    )
 
 
 def phrase_reason(view: CurateEntryView) -> str | None:
@@ -559,7 +701,7 @@ def phrase_reason(view: CurateEntryView) -> str | None:
             f"'{term}' is written in lowercase {lower} time(s) in the evidence beside {mid} "
             "capitalised where no sentence opens, with nothing said of it: a phrase, not a name"
         )
-    if pointed and 2 * pointed >= capital:
+    if pointed and 2 * pointed >= capital and not _short_form_aliased(view):
         return (
             f"'{term}' is pointed at as a thing ('this', 'that') in {pointed} of the {capital} "
             "places the evidence names it, with nothing said of it: a phrase, not a name"
@@ -573,6 +715,14 @@ def phrase_reason(view: CurateEntryView) -> str | None:
             f"naming nothing ({shown}), with nothing said of it: a phrase, not a name"
         )
     return None
+
+
+def _short_form_aliased(view: CurateEntryView) -> bool:
+    """Whether an alias of the entry is one word of its name ("Atkins" of "Will Atkins"): the
+    story names it short, as it names a person, so "Upon this Will Atkins cried out" points at
+    nothing ("this" is the pronoun)."""
+    words = {word.casefold() for word in view.term.split()}
+    return any(" " not in alias and alias.casefold() in words for alias in view.aliases)
 
 
 # A post that capitalises this many everyday words, each alone where no sentence opens ("Not to
@@ -644,7 +794,22 @@ def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
         if not fact.startswith(COMPANY)
         and len([w for w in re.findall(r"[a-z]+", fact.casefold()) if w not in SMALL_WORDS]) > 1
     ]  # a fact of one word is a fragment a pattern caught ("the _hands_"), nothing said
-    return bool(facts) or (parsed.lead not in leads and not _restates(parsed.lead, view.term))
+    return bool(facts) or (
+        parsed.lead not in leads
+        and not _restates(parsed.lead, view.term)
+        and not _title_before(parsed.lead, view)
+    )
+
+
+def _title_before(lead: str, view: CurateEntryView) -> bool:
+    """Whether a lead is only the title the evidence writes before the name ("A sir" of "Francis
+    Drake" in "Sir Francis Drake"): how it is addressed, nothing the story says of it ("A
+    prince" of "Sab Than, Prince of Zodanga" says what he is)."""
+    said = [word for word in re.findall(r"[a-z]+", lead.casefold()) if word not in SMALL_WORDS]
+    if len(said) != 1 or said[0] not in TITLE_WORDS:
+        return False
+    pattern = re.compile(rf"\b{said[0]}\s+{re.escape(view.term)}(?![\w'’-])", re.I)
+    return any(pattern.search(text) for text in view.evidence)
 
 
 def _restates(lead: str, term: str) -> bool:

@@ -414,7 +414,8 @@ STARTERS: frozenset[str] = frozenset(_STARTERS_TEXT.split())
 
 # Never a term on their own (checked case-insensitively on whole runs and single words).
 _NOT_NAMES_TEXT = """
-    i i'm i've i'll i'd mr mrs ms dr mr. mrs. dr. sir madam anonymous anon qm op oc ooc ic gm
+    i i'm i've i'll i'd mr mrs ms dr mr. mrs. dr. mlle mme messrs sir madam anonymous anon qm op
+    oc ooc ic gm
     monday tuesday wednesday thursday friday saturday sunday january february march april may
     june july august september october november december god gods lol ok okay yes no english
     tl;dr dr edit update vote votes tally x"""
@@ -430,7 +431,9 @@ HONORIFICS: frozenset[str] = frozenset(_HONORIFICS_TEXT.split())
 TITLES: frozenset[str] = HONORIFICS - {
     "old", "young", "little", "big", "mad", "black", "red", "white", "grey", "high", "grand",
 }  # fmt: skip
-_DROP_PREFIX: frozenset[str] = frozenset({"mr", "mrs", "ms", "dr", "mr.", "mrs.", "dr."})
+_DROP_PREFIX: frozenset[str] = frozenset(
+    {"mr", "mrs", "ms", "dr", "mr.", "mrs.", "dr.", "mlle", "mme", "messrs"}
+)
 _ARTICLES: frozenset[str] = frozenset({"the", "a", "an"})
 _CONNECTORS: frozenset[str] = frozenset(
     {"of", "de", "du", "von", "van", "der", "den", "del", "da", "di", "la", "le"}
@@ -1077,7 +1080,8 @@ def is_demonym_of_real_place(term: str) -> bool:
     """A people or language of a real place: "Virginian", "American" (the place is ordinary
     vocabulary by frequency); not "Martian", "Zodangan", "Tharkian". A word English does not
     know made of a real place and "-er" is one of its people too: "Irelander" (not "Walker",
-    a name English knows, nor "Upper-worlder", whose place is the story's)."""
+    a name English knows, nor "Upper-worlder", whose place is the story's). A man of such a
+    people is one too ("Englishman", "Frenchmen"), and "-ese" may stand for "-a" ("Genevese")."""
     if " " in term or not term[:1].isupper():
         return False
     single = term[:-1] if term.endswith("ers") else term
@@ -1089,7 +1093,15 @@ def is_demonym_of_real_place(term: str) -> bool:
         and is_ordinary(single[:-2])
     ):
         return True
-    for suffix, endings in (("ian", ("ia", "")), ("an", ("a", "")), ("ese", ("",)), ("ish", ("",))):
+    made = re.fullmatch(r"([A-Z][a-z]+(?:ish|ch|sh))m[ae]n", term)
+    if made and frequency(term) >= KNOWN_WORD_ZIPF and is_ordinary(made.group(1)):
+        return True  # a man of a real people: "Englishman", "Frenchmen", "Dutchman"
+    for suffix, endings in (
+        ("ian", ("ia", "")),
+        ("an", ("a", "")),
+        ("ese", ("", "a")),
+        ("ish", ("",)),
+    ):
         if term.endswith(suffix) and len(term) > len(suffix) + 2:
             stem = term[: -len(suffix)]
             if any(is_ordinary(stem + ending) for ending in endings):
