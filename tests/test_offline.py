@@ -1247,3 +1247,52 @@ def test_a_name_with_a_short_form_is_not_pointed_at_by_a_pronoun() -> None:
     decisions = _decided(views)
     assert decisions["E60"] == "CONFIRM"
     assert decisions["E61"] == "REJECT"
+
+
+def test_a_family_in_the_plural_merges_into_the_person_of_its_surname() -> None:
+    """ "Mortimers" (alias "Mortimer") beside the older "James Mortimer" is the family of that
+    surname: one referent, merged (The Hound of the Baskervilles); a plural whose alias is no
+    surname of an older person stays ("Hursts")."""
+    james = KnownEntry(1, "James Mortimer", (), "confirmed", "A doctor.")
+    two = {"source_posts": (1, 2), "source_count": 2}
+    views = [
+        CurateEntryView(10, "Mortimers", ("Mortimer",), similar=(james,), **two),
+        CurateEntryView(
+            11, "Hursts", ("Hurst",), similar=(james,), source_posts=(1, 2, 3), source_count=3
+        ),
+    ]
+    decisions = {d["entry_id"]: d for d in offline_curate(views)}
+    assert decisions["E10"]["decision"] == "MERGE"
+    assert decisions["E10"]["target_entry_id"] == "E1"
+    assert decisions["E11"]["decision"] == "CONFIRM"
+
+
+def test_miss_is_a_title_of_a_name() -> None:
+    """ "Miss Irene Adler" is "Irene Adler" with a title (Sherlock Holmes), as "Captain Ismay
+    Rook" is "Ismay Rook": merged into the older entry."""
+    irene = KnownEntry(1, "Irene Adler", (), "confirmed", "A singer.")
+    views = [
+        CurateEntryView(
+            10, "Miss Irene Adler", similar=(irene,), source_posts=(1, 2), source_count=2
+        )
+    ]
+    decisions = {d["entry_id"]: d for d in offline_curate(views)}
+    assert decisions["E10"]["decision"] == "MERGE"
+    assert decisions["E10"]["target_entry_id"] == "E1"
+
+
+def test_a_longer_hyphened_form_of_a_name_and_a_long_cry_are_no_new_names() -> None:
+    """ "Rikki-tikki-tavi" and "Rikki-tikki-tck-tck" run on from the older "Rikki-tikki": the
+    name in full or cried, merged; "Rikk-tikk-tikki-tikki-tchk" is a sound (a part said twice
+    in four or more)."""
+    rikki = KnownEntry(1, "Rikki-tikki", (), "confirmed", "A mongoose.")
+    two = {"source_posts": (1, 2), "source_count": 2}
+    views = [
+        CurateEntryView(10, "Rikki-tikki-tavi", similar=(rikki,), **two),
+        CurateEntryView(11, "Rikki-tikki-tck-tck", similar=(rikki,), **two),
+        CurateEntryView(12, "Rikk-tikk-tikki-tikki-tchk", similar=(rikki,), **two),
+    ]
+    decisions = {d["entry_id"]: d for d in offline_curate(views)}
+    assert decisions["E10"]["target_entry_id"] == "E1"
+    assert decisions["E11"]["decision"] in ("MERGE", "REJECT")
+    assert decisions["E12"]["decision"] == "REJECT"

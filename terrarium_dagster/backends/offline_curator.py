@@ -298,6 +298,14 @@ def _merge_target(
     owner, how = name_owner(view.term, older)
     if owner is not None:
         return owner, how
+    family = _family_surname(view)
+    if family is not None:
+        owner, how = name_owner(family, older)
+        if owner is not None and person_like(normalize_term(owner.term)):
+            return owner, f"names the family of '{family}', which {how}"
+    longer = _longer_hyphened(view, older)
+    if longer is not None:
+        return longer, "is a longer hyphened form of the name of"
     shorter = _named_by_a_word(view, older)
     if shorter is not None:
         return shorter, "is the fuller name of"
@@ -305,6 +313,37 @@ def _merge_target(
     if overlapping is not None:
         return overlapping, "runs on into one name with"
     return None, ""
+
+
+def _longer_hyphened(view: CurateEntryView, older: Sequence[KnownEntry]) -> KnownEntry | None:
+    """The one older entry whose hyphened name of two parts or more this hyphened name opens
+    with and runs on ("Rikki-tikki-tavi" and "Rikki-tikki-tck-tck" of "Rikki-tikki"): the name
+    said in full or cried, one referent."""
+    parts = [part for part in re.split(r"[-‐‑]", view.term.casefold()) if part]
+    if len(parts) < 3 or " " in view.term:
+        return None
+    found = [
+        other
+        for other in older
+        if any(
+            len(theirs := [p for p in re.split(r"[-‐‑]", name.casefold()) if p]) >= 2
+            and " " not in name
+            and parts[: len(theirs)] == theirs
+            and len(parts) > len(theirs)
+            for name in other.names
+        )
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _family_surname(view: CurateEntryView) -> str | None:
+    """The surname a family named in the plural is of: a one-word term that is the plural of its
+    own alias ("Mortimers", alias "Mortimer"; "Desmonds", "Desmond"), or None."""
+    term = view.term
+    if " " in term or not term[:1].isupper() or not term.endswith("s"):
+        return None
+    singulars = {term[:-1], term[:-2]} if term.endswith("es") else {term[:-1]}
+    return next((alias for alias in view.aliases if alias in singulars), None)
 
 
 def _overlapping_name(

@@ -61,6 +61,9 @@ TITLE_WORDS = frozenset(
         "admiral",
         "squire",
         "mister",
+        "miss",
+        "madame",
+        "monsieur",
         "professor",
         "colonel",
     }

@@ -352,7 +352,8 @@ def ordinary_word_reason(view: CurateEntryView) -> str | None:
     if all(word in _NUMBER_WORDS for word in words):
         ordinary = ordinary or f"'{view.term}' is a number, not a name"
     short = all(len(word) <= 4 for word in words)
-    if "-" in view.term and short and len(set(words)) < len(words):
+    repeated = len(set(words)) < len(words)
+    if "-" in view.term and repeated and (short or len(words) >= SOUND_PARTS):
         ordinary = ordinary or f"'{view.term}' is a sound, not a name"  # "Yo-ho-ho", "tut-tut"
     toward = re.fullmatch(r"([a-z]{3,})wards?", key)
     if toward and frequency(toward.group(1)) >= TRUNCATED_ZIPF:
@@ -361,6 +362,11 @@ def ordinary_word_reason(view: CurateEntryView) -> str | None:
     if spoken and _only_in_speech(view):
         ordinary = ordinary or f"'{view.term}' is the English word '{spoken}' spelled as spoken"
     return ordinary
+
+
+# A hyphened word of this many parts, one said twice, is a sound however long its parts
+# ("Rikk-tikk-tikki-tikki-tchk"; "Yo-ho-ho" of short ones).
+SOUND_PARTS = 4
 
 
 def _written_as_a_name(view: CurateEntryView) -> bool:
