@@ -1296,3 +1296,20 @@ def test_a_longer_hyphened_form_of_a_name_and_a_long_cry_are_no_new_names() -> N
     assert decisions["E10"]["target_entry_id"] == "E1"
     assert decisions["E11"]["decision"] in ("MERGE", "REJECT")
     assert decisions["E12"]["decision"] == "REJECT"
+
+
+def test_an_elision_that_drops_a_last_letter_too_and_a_people_in_ese_are_english() -> None:
+    """ "t'ousan" is "thousand" with letters dropped at the apostrophe and at its end (The Call
+    of the Wild), so it goes as spoken English; a name's own apostrophe stays ("Dakh'ren",
+    "Oru'vael"). "Assamese" is the people of a place English knows ("Assam"; The Jungle Book),
+    as "-ese" makes only peoples; a coinage's stays ("Lowlamese")."""
+    said = ('"Dat Buck two t\'ousan devils," said Francois.',)
+    views = [
+        CurateEntryView(70, "t'ousan", source_posts=(1,), source_count=1, evidence=said),
+        CurateEntryView(71, "Dakh'ren", source_posts=(1, 2), source_count=2),
+        CurateEntryView(72, "Assamese", source_posts=(1, 2, 3), source_count=3),
+        CurateEntryView(73, "Lowlamese", source_posts=(1, 2, 3), source_count=3),
+    ]
+    decisions = _decided(views)
+    assert decisions["E70"] == decisions["E72"] == "REJECT"
+    assert decisions["E71"] == decisions["E73"] == "CONFIRM"

@@ -36,6 +36,9 @@ ADVERB_STEM_ZIPF = 2.0
 TRUNCATED_ZIPF = 1.5
 # The most frequent English words (about Zipf 3 and up) an elided spelling is matched against.
 ELIDED_VOCABULARY = 30000
+# A spelling that drops a word's last letter as well as letters at its apostrophe keeps this
+# much of the word after the apostrophe ("t'ousan": "ousan" of "thousand").
+ELIDED_TAIL_CHARS = 4
 _ELIDED = re.compile(r"^([^\W\d_]+)['’]([^\W\d_]+)$")
 _WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)?$")
 
@@ -116,6 +119,16 @@ def elided_word(term: str) -> str | None:
     for word in _words_by_opening().get(head[:1], ()):
         dropped = len(word) - len(head) - len(tail)
         if 1 <= dropped <= 3 and word.startswith(head) and word.endswith(tail):
+            return word
+    for word in _words_by_opening().get(head[:1], ()):
+        # a last letter dropped too: "t'ousan" is "thousand", as "nothin'" is "nothing"
+        dropped = len(word) - len(head) - len(tail) - 1
+        if (
+            1 <= dropped <= 2
+            and len(tail) >= ELIDED_TAIL_CHARS
+            and word.startswith(head)
+            and word[:-1].endswith(tail)
+        ):
             return word
     return None
 

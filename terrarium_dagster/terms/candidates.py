@@ -1076,6 +1076,10 @@ _SPOKEN_VOWELS = frozenset((
 ))  # fmt: skip
 
 
+# A place English knows this well is a real one: its people in "-ese" are a real people.
+ESE_PLACE_ZIPF = 3.0
+
+
 def is_demonym_of_real_place(term: str) -> bool:
     """A people or language of a real place: "Virginian", "American" (the place is ordinary
     vocabulary by frequency); not "Martian", "Zodangan", "Tharkian". A word English does not
@@ -1106,6 +1110,8 @@ def is_demonym_of_real_place(term: str) -> bool:
             stem = term[: -len(suffix)]
             if any(is_ordinary(stem + ending) for ending in endings):
                 return True
+            if suffix == "ese" and frequency(stem) >= ESE_PLACE_ZIPF:
+                return True  # "-ese" makes only peoples: "Assamese" of "Assam"
     return False
 
 
