@@ -41,7 +41,7 @@ from terrarium_dagster.errors import ContextOverflowError
 from terrarium_dagster.model.client import ChatClient, ClientConfig, parse_context_overflow
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance
-from terrarium_dagster.terms.candidates import find_candidates
+from terrarium_dagster.terms.candidates import find_candidates, spoken_word_of
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus
 
 TOOLS = default_registry().schemas()
@@ -1313,3 +1313,19 @@ def test_an_elision_that_drops_a_last_letter_too_and_a_people_in_ese_are_english
     decisions = _decided(views)
     assert decisions["E70"] == decisions["E72"] == "REJECT"
     assert decisions["E71"] == decisions["E73"] == "CONFIRM"
+
+
+def test_an_accent_s_ending_spells_an_english_word_as_spoken() -> None:
+    """A lowercase spelling English does not know, written only in speech, that says a frequent
+    word with an accent's ending ("eatee" for "eat": Robinson Crusoe; "nevaire" for "never":
+    The Call of the Wild) is that word; a capitalised one is a name ("Billee", a dog)."""
+    friday = ('"You no eatee man?" said Friday.', '"Me eatee," he said.')
+    two = {"source_posts": (1, 2), "source_count": 2}
+    views = [
+        CurateEntryView(80, "eatee", evidence=friday, **two),
+        CurateEntryView(81, "Billee", evidence=('"Billee," he said.', "Billee wept."), **two),
+    ]
+    assert spoken_word_of("nevaire") == "never"
+    decisions = _decided(views)
+    assert decisions["E80"] == "REJECT"
+    assert decisions["E81"] == "CONFIRM"

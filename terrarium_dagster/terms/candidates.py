@@ -1050,12 +1050,18 @@ def _words_by_skeleton() -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
 
 def spoken_word_of(term: str) -> str | None:
     """The frequent English word a spelling writes as spoken, its vowels changed in one place
-    ("dooty" is "duty", "sperrit" "spirit", "Parlyment" "parliament", "Thenks" "thanks"), or
-    None. Only a spelling English does not know itself (`SPOKEN_ZIPF`) and only one the story
+    ("dooty" is "duty", "sperrit" "spirit", "Parlyment" "parliament", "Thenks" "thanks") or a
+    lowercase one with its ending as an accent says it ("eatee", "nevaire": `_SPOKEN_ENDINGS`),
+    or None. Only a spelling English does not know itself (`SPOKEN_ZIPF`) and only one the story
     writes in speech (see the curator) is such a word: "thoat" and "thern" are told, not said."""
     word = term.casefold()
     if not word.isalpha() or len(word) < 4 or frequency(word) >= SPOKEN_ZIPF:
         return None
+    for spoken, english in _SPOKEN_ENDINGS if term == word else ():  # "Billee" is a name
+        stem = word[: -len(spoken)]
+        said = stem + english
+        if word.endswith(spoken) and len(stem) >= 3 and frequency(said) >= SPOKEN_WORD_ZIPF:
+            return said
     consonants, vowels = _skeleton(word)
     for english, english_vowels in _words_by_skeleton().get(consonants, ()):
         if len(english_vowels) != len(vowels) or english == word:
@@ -1065,6 +1071,10 @@ def spoken_word_of(term: str) -> str | None:
             return english
     return None
 
+
+# Endings an accent writes for a word's own (the spelling's, then English's): a pidgin's "-ee"
+# ("eatee" for "eat", "makee" for "make"), a French "-aire" for "-er" ("nevaire" for "never").
+_SPOKEN_ENDINGS = (("ee", ""), ("aire", "er"))
 
 # The vowels a spoken spelling writes for a word's own (English's, then the spelling's): "duty"
 # as "dooty", "spirit" as "sperrit", "thanks" as "thenks", "parliament" as "parlyment",
