@@ -1329,3 +1329,25 @@ def test_an_accent_s_ending_spells_an_english_word_as_spoken() -> None:
     decisions = _decided(views)
     assert decisions["E80"] == "REJECT"
     assert decisions["E81"] == "CONFIRM"
+
+
+def test_an_oath_and_a_lead_that_only_points_say_nothing_of_a_name() -> None:
+    """A word English knows written only after "by" and before a stop is an oath ("By Jove!":
+    Heart of Darkness; "by Gar!": The Call of the Wild), not a name; a name also written
+    otherwise stays ("killed by Spitz." beside "Spitz ran"). A lead that points back at other
+    things ("The North Pole was one of these places": "One of these places") says nothing, so
+    the name met once goes; a lead of its own stays ("A cruising yawl")."""
+    oath = ("A taint of rapacity. By Jove! I've never seen", "Hang it, by Jove, he said.")
+    spitz = ("Dolly was killed by Spitz.", "Spitz ran ahead.")
+    two = {"source_posts": (1, 2), "source_count": 2}
+    once = {"source_posts": (1,), "source_count": 1}
+    views = [
+        CurateEntryView(90, "Jove", evidence=oath, **two),
+        CurateEntryView(91, "Spitz", evidence=spitz, **two),
+        CurateEntryView(92, "North Pole", definition="One of these places.", **once),
+        CurateEntryView(93, "Nellie Bay", definition="A cruising yawl.", **once),
+    ]
+    decisions = _decided(views)
+    assert decisions["E90"] == decisions["E92"] == "REJECT"
+    assert decisions["E91"] == "CONFIRM"
+    assert decisions.get("E93") != "REJECT"

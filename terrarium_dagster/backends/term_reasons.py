@@ -563,6 +563,11 @@ def word_reason(view: CurateEntryView) -> str | None:
                 starts += 1
             else:
                 mid += 1
+    if frequency(term) >= OATH_ZIPF and _only_sworn_by(view):
+        return (
+            f"'{term}' is a word English knows that the evidence writes only after 'by' and "
+            "before a stop, as an oath ('By Jove!'): not a name"
+        )
     if mid or not (starts or lower):
         return None
     if lower or (starts >= 2 and is_english_word(term)):
@@ -577,6 +582,23 @@ def word_reason(view: CurateEntryView) -> str | None:
             "not a name"
         )
     return None
+
+
+OATH_ZIPF = 2.0  # a word sworn by that English knows: "Jove", "Heaven", "George"
+
+
+def _only_sworn_by(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the one-word term only right after "by" and before a stop,
+    a comma, '!' or '?' ("By Jove! I've never seen", "by Jove, he said"): an oath."""
+    found = False
+    for text in view.evidence:
+        for start, end in find_term(text, view.term):
+            if not re.search(r"\b[Bb]y\s+$", text[max(0, start - 4) : start]):
+                return False
+            if not re.match(r"\s*[,.!?;—]", text[end : end + 2]):
+                return False
+            found = True
+    return found
 
 
 _SPEECH_OPENING = re.compile(r"[\"“‘']\s*$")
@@ -804,7 +826,13 @@ def _has_role(view: CurateEntryView, *, kind_is_role: bool) -> bool:
         parsed.lead not in leads
         and not _restates(parsed.lead, view.term)
         and not _title_before(parsed.lead, view)
+        and not _POINTING_LEAD.match(parsed.lead)
     )
+
+
+# A lead that points back at things the sentence names elsewhere ("The North Pole was one of
+# these places": "one of these places") says nothing of the entry itself.
+_POINTING_LEAD = re.compile(r"(?:(?:one|some|any|each|all|none) of )?(?:these|those)\b", re.I)
 
 
 def _title_before(lead: str, view: CurateEntryView) -> bool:
