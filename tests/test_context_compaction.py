@@ -988,6 +988,23 @@ def test_overflow_uses_the_numbers_the_client_parsed() -> None:
     assert cm.sizes.counter.count_messages(sent, cm.sizes.tools) == true_count(sent)
 
 
+def folding_manager(
+    summarizer: Summarizer, flusher: Flusher, *, defer_fold: bool
+) -> ContextManager:
+    """A manager of a 20,000-token window whose thread folds the tests below watch."""
+    return ContextManager(
+        ContextState(),
+        system_prompt=SYSTEM_PROMPT,
+        tools=TOOLS,
+        budget=20_000,
+        max_tokens=256,
+        counter=ServerCounter(lambda messages, tools: SIM.count(messages, tools)),
+        summarizer=summarizer,
+        flusher=flusher,
+        defer_fold=defer_fold,
+    )
+
+
 def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_known_ahead(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -998,17 +1015,7 @@ def test_a_deferred_fold_folds_every_finished_thread_but_the_kept_one_and_is_kno
     summarizer, flusher = Summarizer(), Flusher()
 
     def make() -> ContextManager:
-        return ContextManager(
-            ContextState(),
-            system_prompt=SYSTEM_PROMPT,
-            tools=TOOLS,
-            budget=20_000,
-            max_tokens=256,
-            counter=ServerCounter(lambda messages, tools: SIM.count(messages, tools)),
-            summarizer=summarizer,
-            flusher=flusher,
-            defer_fold=True,
-        )
+        return folding_manager(summarizer, flusher, defer_fold=True)
 
     cm = make()
     # no fold yet (this manager never made room for a scene); threads 1 and 2 fill the mark of
@@ -1064,17 +1071,7 @@ def test_a_fold_a_block_late_waits_until_the_finished_threads_fill_half_the_wind
     folds at a thread's first scene, with nothing behind the story block; a run drafting blocks
     keeps the thread that just finished behind it, so it folds only once the threads before
     that one fill half the window (and each fold then saves twice as many of them)."""
-    cm = ContextManager(
-        ContextState(),
-        system_prompt=SYSTEM_PROMPT,
-        tools=TOOLS,
-        budget=20_000,
-        max_tokens=256,
-        counter=ServerCounter(lambda messages, tools: SIM.count(messages, tools)),
-        summarizer=Summarizer(),
-        flusher=Flusher(),
-        defer_fold=defer_fold,
-    )
+    cm = folding_manager(Summarizer(), Flusher(), defer_fold=defer_fold)
     for thread, count in ((1, scenes), (2, scenes), (3, 5)):
         fill(cm, thread, range(1, count + 1))
         cm.end_thread(thread, entry_ids=[])
