@@ -1408,3 +1408,22 @@ def test_a_place_met_once_of_a_name_the_world_knows_is_named_in_passing() -> Non
     decisions = _decided(views)
     assert decisions["E30"] == decisions["E31"] == "REJECT", decisions
     assert all(decisions.get(f"E{n}") != "REJECT" for n in (32, 33, 34, 35, 36)), decisions
+
+
+def test_a_compound_written_only_before_the_thing_it_describes_is_a_modifier() -> None:
+    """A lowercase compound the evidence writes only right before a word for a kind of thing
+    ("the spruce-bough lodge": The Call of the Wild), with nothing said of it, describes that
+    thing; a compound also written as a noun stays ("the gloam-wick stood"), and so does one with
+    something said of it."""
+    two = {"source_posts": (1, 2), "source_count": 2}
+    lodge = ("outside the spruce-bough lodge. Like giants", "the spruce-bough lodge had been")
+    noun = ("the gloam-wick lodge", "the gloam-wick stood by the door")
+    said = ("the ember-tithe lodge", "the ember-tithe box")
+    views = [
+        CurateEntryView(40, "spruce-bough", evidence=lodge, definition="A faction.", **two),
+        CurateEntryView(41, "gloam-wick", evidence=noun, **two),
+        CurateEntryView(42, "ember-tithe", evidence=said, definition="Paid in ash.", **two),
+    ]
+    decisions = _decided(views)
+    assert decisions["E40"] == "REJECT", decisions
+    assert decisions["E41"] == decisions["E42"] == "CONFIRM", decisions

@@ -29,6 +29,7 @@ from terrarium_dagster.backends.term_reasons import (
     company_reason,
     everyday_reason,
     glued_reason,
+    modifier_reason,
     ordinary_word_reason,
     passing_reason,
     people_reason,
@@ -129,6 +130,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or quoted_reason(view)
             or aside_reason(view)
             or real_of_reason(view)
+            or modifier_reason(view)
         )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."

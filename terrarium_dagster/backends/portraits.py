@@ -269,6 +269,11 @@ def names_a_place(word: str) -> bool:
     return _kind_of_word(word) in ("place", "faction")
 
 
+def names_a_kind(word: str) -> bool:
+    """Is `word` a word for a kind of thing a story names ("lodge", "temple", "box", "wolf")?"""
+    return _kind_of_word(word) is not None
+
+
 def shape_kind(term: str) -> str | None:
     """A kind from the shape of the name alone, when it says it: a title before a name is a
     character ("Captain Ismay Rook"), a place word ends a place ("Cinder Stair"), a body of

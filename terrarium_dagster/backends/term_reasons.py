@@ -21,7 +21,7 @@ from terrarium_dagster.backends.describe import (
 from terrarium_dagster.backends.name_forms import (
     idea_form,
 )
-from terrarium_dagster.backends.portraits import TITLE_WORDS, names_a_place
+from terrarium_dagster.backends.portraits import TITLE_WORDS, names_a_kind, names_a_place
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import (
     ORDINARY_ZIPF,
@@ -174,6 +174,28 @@ def real_of_reason(view: CurateEntryView) -> str | None:
         f"'{view.term}' is named in a single post, with nothing said of it, after a name the "
         f"world knows ('{place}', word frequency {frequency(place):.1f}): named in passing"
     )
+
+
+def modifier_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase hyphenated compound the evidence writes only right before a word for a
+    kind of thing ("the spruce-bough lodge"), with nothing said of it, is a modifier of that
+    thing, not a name of its own, or None: a story's own compound is written as a noun ("the
+    draw-priest said")."""
+    term = view.term
+    if term != term.lower() or " " in term or "-" not in term.strip("-"):
+        return None
+    if _has_role(view, kind_is_role=False):
+        return None
+    found = 0
+    for text in view.evidence:
+        for _, end in find_term(text, term):
+            after = re.match(r" ([a-z]+)\b", text[end : end + 30])
+            if after is None or not names_a_kind(after.group(1)):
+                return None
+            found += 1
+    if not found:
+        return None
+    return f"'{term}' is written only right before the thing it describes: a modifier"
 
 
 _QUOTE_OPENS = "\"“‘'"
