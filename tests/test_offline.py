@@ -1351,3 +1351,79 @@ def test_an_oath_and_a_lead_that_only_points_say_nothing_of_a_name() -> None:
     assert decisions["E90"] == decisions["E92"] == "REJECT"
     assert decisions["E91"] == "CONFIRM"
     assert decisions.get("E93") != "REJECT"
+
+
+@pytest.mark.parametrize(
+    ("term", "older"),
+    [
+        ("Miss Mary Sutherland", "Miss Sutherland"),  # a title and full name: the titled surname
+        ("Lady Catherine de Bourgh", "Lady Catherine"),  # or the titled first name
+        ("Lestrade of Scotland Yard", "Lestrade"),  # "X of Y" of a name X
+        ("Master Words of the Jungle", "Master Words"),
+    ],
+)
+def test_a_longer_titled_form_of_a_known_name_merges_into_it(term: str, older: str) -> None:
+    known = KnownEntry(3, older, (), "confirmed", "A name.")
+    view = CurateEntryView(20, term, source_posts=(9,), source_count=1, similar=(known,))
+    (decision,) = offline_curate([view])
+    assert (decision["decision"], decision.get("target_entry_id")) == ("MERGE", "E3"), decision
+
+
+@pytest.mark.parametrize(
+    ("term", "older"),
+    [
+        ("Miss Mary Sutherland", "Lady Sutherland"),  # another title, another person
+        ("Miss Mary Sutherland", "Miss Brown"),
+        ("Prince of Dusar", "Prince"),  # a title "X of Y" names no "X"
+        ("Sea of Omean", "Sea"),  # nor a word English knows
+        ("Jeddak of Ptarth", "Jeddaks"),  # nor a title named in the plural
+        ("Dator of the First Born", "Dator"),  # nor a rank: "a Dator of the First Born"
+    ],
+)
+def test_a_titled_or_of_form_names_no_other_title_or_word(term: str, older: str) -> None:
+    known = KnownEntry(3, older, ("Jeddak",), "confirmed", "A name.")
+    evidence = (f"wedged in the breastbone of a {term}.",)
+    view = CurateEntryView(
+        20, term, source_posts=(9,), source_count=1, similar=(known,), evidence=evidence
+    )
+    assert all(d["decision"] != "MERGE" for d in offline_curate([view]))
+
+
+def test_a_place_met_once_of_a_name_the_world_knows_is_named_in_passing() -> None:
+    """A place "X of Y" one post names, with nothing said of it, of one capitalised word English
+    knows well and uses for no everyday thing ("Temple of Jerusalem": Robinson Crusoe) is the
+    world's; a story's own after "of" is a word English does not know ("Temple of Ptarth") or an
+    everyday word ("Hall of Mystery"); a title names someone ("Viceroy of India"); and one named
+    in two posts or with something said of it stays."""
+    once = {"source_posts": (1,), "source_count": 1}
+    views = [
+        CurateEntryView(30, "Temple of Jerusalem", **once),
+        CurateEntryView(31, "Court of Victoria", definition="A name in the story.", **once),
+        CurateEntryView(32, "Temple of Ptarth", **once),
+        CurateEntryView(33, "Hall of Mystery", **once),
+        CurateEntryView(34, "Palace of Morocco", source_posts=(1, 2), source_count=2),
+        CurateEntryView(35, "Court of Balmoral", definition="Where the duke was wed.", **once),
+        CurateEntryView(36, "Viceroy of India", **once),
+    ]
+    decisions = _decided(views)
+    assert decisions["E30"] == decisions["E31"] == "REJECT", decisions
+    assert all(decisions.get(f"E{n}") != "REJECT" for n in (32, 33, 34, 35, 36)), decisions
+
+
+def test_a_compound_written_only_before_the_thing_it_describes_is_a_modifier() -> None:
+    """A lowercase compound the evidence writes only right before a word for a kind of thing
+    ("the spruce-bough lodge": The Call of the Wild), with nothing said of it, describes that
+    thing; a compound also written as a noun stays ("the gloam-wick stood"), and so does one with
+    something said of it."""
+    two = {"source_posts": (1, 2), "source_count": 2}
+    lodge = ("outside the spruce-bough lodge. Like giants", "the spruce-bough lodge had been")
+    noun = ("the gloam-wick lodge", "the gloam-wick stood by the door")
+    said = ("the ember-tithe lodge", "the ember-tithe box")
+    views = [
+        CurateEntryView(40, "spruce-bough", evidence=lodge, definition="A faction.", **two),
+        CurateEntryView(41, "gloam-wick", evidence=noun, **two),
+        CurateEntryView(42, "ember-tithe", evidence=said, definition="Paid in ash.", **two),
+    ]
+    decisions = _decided(views)
+    assert decisions["E40"] == "REJECT", decisions
+    assert decisions["E41"] == decisions["E42"] == "CONFIRM", decisions

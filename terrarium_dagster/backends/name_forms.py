@@ -360,6 +360,49 @@ def of_forms(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     return found
 
 
+def _titled_full_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """For a title and a full name (`Miss Mary Sutherland`, `Lady Catherine de Bourgh`), the
+    entries named by the same title and its first or last word (`Miss Sutherland`, `Lady
+    Catherine`): the titled form a story calls the person by, said once in full."""
+    titles, rest = _untitled(normalize_term(name))
+    words = rest.split()
+    if not titles or not person_like(rest) or words[0] in STARTERS or words[-1] in STARTERS:
+        return []
+    found = []
+    for entry in entries:
+        for other in map(normalize_term, entry.names):
+            other_titles, other_rest = _untitled(other)
+            if other_titles == titles and other_rest in (words[0], words[-1]):
+                found.append(entry)
+                break
+    return found
+
+
+def named_before_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """For a name "X of Y" whose X is no title or English word (`Lestrade of Scotland Yard`,
+    `Master Words of the Jungle`), the entries whose whole name is X (`Lestrade`, `Master
+    Words`): X said with where it belongs ("Prince of Dusar" and "Sea of Omean" name a title
+    and a word, not "Prince" or "Sea"; nor does "Jeddak of Ptarth" name the entry "Jeddaks",
+    a title the story names in the plural and before names)."""
+    key = normalize_term(name)
+    if " of " not in key:
+        return []
+    head = key.split(" of ", 1)[0]
+    if not head or (" " not in head and (_title(head) is not None or frequency(head) >= 3.0)):
+        return []
+    found = []
+    for entry in entries:
+        names = [normalize_term(other) for other in entry.names]
+        if head not in names:
+            continue
+        # a kind or title of the story's own, not one referent: named in the plural
+        # ("Jeddaks") or before a name ("Dator Yersted" of "Dator of the First Born")
+        if any(other == head + "s" or other.startswith(head + " ") for other in names):
+            continue
+        found.append(entry)
+    return found
+
+
 # Endings that make a people or its adjective of a place's name ("Tharkian" of "Thark",
 # "Barsoomian" of "Barsoom", "Zodangan" of "Zodanga", "Heliumite" of "Helium", "Upper-worlders"
 # of "Upper-world").
@@ -433,6 +476,7 @@ def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | N
         (forms_of, "is another form of the name of"),
         (_full_name_of_titled, "is the full name of"),
         (of_forms, "is one referent with"),
+        (_titled_full_name_of, "is the titled full name of"),
         (people_of, "is the people or place of"),
         (spellings_of, "is another spelling of"),
     ):

@@ -15,6 +15,7 @@ from terrarium_dagster.backends.chat_request import ENTRY_REF, entry_number
 from terrarium_dagster.backends.curate_view import CurateEntryView, parse_curate_message
 from terrarium_dagster.backends.name_forms import (
     name_owner,
+    named_before_of,
     person_like,
     pet_name_of,
     word_of,
@@ -28,18 +29,21 @@ from terrarium_dagster.backends.term_reasons import (
     company_reason,
     everyday_reason,
     glued_reason,
+    modifier_reason,
     ordinary_word_reason,
     passing_reason,
     people_reason,
     phrase_reason,
     quiet_reason,
     quoted_reason,
+    real_of_reason,
     word_reason,
 )
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.terms.candidates import (
     STARTERS,
+    find_term,
 )
 
 CITED_IN_REASONING = 3  # posts a CONFIRM's reasoning names
@@ -125,6 +129,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or quiet_reason(view)
             or quoted_reason(view)
             or aside_reason(view)
+            or real_of_reason(view)
+            or modifier_reason(view)
         )
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
@@ -309,10 +315,28 @@ def _merge_target(
     shorter = _named_by_a_word(view, older)
     if shorter is not None:
         return shorter, "is the fuller name of"
+    # "Lestrade of Scotland Yard" of "Lestrade": judged here, where the older entry shows all
+    # its names ("Jeddaks" makes "Jeddak" a title), not as a scene names it
+    owners = [] if _one_of_a_kind(view) else named_before_of(view.term, older)
+    if len(owners) == 1:
+        return owners[0], "is the name, with where it belongs, of"
     overlapping = _overlapping_name(view, older, list(others.values()))
     if overlapping is not None:
         return overlapping, "runs on into one name with"
     return None, ""
+
+
+_INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+
+
+def _one_of_a_kind(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the name after "a" or "an" ("a Dator of the First Born"):
+    one of a kind or a rank, not one referent."""
+    return any(
+        _INDEFINITE.search(text[max(0, start - 4) : start])
+        for text in view.evidence
+        for start, _ in find_term(text, view.term)
+    )
 
 
 def _longer_hyphened(view: CurateEntryView, older: Sequence[KnownEntry]) -> KnownEntry | None:

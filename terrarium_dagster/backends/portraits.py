@@ -264,6 +264,16 @@ def _kind_of_word(word: str) -> str | None:
     return None
 
 
+def names_a_place(word: str) -> bool:
+    """Is `word` a word for a place or a body of people ("temple", "court", "order")?"""
+    return _kind_of_word(word) in ("place", "faction")
+
+
+def names_a_kind(word: str) -> bool:
+    """Is `word` a word for a kind of thing a story names ("lodge", "temple", "box", "wolf")?"""
+    return _kind_of_word(word) is not None
+
+
 def shape_kind(term: str) -> str | None:
     """A kind from the shape of the name alone, when it says it: a title before a name is a
     character ("Captain Ismay Rook"), a place word ends a place ("Cinder Stair"), a body of

@@ -21,7 +21,7 @@ from terrarium_dagster.backends.describe import (
 from terrarium_dagster.backends.name_forms import (
     idea_form,
 )
-from terrarium_dagster.backends.portraits import TITLE_WORDS
+from terrarium_dagster.backends.portraits import TITLE_WORDS, names_a_kind, names_a_place
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import (
     ORDINARY_ZIPF,
@@ -35,6 +35,7 @@ from terrarium_dagster.terms.candidates import (
     NOT_NAMES,
     STARTERS,
     find_term,
+    is_common_word,
     is_demonym_of_real_place,
     is_descriptive_compound,
     is_english_lowercase,
@@ -148,6 +149,53 @@ def aside_reason(view: CurateEntryView) -> str | None:
     if not found:
         return None
     return f"'{view.term}' is named in a single post, only inside parentheses: an aside"
+
+
+def real_of_reason(view: CurateEntryView) -> str | None:
+    """Why a place "X of Y" (X ends in a word for a place or a body of people) a single post
+    names, with nothing said of it, whose Y is one capitalised word English knows well (Zipf
+    `ORDINARY_ZIPF` or more) that is no everyday word ("Temple of Jerusalem"), is the world's,
+    met in passing, or None. A story's own name after "of" is a word English does not know
+    ("Temple of Issus") or an everyday one ("Chamber of Mystery"); a title ("Viceroy of India",
+    "Emperor of Morocco") names someone; a later thread naming it again restores it."""
+    if view.source_count != 1 or " of " not in view.term or _has_role(view, kind_is_role=False):
+        return None
+    named, place = (part.strip() for part in view.term.rsplit(" of ", 1))
+    if (
+        " " in place
+        or not place[:1].isupper()
+        or not place.isalpha()
+        or is_common_word(place)
+        or frequency(place) < ORDINARY_ZIPF
+        or not names_a_place(named.split()[-1])
+    ):
+        return None
+    return (
+        f"'{view.term}' is named in a single post, with nothing said of it, after a name the "
+        f"world knows ('{place}', word frequency {frequency(place):.1f}): named in passing"
+    )
+
+
+def modifier_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase hyphenated compound the evidence writes only right before a word for a
+    kind of thing ("the spruce-bough lodge"), with nothing said of it, is a modifier of that
+    thing, not a name of its own, or None: a story's own compound is written as a noun ("the
+    draw-priest said")."""
+    term = view.term
+    if term != term.lower() or " " in term or "-" not in term.strip("-"):
+        return None
+    if _has_role(view, kind_is_role=False):
+        return None
+    found = 0
+    for text in view.evidence:
+        for _, end in find_term(text, term):
+            after = re.match(r" ([a-z]+)\b", text[end : end + 30])
+            if after is None or not names_a_kind(after.group(1)):
+                return None
+            found += 1
+    if not found:
+        return None
+    return f"'{term}' is written only right before the thing it describes: a modifier"
 
 
 _QUOTE_OPENS = "\"“‘'"
