@@ -868,3 +868,23 @@ def test_a_resumed_runs_progress_line_counts_this_runs_work_and_says_so(tmp_path
     assert scenes > int(left.group(2))
     usage = " ".join(_terrarium("run", "--help").stdout.split())
     assert "Its figures are this run's" in usage
+
+
+def test_a_book_of_one_chapter_is_imported_as_one_chapter_not_one_chapters(
+    tmp_path: Path,
+) -> None:
+    """A text with no chapter headings is one chapter, and the import's line says so in the
+    singular ("imported 1 chapters" read as a slip)."""
+    book = tmp_path / "tale.txt"
+    paragraphs = [
+        f"Paragraph {number} of the tale, where Maren Vell walks the long grey shore of "
+        "Quillhaven at dusk and counts, one by one and twice over to be sure, the lanterns "
+        "the tide has left behind it on the wet stones below the old sea wall."
+        for number in range(1, 13)
+    ]
+    start = "*** START OF THE PROJECT GUTENBERG EBOOK TALE ***"
+    end = "*** END OF THE PROJECT GUTENBERG EBOOK TALE ***"
+    book.write_text("\r\n\r\n".join([start, *paragraphs, end]) + "\r\n", encoding="utf-8")
+    imported = _terrarium("import", str(book), "--out", str(tmp_path / "tale.db"))
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.startswith("imported 1 chapter, 12 paragraphs ("), imported.stdout

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_command
-from terrarium_dagster.cli.common import EXIT_OK, check_writable
+from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted
 
 
 def add_import_parser(commands: Any) -> None:
@@ -47,8 +47,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     check_writable(args.out, folder=False)
     report = import_book(args.book, args.out, replace=args.replace)
     print(
-        f"imported {report.chapters} chapters, {report.paragraphs} paragraphs "
-        f"({report.words} words) of {report.title} into {report.path}"
+        f"imported {counted(report.chapters, 'chapter', 'chapters')}, "
+        f"{counted(report.paragraphs, 'paragraph', 'paragraphs')} "
+        f"({counted(report.words, 'word', 'words')}) of {report.title} into {report.path}"
     )
     if report.reference:
         print(f"back matter (glossary, appendices) kept for reference in {report.reference}")
