@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import sqlite3
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -250,6 +251,37 @@ def test_bare_titles_head_chapters_without_a_contents_page_but_a_sign_does_not()
     assert [c.title for c in book.chapters] == ["THE SALT ROAD", "THE EMBER COURT"]
     assert "CLOSED" in " ".join(book.chapters[0].paragraphs)  # quoted by the prose above it
     assert "HELP" in " ".join(book.chapters[0].paragraphs)  # a shout, too close to a title
+
+
+def test_centred_titles_head_chapters_of_a_book_with_no_other_headings() -> None:
+    """Dr. Jekyll and Mr. Hyde (plain text, 1992): its chapter titles stand centred on the
+    page ("                             STORY OF THE DOOR"), with no numbers and no contents page;
+    it came in as one chapter. A centred title block above the first chapter, a letter's
+    centred signature and a centred sign too close to a title head nothing."""
+    prose = textwrap.fill("Mr. Utterson walked the by-street behind the square. " * 40, 70)
+    short = textwrap.fill("Mr. Utterson knocked twice and waited at the door. " * 2, 70)
+
+    def centred(title: str, width: int = 70) -> str:
+        return " " * ((width - len(title)) // 2) + title
+
+    text = (
+        f"{centred('STRANGE CASE OF')}\n{centred('MR. HYDE')}\n\n{centred('BY')}\n\n"
+        f"{centred('ROBERT LOUIS STEVENSON')}\n\n\n1)\n\n{centred('STORY OF THE DOOR')}\n\n"
+        f"{prose}\n\n{centred('NO ENTRY')}\n\n{short}\n\n"
+        f"{centred('SEARCH FOR MR. HYDE')}\n\n{prose}\n\n{centred('HASTIE LANYON', 120)}\n\n"
+        f"{prose}\n\n{centred('THE LAST NIGHT')}\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "STORY OF THE DOOR",
+        "SEARCH FOR MR. HYDE",
+        "THE LAST NIGHT",
+    ]
+    assert "NO ENTRY" in book.chapters[0].paragraphs  # a sign, too close to a title
+    assert "HASTIE LANYON" in book.chapters[1].paragraphs  # signs a letter, to the right
+    # two centred lines are no book of chapters: a sign and a title stay prose
+    two = f"{prose}\n\n{centred('NO ENTRY')}\n\n{prose}\n\n{centred('THE END OF IT')}\n\n{prose}"
+    assert len(chapters_from_blocks(blocks_from_text(two)).chapters) == 1
 
 
 def test_markdown_front_matter_and_lists_stay_out_of_the_story() -> None:

@@ -29,7 +29,8 @@ Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter
 (with its title on the same or the next line), a number or Roman numeral alone or before a
 title ("IV.", "12. The Salt Road"), or a named section (FOREWORD, PROLOGUE, EPILOGUE, ...). A book
 without such headings is split at bare capitalised titles standing alone ("THE SISTERS"): those
-its contents page lists, or, without a contents page, every such line. In Markdown, ATX and
+its contents page lists, or, without a contents page, every such line, or, with none, titles in
+capitals centred on the page, three at least ("STORY OF THE DOOR"). In Markdown, ATX and
 setext headings; in an EPUB, its heading elements and its navigation (the table of contents
 names the places chapters begin). Consecutive headings make one title ("CHAPTER I: ON THE
 ARIZONA HILLS"), starting from the chapter's number when a book title precedes it. A foreword or
@@ -267,11 +268,14 @@ def _isolated(lines: list[str], index: int) -> bool:
     return before and after
 
 
+BARE_INDENT = 4  # a bare title is indented at most this much; more is centred, or a sign
+
+
 def _bare_capitals(raw: str) -> bool:
     """A line in capitals standing for a title: "THE SISTERS" (not "R. I. P.", not indented
     like a sign or a newspaper headline inside the story)."""
     line = raw.rstrip()
-    if len(line) - len(line.lstrip()) > 4:
+    if len(line) - len(line.lstrip()) > BARE_INDENT:
         return False
     text = line.strip()
     letters = [c for c in text if c.isalpha()]
@@ -282,6 +286,36 @@ def _bare_capitals(raw: str) -> bool:
         and not text.endswith((".", ",", ";", ":", "!", "?"))
         and not any(c.isdigit() for c in text)
     )
+
+
+CENTRED_TITLES = 3  # a book headed only by centred titles has at least this many chapters
+CENTRE_SLACK = 6  # a centred line's middle is at most this far from the page's
+
+
+def _centred_titles(lines: list[str]) -> list[int]:
+    """The lines in capitals, centred on the page and standing alone, that head the chapters of
+    a book with no other headings ("                             STORY OF THE DOOR", Dr. Jekyll
+    and Mr. Hyde): kept only as `_spaced` keeps bare titles, and only when there are at least
+    `CENTRED_TITLES` of them, so a sign set off in the story heads nothing, nor a signature set
+    to the right ("                                               HASTIE LANYON")."""
+    lengths = sorted(len(raw.rstrip()) for raw in lines if raw.strip())
+    middle = lengths[len(lengths) * 9 // 10] / 2 if lengths else 0  # of the page's width
+
+    def centred(raw: str) -> bool:
+        indent = len(raw) - len(raw.lstrip())
+        text = raw.strip()
+        return indent > BARE_INDENT and abs(indent + len(text) / 2 - middle) <= CENTRE_SLACK
+
+    candidates = [
+        index
+        for index, raw in enumerate(lines)
+        if centred(raw)
+        and _isolated(lines, index)
+        and _bare_capitals(raw.strip())
+        and not _introduced(lines, index)
+    ]
+    picked = _spaced(lines, candidates) if len(candidates) >= CENTRED_TITLES else []
+    return picked if len(picked) >= CENTRED_TITLES else []
 
 
 def _introduced(lines: list[str], index: int) -> bool:
@@ -524,6 +558,8 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             ]
         else:
             picked = _spaced(lines, bare) if len(bare) >= 2 else []
+            if not picked:  # titles centred on the page, as a book with no other headings has
+                picked = _centred_titles(lines)
         chosen = {**strong, **named, **dict.fromkeys(picked)}
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
