@@ -635,36 +635,37 @@ def word_reason(view: CurateEntryView) -> str | None:
 OATH_ZIPF = 2.0  # a word sworn by that English knows: "Jove", "Heaven", "George"
 
 
-def _only_sworn_by(view: CurateEntryView) -> bool:
-    """Whether the evidence writes the one-word term only right after "by" and before a stop,
-    a comma, '!' or '?' ("By Jove! I've never seen", "by Jove, he said"): an oath."""
+_SWORN_BY = re.compile(r"\b[Bb]y\s+$")
+_SPEECH_OPENING = re.compile(r"[\"“‘']\s*$")
+
+
+def _written_only_between(
+    view: CurateEntryView, before: re.Pattern[str], after: re.Pattern[str], reach: int
+) -> bool:
+    """Whether the evidence names the term at least once, and everywhere with `before` found in
+    the `reach` characters before it and `after` matching right after it."""
     found = False
     for text in view.evidence:
         for start, end in find_term(text, view.term):
-            if not re.search(r"\b[Bb]y\s+$", text[max(0, start - 4) : start]):
+            if not before.search(text[max(0, start - reach) : start]):
                 return False
-            if not re.match(r"\s*[,.!?;—]", text[end : end + 2]):
+            if not after.match(text[end : end + 2]):
                 return False
             found = True
     return found
 
 
-_SPEECH_OPENING = re.compile(r"[\"“‘']\s*$")
+def _only_sworn_by(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the one-word term only right after "by" and before a stop,
+    a comma, '!' or '?' ("By Jove! I've never seen", "by Jove, he said"): an oath."""
+    return _written_only_between(view, _SWORN_BY, re.compile(r"\s*[,.!?;—]"), reach=4)
 
 
 def _only_opens_speech(view: CurateEntryView) -> bool:
     """Whether the evidence writes the one-word term only right after an opening quotation mark
     and before a comma, '!' or '?' ("“Hullo, Peter,” they said", "“Begone!”"): a cry, as a name
     is written in the narration too."""
-    found = False
-    for text in view.evidence:
-        for start, end in find_term(text, view.term):
-            if not _SPEECH_OPENING.search(text[max(0, start - 3) : start]):
-                return False
-            if not re.match(r"\s*[,!?]", text[end : end + 2]):
-                return False
-            found = True
-    return found
+    return _written_only_between(view, _SPEECH_OPENING, re.compile(r"\s*[,!?]"), reach=3)
 
 
 # A people's word English knows ("Swede" 3.1, "Celt" 2.3) beside its adjective, an everyday
@@ -731,11 +732,10 @@ def glued_reason(view: CurateEntryView) -> str | None:
     if not possessive:
         if first.casefold() in HONORIFICS | TITLE_WORDS or frequency(first) < ORDINARY_ZIPF:
             return None
-        places = [start for text in view.evidence for start, _ in find_term(text, view.term)]
-        found = [text for text in view.evidence for _ in find_term(text, view.term)]
-        if not places or not all(
-            _opens_sentence(text, start) for text, start in zip(found, places, strict=True)
-        ):
+        places = [
+            (text, start) for text in view.evidence for start, _ in find_term(text, view.term)
+        ]
+        if not places or not all(_opens_sentence(text, start) for text, start in places):
             return None
     return (
         f"'{view.term}' is the name '{other.term}' [E{other.entry_id}] with "
