@@ -147,6 +147,13 @@ def test_months_days_and_sentence_initial_common_words_are_not_names() -> None:
     assert terms == {"Varen"}
 
 
+def test_a_month_after_the_opens_a_name_of_an_english_word() -> None:
+    """ "the March Hare" and "the May Queen" (Alice's Adventures in Wonderland) are names; a month
+    or day before a name of its own ("on the Monday Varen came") is not part of it."""
+    text = "Then the March Hare spoke. The May Queen smiled. On the Monday Varen came."
+    assert [c.term for c in find_candidates(text)] == ["March Hare", "May Queen", "Varen"]
+
+
 def test_a_sentence_initial_common_word_counts_when_also_seen_mid_sentence() -> None:
     text = "Armory was quiet. We sailed to Armory at dusk. The gulls cried."
     assert [c.term for c in find_candidates(text)] == ["Armory"]

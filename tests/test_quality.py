@@ -274,6 +274,15 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Upper-worlders", "Upper-world"),  # one hyphenated word is one word
         ("Isle of Treasure", "Treasure Island"),  # an island named before or after its name
         ("Hampsted", "Hampstead"),  # a long name English does not know, one letter apart
+        ("City of Emeralds", "Emerald City"),  # said the other way round
+        ("Monkey King", "King of the Monkeys"),
+        ("Good Witch of the North", "Witch of the North"),  # one word more (The Wizard of Oz)
+        ("King of the Winged Monkeys", "King of the Monkeys"),
+        ("Sea of Korus", "Lost Sea of Korus"),  # or one less
+        ("Harry Jekyll", "Henry Jekyll"),  # a familiar given name (Jekyll and Hyde)
+        ("Bill Sikes", "William Sikes"),
+        ("Tommy Traddles", "Thomas Traddles"),  # a pet form of the name's stem
+        ("Miss Eliza", "Elizabeth Bennet"),  # a title and a familiar given name
     ],
 )
 def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
@@ -292,6 +301,10 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Korad", "Korod"),  # short names one letter apart are two names
         ("Zodangas", "Zodangan"),  # a long one's last letter is an ending
         ("Hampstead", "Hampsted"),  # a word English knows is no misspelling
+        ("Mock Turtle Soup", "Mock Turtle"),  # a word after the last names another thing
+        ("Wicked Witch of the West", "Witch of the East"),
+        ("Mary Jekyll", "Henry Jekyll"),  # a family shares a surname
+        ("Harry Lanyon", "Henry Jekyll"),
     ],
 )
 def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:
@@ -335,6 +348,49 @@ def test_a_rejected_name_named_again_is_restored_unless_it_is_still_passing_or_a
     decisions = offline_curate([silver, rare, provost])
     assert [(d["entry_id"], d["decision"]) for d in decisions] == [("E4", "CONFIRM")], decisions
     assert "named again" in decisions[0]["reasoning"]
+
+
+def test_a_rejected_name_named_again_as_part_of_a_full_name_merges_into_it() -> None:
+    """ "Hyde", rejected as a familiar word when one post named it, is named again in twenty
+    posts ("Mr. Hyde") after "Edward Hyde" got an entry: one person, restored under the full name
+    (MERGE). A name the evidence never titles, a surname beside a titled name ("Miss
+    Stapleton": a family shares it), a place ("Maybury Hill") or two full names holding it is
+    restored as itself."""
+    evidence = ("Mr. Hyde shrank back", "It was Hyde who struck")
+
+    def restored(*similar: str) -> dict[str, object]:
+        holders = tuple(
+            KnownEntry(20 + n, term, (), "tentative", "") for n, term in enumerate(similar)
+        )
+        view = _view(
+            10, "Hyde", sources=1, status="rejected", named_again=20, evidence=evidence,
+            similar=holders,
+        )  # fmt: skip
+        (decision,) = offline_curate([view])
+        return decision
+
+    merged = restored("Edward Hyde")
+    assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E20"), merged
+    assert "named again in 20 posts" in str(merged["reasoning"])
+    for similar in (("Miss Hyde",), ("Hyde Park",), ("Edward Hyde", "Henry Hyde")):
+        assert restored(*similar)["decision"] == "CONFIRM", similar
+    evidence = ("we walked to Hyde", "Hyde was quiet")  # never titled: no surname
+    assert restored("Edward Hyde")["decision"] == "CONFIRM"
+
+
+def test_a_rejected_name_named_again_merges_into_the_older_entry_it_is_a_form_of() -> None:
+    """ "Eliza", rejected when two posts named it, is named again in five: a familiar form of
+    "Elizabeth Bennet", an older live entry's name, so it goes there (MERGE), not restored as
+    itself, nor left rejected."""
+    bennet = KnownEntry(9, "Miss Bennet", ("Elizabeth Bennet",), "confirmed", "")
+    evidence = ("said Miss Bingley, Eliza Bennet despises cards", "Eliza, you are wanted")
+    view = _view(
+        18, "Eliza", sources=2, status="rejected", named_again=5, evidence=evidence,
+        similar=(bennet,),
+    )  # fmt: skip
+    (decision,) = offline_curate([view])
+    assert (decision["decision"], decision["target_entry_id"]) == ("MERGE", "E9"), decision
+    assert "is a pet name of [E9] Miss Bennet" in str(decision["reasoning"])
 
 
 def test_an_everyday_compound_named_in_passing_is_rejected_and_a_coined_one_kept() -> None:

@@ -173,11 +173,51 @@ def word_owner(candidate: Candidate, entries: Sequence[KnownEntry]) -> KnownEntr
 _PET_ENDINGS = ("ie", "ey", "y", "i")
 
 
+# Familiar forms of English given names that do not open with the name's stem ("Harry" of
+# "Henry", "Bill" of "William", "Polly" of "Mary"; none that is an everyday word: "Will",
+# "Pat"); a stem's pet form ("Toby" of "Tobiah", "Tommy" of "Thomas") needs no list.
+_FAMILIAR_TEXT = """
+        harry:henry hal:henry bill:william billy:william willy:william
+        bob:robert bobby:robert robin:robert dick:richard dickon:richard
+        rick:richard jack:john johnny:john jock:john ned:edward/edmund ted:edward/theodore
+        teddy:edward/theodore eddie:edward tom:thomas tommy:thomas jim:james jimmy:james
+        jem:james jamie:james joe:joseph ben:benjamin sam:samuel nat:nathaniel nick:nicholas
+        tony:anthony kit:christopher chris:christopher dan:daniel dave:david davy:david
+        fred:frederick freddy:frederick larry:lawrence matt:matthew mike:michael
+        pete:peter phil:philip steve:stephen walt:walter
+        bess:elizabeth bessie:elizabeth beth:elizabeth betsy:elizabeth betty:elizabeth
+        eliza:elizabeth lizzie:elizabeth lizzy:elizabeth liz:elizabeth
+        kate:catherine/katherine kitty:catherine/katherine katie:catherine/katherine
+        peggy:margaret meg:margaret maggie:margaret madge:margaret polly:mary molly:mary
+        mamie:mary nell:ellen/eleanor/helen nelly:ellen/eleanor/helen nellie:ellen/eleanor/helen
+        sally:sarah patty:martha jenny:jane/jennifer nancy:anne/ann annie:anne/ann
+        fanny:frances sukey:susan susie:susan dolly:dorothy
+        """
+_FAMILIAR: dict[str, frozenset[str]] = {
+    familiar: frozenset(formal.split("/"))
+    for familiar, formal in (pair.split(":") for pair in _FAMILIAR_TEXT.split())
+}
+
+
+def familiar_pair(one: str, other: str) -> bool:
+    """Are two one-word given names one person's, the one a familiar or pet form of the other
+    ("harry" and "henry", "toby" and "tobiah"), in either order?"""
+    return one != other and (
+        other in _FAMILIAR.get(one, frozenset())
+        or one in _FAMILIAR.get(other, frozenset())
+        or _pet_name(one, other)
+        or _pet_name(other, one)
+    )
+
+
 def _pet_name(key: str, name: str) -> bool:
     """Is the one word `key` a pet form of the one word `name` (`toby` of `tobiah`, `ottie` of
-    `ottoline`): its stem, without a pet ending, opens the longer name."""
+    `ottoline`): its stem, without a pet ending, opens the longer name; or a familiar form the
+    name's stem does not open (`harry` of `henry`, `_FAMILIAR`)."""
     if " " in key or " " in name or key == name or len(key) < 3:
         return False
+    if name in _FAMILIAR.get(key, frozenset()):
+        return True
     for ending in _PET_ENDINGS:
         stem = key[: -len(ending)]
         if key.endswith(ending) and len(stem) >= 3 and len(name) >= len(stem) + 2:
@@ -216,7 +256,8 @@ def _titled(name: str) -> str | None:
 
 def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     """The entries a title-and-name (`Old Quill`) names: those whose person-like name ends or
-    opens with that name (`Ambrose Quill`), or whose one-word name it is."""
+    opens with that name (`Ambrose Quill`), or whose one-word name it is; or whose given name
+    it is a familiar form of (`Miss Eliza` of `Elizabeth Bennet`)."""
     word = _titled(name)
     if word is None:
         return []
@@ -230,6 +271,9 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
                 continue
             if other == word or (person_like(other) and word in (words[0], words[-1])):
                 found.append(entry)
+                break
+            if familiar_pair(word, words[0]) and (len(words) == 1 or person_like(other)):
+                found.append(entry)  # "Miss Eliza" of "Elizabeth Bennet"
                 break
     return found
 
@@ -286,17 +330,58 @@ _PEOPLE_WORDS = frozenset((
 
 def _same_form(key: str, other: str) -> bool:
     """Are two normalized names one referent's by their shape: one idea's forms (`idea_form`),
+    one said the other way round (`_inverted`) or with one word more (`_one_word_more`),
     or one name with the same titles or without them ("Cap'n Smollett" and "Captain
     Smollett"; "Captain John Carter" and "John Carter", the rest a full name)?"""
     if not key or not other:
         return False
     if idea_form(key) == idea_form(other):
         return True
+    for inverted, plain in ((_inverted(key), other), (_inverted(other), key)):
+        if inverted is not None and idea_form(inverted) == idea_form(plain):
+            return True  # "City of Emeralds" and "Emerald City"
+    if _one_word_more(key, other) or _one_word_more(other, key):
+        return True
     titles, rest = _untitled(key)
     other_titles, other_rest = _untitled(other)
     if rest != other_rest or not (titles or other_titles):
         return False
     return person_like(rest) or titles == other_titles
+
+
+def _inverted(key: str) -> str | None:
+    """A normalized "A of (the) Bs" said the other way round, "B A" ("city of emeralds": "emerald
+    city", "king of the monkeys": "monkey king"), or None for any other shape."""
+    words = key.split()
+    if len(words) == 4 and words[2] == "the":
+        words = [words[0], words[1], words[3]]
+    if len(words) != 3 or words[1] != "of" or "the" in (words[0], words[2]):
+        return None
+    head, what = words[0], words[2]
+    if len(what) > 3 and what.endswith("s") and not what.endswith("ss"):
+        what = what[:-1]
+    return f"{what} {head}"
+
+
+def _one_word_more(short: str, long: str) -> bool:
+    """Is the normalized `long` the name "X of Y" `short` with one English word more before one
+    of its words, no title ("Witch of the North" and "Good Witch of the North", "King of the
+    Monkeys" and "King of the Winged Monkeys")? Never a word after its last ("Mock Turtle Soup"
+    is a thing of its own), nor before a name without "of" (a sentence's first word glued to
+    it: "Overhead Tinker Bell")."""
+    words, longer = short.split(), long.split()
+    if len(longer) != len(words) + 1 or "of" not in words[1:-1]:
+        return False
+    for index in range(len(words)):
+        if longer[:index] + longer[index + 1 :] == words:
+            extra = longer[index]
+            return (
+                extra not in ("of", "the", "and")
+                and _title(extra) is None
+                and extra not in HONORIFICS
+                and frequency(extra) > 0
+            )
+    return False
 
 
 def forms_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
@@ -307,6 +392,23 @@ def forms_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
         for entry in entries
         if any(_same_form(key, normalize_term(other)) for other in entry.names)
     ]
+
+
+def familiar_full_names_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """For a full name of two words (`Harry Jekyll`), the entries whose two-word full name has
+    its surname and a given name one is a familiar form of (`Henry Jekyll`), titles aside."""
+    rest = _untitled(normalize_term(name))[1]
+    words = rest.split()
+    if len(words) != 2 or not person_like(rest):
+        return []
+    found = []
+    for entry in entries:
+        for other in map(normalize_term, entry.names):
+            theirs = _untitled(other)[1].split()
+            if len(theirs) == 2 and theirs[1] == words[1] and familiar_pair(words[0], theirs[0]):
+                found.append(entry)
+                break
+    return found
 
 
 def _full_name_of_titled(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
@@ -474,6 +576,7 @@ def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | N
         (pet_name_of, "is a pet name of"),
         (_titled_of, "is a title and name of"),
         (forms_of, "is another form of the name of"),
+        (familiar_full_names_of, "is, by a familiar given name, the full name of"),
         (_full_name_of_titled, "is the full name of"),
         (of_forms, "is one referent with"),
         (_titled_full_name_of, "is the titled full name of"),

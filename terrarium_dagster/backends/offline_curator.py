@@ -20,6 +20,7 @@ from terrarium_dagster.backends.name_forms import (
     pet_name_of,
     word_of,
 )
+from terrarium_dagster.backends.portraits import PLACE_WORDS, TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry
 from terrarium_dagster.backends.term_reasons import (
     ROLE_SOURCES,
@@ -42,6 +43,7 @@ from terrarium_dagster.backends.term_reasons import (
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.terms.candidates import (
+    HONORIFICS,
     STARTERS,
     find_term,
 )
@@ -95,9 +97,33 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     for view in entries:
         ref = f"E{view.entry_id}"
         if view.status == "rejected":
-            if view.entry_id in restored:
+            if view.entry_id in restored and (owner := _full_name_holding(view)) is not None:
+                merged_away.add(view.entry_id)
+                decisions.append(
+                    {
+                        "entry_id": ref,
+                        "decision": "MERGE",
+                        "target_entry_id": f"E{owner.entry_id}",
+                        "reasoning": f"'{view.term}' is named again in {view.named_again} posts "
+                        f"of this thread, as part of the full name [E{owner.entry_id}] "
+                        f"{owner.term}.",
+                    }
+                )
+            elif view.entry_id in restored:
                 reason = restored[view.entry_id]
                 decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
+            elif (owned := _owner_named_again(view))[0] is not None:
+                owner, how = owned
+                merged_away.add(view.entry_id)
+                decisions.append(
+                    {
+                        "entry_id": ref,
+                        "decision": "MERGE",
+                        "target_entry_id": f"E{owner.entry_id}",
+                        "reasoning": f"'{view.term}', named again in {view.named_again} posts "
+                        f"of this thread, {how} [E{owner.entry_id}] {owner.term}.",
+                    }
+                )
             continue
         ordinary = ordinary_word_reason(view)
         if ordinary:
@@ -191,12 +217,11 @@ def _met_among_let_go(
     return found
 
 
-def restore_reason(view: CurateEntryView) -> str | None:
-    """Why a rejected entry named again in this thread is the story's own after all, or None
-    (it stays rejected): with the posts naming it now, the story mentions it in `ROLE_SOURCES`
-    posts or more, so it is no longer a name met in passing ("John Silver", "Heat-Ray"). Never
-    an ordinary word or description, a word the new posts write in lowercase, nor a name
-    another live entry holds."""
+def _named_again(view: CurateEntryView) -> CurateEntryView | None:
+    """A rejected entry named again in this thread, counted with the posts naming it now, when
+    the story mentions it in `ROLE_SOURCES` posts or more and it is no longer a name met in
+    passing ("John Silver", "Heat-Ray"); None for an ordinary word or description, or a word the
+    new posts write in lowercase."""
     if view.named_again <= 0 or ordinary_word_reason(view):
         return None
     total = view.source_count + view.named_again
@@ -213,11 +238,65 @@ def restore_reason(view: CurateEntryView) -> str | None:
         or quoted_reason(again)
     ):
         return None
-    if _merge_target(again, {}, set())[0] is not None or a_title(view):
+    return again
+
+
+def restore_reason(view: CurateEntryView) -> str | None:
+    """Why a rejected entry named again in this thread is the story's own after all
+    (`_named_again`), or None (it stays rejected); never a title, nor a name an older live
+    entry holds (`_owner_named_again`)."""
+    again = _named_again(view)
+    if again is None or a_title(view) or _merge_target(again, {}, set())[0] is not None:
         return None
     return (
         f"'{view.term}' is named again in {view.named_again} posts of this thread "
-        f"({total} in all): the story's own, not a name in passing; restored."
+        f"({again.source_count} in all): the story's own, not a name in passing; restored."
+    )
+
+
+def _owner_named_again(view: CurateEntryView) -> tuple[KnownEntry | None, str]:
+    """The older live entry a rejected entry named again is a form of ("Eliza" of "Elizabeth
+    Bennet"), and how, when it is no longer a name in passing (`_named_again`) but that entry
+    holds it: the story's own, under the owner's name."""
+    again = _named_again(view)
+    if again is None or a_title(view):
+        return None, ""
+    return _merge_target(again, {}, set())
+
+
+def _full_name_holding(view: CurateEntryView) -> KnownEntry | None:
+    """For a rejected one-word name named again that its evidence writes as a surname, after a
+    title ("Mr. Hyde"), the one live entry shown beside it whose name is a full name ending with
+    it, no title ("Edward Hyde", created while "Hyde" stood rejected): one person, restored
+    under the full name. Not a titled name ("Miss Stapleton": a family shares the surname), nor
+    a name the evidence never titles ("Maybury" of "Maybury Inn", "Surrey" of "West Surrey")."""
+    key = normalize_term(view.term)
+    if " " in key or not _titled_in_evidence(view):
+        return None
+    holders = []
+    for other in view.similar:
+        if other.status in ("rejected", "merged"):
+            continue
+        for words in (normalize_term(name).split() for name in other.names):
+            if (
+                person_like(" ".join(words))
+                and key == words[-1]
+                and not set(words) & (HONORIFICS | TITLE_WORDS | PLACE_WORDS)
+            ):
+                holders.append(other)
+                break
+    return holders[0] if len(holders) == 1 else None
+
+
+_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Mister|Miss|Sir|Lady|Lord|Master)\.?\s+$")
+
+
+def _titled_in_evidence(view: CurateEntryView) -> bool:
+    """Whether the evidence writes the name after a title of address ("Mr. Hyde"): a surname."""
+    return any(
+        _TITLE_BEFORE.search(text[max(0, start - 12) : start])
+        for text in view.evidence
+        for start, _ in find_term(text, view.term)
     )
 
 

@@ -68,12 +68,12 @@ TITLE_WORDS = frozenset(
         "colonel",
     }
 ) - {"old", "young", "little", "big", "mad", "black", "red", "white", "grey", "high", "grand"}
-_PLACE_WORDS = _set(
+PLACE_WORDS = _set(
     "stair stairs fen fens chapel vault gate gates road street city river lake hall tower court "
     "market bridge square mere marsh harbor harbour isle island wood woods hill hills sea keep "
     "quarter row lane well mill shore bay cove pass valley plain plains desert forest temple "
     "palace castle fort port town village district ward mountain mountains peak hold reach "
-    "spire march deep"
+    "spire march deep park"
 )
 # A one-word name ending like a place name ("Orrowmere", "Ryrnhold").
 _PLACE_ENDINGS = (
@@ -251,7 +251,7 @@ def _phrase(text: str) -> str | None:
 
 def _kind_of_word(word: str) -> str | None:
     word = word.casefold()
-    if word in _PLACE_WORDS:
+    if word in PLACE_WORDS:
         return "place"
     if word in _FACTION_WORDS:
         return "faction"
@@ -286,7 +286,7 @@ def shape_kind(term: str) -> str | None:
     if len(words) >= 2 and capitalised:
         if words[0] in TITLE_WORDS:
             return "character"
-        if words[-1] in _PLACE_WORDS:
+        if words[-1] in PLACE_WORDS:
             return "place"
         if any(word in _FACTION_WORDS for word in words):
             return "faction"

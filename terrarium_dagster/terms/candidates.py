@@ -420,6 +420,10 @@ _NOT_NAMES_TEXT = """
     june july august september october november december god gods lol ok okay yes no english
     tl;dr dr edit update vote votes tally x"""
 NOT_NAMES: frozenset[str] = frozenset(_NOT_NAMES_TEXT.split())
+# The months and days among them, which open a name after "the" ("the March Hare").
+_CALENDAR_TEXT = """monday tuesday wednesday thursday friday saturday sunday january february
+    march april may june july august september october november december"""
+_CALENDAR: frozenset[str] = frozenset(_CALENDAR_TEXT.split())
 
 # Titles that belong to a name even when the name opens a sentence ("Captain Ysolde rode ...").
 _HONORIFICS_TEXT = """
@@ -926,6 +930,8 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
     # "Across Saxirn" (a common word opening the sentence before an unusual name)
     while words:
         first = words[0].casefold()
+        if first in _CALENDAR and titled and len(words) == 2 and is_english_word(words[1]):
+            break  # "the March Hare", "the May Queen": a month or day naming one thing
         if first in _ARTICLES or first in _DROP_PREFIX or first in NOT_NAMES:
             titled = titled or first == "the"
         elif (
