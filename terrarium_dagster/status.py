@@ -9,6 +9,7 @@ from typing import Any
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import hash_lookup
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.units import parse_thread_key
 from terrarium_dagster.errors import InputError, TerrariumError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.progress import through_post
@@ -210,8 +211,10 @@ def render_status(report: dict[str, Any]) -> str:
     unit, cited = ("chapters", "paragraphs") if book else ("threads", "posts")
     lines.append(f"{unit}: {len(report['threads'])} ({by_status})")
     for thread in report["threads"]:
+        # a chapter's number, as `--threads ch3..` takes it
+        chapter = f"ch{parse_thread_key(thread['key'])[0] + 1:<4} " if book else ""
         lines.append(
-            f"  {thread['key']:<22} {thread['status']:<10} "
+            f"  {chapter}{thread['key']:<22} {thread['status']:<10} "
             f"scenes {thread['scenes_done']}/{thread['scenes_total']}"
             + _new_posts_note(thread, report["threads"])
             + (f"  SUSPECT: {thread['suspect']}" if thread.get("suspect") else "")

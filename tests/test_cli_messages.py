@@ -90,7 +90,7 @@ def test_an_error_is_one_line_with_no_log_line_before_it(tmp_path: Path) -> None
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("terrarium: error: --threads: no thread 'nowhere' in the corpus: ")
-    assert "`terrarium status` lists them (the first is 1, or t00000-1)" in line, line
+    assert "in story order as ch3 (the first is 1, t00000-1 or ch1; the last ch10)" in line, line
     # a run that works prints each log line once (its thread lines, off a terminal)
     ran = _terrarium(*run_args(tmp_path / "s.db", corpus, max_scenes=6), cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr

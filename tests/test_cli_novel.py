@@ -175,6 +175,30 @@ def test_status_of_a_novels_store_counts_chapters_and_paragraphs(mars: tuple[Pat
     assert not any(line.startswith(("threads:", "source posts:")) for line in lines)
 
 
+def test_a_novels_chapters_are_named_by_their_number(
+    numbered_book: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`status` lists a book's chapters as ch1, ch2, and `--threads` takes those numbers: a run
+    of ch2 alone after ch1, and a number past the last refused in one line naming the last."""
+    corpus, _store = numbered_book
+    store = tmp_path / "by-number.db"
+    first = _terrarium(*run_args(store, corpus, threads="ch1..ch1"))
+    assert first.returncode == 0, first.stderr
+    listed = _terrarium("status", "--db", str(store)).stdout.splitlines()
+    assert [line.split()[0] for line in listed if line.startswith("  ch")] == ["ch1"]
+    second = _terrarium(*run_args(store, corpus, threads="ch2"))
+    assert second.returncode == 0, second.stderr
+    listed = _terrarium("status", "--db", str(store)).stdout.splitlines()
+    chapters = [line.split() for line in listed if line.startswith("  ch")]
+    assert [(words[0], words[1][:7], words[2]) for words in chapters] == [
+        ("ch1", "t00000-", "curated"),
+        ("ch2", "t00001-", "curated"),
+    ]
+    past = _terrarium(*run_args(store, corpus, threads="ch3"))
+    assert past.returncode == 2
+    assert past.stderr.strip().endswith("the last ch2)"), past.stderr
+
+
 def test_the_exports_page_of_a_novel_speaks_of_chapters(served: str) -> None:
     page = httpx.get(f"{served}/exports/", timeout=10)
     assert page.status_code == 200

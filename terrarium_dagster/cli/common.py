@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +28,38 @@ def check_writable(out: Path, *, folder: bool) -> None:
         raise InputError(f"--out {out}: cannot write there: {reason}")
 
 
-def resolve_thread(corpus: Any, text: str) -> Any:
-    """The corpus's thread named by `text` (its id or its key)."""
-    threads = corpus.threads()
+_NUMBERED = re.compile(r"^(?:ch|chapter)\s*(\d+)$", re.IGNORECASE)
+
+
+def find_thread(threads: list[Any], text: str) -> Any | None:
+    """The thread `text` names among `threads` (in story order): its id, its key, or its number
+    in story order as `ch3` (a book's third chapter; a quest's third thread); None if none."""
     for thread in threads:
         if text in (str(thread.id), thread.key):
             return thread
-    raise unknown_thread(text, threads)
+    numbered = _NUMBERED.match(text.strip())
+    if numbered and 1 <= int(numbered.group(1)) <= len(threads):
+        return threads[int(numbered.group(1)) - 1]
+    return None
+
+
+def resolve_thread(corpus: Any, text: str) -> Any:
+    """The corpus's thread named by `text` (`find_thread`)."""
+    threads = corpus.threads()
+    thread = find_thread(threads, text)
+    if thread is None:
+        raise unknown_thread(text, threads)
+    return thread
 
 
 def unknown_thread(text: str, threads: list[Any], *, option: str = "") -> InputError:
     """The error for a thread the corpus does not have, with what a thread is named by."""
-    example = f" (the first is {threads[0].id}, or {threads[0].key})" if threads else ""
+    example = (
+        f" (the first is {threads[0].id}, {threads[0].key} or ch1; the last ch{len(threads)})"
+        if threads
+        else ""
+    )
     return InputError(
         f"{option}no thread {text!r} in the corpus: give a thread's id or key, as `terrarium "
-        f"status` lists them{example}"
+        f"status` lists them, or its number in story order as ch3{example}"
     )

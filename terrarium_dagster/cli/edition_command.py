@@ -21,7 +21,9 @@ def add_edition_parser(commands: Any) -> None:
         omit=RUN_ONLY - {"concurrency"},  # its requests go out side by side
     )
     edition.add_argument(
-        "--as-of-thread", required=True, help="thread id or key: the edition up to its end"
+        "--as-of-thread",
+        required=True,
+        help="thread id, key or ch3 (its number in story order): the edition up to its end",
     )
 
 

@@ -42,7 +42,10 @@ def add_export_parser(commands: Any) -> None:
         required=True,
         help="a file with the format's extension (json, yaml, lorebook), else a folder",
     )
-    export.add_argument("--as-of-thread", help="thread id or key: the glossary as it stood then")
+    export.add_argument(
+        "--as-of-thread",
+        help="thread id, key or ch3 (its number in story order): the glossary as it stood then",
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -11,7 +11,14 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_INTERRUPTED, EXIT_OK, counted, log, unknown_thread
+from terrarium_dagster.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    counted,
+    find_thread,
+    log,
+    unknown_thread,
+)
 from terrarium_dagster.cli.progress_display import NoteHandler, Progress
 from terrarium_dagster.errors import InputError, Interrupted
 
@@ -27,7 +34,11 @@ def add_run_parser(commands: Any) -> None:
         "(not offline: the offline backend answers at once) and the time left. Its figures "
         "are this run's (a resumed run counts from nothing, out of the threads and scenes left).",
     )
-    run.add_argument("--threads", help="FIRST..LAST (thread ids or keys; either side may be empty)")
+    run.add_argument(
+        "--threads",
+        help="FIRST..LAST (thread ids, keys or numbers in story order as ch3; either side may "
+        "be empty)",
+    )
     run.add_argument(
         "--max-scenes",
         type=int,
@@ -60,10 +71,10 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
     def locate(text: str, default: int) -> int:
         if not text:
             return default
-        for thread in threads:
-            if text in (str(thread.id), thread.key):
-                return thread.position
-        raise unknown_thread(text, threads, option="--threads: ")
+        thread = find_thread(threads, text)
+        if thread is None:
+            raise unknown_thread(text, threads, option="--threads: ")
+        return threads.index(thread)
 
     start, stop = locate(first, 0), locate(last, len(threads) - 1)
     if start > stop:
