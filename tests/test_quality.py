@@ -378,6 +378,20 @@ def test_a_rejected_name_named_again_as_part_of_a_full_name_merges_into_it() -> 
     assert restored("Edward Hyde")["decision"] == "CONFIRM"
 
 
+def test_a_rejected_full_name_named_again_merges_into_the_newer_form_that_holds_it() -> None:
+    """ "Colonel Stamp Proctor" (Around the World in Eighty Days), rejected when one post named
+    it, is named again while "Colonel Proctor", created meanwhile, is live: one person, restored
+    under the live entry (MERGE), not confirmed beside it."""
+    proctor = KnownEntry(325, "Colonel Proctor", ("Proctor",), "tentative", "A colonel.")
+    evidence = ("It was Colonel Stamp Proctor who had insulted him",)
+    view = _view(
+        271, "Colonel Stamp Proctor", sources=1, status="rejected", named_again=2,
+        evidence=evidence * 2, similar=(proctor,),
+    )  # fmt: skip
+    (decision,) = offline_curate([view])
+    assert (decision["decision"], decision["target_entry_id"]) == ("MERGE", "E325"), decision
+
+
 def test_a_rejected_name_named_again_merges_into_the_older_entry_it_is_a_form_of() -> None:
     """ "Eliza", rejected when two posts named it, is named again in five: a familiar form of
     "Elizabeth Bennet", an older live entry's name, so it goes there (MERGE), not restored as

@@ -97,23 +97,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     for view in entries:
         ref = f"E{view.entry_id}"
         if view.status == "rejected":
-            if view.entry_id in restored and (owner := _full_name_holding(view)) is not None:
-                merged_away.add(view.entry_id)
-                decisions.append(
-                    {
-                        "entry_id": ref,
-                        "decision": "MERGE",
-                        "target_entry_id": f"E{owner.entry_id}",
-                        "reasoning": f"'{view.term}' is named again in {view.named_again} posts "
-                        f"of this thread, as part of the full name [E{owner.entry_id}] "
-                        f"{owner.term}.",
-                    }
-                )
-            elif view.entry_id in restored:
-                reason = restored[view.entry_id]
-                decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
-            elif (owned := _owner_named_again(view))[0] is not None:
-                owner, how = owned
+            owner, how = _holder_named_again(view, view.entry_id in restored)
+            if owner is not None:
                 merged_away.add(view.entry_id)
                 decisions.append(
                     {
@@ -124,6 +109,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
                         f"of this thread, {how} [E{owner.entry_id}] {owner.term}.",
                     }
                 )
+            elif view.entry_id in restored:
+                reason = restored[view.entry_id]
+                decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
             continue
         ordinary = ordinary_word_reason(view)
         if ordinary:
@@ -244,7 +232,7 @@ def _named_again(view: CurateEntryView) -> CurateEntryView | None:
 def restore_reason(view: CurateEntryView) -> str | None:
     """Why a rejected entry named again in this thread is the story's own after all
     (`_named_again`), or None (it stays rejected); never a title, nor a name an older live
-    entry holds (`_owner_named_again`)."""
+    entry holds (`_holder_named_again`)."""
     again = _named_again(view)
     if again is None or a_title(view) or _merge_target(again, {}, set())[0] is not None:
         return None
@@ -254,10 +242,27 @@ def restore_reason(view: CurateEntryView) -> str | None:
     )
 
 
-def _owner_named_again(view: CurateEntryView) -> tuple[KnownEntry | None, str]:
-    """The older live entry a rejected entry named again is a form of ("Eliza" of "Elizabeth
-    Bennet"), and how, when it is no longer a name in passing (`_named_again`) but that entry
-    holds it: the story's own, under the owner's name."""
+def _holder_named_again(view: CurateEntryView, restored: bool) -> tuple[KnownEntry | None, str]:
+    """The live entry a rejected entry named again goes to, and how: the story's own after all,
+    under a name another entry holds. Restored (`restore_reason`): the one full name its surname
+    ends (`_full_name_holding`: "Hyde" into "Edward Hyde"), or for a name of several words the
+    live entry of any age named in fewer words that it is a form of ("Colonel Stamp Proctor"
+    into "Colonel Proctor", created while it stood rejected; not "Treasure Island" into "Isle
+    of Treasure"). Not restored because an older live entry holds it: that
+    entry ("Eliza" into "Elizabeth Bennet"), when it is no longer a name in passing
+    (`_named_again`)."""
+    if restored:
+        holder = _full_name_holding(view)
+        if holder is not None:
+            return holder, "is part of the full name of"
+        size = len(normalize_term(view.term).split())
+        live = [
+            other
+            for other in view.similar
+            if other.status not in ("rejected", "merged")
+            and len(normalize_term(other.term).split()) < size
+        ]
+        return name_owner(view.term, live) if size > 1 else (None, "")
     again = _named_again(view)
     if again is None or a_title(view):
         return None, ""
