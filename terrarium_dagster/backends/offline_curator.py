@@ -100,15 +100,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             owner, how = _holder_named_again(view, view.entry_id in restored)
             if owner is not None:
                 merged_away.add(view.entry_id)
-                decisions.append(
-                    {
-                        "entry_id": ref,
-                        "decision": "MERGE",
-                        "target_entry_id": f"E{owner.entry_id}",
-                        "reasoning": f"'{view.term}', named again in {view.named_again} posts "
-                        f"of this thread, {how} [E{owner.entry_id}] {owner.term}.",
-                    }
-                )
+                again = f"'{view.term}', named again in {view.named_again} posts of this thread,"
+                decisions.append(_merge(ref, owner, f"{again} {how}"))
             elif view.entry_id in restored:
                 reason = restored[view.entry_id]
                 decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
@@ -121,14 +114,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
         target, how = _merge_target(view, reviewed, merged_away)
         if target is not None:
             merged_away.add(view.entry_id)
-            decisions.append(
-                {
-                    "entry_id": ref,
-                    "decision": "MERGE",
-                    "target_entry_id": f"E{target.entry_id}",
-                    "reasoning": f"'{view.term}' {how} [E{target.entry_id}] {target.term}.",
-                }
-            )
+            decisions.append(_merge(ref, target, f"'{view.term}' {how}"))
             continue
         related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
         passing = (
@@ -164,6 +150,16 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
     decisions.extend(_met_among_let_go(entries, decisions, set(restored)))
     return _follow_merges(_absorb_first_names(decisions, entries))
+
+
+def _merge(ref: str, target: KnownEntry, why: str) -> dict[str, Any]:
+    """A MERGE of the entry `ref` into `target`, its reasoning `why` followed by the target."""
+    return {
+        "entry_id": ref,
+        "decision": "MERGE",
+        "target_entry_id": f"E{target.entry_id}",
+        "reasoning": f"{why} [E{target.entry_id}] {target.term}.",
+    }
 
 
 def _met_among_let_go(
