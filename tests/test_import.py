@@ -284,6 +284,54 @@ def test_centred_titles_head_chapters_of_a_book_with_no_other_headings() -> None
     assert len(chapters_from_blocks(blocks_from_text(two)).chapters) == 1
 
 
+def test_centred_titles_in_title_case_head_chapters_too() -> None:
+    """Another edition of Dr. Jekyll and Mr. Hyde (hydea10.txt) centres its titles in title case
+    ("                         Story of the Door"); it came in as one chapter."""
+    prose = textwrap.fill("Mr. Utterson walked the by-street behind the square. " * 40, 70)
+
+    def centred(title: str) -> str:
+        return " " * ((70 - len(title)) // 2) + title
+
+    titles = ["Story of the Door", "Search for Mr. Hyde", "Dr. Lanyon's Narrative"]
+    text = "".join(f"{centred(title)}\n\n{prose}\n\n" for title in titles)
+    assert [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters] == titles
+
+
+def test_titles_a_contents_page_lists_head_chapters_when_centred_too() -> None:
+    """An old edition of The Jungle Book (jnglb10.txt) lists its stories on a contents page and
+    sets the first title at the margin, the rest centred on the page: it came in as one
+    chapter of 50,000 words."""
+    prose = textwrap.fill("Mowgli ran with the wolves of the Seeonee pack that night. " * 40, 70)
+    titles = ["Mowgli's Brothers", "Kaa's Hunting", '"Tiger! Tiger!"']
+    contents = "Contents\n\n" + "\n".join(titles) + "\n\n\n"
+    text = contents + "".join(
+        f"{title if n == 0 else ' ' * ((70 - len(title)) // 2) + title}\n\n{prose}\n\n\n"
+        for n, title in enumerate(titles)
+    )
+    assert [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters] == titles
+
+
+def test_the_story_told_before_any_heading_of_its_own_is_its_first_chapter() -> None:
+    """An old edition of Metamorphosis (metam10.txt) heads parts II and III but not part I,
+    which follows its copyright line: the import dropped it as front matter, a third of the
+    book. Prose that long is the first chapter ("I" before "II"); a short copyright notice or
+    dedication before the first heading is still left out."""
+    part = textwrap.fill("Gregor Samsa lay on his armour-like back and looked at the rain. " * 90)
+    notice = "Copyright (C) 2002 by David Wyllie."
+    text = (
+        f"{notice}\n\n\nMetamorphosis\nby Franz Kafka\n\n{part}\n\n\nII\n\n{part}\n\n\n"
+        f"III\n\n{part}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["I", "II", "III"]
+    assert book.chapters[0].paragraphs[0].startswith("Gregor Samsa")  # not the title lines
+    short = f"{notice}\n\n\nII\n\n{part}\n\n\nIII\n\n{part}\n"
+    assert [c.title for c in chapters_from_blocks(blocks_from_text(short)).chapters] == [
+        "II",
+        "III",
+    ]
+
+
 def test_markdown_front_matter_and_lists_stay_out_of_the_story() -> None:
     prose = "Ysolde crossed the Glass Marsh at dawn, following the heron north past the weirs. " * 3
     notice = "All rights reserved. No part of this book may be reproduced in any form. " * 3

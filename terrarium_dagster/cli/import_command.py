@@ -34,7 +34,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if args.dry_run:
         book = read_book(args.book)
-        print(f"{book.title or args.book.name}: {len(book.chapters)} chapters (nothing written)")
+        found = counted(len(book.chapters), "chapter", "chapters")
+        print(f"{book.title or args.book.name}: {found} (nothing written)")
         for number, chapter in enumerate(book.chapters, start=1):
             print(f"  {number:3d}. {chapter.title} ({chapter.words} words)")
         for name in book.dropped:

@@ -15,7 +15,9 @@ the story and drops the rest:
   first end marker (`*** END OF ...`, "End of Project Gutenberg's ...", "End of the Project
   Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
 - `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`) markers;
-- front matter before the first heading (title page, dedication, producer credits);
+- front matter before the first heading (title page, dedication, producer credits), unless the
+  first heading is the story's second part ("II") and the text before it is story
+  (`OPENING_WORDS`): then it is the first chapter;
 - contents pages and lists of illustrations (a section so named, or one with no prose: only
   short lines, a table);
 - front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
@@ -29,8 +31,9 @@ Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter
 (with its title on the same or the next line), a number or Roman numeral alone or before a
 title ("IV.", "12. The Salt Road"), or a named section (FOREWORD, PROLOGUE, EPILOGUE, ...). A book
 without such headings is split at bare capitalised titles standing alone ("THE SISTERS"): those
-its contents page lists, or, without a contents page, every such line, or, with none, titles in
-capitals centred on the page, three at least ("STORY OF THE DOOR"). In Markdown, ATX and
+its contents page lists (in any case, at the margin or centred), or, without a contents page,
+every such line, or, with none, titles in capitals or title case centred on the page, three at
+least ("STORY OF THE DOOR", "Story of the Door"). In Markdown, ATX and
 setext headings; in an EPUB, its heading elements and its navigation (the table of contents
 names the places chapters begin). Consecutive headings make one title ("CHAPTER I: ON THE
 ARIZONA HILLS"), starting from the chapter's number when a book title precedes it. A foreword or
@@ -288,30 +291,52 @@ def _bare_capitals(raw: str) -> bool:
     )
 
 
+TITLE_CASE_WORDS = 8  # a centred title in title case has at most this many words
+
+
+def _title_cased(text: str) -> bool:
+    """A short line in title case ("Search for Mr. Hyde", "Dr. Lanyon's Narrative"): its first
+    word and every word of four letters or more capitalised, no digit, no ending stop."""
+    words = text.split()
+    return (
+        0 < len(words) <= TITLE_CASE_WORDS
+        and words[0][:1].isupper()
+        and all(word[:1].isupper() for word in words if len(word.strip("'’.,")) >= 4)
+        and not text.endswith((".", ",", ";", ":", "!", "?"))
+        and not any(c.isdigit() for c in text)
+    )
+
+
 CENTRED_TITLES = 3  # a book headed only by centred titles has at least this many chapters
 CENTRE_SLACK = 6  # a centred line's middle is at most this far from the page's
 
 
-def _centred_titles(lines: list[str]) -> list[int]:
-    """The lines in capitals, centred on the page and standing alone, that head the chapters of
-    a book with no other headings ("                             STORY OF THE DOOR", Dr. Jekyll
-    and Mr. Hyde): kept only as `_spaced` keeps bare titles, and only when there are at least
-    `CENTRED_TITLES` of them, so a sign set off in the story heads nothing, nor a signature set
-    to the right ("                                               HASTIE LANYON")."""
+def _centred(raw: str, middle: float) -> bool:
+    """Whether the line `raw` stands in the middle of the page: indented more than a bare
+    title, its middle within `CENTRE_SLACK` of the page's `middle` (`_page_middle`)."""
+    indent = len(raw) - len(raw.lstrip())
+    return indent > BARE_INDENT and abs(indent + len(raw.strip()) / 2 - middle) <= CENTRE_SLACK
+
+
+def _page_middle(lines: list[str]) -> float:
+    """The middle of the page: half the width that nine lines in ten stay within."""
     lengths = sorted(len(raw.rstrip()) for raw in lines if raw.strip())
-    middle = lengths[len(lengths) * 9 // 10] / 2 if lengths else 0  # of the page's width
+    return lengths[len(lengths) * 9 // 10] / 2 if lengths else 0
 
-    def centred(raw: str) -> bool:
-        indent = len(raw) - len(raw.lstrip())
-        text = raw.strip()
-        return indent > BARE_INDENT and abs(indent + len(text) / 2 - middle) <= CENTRE_SLACK
 
+def _centred_titles(lines: list[str]) -> list[int]:
+    """The lines in capitals or title case, centred on the page and standing alone, that head
+    the chapters of a book with no other headings ("STORY OF THE DOOR" or "Story of the Door"
+    set in the middle of the page: Dr. Jekyll and Mr. Hyde): kept only as `_spaced` keeps bare
+    titles, and only when there are at least `CENTRED_TITLES` of them, so a sign set off in the
+    story heads nothing, nor a signature set to the right ("HASTIE LANYON" at the margin)."""
+    middle = _page_middle(lines)
     candidates = [
         index
         for index, raw in enumerate(lines)
-        if centred(raw)
+        if _centred(raw, middle)
         and _isolated(lines, index)
-        and _bare_capitals(raw.strip())
+        and (_bare_capitals(raw.strip()) or _title_cased(raw.strip()))
         and not _introduced(lines, index)
     ]
     picked = _spaced(lines, candidates) if len(candidates) >= CENTRED_TITLES else []
@@ -546,13 +571,15 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         }
     else:
         listed = _contents_titles(lines)
-        if listed:  # the lines standing alone that the contents page names, in any case
+        if listed:  # the lines standing alone that the contents page names, in any case,
+            # at the margin or centred on the page (The Jungle Book, jnglb10.txt)
+            middle = _page_middle(lines)
             picked = [
                 i
                 for i, raw in enumerate(lines)
                 if raw.strip()
                 and _isolated(lines, i)
-                and len(raw) - len(raw.lstrip()) <= 4
+                and (len(raw) - len(raw.lstrip()) <= 4 or _centred(raw, middle))
                 and len(raw.split()) <= 10
                 and _title_key(raw) in listed
             ]
@@ -966,8 +993,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         chapter = _chapter("Text", body)
         found.chapters = [chapter] if chapter.is_story() else []
         return found
+    opening = _opening(sections[0][1], headed[0][0])
+    if opening is not None:
+        found.chapters.append(opening)
     back = False
-    for name, body in headed:
+    for index, (name, body) in enumerate(headed):
         assert name is not None
         plain = name.strip().rstrip(".:")
         last = plain.split(": ")[-1]
@@ -975,7 +1005,13 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             found.dropped.append(f"{name} (contents)")
             continue
         if _FRONT.match(plain) or _FRONT.match(last):
-            found.dropped.append(f"{name} (front matter)")
+            # a copyright line over the story's first part, told before any heading
+            following = headed[index + 1][0] if index + 1 < len(headed) else None
+            opening = _opening(body, following)
+            if opening is None:
+                found.dropped.append(f"{name} (front matter)")
+            else:
+                found.chapters.append(opening)
             continue
         if _CAST.match(plain) or _CAST.match(last):
             chapter = _chapter(name, body)
@@ -1001,6 +1037,28 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
     return found
+
+
+# Prose before the first heading, or under a front matter's heading, when the first heading is
+# the story's second part ("II", "Chapter 2") and this much prose or more, is the first part,
+# told before any heading of its own (Metamorphosis's part I in an old edition, under its
+# copyright line), not front matter; a dedication or an etymology before "Chapter 1" stays out.
+OPENING_WORDS = 1000
+_SECOND = re.compile(r"^(?:(?:chapter|part|book)\s+)?(?:ii|2|two)\b(?![\w'’])", re.IGNORECASE)
+
+
+def _opening(blocks: list[Block], first_heading: str | None) -> Chapter | None:
+    """The chapter the text before the first heading is when that heading is the second part's
+    and the text is story (`OPENING_WORDS` of prose or more), titled "I" (or "1" before "2");
+    None when it is front matter, which is dropped."""
+    if first_heading is None or _SECOND.match(first_heading.strip()) is None:
+        return None
+    prose = [b for b in blocks if _is_prose(b) and not _CREDIT.match(b.text)]
+    if sum(len(b.text.split()) for b in prose) < OPENING_WORDS:
+        return None
+    start = blocks.index(prose[0])  # the title, author and credits above the prose stay out
+    title = "1" if re.search(r"\b2\b", first_heading) else "I"
+    return _chapter(title, blocks[start:])
 
 
 TITLE_PAGE_WORDS = 500  # a book's title over more than this is a story told under it
