@@ -383,6 +383,11 @@ def test_gutenberg_wrapping_of_every_era_is_cut(start: str, end: str) -> None:
         ("book.pdf", b"%PDF-1.4", "give a plain-text"),
         ("broken.epub", b"not a zip", "not a readable EPUB"),
         ("latin1.txt", "caf\xe9 au lait".encode("latin-1"), "not UTF-8"),
+        (  # an old Gutenberg header that says ASCII over a few 8-bit bytes
+            "ascii.txt",
+            "Character set encoding: ASCII\n\ncaf\xe9 au lait".encode("latin-1"),
+            "declares ASCII but is not (byte 0xE9 at 34)",
+        ),
         ("empty.txt", b"", "no story text"),
     ],
 )
@@ -782,6 +787,73 @@ def test_a_gutenberg_html_book_of_todays_layout(tmp_path: Path) -> None:
     assert book.title == "The Harbour Book"
     assert [chapter.title for chapter in book.chapters] == ["CHAPTER I", "CHAPTER II"]
     assert all(chapter.paragraphs == [prose] for chapter in book.chapters)
+
+
+def test_a_heading_that_is_one_link_back_to_the_contents_heads_its_chapter(
+    tmp_path: Path,
+) -> None:
+    """The Three Musketeers (HTML, 2016): every chapter heading is a link back to the contents
+    (`<h2><a class="toc-backref" href="#toc">...</a></h2>`) and the header runs its fields
+    together ("Title: The Three Musketeers Author: ..."): the import found no story at all."""
+    prose = _PROSE.format(who="Athos")
+    source = tmp_path / "musketeers.htm"
+    source.write_text(
+        "<html><head><title>THE THREE MUSKETEERS</title></head><body>"
+        "<p><span>Title: The Three Musketeers<br/><br/>Author: Alexandre Dumas, Pere<br/>"
+        "<br/>Release Date: March 01, 1998 [EBook #1257]</span></p>"
+        "<p>*** START OF THE PROJECT GUTENBERG EBOOK THE THREE MUSKETEERS ***</p>"
+        + "".join(
+            f'<h2 id="c{n}"><a class="toc-backref" href="#toc{n}">{title}</a></h2><p>{prose}</p>'
+            for n, title in enumerate(
+                ["1 THE THREE PRESENTS OF D'ARTAGNAN THE ELDER", "2 THE ANTECHAMBER"], start=1
+            )
+        )
+        + "<p>*** END OF THE PROJECT GUTENBERG EBOOK THE THREE MUSKETEERS ***</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.title == "The Three Musketeers"
+    assert [chapter.title for chapter in book.chapters] == [
+        "1 THE THREE PRESENTS OF D'ARTAGNAN THE ELDER",
+        "2 THE ANTECHAMBER",
+    ]
+
+
+def test_a_number_and_a_title_with_no_stop_head_chapters() -> None:
+    """Black Beauty ("01 My Early Home") and The Three Musketeers ("1 THE THREE PRESENTS OF
+    D'ARTAGNAN THE ELDER") number their chapters with no stop: they came in as one chapter per
+    part, or two in all. A sentence that opens with a number, a cipher of numbers, a page's
+    running head ("8   THE SCARLET LETTER") and such lines in a book whose chapters have
+    headings of their own ("I. THE PRISON-DOOR") head nothing."""
+    prose = textwrap.fill("Ginger and I were turned out in the paddock that spring. " * 30, 70)
+    titles = ["01 My Early Home", "02 The Hunt", "03 THE LADY ANNE, OR A RUNAWAY HORSE"]
+    text = "".join(f"{title}\n\n\n{prose}\n\n\n" for title in titles)
+    text += f"12 men rode out that night.\n\n{prose}\n\n534 C2 13 127 36 DOUGLAS\n\n{prose}\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == titles
+    heads = "".join(f"{page}   THE SCARLET LETTER\n\n{prose}\n\n" for page in (8, 10, 12))
+    chapters = f"I. THE PRISON-DOOR\n\n{prose}\n\n{heads}II. PEARL\n\n{prose}\n\n"
+    chapters += f"33  THE CUSTOM-HOUSE\n\n{prose}\n"
+    assert [c.title for c in chapters_from_blocks(blocks_from_text(chapters)).chapters] == [
+        "I. THE PRISON-DOOR",
+        "II. PEARL",
+    ]
+
+
+def test_the_story_told_under_no_heading_before_the_first_chapter_is_its_prologue() -> None:
+    """The Turn of the Screw opens with a frame story of 2,768 words under the book's title
+    alone, then "I": it was dropped unsaid. A short text there (a title page, a dedication) is
+    left out, and the dry run says how many words."""
+    frame = textwrap.fill("The story had held us, round the fire, sufficiently breathless. " * 200)
+    chapter = textwrap.fill("I remember the whole beginning as a succession of flights. " * 40)
+    text = f"THE TURN OF THE SCREW\n\n\n{frame}\n\n\nI\n\n{chapter}\n\n\nII\n\n{chapter}\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["Prologue", "I", "II"]
+    short = textwrap.fill("To my friend, who read this first, with thanks for all. " * 6)
+    text = f"{short}\n\n\nI\n\n{chapter}\n\n\nII\n\n{chapter}\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["I", "II"]
+    assert book.dropped == ["66 words before the first heading (front matter)"]
 
 
 def test_a_contents_page_set_as_headings_then_an_unnumbered_introduction() -> None:

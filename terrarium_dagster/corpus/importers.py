@@ -15,9 +15,10 @@ the story and drops the rest:
   first end marker (`*** END OF ...`, "End of Project Gutenberg's ...", "End of the Project
   Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
 - `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`) markers;
-- front matter before the first heading (title page, dedication, producer credits), unless the
-  first heading is the story's second part ("II") and the text before it is story
-  (`OPENING_WORDS`): then it is the first chapter;
+- front matter before the first heading (title page, dedication, producer credits; the dry run
+  says how many words), unless the first heading is the story's second part ("II") and the text
+  before it is story (`OPENING_WORDS`): then it is the first chapter; or it is story under no
+  heading at all (`PROLOGUE_WORDS`): then it is the "Prologue";
 - contents pages and lists of illustrations (a section so named, or one with no prose: only
   short lines, a table);
 - front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
@@ -29,15 +30,16 @@ the story and drops the rest:
 
 Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter 12" / "BOOK II"
 (with its title on the same or the next line), a number or Roman numeral alone or before a
-title ("IV.", "12. The Salt Road"), or a named section (FOREWORD, PROLOGUE, EPILOGUE, ...). A book
-without such headings is split at bare capitalised titles standing alone ("THE SISTERS"): those
-its contents page lists (in any case, at the margin or centred), or, without a contents page,
-every such line, or, with none, titles in capitals or title case centred on the page, three at
-least ("STORY OF THE DOOR", "Story of the Door"). In Markdown, ATX and
-setext headings; in an EPUB, its heading elements and its navigation (the table of contents
-names the places chapters begin). Consecutive headings make one title ("CHAPTER I: ON THE
-ARIZONA HILLS"), starting from the chapter's number when a book title precedes it. A foreword or
-prologue is a chapter like any other: front-matter prose that is story is kept.
+title ("IV.", "12. The Salt Road", "01 My Early Home"; not a page's running head), or a named
+section (FOREWORD, PROLOGUE, EPILOGUE, ...). A book without such headings is split at bare
+capitalised titles standing alone ("THE SISTERS"): those its contents page lists (in any case,
+at the margin or centred), or, without a contents page, every such line, or, with none, titles
+in capitals or title case centred on the page, three at least ("STORY OF THE DOOR", "Story of
+the Door"). In Markdown, ATX and setext headings; in an EPUB, its heading elements and its
+navigation (the table of contents names the places chapters begin). Consecutive headings make
+one title ("CHAPTER I: ON THE ARIZONA HILLS"), starting from the chapter's number when a book
+title precedes it. A foreword or prologue is a chapter like any other: front-matter prose that
+is story is kept.
 
 A file it cannot read is an `InputError` naming the problem, and nothing is written.
 `read_book` does the reading alone (`terrarium import --dry-run` prints what it found).
@@ -50,6 +52,7 @@ import html
 import re
 import sqlite3
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -107,7 +110,11 @@ _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
     # "IV. THE RIVER BANK"; not "M. Madeleine replied" nor "D. Appleton and Co." (initials)
     r"|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?[\"”’']?$"
+    # "1 THE THREE PRESENTS OF D'ARTAGNAN THE ELDER", "01 My Early Home": a number and a title,
+    # capitalised (`_number_and_title`)
+    r"|^\d{1,3}\s+[A-Z\"“‘'][^!?;\d]{0,78}(?<![.,:])$"
 )
+_NUMBER_AND_TITLE = re.compile(r"^\d{1,3}\s+(\S.*)$")
 # words a title leaves in lower case; a "numbered title" with more other lower-case words is a
 # numbered sentence of the story ("II. A Loose-Fish is fair game for anybody who can catch it.")
 _SMALL_WORDS = frozenset(
@@ -156,6 +163,7 @@ _CONTENTS = _heading_named(_CONTENTS_SECTIONS)
 _BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
     rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b)|{_NUMBERED.pattern}"
+    r"|^\d{1,3}\s+[A-Z\"“‘']"
 )  # a heading that starts with its chapter's number, its title however long
 _MD_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _MD_SETEXT = re.compile(r"^(=+|-+)\s*$")
@@ -255,7 +263,17 @@ def gutenberg_title(text: str) -> str | None:
     head = text[:20_000]
     marker = re.search(_START_MARKERS.pattern, head, re.I | re.M)
     match = _GUTENBERG_TITLE.search(head[: marker.start()] if marker else head)
-    return " ".join(match.group(1).split()) if match else None
+    if match is None:
+        return None
+    # a header whose lines an HTML edition runs together: "Title: X Author: Y Release Date: ..."
+    title = _NEXT_FIELD.split(match.group(1), maxsplit=1)[0]
+    return " ".join(title.split()) or None
+
+
+_NEXT_FIELD = re.compile(
+    r"\s+(?:Author|Authors|Translator|Illustrator|Editor|Release Date|Posting Date|Language|"
+    r"Character set encoding|Produced by|Credits|Most recently updated|Original publication):",
+)
 
 
 def _without_illustrations(text: str) -> str:
@@ -461,6 +479,38 @@ def _continuation(lines: list[str], index: int) -> tuple[int, ...]:
     return tuple(following) if index + 1 + len(following) >= len(lines) else ()
 
 
+RUNNING_HEAD = 3  # a number and the same title this often is a page's running head
+
+
+def _running_heads(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The lines among `strong` that are a number and a title with no stop between that head no
+    chapter: a page number and a running head, the same title again and again ("8   THE SCARLET
+    LETTER", "10  THE SCARLET LETTER"), and every such line of a book whose chapters have
+    headings of another shape ("I. THE PRISON-DOOR" beside "33  THE CUSTOM-HOUSE")."""
+    titled = {
+        index: " ".join(match.group(1).split())
+        for index in strong
+        if (match := _NUMBER_AND_TITLE.match(lines[index].strip()))
+        and not re.match(r"^\d{1,3}[.:]", lines[index].strip())
+    }
+    if len(strong) - len(titled) >= 2:  # the chapters have headings of their own
+        return list(titled)
+    seen = Counter(titled.values())
+    return [index for index, title in titled.items() if seen[title] >= RUNNING_HEAD]
+
+
+def _number_and_title(line: str) -> bool:
+    """Whether a line that is a number and words with no stop between ("1 THE THREE PRESENTS",
+    "01 My Early Home") has its title in capitals or title case, as a heading has; a line of
+    another shape passes ("IV. THE RIVER", "12"). A sentence that opens with a number ("12 men
+    rode out") is no heading."""
+    match = _NUMBER_AND_TITLE.match(line)
+    if match is None or re.match(r"^\d{1,3}[.:]", line):
+        return True
+    title = match.group(1).strip()
+    return title == title.upper() or _title_cased(title)
+
+
 def _title_like(line: str) -> bool:
     """Whether a numbered line reads as a title ("IV. THE RIVER BANK", "12. The Salt Road"), not
     a numbered sentence of the story (more than three lower-case words that are not small)."""
@@ -553,13 +603,17 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             continue
         if not alone:
             continue
-        if _STRONG.match(line) or (_NUMBERED.match(line) and _title_like(line)):
+        if _STRONG.match(line) or (
+            _NUMBERED.match(line) and _title_like(line) and _number_and_title(line)
+        ):
             # "CHAPTER I" or "IV" alone take the title line under them; "IV. THE RIVER" has one.
             strong[index] = subtitle if _ONLY_NUMBER.match(line) else None
         elif _NAMED.match(line):
             named[index] = None
         elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
             bare.append(index)
+    for index in _running_heads(lines, strong):
+        del strong[index]
     if len(strong) >= 2:
         # and a title in capitals the contents page lists beside the numbered chapters (The
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
@@ -769,8 +823,10 @@ class _XhtmlText(HTMLParser):
         tag, self._tag = self._tag, None
         if tag is None:
             return
-        if linked > 0.6 * len("".join(raw.split())):
-            return  # a table of contents: links to the book's own chapters, not story
+        if linked > 0.6 * len("".join(raw.split())) and not (tag in self.HEADINGS and links == 1):
+            # a table of contents: links to the book's own chapters, not story; a heading that is
+            # one link (back to the contents: The Three Musketeers' "toc-backref") heads a chapter
+            return
         if links >= 5 and len(raw.split()) < 12 * links:
             return  # a contents list whose links are only the chapters' numbers
         if tag == "pre":  # preformatted: its blank-line separated parts are paragraphs
@@ -993,9 +1049,12 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         chapter = _chapter("Text", body)
         found.chapters = [chapter] if chapter.is_story() else []
         return found
-    opening = _opening(sections[0][1], headed[0][0])
+    leading = sections[0][1]
+    opening = _opening(leading, headed[0][0]) or _prologue(leading)
     if opening is not None:
         found.chapters.append(opening)
+    elif words := _prose_words(leading):  # said, never dropped unseen
+        found.dropped.append(f"{words} words before the first heading (front matter)")
     back = False
     for index, (name, body) in enumerate(headed):
         assert name is not None
@@ -1047,18 +1106,42 @@ OPENING_WORDS = 1000
 _SECOND = re.compile(r"^(?:(?:chapter|part|book)\s+)?(?:ii|2|two)\b(?![\w'’])", re.IGNORECASE)
 
 
+def _story_prose(blocks: list[Block]) -> list[Block]:
+    return [b for b in blocks if _is_prose(b) and not _CREDIT.match(b.text)]
+
+
+def _prose_words(blocks: list[Block]) -> int:
+    return sum(len(b.text.split()) for b in _story_prose(blocks))
+
+
 def _opening(blocks: list[Block], first_heading: str | None) -> Chapter | None:
     """The chapter the text before the first heading is when that heading is the second part's
     and the text is story (`OPENING_WORDS` of prose or more), titled "I" (or "1" before "2");
     None when it is front matter, which is dropped."""
     if first_heading is None or _SECOND.match(first_heading.strip()) is None:
         return None
-    prose = [b for b in blocks if _is_prose(b) and not _CREDIT.match(b.text)]
-    if sum(len(b.text.split()) for b in prose) < OPENING_WORDS:
+    if _prose_words(blocks) < OPENING_WORDS:
         return None
-    start = blocks.index(prose[0])  # the title, author and credits above the prose stay out
     title = "1" if re.search(r"\b2\b", first_heading) else "I"
-    return _chapter(title, blocks[start:])
+    return _from_first_prose(title, blocks)
+
+
+def _prologue(blocks: list[Block]) -> Chapter | None:
+    """The text before the first heading, under no heading at all, when it is story told before
+    the first chapter (`PROLOGUE_WORDS` of prose or more: The Turn of the Screw's frame, under
+    the book's title), as a chapter "Prologue"; None for a title page, a dedication or credits."""
+    if _prose_words(blocks) < PROLOGUE_WORDS:
+        return None
+    return _from_first_prose("Prologue", blocks)
+
+
+def _from_first_prose(title: str, blocks: list[Block]) -> Chapter:
+    """A chapter of `blocks` from their first paragraph of prose: the title, author and credits
+    above it stay out."""
+    return _chapter(title, blocks[blocks.index(_story_prose(blocks)[0]) :])
+
+
+PROLOGUE_WORDS = 2000  # story told under no heading before the first chapter is this long
 
 
 TITLE_PAGE_WORDS = 500  # a book's title over more than this is a story told under it
@@ -1135,14 +1218,22 @@ def _decoded(path: Path) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         declared = _DECLARED.search(raw[:20_000])
-        if declared is not None:
-            try:
-                return raw.decode(declared.group(1).decode("ascii"))
-            except (LookupError, UnicodeDecodeError):
-                pass
+        if declared is None:
+            raise InputError(
+                f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}) and declares no "
+                "encoding it is in: convert it to UTF-8 (iconv -f LATIN1 -t UTF-8, say)"
+            ) from None
+        name = declared.group(1).decode("ascii")
+        try:
+            return raw.decode(name)
+        except LookupError:
+            problem = f"declares {name}, an encoding Python does not know"
+        except UnicodeDecodeError as wrong:  # "ASCII" over a few 8-bit bytes
+            byte = raw[wrong.start : wrong.start + 1].hex().upper()
+            problem = f"declares {name} but is not (byte 0x{byte} at {wrong.start})"
         raise InputError(
-            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}) and declares no "
-            "encoding it is in: convert it to UTF-8 (iconv -f LATIN1 -t UTF-8, say)"
+            f"{path} is not UTF-8 text and {problem}: convert it to UTF-8 from the encoding it "
+            "is in (iconv -f CP1252 -t UTF-8 for most 8-bit texts)"
         ) from None
 
 
