@@ -856,6 +856,34 @@ def test_the_story_told_under_no_heading_before_the_first_chapter_is_its_prologu
     assert book.dropped == ["66 words before the first heading (front matter)"]
 
 
+def test_a_transcribers_note_above_the_story_is_front_matter_not_back_matter() -> None:
+    """Candide (HTML): a transcriber's note at the very top made everything after it back
+    matter until a numbered heading short enough ended it; chapter I ("I: HOW CANDIDE WAS
+    BROUGHT UP ..., AND HOW HE WAS: EXPELLED THENCE.", a long title) and the introduction were
+    filed as reference, and a series' title page led the book. The sections of a book that
+    open ("PRELUDE", Middlemarch), close ("FINALE") or start with "By" ("BY THE RIVER",
+    Siddhartha) are chapters."""
+    prose = _PROSE.format(who="Candide")
+    heads = [
+        "Transcriber's Note:",
+        "THE MODERN LIBRARY: OF THE WORLD'S BEST BOOKS: CANDIDE BY VOLTAIRE",
+        "INTRODUCTION",
+        "PRELUDE",
+        "I: HOW CANDIDE WAS BROUGHT UP IN A MAGNIFICENT CASTLE, AND HOW HE WAS: EXPELLED THENCE.",
+        "II: WHAT BECAME OF CANDIDE AMONG THE BULGARIANS.",
+        "BY THE RIVER",
+        "FINALE",
+    ]
+    blocks = [block for head in heads for block in (Block("heading", head), Block("text", prose))]
+    book = chapters_from_blocks(blocks, title="Candide")
+    assert [c.title for c in book.chapters] == heads[2:]
+    assert book.reference == []
+    assert book.dropped[:2] == [
+        "Transcriber's Note: (front matter)",
+        "THE MODERN LIBRARY: OF THE WORLD'S BEST BOOKS: CANDIDE BY VOLTAIRE (title page)",
+    ]
+
+
 def test_a_contents_page_set_as_headings_then_an_unnumbered_introduction() -> None:
     """The Scarlet Letter (plain text): its contents lines stand alone like headings
     ("CHAPTER I.        THE PRISON-DOOR"), the first entry is "INTRODUCTORY.     THE

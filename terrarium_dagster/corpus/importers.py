@@ -125,7 +125,7 @@ _STORY_SECTIONS = (
     "(?:the )?(?:foreword|preface|prologue|prolog|epilogue|introduction)|"
     r"note to the \w+ edition|"
     "foreword|preface|prologue|prolog|epilogue|introduction|afterword|interlude|conclusion|"
-    "postscript|envoi|author's note|a note from the author"
+    "postscript|envoi|author's note|a note from the author|prelude|finale"
 )
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
 _BACK_SECTIONS = (
@@ -163,7 +163,7 @@ _CONTENTS = _heading_named(_CONTENTS_SECTIONS)
 _BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
     rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b)|{_NUMBERED.pattern}"
-    r"|^\d{1,3}\s+[A-Z\"“‘']"
+    r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
 )  # a heading that starts with its chapter's number, its title however long
 _MD_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _MD_SETEXT = re.compile(r"^(=+|-+)\s*$")
@@ -172,7 +172,12 @@ _TABLE_LINE = re.compile(r"^\s*(?:\||\+[-=+:]+\+?$|[-=:\s|+]+$)")
 _SENTENCE_END = re.compile(r"[.!?…][\"”’')\]]*(?:\s|$)")
 # a contents line: a chapter's title, then its page after spaces or dot leaders
 _PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
-_BYLINE = re.compile(r"^(?:by|(?:illustrated|translated|edited|with illustrations) by)\b", re.I)
+# an author's byline ("BY NICOLO MACHIAVELLI", "Translated by ..."), not a title that opens with
+# "by" ("BY THE RIVER": Siddhartha)
+_BYLINE = re.compile(
+    r"^(?:by|(?:illustrated|translated|edited|with illustrations) by)\b(?!\s+(?:the|a|an)\b)",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -1077,6 +1082,10 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             if chapter.paragraphs:
                 found.reference.append(chapter)
             continue
+        if (_BACK.match(plain) or _BACK.match(last)) and not found.chapters:
+            # a transcriber's note above the story (Candide's HTML) is front matter
+            found.dropped.append(f"{name} (front matter)")
+            continue
         if _BACK.match(plain) or _BACK.match(last):
             back = True
         elif back and _CHAPTER_NUMBER.match(plain):
@@ -1155,8 +1164,10 @@ def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     parts = chapter.title.split(": ")
     if _named(parts) or _numbered(parts):  # "The Island of Doctor Moreau: INTRODUCTION."
         return False
-    heading, book = _title_key(chapter.title), _title_key(book_title)
-    return bool(heading) and (heading.startswith(book) or book.startswith(heading))
+    book = _title_key(book_title)
+    # "THE MODERN LIBRARY: OF THE WORLD'S BEST BOOKS: CANDIDE BY VOLTAIRE" heads one too
+    headings = [_title_key(chapter.title), *(_title_key(part) for part in parts[1:])]
+    return any(h and (h.startswith(book) or book.startswith(h)) for h in headings)
 
 
 def _chapter(name: str, body: list[Block]) -> Chapter:
