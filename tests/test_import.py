@@ -884,6 +884,26 @@ def test_a_transcribers_note_above_the_story_is_front_matter_not_back_matter() -
     ]
 
 
+def test_a_preface_to_an_edition_after_the_contents_is_a_chapter() -> None:
+    """David Copperfield (plain text): "PREFACE TO 1850 EDITION" follows the contents page; it
+    was no heading, so its prose went with the contents, unsaid."""
+    prose = textwrap.fill("I do not find it easy to get sufficiently far away from this Book. " * 9)
+    chapter = textwrap.fill("Whether I shall turn out to be the hero of my own life, or not. " * 40)
+    contents = ["I.      I Am Born", "II.     I Observe", "III.    I Have a Change"]
+    text = "CONTENTS\n\n\n" + "".join(f"     {line}\n" for line in contents)
+    text += f"\n\n\n\nPREFACE TO 1850 EDITION\n\n\n{prose}\n\n\n\n"
+    for number, title in ((1, "I AM BORN"), (2, "I OBSERVE"), (3, "I HAVE A CHANGE")):
+        text += f"CHAPTER {number}. {title}\n\n\n\n{chapter}\n\n\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "PREFACE TO 1850 EDITION",
+        "CHAPTER 1. I AM BORN",
+        "CHAPTER 2. I OBSERVE",
+        "CHAPTER 3. I HAVE A CHANGE",
+    ]
+    assert book.dropped == ["CONTENTS (contents)"]
+
+
 def test_a_contents_page_set_as_headings_then_an_unnumbered_introduction() -> None:
     """The Scarlet Letter (plain text): its contents lines stand alone like headings
     ("CHAPTER I.        THE PRISON-DOOR"), the first entry is "INTRODUCTORY.     THE

@@ -123,7 +123,7 @@ _SMALL_WORDS = frozenset(
 )  # fmt: skip
 _STORY_SECTIONS = (
     "(?:the )?(?:foreword|preface|prologue|prolog|epilogue|introduction)|"
-    r"note to the \w+ edition|"
+    r"note to the \w+ edition|(?:preface|introduction|foreword) to (?:the )?[\w ,'’-]{1,40}|"
     "foreword|preface|prologue|prolog|epilogue|introduction|afterword|interlude|conclusion|"
     "postscript|envoi|author's note|a note from the author|prelude|finale"
 )
@@ -1066,7 +1066,10 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         plain = name.strip().rstrip(".:")
         last = plain.split(": ")[-1]
         if _CONTENTS.match(plain) or _CONTENTS.match(last):
-            found.dropped.append(f"{name} (contents)")
+            prose = _prose_words(body)  # said, never dropped unseen
+            found.dropped.append(
+                f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
+            )
             continue
         if _FRONT.match(plain) or _FRONT.match(last):
             # a copyright line over the story's first part, told before any heading
