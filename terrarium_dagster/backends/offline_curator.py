@@ -244,9 +244,8 @@ def _holder_named_again(view: CurateEntryView, restored: bool) -> tuple[KnownEnt
     ends (`_full_name_holding`: "Hyde" into "Edward Hyde"), or for a name of several words the
     live entry of any age named in fewer words that it is a form of ("Colonel Stamp Proctor"
     into "Colonel Proctor", created while it stood rejected; not "Treasure Island" into "Isle
-    of Treasure"). Not restored because an older live entry holds it: that
-    entry ("Eliza" into "Elizabeth Bennet"), when it is no longer a name in passing
-    (`_named_again`)."""
+    of Treasure"). Not restored because an older live entry holds it: that entry ("Eliza" into
+    "Elizabeth Bennet"), when it is no longer a name in passing (`_named_again`)."""
     if restored:
         holder = _full_name_holding(view)
         if holder is not None:
