@@ -202,12 +202,7 @@ _FAMILIAR: dict[str, frozenset[str]] = {
 def familiar_pair(one: str, other: str) -> bool:
     """Are two one-word given names one person's, the one a familiar or pet form of the other
     ("harry" and "henry", "toby" and "tobiah"), in either order?"""
-    return one != other and (
-        other in _FAMILIAR.get(one, frozenset())
-        or one in _FAMILIAR.get(other, frozenset())
-        or _pet_name(one, other)
-        or _pet_name(other, one)
-    )
+    return _pet_name(one, other) or _pet_name(other, one)
 
 
 def _pet_name(key: str, name: str) -> bool:

@@ -78,16 +78,13 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
-      posts naming it now it is no longer a name in passing (`restore_reason`); otherwise leave
-      it out (it stays rejected).
+      posts naming it now it is no longer a name in passing, or MERGE it into the live entry
+      that holds it (`_back_again`); otherwise leave it out (it stays rejected).
     """
     decisions: list[dict[str, Any]] = []
     reviewed = {view.entry_id: view for view in entries}
-    restored = {
-        view.entry_id: reason
-        for view in entries
-        if view.status == "rejected" and (reason := restore_reason(view))
-    }
+    back = {view.entry_id: _back_again(view) for view in entries if view.status == "rejected"}
+    restored = {entry_id: reason for entry_id, (reason, _, _) in back.items() if reason}
     # a restored entry is live to the merges of this answer ("Tobiah Leck" into a restored "Leck")
     reviewed = {
         entry_id: replace(view, status="confirmed") if entry_id in restored else view
@@ -97,13 +94,12 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     for view in entries:
         ref = f"E{view.entry_id}"
         if view.status == "rejected":
-            owner, how = _holder_named_again(view, view.entry_id in restored)
+            reason, owner, how = back[view.entry_id]
             if owner is not None:
                 merged_away.add(view.entry_id)
                 again = f"'{view.term}', named again in {view.named_again} posts of this thread,"
                 decisions.append(_merge(ref, owner, f"{again} {how}"))
-            elif view.entry_id in restored:
-                reason = restored[view.entry_id]
+            elif reason is not None:
                 decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
             continue
         ordinary = ordinary_word_reason(view)
@@ -225,43 +221,37 @@ def _named_again(view: CurateEntryView) -> CurateEntryView | None:
     return again
 
 
-def restore_reason(view: CurateEntryView) -> str | None:
-    """Why a rejected entry named again in this thread is the story's own after all
-    (`_named_again`), or None (it stays rejected); never a title, nor a name an older live
-    entry holds (`_holder_named_again`)."""
+def _back_again(view: CurateEntryView) -> tuple[str | None, KnownEntry | None, str]:
+    """For a rejected entry named again in this thread: why it is the story's own after all
+    (`_named_again`; None when it stays rejected, a title, or a name an older live entry holds),
+    and the live entry it goes to instead, with how (None, ""). An older live entry that holds
+    it takes it ("Eliza" into "Elizabeth Bennet"). A restored one goes to the one full name its
+    surname ends (`_full_name_holding`: "Hyde" into "Edward Hyde"), or, named in several words,
+    to the live entry of any age named in fewer words that it is a form of ("Colonel Stamp
+    Proctor" into "Colonel Proctor", created while it stood rejected; not "Treasure Island" into
+    "Isle of Treasure")."""
     again = _named_again(view)
-    if again is None or a_title(view) or _merge_target(again, {}, set())[0] is not None:
-        return None
-    return (
+    if again is None or a_title(view):
+        return None, None, ""
+    older, how = _merge_target(again, {}, set())
+    if older is not None:
+        return None, older, how
+    reason = (
         f"'{view.term}' is named again in {view.named_again} posts of this thread "
         f"({again.source_count} in all): the story's own, not a name in passing; restored."
     )
-
-
-def _holder_named_again(view: CurateEntryView, restored: bool) -> tuple[KnownEntry | None, str]:
-    """The live entry a rejected entry named again goes to, and how: the story's own after all,
-    under a name another entry holds. Restored (`restore_reason`): the one full name its surname
-    ends (`_full_name_holding`: "Hyde" into "Edward Hyde"), or for a name of several words the
-    live entry of any age named in fewer words that it is a form of ("Colonel Stamp Proctor"
-    into "Colonel Proctor", created while it stood rejected; not "Treasure Island" into "Isle
-    of Treasure"). Not restored because an older live entry holds it: that entry ("Eliza" into
-    "Elizabeth Bennet"), when it is no longer a name in passing (`_named_again`)."""
-    if restored:
-        holder = _full_name_holding(view)
-        if holder is not None:
-            return holder, "is part of the full name of"
-        size = len(normalize_term(view.term).split())
-        live = [
-            other
-            for other in view.similar
-            if other.status not in ("rejected", "merged")
-            and len(normalize_term(other.term).split()) < size
-        ]
-        return name_owner(view.term, live) if size > 1 else (None, "")
-    again = _named_again(view)
-    if again is None or a_title(view):
-        return None, ""
-    return _merge_target(again, {}, set())
+    holder = _full_name_holding(view)
+    if holder is not None:
+        return reason, holder, "is part of the full name of"
+    size = len(normalize_term(view.term).split())
+    live = [
+        other
+        for other in view.similar
+        if other.status not in ("rejected", "merged")
+        and len(normalize_term(other.term).split()) < size
+    ]
+    owner, how = name_owner(view.term, live) if size > 1 else (None, "")
+    return reason, owner, how
 
 
 def _full_name_holding(view: CurateEntryView) -> KnownEntry | None:

@@ -477,7 +477,8 @@ def _passing_compound(view: CurateEntryView) -> str | None:
     """Why a lowercase compound of words English knows ("cabin-boy", "stern-port", "hind-leg")
     that fewer than `ROLE_SOURCES` posts name, with nothing said of it, is an everyday thing met
     in passing, or None (a part English does not know, "thoat-rider", or a kind or fact in its
-    definition keeps it; a compound the story goes on using comes back by `restore_reason`)."""
+    definition keeps it; a compound the story goes on using comes back by
+    `offline_curator._back_again`)."""
     parts = [part for part in re.split(r"[-‐‑\s]+", view.term) if part]
     if len(parts) < 2 or "-" not in view.term:
         return None
