@@ -496,7 +496,6 @@ def _running_heads(lines: list[str], strong: dict[int, Any]) -> list[int]:
         index: " ".join(match.group(1).split())
         for index in strong
         if (match := _NUMBER_AND_TITLE.match(lines[index].strip()))
-        and not re.match(r"^\d{1,3}[.:]", lines[index].strip())
     }
     if len(strong) - len(titled) >= 2:  # the chapters have headings of their own
         return list(titled)
@@ -509,8 +508,8 @@ def _number_and_title(line: str) -> bool:
     "01 My Early Home") has its title in capitals or title case, as a heading has; a line of
     another shape passes ("IV. THE RIVER", "12"). A sentence that opens with a number ("12 men
     rode out") is no heading."""
-    match = _NUMBER_AND_TITLE.match(line)
-    if match is None or re.match(r"^\d{1,3}[.:]", line):
+    match = _NUMBER_AND_TITLE.match(line)  # never "12. The Salt Road": a stop is no space
+    if match is None:
         return True
     title = match.group(1).strip()
     return title == title.upper() or _title_cased(title)
