@@ -234,7 +234,8 @@ ROLE_SOURCES = 3  # posts that must mention a familiar name before it has a role
 # A single word English knows at all (a real place, person, people or thing: "Burslem",
 # "Nebuchadnezzar", "Schiaparelli", "Malabar"; not a coinage: wordfreq has never seen "Weena"'s
 # like this often) that one post names, with no role, is a name met in passing too. A story's
-# own name it goes on using comes back when a later thread names it again (`restore_reason`).
+# own name it goes on using comes back when a later thread names it again
+# (`offline_curator._back_again`).
 KNOWN_ZIPF = 1.0
 
 
