@@ -827,7 +827,10 @@ def test_a_number_and_a_title_with_no_stop_head_chapters() -> None:
     headings of their own ("I. THE PRISON-DOOR") head nothing."""
     prose = textwrap.fill("Ginger and I were turned out in the paddock that spring. " * 30, 70)
     titles = ["01 My Early Home", "02 The Hunt", "03 THE LADY ANNE, OR A RUNAWAY HORSE"]
-    text = "".join(f"{title}\n\n\n{prose}\n\n\n" for title in titles)
+    parts = {0: "Part I\n\n\n\n", 2: "Part II\n\n\n\n"}  # parts group the chapters
+    text = "".join(
+        f"{parts.get(n, '')}{title}\n\n\n{prose}\n\n\n" for n, title in enumerate(titles)
+    )
     text += f"12 men rode out that night.\n\n{prose}\n\n534 C2 13 127 36 DOUGLAS\n\n{prose}\n"
     book = chapters_from_blocks(blocks_from_text(text))
     assert [c.title for c in book.chapters] == titles

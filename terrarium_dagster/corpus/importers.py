@@ -485,19 +485,22 @@ def _continuation(lines: list[str], index: int) -> tuple[int, ...]:
 
 
 RUNNING_HEAD = 3  # a number and the same title this often is a page's running head
+_GROUPING = re.compile(r"^(?:BOOK|Book|PART|Part|VOLUME|Volume)\b")  # groups chapters
 
 
 def _running_heads(lines: list[str], strong: dict[int, Any]) -> list[int]:
     """The lines among `strong` that are a number and a title with no stop between that head no
     chapter: a page number and a running head, the same title again and again ("8   THE SCARLET
     LETTER", "10  THE SCARLET LETTER"), and every such line of a book whose chapters have
-    headings of another shape ("I. THE PRISON-DOOR" beside "33  THE CUSTOM-HOUSE")."""
+    headings of another shape ("I. THE PRISON-DOOR" beside "33  THE CUSTOM-HOUSE"); a part,
+    book or volume only groups chapters (Black Beauty's "Part I" over "01 My Early Home")."""
     titled = {
         index: " ".join(match.group(1).split())
         for index in strong
         if (match := _NUMBER_AND_TITLE.match(lines[index].strip()))
     }
-    if len(strong) - len(titled) >= 2:  # the chapters have headings of their own
+    chapters = [i for i in strong if i not in titled and not _GROUPING.match(lines[i].strip())]
+    if len(chapters) >= 2:  # the chapters have headings of their own ("Part I" groups them)
         return list(titled)
     seen = Counter(titled.values())
     return [index for index, title in titled.items() if seen[title] >= RUNNING_HEAD]
