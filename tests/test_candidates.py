@@ -154,6 +154,21 @@ def test_a_month_after_the_opens_a_name_of_an_english_word() -> None:
     assert [c.term for c in find_candidates(text)] == ["March Hare", "May Queen", "Varen"]
 
 
+def test_a_name_after_a_title_written_short_opens_no_sentence() -> None:
+    """ "Mr." ends no sentence: "Kemp" after it is a name seen mid-sentence, "Edward Hyde" keeps
+    its given name; a surname that is an English word keeps its title, as written ("Mrs. Hall",
+    "Mr Hall": The Invisible Man's landlady and her husband, two people). A surname said once
+    after a title is a name in passing ("Dr. Denman")."""
+    text = (
+        'Then Mr. Kemp came. It was Mr. Edward Hyde. "Go," said Mrs. Hall to Mr Hall\'s dog. '
+        "Mr. Kemp ran, and Mrs. Hall and Mr Hall followed, as Dr. Denman once said."
+    )
+    terms = {c.term: c.variants for c in find_candidates(text)}
+    assert terms == {
+        "Edward Hyde": (), "Kemp": ("Mr. Kemp",), "Mrs. Hall": (), "Mr Hall": (),
+    }  # fmt: skip
+
+
 def test_a_sentence_initial_common_word_counts_when_also_seen_mid_sentence() -> None:
     text = "Armory was quiet. We sailed to Armory at dusk. The gulls cried."
     assert [c.term for c in find_candidates(text)] == ["Armory"]

@@ -234,3 +234,28 @@ def test_lineage_and_why_of_a_novels_entry_name_chapters_and_paragraphs(
     head = done.stdout.splitlines()[:2]
     assert chapter in head[0] and re.search(r"paragraph \d+\)", head[0]), head
     assert "thread" not in "\n".join(head) and "scene" not in "\n".join(head), head
+
+
+def test_the_curation_of_a_novel_speaks_of_paragraphs_not_a_quest_master(
+    mars: tuple[Path, Path],
+) -> None:
+    """The curator's evidence labels a book's paragraphs "text" (a novel has no quest master and
+    no readers), and the reasons it gives count paragraphs."""
+    from terrarium_dagster.corpus.reader import Corpus
+    from terrarium_dagster.curation.curator import gather_items
+    from terrarium_dagster.curation.review_prompt import build_curate_message
+    from terrarium_dagster.store.annotator import GlossaryStore
+
+    corpus_path, store = mars
+    with GlossaryStore(store, read_only=True) as glossary:
+        reasons = [d["reasoning"] or "" for d in glossary.curation.curator_decisions()]
+        with Corpus(corpus_path) as corpus:
+            first = corpus.threads()[0].id
+            items, _deferred, _unchanged = gather_items(glossary, corpus, first)
+    assert any(reason.startswith("Recorded from ") for reason in reasons), reasons
+    for reason in reasons:
+        assert "QM" not in reason and " posts" not in reason, reason
+    evidence = [line for line in build_curate_message(items).splitlines() if line.startswith(">>")]
+    assert evidence and all(
+        line.split(":", 1)[0].endswith(("(text)", "(text, first appearance)")) for line in evidence
+    ), evidence[:3]

@@ -11,6 +11,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+from contextlib import closing
 from functools import partial
 from pathlib import Path
 
@@ -66,7 +67,11 @@ def test_snapshots_takes_a_thread_by_the_key_its_table_shows(sample_store: Path)
     second = table.stdout.splitlines()[2].split()  # header, then one row per snapshot
     key = second[2]
     thread_id = key.split("-")[1]
-    for given in (key, thread_id, key):  # by key, by id, and the same command again
+    with closing(sqlite3.connect(f"file:{sample_store}?mode=ro", uri=True)) as db:
+        order = "SELECT thread_key FROM thread_state ORDER BY position, thread_id"
+        keys = [row[0] for row in db.execute(order)]
+    number = f"ch{keys.index(key) + 1}"  # its number in story order
+    for given in (key, thread_id, number, key):  # by key, id, number, and the same again
         done = _terrarium("snapshots", "--db", str(sample_store), "--thread", given)
         assert done.returncode == 0, done.stderr
         rows = [line for line in done.stdout.splitlines()[1:] if line.split()[0].isdigit()]

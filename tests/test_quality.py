@@ -55,7 +55,9 @@ def _view(entry_id: int, term: str, *, sources: int = 2, **extra: object) -> Cur
 
 
 def _known(entry_id: int, term: str) -> KnownEntry:
-    return KnownEntry(entry_id, term, (), "confirmed", "")
+    """An entry; "Bingley|Mr. Bingley" has the alias "Mr. Bingley"."""
+    term, *aliases = term.split("|")
+    return KnownEntry(entry_id, term, tuple(aliases), "confirmed", "")
 
 
 def test_the_offline_curator_rejects_ordinary_words_whatever_their_case() -> None:
@@ -283,6 +285,13 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Bill Sikes", "William Sikes"),
         ("Tommy Traddles", "Thomas Traddles"),  # a pet form of the name's stem
         ("Miss Eliza", "Elizabeth Bennet"),  # a title and a familiar given name
+        ("Mr. Holmes", "Sherlock Holmes"),  # a title written short and a surname
+        ("Miss Lucy", "Lucy Steele"),  # a woman's title and her given name
+        ("Miss Lydia", "Lydia"),
+        ("Mrs. Lyons", "Laura Lyons"),  # a woman's full name
+        ("Laura Lyons", "Mrs. Lyons"),
+        ("Miss Stoner", "Helen Stoner"),
+        ("Miss Rucastle", "Miss Alice Rucastle"),
     ],
 )
 def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
@@ -305,6 +314,15 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Wicked Witch of the West", "Witch of the East"),
         ("Mary Jekyll", "Henry Jekyll"),  # a family shares a surname
         ("Harry Lanyon", "Henry Jekyll"),
+        ("Mrs. Darling", "Mr. Darling"),  # a title tells a family's members apart
+        ("Mrs. Collins", "Mr. Collins"),
+        ("Miss Bingley", "Bingley|Mr. Bingley"),  # a surname is her brother's, father's too
+        ("Miss Turner", "John Turner"),
+        ("Miss Stoner", "Major-General Stoner|Stoner"),
+        ("Mr. Bennet", "Elizabeth Bennet"),  # a man's title, a woman's full name
+        ("Elizabeth Bennet", "Mr. Bennet"),
+        ("John Turner", "Mrs. Turner"),
+        ("Elizabeth Bennet", "Bennet|Mr. Bennet"),  # the surname is her father's
     ],
 )
 def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:
@@ -376,6 +394,18 @@ def test_a_rejected_name_named_again_as_part_of_a_full_name_merges_into_it() -> 
         assert restored(*similar)["decision"] == "CONFIRM", similar
     evidence = ("we walked to Hyde", "Hyde was quiet")  # never titled: no surname
     assert restored("Edward Hyde")["decision"] == "CONFIRM"
+
+
+def test_a_rejected_surname_named_again_is_not_merged_into_a_womans_full_name() -> None:
+    """ "Bennet", alias "Mr. Bennet" (the title its text gave it), named again beside "Elizabeth
+    Bennet": her father, not her; not merged into her entry."""
+    view = _view(
+        1, "Bennet", sources=1, status="rejected", named_again=10, aliases=("Mr. Bennet",),
+        evidence=("Mr. Bennet was silent", "said Mr. Bennet"),
+        similar=(KnownEntry(16, "Elizabeth Bennet", (), "confirmed", ""),),
+    )  # fmt: skip
+    decisions = offline_curate([view])
+    assert all(d["decision"] != "MERGE" for d in decisions), decisions
 
 
 def test_a_rejected_full_name_named_again_merges_into_the_newer_form_that_holds_it() -> None:
@@ -472,3 +502,16 @@ def test_two_parts_of_one_full_name_merge_when_a_third_entry_holds_them_run_on()
     assert (merged["decision"], merged.get("target_entry_id")) == ("MERGE", "E3"), merged
     apart = offline_curate([_view(9, "Morgan Hill", similar=(_known(3, "Tom Morgan"),))])
     assert all(decision["decision"] != "MERGE" for decision in apart), apart
+
+
+def test_a_surname_a_womans_full_name_holds_keeps_the_mans_title() -> None:
+    """ "Mr. Bennet" is proposed as "Bennet" (alias "Mr. Bennet"); beside a known "Elizabeth
+    Bennet" it is created under its title, neither her alias nor left out as a word of her
+    name; beside "Thomas Bennet" it is his short form."""
+    from terrarium_dagster.backends.name_forms import titled_form
+    from terrarium_dagster.terms.candidates import find_candidates
+
+    (candidate,) = find_candidates("Then Mr. Bennet came, and Mr. Bennet sat.")
+    assert (candidate.term, candidate.variants) == ("Bennet", ("Mr. Bennet",))
+    assert titled_form(candidate, [_known(1, "Elizabeth Bennet")]).term == "Mr. Bennet"
+    assert titled_form(candidate, [_known(1, "Thomas Bennet")]) == candidate

@@ -8,7 +8,12 @@ import re
 from dataclasses import dataclass
 
 from terrarium_dagster.backends.scene_message import KnownEntry, parse_known_entries
-from terrarium_dagster.curation.review_prompt import NAMED_AGAIN, NOT_NAMED_SINCE
+from terrarium_dagster.curation.review_prompt import (
+    BOOK_LABEL,
+    NAMED_AGAIN,
+    NOT_NAMED_SINCE,
+    QM_LABEL,
+)
 from terrarium_dagster.terms.candidates import (
     find_term,
 )
@@ -32,6 +37,7 @@ class CurateEntryView:
     evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
     named_again: int = 0  # a rejected entry's posts naming it in this thread
     quiet_threads: int = 0  # threads since it was left tentative, none of them naming it
+    story_label: str = QM_LABEL  # how the evidence labels the story's own posts ("text": a book)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -61,10 +67,13 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
         count = len(posts) + (int(more.group(1)) if more else 0)
         qm_mentions = 0
         evidence: list[str] = []
+        label = QM_LABEL
         for line in lines:
             if line.startswith(">>"):
                 evidence.append(line.split(":", 1)[1] if ":" in line else "")
-            if line.startswith(">>") and "(QM" in line.split(":", 1)[0]:
+            if line.startswith(">>") and f"({BOOK_LABEL}" in line.split(":", 1)[0]:
+                label = BOOK_LABEL
+            if line.startswith(">>") and f"({label}" in line.split(":", 1)[0]:
                 body = line.split(":", 1)[1] if ":" in line else ""
                 if any(find_term(body, name) for name in base.names):
                     qm_mentions += 1
@@ -104,6 +113,7 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 tuple(evidence),
                 int(again.group(1)) if again else 0,
                 int(quiet.group(1)) if quiet else 0,
+                story_label=label,
             )
         )
     return views

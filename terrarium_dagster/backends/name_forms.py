@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from terrarium_dagster.backends.portraits import TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
@@ -257,14 +258,32 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     if word is None:
         return []
     own = normalize_term(name)
+    title = _title(own.split()[0])
     found = []
     for entry in entries:
-        for surface in entry.names:
-            other = normalize_term(surface)
+        names = [normalize_term(surface) for surface in entry.names if surface[:1].isupper()]
+        if any(_other_in_family(title, other) for other in names):
+            continue  # "Bingley", also named "Mr. Bingley", is not "Miss Bingley"; nor the reverse
+        if title in _WOMEN_TITLES and any(_relative(word, title, other) for other in names):
+            continue  # "Stoner", also "Major-General Stoner", is not "Miss Stoner"
+        for other in names:
             words = other.split()
-            if other == own or not surface[:1].isupper():
+            if other == own or _other_in_family(title, other):
                 continue
-            if other == word or (person_like(other) and word in (words[0], words[-1])):
+            titles, rest = _untitled(other)
+            if not person_like(other):
+                ends: tuple[str, ...] = (other,)
+            elif title in _WOMEN_TITLES and titles[:1] != (title,):
+                # her given name ("Miss Lucy" of "Lucy Steele"), or the surname of a woman's
+                # full name ("Mrs. Lyons" of "Laura Lyons"), never a surname another of her
+                # family shares ("Mrs. Turner" is not "John Turner")
+                given = rest.split()[0]
+                ends = (given, words[-1]) if given in _WOMEN_NAMES else (given,)
+            elif title in _MEN_TITLES and rest.split()[0] in _WOMEN_NAMES:
+                ends = ()  # "Mr. Bennet" is not "Elizabeth Bennet"
+            else:  # "Mr. Holmes" of "Sherlock Holmes", "Miss Rucastle" of "Miss Alice Rucastle"
+                ends = (words[0], words[-1])
+            if word in ends:
                 found.append(entry)
                 break
             if familiar_pair(word, words[0]) and (len(words) == 1 or person_like(other)):
@@ -274,11 +293,125 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
 
 
 def _title(word: str) -> str | None:
-    """The title `word` is, spelled out ("captain" for "cap'n"), or None."""
+    """The title `word` is, spelled out ("captain" for "cap'n", "mister" for "Mr."), or None."""
     if word in TITLE_WORDS:
         return word
+    if word.rstrip(".") in _SHORT_TITLES:
+        return _SHORT_TITLES[word.rstrip(".")]
     spelled = elided_word(word)
     return spelled if spelled in TITLE_WORDS else None
+
+
+# Titles written short, spelled out.
+_SHORT_TITLES = {"mr": "mister", "mrs": "missus", "ms": "ms", "dr": "doctor"}
+# Titles that tell one member of a family from another ("Mr. Darling" and "Mrs. Darling"),
+# each language's word for one title read as one ("Monsieur Fix" is "Mr. Fix").
+_FAMILY_TITLES = {
+    "mister": "mister", "monsieur": "mister", "missus": "missus", "madame": "missus",
+    "miss": "miss", "ms": "ms", "master": "master",
+}  # fmt: skip
+# Titles of women: the surname after one is also her father's, brother's or husband's.
+_WOMEN_TITLES = frozenset(("miss", "missus", "ms", "madame", "mistress", "lady", "dame"))
+
+
+# Women's given names of the English novel (with their familiar forms), so that a title tells
+# whose full name a surname belongs to: "Mrs. Lyons" is "Laura Lyons", "Mr. Bennet" is not
+# "Elizabeth Bennet". A name missing here only leaves two entries apart.
+_WOMEN_NAMES_TEXT = """
+    ada adela adelaide agatha agnes alice alicia amelia amy anna anne annie arabella augusta
+    barbara beatrice beatrix bella bertha bess bessie beth betsy betty beryl blanche bridget
+    caroline catherine cecilia cecily charlotte clara clarissa constance cora cordelia daisy
+    diana dinah dolly dora dorothea dorothy edith eleanor elinor eliza elizabeth ella ellen
+    elsie emily emma esther ethel eugenie eva evelyn fanny flora florence frances georgiana
+    georgina gertrude grace gwendolen hannah harriet harriett hatty helen helena henrietta
+    hester hetty honoria ida irene isabel isabella jane janet jean jemima jenny jessie joan
+    josephine judith julia juliet kate katharine katherine kathleen kitty laura lavinia letitia
+    lettice lilian lily lizzie lizzy lois lottie louisa louise lucy lydia mabel madeline maggie
+    margaret margery maria marian marianne marie martha mary matilda maud maude may meg mercy
+    mildred millie minnie miriam molly nan nancy nell nellie nelly nora norah olivia patience
+    pauline peggy penelope phoebe polly priscilla prudence rachel rebecca rhoda rosa rosalind
+    rose rosamond ruth sally sarah selina sophia sophie susan susanna susannah sybil tabitha
+    theresa violet wendy winifred
+"""
+_WOMEN_NAMES = frozenset(_WOMEN_NAMES_TEXT.split())
+# Titles of men in a family: the surname after one is his, never a woman's full name's.
+_MEN_TITLES = frozenset(("mister", "monsieur", "master", "sir", "lord"))
+
+
+def _relative(word: str, title: str, other: str) -> bool:
+    """Whether the normalized name `other` is a full name of someone else with the surname
+    `word`, for a woman so titled: another given name, not her title ("Major-General Stoner"
+    for "Miss Stoner"; not "Miss Alice Rucastle" for "Miss Rucastle")."""
+    titles, rest = _untitled(other)
+    parts = rest.split()
+    return (
+        len(parts) > 1
+        and person_like(rest)
+        and parts[-1] == word
+        and titles[:1] != (title,)
+        and parts[0] != word
+        and parts[0] not in _WOMEN_NAMES  # "Helen Stoner" is "Miss Stoner"
+        and not familiar_pair(word, parts[0])
+    )
+
+
+def _is_titled(title: str, full_name: str) -> bool:
+    """Whether a full name (normalized, untitled) may be the one named by `title` and its
+    surname. A woman's surname is her father's, brother's or husband's too ("John Turner" is
+    not "Mrs. Turner", "Major-General Stoner" not "Miss Stoner"): a wife's title takes a
+    woman's full name ("Laura Lyons" is "Mrs. Lyons"), a daughter's none (a family has several
+    Miss Bennets); a man's title no woman's ("Elizabeth Bennet" is not "Mr. Bennet")."""
+    given = full_name.split()[0]
+    if title in _WOMEN_TITLES:
+        return title in ("missus", "madame") and given in _WOMEN_NAMES
+    return not (title in _MEN_TITLES and given in _WOMEN_NAMES)
+
+
+def titles_fit(full_name: str, entry: KnownEntry) -> bool:
+    """Whether a full name (normalized) may be the entry's whose names have titles: no name of
+    it is titled for someone else of the family ("Elizabeth Bennet" is not "Bennet", alias
+    "Mr. Bennet")."""
+    rest = _untitled(full_name)[1]
+    for other in map(normalize_term, entry.names):
+        titles, surname = _untitled(other)
+        if not titles or " " in surname or titles[0] not in _FAMILY_TITLES:
+            continue  # only a title and a surname says whose the surname is
+        if surname in _WOMEN_NAMES:
+            continue  # a given name: "Miss Lydia" is "Lydia"
+        if not _is_titled(titles[0], rest):
+            return False
+    return True
+
+
+def titled_form(candidate: Candidate, entries: Sequence[KnownEntry]) -> Candidate:
+    """The candidate under the title its text gave it ("Mr. Bennet" for "Bennet"), when the
+    bare surname is a word of a known name the title does not fit ("Elizabeth Bennet"):
+    otherwise it would be her alias, or left out as a word of several names."""
+    titled = next((v for v in candidate.variants if _titled(v) is not None), None)
+    if titled is None or not word_of(candidate.term, entries):
+        return candidate
+    if name_owner(titled, entries)[0] is not None:
+        return candidate
+    others = tuple(v for v in candidate.variants if v != titled)
+    return replace(candidate, term=titled, variants=others)
+
+
+def woman_titled(key: str) -> bool:
+    """Whether the normalized name opens with a woman's title ("miss bingley", "mrs. hall")."""
+    titles = _untitled(key)[0]
+    return bool(titles) and titles[0] in _WOMEN_TITLES
+
+
+def _other_in_family(title: str | None, other: str) -> bool:
+    """Whether the normalized name `other` opens with a title other than `title` where either
+    tells a family's members apart: "Mrs. Darling" is not "Mr. Darling"."""
+    words = other.split()
+    theirs = _title(words[0]) if len(words) > 1 else None
+    if title is None or theirs is None or theirs == title:
+        return False
+    if title in _FAMILY_TITLES and theirs in _FAMILY_TITLES:
+        return _FAMILY_TITLES[title] != _FAMILY_TITLES[theirs]
+    return title in _FAMILY_TITLES or theirs in _FAMILY_TITLES
 
 
 def _untitled(key: str) -> tuple[tuple[str, ...], str]:
@@ -417,7 +550,7 @@ def _full_name_of_titled(name: str, entries: Sequence[KnownEntry]) -> list[Known
     for entry in entries:
         for other in map(normalize_term, entry.names):
             other_titles, other_rest = _untitled(other)
-            if other_titles and other_rest == last:
+            if other_titles and other_rest == last and _is_titled(other_titles[0], rest):
                 found.append(entry)
                 break
     return found

@@ -18,6 +18,8 @@ from terrarium_dagster.backends.name_forms import (
     named_before_of,
     person_like,
     pet_name_of,
+    titles_fit,
+    woman_titled,
     word_of,
 )
 from terrarium_dagster.backends.portraits import PLACE_WORDS, TITLE_WORDS
@@ -41,6 +43,7 @@ from terrarium_dagster.backends.term_reasons import (
     word_reason,
 )
 from terrarium_dagster.backends.wire import content_text
+from terrarium_dagster.curation.review_prompt import BOOK_LABEL
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.terms.candidates import (
     HONORIFICS,
@@ -138,10 +141,12 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             unlisted = view.source_count - len(listed)
             if unlisted > 0:  # the count and the list agree: say how many are not listed
                 cited += f" and {unlisted} more"
+            book = view.story_label == BOOK_LABEL  # a book's posts are its paragraphs
+            posts, story_posts = ("paragraphs", "paragraphs") if book else ("posts", "QM posts")
             reason = (
-                f"Recorded from {view.source_count} posts ({cited})."
+                f"Recorded from {view.source_count} {posts} ({cited})."
                 if view.source_count >= 2
-                else f"Mentioned in {view.qm_evidence_mentions} QM posts of the evidence."
+                else f"Mentioned in {view.qm_evidence_mentions} {story_posts} of the evidence."
             )
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
     decisions.extend(_met_among_let_go(entries, decisions, set(restored)))
@@ -263,6 +268,7 @@ def _full_name_holding(view: CurateEntryView) -> KnownEntry | None:
     key = normalize_term(view.term)
     if " " in key or not _titled_in_evidence(view):
         return None
+    own = KnownEntry(view.entry_id, view.term, view.aliases, view.status, view.definition)
     holders = []
     for other in view.similar:
         if other.status in ("rejected", "merged"):
@@ -272,6 +278,7 @@ def _full_name_holding(view: CurateEntryView) -> KnownEntry | None:
                 person_like(" ".join(words))
                 and key == words[-1]
                 and not set(words) & (HONORIFICS | TITLE_WORDS | PLACE_WORDS)
+                and titles_fit(" ".join(words), own)  # "Bennet", alias "Mr. Bennet": not hers
             ):
                 holders.append(other)
                 break
@@ -471,11 +478,11 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
     word (`Tobiah`): the same referent, first met by part of its name."""
     keys = [normalize_term(name) for name in view.names]
     for key in keys:
-        if not person_like(key):
+        if not person_like(key) or woman_titled(key):  # "Miss Bingley" is not "Bingley"
             continue
         ends = {key.split()[0], key.split()[-1]} - STARTERS
         for other in older:
-            if any(normalize_term(n) in ends for n in other.names):
+            if any(normalize_term(n) in ends for n in other.names) and titles_fit(key, other):
                 return other
     return None
 

@@ -45,6 +45,7 @@ from terrarium_dagster.backends.describe import compose, grow, portrait
 from terrarium_dagster.backends.name_forms import (
     forms_of,
     names_by_context,
+    titled_form,
     word_of,
     word_owner,
 )
@@ -113,7 +114,8 @@ class SceneAnnotator:
         alias_updates: dict[int, dict[str, Any]] = {}
         named = names_by_context(scene, candidates, live)
         later_aliases: dict[str, list[str]] = {}
-        for candidate in candidates:
+        for found_candidate in candidates:
+            candidate = titled_form(found_candidate, live)  # "Mr. Bennet" beside "Elizabeth Bennet"
             owner = word_owner(candidate, live)
             said = named.get(candidate.term)
             if owner is None and isinstance(said, KnownEntry):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from terrarium_dagster.cli.arguments import (
@@ -16,7 +17,7 @@ from terrarium_dagster.cli.arguments import (
     add_store_command,
     settings_from_args,
 )
-from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.cli.common import EXIT_OK, find_thread
 from terrarium_dagster.errors import InputError
 
 
@@ -26,7 +27,9 @@ def add_snapshot_parsers(subparsers: Any) -> None:
         subparsers, "snapshots", help="list the context snapshots of a store"
     )
     snapshots.add_argument(
-        "--thread", help="only this thread's snapshots (its id or key, as the table shows it)"
+        "--thread",
+        help="only this thread's snapshots (its id or key, as the table shows it, or ch3 for "
+        "the third in story order)",
     )
     snapshots.add_argument("--json", action="store_true", help="print JSON instead of text")
 
@@ -65,15 +68,20 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
 
 
 def _store_thread(store: Any, text: str) -> int:
-    """The id of the thread the store has begun that `text` names (its id or key)."""
+    """The id of the thread the store has begun that `text` names: its id, its key, or its
+    number in story order as `ch3` (`find_thread`; a store begins at the story's first thread,
+    since threads are annotated in order)."""
     states = store.progress.thread_states()
-    for state in states:
-        if text in (str(state.thread_id), state.thread_key):
-            return int(state.thread_id)
-    example = f" (the first is {states[0].thread_id}, or {states[0].thread_key})" if states else ""
+    threads = [SimpleNamespace(id=state.thread_id, key=state.thread_key) for state in states]
+    found = find_thread(threads, text)
+    if found is not None:
+        return int(found.id)
+    example = (
+        f" (the first is {states[0].thread_id}, {states[0].thread_key} or ch1)" if states else ""
+    )
     raise InputError(
         f"--thread: the store has no thread {text!r}: give a thread's id or key, as "
-        f"`terrarium status` lists them{example}"
+        f"`terrarium status` lists them, or its number in story order as ch3{example}"
     )
 
 

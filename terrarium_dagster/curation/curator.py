@@ -39,10 +39,13 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import is_book
 from terrarium_dagster.corpus.units import Post, Thread
 from terrarium_dagster.curation.decision_undo import undo_decision
 from terrarium_dagster.curation.decisions import CurateDecision, CurationReport, UndoResult
 from terrarium_dagster.curation.review_prompt import (
+    BOOK_LABEL,
+    QM_LABEL,
     TOKENS_PER_DECISION,
     CurationItem,
     EvidencePost,
@@ -125,14 +128,16 @@ class _ThreadPosts:
         return posts[max(0, index - radius) : index + radius + 1]
 
 
-def _label(post: Post) -> str:
+def _label(post: Post, *, book: bool) -> str:
+    if book:
+        return BOOK_LABEL
     if post.is_vote_tally:
         return "vote tally"
-    return "QM" if post.is_qm else "reader"
+    return QM_LABEL if post.is_qm else "reader"
 
 
 def _evidence(
-    entry: Entry, provenance: Sequence[Any], posts: _ThreadPosts, radius: int
+    entry: Entry, provenance: Sequence[Any], posts: _ThreadPosts, radius: int, *, book: bool
 ) -> list[EvidencePost]:
     anchors: list[tuple[int, int]] = []
     if entry.first_seen_post is not None and entry.first_seen_thread is not None:
@@ -146,7 +151,7 @@ def _evidence(
                 EvidencePost(
                     post_id=post.id,
                     thread_id=post.thread_id,
-                    label=_label(post),
+                    label=_label(post, book=book),
                     text=post.text,
                     first=post.id == post_id,
                 )
@@ -331,6 +336,7 @@ def _gather(
     candidates.sort(key=rank)
     chosen, deferred = candidates[:max_entries], [e.id for e in candidates[max_entries:]]
     posts = _ThreadPosts(corpus)
+    book = is_book(corpus)  # its posts are paragraphs, all of them the story's
     items: list[CurationItem] = []
     for entry in chosen:
         provenance = store.provenance.for_entry(entry.id)
@@ -338,7 +344,7 @@ def _gather(
             CurationItem(
                 entry=entry,
                 provenance=provenance,
-                evidence=_evidence(entry, provenance, posts, evidence_radius),
+                evidence=_evidence(entry, provenance, posts, evidence_radius, book=book),
                 similar=_similar(store, entry, similar_limit),
                 new_in_thread=entry.first_seen_thread == thread_id or entry.id in touched,
                 quiet_threads=quiet.get(entry.id, 0),
@@ -354,7 +360,7 @@ def _gather(
                     EvidencePost(
                         post_id=post.id,
                         thread_id=post.thread_id,
-                        label=_label(post),
+                        label=_label(post, book=book),
                         text=post.text,
                     )  # the posts that name it again, none of them its first appearance
                     for post in naming[: 2 * evidence_radius + 1]

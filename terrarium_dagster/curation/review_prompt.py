@@ -63,6 +63,11 @@ NAMED_AGAIN = "rejected earlier; named again in this thread in"
 #: reads the count after it).
 NOT_NAMED_SINCE = "left tentative and not named again in the threads since:"
 
+#: How an evidence line labels a post of the story itself: a quest master's post ("QM"), or a
+#: paragraph of an imported book ("text": a novel has no quest master and no readers).
+QM_LABEL = "QM"
+BOOK_LABEL = "text"
+
 #: The curator's system prompt: its requests carry no tools and no conversation (the review
 #: message holds the rules and the evidence), so this is all that comes before the message.
 CURATOR_SYSTEM_PROMPT = (

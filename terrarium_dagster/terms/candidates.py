@@ -438,6 +438,13 @@ TITLES: frozenset[str] = HONORIFICS - {
 _DROP_PREFIX: frozenset[str] = frozenset(
     {"mr", "mrs", "ms", "dr", "mr.", "mrs.", "dr.", "mlle", "mme", "messrs"}
 )
+# What a surname said once after a title written short with its period scores: a name in
+# passing ("Dr. Denman", "Mme. Montpensier") until the scene names it again, as when the
+# period was read as a sentence's end ("Mr Holt", without one, is a name at once).
+_TITLED_ONCE = 0.9
+# Titles of one person written short, whose period ends no sentence ("Mr. Hall"); not "Messrs."
+# (a firm: "Messrs. Maw"), whose name after it is still read as opening one.
+_SHORT_TITLES: frozenset[str] = frozenset({"mr", "mrs", "ms", "dr", "mlle", "mme"})
 _ARTICLES: frozenset[str] = frozenset({"the", "a", "an"})
 _CONNECTORS: frozenset[str] = frozenset(
     {"of", "de", "du", "von", "van", "der", "den", "del", "da", "di", "la", "le"}
@@ -561,7 +568,18 @@ def _at_sentence_start(text: str, position: int) -> bool:
         if text[index] in _OPENING_QUOTES and (index == 0 or not text[index - 1].isalnum()):
             return True
         index -= 1
+    if index >= 0 and text[index] == "." and _ends_title(text, index):
+        return False  # "Mrs. Hall": a name after a title's period opens no sentence
     return index < 0 or text[index] == "\n" or text[index] in _SENTENCE_END
+
+
+def _ends_title(text: str, period: int) -> bool:
+    """Whether the period at `period` ends a title written short ("Mr.", "Mrs.", "Dr.")."""
+    start = period
+    while start > 0 and text[start - 1].isalpha():
+        start -= 1
+    before = text[start - 1] if start > 0 else " "
+    return not before.isalnum() and text[start:period].casefold() in _SHORT_TITLES
 
 
 _OPENING_QUOTES = frozenset('"“‘')
@@ -775,7 +793,10 @@ def find_candidates(
             continue
         spans = _disjoint(span for name in names for span in find_term(masked, name))
         occurrences = len(spans) or 1
-        first = spans[0][0] if spans else draft.offset
+        # where the name itself first occurs, not the title an alias keeps ("Mr. Kemp")
+        plain = [name for name in names if name.split()[0].casefold() not in _SHORT_TITLES]
+        starts = [span[0] for name in plain or names for span in find_term(masked, name)]
+        first = min(starts) if starts else draft.offset
         score = round(draft.score + 0.25 * (draft.rules - 1), 3)
         if score < min_score:
             continue
@@ -842,8 +863,9 @@ def _propose_names(masked: str, tokens: list[_Token], propose: _Propose) -> None
         while cursor < len(tokens) and len(run) <= _MAX_RUN_WORDS:
             gap = masked[run[-1][1] : tokens[cursor][0]]
             initial = len(run[-1][2]) == 1 and run[-1][2].isupper() and len(run) > 1
+            title = run[-1][2].casefold() in _SHORT_TITLES
             if _is_capitalised(tokens[cursor][2]) and (
-                gap == " " or (initial and gap == ". ")  # "James K. Powell"
+                gap == " " or ((initial or title) and gap == ". ")  # "James K. Powell", "Mr. Hall"
             ):
                 run.append(tokens[cursor])
                 cursor += 1
@@ -922,16 +944,29 @@ def _is_capitalised(token: str) -> bool:
 
 
 def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
+    titled_at = [i for i, token in enumerate(run) if i and token[2].casefold() in _SHORT_TITLES]
+    if titled_at:  # "Honourable Mr. Camerfield": the name opens at its title
+        run = run[titled_at[-1] :]
     words = [token[2] for token in run]
     offsets = [token[0] for token in run]
     at_start = _at_sentence_start(masked, offsets[0])
     titled = _preceded_by_the(masked, offsets[0])
     # strip what opens the run without naming anything: "The Lantern Court", "Then Varen",
     # "Across Saxirn" (a common word opening the sentence before an unusual name)
+    dropped = ""  # a title written short that the name drops ("Mr. " of "Mr. Bingley")
     while words:
         first = words[0].casefold()
         if first in _CALENDAR and titled and len(words) == 2 and is_english_word(words[1]):
             break  # "the March Hare", "the May Queen": a month or day naming one thing
+        if first in _SHORT_TITLES and len(words) == 2:
+            name = re.sub(r"['’]s$", "", words[1])
+            if is_ordinary(name):  # "Mrs. Hall": a surname that is an English word
+                written = masked[offsets[0] : offsets[1]] + name
+                once = _TITLED_ONCE if "." in written else 1.5
+                propose(written, KIND_NAME, once, offsets[0])
+                return
+        if first in _SHORT_TITLES and len(words) > 1:
+            dropped = masked[offsets[0] : offsets[1]]
         if first in _ARTICLES or first in _DROP_PREFIX or first in NOT_NAMES:
             titled = titled or first == "the"
         elif (
@@ -984,9 +1019,14 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
         score += 0.5
     if inner_mark:
         score += 0.5
+    if "." in dropped and len(words) == 1:
+        score = _TITLED_ONCE
     kind = KIND_TITLE if titled else KIND_NAME
     singular = _singular(term) if len(words) == 1 else None
-    propose(term, kind, score, offsets[0], (singular,) if singular else ())
+    # a surname keeps its title as an alias: "Bingley" is also "Mr. Bingley", which tells him
+    # from "Miss Bingley"
+    variants = (f"{dropped}{term}",) if dropped and len(words) == 1 else ()
+    propose(term, kind, score, offsets[0], variants + ((singular,) if singular else ()))
 
 
 def _preceded_by_comma(masked: str, position: int) -> bool:
