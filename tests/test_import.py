@@ -972,3 +972,31 @@ def test_a_heading_group_is_one_title(tmp_path: Path) -> None:
     book = read_book(source)
     assert [c.title for c in book.chapters] == ["Chapter I: The Heights", "Chapter II"]
     assert book.chapters[0].paragraphs == [prose]
+
+
+def test_a_chapter_heading_right_under_a_volumes_is_a_heading_too() -> None:
+    """An old Uncle Tom's Cabin (utomc10.txt) sets "VOLUME II." and "CHAPTER XIX" on two lines
+    with no blank line between: chapter XIX was merged into XVIII. The same book with the blank
+    line, and a chapter line under a line of prose, read as before."""
+    prose = textwrap.fill("Tom told Eva the woman's history, and she sighed. " * 30, 70)
+    chapter = "CHAPTER {n}\n\nMiss Ophelia's {what}\n\n\n{prose}\n\n\n"
+    text = chapter.format(n="XVIII", what="Experiences", prose=prose)
+    text += "VOLUME II.\n" + chapter.format(n="XIX", what="Opinions", prose=prose)
+    text += chapter.format(n="XX", what="Topsy", prose=prose)
+    titles = [
+        "CHAPTER XVIII: Miss Ophelia's Experiences",
+        "CHAPTER XIX: Miss Ophelia's Opinions",
+        "CHAPTER XX: Miss Ophelia's Topsy",
+    ]
+    assert _titles_of_text(text) == titles
+    assert _titles_of_text(text.replace("VOLUME II.\n", "VOLUME II.\n\n\n")) == titles
+    glued = text.replace("VOLUME II.\n", f"{prose[:60]}\n")  # a line of prose above: no heading
+    assert _titles_of_text(glued) == [titles[0], titles[2]]
+
+
+def test_a_title_of_two_capital_letters_heads_its_chapter() -> None:
+    """Siddhartha's "OM" stands alone between blank lines like its other titles ("THE SON",
+    "GOVINDA"): a title, where a numeral ("IV") or an initial's letters are none."""
+    prose = textwrap.fill("Siddhartha listened to the river, and the river laughed. " * 30, 70)
+    text = "".join(f"\n\n\n\n{title}\n\n{prose}\n" for title in ("THE SON", "OM", "GOVINDA"))
+    assert _titles_of_text(text) == ["THE SON", "OM", "GOVINDA"]

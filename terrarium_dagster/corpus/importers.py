@@ -295,6 +295,7 @@ def _isolated(lines: list[str], index: int) -> bool:
 
 
 BARE_INDENT = 4  # a bare title is indented at most this much; more is centred, or a sign
+_ROMAN = re.compile(r"^[IVXLCDM]+$")
 
 
 def _bare_capitals(raw: str) -> bool:
@@ -306,7 +307,8 @@ def _bare_capitals(raw: str) -> bool:
     text = line.strip()
     letters = [c for c in text if c.isalpha()]
     return (
-        len(letters) >= 3
+        # "OM" (Siddhartha) too; not a numeral ("IV") nor an initial's letters ("R. I. P.")
+        (len(letters) >= 3 or (len(letters) == 2 and text.isalpha() and not _ROMAN.match(text)))
         and text == text.upper()
         and len(text.split()) <= 10
         and not text.endswith((".", ",", ";", ":", "!", "?"))
@@ -488,6 +490,22 @@ RUNNING_HEAD = 3  # a number and the same title this often is a page's running h
 _GROUPING = re.compile(r"^(?:BOOK|Book|PART|Part|VOLUME|Volume)\b")  # groups chapters
 
 
+def _under_grouping(lines: list[str], index: int) -> bool:
+    """Whether the line at `index` is a chapter heading ("CHAPTER XIX") on the line right
+    under a volume's, book's or part's heading that opens its block ("VOLUME II."), itself
+    followed by a blank line: two headings without the blank line between them."""
+    line, above = lines[index].strip(), lines[index - 1].strip() if index else ""
+    return bool(
+        index
+        and _STRONG.match(line)
+        and not _GROUPING.match(line)
+        and _GROUPING.match(above)
+        and _STRONG.match(above)
+        and (index == 1 or not lines[index - 2].strip())
+        and (index + 1 >= len(lines) or not lines[index + 1].strip())
+    )
+
+
 def _running_heads(lines: list[str], strong: dict[int, Any]) -> list[int]:
     """The lines among `strong` that are a number and a title with no stop between that head no
     chapter: a page number and a running head, the same title again and again ("8   THE SCARLET
@@ -602,6 +620,11 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         alone = _isolated(lines, index) or (
             (index == 0 or not lines[index - 1].strip()) and subtitle is not None
         )
+        if not alone and _under_grouping(lines, index):
+            # "VOLUME II." and "CHAPTER XIX" on the lines right after it (an old Uncle Tom's
+            # Cabin): two headings, the volume and its chapter
+            strong[index - 1] = None
+            alone = True
         if not alone and _STRONG.match(line) and not _ONLY_NUMBER.match(line):
             opens = index == 0 or not lines[index - 1].strip()
             if opens and (runs_on := _continuation(lines, index)):
