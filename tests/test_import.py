@@ -389,6 +389,15 @@ def test_gutenberg_wrapping_of_every_era_is_cut(start: str, end: str) -> None:
             "declares ASCII but is not (byte 0xE9 at 34)",
         ),
         ("empty.txt", b"", "no story text"),
+        (  # a file listing saved as a book's file (Pride and Prejudice's old pandp09.txt)
+            "listing.txt",
+            b"total 287381\n"
+            + b"".join(
+                f"-rw-rw-r--  1 1005  100  {247438 + n} Feb  4  2001 {n:02d}tom10.txt\n".encode()
+                for n in range(60)
+            ),
+            "no story text",
+        ),
     ],
 )
 def test_what_cannot_be_read_is_one_line_and_writes_nothing(

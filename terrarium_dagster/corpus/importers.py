@@ -991,10 +991,18 @@ def _is_prose(block: Block) -> bool:
             if (len(line) < 48 and not _SENTENCE_END.search(line))
             or _PAGE_REFERENCE.search(line)
             or _CHAPTER_NUMBER.match(line)  # "XII. WHAT I SAW OF THE DESTRUCTION OF WEYBRIDGE."
+            or _figures(line)  # a file listing: "-rw-rw-r--  1 1005  100  247438 Feb  4  2001 ..."
         )
         if short / len(lines) >= 0.6:
             return False
     return True
+
+
+def _figures(line: str) -> bool:
+    """Whether a line is mostly figures and signs, not words: fewer letters than half its
+    characters (a file listing, a ledger's columns)."""
+    marks = [c for c in line if not c.isspace()]
+    return sum(c.isalpha() for c in marks) * 2 < len(marks)
 
 
 def _title(run: list[str]) -> str:
@@ -1077,7 +1085,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     if not headed:  # no headings: the whole text is one chapter
         body = [b for b in sections[0][1] if not _CREDIT.match(b.text)]
         chapter = _chapter("Text", body)
-        found.chapters = [chapter] if chapter.is_story() else []
+        prose = chapter.is_story() and any(_is_prose(b) for b in body)  # not a file listing
+        found.chapters = [chapter] if prose else []
         return found
     leading = sections[0][1]
     opening = _opening(leading, headed[0][0]) or _prologue(leading)
