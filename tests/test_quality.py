@@ -515,3 +515,14 @@ def test_a_surname_a_womans_full_name_holds_keeps_the_mans_title() -> None:
     assert (candidate.term, candidate.variants) == ("Bennet", ("Mr. Bennet",))
     assert titled_form(candidate, [_known(1, "Elizabeth Bennet")]).term == "Mr. Bennet"
     assert titled_form(candidate, [_known(1, "Thomas Bennet")]) == candidate
+
+
+def test_a_titled_surname_is_a_persons_not_a_places_named_after_it() -> None:
+    """ "Mr. Baker" beside "Henry Baker" and "Baker Street" (Sherlock Holmes): the person's,
+    where both made it ambiguous and it stayed a second entry; "Miss Lucas" is not "Lucas
+    Lodge"."""
+    similar = (_known(3, "Henry Baker"), _known(4, "Baker Street"))
+    (decision,) = offline_curate([_view(20, "Mr. Baker", similar=similar)])
+    assert (decision["decision"], decision.get("target_entry_id")) == ("MERGE", "E3"), decision
+    decisions = offline_curate([_view(20, "Miss Lucas", similar=(_known(3, "Lucas Lodge"),))])
+    assert all(d["decision"] != "MERGE" for d in decisions), decisions

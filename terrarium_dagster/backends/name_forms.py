@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from terrarium_dagster.backends.portraits import TITLE_WORDS
+from terrarium_dagster.backends.portraits import PLACE_WORDS, TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import elided_word, frequency
@@ -271,6 +271,8 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             if other == own or _other_in_family(title, other):
                 continue
             titles, rest = _untitled(other)
+            if person_like(other) and _named_place(words):
+                continue  # "Baker Street" is not "Mr. Baker", "Lucas Lodge" not "Miss Lucas"
             if not person_like(other):
                 ends: tuple[str, ...] = (other,)
             elif title in _WOMEN_TITLES and titles[:1] != (title,):
@@ -290,6 +292,36 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
                 found.append(entry)  # "Miss Eliza" of "Elizabeth Bennet"
                 break
     return found
+
+
+# Last words that make a name a place's, never a person's ("Baker Street", "Lucas Lodge"); not
+# those that are surnames too ("Hall", "Hill", "Wood", "Ward", "Mill", "Marsh", "Well").
+_PLACE_ENDS = (
+    PLACE_WORDS
+    - {
+        "hall",
+        "hill",
+        "wood",
+        "ward",
+        "mill",
+        "marsh",
+        "well",
+        "march",
+        "deep",
+        "keep",
+        "hold",
+        "reach",
+        "pass",
+        "court",
+        "port",
+        "row",
+    }
+) | {"lodge", "house", "inn", "hotel", "club", "abbey", "manor", "gardens", "terrace", "avenue"}
+
+
+def _named_place(words: Sequence[str]) -> bool:
+    """Whether a name of several words ends in a word for a place ("baker street")."""
+    return len(words) > 1 and words[-1] in _PLACE_ENDS
 
 
 def _title(word: str) -> str | None:
