@@ -268,7 +268,7 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             continue  # "Stoner", also "Major-General Stoner", is not "Miss Stoner"
         for other in names:
             words = other.split()
-            if other == own or _other_in_family(title, other):
+            if other == own:
                 continue
             titles, rest = _untitled(other)
             if person_like(other) and _named_place(words):
@@ -296,27 +296,13 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
 
 # Last words that make a name a place's, never a person's ("Baker Street", "Lucas Lodge"); not
 # those that are surnames too ("Hall", "Hill", "Wood", "Ward", "Mill", "Marsh", "Well").
-_PLACE_ENDS = (
-    PLACE_WORDS
-    - {
-        "hall",
-        "hill",
-        "wood",
-        "ward",
-        "mill",
-        "marsh",
-        "well",
-        "march",
-        "deep",
-        "keep",
-        "hold",
-        "reach",
-        "pass",
-        "court",
-        "port",
-        "row",
-    }
-) | {"lodge", "house", "inn", "hotel", "club", "abbey", "manor", "gardens", "terrace", "avenue"}
+_SURNAME_PLACES = frozenset((
+    "hall", "hill", "wood", "ward", "mill", "marsh", "well", "march", "deep", "keep", "hold",
+    "reach", "pass", "court", "port", "row",
+))  # fmt: skip
+_PLACE_ENDS = (PLACE_WORDS - _SURNAME_PLACES) | {
+    "lodge", "house", "inn", "hotel", "club", "abbey", "manor", "gardens", "terrace", "avenue",
+}  # fmt: skip
 
 
 def _named_place(words: Sequence[str]) -> bool:
@@ -395,7 +381,7 @@ def _is_titled(title: str, full_name: str) -> bool:
     Miss Bennets); a man's title no woman's ("Elizabeth Bennet" is not "Mr. Bennet")."""
     given = full_name.split()[0]
     if title in _WOMEN_TITLES:
-        return title in ("missus", "madame") and given in _WOMEN_NAMES
+        return _FAMILY_TITLES.get(title) == "missus" and given in _WOMEN_NAMES
     return not (title in _MEN_TITLES and given in _WOMEN_NAMES)
 
 

@@ -295,7 +295,6 @@ def _isolated(lines: list[str], index: int) -> bool:
 
 
 BARE_INDENT = 4  # a bare title is indented at most this much; more is centred, or a sign
-_ROMAN = re.compile(r"^[IVXLCDM]+$")
 
 
 def _bare_capitals(raw: str) -> bool:
@@ -308,7 +307,10 @@ def _bare_capitals(raw: str) -> bool:
     letters = [c for c in text if c.isalpha()]
     return (
         # "OM" (Siddhartha) too; not a numeral ("IV") nor an initial's letters ("R. I. P.")
-        (len(letters) >= 3 or (len(letters) == 2 and text.isalpha() and not _ROMAN.match(text)))
+        (
+            len(letters) >= 3
+            or (len(letters) == 2 and text.isalpha() and not _SECTION_NUMBER.match(text))
+        )
         and text == text.upper()
         and len(text.split()) <= 10
         and not text.endswith((".", ",", ";", ":", "!", "?"))
@@ -663,7 +665,7 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
                 for i, raw in enumerate(lines)
                 if raw.strip()
                 and _isolated(lines, i)
-                and (len(raw) - len(raw.lstrip()) <= 4 or _centred(raw, middle))
+                and (len(raw) - len(raw.lstrip()) <= BARE_INDENT or _centred(raw, middle))
                 and len(raw.split()) <= 10
                 and _title_key(raw) in listed
             ]

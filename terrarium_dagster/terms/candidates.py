@@ -791,11 +791,12 @@ def find_candidates(
             draft.term, draft.kind = draft.term.lower(), KIND_WORD
         if known_words and " " not in key and key in word_index:
             continue
-        spans = _disjoint(span for name in names for span in find_term(masked, name))
+        found = {name: find_term(masked, name) for name in names}
+        spans = _disjoint(span for name_spans in found.values() for span in name_spans)
         occurrences = len(spans) or 1
         # where the name itself first occurs, not the title an alias keeps ("Mr. Kemp")
         plain = [name for name in names if name.split()[0].casefold() not in _SHORT_TITLES]
-        starts = [span[0] for name in plain or names for span in find_term(masked, name)]
+        starts = [span[0] for name in plain or names for span in found[name]]
         first = min(starts) if starts else draft.offset
         score = round(draft.score + 0.25 * (draft.rules - 1), 3)
         if score < min_score:
@@ -959,7 +960,7 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
         if first in _CALENDAR and titled and len(words) == 2 and is_english_word(words[1]):
             break  # "the March Hare", "the May Queen": a month or day naming one thing
         if first in _SHORT_TITLES and len(words) == 2:
-            name = re.sub(r"['’]s$", "", words[1])
+            name = _without_possessive(words[1])
             if is_ordinary(name):  # "Mrs. Hall": a surname that is an English word
                 written = masked[offsets[0] : offsets[1]] + name
                 once = _TITLED_ONCE if "." in written else 1.5
@@ -989,9 +990,7 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
         words, offsets = words[:-1], offsets[:-1]
     if not words:
         return
-    possessive = re.match(r"^(.*?)['’]s$", words[-1])
-    if possessive:
-        words[-1] = possessive.group(1)
+    words[-1] = _without_possessive(words[-1])
     if len(words) == 1 and len(words[0]) < 2:
         return
     term = " ".join(
@@ -1029,15 +1028,19 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
     propose(term, kind, score, offsets[0], variants + ((singular,) if singular else ()))
 
 
+def _without_possessive(word: str) -> str:
+    """The word without a possessive "'s" ("Hall's": "Hall")."""
+    possessive = re.match(r"^(.+?)['’]s$", word)
+    return possessive.group(1) if possessive else word
+
+
 def _preceded_by_comma(masked: str, position: int) -> bool:
     return masked[max(0, position - 2) : position] == ", "
 
 
 def _token_is_common(token: str) -> bool:
     """A common word, an inflection of one, a contraction, or a hyphenation of such words."""
-    possessive = re.match(r"^(.+?)['’]s$", token)
-    if possessive:
-        token = possessive.group(1)
+    token = _without_possessive(token)
     if _is_contraction(token):
         return True
     parts = [part for part in re.split(r"['’\-]", token) if part]
