@@ -3,6 +3,9 @@ the same referent, and `terrarium score` measuring it against a gold list."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -526,3 +529,27 @@ def test_a_titled_surname_is_a_persons_not_a_places_named_after_it() -> None:
     assert (decision["decision"], decision.get("target_entry_id")) == ("MERGE", "E3"), decision
     decisions = offline_curate([_view(20, "Miss Lucas", similar=(_known(3, "Lucas Lodge"),))])
     assert all(d["decision"] != "MERGE" for d in decisions), decisions
+
+
+def test_a_portrait_reads_the_same_whatever_the_hash_seed() -> None:
+    """The facts a portrait keeps were checked against its own names joined in the hash order of
+    a set: "of Afghanistan--a" ran across two of them ("amir of afghanistan amir") under some
+    seeds and not others, so The Jungle Book's "Amir of Afghanistan" was defined two ways from
+    one run to the next. Each name is read alone now, in a process of each seed."""
+    code = (
+        "from terrarium_dagster.backends.portraits import portrait\n"
+        "text = 'He was receiving a visit from the Amir of Afghanistan--a wild king of a very "
+        "wild country. The Amir had brought with him a bodyguard.'\n"
+        "print(portrait(['Amir of Afghanistan', 'Amir'], [(861, text)]).facts)\n"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(6)
+    }
+    assert seen == {"['of Afghanistan--a']\n"}, seen

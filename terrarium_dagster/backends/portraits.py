@@ -349,7 +349,6 @@ def portrait(
                         and other_pattern.search(sentence)
                     ):
                         found.company.append(other)
-    own_text = " ".join(own)
     found.leads = [
         lead
         for lead in dict.fromkeys(found.leads)
@@ -358,7 +357,10 @@ def portrait(
     found.facts = [
         fact
         for fact in dict.fromkeys(found.facts)
-        if fact not in found.leads and normalize_term(fact) not in own_text
+        # a fact that is part of one of its own names says nothing ("of Afghanistan" of "Amir
+        # of Afghanistan"); each name alone, never their set joined in hash order, where a fact
+        # could run across two of them ("of afghanistan a" in "amir of afghanistan amir")
+        if fact not in found.leads and not any(normalize_term(fact) in name for name in own)
     ]
     return found
 
