@@ -144,7 +144,7 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
 
     # Every thread annotated once, in story order, across the two runs.
     annotations = dev.materializations("thread_annotations")
-    assert [event["partition"] for event in annotations] == keys
+    assert [event["partition"] for event in annotations] == keys, dev.explain(annotations)
     assert {event["runId"] for event in annotations[:2]} == {first_run["runId"]}
     assert {event["runId"] for event in annotations[2:]} == {second_run["runId"]}
     # "Materialize all" did every asset of its range in its one run, curation included.

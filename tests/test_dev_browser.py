@@ -125,7 +125,9 @@ def test_terrarium_dev_links_from_a_materialization_to_the_entry_and_its_post_th
         timeout=180,
         what="the first thread's materialization",
     )
-    (event,) = [e for e in dev.materializations("thread_annotations") if e["partition"] == first]
+    annotations = [e for e in dev.materializations("thread_annotations") if e["partition"] == first]
+    assert len(annotations) == 1, dev.explain(annotations)
+    (event,) = annotations
     entries = _url_entries(event, "entry · ")
     assert entries, event["metadata"].keys()
     label, entry_url = next(iter(entries.items()))

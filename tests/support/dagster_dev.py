@@ -19,6 +19,19 @@ from typing import Any, TypeVar
 import httpx
 
 REPO = Path(__file__).resolve().parents[2]
+# The run tags that say what launched a run, for `DagsterDev.explain`.
+ORIGIN_TAGS = frozenset(
+    f"dagster/{name}"
+    for name in (
+        "backfill",
+        "sensor_name",
+        "schedule_name",
+        "from_automation_condition",
+        "run_key",
+        "parent_run_id",
+        "root_run_id",
+    )
+)
 POOL = "terrarium_llm"
 T = TypeVar("T")
 
@@ -289,7 +302,7 @@ class DagsterDev:
         data = self.graphql(
             """query ($key: AssetKeyInput!) { assetOrError(assetKey: $key) {
                  __typename ... on Asset { assetMaterializations(limit: 500) {
-                   partition runId timestamp
+                   partition runId timestamp description stepKey
                    metadataEntries { __typename label
                      ... on MarkdownMetadataEntry { mdStr }
                      ... on IntMetadataEntry { intValue }
@@ -308,6 +321,22 @@ class DagsterDev:
         for event in events:
             event["metadata"] = {entry["label"]: entry for entry in event["metadataEntries"]}
         return sorted(events, key=lambda event: int(event["timestamp"]))
+
+    def explain(self, events: list[dict[str, Any]]) -> str:
+        """Materializations as lines a failed assertion can show: which run (and what launched
+        it: backfill, sensor, schedule, automation) wrote each one, when, and what it said."""
+        runs = {run["runId"]: run for run in self.runs()}
+        lines = []
+        for event in events:
+            run = runs.get(event["runId"], {})
+            tags = run.get("tags", {})
+            origin = {key: value for key, value in tags.items() if key in ORIGIN_TAGS}
+            lines.append(
+                f"{event['partition']} at {event['timestamp']} run {event['runId']} "
+                f"({run.get('status', '?')}, step {event.get('stepKey')}) {origin}: "
+                f"{event.get('description')}"
+            )
+        return "\n".join(lines)
 
     def checks_for_latest(self, asset: str) -> dict[str, dict[str, Any] | None]:
         """Each check of `asset` and its execution for the asset's latest materialization (None
