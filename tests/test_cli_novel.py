@@ -259,3 +259,26 @@ def test_the_curation_of_a_novel_speaks_of_paragraphs_not_a_quest_master(
     assert evidence and all(
         line.split(":", 1)[0].endswith(("(text)", "(text, first appearance)")) for line in evidence
     ), evidence[:3]
+
+
+def test_the_annotator_of_a_novel_is_told_of_paragraphs_not_a_forum(
+    mars: tuple[Path, Path],
+) -> None:
+    """A novel's annotator is told it reads a novel of paragraphs: no forum, no quest master, no
+    posts, in every request's system prompt (each snapshot keeps the one its context was sent
+    with); a quest's prompt is the quest's."""
+    from terrarium_dagster.context.prompts import BOOK_SYSTEM_PROMPT, SYSTEM_PROMPT, system_prompt
+
+    _corpus, store = mars
+    with sqlite3.connect(store) as conn:
+        prompts = {
+            prompt
+            for (prompt,) in conn.execute(
+                "SELECT json_extract(state, '$.system_prompt') FROM snapshot"
+            )
+        }
+    assert prompts == {BOOK_SYSTEM_PROMPT}
+    for word in ("forum", "QM", "post ", "posts", "serialized"):
+        assert word not in BOOK_SYSTEM_PROMPT.replace("[post 123]", ""), word
+    assert "paragraph" in BOOK_SYSTEM_PROMPT and "novel" in BOOK_SYSTEM_PROMPT
+    assert system_prompt(book=False) == SYSTEM_PROMPT and "forum mechanics" in SYSTEM_PROMPT

@@ -58,6 +58,7 @@ from terrarium_dagster.context.state import ContextState, Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.living import hash_lookup, split_after
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import is_book
 from terrarium_dagster.corpus.units import Post, Scene, Thread
 from terrarium_dagster.errors import (
     AgentError,
@@ -146,7 +147,7 @@ class Annotator:
         for tool in extra_tools:
             self.registry.register(tool)
         self.tools = prompts.canonical_tools(self.registry.schemas()) or []
-        self.system_prompt = prompts.SYSTEM_PROMPT
+        self.system_prompt = prompts.system_prompt(book=is_book(corpus))
         # the fixed prefix every request of the run starts with, measured once
         system = {"role": "system", "content": self.system_prompt}
         self.prefix_tokens = session.count([system], self.tools)

@@ -83,6 +83,37 @@ needed (a duplicate is refused with its id).
 """
 
 
+#: How a novel's annotator is told the same (`terrarium import`: chapters of paragraphs, no forum,
+#: no quest master): the words that would call it a forum are the only ones that change, so the
+#: two prompts are the same length, about, and the scene's `[post 123]` ids are what post_ids take.
+_BOOK_WORDING = (
+    ("a long serialized story,", "a novel,"),
+    ("; forum mechanics (votes, tallies, write-ins, rolls, QM, players' names)", ""),
+    ("Use only the posts shown", "Use only the text shown"),
+    (
+        '"## Story", its posts ([post 123])',
+        '"## Story", its paragraphs, each under its id ([post 123])',
+    ),
+    ("post_ids only for an earlier post", "post_ids only for an earlier paragraph"),
+)
+
+
+def _reworded(text: str, wording: Sequence[tuple[str, str]]) -> str:
+    for old, new in wording:
+        if old not in text:  # a rule reworded above without this table: fail at import
+            raise ValueError(f"the prompt no longer says {old!r}")
+        text = text.replace(old, new)
+    return text
+
+
+BOOK_SYSTEM_PROMPT = _reworded(SYSTEM_PROMPT, _BOOK_WORDING)
+
+
+def system_prompt(*, book: bool) -> str:
+    """The annotator's system prompt: a quest's, or a novel's (`corpus.story.is_book`)."""
+    return BOOK_SYSTEM_PROMPT if book else SYSTEM_PROMPT
+
+
 _THINKING = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
