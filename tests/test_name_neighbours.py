@@ -74,3 +74,27 @@ def test_names_sharing_no_word_are_not_shown_as_forms(store: GlossaryStore, corp
     _entry(store, "Korod", "A city.", 101, "confirmed")
     _entry(store, "Korad", "A city.", 106, "tentative")
     assert "Korod" not in _similar_of(store, corpus, "Korad")
+
+
+def test_a_given_name_is_shown_beside_its_familiar_and_pet_forms(
+    store: GlossaryStore, corpus: Corpus
+) -> None:
+    """ "Lizzy" shares no word with "Elizabeth Bennet", nor "Davie" with "David Balfour"; shown
+    side by side (`terms.given_names`), the full name merges into the entry first met by its
+    familiar form (the offline curator reading the message a real model reads)."""
+    lizzy = _entry(store, "Lizzy", "Mrs. Bennet's second daughter.", 101, "confirmed")
+    davie = _entry(store, "Davie", "The narrator.", 101, "confirmed")
+    _entry(store, "Lydia", "The youngest Bennet daughter.", 101, "confirmed")
+    _entry(store, "Elizabeth Bennet", "A name in the story.", 106, "tentative")
+    _entry(store, "David Balfour", "A name in the story.", 106, "tentative")
+
+    # first, before what a search of the names ranks ("Lydia", by her definition)
+    assert _similar_of(store, corpus, "Elizabeth Bennet")[0] == "Lizzy"
+    assert _similar_of(store, corpus, "David Balfour")[0] == "Davie"
+    message = build_curate_message(gather_items(store, corpus, 100).items)
+    merges = {
+        d["entry_id"]: d.get("target_entry_id")
+        for d in offline_curate(parse_curate_message(message))
+        if d["decision"] == "MERGE"
+    }
+    assert sorted(merges.values()) == sorted(f"E{target}" for target in (lizzy, davie)), merges

@@ -293,8 +293,14 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Miss Lydia", "Lydia"),
         ("Mrs. Lyons", "Laura Lyons"),  # a woman's full name
         ("Laura Lyons", "Mrs. Lyons"),
-        ("Miss Stoner", "Helen Stoner"),
+        ("Miss Stoner", "Helen Stoner|Miss Helen Stoner"),  # "Miss" in full, then short
         ("Miss Rucastle", "Miss Alice Rucastle"),
+        ("Elizabeth Bennet", "Lizzy"),  # a full name first met by a familiar given name
+        ("David Balfour", "Davie"),  # or by a pet form of it
+        ("Right Honourable Lady Catherine de Bourgh", "Lady Catherine|Lady Catherine de Bourgh"),
+        ("Reverend Mr. Collins", "Mr. Collins"),  # a style of address tells no one apart
+        ("Longbourn House", "Longbourn"),  # an estate's house is the place it names
+        ("Sacred Iss", "River Iss|Iss"),  # two words before one name, no person's
     ],
 )
 def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
@@ -322,10 +328,17 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Miss Bingley", "Bingley|Mr. Bingley"),  # a surname is her brother's, father's too
         ("Miss Turner", "John Turner"),
         ("Miss Stoner", "Major-General Stoner|Stoner"),
+        ("Miss Bennet", "Elizabeth Bennet"),  # any of the Misses Bennet
         ("Mr. Bennet", "Elizabeth Bennet"),  # a man's title, a woman's full name
         ("Elizabeth Bennet", "Mr. Bennet"),
         ("John Turner", "Mrs. Turner"),
         ("Elizabeth Bennet", "Bennet|Mr. Bennet"),  # the surname is her father's
+        ("Elizabeth Bennet", "Lydia"),  # a given name of her family's, no form of hers
+        ("Miss Eliza Bennet", "Kitty"),
+        ("Reverend Mr. Collins", "Mrs. Collins"),  # read past the style, the titles still differ
+        ("Baskerville Hall", "Baskerville|Sir Henry"),  # a place named after a person's family
+        ("Baskerville Hall", "Baskerville|Henry Baskerville"),
+        ("Rodger Baskerville", "Baskerville|Henry Baskerville"),  # two given names, two people
     ],
 )
 def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:
@@ -553,3 +566,39 @@ def test_a_portrait_reads_the_same_whatever_the_hash_seed() -> None:
         for seed in range(6)
     }
     assert seen == {"['of Afghanistan--a']\n"}, seen
+
+
+def test_a_daughter_named_by_her_given_name_is_not_her_sisters_surname_form() -> None:
+    """ "Miss Bennet", also "Miss Jane Bennet", is Jane: not Elizabeth, whose entry, first met as
+    "Lizzy", holds "Elizabeth Bennet" (a woman's title and the surname of a woman's full name
+    would otherwise merge it there), neither under review nor named again after a rejection."""
+    lizzy = _known(2, "Lizzy|Elizabeth Bennet|Eliza Bennet")
+    jane = _view(12, "Miss Bennet", aliases=("Miss Jane Bennet",), similar=(lizzy,))
+    assert all(d["decision"] != "MERGE" for d in offline_curate([jane]))
+    again = _view(
+        12,
+        "Miss Bennet",
+        aliases=("Miss Jane Bennet",),
+        status="rejected",
+        named_again=2,
+        similar=(lizzy,),
+    )
+    assert all(d["decision"] != "MERGE" for d in offline_curate([again]))
+    # nor without one: "Elizabeth Bennet" was never called "Miss" in full, any daughter may be
+    decisions = offline_curate([_view(12, "Miss Bennet", similar=(lizzy,))])
+    assert all(d["decision"] != "MERGE" for d in decisions), decisions
+    # a familiar form of her given name is hers
+    (eliza,) = offline_curate([_view(12, "Miss Eliza Bennet", similar=(lizzy,))])
+    assert (eliza["decision"], eliza["target_entry_id"]) == ("MERGE", "E2")
+
+
+def test_miss_and_a_surname_is_not_a_daughter_called_miss_and_her_given_name() -> None:
+    """ "Miss Bennet" is the eldest daughter (Jane, in Pride and Prejudice), not the one also
+    called "Miss Elizabeth" (a younger daughter's form); without such a form, "Miss" and the
+    surname is the one daughter's ("Miss Rucastle" of "Miss Alice Rucastle")."""
+    lizzy = _known(2, "Lizzy|Elizabeth Bennet|Miss Elizabeth Bennet|Miss Elizabeth")
+    decisions = offline_curate([_view(12, "Miss Bennet", similar=(lizzy,))])
+    assert all(d["decision"] != "MERGE" for d in decisions), decisions
+    alice = _known(2, "Miss Alice Rucastle")
+    (merged,) = offline_curate([_view(12, "Miss Rucastle", similar=(alice,))])
+    assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E2")

@@ -17,6 +17,7 @@ from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import elided_word, frequency
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
+from terrarium_dagster.terms.given_names import LISTED_NAMES, familiar_pair, pet_name
 
 _I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
 _CALL_ME = re.compile(r"\b(?:call|calls|called)\s+me\s+(?:the\s+)?$", re.IGNORECASE)
@@ -171,56 +172,6 @@ def word_owner(candidate: Candidate, entries: Sequence[KnownEntry]) -> KnownEntr
     return name_owner(candidate.term, entries)[0]
 
 
-_PET_ENDINGS = ("ie", "ey", "y", "i")
-
-
-# Familiar forms of English given names that do not open with the name's stem ("Harry" of
-# "Henry", "Bill" of "William", "Polly" of "Mary"; none that is an everyday word: "Will",
-# "Pat"); a stem's pet form ("Toby" of "Tobiah", "Tommy" of "Thomas") needs no list.
-_FAMILIAR_TEXT = """
-        harry:henry hal:henry bill:william billy:william willy:william
-        bob:robert bobby:robert robin:robert dick:richard dickon:richard
-        rick:richard jack:john johnny:john jock:john ned:edward/edmund ted:edward/theodore
-        teddy:edward/theodore eddie:edward tom:thomas tommy:thomas jim:james jimmy:james
-        jem:james jamie:james joe:joseph ben:benjamin sam:samuel nat:nathaniel nick:nicholas
-        tony:anthony kit:christopher chris:christopher dan:daniel dave:david davy:david
-        fred:frederick freddy:frederick larry:lawrence matt:matthew mike:michael
-        pete:peter phil:philip steve:stephen walt:walter
-        bess:elizabeth bessie:elizabeth beth:elizabeth betsy:elizabeth betty:elizabeth
-        eliza:elizabeth lizzie:elizabeth lizzy:elizabeth liz:elizabeth
-        kate:catherine/katherine kitty:catherine/katherine katie:catherine/katherine
-        peggy:margaret meg:margaret maggie:margaret madge:margaret polly:mary molly:mary
-        mamie:mary nell:ellen/eleanor/helen nelly:ellen/eleanor/helen nellie:ellen/eleanor/helen
-        sally:sarah patty:martha jenny:jane/jennifer nancy:anne/ann annie:anne/ann
-        fanny:frances sukey:susan susie:susan dolly:dorothy
-        """
-_FAMILIAR: dict[str, frozenset[str]] = {
-    familiar: frozenset(formal.split("/"))
-    for familiar, formal in (pair.split(":") for pair in _FAMILIAR_TEXT.split())
-}
-
-
-def familiar_pair(one: str, other: str) -> bool:
-    """Are two one-word given names one person's, the one a familiar or pet form of the other
-    ("harry" and "henry", "toby" and "tobiah"), in either order?"""
-    return _pet_name(one, other) or _pet_name(other, one)
-
-
-def _pet_name(key: str, name: str) -> bool:
-    """Is the one word `key` a pet form of the one word `name` (`toby` of `tobiah`, `ottie` of
-    `ottoline`): its stem, without a pet ending, opens the longer name; or a familiar form the
-    name's stem does not open (`harry` of `henry`, `_FAMILIAR`)."""
-    if " " in key or " " in name or key == name or len(key) < 3:
-        return False
-    if name in _FAMILIAR.get(key, frozenset()):
-        return True
-    for ending in _PET_ENDINGS:
-        stem = key[: -len(ending)]
-        if key.endswith(ending) and len(stem) >= 3 and len(name) >= len(stem) + 2:
-            return name.startswith(stem) and not name.startswith(key)
-    return False
-
-
 def pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     """The entries with a name of which the one-word `name` is a pet form (their one-word names
     and the first word of their person-like names)."""
@@ -232,7 +183,7 @@ def pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
         for other in map(normalize_term, entry.names):
             words = other.split()
             first = words[0] if len(words) == 1 or person_like(other) else ""
-            if first and _pet_name(key, first):
+            if first and pet_name(key, first):
                 found.append(entry)
                 break
     return found
@@ -271,20 +222,26 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             if other == own:
                 continue
             titles, rest = _untitled(other)
-            if person_like(other) and _named_place(words):
+            if person_like(other) and named_place(words):
                 continue  # "Baker Street" is not "Mr. Baker", "Lucas Lodge" not "Miss Lucas"
             if not person_like(other):
                 ends: tuple[str, ...] = (other,)
             elif title in _WOMEN_TITLES and titles[:1] != (title,):
                 # her given name ("Miss Lucy" of "Lucy Steele"), or the surname of a woman's
                 # full name ("Mrs. Lyons" of "Laura Lyons"), never a surname another of her
-                # family shares ("Mrs. Turner" is not "John Turner")
+                # family shares ("Mrs. Turner" is not "John Turner"); a daughter's surname only
+                # once she is called "Miss" in full ("Miss Helen Stoner": the branch below),
+                # since "Elizabeth Bennet" may be any of the Misses Bennet
                 given = rest.split()[0]
-                ends = (given, words[-1]) if given in _WOMEN_NAMES else (given,)
+                married = given in _WOMEN_NAMES and title != "miss"
+                ends = (given, words[-1]) if married else (given,)
             elif title in _MEN_TITLES and rest.split()[0] in _WOMEN_NAMES:
                 ends = ()  # "Mr. Bennet" is not "Elizabeth Bennet"
             else:  # "Mr. Holmes" of "Sherlock Holmes", "Miss Rucastle" of "Miss Alice Rucastle"
                 ends = (words[0], words[-1])
+            daughter = title == "miss" and word == words[-1] and len(words) > 1
+            if daughter and _called_by_her_given_name(word, names):
+                continue  # "Miss Bennet" is not the "Miss Elizabeth" of "Elizabeth Bennet"
             if word in ends:
                 found.append(entry)
                 break
@@ -292,6 +249,16 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
                 found.append(entry)  # "Miss Eliza" of "Elizabeth Bennet"
                 break
     return found
+
+
+def _called_by_her_given_name(surname: str, names: Sequence[str]) -> bool:
+    """Whether an entry's normalized names call her "Miss" and a given name alone ("miss
+    elizabeth", "miss lizzy"): a younger daughter, in a novel's manners, while "Miss" and the
+    surname ("Miss Bennet") is the eldest's."""
+    return any(
+        len(words := name.split()) == 2 and _title(words[0]) == "miss" and words[1] != surname
+        for name in names
+    )
 
 
 # Last words that make a name a place's, never a person's ("Baker Street", "Lucas Lodge"); not
@@ -305,7 +272,7 @@ _PLACE_ENDS = (PLACE_WORDS - _SURNAME_PLACES) | {
 }  # fmt: skip
 
 
-def _named_place(words: Sequence[str]) -> bool:
+def named_place(words: Sequence[str]) -> bool:
     """Whether a name of several words ends in a word for a place ("baker street")."""
     return len(words) > 1 and words[-1] in _PLACE_ENDS
 
@@ -414,6 +381,24 @@ def titled_form(candidate: Candidate, entries: Sequence[KnownEntry]) -> Candidat
     return replace(candidate, term=titled, variants=others)
 
 
+def a_persons_name(key: str) -> bool:
+    """Whether a normalized name of several words is a person's by its shape: titled ("mr.
+    hall", "sir henry") or opened by a given name ("henry baskerville", "laura lyons")."""
+    titles, rest = _untitled(key)
+    words = rest.split()
+    if len(key.split()) < 2 or named_place(words):
+        return False
+    return bool(titles) or words[0] in LISTED_NAMES or words[0] in _WOMEN_NAMES
+
+
+def a_places_name(key: str) -> bool:
+    """Whether a normalized name of several words is a place's: it ends in a word for a place,
+    a surname's too ("baskerville hall", "grimpen mire"), and no title or given name opens it
+    ("henry hall" is a person's)."""
+    words = key.split()
+    return len(words) > 1 and words[-1] in PLACE_WORDS | _PLACE_ENDS and not a_persons_name(key)
+
+
 def woman_titled(key: str) -> bool:
     """Whether the normalized name opens with a woman's title ("miss bingley", "mrs. hall")."""
     titles = _untitled(key)[0]
@@ -432,10 +417,33 @@ def _other_in_family(title: str | None, other: str) -> bool:
     return title in _FAMILY_TITLES or theirs in _FAMILY_TITLES
 
 
+# Styles of address that open a titled name and tell no one apart: read past, never kept as
+# titles ("the Right Honourable Lady Catherine de Bourgh" is "Lady Catherine de Bourgh").
+_STYLES = (
+    ("right", "honourable"),
+    ("right", "honorable"),
+    ("right", "reverend"),
+    ("honourable",),
+    ("honorable",),
+    ("reverend",),
+)
+
+
+def untitled(key: str) -> str:
+    """A normalized name without the titles and styles that open it ("miss elizabeth bennet":
+    "elizabeth bennet")."""
+    return _untitled(key)[1]
+
+
 def _untitled(key: str) -> tuple[tuple[str, ...], str]:
     """The titles that open a normalized name, spelled out, and the rest of it ("cap'n john
-    silver": (("captain",), "john silver")); a last word is never a title."""
+    silver": (("captain",), "john silver")); a style before them is read past (`_STYLES`); a
+    last word is never a title."""
     words = key.split()
+    for style in _STYLES:
+        if len(words) > len(style) + 1 and tuple(words[: len(style)]) == style:
+            words = words[len(style) :]
+            break
     titles: list[str] = []
     while len(words) > 1 and (title := _title(words[0])) is not None:
         titles.append(title)

@@ -14,11 +14,14 @@ from typing import Any
 from terrarium_dagster.backends.chat_request import ENTRY_REF, entry_number
 from terrarium_dagster.backends.curate_view import CurateEntryView, parse_curate_message
 from terrarium_dagster.backends.name_forms import (
+    a_persons_name,
+    a_places_name,
     name_owner,
     named_before_of,
     person_like,
     pet_name_of,
     titles_fit,
+    untitled,
     woman_titled,
     word_of,
 )
@@ -50,6 +53,7 @@ from terrarium_dagster.terms.candidates import (
     STARTERS,
     find_term,
 )
+from terrarium_dagster.terms.given_names import familiar_pair
 
 CITED_IN_REASONING = 3  # posts a CONFIRM's reasoning names
 
@@ -246,7 +250,7 @@ def _back_again(view: CurateEntryView) -> tuple[str | None, KnownEntry | None, s
         f"({again.source_count} in all): the story's own, not a name in passing; restored."
     )
     holder = _full_name_holding(view)
-    if holder is not None:
+    if holder is not None and not _another_person(view, holder):
         return reason, holder, "is part of the full name of"
     size = len(normalize_term(view.term).split())
     live = [
@@ -256,6 +260,8 @@ def _back_again(view: CurateEntryView) -> tuple[str | None, KnownEntry | None, s
         and len(normalize_term(other.term).split()) < size
     ]
     owner, how = name_owner(view.term, live) if size > 1 else (None, "")
+    if owner is not None and _another_person(view, owner):
+        return reason, None, ""
     return reason, owner, how
 
 
@@ -377,6 +383,16 @@ def _merge_target(
     for other in older:
         if mine & {normalize_term(name) for name in other.names}:
             return other, "names the same thing as"
+    found = _merge_owner(view, older, list(others.values()))
+    if found[0] is not None and _another_person(view, found[0]):
+        return None, ""  # "Miss Bennet", also "Miss Jane Bennet", is not "Elizabeth Bennet"
+    return found
+
+
+def _merge_owner(
+    view: CurateEntryView, older: Sequence[KnownEntry], known: Sequence[KnownEntry]
+) -> tuple[KnownEntry | None, str]:
+    """The older entry `view` is a form of by its names (`_merge_target`'s rules but the first)."""
     owner, how = name_owner(view.term, older)
     if owner is not None:
         return owner, how
@@ -396,10 +412,34 @@ def _merge_target(
     owners = [] if _one_of_a_kind(view) else named_before_of(view.term, older)
     if len(owners) == 1:
         return owners[0], "is the name, with where it belongs, of"
-    overlapping = _overlapping_name(view, older, list(others.values()))
+    overlapping = _overlapping_name(view, older, known)
     if overlapping is not None:
         return overlapping, "runs on into one name with"
     return None, ""
+
+
+def _another_person(view: CurateEntryView, owner: KnownEntry) -> bool:
+    """Whether a full name of each, titles aside, gives one surname two given names that are no
+    familiar forms of each other ("Miss Jane Bennet" and "Elizabeth Bennet"): two of a family,
+    whatever a shorter name of one ("Miss Bennet") would be a form of."""
+    given: dict[str, set[str]] = {}
+    persons: set[str] = set()  # surnames a name of the owner's shows as a person's
+    for name in map(normalize_term, owner.names):
+        words = untitled(name).split()
+        if len(words) == 2 and person_like(name) and words[0] not in HONORIFICS:
+            given.setdefault(words[1], set()).add(words[0])
+            if a_persons_name(name):
+                persons.add(words[1])
+    for name in map(normalize_term, view.names):
+        words = untitled(name).split()
+        if len(words) != 2 or not person_like(name) or words[0] in HONORIFICS:
+            continue  # "Old Quill" names no given name
+        if words[1] not in persons and not a_persons_name(name):
+            continue  # "Sacred Iss" and "River Iss": no person's names
+        theirs = given.get(words[1], set())
+        if theirs and not any(g == words[0] or familiar_pair(g, words[0]) for g in theirs):
+            return True
+    return False
 
 
 _INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
@@ -475,14 +515,24 @@ def _overlapping_name(
 
 def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> KnownEntry | None:
     """For a multiword name (`Tobiah Leck`), the older one-word entry that is its first or last
-    word (`Tobiah`): the same referent, first met by part of its name."""
+    word (`Tobiah`), or a familiar or pet form of its given name (`Lizzy` of `Elizabeth
+    Bennet`): the same referent, first met by part of its name."""
     keys = [normalize_term(name) for name in view.names]
     for key in keys:
         if not person_like(key) or woman_titled(key):  # "Miss Bingley" is not "Bingley"
             continue
         ends = {key.split()[0], key.split()[-1]} - STARTERS
+        given = untitled(key).split()[0]
+        place = a_places_name(key)
         for other in older:
-            if any(normalize_term(n) in ends for n in other.names) and titles_fit(key, other):
+            names = [normalize_term(n) for n in other.names]
+            named = any(n in ends for n in names) or (
+                given not in STARTERS
+                and any(" " not in n and familiar_pair(n, given) for n in names)
+            )
+            if place and any(a_persons_name(n) for n in names):
+                continue  # "Baskerville Hall" is not the Baskervilles' "Henry Baskerville"
+            if named and titles_fit(key, other):
                 return other
     return None
 

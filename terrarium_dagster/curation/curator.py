@@ -63,6 +63,7 @@ from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry
 from terrarium_dagster.store.normalize import one_letter_apart
 from terrarium_dagster.terms.candidates import find_term
+from terrarium_dagster.terms.given_names import familiar_forms, familiar_pair
 
 __all__ = [
     "KEPT_TENTATIVE",
@@ -185,8 +186,10 @@ def _name_neighbours(store: GlossaryStore, entry: Entry, limit: int) -> list[Ent
     and "John Silver", "Isle of Treasure" and "Treasure Island", "Upper-worlders" and
     "Upper-world", "Hampsted" and "Hampstead"): the forms of one name a merge needs side by
     side, which a search ranking by definitions too may leave out. A word that many entries
-    share (a title) counts after a rarer one."""
+    share (a title) counts after a rarer one. A given name meets its familiar and pet forms
+    ("Lizzy" and "Elizabeth Bennet", "Davie" and "David Balfour": `terms.given_names`)."""
     words = set().union(*(_name_words(name) for name in (entry.term, *entry.aliases)))
+    words |= {form for word in words for form in familiar_forms(word)}
     ranked: dict[int, tuple[int, Entry]] = {}
     for word in sorted(w for w in words if len(w) >= _NAME_WORD_CHARS):
         sharing = [
@@ -194,7 +197,7 @@ def _name_neighbours(store: GlossaryStore, entry: Entry, limit: int) -> list[Ent
             for hit in store.glossary.search(word[:_NAME_WORD_CHARS], limit=4 * limit + 8)
             if hit.entry.id != entry.id
             and any(
-                _words_meet(word, other)
+                _words_meet(word, other) or familiar_pair(word, other)
                 for name in (hit.entry.term, *hit.entry.aliases)
                 for other in _name_words(name)
             )
