@@ -1009,3 +1009,31 @@ def test_a_title_of_two_capital_letters_heads_its_chapter() -> None:
     prose = textwrap.fill("Siddhartha listened to the river, and the river laughed. " * 30, 70)
     text = "".join(f"\n\n\n\n{title}\n\n{prose}\n" for title in ("THE SON", "OM", "GOVINDA"))
     assert _titles_of_text(text) == ["THE SON", "OM", "GOVINDA"]
+
+
+def test_an_ending_before_the_first_numbered_chapter_is_left_out_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Persuasion's EPUB opens with the author's biographical notice, whose own heading is no
+    heading element, and its POSTSCRIPT, which is: an ending before the first numbered chapter
+    ends no story, so it is left out; the import's line says what it left out."""
+    prose = "Ysolde crossed the Glass Marsh at dawn, following the heron north past the weirs. " * 3
+    notice = "The following pages are the production of a pen already known to the public. " * 3
+    chapters = "".join(f"## Chapter {n}\n\n{prose}\n\n" for n in ("I", "II", "III"))
+    text = f"# The Glass Marsh\n\n## Postscript\n\n{notice}\n\n{chapters}"
+    text += f"## Epilogue\n\n{prose}\n"
+    book = chapters_from_blocks(blocks_from_markdown(text))
+    assert [c.title for c in book.chapters] == [
+        "Chapter I",
+        "Chapter II",
+        "Chapter III",
+        "Epilogue",
+    ]
+    assert "Postscript (front matter: an ending before the first chapter)" in book.dropped
+
+    source, out = tmp_path / "marsh.md", tmp_path / "marsh.db"
+    source.write_text(text, encoding="utf-8")
+    assert main(["import", str(source), "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("imported 4 chapters")
+    assert lines[1].startswith("left out, not story: ") and "Postscript" in lines[1], lines

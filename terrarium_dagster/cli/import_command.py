@@ -9,6 +9,9 @@ from typing import Any
 from terrarium_dagster.cli.arguments import add_command
 from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted
 
+#: How many of the parts an import left out its line names (`--dry-run` lists them all).
+LEFT_OUT_SHOWN = 4
+
 
 def add_import_parser(commands: Any) -> None:
     """Add `import`: the book and the corpus file to write."""
@@ -52,6 +55,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"{counted(report.paragraphs, 'paragraph', 'paragraphs')} "
         f"({counted(report.words, 'word', 'words')}) of {report.title} into {report.path}"
     )
+    if report.left_out:
+        shown = "; ".join(report.left_out[:LEFT_OUT_SHOWN])
+        more = len(report.left_out) - LEFT_OUT_SHOWN
+        print(
+            f"left out, not story: {shown}"
+            + (f"; {more} more (--dry-run lists them)" if more > 0 else "")
+        )
     if report.reference:
         print(f"back matter (glossary, appendices) kept for reference in {report.reference}")
     return EXIT_OK

@@ -151,6 +151,8 @@ def _heading_named(*sections: str) -> re.Pattern[str]:
 
 
 _FRONT = _heading_named(_FRONT_SECTIONS)
+# Story sections that end a story or a text: before the first numbered chapter, not story.
+_ENDING = _heading_named("postscript|afterword|epilogue|conclusion|envoi|finale")
 _CAST = _heading_named(_CAST_SECTIONS)
 _ONLY_NUMBER = re.compile(
     rf"^(?:(?:{_DIVISIONS})\s+)?"
@@ -234,6 +236,7 @@ class ImportReport:
     words: int
     title: str | None = None
     reference: str | None = None
+    left_out: tuple[str, ...] = ()  # what was not story, each with why ("CONTENTS (contents)")
 
 
 # -- the story span ------------------------------------------------------------------------------
@@ -1137,6 +1140,15 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         if not any(_is_prose(b) for b in body):
             found.dropped.append(f"{name} (no prose)")
             continue
+        if (
+            numbered_book
+            and _ENDING.match(plain)
+            and not any(_CHAPTER_NUMBER.match(chapter.title) for chapter in found.chapters)
+        ):
+            # a postscript before the first numbered chapter ends a notice of the author, not
+            # the story (Persuasion's EPUB, whose notice has no heading of its own)
+            found.dropped.append(f"{name} (front matter: an ending before the first chapter)")
+            continue
         if "project gutenberg" in " ".join(b.text for b in body[:3]).casefold():
             found.dropped.append(f"{name} (licence)")
             continue
@@ -1390,6 +1402,7 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         words=sum(len(p.split()) for p in paragraphs),
         title=book.title or _title_from_name(source),
         reference=str(reference) if book.reference else None,
+        left_out=tuple(book.dropped),
     )
 
 
