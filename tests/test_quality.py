@@ -301,6 +301,8 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Reverend Mr. Collins", "Mr. Collins"),  # a style of address tells no one apart
         ("Longbourn House", "Longbourn"),  # an estate's house is the place it names
         ("Sacred Iss", "River Iss|Iss"),  # two words before one name, no person's
+        ("Strait of Bab-el-Mandeb", "Bab-el-Mandeb"),  # the land met first by its own name
+        ("Island of Salcette", "Salcette"),
     ],
 )
 def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
@@ -312,6 +314,8 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
     ("term", "older"),
     [
         ("Issus", "Temple of Issus"),  # a building's "of" names someone else
+        ("Temple of Issus", "Issus"),
+        ("Prince of Dusar", "Dusar"),
         ("Dusar", "Prince of Dusar"),
         ("Jeddak of Helium", "Jeddak of Thark"),
         ("Tom Morgan", "Dick Morgan"),

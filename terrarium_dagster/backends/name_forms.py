@@ -616,6 +616,20 @@ def of_forms(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     return found
 
 
+def land_named_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """For a place of the land named after what follows its "of" ("Strait of Bab-el-Mandeb",
+    "Island of Salcette"), the entries whose whole name that is (`Bab-el-Mandeb`): the land met
+    first by its own name, as `_short_form` finds it the other way round."""
+    key = normalize_term(name)
+    if " of " not in key:
+        return []
+    head, _, what = key.partition(" of ")
+    what = what.removeprefix("the ")
+    if not what or not _LAND & set(head.split()) or len(head.split()) > 2:
+        return []
+    return [e for e in entries if what in (normalize_term(n) for n in e.names)]
+
+
 def _titled_full_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
     """For a title and a full name (`Miss Mary Sutherland`, `Lady Catherine de Bourgh`), the
     entries named by the same title and its first or last word (`Miss Sutherland`, `Lady
@@ -733,6 +747,7 @@ def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | N
         (familiar_full_names_of, "is, by a familiar given name, the full name of"),
         (_full_name_of_titled, "is the full name of"),
         (of_forms, "is one referent with"),
+        (land_named_of, "is the land named after"),
         (_titled_full_name_of, "is the titled full name of"),
         (people_of, "is the people or place of"),
         (spellings_of, "is another spelling of"),
