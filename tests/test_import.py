@@ -1037,3 +1037,30 @@ def test_an_ending_before_the_first_numbered_chapter_is_left_out_and_said(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("imported 4 chapters")
     assert lines[1].startswith("left out, not story: ") and "Postscript" in lines[1], lines
+
+
+def test_a_work_appended_under_its_own_title_and_byline_is_a_chapter_of_its_own() -> None:
+    """The Prince (Gutenberg) appends two more works by Machiavelli after chapter XXVI, each
+    under a title in capitals and its author's byline ("BY" / "NICOLO MACHIAVELLI", "WRITTEN BY
+    NICOLO MACHIAVELLI"): each its own chapter, not 12,000 more words of chapter XXVI; the book's
+    own title and byline above chapter I, and a line in capitals inside a chapter, stay as they
+    were."""
+    prose = "Odo Varrick poled the flatboat through the Glass Marsh at dawn, past the weirs. " * 3
+    chapters = "".join(f"CHAPTER {n}\n\n{prose}\n\n" for n in ("I", "II", "III"))
+    text = (
+        f"THE GLASS MARSH\n\nBY M. QUIST\n\n\n\n{chapters}"
+        f"A NOTICE ON THE WEIR\n\nBY THE RIVER\n\n{prose}\n\n\n\n"
+        f"DESCRIPTION OF THE WEIRS\nOF THE GLASS MARSH\n\nBY\n\nM. QUIST\n\n{prose}\n\n\n\n"
+        f"THE LIFE OF ODO VARRICK\n\nWRITTEN BY M. QUIST\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER I",
+        "CHAPTER II",
+        "CHAPTER III",
+        "DESCRIPTION OF THE WEIRS OF THE GLASS MARSH",
+        "THE LIFE OF ODO VARRICK",
+    ]
+    third = book.chapters[2].paragraphs
+    assert "A NOTICE ON THE WEIR" in third and "BY THE RIVER" in third  # no byline: a line
+    assert not any("QUIST" in p for c in book.chapters for p in c.paragraphs)

@@ -177,7 +177,8 @@ _PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$
 # an author's byline ("BY NICOLO MACHIAVELLI", "Translated by ..."), not a title that opens with
 # "by" ("BY THE RIVER": Siddhartha)
 _BYLINE = re.compile(
-    r"^(?:by|(?:illustrated|translated|edited|with illustrations) by)\b(?!\s+(?:the|a|an)\b)",
+    r"^(?:by|(?:written|illustrated|translated|edited|with illustrations) by)\b"
+    r"(?!\s+(?:the|a|an)\b)",
     re.I,
 )
 
@@ -680,10 +681,57 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
         chosen.pop(subtitle, None)
+    if strong:  # after the first chapter: another work's title and its author, appended
+        for title, lines_of_title, byline, name in _bylined_titles(lines, after=min(strong)):
+            chosen[title], chosen[byline] = None, None
+            wrapped[title], wrapped[byline] = lines_of_title, name
     return {
         index: _Heading(subtitle, wrapped.get(index, ()))
         for index, subtitle in sorted(chosen.items())
     }
+
+
+BYLINED_TITLE_LINES = 6  # an appended work's title in capitals takes at most this many lines
+
+
+def _bylined_titles(
+    lines: list[str], *, after: int
+) -> list[tuple[int, tuple[int, ...], int, tuple[int, ...]]]:
+    """Titles in capitals (a paragraph of a few lines) with an author's byline right under
+    them, after line `after`: another work the book appends (The Prince's "DESCRIPTION OF THE
+    METHODS ADOPTED BY THE DUKE VALENTINO ..." over "BY" and "NICOLO MACHIAVELLI"; "THE LIFE OF
+    CASTRUCCIO CASTRACANI" over "WRITTEN BY NICOLO MACHIAVELLI"). Each as (its first line, its
+    other lines, the byline's line, the author's name when on a paragraph of its own)."""
+    paragraphs: list[list[int]] = []
+    for index in range(after + 1, len(lines)):
+        if not lines[index].strip():
+            if paragraphs and paragraphs[-1]:
+                paragraphs.append([])
+            continue
+        if not paragraphs:
+            paragraphs.append([])
+        paragraphs[-1].append(index)
+    paragraphs = [p for p in paragraphs if p]
+    found = []
+    for number, title in enumerate(paragraphs[:-1]):
+        texts = [lines[i].strip() for i in title]
+        if len(title) > BYLINED_TITLE_LINES or not all(
+            t == t.upper() and any(c.isalpha() for c in t) for t in texts
+        ):
+            continue
+        if any(_STRONG.match(t) or _BYLINE.match(t) for t in texts):
+            continue
+        byline = paragraphs[number + 1]
+        first = lines[byline[0]].strip()
+        if len(byline) > 2 or not _BYLINE.match(first) or first != first.upper():
+            continue
+        name: tuple[int, ...] = ()
+        if first.casefold() == "by" and len(byline) == 1 and number + 2 < len(paragraphs):
+            name_lines = paragraphs[number + 2]
+            if len(name_lines) == 1 and lines[name_lines[0]].strip().isupper():
+                name = (name_lines[0],)
+        found.append((title[0], tuple(title[1:]), byline[0], (*byline[1:], *name)))
+    return found
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -1077,7 +1125,14 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         if sectioned and all(_SECTION_NUMBER.match(text) for text in item):
             sections[-1][1].append(Block("text", "* * *"))  # "II." inside "ADVENTURE I. ..."
             continue
-        if numbered_book and numbered_seen and not _numbered(item) and not _named(item):
+        bylined = any(_BYLINE.match(text) for text in item[1:])  # another work, appended
+        if (
+            numbered_book
+            and numbered_seen
+            and not _numbered(item)
+            and not _named(item)
+            and not bylined
+        ):
             # a heading inside a chapter of a book whose chapters are numbered: a poem's or a
             # letter's title, kept as a line of the chapter
             sections[-1][1].extend(Block("text", text) for text in item)
