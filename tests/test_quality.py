@@ -325,6 +325,7 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Hampstead", "Hampsted"),  # a word English knows is no misspelling
         ("Mock Turtle Soup", "Mock Turtle"),  # a word after the last names another thing
         ("Wicked Witch of the West", "Witch of the East"),
+        ("Wicked Witch of the West", "Wicked Witch of the East|Wicked Witch"),  # another "of"
         ("Mary Jekyll", "Henry Jekyll"),  # a family shares a surname
         ("Harry Lanyon", "Henry Jekyll"),
         ("Mrs. Darling", "Mr. Darling"),  # a title tells a family's members apart

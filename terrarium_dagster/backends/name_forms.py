@@ -602,7 +602,10 @@ def of_forms(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
         return []
     found = []
     for entry in entries:
-        for other in map(normalize_term, entry.names):
+        names = [normalize_term(n) for n in entry.names]
+        if head is not None and any(_head_of(other) == head and other != key for other in names):
+            continue  # "Wicked Witch of the West" is not the "Wicked Witch of the East"
+        for other in names:
             other_head = _head_of(other)
             if head is not None and other_head is None:
                 match = idea_form(_untitled(other)[1]) == own
