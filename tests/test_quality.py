@@ -607,3 +607,24 @@ def test_miss_and_a_surname_is_not_a_daughter_called_miss_and_her_given_name() -
     alice = _known(2, "Miss Alice Rucastle")
     (merged,) = offline_curate([_view(12, "Miss Rucastle", similar=(alice,))])
     assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E2")
+
+
+def test_a_novels_curation_reasons_speak_of_paragraphs_and_chapters() -> None:
+    """The reasons the offline curator gives for an imported book's entries (shown on the site,
+    by `why` and in Dagster) say paragraphs and chapters, never posts and threads."""
+    from terrarium_dagster.curation.review_prompt import BOOK_LABEL
+
+    book = {"story_label": BOOK_LABEL}
+    views = [
+        _view(20, "Victor Hugo", sources=1, **book),  # a name of English words one post names
+        _view(21, "Guildford", sources=1, quiet_threads=3, **book),
+        _view(22, "Tars Tarkas", status="rejected", named_again=2, sources=3, **book),
+    ]
+    reasons = [d["reasoning"] for d in offline_curate(views)]
+    assert len(reasons) == 3, reasons
+    for reason in reasons:
+        assert " post" not in reason and "thread" not in reason, reason
+    assert any("paragraph" in reason for reason in reasons)
+    assert any("chapter" in reason for reason in reasons)
+    quest = offline_curate([_view(21, "Guildford", sources=1, quiet_threads=3)])
+    assert " post(s)" in quest[0]["reasoning"]  # a quest's stay a quest's

@@ -68,7 +68,7 @@ def test_a_name_met_once_and_never_again_is_let_go_then_restored(tmp_path: Path)
     kinds = [kind for _, kind, _ in decided]
     assert kinds[0] == "TENTATIVE" and kinds[-2:] == ["REJECT", "CONFIRM"], decided
     rejected = next(reason for _, kind, reason in decided if kind == "REJECT")
-    assert f"the {QUIET_THREADS} threads since never name it again" in rejected
+    assert f"the {QUIET_THREADS} chapters since never name it again" in rejected  # a book
     with GlossaryStore(db) as store:
         entry = store.glossary.find_by_term("Perrotin of Nice")
         assert entry is not None and entry.status == "confirmed"

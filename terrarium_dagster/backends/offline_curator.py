@@ -154,7 +154,27 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             )
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
     decisions.extend(_met_among_let_go(entries, decisions, set(restored)))
-    return _follow_merges(_absorb_first_names(decisions, entries))
+    decisions = _follow_merges(_absorb_first_names(decisions, entries))
+    if any(view.story_label == BOOK_LABEL for view in entries):  # a novel's chapters, paragraphs
+        for decision in decisions:
+            decision["reasoning"] = _in_a_books_words(decision.get("reasoning") or "")
+    return decisions
+
+
+# A reason's words for a quest's posts and threads, and a novel's for the same (the curation of
+# an imported book reads as a book's wherever a reader meets it: the site, `why`, Dagster).
+_BOOK_WORDS = (
+    ("posts of this thread", "paragraphs of this chapter"),
+    ("a single post", "a single paragraph"),
+    (" post(s)", " paragraph(s)"),
+    (" threads since", " chapters since"),
+)
+
+
+def _in_a_books_words(reason: str) -> str:
+    for quest, book in _BOOK_WORDS:
+        reason = reason.replace(quest, book)
+    return reason
 
 
 def _merge(ref: str, target: KnownEntry, why: str) -> dict[str, Any]:
