@@ -17,7 +17,7 @@ from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import elided_word, frequency
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
-from terrarium_dagster.terms.given_names import LISTED_NAMES, familiar_pair, pet_name
+from terrarium_dagster.terms.given_names import WOMEN_NAMES, familiar_pair, given_name, pet_name
 
 _I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
 _CALL_ME = re.compile(r"\b(?:call|calls|called)\s+me\s+(?:the\s+)?$", re.IGNORECASE)
@@ -217,6 +217,8 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             continue  # "Bingley", also named "Mr. Bingley", is not "Miss Bingley"; nor the reverse
         if title in _WOMEN_TITLES and any(_relative(word, title, other) for other in names):
             continue  # "Stoner", also "Major-General Stoner", is not "Miss Stoner"
+        # "Miss Bennet" is not the "Miss Elizabeth" of "Elizabeth Bennet": not by her surname
+        younger = title == "miss" and _called_by_her_given_name(word, names)
         for other in names:
             words = other.split()
             if other == own:
@@ -233,15 +235,14 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
                 # once she is called "Miss" in full ("Miss Helen Stoner": the branch below),
                 # since "Elizabeth Bennet" may be any of the Misses Bennet
                 given = rest.split()[0]
-                married = given in _WOMEN_NAMES and title != "miss"
+                married = given in WOMEN_NAMES and title != "miss"
                 ends = (given, words[-1]) if married else (given,)
-            elif title in _MEN_TITLES and rest.split()[0] in _WOMEN_NAMES:
+            elif title in _MEN_TITLES and rest.split()[0] in WOMEN_NAMES:
                 ends = ()  # "Mr. Bennet" is not "Elizabeth Bennet"
             else:  # "Mr. Holmes" of "Sherlock Holmes", "Miss Rucastle" of "Miss Alice Rucastle"
                 ends = (words[0], words[-1])
-            daughter = title == "miss" and word == words[-1] and len(words) > 1
-            if daughter and _called_by_her_given_name(word, names):
-                continue  # "Miss Bennet" is not the "Miss Elizabeth" of "Elizabeth Bennet"
+            if younger and word == words[-1] and len(words) > 1:
+                continue
             if word in ends:
                 found.append(entry)
                 break
@@ -299,26 +300,6 @@ _FAMILY_TITLES = {
 _WOMEN_TITLES = frozenset(("miss", "missus", "ms", "madame", "mistress", "lady", "dame"))
 
 
-# Women's given names of the English novel (with their familiar forms), so that a title tells
-# whose full name a surname belongs to: "Mrs. Lyons" is "Laura Lyons", "Mr. Bennet" is not
-# "Elizabeth Bennet". A name missing here only leaves two entries apart.
-_WOMEN_NAMES_TEXT = """
-    ada adela adelaide agatha agnes alice alicia amelia amy anna anne annie arabella augusta
-    barbara beatrice beatrix bella bertha bess bessie beth betsy betty beryl blanche bridget
-    caroline catherine cecilia cecily charlotte clara clarissa constance cora cordelia daisy
-    diana dinah dolly dora dorothea dorothy edith eleanor elinor eliza elizabeth ella ellen
-    elsie emily emma esther ethel eugenie eva evelyn fanny flora florence frances georgiana
-    georgina gertrude grace gwendolen hannah harriet harriett hatty helen helena henrietta
-    hester hetty honoria ida irene isabel isabella jane janet jean jemima jenny jessie joan
-    josephine judith julia juliet kate katharine katherine kathleen kitty laura lavinia letitia
-    lettice lilian lily lizzie lizzy lois lottie louisa louise lucy lydia mabel madeline maggie
-    margaret margery maria marian marianne marie martha mary matilda maud maude may meg mercy
-    mildred millie minnie miriam molly nan nancy nell nellie nelly nora norah olivia patience
-    pauline peggy penelope phoebe polly priscilla prudence rachel rebecca rhoda rosa rosalind
-    rose rosamond ruth sally sarah selina sophia sophie susan susanna susannah sybil tabitha
-    theresa violet wendy winifred
-"""
-_WOMEN_NAMES = frozenset(_WOMEN_NAMES_TEXT.split())
 # Titles of men in a family: the surname after one is his, never a woman's full name's.
 _MEN_TITLES = frozenset(("mister", "monsieur", "master", "sir", "lord"))
 
@@ -335,7 +316,7 @@ def _relative(word: str, title: str, other: str) -> bool:
         and parts[-1] == word
         and titles[:1] != (title,)
         and parts[0] != word
-        and parts[0] not in _WOMEN_NAMES  # "Helen Stoner" is "Miss Stoner"
+        and parts[0] not in WOMEN_NAMES  # "Helen Stoner" is "Miss Stoner"
         and not familiar_pair(word, parts[0])
     )
 
@@ -348,8 +329,8 @@ def _is_titled(title: str, full_name: str) -> bool:
     Miss Bennets); a man's title no woman's ("Elizabeth Bennet" is not "Mr. Bennet")."""
     given = full_name.split()[0]
     if title in _WOMEN_TITLES:
-        return _FAMILY_TITLES.get(title) == "missus" and given in _WOMEN_NAMES
-    return not (title in _MEN_TITLES and given in _WOMEN_NAMES)
+        return _FAMILY_TITLES.get(title) == "missus" and given in WOMEN_NAMES
+    return not (title in _MEN_TITLES and given in WOMEN_NAMES)
 
 
 def titles_fit(full_name: str, entry: KnownEntry) -> bool:
@@ -361,7 +342,7 @@ def titles_fit(full_name: str, entry: KnownEntry) -> bool:
         titles, surname = _untitled(other)
         if not titles or " " in surname or titles[0] not in _FAMILY_TITLES:
             continue  # only a title and a surname says whose the surname is
-        if surname in _WOMEN_NAMES:
+        if surname in WOMEN_NAMES:
             continue  # a given name: "Miss Lydia" is "Lydia"
         if not _is_titled(titles[0], rest):
             return False
@@ -388,7 +369,7 @@ def a_persons_name(key: str) -> bool:
     words = rest.split()
     if len(key.split()) < 2 or named_place(words):
         return False
-    return bool(titles) or words[0] in LISTED_NAMES or words[0] in _WOMEN_NAMES
+    return bool(titles) or given_name(words[0])
 
 
 def a_places_name(key: str) -> bool:

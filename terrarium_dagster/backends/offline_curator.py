@@ -145,12 +145,10 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             unlisted = view.source_count - len(listed)
             if unlisted > 0:  # the count and the list agree: say how many are not listed
                 cited += f" and {unlisted} more"
-            book = view.story_label == BOOK_LABEL  # a book's posts are its paragraphs
-            posts, story_posts = ("paragraphs", "paragraphs") if book else ("posts", "QM posts")
             reason = (
-                f"Recorded from {view.source_count} {posts} ({cited})."
+                f"Recorded from {view.source_count} posts ({cited})."
                 if view.source_count >= 2
-                else f"Mentioned in {view.qm_evidence_mentions} {story_posts} of the evidence."
+                else f"Mentioned in {view.qm_evidence_mentions} QM posts of the evidence."
             )
             decisions.append({"entry_id": ref, "decision": "CONFIRM", "reasoning": reason})
     decisions.extend(_met_among_let_go(entries, decisions, set(restored)))
@@ -164,6 +162,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
 # A reason's words for a quest's posts and threads, and a novel's for the same (the curation of
 # an imported book reads as a book's wherever a reader meets it: the site, `why`, Dagster).
 _BOOK_WORDS = (
+    (" posts (>>", " paragraphs (>>"),
+    (" QM posts of the evidence", " paragraphs of the evidence"),
     ("posts of this thread", "paragraphs of this chapter"),
     ("a single post", "a single paragraph"),
     (" post(s)", " paragraph(s)"),

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import itertools
 import re
 import sqlite3
 import warnings
@@ -702,16 +703,13 @@ def _bylined_titles(
     METHODS ADOPTED BY THE DUKE VALENTINO ..." over "BY" and "NICOLO MACHIAVELLI"; "THE LIFE OF
     CASTRUCCIO CASTRACANI" over "WRITTEN BY NICOLO MACHIAVELLI"). Each as (its first line, its
     other lines, the byline's line, the author's name when on a paragraph of its own)."""
-    paragraphs: list[list[int]] = []
-    for index in range(after + 1, len(lines)):
-        if not lines[index].strip():
-            if paragraphs and paragraphs[-1]:
-                paragraphs.append([])
-            continue
-        if not paragraphs:
-            paragraphs.append([])
-        paragraphs[-1].append(index)
-    paragraphs = [p for p in paragraphs if p]
+    paragraphs = [
+        list(indices)
+        for blank, indices in itertools.groupby(
+            range(after + 1, len(lines)), key=lambda index: not lines[index].strip()
+        )
+        if not blank
+    ]
     found = []
     for number, title in enumerate(paragraphs[:-1]):
         texts = [lines[i].strip() for i in title]

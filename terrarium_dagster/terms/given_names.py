@@ -1,6 +1,7 @@
-"""English given names and their familiar forms: "Harry" of "Henry", "Lizzy" of "Elizabeth",
-"Toby" of "Tobiah". A fact of the language, not of a story: the offline backend merges by it
-(`backends.name_forms`) and the curator shows such names side by side (`curation.curator`).
+"""English given names: their familiar forms ("Harry" of "Henry", "Lizzy" of "Elizabeth",
+"Toby" of "Tobiah") and women's given names (a title tells whose full name a surname is). A fact
+of the language, not of a story: the offline backend merges by it (`backends.name_forms`) and the
+curator shows such names side by side (`curation.curator`).
 """
 
 from __future__ import annotations
@@ -55,12 +56,42 @@ def pet_name(key: str, name: str) -> bool:
     return False
 
 
+# The other way round: a given name's familiar forms ("elizabeth": "bess", "eliza", ...).
+_FAMILIAR_FORMS: dict[str, frozenset[str]] = {
+    formal: frozenset(f for f, names in _FAMILIAR.items() if formal in names)
+    for formal in frozenset().union(*_FAMILIAR.values())
+}
+
+
 def familiar_forms(word: str) -> frozenset[str]:
     """The given names the one casefolded word is listed with, either way ("lizzy": {"elizabeth"};
     "elizabeth": {"bess", "eliza", "lizzy", ...}); pet forms of a stem are not listed."""
-    formal = _FAMILIAR.get(word, frozenset())
-    return formal | frozenset(f for f, names in _FAMILIAR.items() if word in names)
+    return _FAMILIAR.get(word, frozenset()) | _FAMILIAR_FORMS.get(word, frozenset())
 
 
-#: Every given name the familiar forms list, either side ("harry", "henry", "elizabeth").
-LISTED_NAMES: frozenset[str] = frozenset(_FAMILIAR).union(*_FAMILIAR.values())
+# Women's given names of the English novel (with their familiar forms), so that a title tells
+# whose full name a surname belongs to: "Mrs. Lyons" is "Laura Lyons", "Mr. Bennet" is not
+# "Elizabeth Bennet". A name missing here only leaves two entries apart.
+_WOMEN_NAMES_TEXT = """
+    ada adela adelaide agatha agnes alice alicia amelia amy anna anne annie arabella augusta
+    barbara beatrice beatrix bella bertha bess bessie beth betsy betty beryl blanche bridget
+    caroline catherine cecilia cecily charlotte clara clarissa constance cora cordelia daisy
+    diana dinah dolly dora dorothea dorothy edith eleanor elinor eliza elizabeth ella ellen
+    elsie emily emma esther ethel eugenie eva evelyn fanny flora florence frances georgiana
+    georgina gertrude grace gwendolen hannah harriet harriett hatty helen helena henrietta
+    hester hetty honoria ida irene isabel isabella jane janet jean jemima jenny jessie joan
+    josephine judith julia juliet kate katharine katherine kathleen kitty laura lavinia letitia
+    lettice lilian lily lizzie lizzy lois lottie louisa louise lucy lydia mabel madeline maggie
+    margaret margery maria marian marianne marie martha mary matilda maud maude may meg mercy
+    mildred millie minnie miriam molly nan nancy nell nellie nelly nora norah olivia patience
+    pauline peggy penelope phoebe polly priscilla prudence rachel rebecca rhoda rosa rosalind
+    rose rosamond ruth sally sarah selina sophia sophie susan susanna susannah sybil tabitha
+    theresa violet wendy winifred
+"""
+WOMEN_NAMES: frozenset[str] = frozenset(_WOMEN_NAMES_TEXT.split())
+
+
+def given_name(word: str) -> bool:
+    """Whether the casefolded word is a given name these lists know: a woman's, or one of the
+    familiar forms' either side ("harry", "henry", "elizabeth")."""
+    return word in _FAMILIAR or word in _FAMILIAR_FORMS or word in WOMEN_NAMES
