@@ -8,6 +8,7 @@ import pytest
 
 from terrarium_dagster.terms.candidates import (
     Candidate,
+    calendar_names,
     find_candidates,
     find_term,
     is_common_word,
@@ -152,6 +153,31 @@ def test_a_month_after_the_opens_a_name_of_an_english_word() -> None:
     or day before a name of its own ("on the Monday Varen came") is not part of it."""
     text = "Then the March Hare spoke. The May Queen smiled. On the Monday Varen came."
     assert [c.term for c in find_candidates(text)] == ["March Hare", "May Queen", "Varen"]
+
+
+def test_a_day_the_text_writes_as_a_name_is_a_name() -> None:
+    """Robinson Crusoe names his man after the day he saved him: "Friday", written as a name
+    (no "on", "last", "morning" or date beside it) is proposed; where the text also writes the
+    day as a time as often, it is not; a day that only opens sentences never is."""
+    crusoe = (
+        "I let him know his name should be Friday, which was the day I saved his life. "
+        "I took Friday to my castle, and the father of Friday wept; so that Friday could "
+        "no way come at me. Friday's father sat down."
+    )
+    assert calendar_names(crusoe) == {"friday"}
+    assert "Friday" in [c.term for c in find_candidates(crusoe)]
+    times = (
+        "He came on Friday and left last Friday; I saw Friday's list and told Friday, and "
+        "Friday morning we sailed till Monday."
+    )
+    assert calendar_names(times) == frozenset()
+    assert "Friday" not in [c.term for c in find_candidates(times)]
+    # a time beside the day, however it is written: "to-morrow, Monday", "(Sunday)", a date
+    dated = (
+        "It will be for to-morrow, Monday. Throughout this day (Sunday) he waited, and on "
+        "Sunday, October 20th, and Sunday 3rd, he read."
+    )
+    assert calendar_names(dated) == frozenset()
 
 
 def test_a_name_after_a_title_written_short_opens_no_sentence() -> None:

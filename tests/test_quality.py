@@ -368,6 +368,22 @@ def test_a_word_english_knows_named_in_one_post_is_a_name_in_passing() -> None:
     assert twice["decision"] == "CONFIRM", twice
 
 
+def test_a_day_the_evidence_writes_as_a_name_is_confirmed_and_a_time_rejected() -> None:
+    """Crusoe's "Friday", written as a man's name in its evidence, is confirmed like any name
+    named in three posts; the same day written as a time is a calendar word, rejected."""
+    named = (
+        "I took Friday to my castle, and the father of Friday wept.",
+        "so that Friday could no way come at me; Friday's father sat down.",
+    )
+    timed = ("He came on Friday and left last Friday.", "Friday morning we sailed.")
+    kept = offline_curate(
+        [_view(9, "Friday", sources=3, evidence=named, definition="A man of the island.")]
+    )
+    assert [d["decision"] for d in kept] == ["CONFIRM"], kept
+    (dropped,) = offline_curate([_view(9, "Friday", sources=3, evidence=timed)])
+    assert dropped["decision"] == "REJECT", dropped
+
+
 def test_a_rejected_name_named_again_is_restored_unless_it_is_still_passing_or_a_title() -> None:
     """A rejected entry shown again with the posts that name it: CONFIRM (restore) when, with
     them, three posts name it; no decision (still rejected) when fewer do, or for a familiar word

@@ -34,6 +34,7 @@ from terrarium_dagster.terms.candidates import (
     HONORIFICS,
     NOT_NAMES,
     STARTERS,
+    calendar_names,
     find_term,
     is_common_word,
     is_demonym_of_real_place,
@@ -384,8 +385,11 @@ def a_title(view: CurateEntryView) -> bool:
 
 
 def ordinary_word_reason(view: CurateEntryView) -> str | None:
-    """Why the term is ordinary vocabulary, a people of a real place or a description, or None."""
+    """Why the term is ordinary vocabulary, a people of a real place or a description, or None.
+    A day or month the evidence writes as a name ("my man Friday") is none of these."""
     key = normalize_term(view.term)
+    if key in calendar_names("\n\n".join(view.evidence)):
+        return None
     ordinary = ordinary_reason(view.term, elision=not _written_as_a_name(view))
     if key in NOT_NAMES or (
         " " not in key and view.term == view.term.lower() and is_english_lowercase(key)

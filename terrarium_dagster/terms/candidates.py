@@ -425,6 +425,66 @@ _CALENDAR_TEXT = """monday tuesday wednesday thursday friday saturday sunday jan
     march april may june july august september october november december"""
 _CALENDAR: frozenset[str] = frozenset(_CALENDAR_TEXT.split())
 
+# A day or month is a time where one of these words comes before it ("on Friday", "last May",
+# "till Monday") or after it ("Friday morning"), or a number beside it ("June 5th"); "of" only
+# before a month ("the fifth of June"; "the father of Friday" names a man).
+_TIME_BEFORE_TEXT = """
+    on last next every each this till until since by before after following a one good
+    same in from early late all today to-day tomorrow to-morrow yesterday is was be not"""
+_TIME_BEFORE = frozenset(_TIME_BEFORE_TEXT.split())
+_TIME_AFTER_TEXT = "morning night evening afternoon week noon eve fortnight"
+_TIME_AFTER = frozenset(_TIME_AFTER_TEXT.split())
+_MONTHS = frozenset(_CALENDAR_TEXT.split()[7:])
+# A day or month written as a name at least this often where no sentence opens, and more than
+# twice as often as a time, is a name in that text ("my man Friday", "Friday told me").
+CALENDAR_NAME_USES = 2
+
+
+def calendar_names(text: str) -> frozenset[str]:
+    """The days and months (casefolded) that `text` writes as a name, not a time: capitalised
+    where no sentence opens, at least `CALENDAR_NAME_USES` times with no word or number of a
+    time beside it ("I called him Friday", "Friday's father"), more than twice as often as a
+    time. A story may name a person so (Crusoe's Friday): the
+    calendar words are never names elsewhere (`NOT_NAMES`)."""
+    masked = mask_markup(text)
+    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
+    names: Counter[str] = Counter()
+    times: Counter[str] = Counter()
+    for index, (start, end, token) in enumerate(tokens):
+        word = _without_possessive(token)
+        key = word.casefold()
+        if key not in _CALENDAR or not word[:1].isupper() or _at_sentence_start(masked, start):
+            continue
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if (
+            word == token
+            and following
+            and _is_capitalised(following[2])
+            and masked[end : following[0]] == " "
+        ):
+            continue  # a word of a longer name: "the March Hare", "the May Queen"
+        before = tokens[index - 1][2].casefold() if index else ""
+        after = following[2].casefold() if following else ""
+        near = masked[max(0, start - 6) : end + 6]
+        timed = (
+            word == token
+            and (
+                before in _TIME_BEFORE
+                or (before == "of" and key in _MONTHS)
+                or after in _TIME_AFTER
+                or after in _MONTHS  # "Sunday, October 20th"
+                or masked[max(0, start - 1) : start] == "("  # "this day (Sunday)"
+                or any(ch.isdigit() for ch in near)
+            )
+        )
+        (times if timed else names)[key] += 1
+    return frozenset(
+        key
+        for key, count in names.items()
+        if count >= CALENDAR_NAME_USES and 2 * times[key] < count
+    )
+
+
 # Titles that belong to a name even when the name opens a sentence ("Captain Ysolde rode ...").
 _HONORIFICS_TEXT = """
     lord lady sir dame king queen prince princess captain general commander brother sister
@@ -715,6 +775,8 @@ def find_candidates(
     masked = mask_markup(text)
     drafts: dict[str, _Draft] = {}
     tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
+    named_days = calendar_names(text)  # "my man Friday": a day this text writes as a name
+    not_names = NOT_NAMES - named_days
     # A capitalised word the text also writes in lowercase at least as often as it capitalises
     # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
     # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
@@ -731,8 +793,8 @@ def find_candidates(
         key = norm_key(term)
         if (
             not key
-            or key in NOT_NAMES
-            or _is_ordinary_here(term, lowercase, capital_mid)
+            or key in not_names
+            or (key not in named_days and _is_ordinary_here(term, lowercase, capital_mid))
             or is_demonym_of_real_place(term)
             or is_descriptive_compound(term)
         ):
@@ -750,7 +812,7 @@ def find_candidates(
             draft.offset = offset
             draft.term = term
 
-    _propose_names(masked, tokens, propose)
+    _propose_names(masked, tokens, propose, not_names)
     _propose_lowercase(tokens, propose)
     _propose_quoted(masked, propose)
 
@@ -852,7 +914,9 @@ def _known_index(known: Iterable[str]) -> tuple[set[str], set[str]]:
     return keys, words
 
 
-def _propose_names(masked: str, tokens: list[_Token], propose: _Propose) -> None:
+def _propose_names(
+    masked: str, tokens: list[_Token], propose: _Propose, not_names: frozenset[str] = NOT_NAMES
+) -> None:
     runs: list[list[_Token]] = []
     index = 0
     while index < len(tokens):
@@ -903,7 +967,7 @@ def _propose_names(masked: str, tokens: list[_Token], propose: _Propose) -> None
         ):
             # "Saxirn Bronddeep": two names side by side, each also seen alone
             for token in run:
-                _propose_run(masked, [token], propose)
+                _propose_run(masked, [token], propose, not_names)
         elif (
             len(run) > 1
             and " ".join(words[1:]) in mid_sentence
@@ -912,9 +976,9 @@ def _propose_names(masked: str, tokens: list[_Token], propose: _Propose) -> None
             and _at_sentence_start(masked, run[0][0])
         ):
             # "Ask Quill to come": the name is seen without the word that opens the sentence
-            _propose_run(masked, run[1:], propose)
+            _propose_run(masked, run[1:], propose, not_names)
         else:
-            _propose_run(masked, run, propose)
+            _propose_run(masked, run, propose, not_names)
 
 
 def _connector_length(masked: str, tokens: list[_Token], last: _Token, cursor: int) -> int:
@@ -944,7 +1008,9 @@ def _is_capitalised(token: str) -> bool:
     return not (len(letters) > 1 and all(ch.isupper() for ch in letters))
 
 
-def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
+def _propose_run(
+    masked: str, run: list[_Token], propose: _Propose, not_names: frozenset[str] = NOT_NAMES
+) -> None:
     titled_at = [i for i, token in enumerate(run) if i and token[2].casefold() in _SHORT_TITLES]
     if titled_at:  # "Honourable Mr. Camerfield": the name opens at its title
         run = run[titled_at[-1] :]
@@ -968,7 +1034,7 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
                 return
         if first in _SHORT_TITLES and len(words) > 1:
             dropped = masked[offsets[0] : offsets[1]]
-        if first in _ARTICLES or first in _DROP_PREFIX or first in NOT_NAMES:
+        if first in _ARTICLES or first in _DROP_PREFIX or first in not_names:
             titled = titled or first == "the"
         elif (
             first in _CONNECTORS
@@ -986,7 +1052,7 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
             break
         words, offsets = words[1:], offsets[1:]
         at_start = False
-    while words and (words[-1].casefold() in _CONNECTORS or words[-1].casefold() in NOT_NAMES):
+    while words and (words[-1].casefold() in _CONNECTORS or words[-1].casefold() in not_names):
         words, offsets = words[:-1], offsets[:-1]
     if not words:
         return
@@ -998,7 +1064,7 @@ def _propose_run(masked: str, run: list[_Token], propose: _Propose) -> None:
         for index, word in enumerate(words)
     )  # an initial keeps its period: "James K. Powell"
     lowered = term.casefold()
-    if lowered in NOT_NAMES or (len(words) == 1 and lowered in STARTERS | HONORIFICS):
+    if lowered in not_names or (len(words) == 1 and lowered in STARTERS | HONORIFICS):
         return
     content = [w for w in words if w.casefold() not in _CONNECTORS and w != "the"]
     uncommon = any(not _token_is_common(w) for w in content)
