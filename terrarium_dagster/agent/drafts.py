@@ -51,6 +51,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from terrarium_dagster.agent.definition_merge import merge_definition
 from terrarium_dagster.agent.tools import (
     FACT_CHARS,
     ToolAccess,
@@ -475,24 +476,6 @@ def _merged(ctx: ToolAccess, call: dict[str, Any], base: str | None) -> dict[str
     arguments["definition"] = merge_definition(base, str(arguments["definition"]), current)
     function = {**call["function"], "arguments": json.dumps(arguments, sort_keys=True)}
     return {**call, "function": function}
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-
-
-def sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE_END.split(" ".join(text.split())) if part.strip()]
-
-
-def merge_definition(base: str, mine: str, theirs: str) -> str:
-    """A three-way merge of a definition by sentence: `mine` rewrote `base`; `theirs` is what it
-    became meanwhile. The sentences `mine` dropped from `base` are dropped, the ones it added are
-    appended to `theirs` (once), and everything `theirs` added stays."""
-    old, new, current = sentences(base), sentences(mine), sentences(theirs)
-    dropped = set(old) - set(new)
-    kept = [s for s in current if s not in dropped]
-    added = [s for s in new if s not in old and s not in kept]
-    return " ".join([*kept, *added]) or mine
 
 
 _ENTRY_ID = re.compile(r"\bE(\d+)\b")
