@@ -156,6 +156,43 @@ def test_a_scene_that_names_a_speaker_or_a_title_holder_adds_an_alias_not_an_ent
     assert "Provost" in creates["Amberly Hask"]["aliases"]
 
 
+def test_a_title_or_epithet_set_beside_a_name_is_an_alias_of_it() -> None:
+    """ "Dejah Thoris, Princess of Helium" and "Kaa the Rock Python": the title and the epithet
+    are other names of the one beside them (two live entries for one referent otherwise); "gave
+    Mowgli the Master Words" names what was given, and stays an entry of its own."""
+    from terrarium_dagster.backends.offline import SceneAnnotator, parse_scene_message
+    from terrarium_dagster.context.prompts import scene_message
+
+    story = (
+        "[post 101]\nThen Dejah Thoris, Princess of Helium, spoke to Tars Tarkas, Jeddak of "
+        "Thark. Then Kaa the Rock Python lay on the wall, and Bagheera the Black Panther "
+        "watched. Baloo gave Mowgli the Master Words. Then Kaa slept; Bagheera hunted; Mowgli ran."
+    )
+    text = scene_message(
+        scene_id="100#101",
+        thread_id=100,
+        title="t",
+        scene_number=1,
+        scene_count=1,
+        first_post_id=101,
+        last_post_id=101,
+        known_entries=[],
+        story=story,
+    )
+    scene = parse_scene_message(text)
+    assert scene is not None
+    creates = {candidate.term: args for candidate, args in SceneAnnotator().plan(scene).creates}
+    for epithet, owner in (
+        ("Princess of Helium", "Dejah Thoris"),
+        ("Jeddak of Thark", "Tars Tarkas"),
+        ("Rock Python", "Kaa"),
+        ("Black Panther", "Bagheera"),
+    ):
+        assert epithet not in creates, creates
+        assert epithet in creates[owner]["aliases"], creates[owner]
+    assert "Master Words" in creates and "Master Words" not in creates["Mowgli"].get("aliases", [])
+
+
 def test_score_refuses_a_gold_file_that_is_not_a_terms_list(tmp_path: Path) -> None:
     gold = tmp_path / "gold.yaml"
     gold.write_text("- just\n- a list\n")

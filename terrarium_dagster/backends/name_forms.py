@@ -79,10 +79,86 @@ def names_by_context(
                     if any(pattern.search(text[:start]) for start, _ in find_term(text, key)):
                         owners.append(entry)
         owners.extend(_said_to_be(scene, candidate.term, names))
+        owners.extend(_apposed_to(scene, candidate.term, names))
         distinct = list(dict.fromkeys(id(o) if isinstance(o, KnownEntry) else o for o in owners))
         if len(distinct) == 1:
             found[candidate.term] = owners[0]
     return found
+
+
+# Verbs that take two objects: "gave Mowgli the Master Words" names what was given, not Mowgli.
+_GIVING = frozenset((
+    "give", "gives", "gave", "given", "giving", "teach", "teaches", "taught", "tell", "tells",
+    "told", "show", "shows", "showed", "shown", "bring", "brings", "brought", "send", "sends",
+    "sent", "hand", "hands", "handed", "offer", "offers", "offered", "lend", "lent", "ask",
+    "asks", "asked", "promise", "promised", "owe", "owed", "wish", "wished", "pay", "paid",
+    "leave", "left", "buy", "bought", "cost", "sing", "sang", "read", "win", "won",
+))  # fmt: skip
+
+
+def _apposed_to(
+    scene: SceneMessage, term: str, names: Sequence[tuple[str, KnownEntry | str]]
+) -> list[KnownEntry | str]:
+    """The names a capitalised title or epithet is set beside, as another name of the same one:
+    a title "X of Y" after a name and a comma ("Dejah Thoris, Princess of Helium"; "Issus,
+    Goddess of Death"), and an epithet of two English words after a name and "the" ("Kaa the
+    Rock Python", "Bagheera the Black Panther"; not after a verb of giving: "gave Mowgli the
+    Master Words"). The name is a person's (several words with no connector, or one word English
+    does not know), never a title itself."""
+    key = normalize_term(term)
+    words = key.split()
+    title = len(words) == 3 and words[1] == "of" and term[:1].isupper()
+    epithet = (
+        len(words) == 2
+        and person_like(key)
+        and all(frequency(word) >= _EPITHET_ZIPF for word in words)
+        and all(word[:1].isupper() for word in term.split())
+    )
+    if not (title or epithet):
+        return []
+    joint = r",\s+(?:the\s+)?$" if title else r"\s+the\s+$"
+    owners: list[KnownEntry | str] = []
+    for _post_id, text in scene.posts:
+        for start, end in find_term(text, term):
+            before = text[max(0, start - SPEAKER_CHARS) : start]
+            if not re.search(joint, before) or _LISTED_ON.match(text[end : end + 40]):
+                continue  # a list or a chain of titles: "Mr. Doran, the Duchess of Balmoral, Lord"
+            for name, owner in names:
+                if owner == term or not _a_persons_name(name):
+                    continue
+                pattern = re.escape(name) + joint
+                found = re.search(rf"(?<![\w'’-]){pattern}", before)
+                if found is None:
+                    continue
+                opener = re.findall(r"[\w'’]+", before[: found.start()][-40:])
+                last = opener[-1].casefold() if opener else ""
+                if epithet and last in _GIVING:
+                    continue
+                if title and " " not in name.strip() and (last in _CONNECTORS or last in _LISTING):
+                    continue  # "upon Barsoom, Brother of Issus": a place, not who is titled
+                owners.append(owner)
+    return owners
+
+
+# After a title, another name or title in the same list: "the Duchess of Balmoral, Lord
+# Backwater", "Brother of Issus, Prince of Life Eternal".
+_LISTED_ON = re.compile(r"\s*,\s+(?:and\s+)?(?:the\s+)?[A-Z]")
+_LISTING = frozenset(("and", "or", "nor", "with", "upon", "over", "under", "into", "through"))
+
+
+# The words of an epithet are English words this frequent ("Rock Python", "Black Panther").
+_EPITHET_ZIPF = 2.5
+
+
+def _a_persons_name(name: str) -> bool:
+    """Several capitalised words with no connector ("Dejah Thoris"), or one capitalised word
+    English does not know ("Kaa", "Issus")."""
+    key = normalize_term(name)
+    if not name[:1].isupper():
+        return False
+    if " " in key:
+        return person_like(key) and all(word[:1].isupper() for word in name.split())
+    return frequency(key) < _EPITHET_ZIPF
 
 
 _HYPHENED = re.compile(r"([A-Z][a-z]+)-([A-Za-z][a-z]+)")
