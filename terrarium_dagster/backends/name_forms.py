@@ -126,7 +126,7 @@ def _apposed_to(
             for name, owner in names:
                 if owner == term or not _a_persons_name(name):
                     continue
-                pattern = re.escape(name) + joint
+                pattern = r"\s+".join(map(re.escape, name.split())) + joint  # lines wrap
                 found = re.search(rf"(?<![\w'’-]){pattern}", before)
                 if found is None:
                     continue
