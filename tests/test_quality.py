@@ -127,15 +127,11 @@ def test_a_full_name_takes_the_entries_of_both_its_words_along() -> None:
     assert merges == {"E47": "E40", "E48": "E40", "E51": "E40"}, decisions
 
 
-def test_a_scene_that_names_a_speaker_or_a_title_holder_adds_an_alias_not_an_entry() -> None:
+def _planned_creates(story: str) -> dict[str, dict[str, object]]:
+    """The creates the offline annotator plans for a one-post scene of `story` (post 101)."""
     from terrarium_dagster.backends.offline import SceneAnnotator, parse_scene_message
     from terrarium_dagster.context.prompts import scene_message
 
-    story = (
-        '[post 101]\n"I\'m Sister Ottoline," she says. "Most of the Lowlamp calls me the '
-        'Bell-Sister, on account of this." At midnight the Provost speaks. Provost Amberly Hask '
-        "is a tall woman in a white coat. Amberly Hask waves."
-    )
     text = scene_message(
         scene_id="100#101",
         thread_id=100,
@@ -149,8 +145,15 @@ def test_a_scene_that_names_a_speaker_or_a_title_holder_adds_an_alias_not_an_ent
     )
     scene = parse_scene_message(text)
     assert scene is not None
-    plan = SceneAnnotator().plan(scene)
-    creates = {candidate.term: args for candidate, args in plan.creates}
+    return {candidate.term: args for candidate, args in SceneAnnotator().plan(scene).creates}
+
+
+def test_a_scene_that_names_a_speaker_or_a_title_holder_adds_an_alias_not_an_entry() -> None:
+    creates = _planned_creates(
+        '[post 101]\n"I\'m Sister Ottoline," she says. "Most of the Lowlamp calls me the '
+        'Bell-Sister, on account of this." At midnight the Provost speaks. Provost Amberly Hask '
+        "is a tall woman in a white coat. Amberly Hask waves."
+    )
     assert "Bell-Sister" not in creates and "Provost" not in creates, creates
     assert "Bell-Sister" in creates["Sister Ottoline"]["aliases"]
     assert "Provost" in creates["Amberly Hask"]["aliases"]
@@ -160,28 +163,12 @@ def test_a_title_or_epithet_set_beside_a_name_is_an_alias_of_it() -> None:
     """ "Dejah Thoris, Princess of Helium" and "Kaa the Rock Python": the title and the epithet
     are other names of the one beside them (two live entries for one referent otherwise); "gave
     Mowgli the Master Words" names what was given, and stays an entry of its own."""
-    from terrarium_dagster.backends.offline import SceneAnnotator, parse_scene_message
-    from terrarium_dagster.context.prompts import scene_message
-
     story = (
         "[post 101]\nThen Dejah Thoris, Princess of Helium, spoke to Tars Tarkas, Jeddak of "
         "Thark. Then Kaa the Rock Python lay on the wall, and Bagheera the Black Panther "
         "watched. Baloo gave Mowgli the Master Words. Then Kaa slept; Bagheera hunted; Mowgli ran."
     )
-    text = scene_message(
-        scene_id="100#101",
-        thread_id=100,
-        title="t",
-        scene_number=1,
-        scene_count=1,
-        first_post_id=101,
-        last_post_id=101,
-        known_entries=[],
-        story=story,
-    )
-    scene = parse_scene_message(text)
-    assert scene is not None
-    creates = {candidate.term: args for candidate, args in SceneAnnotator().plan(scene).creates}
+    creates = _planned_creates(story)
     for epithet, owner in (
         ("Princess of Helium", "Dejah Thoris"),
         ("Jeddak of Thark", "Tars Tarkas"),
