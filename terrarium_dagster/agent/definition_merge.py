@@ -70,22 +70,22 @@ def merge_words(base: str, mine: str, theirs: str) -> str | None:
     mine_changes = _changes(old, _TOKEN.findall(mine))
     theirs_changes = _changes(old, _TOKEN.findall(theirs))
     merged: list[str] = []
-    position = 0
+    position = 0  # where the last change applied ended, in `old`
     changes = sorted(
         [(start, end, 0, words) for start, end, words in theirs_changes]
         + [(start, end, 1, words) for start, end, words in mine_changes]
     )
-    last_end = -1
     last: tuple[int, int, list[str]] | None = None
     for start, end, _side, words in changes:
-        if last is not None and (start, end, words) == last:
-            continue  # the same change on both sides: once
-        if start < last_end or (start == last_end and start < end and last and last[0] < last[1]):
-            return None  # both change the same words
+        if last is not None:
+            if (start, end, words) == last:
+                continue  # the same change on both sides: once
+            replaced = last[0] < last[1]
+            if start < position or (start == position and start < end and replaced):
+                return None  # both change the same words (or words side by side)
         merged.extend(old[position:start])
         merged.extend(words)
-        position = max(position, end)
-        last_end = max(last_end, end)
+        position = end
         last = (start, end, words)
     merged.extend(old[position:])
     return "".join(merged)

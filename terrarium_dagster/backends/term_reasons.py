@@ -388,8 +388,8 @@ def ordinary_word_reason(view: CurateEntryView) -> str | None:
     """Why the term is ordinary vocabulary, a people of a real place or a description, or None.
     A day or month the evidence writes as a name ("my man Friday") is none of these."""
     key = normalize_term(view.term)
-    if key in calendar_names("\n\n".join(view.evidence)):
-        return None
+    if key in NOT_NAMES and key in calendar_names("\n\n".join(view.evidence)):
+        return None  # the evidence is read only for a day or a month
     ordinary = ordinary_reason(view.term, elision=not _written_as_a_name(view))
     if key in NOT_NAMES or (
         " " not in key and view.term == view.term.lower() and is_english_lowercase(key)

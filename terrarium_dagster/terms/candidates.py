@@ -447,7 +447,13 @@ def calendar_names(text: str) -> frozenset[str]:
     time. A story may name a person so (Crusoe's Friday): the
     calendar words are never names elsewhere (`NOT_NAMES`)."""
     masked = mask_markup(text)
-    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
+    return _calendar_names(
+        masked, [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
+    )
+
+
+def _calendar_names(masked: str, tokens: list[_Token]) -> frozenset[str]:
+    """`calendar_names` of a text already masked (`mask_markup`) and cut into `tokens`."""
     names: Counter[str] = Counter()
     times: Counter[str] = Counter()
     for index, (start, end, token) in enumerate(tokens):
@@ -775,7 +781,7 @@ def find_candidates(
     masked = mask_markup(text)
     drafts: dict[str, _Draft] = {}
     tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
-    named_days = calendar_names(text)  # "my man Friday": a day this text writes as a name
+    named_days = _calendar_names(masked, tokens)  # "my man Friday": a day written as a name
     not_names = NOT_NAMES - named_days
     # A capitalised word the text also writes in lowercase at least as often as it capitalises
     # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
