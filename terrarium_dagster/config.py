@@ -150,7 +150,7 @@ class Settings(BaseSettings):
         le=256,
         description=(
             "Model requests in flight at once: a thread's scenes are drafted in blocks of this "
-            "many, committed in story order; 1 is the serial run."
+            "many, committed in story order; 1 is the serial run. Unset with `offline`: 1."
         ),
     )
     timeout_s: float = Field(default=180.0, gt=0, description="Read timeout per model call.")
@@ -209,6 +209,11 @@ class Settings(BaseSettings):
                 f"max_tokens ({self.max_tokens}) must be under half the context budget "
                 f"({self.context_budget})"
             )
+        if self.offline and "concurrency" not in self.model_fields_set:
+            # The offline backend answers in this process, on the interpreter's one lock:
+            # requests side by side overlap nothing and cost the drafting's work (about twice
+            # the CPU of a serial run on the sample). Asked for, blocks are drafted as ever.
+            self.concurrency = 1
         return self
 
     @classmethod

@@ -162,7 +162,10 @@ def test_cli_exits_1_when_the_server_is_unreachable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus = simple_quest(tmp_path / "c.db", threads=1, scenes_per_thread=1)
-    code = main(run_args(tmp_path / "s.db", corpus, agent_url="http://127.0.0.1:9/v1"))
+    # one retry (its backoff is the default's first): the default five sleep for about 15 s
+    code = main(
+        run_args(tmp_path / "s.db", corpus, agent_url="http://127.0.0.1:9/v1", max_retries=1)
+    )
     assert code == 1
     assert "failed" in capsys.readouterr().err
 

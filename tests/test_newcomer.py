@@ -840,7 +840,9 @@ def test_a_resumed_runs_progress_line_counts_this_runs_work_and_says_so(tmp_path
     """A resumed run's line put this run's entries beside token figures that read as the
     store's: every figure is this run's, labelled so, and the tokens name which is which."""
     db = tmp_path / "s.db"
-    assert _terrarium(*run_args(db, max_scenes=1)).returncode == 0
+    # blocks of 16: a scene limit ends each run at a block's end, here a thread's end
+    limited = {"max_scenes": 1, "concurrency": 16}
+    assert _terrarium(*run_args(db, **limited)).returncode == 0
 
     def entries() -> int:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
@@ -849,7 +851,7 @@ def test_a_resumed_runs_progress_line_counts_this_runs_work_and_says_so(tmp_path
         return count
 
     before = entries()
-    resumed = _terrarium(*run_args(db, max_scenes=1))
+    resumed = _terrarium(*run_args(db, **limited))
     assert resumed.returncode == 0, resumed.stderr
     (line,) = resumed.stderr.splitlines()
     shown = re.search(
