@@ -319,6 +319,7 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Laura Lyons", "Mrs. Lyons"),
         ("Miss Stoner", "Helen Stoner|Miss Helen Stoner"),  # "Miss" in full, then short
         ("Miss Rucastle", "Miss Alice Rucastle"),
+        ("Lord John", "Lord John Roxton"),  # the given name after the other's title
         ("Elizabeth Bennet", "Lizzy"),  # a full name first met by a familiar given name
         ("David Balfour", "Davie"),  # or by a pet form of it
         ("Right Honourable Lady Catherine de Bourgh", "Lady Catherine|Lady Catherine de Bourgh"),
@@ -647,6 +648,18 @@ def test_miss_and_a_surname_is_not_a_daughter_called_miss_and_her_given_name() -
     alice = _known(2, "Miss Alice Rucastle")
     (merged,) = offline_curate([_view(12, "Miss Rucastle", similar=(alice,))])
     assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E2")
+
+
+def test_a_title_and_given_name_is_the_entry_whose_name_it_opens() -> None:
+    """ "Lord John" (The Lost World) is "Lord John Roxton", named 128 times, not the "John
+    Ballinger" named twice: of two entries a title and a given name could name, the one whose
+    name it opens."""
+    roxton, ballinger = _known(2, "Lord John Roxton|Roxton"), _known(5, "John Ballinger")
+    (merged,) = offline_curate([_view(12, "Lord John", similar=(ballinger, roxton))])
+    assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E2"), merged
+    # without it, the title and given name of a full name is still that name's
+    (merged,) = offline_curate([_view(12, "Lord John", similar=(ballinger,))])
+    assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E5"), merged
 
 
 def test_a_novels_curation_reasons_speak_of_paragraphs_and_chapters() -> None:

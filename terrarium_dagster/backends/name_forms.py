@@ -315,8 +315,10 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
                 ends = (given, words[-1]) if married else (given,)
             elif title in _MEN_TITLES and rest.split()[0] in WOMEN_NAMES:
                 ends = ()  # "Mr. Bennet" is not "Elizabeth Bennet"
-            else:  # "Mr. Holmes" of "Sherlock Holmes", "Miss Rucastle" of "Miss Alice Rucastle"
-                ends = (words[0], words[-1])
+            else:  # "Mr. Holmes" of "Sherlock Holmes", "Miss Rucastle" of "Miss Alice Rucastle",
+                # "Lord John" of "Lord John Roxton": the given name after the other's titles
+                bare = rest.split()
+                ends = (bare[0], bare[-1])
             if younger and word == words[-1] and len(words) > 1:
                 continue
             if word in ends:
@@ -325,6 +327,13 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             if familiar_pair(word, words[0]) and (len(words) == 1 or person_like(other)):
                 found.append(entry)  # "Miss Eliza" of "Elizabeth Bennet"
                 break
+    if len(found) > 1:  # "Lord John" is "Lord John Roxton", not another John: the name it opens
+        opened = [
+            entry
+            for entry in found
+            if any(normalize_term(surface).startswith(own + " ") for surface in entry.names)
+        ]
+        return opened if len(opened) == 1 else found
     return found
 
 
