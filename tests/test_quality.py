@@ -662,6 +662,21 @@ def test_a_title_and_given_name_is_the_entry_whose_name_it_opens() -> None:
     assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E5"), merged
 
 
+def test_a_surname_met_after_two_of_the_family_is_the_familys_not_one_of_them() -> None:
+    """ "Baskerville", an entry made after "Charles Baskerville" and "Hugo Baskerville" were
+    known, is the family's name: neither "Henry Baskerville" nor "Baskerville Hall" is a fuller
+    name of it. A surname known before the others ("Holmes" before "Mycroft Holmes") is the
+    one person's."""
+    charles, hugo = _known(22, "Charles Baskerville"), _known(24, "Hugo Baskerville")
+    family = _known(25, "Baskerville")
+    for term in ("Henry Baskerville", "Baskerville Hall"):
+        decisions = offline_curate([_view(37, term, similar=(charles, hugo, family))])
+        assert all(d["decision"] != "MERGE" for d in decisions), decisions
+    holmes, mycroft = _known(3, "Holmes"), _known(30, "Mycroft Holmes")
+    (merged,) = offline_curate([_view(40, "Sherlock Holmes", similar=(holmes, mycroft))])
+    assert (merged["decision"], merged["target_entry_id"]) == ("MERGE", "E3"), merged
+
+
 def test_a_novels_curation_reasons_speak_of_paragraphs_and_chapters() -> None:
     """The reasons the offline curator gives for an imported book's entries (shown on the site,
     by `why` and in Dagster) say paragraphs and chapters, never posts and threads."""

@@ -552,9 +552,25 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
             )
             if place and any(a_persons_name(n) for n in names):
                 continue  # "Baskerville Hall" is not the Baskervilles' "Henry Baskerville"
+            if any(n in ends and _a_family_name(n, given, other, older) for n in names):
+                continue  # nor "Henry Baskerville" a family's "Baskerville" (`_a_family_name`)
             if named and titles_fit(key, other):
                 return other
     return None
+
+
+def _a_family_name(word: str, given: str, owner: KnownEntry, older: Sequence[KnownEntry]) -> bool:
+    """Whether `word`, a one-word name of `owner`, was already the surname of a person of
+    another given name when `owner` was made: a family's name ("Baskerville" after "Charles
+    Baskerville" and "Hugo Baskerville"), which no one of them, nor their house, is named by."""
+    for entry in older:
+        if entry.entry_id >= owner.entry_id:
+            continue
+        for name in map(normalize_term, entry.names):
+            bare = untitled(name).split()
+            if len(bare) > 1 and bare[-1] == word and bare[0] != given and person_like(name):
+                return True
+    return False
 
 
 def curate_answer(messages: Sequence[Mapping[str, Any]], last_user: int) -> str:
