@@ -98,3 +98,16 @@ def test_a_given_name_is_shown_beside_its_familiar_and_pet_forms(
         if d["decision"] == "MERGE"
     }
     assert sorted(merges.values()) == sorted(f"E{target}" for target in (lizzy, davie)), merges
+
+
+def test_of_the_entries_sharing_a_word_the_one_named_by_it_alone_is_shown_first(
+    store: GlossaryStore, corpus: Corpus
+) -> None:
+    """ "Rodger Baskerville" (The Hound of the Baskervilles) is shown beside "Baskerville",
+    made after three other Baskerville names: its review reads that it holds another entry's
+    name, where the three older ones alone would have let it go as a name met in passing."""
+    for name in ("Charles Baskerville", "Hound of the Baskervilles", "Hugo Baskerville"):
+        _entry(store, name, "A name in the story.", 101, "confirmed")
+    _entry(store, "Baskerville", "The family.", 102, "confirmed")
+    _entry(store, "Rodger Baskerville", "A name in the story.", 106, "tentative")
+    assert _similar_of(store, corpus, "Rodger Baskerville")[0] == "Baskerville"

@@ -186,11 +186,13 @@ def _name_neighbours(store: GlossaryStore, entry: Entry, limit: int) -> list[Ent
     and "John Silver", "Isle of Treasure" and "Treasure Island", "Upper-worlders" and
     "Upper-world", "Hampsted" and "Hampstead"): the forms of one name a merge needs side by
     side, which a search ranking by definitions too may leave out. A word that many entries
-    share (a title) counts after a rarer one. A given name meets its familiar and pet forms
-    ("Lizzy" and "Elizabeth Bennet", "Davie" and "David Balfour": `terms.given_names`)."""
+    share (a title) counts after a rarer one, and of the entries sharing a word, one named by that
+    word alone comes first ("Baskerville" beside "Rodger Baskerville", before "Charles
+    Baskerville" and "Hugo Baskerville"). A given name meets its familiar and pet forms ("Lizzy"
+    and "Elizabeth Bennet", "Davie" and "David Balfour": `terms.given_names`)."""
     words = set().union(*(_name_words(name) for name in (entry.term, *entry.aliases)))
     words |= {form for word in words for form in familiar_forms(word)}
-    ranked: dict[int, tuple[int, Entry]] = {}
+    ranked: dict[int, tuple[tuple[int, bool, int], Entry]] = {}
     for word in sorted(w for w in words if len(w) >= _NAME_WORD_CHARS):
         sharing = [
             hit.entry
@@ -203,10 +205,12 @@ def _name_neighbours(store: GlossaryStore, entry: Entry, limit: int) -> list[Ent
             )
         ]
         for other in sharing:
-            if other.id not in ranked or ranked[other.id][0] > len(sharing):
-                ranked[other.id] = (len(sharing), other)
-    order = sorted(ranked.values(), key=lambda item: (item[0], item[1].id))
-    return [other for _count, other in order][:limit]
+            alone = any(_name_words(name) == {word} for name in (other.term, *other.aliases))
+            rank = (len(sharing), not alone, other.id)
+            if other.id not in ranked or ranked[other.id][0] > rank:
+                ranked[other.id] = (rank, other)
+    order = sorted(ranked.values(), key=lambda item: item[0])
+    return [other for _rank, other in order][:limit]
 
 
 def _similar(store: GlossaryStore, entry: Entry, limit: int) -> list[Entry]:
