@@ -124,7 +124,7 @@ def _apposed_to(
             if not re.search(joint, before) or _LISTED_ON.match(text[end : end + 40]):
                 continue  # a list or a chain of titles: "Mr. Doran, the Duchess of Balmoral, Lord"
             for name, owner in names:
-                if owner == term or not _a_persons_name(name):
+                if owner == term or not _a_holders_name(name):
                     continue
                 pattern = r"\s+".join(map(re.escape, name.split())) + joint  # lines wrap
                 found = re.search(rf"(?<![\w'’-]){pattern}", before)
@@ -150,9 +150,11 @@ _LISTING = frozenset(("and", "or", "nor", "with", "upon", "over", "under", "into
 _EPITHET_ZIPF = 2.5
 
 
-def _a_persons_name(name: str) -> bool:
-    """Several capitalised words with no connector ("Dejah Thoris"), or one capitalised word
-    English does not know ("Kaa", "Issus")."""
+def _a_holders_name(name: str) -> bool:
+    """Whether a name, as written, may be the one a title or epithet is set beside: several
+    capitalised words with no connector ("Dejah Thoris"), or one capitalised word English does
+    not know ("Kaa", "Issus"). Not `a_persons_name`, which reads a person's name by its shape
+    (a title or a given name first)."""
     key = normalize_term(name)
     if not name[:1].isupper():
         return False
