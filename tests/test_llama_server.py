@@ -233,7 +233,7 @@ def test_requests_at_once_fit_four_slots_sharing_one_cache(tmp_path: Path) -> No
     # gate: four fail with that 500. Where the cache is not known, the 500s are capacity answers:
     # tests/test_capacity.py shows it on a loopback server; here it takes minutes.)
     filler = "The caravan of the Ember Road crossed the salt flats at dusk. " * 45
-    slots = ["--parallel", "4", "--kv-unified", "--threads", "2"]
+    slots = ["--parallel", "4", "--kv-unified"]
     with (
         run_llama_server(tmp_path, n_ctx=2048, extra_args=slots) as server,
         GlossaryStore(tmp_path / "store.db") as store,

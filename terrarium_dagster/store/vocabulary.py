@@ -17,8 +17,6 @@ from __future__ import annotations
 import functools
 import re
 
-from wordfreq import top_n_list, zipf_frequency
-
 ORDINARY_ZIPF = 3.8
 CLOSED_COMPOUND_ZIPF = 3.0
 # A lowercase hyphenated word is held to a lower bar: "night-cap" (nightcap 2.4), "snuff-box"
@@ -46,6 +44,10 @@ _WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)?$")
 @functools.lru_cache(maxsize=65536)
 def frequency(word: str) -> float:
     """The Zipf frequency of `word` in English (0.0 for a word wordfreq has never seen)."""
+    # wordfreq is imported when first asked (a fifth of a second): commands that never judge a
+    # word (status, lineage, an export of JSON, every refusal) start without it
+    from wordfreq import zipf_frequency
+
     return float(zipf_frequency(word.casefold(), "en"))
 
 
@@ -96,6 +98,8 @@ def _made_of_words(word: str) -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def _words_by_opening() -> dict[str, tuple[str, ...]]:
+    from wordfreq import top_n_list
+
     index: dict[str, list[str]] = {}
     for word in top_n_list("en", ELIDED_VOCABULARY):
         if word.isalpha() and len(word) >= 4:

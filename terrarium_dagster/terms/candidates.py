@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from wordfreq import top_n_list
-
 from terrarium_dagster.store.normalize import form_key, normalize_term
 from terrarium_dagster.store.vocabulary import elided_word, frequency, is_ordinary, ordinary_reason
 
@@ -1161,6 +1159,8 @@ def _skeleton(word: str) -> tuple[str, tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def _words_by_skeleton() -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    from wordfreq import top_n_list  # when first asked: see store/vocabulary.py's frequency
+
     index: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for word in top_n_list("en", SPOKEN_VOCABULARY):
         if word.isalpha() and len(word) >= 4 and frequency(word) >= SPOKEN_WORD_ZIPF:
