@@ -1,0 +1,81 @@
+"""Whole novels through a server that enforces its window, answered by the forgetful model.
+
+Each book (a plain-text file, as Gutenberg ships it) is imported with `terrarium import`, then
+annotated by `terrarium run` as a process, at each window and concurrency given, through the
+loopback server of `tests/support/window_server.py`: it counts every prompt in Qwen3's real tokens
+(`terrarium_dagster/testing/qwen3.py`), refuses what does not fit with vLLM's 400, and answers with
+the forgetful model (`terrarium_dagster/testing/forgetful.py`), whose answers depend on what it is
+shown. One line per run: the exit code, its time, the requests the server saw, how many it refused
+as too long, and the largest prompt plus answer room it took.
+
+    .venv/bin/python -m benchmarks.bench_window_novels book1.txt book2.txt \
+        --windows 8192 4096 --levels 1 16
+
+Run from the checkout (`-m` puts the repo root on the path, for `tests.support`). A long check,
+not a test: `tests/test_window_books.py` runs excerpts of four books in the suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from terrarium_dagster.testing import qwen3
+from terrarium_dagster.testing.forgetful import ForgetfulBackend
+from tests.support.cli import run_args, said, terrarium
+from tests.support.window_server import run_window_server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("books", nargs="+", type=Path, help="plain-text novels")
+    parser.add_argument("--windows", nargs="+", type=int, default=[8192])
+    parser.add_argument("--levels", nargs="+", type=int, default=[1, 16], help="concurrency")
+    parser.add_argument("--workdir", type=Path, help="where corpora and stores go (a temp dir)")
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-window-novels-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    refused = 0
+    for book in args.books:
+        corpus = workdir / f"{book.stem}.db"
+        if not corpus.exists():
+            imported = terrarium("import", str(book), "--out", str(corpus))
+            if imported.returncode != 0:
+                print(f"{book.stem}: import failed: {imported.stderr.strip()}")
+                return 1
+        for window in args.windows:
+            for level in args.levels:
+                store = workdir / f"{book.stem}-{window}-{level}.db"
+                for stale in workdir.glob(store.name + "*"):
+                    stale.unlink()
+                backend = ForgetfulBackend(max_model_len=window)
+                with run_window_server(window, counting=qwen3.request_tokens, backend=backend) as s:
+                    started = time.monotonic()
+                    done = terrarium(
+                        *run_args(
+                            store,
+                            corpus,
+                            agent_url=s.url,
+                            context_budget=window,
+                            concurrency=level,
+                        ),
+                        timeout=3600,
+                        clean=True,
+                    )
+                    took = time.monotonic() - started
+                    requests, over, largest = len(s.requests), s.overflows, s.largest
+                refused += over
+                lines = [line for line in done.stderr.splitlines() if said(line)]
+                print(
+                    f"{book.stem:12s} window {window:6d} concurrency {level:2d}: exit "
+                    f"{done.returncode}, {took:6.1f} s, {requests} requests, {over} refused as "
+                    f"too long, largest {largest}" + (f" · {lines[-1]}" if lines else ""),
+                    flush=True,
+                )
+    return 1 if refused else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
