@@ -696,3 +696,20 @@ def test_a_novels_curation_reasons_speak_of_paragraphs_and_chapters() -> None:
     assert any("chapter" in reason for reason in reasons)
     quest = offline_curate([_view(21, "Guildford", sources=1, quiet_threads=3)])
     assert " post(s)" in quest[0]["reasoning"]  # a quest's stay a quest's
+
+
+@pytest.mark.parametrize(
+    ("short", "full"),
+    [("Kentucky", "Kentucky Jones"), ("Lord Advocate", "Lord Advocate Grant")],
+)
+def test_no_merge_goes_into_an_entry_the_same_answer_rejects(short: str, full: str) -> None:
+    """*Kidnapped*: "Lord Advocate Grant" was merged into "Lord Advocate", rejected in the same
+    answer as a title met in passing; the curator refused the merge twice (the offline answer is
+    the same when asked again), and the run warned that the curation could not apply. A fuller
+    name is decided on its own when the entry of its words is let go."""
+    decisions = offline_curate([_view(7, short, sources=1), _view(8, full, sources=1)])
+    rejected = {d["entry_id"] for d in decisions if d["decision"] == "REJECT"}
+    assert "E7" in rejected, decisions
+    merges = [d for d in decisions if d["decision"] == "MERGE"]
+    assert not [d for d in merges if d["target_entry_id"] in rejected], decisions
+    assert {d["entry_id"] for d in decisions} == {"E7", "E8"}, "each decided"

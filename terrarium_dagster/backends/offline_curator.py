@@ -65,12 +65,12 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       frequency (`cried`, `to-day`, `Kentucky`; see `glossary.vocabulary`), an English word
       written in lowercase (`lantern`, `evidently`, Zipf ≥ 2.5), a hyphenated description
       (`paint-streaked`, `semi-barbaric`), or never a name (`I`, `QM`, months).
-    - MERGE into an older entry (reviewed or shown as similar; not rejected or merged) when a name
-      of one equals a name of the other, normalized, or when the term is a short, pet or titled
-      form of that entry's name and of no other's (`Quill` or `Old Quill` into `Ambrose Quill`,
-      `Toby` into `Tobiah`); a full name into the entry of one of its words (`Tobiah Leck` into
-      `Leck`), taking the entry of its other word along when under review too (`Tobiah`); a
-      merge into an entry merged in the same answer follows it.
+    - MERGE into an older entry (reviewed or shown as similar; not rejected or merged, before or
+      by this answer) when a name of one equals a name of the other, normalized, or when the
+      term is a short, pet or titled form of that entry's name and of no other's (`Quill` or
+      `Old Quill` into `Ambrose Quill`, `Toby` into `Tobiah`); a full name into the entry of one
+      of its words (`Tobiah Leck` into `Leck`), taking the entry of its other word along when
+      under review too (`Tobiah`); a merge into an entry merged in the same answer follows it.
     - REJECT, when it is merged into no entry, a familiar word or real-world name the story
       only mentions in passing (`passing_reason`: "Sioux", "Colt", "Civil War"; a name of English
       words one post names with nothing said of it: "Victor Hugo"), a capitalised word the
@@ -98,6 +98,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
         for entry_id, view in reviewed.items()
     }
     merged_away: set[int] = set()
+    rejected: set[int] = set()  # by this answer: no merge goes into them
     for view in entries:
         ref = f"E{view.entry_id}"
         if view.status == "rejected":
@@ -113,8 +114,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
         if ordinary:
             reason = f"{ordinary}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
+            rejected.add(view.entry_id)
             continue
-        target, how = _merge_target(view, reviewed, merged_away)
+        target, how = _merge_target(view, reviewed, merged_away | rejected)
         if target is not None:
             merged_away.add(view.entry_id)
             decisions.append(_merge(ref, target, f"'{view.term}' {how}"))
@@ -138,6 +140,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
         if passing:  # after the merges: "Toby" is Tobiah's, whatever its frequency
             reason = f"{passing}, not a story term."
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
+            rejected.add(view.entry_id)
             continue
         if view.source_count >= 2 or view.qm_evidence_mentions >= 2:
             listed = view.source_posts[:CITED_IN_REASONING]
@@ -210,10 +213,11 @@ def _met_among_let_go(
         and f"E{known.entry_id}" not in decided
         for name in known.names
     }
+    targets = {d.get("target_entry_id") for d in decisions if d["decision"] == "MERGE"}
     found = []
     for view in entries:
-        if f"E{view.entry_id}" in decided:
-            continue
+        if f"E{view.entry_id}" in decided or f"E{view.entry_id}" in targets:
+            continue  # decided, or the entry another one is merged into: it has company
         reason = company_reason(view, let_go)
         if reason:
             found.append(
@@ -384,8 +388,10 @@ def _follow_merges(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _merge_target(
-    view: CurateEntryView, reviewed: Mapping[int, CurateEntryView], merged_away: set[int]
+    view: CurateEntryView, reviewed: Mapping[int, CurateEntryView], let_go: set[int]
 ) -> tuple[KnownEntry | None, str]:
+    """The older entry `view` is a form of, and how; none of `let_go` (merged away or rejected by
+    this answer: "Lord Advocate Grant" is not merged into a "Lord Advocate" rejected beside it)."""
     mine = {normalize_term(name) for name in view.names}
     others: dict[int, KnownEntry] = {
         o.entry_id: KnownEntry(o.entry_id, o.term, o.aliases, o.status, o.definition)
@@ -397,7 +403,7 @@ def _merge_target(
         other
         for entry_id, other in sorted(others.items())
         if entry_id < view.entry_id
-        and entry_id not in merged_away
+        and entry_id not in let_go
         and other.status not in ("rejected", "merged")
     ]
     for other in older:
