@@ -319,13 +319,17 @@ def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> N
     resumed = _terrarium(*run_args(db, threads="..1", concurrency=1))
     assert resumed.returncode == 0, resumed.stderr
     assert (
-        resumed.stdout.startswith("run finished in ") and "chapter t00000-1 done" in resumed.stderr
+        resumed.stdout.startswith("run finished in ")
+        and "chapter 1 (t00000-1) done" in resumed.stderr  # a book's chapter by its number
     )
     again = _terrarium(*run_args(db, threads="..1"))
     assert again.returncode == 0, again.stderr
     assert "nothing left to annotate" in again.stdout
     edition = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", "1")
     assert edition.returncode == 0, edition.stderr
+    lines = edition.stdout.splitlines()
+    assert lines[0].startswith("chapter 1 (t00000-1): ") and "entries rewritten" in lines[0]
+    assert lines[-1].startswith("edition as of chapter 1 (t00000-1) written in "), lines
     status = _terrarium("status", "--db", str(db)).stdout
     assert status.splitlines()[0].endswith("(the book “A Princess of Mars”)")
     assert "t00000-1               curated" in status

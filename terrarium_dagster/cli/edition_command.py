@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import RUN_ONLY, add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread
+from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread, thread_name
 
 
 def add_edition_parser(commands: Any) -> None:
@@ -27,22 +27,27 @@ def add_edition_parser(commands: Any) -> None:
     )
 
 
-def _edition_progress(event: str, data: dict[str, object], written: list[str]) -> None:
+def _edition_progress(
+    event: str, data: dict[str, object], written: list[str], *, book: bool
+) -> None:
     """A thread's line as soon as its edition is committed (a long edition shows its pace);
-    the threads written now are added to `written`."""
-    if event == "edition" and not data.get("already_done"):
-        written.append(str(data["thread_key"]))
-    if event == "edition" and data.get("already_done"):
-        print(f"{data['thread_key']}: already written (nothing sent)", flush=True)
-    elif event == "edition":
-        print(
-            f"{data['thread_key']}: {data['rewritten']} entries rewritten ({data['kept']} kept), "
-            f"{data['requests']} requests, {data['tokens']} tokens",
-            flush=True,
-        )
+    the threads written now are added to `written`. A book's chapters are named by number."""
+    if event != "edition":
+        return
+    name = thread_name(str(data["thread_key"]), book=book)
+    if data.get("already_done"):
+        print(f"{name}: already written (nothing sent)", flush=True)
+        return
+    written.append(str(data["thread_key"]))
+    print(
+        f"{name}: {data['rewritten']} entries rewritten ({data['kept']} kept), "
+        f"{data['requests']} requests, {data['tokens']} tokens",
+        flush=True,
+    )
 
 
 def cmd_edition(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.engine import Engine
 
     settings = settings_from_args(args)
@@ -57,21 +62,24 @@ def cmd_edition(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     started = time.monotonic()
     written: list[str] = []
+    book = False  # known once the corpus is open, before any line
     try:
         with Engine.open(
             settings,
             stop=stop,
-            progress=lambda event, data: _edition_progress(event, data, written),
+            progress=lambda event, data: _edition_progress(event, data, written, book=book),
             recorded_corpus=True,
         ) as engine:
+            book = is_book(engine.corpus)
             target = resolve_thread(engine.corpus, args.as_of_thread)
             engine.write_edition(target.id)  # each thread's line is its progress event
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     elapsed = time.monotonic() - started
+    name = thread_name(target.key, book=book)
     if not written:  # the same command again: nothing was sent or changed
-        print(f"edition as of {target.key} already written; nothing changed ({elapsed:.1f}s)")
+        print(f"edition as of {name} already written; nothing changed ({elapsed:.1f}s)")
         return EXIT_OK
-    print(f"edition as of {target.key} written in {elapsed:.1f}s")
+    print(f"edition as of {name} written in {elapsed:.1f}s")
     return EXIT_OK

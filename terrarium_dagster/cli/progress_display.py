@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from terrarium_dagster.cli.common import counted
+from terrarium_dagster.cli.common import counted, thread_name
 
 
 class Progress:
@@ -113,12 +113,17 @@ class Progress:
     def _entries(self) -> str:
         return f"{self.figures['created']} new, {self.figures['updated']} updated"
 
+    def _named(self, key: str) -> str:
+        """ "thread t00004-145", or a book's "chapter 5 (t00004-145)"."""
+        book = self.unit == "chapter"
+        return thread_name(key, book=True) if book else f"{self.unit} {key}"
+
     def _thread_line(self, key: str) -> str:
         f = self.figures
         spent = self.clock() - self._thread_started
         rate = f["cached"] / f["prompt"] if f["prompt"] else 0.0
         return (
-            f"{self.unit} {key} done ({f['threads']}/{self.threads_total}): "
+            f"{self._named(key)} done ({f['threads']}/{self.threads_total}): "
             f"{counted(self._thread_scenes, 'scene', 'scenes')} in {spent:.1f}s · this run: "
             f"scenes {f['scenes']}/{self.scenes_total} · entries {self._entries()} · tokens "
             f"{f['prompt']} prompt + {f['completion']} completion ({rate:.0%} cached) · "
