@@ -7,6 +7,7 @@ and a real book (a trimmed Project Gutenberg text) imported with `terrarium impo
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sqlite3
@@ -292,6 +293,18 @@ def test_score_twice_says_the_same_in_good_english(sample_store: Path) -> None:
     split = re.search(r"^split +(\d+) gold (referents?) on more", first.stdout, re.M)
     assert split, first.stdout
     assert split.group(2) == ("referent" if split.group(1) == "1" else "referents")
+
+
+def test_a_gold_list_of_names_alone_is_scored(sample_store: Path, tmp_path: Path) -> None:
+    """`terms: [Orrowmere, ...]`, the list a reader writes first, was refused as "not a `terms:`
+    list of {term, aliases}": a name alone is a term without aliases."""
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("terms:\n  - Orrowmere\n  - term: No Such Name\n    aliases: [Nowhere]\n")
+    for _ in range(2):
+        done = _terrarium("score", "--db", str(sample_store), "--gold", str(gold), "--json")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert (report["gold_terms"], report["missed"]) == (2, ["No Such Name"]), report
 
 
 def test_importing_a_folder_names_it_a_folder(tmp_path: Path) -> None:
@@ -591,7 +604,8 @@ def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(tmp_path: Pat
         assert row.split()[4].isdigit() and "#" not in row, row
     undone = _terrarium("undo", "--db", str(db), "--revision", "1")
     assert undone.returncode == 0, undone.stderr
-    assert undone.stdout.splitlines()[-1].endswith("(re-export that chapter)"), undone.stdout
+    last = undone.stdout.splitlines()[-1]
+    assert last == "  the glossary as of chapter 1 (t00000-1) includes it (re-export that chapter)"
 
 
 def test_why_twice_counts_its_calls_in_english_and_logs_each_exchange(

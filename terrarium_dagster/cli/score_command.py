@@ -17,7 +17,12 @@ def add_score_parser(commands: Any) -> None:
         "score",
         help="measure a store against a gold list: recall, junk share, split entries",
     )
-    score.add_argument("--gold", type=Path, required=True, help="YAML `terms:` list")
+    score.add_argument(
+        "--gold",
+        type=Path,
+        required=True,
+        help="YAML: `terms:` a list of {term, aliases}, or of names alone",
+    )
     score.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 

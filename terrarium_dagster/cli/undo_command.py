@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.cli.common import EXIT_OK, thread_name
 
 
 def add_undo_parser(commands: Any) -> None:
@@ -36,7 +36,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
         result = engine.edits.undo(
             decision_id=args.decision, revision_id=args.revision, reason=args.reason
         )
-        unit = "chapter" if is_book(engine.corpus) else "thread"
+        book = is_book(engine.corpus)
+        unit = "chapter" if book else "thread"
     if args.json:
         print(result.model_dump_json(indent=2))
         return EXIT_OK
@@ -49,5 +50,6 @@ def cmd_undo(args: argparse.Namespace) -> int:
     for line in result.kept:
         print(f"  kept the later change: {line}")
     if result.thread_key:
-        print(f"  the glossary as of {result.thread_key} includes it (re-export that {unit})")
+        as_of = thread_name(result.thread_key, book=book)
+        print(f"  the glossary as of {as_of} includes it (re-export that {unit})")
     return EXIT_OK

@@ -5,7 +5,7 @@ ordinary vocabulary or plainly used real-world names (`glossary.vocabulary`), an
 split across several live entries: two live entries whose names are one gold term's names. A live
 name matches a gold name as the store compares names (`normalize_term`), or once the titles that
 open it are set aside ("Captain Ismay Rook" is the gold "Ismay Rook"). The gold file is YAML:
-`terms:` a list of `{term, aliases}` (the bundled sample's `gold.yaml` is one).
+`terms:` a list of `{term, aliases}` or of names alone (the bundled sample's `gold.yaml` is one).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from terrarium_dagster.config import yaml_problem
 from terrarium_dagster.errors import InputError
@@ -27,8 +27,15 @@ EXAMPLES = 10
 
 
 class GoldTerm(BaseModel):
+    """A gold term: `{term, aliases}`, or its name alone (`- Alan Breck`: no aliases)."""
+
     term: str
     aliases: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_name_alone(cls, value: Any) -> Any:
+        return {"term": value} if isinstance(value, str) else value
 
 
 class GoldList(BaseModel):
@@ -60,7 +67,8 @@ def load_gold(path: Path) -> GoldList:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "document"
         raise InputError(
-            f"gold list {path} is not a `terms:` list of {{term, aliases}}: {where}: {first['msg']}"
+            f"gold list {path} is not a `terms:` list of {{term, aliases}} or names: {where}: "
+            f"{first['msg']}"
         ) from None
 
 
