@@ -450,6 +450,7 @@ def test_serve_and_export_say_the_same_of_a_books_site_as_the_json_export(tmp_pa
     try:
         assert process.stdout is not None
         assert process.stdout.readline() == f"built the reader's site: {summary}\n"
+        assert "and the source paragraphs at http://" in process.stdout.readline()  # a book's
     finally:
         interrupt(process)
 

@@ -32,6 +32,7 @@ def add_serve_parser(commands: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.exports.serve import make_server
 
     settings = settings_from_args(args)
@@ -47,9 +48,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise InputError(f"cannot serve on {args.host}:{port}: {exc.strerror}") from None
         site.refresh()  # the reader's site, fresh from the store (again when the store changes)
         host, bound = server.server_address[:2]
+        sources = "paragraphs" if is_book(corpus) else "posts"
         try:  # from the line on, Ctrl-C is the way to stop: never a traceback
             print(
-                f"serving the reader's site, the exports ({root}) and the source posts at "
+                f"serving the reader's site, the exports ({root}) and the source {sources} at "
                 f"http://{host}:{bound}/ (Ctrl-C stops)",
                 flush=True,
             )
