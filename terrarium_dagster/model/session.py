@@ -344,7 +344,9 @@ class ModelSession:
                     f"a {purpose} request of {tokens} prompt tokens plus {answer} for the answer "
                     f"does not fit the model's window of {self.window} tokens, even made smaller"
                 )
-            log.info("%s request made smaller: %d tokens would not fit", purpose, tokens)
+            # the gate at work, routine in a small window (every curation and summary there):
+            # shown with --verbose, not on every run's terminal
+            log.debug("%s request made smaller: %d tokens would not fit", purpose, tokens)
             messages = smaller
             tokens = self.count(
                 messages, tools, exact_above=int(limit * exact_share), counter=counter
