@@ -5,13 +5,15 @@ rarely) in one post of its first chapter with nothing said of him; the offline c
 the entry tentative. The curation at a later chapter, three threads on, shows it
 again as not named since, and the curator REJECTs it (a revision and a curator decision). The
 last chapter names him in two posts, and he is restored as any rejected name named again is. A
-coinage met once ("Vorrel Tarn") is never let go so: English does not know it.
+coinage met once ("Vorrel Tarn") is not let go so at that review (English does not know it), but
+at the review after, when `LONG_QUIET_THREADS` threads have passed without naming it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from terrarium_dagster.backends.term_reasons import LONG_QUIET_THREADS
 from terrarium_dagster.cli import main
 from terrarium_dagster.curation.curator import QUIET_THREADS
 from terrarium_dagster.store.annotator import GlossaryStore
@@ -56,6 +58,19 @@ the rain came on over the hill.
 """,
 ]
 
+QUIET_CHAPTERS = [
+    """CHAPTER VI. THE WELL
+
+The well behind the barn was dry, and my uncle dropped a stone into it and listened. We heard
+nothing, and he laughed and went in to supper.
+""",
+    """CHAPTER VII. THE FAIR
+
+On market day we walked to the fair and bought apples and a length of rope, and my uncle lost
+his hat in the crowd and found it again by the pump.
+""",
+]
+
 
 def _book(tmp_path: Path, chapters: list[str]) -> Path:
     return imported_book(tmp_path, "THE QUIET LANE\n\n" + "\n".join(chapters))
@@ -86,3 +101,18 @@ def test_a_name_met_once_stays_until_enough_threads_pass(tmp_path: Path) -> None
     corpus, db = _book(tmp_path, CHAPTERS[:QUIET_THREADS]), tmp_path / "store.db"
     assert main(run_args(db, corpus)) == 0
     assert [kind for _, kind, _ in curator_decisions(db, "Perrotin of Nice")] == ["TENTATIVE"]
+
+
+def test_a_coinage_met_once_is_let_go_when_twice_as_many_threads_pass(tmp_path: Path) -> None:
+    """Spared at the first quiet review, a coinage met once is let go at the next, six threads
+    after the one that named it; the decision says how many."""
+    chapters = CHAPTERS[:5] + QUIET_CHAPTERS
+    assert len(chapters) == LONG_QUIET_THREADS + 1 == 2 * QUIET_THREADS + 1
+    corpus, db = _book(tmp_path, chapters), tmp_path / "store.db"
+    assert main(run_args(db, corpus)) == 0
+    decided = curator_decisions(db, "Vorrel Tarn")
+    assert [kind for _, kind, _ in decided] == ["TENTATIVE", "TENTATIVE", "REJECT"], decided
+    assert f"the {LONG_QUIET_THREADS} chapters since never name it again" in decided[-1][2]
+    with GlossaryStore(db) as store:
+        coinage = store.glossary.find_by_term("Vorrel Tarn")
+        assert coinage is not None and coinage.status == "rejected" and not coinage.deleted

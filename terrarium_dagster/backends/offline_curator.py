@@ -35,6 +35,7 @@ from terrarium_dagster.backends.term_reasons import (
     company_reason,
     everyday_reason,
     glued_reason,
+    long_quiet_reason,
     modifier_reason,
     ordinary_word_reason,
     passing_reason,
@@ -80,6 +81,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       everyday lowercase words, compounds and phrases with nothing said of them however often
       named (`everyday_reason`: "log-house", "simpler way", "coracle"), and a name one post
       names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
+    - REJECT a name a single post names that the threads since never name again: after three
+      threads unless it is a coinage, a title, a name holding another entry's or one with
+      something said of it (`quiet_reason`), after six whatever its shape (`long_quiet_reason`).
     - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
       is two or more names, all let go as met in passing, before or in this answer
       (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
@@ -132,6 +136,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or people_reason(view)
             or everyday_reason(view)
             or quiet_reason(view)
+            or long_quiet_reason(view)
             or quoted_reason(view)
             or aside_reason(view)
             or real_of_reason(view)

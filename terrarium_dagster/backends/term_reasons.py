@@ -1,9 +1,9 @@
 """Why an entry under review is no term of the story, or why a rejected one is again: the
-offline curator's rules, one function a reason (`quiet_reason`, `quoted_reason`,
-`passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`, `aside_reason`,
-`company_reason`), each returning the reasoning line or None. They read a `CurateEntryView`
-only: word shapes, word frequencies and the evidence posts the curate message carries
-(`company_reason` also the names the curator let go)."""
+offline curator's rules, one function a reason (`quiet_reason`, `long_quiet_reason`,
+`quoted_reason`, `passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`,
+`aside_reason`, `company_reason`), each returning the reasoning line or None. They read a
+`CurateEntryView` only: word shapes, word frequencies and the evidence posts the curate message
+carries (`company_reason` also the names the curator let go)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,33 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is named in a single post with nothing said of it, and the "
         f"{view.quiet_threads} threads since never name it again: a name met in passing"
+    )
+
+
+#: Threads without a mention after which a name a single post names is met in passing whatever
+#: its shape (two of the curator's quiet reviews: `curation.curator.QUIET_THREADS` apart).
+LONG_QUIET_THREADS = 6
+
+
+def long_quiet_reason(view: CurateEntryView) -> str | None:
+    """Why an entry left tentative that a single post names, and that no thread has named for
+    `LONG_QUIET_THREADS` threads or more, is a name met in passing, or None: what `quiet_reason`
+    spares at its first review (a coinage, a title "X of Y", a name holding another entry's, one
+    the definition says something of) is let go at a later one, when the story has gone on that
+    long without it (on twenty novels, read: 196 junk or second entries let go, and 21 terms).
+    Never a name the evidence names twice around its
+    post, nor a kind of being ("Ocelot-man"). A later thread naming it again restores it."""
+    if (
+        view.quiet_threads < LONG_QUIET_THREADS
+        or view.source_count != 1
+        or view.status != "tentative"
+        or _last_word(view.term) in _BEINGS
+        or _mentions(view) >= 2
+    ):
+        return None
+    return (
+        f"'{view.term}' is named in a single post, and the {view.quiet_threads} threads since "
+        "never name it again: a name met in passing"
     )
 
 

@@ -96,8 +96,9 @@ SIMILAR_LIMIT = 3
 #: (a name first met in passing that the story goes on using), at most `MAX_NAMED_AGAIN` a thread.
 NAMED_AGAIN_POSTS = 2
 MAX_NAMED_AGAIN = 12
-#: Threads after which an entry left tentative and changed by no thread since is reviewed again,
-#: shown as not named since (a name met once that the story never names again is met in passing).
+#: Threads after which an entry left tentative and changed by no thread since is reviewed again
+#: (and again after as many more), shown with the threads since one last named it (a name met once
+#: that the story never names again is met in passing).
 QUIET_THREADS = 3
 _CACHED_THREADS = 4
 
@@ -253,7 +254,8 @@ def _reviewed_unchanged(
     current: int,
 ) -> dict[int, int]:
     """Candidates an earlier thread's curation left tentative that no later thread changed,
-    with the position of the thread whose curation last left each so."""
+    with the position of the thread whose curation last left each so and the position of the
+    thread that last changed it (named it: its create or an update; at most the first)."""
     last_review: dict[int, int] = {}
     for row in store.curation.curator_decisions():
         if row["decision"] != KEPT_TENTATIVE or row["entry_id"] is None:
@@ -263,17 +265,17 @@ def _reviewed_unchanged(
             continue
         entry_id = int(row["entry_id"])
         last_review[entry_id] = max(last_review.get(entry_id, -1), position)
-    unchanged: dict[int, int] = {}
+    unchanged: dict[int, tuple[int, int]] = {}
     for entry in candidates:
         reviewed_at = last_review.get(entry.id)
         if reviewed_at is None:
             continue
-        changed = any(
-            positions.get(revision.thread_id or -1, current) > reviewed_at
+        changed_at = [
+            positions.get(revision.thread_id or -1, current)
             for revision in store.history.revisions(entry.id)
-        )
-        if not changed:
-            unchanged[entry.id] = reviewed_at
+        ]
+        if not any(position > reviewed_at for position in changed_at):
+            unchanged[entry.id] = (reviewed_at, max(changed_at, default=reviewed_at))
     return unchanged
 
 
@@ -328,10 +330,11 @@ def _gather(
     ]
     reviewed_at = _reviewed_unchanged(store, candidates, positions, thread.position)
     quiet = {
-        entry_id: thread.position - position
-        for entry_id, position in reviewed_at.items()
+        entry_id: thread.position - changed_at
+        for entry_id, (position, changed_at) in reviewed_at.items()
         if thread.position - position >= QUIET_THREADS
-    }  # reviewed again, shown as not named since: the curator may let a name met once go
+    }  # reviewed again, shown with the threads since it was last named: the curator may let a
+    # name met once go (after `QUIET_THREADS` threads, then every `QUIET_THREADS` more)
     unchanged = set(reviewed_at) - set(quiet)
     candidates = [entry for entry in candidates if entry.id not in unchanged]
 

@@ -130,7 +130,7 @@ class CurationItem:
     new_in_thread: bool = True
     #: for a rejected entry under review again: the posts of this thread that name it
     named_again: Sequence[int] = ()
-    #: for an entry left tentative and unchanged since: the threads since that review
+    #: for an entry left tentative and unchanged since: the threads since a thread last named it
     quiet_threads: int = 0
 
 
