@@ -11,9 +11,13 @@ at the review after, when `LONG_QUIET_THREADS` threads have passed without namin
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from terrarium_dagster.backends.term_reasons import LONG_QUIET_THREADS
+import pytest
+
+from terrarium_dagster.backends.curate_view import CurateEntryView
+from terrarium_dagster.backends.term_reasons import LONG_QUIET_THREADS, long_quiet_reason
 from terrarium_dagster.cli import main
 from terrarium_dagster.curation.curator import QUIET_THREADS
 from terrarium_dagster.store.annotator import GlossaryStore
@@ -116,3 +120,28 @@ def test_a_coinage_met_once_is_let_go_when_twice_as_many_threads_pass(tmp_path: 
     with GlossaryStore(db) as store:
         coinage = store.glossary.find_by_term("Vorrel Tarn")
         assert coinage is not None and coinage.status == "rejected" and not coinage.deleted
+
+
+@pytest.mark.parametrize(
+    ("term", "evidence", "let_go"),
+    [
+        ("Burdivan", "They passed Burdivan at dawn.", True),  # a coinage, by its shape
+        ("Cape of Good Hope", "Round the Cape of Good Hope they went.", True),  # a title
+        ("Ocelot-man", "The Ocelot-man ran.", False),  # a kind of being
+        ("Captain James K. Powell of Richmond", "Captain James K. Powell of Richmond.", False),
+        ("sak", "He told me to sak.", False),  # the story's own word
+        ("Tannah", "At Tannah the train stopped; Tannah was hot.", False),  # named twice there
+    ],
+)
+def test_what_six_quiet_threads_let_go(term: str, evidence: str, let_go: bool) -> None:
+    view = CurateEntryView(
+        entry_id=7,
+        term=term,
+        source_posts=(70,),
+        source_count=1,
+        evidence=(evidence,),
+        quiet_threads=LONG_QUIET_THREADS,
+    )
+    assert (long_quiet_reason(view) is not None) is let_go
+    # a thread short of it, never
+    assert long_quiet_reason(replace(view, quiet_threads=LONG_QUIET_THREADS - 1)) is None

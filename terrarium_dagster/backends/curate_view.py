@@ -36,7 +36,7 @@ class CurateEntryView:
     similar: tuple[KnownEntry, ...] = ()
     evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
     named_again: int = 0  # a rejected entry's posts naming it in this thread
-    quiet_threads: int = 0  # threads since it was left tentative, none of them naming it
+    quiet_threads: int = 0  # left tentative, unchanged: the threads since one last named it
     story_label: str = QM_LABEL  # how the evidence labels the story's own posts ("text": a book)
 
     @property

@@ -83,21 +83,41 @@ def long_quiet_reason(view: CurateEntryView) -> str | None:
     `LONG_QUIET_THREADS` threads or more, is a name met in passing, or None: what `quiet_reason`
     spares at its first review (a coinage, a title "X of Y", a name holding another entry's, one
     the definition says something of) is let go at a later one, when the story has gone on that
-    long without it (on twenty novels, read: 196 junk or second entries let go, and 21 terms).
-    Never a name the evidence names twice around its
-    post, nor a kind of being ("Ocelot-man"). A later thread naming it again restores it."""
+    long without it (on twenty novels, read: 193 junk or second entries let go, and 21 terms).
+    Never a name the evidence names twice around its post, a kind of being ("Ocelot-man"), a
+    person named under a title ("Captain James K. Powell": a character the story brings on, whose
+    one scene may be all his part) nor a lowercase word of the story's own ("sak": its language,
+    which English does not know). A later thread naming it again restores it."""
     if (
         view.quiet_threads < LONG_QUIET_THREADS
         or view.source_count != 1
         or view.status != "tentative"
         or _last_word(view.term) in _BEINGS
         or _mentions(view) >= 2
+        or _titled_person(view.term)
+        or _a_coined_word(view.term)
     ):
         return None
     return (
         f"'{view.term}' is named in a single post, and the {view.quiet_threads} threads since "
         "never name it again: a name met in passing"
     )
+
+
+def _titled_person(term: str) -> bool:
+    """Whether a name is a title before a person's name ("Captain James K. Powell of Richmond",
+    "Lord Longferry"), not a title "X of Y" ("Baron of Appine")."""
+    first, _, rest = term.partition(" ")
+    name = re.split(r"\bof\b", rest, maxsplit=1)[0]
+    return first.casefold().rstrip(".") in TITLE_WORDS and any(
+        word[:1].isupper() for word in name.split()
+    )
+
+
+def _a_coined_word(term: str) -> bool:
+    """Whether a term is one lowercase word English does not know, letters only ("sak",
+    "thoat"; not "se'nnight", "chalk-pit")."""
+    return term.isalpha() and term.islower() and not is_english_word(term)
 
 
 # A title's company of this many names, all let go as met in passing, is a list of real-world
