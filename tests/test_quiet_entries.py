@@ -20,6 +20,7 @@ from terrarium_dagster.backends.curate_view import CurateEntryView
 from terrarium_dagster.backends.term_reasons import LONG_QUIET_THREADS, long_quiet_reason
 from terrarium_dagster.cli import main
 from terrarium_dagster.curation.curator import QUIET_THREADS
+from terrarium_dagster.curation.review_prompt import BOOK_LABEL, QM_LABEL
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.books import curator_decisions, imported_book
 from tests.support.cli import run_args
@@ -123,17 +124,18 @@ def test_a_coinage_met_once_is_let_go_when_twice_as_many_threads_pass(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    ("term", "evidence", "let_go"),
+    ("term", "evidence", "label", "let_go"),
     [
-        ("Burdivan", "They passed Burdivan at dawn.", True),  # a coinage, by its shape
-        ("Cape of Good Hope", "Round the Cape of Good Hope they went.", True),  # a title
-        ("Ocelot-man", "The Ocelot-man ran.", False),  # a kind of being
-        ("Captain James K. Powell of Richmond", "Captain James K. Powell of Richmond.", False),
-        ("sak", "He told me to sak.", False),  # the story's own word
-        ("Tannah", "At Tannah the train stopped; Tannah was hot.", False),  # named twice there
+        ("Burdivan", "They passed Burdivan at dawn.", BOOK_LABEL, True),  # a novel's coinage
+        ("Burdivan", "They passed Burdivan at dawn.", QM_LABEL, False),  # a quest's own
+        ("Cape of Good Hope", "Round the Cape of Good Hope they went.", QM_LABEL, True),
+        ("Ocelot-man", "The Ocelot-man ran.", BOOK_LABEL, False),  # a kind of being
+        ("Captain James K. Powell of Richmond", "Captain James K. Powell.", BOOK_LABEL, False),
+        ("sak", "He told me to sak.", BOOK_LABEL, False),  # the story's own word
+        ("Tannah", "At Tannah the train stopped; Tannah was hot.", BOOK_LABEL, False),  # twice
     ],
 )
-def test_what_six_quiet_threads_let_go(term: str, evidence: str, let_go: bool) -> None:
+def test_what_six_quiet_threads_let_go(term: str, evidence: str, label: str, let_go: bool) -> None:
     view = CurateEntryView(
         entry_id=7,
         term=term,
@@ -141,6 +143,7 @@ def test_what_six_quiet_threads_let_go(term: str, evidence: str, let_go: bool) -
         source_count=1,
         evidence=(evidence,),
         quiet_threads=LONG_QUIET_THREADS,
+        story_label=label,
     )
     assert (long_quiet_reason(view) is not None) is let_go
     # a thread short of it, never
