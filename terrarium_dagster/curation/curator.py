@@ -252,10 +252,10 @@ def _reviewed_unchanged(
     candidates: Sequence[Entry],
     positions: dict[int, int],
     current: int,
-) -> dict[int, int]:
-    """Candidates an earlier thread's curation left tentative that no later thread changed,
-    with the position of the thread whose curation last left each so and the position of the
-    thread that last changed it (named it: its create or an update; at most the first)."""
+) -> dict[int, tuple[int, int]]:
+    """Candidates an earlier thread's curation left tentative that no later thread changed:
+    the position of the thread whose curation last left each so, and of the thread that last
+    changed it (its create or an update, that thread or an earlier one)."""
     last_review: dict[int, int] = {}
     for row in store.curation.curator_decisions():
         if row["decision"] != KEPT_TENTATIVE or row["entry_id"] is None:
