@@ -57,7 +57,7 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     holding another entry's. A later thread naming it again restores it."""
     if view.quiet_threads <= 0 or view.source_count != 1 or view.status != "tentative":
         return None
-    words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in SMALL_WORDS]
+    words = _content_words(view.term)
     if (
         not words
         or _coined(words)
@@ -92,7 +92,7 @@ def long_quiet_reason(view: CurateEntryView) -> str | None:
     the quest's names are of, where a novel's words English does not know are as often real
     places its narrative passes (a route's towns, "Tannah", "Burdivan": of the 113 such entries
     read on twenty novels, 100 were junk). A later thread naming it again restores it."""
-    words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in SMALL_WORDS]
+    words = _content_words(view.term)
     if (
         view.quiet_threads < LONG_QUIET_THREADS
         or view.source_count != 1
@@ -313,7 +313,7 @@ def passing_reason(view: CurateEntryView) -> str | None:
     ]  # its own singular is no other name: "Potteries", "Pottery"
     if other_names or _fuller_name_in(view):  # "Hollis" of "Hollis Marr": the story's own
         return None  # (a familiar word's plural is no other name: "Spaniards", "Spaniard")
-    words = [w for w in re.split(r"[\s-]+", view.term) if w and w.casefold() not in SMALL_WORDS]
+    words = _content_words(view.term)
     if not words:
         return None
     if len(words) == 1:
@@ -903,6 +903,11 @@ def _opens_sentence(text: str, position: int) -> bool:
 
 
 SMALL_WORDS = frozenset({"of", "the", "a", "an", "and", "in", "on", "at", "to", "de", "la"})
+
+
+def _content_words(term: str) -> list[str]:
+    """The words of a term, split at spaces and hyphens, without `SMALL_WORDS`."""
+    return [w for w in re.split(r"[\s-]+", term) if w and w.casefold() not in SMALL_WORDS]
 
 
 def _fuller_name_in(view: CurateEntryView) -> bool:
