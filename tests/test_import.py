@@ -1064,3 +1064,46 @@ def test_a_work_appended_under_its_own_title_and_byline_is_a_chapter_of_its_own(
     third = book.chapters[2].paragraphs
     assert "A NOTICE ON THE WEIR" in third and "BY THE RIVER" in third  # no byline: a line
     assert not any("QUIST" in p for c in book.chapters for p in c.paragraphs)
+
+
+_DEDICATION = (
+    "Dear and great Friend! In Katrine's fancied \"Land\" You long have held your own "
+    "much-honored place, Have met great Esmond; held kind Newcome's hand; And talked with merry "
+    "Alan face to face; For there, where Loyalty was word of countersign, You entered, all "
+    "unchallenged, for the land was thine!"
+)
+
+
+def test_a_title_pages_publication_lines_and_dedication_are_front_matter(tmp_path: Path) -> None:
+    """Katrine (HTML, Gutenberg 14263): the title page's "MCMIX" and "Published March, 1909."
+    are headings, and the dedication under them was imported as the book's first chapter,
+    "MCMIX: Published March, 1909." (the plain text of the same book, with its copyright line,
+    left it out). A publication line or a year in Roman numerals heads front matter."""
+    prose = html.escape(_PROSE.format(who="Katrine"))
+    page = (
+        "<html><head><title>Katrine</title></head><body>"
+        "<h1>KATRINE</h1><h2>A Novel</h2><h3>BY</h3><h2>ELINOR MACARTNEY LANE</h2>"
+        "<h3>MCMIX</h3><h4>Published March, 1909.</h4>"
+        "<p><i>To</i> <b>Grant B. Schley</b></p>"
+        f"<p>{_DEDICATION}</p>"
+        f"<h2>PREFACE</h2><p>{prose}</p>"
+        f"<h2>I</h2><h3>UNDER THE SOUTHERN PINES</h3><p>{prose}</p>"
+        f"<h2>II</h2><h3>THE MEETING IN THE WOODS</h3><p>{prose}</p>"
+        "</body></html>"
+    )
+    (book_file := tmp_path / "katrine.htm").write_text(page, encoding="utf-8")
+    book = read_book(book_file)
+    assert [c.title for c in book.chapters] == [
+        "PREFACE",
+        "I: UNDER THE SOUTHERN PINES",
+        "II: THE MEETING IN THE WOODS",
+    ]
+    assert "MCMIX: Published March, 1909. (front matter)" in book.dropped
+    for year in ("MCMIX", "MDCCCXC"):  # a year alone over a dedication
+        blocks = [
+            Block("heading", year),
+            Block("text", _DEDICATION),
+            Block("heading", "I"),
+            Block("text", _PROSE.format(who="Katrine")),
+        ]
+        assert [c.title for c in chapters_from_blocks(blocks).chapters] == ["I"]

@@ -138,7 +138,9 @@ _BACK_SECTIONS = (
 _FRONT_SECTIONS = (
     r"copyright\b.*|colophon|dedication|epigraph|title ?page|half[- ]title|also by\b.*|"
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
-    r"imprint|uncopyright|about this (?:e-?book|edition)"  # as Standard Ebooks' EPUBs have them
+    r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
+    # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
+    r"(?:first )?published\b.*|(?-i:M[MDCLXVI]{2,})"
 )
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
