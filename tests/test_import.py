@@ -1067,7 +1067,7 @@ def test_a_work_appended_under_its_own_title_and_byline_is_a_chapter_of_its_own(
 
 
 _DEDICATION = (
-    "Dear and great Friend! In Katrine's fancied \"Land\" You long have held your own "
+    'Dear and great Friend! In Katrine\'s fancied "Land" You long have held your own '
     "much-honored place, Have met great Esmond; held kind Newcome's hand; And talked with merry "
     "Alan face to face; For there, where Loyalty was word of countersign, You entered, all "
     "unchallenged, for the land was thine!"
