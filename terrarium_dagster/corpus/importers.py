@@ -22,7 +22,7 @@ the story and drops the rest:
 - contents pages and lists of illustrations (a section so named, or one with no prose: only
   short lines, a table);
 - front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
-  by");
+  by", a title page's publication line or year: "Published March, 1909.", "MCMIX");
 - back matter (a glossary, an appendix, an index, notes, a transcriber's note, and what follows
   them that is not a numbered chapter) and lists such as a dramatis personae or a map: never
   story; kept aside as the book's reference text (`Book.reference`, written beside the corpus
