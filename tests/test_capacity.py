@@ -131,7 +131,7 @@ def _session(server: SlotsServer, store: GlossaryStore, **client: object) -> Mod
     )
 
 
-def _sixteen_at_once(session: ModelSession) -> list[ChatResult]:
+def _sixteen_at_once(session: ModelSession, *, close: bool = True) -> list[ChatResult]:
     def one(number: int) -> ChatResult:
         messages = [
             {"role": "system", "content": FILLER},
@@ -143,7 +143,8 @@ def _sixteen_at_once(session: ModelSession) -> list[ChatResult]:
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         results = list(pool.map(one, range(16)))
-    session.close()
+    if close:
+        session.close()
     return results
 
 
@@ -170,6 +171,40 @@ def test_sixteen_requests_fit_the_slots_and_the_cache_the_probe_found(tmp_path: 
     assert server.most_busy <= SLOTS and server.most_held <= CACHE
     assert server.answered == 16 and len(calls) == 16
     assert capacity.peak_in_flight >= 2, "still several at once"
+
+
+def test_no_more_requests_than_the_runs_concurrency_are_in_flight_whatever_sends_them(
+    tmp_path: Path,
+) -> None:
+    """At concurrency 16 a run had 18 requests in flight (a block's sixteen drafts and two
+    summaries the fold sent ahead beside them): the session's `max_in_flight` holds every
+    request past it, sent ahead or not, until one ends; each is answered and on the books."""
+    with (
+        run_slots_server(slots=32, cache_tokens=10**6) as server,
+        GlossaryStore(tmp_path / "store.db") as store,
+    ):
+        config = ClientConfig(base_url=server.url, max_retries=1)
+        session = ModelSession(
+            ChatClient(config),
+            store,
+            budget=CACHE,
+            max_tokens=MAX_TOKENS,
+            run_id="concurrency",
+            max_in_flight=5,
+        )
+        ahead = [
+            {"role": "system", "content": "You summarize threads."},
+            {"role": "user", "content": "Summarize the thread of the Ember Road."},
+        ]
+        assert session.send_ahead(ahead, session.scope, purpose="summary", tools=None)
+        results = _sixteen_at_once(session, close=False)
+        taken = session.call(ahead, purpose="summary", tools=None)  # the reply sent ahead
+        session.close()
+        calls = store.runs.agent_calls()
+    assert len(results) == 16 and all(result.content for result in results) and taken.content
+    assert server.most_busy <= 5, f"{server.most_busy} requests at once"
+    assert server.most_busy >= 2 and session.peak_in_flight <= 5
+    assert server.answered == 17 and len(calls) == 17, "the one sent ahead too, once"
 
 
 def test_a_full_cache_is_a_capacity_answer_never_the_end_of_the_calls(tmp_path: Path) -> None:

@@ -93,6 +93,7 @@ class ModelRun:
                 max_tokens=self.settings.max_tokens,
                 run_id=self.run_id,
                 request_options=self._request_options,
+                max_in_flight=self.settings.concurrency,
             )
             # the agent may summon a past context mid-scene (the summon tools)
             summons = SummonManager(self.store, self.session, run_id=self.run_id)

@@ -194,6 +194,7 @@ class ModelSession:
         counter: TokenCounter | None = None,
         record_at_once: bool = False,
         request_options: Callable[[str], Mapping[str, Any]] | None = None,
+        max_in_flight: int | None = None,
     ) -> None:
         if max_tokens <= 0:
             raise BudgetError(f"max_tokens must be positive, not {max_tokens}")
@@ -216,6 +217,11 @@ class ModelSession:
         self.stopped = threading.Event()  # set by `close`: no attempt leaves any more
         self._open_attempts: dict[str, tuple[str, CallScope, str | None]] = {}
         self._owner = threading.get_ident()
+        # the run's concurrency: no more requests than this are in flight at once, whatever
+        # sends them (a block's drafts, a summary or a flush sent ahead, the curator's batches);
+        # a request past it waits, unsent and not yet on the books, for one to end
+        self.max_in_flight = max_in_flight if max_in_flight and max_in_flight > 0 else None
+        self._flight = threading.Condition(self._lock)
         self.in_flight = 0
         self.peak_in_flight = 0
         self._ahead: dict[str, Future[ChatResult]] = {}  # replies sent ahead (`send_ahead`)
@@ -652,16 +658,23 @@ class ModelSession:
             return None if failure is not None else reply.result()
 
     def _enter_flight(self) -> None:
-        with self._lock:
+        """A request leaves: it waits while `max_in_flight` requests are in flight (a stop
+        raised meanwhile goes up: nothing is sent once the run stopped)."""
+        with self._flight:
+            while self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+                if self.stopped.is_set():
+                    raise Interrupted("the run stopped: no request is sent any more")
+                self._flight.wait(AHEAD_TICK_S)
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             self.calling.set()
 
     def _leave_flight(self) -> None:
-        with self._lock:
+        with self._flight:
             self.in_flight -= 1
             if self.in_flight == 0:
                 self.calling.clear()
+            self._flight.notify()
 
     # -- recording --------------------------------------------------------------------------
 
