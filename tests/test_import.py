@@ -1107,3 +1107,94 @@ def test_a_title_pages_publication_lines_and_dedication_are_front_matter(tmp_pat
             Block("text", _PROSE.format(who="Katrine")),
         ]
         assert [c.title for c in chapters_from_blocks(blocks).chapters] == ["I"]
+
+
+_ADOC = """= The Salt Road: A Tale
+Ada Quill
+:doctype: book
+:toc:
+
+// a comment the reader never sees
+////
+A comment block
+== Not a chapter
+////
+
+== The Ferry at Dusk
+
+[[ferry]]
+Vaskari crossed at _dusk_, with *Orlundel* beside her.footnote:[Told in the first edition.]
+She read the sign link:https://example.org/sign[at the landing] twice. +
+It said nothing new.
+
+{prose}
+
+image::map.png[The river]
+
+.A song of the ferrymen
+[verse, The Ferrymen]
+____
+Row, row, the salt is deep.
+____
+
+'''
+
+The second scene began at the [[mill]]mill.
+
+|===
+| Name | Place
+| Vaskari | Ember Road
+|===
+
+== The Mill
+
+[quote]
+“Nothing is lost,” said the miller.
+
+{prose}
+"""
+
+
+def test_an_asciidoc_book_is_read_by_its_sections(tmp_path: Path) -> None:
+    """GITenberg ships many books as `book.asciidoc` (News from Nowhere, 3261): `import`
+    refused it ("give a plain-text (.txt), Markdown ..."). Its sections are chapters, its
+    document title the book's; attributes, comments, anchors, block titles, images and tables
+    are not text; a thematic break is a scene break; inline markup keeps its words."""
+    prose = _PROSE.format(who="Vaskari")
+    book_file = tmp_path / "book.asciidoc"
+    book_file.write_text(_ADOC.format(prose=prose), encoding="utf-8")
+    book = read_book(book_file)
+    assert book.title == "The Salt Road: A Tale"
+    assert [c.title for c in book.chapters] == ["The Ferry at Dusk", "The Mill"]
+    ferry, mill = book.chapters
+    assert ferry.scenes == [
+        [
+            "Vaskari crossed at dusk, with Orlundel beside her. She read the sign at the landing "
+            "twice. It said nothing new.",
+            prose,
+            "Row, row, the salt is deep.",
+        ],
+        ["The second scene began at the mill."],
+    ]
+    assert mill.scenes == [["“Nothing is lost,” said the miller.", prose]]
+    assert main(["import", str(book_file), "--out", str(tmp_path / "salt.db")]) == 0
+    assert [title for _, title in _threads(tmp_path / "salt.db")] == [
+        "The Ferry at Dusk",
+        "The Mill",
+    ]
+
+
+def test_an_asciidoc_books_two_line_titles_are_its_title_and_chapters(tmp_path: Path) -> None:
+    """The older AsciiDoc title: a line underlined with "=" (the document) or "-" (a section)."""
+    prose = _PROSE.format(who="Orlundel")
+    text = (
+        f"The Salt Road\n=============\nAda Quill\n\nThe Ferry\n---------\n\n{prose}\n\n"
+        f"The Mill\n--------\n\n{prose}\n"
+    )
+    (book_file := tmp_path / "book.adoc").write_text(text, encoding="utf-8")
+    book = read_book(book_file)
+    assert book.title == "The Salt Road"
+    assert [(c.title, c.scenes) for c in book.chapters] == [
+        ("The Ferry", [[prose]]),
+        ("The Mill", [[prose]]),
+    ]

@@ -1,4 +1,4 @@
-"""`terrarium import`: a book (plain text, Markdown, HTML or EPUB) as a banished.db-schema corpus.
+"""`terrarium import`: a book (plain text, Markdown, AsciiDoc, HTML or EPUB) as a corpus.
 
 Chapters become threads (the chapter title is the thread's title), paragraphs become story posts
 (tagged `qm_post` and `story_post`, so the agent reads them as it reads a quest master's
@@ -35,11 +35,12 @@ section (FOREWORD, PROLOGUE, EPILOGUE, ...). A book without such headings is spl
 capitalised titles standing alone ("THE SISTERS"): those its contents page lists (in any case,
 at the margin or centred), or, without a contents page, every such line, or, with none, titles
 in capitals or title case centred on the page, three at least ("STORY OF THE DOOR", "Story of
-the Door"). In Markdown, ATX and setext headings; in an EPUB, its heading elements and its
-navigation (the table of contents names the places chapters begin). Consecutive headings make
-one title ("CHAPTER I: ON THE ARIZONA HILLS"), starting from the chapter's number when a book
-title precedes it. A foreword or prologue is a chapter like any other: front-matter prose that
-is story is kept.
+the Door"). In Markdown, ATX and setext headings; in AsciiDoc (`book.asciidoc` in GITenberg's
+repositories), its section titles (`==`, or a line underlined); in an EPUB, its heading
+elements and its navigation (the table of contents names the places chapters begin).
+Consecutive headings make one title ("CHAPTER I: ON THE ARIZONA HILLS"), starting from the
+chapter's number when a book title precedes it. A foreword or prologue is a chapter like any
+other: front-matter prose that is story is kept.
 
 A file it cannot read is an `InputError` naming the problem, and nothing is written.
 `read_book` does the reading alone (`terrarium import --dry-run` prints what it found).
@@ -797,6 +798,101 @@ def _plain_markdown(text: str) -> str:
     return " ".join(text.split())
 
 
+# -- AsciiDoc --------------------------------------------------------------------------------
+
+_ADOC_SECTION = re.compile(r"^(={1,6})\s+(\S.*?)(?:\s+=+)?$")
+_ADOC_DELIMITER = re.compile(r"^(?:-{4,}|\.{4,}|_{4,}|\*{4,}|={4,}|\+{4,}|--)$")
+_ADOC_SKIPPED = re.compile(
+    r"^(?::!?[\w-]+!?:(?:\s.*)?"  # an attribute entry (":author: William Morris")
+    r"|\[[^\]]*\]"  # a block's attributes or anchor alone ("[quote]", "[[chapter-2]]")
+    r"|\.[^.\s].*"  # a block title (".A Map of the River")
+    r"|(?:image|include|video|audio|toc)::.*"  # block macros: never text
+    r"|<<<|\|===.*|\|.*)$"  # a page break; a table and its rows
+)
+_ADOC_UNDERLINE = re.compile(r"^(?:={2,}|-{2,}|~{2,}|\^{2,}|\+{2,})$")
+_ADOC_BREAK = re.compile(r"^(?:'{3,}|\*\s\*\s\*)$")
+
+
+def blocks_from_asciidoc(text: str) -> tuple[list[Block], str | None]:
+    """Headings and paragraphs of an AsciiDoc book (GITenberg ships `book.asciidoc`), and its
+    document title (`= Title`, or a first line underlined with `=` of its length). Section
+    titles (`==` to `======`, or a line underlined with `-`, `~`, `^` or `+`) are headings;
+    attribute entries, block attributes and anchors, block titles, comments, delimiters, tables
+    and block macros (images) are not text; a thematic break (`'''`) is a scene break; inline
+    markup keeps its text (`link:url[text]`, `_word_`, `*word*`), footnotes and anchors go."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    start, end = _story_span([line.strip() for line in lines])
+    blocks: list[Block] = []
+    title: str | None = None
+    paragraph: list[str] = []
+    in_comment = False
+    in_header = False  # the lines under the document title (author, revision) up to a blank
+
+    def flush() -> None:
+        kept = [line for line in paragraph if line.strip()]
+        if kept:
+            blocks.append(Block("text", _plain_asciidoc(" ".join(kept)), tuple(kept)))
+        paragraph.clear()
+
+    for raw in lines[start:end]:
+        line = raw.strip()
+        if line == "////":
+            flush()
+            in_comment = not in_comment
+            continue
+        if in_comment or (line.startswith("//") and not line.startswith("///")):
+            continue
+        if in_header:
+            in_header = bool(line)
+            continue
+        section = _ADOC_SECTION.match(line)
+        if section and not paragraph:
+            if len(section.group(1)) == 1:
+                title = title or _plain_asciidoc(section.group(2))
+                in_header = True
+            else:
+                blocks.append(Block("heading", _plain_asciidoc(section.group(2))))
+            continue
+        underline = _ADOC_UNDERLINE.match(line)
+        if (
+            underline
+            and len(line) >= 3  # "--" alone opens a block
+            and len(paragraph) == 1
+            and abs(len(line) - len(paragraph[0])) <= 2
+        ):
+            # a two-line title ("The Ferry" over "---------"): "=" the document's, else a section
+            heading = _plain_asciidoc(paragraph.pop())
+            if line[0] == "=" and title is None and not blocks:
+                title, in_header = heading, True
+            else:
+                blocks.append(Block("heading", heading))
+            continue
+        if not line or _ADOC_DELIMITER.match(line):
+            flush()
+            continue
+        if _ADOC_BREAK.match(line):
+            flush()
+            blocks.append(Block("text", "* * *"))
+            continue
+        if _ADOC_SKIPPED.match(line) and not paragraph:
+            continue
+        paragraph.append(line.removesuffix(" +"))
+    flush()
+    return blocks, title
+
+
+def _plain_asciidoc(text: str) -> str:
+    """AsciiDoc inline markup as plain text: what a reader sees."""
+    text = re.sub(r"\[\[[^\]]*\]\]|anchor:[\w-]+\[[^\]]*\]", "", text)  # anchors
+    text = re.sub(r"footnote(?:ref)?:[\w-]*\[(?:[^\[\]]|\[[^\]]*\])*\]", "", text)  # footnotes
+    text = re.sub(r"(?:link:|mailto:|https?://)\S+?\[([^\]]*)\]", r"\1", text)  # links: text
+    text = re.sub(r"pass:\w*\[([^\]]*)\]", r"\1", text)
+    text = re.sub(r"\+\+\+(.+?)\+\+\+", r"\1", text)
+    text = text.replace("{nbsp}", " ").replace("{sp}", " ").replace("{empty}", "")
+    text = re.sub(r"(?<![\w#])#(\S(?:.*?\S)?)#(?![\w#])", r"\1", text)  # highlight
+    return _plain_markdown(text)
+
+
 # -- EPUB ------------------------------------------------------------------------------------
 
 
@@ -1300,7 +1396,9 @@ def chapters_from_markdown(text: str) -> list[Chapter]:
 def read_book(path: Path) -> Book:
     """The book at `path`: its chapters of story, its title and what was set aside."""
     if path.is_dir():
-        raise InputError(f"{path} is a folder: give the book's file (.txt, .md, .html, .epub)")
+        raise InputError(
+            f"{path} is a folder: give the book's file (.txt, .md, .adoc, .html, .epub)"
+        )
     if not path.is_file():
         raise InputError(f"no file to import at {path}")
     suffix = path.suffix.lower()
@@ -1308,6 +1406,8 @@ def read_book(path: Path) -> Book:
         blocks, title = blocks_from_epub(path)
     elif suffix in (".html", ".htm", ".xhtml"):
         blocks, title = blocks_from_html(path)
+    elif suffix in (".adoc", ".asciidoc", ".asc"):
+        blocks, title = blocks_from_asciidoc(_decoded(path))
     elif suffix in (".txt", ".text", ".md", ".markdown"):
         text = _decoded(path)
         title = gutenberg_title(text)
@@ -1315,8 +1415,8 @@ def read_book(path: Path) -> Book:
         blocks = reader(text)
     else:
         raise InputError(
-            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), HTML (.html) "
-            "or EPUB file"
+            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), AsciiDoc "
+            "(.adoc, .asciidoc), HTML (.html) or EPUB file"
         )
     book = chapters_from_blocks(blocks, title)
     if not book.chapters:
