@@ -1107,6 +1107,10 @@ def test_a_title_pages_publication_lines_and_dedication_are_front_matter(tmp_pat
             Block("text", _PROSE.format(who="Katrine")),
         ]
         assert [c.title for c in chapters_from_blocks(blocks).chapters] == ["I"]
+    # a word in capitals that only looks like a year ("MILL", "MID") still heads a chapter
+    for word in ("MILL", "MID"):
+        blocks = [Block("heading", word), Block("text", _PROSE.format(who="Katrine"))]
+        assert [c.title for c in chapters_from_blocks(blocks).chapters] == [word]
 
 
 _ADOC = """= The Salt Road: A Tale

@@ -141,7 +141,8 @@ _FRONT_SECTIONS = (
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
     # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
-    r"(?:first )?published\b.*|(?-i:M[MDCLXVI]{2,})"
+    r"(?:first )?published\b.*|"
+    r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
 )
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
