@@ -6,7 +6,8 @@ loopback server of `tests/support/window_server.py`: it counts every prompt in Q
 (`terrarium_dagster/testing/qwen3.py`), refuses what does not fit with vLLM's 400, and answers with
 the forgetful model (`terrarium_dagster/testing/forgetful.py`), whose answers depend on what it is
 shown. One line per run: the exit code, its time, the requests the server saw, how many it refused
-as too long, and the largest prompt plus answer room it took.
+as too long, and the largest prompt plus answer room it took. The benchmark exits 1 when any
+request was refused or any run did not finish (a non-zero exit), 0 otherwise.
 
     .venv/bin/python -m benchmarks.bench_window_novels book1.txt book2.txt \
         --windows 8192 4096 --levels 1 16
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-window-novels-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    refused = 0
+    refused = failed = 0
     for book in args.books:
         corpus = workdir / f"{book.stem}.db"
         if not corpus.exists():
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                     took = time.monotonic() - started
                     requests, over, largest = len(s.requests), s.overflows, s.largest
                 refused += over
+                failed += done.returncode != 0
                 lines = [line for line in done.stderr.splitlines() if said(line)]
                 print(
                     f"{book.stem:12s} window {window:6d} concurrency {level:2d}: exit "
@@ -74,7 +76,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"too long, largest {largest}" + (f" · {lines[-1]}" if lines else ""),
                     flush=True,
                 )
-    return 1 if refused else 0
+    if refused or failed:
+        print(f"{refused} requests refused as too long, {failed} runs that did not finish")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
