@@ -11,14 +11,17 @@ request is recovered; one on every such request stops the run with one line (exi
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import TERRARIUM, run_args, said
-from tests.support.window_server import WindowServer, run_window_server
+from tests.support.window_server import WindowServer, offline_counting, run_window_server
 
 LONG_UPDATES = (150, 450)
 
@@ -121,3 +124,30 @@ def test_an_overflow_on_every_curation_request_stops_with_one_line(
     lines = [line for line in stderr.splitlines() if said(line)]
     assert len(lines) == 1 and "too long" in lines[0], stderr
     assert "Traceback" not in stderr
+
+
+def test_the_servers_count_alone_decides_and_every_refusal_is_on_its_record() -> None:
+    # The stand-in counts with its own tokenizer (here one that counts a third of the offline
+    # backend's tokens); its backend, which counts another way, used to refuse what the server
+    # had admitted, and those 400s were on no record (the window benchmarks said "0 refused"
+    # while the store held three failed calls). Now the server's count decides, and an error the
+    # backend answers is recorded with its status.
+    def a_third(body: Mapping[str, Any]) -> int:
+        return offline_counting(body) // 3
+
+    words = " ".join(["lantern"] * 3000)
+    body = {
+        "model": "terrarium-offline",
+        "messages": [{"role": "user", "content": f"# Scene 1\n{words}"}],
+        "max_tokens": 64,
+    }
+    assert offline_counting(body) + 64 > 4096 >= a_third(body) + 64
+    with run_window_server(4096, counting=a_third) as server:
+        answered = httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=30)
+        assert answered.status_code == 200, answered.text
+        malformed = httpx.post(
+            f"{server.url}/v1/chat/completions", json={**body, "n": 2}, timeout=30
+        )
+        assert malformed.status_code == 400
+    assert [request.status for request in server.requests] == [200, 400]
+    assert server.overflows == 1

@@ -12,6 +12,12 @@ Two counters implement `TokenCounter`:
   every `/tokenize` answer is remembered with a hash of its message list. A new list that extends
   a remembered one (the next round of a scene extends the previous call) is counted as that exact
   number plus the estimate of the new messages; `count_exact` asks `/tokenize`.
+
+The estimate errs high as a rule, not always: a suffix unlike what the calibration has seen may
+count more on the server than estimated (3,062 estimated where Qwen3's tokenizer counted 3,091,
+a scene's round after its tool results were shrunk, in a 4,096-token window). So whatever judges a
+prompt against a limit asks for the exact count when the estimate comes within
+`UNCERTAIN_SHARE` of it (`exact_threshold`), not only when the estimate is over it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,17 @@ from terrarium_dagster.context.prompts import canonical_json, tools_json
 Message = dict[str, Any]
 Tools = Sequence[dict[str, Any]] | None
 Tokenize = Callable[[list[Message], list[dict[str, Any]] | None], "int | None"]
+
+# How far below the server's count an estimate may fall: within this share of a limit, a prompt
+# is counted exactly before it is judged against it.
+UNCERTAIN_SHARE = 0.05
+
+
+def exact_threshold(limit: int, share: float = 1.0) -> int:
+    """The estimate above which a prompt judged against `limit` is counted exactly first:
+    `share` of the limit, and never more than `1 - UNCERTAIN_SHARE` of it (close enough below
+    the limit that the estimate's error could hide that the prompt is over it)."""
+    return int(limit * min(share, 1.0 - UNCERTAIN_SHARE))
 
 
 @runtime_checkable

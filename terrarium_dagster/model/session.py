@@ -53,7 +53,7 @@ from typing import Any
 
 from terrarium_dagster.context.compaction import strip_thinking
 from terrarium_dagster.context.state import Message
-from terrarium_dagster.context.tokens import ServerCounter, TokenCounter
+from terrarium_dagster.context.tokens import ServerCounter, TokenCounter, exact_threshold
 from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAnswerError
 from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.model.accounting import (
@@ -314,8 +314,9 @@ class ModelSession:
         exact_above: int | None = None,
         counter: TokenCounter | None = None,
     ) -> int:
-        """Prompt tokens of a request: the counter's estimate (which errs high), or the server's
-        exact count when the estimate is above `exact_above` and the server can count."""
+        """Prompt tokens of a request: the counter's estimate (which errs high as a rule), or
+        the server's exact count when the estimate is above `exact_above` and the server can
+        count."""
         counter = counter or self.counter
         tool_list = list(tools) if tools else None
         estimate = counter.count_messages(list(messages), tool_list)
@@ -342,7 +343,8 @@ class ModelSession:
         beside its answer: the capacity gate's weight)."""
         answer = max_tokens or self.max_tokens
         limit = self.limit(answer)
-        tokens = self.count(messages, tools, exact_above=int(limit * exact_share), counter=counter)
+        near = exact_threshold(limit, exact_share)  # counted exactly above it
+        tokens = self.count(messages, tools, exact_above=near, counter=counter)
         while tokens > limit:
             smaller = shrink(messages, limit) if shrink is not None else None
             if smaller is None or smaller == messages:
@@ -354,9 +356,7 @@ class ModelSession:
             # shown with --verbose, not on every run's terminal
             log.debug("%s request made smaller: %d tokens would not fit", purpose, tokens)
             messages = smaller
-            tokens = self.count(
-                messages, tools, exact_above=int(limit * exact_share), counter=counter
-            )
+            tokens = self.count(messages, tools, exact_above=near, counter=counter)
         return messages, tokens
 
     # -- sending ----------------------------------------------------------------------------

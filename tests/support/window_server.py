@@ -5,8 +5,11 @@ Every chat request is counted (by default the offline backend's tokenizer, the s
 `/tokenize` serves; `counting` gives the server another tokenizer, e.g. Qwen3's real one from
 `terrarium_dagster/testing/qwen3.py`, which its `/tokenize` and each reply's `usage` then report)
 and refused with vLLM's 400 wording when prompt + `max_tokens` exceeds `max_model_len`;
-otherwise the offline backend answers. Each request is recorded (prompt tokens, max_tokens,
-status), so a test can assert that no request ever went over the window.
+otherwise the offline backend answers. The server's count is the only one that decides: the
+backend's own window check is turned off (`OfflineBackend.enforce_window`), so a backend that
+counts with another tokenizer never refuses what the server admitted. Each request is recorded
+(prompt tokens, max_tokens, status: the backend's when it answered with an error), so a test can
+assert that no request ever went over the window and that none was refused.
 
 Two faults for requests that call no tool (`tool_choice: none`, summaries; or no tools at all,
 curation): `untooled_window`
@@ -85,6 +88,7 @@ def run_window_server(
     state = WindowServer(max_model_len, untooled_window, refuse_all_untooled, counting)
     count = counting or offline_counting
     backend = backend or OfflineBackend(max_model_len=max_model_len)
+    backend.enforce_window = False  # this server's count decides
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
@@ -97,10 +101,17 @@ def run_window_server(
             self.end_headers()
             self.wfile.write(body)
 
-        def _forward(self, body: bytes | None, prompt: int | None = None) -> None:
+        def _forward(
+            self,
+            body: bytes | None,
+            prompt: int | None = None,
+            record: WindowRequest | None = None,
+        ) -> None:
             request = httpx.Request(self.command, f"http://offline{self.path}", content=body)
             response = backend.handle_request(request)
             content = response.content
+            if record is not None:
+                record.status = response.status_code
             if counting is not None and prompt is not None and response.status_code == 200:
                 payload = json.loads(content)  # the usage this server's tokenizer counts
                 usage = payload.get("usage") or {}
@@ -148,14 +159,15 @@ def run_window_server(
             users = [m for m in payload.get("messages") or [] if m.get("role") == "user"]
             last = str(users[-1].get("content") or "") if users else ""
             scene = last if last.startswith("# Scene ") else None
+            record = WindowRequest(prompt, completion, tool_choice, status, scene)
             with state._lock:
-                state.requests.append(WindowRequest(prompt, completion, tool_choice, status, scene))
+                state.requests.append(record)
             if status == 400:
                 message = overflow_message("v0.18", limit, prompt, completion)
                 error = {"message": message, "type": "BadRequestError", "param": "input_tokens"}
                 self._reply(400, json.dumps({"error": {**error, "code": 400}}).encode())
                 return
-            self._forward(body, prompt)
+            self._forward(body, prompt, record)
 
     with serving(Handler) as url:
         state.url = url

@@ -15,7 +15,7 @@ from typing import Any
 
 from terrarium_dagster.context import prompts
 from terrarium_dagster.context.state import Message, tool_pair_problems
-from terrarium_dagster.context.tokens import TokenCounter
+from terrarium_dagster.context.tokens import TokenCounter, exact_threshold
 from terrarium_dagster.errors import BudgetError
 
 _OVERFLOW_LIMIT = (
@@ -64,9 +64,10 @@ class PromptSizes:
 
     def count(self, messages: Sequence[Message], *, exact_above: int | None = None) -> int:
         """Prompt tokens of `messages`; asks the server for an exact count when the estimate
-        is above `exact_above` (the estimate errs high, so this only sharpens a refusal)."""
+        is above the limit `exact_above` or close below it (`exact_threshold`: an estimate may
+        fall short of the server's count)."""
         estimate = self.counter.count_messages(messages, self.tools)
-        if exact_above is not None and estimate > exact_above:
+        if exact_above is not None and estimate > exact_threshold(exact_above):
             exact = self.counter.count_exact(messages, self.tools)
             if exact is not None:
                 return exact
