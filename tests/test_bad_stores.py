@@ -127,3 +127,18 @@ def test_an_unknown_model_or_snapshot_leaves_no_run_row_and_no_new_store(
     _one_line(_terrarium(*run_args(fresh, sample_db, model="no-such-model")), "no-such-model")
     _one_line(_terrarium(*run_args(fresh, sample_db, from_snapshot=1)), "no snapshot 1")
     assert not any(tmp_path.glob("fresh.db*")), "a store created for a refused run was kept"
+
+
+def test_an_empty_file_given_to_a_reader_is_named_empty_not_an_old_store(tmp_path: Path) -> None:
+    # It was called a store of schema version 0, "older than this terrarium-dagster's", to be
+    # upgraded by a run: an empty file is no store at all yet.
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    for command in (
+        ["status", "--db", str(empty)],
+        ["export", "--db", str(empty), "--format", "json", "--out", str(tmp_path / "g.json")],
+    ):
+        line = _one_line(_terrarium(*command), "empty", "terrarium run --db")
+        assert "older" not in line and "schema version" not in line, line
+    assert empty.read_bytes() == b""
+    assert not (tmp_path / "g.json").exists()

@@ -58,6 +58,9 @@ def test_the_top_level_help_says_what_the_tool_does_and_lists_every_command() ->
     for command in COMMANDS:
         assert re.search(rf"\n  +{command} +\S", done.stdout), command
     assert "The `terrarium` command" not in text
+    version = _terrarium("--version")
+    assert version.returncode == 0, version.stderr
+    assert re.fullmatch(r"terrarium \d+\.\d+\.\d+\n", version.stdout), version.stdout
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -275,6 +275,14 @@ def test_curated_glossary_curates_each_thread_of_a_range_and_runs_the_glossary_c
         assert evaluation.severity == item.severity
         if item.severity == dg.AssetCheckSeverity.ERROR:
             assert evaluation.passed, (item.name, evaluation.description)
+    # "live" as the export counts it: the check names the glossary's entries and the rejected
+    # ones apart (it said "24 live entries" where the export said "22 ..., 2 rejected")
+    sources = evaluations["entries_have_sources"]
+    details = sources.metadata["details"].value
+    rejected, live = details["rejected_entries"], details["live_entries"]
+    assert f"({live - rejected} in the glossary, {rejected} rejected)" in (
+        sources.description or ""
+    )
 
 
 def test_curating_a_thread_that_is_not_annotated_fails_with_the_engine_message(

@@ -516,7 +516,7 @@ def test_chapter_headings_of_real_gutenberg_texts_in_their_several_shapes() -> N
         "CHAPTER 55. Of the Monstrous Pictures of Whales",
         "CHAPTER 56. Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling "
         "Scenes",
-        'XIX.  MONTGOMERY\'S "BANK HOLIDAY."',
+        'XIX. MONTGOMERY\'S "BANK HOLIDAY."',  # its run of spaces one space
         "XX: THE EVE OF THE WAR.",
         "Chapter 21",
     ]
@@ -699,7 +699,7 @@ def test_footnotes_are_left_out_of_the_story_in_text_and_html(tmp_path: Path) ->
         "CHAPTER II--PRUDENCE COUNSELLED TO WISDOM",
     ]
     story = " ".join(p for chapter in book.chapters for p in chapter.paragraphs)
-    assert '_"Tso-maraude."_ All this' in story and "M. Madeleine replied gently" in story
+    assert '"Tso-maraude." All this' in story and "M. Madeleine replied gently" in story
     assert "Patois" not in story and [r.title for r in book.reference] == ["FOOTNOTES"]
 
     source = tmp_path / "miserables.htm"
@@ -730,6 +730,49 @@ def test_braced_footnote_marks_and_italic_marks_in_titles() -> None:
     assert chapters[0].title == "Letter 1: To Mrs. Saville, England."
     expected = '"Jump into the gig," luckily for us. Chloral, C_{2}HCl_{3}O.'
     assert chapters[1].paragraphs[0] == expected
+
+
+def test_plain_texts_italics_and_bracketed_note_numbers_are_not_story_text() -> None:
+    """Gutenberg's plain texts mark italics with underscores ("_In Four Acts_", "COMEDY_" became
+    an entry of the play it heads) and some number their notes in brackets (Candide's
+    "Pangloss[1]", "WHO THEY WERE.[34]"); the HTML editions of the same books carry neither. A
+    blank for a name ("Mr. ____") is text."""
+    prose = _PROSE.format(who="Candide")
+    text = (
+        f"CHAPTER I.\n\nHOW THE OLD WOMAN TOOK CARE OF CANDIDE.[7]\n\n{prose}\n\n"
+        "A _COMEDY_ in Four Acts, by Doctor Pangloss[1], who taught\n_metaphysico-theologo-"
+        "cosmolonigology_ to Mr. ____ of Thunder-ten-Tronckh.\n\n"
+        f"CHAPTER II.\n\nWHAT BECAME OF CANDIDE.\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "CHAPTER I: HOW THE OLD WOMAN TOOK CARE OF CANDIDE.",
+        "CHAPTER II: WHAT BECAME OF CANDIDE.",
+    ]
+    assert chapters[0].paragraphs[1] == (
+        "A COMEDY in Four Acts, by Doctor Pangloss, who taught "
+        "metaphysico-theologo-cosmolonigology to Mr. ____ of Thunder-ten-Tronckh."
+    )
+
+
+def test_a_line_break_in_an_html_headings_source_is_a_space_and_a_br_a_new_line(
+    tmp_path: Path,
+) -> None:
+    """Candide's HTML wraps its long titles in the source ("... AND HOW HE WAS\nEXPELLED
+    THENCE."): one title, where a <br/> parts a number from its title."""
+    prose = _PROSE.format(who="Candide")
+    source = tmp_path / "candide.htm"
+    source.write_text(
+        "<html><body><h2>I</h2><h3>HOW CANDIDE WAS BROUGHT UP, AND HOW HE WAS\nEXPELLED "
+        f"THENCE.</h3><p>{prose}</p><h2>CHAPTER II<br/>WHAT BECAME OF\r\nCANDIDE.</h2>"
+        f"<p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    titles = [chapter.title for chapter in read_book(source).chapters]
+    assert titles == [
+        "I: HOW CANDIDE WAS BROUGHT UP, AND HOW HE WAS EXPELLED THENCE.",
+        "CHAPTER II: WHAT BECAME OF CANDIDE.",
+    ]
 
 
 def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> None:

@@ -39,10 +39,23 @@ EPILOG = (
 )
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject's `version`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("terrarium-dagster")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="terrarium", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="debug logging (before or after the command)"
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"terrarium {_version()}", help="show the version"
     )
     commands = parser.add_subparsers(
         dest="command", required=True, parser_class=Parser, metavar="COMMAND"

@@ -561,7 +561,10 @@ _BRACED_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gi
 _NOTE_MARK = re.compile(
     rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}"
 )
-_EMPHASIS = re.compile(r"(?<!\w)_(\S(?:.*?\S)?)_(?!\w)")  # plain text's _italics_
+# plain text's _italics_ (never a blank for a name: "Mr. ____")
+_EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
+# a footnote's number in brackets after a word: "Pangloss[1]", "WHO THEY WERE.[34]"
+_BRACKETED_NOTE = re.compile(r"(?<=\S)\[\d{1,3}\]")
 _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 
@@ -578,6 +581,7 @@ def blocks_from_text(text: str) -> list[Block]:
             paragraph[0] = notes.group(2)
         if paragraph:
             joined = _NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
+            joined = _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", joined))
             blocks.append(Block("text", joined, tuple(paragraph)))
         paragraph.clear()
 
@@ -594,12 +598,12 @@ def blocks_from_text(text: str) -> list[Block]:
             heading = headings[index]
             wrapped = [lines[below].strip() for below in heading.wrapped]
             heading_text = " ".join([line, *wrapped]).rstrip(".")
-            blocks.append(Block("heading", _EMPHASIS.sub(r"\1", heading_text)))
+            blocks.append(Block("heading", _plain_title(heading_text)))
             skip.update(heading.wrapped)
             if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
                 taken = _subtitle_lines(lines, heading.subtitle)
                 title = " ".join(lines[i].strip() for i in taken)
-                blocks.append(Block("heading", _EMPHASIS.sub(r"\1", title)))
+                blocks.append(Block("heading", _plain_title(title)))
                 skip.update(taken)
             continue
         if _BREAK.match(line):
@@ -609,6 +613,12 @@ def blocks_from_text(text: str) -> list[Block]:
         paragraph.append(raw.rstrip())
     flush()
     return blocks
+
+
+def _plain_title(text: str) -> str:
+    """A heading of a plain-text book as a title: no _emphasis_ marks, no footnote number, one
+    space between words ("III.  THE RECOGNITION" is "III. THE RECOGNITION")."""
+    return " ".join(_EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text)).split())
 
 
 @dataclass(frozen=True)
@@ -991,6 +1001,10 @@ class _XhtmlText(HTMLParser):
             and not self._image_link
             and self._tag is not None
         ):
+            if self._tag != "pre" and (self._tag in self.HEADINGS or self._hgroup):
+                # a heading's lines are its <br>s; a line break of the source is a space
+                # ("... AND HOW HE WAS\nEXPELLED THENCE." is one title)
+                data = data.replace("\r", " ").replace("\n", " ")
             self._text.append(data)
             if self._in_link:
                 self._linked += len(data.strip())

@@ -137,7 +137,8 @@ def _thread_specs() -> list[dg.AssetSpec]:
             glossary_export,
             "glossary",
             "The glossary as it stood at the end of the thread (no later spoilers), as JSON, "
-            "YAML and a wiki, in `<exports>/<thread key>/`; needs no model. Follows curation by "
+            "YAML, a SillyTavern lorebook, a wiki and the reader's site, in "
+            "`<exports>/<thread key>/`; needs no model. Follows curation by "
             "Declarative Automation (eager).",
             after=curated_glossary,
             kinds=frozenset({"json", "yaml", "markdown", "html"}),

@@ -300,6 +300,11 @@ class StoreConnection:
                 f"annotator store {self.where} has schema version {current}, newer than this "
                 f"terrarium-dagster understands ({target}); upgrade terrarium-dagster to open it"
             )
+        if current == 0:  # no table at all: an empty file (refuse_unversioned let it by)
+            raise InputError(
+                f"{self.where} is empty, not an annotator store yet: nothing to read; "
+                f"`terrarium run --db {self.where}` builds a store there"
+            )
         if current < target:
             raise InputError(
                 f"annotator store {self.where} has schema version {current}, older than this "
