@@ -9,6 +9,7 @@ import pytest
 from terrarium_dagster.terms.candidates import (
     Candidate,
     calendar_names,
+    cut_at_words,
     find_candidates,
     find_term,
     is_common_word,
@@ -297,10 +298,18 @@ def test_sentences_with_returns_clean_sentences_mentioning_the_term() -> None:
     assert sentences_with(SCENE, "nonexistent") == []
 
 
-def test_sentence_at_cuts_long_sentences_around_the_offset() -> None:
+def test_sentence_at_cuts_long_sentences_around_the_offset_at_word_boundaries() -> None:
     long = "word " * 100 + "Varen " + "word " * 100 + "."
     quote = sentence_at(long, long.index("Varen"), 80)
     assert len(quote) <= 80 and "Varen" in quote
+    # A quote is verbatim: whole words of the sentence, nothing added ("…ugh the gap, ... over
+    # the jar's mout…" was stored, and the post page's highlight found nothing).
+    prose = " ".join(f"lantern{i}" for i in range(60)) + " Varen " + "gate " * 60 + "."
+    for width in (80, 81, 85, 97, 120):
+        quote = sentence_at(prose, prose.index("Varen"), width)
+        assert "…" not in quote and "Varen" in quote and len(quote) <= width, quote
+        assert f" {quote} " in f" {prose} ", quote  # starts and ends on a word's edge
+    assert cut_at_words("alpha bravo charlie delta", 2, 20) == "bravo charlie"
     assert sentence_at(SCENE, SCENE.index("Keth'ra waited"), 240) == (
         "Keth'ra waited there, her hands stained with ash."
     )

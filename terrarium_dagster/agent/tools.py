@@ -61,7 +61,7 @@ from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.inputs import parse_entry_id
 from terrarium_dagster.store.models import Entry, ProvenanceIn
 from terrarium_dagster.store.normalize import find_quotation, normalize_term
-from terrarium_dagster.terms.candidates import find_term, sentence_at
+from terrarium_dagster.terms.candidates import cut_at_words, find_term, sentence_at
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.reader import Corpus
@@ -550,7 +550,8 @@ def _verbatim(post_text: str, quote: str) -> str | None:
     found = find_quotation(post_text, quote)
     if found is None or len(found) < 3:
         return None
-    return _truncate(found, QUOTE_CHARS)
+    flat = " ".join(found.split())
+    return cut_at_words(flat, 0, QUOTE_CHARS)  # verbatim: whole words, nothing added
 
 
 def _post_list(posts: Sequence[Post]) -> str:

@@ -720,7 +720,9 @@ def clean_sentence(sentence: str) -> str:
 
 
 def sentence_at(text: str, offset: int, max_chars: int = 240) -> str:
-    """The cleaned sentence containing `offset`, cut to `max_chars` around the offset."""
+    """The cleaned sentence containing `offset`, cut to at most `max_chars` around the offset
+    at word boundaries: the story's own words, none cut in two and nothing added (a quote is
+    verbatim, and a reader's page finds it in the post)."""
     for start, end in sentence_spans(text):
         if start <= offset < end:
             break
@@ -732,8 +734,19 @@ def sentence_at(text: str, offset: int, max_chars: int = 240) -> str:
         return sentence
     relative = max(0, min(len(sentence), len(clean_sentence(text[start:offset]))))
     lo = max(0, min(relative - max_chars // 3, len(sentence) - max_chars))
-    cut = sentence[lo : lo + max_chars - 2].strip()
-    return ("…" if lo > 0 else "") + cut + "…"
+    return cut_at_words(sentence, lo, lo + max_chars)
+
+
+def cut_at_words(text: str, lo: int, hi: int) -> str:
+    """`text[lo:hi]` narrowed to whole words: a word the bounds cut in two is left out (unless
+    it is all there is)."""
+    if 0 < lo < len(text) and not text[lo - 1].isspace() and not text[lo].isspace():
+        space = text.find(" ", lo, hi)
+        lo = space + 1 if space != -1 else lo
+    if hi < len(text) and not text[hi].isspace() and not text[hi - 1].isspace():
+        space = text.rfind(" ", lo, hi)
+        hi = space if space > lo else hi
+    return text[lo:hi].strip()
 
 
 def sentences_with(text: str, term: str, *, limit: int | None = None) -> list[str]:
