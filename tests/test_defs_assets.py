@@ -173,7 +173,8 @@ def test_a_run_whose_threads_are_not_neighbours_fails_naming_the_gap(
 def test_rematerializing_a_thread_later_threads_built_on_is_a_success_that_changes_nothing(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
 ) -> None:
-    assert run(instance, resources, [thread_annotations, curated_glossary], keys[:3]).success
+    first = run(instance, resources, [thread_annotations, curated_glossary], keys[:3])
+    assert first.success
     with GlossaryStore(store_path) as store:
         revisions_before = store.history.last_revision_id()
     result = run(instance, resources, [thread_annotations, curated_glossary], keys[1:2])
@@ -181,6 +182,17 @@ def test_rematerializing_a_thread_later_threads_built_on_is_a_success_that_chang
     (annotated,) = materialized(result, "thread_annotations")
     (curated,) = materialized(result, "curated_glossary")
     assert annotated.metadata["already_done"].value is True
+    # the recorded report is the annotation's: its figures are the first materialization's, not
+    # the thread's curation calls added to them (it said 30 calls where annotation made 5)
+    (annotated_first,) = [
+        event for event in materialized(first, "thread_annotations") if event.partition == keys[1]
+    ]
+    for label in ("model_calls", "prompt_tokens", "completion_tokens", "cached_tokens"):
+        assert annotated.metadata[label] == annotated_first.metadata[label], label
+    (curated_first,) = [
+        event for event in materialized(first, "curated_glossary") if event.partition == keys[1]
+    ]
+    assert curated.metadata["model_calls"] == curated_first.metadata["model_calls"]
     assert curated.metadata["already_done"].value is True
     assert "nothing changed" in (annotated.description or "")
     assert "rewind: true" in (annotated.description or ""), "it says how to redo it"

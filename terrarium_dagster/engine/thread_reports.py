@@ -11,6 +11,9 @@ from terrarium_dagster.reports import CurationDecisionRow, SourceLink, ThreadRep
 from terrarium_dagster.store.annotator import GlossaryStore
 
 SOURCES_PER_ENTRY = 3  # source posts a touched entry lists in a thread's report
+# The requests of a thread's annotation: its scene rounds and its compactions' summaries and
+# flushes. Its curation ("curate") and its edition ("edition") are reported by their own.
+ANNOTATION_PURPOSES = ("annotate", "summary", "flush")
 
 
 def thread_report(
@@ -33,7 +36,11 @@ def thread_report(
         for action, ids in (("created", created), ("updated", updated), ("deleted", deleted))
         for entry_id in ids
     ]
-    totals = store.runs.agent_call_totals(thread_id=thread.id)
+    totals = [
+        store.runs.agent_call_totals(thread_id=thread.id, purpose=purpose).token_figures()
+        for purpose in ANNOTATION_PURPOSES
+    ]
+    figures = {name: sum(part[name] for part in totals) for name in totals[0]}
     compactions = store.memory.compactions(thread_id=thread.id)
     return ThreadReport(
         thread_id=thread.id,
@@ -45,7 +52,7 @@ def thread_report(
         updated=updated,
         deleted=deleted,
         touched=touched,
-        **totals.token_figures(),
+        **figures,
         compactions=len(compactions),
         snapshot_id=state.snapshot_id if state else None,
         suspect=state.suspect if state else None,
