@@ -792,6 +792,21 @@ def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> No
     assert "The Jungle" in chapters[0].paragraphs
 
 
+def test_a_title_the_contents_page_misspells_still_heads_its_chapter() -> None:
+    """Dubliners (Gutenberg 2814, the -0 text) lists "Couterparts" for the story headed
+    "COUNTERPARTS": that story ran on inside "A LITTLE CLOUD" (9,008 words, 14 chapters). A title
+    a letter apart is the one listed; a short one must match exactly ("CLAY" is no "PLAY")."""
+    stories = ["The Sisters", "Araby", "A Little Cloud", "Couterparts", "Clay", "The Dead"]
+    contents = "\n\n".join(stories)
+    bodies = "".join(
+        f"{title}\n\n{_PROSE.format(who='Farrington')}\n\n"
+        for title in ("THE SISTERS", "ARABY", "A LITTLE CLOUD", "COUNTERPARTS", "PLAY", "THE DEAD")
+    )
+    text = f"DUBLINERS\n\nBy James Joyce\n\n\nContents\n\n{contents}\n\n\n\n{bodies}"
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
+    assert titles == ["THE SISTERS", "ARABY", "A LITTLE CLOUD", "COUNTERPARTS", "THE DEAD"]
+
+
 def test_chapter_numbers_spelled_out_past_twenty() -> None:
     """Little Women: "CHAPTER TWENTY-ONE" over "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE", up
     to "CHAPTER FORTY-SEVEN" (past "TWENTY" they were no headings: 18 chapters ran together)."""

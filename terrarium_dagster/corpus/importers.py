@@ -49,6 +49,7 @@ A file it cannot read is an `InputError` naming the problem, and nothing is writ
 from __future__ import annotations
 
 import contextlib
+import difflib
 import html
 import itertools
 import re
@@ -407,14 +408,17 @@ def _spaced(lines: list[str], candidates: list[int]) -> list[int]:
     return kept if len(kept) >= 2 else []
 
 
-def _contents_titles(lines: list[str]) -> set[str]:
-    """The titles a contents page lists (normalised), for books headed by bare titles."""
+def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
+    """The titles a contents page lists (normalised), for books headed by bare titles, and the
+    indexes of its lines (never headings themselves)."""
     titles: set[str] = set()
+    page: set[int] = set()
     for index, raw in enumerate(lines):
         if not _CONTENTS.match(raw.strip()):
             continue
         blanks = 0
-        for line in lines[index + 1 : index + 200]:
+        for below in range(index + 1, min(index + 200, len(lines))):
+            line = lines[below]
             if not line.strip():
                 blanks += 1
                 if blanks >= 3 and titles:
@@ -426,15 +430,38 @@ def _contents_titles(lines: list[str]) -> set[str]:
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
             entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
             if entry:
+                if _title_key(entry) in titles:
+                    break  # a title again: the first chapter's heading, past the page
+                page.add(below)
                 titles.add(_title_key(entry))
                 # "INTRODUCTORY.     THE CUSTOM-HOUSE": the title in its column, too
                 titles.add(_title_key(re.split(r"\s{3,}", entry)[-1]))
         break
-    return titles
+    return titles, page
 
 
 def _title_key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+# A contents page may misspell a title its chapter heading spells right (Dubliners' "Couterparts"
+# for "COUNTERPARTS", which then ran on inside the story before it): a title this alike (and this
+# long) is the one listed.
+LISTED_ALIKE = 0.9
+LISTED_ALIKE_CHARS = 8
+
+
+def _listed(key: str, listed: set[str]) -> bool:
+    """Whether the title key `key` is one a contents page lists, a letter or so aside."""
+    if key in listed:
+        return True
+    if len(key) < LISTED_ALIKE_CHARS:
+        return False
+    return any(
+        abs(len(key) - len(title)) <= 2
+        and difflib.SequenceMatcher(None, key, title).ratio() >= LISTED_ALIKE
+        for title in listed
+    )
 
 
 def _shouted(text: str) -> bool:
@@ -668,25 +695,31 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
     if len(strong) >= 2:
         # and a title in capitals the contents page lists beside the numbered chapters (The
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
-        listed = _contents_titles(lines)
+        listed, page = _contents_titles(lines)
         chosen = {
             **strong,
             **named,
-            **{i: None for i in bare if _title_key(lines[i]) in listed and i not in strong},
+            **{
+                i: None
+                for i in bare
+                if _listed(_title_key(lines[i]), listed) and i not in strong and i not in page
+            },
         }
     else:
-        listed = _contents_titles(lines)
+        listed, page = _contents_titles(lines)
         if listed:  # the lines standing alone that the contents page names, in any case,
-            # at the margin or centred on the page (The Jungle Book, jnglb10.txt)
+            # at the margin or centred on the page (The Jungle Book, jnglb10.txt), not the
+            # contents page's own lines
             middle = _page_middle(lines)
             picked = [
                 i
                 for i, raw in enumerate(lines)
                 if raw.strip()
+                and i not in page
                 and _isolated(lines, i)
                 and (len(raw) - len(raw.lstrip()) <= BARE_INDENT or _centred(raw, middle))
                 and len(raw.split()) <= 10
-                and _title_key(raw) in listed
+                and _listed(_title_key(raw), listed)
             ]
         else:
             picked = _spaced(lines, bare) if len(bare) >= 2 else []
