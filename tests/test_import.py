@@ -807,6 +807,29 @@ def test_a_title_the_contents_page_misspells_still_heads_its_chapter() -> None:
     assert titles == ["THE SISTERS", "ARABY", "A LITTLE CLOUD", "COUNTERPARTS", "THE DEAD"]
 
 
+def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
+    """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
+    no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the
+    song's caption. And a speaker's line in a brace cut an act in two."""
+    prose = _PROSE.format(who="Winsome")
+    # speakers joined by a brace speak at once (The 'Mind the Paint' Girl): no heading
+    braced = "JIMMIE.                 }\n\nBuck up, Lil!           }\n\nMRS. UPJOHN.            }"
+    text = f"ACT I.\n\n{prose}\n\nACT II.\n\n{prose}\n\n{braced}\n\nAct III\n\n{prose}\n"
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
+    assert titles == ["ACT I", "ACT II", "Act III"]
+    source = tmp_path / "winsome.htm"
+    source.write_text(
+        f"<html><body><h2>ACT I.</h2><p>{prose}</p><h2>ACT II.</h2><h3>Spinning Wheel Song</h3>"
+        "<p>Spin, wheel, reel out thy golden thread,<br/>Spin for the princess fair.</p>"
+        f"<p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    # a heading right under "ACT II." reads as its title, as under "CHAPTER II."
+    assert [chapter.title for chapter in book.chapters] == ["ACT I.", "ACT II: Spinning Wheel Song"]
+    assert any("golden thread" in p for p in book.chapters[1].paragraphs)
+
+
 def test_chapter_numbers_spelled_out_past_twenty() -> None:
     """Little Women: "CHAPTER TWENTY-ONE" over "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE", up
     to "CHAPTER FORTY-SEVEN" (past "TWENTY" they were no headings: 18 chapters ran together)."""

@@ -103,7 +103,7 @@ _NUMBER_WORDS = (  # "TWENTY-ONE", "FORTY", "one hundred and two" as well as "EL
 )
 _DIVISIONS = (
     "CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume|ADVENTURE|Adventure|TALE|Tale|"
-    "STORY|Story|LETTER|Letter|CANTO|Canto|EPISODE|Episode"
+    "STORY|Story|LETTER|Letter|CANTO|Canto|EPISODE|Episode|ACT|Act"
 )
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
@@ -325,6 +325,7 @@ def _bare_capitals(raw: str) -> bool:
         and len(text.split()) <= 10
         and not text.endswith((".", ",", ";", ":", "!", "?"))
         and not any(c.isdigit() for c in text)
+        and "}" not in text  # a play's brace joining speakers who speak at once
     )
 
 
@@ -341,6 +342,7 @@ def _title_cased(text: str) -> bool:
         and all(word[:1].isupper() for word in words if len(word.strip("'’.,")) >= 4)
         and not text.endswith((".", ",", ";", ":", "!", "?"))
         and not any(c.isdigit() for c in text)
+        and "}" not in text  # a play's brace joining speakers who speak at once
     )
 
 
