@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from terrarium_dagster.snapshots.context_snapshots import (
     tools_digest,
 )
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
+from tests.support.cli import run_args, terrarium
 from tests.support.corpus_builder import simple_quest
 
 
@@ -371,3 +373,24 @@ def test_restore_refuses_an_unknown_snapshot_and_changes_nothing(tmp_path: Path)
             restore_from_snapshot(store, Actor(kind="rollback"), 3)
         assert store.history.last_revision_id() == before
         assert store.memory.load_context_state() is None
+
+
+def test_a_run_restored_to_a_thread_end_curates_that_thread_again_as_the_run_it_left_did(
+    tmp_path: Path,
+) -> None:
+    # The bundled sample: snapshot 3 ends its third thread before that thread's curation, which
+    # the restore rolls back and the resumed run does again. It sent fourteen entries where the
+    # first run sent ten: the revisions the rollback undid, and its own, counted as changes since
+    # an earlier curation left them tentative. 'Tobiah' then stayed apart from 'Leck'.
+    reference = tmp_path / "reference.db"
+    assert terrarium(*run_args(reference), clean=True).returncode == 0
+    restored = tmp_path / "restored.db"
+    with sqlite3.connect(reference) as source, sqlite3.connect(restored) as copy:
+        source.backup(copy)  # a copy of the finished store, as `cp` of a closed one makes
+    source.close()
+    copy.close()
+    done = terrarium(*run_args(restored), "--from-snapshot", "3", clean=True)
+    assert done.returncode == 0, done.stderr
+    with GlossaryStore(reference) as ref, GlossaryStore(restored) as store:
+        assert _glossary(store) == _glossary(ref)
+        assert {s.status for s in store.progress.thread_states()} == {"curated"}

@@ -60,8 +60,9 @@ from terrarium_dagster.curation.review_prompt import (
 )
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
-from terrarium_dagster.store.models import Entry
+from terrarium_dagster.store.models import Entry, Revision
 from terrarium_dagster.store.normalize import one_letter_apart
+from terrarium_dagster.store.rollback import ROLLBACK_ACTION
 from terrarium_dagster.terms.candidates import find_term
 from terrarium_dagster.terms.given_names import familiar_forms, familiar_pair
 
@@ -272,11 +273,27 @@ def _reviewed_unchanged(
             continue
         changed_at = [
             positions.get(revision.thread_id or -1, current)
-            for revision in store.history.revisions(entry.id)
+            for revision in _standing(store.history.revisions(entry.id))
         ]
         if not any(position > reviewed_at for position in changed_at):
             unchanged[entry.id] = (reviewed_at, max(changed_at, default=reviewed_at))
     return unchanged
+
+
+def _standing(revisions: Sequence[Revision]) -> list[Revision]:
+    """The revisions (in id order) whose changes stand: a rollback's own revision, which puts the
+    entry back as it stood at its boundary, and the revisions it undid (after that boundary) left
+    out. A run restored to a snapshot (or rewound) then curates as the run it went back to did:
+    the future it undid is no change since an earlier review."""
+    standing: list[Revision] = []
+    for revision in revisions:
+        if revision.action == ROLLBACK_ACTION:
+            boundary = (revision.detail or {}).get("boundary")
+            if isinstance(boundary, int):
+                standing = [kept for kept in standing if kept.id <= boundary]
+                continue
+        standing.append(revision)
+    return standing
 
 
 def gather_items(

@@ -18,6 +18,8 @@ from terrarium_dagster.store.provenance import ProvenanceRows, provenance_key
 from terrarium_dagster.store.rows import EntryRows, full_state
 from terrarium_dagster.store.undo import undo_change
 
+ROLLBACK_ACTION = "rollback"  # a revision that puts an entry back as it stood at its boundary
+
 
 class Rollback(Aggregate):
     """Rollback and undo (`store.rollback`)."""
@@ -106,7 +108,7 @@ class Rollback(Aggregate):
         count = 0
         for entry_id in changed_ids:
             revision_id = self._restore_entry(
-                entry_id, boundary, actor, "rollback", reason, detail, group_id
+                entry_id, boundary, actor, ROLLBACK_ACTION, reason, detail, group_id
             )
             if revision_id is not None:
                 group_id = group_id or revision_id
