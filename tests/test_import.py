@@ -830,6 +830,23 @@ def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_pat
     assert any("golden thread" in p for p in book.chapters[1].paragraphs)
 
 
+def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_title(
+    tmp_path: Path,
+) -> None:
+    """Dubliners' HTML (and an EPUB made of it) sets "DUBLINERS" again right over "THE SISTERS":
+    the first story was titled "DUBLINERS: THE SISTERS"."""
+    prose = _PROSE.format(who="Eliza")
+    source = tmp_path / "dubliners.htm"
+    source.write_text(
+        "<html><head><title>Dubliners</title></head><body><h1>DUBLINERS</h1>"
+        "<h2>By James Joyce</h2><h1>DUBLINERS</h1><h2>THE SISTERS</h2>"
+        f"<p>{prose}</p><h2>AN ENCOUNTER</h2><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["THE SISTERS", "AN ENCOUNTER"]
+
+
 def test_chapter_numbers_spelled_out_past_twenty() -> None:
     """Little Women: "CHAPTER TWENTY-ONE" over "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE", up
     to "CHAPTER FORTY-SEVEN" (past "TWENTY" they were no headings: 18 chapters ran together)."""

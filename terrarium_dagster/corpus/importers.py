@@ -1283,6 +1283,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # letter's title, kept as a line of the chapter
             sections[-1][1].extend(Block("text", text) for text in item)
             continue
+        if title and (kept := [t for t in item if _title_key(t) != _title_key(title)]):
+            item = kept  # the book's own title set over its first chapter's ("DUBLINERS")
         numbered_seen = numbered_seen or _numbered(item)
         sectioned = _sections_within(item)
         sections.append((_title(item), []))
