@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import hash_lookup
@@ -233,7 +234,10 @@ def render_status(report: dict[str, Any]) -> str:
     )
     for row in report["calls_per_server"]:
         failed = f", {row['failed']} failed" if row["failed"] else ""
-        lines.append(f"  server {row['server']}: {row['calls']} calls{failed}")
+        # the offline backend's calls name a reserved host (`.invalid`): no server at all
+        offline = urlsplit(str(row["server"])).hostname == "offline.invalid"
+        where = "the offline backend" if offline else f"server {row['server']}"
+        lines.append(f"  {where}: {row['calls']} calls{failed}")
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
     living = report["living_corpus"]
     if living.get("corpus_note"):

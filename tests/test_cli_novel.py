@@ -173,6 +173,9 @@ def test_status_of_a_novels_store_counts_chapters_and_paragraphs(mars: tuple[Pat
     assert lines[1].startswith("chapters: 1 (curated 1)")
     assert any(line.startswith("source paragraphs: ") for line in lines)
     assert not any(line.startswith(("threads:", "source posts:")) for line in lines)
+    # the offline backend's calls are the offline backend's, not a server at a made-up address
+    assert any(re.fullmatch(r"  the offline backend: \d+ calls", line) for line in lines), lines
+    assert "offline.invalid" not in done.stdout
 
 
 def test_a_novels_chapters_are_named_by_their_number(

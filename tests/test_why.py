@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +164,8 @@ def test_the_why_command_prints_the_answer_and_the_posts_it_cites(
     out = capsys.readouterr().out
     assert "Tethrick" in out and "\nA: In scene " in out
     assert "Cited posts:" in out and "https://quest.example/q/1042#" in out
+    # the thread by its key, as `status` names it (it was the bare id)
+    assert re.search(r"^E\d+ Tethrick: revision \d+ \(\w+, thread t\d{5}-\d+, ", out, re.M), out
 
     options = ["--offline", "--context-budget", "8192", "--max-tokens", "512", "--json"]
     where = ["--db", str(annotated.db), "--corpus", str(annotated.corpus_path)]

@@ -61,6 +61,7 @@ class WhyAnswer(BaseModel):
     revision_id: int
     action: str
     revision_thread_id: int | None = None
+    revision_thread_key: str | None = None  # the key every other command names it by
     revision_scene_id: str | None = None
     # an imported book: the chapter titles of the revision's and the snapshot's threads
     book: bool = False
@@ -198,6 +199,7 @@ def why(
         revision_id=chosen.id,
         action=chosen.action,
         revision_thread_id=chosen.thread_id,
+        revision_thread_key=_thread_key(store, chosen.thread_id),
         revision_scene_id=chosen.scene_id,
         book=corpus is not None and is_book(corpus),
         revision_chapter=_title(corpus, chosen.thread_id),
@@ -250,7 +252,9 @@ def render_why(answer: WhyAnswer) -> str:
         where = ", ".join(
             part
             for part in (
-                f"thread {answer.revision_thread_id}" if answer.revision_thread_id else "",
+                f"thread {answer.revision_thread_key or answer.revision_thread_id}"
+                if answer.revision_thread_id
+                else "",
                 f"scene {answer.revision_scene_id}" if answer.revision_scene_id else "",
             )
             if part
@@ -368,3 +372,9 @@ def render_snapshots(rows: list[dict[str, Any]], *, book: bool = False) -> str:
         "`terrarium why ENTRY` summons one"
     )
     return "\n".join(lines)
+
+
+def _thread_key(store: GlossaryStore, thread_id: int | None) -> str | None:
+    """A thread's key (`t00002-32291927`), as `status` and the other commands name it."""
+    state = store.progress.thread_state(thread_id) if thread_id is not None else None
+    return state.thread_key if state is not None else None
