@@ -236,7 +236,8 @@ def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
 def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_redo(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
 ) -> None:
-    assert run(instance, resources, thread_annotations, keys[:3]).success
+    first = run(instance, resources, thread_annotations, keys[:3])
+    assert first.success
     with GlossaryStore(store_path) as store:
         revisions_before = store.history.last_revision_id()
         end_of_first = store.progress.thread_state(_thread_id(keys[0])).end_revision_id
@@ -247,6 +248,10 @@ def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_re
     (event,) = materialized(result, "thread_annotations")
     assert json.loads(json.dumps(event.metadata["rewound_threads"].value)) == keys[1:3]
     assert event.metadata["scenes_annotated"].value == event.metadata["scenes"].value
+    # the redo's own figures, as the first annotation's: not the undone attempt's added to them
+    (before,) = [e for e in materialized(first, "thread_annotations") if e.partition == keys[1]]
+    for label in ("entries_created", "entries_updated", "model_calls", "prompt_tokens"):
+        assert event.metadata[label] == before.metadata[label], label
 
     after = statuses(store_path)
     assert after[keys[0]] in DONE and after[keys[1]] in DONE

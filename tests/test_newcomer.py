@@ -169,6 +169,10 @@ def test_serve_before_the_first_run_says_so_and_lists_no_site_as_an_export(
         assert said[0].startswith(f"no annotator store at {tmp_path / 'not-yet.db'} yet")
         assert "reader's site, the exports" in said[-1]
         assert not (tmp_path / "not-yet.db").exists()
+        # no site yet: "/" says when it comes, not a link to itself
+        base = said[-1].split(" at ")[-1].split()[0].rstrip("/")
+        front = httpx.get(base + "/", timeout=10).text
+        assert "opens here once a thread is annotated" in front and 'href="/"' not in front
     finally:
         stop(process)
 

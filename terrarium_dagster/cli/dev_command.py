@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+from errno import EADDRINUSE
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -72,7 +73,16 @@ def cmd_dev(args: argparse.Namespace) -> int:
         try:
             server = make_server(root, args.host, site_port, corpus=corpus, refresh=site.refresh)
         except OSError as exc:
-            raise InputError(f"cannot serve on {args.host}:{site_port}: {exc.strerror}") from None
+            busy = (
+                " (another `terrarium dev` or `terrarium serve`?)"
+                if exc.errno == EADDRINUSE
+                else ""
+            )
+            raise InputError(
+                f"cannot serve the reader's site on {args.host}:{site_port}: {exc.strerror}"
+                f"{busy}; stop it, or give this one --site-url http://{args.host}:PORT (and "
+                "--port for the UI's)"
+            ) from None
         serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
         serving.start()
         site.refresh()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from errno import EADDRINUSE
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,7 +46,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             server = make_server(root, args.host, port, corpus=corpus, refresh=site.refresh)
         except OSError as exc:
-            raise InputError(f"cannot serve on {args.host}:{port}: {exc.strerror}") from None
+            busy = (
+                " (another `terrarium serve` or `terrarium dev`?)"
+                if exc.errno == EADDRINUSE
+                else ""
+            )
+            raise InputError(
+                f"cannot serve on {args.host}:{port}: {exc.strerror}{busy}; stop it, or give "
+                "--port another port (0: any free one)"
+            ) from None
         site.refresh()  # the reader's site, fresh from the store (again when the store changes)
         host, bound = server.server_address[:2]
         sources = "paragraphs" if is_book(corpus) else "posts"

@@ -19,12 +19,16 @@ ANNOTATION_PURPOSES = ("annotate", "summary", "flush")
 def thread_report(
     store: GlossaryStore, corpus: Corpus, thread: Thread, *, already_done: bool = False
 ) -> ThreadReport:
-    """What the agent did to the glossary in `thread`, from its revisions and call records."""
+    """What the agent did to the glossary in `thread`, from its revisions and call records: of
+    its latest annotation, when a rewind undid an earlier one (the rewind's marker says where
+    that one's revisions and calls end)."""
     state = store.progress.thread_state(thread.id)
+    undone = (state.extra.get("rolled_back") if state else None) or {}
+    since_revision, since_call = undone.get("revision"), undone.get("call")
     created: list[int] = []
     updated: list[int] = []
     deleted: list[int] = []
-    for revision in store.history.revisions(thread_id=thread.id):
+    for revision in store.history.revisions(thread_id=thread.id, since_id=since_revision):
         if revision.actor_kind != "agent" or revision.entry_id is None:
             continue
         bucket = {"create": created, "delete": deleted}.get(revision.action, updated)
@@ -37,7 +41,9 @@ def thread_report(
         for entry_id in ids
     ]
     totals = [
-        store.runs.agent_call_totals(thread_id=thread.id, purpose=purpose).token_figures()
+        store.runs.agent_call_totals(
+            thread_id=thread.id, purpose=purpose, after_call_id=since_call
+        ).token_figures()
         for purpose in ANNOTATION_PURPOSES
     ]
     figures = {name: sum(part[name] for part in totals) for name in totals[0]}

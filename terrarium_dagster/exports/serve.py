@@ -104,12 +104,17 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             wiki_link = f' — <a href="{link}{wiki}">wiki</a>' if wiki else ""
             items.append(f'<li><a href="{link}">{html.escape(folder.name)}</a>{wiki_link}</li>')
         unit = "chapter" if self.posts is not None and self.posts.book else "thread"
+        site = (  # served at "/" once built; this page stands there until then
+            '<a href="/">The reader’s site</a>.'
+            if self._site().is_dir()
+            else f"The reader’s site opens here once a {unit} is annotated."
+        )
         body = (
             "<!doctype html><html lang=en><meta charset=utf-8>"
             '<meta name=viewport content="width=device-width, initial-scale=1">'
             "<title>terrarium exports</title><h1>Glossary exports</h1>"
             f"<p>The glossary as of the end of each {unit} (nothing from later {unit}s). "
-            '<a href="/">The reader’s site</a>.</p>'
+            f"{site}</p>"
             f"<ul>{''.join(items) or '<li>No export yet.</li>'}</ul></html>"
         ).encode()
         self.send_response(HTTPStatus.OK)

@@ -161,8 +161,16 @@ class Rollback(Aggregate):
             count = self._rollback(
                 actor, boundary, why, {"boundary": boundary, "from_thread": thread_id}
             )
-            marker = dump_json(
-                {"boundary": boundary, "reason": why, "revision": self.history.last_revision_id()}
+            (last_call,) = self.conn.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM agent_call"
+            ).fetchone()
+            marker = dump_json(  # what came before it is the undone attempt's (thread reports)
+                {
+                    "boundary": boundary,
+                    "reason": why,
+                    "revision": self.history.last_revision_id(),
+                    "call": int(last_call),
+                }
             )
             self.conn.execute(
                 "UPDATE thread_state SET status = 'pending', scenes_done = 0, "

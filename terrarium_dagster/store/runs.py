@@ -282,9 +282,15 @@ class RunLog(Aggregate):
         return [(row["server"], int(row["calls"]), int(row["failed"] or 0)) for row in rows]
 
     @guarded
-    def agent_call_totals(self, **which: Unpack[CallFilter]) -> CallTotals:
-        """Sums over the calls, those still in the ledger included."""
+    def agent_call_totals(
+        self, *, after_call_id: int | None = None, **which: Unpack[CallFilter]
+    ) -> CallTotals:
+        """Sums over the calls, those still in the ledger included; `after_call_id`: only the
+        calls recorded after that one (the ledger's are newer than any)."""
         where, params = _filters(**which)
+        if after_call_id is not None:
+            where = f"{where} AND id > ?" if where else " WHERE id > ?"
+            params.append(after_call_id)
         row = self.conn.execute(
             "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, "
             "COALESCE(SUM(cached_tokens), 0) AS cached_tokens, "
