@@ -127,9 +127,12 @@ def test_why_about_a_given_revision_with_a_question_of_ones_own(
 
 def test_why_names_what_is_missing(tmp_path: Path, annotated: Annotated) -> None:
     with GlossaryStore(tmp_path / "fresh.db") as store, open_client(annotated.settings) as client:
-        with pytest.raises(EntryNotFoundError, match="no entry 'Nobody'"):
+        with pytest.raises(EntryNotFoundError, match="no glossary entry named 'Nobody'"):
             why(store, None, client, "Nobody", budget=8192, max_tokens=512)
         store.glossary.create_entry(Actor(kind="agent", run_id="run-1"), "Vaskari", "A name.")
+        # worded as `lineage` words it, with the names most likely meant
+        with pytest.raises(EntryNotFoundError, match="did you mean: Vaskari"):
+            why(store, None, client, "Vaskary", budget=8192, max_tokens=512)
         with pytest.raises(SnapshotNotFoundError, match="no snapshot records the context"):
             why(store, None, client, "E1", budget=8192, max_tokens=512)
         with pytest.raises(InputError, match="give an entry"):

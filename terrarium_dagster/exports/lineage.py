@@ -9,7 +9,6 @@ model itself dumps to JSON.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
@@ -178,24 +177,9 @@ def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
 
 
 def _not_found_message(store: GlossaryStore, term: str) -> str:
-    """The names meant, most likely first: entries with a word of the query in a name, names
-    spelt alike, and only then what full-text search finds (a definition that mentions it)."""
-    live = [e for e in store.glossary.entries() if e.merged_into is None]
-    words = set(normalize_term(term).split())
-    suggestions = [
-        e.term
-        for e in live
-        if any(words & set(normalize_term(name).split()) for name in (e.term, *e.aliases))
-    ]
-    names = {normalize_term(e.term): e.term for e in live}
-    for close in difflib.get_close_matches(normalize_term(term), list(names), n=SUGGESTIONS):
-        if names[close] not in suggestions:
-            suggestions.append(names[close])
-    if not suggestions:
-        for hit in store.glossary.search(term, limit=SUGGESTIONS):
-            if hit.entry.term not in suggestions:
-                suggestions.append(hit.entry.term)
-    hint = f"; did you mean: {', '.join(suggestions[:SUGGESTIONS])}?" if suggestions else ""
+    """No entry by that name, with the names most likely meant (`names_like`)."""
+    suggestions = store.glossary.names_like(term, limit=SUGGESTIONS)
+    hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
     return f"no glossary entry named {term.strip()!r}{hint}"
 
 

@@ -320,7 +320,11 @@ def find_entry(store: GlossaryStore, entry: object) -> int:
         names = [candidate.term, *candidate.aliases]
         if any(normalize_term(name) == norm for name in names):
             return candidate.id
-    raise EntryNotFoundError(f"no entry {text!r} in the glossary (give E<id>, a term or an alias)")
+    suggestions = store.glossary.names_like(text)
+    hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
+    raise EntryNotFoundError(
+        f"no glossary entry named {text!r} (give E<id>, a term or an alias){hint}"
+    )
 
 
 def revision_to_explain(store: GlossaryStore, entry_id: int) -> Revision:

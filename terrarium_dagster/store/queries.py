@@ -4,6 +4,7 @@ soundness check."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 
 from terrarium_dagster.errors import EntryNotFoundError, InputError, StoreError
@@ -172,6 +173,30 @@ class EntryQueries(Aggregate):
             ids = self.rows.revised("thread_id = ?", (thread_id,))
             found = self.rows.load_many(ids)
         return [found[entry_id] for entry_id in ids]
+
+    @guarded
+    def names_like(self, query: str, limit: int = 5) -> list[str]:
+        """Terms of live entries a name that matches none most likely meant, likeliest first:
+        those with a word of it in a name, terms spelt alike, and only then what full-text
+        search finds (a definition that mentions it)."""
+        live = [entry for entry in self.entries() if entry.merged_into is None]
+        words = set(normalize_term(query).split())
+        found = [
+            entry.term
+            for entry in live
+            if any(
+                words & set(normalize_term(name).split()) for name in (entry.term, *entry.aliases)
+            )
+        ]
+        terms = {normalize_term(entry.term): entry.term for entry in live}
+        for close in difflib.get_close_matches(normalize_term(query), list(terms), n=limit):
+            if terms[close] not in found:
+                found.append(terms[close])
+        if not found:
+            for hit in self.search(query, limit=limit):
+                if hit.entry.term not in found:
+                    found.append(hit.entry.term)
+        return found[:limit]
 
     @guarded
     def live_names(self) -> list[tuple[int, str]]:
