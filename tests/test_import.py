@@ -847,6 +847,44 @@ def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_titl
     assert [chapter.title for chapter in book.chapters] == ["THE SISTERS", "AN ENCOUNTER"]
 
 
+def test_a_plays_list_of_its_acts_heads_nothing_and_a_contents_list_keeps_its_first_chapter(
+    tmp_path: Path,
+) -> None:
+    """The Importance of Being Earnest lists "ACT I.  Algernon Moncrieff's Flat ...", "ACT II.
+    ...", "ACT III. ..." one under another before its cast, and heads its acts "FIRST ACT": with
+    "ACT" a division the whole play became one chapter, "ACT III.". Peter Pan's contents page of
+    "Chapter 1 PETER BREAKS THROUGH" lines, its first chapter's heading right under it, keeps
+    that chapter. The Prince's HTML title page ("THE PRINCE" over bylines) stays a title page."""
+    prose = _PROSE.format(who="Algernon")
+    scenes = "\n\n".join(
+        f"ACT {n}.  {place}"
+        for n, place in (("I", "Algernon's Flat."), ("II", "The Garden."), ("III", "The Hall."))
+    )
+    act = "\n\n".join([prose] * 12)  # acts of some length: a bare "SCENE" heads each
+    acts = "".join(
+        f"\n\n\n\n{name} ACT\n\n\nSCENE\n\n\n{act}\n" for name in ("FIRST", "SECOND", "THIRD")
+    )
+    text = f"THE SCENES OF THE PLAY\n\n{scenes}\n\nTIME: The Present.\n{acts}"
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
+    assert len(titles) == 3 and not any(title.startswith("ACT") for title in titles), titles
+
+    listed = [f"Chapter {n} {name}" for n, name in ((1, "PETER BREAKS THROUGH"), (2, "THE SHADOW"))]
+    contents = "\n\n".join(listed)
+    book = f"Contents:\n\n{contents}\n\n\n\n" + "".join(f"{t}\n\n{prose}\n\n" for t in listed)
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(book)).chapters]
+    assert titles == listed
+
+    source = tmp_path / "prince.htm"
+    source.write_text(
+        "<html><head><title>The Prince</title></head><body><h1>THE PRINCE</h1>"
+        "<h2>by Nicolo Machiavelli</h2><h3>Translated by W. K. Marriott</h3>"
+        "<p>Nicolo Machiavelli, born at Florence on 3rd May 1469.</p>"
+        f"<h2>CHAPTER I</h2><p>{prose}</p><h2>CHAPTER II</h2><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    assert [c.title for c in read_book(source).chapters] == ["CHAPTER I", "CHAPTER II"]
+
+
 def test_chapter_numbers_spelled_out_past_twenty() -> None:
     """Little Women: "CHAPTER TWENTY-ONE" over "LAURIE MAKES MISCHIEF, AND JO MAKES PEACE", up
     to "CHAPTER FORTY-SEVEN" (past "TWENTY" they were no headings: 18 chapters ran together)."""

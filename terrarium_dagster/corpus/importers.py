@@ -564,6 +564,48 @@ def _running_heads(lines: list[str], strong: dict[int, Any]) -> list[int]:
     return [index for index, title in titled.items() if seen[title] >= RUNNING_HEAD]
 
 
+def _listed_together(
+    lines: list[str], strong: dict[int, Any], wrapped: dict[int, tuple[int, ...]]
+) -> list[int]:
+    """The lines among `strong` set one under another with nothing between them but the lines
+    they wrap onto, headed alike, none of them heading a chapter later ("ACT I.  Algernon's
+    Flat", "ACT II.  The Garden", "ACT III. ...": a play's list of its scenes before its cast,
+    its acts headed "FIRST ACT"): a list, not the chapters' headings. A contents page of
+    headings that come again ("Chapter 1 PETER BREAKS THROUGH") is left to the contents rules;
+    a part, book or volume over a chapter's heading ("VOLUME II." then "CHAPTER XIX") is headed
+    otherwise."""
+    groups: list[list[int]] = []
+    ordered = sorted(strong)
+    for here, there in itertools.pairwise(ordered):
+        runs_on = wrapped.get(here, ())
+        together = (
+            not any(
+                lines[between].strip() and between not in runs_on
+                for between in range(here + 1, there)
+            )
+            and lines[here].split()[0].casefold() == lines[there].split()[0].casefold()
+        )
+        if not together:
+            continue
+        if groups and groups[-1][-1] == here:
+            groups[-1].append(there)
+        else:
+            groups.append([here, there])
+
+    def numbered(index: int) -> str:  # "chapter i" of "CHAPTER I. The Salt Road"
+        return " ".join(_title_key(lines[index]).split()[:2])
+
+    listed: list[int] = []
+    for group in groups:
+        keys = [numbered(index) for index in group]
+        if len(set(keys)) < len(keys):  # a contents list, then the first chapter it lists
+            continue
+        later = {numbered(index) for index in ordered if index > group[-1]}
+        if not set(keys) & later:
+            listed.extend(group)
+    return listed
+
+
 def _number_and_title(line: str) -> bool:
     """Whether a line that is a number and words with no stop between ("1 THE THREE PRESENTS",
     "01 My Early Home") has its title in capitals or title case, as a heading has; a line of
@@ -692,8 +734,8 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             named[index] = None
         elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
             bare.append(index)
-    for index in _running_heads(lines, strong):
-        del strong[index]
+    for index in _running_heads(lines, strong) + _listed_together(lines, strong, wrapped):
+        strong.pop(index, None)
     if len(strong) >= 2:
         # and a title in capitals the contents page lists beside the numbered chapters (The
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
@@ -1283,8 +1325,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # letter's title, kept as a line of the chapter
             sections[-1][1].extend(Block("text", text) for text in item)
             continue
-        if title and (kept := [t for t in item if _title_key(t) != _title_key(title)]):
-            item = kept  # the book's own title set over its first chapter's ("DUBLINERS")
+        kept = [t for t in item if _title_key(t) != _title_key(title or "")]
+        if title and any(not _BYLINE.match(t) for t in kept):
+            # the book's own title set over its first chapter's ("DUBLINERS"); over bylines
+            # alone it heads the title page (The Prince's HTML), left as it is
+            item = kept
         numbered_seen = numbered_seen or _numbered(item)
         sectioned = _sections_within(item)
         sections.append((_title(item), []))
