@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from errno import EADDRINUSE
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,10 @@ def unknown_thread(text: str, threads: list[Any], *, option: str = "") -> InputE
         f"{option}no thread {text!r} in the corpus: give a thread's id or key, as `terrarium "
         f"status` lists them, or its number in story order as ch3{example}"
     )
+
+
+def cannot_serve(what: str, host: str, port: int, exc: OSError, remedy: str) -> InputError:
+    """The one line for a server that cannot listen: `what` on `host:port`, why, who may hold a
+    busy port, and `remedy`."""
+    busy = " (another `terrarium dev` or `terrarium serve`?)" if exc.errno == EADDRINUSE else ""
+    return InputError(f"cannot serve {what}on {host}:{port}: {exc.strerror}{busy}; {remedy}")

@@ -10,13 +10,12 @@ import signal
 import sys
 import threading
 import time
-from errno import EADDRINUSE
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK
+from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK, cannot_serve
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.config import Settings
 from terrarium_dagster.errors import InputError
@@ -73,16 +72,11 @@ def cmd_dev(args: argparse.Namespace) -> int:
         try:
             server = make_server(root, args.host, site_port, corpus=corpus, refresh=site.refresh)
         except OSError as exc:
-            busy = (
-                " (another `terrarium dev` or `terrarium serve`?)"
-                if exc.errno == EADDRINUSE
-                else ""
+            remedy = (
+                f"stop it, or give this one --site-url http://{args.host}:PORT (and --port for "
+                "the UI's)"
             )
-            raise InputError(
-                f"cannot serve the reader's site on {args.host}:{site_port}: {exc.strerror}"
-                f"{busy}; stop it, or give this one --site-url http://{args.host}:PORT (and "
-                "--port for the UI's)"
-            ) from None
+            raise cannot_serve("the reader's site ", args.host, site_port, exc, remedy) from None
         serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
         serving.start()
         site.refresh()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from errno import EADDRINUSE
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.cli.common import EXIT_OK, cannot_serve
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.errors import InputError
 
@@ -46,15 +45,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             server = make_server(root, args.host, port, corpus=corpus, refresh=site.refresh)
         except OSError as exc:
-            busy = (
-                " (another `terrarium serve` or `terrarium dev`?)"
-                if exc.errno == EADDRINUSE
-                else ""
-            )
-            raise InputError(
-                f"cannot serve on {args.host}:{port}: {exc.strerror}{busy}; stop it, or give "
-                "--port another port (0: any free one)"
-            ) from None
+            remedy = "stop it, or give --port another port (0: any free one)"
+            raise cannot_serve("", args.host, port, exc, remedy) from None
         site.refresh()  # the reader's site, fresh from the store (again when the store changes)
         host, bound = server.server_address[:2]
         sources = "paragraphs" if is_book(corpus) else "posts"

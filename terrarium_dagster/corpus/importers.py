@@ -652,7 +652,7 @@ def blocks_from_text(text: str) -> list[Block]:
             paragraph[0] = notes.group(2)
         if paragraph:
             joined = _NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
-            joined = _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", joined))
+            joined = _unmarked(joined)
             blocks.append(Block("text", joined, tuple(paragraph)))
         paragraph.clear()
 
@@ -686,10 +686,15 @@ def blocks_from_text(text: str) -> list[Block]:
     return blocks
 
 
+def _unmarked(text: str) -> str:
+    """Plain text's words without its _emphasis_ marks and bracketed note numbers."""
+    return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
+
+
 def _plain_title(text: str) -> str:
-    """A heading of a plain-text book as a title: no _emphasis_ marks, no footnote number, one
-    space between words ("III.  THE RECOGNITION" is "III. THE RECOGNITION")."""
-    return " ".join(_EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text)).split())
+    """A heading of a plain-text book as a title: `_unmarked`, one space between words
+    ("III.  THE RECOGNITION" is "III. THE RECOGNITION")."""
+    return " ".join(_unmarked(text).split())
 
 
 @dataclass(frozen=True)
@@ -1304,6 +1309,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             runs.append([block.text])
             items.append(runs[-1])
     numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
+    book_key = _title_key(title) if title else None  # the book's own title set over a chapter's
     sections: list[tuple[str | None, list[Block]]] = [(None, [])]
     numbered_seen = sectioned = False
     for item in items:
@@ -1325,8 +1331,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # letter's title, kept as a line of the chapter
             sections[-1][1].extend(Block("text", text) for text in item)
             continue
-        kept = [t for t in item if _title_key(t) != _title_key(title or "")]
-        if title and any(not _BYLINE.match(t) for t in kept):
+        kept = [t for t in item if _title_key(t) != book_key]
+        if book_key and any(not _BYLINE.match(t) for t in kept):
             # the book's own title set over its first chapter's ("DUBLINERS"); over bylines
             # alone it heads the title page (The Prince's HTML), left as it is
             item = kept

@@ -40,13 +40,9 @@ def thread_report(
         for action, ids in (("created", created), ("updated", updated), ("deleted", deleted))
         for entry_id in ids
     ]
-    totals = [
-        store.runs.agent_call_totals(
-            thread_id=thread.id, purpose=purpose, after_call_id=since_call
-        ).token_figures()
-        for purpose in ANNOTATION_PURPOSES
-    ]
-    figures = {name: sum(part[name] for part in totals) for name in totals[0]}
+    totals = store.runs.agent_call_totals(
+        thread_id=thread.id, purposes=ANNOTATION_PURPOSES, after_call_id=since_call
+    )
     compactions = store.memory.compactions(thread_id=thread.id)
     return ThreadReport(
         thread_id=thread.id,
@@ -58,7 +54,7 @@ def thread_report(
         updated=updated,
         deleted=deleted,
         touched=touched,
-        **figures,
+        **totals.token_figures(),
         compactions=len(compactions),
         snapshot_id=state.snapshot_id if state else None,
         suspect=state.suspect if state else None,

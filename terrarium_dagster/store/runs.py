@@ -283,14 +283,24 @@ class RunLog(Aggregate):
 
     @guarded
     def agent_call_totals(
-        self, *, after_call_id: int | None = None, **which: Unpack[CallFilter]
+        self,
+        *,
+        purposes: Sequence[str] | None = None,
+        after_call_id: int | None = None,
+        **which: Unpack[CallFilter],
     ) -> CallTotals:
-        """Sums over the calls, those still in the ledger included; `after_call_id`: only the
-        calls recorded after that one (the ledger's are newer than any)."""
+        """Sums over the calls, those still in the ledger included; `purposes`: only calls of
+        these purposes; `after_call_id`: only the calls recorded after that one (the ledger's
+        are newer than any)."""
         where, params = _filters(**which)
+        clauses = [where.removeprefix(" WHERE ")] if where else []
+        if purposes is not None:
+            clauses.append(f"purpose IN ({', '.join('?' * len(purposes))})")
+            params.extend(purposes)
         if after_call_id is not None:
-            where = f"{where} AND id > ?" if where else " WHERE id > ?"
+            clauses.append("id > ?")
             params.append(after_call_id)
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         row = self.conn.execute(
             "SELECT COUNT(*) AS calls, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, "
             "COALESCE(SUM(cached_tokens), 0) AS cached_tokens, "
@@ -300,6 +310,8 @@ class RunLog(Aggregate):
         ).fetchone()
         totals = dict(row)
         for call in self._unsettled(**which):
+            if purposes is not None and call.purpose not in purposes:
+                continue
             totals["calls"] += 1
             for name in ("prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms"):
                 totals[name] += getattr(call, name)
