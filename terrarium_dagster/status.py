@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from terrarium_dagster.backends.offline import is_offline
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import hash_lookup
 from terrarium_dagster.corpus.reader import Corpus
@@ -234,9 +234,8 @@ def render_status(report: dict[str, Any]) -> str:
     )
     for row in report["calls_per_server"]:
         failed = f", {row['failed']} failed" if row["failed"] else ""
-        # the offline backend's calls name a reserved host (`.invalid`): no server at all
-        offline = urlsplit(str(row["server"])).hostname == "offline.invalid"
-        where = "the offline backend" if offline else f"server {row['server']}"
+        server = str(row["server"])
+        where = "the offline backend" if is_offline(server) else f"server {server}"
         lines.append(f"  {where}: {row['calls']} calls{failed}")
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
     living = report["living_corpus"]

@@ -42,6 +42,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -116,6 +117,16 @@ _TASK_LINE = re.compile(r"^# Task: ?([a-z_]+)")
 # the names `testing/forgetful.py` imports from here, as they were called before the split
 _calls_after = calls_after
 _entry_number = entry_number
+
+
+# what the offline backend's calls name as their server: a reserved host (RFC 2606's `.invalid`),
+# so no request could ever reach a real server by it
+OFFLINE_URL = "http://offline.invalid/v1"
+
+
+def is_offline(server: str) -> bool:
+    """Whether a call row's server is the offline backend (its host, whatever the path)."""
+    return urlsplit(server).hostname == urlsplit(OFFLINE_URL).hostname
 
 
 class OfflineBackend(httpx.BaseTransport):

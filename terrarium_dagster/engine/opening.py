@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from terrarium_dagster.backends.offline import OfflineBackend
+from terrarium_dagster.backends.offline import OFFLINE_URL, OfflineBackend
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.reader import Corpus
@@ -24,7 +24,6 @@ from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.filesystem import refusal as network_refusal
 
-OFFLINE_URL = "http://offline.invalid/v1"  # what the offline backend's calls name as server
 CORPUS_META = "corpus_path"
 CORPUS_IDENTITY_META = IDENTITY_META  # corpus.identity: which corpus the store belongs to
 URL_TEMPLATE_META = "url_template"

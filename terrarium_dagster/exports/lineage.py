@@ -23,7 +23,6 @@ from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.undo import undone_revisions
 
 VALUE_CHARS = 70
-SUGGESTIONS = 5
 _ENTRY_ID = re.compile(r"^\s*[Ee]?(\d+)\s*$")
 _CHANGE_KEYS = (
     "term",
@@ -173,14 +172,7 @@ def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
             entry = None
         if entry is not None:
             return entry, f"E{match.group(1)}"
-    raise EntryNotFoundError(_not_found_message(store, term))
-
-
-def _not_found_message(store: GlossaryStore, term: str) -> str:
-    """No entry by that name, with the names most likely meant (`names_like`)."""
-    suggestions = store.glossary.names_like(term, limit=SUGGESTIONS)
-    hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
-    return f"no glossary entry named {term.strip()!r}{hint}"
+    raise EntryNotFoundError(store.glossary.unknown_name(term))
 
 
 def _merged_sources(store: GlossaryStore, entry_id: int) -> list[int]:

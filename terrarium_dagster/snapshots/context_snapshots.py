@@ -320,10 +320,8 @@ def find_entry(store: GlossaryStore, entry: object) -> int:
         names = [candidate.term, *candidate.aliases]
         if any(normalize_term(name) == norm for name in names):
             return candidate.id
-    suggestions = store.glossary.names_like(text)
-    hint = f"; did you mean: {', '.join(suggestions)}?" if suggestions else ""
     raise EntryNotFoundError(
-        f"no glossary entry named {text!r} (give E<id>, a term or an alias){hint}"
+        store.glossary.unknown_name(text, advice="give E<id>, a term or an alias")
     )
 
 

@@ -198,6 +198,13 @@ class EntryQueries(Aggregate):
                     found.append(hit.entry.term)
         return found[:limit]
 
+    def unknown_name(self, query: str, advice: str = "") -> str:
+        """The line that says no entry is named ``query``, with ``advice`` in brackets and the
+        names most likely meant (`names_like`): `why`, `lineage` and `snapshots` word it alike."""
+        said = f"no glossary entry named {query.strip()!r}" + (f" ({advice})" if advice else "")
+        suggestions = self.names_like(query)
+        return said + (f"; did you mean: {', '.join(suggestions)}?" if suggestions else "")
+
     @guarded
     def live_names(self) -> list[tuple[int, str]]:
         """(entry id, name) for every term and alias of every live entry, for mention matching."""
