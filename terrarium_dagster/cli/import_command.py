@@ -41,6 +41,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         book = read_book(args.book)
         found = counted(len(book.chapters), "chapter", "chapters")
         print(f"{book.title or args.book.name}: {found} (nothing written)")
+        for note in book.notes:
+            print(f"  note: {note}")
         for number, chapter in enumerate(book.chapters, start=1):
             print(f"  {number:3d}. {chapter.title} ({chapter.words} words)")
         for name in book.dropped:
@@ -57,6 +59,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"{counted(report.paragraphs, 'paragraph', 'paragraphs')} "
         f"({counted(report.words, 'word', 'words')}) of {report.title} into {report.path}"
     )
+    for note in report.notes:
+        print(f"note: {note}")
     if report.left_out:
         shown = "; ".join(report.left_out[:LEFT_OUT_SHOWN])
         more = len(report.left_out) - LEFT_OUT_SHOWN

@@ -14,7 +14,8 @@ the story and drops the rest:
   (`*** START OF THE/THIS PROJECT GUTENBERG EBOOK`, the 1990s `*END*THE SMALL PRINT!`) and the
   first end marker (`*** END OF ...`, "End of Project Gutenberg's ...", "End of the Project
   Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
-- `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`) markers;
+- `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`, `[Picture: ...]`)
+  markers, and soft hyphens;
 - front matter before the first heading (title page, dedication, producer credits; the dry run
   says how many words), unless the first heading is the story's second part ("II") and the text
   before it is story (`OPENING_WORDS`): then it is the first chapter; or it is story under no
@@ -80,12 +81,26 @@ _START_MARKERS = re.compile(
 )
 _END_MARKERS = re.compile(
     r"^\s*\*{3}\s*END OF (?:THE|THIS) PROJECT GUTENBERG"
-    r"|^\s*End of (?:the |this )?Project Gutenberg(?:'s|’s)?\b"
+    r"|^\s*(?:The )?End of (?:the |this )?Project Gutenberg(?:'s|’s)?\b"
     r"|^\s*\*{3}\s*START:? FULL LICENSE",
     re.I,
 )
+# the 1990s trailer an HTML edition may end with (Dorian Gray's dgray10h.htm); the same line
+# opens the header of its text editions, so it ends the story only in the second half
+_LATE_END_MARKERS = re.compile(r"^\s*\*+\s*This file should be named\b", re.I)
 _GUTENBERG_TITLE = re.compile(r"^\s*Title:\s*(.+?)\s*$", re.M)
-_ILLUSTRATION = re.compile(r"\[\s*(?:Illustration|Frontispiece)\b[^\]]*\]", re.I)
+# "[Illustration: ...]", "[Frontispiece]", "[Picture: Man reading book]" (Three Men in a Boat)
+_ILLUSTRATION = re.compile(r"\[\s*(?:(?:Illustration|Frontispiece)\b|Picture:)[^\]]*\]", re.I)
+# the 1990s editions' header line, where no "Title:" is given: "*The Project Gutenberg Etext of
+# Jane Eyre, by Charlotte Bronte*", "*Project Gutenberg's The Picture of Dorian Gray by Oscar
+# Wilde*" (that form only with its byline)
+_ETEXT_OF = re.compile(
+    r"^[\s*]*(?:This is )?(?:The )?Project Gutenberg"
+    r"(?:(?:'s|’s)? E-?(?:text|book) of |(?:'s|’s) (?=.+ by ))"
+    r"(.+?)[\s*]*$",
+    re.M | re.I,
+)
+_ETEXT_BYLINE = re.compile(r",?\s+by\s+\S.*$", re.I)
 _CREDIT = re.compile(
     r"^(?:produced by|prepared by|e-?text prepared by|this e-?text was prepared|transcribed "
     r"from|transcriber'?s? notes?\b)",
@@ -233,6 +248,7 @@ class Book:
     chapters: list[Chapter]
     reference: list[Chapter] = field(default_factory=list)  # back matter, never story
     dropped: list[str] = field(default_factory=list)  # sections left out, by title
+    notes: list[str] = field(default_factory=list)  # how the file was read, where it was guessed
 
 
 @dataclass
@@ -244,6 +260,7 @@ class ImportReport:
     title: str | None = None
     reference: str | None = None
     left_out: tuple[str, ...] = ()  # what was not story, each with why ("CONTENTS (contents)")
+    notes: tuple[str, ...] = ()  # how the file was read, where it was guessed (`guess_decoding`)
 
 
 # -- the story span ------------------------------------------------------------------------------
@@ -260,7 +277,9 @@ def _story_span(texts: list[str]) -> tuple[int, int]:
             start = index + 1
     end = len(texts)
     for index in range(start, len(texts)):
-        if _END_MARKERS.match(texts[index]):
+        if _END_MARKERS.match(texts[index]) or (
+            index >= half and _LATE_END_MARKERS.match(texts[index])
+        ):
             end = index
             break
     return start, end
@@ -279,7 +298,9 @@ def gutenberg_title(text: str) -> str | None:
     marker = re.search(_START_MARKERS.pattern, head, re.I | re.M)
     match = _GUTENBERG_TITLE.search(head[: marker.start()] if marker else head)
     if match is None:
-        return None
+        etext = _ETEXT_OF.search(head[:3000])
+        title = _ETEXT_BYLINE.sub("", etext.group(1)) if etext else ""
+        return " ".join(title.split()).strip('"“”') or None
     # a header whose lines an HTML edition runs together: "Title: X Author: Y Release Date: ..."
     title = _NEXT_FIELD.split(match.group(1), maxsplit=1)[0]
     return " ".join(title.split()) or None
@@ -292,7 +313,9 @@ _NEXT_FIELD = re.compile(
 
 
 def _without_illustrations(text: str) -> str:
-    return _ILLUSTRATION.sub("", text)
+    """The text without illustration markers and soft hyphens (U+00AD, a hyphenation hint:
+    *Huckleberry Finn*'s hfinn11.txt has 983, "Aunt Polly -\xad Tom's Aunt Polly")."""
+    return _ILLUSTRATION.sub("", text).replace("\xad", "")
 
 
 # -- plain text ----------------------------------------------------------------------------------
@@ -911,8 +934,9 @@ def blocks_from_asciidoc(text: str) -> tuple[list[Block], str | None]:
     document title (`= Title`, or a first line underlined with `=` of its length). Section
     titles (`==` to `======`, or a line underlined with `-`, `~`, `^` or `+`) are headings;
     attribute entries, block attributes and anchors, block titles, comments, delimiters, tables
-    and block macros (images) are not text; a thematic break (`'''`) is a scene break; inline
-    markup keeps its text (`link:url[text]`, `_word_`, `*word*`), footnotes and anchors go."""
+    and images (block and inline macros) are not text; a thematic break (`'''`) is a scene
+    break; inline markup keeps its text (`link:url[text]`, `_word_`, `*word*`), footnotes and
+    anchors go."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     start, end = _story_span([line.strip() for line in lines])
     blocks: list[Block] = []
@@ -923,8 +947,9 @@ def blocks_from_asciidoc(text: str) -> tuple[list[Block], str | None]:
 
     def flush() -> None:
         kept = [line for line in paragraph if line.strip()]
-        if kept:
-            blocks.append(Block("text", _plain_asciidoc(" ".join(kept)), tuple(kept)))
+        plain = _plain_asciidoc(" ".join(kept)) if kept else ""
+        if plain.strip():  # a paragraph of an inline image alone is no text
+            blocks.append(Block("text", plain, tuple(kept)))
         paragraph.clear()
 
     for raw in lines[start:end]:
@@ -977,6 +1002,7 @@ def blocks_from_asciidoc(text: str) -> tuple[list[Block], str | None]:
 def _plain_asciidoc(text: str) -> str:
     """AsciiDoc inline markup as plain text: what a reader sees."""
     text = re.sub(r"\[\[[^\]]*\]\]|anchor:[\w-]+\[[^\]]*\]", "", text)  # anchors
+    text = re.sub(r"image:[^\s\[]+\[[^\]]*\]", "", text)  # inline images ("image:c01.jpg[]")
     text = re.sub(r"footnote(?:ref)?:[\w-]*\[(?:[^\[\]]|\[[^\]]*\])*\]", "", text)  # footnotes
     text = re.sub(r"(?:link:|mailto:|https?://)\S+?\[([^\]]*)\]", r"\1", text)  # links: text
     text = re.sub(r"pass:\w*\[([^\]]*)\]", r"\1", text)
@@ -1182,12 +1208,14 @@ _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?([A-Za-z0-9_.:-]+)"""
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
-def blocks_from_html(path: Path) -> tuple[list[Block], str | None]:
+def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
     """An HTML book (Project Gutenberg's HTML edition, say): its headings and paragraphs in the
-    encoding it declares; its title from the Gutenberg header, else its `<title>`."""
+    encoding it declares (else as `guess_decoding` reads it, with its note); its title from
+    the Gutenberg header, else its `<title>`."""
     raw = path.read_bytes()
     declared = _CHARSET.search(raw[:4096])
     encodings = [declared.group(1).decode("ascii")] if declared else []
+    note = None
     for encoding in (*encodings, "utf-8"):
         try:
             markup = raw.decode(encoding).lstrip("\ufeff")
@@ -1195,7 +1223,8 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None]:
         except (LookupError, UnicodeDecodeError):
             continue
     else:
-        raise InputError(f"{path} is not text in the encoding it declares, nor UTF-8")
+        said = f"is not the {encodings[0]} it declares" if encodings else "declares no charset"
+        markup, note = guess_decoding(raw, path, said)
     parser = _XhtmlText({})
     parser.feed(markup)
     parser.close()
@@ -1205,7 +1234,7 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None]:
     title = gutenberg_title("\n".join(block.text for block in blocks[:200]))
     if title is None and (found := _HTML_TITLE.search(markup)):
         title = " ".join(html.unescape(found.group(1)).split()) or None
-    return _inside_wrapping(blocks), title
+    return _inside_wrapping(blocks), title, note
 
 
 def _inside_wrapping(blocks: list[Block]) -> list[Block]:
@@ -1244,6 +1273,25 @@ def _is_prose(block: Block) -> bool:
     return True
 
 
+def _verse(block: Block) -> bool:
+    """Whether a block is a stanza or a verse paragraph: three lines or more, of four words or
+    more on average, a quarter of them or more with a comma, a colon or a sentence's end in
+    them (a contents page's lines have none), not in capitals. Only a book with no prose at all
+    is read as verse (`read_book`): a poem inside a novel stays a poem beside its prose."""
+    lines = [line.strip() for line in block.lines if line.strip()]
+    if block.kind != "text" or len(lines) < 3 or _shouted(block.text):
+        return False
+    if len(block.text.split()) < 4 * len(lines):
+        return False
+    marked = sum(1 for line in lines if re.search(r"[,;:.!?]", line) and not _figures(line))
+    return marked * 4 >= len(lines)
+
+
+def _as_prose(block: Block) -> Block:
+    """A stanza as one line, so `_is_prose` reads it as a paragraph; any other block as it is."""
+    return Block(block.kind, block.text, (block.text,)) if _verse(block) else block
+
+
 def _figures(line: str) -> bool:
     """Whether a line is mostly figures and signs, not words: fewer letters than half its
     characters (a file listing, a ledger's columns)."""
@@ -1254,7 +1302,8 @@ def _figures(line: str) -> bool:
 def _title(run: list[str]) -> str:
     """One title for consecutive headings: from the chapter number on when there is one (a
     book's title above it is dropped), the rest joined by ": "."""
-    run = [text for text in run if text and not _BYLINE.match(text)]
+    # bylines are no title, unless there is nothing else ("BY COURIER", The Four Million)
+    run = [text for text in run if text and not _BYLINE.match(text)] or [t for t in run if t]
     contents = [i for i, text in enumerate(run) if _CONTENTS.match(text.strip())]
     if contents and contents[-1] + 1 < len(run):  # a contents heading above the first chapter's
         run = run[contents[-1] + 1 :]
@@ -1331,10 +1380,15 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # letter's title, kept as a line of the chapter
             sections[-1][1].extend(Block("text", text) for text in item)
             continue
-        kept = [t for t in item if _title_key(t) != book_key]
+        # the book's own title set over its first chapter's ("DUBLINERS") is no part of that
+        # chapter's; over bylines alone it heads the title page (The Prince's HTML), left as it
+        # is, and alone under a contents page's heading it is the first chapter's own (The Turn
+        # of the Screw's HTML, whose prologue has no other)
+        after = 1 + max((i for i, t in enumerate(item) if _CONTENTS.match(t.strip())), default=-1)
+        head = [t for t in item[:after] if _title_key(t) != book_key]
+        tail = [t for t in item[after:] if _title_key(t) != book_key] or item[after:]
+        kept = head + tail
         if book_key and any(not _BYLINE.match(t) for t in kept):
-            # the book's own title set over its first chapter's ("DUBLINERS"); over bylines
-            # alone it heads the title page (The Prince's HTML), left as it is
             item = kept
         numbered_seen = numbered_seen or _numbered(item)
         sectioned = _sections_within(item)
@@ -1505,14 +1559,16 @@ def read_book(path: Path) -> Book:
     if not path.is_file():
         raise InputError(f"no file to import at {path}")
     suffix = path.suffix.lower()
+    note = None
     if suffix == ".epub":
         blocks, title = blocks_from_epub(path)
     elif suffix in (".html", ".htm", ".xhtml"):
-        blocks, title = blocks_from_html(path)
+        blocks, title, note = blocks_from_html(path)
     elif suffix in (".adoc", ".asciidoc", ".asc"):
-        blocks, title = blocks_from_asciidoc(_decoded(path))
+        text, note = _decoded(path)
+        blocks, title = blocks_from_asciidoc(text)
     elif suffix in (".txt", ".text", ".md", ".markdown"):
-        text = _decoded(path)
+        text, note = _decoded(path)
         title = gutenberg_title(text)
         reader = blocks_from_markdown if suffix in (".md", ".markdown") else blocks_from_text
         blocks = reader(text)
@@ -1522,39 +1578,69 @@ def read_book(path: Path) -> Book:
             "(.adoc, .asciidoc), HTML (.html) or EPUB file"
         )
     book = chapters_from_blocks(blocks, title)
+    if not book.chapters and any(_verse(block) for block in blocks):
+        # a book in verse (Paradise Lost): its stanzas are its paragraphs, read as prose is
+        book = chapters_from_blocks([_as_prose(block) for block in blocks], title)
     if not book.chapters:
         raise InputError(f"{path} has no story text to import (no chapter with prose)")
+    book.notes = [note] if note else []
     return book
 
 
 _DECLARED = re.compile(rb"^Character set encoding:\s*([A-Za-z0-9_.:-]+)", re.M | re.I)
 
 
-def _decoded(path: Path) -> str:
-    """A text file's text: UTF-8, else the encoding its Project Gutenberg header declares
-    ("Character set encoding: ISO-8859-1", as Gutenberg's 8-bit editions say)."""
+def _decoded(path: Path) -> tuple[str, str | None]:
+    """A text file's text and, when it had to be guessed, a note that says how: UTF-8, else the
+    encoding its Project Gutenberg header declares ("Character set encoding: ISO-8859-1", as
+    Gutenberg's 8-bit editions say), else what `guess_decoding` makes of it."""
     raw = path.read_bytes()
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        declared = _DECLARED.search(raw[:20_000])
-        if declared is None:
-            raise InputError(
-                f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}) and declares no "
-                "encoding it is in: convert it to UTF-8 (iconv -f LATIN1 -t UTF-8, say)"
-            ) from None
-        name = declared.group(1).decode("ascii")
-        try:
-            return raw.decode(name)
-        except LookupError:
-            problem = f"declares {name}, an encoding Python does not know"
-        except UnicodeDecodeError as wrong:  # "ASCII" over a few 8-bit bytes
-            byte = raw[wrong.start : wrong.start + 1].hex().upper()
-            problem = f"declares {name} but is not (byte 0x{byte} at {wrong.start})"
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        pass
+    declared = _DECLARED.search(raw[:20_000])
+    if declared is None:
+        return guess_decoding(raw, path, "declares no encoding")
+    name = declared.group(1).decode("ascii")
+    try:
+        return raw.decode(name), None
+    except LookupError:
         raise InputError(
-            f"{path} is not UTF-8 text and {problem}: convert it to UTF-8 from the encoding it "
-            "is in (iconv -f CP1252 -t UTF-8 for most 8-bit texts)"
+            f"{path} is not UTF-8 text and declares {name}, an encoding Python does not know: "
+            "convert it to UTF-8 (iconv -f CP1252 -t UTF-8 for most 8-bit texts)"
         ) from None
+    except UnicodeDecodeError:  # "ASCII" over a few 8-bit bytes, as old Gutenberg texts say
+        return guess_decoding(raw, path, f"is not the {name} it declares")
+
+
+def guess_decoding(raw: bytes, path: Path, problem: str) -> tuple[str, str]:
+    """Text that is not what it says it is (or says nothing): UTF-8 with its few broken bytes
+    replaced when most of what lies above ASCII is UTF-8, else Windows-1252, the 8-bit
+    encoding old Project Gutenberg texts were written in (a superset of Latin-1's letters;
+    Latin-1 itself for the five bytes it leaves undefined). The note says which was chosen
+    and over how many bytes, so an accent read wrongly is never a silent choice."""
+    as_utf8 = raw.decode("utf-8", errors="replace")
+    broken = as_utf8.count("\ufffd") - raw.decode("utf-8", errors="ignore").count("\ufffd")
+    decoded_well = sum(1 for char in as_utf8 if char > "\x7f" and char != "\ufffd")
+    if decoded_well > broken:
+        return as_utf8.lstrip("\ufeff"), (
+            f"{path.name} is not all UTF-8 and {problem}: read as UTF-8, its {broken} broken "
+            "sequence(s) replaced by U+FFFD"
+        )
+    above_ascii = sum(1 for byte in raw if byte > 0x7F)
+    try:
+        text = raw.decode("cp1252")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    return text, (
+        f"{path.name} is not UTF-8 and {problem}: read as Windows-1252 "
+        f"({_counted_bytes(above_ascii)} above ASCII; convert it with iconv if that is wrong)"
+    )
+
+
+def _counted_bytes(number: int) -> str:
+    return f"{number} byte" if number == 1 else f"{number} bytes"
 
 
 def reference_path(corpus: Path) -> Path:
@@ -1661,6 +1747,7 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         title=book.title or _title_from_name(source),
         reference=str(reference) if book.reference else None,
         left_out=tuple(book.dropped),
+        notes=tuple(book.notes),
     )
 
 
