@@ -1501,3 +1501,21 @@ def test_a_title_that_begins_with_by_is_a_title_when_it_is_all_there_is() -> Non
          Block("heading", "BY COURIER"), Block("text", prose)]
     )  # fmt: skip
     assert [chapter.title for chapter in book.chapters] == ["TOBIN'S PALM", "BY COURIER"]
+
+
+def test_a_contents_list_of_books_set_as_headings_is_no_part_of_the_prelude_after_it() -> None:
+    """Middlemarch's HTML lists "BOOK I" ... "BOOK VIII" as headings under CONTENTS, then its
+    PRELUDE: the first chapter was titled "BOOK VIII: PRELUDE". A list whose last number is
+    the next after the one before it is all list; a chapter's own number restarts it."""
+    prose = _PROSE.format(who="Dorothea")
+    listed = [Block("heading", f"BOOK {n}") for n in ("I", "II", "III", "IV")]
+    book = chapters_from_blocks(
+        [Block("heading", "CONTENTS"), *listed, Block("heading", "PRELUDE"),
+         Block("text", prose), Block("heading", "CHAPTER I."), Block("text", prose)]
+    )  # fmt: skip
+    assert [chapter.title for chapter in book.chapters] == ["PRELUDE", "CHAPTER I."]
+    again = chapters_from_blocks(
+        [Block("heading", "CONTENTS"), *listed[:3], Block("heading", "BOOK I"),
+         Block("heading", "MISS BROOKE"), Block("text", prose)]
+    )  # fmt: skip
+    assert [chapter.title for chapter in again.chapters] == ["BOOK I: MISS BROOKE"]

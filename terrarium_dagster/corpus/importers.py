@@ -1312,8 +1312,9 @@ def _title(run: list[str]) -> str:
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
     named = [i for i, text in enumerate(run) if _NAMED.match(text.strip())]
     listing = len(numbered) >= 3 and numbered[-1] < len(run) - 1
-    if listing and not _ONLY_NUMBER.match(run[-2]):
+    if listing and (not _ONLY_NUMBER.match(run[-2]) or _follows(run[-3], run[-2])):
         # a contents page set as headings, then this chapter's own title without a number
+        # (Middlemarch's HTML: "BOOK I" ... "BOOK VIII" listed, then "PRELUDE")
         run = run[-1:]
     elif numbered:
         run = run[numbered[-1] :]
@@ -1322,6 +1323,30 @@ def _title(run: list[str]) -> str:
     if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
         run = [text.rstrip(".") if _ONLY_NUMBER.match(text) else text for text in run]
     return ": ".join(dict.fromkeys(run)) if run else "Untitled"
+
+
+def _follows(before: str, after: str) -> bool:
+    """Whether two headings are one division numbered one after the other ("BOOK VII", then
+    "BOOK VIII"): the second is the next line of a list, not a chapter's number over its
+    title (a contents page's "BOOK III", then "BOOK I" over the first book's title)."""
+    first, second = before.strip().rstrip(".").split(), after.strip().rstrip(".").split()
+    if len(first) != len(second) or first[:-1] != second[:-1] or not first:
+        return False
+    one, two = _numeral(first[-1]), _numeral(second[-1])
+    return one is not None and two == one + 1
+
+
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def _numeral(text: str) -> int | None:
+    """The value of "12" or "XIV"; None for anything else."""
+    if text.isdigit():
+        return int(text)
+    if not text or any(char not in _ROMAN for char in text.upper()):
+        return None
+    values = [_ROMAN[char] for char in text.upper()]
+    return sum(-v if v < w else v for v, w in zip(values, [*values[1:], 0], strict=True))
 
 
 _SECTION_NUMBER = re.compile(r"^(?:[IVXLCDM]+|\d{1,3})\.?$")
