@@ -1519,3 +1519,24 @@ def test_a_contents_list_of_books_set_as_headings_is_no_part_of_the_prelude_afte
          Block("heading", "MISS BROOKE"), Block("text", prose)]
     )  # fmt: skip
     assert [chapter.title for chapter in again.chapters] == ["BOOK I: MISS BROOKE"]
+
+
+def test_a_printed_editions_page_numbers_on_lines_of_their_own_are_not_story(
+    tmp_path: Path,
+) -> None:
+    """Dr. Jekyll and Mr. Hyde (jekyll.txt) sets each page's number on a line of its own,
+    "29)": 107 paragraphs were a number, and a sentence a page cut ("to whom at first she",
+    "29)", "paid less attention") was two paragraphs."""
+    prose = _PROSE.format(who="Utterson")
+    source = tmp_path / "jekyll.txt"
+    source.write_text(
+        f"CHAPTER I\n\n1)\n\n{prose}\n\nAnd to whom at\nfirst she\n\n2)\n\npaid less attention. "
+        f"{prose}\n\n3)\n\n{prose}\n\nCHAPTER II\n\n{prose} It ends here.\n\n4)\n\n"
+        "Then (5) came.\n",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.paragraphs for chapter in book.chapters] == [
+        [prose, f"And to whom at first she paid less attention. {prose}", prose],
+        [f"{prose} It ends here.", "Then (5) came."],
+    ]

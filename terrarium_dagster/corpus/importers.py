@@ -664,7 +664,7 @@ _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 def blocks_from_text(text: str) -> list[Block]:
     """Headings and paragraphs of a plain-text book (inside its Gutenberg wrapping)."""
-    lines = _without_illustrations(strip_gutenberg(text)).split("\n")
+    lines = _without_page_marks(_without_illustrations(strip_gutenberg(text)).split("\n"))
     headings = _text_headings(lines)
     blocks: list[Block] = []
     paragraph: list[str] = []
@@ -707,6 +707,37 @@ def blocks_from_text(text: str) -> list[Block]:
         paragraph.append(raw.rstrip())
     flush()
     return blocks
+
+
+# a printed page's number on a line of its own ("29)", "{29}", "[Pg 29]", "[p. 29]")
+_PAGE_MARK = re.compile(r"^(?:\(?(\d{1,4})\)|\{(\d{1,4})\}|\[(?:Pg|Page|p\.)\s*(\d{1,4})\])$", re.I)
+PAGE_MARKS = 3  # this many, mostly rising, and a book's lines of numbers alone are its pages
+
+
+def _without_page_marks(lines: list[str]) -> list[str]:
+    """The lines without a printed edition's page numbers set on lines of their own (Jekyll
+    and Hyde's "29)": 107 paragraphs of a number, and sentences cut in two by them): a page
+    number between two parts of one paragraph joins them again. Only where there are
+    `PAGE_MARKS` or more, in rising order: a lone "(3)" stays what it is."""
+    marks = [
+        (index, int(next(group for group in found.groups() if group)))
+        for index, line in enumerate(lines)
+        if (found := _PAGE_MARK.match(line.strip())) and _isolated(lines, index)
+    ]
+    rising = sum(1 for (_, a), (_, b) in itertools.pairwise(marks) if b > a)
+    if len(marks) < PAGE_MARKS or rising * 5 < (len(marks) - 1) * 4:
+        return lines
+    dropped: set[int] = set()
+    for index, _number in marks:
+        dropped.add(index)
+        before = next((i for i in range(index - 1, -1, -1) if lines[i].strip()), None)
+        after = next((i for i in range(index + 1, len(lines)) if lines[i].strip()), None)
+        if before is None or after is None:
+            continue
+        ends = re.search(r"[.!?:;\"”’)\]]$", lines[before].strip())
+        if not ends and lines[after].strip()[0].islower():  # one paragraph, cut by the page
+            dropped.update(range(before + 1, after))
+    return [line for index, line in enumerate(lines) if index not in dropped]
 
 
 def _unmarked(text: str) -> str:
