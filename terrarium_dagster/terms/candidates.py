@@ -534,6 +534,11 @@ _QUOTED_PHRASE = re.compile(
 _APOSTROPHES = dict.fromkeys(map(ord, "’‘`´ʼ"), "'")
 _DASHES = dict.fromkeys(map(ord, "‐‑‒–—―"), "-")
 _SENTENCE_SPLIT = re.compile(r"([.!?…][\"'”’)\]]*)\s+|\n+")
+# a word before a stop that does not end a sentence: a title ("Mr.", "Dr.", "St.") or an initial
+_ABBREVIATED = re.compile(
+    r"(?<![\w.])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|St|Mt|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|Sr|Jr|"
+    r"[A-Z])$"
+)
 _SPACES = re.compile(r"\s+")
 
 
@@ -701,10 +706,15 @@ def names_term(text: str, term: str) -> bool:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence: split after . ! ? … (and closing quotes) and at newlines."""
+    """(start, end) of each sentence: split after . ! ? … (and closing quotes) and at newlines,
+    never after a title's abbreviation or an initial ("said Mr. Enfield", "George B. Hale")."""
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_SPLIT.finditer(text):
+        if match.group(1) == "." and _ABBREVIATED.search(
+            text[max(0, match.start() - 8) : match.start()]
+        ):
+            continue
         end = match.start() + len(match.group(1) or "")
         if end > start:
             spans.append((start, end))
