@@ -107,3 +107,26 @@ def test_serve_refuses_a_port_it_cannot_bind_with_one_line(exports: Path) -> Non
         )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "cannot serve" in done.stderr
+
+
+def test_dev_refuses_a_ui_port_another_program_listens_on_before_starting_anything(
+    tmp_path: Path,
+) -> None:
+    """`dagster dev` told of a busy UI port went on running its daemon with no UI, and
+    `terrarium dev` with it: a newcomer's browser reached the other program."""
+    with socket.socket() as taken, socket.socket() as free:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        free.bind(("127.0.0.1", 0))
+        port, site_port = taken.getsockname()[1], free.getsockname()[1]
+        free.close()
+        done = subprocess.run(
+            [TERRARIUM, "dev", "--offline", "--db", str(tmp_path / "t.db"), "--port", str(port),
+             "--site-url", f"http://127.0.0.1:{site_port}"],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert f"cannot serve the Dagster UI on 127.0.0.1:{port}" in done.stderr
+    assert "give this one --port PORT" in done.stderr
+    assert "Dagster UI: http" not in done.stdout

@@ -66,6 +66,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         stop.set()
 
     with site.corpus() as corpus:
+        _ui_port_free(args.host, args.port)
         recorded = _recorded_corpus(settings, corpus.path)
         if recorded is not None:  # the code location's partitions come from the store's corpus
             env["TERRARIUM_CORPUS"] = recorded
@@ -92,6 +93,13 @@ def cmd_dev(args: argparse.Namespace) -> int:
             f"the source posts: {settings.site_url}/ (Ctrl-C stops both)",
             flush=True,
         )
+        if not settings.offline and not settings.agent_url:  # said now, not at the first run
+            print(
+                "terrarium: no model server configured: an annotation will fail until this is "
+                "started again with --agent-url URL (TERRARIUM_AGENT_URL) or --offline",
+                file=sys.stderr,
+                flush=True,
+            )
         try:
             while child.poll() is None and not stop.wait(0.5):
                 pass
@@ -106,6 +114,24 @@ def cmd_dev(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"terrarium: dagster dev exited with code {child.returncode}", file=sys.stderr)
     return EXIT_FAILURE
+
+
+def _ui_port_free(host: str, port: int) -> None:
+    """Refuse in one line, before anything starts, a UI port another program listens on:
+    `dagster dev` would say so and go on running its daemon with no UI at all."""
+    import socket
+
+    if port == 0:
+        return
+    probe = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the UI's server binds
+        probe.bind((host, port))
+    except OSError as exc:
+        remedy = "stop it, or give this one --port PORT"
+        raise cannot_serve("the Dagster UI ", host, port, exc, remedy) from None
+    finally:
+        probe.close()
 
 
 def _recorded_corpus(settings: Settings, opened: Path) -> str | None:
