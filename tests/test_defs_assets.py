@@ -170,6 +170,22 @@ def test_a_run_whose_threads_are_not_neighbours_fails_naming_the_gap(
     assert not statuses(store_path)
 
 
+def test_a_run_over_partitions_left_from_another_corpus_names_them_and_what_to_do(
+    resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    """A store of another book opened in the same Dagster home: *Materialize all* took the
+    other story's partitions too and failed with 'no thread 32266754 in the corpus'."""
+    stale = ["t00000-90000001", "t00001-90000002"]
+    with dg.instance_for_test() as mixed:
+        mixed.add_dynamic_partitions(threads_partitions.name, [*stale, *keys[:2]])
+        result = run(mixed, resources, thread_annotations, [*stale, *keys[:2]])
+    assert not result.success
+    message = failure_message(result, "thread_annotations")
+    assert "2 of the run's partitions name no thread of the corpus" in message
+    assert all(key in message for key in stale) and "delete them" in message
+    assert not statuses(store_path)
+
+
 def test_rematerializing_a_thread_later_threads_built_on_is_a_success_that_changes_nothing(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
 ) -> None:

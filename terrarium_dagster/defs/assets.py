@@ -35,7 +35,7 @@ from terrarium_dagster.defs.metadata import (
     curation_metadata,
     export_metadata,
 )
-from terrarium_dagster.defs.partitions import threads_partitions
+from terrarium_dagster.defs.partitions import foreign_keys, threads_partitions
 from terrarium_dagster.defs.resources import (
     AgentResource,
     CorpusResource,
@@ -157,8 +157,9 @@ def _thread_specs() -> list[dg.AssetSpec]:
     can_subset=True,
     pool=LLM_POOL,
     description=(
-        "One step for the four thread assets, whichever of them a run selects: thread by thread "
-        "in story order it batches the scenes, annotates, curates and exports, yielding one "
+        "One step for the five thread assets, whichever of them a run selects: thread by thread "
+        "in story order it batches the scenes, annotates and curates; then it writes the "
+        "threads' editions, then their exports, yielding one "
         "materialization per finished thread and asset. One step (not four) so that no asset "
         "of a run is skipped for want of another's output, and so that thread N is curated "
         "before thread N+1 is annotated, exactly as `terrarium run` does."
@@ -353,9 +354,22 @@ def backend_metadata(settings: Settings) -> dict[str, Any]:
 
 
 def _threads_in_story_order(reader: Corpus, keys: Sequence[str]) -> list[Thread]:
-    """The run's threads; they must be neighbours in story order (fail fast naming a gap)."""
-    threads = sorted((fail_on(reader.thread_by_key, key) for key in keys), key=_position)
+    """The run's threads; they must be threads of the corpus (fail fast naming partitions
+    left from another corpus) and neighbours in story order (fail fast naming a gap)."""
     story = reader.threads()
+    foreign = foreign_keys(keys, [thread.key for thread in story])
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (" …" if len(foreign) > 5 else "")
+        raise dg.Failure(
+            description=(
+                f"{len(foreign)} of the run's partitions name no thread of the corpus "
+                f"{reader.path} ({shown}): left from another corpus or store, or added by hand; "
+                "delete them (Assets → thread_annotations → Partitions) or leave them out"
+            ),
+            metadata={"foreign_partitions": ", ".join(foreign)},
+            allow_retries=False,
+        )
+    threads = sorted((fail_on(reader.thread_by_key, key) for key in keys), key=_position)
     for before, after in pairwise(threads):
         if after.position != before.position + 1:
             missing = story[before.position + 1]
