@@ -299,6 +299,13 @@ def _with_variable(error: ErrorDetails) -> ErrorDetails:
     return {**error, "loc": (f"{name} (TERRARIUM_{name.upper()})",)}
 
 
+def _with_file(error: ErrorDetails) -> ErrorDetails:
+    """An error about a value the configuration file sets, named with the file."""
+    where = _config_file()
+    name = str(error["loc"][0])
+    return {**error, "loc": (f"{name} (in {where})" if where else name,)}
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Settings from the sources, with `overrides` (None values ignored) taking precedence. A
     bad value in the configuration file or the environment is an error even where another
@@ -307,12 +314,16 @@ def load_settings(**overrides: Any) -> Settings:
     document = {str(key): value for key, value in _check_config_file().items()}
     in_environment = _errors_in(_environment_settings(), {})
     wrong = {error["loc"][0] for error in in_environment}  # said with their variables
-    overridden = _errors_in(set(document), document) + list(map(_with_variable, in_environment))
+    from_file = set(document) - set(given) - _environment_settings()
+    in_file = [_with_file(error) for error in _errors_in(set(document), document)]
+    overridden = in_file + list(map(_with_variable, in_environment))
     try:
         settings = Settings(**given)
     except ValidationError as exc:
         errors = [
-            error for error in exc.errors() if not error["loc"] or error["loc"][0] not in wrong
+            _with_file(error) if error["loc"] and error["loc"][0] in from_file else error
+            for error in exc.errors()
+            if not error["loc"] or error["loc"][0] not in wrong
         ]
         said = {error["loc"] for error in errors}
         raise ConfigError(
@@ -337,7 +348,8 @@ def describe_errors(errors: list[ErrorDetails]) -> str:
     for error in errors:
         where = ".".join(str(item) for item in error["loc"]) or "settings"
         if error["type"] == "extra_forbidden":  # a misspelt key of the configuration file
-            close = difflib.get_close_matches(where, list(Settings.model_fields), n=1)
+            name = where.split(" (")[0]  # "modle (in terrarium.yaml)"
+            close = difflib.get_close_matches(name, list(Settings.model_fields), n=1)
             hint = f"did you mean {close[0]}?" if close else "the README's table lists them"
             parts.append(f"{where}: no such setting ({hint})")
             continue

@@ -91,6 +91,8 @@ def store_status(db: str) -> dict[str, Any]:
         corpus, corpus_note = _recorded_corpus(store)
         try:
             living = living_corpus(store, corpus)
+            # the corpus's threads (None: it cannot be read), so those never started are counted
+            in_corpus = len(corpus.threads()) if corpus is not None else None
         finally:
             if corpus is not None:
                 corpus.close()
@@ -158,6 +160,7 @@ def store_status(db: str) -> dict[str, Any]:
             "runs_by_status": dict(sorted(Counter(run["status"] for run in runs).items())),
             "threads": threads,
             "threads_by_status": dict(sorted(Counter(s.status for s in states).items())),
+            "threads_in_corpus": in_corpus,
             "entries": len(entries),
             "entries_by_status": dict(sorted(by_status.items())),
             "revisions": store.history.last_revision_id(),
@@ -208,9 +211,14 @@ def _edition_entries(store: GlossaryStore, thread_id: int) -> int | None:
 def render_status(report: dict[str, Any]) -> str:
     book = report.get("book")
     lines = [f"store {report['db']}" + (f" (the book “{book}”)" if book else "")]
-    by_status = ", ".join(f"{k} {v}" for k, v in report["threads_by_status"].items()) or "none"
+    counts = [f"{k} {v}" for k, v in report["threads_by_status"].items()]
     unit, cited = ("chapters", "paragraphs") if book else ("threads", "posts")
-    lines.append(f"{unit}: {len(report['threads'])} ({by_status})")
+    in_corpus = report.get("threads_in_corpus")
+    started = len(report["threads"])
+    if in_corpus is not None and in_corpus > started:
+        counts.append(f"not started {in_corpus - started}")
+    total = in_corpus if in_corpus is not None and in_corpus > started else started
+    lines.append(f"{unit}: {total} ({', '.join(counts) or 'none'})")
     for thread in report["threads"]:
         # a chapter's number, as `--threads ch3..` takes it
         chapter = f"ch{parse_thread_key(thread['key'])[0] + 1:<4} " if book else ""

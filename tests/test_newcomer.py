@@ -230,7 +230,8 @@ def test_a_misspelt_setting_in_the_configuration_file_names_the_one_meant(
     for _ in range(2):
         _one_line_refusal(
             _terrarium(*run_args("store.db"), cwd=tmp_path),
-            "concurency: no such setting (did you mean concurrency?)",
+            f"concurency (in {tmp_path / 'terrarium.yaml'}): no such setting (did you mean "
+            "concurrency?)",
         )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
 
@@ -655,6 +656,10 @@ def test_a_run_stopped_by_max_scenes_says_what_is_left_and_how_to_go_on(tmp_path
         lines[1],
     )
     assert left, lines[1]
+    status = _terrarium("status", "--db", str(db))
+    total = len(sqlite3.connect(corpus).execute("SELECT id FROM thread").fetchall())
+    # the chapters never started are counted too (a 61-chapter book said "chapters: 22")
+    assert f"chapters: {total} (annotating 1, not started {total - 1})" in status.stdout
     rest = _terrarium(*run_args(db, max_scenes=10_000))
     assert rest.returncode == 0 and len(rest.stdout.splitlines()) == 1, rest.stdout
     assert rest.stderr.count(" done (") == int(left.group(1)), rest.stderr
@@ -771,8 +776,8 @@ def test_a_bad_setting_value_is_said_with_the_value_given_and_without_pydantics_
         assert "Value error" not in line
         _one_line_refusal(
             _terrarium("status", "--db", "s.db", cwd=tmp_path),
-            "concurrency: Input should be a valid integer, unable to parse string as an integer "
-            "(given 'lots')",
+            f"concurrency (in {tmp_path / 'terrarium.yaml'}): Input should be a valid integer, "
+            "unable to parse string as an integer (given 'lots')",
         )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
 
@@ -848,7 +853,9 @@ def test_a_bad_value_in_the_configuration_file_is_refused_even_where_an_option_o
         ["export", "--db", "s.db", "--format", "json", "--out", "g.json"],
     ):
         _one_line_refusal(
-            _terrarium(*args, cwd=tmp_path), f"invalid configuration: {setting}: ", repr(given)
+            _terrarium(*args, cwd=tmp_path),
+            f"invalid configuration: {setting} (in {tmp_path / 'terrarium.yaml'}): ",
+            repr(given),
         )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
     # a value checked across settings is judged as run: the option given wins

@@ -147,6 +147,14 @@ def test_the_reading_position_hides_everything_from_later_threads(
     assert listed and not listed & later_ids, listed & later_ids
 
 
+def test_the_reading_position_is_also_taken_as_the_command_line_names_a_thread(
+    site: str, tmp_path: Path
+) -> None:
+    """`?upto=ch3` (as `--threads` and `status` write it) was ignored: the first thread shown."""
+    shown = _text(_render(f"{site}/?upto=ch2", tmp_path, "upto-ch"))
+    assert "As of the end of thread 2" in shown
+
+
 def test_search_as_you_type_filters_the_index(site: str, tmp_path: Path, sample_db: Path) -> None:
     with Corpus(sample_db) as corpus:
         last = corpus.threads()[-1]

@@ -10,7 +10,7 @@ revision log (`glossary_as_of_thread` at every finished thread), keeping a versi
 entry changed, not one copy of the glossary per thread.
 
 The page asks the reader how far they have read ("up to thread N", kept in the browser's
-localStorage, or `?upto=<thread key or number>` in the address) and loads the thread files up
+localStorage, or `?upto=<thread key, number or ch3>` in the address) and loads the thread files up
 to that thread, and no further: raising the position loads the next files, so the browser never
 receives a byte of a later thread. It shows every page, the index, search, categories, backlinks,
 sources and redirects exactly as the glossary stood at the end of that thread; an entry with a
