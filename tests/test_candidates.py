@@ -530,3 +530,18 @@ def test_a_name_with_an_apostrophe_of_its_own_is_no_word_spelled_as_spoken() -> 
     assert "M'ling" in {candidate.term for candidate in find_candidates(moreau)}
     found = {candidate.term.casefold() for candidate in find_candidates(treasure, min_score=0.0)}
     assert "gen'leman" not in found, found
+
+
+def test_a_sentence_goes_on_past_a_titles_abbreviation_and_an_initial() -> None:
+    """Jekyll and Hyde's sources were '"Enfield."' (from '... continued Mr. Enfield.') and
+    '... to announce that Dr.': a stop after "Mr." or "Dr." ended the sentence."""
+    text = (
+        '"Did you ever remark that door?" continued Mr. Enfield. Poole presently returned to '
+        "announce that Dr. Jekyll was gone out. George B. Hale said nothing."
+    )
+    assert sentence_at(text, text.index("Enfield")) == "continued Mr. Enfield."
+    assert sentence_at(text, text.index("Jekyll")) == (
+        "Poole presently returned to announce that Dr. Jekyll was gone out."
+    )
+    assert sentence_at(text, text.index("Hale")) == "George B. Hale said nothing."
+    assert sentences_with("It was Amr. Then Amr left.", "Amr") == ["It was Amr.", "Then Amr left."]
