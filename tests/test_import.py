@@ -1540,3 +1540,23 @@ def test_a_printed_editions_page_numbers_on_lines_of_their_own_are_not_story(
         [prose, f"And to whom at first she paid less attention. {prose}", prose],
         [f"{prose} It ends here.", "Then (5) came."],
     ]
+
+
+def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> None:
+    """Siddhartha's HTML: 'FIRST PART: To Romain Rolland, my dear friend: THE SON OF THE
+    BRAHMAN'. A letter's address stays ("Letter 1: To Mrs. Saville, England.")."""
+    prose = _PROSE.format(who="Siddhartha")
+    book = chapters_from_blocks(
+        [Block("heading", "FIRST PART"), Block("heading", "To Romain Rolland, my dear friend"),
+         Block("heading", "THE SON OF THE BRAHMAN"), Block("text", prose),
+         Block("heading", "SECOND PART"),
+         Block("heading", "Dedicated to Wilhelm Gundert, my cousin in Japan"),
+         Block("heading", "KAMALA"), Block("text", prose),
+         Block("heading", "Letter 1"), Block("heading", "To Mrs. Saville, England."),
+         Block("text", prose)]
+    )  # fmt: skip
+    assert [chapter.title for chapter in book.chapters] == [
+        "FIRST PART: THE SON OF THE BRAHMAN",
+        "SECOND PART: KAMALA",
+        "Letter 1: To Mrs. Saville, England.",
+    ]

@@ -197,6 +197,8 @@ _SENTENCE_END = re.compile(r"[.!?…][\"”’')\]]*(?:\s|$)")
 _PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
 # an author's byline ("BY NICOLO MACHIAVELLI", "Translated by ..."), not a title that opens with
 # "by" ("BY THE RIVER": Siddhartha)
+# "To Romain Rolland, my dear friend" (not a letter's "To Mrs. Saville, England.")
+_DEDICATION = re.compile(r"^(?:Dedicated to\b|To [^,]{2,60},\s+my\b)", re.I)
 _BYLINE = re.compile(
     r"^(?:by|(?:written|illustrated|translated|edited|with illustrations) by)\b"
     r"(?!\s+(?:the|a|an)\b)",
@@ -1333,8 +1335,10 @@ def _figures(line: str) -> bool:
 def _title(run: list[str]) -> str:
     """One title for consecutive headings: from the chapter number on when there is one (a
     book's title above it is dropped), the rest joined by ": "."""
-    # bylines are no title, unless there is nothing else ("BY COURIER", The Four Million)
+    # bylines are no title, unless there is nothing else ("BY COURIER", The Four Million), nor
+    # a dedication set among the headings ("FIRST PART", "To Romain Rolland, my dear friend")
     run = [text for text in run if text and not _BYLINE.match(text)] or [t for t in run if t]
+    run = [text for text in run if not _DEDICATION.match(text)] or run
     contents = [i for i, text in enumerate(run) if _CONTENTS.match(text.strip())]
     if contents and contents[-1] + 1 < len(run):  # a contents heading above the first chapter's
         run = run[contents[-1] + 1 :]
