@@ -238,6 +238,7 @@ def test_lineage_and_why_of_a_novels_entry_name_chapters_and_paragraphs(
     head = done.stdout.splitlines()[:2]
     assert chapter in head[0] and re.search(r"paragraph \d+\)", head[0]), head
     assert "thread" not in "\n".join(head) and "scene" not in "\n".join(head), head
+    assert "Which paragraphs is it based on?" in done.stdout and "Which posts" not in done.stdout
 
 
 def test_the_curation_of_a_novel_speaks_of_paragraphs_not_a_quest_master(

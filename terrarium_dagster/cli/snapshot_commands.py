@@ -41,7 +41,7 @@ def add_snapshot_parsers(subparsers: Any) -> None:
     why.add_argument(
         "--question",
         help='default: "Why did you write <term> (<definition>)? Which posts is it based on?" '
-        "(change, or delete, for such a revision)",
+        "(change, or delete, for such a revision; paragraphs, for a book's store)",
     )
     why.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_corpus(why)

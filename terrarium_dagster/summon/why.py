@@ -84,8 +84,10 @@ class WhyAnswer(BaseModel):
     trimmed: dict[str, Any] = Field(default_factory=dict)
 
 
-def default_question(entry_id: int, revision: Revision) -> str:
-    """ "Why did you write [E12] "Term" (definition)? ..." for the revision's action."""
+def default_question(entry_id: int, revision: Revision, *, book: bool = False) -> str:
+    """ "Why did you write [E12] "Term" (definition)? ..." for the revision's action, asking
+    for the paragraphs (`book`: an imported book's) or the posts it rests on."""
+    sources = "paragraphs" if book else "posts"
     state = revision.new_value or revision.old_value or {}
     term = str(state.get("term") or f"E{entry_id}")
     definition = " ".join(str(state.get("definition") or "").split())
@@ -93,9 +95,10 @@ def default_question(entry_id: int, revision: Revision) -> str:
         definition = definition[: QUESTION_DEFINITION_CHARS - 1].rstrip() + "…"
     if revision.action == "delete":
         reason = f" ({revision.reason})" if revision.reason else ""
-        return f'Why did you delete [E{entry_id}] "{term}"{reason}? Which posts made you do it?'
+        return f'Why did you delete [E{entry_id}] "{term}"{reason}? Which {sources} made you do it?'
     verb = "write" if revision.action == "create" else "change"
-    return f'Why did you {verb} [E{entry_id}] "{term}" ({definition})? Which posts is it based on?'
+    asked = f'Why did you {verb} [E{entry_id}] "{term}" ({definition})?'
+    return f"{asked} Which {sources} is it based on?"
 
 
 def cited_posts(corpus: Corpus | None, text: str) -> list[CitedPost]:
@@ -168,7 +171,9 @@ def why(
         )
     row, _ = load_snapshot(store, choice.snapshot_id)
     asked = (
-        question.strip() if question and question.strip() else default_question(entry_id, chosen)
+        question.strip()
+        if question and question.strip()
+        else default_question(entry_id, chosen, book=corpus is not None and is_book(corpus))
     )
     model_session = ModelSession(
         client,
