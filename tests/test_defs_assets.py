@@ -379,6 +379,24 @@ def test_glossary_export_writes_the_glossary_as_of_each_thread_like_engine_expor
     assert first["meta"]["as_of_thread_key"] == keys[0]
 
 
+def test_glossary_export_refuses_an_exports_folder_another_store_owns(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    """A second store in the store's folder (`terrarium dev --db other.db`) wrote its thread
+    folders over the first one's: the exports folder is the first store's."""
+    assert run(instance, resources, thread_annotations, keys[:1]).success
+    other = store_path.parent / "other.db"
+    other.write_bytes(b"SQLite format 3\x00")
+    exports = store_path.parent / "exports"
+    exports.mkdir(exist_ok=True)
+    (exports / ".terrarium-store").write_text(f"{other}\n")
+    result = run(instance, resources, glossary_export, keys[:1])
+    assert f"holds the exports of another store, {other}" in failure_message(
+        result, "glossary_export"
+    )
+    assert sorted(path.name for path in exports.iterdir()) == [".terrarium-store"]
+
+
 def test_reexporting_a_thread_replaces_its_folder_without_leftovers(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str], store_path: Path
 ) -> None:

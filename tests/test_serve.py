@@ -130,3 +130,30 @@ def test_dev_refuses_a_ui_port_another_program_listens_on_before_starting_anythi
     assert f"cannot serve the Dagster UI on 127.0.0.1:{port}" in done.stderr
     assert "give this one --port PORT" in done.stderr
     assert "Dagster UI: http" not in done.stdout
+
+
+def test_two_stores_in_one_folder_never_share_its_exports(tmp_path: Path) -> None:
+    """Two books' stores in one folder wrote their thread folders into one `exports/`, and
+    `serve` of one listed the other's exports as its own. The first store to write there owns
+    the folder; another is refused in one line; a store that is gone gives it up."""
+    first, second = tmp_path / "jekyll.db", tmp_path / "pride.db"
+    port = _free_port()
+    with socket.socket() as taken:  # serve stops at its busy port, after claiming the exports
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        serve = [TERRARIUM, "serve", "--port", str(port), "--db"]
+        subprocess.run([*serve, str(first)], capture_output=True, timeout=30)
+        first.write_bytes(b"SQLite format 3\x00")  # the first store exists now
+        done = subprocess.run([*serve, str(second)], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
+        assert f"holds the exports of another store, {first}" in done.stderr
+        assert (tmp_path / "exports" / ".terrarium-store").read_text().strip() == str(first)
+        first.unlink()
+        done = subprocess.run([*serve, str(second)], capture_output=True, text=True, timeout=30)
+        assert "another store" not in done.stderr and "cannot serve" in done.stderr
+        assert (tmp_path / "exports" / ".terrarium-store").read_text().strip() == str(second)
+
+
+def test_hidden_files_of_the_exports_are_never_served(served: str) -> None:
+    for path in ("/exports/.terrarium-store", "/exports/t00000-123/.export-manifest.json"):
+        assert httpx.get(served + path).status_code == 404, path

@@ -40,6 +40,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
     gets SIGINT (Dagster's own orderly shutdown), then SIGKILL if it is still there after 30 s."""
     import subprocess
 
+    from terrarium_dagster.exports.files import claim_exports, exports_beside
     from terrarium_dagster.exports.serve import make_server
 
     settings = settings_from_args(args)
@@ -57,7 +58,8 @@ def cmd_dev(args: argparse.Namespace) -> int:
     )
     if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
         env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
-    root = Path(settings.db).expanduser().resolve().parent / "exports"
+    root = exports_beside(settings.db)
+    claim_exports(root, settings.db)
     site_port = urlsplit(settings.site_url).port or 80
     site = SiteRefresher(settings, root)
     stop = threading.Event()

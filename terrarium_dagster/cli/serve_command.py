@@ -33,10 +33,12 @@ def add_serve_parser(commands: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from terrarium_dagster.corpus.story import is_book
+    from terrarium_dagster.exports.files import claim_exports, exports_beside
     from terrarium_dagster.exports.serve import make_server
 
     settings = settings_from_args(args)
-    root = args.exports_dir or Path(settings.db).expanduser().resolve().parent / "exports"
+    root = args.exports_dir or exports_beside(settings.db)
+    claim_exports(root, settings.db)
     port = args.port if args.port is not None else (urlsplit(settings.site_url).port or 80)
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be 0..65535, not {port}")

@@ -45,7 +45,7 @@ from terrarium_dagster.defs.resources import (
 from terrarium_dagster.defs.story_location import WRITER_POOL, story_key
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 from terrarium_dagster.exports import Exporter
-from terrarium_dagster.exports.files import staged_directory
+from terrarium_dagster.exports.files import claim_exports, staged_directory
 
 PREVIEW_SCENES = 20
 
@@ -313,6 +313,8 @@ def _export(
 ) -> Iterator[dg.AssetMaterialization]:
     """The glossary as of each thread; reads the store and the corpus, needs no model."""
     root = store.export_root()
+    if settings.db != ":memory:":
+        fail_on(claim_exports, root, settings.db)
     with fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
         # One exporter for the run: each thread's export renders only what changed since the
         # previous thread's and links the previous folder's unchanged files.

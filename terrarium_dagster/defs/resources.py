@@ -17,6 +17,7 @@ from pydantic import Field
 from terrarium_dagster.config import Settings, load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine import open_corpus, open_store
+from terrarium_dagster.exports.files import exports_beside
 from terrarium_dagster.paths import default_export_dir
 from terrarium_dagster.store.annotator import GlossaryStore
 
@@ -73,7 +74,7 @@ class StoreResource(dg.ConfigurableResource):
         db = self.settings().db
         if db == ":memory:":
             return default_export_dir()
-        return Path(db).expanduser().resolve().parent / "exports"
+        return exports_beside(db)
 
     def open(self) -> GlossaryStore:
         """The store as the engine opens it (created on first use)."""

@@ -36,6 +36,43 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+#: The file in an exports folder that names the store whose exports it holds.
+EXPORTS_OWNER = ".terrarium-store"
+
+
+def exports_beside(db: str) -> Path:
+    """The exports folder a store's exports go to unless told otherwise: `exports/` beside it."""
+    return Path(db).expanduser().resolve().parent / "exports"
+
+
+def claim_exports(root: Path, db: str) -> None:
+    """An exports folder holds one store's exports (its thread folders, its site): the first
+    store to write there is recorded in it (`EXPORTS_OWNER`), and another store is refused in
+    one line, nothing written, while that one still exists (two stores in one folder wrote
+    over each other's thread folders, and `serve` listed one's exports as the other's). A
+    store that moved, or whose recorded store is gone, takes the folder over."""
+    store = str(Path(db).expanduser().resolve())
+    marker = root / EXPORTS_OWNER
+    try:
+        recorded = marker.read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        recorded = ""
+    except OSError:
+        return  # unreadable: the write itself says what is wrong
+    if recorded == store:
+        return
+    if recorded and Path(recorded).is_file():
+        raise InputError(
+            f"{root} holds the exports of another store, {recorded}: keep each store in a folder "
+            "of its own (or give this one another exports folder)"
+        )
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(marker, store + "\n")
+    except OSError:
+        return  # the write itself says what is wrong
+
+
 def refuse_foreign_folder(target: Path, ours: Callable[[Path], bool], what: str) -> None:
     """An export that replaces its folder whole (`staged_directory`) refuses, in one line and
     before anything is written, a folder holding anything it did not write (the store, the

@@ -57,6 +57,10 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             self.send_response(HTTPStatus.NO_CONTENT)
             self.end_headers()
             return
+        if any(part.startswith(".") for part in unquote(path).split("/")):
+            # hidden files (the exports' owner, a manifest) and ".." are never served
+            self.send_error(HTTPStatus.NOT_FOUND)
+            return
         if self.refresh is not None and not path.startswith(EXPORTS_PREFIX):
             self.refresh()
         if path == EXPORTS_PREFIX or (path == "/" and not self._site().is_dir()):
