@@ -17,6 +17,7 @@ from terrarium_dagster.corpus.importers import (
     blocks_from_markdown,
     blocks_from_text,
     chapters_from_blocks,
+    gutenberg_title,
     read_book,
     strip_gutenberg,
 )
@@ -1560,3 +1561,57 @@ def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> No
         "SECOND PART: KAMALA",
         "Letter 1: To Mrs. Saville, England.",
     ]
+
+
+def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
+    """War and Peace: seventeen chapters titled "CHAPTER I", the books over them dropped. A
+    title that comes again is named with its division; a unique one stays as it is."""
+    prose = _PROSE.format(who="Pierre")
+    blocks = []
+    for book in ("BOOK ONE: 1805", "BOOK TWO: 1805"):
+        blocks += [Block("heading", book), Block("heading", "CHAPTER I"), Block("text", prose)]
+        blocks += [Block("heading", "CHAPTER II"), Block("text", prose)]
+    blocks += [Block("heading", "CHAPTER III"), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == [
+        "BOOK ONE: 1805: CHAPTER I",
+        "BOOK ONE: 1805: CHAPTER II",
+        "BOOK TWO: 1805: CHAPTER I",
+        "BOOK TWO: 1805: CHAPTER II",
+        "CHAPTER III",
+    ]
+
+
+def test_a_book_whose_headings_leave_no_chapter_is_one_chapter(tmp_path: Path) -> None:
+    """The Tale of Peter Rabbit was refused ("no chapter with prose"): its title page's
+    "First published 1902" read as front matter and "THE END" as the first heading."""
+    prose = _PROSE.format(who="Peter")
+    source = tmp_path / "14838.txt"
+    story = "\n\n".join([prose] * 16)
+    source.write_text(
+        f"THE TALE OF PETER RABBIT\n\nFirst published 1902\n\n\n{story}\n\n\nTHE END\n",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert len(book.chapters) == 1 and book.chapters[0].paragraphs.count(prose) == 16
+
+
+def test_the_1990s_headers_other_forms_and_a_mail_escape() -> None:
+    """Les Misérables' lesms10.txt says "Etext Les Miserables, by Victor Hugo" (no "of");
+    Werther's sywer10.txt wraps its first line before the author; its ">From" is a mail
+    system's escape."""
+    assert gutenberg_title("**The Project Gutenberg Etext Les Miserables, by Victor Hugo**\n")
+    assert (
+        gutenberg_title("**The Project Gutenberg Etext Les Miserables, by Victor Hugo**\n")
+        == "Les Miserables"
+    )
+    assert (
+        gutenberg_title(
+            "The Project Gutenberg Etext of The Sorrows of Young Werther by\nJ.W. von Goethe\n"
+        )
+        == "The Sorrows of Young Werther"
+    )
+    assert gutenberg_title("Project Gutenberg Etexts are usually created from editions\n") is None
+    prose = _PROSE.format(who="Werther")
+    blocks = blocks_from_text(f"CHAPTER I\n\n>From beneath the chestnut trees. {prose}\n")
+    assert blocks[-1].text == f"From beneath the chestnut trees. {prose}"

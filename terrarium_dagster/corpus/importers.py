@@ -96,11 +96,12 @@ _ILLUSTRATION = re.compile(r"\[\s*(?:(?:Illustration|Frontispiece)\b|Picture:)[^
 # Wilde*" (that form only with its byline)
 _ETEXT_OF = re.compile(
     r"^[\s*]*(?:This is )?(?:The )?Project Gutenberg"
-    r"(?:(?:'s|’s)? E-?(?:text|book) of |(?:'s|’s) (?=.+ by ))"
+    r"(?:(?:'s|’s)? E-?(?:text|book) of |(?:'s|’s)? E-?(?:text|book) (?=.+, by )"
+    r"|(?:'s|’s) (?=.+ by ))"
     r"(.+?)[\s*]*$",
     re.M | re.I,
 )
-_ETEXT_BYLINE = re.compile(r",?\s+by\s+\S.*$", re.I)
+_ETEXT_BYLINE = re.compile(r",?\s+by(?:\s+\S.*)?$", re.I)  # "..., by Victor Hugo"; "... by" wrapped
 _CREDIT = re.compile(
     r"^(?:produced by|prepared by|e-?text prepared by|this e-?text was prepared|transcribed "
     r"from|transcriber'?s? notes?\b)",
@@ -667,6 +668,8 @@ _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 def blocks_from_text(text: str) -> list[Block]:
     """Headings and paragraphs of a plain-text book (inside its Gutenberg wrapping)."""
     lines = _without_page_marks(_without_illustrations(strip_gutenberg(text)).split("\n"))
+    # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
+    lines = [line[1:] if line.startswith(">From ") else line for line in lines]
     headings = _text_headings(lines)
     blocks: list[Block] = []
     paragraph: list[str] = []
@@ -1335,9 +1338,13 @@ def _figures(line: str) -> bool:
 def _title(run: list[str]) -> str:
     """One title for consecutive headings: from the chapter number on when there is one (a
     book's title above it is dropped), the rest joined by ": "."""
-    # bylines are no title, unless there is nothing else ("BY COURIER", The Four Million), nor
-    # a dedication set among the headings ("FIRST PART", "To Romain Rolland, my dear friend")
-    run = [text for text in run if text and not _BYLINE.match(text)] or [t for t in run if t]
+    # bylines are no title, unless there is nothing else and it is two words ("BY COURIER", The
+    # Four Million; not "By Charlotte Perkins Gilman"), nor a dedication set among the headings
+    # ("FIRST PART", "To Romain Rolland, my dear friend")
+    bylines = [t for t in run if t and _BYLINE.match(t)]
+    run = [text for text in run if text and not _BYLINE.match(text)] or [
+        text for text in bylines if len(text.split()) <= 2
+    ]
     run = [text for text in run if not _DEDICATION.match(text)] or run
     contents = [i for i, text in enumerate(run) if _CONTENTS.match(text.strip())]
     if contents and contents[-1] + 1 < len(run):  # a contents heading above the first chapter's
@@ -1420,6 +1427,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
     book_key = _title_key(title) if title else None  # the book's own title set over a chapter's
     sections: list[tuple[str | None, list[Block]]] = [(None, [])]
+    divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
+    division: str | None = None
     numbered_seen = sectioned = False
     for item in items:
         if isinstance(item, Block):
@@ -1452,7 +1461,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             item = kept
         numbered_seen = numbered_seen or _numbered(item)
         sectioned = _sections_within(item)
+        division = _division(item) or division
         sections.append((_title(item), []))
+        divisions[id(sections[-1][1])] = division
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
     if not headed:  # no headings: the whole text is one chapter
@@ -1521,11 +1532,44 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             found.dropped.append(f"{name} (licence)")
             continue
         found.chapters.append(chapter)
+        divisions[id(chapter)] = divisions.get(id(body))
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
+    _named_by_division(found.chapters, divisions)
     return found
 
 
+_DIVISION_HEAD = re.compile(r"^(?:BOOK|Book|PART|Part|VOLUME|Volume)\b")
+
+
+def _division(run: list[str]) -> str | None:
+    """The book, part or volume a run of headings opens ("BOOK ONE: 1805" over "CHAPTER I", or
+    "BOOK II" alone): from its last division heading up to the chapter's own number; None when
+    the run opens none."""
+    numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
+    heads = [i for i in numbered if _DIVISION_HEAD.match(run[i])]
+    chapters = [i for i in numbered if i not in heads]
+    end = chapters[-1] if chapters else len(run)
+    opened = [i for i in heads if i < end]
+    if not opened:
+        return None
+    return ": ".join(text.strip().rstrip(".") for text in run[opened[-1] : end])
+
+
+def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]) -> None:
+    """Chapters whose titles come again in the book ("CHAPTER I" of each of War and Peace's
+    fifteen books: seventeen alike) are named with their division ("BOOK TWO: 1805: CHAPTER
+    I"), so a reader and a source can tell them apart; unique titles stay as they are."""
+    seen = Counter(chapter.title for chapter in chapters)
+    for chapter in chapters:
+        division = divisions.get(id(chapter))
+        if seen[chapter.title] > 1 and division and not chapter.title.startswith(division):
+            chapter.title = f"{division}: {chapter.title}"
+
+
+# This much prose in a book whose headings leave no chapter of story is one chapter of it
+# (The Tale of Peter Rabbit: 651 words), not a page of notes (a folder's README)
+STORY_UNDER_HEADINGS_WORDS = 500
 # Prose before the first heading, or under a front matter's heading, when the first heading is
 # the story's second part ("II", "Chapter 2") and this much prose or more, is the first part,
 # told before any heading of its own (Metamorphosis's part I in an old edition, under its
@@ -1641,6 +1685,12 @@ def read_book(path: Path) -> Book:
     if not book.chapters and any(_verse(block) for block in blocks):
         # a book in verse (Paradise Lost): its stanzas are its paragraphs, read as prose is
         book = chapters_from_blocks([_as_prose(block) for block in blocks], title)
+    as_text = [Block("text", block.text, block.lines) for block in blocks]
+    if not book.chapters and _prose_words(as_text) >= STORY_UNDER_HEADINGS_WORDS:
+        # headings that leave no chapter of story (The Tale of Peter Rabbit: its title page's
+        # "First published 1902" read as front matter, "THE END" as the first heading): the
+        # whole text as one chapter, its headings lines of it
+        book = chapters_from_blocks(as_text, title)
     if not book.chapters:
         raise InputError(f"{path} has no story text to import (no chapter with prose)")
     book.notes = [note] if note else []
