@@ -1572,6 +1572,8 @@ def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
         blocks += [Block("heading", book), Block("heading", "CHAPTER I"), Block("text", prose)]
         blocks += [Block("heading", "CHAPTER II"), Block("text", prose)]
     blocks += [Block("heading", "CHAPTER III"), Block("text", prose)]
+    blocks += [Block("heading", "FIRST EPILOGUE: 1813 - 20"), Block("heading", "CHAPTER I")]
+    blocks += [Block("text", prose)]
     titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
     assert titles == [
         "BOOK ONE: 1805: CHAPTER I",
@@ -1579,6 +1581,7 @@ def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
         "BOOK TWO: 1805: CHAPTER I",
         "BOOK TWO: 1805: CHAPTER II",
         "CHAPTER III",
+        "FIRST EPILOGUE: 1813 - 20: CHAPTER I",
     ]
 
 

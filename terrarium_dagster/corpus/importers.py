@@ -144,7 +144,8 @@ _STORY_SECTIONS = (
     "(?:the )?(?:foreword|preface|prologue|prolog|epilogue|introduction)|"
     r"note to the \w+ edition|(?:preface|introduction|foreword) to (?:the )?[\w ,'’-]{1,40}|"
     "foreword|preface|prologue|prolog|epilogue|introduction|afterword|interlude|conclusion|"
-    "postscript|envoi|author's note|a note from the author|prelude|finale"
+    "postscript|envoi|author's note|a note from the author|prelude|finale|"
+    r"(?:first|second|third|last) epilogue(?:: [\w ,'’-]{1,30})?"  # War and Peace's two
 )
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
 _BACK_SECTIONS = (
@@ -1540,6 +1541,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
 
 
 _DIVISION_HEAD = re.compile(r"^(?:BOOK|Book|PART|Part|VOLUME|Volume)\b")
+_EPILOGUE_DIVISION = re.compile(r"^(?:first|second|third|last) epilogue\b", re.I)
 
 
 def _division(run: list[str]) -> str | None:
@@ -1548,9 +1550,10 @@ def _division(run: list[str]) -> str | None:
     the run opens none."""
     numbered = [i for i, text in enumerate(run) if _CHAPTER_NUMBER.match(text)]
     heads = [i for i in numbered if _DIVISION_HEAD.match(run[i])]
+    heads += [i for i, text in enumerate(run) if _EPILOGUE_DIVISION.match(text)]
     chapters = [i for i in numbered if i not in heads]
     end = chapters[-1] if chapters else len(run)
-    opened = [i for i in heads if i < end]
+    opened = sorted(i for i in heads if i < end)
     if not opened:
         return None
     return ": ".join(text.strip().rstrip(".") for text in run[opened[-1] : end])
