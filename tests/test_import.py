@@ -1408,6 +1408,11 @@ def test_a_book_in_verse_is_imported_its_stanzas_as_paragraphs(tmp_path: Path) -
     assert [chapter.title for chapter in book.chapters] == ["BOOK I", "BOOK II", "BOOK III"]
     assert book.chapters[0].paragraphs == [" ".join(_VERSE.split("\n"))] * 2
     assert any(name.startswith("CONTENTS") for name in book.dropped)
+    # a whole book set with hardly a blank line (26.txt) is parted at sentence ends
+    long_verse = "\n".join([_VERSE.replace("seed", "seed.")] * 8)
+    source.write_text(f"BOOK I\n\n{long_verse}\n\nBOOK II\n\n{long_verse}\n", encoding="utf-8")
+    parts = read_book(source).chapters[0].paragraphs
+    assert len(parts) == 3 and " ".join(parts) == " ".join(long_verse.split("\n"))
 
 
 def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_short_lines() -> None:

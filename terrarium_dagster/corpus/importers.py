@@ -1324,9 +1324,24 @@ def _verse(block: Block) -> bool:
     return marked * 4 >= len(lines)
 
 
-def _as_prose(block: Block) -> Block:
-    """A stanza as one line, so `_is_prose` reads it as a paragraph; any other block as it is."""
-    return Block(block.kind, block.text, (block.text,)) if _verse(block) else block
+# A verse paragraph longer than this many lines is read as paragraphs of about this many, each
+# ending where a sentence does (Paradise Lost sets a whole book with hardly a blank line)
+VERSE_LINES = 24
+
+
+def _as_prose(block: Block) -> list[Block]:
+    """A stanza as paragraphs of one line each, so `_is_prose` reads them as prose: a long
+    verse paragraph parted at the first sentence end after `VERSE_LINES` lines; any other
+    block as it is."""
+    if not _verse(block):
+        return [block]
+    parts: list[list[str]] = [[]]
+    for line in (line.strip() for line in block.lines if line.strip()):
+        parts[-1].append(line)
+        if len(parts[-1]) >= VERSE_LINES and re.search(r"[.!?][\"”’')]*$", line):
+            parts.append([])
+    texts = [" ".join(part) for part in parts if part]
+    return [Block(block.kind, text, (text,)) for text in texts]
 
 
 def _figures(line: str) -> bool:
@@ -1687,7 +1702,8 @@ def read_book(path: Path) -> Book:
     book = chapters_from_blocks(blocks, title)
     if not book.chapters and any(_verse(block) for block in blocks):
         # a book in verse (Paradise Lost): its stanzas are its paragraphs, read as prose is
-        book = chapters_from_blocks([_as_prose(block) for block in blocks], title)
+        verse = [part for block in blocks for part in _as_prose(block)]
+        book = chapters_from_blocks(verse, title)
     as_text = [Block("text", block.text, block.lines) for block in blocks]
     if not book.chapters and _prose_words(as_text) >= STORY_UNDER_HEADINGS_WORDS:
         # headings that leave no chapter of story (The Tale of Peter Rabbit: its title page's
