@@ -406,7 +406,7 @@ def test_reexporting_a_thread_replaces_its_folder_without_leftovers(
     (folder / "stale.txt").write_text("from an older export")
     assert run(instance, resources, glossary_export, keys[:1]).success
     assert not (folder / "stale.txt").exists()
-    assert sorted(p.name for p in folder.parent.iterdir()) == [keys[0]]
+    assert sorted(p.name for p in folder.parent.iterdir()) == [".terrarium-store", keys[0]]
 
 
 def test_resources_make_the_settings_the_engine_opens_with(

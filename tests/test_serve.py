@@ -132,26 +132,46 @@ def test_dev_refuses_a_ui_port_another_program_listens_on_before_starting_anythi
     assert "Dagster UI: http" not in done.stdout
 
 
+def _serve_once(db: Path) -> None:
+    """`terrarium serve` of `db` until it answers, then Ctrl-C."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+    finally:
+        interrupt(process)
+
+
 def test_two_stores_in_one_folder_never_share_its_exports(tmp_path: Path) -> None:
     """Two books' stores in one folder wrote their thread folders into one `exports/`, and
     `serve` of one listed the other's exports as its own. The first store to write there owns
-    the folder; another is refused in one line; a store that is gone gives it up."""
+    the folder; another is refused in one line, nothing written; a store that is gone gives
+    it up."""
     first, second = tmp_path / "jekyll.db", tmp_path / "pride.db"
-    port = _free_port()
-    with socket.socket() as taken:  # serve stops at its busy port, after claiming the exports
-        taken.bind(("127.0.0.1", port))
-        taken.listen()
-        serve = [TERRARIUM, "serve", "--port", str(port), "--db"]
-        subprocess.run([*serve, str(first)], capture_output=True, timeout=30)
-        first.write_bytes(b"SQLite format 3\x00")  # the first store exists now
-        done = subprocess.run([*serve, str(second)], capture_output=True, text=True, timeout=30)
-        assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
-        assert f"holds the exports of another store, {first}" in done.stderr
-        assert (tmp_path / "exports" / ".terrarium-store").read_text().strip() == str(first)
-        first.unlink()
-        done = subprocess.run([*serve, str(second)], capture_output=True, text=True, timeout=30)
-        assert "another store" not in done.stderr and "cannot serve" in done.stderr
-        assert (tmp_path / "exports" / ".terrarium-store").read_text().strip() == str(second)
+    marker = tmp_path / "exports" / ".terrarium-store"
+    _serve_once(first)
+    assert marker.read_text().strip() == str(first)
+    first.write_bytes(b"SQLite format 3\x00")  # the first store exists now
+    done = subprocess.run(
+        [TERRARIUM, "serve", "--db", str(second), "--port", str(_free_port())],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert f"holds the exports of another store, {first}" in done.stderr
+    assert marker.read_text().strip() == str(first)
+    first.unlink()
+    _serve_once(second)
+    assert marker.read_text().strip() == str(second)
 
 
 def test_hidden_files_of_the_exports_are_never_served(served: str) -> None:

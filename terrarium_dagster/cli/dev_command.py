@@ -59,7 +59,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
     if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
         env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
     root = exports_beside(settings.db)
-    claim_exports(root, settings.db)
+    claim_exports(root, settings.db, record=False)  # recorded once the site is written
     site_port = urlsplit(settings.site_url).port or 80
     site = SiteRefresher(settings, root)
     stop = threading.Event()
@@ -83,6 +83,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
         serving.start()
         site.refresh()
+        claim_exports(root, settings.db)
         workspace = _dev_workspace()
         command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]
         command += ["-h", args.host, "-p", str(args.port)]

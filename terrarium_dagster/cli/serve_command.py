@@ -38,7 +38,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     root = args.exports_dir or exports_beside(settings.db)
-    claim_exports(root, settings.db)
+    claim_exports(root, settings.db, record=False)  # recorded once the site is written
     port = args.port if args.port is not None else (urlsplit(settings.site_url).port or 80)
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be 0..65535, not {port}")
@@ -50,6 +50,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             remedy = "stop it, or give --port another port (0: any free one)"
             raise cannot_serve("", args.host, port, exc, remedy) from None
         site.refresh()  # the reader's site, fresh from the store (again when the store changes)
+        claim_exports(root, settings.db)
         host, bound = server.server_address[:2]
         sources = "paragraphs" if is_book(corpus) else "posts"
         try:  # from the line on, Ctrl-C is the way to stop: never a traceback

@@ -45,12 +45,13 @@ def exports_beside(db: str) -> Path:
     return Path(db).expanduser().resolve().parent / "exports"
 
 
-def claim_exports(root: Path, db: str) -> None:
+def claim_exports(root: Path, db: str, *, record: bool = True) -> None:
     """An exports folder holds one store's exports (its thread folders, its site): the first
     store to write there is recorded in it (`EXPORTS_OWNER`), and another store is refused in
     one line, nothing written, while that one still exists (two stores in one folder wrote
     over each other's thread folders, and `serve` listed one's exports as the other's). A
-    store that moved, or whose recorded store is gone, takes the folder over."""
+    store that moved, or whose recorded store is gone, takes the folder over. `record=False`
+    only checks (a command that may yet refuse for another reason writes nothing)."""
     store = str(Path(db).expanduser().resolve())
     marker = root / EXPORTS_OWNER
     try:
@@ -66,6 +67,8 @@ def claim_exports(root: Path, db: str) -> None:
             f"{root} holds the exports of another store, {recorded}: keep each store in a folder "
             "of its own (or give this one another exports folder)"
         )
+    if not record:
+        return
     try:
         root.mkdir(parents=True, exist_ok=True)
         write_text_atomic(marker, store + "\n")
