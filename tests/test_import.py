@@ -1623,3 +1623,22 @@ def test_the_1990s_headers_other_forms_and_a_mail_escape() -> None:
     prose = _PROSE.format(who="Werther")
     blocks = blocks_from_text(f"CHAPTER I\n\n>From beneath the chestnut trees. {prose}\n")
     assert blocks[-1].text == f"From beneath the chestnut trees. {prose}"
+
+
+def test_the_authors_preface_and_a_volumes_dedication_are_headings_in_a_numbered_book() -> None:
+    """Don Quixote: "THE AUTHOR'S PREFACE" and "DEDICATION OF VOLUME I" were lines of the
+    translator's introduction before them (18,000 words in one chapter)."""
+    prose = _PROSE.format(who="Quixote")
+    book = chapters_from_blocks(
+        [Block("heading", "I: ABOUT THIS TRANSLATION"), Block("text", prose),
+         Block("heading", "II: ABOUT CERVANTES"), Block("text", prose),
+         Block("heading", "DEDICATION OF VOLUME I"), Block("text", "To the Duke of Bejar."),
+         Block("heading", "THE AUTHOR'S PREFACE"), Block("text", prose),
+         Block("heading", "CHAPTER I"), Block("text", prose),
+         Block("heading", "CHAPTER II"), Block("text", prose)]
+    )  # fmt: skip
+    assert [chapter.title for chapter in book.chapters] == [
+        "I: ABOUT THIS TRANSLATION", "II: ABOUT CERVANTES", "THE AUTHOR'S PREFACE",
+        "CHAPTER I", "CHAPTER II",
+    ]  # fmt: skip
+    assert "DEDICATION OF VOLUME I (front matter)" in book.dropped

@@ -145,6 +145,8 @@ _STORY_SECTIONS = (
     r"note to the \w+ edition|(?:preface|introduction|foreword) to (?:the )?[\w ,'’-]{1,40}|"
     "foreword|preface|prologue|prolog|epilogue|introduction|afterword|interlude|conclusion|"
     "postscript|envoi|author's note|a note from the author|prelude|finale|"
+    # Don Quixote's "THE AUTHOR'S PREFACE", a translator's own
+    r"(?:the )?(?:author|translator|editor)['’]s (?:preface|introduction|foreword|prologue)|"
     r"(?:first|second|third|last) epilogue(?:: [\w ,'’-]{1,30})?"  # War and Peace's two
 )
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
@@ -155,7 +157,8 @@ _BACK_SECTIONS = (
 # Front matter that is never story (left out), and lists a reader may want beside the story
 # wherever they stand (kept for reference, like back matter).
 _FRONT_SECTIONS = (
-    r"copyright\b.*|colophon|dedication|epigraph|title ?page|half[- ]title|also by\b.*|"
+    r"copyright\b.*|colophon|dedication(?: of (?:the )?(?:volume|part|book) [\w]+)?|epigraph|"
+    r"title ?page|half[- ]title|also by\b.*|"
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
     # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
