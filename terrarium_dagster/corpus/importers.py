@@ -200,10 +200,11 @@ _TABLE_LINE = re.compile(r"^\s*(?:\||\+[-=+:]+\+?$|[-=:\s|+]+$)")
 _SENTENCE_END = re.compile(r"[.!?…][\"”’')\]]*(?:\s|$)")
 # a contents line: a chapter's title, then its page after spaces or dot leaders
 _PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
+# a dedication among headings: "To Romain Rolland, my dear friend" (not a letter's "To Mrs.
+# Saville, England.")
+_DEDICATION = re.compile(r"^(?:Dedicated to\b|To [^,]{2,60},\s+my\b)", re.I)
 # an author's byline ("BY NICOLO MACHIAVELLI", "Translated by ..."), not a title that opens with
 # "by" ("BY THE RIVER": Siddhartha)
-# "To Romain Rolland, my dear friend" (not a letter's "To Mrs. Saville, England.")
-_DEDICATION = re.compile(r"^(?:Dedicated to\b|To [^,]{2,60},\s+my\b)", re.I)
 _BYLINE = re.compile(
     r"^(?:by|(?:written|illustrated|translated|edited|with illustrations) by)\b"
     r"(?!\s+(?:the|a|an)\b)",
@@ -1591,6 +1592,7 @@ def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]
 # This much prose in a book whose headings leave no chapter of story is one chapter of it
 # (The Tale of Peter Rabbit: 651 words), not a page of notes (a folder's README)
 STORY_UNDER_HEADINGS_WORDS = 500
+
 # Prose before the first heading, or under a front matter's heading, when the first heading is
 # the story's second part ("II", "Chapter 2") and this much prose or more, is the first part,
 # told before any heading of its own (Metamorphosis's part I in an old edition, under its
@@ -1707,12 +1709,13 @@ def read_book(path: Path) -> Book:
         # a book in verse (Paradise Lost): its stanzas are its paragraphs, read as prose is
         verse = [part for block in blocks for part in _as_prose(block)]
         book = chapters_from_blocks(verse, title)
-    as_text = [Block("text", block.text, block.lines) for block in blocks]
-    if not book.chapters and _prose_words(as_text) >= STORY_UNDER_HEADINGS_WORDS:
+    if not book.chapters:
         # headings that leave no chapter of story (The Tale of Peter Rabbit: its title page's
         # "First published 1902" read as front matter, "THE END" as the first heading): the
-        # whole text as one chapter, its headings lines of it
-        book = chapters_from_blocks(as_text, title)
+        # whole text as one chapter, its headings lines of it, when it has the prose
+        as_text = [Block("text", block.text, block.lines) for block in blocks]
+        if _prose_words(as_text) >= STORY_UNDER_HEADINGS_WORDS:
+            book = chapters_from_blocks(as_text, title)
     if not book.chapters:
         raise InputError(f"{path} has no story text to import (no chapter with prose)")
     book.notes = [note] if note else []
