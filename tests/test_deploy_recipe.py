@@ -220,3 +220,23 @@ def test_kubernetes_manifests_build_and_pin_each_story_to_its_volumes_node(
     with _load_instance(home, postgres.env(), monkeypatch) as instance:
         assert type(instance.run_launcher).__name__ == "K8sRunLauncher"
         assert instance.get_runs_count() == 0
+
+
+def test_every_variable_the_docker_launcher_hands_a_run_is_set_for_the_daemon() -> None:
+    """`DockerRunLauncher` refuses to launch a run when a variable its `env_vars` lists is not
+    set in the daemon's environment: TERRARIUM_API_KEY was listed and never set."""
+    compose = yaml.safe_load((DOCKER / "docker-compose.yaml").read_text())
+    launcher = yaml.safe_load((DOCKER / "dagster.yaml").read_text())["run_launcher"]["config"]
+    daemon = compose["services"]["daemon"]["environment"]
+    for name in launcher["env_vars"]:
+        bare = name.split("=", 1)[0]
+        assert bare in daemon, bare
+        _compose_env(str(daemon[bare]), {"DAGSTER_PG_PASSWORD": "secret"})
+
+
+def test_every_instance_of_the_recipe_monitors_its_runs() -> None:
+    """A run whose worker was killed stayed CANCELING on the local PostgreSQL instance and held
+    its story's pool slot for good: the next run of the story never left the queue."""
+    local = yaml.safe_load((DEPLOY / "local" / "dagster.yaml").read_text())
+    docker = yaml.safe_load((DOCKER / "dagster.yaml").read_text())
+    assert local["run_monitoring"]["enabled"] and docker["run_monitoring"]["enabled"]
