@@ -6,6 +6,7 @@ a story's folder holds its `terrarium.yaml` (with `story: NAME`) and a two-line 
 that calls it (deploy/stories/); one workspace names each story's file as a code location.
 """
 
+import logging
 import os
 from pathlib import Path
 
@@ -28,4 +29,17 @@ def story_definitions(location_file: str | Path) -> dg.Definitions:
     """
     config = Path(location_file).resolve().with_name(DEFAULT_CONFIG_FILE)
     os.environ[CONFIG_FILE_ENV] = str(config)
+    components = logging.getLogger("dagster.components.core.component_tree")
+    if not any(isinstance(kept, _StoryLocationName) for kept in components.filters):
+        components.addFilter(_StoryLocationName())
     return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+
+
+class _StoryLocationName(logging.Filter):
+    """A story's code location is named after its story (`location_name` in the workspace),
+    not after the project that holds the code (`[tool.dg.project] code_location_name`): by
+    design they differ, and Dagster's warning that they do, at every load of every story's
+    code server and sensor tick (64 lines a start), says nothing a user should act on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "configured on this project does not match the name" not in record.getMessage()
