@@ -1642,3 +1642,31 @@ def test_the_authors_preface_and_a_volumes_dedication_are_headings_in_a_numbered
         "CHAPTER I", "CHAPTER II",
     ]  # fmt: skip
     assert "DEDICATION OF VOLUME I (front matter)" in book.dropped
+
+
+def test_a_chapters_number_and_title_set_as_a_paragraph_in_html_head_it(tmp_path: Path) -> None:
+    """The Mill on the Floss's HTML has one heading element ("Conclusion"): its books and
+    chapters are paragraphs, the number parted from the title by a <br> ("Chapter I<br>Outside
+    Dorlcote Mill"), and the whole novel had been left out under its contents."""
+    prose = _PROSE.format(who="Maggie")
+    source = tmp_path / "mill.htm"
+    source.write_text(
+        '<html><body><p class="vtitle"><a name="toc"></a><span class="smallcaps">Table of '
+        'Contents</span></p><blockquote>Book I: <span class="smallcaps"><a href="#b1">Boy and '
+        'Girl</a></span></blockquote><ol><li class="smallcaps"><a href="#1">Outside Dorlcote '
+        'Mill</a></li></ol><p class="vtitle"><a name="b1"></a><span class="smallcaps"><u>Book '
+        'I</u><br>\n<em>Boy and Girl</em></span></p><p class="title"><a name="1"></a><span '
+        'class="smallcaps"><u>Chapter I</u><br>\nOutside Dorlcote Mill</span></p>'
+        f"<p>{prose}</p><p>A line, then a break:<br>\nand the rest of it.</p>"
+        '<p class="title"><span class="smallcaps"><u>Chapter II</u><br>\nMr. Tulliver, of '
+        f"Dorlcote Mill, Declares His Resolution about Tom</span></p><p>{prose}</p>"
+        f"<h2>Conclusion</h2><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == [
+        "Chapter I: Outside Dorlcote Mill",
+        "Chapter II: Mr. Tulliver, of Dorlcote Mill, Declares His Resolution about Tom",
+        "Conclusion",
+    ]
+    assert book.chapters[0].paragraphs == [prose, "A line, then a break: and the rest of it."]

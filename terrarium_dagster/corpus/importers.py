@@ -1068,6 +1068,10 @@ _HEADING_PARAGRAPH = re.compile(
 )
 
 
+_BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
+HEADING_PARAGRAPH_WORDS = 24  # a paragraph that is a chapter's number and title is this short
+
+
 class _XhtmlText(HTMLParser):
     """Headings and paragraphs of one XHTML document of an EPUB; `anchors` (element id → title)
     are where the book's navigation says a chapter begins."""
@@ -1111,8 +1115,8 @@ class _XhtmlText(HTMLParser):
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
-        if tag == "br":  # a line break: a new line of a preformatted block or a heading
-            self._text.append("\n" if self._tag == "pre" or self._tag in self.HEADINGS else " ")
+        if tag == "br":  # a line break: a new line (a paragraph's too: it may be a heading's)
+            self._text.append("\n" if self._tag == "pre" or self._tag in self.HEADINGS else _BR)
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
@@ -1159,7 +1163,8 @@ class _XhtmlText(HTMLParser):
                 self._linked += len(data.strip())
 
     def _close(self) -> None:
-        raw = "".join(self._text)
+        broken = "".join(self._text)  # with its <br>s
+        raw = broken.replace(_BR, " ")
         linked, self._linked = self._linked, 0
         links, self._links = self._links, 0
         self._text = []
@@ -1181,6 +1186,17 @@ class _XhtmlText(HTMLParser):
         if tag in self.HEADINGS or self._hgroup:  # "CHAPTER I<br/>JONATHAN ...": two headings
             parts = [" ".join(part.split()) for part in raw.split("\n")]
             self.items.extend(Block("heading", part) for part in parts if part)
+            return
+        lines = [" ".join(line.split()) for line in broken.split(_BR)]
+        lines = [line for line in lines if line]
+        if (
+            len(lines) >= 2
+            and _HEADING_PARAGRAPH.match(lines[0])
+            and len(raw.split()) <= HEADING_PARAGRAPH_WORDS
+        ):
+            # "Chapter I<br>Outside Dorlcote Mill" set as a paragraph (The Mill on the Floss's
+            # HTML has no heading elements): a number and its title, as a heading's <br> parts
+            self.items.extend(Block("heading", line) for line in lines)
             return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
         if text:
