@@ -1670,3 +1670,24 @@ def test_a_chapters_number_and_title_set_as_a_paragraph_in_html_head_it(tmp_path
         "Conclusion",
     ]
     assert book.chapters[0].paragraphs == [prose, "A line, then a break: and the rest of it."]
+
+
+def test_a_division_numbered_by_an_ordinal_heads_its_chapter_after_a_notes_section() -> None:
+    """Hedda Gabler (plain text and HTML): the translator's introduction ends in its
+    "FOOTNOTES.", then come the cast and "ACT FIRST.", "ACT SECOND.": acts numbered by ordinal
+    words were no headings, and the whole play (26,000 words) was kept aside as back matter."""
+    prose = _PROSE.format(who="Tesman")
+    text = (
+        f"INTRODUCTION.\n\n{prose}\n\nW. A.\n\n\nFOOTNOTES.\n\n   (1)Letters 214, 216, 217.\n\n"
+        "\n\nHEDDA GABLER.\n\nPLAY IN FOUR ACTS.\n\n\n\nCHARACTERS.\n\n\n  GEORGE TESMAN.*\n"
+        "  HEDDA TESMAN, his wife.\n  MRS. ELVSTED.\n\n\n\nACT FIRST.\n\n\n"
+        f"  A spacious, handsome, and tastefully furnished drawing room.\n\n\n{prose}\n\n"
+        f"\nMISS TESMAN.\n\n[Stops close to the door, listens.] {prose}\n\n\n\n"
+        f"ACT SECOND.\n\n\n{prose}\n\n\nBOOK SECOND.--THE FALL\n\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "INTRODUCTION", "ACT FIRST", "ACT SECOND", "BOOK SECOND.--THE FALL",
+    ]  # fmt: skip
+    assert "MISS TESMAN." in book.chapters[1].paragraphs
+    assert [section.title for section in book.reference] == ["FOOTNOTES", "CHARACTERS"]

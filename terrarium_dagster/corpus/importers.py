@@ -117,13 +117,19 @@ _NUMBER_WORDS = (  # "TWENTY-ONE", "FORTY", "one hundred and two" as well as "EL
     rf"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
     rf"{_UNITS})|one hundred|a hundred|the first|the second|the third|the last"
 )
+# "ACT FIRST", "BOOK SECOND" (Hedda Gabler's acts, Les Misérables' books): after a division only
+_ORDINALS = (
+    r"(?:(?:twenty|thirty|forty|fifty)[ -])?(?:first|second|third|fourth|fifth|sixth|seventh|"
+    r"eighth|ninth)|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|"
+    r"seventeenth|eighteenth|nineteenth|(?:twen|thir|for|fif)tieth"
+)
 _DIVISIONS = (
     "CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume|ADVENTURE|Adventure|TALE|Tale|"
     "STORY|Story|LETTER|Letter|CANTO|Canto|EPISODE|Episode|ACT|Act"
 )
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
-    rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b).{{0,80}}$"
+    rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b).{{0,80}}$"
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
@@ -183,6 +189,7 @@ _CAST = _heading_named(_CAST_SECTIONS)
 _ONLY_NUMBER = re.compile(
     rf"^(?:(?:{_DIVISIONS})\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
+    rf"|^(?:{_DIVISIONS})\s+(?i:{_ORDINALS})\.?$"
 )
 _NAMED = _heading_named(
     _STORY_SECTIONS, _CONTENTS_SECTIONS, _BACK_SECTIONS, _FRONT_SECTIONS, _CAST_SECTIONS
@@ -190,7 +197,8 @@ _NAMED = _heading_named(
 _CONTENTS = _heading_named(_CONTENTS_SECTIONS)
 _BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
-    rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS})\b)|{_NUMBERED.pattern}"
+    rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b)"
+    rf"|{_NUMBERED.pattern}"
     r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
 )  # a heading that starts with its chapter's number, its title however long
 _MD_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -1063,7 +1071,7 @@ _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
 # A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
 _HEADING_PARAGRAPH = re.compile(
     rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS})[.:]?"
-    rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?)$",
+    rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?)$",
     re.I,
 )
 
