@@ -1446,6 +1446,21 @@ def _named(run: list[str]) -> bool:
     return any(_NAMED.match(text.strip()) for text in run)
 
 
+def _titled_sections(run: list[str], book_key: str | None) -> bool:
+    """Whether a run of headings is a story's title over the number of its first section
+    ("THE LADY WITH THE DOG", then "I"), the title neither numbered, named nor a byline."""
+    contents = [i for i, text in enumerate(run) if _CONTENTS.match(text.strip())]
+    run = run[contents[-1] + 1 :] if contents else run  # a contents heading above the first
+    if len(run) < 2 or not _SECTION_NUMBER.match(run[-1].strip()):
+        return False
+    if _numeral(run[-1].strip().rstrip(".")) != 1:
+        return False
+    titles = [t for t in run[:-1] if _title_key(t) != book_key and not _BYLINE.match(t)]
+    return bool(titles) and not any(
+        _CHAPTER_NUMBER.match(t) or _NAMED.match(t.strip()) for t in run[:-1]
+    )
+
+
 def _sections_within(run: list[str]) -> bool:
     """Whether a chapter's heading is followed by the number of its first section
     ("ADVENTURE I. A SCANDAL IN BOHEMIA", then "I."): its "II.", "III." are its sections."""
@@ -1470,6 +1485,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             items.append(runs[-1])
     numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
     book_key = _title_key(title) if title else None  # the book's own title set over a chapter's
+    # a collection whose stories are numbered in sections from "I" under their titles (The Lady
+    # with the Dog and Other Stories): the titles head chapters, the sections are their scenes
+    collection = sum(1 for run in runs if _titled_sections(run, book_key)) >= 2
     sections: list[tuple[str | None, list[Block]]] = [(None, [])]
     divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
     division: str | None = None
@@ -1484,6 +1502,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         bylined = any(_BYLINE.match(text) for text in item[1:])  # another work, appended
         if (
             numbered_book
+            and not collection
             and numbered_seen
             and not _numbered(item)
             and not _named(item)
@@ -1505,6 +1524,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             item = kept
         numbered_seen = numbered_seen or _numbered(item)
         sectioned = _sections_within(item)
+        if collection and _titled_sections(item, book_key):
+            item, sectioned = item[:-1], True  # "THE BLACK MONK" over its section "I"
         division = _division(item) or division
         sections.append((_title(item), []))
         divisions[id(sections[-1][1])] = division
