@@ -1717,3 +1717,19 @@ def test_a_collections_story_titles_over_sections_numbered_from_one_head_its_cha
     # are titled so: one title over "I" is the book's own, its chapters stay chapters
     novel = f"THE RIVER\n\nI\n\n{prose}\n\nII\n\n{prose}\n\nIII\n\n{prose}\n"
     assert len(chapters_from_blocks(blocks_from_text(novel)).chapters) == 3
+
+
+def test_a_numbered_titles_abbreviations_are_no_stop() -> None:
+    """The Wind in the Willows (289.txt, 289-0.txt): "IV. MR. BADGER" and "VI. MR. TOAD" were
+    no headings (a stop inside the title), so chapters III and IV, V and VI ran together."""
+    prose = _PROSE.format(who="Mole")
+    text = (
+        f"III. THE WILD WOOD\n\n{prose}\n\n\n\n\nIV. MR. BADGER\n\n{prose}\n\n\n\n\n"
+        f"V. DULCE DOMUM\n\n{prose}\n\n\n\n\nVI. Mr. Toad\n\n{prose}\n\n\n"
+        f"M. Madeleine replied.\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "III. THE WILD WOOD", "IV. MR. BADGER", "V. DULCE DOMUM", "VI. Mr. Toad",
+    ]  # fmt: skip
+    assert chapters[-1].paragraphs == [prose, "M. Madeleine replied.", prose]

@@ -134,7 +134,9 @@ _STRONG = re.compile(
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
     # "IV. THE RIVER BANK"; not "M. Madeleine replied" nor "D. Appleton and Co." (initials)
-    r"|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘'][^.!?]{0,70}[.]?[\"”’']?$"
+    # nor "IV. MR. BADGER" (a title's abbreviations are no stop: The Wind in the Willows)
+    r"|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+(?=[A-Z\"“‘'])"
+    r"(?:\b(?:MRS?|Mrs?|DR|Dr|ST|St)\.|[^.!?]){1,71}[.]?[\"”’']?$"
     # "1 THE THREE PRESENTS OF D'ARTAGNAN THE ELDER", "01 My Early Home": a number and a title,
     # capitalised (`_number_and_title`)
     r"|^\d{1,3}\s+[A-Z\"“‘'][^!?;\d]{0,78}(?<![.,:])$"
