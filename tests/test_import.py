@@ -1733,3 +1733,19 @@ def test_a_numbered_titles_abbreviations_are_no_stop() -> None:
         "III. THE WILD WOOD", "IV. MR. BADGER", "V. DULCE DOMUM", "VI. Mr. Toad",
     ]  # fmt: skip
     assert chapters[-1].paragraphs == [prose, "M. Madeleine replied.", prose]
+
+
+def test_a_title_alone_after_a_preface_heads_the_story_of_a_book_without_chapters() -> None:
+    """Moll Flanders (370.txt) has no chapters: "THE AUTHOR'S PREFACE", then "MOLL FLANDERS"
+    over the whole story, which had run on as the preface's (138,230 words in one chapter)."""
+    prose = _PROSE.format(who="Moll")
+    text = (
+        "The Fortunes & Misfortunes of the Famous Moll Flanders &c.\n\n"
+        f"Who was Born in Newgate.\n\nby Daniel Defoe\n\n\n\n\nTHE AUTHOR'S PREFACE\n\n{prose}\n\n"
+        f"so it is still to the more advantage that we break off here.\n\n\n\nMOLL FLANDERS\n\n"
+        f"My true name is so well known in the records or registers at Newgate.\n\n{prose}\n\n"
+        f"{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == ["THE AUTHOR'S PREFACE", "MOLL FLANDERS"]
+    assert chapters[1].paragraphs[0].startswith("My true name")

@@ -848,6 +848,8 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             picked = _spaced(lines, bare) if len(bare) >= 2 else []
             if not picked:  # titles centred on the page, as a book with no other headings has
                 picked = _centred_titles(lines)
+            if not picked and named and not strong:
+                picked = _title_after_preface(lines, min(named), bare)
         chosen = {**strong, **named, **dict.fromkeys(picked)}
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
@@ -860,6 +862,17 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         index: _Heading(subtitle, wrapped.get(index, ()))
         for index, subtitle in sorted(chosen.items())
     }
+
+
+def _title_after_preface(lines: list[str], named: int, bare: list[int]) -> list[int]:
+    """In a book with no chapters, the one title in capitals standing alone after its first
+    named section (a preface), over more words than that section has: the story's own heading
+    (Moll Flanders' "MOLL FLANDERS" after "THE AUTHOR'S PREFACE"), as [its line], else []."""
+    after = [index for index in bare if index > named]
+    if len(after) != 1:
+        return []
+    words = [len(line.split()) for line in lines]
+    return after if sum(words[after[0] :]) > sum(words[named : after[0]]) else []
 
 
 BYLINED_TITLE_LINES = 6  # an appended work's title in capitals takes at most this many lines
