@@ -1749,3 +1749,24 @@ def test_a_title_alone_after_a_preface_heads_the_story_of_a_book_without_chapter
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [chapter.title for chapter in chapters] == ["THE AUTHOR'S PREFACE", "MOLL FLANDERS"]
     assert chapters[1].paragraphs[0].startswith("My true name")
+
+
+def test_the_books_title_with_an_ampersand_over_its_title_page_is_its_title_page() -> None:
+    """Moll Flanders' HTML heads its title page "The Fortunes & Misfortunes of the Famous Moll
+    Flanders &c." where its Gutenberg header names "The Fortunes and Misfortunes ...": the page
+    (its long subtitle) was the first chapter."""
+    prose = _PROSE.format(who="Moll")
+    book = chapters_from_blocks(
+        [Block("heading", "The Fortunes & Misfortunes"),
+         Block("heading", "of the Famous Moll Flanders &c."),
+         Block("text", "Who was Born in Newgate, and during a Life of continu'd Variety for "
+               "Threescore Years, besides her Childhood, was Twelve Year a Whore, five times a "
+               "Wife, at last grew Rich, liv'd Honest, and dies a Penitent."),
+         Block("heading", "THE AUTHOR'S PREFACE"), Block("text", prose),
+         Block("heading", "MOLL FLANDERS"), Block("text", prose)],
+        "The Fortunes and Misfortunes of the Famous Moll Flanders &c.",
+    )  # fmt: skip
+    assert [chapter.title for chapter in book.chapters] == ["THE AUTHOR'S PREFACE", "MOLL FLANDERS"]
+    assert book.dropped == [
+        "The Fortunes & Misfortunes: of the Famous Moll Flanders &c. (title page)"
+    ]

@@ -484,7 +484,9 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
 
 
 def _title_key(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+    """A title to compare: its words, lower case, "&" as "and" ("The Fortunes & Misfortunes of
+    the Famous Moll Flanders &c." is the book "The Fortunes and Misfortunes ...")."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold().replace("&", " and ")).split())
 
 
 # A contents page may misspell a title its chapter heading spells right (Dubliners' "Couterparts"
