@@ -1770,3 +1770,26 @@ def test_the_books_title_with_an_ampersand_over_its_title_page_is_its_title_page
     assert book.dropped == [
         "The Fortunes & Misfortunes: of the Famous Moll Flanders &c. (title page)"
     ]
+
+
+def test_a_numbered_chapter_of_one_short_sentence_is_story() -> None:
+    """Tristram Shandy's chapters may be a sentence long ("Chapter 2.XL.": "Is this a fit
+    time, said my father to himself, to talk of Pensions and Grenadiers?"): with no paragraph
+    of 25 words they were left out as "no prose", nine of them in each edition. A blank page
+    is none, nor a book's heading over its title."""
+    prose = _PROSE.format(who="Toby")
+    text = (
+        f"Chapter 2.XXXIX.\n\n{prose}\n\n\n\nChapter 2.XL.\n\nIs this a fit time, said my father "
+        "to himself, to talk of Pensions and\nGrenadiers?\n\n\n\nChapter 2.XLI.\n\n"
+        f"{prose}\n\n\n\nChapter 4.LXXVII.\n\n(blank page)\n\n\n\nBOOK V.\n\nTHE FALL\n\n"
+        "The tale of the abbess and her mule.\n\n\n\n"
+        f"Chapter 4.LXXIX.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "Chapter 2.XXXIX", "Chapter 2.XL", "Chapter 2.XLI", "Chapter 4.LXXIX",
+    ]  # fmt: skip
+    assert book.chapters[1].paragraphs == [
+        "Is this a fit time, said my father to himself, to talk of Pensions and Grenadiers?"
+    ]
+    assert book.dropped == ["Chapter 4.LXXVII (no prose)", "BOOK V: THE FALL (no prose)"]

@@ -1598,7 +1598,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             if chapter.paragraphs:
                 found.reference.append(chapter)
             continue
-        if not any(_is_prose(b) for b in body):
+        if not any(_is_prose(b) for b in body) and not (
+            numbered_book and found.chapters and _short_chapter(plain, body)
+        ):
             found.dropped.append(f"{name} (no prose)")
             continue
         if (
@@ -1620,6 +1622,24 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     _named_by_division(found.chapters, divisions)
     return found
 
+
+def _short_chapter(title: str, body: list[Block]) -> bool:
+    """Whether a numbered chapter under `PROSE_WORDS` a paragraph is story all the same: a
+    chapter's number (not a book's or a part's) over a sentence or more (Tristram Shandy's
+    "Chapter 2.XL.": "Is this a fit time, said my father to himself, to talk of Pensions and
+    Grenadiers?"), not over a title, a list or a "(blank page)"."""
+    if not _CHAPTER_NUMBER.match(title) or _DIVISION_HEAD.match(title):
+        return False
+    return any(
+        block.kind == "text"
+        and len(block.text.split()) >= SHORT_CHAPTER_WORDS
+        and _SENTENCE_END.search(block.text) is not None
+        and not _shouted(block.text)
+        for block in body
+    )
+
+
+SHORT_CHAPTER_WORDS = 5  # a sentence of a short chapter has this many words at least
 
 _DIVISION_HEAD = re.compile(r"^(?:BOOK|Book|PART|Part|VOLUME|Volume)\b")
 _EPILOGUE_DIVISION = re.compile(r"^(?:first|second|third|last) epilogue\b", re.I)
