@@ -1793,3 +1793,26 @@ def test_a_numbered_chapter_of_one_short_sentence_is_story() -> None:
         "Is this a fit time, said my father to himself, to talk of Pensions and Grenadiers?"
     ]
     assert book.dropped == ["Chapter 4.LXXVII (no prose)", "BOOK V: THE FALL (no prose)"]
+
+
+def test_an_asciidoc_paragraph_that_is_a_section_name_is_a_heading(tmp_path: Path) -> None:
+    """Crime and Punishment's book.asciidoc sets "Translator's Preface" as a paragraph under the
+    document's title, not as a section (its preface, 782 words, was left out as front matter),
+    and The Red Badge of Courage's ends in a paragraph "THE END." (story in the AsciiDoc, not
+    in the text or HTML): a paragraph that is a section's name is a heading, as in HTML."""
+    prose = _PROSE.format(who="Raskolnikov")
+    book_file = tmp_path / "book.asciidoc"
+    book_file.write_text(
+        f"= Crime and Punishment\nFyodor Dostoevsky\n\nTranslator's Preface \n\n{prose}\n\n"
+        f"== Part I\n=== Chapter I\n\n{prose}\n\n=== Chapter II\n\n{prose}\n\n"
+        "Over the river a golden ray of sun came through the hosts of leaden rain\nclouds.\n\n"
+        "THE END.\n",
+        encoding="utf-8",
+    )
+    book = read_book(book_file)
+    assert [c.title for c in book.chapters] == [
+        "Translator's Preface", "Chapter I", "Chapter II",
+    ]  # fmt: skip
+    assert book.chapters[-1].paragraphs == [
+        prose, "Over the river a golden ray of sun came through the hosts of leaden rain clouds."
+    ]  # fmt: skip

@@ -1014,7 +1014,11 @@ def blocks_from_asciidoc(text: str) -> tuple[list[Block], str | None]:
     def flush() -> None:
         kept = [line for line in paragraph if line.strip()]
         plain = _plain_asciidoc(" ".join(kept)) if kept else ""
-        if plain.strip():  # a paragraph of an inline image alone is no text
+        if len(kept) == 1 and _HEADING_PARAGRAPH.match(plain.strip()):
+            # a section name set as a paragraph (Crime and Punishment's "Translator's Preface",
+            # The Red Badge of Courage's "THE END."), as in HTML
+            blocks.append(Block("heading", plain.strip()))
+        elif plain.strip():  # a paragraph of an inline image alone is no text
             blocks.append(Block("text", plain, tuple(kept)))
         paragraph.clear()
 
