@@ -1793,6 +1793,20 @@ def test_a_numbered_chapter_of_one_short_sentence_is_story() -> None:
         "Is this a fit time, said my father to himself, to talk of Pensions and Grenadiers?"
     ]
     assert book.dropped == ["Chapter 4.LXXVII (no prose)", "BOOK V: THE FALL (no prose)"]
+    # Candide's contents page after its introduction, an entry wrapped before its page number,
+    # and the Federalist's notes numbered as titles ("3. Ibid"), are no short chapters
+    contents = (
+        f"INTRODUCTION\n\n{prose}\n\n\nCONTENTS\n\n\n    I. How Candide was brought up in a\n"
+        "        Magnificent Castle, and how he was\n        expelled thence.    1\n\n"
+        "    II. What became of Candide among the\n        Bulgarians. Then more.     5\n\n"
+        "    III. How Candide made his escape from the\n        Bulgarians     9\n\n\n\n"
+        f"CHAPTER I\n\n{prose}\n\n\n3. Ibid\n\nThe same, in the next page of it.\n\n\n"
+        f"CHAPTER II\n\n{prose}\n\n\nCHAPTER III\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(contents))
+    assert [c.title for c in book.chapters] == [
+        "INTRODUCTION", "CHAPTER I", "CHAPTER II", "CHAPTER III",
+    ]  # fmt: skip
 
 
 def test_an_asciidoc_paragraph_that_is_a_section_name_is_a_heading(tmp_path: Path) -> None:

@@ -1632,13 +1632,18 @@ def _short_chapter(title: str, body: list[Block]) -> bool:
     chapter's number (not a book's or a part's) over a sentence or more (Tristram Shandy's
     "Chapter 2.XL.": "Is this a fit time, said my father to himself, to talk of Pensions and
     Grenadiers?"), not over a title, a list or a "(blank page)"."""
-    if not _CHAPTER_NUMBER.match(title) or _DIVISION_HEAD.match(title):
-        return False
+    chapter = _STRONG.match(title) or _ONLY_NUMBER.match(title)  # "Chapter 2.XL", "XL."
+    if not chapter or _DIVISION_HEAD.match(title):
+        return False  # nor a contents page's "II. What became of Candide among the" (wrapped)
     return any(
         block.kind == "text"
         and len(block.text.split()) >= SHORT_CHAPTER_WORDS
         and _SENTENCE_END.search(block.text) is not None
         and not _shouted(block.text)
+        and not any(
+            _PAGE_REFERENCE.search(line) or line.rstrip()[-1:].isdigit()
+            for line in block.lines or (block.text,)
+        )
         for block in body
     )
 
