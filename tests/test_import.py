@@ -1660,6 +1660,8 @@ def test_a_chapters_number_and_title_set_as_a_paragraph_in_html_head_it(tmp_path
         f"<p>{prose}</p><p>A line, then a break:<br>\nand the rest of it.</p>"
         '<p class="title"><span class="smallcaps"><u>Chapter II</u><br>\nMr. Tulliver, of '
         f"Dorlcote Mill, Declares His Resolution about Tom</span></p><p>{prose}</p>"
+        "<p>PROLOGUE.<br/>\n   <i>For us, and for our tragedy,<br/>\n   Here stooping to your "
+        "clemency,<br/>\n   We beg your hearing patiently.</i><br/></p>"
         f"<h2>Conclusion</h2><p>{prose}</p></body></html>",
         encoding="utf-8",
     )
@@ -1670,6 +1672,8 @@ def test_a_chapters_number_and_title_set_as_a_paragraph_in_html_head_it(tmp_path
         "Conclusion",
     ]
     assert book.chapters[0].paragraphs == [prose, "A line, then a break: and the rest of it."]
+    # a named section over lines of verse (Hamlet's play within the play) is a paragraph
+    assert book.chapters[1].paragraphs[-1].startswith("PROLOGUE. For us, and for our tragedy,")
 
 
 def test_a_division_numbered_by_an_ordinal_heads_its_chapter_after_a_notes_section() -> None:

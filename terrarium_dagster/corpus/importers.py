@@ -1098,6 +1098,9 @@ _HEADING_PARAGRAPH = re.compile(
 
 
 _BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
+_DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
+    rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
+)
 HEADING_PARAGRAPH_WORDS = 24  # a paragraph that is a chapter's number and title is this short
 
 
@@ -1219,12 +1222,13 @@ class _XhtmlText(HTMLParser):
         lines = [" ".join(line.split()) for line in broken.split(_BR)]
         lines = [line for line in lines if line]
         if (
-            len(lines) >= 2
-            and _HEADING_PARAGRAPH.match(lines[0])
+            2 <= len(lines) <= 3
+            and _DIVISION_NUMBER.match(lines[0])
             and len(raw.split()) <= HEADING_PARAGRAPH_WORDS
         ):
             # "Chapter I<br>Outside Dorlcote Mill" set as a paragraph (The Mill on the Floss's
-            # HTML has no heading elements): a number and its title, as a heading's <br> parts
+            # HTML has no heading elements): a number and its title, as a heading's <br> parts;
+            # not a named section over lines of verse (Hamlet's "PROLOGUE.<br>For us, and ...")
             self.items.extend(Block("heading", line) for line in lines)
             return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
