@@ -1511,8 +1511,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
     book_key = _title_key(title) if title else None  # the book's own title set over a chapter's
     # a collection whose stories are numbered in sections from "I" under their titles (The Lady
-    # with the Dog and Other Stories): the titles head chapters, the sections are their scenes
+    # with the Dog and Other Stories; The Awakening and Selected Short Stories, its novel's
+    # chapters too): each section is a chapter named with its story ("THE BLACK MONK: II"), and
+    # a title over no number heads a chapter of its own ("A DOCTOR'S VISIT")
     collection = sum(1 for run in runs if _titled_sections(run, book_key)) >= 2
+    story: str | None = None  # the collection's story whose sections come
     sections: list[tuple[str | None, list[Block]]] = [(None, [])]
     divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
     division: str | None = None
@@ -1549,10 +1552,18 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             item = kept
         numbered_seen = numbered_seen or _numbered(item)
         sectioned = _sections_within(item)
-        if collection and _titled_sections(item, book_key):
-            item, sectioned = item[:-1], True  # "THE BLACK MONK" over its section "I"
         division = _division(item) or division
-        sections.append((_title(item), []))
+        name = _title(item)
+        if collection:
+            number = item[-1].strip().rstrip(".")
+            if _titled_sections(item, book_key):
+                story = _title(item[:-1])  # "THE BLACK MONK" over its section "I"
+                name = f"{story}: {number}"
+            elif story and all(_SECTION_NUMBER.match(text.strip()) for text in item):
+                name = f"{story}: {number}"
+            else:
+                story = None
+        sections.append((name, []))
         divisions[id(sections[-1][1])] = division
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
