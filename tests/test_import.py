@@ -1834,3 +1834,24 @@ def test_an_asciidoc_paragraph_that_is_a_section_name_is_a_heading(tmp_path: Pat
     assert book.chapters[-1].paragraphs == [
         prose, "Over the river a golden ray of sun came through the hosts of leaden rain clouds."
     ]  # fmt: skip
+
+
+def test_a_letters_signature_over_the_next_heading_is_the_letters_last_line() -> None:
+    """Lady Susan (946.txt, lsusn10.txt): letters end "Yours ever, &c.," over a signature in
+    capitals ("C. VERNON", which reads as chapter C's title), set right over the next letter's
+    number or the "CONCLUSION": the signature was part of the next chapter's title ("C. VERNON:
+    CONCLUSION") or left out."""
+    prose = _PROSE.format(who="Frederica")
+    text = (
+        f"XL\n\n\nLADY DE COURCY TO MRS. VERNON\n\n\n{prose}\n\nYour affectionate mother,\n\n"
+        f"C. DE COURCY\n\n\n\n\n\nXLI\n\n\nMRS. VERNON TO LADY DE COURCY\n\n\nChurchhill.\n\n"
+        f"{prose}\n\nYours ever, &c.,\n\nC. VERNON\n\n\n\n\n\nCONCLUSION\n\n\n{prose}\n\n"
+        f"\nXLII\n\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "XL: LADY DE COURCY TO MRS. VERNON", "XLI: MRS. VERNON TO LADY DE COURCY", "CONCLUSION",
+        "XLII",
+    ]  # fmt: skip
+    assert chapters[0].paragraphs[-2:] == ["Your affectionate mother,", "C. DE COURCY"]
+    assert chapters[1].paragraphs[-2:] == ["Yours ever, &c.,", "C. VERNON"]

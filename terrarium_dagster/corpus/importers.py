@@ -1471,6 +1471,24 @@ def _named(run: list[str]) -> bool:
     return any(_NAMED.match(text.strip()) for text in run)
 
 
+VALEDICTION_WORDS = 8  # "Yours ever, &c.,", "Your most affectionate sister," at most this long
+
+
+def _signed(before: Block | None, run: list[str]) -> bool:
+    """Whether a run of headings opens with a signature: a line neither numbered (but for an
+    initial) nor named under a short paragraph ending in a comma (a letter's valediction), with
+    a heading after it."""
+    if before is None or len(run) < 2 or not before.text.rstrip().endswith(","):
+        return False
+    if len(before.text.split()) > VALEDICTION_WORDS:
+        return False
+    first = run[0].strip()
+    if _STRONG.match(first) or _ONLY_NUMBER.match(first) or _NAMED.match(first):
+        return False
+    # "C. VERNON" reads as chapter C's title: an initial is a signature's
+    return not _CHAPTER_NUMBER.match(first) or re.match(r"^[A-Z]\.\s", first) is not None
+
+
 def _titled_sections(run: list[str], book_key: str | None) -> bool:
     """Whether a run of headings is a story's title over the number of its first section
     ("THE LADY WITH THE DOG", then "I"), the title neither numbered, named nor a byline."""
@@ -1520,10 +1538,18 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
     division: str | None = None
     numbered_seen = sectioned = False
+    last: Block | None = None  # the paragraph before a run of headings
     for item in items:
         if isinstance(item, Block):
             sections[-1][1].append(item)
+            last = item
             continue
+        if _signed(last, item):
+            # a letter's signature under its valediction ("Yours ever, &c.," then "C. VERNON"),
+            # set right over the next heading ("CONCLUSION"): the letter's last line
+            sections[-1][1].append(Block("text", item[0]))
+            item = item[1:]
+        last = None
         if sectioned and all(_SECTION_NUMBER.match(text) for text in item):
             sections[-1][1].append(Block("text", "* * *"))  # "II." inside "ADVENTURE I. ..."
             continue
