@@ -1855,3 +1855,24 @@ def test_a_letters_signature_over_the_next_heading_is_the_letters_last_line() ->
     ]  # fmt: skip
     assert chapters[0].paragraphs[-2:] == ["Your affectionate mother,", "C. DE COURCY"]
     assert chapters[1].paragraphs[-2:] == ["Yours ever, &c.,", "C. VERNON"]
+
+
+def test_an_introduction_by_its_narrator_is_a_chapter() -> None:
+    """The Diary of a Nobody (1026-0.txt, dnbdy10.txt) opens "INTRODUCTION BY MR. POOTER", a
+    paragraph in his voice: the text editions left it out as words before the first heading,
+    where the HTML editions kept it."""
+    intro = (
+        "_Why should I not publish my diary_?  _I have often seen reminiscences of\npeople I "
+        "have never even heard of_, _and I fail to see_--_because I do not\nhappen to be a_ "
+        "'_Somebody_'--_why my diary should not be interesting_."
+    )
+    prose = _PROSE.format(who="Pooter")
+    text = (
+        "                               The Diary of\n                                 a Nobody"
+        f"\n\n\n\n\nINTRODUCTION BY MR. POOTER\n\n\n{intro}\n\n"
+        "                                                           CHARLES POOTER.\n\n\n\n\n"
+        f"CHAPTER I\n\n\n{prose}\n\n\n\n\nCHAPTER II\n\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == ["INTRODUCTION BY MR. POOTER", "CHAPTER I", "CHAPTER II"]
+    assert chapters[0].paragraphs[0].startswith("Why should I not publish my diary?")

@@ -155,6 +155,8 @@ _STORY_SECTIONS = (
     "postscript|envoi|author's note|a note from the author|prelude|finale|"
     # Don Quixote's "THE AUTHOR'S PREFACE", a translator's own
     r"(?:the )?(?:author|translator|editor)['’]s (?:preface|introduction|foreword|prologue)|"
+    # The Diary of a Nobody's "INTRODUCTION BY MR. POOTER"
+    r"(?:preface|introduction|foreword) by [\w .,'’-]{1,40}|"
     r"(?:first|second|third|last) epilogue(?:: [\w ,'’-]{1,30})?"  # War and Peace's two
 )
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
