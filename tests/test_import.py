@@ -1876,3 +1876,20 @@ def test_an_introduction_by_its_narrator_is_a_chapter() -> None:
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [c.title for c in chapters] == ["INTRODUCTION BY MR. POOTER", "CHAPTER I", "CHAPTER II"]
     assert chapters[0].paragraphs[0].startswith("Why should I not publish my diary?")
+
+
+def test_a_note_on_the_text_after_the_last_chapter_is_back_matter() -> None:
+    """Northanger Abbey (121.txt, 121-0.txt, 121-h.htm, the 1990s editions) ends with its
+    editor's "A NOTE ON THE TEXT": a heading without a number in a book of numbered chapters,
+    it was a line of the last chapter, and the note the novel's last paragraph."""
+    prose = _PROSE.format(who="Catherine")
+    text = (
+        f"CHAPTER 30\n\n{prose}\n\n\n\nCHAPTER 31\n\n{prose}\n\n\n\n\nA NOTE ON THE TEXT\n\n"
+        "Northanger Abbey was written in 1797-98 under a different title. The\nmanuscript was "
+        "revised around 1803 and sold to a London publisher,\nCrosbie & Co., who sold it back "
+        "in 1816. Spelling and punctuation\nhave been largely brought into conformity with "
+        "modern British usage.\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert book.chapters[-1].paragraphs == [prose]
+    assert [section.title for section in book.reference] == ["A NOTE ON THE TEXT"]

@@ -162,7 +162,8 @@ _STORY_SECTIONS = (
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
 _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
-    r"bibliography|transcriber'?s? notes?|about the author|the end"
+    r"bibliography|transcriber'?s? notes?|about the author|the end|"
+    r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )
 # Front matter that is never story (left out), and lists a reader may want beside the story
 # wherever they stand (kept for reference, like back matter).
