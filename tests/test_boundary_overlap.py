@@ -33,6 +33,7 @@ from terrarium_dagster.backends.offline import OfflineBackend
 from terrarium_dagster.cli import main
 from terrarium_dagster.context.compaction import manager as compaction_manager
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.testing.recurring import generate_recurring_quest
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import run_args
 from tests.support.kill_server import (
@@ -46,6 +47,7 @@ from tests.support.serving import serving
 from tests.support.store_dump import dump_differences, store_dump
 
 HOLD_S = 30.0  # how long a held curation request waits for its thread's summary at most
+STORY_HOLD_S = 2.0  # how long a story fold waits for a scene request to arrive at most
 SUMMARY = "summarize_thread"
 # a hold: the kind of request that waits for one of another kind (about the same thread)
 BESIDE_CURATION = {"curate": SUMMARY, SUMMARY: "curate", "flush": "curate"}
@@ -84,6 +86,10 @@ class BoundaryServer:
     # a kind that waits for one of another kind about the thread after its own (`next_of`)
     waits_next: dict[str, str] = field(default_factory=dict)
     next_of: dict[int, int] = field(default_factory=dict)
+    # a story fold waits for a scene request to arrive; whether one did, a story fold each
+    story_waits_scene: bool = False
+    story_met: list[bool] = field(default_factory=list)
+    _scene_after_story: threading.Event | None = None
     _flight: Counter[tuple[str, int | None]] = field(default_factory=Counter)
     _arrived: dict[tuple[str, int], threading.Event] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -96,6 +102,11 @@ class BoundaryServer:
             self.beside.append((request, frozenset(k for k, n in self._flight.items() if n)))
             self._flight[key] += 1
             self.peak = max(self.peak, sum(self._flight.values()))
+            if request.kind == "scene" and self._scene_after_story is not None:
+                self._scene_after_story.set()
+            if request.kind == "fold_story" and self.story_waits_scene:
+                self._scene_after_story = threading.Event()
+                return self._scene_after_story
             thread = request.thread_id
             if thread is None:
                 return None
@@ -149,6 +160,7 @@ class BoundaryServer:
         with self._lock:
             self.hold, self.waits, self.seen, self.beside, self.peak = hold, waits, [], [], 0
             self.waits_next = dict(waits_next or {})
+            self.story_waits_scene, self.story_met, self._scene_after_story = False, [], None
             self._arrived.clear()
 
 
@@ -198,7 +210,10 @@ def server() -> Iterator[BoundaryServer]:
             request = _about(json.loads(body))
             awaited = state.arrive(request)
             if awaited is not None:
-                awaited.wait(timeout=HOLD_S)
+                story = request.kind == "fold_story"
+                met = awaited.wait(timeout=STORY_HOLD_S if story else HOLD_S)
+                if story:
+                    state.story_met.append(met)
             self._answer(body, partial(state.leave, request))
 
     with serving(Handler) as url:
@@ -438,3 +453,42 @@ def test_a_kept_threads_flush_goes_beside_the_curation_once_the_fold_before_it_i
     assert not server.met("flush", middle)
     assert server.kinds() == asked, "each request sent once, ahead or at its turn"
     assert dump_differences(store_dump(after), store_dump(beside)) == []
+
+
+@pytest.fixture(scope="module")
+def long_quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Twelve threads of sixteen scenes whose names recur: the budget compacts inside a thread,
+    by then with thread summaries to fold into the story so far."""
+    path = tmp_path_factory.mktemp("story") / "quest.db"
+    generate_recurring_quest(path, threads=12, scenes_per_thread=16, people=30, places=20, seed=7)
+    return path
+
+
+def test_the_story_fold_goes_out_beside_the_block_before_the_compaction_that_takes_it(
+    long_quest: Path, server: BoundaryServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At concurrency > 1 a fold of the story takes the thread summaries the compaction found,
+    not those its own passes just wrote, so its request is known a block early: it goes out
+    beside the block whose scenes will call for the compaction, and the compaction takes its
+    reply. The store is the one a run that sends nothing ahead writes, with the same
+    requests."""
+    monkeypatch.setattr(compaction_manager, "DEFERRED_FOLD_MARK", 4)  # the default mark
+    server.reset(hold=set())
+    server.story_waits_scene = True  # a story fold asked at its turn would wait HOLD_S out
+    beside = tmp_path / "beside.db"
+    _run(long_quest, beside, server.url, concurrency=8)
+    asked = server.kinds()
+    # a story fold at a thread's first request (whose fold may write summaries first) is
+    # asked for at its turn; one inside a thread went out with the block before
+    assert asked["fold_story"] >= 2, asked
+    assert server.story_met.count(True) >= 2, "no story fold went out beside a block's scenes"
+
+    server.reset(hold=set())
+    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
+    monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
+    after = tmp_path / "after.db"
+    _run(long_quest, after, server.url, concurrency=8)
+    assert server.kinds() == asked, "each request sent once, ahead or at its turn"
+    expected, actual = store_dump(after), store_dump(beside)
+    assert dump_differences(expected, actual) == []
+    assert expected == actual

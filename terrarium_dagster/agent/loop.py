@@ -562,6 +562,15 @@ class Annotator:
                 reserve_tokens=reserve,
                 model=calls,
             )
+        story_fold = (
+            self.context.story_fold_ahead(
+                [text for text, _ in reads], thread_id=thread.id, reserve_tokens=reserve
+            )
+            if first + len(scenes) < count  # the next request makes room for this thread's
+            else None  # next block (a thread's first request may fold threads first)
+        )
+        if story_fold is not None:  # the block's scenes will likely call for it: asked beside them
+            calls.ahead("summary", story_fold)
         access = self.calls.access_for(thread, scenes[0])
         drafts = [
             self._draft(scene, first + offset, text, read, read_as(access, read))

@@ -7,6 +7,7 @@ entry yet (near misses, spelling variants), until the token budget is spent.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -21,10 +22,12 @@ FTS_QUERIES = 8
 FTS_HITS_PER_QUERY = 2
 
 
+@functools.lru_cache(maxsize=16384)
 def match_key(text: str) -> str:
     """Text folded for matching terms in prose (`glossary.normalize.normalize_text`: case,
     dashes, apostrophes, possessive "'s" and punctuation folded): `f" {key} " in padded_text` is
-    a whole-word match, and "Varen’s blade" mentions Varen."""
+    a whole-word match, and "Varen’s blade" mentions Varen. Kept per text: a scene's draft is
+    matched against every name of the glossary, again at each judgement of the block."""
     return normalize_text(text)
 
 

@@ -23,6 +23,7 @@ prompt against a limit asks for the exact count when the estimate comes within
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import math
 from collections import OrderedDict
@@ -375,6 +376,21 @@ class HeuristicCounter:
         return
 
 
+def message_digest(message: Message) -> bytes:
+    """The SHA-256 of a message's canonical JSON. A message whose values are all text (a scene
+    message, a tool result, a summary: most of a prompt) is hashed once for as long as it is
+    seen again (`_text_message_digest`, keyed by its content, never by identity)."""
+    items = tuple(sorted(message.items()))
+    if all(isinstance(value, str) for _, value in items):
+        return _text_message_digest(items)
+    return hashlib.sha256(canonical_json(message).encode()).digest()
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_message_digest(items: tuple[tuple[str, str], ...]) -> bytes:
+    return hashlib.sha256(canonical_json(dict(items)).encode()).digest()
+
+
 class ServerCounter(HeuristicCounter):
     """Exact counts from the server where known, the calibrated heuristic (its base) for the rest.
 
@@ -400,12 +416,14 @@ class ServerCounter(HeuristicCounter):
 
     @staticmethod
     def _digests(messages: Sequence[Message], tools: Tools) -> list[str]:
-        """Digest of every prefix: `digests[k]` identifies `messages[:k]` with `tools`."""
-        running = hashlib.sha256(tools_json(tools).encode())
-        digests = [running.hexdigest()]
+        """Digest of every prefix: `digests[k]` identifies `messages[:k]` with `tools`, chained
+        from each message's own digest (`message_digest`), so a prompt of hundreds of messages
+        is not hashed whole again for each of its prefixes."""
+        running = hashlib.sha256(tools_json(tools).encode()).digest()
+        digests = [running.hex()]
         for message in messages:
-            running.update(b"\x1e" + canonical_json(message).encode())
-            digests.append(running.copy().hexdigest())
+            running = hashlib.sha256(running + message_digest(message)).digest()
+            digests.append(running.hex())
         return digests
 
     def _remember(self, digest: str, count: int) -> None:

@@ -106,27 +106,40 @@ def _fold_thread(job: Compaction, thread_id: int) -> CompactionEvent:
     return summary_event("fold_thread", summary, scene_ids, flushed=flushed)
 
 
+def story_folding(job: Compaction) -> list[Summary]:
+    """The summaries a fold of the story takes: every finished thread's, or with
+    `story_from_origin` only those the compaction found (not the ones its own passes just
+    wrote), so the fold's request is decided by the context as it stood before the compaction
+    and can be asked for ahead of it (`ContextManager.story_fold_ahead`)."""
+    folding = [s for s in job.state.summaries if s.thread_id != job.thread_id]
+    if not job.story_from_origin:
+        return folding
+    found = {(s.thread_id, s.kind, s.text) for s in job.origin.summaries}
+    return [s for s in folding if (s.thread_id, s.kind, s.text) in found]
+
+
+def story_request(job: Compaction, folding: list[Summary]) -> SummaryRequest | None:
+    """The request for the story so far with `folding` folded in; None when one of them is a
+    placeholder: a thread summarized extractively (the model's summary was unusable or did not
+    fit) is folded by the code, which invents nothing."""
+    if any(s.fallback for s in folding):
+        return None
+    instruction = prompts.fold_story_message(
+        thread_summaries=[(s.thread_id, s.text, s.entry_ids) for s in folding],
+        max_words=words(job.caps.story),
+        previous_summary=job.state.story_so_far or None,
+    )
+    return SummaryRequest(origin_prefix(job, None), instruction, cap_tokens=job.caps.story)
+
+
 def _fold_story(job: Compaction) -> CompactionEvent | None:
     state, caps = job.state, job.caps
-    folding = [s for s in state.summaries if s.thread_id != job.thread_id]
+    folding = story_folding(job)
     if not folding:
         return None
     entry_ids = sorted({i for s in folding for i in s.entry_ids})
-    instruction = prompts.fold_story_message(
-        thread_summaries=[(s.thread_id, s.text, s.entry_ids) for s in folding],
-        max_words=words(caps.story),
-        previous_summary=state.story_so_far or None,
-    )
-    # never a fold over placeholder text: a thread summarized extractively (the model's summary
-    # was unusable or did not fit) is folded by the code, which invents nothing
-    placeholders = any(s.fallback for s in folding)
-    text = (
-        None
-        if placeholders
-        else ask_summary(
-            job, SummaryRequest(origin_prefix(job, None), instruction, cap_tokens=caps.story)
-        )
-    )
+    request = story_request(job, folding)
+    text = None if request is None else ask_summary(job, request)
     fallback = text is None
     if text is None:
         added = "\n".join(

@@ -76,7 +76,7 @@ from typing import Any
 
 from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
 from terrarium_dagster.context.compaction.flush import flush_before_drop
-from terrarium_dagster.context.compaction.fold import Fold
+from terrarium_dagster.context.compaction.fold import Fold, story_folding, story_request
 from terrarium_dagster.context.compaction.pipeline import RUN_STEPS, run_steps
 from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy, caps_for
 from terrarium_dagster.context.compaction.sizes import PromptSizes, check_pairs
@@ -419,6 +419,35 @@ class ContextManager:
                 break
         return asking.asked
 
+    def story_fold_ahead(
+        self, scene_messages: Sequence[str], *, thread_id: int, reserve_tokens: int
+    ) -> list[Message] | None:
+        """The request a fold of the story will send at a compaction before the request after
+        `scene_messages` (a block's scenes, just made room for) when one is likely there, so it
+        can be asked for now, beside them; else None. With `defer_fold` a story fold takes only
+        the summaries the compaction found (`fold.story_folding`), so its request is decided by
+        the context as it stands now and stays the same until a compaction changes it; the
+        compaction takes the reply when it sends the same request. Likely: the prompt now, the
+        scenes' messages twice over (their turns), and the next request's reserve would not fit
+        the limit; and the summaries, with those of the finished threads it would fold first,
+        are more than the policy keeps, so a compaction that comes folds the story whatever it
+        frees before."""
+        if not self.defer_fold:
+            return None
+        job = self._job([], reserve=0, thread_id=thread_id, scene_id=None, model=None)
+        folding = story_folding(job)  # nothing here changes the state: read, not run
+        finished = [t for t in self._state.history_threads() if t != thread_id]
+        if len(folding) + len(finished) <= self.policy.max_thread_summaries:
+            return None  # a compaction might stop short of the story (`Fold.wanted`)
+        request = story_request(job, folding)
+        if request is None:
+            return None
+        scenes = [{"role": "user", "content": text} for text in scene_messages]
+        growth = 2 * self.sizes.estimate(scenes)
+        if self.sizes.count(self.build()) + growth + reserve_tokens <= self.sizes.limit:
+            return None
+        return [*request.prefix, {"role": "user", "content": request.instruction}]
+
     def _worked_out_copy(self) -> ContextManager:
         """This manager with a deep copy of its context, a fork of its counter and no recorder:
         a compaction worked out on it changes nothing the run will hold, count or learn."""
@@ -696,6 +725,7 @@ class ContextManager:
             scene_id=scene_id,
             reason=reason,
             keep_thread_id=keep_thread_id,
+            story_from_origin=self.defer_fold,
         )
 
     def _budget_message(self, prompt: int, required: int, scene: list[Message], caps: Caps) -> str:

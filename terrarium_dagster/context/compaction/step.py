@@ -67,6 +67,8 @@ class Compaction:
     reason: Reason = "budget"
     # a finished thread the fold leaves in the history for now (`ContextManager.defer_fold`)
     keep_thread_id: int | None = None
+    # the story fold takes only the summaries the compaction found (`fold.story_folding`)
+    story_from_origin: bool = False
     flushed: bool = False
     events: list[CompactionEvent] = field(default_factory=list)
 
