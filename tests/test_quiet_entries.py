@@ -163,6 +163,25 @@ def test_what_six_quiet_threads_let_go(term: str, evidence: str, label: str, let
     assert long_quiet_reason(replace(view, quiet_threads=quiet - 1)) is None
 
 
+def test_a_novels_name_with_a_kind_waits_for_the_long_quiet_review() -> None:
+    """In a novel, a name met once whose definition gives it a kind ("Iss", "A river": *A
+    Princess of Mars* names it again six chapters on) is not let go at the first quiet review,
+    only at `LONG_QUIET_THREADS`; one with nothing said of it goes at the first."""
+    view = CurateEntryView(
+        entry_id=7,
+        term="Iss",
+        definition="A river.",
+        source_posts=(70,),
+        source_count=1,
+        evidence=("They came to the Iss.",),
+        quiet_threads=BOOK_QUIET_THREADS,
+        story_label=BOOK_LABEL,
+    )
+    assert long_quiet_reason(view) is None
+    assert long_quiet_reason(replace(view, quiet_threads=LONG_QUIET_THREADS)) is not None
+    assert long_quiet_reason(replace(view, definition="A name in the story.")) is not None
+
+
 @pytest.mark.parametrize(
     ("posts", "label", "stretch"),
     [

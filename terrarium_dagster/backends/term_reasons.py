@@ -77,8 +77,10 @@ def quiet_reason(view: CurateEntryView) -> str | None:
 #: Threads without a mention after which a name a single post names is met in passing whatever
 #: its shape (two of the curator's quiet reviews: `curation.curator.QUIET_THREADS` apart).
 LONG_QUIET_THREADS = 6
-#: The same in a novel, whose chapters are long: its first quiet review (on twenty novels, read,
-#: at three chapters rather than six: 33 more junk or second entries let go, and 11 terms).
+#: The same in a novel, whose chapters are long: its first quiet review, unless its definition
+#: gives it a kind or a fact (on twenty novels, read, at three chapters rather than six: 27 more
+#: junk or second entries let go, and 4 terms; *A Princess of Mars*' "Iss", "A river", which
+#: chapter X names again, waits for six).
 BOOK_QUIET_THREADS = 3
 
 
@@ -89,7 +91,8 @@ def long_quiet_reason(view: CurateEntryView) -> str | None:
     `quiet_reason` spares at its first review (a coinage, a title "X of Y", a name holding
     another entry's, one the definition says something of) is let go at a later one, when the
     story has gone on that long without it (on twenty novels, read: 193 junk or second entries
-    let go, and 21 terms; at three chapters, 33 more and 11 terms).
+    let go, and 21 terms; in a novel at three chapters, unless the definition gives it a kind or
+    a fact, 27 more and 4 terms).
     Never a name the evidence names twice around its post, a kind of being ("Ocelot-man"), a
     person named under a title ("Captain James K. Powell": a character the story brings on, whose
     one scene may be all his part), a lowercase word of the story's own ("sak": its language,
@@ -104,6 +107,7 @@ def long_quiet_reason(view: CurateEntryView) -> str | None:
         < (BOOK_QUIET_THREADS if view.story_label == BOOK_LABEL else LONG_QUIET_THREADS)
         or (view.source_count != 1 and not stretch)
         or view.status != "tentative"
+        or (view.quiet_threads < LONG_QUIET_THREADS and _has_role(view, kind_is_role=True))
         or _last_word(view.term) in _BEINGS
         or (_mentions(view) >= 2 and not stretch)
         or _titled_person(view.term)
