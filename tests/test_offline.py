@@ -1199,6 +1199,29 @@ def test_english_words_made_with_a_prefix_or_suffix_and_familiar_compounds_go() 
     }
 
 
+def test_a_novels_compound_of_familiar_words_goes_whatever_is_said_of_it() -> None:
+    """In a novel, a lowercase compound of familiar words goes even with something said of it
+    ("pilot-boat", "tree-fern": the prose's words, however the describer read them); a thing
+    named by what it does ("fighting-machine"), a kind of being ("ape-men") and a rarer part
+    ("tithe-jar") stay. A quest's compound with a kind ("smoke-ledger") stays as before."""
+    from terrarium_dagster.curation.review_prompt import BOOK_LABEL
+
+    book = {"source_posts": (1, 2, 3), "source_count": 3, "story_label": BOOK_LABEL}
+    said = "An item; carried the pilot across the bay."
+    views = [
+        CurateEntryView(60, "pilot-boat", definition=said, **book),
+        CurateEntryView(61, "tree-fern", definition="A plant.", **book),
+        CurateEntryView(62, "fighting-machine", definition=said, **book),
+        CurateEntryView(63, "ape-men", definition="A people.", **book),
+        CurateEntryView(64, "tithe-jar", definition="An item.", **book),
+        CurateEntryView(
+            65, "smoke-ledger", definition="An item.", source_posts=(1, 2, 3), source_count=3
+        ),
+    ]
+    decisions = _decided(views)
+    assert {ref for ref, d in decisions.items() if d == "REJECT"} == {"E60", "E61"}
+
+
 def test_a_title_before_a_name_met_once_says_nothing_of_it() -> None:
     """A lead that is only the title the evidence writes before the name ("A sir" of "Sir
     Francis Drake": Heart of Darkness) says nothing, so the name met once goes; a title said of

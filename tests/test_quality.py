@@ -328,6 +328,10 @@ def test_score_counts_two_live_entries_whose_names_are_one_gold_terms(
         ("Sacred Iss", "River Iss|Iss"),  # two words before one name, no person's
         ("Strait of Bab-el-Mandeb", "Bab-el-Mandeb"),  # the land met first by its own name
         ("Island of Salcette", "Salcette"),
+        ("Swandam Lane", "Upper Swandam Lane"),  # a name without the words before it
+        ("Salt Lake", "Great Salt Lake"),
+        ("Saxe-Coburg Square", "Coburg Square"),  # or with a word English does not know
+        ("Black Swan", "Black Swan Hotel"),  # an inn or hotel by its name alone
     ],
 )
 def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> None:
@@ -369,6 +373,10 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Baskerville Hall", "Baskerville|Sir Henry"),  # a place named after a person's family
         ("Baskerville Hall", "Baskerville|Henry Baskerville"),
         ("Rodger Baskerville", "Baskerville|Henry Baskerville"),  # two given names, two people
+        ("Overhead Tinker Bell", "Tinker Bell"),  # an everyday word glued before a name
+        ("Young John Turner", "John Turner"),  # a word that tells a family apart
+        ("Maple White Land", "Maple White"),  # a new last word names another thing
+        ("Salt Lake City", "Great Salt Lake"),
     ],
 )
 def test_other_referents_sharing_a_word_stay_apart(term: str, older: str) -> None:

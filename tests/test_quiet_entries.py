@@ -5,8 +5,10 @@ rarely) in one post of its first chapter with nothing said of him; the offline c
 the entry tentative. The curation at a later chapter, three threads on, shows it
 again as not named since, and the curator REJECTs it (a revision and a curator decision). The
 last chapter names him in two posts, and he is restored as any rejected name named again is. A
-coinage met once ("Vorrel Tarn") is not let go so at that review (English does not know it), but
-at the review after, when `LONG_QUIET_THREADS` threads have passed without naming it.
+coinage met once ("Vorrel Tarn") is not let go so by `quiet_reason` (English does not know it),
+but in a novel by `long_quiet_reason` at the same review (`BOOK_QUIET_THREADS`), and in a quest
+not at all. In a novel, a name two paragraphs side by side name is left tentative, not confirmed,
+and let go the same way (`one_stretch`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.backends.curate_view import CurateEntryView
-from terrarium_dagster.backends.term_reasons import LONG_QUIET_THREADS, long_quiet_reason
+from terrarium_dagster.backends.term_reasons import (
+    BOOK_QUIET_THREADS,
+    LONG_QUIET_THREADS,
+    long_quiet_reason,
+    one_stretch,
+)
 from terrarium_dagster.cli import main
 from terrarium_dagster.curation.curator import QUIET_THREADS
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL, QM_LABEL
@@ -96,9 +103,11 @@ def test_a_name_met_once_and_never_again_is_let_go_then_restored(tmp_path: Path)
             r.new_value.get("status") for r in store.history.revisions(entry.id) if r.new_value
         ]
         assert statuses[-2:] == ["rejected", "confirmed"], statuses
-        coinage = store.glossary.find_by_term("Vorrel Tarn")
-        assert coinage is not None and coinage.status == "tentative"
-    assert "REJECT" not in [kind for _, kind, _ in curator_decisions(db, "Vorrel Tarn")]
+        coinage = store.glossary.find_by_term("Vorrel Tarn")  # a novel's: let go at once
+        assert coinage is not None and coinage.status == "rejected" and not coinage.deleted
+    decided = curator_decisions(db, "Vorrel Tarn")
+    assert [kind for _, kind, _ in decided] == ["TENTATIVE", "REJECT"], decided
+    assert f"the {BOOK_QUIET_THREADS} chapters since never name it again" in decided[-1][2]
 
 
 def test_a_name_met_once_stays_until_enough_threads_pass(tmp_path: Path) -> None:
@@ -108,16 +117,19 @@ def test_a_name_met_once_stays_until_enough_threads_pass(tmp_path: Path) -> None
     assert [kind for _, kind, _ in curator_decisions(db, "Perrotin of Nice")] == ["TENTATIVE"]
 
 
-def test_a_coinage_met_once_is_let_go_when_twice_as_many_threads_pass(tmp_path: Path) -> None:
-    """Spared at the first quiet review, a coinage met once is let go at the next, six threads
-    after the one that named it; the decision says how many."""
+def test_a_coinage_met_once_in_a_novel_is_let_go_at_the_first_quiet_review(
+    tmp_path: Path,
+) -> None:
+    """A novel's coinage met once goes at the first quiet review, `BOOK_QUIET_THREADS` chapters
+    after the one that named it (a quest's waits `LONG_QUIET_THREADS`, and a quest's coinage is
+    never let go so); the decision says how many."""
     chapters = CHAPTERS[:5] + QUIET_CHAPTERS
-    assert len(chapters) == LONG_QUIET_THREADS + 1 == 2 * QUIET_THREADS + 1
+    assert BOOK_QUIET_THREADS == QUIET_THREADS < LONG_QUIET_THREADS
     corpus, db = _book(tmp_path, chapters), tmp_path / "store.db"
     assert main(run_args(db, corpus)) == 0
     decided = curator_decisions(db, "Vorrel Tarn")
-    assert [kind for _, kind, _ in decided] == ["TENTATIVE", "TENTATIVE", "REJECT"], decided
-    assert f"the {LONG_QUIET_THREADS} chapters since never name it again" in decided[-1][2]
+    assert [kind for _, kind, _ in decided] == ["TENTATIVE", "REJECT"], decided
+    assert f"the {BOOK_QUIET_THREADS} chapters since never name it again" in decided[-1][2]
     with GlossaryStore(db) as store:
         coinage = store.glossary.find_by_term("Vorrel Tarn")
         assert coinage is not None and coinage.status == "rejected" and not coinage.deleted
@@ -136,15 +148,66 @@ def test_a_coinage_met_once_is_let_go_when_twice_as_many_threads_pass(tmp_path: 
     ],
 )
 def test_what_six_quiet_threads_let_go(term: str, evidence: str, label: str, let_go: bool) -> None:
+    quiet = BOOK_QUIET_THREADS if label == BOOK_LABEL else LONG_QUIET_THREADS
     view = CurateEntryView(
         entry_id=7,
         term=term,
         source_posts=(70,),
         source_count=1,
         evidence=(evidence,),
-        quiet_threads=LONG_QUIET_THREADS,
+        quiet_threads=quiet,
         story_label=label,
     )
     assert (long_quiet_reason(view) is not None) is let_go
     # a thread short of it, never
-    assert long_quiet_reason(replace(view, quiet_threads=LONG_QUIET_THREADS - 1)) is None
+    assert long_quiet_reason(replace(view, quiet_threads=quiet - 1)) is None
+
+
+def test_a_novels_name_with_a_kind_waits_for_the_long_quiet_review() -> None:
+    """In a novel, a name met once whose definition gives it a kind ("Iss", "A river": *A
+    Princess of Mars* names it again six chapters on) is not let go at the first quiet review,
+    only at `LONG_QUIET_THREADS`; one with nothing said of it goes at the first."""
+    view = CurateEntryView(
+        entry_id=7,
+        term="Iss",
+        definition="A river.",
+        source_posts=(70,),
+        source_count=1,
+        evidence=("They came to the Iss.",),
+        quiet_threads=BOOK_QUIET_THREADS,
+        story_label=BOOK_LABEL,
+    )
+    assert long_quiet_reason(view) is None
+    assert long_quiet_reason(replace(view, quiet_threads=LONG_QUIET_THREADS)) is not None
+    assert long_quiet_reason(replace(view, definition="A name in the story.")) is not None
+
+
+@pytest.mark.parametrize(
+    ("posts", "label", "stretch"),
+    [
+        ((70, 71), BOOK_LABEL, True),  # two paragraphs side by side
+        ((70, 75), BOOK_LABEL, False),  # a scene apart
+        ((70, 71), QM_LABEL, False),  # a quest's posts: no stretch
+    ],
+)
+def test_two_paragraphs_side_by_side_are_one_stretch(
+    posts: tuple[int, int], label: str, stretch: bool
+) -> None:
+    """A novel's name that two adjacent paragraphs name, and no chapter since, is let go at the
+    quiet review as one a single post names; the curator does not confirm it by its sources."""
+    from terrarium_dagster.backends.offline_curator import offline_curate
+
+    text = "They passed the Andaman Islands at dawn, and the Andaman Islands were green."
+    view = CurateEntryView(
+        entry_id=7,
+        term="Andaman Islands",
+        source_posts=posts,
+        source_count=2,
+        evidence=(text, "The Andaman Islands lay astern."),
+        story_label=label,
+    )
+    assert one_stretch(view) is stretch
+    decided = {d["entry_id"]: d["decision"] for d in offline_curate([view])}
+    assert decided.get("E7") == (None if stretch else "CONFIRM")
+    quiet = replace(view, quiet_threads=BOOK_QUIET_THREADS)
+    assert (long_quiet_reason(quiet) is not None) is stretch

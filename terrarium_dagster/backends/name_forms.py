@@ -15,7 +15,7 @@ from dataclasses import replace
 from terrarium_dagster.backends.portraits import PLACE_WORDS, TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
-from terrarium_dagster.store.vocabulary import elided_word, frequency
+from terrarium_dagster.store.vocabulary import ORDINARY_ZIPF, elided_word, frequency
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
 from terrarium_dagster.terms.given_names import WOMEN_NAMES, familiar_pair, given_name, pet_name
 
@@ -822,6 +822,7 @@ def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | N
         (_titled_full_name_of, "is the titled full name of"),
         (people_of, "is the people or place of"),
         (spellings_of, "is another spelling of"),
+        (modified_forms_of, "is the same name, with or without a word before it, as"),
     ):
         owners = finder(name, entries)
         if len(owners) == 1:
@@ -829,3 +830,53 @@ def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | N
         if owners:
             return None, ""
     return None, ""
+
+
+# What an establishment is called by its name alone ("the Black Swan" of "Black Swan Hotel").
+_ESTABLISHMENTS = frozenset(("hotel", "inn", "tavern", "arms", "station"))
+
+
+def _plain_words(key: str) -> list[str] | None:
+    """The words of a normalized name of two words or more, hyphened parts apart, with no
+    connector and no title ("upper swandam lane"; None for "king of bohemia", "miss doran")."""
+    words = [word for word in re.split(r"[\s\-‐‑]+", key) if word]
+    if len(words) < 2 or _CONNECTORS.intersection(words) or _untitled(key)[0]:
+        return None
+    return None if words[0] in STARTERS else words
+
+
+def modified_forms_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """The entries one of whose names is this name of two words or more with words before it
+    ("Swandam Lane" of "Upper Swandam Lane", "Salt Lake" of "Great Salt Lake"), or the other way
+    round when those words are no everyday English ("Saxe-Coburg Square" of "Coburg Square"; not
+    "Overhead Tinker Bell", a word glued to a name where a sentence opens): words before a name
+    say which one, or where, not what else it is. And an
+    establishment's name without its last word ("Black Swan" of "Black Swan Hotel"). Not a name
+    with a connector or a title ("Wicked Witch of the West", "Miss Doran"), nor words before it
+    that tell a family apart ("Young John Turner" is not "John Turner"), nor a longer name whose
+    last word is new ("Maple White Land" is no form of "Maple White")."""
+    words = _plain_words(normalize_term(name))
+    if words is None:
+        return []
+    found = []
+    for entry in entries:
+        for other in map(normalize_term, entry.names):
+            theirs = _plain_words(other)
+            if theirs is None or theirs == words:
+                continue
+            short, long = sorted((words, theirs), key=len)
+            if len(short) < 2 or len(short) == len(long):
+                continue
+            extra = long[: len(long) - len(short)]
+            if (
+                long[-len(short) :] == short
+                and not HONORIFICS.intersection(extra)
+                and (short is words or all(frequency(word) < ORDINARY_ZIPF for word in extra))
+            ) or (
+                short is words
+                and long[: len(short)] == short
+                and set(long[len(short) :]) <= _ESTABLISHMENTS
+            ):
+                found.append(entry)
+                break
+    return found

@@ -37,6 +37,7 @@ from terrarium_dagster.backends.term_reasons import (
     glued_reason,
     long_quiet_reason,
     modifier_reason,
+    one_stretch,
     ordinary_word_reason,
     passing_reason,
     people_reason,
@@ -87,7 +88,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
       is two or more names, all let go as met in passing, before or in this answer
       (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
-    - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts.
+    - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts;
+      in a novel, not one whose two posts are side by side (`one_stretch`: left tentative, and
+      let go at its quiet review unless a later chapter names it).
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing, or MERGE it into the live entry
       that holds it (`_back_again`); otherwise leave it out (it stays rejected).
@@ -147,7 +150,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
             rejected.add(view.entry_id)
             continue
-        if view.source_count >= 2 or view.qm_evidence_mentions >= 2:
+        if (view.source_count >= 2 or view.qm_evidence_mentions >= 2) and not one_stretch(view):
             listed = view.source_posts[:CITED_IN_REASONING]
             cited = ", ".join(f">>{post}" for post in listed)
             unlisted = view.source_count - len(listed)

@@ -77,14 +77,22 @@ def quiet_reason(view: CurateEntryView) -> str | None:
 #: Threads without a mention after which a name a single post names is met in passing whatever
 #: its shape (two of the curator's quiet reviews: `curation.curator.QUIET_THREADS` apart).
 LONG_QUIET_THREADS = 6
+#: The same in a novel, whose chapters are long: its first quiet review, unless its definition
+#: gives it a kind or a fact (on twenty novels, read, at three chapters rather than six: 27 more
+#: junk or second entries let go, and 4 terms; *A Princess of Mars*' "Iss", "A river", which
+#: chapter X names again, waits for six).
+BOOK_QUIET_THREADS = 3
 
 
 def long_quiet_reason(view: CurateEntryView) -> str | None:
-    """Why an entry left tentative that a single post names, and that no thread has named for
-    `LONG_QUIET_THREADS` threads or more, is a name met in passing, or None: what `quiet_reason`
-    spares at its first review (a coinage, a title "X of Y", a name holding another entry's, one
-    the definition says something of) is let go at a later one, when the story has gone on that
-    long without it (on twenty novels, read: 193 junk or second entries let go, and 21 terms).
+    """Why an entry left tentative that a single post names (in a novel, or two paragraphs side
+    by side: `one_stretch`), and that no thread has named for `LONG_QUIET_THREADS` threads or
+    more (in a novel `BOOK_QUIET_THREADS`), is a name met in passing, or None: what
+    `quiet_reason` spares at its first review (a coinage, a title "X of Y", a name holding
+    another entry's, one the definition says something of) is let go at a later one, when the
+    story has gone on that long without it (on twenty novels, read: 193 junk or second entries
+    let go, and 21 terms; in a novel at three chapters, unless the definition gives it a kind or
+    a fact, 27 more and 4 terms).
     Never a name the evidence names twice around its post, a kind of being ("Ocelot-man"), a
     person named under a title ("Captain James K. Powell": a character the story brings on, whose
     one scene may be all his part), a lowercase word of the story's own ("sak": its language,
@@ -93,20 +101,40 @@ def long_quiet_reason(view: CurateEntryView) -> str | None:
     places its narrative passes (a route's towns, "Tannah", "Burdivan": of the 113 such entries
     read on twenty novels, 100 were junk). A later thread naming it again restores it."""
     words = _content_words(view.term)
+    stretch = one_stretch(view)
     if (
-        view.quiet_threads < LONG_QUIET_THREADS
-        or view.source_count != 1
+        view.quiet_threads
+        < (BOOK_QUIET_THREADS if view.story_label == BOOK_LABEL else LONG_QUIET_THREADS)
+        or (view.source_count != 1 and not stretch)
         or view.status != "tentative"
+        or (view.quiet_threads < LONG_QUIET_THREADS and _has_role(view, kind_is_role=True))
         or _last_word(view.term) in _BEINGS
-        or _mentions(view) >= 2
+        or (_mentions(view) >= 2 and not stretch)
         or _titled_person(view.term)
         or _a_coined_word(view.term)
         or (view.story_label != BOOK_LABEL and bool(words) and _coined(words))
     ):
         return None
+    where = "two posts side by side" if stretch else "a single post"
     return (
-        f"'{view.term}' is named in a single post, and the {view.quiet_threads} threads since "
+        f"'{view.term}' is named in {where}, and the {view.quiet_threads} threads since "
         "never name it again: a name met in passing"
+    )
+
+
+def one_stretch(view: CurateEntryView) -> bool:
+    """Whether, in a novel, the only posts naming an entry are two paragraphs side by side
+    ("Behar", "Old Bailey", "Andaman Islands"): one short stretch of the story, as a name met in
+    passing is named. The curator leaves such an entry tentative rather than confirming it by
+    its two sources, and lets it go at the quiet review when no chapter since has named it
+    (`long_quiet_reason`; on twenty novels, read: 18 junk or second entries let go, 5 terms,
+    "Caucus-race", "Dogger"); a chapter naming it again gives it sources and it is kept."""
+    posts = sorted(view.source_posts)
+    return (
+        view.story_label == BOOK_LABEL
+        and view.source_count == 2
+        and len(posts) == 2
+        and posts[1] - posts[0] <= 1
     )
 
 
@@ -560,8 +588,10 @@ def everyday_reason(view: CurateEntryView) -> str | None:
     """Why a lowercase hyphenated compound of everyday words ("log-house", "jolly-boat",
     "round-shot", "sea-cook") with nothing said of it in the story, however many posts name
     it, is an everyday compound, or None. Its definition must hold a fact or a lead of its own
-    to keep it (a kind alone is the describer's guess from a cue word); a thing named by what it
-    does ("fighting-machine") is the story's own."""
+    to keep it (a kind alone is the describer's guess from a cue word), except in a novel, where
+    a compound of familiar words (each of Zipf `FAMILIAR_PART_ZIPF` or more) goes whatever is
+    said of it ("pilot-boat", "tree-fern"); a thing named by what it does ("fighting-machine")
+    and a kind of being ("ape-men") are the story's own."""
     if view.term != view.term.lower():
         return None
     if " " in view.term.strip():
@@ -572,6 +602,14 @@ def everyday_reason(view: CurateEntryView) -> str | None:
     if len(parts) < 2 or parts[0].endswith("ing") or parts[-1] in _BEINGS:
         return None  # a kind of being is the story's own: "sloth-creature"
     zipf = min(frequency(part) for part in parts)
+    # in a novel, such a compound is the prose's whatever the describer made of it ("pilot-boat",
+    # "gun-bullock", "saloon-keeper": five entries on twenty novels, read, all junk); a quest's
+    # own compounds are given kinds ("smoke-ledger")
+    if view.story_label == BOOK_LABEL and zipf >= FAMILIAR_PART_ZIPF:
+        return (
+            f"'{view.term}' is a compound of familiar English words (each of word frequency "
+            f"{zipf:.1f} or more on the Zipf scale) in a novel's prose, whatever is said of it"
+        )
     what = "a compound of everyday English words (each of word frequency {zipf:.1f} or more"
     if FAMILIAR_PART_ZIPF <= zipf < EVERYDAY_ZIPF and not _has_role(view, kind_is_role=True):
         what = "a compound of familiar English words (each of word frequency {zipf:.1f} or more"
