@@ -434,17 +434,18 @@ class ContextManager:
         frees before."""
         if not self.defer_fold:
             return None
-        job = self._job([], reserve=0, thread_id=thread_id, scene_id=None, model=None)
-        folding = story_folding(job)  # nothing here changes the state: read, not run
+        # no compaction is under way: what one would find is the context as it stands
+        summaries = [s for s in self._state.summaries if s.thread_id != thread_id]
         finished = [t for t in self._state.history_threads() if t != thread_id]
-        if len(folding) + len(finished) <= self.policy.max_thread_summaries:
+        if not summaries or len(summaries) + len(finished) <= self.policy.max_thread_summaries:
             return None  # a compaction might stop short of the story (`Fold.wanted`)
-        request = story_request(job, folding)
-        if request is None:
-            return None
         scenes = [{"role": "user", "content": text} for text in scene_messages]
         growth = 2 * self.sizes.estimate(scenes)
         if self.sizes.count(self.build()) + growth + reserve_tokens <= self.sizes.limit:
+            return None
+        job = self._job([], reserve=0, thread_id=thread_id, scene_id=None, model=None)
+        request = story_request(job, story_folding(job))  # read, not run: nothing changes
+        if request is None:
             return None
         return [*request.prefix, {"role": "user", "content": request.instruction}]
 
