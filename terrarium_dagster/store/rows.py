@@ -32,6 +32,7 @@ STATE_KEYS: tuple[str, ...] = (
     "delete_reason",
     "merged_into",
 )
+_INDEXED = ("term", "aliases", "definition")  # what the full-text row holds (`EntryRows.index`)
 DEFAULT_STATE: dict[str, Any] = {
     "term": "",
     "definition": "",
@@ -220,8 +221,16 @@ class EntryRows(Aggregate):
         )
         return revision_id
 
-    def apply_state(self, entry_id: int, state: dict[str, Any], revision_id: int) -> None:
-        """Make the entry, alias and FTS rows match ``state``."""
+    def apply_state(
+        self,
+        entry_id: int,
+        state: dict[str, Any],
+        revision_id: int,
+        old: dict[str, Any] | None = None,
+    ) -> None:
+        """Make the entry, alias and FTS rows match ``state`` (the FTS row only when what it
+        indexes differs from ``old``, the state before: a change of status, tags or sources
+        leaves the index as it is)."""
         self.conn.execute(
             "UPDATE entry SET term = ?, norm_term = ?, definition = ?, status = ?, tags = ?, "
             "merged_into = ?, deleted = ?, delete_reason = ? WHERE id = ?",
@@ -258,7 +267,8 @@ class EntryRows(Aggregate):
                     "VALUES (?, ?, ?, ?)",
                     (entry_id, alias, normalize_term(alias), revision_id),
                 )
-        self.index(entry_id, state)
+        if old is None or any(old[key] != state[key] for key in _INDEXED):
+            self.index(entry_id, state)
 
     def index(self, entry_id: int, state: dict[str, Any]) -> None:
         self.conn.execute("DELETE FROM entry_fts WHERE rowid = ?", (entry_id,))
@@ -281,5 +291,5 @@ class EntryRows(Aggregate):
         revision_id = self.write_revision(
             entry_id, action, old, new, actor, reason, detail, group_id
         )
-        self.apply_state(entry_id, new, revision_id)
+        self.apply_state(entry_id, new, revision_id, old)
         return revision_id
