@@ -815,6 +815,38 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
     assert "ending in /" in " ".join(usage.split())
 
 
+def test_recover_refuses_a_corpus_or_an_empty_file_rather_than_copy_nothing(
+    tmp_path: Path,
+) -> None:
+    """`recover --db book.db` (a corpus, as the README's first try names it) wrote an empty store,
+    exit 0: 'recovered 0 rows ... book.db showed no damage and is unchanged; rec.db is a copy of
+    it'. A corpus, an empty file or another program's tables are refused in one line, nothing
+    written."""
+    corpus = tmp_path / "book.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    other = tmp_path / "other.db"
+    with closing(sqlite3.connect(other)) as conn:
+        conn.execute("CREATE TABLE recipes (name TEXT)")
+        conn.commit()
+    out = tmp_path / "rec.db"
+    for given, words in (
+        (corpus, "is a corpus, not an annotator store"),
+        (empty, "is an empty database, not an annotator store"),
+        (other, "is an SQLite database but not an annotator store"),
+    ):
+        before = digest(given)
+        for _ in range(2):
+            _one_line_refusal(
+                _terrarium("recover", "--db", str(given), "--out", str(out)),
+                words,
+                "nothing was written",
+            )
+            assert not out.exists()
+        assert digest(given) == before
+
+
 @pytest.mark.parametrize(
     ("variable", "given", "flag"),
     [("TERRARIUM_OFFLINE", "maybe", ["--offline"]), ("TERRARIUM_CONCURRENCY", "0", [])],
