@@ -143,6 +143,35 @@ def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
     assert not (tmp_path / "exports").exists()
 
 
+def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """In a folder whose `exports/` another store had served, `serve --db notes.txt` (or the
+    corpus) said 'exports holds the exports of another store': the file given is named for
+    what it is first, and the exports folder is left as it was."""
+    store = tmp_path / "glossary.db"
+    shutil.copyfile(sample_store, store)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / ".terrarium-store").write_text(f"{store.resolve()}\n", encoding="utf-8")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
+    corpus = tmp_path / "mars.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    before = {path: digest(path) for path in (notes, corpus, store)}
+    for _ in range(2):
+        for given, words in (
+            (notes, "is not an annotator store"),
+            (corpus, "is a corpus, not an annotator store"),
+        ):
+            line = _one_line_refusal(
+                _terrarium("serve", "--db", str(given), "--port", "0", timeout=30), words
+            )
+            assert "another store" not in line, line
+    assert {path: digest(path) for path in before} == before
+    assert [path.name for path in exports.iterdir()] == [".terrarium-store"]
+
+
 def test_serve_before_the_first_run_says_so_and_lists_no_site_as_an_export(
     sample_store: Path, tmp_path: Path
 ) -> None:
