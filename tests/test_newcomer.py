@@ -581,6 +581,8 @@ def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
         ("lineage", "E1"),
         ("recover", "--out", "new.db"),
         ("serve", "--port", "0"),
+        ("why", "E1", "--offline"),
+        ("undo", "--decision", "1"),
         ("run", "--offline"),
     ],
 )
@@ -589,7 +591,7 @@ def test_a_folder_or_notes_as_the_store_say_what_they_are_and_what_to_do(
 ) -> None:
     """A folder as --db was 'no annotator store at DIR' (and `serve` served it as a store not
     written yet); notes as a reader's --db were offered 'a new file name for a new store',
-    which only a run can use."""
+    which only a run can use (`why` and `undo`, which need a store, offered it too)."""
     notes = tmp_path / "notes.txt"
     notes.write_text("shopping: lamp oil\n", encoding="utf-8")
     for _ in range(2):
