@@ -103,7 +103,7 @@ def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
     assert again.returncode == 0, again.stderr
     lines = again.stdout.splitlines()
     assert lines[0] == f"{first}: already written (nothing sent)"
-    assert lines[1].startswith(f"{second}: ") and "entries rewritten" in lines[1]
+    assert lines[1].startswith(f"{second}: ") and " rewritten (" in lines[1]
     assert len(lines) == 3 and lines[2].startswith(f"edition as of {second} written in ")
     third = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", second)
     assert third.returncode == 0 and third.stderr == "", third.stderr
@@ -141,6 +141,24 @@ def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
         )
     assert {path: digest(path) for path in before} == before
     assert not (tmp_path / "exports").exists()
+
+
+def test_an_editions_line_for_one_entry_says_one_entry_and_one_request(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`terrarium edition` on Frankenstein said 'chapter 1 (t00000-1): 1 entries rewritten
+    (0 kept), 1 requests, 914 tokens'."""
+    from terrarium_dagster.cli.edition_command import _edition_progress
+
+    written: list[str] = []
+    for rewritten, requests in ((1, 1), (2, 3)):
+        data = {"thread_key": "t00000-1", "rewritten": rewritten, "kept": 0}
+        data |= {"requests": requests, "tokens": 914}
+        _edition_progress("edition", data, written, book=True)
+    assert capsys.readouterr().out.splitlines() == [
+        "chapter 1 (t00000-1): 1 entry rewritten (0 kept), 1 request, 914 tokens",
+        "chapter 1 (t00000-1): 2 entries rewritten (0 kept), 3 requests, 914 tokens",
+    ]
 
 
 def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
@@ -375,7 +393,14 @@ def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> N
     edition = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", "1")
     assert edition.returncode == 0, edition.stderr
     lines = edition.stdout.splitlines()
-    assert lines[0].startswith("chapter 1 (t00000-1): ") and "entries rewritten" in lines[0]
+    assert lines[0].startswith("chapter 1 (t00000-1): ") and " rewritten (" in lines[0]
+    for line in lines[:-1]:  # "1 entries rewritten (0 kept), 1 requests" was said
+        counts = re.search(
+            r": (\d+) (entry|entries) rewritten \(\d+ kept\), (\d+) (requests?),", line
+        )
+        assert counts, line
+        assert (counts[1] == "1") == (counts[2] == "entry"), line
+        assert (counts[3] == "1") == (counts[4] == "request"), line
     assert lines[-1].startswith("edition as of chapter 1 (t00000-1) written in "), lines
     status = _terrarium("status", "--db", str(db)).stdout
     assert status.splitlines()[0].endswith("(the book “A Princess of Mars”)")
