@@ -270,6 +270,24 @@ def test_lineage_by_id_and_recover_of_a_sound_store_say_nothing_false(
     _one_line_refusal(_terrarium("recover", "--db", str(sample_store), "--out", str(out)), "exists")
 
 
+def test_why_and_lineage_of_an_id_no_entry_has_say_what_to_give_instead(
+    sample_store: Path,
+) -> None:
+    """`why E99999` said only 'no entry E99999 in the glossary', and `lineage E99999` 'no
+    glossary entry named 'E99999''; both now say to give the term or an alias."""
+    before = digest(sample_store)
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("why", "E99999", "--offline", "--db", str(sample_store)),
+            "no entry E99999 in the glossary (give a term or an alias",
+        )
+        _one_line_refusal(
+            _terrarium("lineage", "E99999", "--db", str(sample_store)),
+            "no entry E99999 in the glossary (give the entry's term or an alias)",
+        )
+    assert digest(sample_store) == before
+
+
 def test_a_misspelt_setting_in_the_configuration_file_names_the_one_meant(
     tmp_path: Path,
 ) -> None:
