@@ -669,6 +669,27 @@ def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
         )
 
 
+def test_an_empty_gold_list_or_one_without_terms_is_one_line_not_a_recall_of_0_of_0(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`terms: []` scored 'recall 0/0 = 0.00', exit 0; a bare list of names (no `terms:`) or an
+    empty file said 'document: Input should be a valid dictionary or instance of GoldList'."""
+    cases = {
+        "none.yaml": ("terms: []\n", "has no terms: nothing to measure"),
+        "bare.yaml": ("- Alan Breck\n", "is a list without its `terms:` key: write `terms:`"),
+        "empty.yaml": ("", "is empty: write `terms:` on the first line"),
+    }
+    for name, (text, words) in cases.items():
+        gold = tmp_path / name
+        gold.write_text(text, encoding="utf-8")
+        for _ in range(2):
+            line = _one_line_refusal(
+                _terrarium("score", "--db", str(sample_store), "--gold", str(gold)),
+                f"gold list {gold} {words}",
+            )
+            assert "GoldList" not in line, line
+
+
 def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
     """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
     ... paragraph 20'; `undo` said 're-export that thread'."""
