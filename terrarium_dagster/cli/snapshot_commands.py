@@ -77,7 +77,10 @@ def _store_thread(store: Any, text: str) -> int:
     if found is not None:
         return int(found.id)
     example = (
-        f" (the first is {states[0].thread_id}, {states[0].thread_key} or ch1)" if states else ""
+        f" (the first is {states[0].thread_id}, {states[0].thread_key} or ch1; the last "
+        f"ch{len(states)})"
+        if states
+        else ""
     )
     raise InputError(
         f"--thread: the store has no thread {text!r}: give a thread's id or key, as "
