@@ -819,6 +819,37 @@ def test_a_line_break_in_an_html_headings_source_is_a_space_and_a_br_a_new_line(
     ]
 
 
+def test_a_sentence_of_the_story_set_as_a_heading_under_a_chapters_is_its_first_line(
+    tmp_path: Path,
+) -> None:
+    """Just So Stories' HTML sets a tale's first sentence as an <h3> under its title, and
+    Tristram Shandy's a chapter's only sentence: the dry run showed "HOW THE CAMEL GOT HIS HUMP:
+    NOW this is the next tale, and it tells how the Camel got his big hump." and lost
+    "Chapter 4.LXXXVI." whole. The sentence is the chapter's first paragraph, as in the text
+    editions; a title in capitals under a number stays the title."""
+    prose = _PROSE.format(who="the Camel")
+    source = tmp_path / "justso.htm"
+    source.write_text(
+        f"<html><body><h2>Chapter 1.</h2><p>{prose}</p>"
+        "<h2>Chapter 2.</h2><h3>HOW THE CAMEL GOT HIS HUMP</h3>"
+        "<h3>NOW this is the next tale, and it tells how the Camel got his big hump.</h3>"
+        f"<p>{prose}</p><h2>Chapter 3.</h2>"
+        "<h3>My uncle Toby's Map is carried down into the kitchen.</h3>"
+        "<h2>Chapter 4.</h2><h3>HOW CANDIDE WAS BROUGHT UP, AND HOW HE WAS EXPELLED.</h3>"
+        f"<p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    chapters = read_book(source).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "Chapter 1.",
+        "Chapter 2: HOW THE CAMEL GOT HIS HUMP",
+        "Chapter 3.",
+        "Chapter 4: HOW CANDIDE WAS BROUGHT UP, AND HOW HE WAS EXPELLED.",
+    ]
+    assert chapters[1].paragraphs[0].startswith("NOW this is the next tale")
+    assert chapters[2].paragraphs == ["My uncle Toby's Map is carried down into the kitchen."]
+
+
 def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> None:
     """The Jungle Book (plain text): no chapter numbers, titles in title case ("Mowgli’s
     Brothers", "“Tiger! Tiger!”") as its contents page lists them, each story opening with an

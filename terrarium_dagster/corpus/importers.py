@@ -1517,11 +1517,25 @@ def _sections_within(run: list[str]) -> bool:
     )
 
 
+def _sentence_heading(text: str) -> bool:
+    """A sentence of the story set as a heading under the chapter's own (Just So Stories' HTML:
+    "HOW THE CAMEL GOT HIS HUMP", then an <h3> "NOW this is the next tale, and it tells how the
+    Camel got his big hump."): eight words or more, ending as a sentence ends, most of them in
+    lower case. It is the chapter's first line, not part of its title."""
+    words = [word for word in text.split() if word[:1].isalpha()]
+    if len(words) < 8 or not text.rstrip().endswith((".", "!", "?", ".’", ".”", '."')):
+        return False
+    return sum(1 for word in words if word[0].islower()) * 2 > len(words)
+
+
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
     for block in blocks:
+        under_a_heading = bool(items) and isinstance(items[-1], list)
+        if block.kind == "heading" and under_a_heading and _sentence_heading(block.text):
+            block = Block("text", block.text, block.lines)  # "NOW this is the next tale, ..."
         if block.kind != "heading":
             items.append(block)
         elif items and isinstance(items[-1], list):
