@@ -459,6 +459,21 @@ def test_a_gutenberg_html_book_imports_its_chapters_in_its_declared_encoding(
         assert conn.execute("SELECT title FROM book").fetchone()[0] == "The Harbour Book"
 
 
+def test_an_html_books_title_is_its_header_title_line_not_the_subtitle_under_it(
+    tmp_path: Path,
+) -> None:
+    """The Red Badge of Courage's HTML header wraps its title ("Title: The Red Badge of Courage"
+    over "       An Episode of the American Civil War"): the import named the book "The Red
+    Badge of Courage An Episode of the American Civil War", where its text edition says "The Red
+    Badge of Courage"; both now say the latter."""
+    markup = GUTENBERG_HTML.format(
+        first=_PROSE.format(who="Maren Quist"), second=_PROSE.format(who="Tobias Reeve")
+    ).replace("Title: The Harbour Book\n", "Title: The Harbour Book\n       A Tale of Ships\n")
+    source = tmp_path / "harbour.htm"
+    source.write_bytes(markup.encode("latin-1"))
+    assert read_book(source).title == "The Harbour Book"
+
+
 @pytest.mark.parametrize(
     ("header", "said"),
     [

@@ -1324,7 +1324,10 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
     blocks = parser.items
     if not blocks:
         raise InputError(f"{path} has no headings or paragraphs: is it an HTML page?")
-    title = gutenberg_title("\n".join(block.text for block in blocks[:200]))
+    # the header's lines where a <pre> keeps them: "Title:" ends with its line, as in the text
+    # edition (its next line, a subtitle, was run into the title: "Hedda Gabler Play In Four Acts")
+    header = "\n".join("\n".join(block.lines) or block.text for block in blocks[:200])
+    title = gutenberg_title(header)
     if title is None and (found := _HTML_TITLE.search(markup)):
         title = " ".join(html.unescape(found.group(1)).split()) or None
     return _inside_wrapping(blocks), title, note
