@@ -691,6 +691,24 @@ def test_an_empty_gold_list_or_one_without_terms_is_one_line_not_a_recall_of_0_o
             assert "GoldList" not in line, line
 
 
+def test_snapshots_before_a_chapters_end_say_when_one_is_taken_and_no_more(
+    tmp_path: Path,
+) -> None:
+    """After a run stopped by --max-scenes, `snapshots` said 'no snapshots yet (one is taken at
+    every chapter end and at a clean stop)': a clean stop writes none (README, Data and
+    guarantees), and `--thread ch1` said the store had none at all."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1)).returncode == 0
+    for _ in range(2):
+        done = _terrarium("snapshots", "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "no snapshots yet (one is taken at every chapter's end)\n"
+        one = _terrarium("snapshots", "--db", str(db), "--thread", "ch1")
+        assert one.returncode == 0, one.stderr
+        assert one.stdout == "no snapshot of chapter 1 (t00000-1) yet (one is taken at its end)\n"
+
+
 def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
     """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
     ... paragraph 20'; `undo` said 're-export that thread'."""
