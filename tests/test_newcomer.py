@@ -709,6 +709,24 @@ def test_snapshots_before_a_chapters_end_say_when_one_is_taken_and_no_more(
         assert one.stdout == "no snapshot of chapter 1 (t00000-1) yet (one is taken at its end)\n"
 
 
+def test_an_edition_before_a_chapter_is_curated_names_the_chapters_by_number(
+    tmp_path: Path,
+) -> None:
+    """`edition --as-of-thread ch3` of a book whose second chapter was being annotated said
+    'the edition as of t00002-91 needs every thread up to it curated; t00001-35 is
+    annotating': chapters, by their numbers as `status` lists them, and the command to run."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1)).returncode == 0
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", "ch2"),
+            "the edition as of chapter 2 (",
+            "needs every chapter up to it curated; chapter 1 (t00000-1) is annotating: run it "
+            "first (`terrarium run`)",
+        )
+
+
 def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
     """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
     ... paragraph 20'; `undo` said 're-export that thread'."""
