@@ -378,6 +378,9 @@ def test_gutenberg_wrapping_of_every_era_is_cut(start: str, end: str) -> None:
     assert strip_gutenberg(text).split() == ["CHAPTER", "I", *story.split()]
 
 
+_NOISE = "The harbour lay quiet under the rain, and the ships waited for the tide. " * 60
+
+
 @pytest.mark.parametrize(
     ("name", "content", "words"),
     [
@@ -398,6 +401,13 @@ def test_gutenberg_wrapping_of_every_era_is_cut(start: str, end: str) -> None:
             ),
             "no story text",
         ),
+        (  # a corpus given as the book, renamed: read as Windows-1252 it was one chapter
+            "book.txt",
+            b"SQLite format 3\x00" + _NOISE.encode(),
+            "is an SQLite database (a corpus or an annotator store?), not a book",
+        ),
+        ("utf16.txt", _NOISE.encode("utf-16"), "is UTF-16 text: convert it to UTF-8"),
+        ("binary.txt", _NOISE.encode().replace(b" ", b"\x00 "), "is not a text file"),
     ],
 )
 def test_what_cannot_be_read_is_one_line_and_writes_nothing(

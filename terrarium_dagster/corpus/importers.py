@@ -1882,6 +1882,7 @@ def _decoded(path: Path) -> tuple[str, str | None]:
     encoding its Project Gutenberg header declares ("Character set encoding: ISO-8859-1", as
     Gutenberg's 8-bit editions say), else what `guess_decoding` makes of it."""
     raw = path.read_bytes()
+    _refuse_binary(raw, path)
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError:
@@ -1899,6 +1900,25 @@ def _decoded(path: Path) -> tuple[str, str | None]:
         ) from None
     except UnicodeDecodeError:  # "ASCII" over a few 8-bit bytes, as old Gutenberg texts say
         return guess_decoding(raw, path, f"is not the {name} it declares")
+
+
+def _refuse_binary(raw: bytes, path: Path) -> None:
+    """A file that is not text at all (a corpus or a store renamed .txt, UTF-16) is refused in
+    one line: read as Windows-1252 it was 'imported' as a chapter of binary noise."""
+    if raw.startswith(b"SQLite format 3\x00"):
+        raise InputError(
+            f"{path} is an SQLite database (a corpus or an annotator store?), not a book: give "
+            "the book's text, Markdown, AsciiDoc, HTML or EPUB file"
+        )
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            f"{path} is UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8) and import that"
+        )
+    if b"\x00" in raw[:65_536]:
+        raise InputError(
+            f"{path} is not a text file (it holds NUL bytes): give the book's text, Markdown, "
+            "AsciiDoc, HTML or EPUB file"
+        )
 
 
 def guess_decoding(raw: bytes, path: Path, problem: str) -> tuple[str, str]:
