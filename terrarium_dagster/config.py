@@ -55,8 +55,9 @@ class Settings(BaseSettings):
 
     corpus: Path | None = Field(
         default=None,
-        description="Corpus SQLite file (banished.db schema); unset: the one the store was "
-        "built from (on the command line), else the bundled sample.",
+        description="Corpus SQLite file (a forum quest's, or a book `terrarium import` made); "
+        "unset: the one the store was built from (on the command line), else the bundled "
+        "sample.",
         json_schema_extra={"cli": "corpus", "shown_default": "the store's, else bundled sample"},
     )
     db: str = Field(

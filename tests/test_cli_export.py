@@ -127,6 +127,30 @@ def test_an_out_with_another_formats_extension_is_one_line(store: Path, tmp_path
     assert not any(named.iterdir())
 
 
+def test_as_of_a_chapter_not_finished_names_the_chapter_and_what_to_do(tmp_path: Path) -> None:
+    """`export --as-of-thread ch2` of a book whose second chapter was still being annotated said
+    'thread t00001-35 has not finished annotation (annotating); there is no glossary as of its
+    end to export': the chapter by its number, as `status` lists it, and how to go on."""
+    corpus, db = tmp_path / "corpus.db", tmp_path / "store.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1)).returncode == 0
+    status = json.loads(_terrarium("status", "--db", str(db), "--json").stdout)
+    first = status["threads"][0]
+    assert first["status"] != "curated", first
+    out = tmp_path / "out"
+    for fmt, name in (("json", "g.json"), ("wiki", "wiki"), ("json", "g.json")):
+        done = _terrarium(
+            "export", "--db", str(db), "--format", fmt, "--out", str(out / name),
+            "--as-of-thread", "ch1",
+        )  # fmt: skip
+        _one_line(
+            done,
+            f"chapter 1 ({first['key']}) has not finished annotation",
+            "finish it with `terrarium run`, or give an earlier --as-of-thread",
+        )
+    assert not out.exists()
+
+
 def test_export_help_says_what_out_is() -> None:
     done = _terrarium("export", "--help")
     assert done.returncode == 0

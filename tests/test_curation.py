@@ -360,6 +360,33 @@ def test_merge_moves_provenance_and_names_to_target(
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
+def test_a_merge_into_an_entry_merged_away_by_another_batch_goes_into_its_survivor(
+    store: GlossaryStore, entries: dict[str, int]
+) -> None:
+    """Two batches of one curation: one merged E314 'Queen Balkis' into E292 'Balkis', the other
+    E318 into E314. The second was refused ('curation could not apply: E318: MERGE refused:
+    entry E314 'Queen Balkis' was merged into E292; use E292 instead', a WARNING at every
+    offline run of Just So Stories); it now goes into E292, as the agent's tools do."""
+    from terrarium_dagster.curation.curator import _apply_all
+    from terrarium_dagster.curation.decisions import CurateDecision, CurationReport
+
+    tithe, embers, door = entries["tithe"], entries["embers"], entries["door"]
+    assert tithe < embers < door  # merges apply in entry order: embers first
+    decisions = [
+        CurateDecision(entry_id=door, decision="MERGE", target_entry_id=embers, reasoning="a"),
+        CurateDecision(entry_id=embers, decision="MERGE", target_entry_id=tithe, reasoning="b"),
+    ]
+    report = CurationReport(thread_id=100)
+    with store.transaction():
+        applied = _apply_all(store, CURATOR, 100, decisions, report)
+    assert report.problems == []
+    assert applied == {door, embers}
+    assert report.merged == [(embers, tithe), (door, tithe)]
+    assert store.glossary.get_entry(door).merged_into == tithe
+    logged = {row["entry_id"]: row["target_entry_id"] for row in applied_decisions(store)}
+    assert logged == {embers: tithe, door: tithe}
+
+
 def test_malformed_answer_is_retried_once_then_left_tentative(
     store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
 ) -> None:

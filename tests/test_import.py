@@ -378,6 +378,9 @@ def test_gutenberg_wrapping_of_every_era_is_cut(start: str, end: str) -> None:
     assert strip_gutenberg(text).split() == ["CHAPTER", "I", *story.split()]
 
 
+_NOISE = "The harbour lay quiet under the rain, and the ships waited for the tide. " * 60
+
+
 @pytest.mark.parametrize(
     ("name", "content", "words"),
     [
@@ -398,6 +401,13 @@ def test_gutenberg_wrapping_of_every_era_is_cut(start: str, end: str) -> None:
             ),
             "no story text",
         ),
+        (  # a corpus given as the book, renamed: read as Windows-1252 it was one chapter
+            "book.txt",
+            b"SQLite format 3\x00" + _NOISE.encode(),
+            "is an SQLite database (a corpus or an annotator store?), not a book",
+        ),
+        ("utf16.txt", _NOISE.encode("utf-16"), "is UTF-16 text: convert it to UTF-8"),
+        ("binary.txt", _NOISE.encode().replace(b" ", b"\x00 "), "is not a text file"),
     ],
 )
 def test_what_cannot_be_read_is_one_line_and_writes_nothing(
@@ -457,6 +467,21 @@ def test_a_gutenberg_html_book_imports_its_chapters_in_its_declared_encoding(
     _no_wrapping(text)
     with sqlite3.connect(out) as conn:
         assert conn.execute("SELECT title FROM book").fetchone()[0] == "The Harbour Book"
+
+
+def test_an_html_books_title_is_its_header_title_line_not_the_subtitle_under_it(
+    tmp_path: Path,
+) -> None:
+    """The Red Badge of Courage's HTML header wraps its title ("Title: The Red Badge of Courage"
+    over "       An Episode of the American Civil War"): the import named the book "The Red
+    Badge of Courage An Episode of the American Civil War", where its text edition says "The Red
+    Badge of Courage"; both now say the latter."""
+    markup = GUTENBERG_HTML.format(
+        first=_PROSE.format(who="Maren Quist"), second=_PROSE.format(who="Tobias Reeve")
+    ).replace("Title: The Harbour Book\n", "Title: The Harbour Book\n       A Tale of Ships\n")
+    source = tmp_path / "harbour.htm"
+    source.write_bytes(markup.encode("latin-1"))
+    assert read_book(source).title == "The Harbour Book"
 
 
 @pytest.mark.parametrize(
@@ -817,6 +842,37 @@ def test_a_line_break_in_an_html_headings_source_is_a_space_and_a_br_a_new_line(
         "I: HOW CANDIDE WAS BROUGHT UP, AND HOW HE WAS EXPELLED THENCE.",
         "CHAPTER II: WHAT BECAME OF CANDIDE.",
     ]
+
+
+def test_a_sentence_of_the_story_set_as_a_heading_under_a_chapters_is_its_first_line(
+    tmp_path: Path,
+) -> None:
+    """Just So Stories' HTML sets a tale's first sentence as an <h3> under its title, and
+    Tristram Shandy's a chapter's only sentence: the dry run showed "HOW THE CAMEL GOT HIS HUMP:
+    NOW this is the next tale, and it tells how the Camel got his big hump." and lost
+    "Chapter 4.LXXXVI." whole. The sentence is the chapter's first paragraph, as in the text
+    editions; a title in capitals under a number stays the title."""
+    prose = _PROSE.format(who="the Camel")
+    source = tmp_path / "justso.htm"
+    source.write_text(
+        f"<html><body><h2>Chapter 1.</h2><p>{prose}</p>"
+        "<h2>Chapter 2.</h2><h3>HOW THE CAMEL GOT HIS HUMP</h3>"
+        "<h3>NOW this is the next tale, and it tells how the Camel got his big hump.</h3>"
+        f"<p>{prose}</p><h2>Chapter 3.</h2>"
+        "<h3>My uncle Toby's Map is carried down into the kitchen.</h3>"
+        "<h2>Chapter 4.</h2><h3>HOW CANDIDE WAS BROUGHT UP, AND HOW HE WAS EXPELLED.</h3>"
+        f"<p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    chapters = read_book(source).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "Chapter 1.",
+        "Chapter 2: HOW THE CAMEL GOT HIS HUMP",
+        "Chapter 3.",
+        "Chapter 4: HOW CANDIDE WAS BROUGHT UP, AND HOW HE WAS EXPELLED.",
+    ]
+    assert chapters[1].paragraphs[0].startswith("NOW this is the next tale")
+    assert chapters[2].paragraphs == ["My uncle Toby's Map is carried down into the kitchen."]
 
 
 def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> None:

@@ -83,6 +83,7 @@ def test_snapshots_takes_a_thread_by_the_key_its_table_shows(sample_store: Path)
         "--thread",
         "'t09999-1'",
         "terrarium status",
+        f"or ch1; the last ch{len(keys)})",  # as `run --threads` says it
     )
 
 
@@ -103,7 +104,7 @@ def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
     assert again.returncode == 0, again.stderr
     lines = again.stdout.splitlines()
     assert lines[0] == f"{first}: already written (nothing sent)"
-    assert lines[1].startswith(f"{second}: ") and "entries rewritten" in lines[1]
+    assert lines[1].startswith(f"{second}: ") and " rewritten (" in lines[1]
     assert len(lines) == 3 and lines[2].startswith(f"edition as of {second} written in ")
     third = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", second)
     assert third.returncode == 0 and third.stderr == "", third.stderr
@@ -141,6 +142,53 @@ def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
         )
     assert {path: digest(path) for path in before} == before
     assert not (tmp_path / "exports").exists()
+
+
+def test_an_editions_line_for_one_entry_says_one_entry_and_one_request(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`terrarium edition` on Frankenstein said 'chapter 1 (t00000-1): 1 entries rewritten
+    (0 kept), 1 requests, 914 tokens'."""
+    from terrarium_dagster.cli.edition_command import _edition_progress
+
+    written: list[str] = []
+    for rewritten, requests in ((1, 1), (2, 3)):
+        data = {"thread_key": "t00000-1", "rewritten": rewritten, "kept": 0}
+        data |= {"requests": requests, "tokens": 914}
+        _edition_progress("edition", data, written, book=True)
+    assert capsys.readouterr().out.splitlines() == [
+        "chapter 1 (t00000-1): 1 entry rewritten (0 kept), 1 request, 914 tokens",
+        "chapter 1 (t00000-1): 2 entries rewritten (0 kept), 3 requests, 914 tokens",
+    ]
+
+
+def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """In a folder whose `exports/` another store had served, `serve --db notes.txt` (or the
+    corpus) said 'exports holds the exports of another store': the file given is named for
+    what it is first, and the exports folder is left as it was."""
+    store = tmp_path / "glossary.db"
+    shutil.copyfile(sample_store, store)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / ".terrarium-store").write_text(f"{store.resolve()}\n", encoding="utf-8")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
+    corpus = tmp_path / "mars.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    before = {path: digest(path) for path in (notes, corpus, store)}
+    for _ in range(2):
+        for given, words in (
+            (notes, "is not an annotator store"),
+            (corpus, "is a corpus, not an annotator store"),
+        ):
+            line = _one_line_refusal(
+                _terrarium("serve", "--db", str(given), "--port", "0", timeout=30), words
+            )
+            assert "another store" not in line, line
+    assert {path: digest(path) for path in before} == before
+    assert [path.name for path in exports.iterdir()] == [".terrarium-store"]
 
 
 def test_serve_before_the_first_run_says_so_and_lists_no_site_as_an_export(
@@ -221,6 +269,24 @@ def test_lineage_by_id_and_recover_of_a_sound_store_say_nothing_false(
     assert f"{sample_store} showed no damage and is unchanged; {out} is a copy" in done.stdout
     assert digest(sample_store) == before
     _one_line_refusal(_terrarium("recover", "--db", str(sample_store), "--out", str(out)), "exists")
+
+
+def test_why_and_lineage_of_an_id_no_entry_has_say_what_to_give_instead(
+    sample_store: Path,
+) -> None:
+    """`why E99999` said only 'no entry E99999 in the glossary', and `lineage E99999` 'no
+    glossary entry named 'E99999''; both now say to give the term or an alias."""
+    before = digest(sample_store)
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("why", "E99999", "--offline", "--db", str(sample_store)),
+            "no entry E99999 in the glossary (give a term or an alias",
+        )
+        _one_line_refusal(
+            _terrarium("lineage", "E99999", "--db", str(sample_store)),
+            "no entry E99999 in the glossary (give the entry's term or an alias)",
+        )
+    assert digest(sample_store) == before
 
 
 def test_a_misspelt_setting_in_the_configuration_file_names_the_one_meant(
@@ -346,7 +412,14 @@ def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> N
     edition = _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", "1")
     assert edition.returncode == 0, edition.stderr
     lines = edition.stdout.splitlines()
-    assert lines[0].startswith("chapter 1 (t00000-1): ") and "entries rewritten" in lines[0]
+    assert lines[0].startswith("chapter 1 (t00000-1): ") and " rewritten (" in lines[0]
+    for line in lines[:-1]:  # "1 entries rewritten (0 kept), 1 requests" was said
+        counts = re.search(
+            r": (\d+) (entry|entries) rewritten \(\d+ kept\), (\d+) (requests?),", line
+        )
+        assert counts, line
+        assert (counts[1] == "1") == (counts[2] == "entry"), line
+        assert (counts[3] == "1") == (counts[4] == "request"), line
     assert lines[-1].startswith("edition as of chapter 1 (t00000-1) written in "), lines
     status = _terrarium("status", "--db", str(db)).stdout
     assert status.splitlines()[0].endswith("(the book “A Princess of Mars”)")
@@ -552,6 +625,8 @@ def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
         ("lineage", "E1"),
         ("recover", "--out", "new.db"),
         ("serve", "--port", "0"),
+        ("why", "E1", "--offline"),
+        ("undo", "--decision", "1"),
         ("run", "--offline"),
     ],
 )
@@ -560,7 +635,7 @@ def test_a_folder_or_notes_as_the_store_say_what_they_are_and_what_to_do(
 ) -> None:
     """A folder as --db was 'no annotator store at DIR' (and `serve` served it as a store not
     written yet); notes as a reader's --db were offered 'a new file name for a new store',
-    which only a run can use."""
+    which only a run can use (`why` and `undo`, which need a store, offered it too)."""
     notes = tmp_path / "notes.txt"
     notes.write_text("shopping: lamp oil\n", encoding="utf-8")
     for _ in range(2):
@@ -592,6 +667,63 @@ def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
         _one_line_refusal(
             _terrarium("score", "--db", str(sample_store), "--gold", str(binary)),
             f"cannot read the gold list {binary}: 'utf-8' codec can't decode",
+        )
+
+
+def test_an_empty_gold_list_or_one_without_terms_is_one_line_not_a_recall_of_0_of_0(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`terms: []` scored 'recall 0/0 = 0.00', exit 0; a bare list of names (no `terms:`) or an
+    empty file said 'document: Input should be a valid dictionary or instance of GoldList'."""
+    cases = {
+        "none.yaml": ("terms: []\n", "has no terms: nothing to measure"),
+        "bare.yaml": ("- Alan Breck\n", "is a list without its `terms:` key: write `terms:`"),
+        "empty.yaml": ("", "is empty: write `terms:` on the first line"),
+    }
+    for name, (text, words) in cases.items():
+        gold = tmp_path / name
+        gold.write_text(text, encoding="utf-8")
+        for _ in range(2):
+            line = _one_line_refusal(
+                _terrarium("score", "--db", str(sample_store), "--gold", str(gold)),
+                f"gold list {gold} {words}",
+            )
+            assert "GoldList" not in line, line
+
+
+def test_snapshots_before_a_chapters_end_say_when_one_is_taken_and_no_more(
+    tmp_path: Path,
+) -> None:
+    """After a run stopped by --max-scenes, `snapshots` said 'no snapshots yet (one is taken at
+    every chapter end and at a clean stop)': a clean stop writes none (README, Data and
+    guarantees), and `--thread ch1` said the store had none at all."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1)).returncode == 0
+    for _ in range(2):
+        done = _terrarium("snapshots", "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "no snapshots yet (one is taken at every chapter's end)\n"
+        one = _terrarium("snapshots", "--db", str(db), "--thread", "ch1")
+        assert one.returncode == 0, one.stderr
+        assert one.stdout == "no snapshot of chapter 1 (t00000-1) yet (one is taken at its end)\n"
+
+
+def test_an_edition_before_a_chapter_is_curated_names_the_chapters_by_number(
+    tmp_path: Path,
+) -> None:
+    """`edition --as-of-thread ch3` of a book whose second chapter was being annotated said
+    'the edition as of t00002-91 needs every thread up to it curated; t00001-35 is
+    annotating': chapters, by their numbers as `status` lists them, and the command to run."""
+    corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    assert _terrarium(*run_args(db, corpus, max_scenes=1)).returncode == 0
+    for _ in range(2):
+        _one_line_refusal(
+            _terrarium("edition", "--offline", "--db", str(db), "--as-of-thread", "ch2"),
+            "the edition as of chapter 2 (",
+            "needs every chapter up to it curated; chapter 1 (t00000-1) is annotating: run it "
+            "first (`terrarium run`)",
         )
 
 
@@ -813,6 +945,38 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
     assert digest(sample_store) == before
     usage = _terrarium("recover", "--help").stdout
     assert "ending in /" in " ".join(usage.split())
+
+
+def test_recover_refuses_a_corpus_or_an_empty_file_rather_than_copy_nothing(
+    tmp_path: Path,
+) -> None:
+    """`recover --db book.db` (a corpus, as the README's first try names it) wrote an empty store,
+    exit 0: 'recovered 0 rows ... book.db showed no damage and is unchanged; rec.db is a copy of
+    it'. A corpus, an empty file or another program's tables are refused in one line, nothing
+    written."""
+    corpus = tmp_path / "book.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    other = tmp_path / "other.db"
+    with closing(sqlite3.connect(other)) as conn:
+        conn.execute("CREATE TABLE recipes (name TEXT)")
+        conn.commit()
+    out = tmp_path / "rec.db"
+    for given, words in (
+        (corpus, "is a corpus, not an annotator store"),
+        (empty, "is an empty database, not an annotator store"),
+        (other, "is an SQLite database but not an annotator store"),
+    ):
+        before = digest(given)
+        for _ in range(2):
+            _one_line_refusal(
+                _terrarium("recover", "--db", str(given), "--out", str(out)),
+                words,
+                "nothing was written",
+            )
+            assert not out.exists()
+        assert digest(given) == before
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import RUN_ONLY, add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread, thread_name
+from terrarium_dagster.cli.common import EXIT_OK, counted, log, resolve_thread, thread_name
 
 
 def add_edition_parser(commands: Any) -> None:
@@ -40,8 +40,9 @@ def _edition_progress(
         return
     written.append(str(data["thread_key"]))
     print(
-        f"{name}: {data['rewritten']} entries rewritten ({data['kept']} kept), "
-        f"{data['requests']} requests, {data['tokens']} tokens",
+        f"{name}: {counted(int(str(data['rewritten'])), 'entry', 'entries')} rewritten "
+        f"({data['kept']} kept), {counted(int(str(data['requests'])), 'request', 'requests')}, "
+        f"{data['tokens']} tokens",
         flush=True,
     )
 

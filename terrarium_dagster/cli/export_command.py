@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +68,25 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.as_of_thread:
             as_of = resolve_thread(corpus, args.as_of_thread).id
         out = _export_file(args.format, args.out, story_name(corpus))
-        with _writing(args.out):
+        with _writing(args.out), _folders_kept_only_if_written(out):
             out.parent.mkdir(parents=True, exist_ok=True)
             report = build_export(store, corpus, out, formats=(args.format,), as_of_thread=as_of)
     print(_export_line(args.format, out, report))
     return EXIT_OK
+
+
+@contextmanager
+def _folders_kept_only_if_written(out: Path) -> Iterator[None]:
+    """An export refused once it has begun (a thread not finished) leaves no folder it made
+    for `out` behind: nothing written means nothing, not an empty folder."""
+    made = [folder for folder in (out, *out.parents) if not folder.exists()]
+    try:
+        yield
+    except BaseException:
+        for folder in made:  # the deepest first; only what is still empty
+            with suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 @contextmanager

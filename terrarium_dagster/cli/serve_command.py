@@ -38,11 +38,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     root = args.exports_dir or exports_beside(settings.db)
+    site = SiteRefresher(settings, root)
+    site.check_store()  # notes or a corpus as --db are named as such, not as another's exports
     claim_exports(root, settings.db, record=False)  # recorded once the site is written
     port = args.port if args.port is not None else (urlsplit(settings.site_url).port or 80)
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be 0..65535, not {port}")
-    site = SiteRefresher(settings, root)
     with site.corpus() as corpus:
         try:
             server = make_server(root, args.host, port, corpus=corpus, refresh=site.refresh)

@@ -30,6 +30,21 @@ class SiteRefresher:
         self._warned = False
         self._said = ""  # the last line printed about a build
 
+    def check_store(self) -> None:
+        """Refuse (`InputError`: one line) a `--db` that is a file but not a sound store of its
+        own corpus, before anything else is said of it; a store not written yet passes."""
+        from terrarium_dagster.engine import open_store
+
+        if not Path(self.settings.db).expanduser().is_file():
+            return
+        try:
+            with open_store(self.settings, read_only=True):
+                pass
+        except InputError:
+            raise
+        except TerrariumError:  # a store busy or changing: its warning is refresh()'s
+            return
+
     def corpus(self) -> Corpus:
         """The corpus the post pages come from: the one the store was built with, if any. A
         file that is not a store, a damaged store, or a corpus other than the store's own is

@@ -17,7 +17,7 @@ from terrarium_dagster.cli.arguments import (
     add_store_command,
     settings_from_args,
 )
-from terrarium_dagster.cli.common import EXIT_OK, find_thread
+from terrarium_dagster.cli.common import EXIT_OK, find_thread, thread_name
 from terrarium_dagster.errors import InputError
 
 
@@ -59,11 +59,15 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
         thread_id = None if args.thread is None else _store_thread(store, args.thread)
         rows = snapshots_report(store, thread_id=thread_id)
         identity = store.get_meta(IDENTITY_META)
+        keys = {state.thread_id: state.thread_key for state in store.progress.thread_states()}
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
         book = identity is not None and CorpusIdentity.model_validate_json(identity).book_title
-        print(render_snapshots(rows, book=bool(book)))
+        of = None if thread_id is None else thread_name(keys[thread_id], book=bool(book))
+        if of is not None and not book:
+            of = f"thread {of}"
+        print(render_snapshots(rows, book=bool(book), of=of))
     return EXIT_OK
 
 
@@ -77,7 +81,10 @@ def _store_thread(store: Any, text: str) -> int:
     if found is not None:
         return int(found.id)
     example = (
-        f" (the first is {states[0].thread_id}, {states[0].thread_key} or ch1)" if states else ""
+        f" (the first is {states[0].thread_id}, {states[0].thread_key} or ch1; the last "
+        f"ch{len(states)})"
+        if states
+        else ""
     )
     raise InputError(
         f"--thread: the store has no thread {text!r}: give a thread's id or key, as "

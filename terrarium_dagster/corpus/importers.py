@@ -1324,7 +1324,10 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
     blocks = parser.items
     if not blocks:
         raise InputError(f"{path} has no headings or paragraphs: is it an HTML page?")
-    title = gutenberg_title("\n".join(block.text for block in blocks[:200]))
+    # the header's lines where a <pre> keeps them: "Title:" ends with its line, as in the text
+    # edition (its next line, a subtitle, was run into the title: "Hedda Gabler Play In Four Acts")
+    header = "\n".join("\n".join(block.lines) or block.text for block in blocks[:200])
+    title = gutenberg_title(header)
     if title is None and (found := _HTML_TITLE.search(markup)):
         title = " ".join(html.unescape(found.group(1)).split()) or None
     return _inside_wrapping(blocks), title, note
@@ -1517,11 +1520,25 @@ def _sections_within(run: list[str]) -> bool:
     )
 
 
+def _sentence_heading(text: str) -> bool:
+    """A sentence of the story set as a heading under the chapter's own (Just So Stories' HTML:
+    "HOW THE CAMEL GOT HIS HUMP", then an <h3> "NOW this is the next tale, and it tells how the
+    Camel got his big hump."): eight words or more, ending as a sentence ends, most of them in
+    lower case. It is the chapter's first line, not part of its title."""
+    words = [word for word in text.split() if word[:1].isalpha()]
+    if len(words) < 8 or not text.rstrip().endswith((".", "!", "?", ".’", ".”", '."')):
+        return False
+    return sum(1 for word in words if word[0].islower()) * 2 > len(words)
+
+
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
     for block in blocks:
+        under_a_heading = bool(items) and isinstance(items[-1], list)
+        if block.kind == "heading" and under_a_heading and _sentence_heading(block.text):
+            block = Block("text", block.text, block.lines)  # "NOW this is the next tale, ..."
         if block.kind != "heading":
             items.append(block)
         elif items and isinstance(items[-1], list):
@@ -1865,6 +1882,7 @@ def _decoded(path: Path) -> tuple[str, str | None]:
     encoding its Project Gutenberg header declares ("Character set encoding: ISO-8859-1", as
     Gutenberg's 8-bit editions say), else what `guess_decoding` makes of it."""
     raw = path.read_bytes()
+    _refuse_binary(raw, path)
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError:
@@ -1882,6 +1900,25 @@ def _decoded(path: Path) -> tuple[str, str | None]:
         ) from None
     except UnicodeDecodeError:  # "ASCII" over a few 8-bit bytes, as old Gutenberg texts say
         return guess_decoding(raw, path, f"is not the {name} it declares")
+
+
+def _refuse_binary(raw: bytes, path: Path) -> None:
+    """A file that is not text at all (a corpus or a store renamed .txt, UTF-16) is refused in
+    one line: read as Windows-1252 it was 'imported' as a chapter of binary noise."""
+    if raw.startswith(b"SQLite format 3\x00"):
+        raise InputError(
+            f"{path} is an SQLite database (a corpus or an annotator store?), not a book: give "
+            "the book's text, Markdown, AsciiDoc, HTML or EPUB file"
+        )
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            f"{path} is UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8) and import that"
+        )
+    if b"\x00" in raw[:65_536]:
+        raise InputError(
+            f"{path} is not a text file (it holds NUL bytes): give the book's text, Markdown, "
+            "AsciiDoc, HTML or EPUB file"
+        )
 
 
 def guess_decoding(raw: bytes, path: Path, problem: str) -> tuple[str, str]:

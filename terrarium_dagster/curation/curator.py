@@ -716,8 +716,13 @@ def _apply(
         report.revised.append(entry_id)
     else:
         assert decision.target_entry_id is not None
-        store.glossary.merge_entries(actor, entry_id, decision.target_entry_id, reason)
-        report.merged.append((entry_id, decision.target_entry_id))
+        # a target merged away by an earlier decision of this curation (another batch's answer
+        # merged it): the entry it went into, as the agent's tools do, not a refused merge
+        target = store.glossary.resolve_entry(decision.target_entry_id).id
+        if target != decision.target_entry_id:
+            decision = decision.model_copy(update={"target_entry_id": target})
+        store.glossary.merge_entries(actor, entry_id, target, reason)
+        report.merged.append((entry_id, target))
     report.decision_ids.append(
         store.curation.log_curator_decision(
             actor.run_id,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from terrarium_dagster.corpus.story import is_book
+from terrarium_dagster.corpus.units import parse_thread_key
 from terrarium_dagster.curation.decision_undo import undo_decision, undo_revision
 from terrarium_dagster.curation.decisions import UndoResult
 from terrarium_dagster.edition.writer import EditionReport, EditionWriter
@@ -47,11 +49,18 @@ class GlossaryEdits(EngineParts):
         thread up to it is not curated). Returns a report per thread up to it."""
         target = self.order.thread(as_of_thread)
         threads = self.order.before(target, inclusive=True)
+        book = is_book(self.corpus)
+
+        def named(key: str) -> str:  # a book's chapter by its number, as `status` lists it
+            return f"chapter {parse_thread_key(key)[0] + 1} ({key})" if book else key
+
         for thread in threads:
             if self.order.status(thread) != "curated":
+                unit = "chapter" if book else "thread"
                 raise OrderError(
-                    f"the edition as of {target.key} needs every thread up to it curated; "
-                    f"{thread.key} is {self.order.status(thread)}: run it first"
+                    f"the edition as of {named(target.key)} needs every {unit} up to it "
+                    f"curated; {named(thread.key)} is {self.order.status(thread)}: run it first "
+                    "(`terrarium run`)"
                 )
         self.run.annotator()  # the session: the one window gate every request passes
         self.run.ensure_started()

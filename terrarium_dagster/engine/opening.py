@@ -23,6 +23,7 @@ from terrarium_dagster.paths import unwritable_reason
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.filesystem import refusal as network_refusal
+from terrarium_dagster.store.integrity import refuse_not_a_store
 
 CORPUS_META = "corpus_path"
 CORPUS_IDENTITY_META = IDENTITY_META  # corpus.identity: which corpus the store belongs to
@@ -114,6 +115,8 @@ def open_store(
             raise InputError(f"no annotator store at {settings.db} (run `terrarium run` first)")
         if read_only:
             return GlossaryStore(settings.db, read_only=True)
+        if must_exist:  # notes as --db: a new file name is no use to a command that needs a store
+            refuse_not_a_store(path, settings.db, writer=False)
         refused = None if settings.network_store else network_refusal(settings.db)
         if refused is not None:
             raise InputError(refused)
@@ -175,8 +178,8 @@ def open_writer(
         except BaseException:
             corpus.close()
             raise
-    else:
-        store = open_store(settings, must_exist=True)
+    else:  # (with a model the store exists: a run or an edition may name a new one instead)
+        store = open_store(settings, must_exist=not model)
         try:
             corpus = open_corpus(settings, store)
         except BaseException:

@@ -28,6 +28,7 @@ from typing import Any
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
+from terrarium_dagster.corpus.units import parse_thread_key
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.data import (
     export_document,
@@ -188,9 +189,13 @@ class Exporter:
             state = self.store.progress.thread_state(as_of_thread)
             if state is None or state.end_revision_id is None:
                 status = state.status if state else "never annotated"
+                named = f"thread {thread.key}"
+                if self.book:  # as `status` and `--as-of-thread ch2` name it
+                    named = f"chapter {parse_thread_key(thread.key)[0] + 1} ({thread.key})"
                 raise InputError(
-                    f"thread {thread.key} has not finished annotation ({status}); there is no "
-                    "glossary as of its end to export"
+                    f"{named} has not finished annotation ({status}); there is no glossary as "
+                    "of its end to export: finish it with `terrarium run`, or give an earlier "
+                    "--as-of-thread"
                 )
             revision = state.end_revision_id
             meta = {"as_of_thread": thread.id, "as_of_thread_key": thread.key}

@@ -172,6 +172,10 @@ def _find(store: GlossaryStore, term: str) -> tuple[Entry, str]:
             entry = None
         if entry is not None:
             return entry, f"E{match.group(1)}"
+    if match:  # an id no entry has: no name is like it
+        raise EntryNotFoundError(
+            f"no entry E{match.group(1)} in the glossary (give the entry's term or an alias)"
+        )
     raise EntryNotFoundError(store.glossary.unknown_name(term))
 
 

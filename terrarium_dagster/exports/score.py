@@ -58,7 +58,18 @@ class ScoreReport(BaseModel):
 def load_gold(path: Path) -> GoldList:
     try:
         document: Any = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        return GoldList.model_validate(document)
+        if document is None or isinstance(document, list):
+            what = "is empty" if document is None else "is a list without its `terms:` key"
+            raise InputError(
+                f"gold list {path} {what}: write `terms:` on the first line and the gold terms "
+                "under it (`  - Alan Breck`, or `  - {term: ..., aliases: [...]}`)"
+            )
+        gold = GoldList.model_validate(document)
+        if not gold.terms:
+            raise InputError(
+                f"gold list {path} has no terms: nothing to measure; list them under `terms:`"
+            )
+        return gold
     except OSError as exc:
         raise InputError(f"cannot read the gold list {path}: {exc.strerror}") from None
     except (UnicodeDecodeError, yaml.YAMLError) as exc:

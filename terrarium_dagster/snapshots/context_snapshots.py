@@ -310,7 +310,13 @@ def find_entry(store: GlossaryStore, entry: object) -> int:
     text = entry.strip()
     if re.fullmatch(r"[Ee]?\d+", text):
         number = parse_entry_id(text)
-        store.glossary.get_entry(number)
+        try:
+            store.glossary.get_entry(number)
+        except EntryNotFoundError:
+            raise EntryNotFoundError(
+                f"no entry E{number} in the glossary (give a term or an alias, or the E<id> "
+                "`terrarium lineage TERM` shows)"
+            ) from None
         return number
     found = store.glossary.find_by_term(text)
     if found is not None:

@@ -118,6 +118,21 @@ def _rebuild_search_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def _refuse_not_store_tables(tables: list[str], where: str) -> None:
+    """A corpus, an empty database or someone else's tables hold nothing of a store: refused in
+    one line rather than 'recovered' into an empty store called a copy of them."""
+    names = {name for name in tables if not name.startswith("sqlite_")}
+    if names & {"meta", "entry", "revision"}:
+        return
+    if {"thread", "post"} <= names:
+        what = "a corpus, not an annotator store (a corpus needs no recovering)"
+    elif not names:
+        what = "an empty database, not an annotator store"
+    else:
+        what = "an SQLite database but not an annotator store"
+    raise InputError(f"{where} is {what}; nothing was written; give --db the damaged store's file")
+
+
 def recover(source_path: Path, out_path: Path) -> RecoverReport:
     """Salvage `source_path` into a new store at `out_path` (which must not exist)."""
     source_path = Path(source_path).expanduser()
@@ -144,6 +159,11 @@ def recover(source_path: Path, out_path: Path) -> RecoverReport:
             f"annotator store {source_path} cannot be read at all ({exc}): its schema is "
             "damaged; restore a copy of the file"
         ) from exc
+    try:
+        _refuse_not_store_tables(tables, str(source_path))
+    except InputError:
+        source.close()
+        raise
     report.check_problems = _check_problems(source)
     store = GlossaryStore(out_path)
     try:

@@ -166,8 +166,8 @@ def why(
     if choice.snapshot_id is None:
         raise SnapshotNotFoundError(
             f"no snapshot records the context of revision {chosen.id} (E{entry_id}): no "
-            "snapshot was taken since it was made (one is taken at every thread end and at a "
-            "clean stop)"
+            "snapshot was taken since it was made (one is taken at every thread's end: finish "
+            "the thread with `terrarium run`)"
         )
     row, _ = load_snapshot(store, choice.snapshot_id)
     asked = (
@@ -350,11 +350,16 @@ def _ends_at(scene_id: str | None, book: bool) -> str:
     return f"paragraph {paragraph_number(int(start), int(thread))}"
 
 
-def render_snapshots(rows: list[dict[str, Any]], *, book: bool = False) -> str:
-    """A table of `snapshots_report` rows (of an imported `book`: chapters and paragraphs)."""
+def render_snapshots(
+    rows: list[dict[str, Any]], *, book: bool = False, of: str | None = None
+) -> str:
+    """A table of `snapshots_report` rows (of an imported `book`: chapters and paragraphs);
+    `of` names the one thread asked for (`--thread`)."""
     unit = "chapter" if book else "thread"
-    if not rows:
-        return f"no snapshots yet (one is taken at every {unit} end and at a clean stop)"
+    if not rows:  # a clean stop writes none: the context committed with the last scene resumes
+        if of is not None:
+            return f"no snapshot of {of} yet (one is taken at its end)"
+        return f"no snapshots yet (one is taken at every {unit}'s end)"
     header = (
         f"{'id':>5}  {'kind':<11}  {unit:<18}  {'last scene at' if book else 'ends at scene':<18}  "
         f"{'rev':>6}  {'scenes':>6}  {'summ':>4}  {'story':>6}  {'blamed':>6}  {'summons':>7}  "
