@@ -113,13 +113,19 @@ def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
     ), third.stdout
 
 
-def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
-    sample_store: Path, tmp_path: Path
-) -> None:
+def _notes_and_a_books_corpus(tmp_path: Path) -> tuple[Path, Path]:
+    """A text file of notes and a book's corpus: two files a newcomer may give as `--db`."""
     notes = tmp_path / "notes.txt"
     notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
     corpus = tmp_path / "mars.db"
     assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    return notes, corpus
+
+
+def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    notes, corpus = _notes_and_a_books_corpus(tmp_path)
     before = {path: digest(path) for path in (notes, sample_store, corpus)}
     for _ in range(2):
         _one_line_refusal(
@@ -173,10 +179,7 @@ def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
     exports = tmp_path / "exports"
     exports.mkdir()
     (exports / ".terrarium-store").write_text(f"{store.resolve()}\n", encoding="utf-8")
-    notes = tmp_path / "notes.txt"
-    notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
-    corpus = tmp_path / "mars.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    notes, corpus = _notes_and_a_books_corpus(tmp_path)
     before = {path: digest(path) for path in (notes, corpus, store)}
     for _ in range(2):
         for given, words in (
