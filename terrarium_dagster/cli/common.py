@@ -32,17 +32,6 @@ def check_writable(out: Path, *, folder: bool) -> None:
 _NUMBERED = re.compile(r"^(?:ch|chapter)\s*(\d+)$", re.IGNORECASE)
 
 
-def thread_name(key: str, *, book: bool) -> str:
-    """A thread as a line names it: a quest's by its key, a book's chapter by its number in the
-    book and then its key ("chapter 4 (t00003-81)"; `--threads ch4` takes that number)."""
-    from terrarium_dagster.corpus.units import parse_thread_key
-
-    try:
-        return f"chapter {parse_thread_key(key)[0] + 1} ({key})" if book else key
-    except InputError:  # not a key (never from the store): as given
-        return key
-
-
 def find_thread(threads: list[Any], text: str) -> Any | None:
     """The thread `text` names among `threads` (in story order): its id, its key, or its number
     in story order as `ch3` (a book's third chapter; a quest's third thread); None if none."""

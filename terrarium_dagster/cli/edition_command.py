@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import RUN_ONLY, add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, counted, log, resolve_thread, thread_name
+from terrarium_dagster.cli.common import EXIT_OK, counted, log, resolve_thread
+from terrarium_dagster.corpus.units import thread_name
 
 
 def add_edition_parser(commands: Any) -> None:

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from terrarium_dagster.cli.common import counted, thread_name
+from terrarium_dagster.cli.common import counted
+from terrarium_dagster.corpus.units import thread_name
 
 
 class Progress:

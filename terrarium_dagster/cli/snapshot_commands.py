@@ -17,7 +17,8 @@ from terrarium_dagster.cli.arguments import (
     add_store_command,
     settings_from_args,
 )
-from terrarium_dagster.cli.common import EXIT_OK, find_thread, thread_name
+from terrarium_dagster.cli.common import EXIT_OK, find_thread
+from terrarium_dagster.corpus.units import thread_name
 from terrarium_dagster.errors import InputError
 
 
@@ -64,9 +65,11 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
         book = identity is not None and CorpusIdentity.model_validate_json(identity).book_title
-        of = None if thread_id is None else thread_name(keys[thread_id], book=bool(book))
-        if of is not None and not book:
-            of = f"thread {of}"
+        of = (
+            None
+            if thread_id is None
+            else thread_name(keys[thread_id], book=bool(book), labelled=True)
+        )
         print(render_snapshots(rows, book=bool(book), of=of))
     return EXIT_OK
 

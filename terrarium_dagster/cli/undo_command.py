@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, thread_name
+from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.corpus.units import thread_name
 
 
 def add_undo_parser(commands: Any) -> None:

@@ -113,3 +113,15 @@ def parse_thread_key(key: str) -> tuple[int, int]:
             f"{format_thread_key(position, thread_id)!r}"
         )
     return position, thread_id
+
+
+def thread_name(key: str, *, book: bool, labelled: bool = False) -> str:
+    """A thread as a line names it: a quest's by its key (`labelled`: "thread t00003-81"), a
+    book's chapter by its number in the book and then its key ("chapter 4 (t00003-81)";
+    `--threads ch4` takes that number)."""
+    try:
+        if book:
+            return f"chapter {parse_thread_key(key)[0] + 1} ({key})"
+    except InputError:  # not a key (never from the store): as given
+        return key
+    return f"thread {key}" if labelled else key

@@ -3,10 +3,11 @@ edition (`Engine.edits`)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from terrarium_dagster.corpus.story import is_book
-from terrarium_dagster.corpus.units import parse_thread_key
+from terrarium_dagster.corpus.units import thread_name
 from terrarium_dagster.curation.decision_undo import undo_decision, undo_revision
 from terrarium_dagster.curation.decisions import UndoResult
 from terrarium_dagster.edition.writer import EditionReport, EditionWriter
@@ -50,10 +51,7 @@ class GlossaryEdits(EngineParts):
         target = self.order.thread(as_of_thread)
         threads = self.order.before(target, inclusive=True)
         book = is_book(self.corpus)
-
-        def named(key: str) -> str:  # a book's chapter by its number, as `status` lists it
-            return f"chapter {parse_thread_key(key)[0] + 1} ({key})" if book else key
-
+        named = partial(thread_name, book=book)  # a book's chapter by its number, as `status`
         for thread in threads:
             if self.order.status(thread) != "curated":
                 unit = "chapter" if book else "thread"

@@ -28,7 +28,7 @@ from typing import Any
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
-from terrarium_dagster.corpus.units import parse_thread_key
+from terrarium_dagster.corpus.units import thread_name
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.exports.data import (
     export_document,
@@ -189,9 +189,8 @@ class Exporter:
             state = self.store.progress.thread_state(as_of_thread)
             if state is None or state.end_revision_id is None:
                 status = state.status if state else "never annotated"
-                named = f"thread {thread.key}"
-                if self.book:  # as `status` and `--as-of-thread ch2` name it
-                    named = f"chapter {parse_thread_key(thread.key)[0] + 1} ({thread.key})"
+                # as `status` and `--as-of-thread ch2` name it
+                named = thread_name(thread.key, book=self.book, labelled=True)
                 raise InputError(
                     f"{named} has not finished annotation ({status}); there is no glossary as "
                     "of its end to export: finish it with `terrarium run`, or give an earlier "
