@@ -71,7 +71,7 @@ def thread_discovery_sensor(
             f"ignoring {len(foreign)} threads partition(s) that name no corpus thread: "
             f"{', '.join(foreign[:5])}{' …' if len(foreign) > 5 else ''} (delete them in the UI: "
             "Assets → thread_annotations → Partitions, or with "
-            "`dagster instance` tools; see the README)"
+            "`dagster instance` tools)"
         )
     try:
         new_keys = new_thread_keys(existing, discovered)

@@ -51,7 +51,7 @@ PROBE_MESSAGES = [
 
 TOOL_TEMPLATE_FIX = (
     "start it with a chat template that takes tools, e.g. `llama-server --jinja "
-    "--chat-template-file chatml-tools.jinja` (see the README's llama.cpp section)"
+    "--chat-template-file chatml-tools.jinja` (docs/servers.md, llama.cpp)"
 )
 
 
