@@ -6,11 +6,16 @@ loopback server of `tests/support/window_server.py`: it counts every prompt in Q
 (`terrarium_dagster/testing/qwen3.py`), refuses what does not fit with vLLM's 400, and answers with
 the forgetful model (`terrarium_dagster/testing/forgetful.py`), whose answers depend on what it is
 shown. One line per run: the exit code, its time, the requests the server saw, how many it refused
-as too long, and the largest prompt plus answer room it took. The benchmark exits 1 when any
-request was refused or any run did not finish (a non-zero exit), 0 otherwise.
+as too long, and the largest prompt plus answer room it took; with `--gold BOOK=LIST.yaml`, that
+book's runs are scored against its gold list as `terrarium score` scores them (recall, split
+referents, live entries), so the levels of one book can be compared. The benchmark exits 1 when
+any request was refused or any run did not finish (a non-zero exit), 0 otherwise.
 
     .venv/bin/python -m benchmarks.bench_window_novels book1.txt book2.txt \
         --windows 8192 4096 --levels 1 16
+    B=tests/data/books; .venv/bin/python -m benchmarks.bench_window_novels \
+        $B/princess-of-mars-ch1-10.txt --windows 32768 --levels 1 16 \
+        --gold princess-of-mars-ch1-10=$B/princess-of-mars-gold.yaml
 
 Run from the checkout (`-m` puts the repo root on the path, for `tests.support`). A long check,
 not a test: `tests/test_window_books.py` runs excerpts of four books in the suite.
@@ -19,6 +24,7 @@ not a test: `tests/test_window_books.py` runs excerpts of four books in the suit
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +41,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", nargs="+", type=int, default=[8192])
     parser.add_argument("--levels", nargs="+", type=int, default=[1, 16], help="concurrency")
     parser.add_argument("--workdir", type=Path, help="where corpora and stores go (a temp dir)")
+    parser.add_argument(
+        "--gold",
+        action="append",
+        default=[],
+        metavar="BOOK=LIST",
+        help="score BOOK's runs (the file's name without .txt) against a gold list (YAML)",
+    )
     args = parser.parse_args(argv)
+    golds = dict(item.split("=", 1) for item in args.gold)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-window-novels-"))
     workdir.mkdir(parents=True, exist_ok=True)
     refused = failed = 0
@@ -73,13 +87,27 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{book.stem:12s} window {window:6d} concurrency {level:2d}: exit "
                     f"{done.returncode}, {took:6.1f} s, {requests} requests, {over} refused as "
-                    f"too long, largest {largest}" + (f" · {lines[-1]}" if lines else ""),
+                    f"too long, largest {largest}"
+                    + (f" · {lines[-1]}" if lines else "")
+                    + (_scored(store, Path(golds[book.stem])) if book.stem in golds else ""),
                     flush=True,
                 )
     if refused or failed:
         print(f"{refused} requests refused as too long, {failed} runs that did not finish")
         return 1
     return 0
+
+
+def _scored(store: Path, gold: Path) -> str:
+    """The store against a gold list, as `terrarium score` measures it, in a few words."""
+    scored = terrarium("score", "--gold", str(gold), "--db", str(store), "--json")
+    if scored.returncode != 0:
+        return f" · not scored: {scored.stderr.strip()}"
+    report = json.loads(scored.stdout)
+    return (
+        f" · recall {report['recall']:.3f}, {report['split_referents']} split, "
+        f"{report['live_entries']} live"
+    )
 
 
 if __name__ == "__main__":
