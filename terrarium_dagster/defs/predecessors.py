@@ -1,0 +1,112 @@
+"""A run that reaches a thread before the run annotating the thread ahead of it waits for that run.
+
+Dagster's queue takes a story's runs in the order they were submitted (then by `dagster/priority`),
+and the backfill daemon submits the runs of backfills launched together side by side, in any
+order: threads 4–5 can leave the queue before threads 1–3. The engine refuses to annotate a thread
+whose predecessor is not annotated (`engine/order.py::Standing.check_order`, the one order check,
+raising `PredecessorNotAnnotated` before anything is written). When the missing thread's
+annotation is on its way — a run queued or in progress whose partitions hold it, or a backfill
+selecting annotation whose run is not submitted yet — the thread step asks Dagster to run it again
+later (`RetryRequested`) instead of failing. The step then ends, and the pool's slot is the step's,
+not the run's (`granularity: op` in dagster.yaml), so the earlier run takes the slot; the step's
+next attempt waits for the slot behind it and finds its predecessor annotated. Waiting never
+holds the slot, so two runs never wait for each other (a run only ever waits for an earlier
+thread). When nothing is on its way the refusal stands: a failure naming the missing thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+
+import dagster as dg
+
+from terrarium_dagster.defs.failures import failure_for
+from terrarium_dagster.defs.partitions import (
+    PARTITION_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    threads_partitions,
+)
+from terrarium_dagster.defs.story_location import WRITER_POOL
+from terrarium_dagster.errors import PredecessorNotAnnotated
+
+# Runs that may still write: waiting in the queue, starting, running.
+IN_PROGRESS = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+BACKFILLS_LOOKED_AT = 100
+BACKFILL_TAG = "dagster/backfill"
+
+# The step's attempts while the earlier run is on its way but has not taken the pool's slot yet
+# (queued, starting): 5 s, 10 s, 20 s, then every 30 s, about an hour in all. While the earlier
+# run holds the slot, the waiting step waits for the slot and spends no attempt.
+FIRST_WAIT_SECONDS = 5
+LONGEST_WAIT_SECONDS = 30
+MOST_ATTEMPTS = 120
+
+
+def annotation_on_its_way(
+    instance: dg.DagsterInstance, annotations: dg.AssetKey, missing: str, *, own_run_id: str
+) -> str | None:
+    """What will annotate the thread `missing` (a partition key), said in a few words: another
+    run queued or in progress that selects `annotations` over a range holding it, or a backfill
+    selecting it whose run is not submitted yet; None when nothing will."""
+    keys = instance.get_dynamic_partitions(threads_partitions.name)
+    position = {key: index for index, key in enumerate(keys)}
+    if missing not in position:
+        return None
+    target = position[missing]
+    for run in instance.get_runs(filters=dg.RunsFilter(statuses=IN_PROGRESS)):
+        if run.run_id == own_run_id or not _selects(run.asset_selection, annotations):
+            continue
+        first = run.tags.get(RANGE_START_TAG) or run.tags.get(PARTITION_TAG)
+        last = run.tags.get(RANGE_END_TAG) or run.tags.get(PARTITION_TAG)
+        if first in position and last in position and position[first] <= target <= position[last]:
+            return f"run {run.run_id} ({run.status.value.lower()}) annotates it"
+    for backfill in instance.get_backfills(limit=BACKFILLS_LOOKED_AT):
+        if backfill.status.value != "REQUESTED":  # the status enum is not public API
+            continue
+        if not _selects(backfill.asset_selection, annotations):
+            continue
+        submitted = instance.get_runs(
+            filters=dg.RunsFilter(tags={BACKFILL_TAG: backfill.backfill_id}), limit=1
+        )
+        if not submitted:  # its partitions are known once its run is (judged above)
+            return f"backfill {backfill.backfill_id} annotates threads (its run is not submitted)"
+    return None
+
+
+def _selects(selection: Set[dg.AssetKey] | None, key: dg.AssetKey) -> bool:
+    return selection is not None and key in selection
+
+
+def wait_or_refuse(
+    context: dg.AssetExecutionContext, annotations: dg.AssetKey, refusal: PredecessorNotAnnotated
+) -> dg.RetryRequested | dg.Failure:
+    """What the thread step raises when its first thread's predecessor is not annotated: a
+    retry later while that thread's annotation is on its way, else the refusal as a failure."""
+    on_its_way = annotation_on_its_way(
+        context.instance, annotations, refusal.missing, own_run_id=context.run.run_id
+    )
+    attempt = context.retry_number
+    if on_its_way is None or attempt >= MOST_ATTEMPTS:
+        failure = failure_for(refusal)
+        if on_its_way is not None:
+            failure = dg.Failure(
+                description=f"{failure.description} ({on_its_way}, but has not started after "
+                f"{MOST_ATTEMPTS} tries: launch this range again once {refusal.missing} is done)",
+                metadata=failure.metadata,
+                allow_retries=False,
+            )
+        return failure
+    wait = min(LONGEST_WAIT_SECONDS, FIRST_WAIT_SECONDS * 2**attempt)
+    context.log.info(
+        f"{refusal.thread} is waiting for {refusal.missing}, which is not annotated yet: "
+        f"{on_its_way}. Trying again in {wait} s; meanwhile the {WRITER_POOL} pool's slot is free "
+        "for it (nothing was written)."
+    )
+    return dg.RetryRequested(max_retries=MOST_ATTEMPTS, seconds_to_wait=wait)
