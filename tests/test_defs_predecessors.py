@@ -18,7 +18,7 @@ import dagster as dg
 import pytest
 
 from terrarium_dagster.defs.assets import scene_batches, thread_annotations, thread_glossary
-from terrarium_dagster.defs.partitions import PARTITION_TAG, range_tags
+from terrarium_dagster.defs.partitions import PARTITION_TAG, range_tags, threads_partitions
 from terrarium_dagster.defs.predecessors import annotation_on_its_way
 from terrarium_dagster.defs.resources import engine_settings
 from terrarium_dagster.engine import Engine
@@ -131,6 +131,37 @@ def test_a_thread_whose_predecessor_a_queued_run_annotates_waits_then_runs_after
         (scene_batches, keys[1]),
         (thread_annotations, keys[1]),
     ]
-    with GlossaryStore(store_path) as store:
-        states = {state.thread_key: state.status for state in store.progress.thread_states()}
+    states = _statuses(store_path)
     assert states[keys[0]] in ("annotated", "curated") and states[keys[1]] == "annotated"
+
+
+def test_with_pools_claimed_by_whole_runs_the_refusal_stands_and_names_the_setting(
+    resources: dict[str, Any], keys: list[str], store_path: Path
+) -> None:
+    """Under `granularity: run` a waiting run would keep the slot its earlier run needs."""
+    overrides = {"concurrency": {"pools": {"granularity": "run"}}}
+    with dg.instance_for_test(overrides=overrides) as instance:
+        instance.add_dynamic_partitions(threads_partitions.name, keys)
+        earlier = _run_record(instance, resources, {PARTITION_TAG: keys[0]})
+        result = dg.materialize(
+            [thread_glossary],
+            selection=[thread_annotations],
+            instance=instance,
+            resources=resources,
+            partition_key=keys[1],
+            raise_on_error=False,
+        )
+        instance.report_run_canceled(earlier)
+    assert not result.success
+    failure = result.failure_data_for_node("thread_glossary")
+    message = failure.error.message if failure and failure.error else ""
+    assert f"cannot be annotated before {keys[0]}" in message
+    assert earlier.run_id in message and "granularity: op" in message
+    kinds = [event.event_type_value for event in result.all_events]
+    assert "STEP_UP_FOR_RETRY" not in kinds
+    assert not store_path.exists() or not _statuses(store_path)
+
+
+def _statuses(store_path: Path) -> dict[str, str]:
+    with GlossaryStore(store_path) as store:
+        return {state.thread_key: state.status for state in store.progress.thread_states()}

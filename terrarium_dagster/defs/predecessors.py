@@ -93,16 +93,21 @@ def wait_or_refuse(
         context.instance, annotations, refusal.missing, own_run_id=context.run.run_id
     )
     attempt = context.retry_number
-    if on_its_way is None or attempt >= MOST_ATTEMPTS:
-        failure = failure_for(refusal)
-        if on_its_way is not None:
-            failure = dg.Failure(
-                description=f"{failure.description} ({on_its_way}, but has not started after "
-                f"{MOST_ATTEMPTS} tries: launch this range again once {refusal.missing} is done)",
-                metadata=failure.metadata,
-                allow_retries=False,
-            )
-        return failure
+    if on_its_way is None:
+        return failure_for(refusal)
+    if _slot_held_by_the_run(context.instance):
+        return _failure(
+            refusal,
+            f"{on_its_way}, but it cannot start while this run holds the {WRITER_POOL} pool: "
+            "set `concurrency: pools: granularity: op` in dagster.yaml so that such a run "
+            "waits for it, or launch this range again once it is done",
+        )
+    if attempt >= MOST_ATTEMPTS:
+        return _failure(
+            refusal,
+            f"{on_its_way}, but has not started after {MOST_ATTEMPTS} tries: launch this "
+            f"range again once {refusal.missing} is done",
+        )
     wait = min(LONGEST_WAIT_SECONDS, FIRST_WAIT_SECONDS * 2**attempt)
     context.log.info(
         f"{refusal.thread} is waiting for {refusal.missing}, which is not annotated yet: "
@@ -110,3 +115,19 @@ def wait_or_refuse(
         "for it (nothing was written)."
     )
     return dg.RetryRequested(max_retries=MOST_ATTEMPTS, seconds_to_wait=wait)
+
+
+def _slot_held_by_the_run(instance: dg.DagsterInstance) -> bool:
+    """The instance's pools are claimed by whole runs (`granularity: run`): a run waiting in its
+    step would keep the slot the earlier run needs."""
+    pools = instance.get_settings("concurrency").get("pools") or {}
+    return pools.get("granularity") == "run"
+
+
+def _failure(refusal: PredecessorNotAnnotated, why: str) -> dg.Failure:
+    failure = failure_for(refusal)
+    return dg.Failure(
+        description=f"{failure.description} ({why})",
+        metadata=failure.metadata,
+        allow_retries=False,
+    )
