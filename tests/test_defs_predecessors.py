@@ -165,3 +165,27 @@ def test_with_pools_claimed_by_whole_runs_the_refusal_stands_and_names_the_setti
 def _statuses(store_path: Path) -> dict[str, str]:
     with GlossaryStore(store_path) as store:
         return {state.thread_key: state.status for state in store.progress.thread_states()}
+
+
+def test_a_run_that_would_wait_in_the_last_free_run_slot_for_a_queued_run_fails_at_once(
+    resources: dict[str, Any], keys: list[str]
+) -> None:
+    """Every run the queue lets start is this one, waiting: the earlier run could never start."""
+    overrides = {"concurrency": {"runs": {"max_concurrent_runs": 1}}}
+    with dg.instance_for_test(overrides=overrides) as instance:
+        instance.add_dynamic_partitions(threads_partitions.name, keys)
+        earlier = _run_record(instance, resources, {PARTITION_TAG: keys[0]})
+        result = dg.materialize(
+            [thread_glossary],
+            selection=[thread_annotations],
+            instance=instance,
+            resources=resources,
+            partition_key=keys[1],
+            raise_on_error=False,
+        )
+        instance.report_run_canceled(earlier)
+    assert not result.success
+    failure = result.failure_data_for_node("thread_glossary")
+    message = failure.error.message if failure and failure.error else ""
+    assert earlier.run_id in message and "max_concurrent_runs" in message, message
+    assert "STEP_UP_FOR_RETRY" not in [event.event_type_value for event in result.all_events]

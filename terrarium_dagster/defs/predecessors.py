@@ -11,7 +11,9 @@ later (`RetryRequested`) instead of failing. The step then ends, and the pool's 
 not the run's (`granularity: op` in dagster.yaml), so the earlier run takes the slot; the step's
 next attempt waits for the slot behind it and finds its predecessor annotated. Waiting never
 holds the slot, so two runs never wait for each other (a run only ever waits for an earlier
-thread). When nothing is on its way the refusal stands: a failure naming the missing thread.
+thread). The refusal stands, a failure naming the missing thread, when nothing is on its way and
+when waiting cannot help: pools claimed by whole runs (`granularity: run`), or every run slot of
+the queue taken by runs waiting like this one.
 """
 
 from __future__ import annotations
@@ -42,11 +44,22 @@ BACKFILLS_LOOKED_AT = 100
 BACKFILL_TAG = "dagster/backfill"
 
 # The step's attempts while the earlier run is on its way but has not taken the pool's slot yet
-# (queued, starting): 5 s, 10 s, 20 s, then every 30 s, about an hour in all. While the earlier
-# run holds the slot, the waiting step waits for the slot and spends no attempt.
+# (queued behind other stories' runs, starting): 5 s, 10 s, 20 s, 40 s, then every minute, a day
+# in all. While the earlier run holds the slot, the waiting step waits for the slot and spends no
+# attempt.
 FIRST_WAIT_SECONDS = 5
-LONGEST_WAIT_SECONDS = 30
-MOST_ATTEMPTS = 120
+LONGEST_WAIT_SECONDS = 60
+MOST_ATTEMPTS = 24 * 60
+
+# Step events, the last of which says whether a started run's step is waiting to be retried.
+STEP_EVENTS = {
+    dg.DagsterEventType.STEP_START,
+    dg.DagsterEventType.STEP_RESTARTED,
+    dg.DagsterEventType.STEP_UP_FOR_RETRY,
+    dg.DagsterEventType.STEP_SUCCESS,
+    dg.DagsterEventType.STEP_FAILURE,
+}
+STARTED = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 
 
 def annotation_on_its_way(
@@ -102,6 +115,13 @@ def wait_or_refuse(
             "set `concurrency: pools: granularity: op` in dagster.yaml so that such a run "
             "waits for it, or launch this range again once it is done",
         )
+    if _run_slots_all_waiting(context.instance, own_run_id=context.run.run_id):
+        return _failure(
+            refusal,
+            f"{on_its_way}, but every run the queue lets start (`max_concurrent_runs`) is "
+            "waiting like this one, so it cannot start: launch this range again once "
+            f"{refusal.missing} is done",
+        )
     if attempt >= MOST_ATTEMPTS:
         return _failure(
             refusal,
@@ -122,6 +142,25 @@ def _slot_held_by_the_run(instance: dg.DagsterInstance) -> bool:
     step would keep the slot the earlier run needs."""
     pools = instance.get_settings("concurrency").get("pools") or {}
     return pools.get("granularity") == "run"
+
+
+def _run_slots_all_waiting(instance: dg.DagsterInstance, *, own_run_id: str) -> bool:
+    """Every run the queue lets start at once (`concurrency: runs: max_concurrent_runs`) has
+    started, and each one's step is waiting to be retried, as this one is about to: a queued
+    earlier run would never start."""
+    runs = instance.get_settings("concurrency").get("runs") or {}
+    limit = runs.get("max_concurrent_runs")
+    if not isinstance(limit, int) or limit < 1:
+        return False
+    started = instance.get_runs(filters=dg.RunsFilter(statuses=STARTED))
+    if len(started) < limit:
+        return False
+    return all(run.run_id == own_run_id or _waiting(instance, run.run_id) for run in started)
+
+
+def _waiting(instance: dg.DagsterInstance, run_id: str) -> bool:
+    events = instance.all_logs(run_id, of_type=STEP_EVENTS)
+    return bool(events) and events[-1].dagster_event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY
 
 
 def _failure(refusal: PredecessorNotAnnotated, why: str) -> dg.Failure:
