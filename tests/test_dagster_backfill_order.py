@@ -3,9 +3,9 @@ driven through GraphQL's `launchPartitionBackfill` as the UI launches a backfill
 
 A user selects threads 1–3 and launches a backfill of every thread asset, then at once threads
 4–5. The backfill daemon submits the two runs side by side, in any order, so the later range's run
-can be the first one out of the queue. Its first thread cannot be annotated before thread 1; it
-used to fail at once ("thread t00003-… cannot be annotated before t00000-…") while the first
-backfill's run waited behind it. The order is made deterministic here: both backfills are launched
+can be the first one out of the queue. The engine refuses its first thread before thread 1
+("thread t00003-… cannot be annotated before t00000-…"); the run must wait for the first
+backfill's run, not fail. The order is made deterministic here: both backfills are launched
 while the story's pool is held at 0 (so both runs are queued) and the second carries a higher
 `dagster/priority`, so it leaves the queue first, as it does when it happens to be submitted first.
 
