@@ -90,6 +90,17 @@ class OrderError(InputError):
     """Threads must be annotated in story order; this one is out of order."""
 
 
+class PredecessorNotAnnotated(OrderError):
+    """`thread` (a key) cannot be annotated yet: `missing`, the first earlier thread, is not
+    annotated. A caller that knows the missing thread's annotation is on its way (Dagster: a run
+    queued or running for it) may wait and ask again; nothing was written."""
+
+    def __init__(self, message: str, *, thread: str, missing: str) -> None:
+        super().__init__(message)
+        self.thread = thread
+        self.missing = missing
+
+
 class Interrupted(TerrariumError):
     """A stop was requested (SIGINT/SIGTERM): the current scene was rolled back."""
 

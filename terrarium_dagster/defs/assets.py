@@ -36,6 +36,7 @@ from terrarium_dagster.defs.metadata import (
     export_metadata,
 )
 from terrarium_dagster.defs.partitions import foreign_keys, threads_partitions
+from terrarium_dagster.defs.predecessors import wait_or_refuse
 from terrarium_dagster.defs.resources import (
     AgentResource,
     CorpusResource,
@@ -44,6 +45,7 @@ from terrarium_dagster.defs.resources import (
 )
 from terrarium_dagster.defs.story_location import WRITER_POOL, story_key
 from terrarium_dagster.engine import Engine, open_corpus, open_store
+from terrarium_dagster.errors import PredecessorNotAnnotated
 from terrarium_dagster.exports import Exporter
 from terrarium_dagster.exports.files import claim_exports, staged_directory
 
@@ -176,11 +178,16 @@ def thread_glossary(
     settings = fail_on(engine_settings, corpus, store, agent)
     with corpus.open() as reader:
         threads = _threads_in_story_order(reader, context.partition_keys)
-        if scene_batches in selected:
-            for thread in threads:
-                yield _scene_batch_materialization(reader, thread)
+        batches = (
+            [_scene_batch_materialization(reader, thread) for thread in threads]
+            if scene_batches in selected
+            else []
+        )
     if selected & {thread_annotations, curated_glossary}:
-        yield from _annotate_and_curate(context, config, settings, threads)
+        # the scene batches are reported once the order allows the run (nothing before a wait)
+        yield from _annotate_and_curate(context, config, settings, threads, first=batches)
+    else:
+        yield from batches
     if glossary_edition in selected:  # after curation, before the export that carries it
         yield from write_editions(context, settings, threads)
     if glossary_export in selected:
@@ -241,8 +248,25 @@ def _annotate_and_curate(
     config: ThreadConfig,
     settings: Settings,
     threads: Sequence[Thread],
+    *,
+    first: Sequence[dg.AssetMaterialization] = (),
 ) -> Iterator[dg.AssetMaterialization]:
-    """Per thread: annotate (if selected), then curate (if selected), then the next thread."""
+    """Per thread: annotate (if selected), then curate (if selected), then the next thread;
+    `first` is reported once the order allows the run. A first thread whose predecessor's
+    annotation is on its way waits for it (`predecessors.py`), holding nothing."""
+    try:
+        yield from _thread_steps(context, config, settings, threads, first)
+    except PredecessorNotAnnotated as refusal:  # raised before anything was written or reported
+        raise wait_or_refuse(context, thread_annotations, refusal) from None
+
+
+def _thread_steps(
+    context: dg.AssetExecutionContext,
+    config: ThreadConfig,
+    settings: Settings,
+    threads: Sequence[Thread],
+    first: Sequence[dg.AssetMaterialization],
+) -> Iterator[dg.AssetMaterialization]:
     annotate = thread_annotations in context.selected_asset_keys
     curate = curated_glossary in context.selected_asset_keys
     backend = backend_metadata(settings)
@@ -252,10 +276,12 @@ def _annotate_and_curate(
     with engine:  # records the run as finished, failed or interrupted
         # A thread already annotated (or curated) is a success that changes nothing: a range
         # resumes at its first unfinished thread, a re-materialized partition stays green. Only
-        # `rewind: true` redoes a finished thread (and the later ones).
+        # `rewind: true` redoes a finished thread (and the later ones). The order is checked
+        # here, first (`PredecessorNotAnnotated`); every later engine error is a `Failure`.
         steps = engine.sequence.run_threads(
             threads, annotate=annotate, curate=curate, rewind=config.rewind
         )
+        yield from first
         while (step := fail_on(next, steps, None)) is not None:
             thread = step.thread
             if step.annotation is not None:

@@ -10,7 +10,9 @@ from terrarium_dagster.defs.story_location import PARTITIONS_NAME
 
 threads_partitions = dg.DynamicPartitionsDefinition(name=PARTITIONS_NAME)
 
-# The run tags Dagster itself sets on a single-run backfill of a partition range.
+# The run tags Dagster itself sets on a run of one partition, and of a partition range (a
+# single-run backfill).
+PARTITION_TAG = "dagster/partition"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 

@@ -15,21 +15,12 @@ import dagster as dg
 from terrarium_dagster.defs.assets import curated_glossary, thread_annotations
 from terrarium_dagster.defs.living_sensors import grown_last_thread
 from terrarium_dagster.defs.partitions import range_run_request, threads_partitions
+from terrarium_dagster.defs.predecessors import BACKFILLS_LOOKED_AT, IN_PROGRESS
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.engine import DONE
 from terrarium_dagster.errors import InputError
 
 SCHEDULE_CRON_ENV = "TERRARIUM_SCHEDULE_CRON"
-
-BACKFILLS_LOOKED_AT = 100
-
-IN_PROGRESS = [
-    dg.DagsterRunStatus.QUEUED,
-    dg.DagsterRunStatus.NOT_STARTED,
-    dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED,
-    dg.DagsterRunStatus.CANCELING,
-]
 
 
 def next_unannotated_range(keys: Sequence[str], done: Collection[str]) -> list[str]:

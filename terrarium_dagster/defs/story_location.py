@@ -7,9 +7,10 @@ deployment-wide carry the story, so two stories never meet:
 
 - asset keys are prefixed (`banished/thread_annotations`): asset keys are global in a workspace;
 - the dynamic partition set is `banished_threads`: partition sets live in the instance;
-- the writer's pool is `terrarium_banished`: one run of a story at a time, the next one waiting in
-  Dagster's queue (pools with `granularity: run` in dagster.yaml) instead of failing on the
-  store's lease; runs of other stories, in pools of their own, go side by side.
+- the writer's pool is `terrarium_banished`: one thread step of a story at a time, the next run
+  waiting in Dagster's queue (pools with `granularity: op` in dagster.yaml: the queue holds a run
+  whose pool is full) instead of failing on the store's lease; runs of other stories, in pools of
+  their own, go side by side.
 
 The setting is read once, when the code location loads (each location is its own process).
 """

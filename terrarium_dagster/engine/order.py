@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Thread
-from terrarium_dagster.errors import OrderError
+from terrarium_dagster.errors import PredecessorNotAnnotated
 from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import ThreadProgress
 
@@ -42,9 +42,11 @@ class Standing:
         """Fail fast unless every earlier thread (story order) is annotated."""
         earlier = self.not_annotated_before
         if earlier is not None:
-            raise OrderError(
+            raise PredecessorNotAnnotated(
                 f"thread {self.thread.key} cannot be annotated before {earlier.key}: "
-                f"{earlier.key} is not annotated yet (threads are annotated in story order)"
+                f"{earlier.key} is not annotated yet (threads are annotated in story order)",
+                thread=self.thread.key,
+                missing=earlier.key,
             )
 
 

@@ -60,9 +60,18 @@ class ThreadSequence(EngineParts):
         the first), then curate it once it is finished, then the next thread. Yields each step
         as it is done, so a caller records every finished thread before the next one starts.
         Ends early when the run is asked to stop, reaches its scene limit, or leaves a thread
-        unfinished (nothing to curate yet)."""
+        unfinished (nothing to curate yet).
+
+        The order is checked here, before the sequence is returned: a run whose first thread
+        cannot be annotated yet (`PredecessorNotAnnotated`) is refused before it writes or
+        reports anything."""
         if annotate and threads:
             self.order.standing(threads[0].id).check_order()
+        return self._steps(threads, annotate=annotate, curate=curate, rewind=rewind)
+
+    def _steps(
+        self, threads: Sequence[Thread], *, annotate: bool, curate: bool, rewind: bool
+    ) -> Iterator[ThreadStep]:
         for index, thread in enumerate(threads):
             if self.run.stop.is_set() or self.run.scene_limit_reached:
                 return
