@@ -1949,3 +1949,79 @@ def test_a_note_on_the_text_after_the_last_chapter_is_back_matter() -> None:
     book = chapters_from_blocks(blocks_from_text(text))
     assert book.chapters[-1].paragraphs == [prose]
     assert [section.title for section in book.reference] == ["A NOTE ON THE TEXT"]
+
+
+def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path) -> None:
+    """The Song of Hiawatha (19.txt) opens with a prose "Introductory Note": the book had prose,
+    so it was not read as verse, and six of its cantos were left out as "(no prose)" (the rest
+    kept by chance, a stanza with stops enough to pass as prose). A chapter of stanzas is a
+    poem, whatever the rest of the book is; a contents page of numbered titles is not."""
+    note = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Schoolcraft")] * 3), 70))
+    contents = "\n".join(f"{n}.   The Song of the {w}" for n, w in (("I", "Pipe"), ("II", "Wind")))
+    canto = f"{_VERSE}\n\n{_VERSE}"
+    source = tmp_path / "19.txt"
+    source.write_text(
+        f"CONTENTS\n\n{contents}\n\n\n\n            I\n\n        The Song of the Pipe\n\n"
+        f"{note}\n\n{canto}\n\n\n\n            II\n\n        The Song of the Wind\n\n"
+        f"{canto}\n\n\n\n"
+        f"            III\n\n        The Song of the Lake\n\n{canto}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "poem.db"
+    titles = _import(source, out)
+    assert titles == [
+        "I: The Song of the Pipe", "II: The Song of the Wind", "III: The Song of the Lake"
+    ]  # fmt: skip
+    stanza = " ".join(_VERSE.split("\n"))
+    assert _bodies(out).count(stanza) == 6
+    assert not any("Wind" in name or "Lake" in name for name in read_book(source).dropped)
+
+
+def test_a_numbered_list_in_a_letter_heads_no_chapter(tmp_path: Path) -> None:
+    """Daddy-Long-Legs (157.txt) is letters with no chapter headings; a letter's list "I. You
+    are tall." / "II.  You are rich." / "III.  You hate girls." (and "VII." / "VIII.  Good
+    night.", "3.  Sallie." / "4. ..." later) was read as chapters: the book came out as four
+    chapters named after list items, the story before the first of them lost. Paragraphs that
+    open with consecutive numbers less than a paragraph apart are a list; chapters are never that
+    short."""
+    letter = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Judy")] * 4), 70))
+    text = (
+        f"Dear Daddy-Long-Legs,\n\n{letter}\n\nI. You are tall.\n\nII.  You are rich.\n\n"
+        f"III.  You hate girls.\n\n{letter}\n\n{letter}\n\nVII.  It is half past nine.\n\n"
+        f"VIII.  Good night.\n\n{letter}\n\n1.  Sylvia, for the woods.\n\n2.  Lesbia.\n\n"
+        f"3.  Sallie.\n\n{letter}\n"
+    )
+    source = tmp_path / "157.txt"
+    source.write_text(text, encoding="utf-8")
+    out = tmp_path / "letters.db"
+    assert _import(source, out) == ["Text"]
+    bodies = _bodies(out)
+    assert bodies.startswith("Dear Daddy-Long-Legs,")
+    for item in ("I. You are tall.", "III.  You hate girls.", "VIII.  Good night.", "3.  Sallie."):
+        assert item in bodies
+    # chapters numbered with their titles on the heading's line stay chapters
+    pairs = (("I", "GATE"), ("II", "YARD"))
+    chapters = "\n\n\n".join(f"{n}. THE {w}\n\n{letter}" for n, w in pairs)
+    assert [c.title for c in chapters_from_blocks(blocks_from_text(chapters)).chapters] == [
+        "I. THE GATE", "II. THE YARD"
+    ]  # fmt: skip
+
+
+def test_a_sum_worked_in_the_story_is_no_chapter_number() -> None:
+    """Through the Looking-Glass (12-0.txt) sets Alice's sum as lines of figures ("365", "1",
+    "____", "364", "___"): "364" over the rule "___" was read as a chapter numbered 364 titled
+    "___", cutting Humpty Dumpty's chapter in two. A line without a letter is no title."""
+    prose = _PROSE.format(who="Alice")
+    text = (
+        f"CHAPTER I. Looking-Glass house\n\n{prose}\n\n\n"
+        f"CHAPTER VI. Humpty Dumpty\n\n{prose} She worked the sum for him:\n\n"
+        "               365\n                1\n               ____\n\n"
+        f"               364\n               ___\n\n{prose}\n\n\n"
+        f"CHAPTER VII. The Lion and the Unicorn\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "CHAPTER I. Looking-Glass house", "CHAPTER VI. Humpty Dumpty",
+        "CHAPTER VII. The Lion and the Unicorn",
+    ]  # fmt: skip
+    assert chapters[1].paragraphs[-1] == prose

@@ -21,7 +21,7 @@ the story and drops the rest:
   before it is story (`OPENING_WORDS`): then it is the first chapter; or it is story under no
   heading at all (`PROLOGUE_WORDS`): then it is the "Prologue";
 - contents pages and lists of illustrations (a section so named, or one with no prose: only
-  short lines, a table);
+  short lines, a table; stanzas are a poem, kept);
 - front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
   by", a title page's publication line or year: "Published March, 1909.", "MCMIX");
 - back matter (a glossary, an appendix, an index, notes, a transcriber's note, and what follows
@@ -32,8 +32,10 @@ the story and drops the rest:
 Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter 12" / "BOOK II"
 (with its title on the same or the next line), a number or Roman numeral alone or before a
 title ("IV.", "12. The Salt Road", "01 My Early Home"; not a page's running head), or a named
-section (FOREWORD, PROLOGUE, EPILOGUE, ...). A book without such headings is split at bare
-capitalised titles standing alone ("THE SISTERS"): those its contents page lists (in any case,
+section (FOREWORD, PROLOGUE, EPILOGUE, ...); not paragraphs that open with consecutive numbers
+less than a paragraph apart (a numbered list), nor a number over a line with no letter. A book
+without such headings is split at bare capitalised titles standing alone ("THE SISTERS"): those
+its contents page lists (in any case,
 at the margin or centred), or, without a contents page, every such line, or, with none, titles
 in capitals or title case centred on the page, three at least ("STORY OF THE DOOR", "Story of
 the Door"). In Markdown, ATX and setext headings; in AsciiDoc (`book.asciidoc` in GITenberg's
@@ -534,13 +536,15 @@ def _subtitle(lines: list[str], index: int) -> int | None:
     """The index of a chapter's title line under its heading ("CHAPTER I", then "The Salt
     Road"): the next line with text, at most two blank lines below, short, without a final
     period (unless in capitals), and followed by a blank line; or a title in capitals of up to
-    three lines."""
+    three lines. A line without a letter is no title."""
     for below in range(index + 1, min(index + 4, len(lines))):
         text = lines[below].strip()
         if not text:
             continue
         if _STRONG.match(text) or _NAMED.match(text):
             return None  # "VOLUME I." over "CHAPTER I.": two headings
+        if not any(c.isalpha() for c in text):
+            return None  # a rule or figures ("364" over "___", a sum worked in the story)
         taken = _subtitle_lines(lines, below)
         if len(taken) > 1:
             words = sum(len(lines[i].split()) for i in taken)
@@ -650,6 +654,30 @@ def _listed_together(
         if not set(keys) & later:
             listed.extend(group)
     return listed
+
+
+_ITEM = re.compile(r"^([IVXLCDM]+|\d{1,3})[.:]\s+\S")  # "II.  You are rich.", "5.  Judy, after me."
+
+
+def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The lines among `strong` that are a number and words next to a paragraph opening with the
+    next number (or the one before) fewer than `PROSE_WORDS` words away: a numbered list in
+    the story (a letter's "I. You are tall." / "II.  You are rich." / "III.  You hate girls.",
+    Daddy-Long-Legs), not chapters, which are never that short. A number alone over its title
+    ("IV", then "THE RIVER") is a heading of another shape, left as it is."""
+    numbered = [  # every paragraph that opens with a number, a heading or not
+        (index, value)
+        for index, line in enumerate(lines)
+        if (index == 0 or not lines[index - 1].strip())
+        and (match := _ITEM.match(line.strip()))
+        and (value := _numeral(match.group(1))) is not None
+    ]
+    items: set[int] = set()
+    for (here, number), (there, following) in itertools.pairwise(numbered):
+        between = sum(len(lines[i].split()) for i in range(here + 1, there))
+        if following == number + 1 and between < PROSE_WORDS:
+            items.update((here, there))
+    return sorted(items & set(strong))
 
 
 def _number_and_title(line: str) -> bool:
@@ -818,7 +846,11 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             named[index] = None
         elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
             bare.append(index)
-    for index in _running_heads(lines, strong) + _listed_together(lines, strong, wrapped):
+    for index in (
+        _running_heads(lines, strong)
+        + _listed_together(lines, strong, wrapped)
+        + _list_items(lines, strong)
+    ):
         strong.pop(index, None)
     if len(strong) >= 2:
         # and a title in capitals the contents page lists beside the numbered chapters (The
@@ -1383,6 +1415,22 @@ def _verse(block: Block) -> bool:
     return marked * 4 >= len(lines)
 
 
+VERSE_WORDS = 100  # a chapter with no prose is a poem when its stanzas have this many words
+
+
+def _in_verse(body: list[Block]) -> bool:
+    """Whether a chapter with no paragraph of prose is a poem: stanzas (`_verse`) of
+    `VERSE_WORDS` words or more, most of their lines not a contents page's ("IX. Hiawatha and
+    the Pearl-Feather", "The Prison Door  . . . 47")."""
+    if any(_is_prose(block) for block in body):
+        return False
+    stanzas = [block for block in body if _verse(block)]
+    lines = [line.strip() for block in stanzas for line in block.lines if line.strip()]
+    listed = sum(1 for line in lines if _CHAPTER_NUMBER.match(line) or _PAGE_REFERENCE.search(line))
+    words = sum(len(block.text.split()) for block in stanzas)
+    return words >= VERSE_WORDS and listed * 2 < len(lines)
+
+
 # A verse paragraph longer than this many lines is read as paragraphs of about this many, each
 # ending where a sentence does (Paradise Lost sets a whole book with hardly a blank line)
 VERSE_LINES = 24
@@ -1663,7 +1711,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             if chapter.paragraphs:
                 found.reference.append(chapter)
             continue
-        if not any(_is_prose(b) for b in body) and not (
+        if _in_verse(body):
+            # a canto or a poem of a book that has prose too (The Song of Hiawatha's
+            # introductory note): its stanzas are its paragraphs, as a book in verse has
+            chapter = _chapter(name, [part for block in body for part in _as_prose(block)])
+        elif not any(_is_prose(b) for b in body) and not (
             numbered_book and found.chapters and _short_chapter(plain, body)
         ):
             found.dropped.append(f"{name} (no prose)")
