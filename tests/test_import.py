@@ -1954,15 +1954,18 @@ def test_a_note_on_the_text_after_the_last_chapter_is_back_matter() -> None:
 def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path) -> None:
     """The Song of Hiawatha (19.txt) opens with a prose "Introductory Note": the book had prose,
     so it was not read as verse, and six of its cantos were left out as "(no prose)" (the rest
-    kept by chance, a stanza with stops enough to pass as prose). A chapter of stanzas is a
-    poem, whatever the rest of the book is; a contents page of numbered titles is not."""
+    kept by chance, a stanza with stops enough to pass as prose), and the note, in title case
+    before the numbered cantos, was part of the contents page. A chapter of stanzas is a poem,
+    whatever the rest of the book is; a contents page of numbered titles is not; a title the
+    contents page lists, standing alone before the first numbered chapter, heads a chapter."""
     note = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Schoolcraft")] * 3), 70))
     contents = "\n".join(f"{n}.   The Song of the {w}" for n, w in (("I", "Pipe"), ("II", "Wind")))
     canto = f"{_VERSE}\n\n{_VERSE}"
     source = tmp_path / "19.txt"
     source.write_text(
-        f"CONTENTS\n\n{contents}\n\n\n\n            I\n\n        The Song of the Pipe\n\n"
-        f"{note}\n\n{canto}\n\n\n\n            II\n\n        The Song of the Wind\n\n"
+        f"CONTENTS\n\nIntroductory Note\n{contents}\n\n\nIntroductory Note\n\n{note}\n\n\n\n"
+        f"            I\n\n        The Song of the Pipe\n\n"
+        f"{canto}\n\n\n\n            II\n\n        The Song of the Wind\n\n"
         f"{canto}\n\n\n\n"
         f"            III\n\n        The Song of the Lake\n\n{canto}\n",
         encoding="utf-8",
@@ -1970,7 +1973,8 @@ def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path)
     out = tmp_path / "poem.db"
     titles = _import(source, out)
     assert titles == [
-        "I: The Song of the Pipe", "II: The Song of the Wind", "III: The Song of the Lake"
+        "Introductory Note", "I: The Song of the Pipe", "II: The Song of the Wind",
+        "III: The Song of the Lake",
     ]  # fmt: skip
     stanza = " ".join(_VERSE.split("\n"))
     assert _bodies(out).count(stanza) == 6

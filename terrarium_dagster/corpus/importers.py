@@ -33,7 +33,8 @@ Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter
 (with its title on the same or the next line), a number or Roman numeral alone or before a
 title ("IV.", "12. The Salt Road", "01 My Early Home"; not a page's running head), or a named
 section (FOREWORD, PROLOGUE, EPILOGUE, ...); not paragraphs that open with consecutive numbers
-less than a paragraph apart (a numbered list), nor a number over a line with no letter. A book
+less than a paragraph apart (a numbered list), nor a number over a line with no letter; and
+before the first numbered chapter, a title standing alone that the contents page lists. A book
 without such headings is split at bare capitalised titles standing alone ("THE SISTERS"): those
 its contents page lists (in any case,
 at the margin or centred), or, without a contents page, every such line, or, with none, titles
@@ -856,12 +857,19 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         # and a title in capitals the contents page lists beside the numbered chapters (The
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
         listed, page = _contents_titles(lines)
+        # and, before the first numbered chapter, a title in title case standing alone that the
+        # contents page lists (The Song of Hiawatha's "Introductory Note" and "Introduction")
+        before = [
+            i
+            for i in range(min(strong))
+            if i not in page and _isolated(lines, i) and _title_cased(lines[i].strip())
+        ]
         chosen = {
             **strong,
             **named,
             **{
                 i: None
-                for i in bare
+                for i in sorted({*bare, *before})
                 if _listed(_title_key(lines[i]), listed) and i not in strong and i not in page
             },
         }
