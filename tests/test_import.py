@@ -1626,7 +1626,10 @@ def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> No
 
 def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
     """War and Peace: seventeen chapters titled "CHAPTER I", the books over them dropped. A
-    title that comes again is named with its division; a unique one stays as it is."""
+    title that comes again is named with its division, and so is every other chapter of that
+    division (Notes from the Underground's "XI", which Part II has not, was "XI" alone between
+    "PART I: Underground: X" and "PART II: ...: I"); a division whose titles are all its own
+    stays as it is."""
     prose = _PROSE.format(who="Pierre")
     blocks = []
     for book in ("BOOK ONE: 1805", "BOOK TWO: 1805"):
@@ -1641,9 +1644,13 @@ def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
         "BOOK ONE: 1805: CHAPTER II",
         "BOOK TWO: 1805: CHAPTER I",
         "BOOK TWO: 1805: CHAPTER II",
-        "CHAPTER III",
+        "BOOK TWO: 1805: CHAPTER III",
         "FIRST EPILOGUE: 1813 - 20: CHAPTER I",
     ]
+    blocks = [Block("heading", "BOOK ONE"), Block("heading", "CHAPTER I"), Block("text", prose)]
+    blocks += [Block("heading", "BOOK TWO"), Block("heading", "CHAPTER II"), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == ["CHAPTER I", "CHAPTER II"]  # no title comes again: as they are
 
 
 def test_a_book_whose_headings_leave_no_chapter_is_one_chapter(tmp_path: Path) -> None:
@@ -2029,3 +2036,64 @@ def test_a_sum_worked_in_the_story_is_no_chapter_number() -> None:
         "CHAPTER VII. The Lion and the Unicorn",
     ]  # fmt: skip
     assert chapters[1].paragraphs[-1] == prose
+
+
+def test_html_text_in_no_block_a_cast_paragraph_and_a_translators_credit(tmp_path: Path) -> None:
+    """Three HTML editions: Carmilla's "<b>PROLOGUE</b>" is set in no paragraph, so it was
+    dropped and its prologue left out as the title page's "Copyright 1872"; An Enemy of the
+    People's "DRAMATIS PERSONAE" is a paragraph, so its cast was a chapter headed "Henrik
+    Ibsen: A play in five acts"; Madame Bovary's "Translated from the French by Eleanor
+    Marx-Aveling" headed a chapter of its dedication. Text in no block is a paragraph, a cast's
+    name set as a paragraph is a heading, a translator's credit is a byline."""
+    prose = _PROSE.format(who="Laura")
+    source = tmp_path / "10007-h.htm"
+    source.write_text(
+        "<html><head><title>Carmilla</title></head><body><table><tr><td>"
+        "<h1>Carmilla</h1><h3>J. Sheridan LeFanu<br/><br/>Copyright 1872</h3><br/>"
+        f"<b>PROLOGUE</b><p><i>{prose}</i></p><h2>I</h2><p>{prose}</p>"
+        f"<h2>II</h2><p>{prose}</p></td></tr></table></body></html>",
+        encoding="utf-8",
+    )
+    out = tmp_path / "carmilla.db"
+    assert _import(source, out) == ["PROLOGUE", "I", "II"]
+    source = tmp_path / "2446-h.htm"
+    source.write_text(
+        "<html><head><title>An Enemy of the People</title></head><body>"
+        "<h2>Henrik Ibsen</h2><h3>Translated by R. Farquharson Sharp</h3>"
+        "<h2>AN ENEMY OF THE PEOPLE</h2><h3>A play in five acts</h3>"
+        "<p>DRAMATIS PERSONAE</p><p>Dr. Thomas Stockmann, Medical Officer of the Municipal "
+        "Baths.<br/>Mrs. Stockmann, his wife.<br/>Petra (their daughter) a teacher.<br/>"
+        "Peter Stockmann (the Doctor's elder brother), Mayor of the Town and Chief Constable, "
+        "Chairman of the Baths' Committee, etc.<br/>Aslaksen, a printer.</p>"
+        f"<h2>ACT I</h2><p>{prose}</p><h2>ACT II</h2><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["ACT I", "ACT II"]
+    assert [section.title.split(": ")[-1] for section in book.reference] == ["DRAMATIS PERSONAE"]
+    source = tmp_path / "2413-h.htm"
+    dedication = "To Marie-Antoine-Jules Senard, Member of the Paris Bar. " + prose
+    source.write_text(
+        "<html><head><title>Madame Bovary</title></head><body><h1>MADAME BOVARY</h1>"
+        "<h2>By Gustave Flaubert</h2><h3>Translated from the French by Eleanor Marx-Aveling</h3>"
+        f"<blockquote><p>{dedication}</p></blockquote><h2>Part I</h2><h2>Chapter One</h2>"
+        f"<p>{prose}</p><h2>Chapter Two</h2><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["Chapter One", "Chapter Two"]
+    assert book.dropped == ["MADAME BOVARY (title page)"]
+
+
+def test_a_footnotes_mark_on_a_heading_is_not_its_title() -> None:
+    """Notes from the Underground (600.txt) heads its first part "Underground*", the mark of
+    the note under it: every chapter of the part was "PART I: Underground*: II"."""
+    prose = _PROSE.format(who="Liza")
+    text = (
+        f"PART I\n\nUnderground*\n\n     *The author of the diary is imaginary.\n\n\n\nI\n\n"
+        f"{prose}\n\n\n\nII\n\n{prose}\n\n\n\nPART II\n\nA Propos of the Wet Snow\n\n\n\nI\n\n"
+        f"{prose}\n\n\n\nII\n\n{prose}\n"
+    )
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
+    assert "PART I: Underground: II" in titles
+    assert not any("*" in title for title in titles)

@@ -222,7 +222,9 @@ _DEDICATION = re.compile(r"^(?:Dedicated to\b|To [^,]{2,60},\s+my\b)", re.I)
 # an author's byline ("BY NICOLO MACHIAVELLI", "Translated by ..."), not a title that opens with
 # "by" ("BY THE RIVER": Siddhartha)
 _BYLINE = re.compile(
-    r"^(?:by|(?:written|illustrated|translated|edited|with illustrations) by)\b"
+    # "Translated from the French by Eleanor Marx-Aveling" too
+    r"^(?:by|(?:written|illustrated|translated(?: (?:from|out of) (?:the )?\w+)?|edited"
+    r"|with illustrations) by)\b"
     r"(?!\s+(?:the|a|an)\b)",
     re.I,
 )
@@ -799,10 +801,14 @@ def _unmarked(text: str) -> str:
     return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
 
 
+_TITLE_NOTE_MARK = re.compile(r"(?<=\w)\s*[*†‡]+$")  # "Underground*": a footnote's mark
+
+
 def _plain_title(text: str) -> str:
-    """A heading of a plain-text book as a title: `_unmarked`, one space between words
-    ("III.  THE RECOGNITION" is "III. THE RECOGNITION")."""
-    return " ".join(_unmarked(text).split())
+    """A heading of a plain-text book as a title: `_unmarked`, without a footnote's mark at its
+    end ("Underground*", Notes from the Underground), one space between words ("III.  THE
+    RECOGNITION" is "III. THE RECOGNITION")."""
+    return " ".join(_TITLE_NOTE_MARK.sub("", _unmarked(text)).split())
 
 
 @dataclass(frozen=True)
@@ -1134,7 +1140,8 @@ _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
 # A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
 _HEADING_PARAGRAPH = re.compile(
-    rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS})[.:]?"
+    rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS}"
+    rf"|{_CAST_SECTIONS})[.:]?"
     rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?)$",
     re.I,
 )
@@ -1223,6 +1230,10 @@ class _XhtmlText(HTMLParser):
             self._close()
 
     def handle_data(self, data: str) -> None:
+        if self._tag is None and data.strip() and not self._skip:
+            # text set in no block of its own (Carmilla's "<b>PROLOGUE</b>" between its title
+            # page's heading and the prologue's paragraph): a paragraph until the next block
+            self._tag = "p"
         if (
             not self._skip
             and not self._page_number
@@ -1793,11 +1804,15 @@ def _division(run: list[str]) -> str | None:
 def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]) -> None:
     """Chapters whose titles come again in the book ("CHAPTER I" of each of War and Peace's
     fifteen books: seventeen alike) are named with their division ("BOOK TWO: 1805: CHAPTER
-    I"), so a reader and a source can tell them apart; unique titles stay as they are."""
+    I"), so a reader and a source can tell them apart, and so is every other chapter of those
+    divisions (Notes from the Underground's "XI", the one number Part II has not: "PART I:
+    Underground: XI" among "PART I: Underground: X" and the rest); the chapters of other
+    divisions, with titles of their own, stay as they are."""
     seen = Counter(chapter.title for chapter in chapters)
+    named = {divisions.get(id(chapter)) for chapter in chapters if seen[chapter.title] > 1}
     for chapter in chapters:
         division = divisions.get(id(chapter))
-        if seen[chapter.title] > 1 and division and not chapter.title.startswith(division):
+        if division in named and division and not chapter.title.startswith(division):
             chapter.title = f"{division}: {chapter.title}"
 
 
@@ -1856,9 +1871,14 @@ TITLE_PAGE_WORDS = 500  # a book's title over more than this is a story told und
 
 def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     """Whether a first chapter headed by the book's own title ("TREASURE ISLAND" over a
-    dedication and a poem to the reader, an epigraph) is its title page, not story."""
+    dedication and a poem to the reader, an epigraph), or by a byline or a translator's credit
+    alone, is its title page, not story."""
     if not book_title or chapter.words > TITLE_PAGE_WORDS:
         return False
+    if _BYLINE.match(chapter.title) and len(chapter.title.split()) > 2:
+        # headed by a credit alone, the book's title and author dropped from over it (Madame
+        # Bovary's HTML: "Translated from the French by Eleanor Marx-Aveling" over a dedication)
+        return True
     parts = chapter.title.split(": ")
     if _named(parts) or _numbered(parts):  # "The Island of Doctor Moreau: INTRODUCTION."
         return False
