@@ -2097,3 +2097,21 @@ def test_a_footnotes_mark_on_a_heading_is_not_its_title() -> None:
     titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
     assert "PART I: Underground: II" in titles
     assert not any("*" in title for title in titles)
+
+
+def test_papers_of_a_series_numbered_no_are_its_chapters() -> None:
+    """The Federalist Papers (1404.txt) heads its eighty-five papers "FEDERALIST No. 1" over the
+    paper's title: no heading, so the book was cut at its footnotes' numbers ("1. Divide and
+    command"), fourteen chapters of up to 36,818 words."""
+    prose = _PROSE.format(who="Publius")
+    text = "\n\n\n\n".join(
+        f"FEDERALIST No. {n}\n\n{title}\n\nFor the Independent Journal.\n\n\nHAMILTON\n\n"
+        f"To the People of the State of New York:\n\n{prose}\n\n{prose}\n\nPUBLIUS"
+        for n, title in ((1, "General Introduction"), (2, "Concerning Dangers"), (3, "Union"))
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "FEDERALIST No. 1: General Introduction", "FEDERALIST No. 2: Concerning Dangers",
+        "FEDERALIST No. 3: Union",
+    ]  # fmt: skip
+    assert chapters[0].paragraphs[-1] == "PUBLIUS"

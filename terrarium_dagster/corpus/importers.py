@@ -130,9 +130,12 @@ _DIVISIONS = (
     "CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume|ADVENTURE|Adventure|TALE|Tale|"
     "STORY|Story|LETTER|Letter|CANTO|Canto|EPISODE|Episode|ACT|Act"
 )
+# a paper of a series numbered alone on its line: "FEDERALIST No. 1", "Letter No. 12"
+_SERIES_NUMBER = r"[A-Z][A-Za-z]{2,20}\s+No\.\s*\d{1,3}\.?"
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b).{{0,80}}$"
+    rf"|^{_SERIES_NUMBER}$"
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
@@ -198,6 +201,7 @@ _ONLY_NUMBER = re.compile(
     rf"^(?:(?:{_DIVISIONS})\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
     rf"|^(?:{_DIVISIONS})\s+(?i:{_ORDINALS})\.?$"
+    rf"|^{_SERIES_NUMBER}$"
 )
 _NAMED = _heading_named(
     _STORY_SECTIONS, _CONTENTS_SECTIONS, _BACK_SECTIONS, _FRONT_SECTIONS, _CAST_SECTIONS
@@ -206,6 +210,7 @@ _CONTENTS = _heading_named(_CONTENTS_SECTIONS)
 _BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
     rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b)"
+    rf"|^{_SERIES_NUMBER}$"
     rf"|{_NUMBERED.pattern}"
     r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
 )  # a heading that starts with its chapter's number, its title however long
