@@ -657,8 +657,9 @@ def test_a_folder_or_notes_as_the_store_say_what_they_are_and_what_to_do(
 def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
     sample_store: Path, tmp_path: Path
 ) -> None:
-    """A gold list in another encoding was a UnicodeDecodeError traceback; one that is not YAML
-    pasted PyYAML's excerpt with its caret."""
+    """A gold list in another encoding was a UnicodeDecodeError traceback, then Python's codec
+    message ("'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"); one
+    that is not YAML pasted PyYAML's excerpt with its caret."""
     broken, binary = tmp_path / "broken.yaml", tmp_path / "binary.yaml"
     broken.write_text("terms: [a\n", encoding="utf-8")
     binary.write_bytes(b"\xff\xfeterms: []\n")
@@ -669,7 +670,12 @@ def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
         )
         _one_line_refusal(
             _terrarium("score", "--db", str(sample_store), "--gold", str(binary)),
-            f"cannot read the gold list {binary}: 'utf-8' codec can't decode",
+            f"cannot read the gold list {binary}: not UTF-8 text (byte 0xff at 0): give a YAML",
+        )
+        # a configuration file that is not text says so the same way
+        _one_line_refusal(
+            _terrarium("status", "--db", str(sample_store), env={"TERRARIUM_CONFIG": str(binary)}),
+            f"cannot read configuration file {binary}: not UTF-8 text (byte 0xff at 0)",
         )
 
 
