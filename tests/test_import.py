@@ -2115,3 +2115,29 @@ def test_papers_of_a_series_numbered_no_are_its_chapters() -> None:
         "FEDERALIST No. 3: Union",
     ]  # fmt: skip
     assert chapters[0].paragraphs[-1] == "PUBLIUS"
+
+
+def test_a_restructuredtext_book_imports_its_sections(tmp_path: Path) -> None:
+    """Project Gutenberg's RST editions (Anna Karenina's 1399-rst.rst) were refused ("cannot
+    import"): their parts and chapters are underlined titles, their wrapping is directives
+    (`.. meta::` with the title, `.. pgheader::`, the title page's `.. container::`)."""
+    prose = _PROSE.format(who="Levin")
+    source = tmp_path / "1399-rst.rst"
+    source.write_text(
+        ".. -*- encoding: utf-8 -*-\n\n.. meta::\n   :PG.Id: 1399\n   :PG.Title: Anna Karenina\n"
+        "   :DC.Creator: Leo Tolstoy\n\n======================\nThe Project Gutenberg\n"
+        "======================\n\n.. pgheader::\n\n.. container:: titlepage center\n\n"
+        "    .. class:: x-large\n\n    Anna Karenina\n\n    by Leo Tolstoy\n\n\n"
+        f"PART ONE\n========\n\n\nChapter 1\n---------\n\n{prose} [#]_\n\n"
+        "    A letter, indented::\n\n    .. class:: right\n\n    \\A. Karenin\n\n"
+        f"Chapter 2\n---------\n\n*{prose}*\n\n.. [#] A note.\n\n"
+        f"PART TWO\n========\n\nChapter 1\n~~~~~~~~~\n\n{prose}\n\n.. pgfooter::\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "anna.db"
+    assert _import(source, out) == [
+        "PART ONE: Chapter 1", "PART ONE: Chapter 2", "PART TWO: Chapter 1"
+    ]  # fmt: skip
+    bodies = _bodies(out)
+    assert bodies == " ".join([prose, "A letter, indented:", "A. Karenin", prose, prose])
+    assert read_book(source).title == "Anna Karenina"

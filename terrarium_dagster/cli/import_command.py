@@ -18,10 +18,13 @@ def add_import_parser(commands: Any) -> None:
     importer = add_command(
         commands,
         "import",
-        help="turn a book (.txt, .md, .adoc, .html, .epub) into a corpus: chapters become threads",
+        help="turn a book (.txt, .md, .rst, .adoc, .html, .epub) into a corpus: chapters become "
+        "threads",
     )
     importer.add_argument(
-        "book", type=Path, help="plain text, Markdown, AsciiDoc, HTML or EPUB file"
+        "book",
+        type=Path,
+        help="plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB file",
     )
     importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
     importer.add_argument(

@@ -1,4 +1,5 @@
-"""`terrarium import`: a book (plain text, Markdown, AsciiDoc, HTML or EPUB) as a corpus.
+"""`terrarium import`: a book (plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB)
+as a corpus.
 
 Chapters become threads (the chapter title is the thread's title), paragraphs become story posts
 (tagged `qm_post` and `story_post`, so the agent reads them as it reads a quest master's
@@ -1034,6 +1035,53 @@ def _plain_markdown(text: str) -> str:
     return " ".join(text.split())
 
 
+# -- reStructuredText ------------------------------------------------------------------------
+
+_RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>])\1{2,}$")  # a title's underline or overline
+_RST_TITLE_FIELD = re.compile(r"^\s*:(?:PG|DC)\.Title:\s*(\S.*?)\s*$", re.M)
+_RST_NOTE_REFERENCE = re.compile(r"\s?\[(?:#\w*|\*|\d{1,3})\]_")  # "[#]_", "[1]_"
+_RST_ROLE = re.compile(r":[\w-]+:`([^`]*)`")  # ":title:`Anna Karenina`"
+_RST_LINK = re.compile(r"`([^`<]+?)\s*(?:<[^>]*>)?`__?")  # "`text <url>`_"
+
+
+def blocks_from_rst(text: str) -> tuple[list[Block], str | None]:
+    """Headings and paragraphs of a reStructuredText book (Project Gutenberg's RST editions,
+    `1399-rst.rst`), read as Markdown is once what is RST's own is gone: comments and
+    directives with what is indented under them (the `.. meta::` fields, the title page's
+    `.. container::`, `.. pgheader::`, footnotes), a title's overline, underlines in any of
+    RST's characters (as setext's `-`), note references, roles and link markup; and its title
+    (the `:PG.Title:` or `:DC.Title:` field)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    field = _RST_TITLE_FIELD.search(text)
+    kept: list[str] = []
+    directive: int | None = None  # the indent of the directive being left out
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        indent = len(raw) - len(raw.lstrip())
+        if directive is not None and (not line or indent > directive):
+            continue  # what is indented under it
+        directive = None
+        if line.startswith("..") and (line == ".." or line[2:3].isspace()):
+            directive = indent
+            continue
+        if _RST_ADORNMENT.match(line):
+            above = kept[-1].strip() if kept else ""
+            below = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            if not above and below and not _RST_ADORNMENT.match(below):
+                continue  # an overline: the underline below the title says it is one
+            if above:
+                kept.append("-" * max(len(line), 2))
+                continue
+        kept.append(raw)
+    plain = []
+    for raw in kept:
+        raw = _RST_NOTE_REFERENCE.sub("", raw)
+        raw = _RST_LINK.sub(r"\1", _RST_ROLE.sub(r"\1", raw))
+        raw = re.sub(r"\|(\w[\w -]*)\|", r"\1", raw)  # a substitution: "|name|"
+        plain.append(re.sub(r"(?<=\S)::$", ":", raw.replace("``", "`")))
+    return blocks_from_markdown("\n".join(plain)), field.group(1) if field else None
+
+
 # -- AsciiDoc --------------------------------------------------------------------------------
 
 _ADOC_SECTION = re.compile(r"^(={1,6})\s+(\S.*?)(?:\s+=+)?$")
@@ -1918,7 +1966,7 @@ def read_book(path: Path) -> Book:
     """The book at `path`: its chapters of story, its title and what was set aside."""
     if path.is_dir():
         raise InputError(
-            f"{path} is a folder: give the book's file (.txt, .md, .adoc, .html, .epub)"
+            f"{path} is a folder: give the book's file (.txt, .md, .rst, .adoc, .html, .epub)"
         )
     if not path.is_file():
         raise InputError(f"no file to import at {path}")
@@ -1931,6 +1979,9 @@ def read_book(path: Path) -> Book:
     elif suffix in (".adoc", ".asciidoc", ".asc"):
         text, note = _decoded(path)
         blocks, title = blocks_from_asciidoc(text)
+    elif suffix in (".rst", ".rest"):
+        text, note = _decoded(path)
+        blocks, title = blocks_from_rst(text)
     elif suffix in (".txt", ".text", ".md", ".markdown"):
         text, note = _decoded(path)
         title = gutenberg_title(text)
@@ -1938,8 +1989,8 @@ def read_book(path: Path) -> Book:
         blocks = reader(text)
     else:
         raise InputError(
-            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), AsciiDoc "
-            "(.adoc, .asciidoc), HTML (.html) or EPUB file"
+            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), "
+            "reStructuredText (.rst), AsciiDoc (.adoc, .asciidoc), HTML (.html) or EPUB file"
         )
     book = chapters_from_blocks(blocks, title)
     if not book.chapters and any(_verse(block) for block in blocks):
@@ -1993,7 +2044,7 @@ def _refuse_binary(raw: bytes, path: Path) -> None:
     if raw.startswith(b"SQLite format 3\x00"):
         raise InputError(
             f"{path} is an SQLite database (a corpus or an annotator store?), not a book: give "
-            "the book's text, Markdown, AsciiDoc, HTML or EPUB file"
+            "the book's text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB file"
         )
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(
