@@ -1231,6 +1231,7 @@ class _XhtmlText(HTMLParser):
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
         self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
+        self._loose = False  # the open paragraph is text set in no block
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -1250,7 +1251,9 @@ class _XhtmlText(HTMLParser):
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
-        if tag == "br":  # a line break: a new line (a paragraph's too: it may be a heading's)
+        if tag == "br" and self._loose and _BR in "".join(self._text).rstrip()[-1:]:
+            self._close()  # text in no block parted by a blank line: "<br /><br />"
+        elif tag == "br":  # a line break: a new line (a paragraph's too: it may be a heading's)
             self._text.append("\n" if self._tag == "pre" or self._tag in self.HEADINGS else _BR)
         if tag in self.BLOCKS:
             self._close()
@@ -1286,7 +1289,7 @@ class _XhtmlText(HTMLParser):
         if self._tag is None and data.strip() and not self._skip:
             # text set in no block of its own (Carmilla's "<b>PROLOGUE</b>" between its title
             # page's heading and the prologue's paragraph): a paragraph until the next block
-            self._tag = "p"
+            self._tag, self._loose = "p", True
         if (
             not self._skip
             and not self._page_number
@@ -1308,6 +1311,7 @@ class _XhtmlText(HTMLParser):
         links, self._links = self._links, 0
         self._text = []
         tag, self._tag = self._tag, None
+        self._loose = False
         if tag is None:
             return
         if linked > 0.6 * len("".join(raw.split())) and not (tag in self.HEADINGS and links == 1):
