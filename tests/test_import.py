@@ -1647,6 +1647,14 @@ def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
         "BOOK TWO: 1805: CHAPTER III",
         "FIRST EPILOGUE: 1813 - 20: CHAPTER I",
     ]
+    # a volume that opens with a preface: its chapters are the volume's, not the preface's
+    blocks = [Block("heading", "VOLUME I"), Block("heading", "CHAPTER I."), Block("text", prose)]
+    blocks += [Block("heading", "VOLUME II"), Block("heading", "THE AUTHOR'S PREFACE")]
+    blocks += [Block("text", prose), Block("heading", "CHAPTER I."), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == [
+        "VOLUME I: CHAPTER I.", "VOLUME II: THE AUTHOR'S PREFACE", "VOLUME II: CHAPTER I."
+    ]  # fmt: skip
     blocks = [Block("heading", "BOOK ONE"), Block("heading", "CHAPTER I"), Block("text", prose)]
     blocks += [Block("heading", "BOOK TWO"), Block("heading", "CHAPTER II"), Block("text", prose)]
     titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]

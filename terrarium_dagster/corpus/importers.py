@@ -1855,7 +1855,13 @@ def _division(run: list[str]) -> str | None:
     opened = sorted(i for i in heads if i < end)
     if not opened:
         return None
-    return ": ".join(text.strip().rstrip(".") for text in run[opened[-1] : end])
+    # not a section the division opens with ("VOLUME II" over "THE AUTHOR'S PREFACE", Don
+    # Quixote's AsciiDoc: its chapters are no part of the preface)
+    return ": ".join(
+        text.strip().rstrip(".")
+        for index, text in enumerate(run[opened[-1] : end])
+        if index == 0 or not _NAMED.match(text.strip())
+    )
 
 
 def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]) -> None:
