@@ -172,8 +172,8 @@ def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
     sample_store: Path, tmp_path: Path
 ) -> None:
     """In a folder whose `exports/` another store had served, `serve --db notes.txt` (or the
-    corpus) said 'exports holds the exports of another store': the file given is named for
-    what it is first, and the exports folder is left as it was."""
+    corpus) said 'exports holds the exports of another store', and `dev` still did: the file
+    given is named for what it is first, and the exports folder is left as it was."""
     store = tmp_path / "glossary.db"
     shutil.copyfile(sample_store, store)
     exports = tmp_path / "exports"
@@ -186,10 +186,11 @@ def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
             (notes, "is not an annotator store"),
             (corpus, "is a corpus, not an annotator store"),
         ):
-            line = _one_line_refusal(
-                _terrarium("serve", "--db", str(given), "--port", "0", timeout=30), words
-            )
-            assert "another store" not in line, line
+            for command in (["serve"], ["dev", "--offline"]):
+                line = _one_line_refusal(
+                    _terrarium(*command, "--db", str(given), "--port", "0", timeout=30), words
+                )
+                assert "another store" not in line, line
     assert {path: digest(path) for path in before} == before
     assert [path.name for path in exports.iterdir()] == [".terrarium-store"]
 
