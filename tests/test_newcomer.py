@@ -542,13 +542,17 @@ def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
 ) -> None:
     """`export --format site --out PROJECT` replaced the folder whole, deleting the store and
     the notes beside it (and `--out .` was a traceback): a folder holding anything the export
-    did not write is refused in one line, nothing changed; its own folder is replaced."""
+    did not write is refused in one line, nothing changed (naming what the user put there
+    before a hidden manifest another export wrote); its own folder is replaced."""
     project = tmp_path / "project"
     project.mkdir()
     db = project / "glossary.db"
     shutil.copyfile(sample_store, db)
     (project / "notes.txt").write_text("to do: read chapter 3\n", encoding="utf-8")
-    (project / "wiki").mkdir()
+    # a wiki exported there first: its hidden manifest is not what the refusal names first
+    done = _terrarium("export", "--db", str(db), "--format", "wiki", "--out", str(project))
+    assert done.returncode == 0, done.stderr
+    assert (project / ".export-manifest.json").exists()
     (project / "wiki" / "my-page.txt").write_text("my own page\n", encoding="utf-8")
     before = {path: digest(path) for path in project.rglob("*") if path.is_file()}
     for _ in range(2):
