@@ -2002,7 +2002,8 @@ def test_a_numbered_list_in_a_letter_heads_no_chapter(tmp_path: Path) -> None:
     night.", "3.  Sallie." / "4. ..." later) was read as chapters: the book came out as four
     chapters named after list items, the story before the first of them lost. Paragraphs that
     open with consecutive numbers less than a paragraph apart are a list; chapters are never that
-    short."""
+    short. The whole book under its copyright line (no other heading) is the story, from its
+    first paragraph of prose, not front matter nor a text with its title page."""
     letter = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Judy")] * 4), 70))
     text = (
         f"Dear Daddy-Long-Legs,\n\n{letter}\n\nI. You are tall.\n\nII.  You are rich.\n\n"
@@ -2016,6 +2017,19 @@ def test_a_numbered_list_in_a_letter_heads_no_chapter(tmp_path: Path) -> None:
     assert _import(source, out) == ["Text"]
     bodies = _bodies(out)
     assert bodies.startswith("Dear Daddy-Long-Legs,")
+    # under its title page's copyright line, the only heading the book has: the story was
+    # dropped with it as front matter, then read whole with the title page as its first lines
+    title_page = "DADDY-LONG-LEGS\n\nby\n\nJEAN WEBSTER\n\n\n\nCopyright 1912 by Century"
+    more = "\n\n".join([letter] * 14)
+    source.write_text(
+        f"{title_page}\n\n\n\nTO YOU\n\n\n\nBlue Wednesday\n\n{letter}\n\n{text}\n{more}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "titled.db"
+    assert _import(source, out) == ["Text"]
+    bodies = _bodies(out)
+    assert bodies.startswith("Judy walked") and "III.  You hate girls." in bodies
+    assert "JEAN WEBSTER" not in bodies and "Copyright" not in bodies
     for item in ("I. You are tall.", "III.  You hate girls.", "VIII.  Good night.", "3.  Sallie."):
         assert item in bodies
     # chapters numbered with their titles on the heading's line stay chapters

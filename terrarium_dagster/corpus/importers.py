@@ -1764,6 +1764,10 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # a copyright line over the story's first part, told before any heading
             following = headed[index + 1][0] if index + 1 < len(headed) else None
             opening = _opening(body, following)
+            if opening is None and following is None and _prose_words(body) >= PROLOGUE_WORDS:
+                # the last heading, over a story told under no heading of its own (Daddy-Long-
+                # Legs under "Copyright 1912 by The Century Company"): the story, from its prose
+                opening = _from_first_prose("Text", body)
             if opening is None:
                 found.dropped.append(f"{name} (front matter)")
             else:
