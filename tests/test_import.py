@@ -2166,3 +2166,35 @@ def test_a_restructuredtext_book_imports_its_sections(tmp_path: Path) -> None:
     bodies = _bodies(out)
     assert bodies == " ".join([prose, "A letter, indented:", "A. Karenin", prose, prose])
     assert read_book(source).title == "Anna Karenina"
+
+
+def test_an_html_poem_set_a_paragraph_a_line_is_read_as_stanzas(tmp_path: Path) -> None:
+    """The Song of Hiawatha's HTML (19-h.htm) sets each line of verse as a paragraph of its own
+    inside `<div class="stanza">`: every canto was paragraphs of five words, no prose, and all
+    twenty-two were left out ("no prose"). A stanza is one paragraph, its lines kept, as in
+    the plain text; a stanza quoted in a prose chapter (Dracula's, lines parted by `<br/>`)
+    is one paragraph of that chapter."""
+    verse = _VERSE.split("\n")
+    stanza = "".join(f"<p>{line}</p>" for line in verse)
+    canto = f'<div class="poem"><div class="stanza">{stanza}</div><br/><div class="stanza">'
+    canto += f"{stanza}</div></div>"
+    note = " ".join([_PROSE.format(who="Schoolcraft")] * 3)
+    before, after = _PROSE.format(who="Longfellow"), _PROSE.format(who="Harker")
+    quoted = "".join(f'<span class="i0">{line}<br /></span>' for line in verse[:3])
+    source = tmp_path / "19-h.htm"
+    source.write_text(
+        "<html><head><title>The Song of Hiawatha</title></head><body>"
+        f"<h2>Introductory Note</h2><p>{note}</p>"
+        f'<p>{before}</p><div class="poem"><div class="stanza">'
+        f"{quoted}</div></div><p>{after}</p>"
+        f"<h2>I</h2><h3>The Peace-Pipe</h3>{canto}<h2>II</h2><h3>The Four Winds</h3>{canto}"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "Introductory Note", "I: The Peace-Pipe", "II: The Four Winds"
+    ]  # fmt: skip
+    assert book.chapters[0].paragraphs[1:] == [before, " ".join(verse[:3]), after]
+    assert book.chapters[2].paragraphs == [" ".join(verse)] * 2
+    assert book.dropped == []

@@ -1201,6 +1201,7 @@ _HEADING_PARAGRAPH = re.compile(
 
 
 _BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
+_VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse)\b", re.I)  # a <div> holding verse
 _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
 )
@@ -1232,6 +1233,8 @@ class _XhtmlText(HTMLParser):
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
         self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
         self._loose = False  # the open paragraph is text set in no block
+        self._verse: list[bool] = []  # for each open <div>: whether it is a poem's or a stanza's
+        self._stanza: list[str] = []  # the lines of the stanza being read
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -1258,6 +1261,8 @@ class _XhtmlText(HTMLParser):
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
+        if tag == "div":
+            self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
         for name, value in attrs:
             if name in ("id", "name") and value in self.anchors and not self._skip:
                 label = self.anchors.pop(value)
@@ -1284,6 +1289,21 @@ class _XhtmlText(HTMLParser):
             self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
+        if tag == "div" and self._verse and self._verse.pop():
+            self._flush_stanza()  # a stanza's end
+
+    def close(self) -> None:
+        super().close()
+        self._close()
+        self._flush_stanza()
+
+    def _flush_stanza(self) -> None:
+        """The stanza's lines (one `<p>` each, or parted by `<br/>`s) as one block with its
+        lines, as a plain-text stanza is, so `_verse` knows it for one."""
+        if self._stanza:
+            text = " ".join(re.sub(_BRACED_NOTE, "", " ".join(self._stanza)).split())
+            self.items.append(Block("text", text, tuple(self._stanza)))
+            self._stanza = []
 
     def handle_data(self, data: str) -> None:
         if self._tag is None and data.strip() and not self._skip:
@@ -1312,6 +1332,9 @@ class _XhtmlText(HTMLParser):
         self._text = []
         tag, self._tag = self._tag, None
         self._loose = False
+        in_verse = any(self._verse)
+        if not in_verse:
+            self._flush_stanza()
         if tag is None:
             return
         if linked > 0.6 * len("".join(raw.split())) and not (tag in self.HEADINGS and links == 1):
@@ -1341,6 +1364,9 @@ class _XhtmlText(HTMLParser):
             # HTML has no heading elements): a number and its title, as a heading's <br> parts;
             # not a named section over lines of verse (Hamlet's "PROLOGUE.<br>For us, and ...")
             self.items.extend(Block("heading", line) for line in lines)
+            return
+        if in_verse:  # a line of a stanza (The Song of Hiawatha's HTML: a <p> a line)
+            self._stanza.extend(lines)
             return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
         if text:
