@@ -2065,21 +2065,25 @@ def test_html_text_in_no_block_a_cast_paragraph_and_a_translators_credit(tmp_pat
     dropped and its prologue left out as the title page's "Copyright 1872"; An Enemy of the
     People's "DRAMATIS PERSONAE" is a paragraph, so its cast was a chapter headed "Henrik
     Ibsen: A play in five acts"; Madame Bovary's "Translated from the French by Eleanor
-    Marx-Aveling" headed a chapter of its dedication. Text in no block is a paragraph (parted
-    where "<br/><br/>" leaves a blank line), a cast's name set as a paragraph is a heading, a
-    translator's credit is a byline."""
+    Marx-Aveling" headed a chapter of its dedication; Carmilla's chapter titles are bold
+    paragraphs under the numbers ("<p><b>An Early Fright</b></p>"). Text in no block is a
+    paragraph (parted where "<br/><br/>" leaves a blank line), a cast's name set as a paragraph
+    is a heading, a translator's credit is a byline, a short paragraph all in bold right under
+    a heading is part of it."""
     prose = _PROSE.format(who="Laura")
     source = tmp_path / "10007-h.htm"
     source.write_text(
         "<html><head><title>Carmilla</title></head><body><table><tr><td>"
         "<h1>Carmilla</h1><h3>J. Sheridan LeFanu<br/><br/>Copyright 1872</h3><br/>"
-        f"<b>PROLOGUE</b><p><i>{prose}</i></p><h2>I</h2><p>{prose}</p>"
+        f"<b>PROLOGUE</b><p><i>{prose}</i></p><h2>I</h2><p><b>An Early Fright</b></p>"
+        f"<p><b>Note.</b> {prose}</p>"
         f"<h2>II</h2><p>{prose}</p><hr/><b>Other books by J. Sheridan LeFanu</b><br/>\n<br/>"
         "The Cock and Anchor<br/>Uncle Silas<br/></td></tr></table></body></html>",
         encoding="utf-8",
     )
     out = tmp_path / "carmilla.db"
-    assert _import(source, out) == ["PROLOGUE", "I", "II"]
+    assert _import(source, out) == ["PROLOGUE", "I: An Early Fright", "II"]
+    assert f"Note. {prose}" in _bodies(out)
     assert read_book(source).dropped == ["Other books by J. Sheridan LeFanu (front matter)"]
     source = tmp_path / "2446-h.htm"
     source.write_text(

@@ -1206,6 +1206,7 @@ _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
 )
 HEADING_PARAGRAPH_WORDS = 24  # a paragraph that is a chapter's number and title is this short
+BOLD_TITLE_WORDS = 12  # a paragraph all in bold right under a heading is its title if this short
 
 
 class _XhtmlText(HTMLParser):
@@ -1234,6 +1235,8 @@ class _XhtmlText(HTMLParser):
         self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
         self._loose = False  # the open paragraph is text set in no block
         self._verse: list[bool] = []  # for each open <div>: whether it is a poem's or a stanza's
+        self._bold = 0  # inside <b> or <strong>
+        self._unbold = 0  # characters of the open block outside them
         self._stanza: list[str] = []  # the lines of the stanza being read
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -1243,6 +1246,8 @@ class _XhtmlText(HTMLParser):
         if tag == "hgroup":
             self._close()
             self._hgroup += 1
+        if tag in ("b", "strong"):
+            self._bold += 1
         if tag == "span" and _PAGE_CLASS.search(dict(attrs).get("class") or ""):
             self._page_number = True
             return
@@ -1277,6 +1282,8 @@ class _XhtmlText(HTMLParser):
         elif tag == "hgroup":
             self._close()
             self._hgroup = max(0, self._hgroup - 1)
+        elif tag in ("b", "strong"):
+            self._bold = max(0, self._bold - 1)
         elif tag == "span":
             self._page_number = False
         elif tag == "a":
@@ -1321,6 +1328,8 @@ class _XhtmlText(HTMLParser):
                 # ("... AND HOW HE WAS\nEXPELLED THENCE." is one title)
                 data = data.replace("\r", " ").replace("\n", " ")
             self._text.append(data)
+            if not self._bold:
+                self._unbold += len(data.strip())
             if self._in_link:
                 self._linked += len(data.strip())
 
@@ -1332,6 +1341,7 @@ class _XhtmlText(HTMLParser):
         self._text = []
         tag, self._tag = self._tag, None
         self._loose = False
+        bold, self._unbold = not self._unbold, 0  # every letter of it in bold
         in_verse = any(self._verse)
         if not in_verse:
             self._flush_stanza()
@@ -1369,6 +1379,18 @@ class _XhtmlText(HTMLParser):
             self._stanza.extend(lines)
             return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
+        under_heading = bool(self.items) and self.items[-1].kind == "heading"
+        if (
+            text
+            and bold
+            and under_heading
+            and len(text.split()) <= BOLD_TITLE_WORDS
+            and not text.endswith((".", ",", ":", ";"))
+        ):
+            # a chapter's title in bold under its number (Carmilla's "<h2>I</h2>" then
+            # "<p><b>An Early Fright</b></p>"): part of its heading
+            self.items.append(Block("heading", text))
+            return
         if text:
             heading = _HEADING_PARAGRAPH.match(text) is not None
             self.items.append(Block("heading" if heading else "text", text))
