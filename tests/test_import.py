@@ -2170,6 +2170,15 @@ def test_a_restructuredtext_book_imports_its_sections(tmp_path: Path) -> None:
     bodies = _bodies(out)
     assert bodies == " ".join([prose, "A letter, indented:", "A. Karenin", prose, prose])
     assert read_book(source).title == "Anna Karenina"
+    # without the fields, the title is the document's: the first, adorned as no other is
+    source.write_text(
+        f"Siddhartha\n==========\n\nThe Son of the Brahman\n----------------------\n\n{prose}\n\n"
+        f"With the Samanas\n----------------\n\n{prose}\n",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.title == "Siddhartha"
+    assert [c.title for c in book.chapters] == ["The Son of the Brahman", "With the Samanas"]
 
 
 def test_an_html_poem_set_a_paragraph_a_line_is_read_as_stanzas(tmp_path: Path) -> None:

@@ -1050,10 +1050,12 @@ def blocks_from_rst(text: str) -> tuple[list[Block], str | None]:
     directives with what is indented under them (the `.. meta::` fields, the title page's
     `.. container::`, `.. pgheader::`, footnotes), a title's overline, underlines in any of
     RST's characters (as setext's `-`), note references, roles and link markup; and its title
-    (the `:PG.Title:` or `:DC.Title:` field)."""
+    (the `:PG.Title:` or `:DC.Title:` field, else a first title adorned as no other is)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     field = _RST_TITLE_FIELD.search(text)
     kept: list[str] = []
+    titles: list[tuple[str, str]] = []  # each title's text and adornment ("=", or "=" over)
+    overlined = False
     directive: int | None = None  # the indent of the directive being left out
     for index, raw in enumerate(lines):
         line = raw.strip()
@@ -1068,9 +1070,12 @@ def blocks_from_rst(text: str) -> tuple[list[Block], str | None]:
             above = kept[-1].strip() if kept else ""
             below = lines[index + 1].strip() if index + 1 < len(lines) else ""
             if not above and below and not _RST_ADORNMENT.match(below):
+                overlined = True
                 continue  # an overline: the underline below the title says it is one
             if above:
+                titles.append((above, line[0] + (" over" if overlined else "")))
                 kept.append("-" * max(len(line), 2))
+                overlined = False
                 continue
         kept.append(raw)
     plain = []
@@ -1079,7 +1084,11 @@ def blocks_from_rst(text: str) -> tuple[list[Block], str | None]:
         raw = _RST_LINK.sub(r"\1", _RST_ROLE.sub(r"\1", raw))
         raw = re.sub(r"\|(\w[\w -]*)\|", r"\1", raw)  # a substitution: "|name|"
         plain.append(re.sub(r"(?<=\S)::$", ":", raw.replace("``", "`")))
-    return blocks_from_markdown("\n".join(plain)), field.group(1) if field else None
+    title = field.group(1) if field else None
+    styles = Counter(style for _, style in titles)
+    if title is None and titles and styles[titles[0][1]] == 1 and len(titles) > 1:
+        title = titles[0][0]  # the document's title: the first, adorned as no other is
+    return blocks_from_markdown("\n".join(plain)), title
 
 
 # -- AsciiDoc --------------------------------------------------------------------------------
