@@ -2191,6 +2191,7 @@ def test_an_html_poem_set_a_paragraph_a_line_is_read_as_stanzas(tmp_path: Path) 
     stanza = "".join(f"<p>{line}</p>" for line in verse)
     canto = f'<div class="poem"><div class="stanza">{stanza}</div><br/><div class="stanza">'
     canto += f"{stanza}</div></div>"
+    titled = f'<div class="poem">{stanza}<h4>The Omen</h4>{stanza}</div>'  # no stanza divs
     note = " ".join([_PROSE.format(who="Schoolcraft")] * 3)
     before, after = _PROSE.format(who="Longfellow"), _PROSE.format(who="Harker")
     quoted = "".join(f'<span class="i0">{line}<br /></span>' for line in verse[:3])
@@ -2201,13 +2202,15 @@ def test_an_html_poem_set_a_paragraph_a_line_is_read_as_stanzas(tmp_path: Path) 
         f'<p>{before}</p><div class="poem"><div class="stanza">'
         f"{quoted}</div></div><p>{after}</p>"
         f"<h2>I</h2><h3>The Peace-Pipe</h3>{canto}<h2>II</h2><h3>The Four Winds</h3>{canto}"
-        "</body></html>",
+        f"<h2>III</h2>{titled}</body></html>",
         encoding="utf-8",
     )
     book = read_book(source)
     assert [c.title for c in book.chapters] == [
-        "Introductory Note", "I: The Peace-Pipe", "II: The Four Winds"
+        "Introductory Note", "I: The Peace-Pipe", "II: The Four Winds", "III"
     ]  # fmt: skip
+    # a poem's title inside it, its lines set with no stanza of their own: in its place
+    assert book.chapters[3].paragraphs == [" ".join(verse), "The Omen", " ".join(verse)]
     assert book.chapters[0].paragraphs[1:] == [before, " ".join(verse[:3]), after]
     assert book.chapters[2].paragraphs == [" ".join(verse)] * 2
     assert book.dropped == []

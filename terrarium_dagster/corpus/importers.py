@@ -1352,8 +1352,8 @@ class _XhtmlText(HTMLParser):
         self._loose = False
         bold, self._unbold = not self._unbold, 0  # every letter of it in bold
         in_verse = any(self._verse)
-        if not in_verse:
-            self._flush_stanza()
+        if not in_verse or tag in self.HEADINGS or self._hgroup:
+            self._flush_stanza()  # the stanza before what is not a line of it
         if tag is None:
             return
         if linked > 0.6 * len("".join(raw.split())) and not (tag in self.HEADINGS and links == 1):
