@@ -1972,7 +1972,8 @@ def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path)
     kept by chance, a stanza with stops enough to pass as prose), and the note, in title case
     before the numbered cantos, was part of the contents page. A chapter of stanzas is a poem,
     whatever the rest of the book is; a contents page of numbered titles is not; a title the
-    contents page lists, standing alone before the first numbered chapter, heads a chapter."""
+    contents page lists, standing alone before the first numbered chapter, heads a chapter; its
+    VOCABULARY at the end is back matter."""
     note = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Schoolcraft")] * 3), 70))
     contents = "\n".join(f"{n}.   The Song of the {w}" for n, w in (("I", "Pipe"), ("II", "Wind")))
     canto = f"{_VERSE}\n\n{_VERSE}"
@@ -1982,7 +1983,8 @@ def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path)
         f"            I\n\n        The Song of the Pipe\n\n"
         f"{canto}\n\n\n\n            II\n\n        The Song of the Wind\n\n"
         f"{canto}\n\n\n\n"
-        f"            III\n\n        The Song of the Lake\n\n{canto}\n",
+        f"            III\n\n        The Song of the Lake\n\n{canto}\n\n\n\nVOCABULARY\n\n"
+        "Adjidau'mo, the red squirrel\nAhdeek', the reindeer\nAhmeek', the beaver\n",
         encoding="utf-8",
     )
     out = tmp_path / "poem.db"
@@ -1994,6 +1996,9 @@ def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path)
     stanza = " ".join(_VERSE.split("\n"))
     assert _bodies(out).count(stanza) == 6
     assert not any("Wind" in name or "Lake" in name for name in read_book(source).dropped)
+    # its list of words is back matter, as a glossary is, not the last canto's end
+    assert "red squirrel" not in _bodies(out)
+    assert [section.title for section in read_book(source).reference] == ["VOCABULARY"]
 
 
 def test_a_numbered_list_in_a_letter_heads_no_chapter(tmp_path: Path) -> None:

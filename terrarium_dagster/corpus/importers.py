@@ -25,10 +25,10 @@ the story and drops the rest:
   short lines, a table; stanzas are a poem, kept);
 - front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
   by", a title page's publication line or year: "Published March, 1909.", "MCMIX");
-- back matter (a glossary, an appendix, an index, notes, a transcriber's note, and what follows
-  them that is not a numbered chapter) and lists such as a dramatis personae or a map: never
-  story; kept aside as the book's reference text (`Book.reference`, written beside the corpus
-  as `<corpus>.reference.md`).
+- back matter (a glossary or a vocabulary, an appendix, an index, notes, a transcriber's note,
+  and what follows them that is not a numbered chapter) and lists such as a dramatis personae
+  or a map: never story; kept aside as the book's reference text (`Book.reference`, written
+  beside the corpus as `<corpus>.reference.md`).
 
 Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter 12" / "BOOK II"
 (with its title on the same or the next line), a number or Roman numeral alone or before a
@@ -169,6 +169,7 @@ _STORY_SECTIONS = (
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
 _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
+    r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
     r"bibliography|transcriber'?s? notes?|about the author|the end|"
     r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )
