@@ -2219,3 +2219,25 @@ def test_an_html_poem_set_a_paragraph_a_line_is_read_as_stanzas(tmp_path: Path) 
     assert book.chapters[0].paragraphs[1:] == [before, " ".join(verse[:3]), after]
     assert book.chapters[2].paragraphs == [" ".join(verse)] * 2
     assert book.dropped == []
+
+
+def test_the_import_names_what_it_kept_for_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An Enemy of the People's cast was "back matter (glossary, appendices) kept for reference
+    in ...": the import names the sections it kept aside, whatever they are."""
+    prose = _PROSE.format(who="Stockmann")
+    source = tmp_path / "2446.txt"
+    source.write_text(
+        "DRAMATIS PERSONAE\n\nDr. Thomas Stockmann, Medical Officer of the Municipal Baths.\n"
+        "Mrs. Stockmann, his wife.\nPetra (their daughter) a teacher.\n\n\n"
+        f"ACT I\n\n{prose}\n\n\nACT II\n\n{prose}\n\n\nFOOTNOTES:\n\n[1] A note.\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "enemy.db"
+    for _ in range(2):
+        assert main(["import", str(source), "--out", str(out), "--replace"]) == 0
+        said = capsys.readouterr().out.splitlines()
+        assert said[-1] == (
+            f"kept for reference, not story, in {out}.reference.md: DRAMATIS PERSONAE; FOOTNOTES"
+        )

@@ -72,5 +72,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             + (f"; {more} more (--dry-run lists them)" if more > 0 else "")
         )
     if report.reference:
-        print(f"back matter (glossary, appendices) kept for reference in {report.reference}")
+        # what it is, named: a play's cast is no "back matter"
+        shown = "; ".join(name.rstrip(".:") for name in report.sections[:LEFT_OUT_SHOWN])
+        more = len(report.sections) - LEFT_OUT_SHOWN
+        print(
+            f"kept for reference, not story, in {report.reference}: {shown}"
+            + (f"; {more} more" if more > 0 else "")
+        )
     return EXIT_OK

@@ -292,6 +292,7 @@ class ImportReport:
     words: int
     title: str | None = None
     reference: str | None = None
+    sections: tuple[str, ...] = ()  # what `reference` holds ("DRAMATIS PERSONAE", "GLOSSARY")
     left_out: tuple[str, ...] = ()  # what was not story, each with why ("CONTENTS (contents)")
     notes: tuple[str, ...] = ()  # how the file was read, where it was guessed (`guess_decoding`)
 
@@ -2261,6 +2262,7 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         words=sum(len(p.split()) for p in paragraphs),
         title=book.title or _title_from_name(source),
         reference=str(reference) if book.reference else None,
+        sections=tuple(section.title for section in book.reference),
         left_out=tuple(book.dropped),
         notes=tuple(book.notes),
     )
