@@ -23,6 +23,7 @@ from terrarium_dagster.corpus.importers import (
 )
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args
 
 BOOK = Path(__file__).parent / "data" / "lamplighters.txt"
@@ -1462,13 +1463,13 @@ def test_a_book_in_verse_is_imported_its_stanzas_as_paragraphs(tmp_path: Path) -
     source.write_text(f"{contents}\n\n\n{books}\n", encoding="utf-8")
     book = read_book(source)
     assert [chapter.title for chapter in book.chapters] == ["BOOK I", "BOOK II", "BOOK III"]
-    assert book.chapters[0].paragraphs == [" ".join(_VERSE.split("\n"))] * 2
+    assert book.chapters[0].paragraphs == [_VERSE] * 2  # each line a line of its paragraph
     assert any(name.startswith("CONTENTS") for name in book.dropped)
     # a whole book set with hardly a blank line (26.txt) is parted at sentence ends
     long_verse = "\n".join([_VERSE.replace("seed", "seed.")] * 8)
     source.write_text(f"BOOK I\n\n{long_verse}\n\nBOOK II\n\n{long_verse}\n", encoding="utf-8")
     parts = read_book(source).chapters[0].paragraphs
-    assert len(parts) == 3 and " ".join(parts) == " ".join(long_verse.split("\n"))
+    assert len(parts) == 3 and "\n".join(parts) == long_verse
 
 
 def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_short_lines() -> None:
@@ -1481,7 +1482,7 @@ def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_shor
          Block("text", prose), poem, Block("heading", "CHAPTER II"), Block("text", prose)]
     )  # fmt: skip
     assert [chapter.title for chapter in book.chapters] == ["CHAPTER I", "CHAPTER II"]
-    assert book.chapters[0].paragraphs == [prose, poem.text]
+    assert book.chapters[0].paragraphs == [prose, _VERSE]  # the poem with its lines
 
 
 def test_pictures_soft_hyphens_and_the_1990s_header_and_trailer(tmp_path: Path) -> None:
@@ -1993,8 +1994,7 @@ def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path)
         "Introductory Note", "I: The Song of the Pipe", "II: The Song of the Wind",
         "III: The Song of the Lake",
     ]  # fmt: skip
-    stanza = " ".join(_VERSE.split("\n"))
-    assert _bodies(out).count(stanza) == 6
+    assert _bodies(out).count(_VERSE) == 6  # each stanza a paragraph, its lines kept
     assert not any("Wind" in name or "Lake" in name for name in read_book(source).dropped)
     # its list of words is back matter, as a glossary is, not the last canto's end
     assert "red squirrel" not in _bodies(out)
@@ -2215,9 +2215,9 @@ def test_an_html_poem_set_a_paragraph_a_line_is_read_as_stanzas(tmp_path: Path) 
         "Introductory Note", "I: The Peace-Pipe", "II: The Four Winds", "III"
     ]  # fmt: skip
     # a poem's title inside it, its lines set with no stanza of their own: in its place
-    assert book.chapters[3].paragraphs == [" ".join(verse), "The Omen", " ".join(verse)]
-    assert book.chapters[0].paragraphs[1:] == [before, " ".join(verse[:3]), after]
-    assert book.chapters[2].paragraphs == [" ".join(verse)] * 2
+    assert book.chapters[3].paragraphs == [_VERSE, "The Omen", _VERSE]
+    assert book.chapters[0].paragraphs[1:] == [before, "\n".join(verse[:3]), after]
+    assert book.chapters[2].paragraphs == [_VERSE] * 2
     assert book.dropped == []
 
 
@@ -2241,3 +2241,33 @@ def test_the_import_names_what_it_kept_for_reference(
         assert said[-1] == (
             f"kept for reference, not story, in {out}.reference.md: DRAMATIS PERSONAE; FOOTNOTES"
         )
+
+
+def test_a_stanza_keeps_its_lines_so_no_name_runs_on_to_the_next(tmp_path: Path) -> None:
+    """The Song of Hiawatha's stanzas were paragraphs of one line: "the Great Bear, Mishe-Mokwa"
+    at a line's end ran on to "In the morning" at the next's, and the offline glossary had
+    "Mishe-Mokwa In" (and "Kabibonokka Issued", "Minnehaha Gleaming", line-opening "Sprang" and
+    "Smote" as names). A stanza's paragraph keeps its lines; a prose paragraph is one line."""
+    stanzas = [
+        "Then the Great Bear came, Mishe-Mokwa\nIn the morning, from the mountains.\n"
+        "There he met the hunter, Kwasind.\nSprang the bear upon the hunter,\n"
+        "Roaring loud across the meadow.\nAll the birds flew up in terror.",
+        "So the old man spoke, Iagoo.\nSprang the squirrel, Adjidaumo.\n"
+        "Then he told of Mishe-Mokwa\nIn the valley of the river,\n"
+        "How he walked beside the water.\nAll the children heard in wonder.",
+    ]
+    prose = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Iagoo")] * 2), 70))
+    cantos = "\n\n\n\n".join(
+        f"CHAPTER {n}\n\n{prose}\n\n" + "\n\n".join(stanzas * 2) for n in ("I", "II", "III")
+    )
+    book, corpus_db, db = tmp_path / "19.txt", tmp_path / "poem.db", tmp_path / "glossary.db"
+    book.write_text(cantos + "\n", encoding="utf-8")
+    assert main(["import", str(book), "--out", str(corpus_db)]) == 0
+    with sqlite3.connect(corpus_db) as conn:
+        bodies = [row[0] for row in conn.execute("SELECT body FROM post ORDER BY id")]
+    assert stanzas[0] in bodies and stanzas[1] in bodies
+    assert " ".join(prose.split()) in bodies  # prose wrapped at 70 is one line
+    assert main(["run", "--offline", "--corpus", str(corpus_db), "--db", str(db)]) == 0
+    with GlossaryStore(db) as glossary:
+        terms = {entry.term for entry in glossary.glossary.entries() if not entry.deleted}
+    assert "Mishe-Mokwa" in terms and not any(term.endswith(" In") for term in terms), terms

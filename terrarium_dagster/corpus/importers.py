@@ -1572,9 +1572,9 @@ VERSE_LINES = 24
 
 
 def _as_prose(block: Block) -> list[Block]:
-    """A stanza as paragraphs of one line each, so `_is_prose` reads them as prose: a long
-    verse paragraph parted at the first sentence end after `VERSE_LINES` lines; any other
-    block as it is."""
+    """A stanza as a paragraph of one line (so `_is_prose` reads it as prose) whose text keeps
+    its lines (`_with_its_lines`); a long verse paragraph parted at the first sentence end
+    after `VERSE_LINES` lines; any other block as it is."""
     if not _verse(block):
         return [block]
     parts: list[list[str]] = [[]]
@@ -1582,7 +1582,7 @@ def _as_prose(block: Block) -> list[Block]:
         parts[-1].append(line)
         if len(parts[-1]) >= VERSE_LINES and re.search(r"[.!?][\"”’')]*$", line):
             parts.append([])
-    texts = [" ".join(part) for part in parts if part]
+    texts = ["\n".join(_line_text(line) for line in part) for part in parts if part]
     return [Block(block.kind, text, (text,)) for text in texts]
 
 
@@ -2014,14 +2014,34 @@ def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     return any(h and (h.startswith(book) or book.startswith(h)) for h in headings)
 
 
+STANZA_LINE_CHARS = 48  # a stanza's lines are all shorter than this (prose wraps at 60 or more)
+
+
 def _chapter(name: str, body: list[Block]) -> Chapter:
     chapter = Chapter(name)
     for block in body:
         if block.text == "* * *" or _BREAK.match(block.text):
             chapter.scene_break()
         elif block.text:
-            chapter.add(block.text)
+            chapter.add(_with_its_lines(block))
     return chapter
+
+
+def _with_its_lines(block: Block) -> str:
+    """A paragraph's text: a stanza's keeps its lines (a post shows them; each line's capital
+    opens it as a sentence's does, and a name at a line's end runs on to no word of the next),
+    any other paragraph is one line."""
+    lines = [line.strip() for line in block.lines if line.strip()]
+    if len(lines) < 2 or not _verse(block):
+        return block.text
+    if any(len(line) >= STANZA_LINE_CHARS for line in lines):
+        return block.text
+    return "\n".join(_line_text(line) for line in lines)
+
+
+def _line_text(line: str) -> str:
+    """A line of a paragraph as its text is read: without note marks and _emphasis_ marks."""
+    return " ".join(_unmarked(_NOTE_MARK.sub("", line.strip())).split())
 
 
 # -- reading and writing ---------------------------------------------------------------------
