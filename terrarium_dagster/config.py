@@ -247,7 +247,10 @@ def _config_file() -> Path | None:
 def yaml_problem(exc: Exception) -> str:
     """Why a YAML file (the configuration, a gold list) could not be read, in one line: a YAML
     error as the line and column it names and its problem (not PyYAML's excerpt with a caret
-    under it)."""
+    under it), a file that is not text as that (not Python's codec message)."""
+    if isinstance(exc, UnicodeDecodeError):  # a database, a PDF, a UTF-16 file given for one
+        byte = exc.object[exc.start]
+        return f"not UTF-8 text (byte {byte:#04x} at {exc.start}): give a YAML file"
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None)
     if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and problem:

@@ -77,6 +77,17 @@ def test_every_command_has_a_one_line_description_and_shows_defaults(command: st
         assert shown and shown.group(1).endswith("terrarium.db"), done.stdout
 
 
+def test_a_default_path_with_hyphens_is_shown_whole_in_help(tmp_path: Path) -> None:
+    """In a folder named with a hyphen (a checkout in /work/wt-sweep), `--help` showed the
+    default store as "(default: /work/wt-" and "sweep/data/terrarium.db" on the next line: a
+    path is never cut, at a hyphen or anywhere, even one longer than a line."""
+    for home in (tmp_path / "my-books", tmp_path / "a-very-long-folder-name" / "of-my-books"):
+        home.mkdir(parents=True)
+        for command in ("status", "export", "run"):
+            done = _terrarium(command, "--help", env={"TERRARIUM_HOME": str(home)})
+            assert str(home / "terrarium.db") in done.stdout, done.stdout
+
+
 def test_defaults_and_the_progress_legend_are_in_run_help() -> None:
     text = _text(_terrarium("run", "--help"))
     for default in ("default: 32768", "default: 1024", "default: 16", "default: 180.0"):

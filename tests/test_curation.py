@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from terrarium_dagster.cli import main
 from terrarium_dagster.context.prompts import ENTRY_RULES
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import curate_thread, gather_items, undo_decision
@@ -573,6 +574,41 @@ def test_entries_beyond_the_cap_are_deferred(
     report = run(store, corpus, chat, max_entries=2)
     assert len(report.reviewed) == 2
     assert sorted(report.left_tentative) == sorted(entries.values())
+
+
+def test_the_last_threads_curation_reviews_every_tentative_entry(
+    store: GlossaryStore, corpus: Corpus, entries: dict[str, int]
+) -> None:
+    """What the cap defers waits for the next thread's curation; the story's last thread has
+    none, so it reviews them all."""
+    last = max(corpus.threads(), key=lambda thread: thread.position)
+    report = curate_thread(store, corpus, ScriptedChat(), thread=last, actor=CURATOR, max_entries=2)
+    assert sorted(report.reviewed) == sorted(entries.values())
+
+
+def test_a_book_told_in_one_chapter_leaves_no_entry_unreviewed(tmp_path: Path) -> None:
+    """Daddy-Long-Legs is one chapter (letters under no heading): the offline run kept 191 of
+    its 244 entries tentative, never shown to the curator, since a curation reviews at most 60
+    and defers the rest to a next thread there was not. A one-chapter book of 120 names: every
+    entry the run leaves tentative, the curator was asked about and left so."""
+    names = [a + b for a in ("Zar", "Vel", "Quor", "Thal", "Mir", "Brek", "Ost", "Yl", "Dun",
+             "Fey", "Gorm", "Hask") for b in ("ven", "dris", "kath", "mol", "ith", "une", "gar",
+             "seph", "olt", "ax")]  # fmt: skip
+    paragraphs = [
+        f"{name} walked with {names[(i + 7) % len(names)]} along the river road at dusk, and "
+        f"{name} said that the ferry would not wait for anyone who came late tonight."
+        for i, name in enumerate(names)
+    ]
+    book, corpus_db, db = tmp_path / "one.txt", tmp_path / "one.corpus.db", tmp_path / "one.db"
+    book.write_text("CHAPTER I\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    assert main(["import", str(book), "--out", str(corpus_db)]) == 0
+    assert main(["run", "--offline", "--corpus", str(corpus_db), "--db", str(db)]) == 0
+    with GlossaryStore(db) as glossary:
+        live = [e for e in glossary.glossary.entries() if not e.deleted]
+        decided = {row["entry_id"] for row in glossary.curation.curator_decisions()}
+        assert len(live) > 60
+        assert {e.id for e in live if e.status == "tentative"} <= decided
+        assert len(decided) == len(live)
 
 
 def test_no_tentative_entries_makes_no_call(store: GlossaryStore, corpus: Corpus) -> None:

@@ -23,6 +23,7 @@ from terrarium_dagster.corpus.importers import (
 )
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args
 
 BOOK = Path(__file__).parent / "data" / "lamplighters.txt"
@@ -1462,13 +1463,13 @@ def test_a_book_in_verse_is_imported_its_stanzas_as_paragraphs(tmp_path: Path) -
     source.write_text(f"{contents}\n\n\n{books}\n", encoding="utf-8")
     book = read_book(source)
     assert [chapter.title for chapter in book.chapters] == ["BOOK I", "BOOK II", "BOOK III"]
-    assert book.chapters[0].paragraphs == [" ".join(_VERSE.split("\n"))] * 2
+    assert book.chapters[0].paragraphs == [_VERSE] * 2  # each line a line of its paragraph
     assert any(name.startswith("CONTENTS") for name in book.dropped)
     # a whole book set with hardly a blank line (26.txt) is parted at sentence ends
     long_verse = "\n".join([_VERSE.replace("seed", "seed.")] * 8)
     source.write_text(f"BOOK I\n\n{long_verse}\n\nBOOK II\n\n{long_verse}\n", encoding="utf-8")
     parts = read_book(source).chapters[0].paragraphs
-    assert len(parts) == 3 and " ".join(parts) == " ".join(long_verse.split("\n"))
+    assert len(parts) == 3 and "\n".join(parts) == long_verse
 
 
 def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_short_lines() -> None:
@@ -1481,7 +1482,7 @@ def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_shor
          Block("text", prose), poem, Block("heading", "CHAPTER II"), Block("text", prose)]
     )  # fmt: skip
     assert [chapter.title for chapter in book.chapters] == ["CHAPTER I", "CHAPTER II"]
-    assert book.chapters[0].paragraphs == [prose, poem.text]
+    assert book.chapters[0].paragraphs == [prose, _VERSE]  # the poem with its lines
 
 
 def test_pictures_soft_hyphens_and_the_1990s_header_and_trailer(tmp_path: Path) -> None:
@@ -1626,7 +1627,10 @@ def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> No
 
 def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
     """War and Peace: seventeen chapters titled "CHAPTER I", the books over them dropped. A
-    title that comes again is named with its division; a unique one stays as it is."""
+    title that comes again is named with its division, and so is every other chapter of that
+    division (Notes from the Underground's "XI", which Part II has not, was "XI" alone between
+    "PART I: Underground: X" and "PART II: ...: I"); a division whose titles are all its own
+    stays as it is."""
     prose = _PROSE.format(who="Pierre")
     blocks = []
     for book in ("BOOK ONE: 1805", "BOOK TWO: 1805"):
@@ -1641,9 +1645,21 @@ def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
         "BOOK ONE: 1805: CHAPTER II",
         "BOOK TWO: 1805: CHAPTER I",
         "BOOK TWO: 1805: CHAPTER II",
-        "CHAPTER III",
+        "BOOK TWO: 1805: CHAPTER III",
         "FIRST EPILOGUE: 1813 - 20: CHAPTER I",
     ]
+    # a volume that opens with a preface: its chapters are the volume's, not the preface's
+    blocks = [Block("heading", "VOLUME I"), Block("heading", "CHAPTER I."), Block("text", prose)]
+    blocks += [Block("heading", "VOLUME II"), Block("heading", "THE AUTHOR'S PREFACE")]
+    blocks += [Block("text", prose), Block("heading", "CHAPTER I."), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == [
+        "VOLUME I: CHAPTER I.", "VOLUME II: THE AUTHOR'S PREFACE", "VOLUME II: CHAPTER I."
+    ]  # fmt: skip
+    blocks = [Block("heading", "BOOK ONE"), Block("heading", "CHAPTER I"), Block("text", prose)]
+    blocks += [Block("heading", "BOOK TWO"), Block("heading", "CHAPTER II"), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == ["CHAPTER I", "CHAPTER II"]  # no title comes again: as they are
 
 
 def test_a_book_whose_headings_leave_no_chapter_is_one_chapter(tmp_path: Path) -> None:
@@ -1949,3 +1965,309 @@ def test_a_note_on_the_text_after_the_last_chapter_is_back_matter() -> None:
     book = chapters_from_blocks(blocks_from_text(text))
     assert book.chapters[-1].paragraphs == [prose]
     assert [section.title for section in book.reference] == ["A NOTE ON THE TEXT"]
+
+
+def test_the_cantos_of_a_poem_with_a_prose_note_are_its_chapters(tmp_path: Path) -> None:
+    """The Song of Hiawatha (19.txt) opens with a prose "Introductory Note": the book had prose,
+    so it was not read as verse, and six of its cantos were left out as "(no prose)" (the rest
+    kept by chance, a stanza with stops enough to pass as prose), and the note, in title case
+    before the numbered cantos, was part of the contents page. A chapter of stanzas is a poem,
+    whatever the rest of the book is; a contents page of numbered titles is not; a title the
+    contents page lists, standing alone before the first numbered chapter, heads a chapter; its
+    VOCABULARY at the end is back matter."""
+    note = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Schoolcraft")] * 3), 70))
+    contents = "\n".join(f"{n}.   The Song of the {w}" for n, w in (("I", "Pipe"), ("II", "Wind")))
+    canto = f"{_VERSE}\n\n{_VERSE}"
+    source = tmp_path / "19.txt"
+    source.write_text(
+        f"CONTENTS\n\nIntroductory Note\n{contents}\n\n\nIntroductory Note\n\n{note}\n\n\n\n"
+        f"            I\n\n        The Song of the Pipe\n\n"
+        f"{canto}\n\n\n\n            II\n\n        The Song of the Wind\n\n"
+        f"{canto}\n\n\n\n"
+        f"            III\n\n        The Song of the Lake\n\n{canto}\n\n\n\nVOCABULARY\n\n"
+        "Adjidau'mo, the red squirrel\nAhdeek', the reindeer\nAhmeek', the beaver\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "poem.db"
+    titles = _import(source, out)
+    assert titles == [
+        "Introductory Note", "I: The Song of the Pipe", "II: The Song of the Wind",
+        "III: The Song of the Lake",
+    ]  # fmt: skip
+    assert _bodies(out).count(_VERSE) == 6  # each stanza a paragraph, its lines kept
+    assert not any("Wind" in name or "Lake" in name for name in read_book(source).dropped)
+    # its list of words is back matter, as a glossary is, not the last canto's end
+    assert "red squirrel" not in _bodies(out)
+    assert [section.title for section in read_book(source).reference] == ["VOCABULARY"]
+
+
+def test_a_numbered_list_in_a_letter_heads_no_chapter(tmp_path: Path) -> None:
+    """Daddy-Long-Legs (157.txt) is letters with no chapter headings; a letter's list "I. You
+    are tall." / "II.  You are rich." / "III.  You hate girls." (and "VII." / "VIII.  Good
+    night.", "3.  Sallie." / "4. ..." later) was read as chapters: the book came out as four
+    chapters named after list items, the story before the first of them lost. Paragraphs that
+    open with consecutive numbers less than a paragraph apart are a list; chapters are never that
+    short. The whole book under its copyright line (no other heading) is the story, from its
+    first paragraph of prose, not front matter nor a text with its title page."""
+    letter = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Judy")] * 4), 70))
+    text = (
+        f"Dear Daddy-Long-Legs,\n\n{letter}\n\nI. You are tall.\n\nII.  You are rich.\n\n"
+        f"III.  You hate girls.\n\n{letter}\n\n{letter}\n\nVII.  It is half past nine.\n\n"
+        f"VIII.  Good night.\n\n{letter}\n\n1.  Sylvia, for the woods.\n\n2.  Lesbia.\n\n"
+        f"3.  Sallie.\n\n{letter}\n"
+    )
+    source = tmp_path / "157.txt"
+    source.write_text(text, encoding="utf-8")
+    out = tmp_path / "letters.db"
+    assert _import(source, out) == ["Text"]
+    bodies = _bodies(out)
+    assert bodies.startswith("Dear Daddy-Long-Legs,")
+    # under its title page's copyright line, the only heading the book has: the story was
+    # dropped with it as front matter, then read whole with the title page as its first lines
+    title_page = "DADDY-LONG-LEGS\n\nby\n\nJEAN WEBSTER\n\n\n\nCopyright 1912 by Century"
+    more = "\n\n".join([letter] * 14)
+    source.write_text(
+        f"{title_page}\n\n\n\nTO YOU\n\n\n\nBlue Wednesday\n\n{letter}\n\n{text}\n{more}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "titled.db"
+    assert _import(source, out) == ["Text"]
+    bodies = _bodies(out)
+    assert bodies.startswith("Judy walked") and "III.  You hate girls." in bodies
+    assert "JEAN WEBSTER" not in bodies and "Copyright" not in bodies
+    for item in ("I. You are tall.", "III.  You hate girls.", "VIII.  Good night.", "3.  Sallie."):
+        assert item in bodies
+    # chapters numbered with their titles on the heading's line stay chapters
+    pairs = (("I", "GATE"), ("II", "YARD"))
+    chapters = "\n\n\n".join(f"{n}. THE {w}\n\n{letter}" for n, w in pairs)
+    assert [c.title for c in chapters_from_blocks(blocks_from_text(chapters)).chapters] == [
+        "I. THE GATE", "II. THE YARD"
+    ]  # fmt: skip
+
+
+def test_a_sum_worked_in_the_story_is_no_chapter_number() -> None:
+    """Through the Looking-Glass (12-0.txt) sets Alice's sum as lines of figures ("365", "1",
+    "____", "364", "___"): "364" over the rule "___" was read as a chapter numbered 364 titled
+    "___", cutting Humpty Dumpty's chapter in two. A line without a letter is no title."""
+    prose = _PROSE.format(who="Alice")
+    text = (
+        f"CHAPTER I. Looking-Glass house\n\n{prose}\n\n\n"
+        f"CHAPTER VI. Humpty Dumpty\n\n{prose} She worked the sum for him:\n\n"
+        "               365\n                1\n               ____\n\n"
+        f"               364\n               ___\n\n{prose}\n\n\n"
+        f"CHAPTER VII. The Lion and the Unicorn\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "CHAPTER I. Looking-Glass house", "CHAPTER VI. Humpty Dumpty",
+        "CHAPTER VII. The Lion and the Unicorn",
+    ]  # fmt: skip
+    assert chapters[1].paragraphs[-1] == prose
+
+
+def test_html_text_in_no_block_a_cast_paragraph_and_a_translators_credit(tmp_path: Path) -> None:
+    """Three HTML editions: Carmilla's "<b>PROLOGUE</b>" is set in no paragraph, so it was
+    dropped and its prologue left out as the title page's "Copyright 1872"; An Enemy of the
+    People's "DRAMATIS PERSONAE" is a paragraph, so its cast was a chapter headed "Henrik
+    Ibsen: A play in five acts"; Madame Bovary's "Translated from the French by Eleanor
+    Marx-Aveling" headed a chapter of its dedication; Carmilla's chapter titles are bold
+    paragraphs under the numbers ("<p><b>An Early Fright</b></p>"). Text in no block is a
+    paragraph (parted where "<br/><br/>" leaves a blank line), a cast's name set as a paragraph
+    is a heading, a translator's credit is a byline, a short paragraph all in bold right under
+    a heading is part of it."""
+    prose = _PROSE.format(who="Laura")
+    source = tmp_path / "10007-h.htm"
+    source.write_text(
+        "<html><head><title>Carmilla</title></head><body><table><tr><td>"
+        "<h1>Carmilla</h1><h3>J. Sheridan LeFanu<br/><br/>Copyright 1872</h3><br/>"
+        f"<b>PROLOGUE</b><p><i>{prose}</i></p><h2>I</h2><p><b>An Early Fright</b></p>"
+        f"<p><b>Note.</b> {prose}</p>"
+        f"<h2>II</h2><p>{prose}</p><hr/><b>Other books by J. Sheridan LeFanu</b><br/>\n<br/>"
+        "The Cock and Anchor<br/>Uncle Silas<br/></td></tr></table></body></html>",
+        encoding="utf-8",
+    )
+    out = tmp_path / "carmilla.db"
+    assert _import(source, out) == ["PROLOGUE", "I: An Early Fright", "II"]
+    assert f"Note. {prose}" in _bodies(out)
+    assert read_book(source).dropped == ["Other books by J. Sheridan LeFanu (front matter)"]
+    source = tmp_path / "2446-h.htm"
+    source.write_text(
+        "<html><head><title>An Enemy of the People</title></head><body>"
+        "<h2>Henrik Ibsen</h2><h3>Translated by R. Farquharson Sharp</h3>"
+        "<h2>AN ENEMY OF THE PEOPLE</h2><h3>A play in five acts</h3>"
+        "<p>DRAMATIS PERSONAE</p><p>Dr. Thomas Stockmann, Medical Officer of the Municipal "
+        "Baths.<br/>Mrs. Stockmann, his wife.<br/>Petra (their daughter) a teacher.<br/>"
+        "Peter Stockmann (the Doctor's elder brother), Mayor of the Town and Chief Constable, "
+        "Chairman of the Baths' Committee, etc.<br/>Aslaksen, a printer.</p>"
+        f"<h2>ACT I</h2><p>{prose}</p><h2>ACT II</h2><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["ACT I", "ACT II"]
+    assert [section.title.split(": ")[-1] for section in book.reference] == ["DRAMATIS PERSONAE"]
+    source = tmp_path / "2413-h.htm"
+    dedication = "To Marie-Antoine-Jules Senard, Member of the Paris Bar. " + prose
+    source.write_text(
+        "<html><head><title>Madame Bovary</title></head><body><h1>MADAME BOVARY</h1>"
+        "<h2>By Gustave Flaubert</h2><h3>Translated from the French by Eleanor Marx-Aveling</h3>"
+        f"<blockquote><p>{dedication}</p></blockquote><h2>Part I</h2><h2>Chapter One</h2>"
+        f"<p>{prose}</p><h2>Chapter Two</h2><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["Chapter One", "Chapter Two"]
+    assert book.dropped == ["MADAME BOVARY (title page)"]
+
+
+def test_a_footnotes_mark_on_a_heading_is_not_its_title() -> None:
+    """Notes from the Underground (600.txt) heads its first part "Underground*", the mark of
+    the note under it: every chapter of the part was "PART I: Underground*: II"."""
+    prose = _PROSE.format(who="Liza")
+    text = (
+        f"PART I\n\nUnderground*\n\n     *The author of the diary is imaginary.\n\n\n\nI\n\n"
+        f"{prose}\n\n\n\nII\n\n{prose}\n\n\n\nPART II\n\nA Propos of the Wet Snow\n\n\n\nI\n\n"
+        f"{prose}\n\n\n\nII\n\n{prose}\n"
+    )
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
+    assert "PART I: Underground: II" in titles
+    assert not any("*" in title for title in titles)
+
+
+def test_papers_of_a_series_numbered_no_are_its_chapters() -> None:
+    """The Federalist Papers (1404.txt) heads its eighty-five papers "FEDERALIST No. 1" over the
+    paper's title: no heading, so the book was cut at its footnotes' numbers ("1. Divide and
+    command"), fourteen chapters of up to 36,818 words."""
+    prose = _PROSE.format(who="Publius")
+    text = "\n\n\n\n".join(
+        f"FEDERALIST No. {n}\n\n{title}\n\nFor the Independent Journal.\n\n\nHAMILTON\n\n"
+        f"To the People of the State of New York:\n\n{prose}\n\n{prose}\n\nPUBLIUS"
+        for n, title in ((1, "General Introduction"), (2, "Concerning Dangers"), (3, "Union"))
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "FEDERALIST No. 1: General Introduction", "FEDERALIST No. 2: Concerning Dangers",
+        "FEDERALIST No. 3: Union",
+    ]  # fmt: skip
+    assert chapters[0].paragraphs[-1] == "PUBLIUS"
+
+
+def test_a_restructuredtext_book_imports_its_sections(tmp_path: Path) -> None:
+    """Project Gutenberg's RST editions (Anna Karenina's 1399-rst.rst) were refused ("cannot
+    import"): their parts and chapters are underlined titles, their wrapping is directives
+    (`.. meta::` with the title, `.. pgheader::`, the title page's `.. container::`)."""
+    prose = _PROSE.format(who="Levin")
+    source = tmp_path / "1399-rst.rst"
+    source.write_text(
+        ".. -*- encoding: utf-8 -*-\n\n.. meta::\n   :PG.Id: 1399\n   :PG.Title: Anna Karenina\n"
+        "   :DC.Creator: Leo Tolstoy\n\n======================\nThe Project Gutenberg\n"
+        "======================\n\n.. pgheader::\n\n.. container:: titlepage center\n\n"
+        "    .. class:: x-large\n\n    Anna Karenina\n\n    by Leo Tolstoy\n\n\n"
+        f"PART ONE\n========\n\n\nChapter 1\n---------\n\n{prose} [#]_\n\n"
+        "    A letter, indented::\n\n    .. class:: right\n\n    \\A. Karenin\n\n"
+        f"Chapter 2\n---------\n\n*{prose}*\n\n.. [#] A note.\n\n"
+        f"PART TWO\n========\n\nChapter 1\n~~~~~~~~~\n\n{prose}\n\n.. pgfooter::\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "anna.db"
+    assert _import(source, out) == [
+        "PART ONE: Chapter 1", "PART ONE: Chapter 2", "PART TWO: Chapter 1"
+    ]  # fmt: skip
+    bodies = _bodies(out)
+    assert bodies == " ".join([prose, "A letter, indented:", "A. Karenin", prose, prose])
+    assert read_book(source).title == "Anna Karenina"
+    # without the fields, the title is the document's: the first, adorned as no other is
+    source.write_text(
+        f"Siddhartha\n==========\n\nThe Son of the Brahman\n----------------------\n\n{prose}\n\n"
+        f"With the Samanas\n----------------\n\n{prose}\n",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.title == "Siddhartha"
+    assert [c.title for c in book.chapters] == ["The Son of the Brahman", "With the Samanas"]
+
+
+def test_an_html_poem_set_a_paragraph_a_line_is_read_as_stanzas(tmp_path: Path) -> None:
+    """The Song of Hiawatha's HTML (19-h.htm) sets each line of verse as a paragraph of its own
+    inside `<div class="stanza">`: every canto was paragraphs of five words, no prose, and all
+    twenty-two were left out ("no prose"). A stanza is one paragraph, its lines kept, as in
+    the plain text; a stanza quoted in a prose chapter (Dracula's, lines parted by `<br/>`)
+    is one paragraph of that chapter."""
+    verse = _VERSE.split("\n")
+    stanza = "".join(f"<p>{line}</p>" for line in verse)
+    canto = f'<div class="poem"><div class="stanza">{stanza}</div><br/><div class="stanza">'
+    canto += f"{stanza}</div></div>"
+    titled = f'<div class="poem">{stanza}<h4>The Omen</h4>{stanza}</div>'  # no stanza divs
+    note = " ".join([_PROSE.format(who="Schoolcraft")] * 3)
+    before, after = _PROSE.format(who="Longfellow"), _PROSE.format(who="Harker")
+    quoted = "".join(f'<span class="i0">{line}<br /></span>' for line in verse[:3])
+    source = tmp_path / "19-h.htm"
+    source.write_text(
+        "<html><head><title>The Song of Hiawatha</title></head><body>"
+        f"<h2>Introductory Note</h2><p>{note}</p>"
+        f'<p>{before}</p><div class="poem"><div class="stanza">'
+        f"{quoted}</div></div><p>{after}</p>"
+        f"<h2>I</h2><h3>The Peace-Pipe</h3>{canto}<h2>II</h2><h3>The Four Winds</h3>{canto}"
+        f"<h2>III</h2>{titled}</body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "Introductory Note", "I: The Peace-Pipe", "II: The Four Winds", "III"
+    ]  # fmt: skip
+    # a poem's title inside it, its lines set with no stanza of their own: in its place
+    assert book.chapters[3].paragraphs == [_VERSE, "The Omen", _VERSE]
+    assert book.chapters[0].paragraphs[1:] == [before, "\n".join(verse[:3]), after]
+    assert book.chapters[2].paragraphs == [_VERSE] * 2
+    assert book.dropped == []
+
+
+def test_the_import_names_what_it_kept_for_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An Enemy of the People's cast was "back matter (glossary, appendices) kept for reference
+    in ...": the import names the sections it kept aside, whatever they are."""
+    prose = _PROSE.format(who="Stockmann")
+    source = tmp_path / "2446.txt"
+    source.write_text(
+        "DRAMATIS PERSONAE\n\nDr. Thomas Stockmann, Medical Officer of the Municipal Baths.\n"
+        "Mrs. Stockmann, his wife.\nPetra (their daughter) a teacher.\n\n\n"
+        f"ACT I\n\n{prose}\n\n\nACT II\n\n{prose}\n\n\nFOOTNOTES:\n\n[1] A note.\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "enemy.db"
+    for _ in range(2):
+        assert main(["import", str(source), "--out", str(out), "--replace"]) == 0
+        said = capsys.readouterr().out.splitlines()
+        assert said[-1] == (
+            f"kept for reference, not story, in {out}.reference.md: DRAMATIS PERSONAE; FOOTNOTES"
+        )
+
+
+def test_a_stanza_keeps_its_lines_so_no_name_runs_on_to_the_next(tmp_path: Path) -> None:
+    """The Song of Hiawatha's stanzas were paragraphs of one line: "the Great Bear, Mishe-Mokwa"
+    at a line's end ran on to "In the morning" at the next's, and the offline glossary had
+    "Mishe-Mokwa In" (and "Kabibonokka Issued", "Minnehaha Gleaming", line-opening "Sprang" and
+    "Smote" as names). A stanza's paragraph keeps its lines; a prose paragraph is one line."""
+    stanzas = [
+        "Then the Great Bear came, Mishe-Mokwa\nIn the morning, from the mountains.\n"
+        "There he met the hunter, Kwasind.\nSprang the bear upon the hunter,\n"
+        "Roaring loud across the meadow.\nAll the birds flew up in terror.",
+        "So the old man spoke, Iagoo.\nSprang the squirrel, Adjidaumo.\n"
+        "Then he told of Mishe-Mokwa\nIn the valley of the river,\n"
+        "How he walked beside the water.\nAll the children heard in wonder.",
+    ]
+    prose = "\n".join(textwrap.wrap(" ".join([_PROSE.format(who="Iagoo")] * 2), 70))
+    cantos = "\n\n\n\n".join(
+        f"CHAPTER {n}\n\n{prose}\n\n" + "\n\n".join(stanzas * 2) for n in ("I", "II", "III")
+    )
+    book, corpus_db, db = tmp_path / "19.txt", tmp_path / "poem.db", tmp_path / "glossary.db"
+    book.write_text(cantos + "\n", encoding="utf-8")
+    assert main(["import", str(book), "--out", str(corpus_db)]) == 0
+    with sqlite3.connect(corpus_db) as conn:
+        bodies = [row[0] for row in conn.execute("SELECT body FROM post ORDER BY id")]
+    assert stanzas[0] in bodies and stanzas[1] in bodies
+    assert " ".join(prose.split()) in bodies  # prose wrapped at 70 is one line
+    assert main(["run", "--offline", "--corpus", str(corpus_db), "--db", str(db)]) == 0
+    with GlossaryStore(db) as glossary:
+        terms = {entry.term for entry in glossary.glossary.entries() if not entry.deleted}
+    assert "Mishe-Mokwa" in terms and not any(term.endswith(" In") for term in terms), terms

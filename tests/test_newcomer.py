@@ -172,8 +172,8 @@ def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
     sample_store: Path, tmp_path: Path
 ) -> None:
     """In a folder whose `exports/` another store had served, `serve --db notes.txt` (or the
-    corpus) said 'exports holds the exports of another store': the file given is named for
-    what it is first, and the exports folder is left as it was."""
+    corpus) said 'exports holds the exports of another store', and `dev` still did: the file
+    given is named for what it is first, and the exports folder is left as it was."""
     store = tmp_path / "glossary.db"
     shutil.copyfile(sample_store, store)
     exports = tmp_path / "exports"
@@ -186,10 +186,11 @@ def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
             (notes, "is not an annotator store"),
             (corpus, "is a corpus, not an annotator store"),
         ):
-            line = _one_line_refusal(
-                _terrarium("serve", "--db", str(given), "--port", "0", timeout=30), words
-            )
-            assert "another store" not in line, line
+            for command in (["serve"], ["dev", "--offline"]):
+                line = _one_line_refusal(
+                    _terrarium(*command, "--db", str(given), "--port", "0", timeout=30), words
+                )
+                assert "another store" not in line, line
     assert {path: digest(path) for path in before} == before
     assert [path.name for path in exports.iterdir()] == [".terrarium-store"]
 
@@ -541,13 +542,17 @@ def test_a_site_or_wiki_export_never_replaces_a_folder_holding_anything_else(
 ) -> None:
     """`export --format site --out PROJECT` replaced the folder whole, deleting the store and
     the notes beside it (and `--out .` was a traceback): a folder holding anything the export
-    did not write is refused in one line, nothing changed; its own folder is replaced."""
+    did not write is refused in one line, nothing changed (naming what the user put there
+    before a hidden manifest another export wrote); its own folder is replaced."""
     project = tmp_path / "project"
     project.mkdir()
     db = project / "glossary.db"
     shutil.copyfile(sample_store, db)
     (project / "notes.txt").write_text("to do: read chapter 3\n", encoding="utf-8")
-    (project / "wiki").mkdir()
+    # a wiki exported there first: its hidden manifest is not what the refusal names first
+    done = _terrarium("export", "--db", str(db), "--format", "wiki", "--out", str(project))
+    assert done.returncode == 0, done.stderr
+    assert (project / ".export-manifest.json").exists()
     (project / "wiki" / "my-page.txt").write_text("my own page\n", encoding="utf-8")
     before = {path: digest(path) for path in project.rglob("*") if path.is_file()}
     for _ in range(2):
@@ -657,8 +662,9 @@ def test_a_folder_or_notes_as_the_store_say_what_they_are_and_what_to_do(
 def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
     sample_store: Path, tmp_path: Path
 ) -> None:
-    """A gold list in another encoding was a UnicodeDecodeError traceback; one that is not YAML
-    pasted PyYAML's excerpt with its caret."""
+    """A gold list in another encoding was a UnicodeDecodeError traceback, then Python's codec
+    message ("'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"); one
+    that is not YAML pasted PyYAML's excerpt with its caret."""
     broken, binary = tmp_path / "broken.yaml", tmp_path / "binary.yaml"
     broken.write_text("terms: [a\n", encoding="utf-8")
     binary.write_bytes(b"\xff\xfeterms: []\n")
@@ -669,7 +675,12 @@ def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
         )
         _one_line_refusal(
             _terrarium("score", "--db", str(sample_store), "--gold", str(binary)),
-            f"cannot read the gold list {binary}: 'utf-8' codec can't decode",
+            f"cannot read the gold list {binary}: not UTF-8 text (byte 0xff at 0): give a YAML",
+        )
+        # a configuration file that is not text says so the same way
+        _one_line_refusal(
+            _terrarium("status", "--db", str(sample_store), env={"TERRARIUM_CONFIG": str(binary)}),
+            f"cannot read configuration file {binary}: not UTF-8 text (byte 0xff at 0)",
         )
 
 

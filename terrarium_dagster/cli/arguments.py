@@ -4,6 +4,7 @@ the options generated from `Settings` (the single source of every setting's flag
 from __future__ import annotations
 
 import argparse
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,28 @@ from terrarium_dagster.paths import default_store_path
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows an option's default where it has one (not for flags, nor for settings, whose
-    defaults come from `Settings` and are written into their help)."""
+    defaults come from `Settings` and are written into their help), and wraps lines at spaces
+    only: a default path in a folder named with a hyphen ("/work/my-books/data/terrarium.db")
+    was cut after it, across two lines (a path longer than a line stands whole on its own)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         if action.default in (None, False) or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        words = " ".join(text.split())
+        return textwrap.wrap(words, width, break_on_hyphens=False, break_long_words=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(
+            " ".join(text.split()),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
 
 
 class Parser(argparse.ArgumentParser):

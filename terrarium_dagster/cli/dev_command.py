@@ -59,9 +59,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
     if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
         env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
     root = exports_beside(settings.db)
+    site = SiteRefresher(settings, root)
+    site.check_store()  # notes or a corpus as --db are named as such, not as another's exports
     claim_exports(root, settings.db, record=False)  # recorded once the site is written
     site_port = urlsplit(settings.site_url).port or 80
-    site = SiteRefresher(settings, root)
     stop = threading.Event()
 
     def request_stop(signum: int, frame: object) -> None:

@@ -18,10 +18,13 @@ def add_import_parser(commands: Any) -> None:
     importer = add_command(
         commands,
         "import",
-        help="turn a book (.txt, .md, .adoc, .html, .epub) into a corpus: chapters become threads",
+        help="turn a book (.txt, .md, .rst, .adoc, .html, .epub) into a corpus: chapters become "
+        "threads",
     )
     importer.add_argument(
-        "book", type=Path, help="plain text, Markdown, AsciiDoc, HTML or EPUB file"
+        "book",
+        type=Path,
+        help="plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB file",
     )
     importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
     importer.add_argument(
@@ -69,5 +72,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             + (f"; {more} more (--dry-run lists them)" if more > 0 else "")
         )
     if report.reference:
-        print(f"back matter (glossary, appendices) kept for reference in {report.reference}")
+        # what it is, named: a play's cast is no "back matter"
+        shown = "; ".join(name.rstrip(".:") for name in report.sections[:LEFT_OUT_SHOWN])
+        more = len(report.sections) - LEFT_OUT_SHOWN
+        print(
+            f"kept for reference, not story, in {report.reference}: {shown}"
+            + (f"; {more} more" if more > 0 else "")
+        )
     return EXIT_OK

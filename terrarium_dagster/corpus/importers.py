@@ -1,4 +1,5 @@
-"""`terrarium import`: a book (plain text, Markdown, AsciiDoc, HTML or EPUB) as a corpus.
+"""`terrarium import`: a book (plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB)
+as a corpus.
 
 Chapters become threads (the chapter title is the thread's title), paragraphs become story posts
 (tagged `qm_post` and `story_post`, so the agent reads them as it reads a quest master's
@@ -21,19 +22,22 @@ the story and drops the rest:
   before it is story (`OPENING_WORDS`): then it is the first chapter; or it is story under no
   heading at all (`PROLOGUE_WORDS`): then it is the "Prologue";
 - contents pages and lists of illustrations (a section so named, or one with no prose: only
-  short lines, a table);
+  short lines, a table; stanzas are a poem, kept);
 - front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
   by", a title page's publication line or year: "Published March, 1909.", "MCMIX");
-- back matter (a glossary, an appendix, an index, notes, a transcriber's note, and what follows
-  them that is not a numbered chapter) and lists such as a dramatis personae or a map: never
-  story; kept aside as the book's reference text (`Book.reference`, written beside the corpus
-  as `<corpus>.reference.md`).
+- back matter (a glossary or a vocabulary, an appendix, an index, notes, a transcriber's note,
+  and what follows them that is not a numbered chapter) and lists such as a dramatis personae
+  or a map: never story; kept aside as the book's reference text (`Book.reference`, written
+  beside the corpus as `<corpus>.reference.md`).
 
 Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter 12" / "BOOK II"
 (with its title on the same or the next line), a number or Roman numeral alone or before a
 title ("IV.", "12. The Salt Road", "01 My Early Home"; not a page's running head), or a named
-section (FOREWORD, PROLOGUE, EPILOGUE, ...). A book without such headings is split at bare
-capitalised titles standing alone ("THE SISTERS"): those its contents page lists (in any case,
+section (FOREWORD, PROLOGUE, EPILOGUE, ...); not paragraphs that open with consecutive numbers
+less than a paragraph apart (a numbered list), nor a number over a line with no letter; and
+before the first numbered chapter, a title standing alone that the contents page lists. A book
+without such headings is split at bare capitalised titles standing alone ("THE SISTERS"): those
+its contents page lists (in any case,
 at the margin or centred), or, without a contents page, every such line, or, with none, titles
 in capitals or title case centred on the page, three at least ("STORY OF THE DOOR", "Story of
 the Door"). In Markdown, ATX and setext headings; in AsciiDoc (`book.asciidoc` in GITenberg's
@@ -127,9 +131,12 @@ _DIVISIONS = (
     "CHAPTER|Chapter|BOOK|Book|PART|Part|STAVE|Stave|VOLUME|Volume|ADVENTURE|Adventure|TALE|Tale|"
     "STORY|Story|LETTER|Letter|CANTO|Canto|EPISODE|Episode|ACT|Act"
 )
+# a paper of a series numbered alone on its line: "FEDERALIST No. 1", "Letter No. 12"
+_SERIES_NUMBER = r"[A-Z][A-Za-z]{2,20}\s+No\.\s*\d{1,3}\.?"
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b).{{0,80}}$"
+    rf"|^{_SERIES_NUMBER}$"
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
@@ -162,6 +169,7 @@ _STORY_SECTIONS = (
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
 _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
+    r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
     r"bibliography|transcriber'?s? notes?|about the author|the end|"
     r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )
@@ -195,6 +203,7 @@ _ONLY_NUMBER = re.compile(
     rf"^(?:(?:{_DIVISIONS})\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
     rf"|^(?:{_DIVISIONS})\s+(?i:{_ORDINALS})\.?$"
+    rf"|^{_SERIES_NUMBER}$"
 )
 _NAMED = _heading_named(
     _STORY_SECTIONS, _CONTENTS_SECTIONS, _BACK_SECTIONS, _FRONT_SECTIONS, _CAST_SECTIONS
@@ -203,6 +212,7 @@ _CONTENTS = _heading_named(_CONTENTS_SECTIONS)
 _BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
     rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b)"
+    rf"|^{_SERIES_NUMBER}$"
     rf"|{_NUMBERED.pattern}"
     r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
 )  # a heading that starts with its chapter's number, its title however long
@@ -219,7 +229,9 @@ _DEDICATION = re.compile(r"^(?:Dedicated to\b|To [^,]{2,60},\s+my\b)", re.I)
 # an author's byline ("BY NICOLO MACHIAVELLI", "Translated by ..."), not a title that opens with
 # "by" ("BY THE RIVER": Siddhartha)
 _BYLINE = re.compile(
-    r"^(?:by|(?:written|illustrated|translated|edited|with illustrations) by)\b"
+    # "Translated from the French by Eleanor Marx-Aveling" too
+    r"^(?:by|(?:written|illustrated|translated(?: (?:from|out of) (?:the )?\w+)?|edited"
+    r"|with illustrations) by)\b"
     r"(?!\s+(?:the|a|an)\b)",
     re.I,
 )
@@ -280,6 +292,7 @@ class ImportReport:
     words: int
     title: str | None = None
     reference: str | None = None
+    sections: tuple[str, ...] = ()  # what `reference` holds ("DRAMATIS PERSONAE", "GLOSSARY")
     left_out: tuple[str, ...] = ()  # what was not story, each with why ("CONTENTS (contents)")
     notes: tuple[str, ...] = ()  # how the file was read, where it was guessed (`guess_decoding`)
 
@@ -534,13 +547,15 @@ def _subtitle(lines: list[str], index: int) -> int | None:
     """The index of a chapter's title line under its heading ("CHAPTER I", then "The Salt
     Road"): the next line with text, at most two blank lines below, short, without a final
     period (unless in capitals), and followed by a blank line; or a title in capitals of up to
-    three lines."""
+    three lines. A line without a letter is no title."""
     for below in range(index + 1, min(index + 4, len(lines))):
         text = lines[below].strip()
         if not text:
             continue
         if _STRONG.match(text) or _NAMED.match(text):
             return None  # "VOLUME I." over "CHAPTER I.": two headings
+        if not any(c.isalpha() for c in text):
+            return None  # a rule or figures ("364" over "___", a sum worked in the story)
         taken = _subtitle_lines(lines, below)
         if len(taken) > 1:
             words = sum(len(lines[i].split()) for i in taken)
@@ -650,6 +665,30 @@ def _listed_together(
         if not set(keys) & later:
             listed.extend(group)
     return listed
+
+
+_ITEM = re.compile(r"^([IVXLCDM]+|\d{1,3})[.:]\s+\S")  # "II.  You are rich.", "5.  Judy, after me."
+
+
+def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The lines among `strong` that are a number and words next to a paragraph opening with the
+    next number (or the one before) fewer than `PROSE_WORDS` words away: a numbered list in
+    the story (a letter's "I. You are tall." / "II.  You are rich." / "III.  You hate girls.",
+    Daddy-Long-Legs), not chapters, which are never that short. A number alone over its title
+    ("IV", then "THE RIVER") is a heading of another shape, left as it is."""
+    numbered = [  # every paragraph that opens with a number, a heading or not
+        (index, value)
+        for index, line in enumerate(lines)
+        if (index == 0 or not lines[index - 1].strip())
+        and (match := _ITEM.match(line.strip()))
+        and (value := _numeral(match.group(1))) is not None
+    ]
+    items: set[int] = set()
+    for (here, number), (there, following) in itertools.pairwise(numbered):
+        between = sum(len(lines[i].split()) for i in range(here + 1, there))
+        if following == number + 1 and between < PROSE_WORDS:
+            items.update((here, there))
+    return sorted(items & set(strong))
 
 
 def _number_and_title(line: str) -> bool:
@@ -770,10 +809,14 @@ def _unmarked(text: str) -> str:
     return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
 
 
+_TITLE_NOTE_MARK = re.compile(r"(?<=\w)\s*[*†‡]+$")  # "Underground*": a footnote's mark
+
+
 def _plain_title(text: str) -> str:
-    """A heading of a plain-text book as a title: `_unmarked`, one space between words
-    ("III.  THE RECOGNITION" is "III. THE RECOGNITION")."""
-    return " ".join(_unmarked(text).split())
+    """A heading of a plain-text book as a title: `_unmarked`, without a footnote's mark at its
+    end ("Underground*", Notes from the Underground), one space between words ("III.  THE
+    RECOGNITION" is "III. THE RECOGNITION")."""
+    return " ".join(_TITLE_NOTE_MARK.sub("", _unmarked(text)).split())
 
 
 @dataclass(frozen=True)
@@ -818,18 +861,29 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             named[index] = None
         elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
             bare.append(index)
-    for index in _running_heads(lines, strong) + _listed_together(lines, strong, wrapped):
+    for index in (
+        _running_heads(lines, strong)
+        + _listed_together(lines, strong, wrapped)
+        + _list_items(lines, strong)
+    ):
         strong.pop(index, None)
     if len(strong) >= 2:
         # and a title in capitals the contents page lists beside the numbered chapters (The
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
         listed, page = _contents_titles(lines)
+        # and, before the first numbered chapter, a title in title case standing alone that the
+        # contents page lists (The Song of Hiawatha's "Introductory Note" and "Introduction")
+        before = [
+            i
+            for i in range(min(strong))
+            if i not in page and _isolated(lines, i) and _title_cased(lines[i].strip())
+        ]
         chosen = {
             **strong,
             **named,
             **{
                 i: None
-                for i in bare
+                for i in sorted({*bare, *before})
                 if _listed(_title_key(lines[i]), listed) and i not in strong and i not in page
             },
         }
@@ -983,6 +1037,62 @@ def _plain_markdown(text: str) -> str:
     return " ".join(text.split())
 
 
+# -- reStructuredText ------------------------------------------------------------------------
+
+_RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>])\1{2,}$")  # a title's underline or overline
+_RST_TITLE_FIELD = re.compile(r"^\s*:(?:PG|DC)\.Title:\s*(\S.*?)\s*$", re.M)
+_RST_NOTE_REFERENCE = re.compile(r"\s?\[(?:#\w*|\*|\d{1,3})\]_")  # "[#]_", "[1]_"
+_RST_ROLE = re.compile(r":[\w-]+:`([^`]*)`")  # ":title:`Anna Karenina`"
+_RST_LINK = re.compile(r"`([^`<]+?)\s*(?:<[^>]*>)?`__?")  # "`text <url>`_"
+
+
+def blocks_from_rst(text: str) -> tuple[list[Block], str | None]:
+    """Headings and paragraphs of a reStructuredText book (Project Gutenberg's RST editions,
+    `1399-rst.rst`), read as Markdown is once what is RST's own is gone: comments and
+    directives with what is indented under them (the `.. meta::` fields, the title page's
+    `.. container::`, `.. pgheader::`, footnotes), a title's overline, underlines in any of
+    RST's characters (as setext's `-`), note references, roles and link markup; and its title
+    (the `:PG.Title:` or `:DC.Title:` field, else a first title adorned as no other is)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    field = _RST_TITLE_FIELD.search(text)
+    kept: list[str] = []
+    titles: list[tuple[str, str]] = []  # each title's text and adornment ("=", or "=" over)
+    overlined = False
+    directive: int | None = None  # the indent of the directive being left out
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        indent = len(raw) - len(raw.lstrip())
+        if directive is not None and (not line or indent > directive):
+            continue  # what is indented under it
+        directive = None
+        if line.startswith("..") and (line == ".." or line[2:3].isspace()):
+            directive = indent
+            continue
+        if _RST_ADORNMENT.match(line):
+            above = kept[-1].strip() if kept else ""
+            below = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            if not above and below and not _RST_ADORNMENT.match(below):
+                overlined = True
+                continue  # an overline: the underline below the title says it is one
+            if above:
+                titles.append((above, line[0] + (" over" if overlined else "")))
+                kept.append("-" * max(len(line), 2))
+                overlined = False
+                continue
+        kept.append(raw)
+    plain = []
+    for raw in kept:
+        raw = _RST_NOTE_REFERENCE.sub("", raw)
+        raw = _RST_LINK.sub(r"\1", _RST_ROLE.sub(r"\1", raw))
+        raw = re.sub(r"\|(\w[\w -]*)\|", r"\1", raw)  # a substitution: "|name|"
+        plain.append(re.sub(r"(?<=\S)::$", ":", raw.replace("``", "`")))
+    title = field.group(1) if field else None
+    styles = Counter(style for _, style in titles)
+    if title is None and titles and styles[titles[0][1]] == 1 and len(titles) > 1:
+        title = titles[0][0]  # the document's title: the first, adorned as no other is
+    return blocks_from_markdown("\n".join(plain)), title
+
+
 # -- AsciiDoc --------------------------------------------------------------------------------
 
 _ADOC_SECTION = re.compile(r"^(={1,6})\s+(\S.*?)(?:\s+=+)?$")
@@ -1094,17 +1204,20 @@ _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
 # A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
 _HEADING_PARAGRAPH = re.compile(
-    rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS})[.:]?"
+    rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS}"
+    rf"|{_CAST_SECTIONS})[.:]?"
     rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?)$",
     re.I,
 )
 
 
 _BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
+_VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse)\b", re.I)  # a <div> holding verse
 _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
 )
 HEADING_PARAGRAPH_WORDS = 24  # a paragraph that is a chapter's number and title is this short
+BOLD_TITLE_WORDS = 12  # a paragraph all in bold right under a heading is its title if this short
 
 
 class _XhtmlText(HTMLParser):
@@ -1131,6 +1244,11 @@ class _XhtmlText(HTMLParser):
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
         self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
+        self._loose = False  # the open paragraph is text set in no block
+        self._verse: list[bool] = []  # for each open <div>: whether it is a poem's or a stanza's
+        self._bold = 0  # inside <b> or <strong>
+        self._unbold = 0  # characters of the open block outside them
+        self._stanza: list[str] = []  # the lines of the stanza being read
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -1139,6 +1257,8 @@ class _XhtmlText(HTMLParser):
         if tag == "hgroup":
             self._close()
             self._hgroup += 1
+        if tag in ("b", "strong"):
+            self._bold += 1
         if tag == "span" and _PAGE_CLASS.search(dict(attrs).get("class") or ""):
             self._page_number = True
             return
@@ -1150,11 +1270,15 @@ class _XhtmlText(HTMLParser):
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
-        if tag == "br":  # a line break: a new line (a paragraph's too: it may be a heading's)
+        if tag == "br" and self._loose and _BR in "".join(self._text).rstrip()[-1:]:
+            self._close()  # text in no block parted by a blank line: "<br /><br />"
+        elif tag == "br":  # a line break: a new line (a paragraph's too: it may be a heading's)
             self._text.append("\n" if self._tag == "pre" or self._tag in self.HEADINGS else _BR)
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
+        if tag == "div":
+            self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
         for name, value in attrs:
             if name in ("id", "name") and value in self.anchors and not self._skip:
                 label = self.anchors.pop(value)
@@ -1169,6 +1293,8 @@ class _XhtmlText(HTMLParser):
         elif tag == "hgroup":
             self._close()
             self._hgroup = max(0, self._hgroup - 1)
+        elif tag in ("b", "strong"):
+            self._bold = max(0, self._bold - 1)
         elif tag == "span":
             self._page_number = False
         elif tag == "a":
@@ -1181,8 +1307,27 @@ class _XhtmlText(HTMLParser):
             self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
+        if tag == "div" and self._verse and self._verse.pop():
+            self._flush_stanza()  # a stanza's end
+
+    def close(self) -> None:
+        super().close()
+        self._close()
+        self._flush_stanza()
+
+    def _flush_stanza(self) -> None:
+        """The stanza's lines (one `<p>` each, or parted by `<br/>`s) as one block with its
+        lines, as a plain-text stanza is, so `_verse` knows it for one."""
+        if self._stanza:
+            text = " ".join(re.sub(_BRACED_NOTE, "", " ".join(self._stanza)).split())
+            self.items.append(Block("text", text, tuple(self._stanza)))
+            self._stanza = []
 
     def handle_data(self, data: str) -> None:
+        if self._tag is None and data.strip() and not self._skip:
+            # text set in no block of its own (Carmilla's "<b>PROLOGUE</b>" between its title
+            # page's heading and the prologue's paragraph): a paragraph until the next block
+            self._tag, self._loose = "p", True
         if (
             not self._skip
             and not self._page_number
@@ -1194,6 +1339,8 @@ class _XhtmlText(HTMLParser):
                 # ("... AND HOW HE WAS\nEXPELLED THENCE." is one title)
                 data = data.replace("\r", " ").replace("\n", " ")
             self._text.append(data)
+            if not self._bold:
+                self._unbold += len(data.strip())
             if self._in_link:
                 self._linked += len(data.strip())
 
@@ -1204,6 +1351,11 @@ class _XhtmlText(HTMLParser):
         links, self._links = self._links, 0
         self._text = []
         tag, self._tag = self._tag, None
+        self._loose = False
+        bold, self._unbold = not self._unbold, 0  # every letter of it in bold
+        in_verse = any(self._verse)
+        if not in_verse or tag in self.HEADINGS or self._hgroup:
+            self._flush_stanza()  # the stanza before what is not a line of it
         if tag is None:
             return
         if linked > 0.6 * len("".join(raw.split())) and not (tag in self.HEADINGS and links == 1):
@@ -1234,7 +1386,22 @@ class _XhtmlText(HTMLParser):
             # not a named section over lines of verse (Hamlet's "PROLOGUE.<br>For us, and ...")
             self.items.extend(Block("heading", line) for line in lines)
             return
+        if in_verse:  # a line of a stanza (The Song of Hiawatha's HTML: a <p> a line)
+            self._stanza.extend(lines)
+            return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
+        under_heading = bool(self.items) and self.items[-1].kind == "heading"
+        if (
+            text
+            and bold
+            and under_heading
+            and len(text.split()) <= BOLD_TITLE_WORDS
+            and not text.endswith((".", ",", ":", ";"))
+        ):
+            # a chapter's title in bold under its number (Carmilla's "<h2>I</h2>" then
+            # "<p><b>An Early Fright</b></p>"): part of its heading
+            self.items.append(Block("heading", text))
+            return
         if text:
             heading = _HEADING_PARAGRAPH.match(text) is not None
             self.items.append(Block("heading" if heading else "text", text))
@@ -1383,15 +1550,31 @@ def _verse(block: Block) -> bool:
     return marked * 4 >= len(lines)
 
 
+VERSE_WORDS = 100  # a chapter with no prose is a poem when its stanzas have this many words
+
+
+def _in_verse(body: list[Block]) -> bool:
+    """Whether a chapter with no paragraph of prose is a poem: stanzas (`_verse`) of
+    `VERSE_WORDS` words or more, most of their lines not a contents page's ("IX. Hiawatha and
+    the Pearl-Feather", "The Prison Door  . . . 47")."""
+    if any(_is_prose(block) for block in body):
+        return False
+    stanzas = [block for block in body if _verse(block)]
+    lines = [line.strip() for block in stanzas for line in block.lines if line.strip()]
+    listed = sum(1 for line in lines if _CHAPTER_NUMBER.match(line) or _PAGE_REFERENCE.search(line))
+    words = sum(len(block.text.split()) for block in stanzas)
+    return words >= VERSE_WORDS and listed * 2 < len(lines)
+
+
 # A verse paragraph longer than this many lines is read as paragraphs of about this many, each
 # ending where a sentence does (Paradise Lost sets a whole book with hardly a blank line)
 VERSE_LINES = 24
 
 
 def _as_prose(block: Block) -> list[Block]:
-    """A stanza as paragraphs of one line each, so `_is_prose` reads them as prose: a long
-    verse paragraph parted at the first sentence end after `VERSE_LINES` lines; any other
-    block as it is."""
+    """A stanza as a paragraph of one line (so `_is_prose` reads it as prose) whose text keeps
+    its lines (`_with_its_lines`); a long verse paragraph parted at the first sentence end
+    after `VERSE_LINES` lines; any other block as it is."""
     if not _verse(block):
         return [block]
     parts: list[list[str]] = [[]]
@@ -1399,7 +1582,7 @@ def _as_prose(block: Block) -> list[Block]:
         parts[-1].append(line)
         if len(parts[-1]) >= VERSE_LINES and re.search(r"[.!?][\"”’')]*$", line):
             parts.append([])
-    texts = [" ".join(part) for part in parts if part]
+    texts = ["\n".join(_line_text(line) for line in part) for part in parts if part]
     return [Block(block.kind, text, (text,)) for text in texts]
 
 
@@ -1640,6 +1823,10 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # a copyright line over the story's first part, told before any heading
             following = headed[index + 1][0] if index + 1 < len(headed) else None
             opening = _opening(body, following)
+            if opening is None and following is None and _prose_words(body) >= PROLOGUE_WORDS:
+                # the last heading, over a story told under no heading of its own (Daddy-Long-
+                # Legs under "Copyright 1912 by The Century Company"): the story, from its prose
+                opening = _from_first_prose("Text", body)
             if opening is None:
                 found.dropped.append(f"{name} (front matter)")
             else:
@@ -1663,7 +1850,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             if chapter.paragraphs:
                 found.reference.append(chapter)
             continue
-        if not any(_is_prose(b) for b in body) and not (
+        if _in_verse(body):
+            # a canto or a poem of a book that has prose too (The Song of Hiawatha's
+            # introductory note): its stanzas are its paragraphs, as a book in verse has
+            chapter = _chapter(name, [part for block in body for part in _as_prose(block)])
+        elif not any(_is_prose(b) for b in body) and not (
             numbered_book and found.chapters and _short_chapter(plain, body)
         ):
             found.dropped.append(f"{name} (no prose)")
@@ -1727,17 +1918,27 @@ def _division(run: list[str]) -> str | None:
     opened = sorted(i for i in heads if i < end)
     if not opened:
         return None
-    return ": ".join(text.strip().rstrip(".") for text in run[opened[-1] : end])
+    # not a section the division opens with ("VOLUME II" over "THE AUTHOR'S PREFACE", Don
+    # Quixote's AsciiDoc: its chapters are no part of the preface)
+    return ": ".join(
+        text.strip().rstrip(".")
+        for index, text in enumerate(run[opened[-1] : end])
+        if index == 0 or not _NAMED.match(text.strip())
+    )
 
 
 def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]) -> None:
     """Chapters whose titles come again in the book ("CHAPTER I" of each of War and Peace's
     fifteen books: seventeen alike) are named with their division ("BOOK TWO: 1805: CHAPTER
-    I"), so a reader and a source can tell them apart; unique titles stay as they are."""
+    I"), so a reader and a source can tell them apart, and so is every other chapter of those
+    divisions (Notes from the Underground's "XI", the one number Part II has not: "PART I:
+    Underground: XI" among "PART I: Underground: X" and the rest); the chapters of other
+    divisions, with titles of their own, stay as they are."""
     seen = Counter(chapter.title for chapter in chapters)
+    named = {divisions.get(id(chapter)) for chapter in chapters if seen[chapter.title] > 1}
     for chapter in chapters:
         division = divisions.get(id(chapter))
-        if seen[chapter.title] > 1 and division and not chapter.title.startswith(division):
+        if division in named and division and not chapter.title.startswith(division):
             chapter.title = f"{division}: {chapter.title}"
 
 
@@ -1796,9 +1997,14 @@ TITLE_PAGE_WORDS = 500  # a book's title over more than this is a story told und
 
 def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     """Whether a first chapter headed by the book's own title ("TREASURE ISLAND" over a
-    dedication and a poem to the reader, an epigraph) is its title page, not story."""
+    dedication and a poem to the reader, an epigraph), or by a byline or a translator's credit
+    alone, is its title page, not story."""
     if not book_title or chapter.words > TITLE_PAGE_WORDS:
         return False
+    if _BYLINE.match(chapter.title) and len(chapter.title.split()) > 2:
+        # headed by a credit alone, the book's title and author dropped from over it (Madame
+        # Bovary's HTML: "Translated from the French by Eleanor Marx-Aveling" over a dedication)
+        return True
     parts = chapter.title.split(": ")
     if _named(parts) or _numbered(parts):  # "The Island of Doctor Moreau: INTRODUCTION."
         return False
@@ -1808,14 +2014,34 @@ def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     return any(h and (h.startswith(book) or book.startswith(h)) for h in headings)
 
 
+STANZA_LINE_CHARS = 48  # a stanza's lines are all shorter than this (prose wraps at 60 or more)
+
+
 def _chapter(name: str, body: list[Block]) -> Chapter:
     chapter = Chapter(name)
     for block in body:
         if block.text == "* * *" or _BREAK.match(block.text):
             chapter.scene_break()
         elif block.text:
-            chapter.add(block.text)
+            chapter.add(_with_its_lines(block))
     return chapter
+
+
+def _with_its_lines(block: Block) -> str:
+    """A paragraph's text: a stanza's keeps its lines (a post shows them; each line's capital
+    opens it as a sentence's does, and a name at a line's end runs on to no word of the next),
+    any other paragraph is one line."""
+    lines = [line.strip() for line in block.lines if line.strip()]
+    if len(lines) < 2 or not _verse(block):
+        return block.text
+    if any(len(line) >= STANZA_LINE_CHARS for line in lines):
+        return block.text
+    return "\n".join(_line_text(line) for line in lines)
+
+
+def _line_text(line: str) -> str:
+    """A line of a paragraph as its text is read: without note marks and _emphasis_ marks."""
+    return " ".join(_unmarked(_NOTE_MARK.sub("", line.strip())).split())
 
 
 # -- reading and writing ---------------------------------------------------------------------
@@ -1833,7 +2059,7 @@ def read_book(path: Path) -> Book:
     """The book at `path`: its chapters of story, its title and what was set aside."""
     if path.is_dir():
         raise InputError(
-            f"{path} is a folder: give the book's file (.txt, .md, .adoc, .html, .epub)"
+            f"{path} is a folder: give the book's file (.txt, .md, .rst, .adoc, .html, .epub)"
         )
     if not path.is_file():
         raise InputError(f"no file to import at {path}")
@@ -1846,6 +2072,9 @@ def read_book(path: Path) -> Book:
     elif suffix in (".adoc", ".asciidoc", ".asc"):
         text, note = _decoded(path)
         blocks, title = blocks_from_asciidoc(text)
+    elif suffix in (".rst", ".rest"):
+        text, note = _decoded(path)
+        blocks, title = blocks_from_rst(text)
     elif suffix in (".txt", ".text", ".md", ".markdown"):
         text, note = _decoded(path)
         title = gutenberg_title(text)
@@ -1853,8 +2082,8 @@ def read_book(path: Path) -> Book:
         blocks = reader(text)
     else:
         raise InputError(
-            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), AsciiDoc "
-            "(.adoc, .asciidoc), HTML (.html) or EPUB file"
+            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), "
+            "reStructuredText (.rst), AsciiDoc (.adoc, .asciidoc), HTML (.html) or EPUB file"
         )
     book = chapters_from_blocks(blocks, title)
     if not book.chapters and any(_verse(block) for block in blocks):
@@ -1908,7 +2137,7 @@ def _refuse_binary(raw: bytes, path: Path) -> None:
     if raw.startswith(b"SQLite format 3\x00"):
         raise InputError(
             f"{path} is an SQLite database (a corpus or an annotator store?), not a book: give "
-            "the book's text, Markdown, AsciiDoc, HTML or EPUB file"
+            "the book's text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB file"
         )
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(
@@ -2053,6 +2282,7 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         words=sum(len(p.split()) for p in paragraphs),
         title=book.title or _title_from_name(source),
         reference=str(reference) if book.reference else None,
+        sections=tuple(section.title for section in book.reference),
         left_out=tuple(book.dropped),
         notes=tuple(book.notes),
     )

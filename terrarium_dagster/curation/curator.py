@@ -312,8 +312,9 @@ def gather_items(
     (the answer did not decide them) are not sent again until a later thread changes them or
     `QUIET_THREADS` threads have passed without changing them (shown as not named since); those
     left tentative because an answer was malformed come up again. At most ``max_entries`` are
-    reviewed; the rest are deferred. Entries first seen in a later thread (story order) are never
-    reviewed here.
+    reviewed; the rest are deferred to the next thread's curation (at the story's last thread,
+    which has none, all are reviewed). Entries first seen in a later thread (story order) are
+    never reviewed here.
     """
     return _gather(
         store,
@@ -361,6 +362,11 @@ def _gather(
         return (1 if entry.id in touched else 2, entry.id)
 
     candidates.sort(key=rank)
+    if thread.position >= max(positions.values(), default=thread.position):
+        # the story's last thread: no later curation would take what it deferred (a book told in
+        # one chapter, Daddy-Long-Legs, kept 191 entries tentative), so it reviews them all,
+        # in as many messages as they take
+        max_entries = max(max_entries, len(candidates))
     chosen, deferred = candidates[:max_entries], [e.id for e in candidates[max_entries:]]
     posts = _ThreadPosts(corpus)
     book = is_book(corpus)  # its posts are paragraphs, all of them the story's

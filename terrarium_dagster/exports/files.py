@@ -90,7 +90,11 @@ def refuse_foreign_folder(target: Path, ours: Callable[[Path], bool], what: str)
             f"--out {target} is the current folder or holds it: {what} replaces its folder "
             "whole; give a new folder's name"
         )
-    foreign = sorted(path.name for path in target.iterdir() if not ours(path))
+    # what the user knows first: a hidden file (another export's manifest) named last
+    foreign = sorted(
+        (path.name for path in target.iterdir() if not ours(path)),
+        key=lambda name: (name.startswith("."), name),
+    )
     if foreign:
         shown = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "")
         raise InputError(
