@@ -2,7 +2,8 @@
 
 A PostgreSQL server on loopback (Debian's package; tests/support/postgres.py) holds the instance,
 configured by the documented file deploy/local/dagster.yaml with the password from the
-environment. Two stories (`north`, `south`: the sample quest each, their own stores) are two code
+environment (and, as every test's `dagster dev`, a queue looked at every second and a quicker
+backfill daemon: tests/support/dagster_dev.py). Two stories (`north`, `south`: the sample quest each, their own stores) are two code
 locations of one workspace, each a story folder made the documented way (the location file of
 deploy/stories/ and a terrarium.yaml naming the story). Each story gets two backfills of
 "Materialize all" over consecutive ranges (the second at a lower priority), all four launched
