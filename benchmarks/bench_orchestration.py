@@ -128,7 +128,7 @@ class Bench:
 
         work = self.root / "dagster_dev"
         db = self.store("dagster_dev_store")
-        with DagsterDev(work, self.env(db)) as dev:
+        with DagsterDev(work, self.env(db), quick=False) as dev:  # Dagster's own pace
             dev.wait_until_loaded()
             dev.wait_for(
                 lambda: dev.partition_keys("thread_annotations") == self.keys,

@@ -53,9 +53,37 @@ def sample_db(_isolated_home: Path) -> Path:
     return sample_corpus_path()
 
 
+# The files that took longest, longest first (the three workers' seconds per file in a whole run
+# of the suite, 2026-11-30): xdist's workers take whole files in order, one ahead each, so a file
+# of minutes taken last would run alone at the end while the other workers wait. Measured again
+# when the suite changes much; a file not listed only runs in its place.
+LONGEST_FILES = (
+    "test_newcomer.py",
+    "test_llama_server.py",
+    "test_exact_resume.py",
+    "test_postgres_stories.py",
+    "test_window.py",
+    "test_dagster_paths.py",
+    "test_throughput.py",
+    "test_defs_assets.py",
+    "test_boundary_overlap.py",
+    "test_living_corpus.py",
+    "test_window_books.py",
+    "test_defs_automation.py",
+    "test_cli_export.py",
+    "test_books_at_concurrency.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files with a `slow` test (a real `dagster dev`, llama.cpp) run first, each file's tests
-    kept together: xdist's workers take whole files in this order, so no minute-long test starts
-    when the rest of the suite is done."""
+    """The longest files first (`LONGEST_FILES`), then the other files with a `slow` test (a real
+    `dagster dev`, llama.cpp), then the rest, each file's tests kept together: xdist's workers
+    take whole files in this order, so no minute-long file starts when the rest of the suite is
+    done."""
     slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    rank = {name: place for place, name in enumerate(LONGEST_FILES)}
+
+    def order(item: pytest.Item) -> tuple[int, bool]:
+        return rank.get(item.path.name, len(rank)), item.path not in slow
+
+    items.sort(key=order)

@@ -1,6 +1,7 @@
 """End to end: a real `dagster dev` on loopback, driven through the GraphQL API the UI uses.
 
-The test starts `dagster dev` with a temporary DAGSTER_HOME (the repo's dagster.yaml copied in) and
+The test starts `dagster dev` with a temporary DAGSTER_HOME (the repo's dagster.yaml copied in, the
+run queue and the backfill daemon made quicker: tests/support/dagster_dev.py) and
 a temporary annotator store, lets `thread_discovery_sensor` add the sample corpus's threads, and
 launches two backfills over neighbouring ranges of threads — the first of all four assets (what
 "Materialize all" does), the second of `thread_annotations` alone — while the
@@ -180,7 +181,7 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
         exported = {event["partition"] for event in dev.materializations("glossary_export")}
         return set(keys) <= curated and set(keys) <= exported
 
-    # An automation tick, then the backfill daemon's (every 30 s), then the run.
+    # An automation tick, then the backfill daemon's (every 2 s here, 30 s in Dagster), the run.
     dev.wait_for(curated_and_exported, timeout=240, what="curation and export of every thread")
     time.sleep(5)  # a few more automation ticks: nothing more may be requested
     for asset in ("curated_glossary", "glossary_export"):

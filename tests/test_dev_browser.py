@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
 from tests.support.browser import free_port
-from tests.support.dagster_dev import REPO, DagsterDev, dev_environment
+from tests.support.dagster_dev import REPO, DagsterDev, dev_environment, write_instance
 
 ASSETS = ["scene_batches", "thread_annotations", "curated_glossary", "glossary_export"]
 
@@ -56,8 +55,7 @@ class TerrariumDev(DagsterDev):
     """`terrarium dev` instead of `dagster dev`: the same GraphQL client, another process."""
 
     def start(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "dagster.yaml", self.home / "dagster.yaml")
+        write_instance(REPO / "dagster.yaml", self.home, quick=self.quick)
         terrarium = str(Path(sys.executable).with_name("terrarium"))
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
