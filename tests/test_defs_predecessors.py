@@ -139,7 +139,23 @@ def test_with_pools_claimed_by_whole_runs_the_refusal_stands_and_names_the_setti
     resources: dict[str, Any], keys: list[str], store_path: Path
 ) -> None:
     """Under `granularity: run` a waiting run would keep the slot its earlier run needs."""
-    overrides = {"concurrency": {"pools": {"granularity": "run"}}}
+    result, earlier, message = _second_thread_behind_a_queued_run(
+        resources, keys, {"concurrency": {"pools": {"granularity": "run"}}}
+    )
+    assert not result.success
+    assert f"cannot be annotated before {keys[0]}" in message
+    assert earlier.run_id in message and "granularity: op" in message
+    kinds = [event.event_type_value for event in result.all_events]
+    assert "STEP_UP_FOR_RETRY" not in kinds
+    assert not store_path.exists() or not _statuses(store_path)
+
+
+def _second_thread_behind_a_queued_run(
+    resources: dict[str, Any], keys: list[str], overrides: dict[str, Any]
+) -> tuple[dg.ExecuteInProcessResult, dg.DagsterRun, str]:
+    """The second thread's annotation materialized on an instance with `overrides`, while a run
+    of the first thread waits in the queue (cancelled afterwards): the result, that run, and the
+    thread step's failure message ("" when it did not fail)."""
     with dg.instance_for_test(overrides=overrides) as instance:
         instance.add_dynamic_partitions(threads_partitions.name, keys)
         earlier = _run_record(instance, resources, {PARTITION_TAG: keys[0]})
@@ -152,14 +168,8 @@ def test_with_pools_claimed_by_whole_runs_the_refusal_stands_and_names_the_setti
             raise_on_error=False,
         )
         instance.report_run_canceled(earlier)
-    assert not result.success
     failure = result.failure_data_for_node("thread_glossary")
-    message = failure.error.message if failure and failure.error else ""
-    assert f"cannot be annotated before {keys[0]}" in message
-    assert earlier.run_id in message and "granularity: op" in message
-    kinds = [event.event_type_value for event in result.all_events]
-    assert "STEP_UP_FOR_RETRY" not in kinds
-    assert not store_path.exists() or not _statuses(store_path)
+    return result, earlier, failure.error.message if failure and failure.error else ""
 
 
 def _statuses(store_path: Path) -> dict[str, str]:
@@ -171,21 +181,9 @@ def test_a_run_that_would_wait_in_the_last_free_run_slot_for_a_queued_run_fails_
     resources: dict[str, Any], keys: list[str]
 ) -> None:
     """Every run the queue lets start is this one, waiting: the earlier run could never start."""
-    overrides = {"concurrency": {"runs": {"max_concurrent_runs": 1}}}
-    with dg.instance_for_test(overrides=overrides) as instance:
-        instance.add_dynamic_partitions(threads_partitions.name, keys)
-        earlier = _run_record(instance, resources, {PARTITION_TAG: keys[0]})
-        result = dg.materialize(
-            [thread_glossary],
-            selection=[thread_annotations],
-            instance=instance,
-            resources=resources,
-            partition_key=keys[1],
-            raise_on_error=False,
-        )
-        instance.report_run_canceled(earlier)
+    result, earlier, message = _second_thread_behind_a_queued_run(
+        resources, keys, {"concurrency": {"runs": {"max_concurrent_runs": 1}}}
+    )
     assert not result.success
-    failure = result.failure_data_for_node("thread_glossary")
-    message = failure.error.message if failure and failure.error else ""
     assert earlier.run_id in message and "max_concurrent_runs" in message, message
     assert "STEP_UP_FOR_RETRY" not in [event.event_type_value for event in result.all_events]
