@@ -221,6 +221,8 @@ def build_site(
     store: GlossaryStore, corpus: Corpus, out_dir: str | Path, *, story: str | None = None
 ) -> SiteReport:
     """Write the site into `out_dir` (replaced whole, atomically)."""
+    target = Path(out_dir)
+    refuse_foreign_folder(target, _site_file, "the reader's site")  # before any work
     title = story or story_name(corpus)
     parts = site_parts(store, corpus)
     book = is_book(corpus)
@@ -229,8 +231,6 @@ def build_site(
             part.title = chapter_title(part.title)
     page = resources.files("terrarium_dagster.exports.site_assets").joinpath("index.html")
     manifest = site_manifest(parts, story=title, unit="chapter" if book else "thread")
-    target = Path(out_dir)
-    refuse_foreign_folder(target, _site_file, "the reader's site")
     with staged_directory(target) as staging:
         (staging / "index.html").write_text(
             _titled(page.read_text(encoding="utf-8"), title), encoding="utf-8"
