@@ -85,6 +85,10 @@ def test_the_site_of_a_novel_names_chapters(numbered_book: tuple[Path, Path], tm
     assert manifest["unit"] == "chapter"
     titles = [_thread_part(site, n + 1)["title"] for n in range(len(manifest["threads"]))]
     assert titles == ["Chapter I", "Chapter II"]
+    # the page names the story before its script runs (a tab, a bookmark, a link preview)
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert f"<title>{manifest['story']} — glossary</title>" in page
+    assert "<title>Glossary</title>" not in page
 
 
 @pytest.fixture(scope="module")

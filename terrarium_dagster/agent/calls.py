@@ -19,7 +19,7 @@ from terrarium_dagster.agent.tools import ToolAccess, ToolOutcome, ToolRegistry,
 from terrarium_dagster.context.state import Message
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.units import Scene, Thread
+from terrarium_dagster.corpus.units import Post, Scene, Thread
 from terrarium_dagster.model.accounting import CallScope
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
@@ -45,6 +45,7 @@ class AgentCalls:
 
     def __post_init__(self) -> None:
         self._standalone = standalone_task(self.session, self.tools)
+        self._posts_read: dict[int, Post] = {}  # shared by every access of the run
 
     def serving(self, thread: Thread, scene: Scene) -> SceneCalls:
         """The requests and tool runs of one unit of work: `scene` of `thread`."""
@@ -117,7 +118,11 @@ class AgentCalls:
     def access_for(self, thread: Thread | None, scene: Scene) -> ToolAccess:
         """What a tool call of `scene` may touch: the store, the corpus, the scene's actor."""
         return ToolAccess(
-            store=self.store, corpus=self.corpus, actor=self.actor_for(thread, scene), scene=scene
+            store=self.store,
+            corpus=self.corpus,
+            actor=self.actor_for(thread, scene),
+            scene=scene,
+            posts_read=self._posts_read,
         )
 
     def actor_for(self, thread: Thread | None, scene: Scene | None) -> Actor:

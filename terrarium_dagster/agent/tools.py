@@ -36,6 +36,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -61,7 +62,7 @@ from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.inputs import parse_entry_id
 from terrarium_dagster.store.models import Entry, ProvenanceIn
 from terrarium_dagster.store.normalize import find_quotation, normalize_term
-from terrarium_dagster.terms.candidates import cut_at_words, find_term, sentence_at
+from terrarium_dagster.terms.candidates import cut_at_words, first_term, sentence_at
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.reader import Corpus
@@ -173,7 +174,19 @@ class ToolAccess:
     actor: Actor
     scene: Scene
     read_only: bool = False
+    # posts the tools read, by id: a run's accesses share one (`AgentCalls`); the corpus is read
+    # as it stood when the run opened it, as its threads are
+    posts_read: dict[int, Post] = field(default_factory=dict, repr=False)
     _positions: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+
+    def post(self, post_id: int) -> Post | None:
+        """The corpus's post `post_id` (None when it has none), read once."""
+        post = self.posts_read.get(post_id)
+        if post is None:
+            post = self.corpus.post(post_id)
+            if post is not None:
+                self.posts_read[post_id] = post
+        return post
 
     def thread_position(self, thread_id: int) -> int:
         if thread_id not in self._positions:
@@ -528,7 +541,7 @@ def _spoiler_error(access: ToolAccess, post_id: int) -> ToolError:
 
 
 def _visible_post(access: ToolAccess, post_id: int) -> Post:
-    post = access.corpus.post(post_id)
+    post = access.post(post_id)
     if post is None:
         raise ToolError(f"post {post_id} is not in the corpus")
     if not access.may_see(post):
@@ -537,10 +550,18 @@ def _visible_post(access: ToolAccess, post_id: int) -> Post:
 
 
 def _first_occurrence(text: str, names: Sequence[str]) -> int | None:
-    offsets = [spans[0][0] for spans in (find_term(text, name) for name in names) if spans]
+    return _first_of(text, tuple(names))
+
+
+@lru_cache(maxsize=8192)
+def _first_of(text: str, names: tuple[str, ...]) -> int | None:
+    """Where the first of `names` (or a plural of one) occurs in `text`. Every draft of a block,
+    every replay of its writes and every commit asks it again of the scene's posts with the
+    same names, so its answers are kept."""
+    offsets = [at for at in (first_term(text, name) for name in names) if at is not None]
     if not offsets:  # a plural ("Apaches" for "Apache") names it too
         plurals = [f"{name}{ending}" for name in names for ending in ("s", "es")]
-        offsets = [spans[0][0] for spans in (find_term(text, name) for name in plurals) if spans]
+        offsets = [at for at in (first_term(text, name) for name in plurals) if at is not None]
     return min(offsets) if offsets else None
 
 

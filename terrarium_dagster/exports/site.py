@@ -21,6 +21,7 @@ in the page as text (never as HTML), and only http(s) or site-local links to pos
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -207,10 +208,21 @@ def _site_file(path: Path) -> bool:
     return path.name in ("index.html", DATA_FILE) and path.is_file()
 
 
+def _titled(page: str, story: str) -> str:
+    """The page with the story's name where it says "Glossary" before its script runs: the
+    browser's tab, a bookmark, a link preview and a reader without scripts see which story."""
+    name = html.escape(f"{story} — glossary")
+    return page.replace("<title>Glossary</title>", f"<title>{name}</title>", 1).replace(
+        '<a href="#/" id="story-title">Glossary</a>', f'<a href="#/" id="story-title">{name}</a>', 1
+    )
+
+
 def build_site(
     store: GlossaryStore, corpus: Corpus, out_dir: str | Path, *, story: str | None = None
 ) -> SiteReport:
     """Write the site into `out_dir` (replaced whole, atomically)."""
+    target = Path(out_dir)
+    refuse_foreign_folder(target, _site_file, "the reader's site")  # before any work
     title = story or story_name(corpus)
     parts = site_parts(store, corpus)
     book = is_book(corpus)
@@ -219,10 +231,10 @@ def build_site(
             part.title = chapter_title(part.title)
     page = resources.files("terrarium_dagster.exports.site_assets").joinpath("index.html")
     manifest = site_manifest(parts, story=title, unit="chapter" if book else "thread")
-    target = Path(out_dir)
-    refuse_foreign_folder(target, _site_file, "the reader's site")
     with staged_directory(target) as staging:
-        (staging / "index.html").write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+        (staging / "index.html").write_text(
+            _titled(page.read_text(encoding="utf-8"), title), encoding="utf-8"
+        )
         (staging / DATA_FILE).write_text(
             f"window.TERRARIUM_SITE = {_payload(manifest)};\n", encoding="utf-8"
         )

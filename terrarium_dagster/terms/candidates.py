@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -552,8 +552,10 @@ def norm_key(term: str) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=1 << 16)
 def is_common_word(word: str) -> bool:
-    """True for a common English word or a regular inflection of one (`hollowing`, `carried`)."""
+    """True for a common English word or a regular inflection of one (`hollowing`, `carried`).
+    Asked of every token of every scene at each look at it, so its answers are kept."""
     word = word.casefold().translate(_APOSTROPHES)
     if word in COMMON_WORDS:
         return True
@@ -681,6 +683,13 @@ def find_term(text: str, term: str) -> list[tuple[int, int]]:
     return [match.span() for match in pattern.finditer(text)]
 
 
+def first_term(text: str, term: str) -> int | None:
+    """Where `term` first occurs in `text` (`find_term`'s first span), or None."""
+    pattern = term_pattern(term)
+    found = None if pattern is None else pattern.search(text)
+    return None if found is None else found.start()
+
+
 # What points at a phrase as a thing of the prose rather than naming it: a demonstrative ("this
 # Golden Age", "these ..."), or "that" after a preposition ("in that Golden Age"; "that" after a
 # verb opens a clause: "saw that Carthoris was ...").
@@ -799,49 +808,8 @@ def find_candidates(
     coinages and twice-seen unusual compounds; lower it for recall, raise it for precision.
     With `known_words`, a one-word candidate that is a word of a known multiword name (`Quill`
     beside a known `Ambrose Quill`) is left out too."""
-    masked = mask_markup(text)
-    drafts: dict[str, _Draft] = {}
-    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
-    named_days = _calendar_names(masked, tokens)  # "my man Friday": a day written as a name
-    not_names = NOT_NAMES - named_days
-    # A capitalised word the text also writes in lowercase at least as often as it capitalises
-    # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
-    # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
-    lowercase = Counter(token.casefold() for _s, _e, token in tokens if token.islower())
-    capital_mid = Counter(
-        token.casefold()
-        for start, _e, token in tokens
-        if _is_capitalised(token) and not _at_sentence_start(masked, start)
-    )
-
-    def propose(
-        term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
-    ) -> None:
-        key = norm_key(term)
-        if (
-            not key
-            or key in not_names
-            or (key not in named_days and _is_ordinary_here(term, lowercase, capital_mid))
-            or is_demonym_of_real_place(term)
-            or is_descriptive_compound(term)
-        ):
-            return  # ordinary vocabulary and plainly used real-world names are no story terms
-        draft = drafts.get(key)
-        if draft is None:
-            drafts[key] = _Draft(term, kind, score, offset, list(variants))
-            return
-        if _KIND_RANK[kind] < _KIND_RANK[draft.kind]:
-            draft.kind = kind
-        draft.score = max(draft.score, score) if kind != draft.kind else draft.score + score
-        draft.rules += 1
-        draft.variants.extend(v for v in variants if v not in draft.variants)
-        if offset < draft.offset:
-            draft.offset = offset
-            draft.term = term
-
-    _propose_names(masked, tokens, propose, not_names)
-    _propose_lowercase(tokens, propose)
-    _propose_quoted(masked, propose)
+    masked, proposed, lowercase, capital_mid = _proposals(text)
+    drafts = {key: replace(draft, variants=list(draft.variants)) for key, draft in proposed.items()}
 
     known_keys, word_index = _known_index(known)
     for key in [key for key in drafts if " of " in key]:
@@ -902,6 +870,59 @@ def find_candidates(
         )
     results.sort(key=lambda c: (-c.score, c.first_offset, c.term))
     return results if limit is None else results[:limit]
+
+
+@lru_cache(maxsize=256)
+def _proposals(text: str) -> tuple[str, dict[str, _Draft], Counter[str], Counter[str]]:
+    """What `text` alone proposes, before any known name is looked at: the masked text, the
+    drafts by key in the order proposed, and the counts of lowercase and mid-sentence
+    capitalised tokens. A pure function of the text, asked again of the same scene at every
+    look at it while the glossary grows, so its answers are kept; callers copy the drafts
+    before changing them."""
+    masked = mask_markup(text)
+    drafts: dict[str, _Draft] = {}
+    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
+    named_days = _calendar_names(masked, tokens)  # "my man Friday": a day written as a name
+    not_names = NOT_NAMES - named_days
+    # A capitalised word the text also writes in lowercase at least as often as it capitalises
+    # it mid-sentence is a word, not a name ("Will" beside "will"); a coinage so written is
+    # proposed in lowercase ("Tallowglass" opening a sentence beside "tallowglass").
+    lowercase = Counter(token.casefold() for _s, _e, token in tokens if token.islower())
+    capital_mid = Counter(
+        token.casefold()
+        for start, _e, token in tokens
+        if _is_capitalised(token) and not _at_sentence_start(masked, start)
+    )
+
+    def propose(
+        term: str, kind: str, score: float, offset: int, variants: tuple[str, ...] = ()
+    ) -> None:
+        key = norm_key(term)
+        if (
+            not key
+            or key in not_names
+            or (key not in named_days and _is_ordinary_here(term, lowercase, capital_mid))
+            or is_demonym_of_real_place(term)
+            or is_descriptive_compound(term)
+        ):
+            return  # ordinary vocabulary and plainly used real-world names are no story terms
+        draft = drafts.get(key)
+        if draft is None:
+            drafts[key] = _Draft(term, kind, score, offset, list(variants))
+            return
+        if _KIND_RANK[kind] < _KIND_RANK[draft.kind]:
+            draft.kind = kind
+        draft.score = max(draft.score, score) if kind != draft.kind else draft.score + score
+        draft.rules += 1
+        draft.variants.extend(v for v in variants if v not in draft.variants)
+        if offset < draft.offset:
+            draft.offset = offset
+            draft.term = term
+
+    _propose_names(masked, tokens, propose, not_names)
+    _propose_lowercase(tokens, propose)
+    _propose_quoted(masked, propose)
+    return masked, drafts, lowercase, capital_mid
 
 
 def _is_ordinary_here(term: str, lowercase: Counter[str], capital_mid: Counter[str]) -> bool:
