@@ -908,6 +908,20 @@ def test_a_title_the_contents_page_misspells_still_heads_its_chapter() -> None:
     assert titles == ["THE SISTERS", "ARABY", "A LITTLE CLOUD", "COUNTERPARTS", "THE DEAD"]
 
 
+def test_a_contents_line_set_twice_or_long_in_capitals_keeps_the_page_going() -> None:
+    """Grimms' Fairy Tales (2591-0.txt) sets "THE JUNIPER-TREE" over "the juniper-tree." on its
+    contents page, and lists "THE STORY OF THE YOUTH WHO WENT FORTH TO LEARN WHAT FEAR WAS" (13
+    words): the page ended at either, and the eighteen tales listed after them ran together."""
+    long_title = "THE STORY OF THE YOUTH WHO WENT FORTH TO LEARN WHAT FEAR WAS"
+    tales = ["THE PINK", "THE JUNIPER-TREE", "THE TURNIP", long_title, "IRON HANS"]
+    listed = [*tales[:2], "the juniper-tree.", *tales[2:]]
+    contents = "\n".join(f"     {title}" for title in listed)
+    bodies = "".join(f"\n\n\n{title}\n\n{_PROSE.format(who='Hans')}\n" for title in tales)
+    text = f"FAIRY TALES\n\nBy The Brothers Grimm\n\n\nCONTENTS:\n\n{contents}\n\n\n{bodies}"
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
+    assert titles == tales
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the

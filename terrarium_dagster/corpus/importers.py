@@ -362,11 +362,15 @@ def _isolated(lines: list[str], index: int) -> bool:
 
 
 BARE_INDENT = 4  # a bare title is indented at most this much; more is centred, or a sign
+BARE_WORDS = 10  # a bare title has at most this many words
+# and one a contents page lists at most this many ("THE STORY OF THE YOUTH WHO WENT FORTH TO
+# LEARN WHAT FEAR WAS", Grimms' Fairy Tales)
+LISTED_WORDS = 16
 
 
-def _bare_capitals(raw: str) -> bool:
+def _bare_capitals(raw: str, words: int = BARE_WORDS) -> bool:
     """A line in capitals standing for a title: "THE SISTERS" (not "R. I. P.", not indented
-    like a sign or a newspaper headline inside the story)."""
+    like a sign or a newspaper headline inside the story), of at most `words` words."""
     line = raw.rstrip()
     if len(line) - len(line.lstrip()) > BARE_INDENT:
         return False
@@ -379,7 +383,7 @@ def _bare_capitals(raw: str) -> bool:
             or (len(letters) == 2 and text.isalpha() and not _SECTION_NUMBER.match(text))
         )
         and text == text.upper()
-        and len(text.split()) <= 10
+        and len(text.split()) <= words
         and not text.endswith((".", ",", ";", ":", "!", "?"))
         and not any(c.isdigit() for c in text)
         and "}" not in text  # a play's brace joining speakers who speak at once
@@ -476,23 +480,31 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
         if not _CONTENTS.match(raw.strip()):
             continue
         blanks = 0
+        previous = ""
         for below in range(index + 1, min(index + 200, len(lines))):
             line = lines[below]
             if not line.strip():
                 blanks += 1
+                previous = ""
                 if blanks >= 3 and titles:
                     break
                 continue
             blanks = 0
-            if len(line.split()) > 12 and titles:
-                break  # prose: the contents page has ended
+            if len(line.split()) > 12 and titles and not _shouted(line.strip()):
+                break  # prose: the contents page has ended (a title in capitals is none)
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
             entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
             if entry:
-                if _title_key(entry) in titles:
+                key = _title_key(entry)
+                if key == previous:  # a line set twice, right under itself (Grimms' Fairy
+                    # Tales' "THE JUNIPER-TREE" over "the juniper-tree."): one entry
+                    page.add(below)
+                    continue
+                if key in titles:
                     break  # a title again: the first chapter's heading, past the page
+                previous = key
                 page.add(below)
-                titles.add(_title_key(entry))
+                titles.add(key)
                 # "INTRODUCTORY.     THE CUSTOM-HOUSE": the title in its column, too
                 titles.add(_title_key(re.split(r"\s{3,}", entry)[-1]))
         break
@@ -859,7 +871,11 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             strong[index] = subtitle if _ONLY_NUMBER.match(line) else None
         elif _NAMED.match(line):
             named[index] = None
-        elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
+        elif (
+            _isolated(lines, index)
+            and _bare_capitals(raw, LISTED_WORDS)
+            and not _introduced(lines, index)
+        ):
             bare.append(index)
     for index in (
         _running_heads(lines, strong)
@@ -900,10 +916,11 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
                 and i not in page
                 and _isolated(lines, i)
                 and (len(raw) - len(raw.lstrip()) <= BARE_INDENT or _centred(raw, middle))
-                and len(raw.split()) <= 10
+                and len(raw.split()) <= LISTED_WORDS
                 and _listed(_title_key(raw), listed)
             ]
-        else:
+        else:  # unlisted, a bare title is short
+            bare = [i for i in bare if len(lines[i].split()) <= BARE_WORDS]
             picked = _spaced(lines, bare) if len(bare) >= 2 else []
             if not picked:  # titles centred on the page, as a book with no other headings has
                 picked = _centred_titles(lines)
