@@ -922,6 +922,33 @@ def test_a_contents_line_set_twice_or_long_in_capitals_keeps_the_page_going() ->
     assert titles == tales
 
 
+def test_a_tale_told_in_numbered_parts_among_titled_tales_keeps_the_tales_after_it() -> None:
+    """Grimms' Fairy Tales tells "THE ADVENTURES OF CHANTICLEER AND PARTLET" in parts numbered
+    "1. HOW THEY WENT ...", "2. ...", "3. ...": three numbered headings made it a book of
+    numbered chapters, whose other headings are a poem's title inside a chapter, and the 44
+    tales after it were one chapter of 78,948 words. Under a book's numbered parts, titles are
+    still its poems or its scenes (Leaves of Grass, Hamlet)."""
+    prose = _PROSE.format(who="Chanticleer")
+    headings = [
+        ["THE GOLDEN BIRD"], ["HANS IN LUCK"], ["OLD SULTAN"], ["BRIAR ROSE"],
+        ["THE ADVENTURES OF CHANTICLEER AND PARTLET", "1. HOW THEY WENT TO THE MOUNTAINS"],
+        ["2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES"], ["3. HOW PARTLET DIED"],
+        ["RAPUNZEL"], ["FUNDEVOGEL"],
+    ]  # fmt: skip
+    blocks = [
+        block
+        for run in headings
+        for block in [*(Block("heading", text) for text in run), Block("text", prose)]
+    ]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == [
+        "THE GOLDEN BIRD", "HANS IN LUCK", "OLD SULTAN", "BRIAR ROSE",
+        "1. HOW THEY WENT TO THE MOUNTAINS",
+        "2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES", "3. HOW PARTLET DIED",
+        "RAPUNZEL", "FUNDEVOGEL",
+    ]  # fmt: skip
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the

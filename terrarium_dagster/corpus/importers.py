@@ -1746,7 +1746,16 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         else:
             runs.append([block.text])
             items.append(runs[-1])
-    numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
+    # a book whose chapters are numbered, not a collection of titled stories one of which is
+    # told in numbered parts (Grimms' Fairy Tales: "THE ADVENTURES OF CHANTICLEER AND PARTLET"
+    # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen
+    # tales headed by their titles alone: the 44 tales after it ran together as its third
+    # part's text). The titles under a book's numbered parts are its poems or its scenes.
+    numbered_runs = sum(1 for run in runs if _numbered(run))
+    titled_first = sum(
+        1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
+    )
+    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first
     book_key = _title_key(title) if title else None  # the book's own title set over a chapter's
     # a collection whose stories are numbered in sections from "I" under their titles (The Lady
     # with the Dog and Other Stories; The Awakening and Selected Short Stories, its novel's
