@@ -949,6 +949,30 @@ def test_a_tale_told_in_numbered_parts_among_titled_tales_keeps_the_tales_after_
     ]  # fmt: skip
 
 
+def test_sections_a_long_contents_page_lists_before_its_numbered_chapters_are_chapters() -> None:
+    """Moby-Dick (2701-0.txt) lists "ETYMOLOGY.", "EXTRACTS (Supplied by a Sub-Sub-Librarian).",
+    135 chapters a blank line apart (some over twelve words) and "Epilogue": the page was cut
+    short, its "Epilogue" headed the etymology and the extracts, and they were left out as
+    front matter (3,591 words), where its HTML and AsciiDoc editions keep them as chapters."""
+    prose = _PROSE.format(who="Ishmael")
+    chapters = [f"CHAPTER {n}. The Chase, Day {n}." for n in range(1, 121)]
+    chapters[55] = "CHAPTER 56. Of the Less Erroneous Pictures of Whales, and the True Pictures."
+    listed = ["ETYMOLOGY.", "EXTRACTS (Supplied by a Sub-Sub-Librarian).", *chapters, "Epilogue"]
+    contents = "\n\n".join(listed)
+    front = (
+        "\n\n\n\nOriginal Transcriber's Notes:\n\nThis text is a combination of etexts."
+        f"\n\n\n\n  ETYMOLOGY.\n\n\n  (Supplied by a Late Consumptive Usher.)\n\n{prose}"
+        f"\n\n\n\n  EXTRACTS. (Supplied by a Sub-Sub-Librarian).\n\n\n{prose}"
+    )
+    bodies = "".join(f"\n\n\n\n{title}\n\n{prose}" for title in [*chapters, "Epilogue"])
+    text = f"MOBY-DICK;\n\nor, THE WHALE.\n\n\nCONTENTS\n\n{contents}{front}{bodies}\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    titles = [chapter.title for chapter in book.chapters]
+    assert titles[:2] == ["ETYMOLOGY", "EXTRACTS. (Supplied by a Sub-Sub-Librarian)"]
+    assert len(titles) == 123 and titles[-1] == "Epilogue"
+    assert book.chapters[0].paragraphs[-1] == prose
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the

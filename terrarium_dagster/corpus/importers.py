@@ -471,6 +471,11 @@ def _spaced(lines: list[str], candidates: list[int]) -> list[int]:
     return kept if len(kept) >= 2 else []
 
 
+# a contents page takes at most this many lines (Moby-Dick's 138 entries, a blank line between
+# each, take 280)
+CONTENTS_LINES = 600
+
+
 def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
     """The titles a contents page lists (normalised), for books headed by bare titles, and the
     indexes of its lines (never headings themselves)."""
@@ -481,7 +486,7 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
             continue
         blanks = 0
         previous = ""
-        for below in range(index + 1, min(index + 200, len(lines))):
+        for below in range(index + 1, min(index + CONTENTS_LINES, len(lines))):
             line = lines[below]
             if not line.strip():
                 blanks += 1
@@ -490,8 +495,14 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                     break
                 continue
             blanks = 0
-            if len(line.split()) > 12 and titles and not _shouted(line.strip()):
-                break  # prose: the contents page has ended (a title in capitals is none)
+            if (
+                len(line.split()) > 12
+                and titles
+                and not _shouted(line.strip())
+                and not _CHAPTER_NUMBER.match(line.strip())
+            ):  # prose: the contents page has ended (a title in capitals is none, nor a long
+                # one after its chapter's number: Moby-Dick's "CHAPTER 56. Of the Less ...")
+                break
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
             entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
             if entry:
@@ -509,6 +520,12 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                 titles.add(_title_key(re.split(r"\s{3,}", entry)[-1]))
         break
     return titles, page
+
+
+def _unstopped(raw: str) -> str:
+    """A title without its final stop and a note in brackets after it ("EXTRACTS. (Supplied
+    by a Sub-Sub-Librarian)." is "EXTRACTS")."""
+    return re.sub(r"\s*\([^)]*\)\.?$", "", raw.rstrip()).rstrip(".")
 
 
 def _title_key(text: str) -> str:
@@ -888,11 +905,16 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
         listed, page = _contents_titles(lines)
         # and, before the first numbered chapter, a title in title case standing alone that the
-        # contents page lists (The Song of Hiawatha's "Introductory Note" and "Introduction")
+        # contents page lists (The Song of Hiawatha's "Introductory Note" and "Introduction"),
+        # or in capitals with a stop (Moby-Dick's "ETYMOLOGY." and "EXTRACTS. (Supplied by a
+        # Sub-Sub-Librarian).")
+        first = min((i for i in strong if i not in page), default=min(strong))
         before = [
             i
-            for i in range(min(strong))
-            if i not in page and _isolated(lines, i) and _title_cased(lines[i].strip())
+            for i in range(first)
+            if i not in page
+            and _isolated(lines, i)
+            and (_title_cased(lines[i].strip()) or _bare_capitals(_unstopped(lines[i])))
         ]
         chosen = {
             **strong,
@@ -1805,7 +1827,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         kept = head + tail
         if book_key and any(not _BYLINE.match(t) for t in kept):
             item = kept
-        numbered_seen = numbered_seen or _numbered(item)
+        # a contents page set as headings (three numbered ones or more, nothing between them)
+        # heads no chapter: a titled section after it is one of its own (Moby-Dick's
+        # "ETYMOLOGY.", after "CHAPTER 1. Loomings." to "CHAPTER 135. ..." listed)
+        listing = sum(1 for text in item if _CHAPTER_NUMBER.match(text)) >= 3
+        numbered_seen = numbered_seen or (_numbered(item) and not listing)
         sectioned = _sections_within(item)
         division = _division(item) or division
         name = _title(item)
