@@ -973,6 +973,31 @@ def test_sections_a_long_contents_page_lists_before_its_numbered_chapters_are_ch
     assert book.chapters[0].paragraphs[-1] == prose
 
 
+def test_a_part_title_in_capitals_wrapped_onto_the_next_line_is_one_heading() -> None:
+    """Gulliver's Travels (829-0.txt): "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG,
+    GLUBBDUBDRIB, AND" over "JAPAN.": the part's chapters were named "... GLUBBDUBDRIB, AND:
+    CHAPTER I" and "JAPAN." was left out as a heading with no prose."""
+    prose = _PROSE.format(who="Gulliver")
+    parts = (
+        "PART I.  A VOYAGE TO LILLIPUT.",
+        "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND\nJAPAN.",
+    )
+    text = "".join(
+        f"{part}\n\n\n\n\n" + "".join(f"CHAPTER {n}.\n\n\n{prose}\n\n\n\n" for n in ("I", "II"))
+        for part in parts
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters][2:] == [
+        f"PART III. A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND JAPAN: CHAPTER {n}"
+        for n in ("I", "II")
+    ]
+    assert not book.dropped and all(c.paragraphs == [prose] for c in book.chapters)
+    # a title in lower case right under a numbered one is no part of it (Les Misérables'
+    # contents: "I.  The Beginning of Repose" over "II.  How Jean may become Champ")
+    listed = blocks_from_text("I.  The Beginning of Repose\nII.  How Jean may become Champ\n")
+    assert listed[0].text == "I. The Beginning of Repose"
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the

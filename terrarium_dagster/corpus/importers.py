@@ -886,6 +886,11 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         ):
             # "CHAPTER I" or "IV" alone take the title line under them; "IV. THE RIVER" has one.
             strong[index] = subtitle if _ONLY_NUMBER.match(line) else None
+            if strong[index] is None and subtitle == index + 1 and _shouted(line):
+                # a title in capitals wrapped onto the line right under it (Gulliver's Travels:
+                # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
+                # "JAPAN.", left a paragraph of the story)
+                wrapped[index] = tuple(_subtitle_lines(lines, subtitle))
         elif _NAMED.match(line):
             named[index] = None
         elif (
