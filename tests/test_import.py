@@ -998,6 +998,26 @@ def test_a_part_title_in_capitals_wrapped_onto_the_next_line_is_one_heading() ->
     assert listed[0].text == "I. The Beginning of Repose"
 
 
+def test_a_poems_numbered_stanzas_set_in_inside_a_letter_head_no_chapters() -> None:
+    """Pamela (6124-0.txt) numbers a poem's stanzas "I.", "II." centred over lines set in, and
+    reads a psalm stanza by stanza beside her version of each ("III." then "III."): every number
+    headed a chapter (85 where its HTML has 33, "I" to "XIV" of 21 to 26 words)."""
+    prose = _PROSE.format(who="Pamela")
+    stanza = "  My fellow-servants dear, attend\n  To these few lines, which I have penn'd:"
+    verses = "\n\n".join(f"{' ' * 12}{n}.\n\n{stanza}" for n in ("I", "II", "III"))
+    psalm = "\n\n".join(
+        f"{' ' * 15}{n}.\n\n{stanza}\n\nNow this, said my master, is very near; and read:"
+        for n in ("IV", "IV", "V", "V")
+    )
+    text = (
+        f"LETTER I\n\n{prose}\n\n  VERSES ON MY GOING AWAY.\n\n{verses}\n\n{prose}\n\n"
+        f"{psalm}\n\n{prose}\n\nLETTER II\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == ["LETTER I", "LETTER II"]
+    assert sum("fellow-servants" in p for p in book.chapters[0].paragraphs) == 7
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the

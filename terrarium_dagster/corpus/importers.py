@@ -720,6 +720,43 @@ def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
     return sorted(items & set(strong))
 
 
+STANZA_WORDS = 120  # a stanza and the words around it are shorter than this; a chapter never is
+
+
+def _verse_below(lines: list[str], index: int) -> bool:
+    """Whether the paragraph after the line `index` is verse set in from the margin: every line
+    indented and short (a stanza), where prose runs from the margin."""
+    below = list(
+        itertools.takewhile(
+            lambda line: bool(line.strip()),
+            itertools.dropwhile(lambda line: not line.strip(), lines[index + 1 :]),
+        )
+    )
+    return bool(below) and all(
+        line[:1].isspace() and len(line.strip()) < STANZA_LINE_CHARS for line in below
+    )
+
+
+def _stanza_numbers(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The numbers alone among `strong` ("I.", "II.") that each stand over a stanza, set in,
+    the next (or the same number again) fewer than `STANZA_WORDS` words on: a poem's numbered
+    stanzas inside a chapter (Pamela's "VERSES ON MY GOING AWAY": "I." over four lines, "II."
+    ...; a psalm's stanzas and her version of each, "III." then "III."), not its chapters."""
+    numbers = [
+        (index, value)
+        for index in sorted(strong)
+        if _SECTION_NUMBER.match(lines[index].strip())
+        and (value := _numeral(lines[index].strip().rstrip("."))) is not None
+        and _verse_below(lines, index)
+    ]
+    stanzas: set[int] = set()
+    for (here, number), (there, following) in itertools.pairwise(numbers):
+        between = sum(len(lines[i].split()) for i in range(here + 1, there))
+        if following in (number, number + 1) and between < STANZA_WORDS:
+            stanzas.update((here, there))
+    return sorted(stanzas)
+
+
 def _number_and_title(line: str) -> bool:
     """Whether a line that is a number and words with no stop between ("1 THE THREE PRESENTS",
     "01 My Early Home") has its title in capitals or title case, as a heading has; a line of
@@ -903,6 +940,7 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         _running_heads(lines, strong)
         + _listed_together(lines, strong, wrapped)
         + _list_items(lines, strong)
+        + _stanza_numbers(lines, strong)
     ):
         strong.pop(index, None)
     if len(strong) >= 2:
