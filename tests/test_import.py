@@ -1063,7 +1063,8 @@ def test_a_plays_list_of_its_acts_heads_nothing_and_a_contents_list_keeps_its_fi
 ) -> None:
     """The Importance of Being Earnest lists "ACT I.  Algernon Moncrieff's Flat ...", "ACT II.
     ...", "ACT III. ..." one under another before its cast, and heads its acts "FIRST ACT": with
-    "ACT" a division the whole play became one chapter, "ACT III.". Peter Pan's contents page of
+    "ACT" a division the whole play became one chapter, "ACT III.". Its cast, "THE PERSONS IN
+    THE PLAY", was left out as words before the first heading. Peter Pan's contents page of
     "Chapter 1 PETER BREAKS THROUGH" lines, its first chapter's heading right under it, keeps
     that chapter. The Prince's HTML title page ("THE PRINCE" over bylines) stays a title page."""
     prose = _PROSE.format(who="Algernon")
@@ -1075,9 +1076,16 @@ def test_a_plays_list_of_its_acts_heads_nothing_and_a_contents_list_keeps_its_fi
     acts = "".join(
         f"\n\n\n\n{name} ACT\n\n\nSCENE\n\n\n{act}\n" for name in ("FIRST", "SECOND", "THIRD")
     )
-    text = f"THE SCENES OF THE PLAY\n\n{scenes}\n\nTIME: The Present.\n{acts}"
-    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
-    assert len(titles) == 3 and not any(title.startswith("ACT") for title in titles), titles
+    cast = "THE PERSONS IN THE PLAY\n\n\nJohn Worthing, J.P.\nAlgernon Moncrieff\n\n\n\n"
+    text = f"{cast}THE SCENES OF THE PLAY\n\n{scenes}\n\nTIME: The Present.\n{acts}"
+    play = chapters_from_blocks(blocks_from_text(text))
+    # its acts are "FIRST ACT", an ordinal before the division (they were headed "SCENE" alone)
+    titles = [chapter.title for chapter in play.chapters]
+    assert titles == ["FIRST ACT: SCENE", "SECOND ACT: SCENE", "THIRD ACT: SCENE"]
+    # its cast and its list of settings are kept for reference, as a dramatis personae is
+    assert [part.title for part in play.reference] == [
+        "THE PERSONS IN THE PLAY", "THE SCENES OF THE PLAY"
+    ]  # fmt: skip
 
     listed = [f"Chapter {n} {name}" for n, name in ((1, "PETER BREAKS THROUGH"), (2, "THE SHADOW"))]
     contents = "\n\n".join(listed)

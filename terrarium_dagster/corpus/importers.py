@@ -133,10 +133,13 @@ _DIVISIONS = (
 )
 # a paper of a series numbered alone on its line: "FEDERALIST No. 1", "Letter No. 12"
 _SERIES_NUMBER = r"[A-Z][A-Za-z]{2,20}\s+No\.\s*\d{1,3}\.?"
+# a play's act after its ordinal, alone on its line: "FIRST ACT" (The Importance of Being
+# Earnest); a "FIRST PART" only groups chapters with titles of their own (Siddhartha's)
+_ORDINAL_DIVISION = rf"(?i:{_ORDINALS})\s+(?:ACT|Act)\.?"
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b).{{0,80}}$"
-    rf"|^{_SERIES_NUMBER}$"
+    rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
@@ -186,6 +189,8 @@ _FRONT_SECTIONS = (
 )
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
+    # a play's cast and its list of settings (The Importance of Being Earnest)
+    r"(?:the )?persons (?:in|of) the (?:play|drama)|(?:the )?scenes of the play|"
     r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
 )
 
@@ -203,7 +208,7 @@ _ONLY_NUMBER = re.compile(
     rf"^(?:(?:{_DIVISIONS})\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
     rf"|^(?:{_DIVISIONS})\s+(?i:{_ORDINALS})\.?$"
-    rf"|^{_SERIES_NUMBER}$"
+    rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
 )
 _NAMED = _heading_named(
     _STORY_SECTIONS, _CONTENTS_SECTIONS, _BACK_SECTIONS, _FRONT_SECTIONS, _CAST_SECTIONS
@@ -212,7 +217,7 @@ _CONTENTS = _heading_named(_CONTENTS_SECTIONS)
 _BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
     rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b)"
-    rf"|^{_SERIES_NUMBER}$"
+    rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
     rf"|{_NUMBERED.pattern}"
     r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
 )  # a heading that starts with its chapter's number, its title however long
