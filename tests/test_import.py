@@ -1018,6 +1018,38 @@ def test_a_poems_numbered_stanzas_set_in_inside_a_letter_head_no_chapters() -> N
     assert sum("fellow-servants" in p for p in book.chapters[0].paragraphs) == 7
 
 
+def test_a_plays_first_cast_under_its_theatre_is_no_chapter(tmp_path: Path) -> None:
+    """The Importance of Being Earnest's HTML heads its first cast "LONDON: ST. JAMES'S THEATRE"
+    ("John Worthing, J.P.: Mr. George Alexander.<br/>Algernon Moncrieff: Mr. Allen Aynesworth.
+    ..."): one paragraph of 58 words read as prose, a first chapter whose players the offline
+    glossary named beside the parts ("Cecily Cardew ... appears with Evelyn Millard")."""
+    prose = _PROSE.format(who="Algernon")
+    cast = "<br/>".join(
+        f"{part}: {player}."
+        for part, player in (
+            ("John Worthing, J.P.", "Mr. George Alexander"),
+            ("Algernon Moncrieff", "Mr. Allen Aynesworth"),
+            ("Rev. Canon Chasuble, D.D.", "Mr. H. H. Vincent"),
+            ("Lady Bracknell", "Miss Rose Leclercq"),
+            ("Cecily Cardew", "Miss Evelyn Millard"),
+        )
+    )
+    source = tmp_path / "844-h.htm"
+    source.write_text(
+        "<html><body><h2>LONDON: ST. JAMES&rsquo;S THEATRE</h2>"
+        "<p>Lessee and Manager: Mr. George Alexander</p><p>February 14th, 1895</p>"
+        f"<p>{cast}</p><h2>FIRST ACT</h2><p>{prose}</p><h2>SECOND ACT</h2><p>{prose}</p>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["FIRST ACT", "SECOND ACT"]
+    # a paragraph that names a player or two is prose all the same
+    assert chapters_from_blocks(
+        [Block("heading", "ACT I"), Block("text", f"Algernon: Mr. Worthing is here. {prose}")]
+    ).chapters
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the

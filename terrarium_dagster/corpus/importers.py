@@ -1601,6 +1601,12 @@ def _inside_wrapping(blocks: list[Block]) -> list[Block]:
 # -- from blocks to chapters ----------------------------------------------------------------
 
 
+# a part and its player in a play's first cast: "John Worthing, J.P.: Mr. George Alexander."
+# (The Importance of Being Earnest, as played at the St. James's Theatre)
+_PLAYER = re.compile(r":\s+(?:Mr|Mrs|Miss|Messrs|Mme|Mlle|Madame)\b")
+PLAYER_WORDS = 8  # a cast's line (a part and its player) is about this long
+
+
 def _is_prose(block: Block) -> bool:
     """A paragraph of story: long enough, and not a list of short lines (a contents page, a
     list of illustrations) or a table."""
@@ -1608,6 +1614,8 @@ def _is_prose(block: Block) -> bool:
         return False
     if _shouted(block.text):  # a title in capitals (a contents entry), never a story's prose
         return False
+    if len(_PLAYER.findall(block.text)) * PLAYER_WORDS >= len(block.text.split()):
+        return False  # a cast as first played, its lines run together
     lines = [line.strip() for line in block.lines if line.strip()]
     if len(lines) >= 3:
         short = sum(
