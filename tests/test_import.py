@@ -1050,6 +1050,20 @@ def test_a_plays_first_cast_under_its_theatre_is_no_chapter(tmp_path: Path) -> N
     ).chapters
 
 
+def test_a_publishers_note_is_front_matter() -> None:
+    """Pamela's HTML made its "PUBLISHERS' NOTE" on Richardson's life its first chapter (267
+    words), where its text left it out as words before the first heading."""
+    prose = _PROSE.format(who="Pamela")
+    blocks = [
+        Block("heading", "PUBLISHERS' NOTE"), Block("text", prose),
+        Block("heading", "LETTER I"), Block("text", prose),
+        Block("heading", "LETTER II"), Block("text", prose),
+    ]  # fmt: skip
+    book = chapters_from_blocks(blocks)
+    assert [chapter.title for chapter in book.chapters] == ["LETTER I", "LETTER II"]
+    assert book.dropped == ["PUBLISHERS' NOTE (front matter)"]
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the

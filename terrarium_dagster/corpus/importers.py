@@ -183,6 +183,7 @@ _FRONT_SECTIONS = (
     r"title ?page|half[- ]title|also by\b.*|"
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
+    r"publishers?['’]?s?['’]? note|"  # Pamela's, on Richardson's life: "PUBLISHERS' NOTE"
     # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
     r"(?:first )?published\b.*|"
     r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
