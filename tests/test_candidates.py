@@ -149,6 +149,13 @@ def test_months_days_and_sentence_initial_common_words_are_not_names() -> None:
     assert terms == {"Varen"}
 
 
+def test_a_plays_stage_direction_opens_no_name() -> None:
+    """The Importance of Being Earnest: "[Enter Lane.]" made "Enter Lane" an entry (a place)."""
+    text = "[Enter Lane.]\n\nLane. Mr. Ernest Worthing.\n\n[Exit Lane.] Algernon smiles."
+    terms = {c.term for c in find_candidates(text, min_score=0.0)}
+    assert "Enter Lane" not in terms and "Exit Lane" not in terms
+
+
 def test_a_month_after_the_opens_a_name_of_an_english_word() -> None:
     """ "the March Hare" and "the May Queen" (Alice's Adventures in Wonderland) are names; a month
     or day before a name of its own ("on the Monday Varen came") is not part of it."""

@@ -908,6 +908,162 @@ def test_a_title_the_contents_page_misspells_still_heads_its_chapter() -> None:
     assert titles == ["THE SISTERS", "ARABY", "A LITTLE CLOUD", "COUNTERPARTS", "THE DEAD"]
 
 
+def test_a_contents_line_set_twice_or_long_in_capitals_keeps_the_page_going() -> None:
+    """Grimms' Fairy Tales (2591-0.txt) sets "THE JUNIPER-TREE" over "the juniper-tree." on its
+    contents page, and lists "THE STORY OF THE YOUTH WHO WENT FORTH TO LEARN WHAT FEAR WAS" (13
+    words): the page ended at either, and the eighteen tales listed after them ran together."""
+    long_title = "THE STORY OF THE YOUTH WHO WENT FORTH TO LEARN WHAT FEAR WAS"
+    tales = ["THE PINK", "THE JUNIPER-TREE", "THE TURNIP", long_title, "IRON HANS"]
+    listed = [*tales[:2], "the juniper-tree.", *tales[2:]]
+    contents = "\n".join(f"     {title}" for title in listed)
+    bodies = "".join(f"\n\n\n{title}\n\n{_PROSE.format(who='Hans')}\n" for title in tales)
+    text = f"FAIRY TALES\n\nBy The Brothers Grimm\n\n\nCONTENTS:\n\n{contents}\n\n\n{bodies}"
+    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
+    assert titles == tales
+
+
+def test_a_tale_told_in_numbered_parts_among_titled_tales_keeps_the_tales_after_it() -> None:
+    """Grimms' Fairy Tales tells "THE ADVENTURES OF CHANTICLEER AND PARTLET" in parts numbered
+    "1. HOW THEY WENT ...", "2. ...", "3. ...": three numbered headings made it a book of
+    numbered chapters, whose other headings are a poem's title inside a chapter, and the 44
+    tales after it were one chapter of 78,948 words. Under a book's numbered parts, titles are
+    still its poems or its scenes (Leaves of Grass, Hamlet)."""
+    prose = _PROSE.format(who="Chanticleer")
+    headings = [
+        ["THE GOLDEN BIRD"], ["HANS IN LUCK"], ["OLD SULTAN"], ["BRIAR ROSE"],
+        ["THE ADVENTURES OF CHANTICLEER AND PARTLET", "1. HOW THEY WENT TO THE MOUNTAINS"],
+        ["2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES"], ["3. HOW PARTLET DIED"],
+        ["RAPUNZEL"], ["FUNDEVOGEL"],
+    ]  # fmt: skip
+    blocks = [
+        block
+        for run in headings
+        for block in [*(Block("heading", text) for text in run), Block("text", prose)]
+    ]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == [
+        "THE GOLDEN BIRD", "HANS IN LUCK", "OLD SULTAN", "BRIAR ROSE",
+        "1. HOW THEY WENT TO THE MOUNTAINS",
+        "2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES", "3. HOW PARTLET DIED",
+        "RAPUNZEL", "FUNDEVOGEL",
+    ]  # fmt: skip
+
+
+def test_sections_a_long_contents_page_lists_before_its_numbered_chapters_are_chapters() -> None:
+    """Moby-Dick (2701-0.txt) lists "ETYMOLOGY.", "EXTRACTS (Supplied by a Sub-Sub-Librarian).",
+    135 chapters a blank line apart (some over twelve words) and "Epilogue": the page was cut
+    short, its "Epilogue" headed the etymology and the extracts, and they were left out as
+    front matter (3,591 words), where its HTML and AsciiDoc editions keep them as chapters."""
+    prose = _PROSE.format(who="Ishmael")
+    chapters = [f"CHAPTER {n}. The Chase, Day {n}." for n in range(1, 121)]
+    chapters[55] = "CHAPTER 56. Of the Less Erroneous Pictures of Whales, and the True Pictures."
+    listed = ["ETYMOLOGY.", "EXTRACTS (Supplied by a Sub-Sub-Librarian).", *chapters, "Epilogue"]
+    contents = "\n\n".join(listed)
+    front = (
+        "\n\n\n\nOriginal Transcriber's Notes:\n\nThis text is a combination of etexts."
+        f"\n\n\n\n  ETYMOLOGY.\n\n\n  (Supplied by a Late Consumptive Usher.)\n\n{prose}"
+        f"\n\n\n\n  EXTRACTS. (Supplied by a Sub-Sub-Librarian).\n\n\n{prose}"
+    )
+    bodies = "".join(f"\n\n\n\n{title}\n\n{prose}" for title in [*chapters, "Epilogue"])
+    text = f"MOBY-DICK;\n\nor, THE WHALE.\n\n\nCONTENTS\n\n{contents}{front}{bodies}\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    titles = [chapter.title for chapter in book.chapters]
+    assert titles[:2] == ["ETYMOLOGY", "EXTRACTS. (Supplied by a Sub-Sub-Librarian)"]
+    assert len(titles) == 123 and titles[-1] == "Epilogue"
+    assert book.chapters[0].paragraphs[-1] == prose
+
+
+def test_a_part_title_in_capitals_wrapped_onto_the_next_line_is_one_heading() -> None:
+    """Gulliver's Travels (829-0.txt): "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG,
+    GLUBBDUBDRIB, AND" over "JAPAN.": the part's chapters were named "... GLUBBDUBDRIB, AND:
+    CHAPTER I" and "JAPAN." was left out as a heading with no prose."""
+    prose = _PROSE.format(who="Gulliver")
+    parts = (
+        "PART I.  A VOYAGE TO LILLIPUT.",
+        "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND\nJAPAN.",
+    )
+    text = "".join(
+        f"{part}\n\n\n\n\n" + "".join(f"CHAPTER {n}.\n\n\n{prose}\n\n\n\n" for n in ("I", "II"))
+        for part in parts
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters][2:] == [
+        f"PART III. A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND JAPAN: CHAPTER {n}"
+        for n in ("I", "II")
+    ]
+    assert not book.dropped and all(c.paragraphs == [prose] for c in book.chapters)
+    # a title in lower case right under a numbered one is no part of it (Les Misérables'
+    # contents: "I.  The Beginning of Repose" over "II.  How Jean may become Champ")
+    listed = blocks_from_text("I.  The Beginning of Repose\nII.  How Jean may become Champ\n")
+    assert listed[0].text == "I. The Beginning of Repose"
+
+
+def test_a_poems_numbered_stanzas_set_in_inside_a_letter_head_no_chapters() -> None:
+    """Pamela (6124-0.txt) numbers a poem's stanzas "I.", "II." centred over lines set in, and
+    reads a psalm stanza by stanza beside her version of each ("III." then "III."): every number
+    headed a chapter (85 where its HTML has 33, "I" to "XIV" of 21 to 26 words)."""
+    prose = _PROSE.format(who="Pamela")
+    stanza = "  My fellow-servants dear, attend\n  To these few lines, which I have penn'd:"
+    verses = "\n\n".join(f"{' ' * 12}{n}.\n\n{stanza}" for n in ("I", "II", "III"))
+    psalm = "\n\n".join(
+        f"{' ' * 15}{n}.\n\n{stanza}\n\nNow this, said my master, is very near; and read:"
+        for n in ("IV", "IV", "V", "V")
+    )
+    text = (
+        f"LETTER I\n\n{prose}\n\n  VERSES ON MY GOING AWAY.\n\n{verses}\n\n{prose}\n\n"
+        f"{psalm}\n\n{prose}\n\nLETTER II\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == ["LETTER I", "LETTER II"]
+    assert sum("fellow-servants" in p for p in book.chapters[0].paragraphs) == 7
+
+
+def test_a_plays_first_cast_under_its_theatre_is_no_chapter(tmp_path: Path) -> None:
+    """The Importance of Being Earnest's HTML heads its first cast "LONDON: ST. JAMES'S THEATRE"
+    ("John Worthing, J.P.: Mr. George Alexander.<br/>Algernon Moncrieff: Mr. Allen Aynesworth.
+    ..."): one paragraph of 58 words read as prose, a first chapter whose players the offline
+    glossary named beside the parts ("Cecily Cardew ... appears with Evelyn Millard")."""
+    prose = _PROSE.format(who="Algernon")
+    cast = "<br/>".join(
+        f"{part}: {player}."
+        for part, player in (
+            ("John Worthing, J.P.", "Mr. George Alexander"),
+            ("Algernon Moncrieff", "Mr. Allen Aynesworth"),
+            ("Rev. Canon Chasuble, D.D.", "Mr. H. H. Vincent"),
+            ("Lady Bracknell", "Miss Rose Leclercq"),
+            ("Cecily Cardew", "Miss Evelyn Millard"),
+        )
+    )
+    source = tmp_path / "844-h.htm"
+    source.write_text(
+        "<html><body><h2>LONDON: ST. JAMES&rsquo;S THEATRE</h2>"
+        "<p>Lessee and Manager: Mr. George Alexander</p><p>February 14th, 1895</p>"
+        f"<p>{cast}</p><h2>FIRST ACT</h2><p>{prose}</p><h2>SECOND ACT</h2><p>{prose}</p>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["FIRST ACT", "SECOND ACT"]
+    # a paragraph that names a player or two is prose all the same
+    assert chapters_from_blocks(
+        [Block("heading", "ACT I"), Block("text", f"Algernon: Mr. Worthing is here. {prose}")]
+    ).chapters
+
+
+def test_a_publishers_note_is_front_matter() -> None:
+    """Pamela's HTML made its "PUBLISHERS' NOTE" on Richardson's life its first chapter (267
+    words), where its text left it out as words before the first heading."""
+    prose = _PROSE.format(who="Pamela")
+    blocks = [
+        Block("heading", "PUBLISHERS' NOTE"), Block("text", prose),
+        Block("heading", "LETTER I"), Block("text", prose),
+        Block("heading", "LETTER II"), Block("text", prose),
+    ]  # fmt: skip
+    book = chapters_from_blocks(blocks)
+    assert [chapter.title for chapter in book.chapters] == ["LETTER I", "LETTER II"]
+    assert book.dropped == ["PUBLISHERS' NOTE (front matter)"]
+
+
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
     """The Rescue of the Princess Winsome (a play, Gutenberg): its text was one chapter, "ACT I."
     no heading; its HTML dropped Act II's opening verse as a chapter "(no prose)" under the
@@ -953,7 +1109,8 @@ def test_a_plays_list_of_its_acts_heads_nothing_and_a_contents_list_keeps_its_fi
 ) -> None:
     """The Importance of Being Earnest lists "ACT I.  Algernon Moncrieff's Flat ...", "ACT II.
     ...", "ACT III. ..." one under another before its cast, and heads its acts "FIRST ACT": with
-    "ACT" a division the whole play became one chapter, "ACT III.". Peter Pan's contents page of
+    "ACT" a division the whole play became one chapter, "ACT III.". Its cast, "THE PERSONS IN
+    THE PLAY", was left out as words before the first heading. Peter Pan's contents page of
     "Chapter 1 PETER BREAKS THROUGH" lines, its first chapter's heading right under it, keeps
     that chapter. The Prince's HTML title page ("THE PRINCE" over bylines) stays a title page."""
     prose = _PROSE.format(who="Algernon")
@@ -965,9 +1122,16 @@ def test_a_plays_list_of_its_acts_heads_nothing_and_a_contents_list_keeps_its_fi
     acts = "".join(
         f"\n\n\n\n{name} ACT\n\n\nSCENE\n\n\n{act}\n" for name in ("FIRST", "SECOND", "THIRD")
     )
-    text = f"THE SCENES OF THE PLAY\n\n{scenes}\n\nTIME: The Present.\n{acts}"
-    titles = [c.title for c in chapters_from_blocks(blocks_from_text(text)).chapters]
-    assert len(titles) == 3 and not any(title.startswith("ACT") for title in titles), titles
+    cast = "THE PERSONS IN THE PLAY\n\n\nJohn Worthing, J.P.\nAlgernon Moncrieff\n\n\n\n"
+    text = f"{cast}THE SCENES OF THE PLAY\n\n{scenes}\n\nTIME: The Present.\n{acts}"
+    play = chapters_from_blocks(blocks_from_text(text))
+    # its acts are "FIRST ACT", an ordinal before the division (they were headed "SCENE" alone)
+    titles = [chapter.title for chapter in play.chapters]
+    assert titles == ["FIRST ACT: SCENE", "SECOND ACT: SCENE", "THIRD ACT: SCENE"]
+    # its cast and its list of settings are kept for reference, as a dramatis personae is
+    assert [part.title for part in play.reference] == [
+        "THE PERSONS IN THE PLAY", "THE SCENES OF THE PLAY"
+    ]  # fmt: skip
 
     listed = [f"Chapter {n} {name}" for n, name in ((1, "PETER BREAKS THROUGH"), (2, "THE SHADOW"))]
     contents = "\n\n".join(listed)

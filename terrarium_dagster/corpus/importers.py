@@ -133,10 +133,13 @@ _DIVISIONS = (
 )
 # a paper of a series numbered alone on its line: "FEDERALIST No. 1", "Letter No. 12"
 _SERIES_NUMBER = r"[A-Z][A-Za-z]{2,20}\s+No\.\s*\d{1,3}\.?"
+# a play's act after its ordinal, alone on its line: "FIRST ACT" (The Importance of Being
+# Earnest); a "FIRST PART" only groups chapters with titles of their own (Siddhartha's)
+_ORDINAL_DIVISION = rf"(?i:{_ORDINALS})\s+(?:ACT|Act)\.?"
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b).{{0,80}}$"
-    rf"|^{_SERIES_NUMBER}$"
+    rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
 )
 _NUMBERED = re.compile(
     r"^(?:[IVXLCDM]+|\d{1,3})\.?$"  # "IV", "12."
@@ -180,12 +183,15 @@ _FRONT_SECTIONS = (
     r"title ?page|half[- ]title|also by\b.*|"
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
+    r"publishers?['’]?s?['’]? note|"  # Pamela's, on Richardson's life: "PUBLISHERS' NOTE"
     # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
     r"(?:first )?published\b.*|"
     r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
 )
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
+    # a play's cast and its list of settings (The Importance of Being Earnest)
+    r"(?:the )?persons (?:in|of) the (?:play|drama)|(?:the )?scenes of the play|"
     r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
 )
 
@@ -203,7 +209,7 @@ _ONLY_NUMBER = re.compile(
     rf"^(?:(?:{_DIVISIONS})\s+)?"
     rf"(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}))\.?$"
     rf"|^(?:{_DIVISIONS})\s+(?i:{_ORDINALS})\.?$"
-    rf"|^{_SERIES_NUMBER}$"
+    rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
 )
 _NAMED = _heading_named(
     _STORY_SECTIONS, _CONTENTS_SECTIONS, _BACK_SECTIONS, _FRONT_SECTIONS, _CAST_SECTIONS
@@ -212,7 +218,7 @@ _CONTENTS = _heading_named(_CONTENTS_SECTIONS)
 _BACK = _heading_named(_BACK_SECTIONS)
 _CHAPTER_NUMBER = re.compile(
     rf"^(?:{_DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b)"
-    rf"|^{_SERIES_NUMBER}$"
+    rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
     rf"|{_NUMBERED.pattern}"
     r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
 )  # a heading that starts with its chapter's number, its title however long
@@ -362,11 +368,15 @@ def _isolated(lines: list[str], index: int) -> bool:
 
 
 BARE_INDENT = 4  # a bare title is indented at most this much; more is centred, or a sign
+BARE_WORDS = 10  # a bare title has at most this many words
+# and one a contents page lists at most this many ("THE STORY OF THE YOUTH WHO WENT FORTH TO
+# LEARN WHAT FEAR WAS", Grimms' Fairy Tales)
+LISTED_WORDS = 16
 
 
-def _bare_capitals(raw: str) -> bool:
+def _bare_capitals(raw: str, words: int = BARE_WORDS) -> bool:
     """A line in capitals standing for a title: "THE SISTERS" (not "R. I. P.", not indented
-    like a sign or a newspaper headline inside the story)."""
+    like a sign or a newspaper headline inside the story), of at most `words` words."""
     line = raw.rstrip()
     if len(line) - len(line.lstrip()) > BARE_INDENT:
         return False
@@ -379,7 +389,7 @@ def _bare_capitals(raw: str) -> bool:
             or (len(letters) == 2 and text.isalpha() and not _SECTION_NUMBER.match(text))
         )
         and text == text.upper()
-        and len(text.split()) <= 10
+        and len(text.split()) <= words
         and not text.endswith((".", ",", ";", ":", "!", "?"))
         and not any(c.isdigit() for c in text)
         and "}" not in text  # a play's brace joining speakers who speak at once
@@ -467,6 +477,11 @@ def _spaced(lines: list[str], candidates: list[int]) -> list[int]:
     return kept if len(kept) >= 2 else []
 
 
+# a contents page takes at most this many lines (Moby-Dick's 138 entries, a blank line between
+# each, take 280)
+CONTENTS_LINES = 600
+
+
 def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
     """The titles a contents page lists (normalised), for books headed by bare titles, and the
     indexes of its lines (never headings themselves)."""
@@ -476,27 +491,47 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
         if not _CONTENTS.match(raw.strip()):
             continue
         blanks = 0
-        for below in range(index + 1, min(index + 200, len(lines))):
+        previous = ""
+        for below in range(index + 1, min(index + CONTENTS_LINES, len(lines))):
             line = lines[below]
             if not line.strip():
                 blanks += 1
+                previous = ""
                 if blanks >= 3 and titles:
                     break
                 continue
             blanks = 0
-            if len(line.split()) > 12 and titles:
-                break  # prose: the contents page has ended
+            if (
+                len(line.split()) > 12
+                and titles
+                and not _shouted(line.strip())
+                and not _CHAPTER_NUMBER.match(line.strip())
+            ):  # prose: the contents page has ended (a title in capitals is none, nor a long
+                # one after its chapter's number: Moby-Dick's "CHAPTER 56. Of the Less ...")
+                break
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
             entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
             if entry:
-                if _title_key(entry) in titles:
+                key = _title_key(entry)
+                if key == previous:  # a line set twice, right under itself (Grimms' Fairy
+                    # Tales' "THE JUNIPER-TREE" over "the juniper-tree."): one entry
+                    page.add(below)
+                    continue
+                if key in titles:
                     break  # a title again: the first chapter's heading, past the page
+                previous = key
                 page.add(below)
-                titles.add(_title_key(entry))
+                titles.add(key)
                 # "INTRODUCTORY.     THE CUSTOM-HOUSE": the title in its column, too
                 titles.add(_title_key(re.split(r"\s{3,}", entry)[-1]))
         break
     return titles, page
+
+
+def _unstopped(raw: str) -> str:
+    """A title without its final stop and a note in brackets after it ("EXTRACTS. (Supplied
+    by a Sub-Sub-Librarian)." is "EXTRACTS")."""
+    return re.sub(r"\s*\([^)]*\)\.?$", "", raw.rstrip()).rstrip(".")
 
 
 def _title_key(text: str) -> str:
@@ -691,6 +726,43 @@ def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
     return sorted(items & set(strong))
 
 
+STANZA_WORDS = 120  # a stanza and the words around it are shorter than this; a chapter never is
+
+
+def _verse_below(lines: list[str], index: int) -> bool:
+    """Whether the paragraph after the line `index` is verse set in from the margin: every line
+    indented and short (a stanza), where prose runs from the margin."""
+    below = list(
+        itertools.takewhile(
+            lambda line: bool(line.strip()),
+            itertools.dropwhile(lambda line: not line.strip(), lines[index + 1 :]),
+        )
+    )
+    return bool(below) and all(
+        line[:1].isspace() and len(line.strip()) < STANZA_LINE_CHARS for line in below
+    )
+
+
+def _stanza_numbers(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The numbers alone among `strong` ("I.", "II.") that each stand over a stanza, set in,
+    the next (or the same number again) fewer than `STANZA_WORDS` words on: a poem's numbered
+    stanzas inside a chapter (Pamela's "VERSES ON MY GOING AWAY": "I." over four lines, "II."
+    ...; a psalm's stanzas and her version of each, "III." then "III."), not its chapters."""
+    numbers = [
+        (index, value)
+        for index in sorted(strong)
+        if _SECTION_NUMBER.match(lines[index].strip())
+        and (value := _numeral(lines[index].strip().rstrip("."))) is not None
+        and _verse_below(lines, index)
+    ]
+    stanzas: set[int] = set()
+    for (here, number), (there, following) in itertools.pairwise(numbers):
+        between = sum(len(lines[i].split()) for i in range(here + 1, there))
+        if following in (number, number + 1) and between < STANZA_WORDS:
+            stanzas.update((here, there))
+    return sorted(stanzas)
+
+
 def _number_and_title(line: str) -> bool:
     """Whether a line that is a number and words with no stop between ("1 THE THREE PRESENTS",
     "01 My Early Home") has its title in capitals or title case, as a heading has; a line of
@@ -857,14 +929,24 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         ):
             # "CHAPTER I" or "IV" alone take the title line under them; "IV. THE RIVER" has one.
             strong[index] = subtitle if _ONLY_NUMBER.match(line) else None
+            if strong[index] is None and subtitle == index + 1 and _shouted(line):
+                # a title in capitals wrapped onto the line right under it (Gulliver's Travels:
+                # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
+                # "JAPAN.", left a paragraph of the story)
+                wrapped[index] = tuple(_subtitle_lines(lines, subtitle))
         elif _NAMED.match(line):
             named[index] = None
-        elif _isolated(lines, index) and _bare_capitals(raw) and not _introduced(lines, index):
+        elif (
+            _isolated(lines, index)
+            and _bare_capitals(raw, LISTED_WORDS)
+            and not _introduced(lines, index)
+        ):
             bare.append(index)
     for index in (
         _running_heads(lines, strong)
         + _listed_together(lines, strong, wrapped)
         + _list_items(lines, strong)
+        + _stanza_numbers(lines, strong)
     ):
         strong.pop(index, None)
     if len(strong) >= 2:
@@ -872,11 +954,16 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
         listed, page = _contents_titles(lines)
         # and, before the first numbered chapter, a title in title case standing alone that the
-        # contents page lists (The Song of Hiawatha's "Introductory Note" and "Introduction")
+        # contents page lists (The Song of Hiawatha's "Introductory Note" and "Introduction"),
+        # or in capitals with a stop (Moby-Dick's "ETYMOLOGY." and "EXTRACTS. (Supplied by a
+        # Sub-Sub-Librarian).")
+        first = min((i for i in strong if i not in page), default=min(strong))
         before = [
             i
-            for i in range(min(strong))
-            if i not in page and _isolated(lines, i) and _title_cased(lines[i].strip())
+            for i in range(first)
+            if i not in page
+            and _isolated(lines, i)
+            and (_title_cased(lines[i].strip()) or _bare_capitals(_unstopped(lines[i])))
         ]
         chosen = {
             **strong,
@@ -900,10 +987,11 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
                 and i not in page
                 and _isolated(lines, i)
                 and (len(raw) - len(raw.lstrip()) <= BARE_INDENT or _centred(raw, middle))
-                and len(raw.split()) <= 10
+                and len(raw.split()) <= LISTED_WORDS
                 and _listed(_title_key(raw), listed)
             ]
-        else:
+        else:  # unlisted, a bare title is short
+            bare = [i for i in bare if len(lines[i].split()) <= BARE_WORDS]
             picked = _spaced(lines, bare) if len(bare) >= 2 else []
             if not picked:  # titles centred on the page, as a book with no other headings has
                 picked = _centred_titles(lines)
@@ -1514,6 +1602,12 @@ def _inside_wrapping(blocks: list[Block]) -> list[Block]:
 # -- from blocks to chapters ----------------------------------------------------------------
 
 
+# a part and its player in a play's first cast: "John Worthing, J.P.: Mr. George Alexander."
+# (The Importance of Being Earnest, as played at the St. James's Theatre)
+_PLAYER = re.compile(r":\s+(?:Mr|Mrs|Miss|Messrs|Mme|Mlle|Madame)\b")
+PLAYER_WORDS = 8  # a cast's line (a part and its player) is about this long
+
+
 def _is_prose(block: Block) -> bool:
     """A paragraph of story: long enough, and not a list of short lines (a contents page, a
     list of illustrations) or a table."""
@@ -1521,6 +1615,8 @@ def _is_prose(block: Block) -> bool:
         return False
     if _shouted(block.text):  # a title in capitals (a contents entry), never a story's prose
         return False
+    if len(_PLAYER.findall(block.text)) * PLAYER_WORDS >= len(block.text.split()):
+        return False  # a cast as first played, its lines run together
     lines = [line.strip() for line in block.lines if line.strip()]
     if len(lines) >= 3:
         short = sum(
@@ -1729,7 +1825,16 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         else:
             runs.append([block.text])
             items.append(runs[-1])
-    numbered_book = sum(1 for run in runs if _numbered(run)) >= 3
+    # a book whose chapters are numbered, not a collection of titled stories one of which is
+    # told in numbered parts (Grimms' Fairy Tales: "THE ADVENTURES OF CHANTICLEER AND PARTLET"
+    # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen
+    # tales headed by their titles alone: the 44 tales after it ran together as its third
+    # part's text). The titles under a book's numbered parts are its poems or its scenes.
+    numbered_runs = sum(1 for run in runs if _numbered(run))
+    titled_first = sum(
+        1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
+    )
+    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first
     book_key = _title_key(title) if title else None  # the book's own title set over a chapter's
     # a collection whose stories are numbered in sections from "I" under their titles (The Lady
     # with the Dog and Other Stories; The Awakening and Selected Short Stories, its novel's
@@ -1779,7 +1884,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         kept = head + tail
         if book_key and any(not _BYLINE.match(t) for t in kept):
             item = kept
-        numbered_seen = numbered_seen or _numbered(item)
+        # a contents page set as headings (three numbered ones or more, nothing between them)
+        # heads no chapter: a titled section after it is one of its own (Moby-Dick's
+        # "ETYMOLOGY.", after "CHAPTER 1. Loomings." to "CHAPTER 135. ..." listed)
+        listing = sum(1 for text in item if _CHAPTER_NUMBER.match(text)) >= 3
+        numbered_seen = numbered_seen or (_numbered(item) and not listing)
         sectioned = _sections_within(item)
         division = _division(item) or division
         name = _title(item)

@@ -408,7 +408,10 @@ _STARTERS_TEXT = """
     too under unless until up upon us very was we well were what whatever when whenever where
     wherever whether which while who whoever whom whose why will with within without would yes
     yet you your yours yourself yourselves oh ah alas well okay ok"""
-STARTERS: frozenset[str] = frozenset(_STARTERS_TEXT.split())
+# and a play's stage directions, which open with who comes and goes ("[Enter Lane.]": The
+# Importance of Being Earnest's offline glossary had "Enter Lane", a place)
+_STAGE_DIRECTIONS_TEXT = "enter enters exit exits exeunt re-enter"
+STARTERS: frozenset[str] = frozenset((_STARTERS_TEXT + " " + _STAGE_DIRECTIONS_TEXT).split())
 
 # Never a term on their own (checked case-insensitively on whole runs and single words).
 _NOT_NAMES_TEXT = """
