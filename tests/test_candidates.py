@@ -422,6 +422,18 @@ def test_another_form_of_a_known_name_is_no_new_candidate() -> None:
     assert not terms & {"Fourth Dimension", "Four-Dimensioned", "Four-Dimensional"}, terms
 
 
+def test_a_plural_that_took_a_names_silent_e_with_its_es_is_no_new_candidate() -> None:
+    # Moby-Dick (PG #2701): "Sperm Whales" was a second entry beside a known "Sperm Whale", as
+    # the plural's "es" folded to "whal" and the singular stayed "whale"
+    text = (
+        "Now the Sperm Whales of the Pacific swam in schools, and the Pequod's men watched the "
+        "Sperm Whales blow; the Grampuses went by in pairs."
+    )
+    terms = {c.term for c in find_candidates(text, ["Sperm Whale", "Grampus"])}
+    assert not terms & {"Sperm Whales", "Grampuses"}, terms
+    assert "Pequod" in terms
+
+
 def test_an_english_word_ending_in_s_is_not_cut_to_a_singular() -> None:
     text = (
         "There was a minute’s pause perhaps. He was waiting for the second, perhaps still "

@@ -83,8 +83,8 @@ def form_key(term: str) -> str:
     """The key under which forms of one idea compare equal: `normalize_term`, then hyphens and
     spaces dropped, each word's plural, participle or adjective ending and an ordinal folded
     ("Four Dimensions", "Four-Dimensioned", "Fourth Dimension" are all ``"fourdimension"``;
-    "Spy-glass" and "Spyglass", "Hawkins'll" and "Hawkins" compare equal). Returns ``""`` when
-    nothing nameable remains."""
+    "Spy-glass" and "Spyglass", "Hawkins'll" and "Hawkins", "Sperm Whale" and "Sperm Whales"
+    compare equal). Returns ``""`` when nothing nameable remains."""
     words = normalize_term(term).split()
     stems: list[str] = []
     for word in words:
@@ -99,7 +99,13 @@ def form_key(term: str) -> str:
                 word = word[: -len(ending)] + root
                 break
         stems.append(word)
-    return "".join(stems)
+    key = "".join(stems)
+    # what a plural's "es" takes with it, folded in both forms: a silent e ("Sperm Whale",
+    # "Sperm Whales"), a word's own s ("Grampus", "Grampuses"; "Glass", "Glasses")
+    for letter in ("e", "s"):
+        if key.endswith(letter) and len(key) > 4:
+            key = key[:-1]
+    return key
 
 
 _NON_NAME = re.compile(r"[^\w'#%&@+]+")
