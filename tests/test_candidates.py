@@ -156,6 +156,18 @@ def test_a_plays_stage_direction_opens_no_name() -> None:
     assert "Enter Lane" not in terms and "Exit Lane" not in terms
 
 
+def test_an_old_books_interjections_are_no_names() -> None:
+    """Frankenstein's "Begone!" was an entry ("A name in the story"); Moby-Dick's "Avast" and
+    "Hearken" too: a call that opens a line of speech names nothing."""
+    text = (
+        '"Begone! I will not hear you," said Victor. "Avast there, Flask!" cried Stubb. '
+        '"Hearken, Starbuck." Begone, vile insect! Avast heaving, Stubb.'
+    )
+    terms = {c.term for c in find_candidates(text, min_score=0.0)}
+    assert not terms & {"Begone", "Avast", "Hearken"}, terms
+    assert {"Stubb", "Starbuck"} <= terms, terms
+
+
 def test_a_month_after_the_opens_a_name_of_an_english_word() -> None:
     """ "the March Hare" and "the May Queen" (Alice's Adventures in Wonderland) are names; a month
     or day before a name of its own ("on the Monday Varen came") is not part of it."""

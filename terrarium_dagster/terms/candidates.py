@@ -411,7 +411,13 @@ _STARTERS_TEXT = """
 # and a play's stage directions, which open with who comes and goes ("[Enter Lane.]": The
 # Importance of Being Earnest's offline glossary had "Enter Lane", a place)
 _STAGE_DIRECTIONS_TEXT = "enter enters exit exits exeunt re-enter"
-STARTERS: frozenset[str] = frozenset((_STARTERS_TEXT + " " + _STAGE_DIRECTIONS_TEXT).split())
+# and the older book's interjections and calls, which open a line of speech and name nothing
+# ("Avast", "Begone", "Hearken": Moby-Dick's and Treasure Island's offline glossaries had them)
+_INTERJECTIONS_TEXT = """avast begone hark hearken alack prithee forsooth zounds egad pshaw fie
+    huzza huzzah hurrah ahoy belay holloa halloo hallo nay yea aye"""
+STARTERS: frozenset[str] = frozenset(
+    (_STARTERS_TEXT + " " + _STAGE_DIRECTIONS_TEXT + " " + _INTERJECTIONS_TEXT).split()
+)
 
 # Never a term on their own (checked case-insensitively on whole runs and single words).
 _NOT_NAMES_TEXT = """
