@@ -267,6 +267,9 @@ class Exporter:
         will be moved once written (a staging folder), for the next export's ``base``."""
         chosen = _chosen_formats(formats)
         target = Path(out_dir).expanduser()
+        if "wiki" in chosen:  # its folder is replaced whole: never one holding anything else,
+            # refused before any of the export is worked out (as the site is)
+            refuse_foreign_folder(target / WIKI_DIR, _wiki_file, "the wiki")
         entries, meta, subtitle = self._glossary(as_of_thread)
         index = NameIndex(exported_entries(entries))
         unresolved = [
@@ -376,8 +379,6 @@ class Exporter:
         *,
         html: bool,
     ) -> tuple[Manifest, str]:
-        if wiki_files:  # its folder is replaced whole: never one holding anything else
-            refuse_foreign_folder(target / WIKI_DIR, _wiki_file, "the wiki")
         base_folder, base_manifest = self._base(target, base)
         target.mkdir(parents=True, exist_ok=True)
         # A manifest must never describe files it does not: gone until the new one is written.
