@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 
-from terrarium_dagster.corpus.reader import Corpus
 from tests.support.corpus_builder import simple_quest
 from tests.support.dagster_dev import POOL, DagsterDev, dev_environment
 
@@ -86,14 +85,7 @@ def _step_spans(dev: DagsterDev, run_id: str) -> list[tuple[float, float]]:
 def test_two_backfills_whose_later_range_runs_first_both_complete_in_story_order(
     dev: DagsterDev, five_threads: Path
 ) -> None:
-    with Corpus(five_threads) as corpus:
-        keys = [thread.key for thread in corpus.threads()]
-    dev.wait_until_loaded()
-    dev.wait_for(
-        lambda: dev.partition_keys("thread_annotations") == keys,
-        timeout=60,
-        what="thread_discovery_sensor to add the five threads",
-    )
+    keys = dev.wait_for_threads(five_threads)
 
     dev.set_pool_limit(POOL, 0)
     first = dev.launch_backfill(ASSETS, keys[:3])

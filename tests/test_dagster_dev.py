@@ -80,21 +80,10 @@ def _run_cli(*args: str, env: dict[str, str]) -> None:
 def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_and_export(
     dagster_dev: DagsterDev, sample_db: Path
 ) -> None:
-    from terrarium_dagster.corpus.reader import Corpus
-
-    with Corpus(sample_db) as corpus:
-        expected_keys = [thread.key for thread in corpus.threads()]
-    assert len(expected_keys) >= 3, "the sample quest needs at least three threads"
     dev = dagster_dev
-    dev.wait_until_loaded()
-
     # The discovery sensor (running by default) adds the sample's threads, in story order.
-    keys = dev.wait_for(
-        lambda: (found := dev.partition_keys("thread_annotations")) == expected_keys and found,
-        timeout=60,
-        what="thread_discovery_sensor to add the sample's threads",
-    )
-    assert keys == expected_keys
+    keys = dev.wait_for_threads(sample_db)
+    assert len(keys) >= 3, "the sample quest needs at least three threads"
 
     # Hold the pool at 0 so that both backfills' runs are queued together, in launch order.
     first_range, second_range = keys[:2], keys[2:]

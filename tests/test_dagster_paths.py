@@ -64,16 +64,7 @@ def dev(tmp_path: Path, _isolated_home: Path, sample_db: Path) -> Any:
 def test_the_schedule_batches_scenes_and_evaluates_checks_and_a_rematerialization_stays_green(
     dev: DagsterDev, sample_db: Path
 ) -> None:
-    from terrarium_dagster.corpus.reader import Corpus
-
-    with Corpus(sample_db) as corpus:
-        keys = [thread.key for thread in corpus.threads()]
-    dev.wait_until_loaded()
-    dev.wait_for(
-        lambda: dev.partition_keys("thread_annotations") == keys,
-        timeout=60,
-        what="thread_discovery_sensor to add the sample's threads",
-    )
+    keys = dev.wait_for_threads(sample_db)
 
     # 1. The schedule annotates and curates every thread in one run.
     started = dev.graphql(

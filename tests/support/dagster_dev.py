@@ -207,6 +207,21 @@ class DagsterDev:
             for entry in entries
         )
 
+    def wait_for_threads(self, corpus: Path, *, timeout: float = 60) -> list[str]:
+        """Once the code location has loaded, wait until the discovery sensor (running by
+        default) has added every thread of `corpus` as a partition, in story order; their keys."""
+        from terrarium_dagster.corpus.reader import Corpus
+
+        with Corpus(corpus) as reader:
+            keys = [thread.key for thread in reader.threads()]
+        self.wait_until_loaded()
+        self.wait_for(
+            lambda: self.partition_keys("thread_annotations") == keys,
+            timeout=timeout,
+            what=f"thread_discovery_sensor to add the {len(keys)} threads of {corpus.name}",
+        )
+        return keys
+
     def partition_keys(self, asset: str) -> list[str]:
         data = self.graphql(
             """query ($key: AssetKeyInput!) { assetNodeOrError(assetKey: $key) {
