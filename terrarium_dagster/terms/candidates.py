@@ -412,7 +412,7 @@ _STARTERS_TEXT = """
 # Importance of Being Earnest's offline glossary had "Enter Lane", a place)
 _STAGE_DIRECTIONS_TEXT = "enter enters exit exits exeunt re-enter"
 # and the older book's interjections and calls, which open a line of speech and name nothing
-# ("Avast", "Begone", "Hearken": Moby-Dick's and Treasure Island's offline glossaries had them)
+# ("Avast", "Begone", "Hearken": Moby-Dick's and Frankenstein's offline glossaries had them)
 _INTERJECTIONS_TEXT = """avast begone hark hearken alack prithee forsooth zounds egad pshaw fie
     huzza huzzah hurrah ahoy belay holloa halloo hallo nay yea aye"""
 STARTERS: frozenset[str] = frozenset(
