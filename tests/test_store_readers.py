@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -111,6 +112,35 @@ def test_a_read_only_store_refuses_to_write(built_store: Path) -> None:
         with pytest.raises(StoreError, match="read-only"):
             store.set_meta("x", "y")
         assert store.get_meta("x") is None
+
+
+def test_readers_leave_no_files_beside_the_store(built_store: Path, tmp_path: Path) -> None:
+    """A ``mode=ro`` connection makes the WAL files of a store in WAL mode and cannot remove
+    them: the readers let go of them, each command as often as it is run."""
+    folder = built_store.parent
+    for leftover in folder.glob("terrarium.db-*"):
+        leftover.unlink()
+    for args in (*READERS, *READERS):
+        done = _reader(built_store, args, tmp_path / "out.json")
+        assert done.returncode == 0, (args, done.stderr)
+        assert sorted(p.name for p in folder.iterdir()) == ["terrarium.db"], args
+
+
+def test_a_reader_leaves_the_wal_of_a_writer_that_came_meanwhile(built_store: Path) -> None:
+    for leftover in built_store.parent.glob("terrarium.db-*"):
+        leftover.unlink()
+    reader = GlossaryStore(built_store, read_only=True)
+    assert reader.history.last_revision_id() > 0
+    writer = sqlite3.connect(built_store, isolation_level=None)
+    try:
+        writer.execute("INSERT INTO meta (key, value) VALUES ('writer', 'committed')")
+        reader.close()  # not the last connection: the writer's WAL stays, with its commit
+        assert Path(f"{built_store}-wal").stat().st_size > 0
+    finally:
+        writer.close()
+    with GlossaryStore(built_store, read_only=True) as store:
+        assert store.get_meta("writer") == "committed"
+    assert sorted(p.name for p in built_store.parent.iterdir()) == ["terrarium.db"]
 
 
 LOCKER = textwrap.dedent(

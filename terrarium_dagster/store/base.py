@@ -174,6 +174,19 @@ def _absent_store_files(target: str) -> frozenset[str]:
     )
 
 
+def _let_go_of_wal(location: Path) -> None:
+    """Remove the empty WAL files a reader's opening made beside a store in WAL mode (`status`,
+    `export`: a ``mode=ro`` connection cannot remove them itself). A plain connection closed as
+    the store's last one does: SQLite checkpoints the WAL, which a reader never wrote, and deletes
+    both files; where another connection still uses them (a run writing), they stay."""
+    with contextlib.suppress(sqlite3.Error, OSError):
+        conn = sqlite3.connect(f"{location.resolve().as_uri()}?mode=rw", uri=True, timeout=0)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+
+
 def remove_store_files(target: str | Path, *, only: frozenset[str] | None = None) -> None:
     """Delete a store's files (those in `only`, when given): a store that was being created and
     failed leaves nothing behind."""
@@ -203,10 +216,15 @@ class StoreConnection:
         self._depth = 0
         self._read_only_since: int | None = None
         self._conn: sqlite3.Connection | None = None
+        self._wal_made_beside: Path | None = None  # a reader's: the WAL files it made
         if read_only:
             self.where = str(path)
             refuse_not_a_store(Path(path).expanduser(), self.where, writer=False)
+            location = Path(path).expanduser()
+            absent = not any(Path(f"{location}{s}").exists() for s in ("-wal", "-shm"))
             conn = self._open_read_only(path, busy_timeout_ms)
+            if absent and any(Path(f"{location}{s}").exists() for s in ("-wal", "-shm")):
+                self._wal_made_beside = location
         else:
             target, self.where = resolve_location(path)
             if target != MEMORY:
@@ -339,6 +357,8 @@ class StoreConnection:
                 raise StoreError(f"cannot close annotator store {self.where} inside a transaction")
             self._conn.close()
             self._conn = None
+            if self._wal_made_beside is not None:
+                _let_go_of_wal(self._wal_made_beside)
 
     def __enter__(self) -> Self:
         return self
