@@ -35,10 +35,9 @@ READERS = (
 )
 
 
-@pytest.fixture
-def built_store(sample_db: Path, tmp_path: Path) -> Path:
-    store = tmp_path / "store" / "terrarium.db"
-    store.parent.mkdir()
+@pytest.fixture(scope="module")
+def built_once(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("built") / "terrarium.db"
     done = subprocess.run(
         [TERRARIUM, *run_args(store, sample_db)],
         capture_output=True,
@@ -46,6 +45,15 @@ def built_store(sample_db: Path, tmp_path: Path) -> Path:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    return store
+
+
+@pytest.fixture
+def built_store(built_once: Path, tmp_path: Path) -> Path:
+    """A copy of one offline run's store, in a folder of its own."""
+    store = tmp_path / "store" / "terrarium.db"
+    store.parent.mkdir()
+    shutil.copyfile(built_once, store)
     return store
 
 
