@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,13 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 # Scripted servers answer in the order requests arrive, so the suite runs serially by default;
 # the concurrent engine is tested where a test asks for it (tests/test_throughput.py).
 os.environ.setdefault("TERRARIUM_CONCURRENCY", "1")
+# Tests stop the processes they start as Ctrl-C does (SIGINT). A command a shell without job
+# control starts in the background (`.ci/run &`, `nohup ... &` in a script) has SIGINT ignored,
+# and an ignored signal is inherited by every process started from it, so no `terrarium serve`
+# of the suite could be stopped. A handler is not inherited: the tests' processes start with
+# SIGINT's default again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:
