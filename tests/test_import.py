@@ -14,6 +14,7 @@ from ebooklib import epub
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.importers import (
     Block,
+    blocks_from_asciidoc,
     blocks_from_markdown,
     blocks_from_text,
     chapters_from_blocks,
@@ -2435,3 +2436,20 @@ def test_a_stanza_keeps_its_lines_so_no_name_runs_on_to_the_next(tmp_path: Path)
     with GlossaryStore(db) as glossary:
         terms = {entry.term for entry in glossary.glossary.entries() if not entry.deleted}
     assert "Mishe-Mokwa" in terms and not any(term.endswith(" In") for term in terms), terms
+
+
+def test_an_asciidoc_chapter_heading_set_as_a_paragraph_numbered_with_its_volume() -> None:
+    """Tristram Shandy's AsciiDoc (1079, book.asciidoc) heads 311 chapters "=== Chapter 4.XIX."
+    but sets "Chapter 4.XX." as a paragraph of its own: that chapter ran on inside 4.XIX (311
+    chapters where the plain text has 312). A paragraph that is a division and its number after
+    its volume's is a heading, as "CHAPTER XII" alone is."""
+    prose = _PROSE.format(who="my uncle Toby")
+    text = (
+        "= Tristram Shandy\n\n=== Chapter 4.XIX.\n\n"
+        f"{prose}\n\nChapter 4.XX.\n\nAnd now for Lippius's clock! said I.\n\n{prose}\n\n"
+        f"=== Chapter 4.XXI.\n\n{prose}\n"
+    )
+    blocks, _ = blocks_from_asciidoc(text)
+    chapters = chapters_from_blocks(blocks).chapters
+    assert [c.title for c in chapters] == ["Chapter 4.XIX.", "Chapter 4.XX.", "Chapter 4.XXI."]
+    assert chapters[1].paragraphs == ["And now for Lippius's clock! said I.", prose]

@@ -1290,11 +1290,14 @@ def _plain_asciidoc(text: str) -> str:
 _PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum)\b", re.I)
 _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
-# A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
+# A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII"),
+# its number after its volume's too ("Chapter 4.XX.": Tristram Shandy's AsciiDoc sets that one
+# chapter's heading as a paragraph among 311 sections)
 _HEADING_PARAGRAPH = re.compile(
     rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS}"
     rf"|{_CAST_SECTIONS})[.:]?"
-    rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?)$",
+    rf"|(?:{_DIVISIONS})\s+"
+    rf"(?:(?:\d{{1,3}}\.)?(?:[IVXLCDM]+|\d{{1,3}})|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?)$",
     re.I,
 )
 
