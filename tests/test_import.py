@@ -2453,3 +2453,32 @@ def test_an_asciidoc_chapter_heading_set_as_a_paragraph_numbered_with_its_volume
     chapters = chapters_from_blocks(blocks).chapters
     assert [c.title for c in chapters] == ["Chapter 4.XIX.", "Chapter 4.XX.", "Chapter 4.XXI."]
     assert chapters[1].paragraphs == ["And now for Lippius's clock! said I.", prose]
+
+
+def test_a_contents_pages_named_last_line_is_no_section_left_out() -> None:
+    """Moby-Dick's 2701-0.txt lists "Epilogue" last on its contents page, over its transcriber's
+    notes: the dry run said "left out: Epilogue (front matter: an ending before the first
+    chapter)", as if the story's epilogue were lost. A named line of the contents page is a
+    line of it; the numbered lines listed over the notes are the contents page, said as one."""
+    prose = _PROSE.format(who="Ishmael")
+    chapters = "\n\n".join(
+        f"CHAPTER {n}. {title}.\n\n{prose}\n\n{prose}"
+        for n, title in ((1, "Loomings"), (2, "The Carpet-Bag"), (3, "The Spouter-Inn"))
+    )
+    text = (
+        "CONTENTS\n\nETYMOLOGY.\n\nCHAPTER 1. Loomings.\n\nCHAPTER 2. The Carpet-Bag.\n\n"
+        "CHAPTER 3. The Spouter-Inn.\n\nEpilogue\n\n\n\n\nOriginal Transcriber’s Notes:\n\n\n\n"
+        "This text is a combination of etexts, one from the now-defunct ERIS project at Virginia "
+        "Tech and one from the archives. The proofreaders of this version are indebted to The "
+        "University of Adelaide Library.\n\n\n\n\n"
+        f"{chapters}\n\n\n\nEpilogue\n\n“AND I ONLY AM ESCAPED ALONE TO TELL THEE.”\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER 1. Loomings", "CHAPTER 2. The Carpet-Bag", "CHAPTER 3. The Spouter-Inn",
+        "Epilogue",
+    ]  # fmt: skip
+    assert book.dropped == [
+        "CONTENTS (contents)",
+        "CHAPTER 1. Loomings … CHAPTER 3. The Spouter-Inn (contents; 34 words of prose)",
+    ]

@@ -998,6 +998,11 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             if not picked and named and not strong:
                 picked = _title_after_preface(lines, min(named), bare)
         chosen = {**strong, **named, **dict.fromkeys(picked)}
+    # A named section the contents page lists is a line of that page, not a heading (Moby-Dick's
+    # "Epilogue" under "CHAPTER 135. The Chase.—Third Day.": the dry run said it was left out,
+    # "an ending before the first chapter")
+    for index in page & named.keys():
+        chosen.pop(index, None)
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
         chosen.pop(subtitle, None)
@@ -1802,6 +1807,22 @@ def _sections_within(run: list[str]) -> bool:
     )
 
 
+def _only_listed(run: list[str]) -> bool:
+    """Whether a run of headings is a contents page set as headings and nothing else: three
+    numbered ones or more, the last two the same division numbered one after the other
+    ("CHAPTER 134. The Chase—Second Day.", "CHAPTER 135. The Chase.—Third Day.": Moby-Dick's
+    2701-0.txt, over its transcriber's notes). A listing that ends in the first chapter's own
+    heading ("CHAPTER III" listed, then "CHAPTER I") or title heads that chapter."""
+    numbered = [text for text in run if _CHAPTER_NUMBER.match(text)]
+    if len(numbered) < 3 or not _CHAPTER_NUMBER.match(run[-1]):
+        return False
+    before, after = (_title_key(text).split()[:2] for text in numbered[-2:])
+    if len(before) < 2 or len(after) < 2 or before[0] != after[0]:
+        return False
+    one, two = _numeral(before[1]), _numeral(after[1])
+    return one is not None and two == one + 1
+
+
 def _sentence_heading(text: str) -> bool:
     """A sentence of the story set as a heading under the chapter's own (Just So Stories' HTML:
     "HOW THE CAMEL GOT HIS HUMP", then an <h3> "NOW this is the next tale, and it tells how the
@@ -1849,6 +1870,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
     division: str | None = None
     numbered_seen = sectioned = False
+    listed_pages: set[str] = set()  # the names of contents pages set as headings alone
     last: Block | None = None  # the paragraph before a run of headings
     for item in items:
         if isinstance(item, Block):
@@ -1895,6 +1917,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         sectioned = _sections_within(item)
         division = _division(item) or division
         name = _title(item)
+        if _only_listed(item):  # "CHAPTER 1. Loomings … CHAPTER 135. The Chase.—Third Day"
+            name = f"{next(t for t in item if _CHAPTER_NUMBER.match(t))} … {item[-1]}"
+            listed_pages.add(name)
         if collection:
             number = item[-1].strip().rstrip(".")
             if _titled_sections(item, book_key):
@@ -1925,7 +1950,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         assert name is not None
         plain = name.strip().rstrip(".:")
         last = plain.split(": ")[-1]
-        if _CONTENTS.match(plain) or _CONTENTS.match(last):
+        if _CONTENTS.match(plain) or _CONTENTS.match(last) or name in listed_pages:
             prose = _prose_words(body)  # said, never dropped unseen
             found.dropped.append(
                 f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
