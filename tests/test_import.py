@@ -2482,3 +2482,14 @@ def test_a_contents_pages_named_last_line_is_no_section_left_out() -> None:
         "CONTENTS (contents)",
         "CHAPTER 1. Loomings … CHAPTER 3. The Spouter-Inn (contents; 34 words of prose)",
     ]
+    # named once, right under the page, it heads its section (Don Quixote's "TRANSLATOR'S
+    # PREFACE" after the contents' "CHAPTER LII")
+    text = (
+        "CONTENTS\n\nCHAPTER I\nOF THE FAMOUS GENTLEMAN\n\nCHAPTER II\nOF THE FIRST SALLY\n\n"
+        "CHAPTER III\nOF THE DROLL WAY\n\n\nTRANSLATOR'S PREFACE\n\n\n"
+        f"{prose}\n\n\nCHAPTER I\n\n{prose}\n\nCHAPTER II\n\n{prose}\n\nCHAPTER III\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "TRANSLATOR'S PREFACE", "CHAPTER I", "CHAPTER II", "CHAPTER III"
+    ]  # fmt: skip

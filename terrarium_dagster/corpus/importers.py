@@ -998,11 +998,14 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             if not picked and named and not strong:
                 picked = _title_after_preface(lines, min(named), bare)
         chosen = {**strong, **named, **dict.fromkeys(picked)}
-    # A named section the contents page lists is a line of that page, not a heading (Moby-Dick's
-    # "Epilogue" under "CHAPTER 135. The Chase.—Third Day.": the dry run said it was left out,
-    # "an ending before the first chapter")
+    # A named section the contents page lists, that heads its section later, is a line of that
+    # page, not a heading (Moby-Dick's "Epilogue" under "CHAPTER 135. The Chase.—Third Day.":
+    # the dry run said it was left out, "an ending before the first chapter"); named once, it
+    # heads what follows the page (Don Quixote's "TRANSLATOR'S PREFACE")
+    later = Counter(_title_key(lines[index]) for index in named.keys() - page)
     for index in page & named.keys():
-        chosen.pop(index, None)
+        if later[_title_key(lines[index])]:
+            chosen.pop(index, None)
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
         chosen.pop(subtitle, None)
