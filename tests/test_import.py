@@ -2493,3 +2493,30 @@ def test_a_contents_pages_named_last_line_is_no_section_left_out() -> None:
     assert [c.title for c in book.chapters] == [
         "TRANSLATOR'S PREFACE", "CHAPTER I", "CHAPTER II", "CHAPTER III"
     ]  # fmt: skip
+
+
+def test_titles_with_a_stop_under_chapter_numbers_are_their_titles() -> None:
+    """Moby-Dick's old edition (moby10b.txt) sets "CHAPTER 1", then "Loomings." on a line of
+    its own: a title with a stop was read as a sentence, and all 135 titles were lost (the
+    chapters were "CHAPTER 1" to "CHAPTER 135"). When most chapters numbered alone have such a
+    line under them, it is their title; a short first sentence under one chapter is not."""
+    prose = _PROSE.format(who="Ishmael")
+    text = (
+        f"CHAPTER 1\n\nLoomings.\n\n\n{prose}\n\n\n\n"
+        f"CHAPTER 2\n\nThe Carpet-Bag.\n\n\n{prose}\n\n\n\n"
+        f"CHAPTER 3\n\nHark!\n\n\n{prose}\n\n\n\nCHAPTER 4\n\n"
+        "Of the Less Erroneous Pictures of Whales, and the True Pictures of\nWhaling Scenes.\n\n\n"
+        f"{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "CHAPTER 1: Loomings", "CHAPTER 2: The Carpet-Bag", "CHAPTER 3: Hark!",
+        "CHAPTER 4: Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling "
+        "Scenes",
+    ]  # fmt: skip
+    assert all(c.paragraphs == [prose] for c in chapters)
+    # one chapter opening with a short sentence keeps it as its text
+    text = f"CHAPTER 1\n\n{prose}\n\nCHAPTER 2\n\nYes.\n\n{prose}\n\nCHAPTER 3\n\n{prose}\n"
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == ["CHAPTER 1", "CHAPTER 2", "CHAPTER 3"]
+    assert chapters[1].paragraphs == ["Yes.", prose]

@@ -831,8 +831,10 @@ def blocks_from_text(text: str) -> list[Block]:
             blocks.append(Block("heading", _plain_title(heading_text)))
             skip.update(heading.wrapped)
             if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
-                taken = _subtitle_lines(lines, heading.subtitle)
+                taken = list(heading.titled) or _subtitle_lines(lines, heading.subtitle)
                 title = " ".join(lines[i].strip() for i in taken)
+                if heading.titled:  # "Loomings." reads "Loomings", as "CHAPTER 1. Loomings."
+                    title = title.removesuffix(".")
                 blocks.append(Block("heading", _plain_title(title)))
                 skip.update(taken)
             continue
@@ -895,6 +897,7 @@ def _plain_title(text: str) -> str:
 class _Heading:
     subtitle: int | None  # the line of its title under it ("CHAPTER I", then "The Salt Road")
     wrapped: tuple[int, ...] = ()  # the lines its own title runs on to
+    titled: tuple[int, ...] = ()  # the subtitle's lines, when a title with a stop (`_stopped`)
 
 
 def _text_headings(lines: list[str]) -> dict[int, _Heading]:
@@ -949,6 +952,9 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         + _stanza_numbers(lines, strong)
     ):
         strong.pop(index, None)
+    stopped = _stopped_titles(lines, strong)
+    for index, taken in stopped.items():
+        strong[index] = taken[0]
     if len(strong) >= 2:
         # and a title in capitals the contents page lists beside the numbered chapters (The
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
@@ -1014,9 +1020,53 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             chosen[title], chosen[byline] = None, None
             wrapped[title], wrapped[byline] = lines_of_title, name
     return {
-        index: _Heading(subtitle, wrapped.get(index, ()))
+        index: _Heading(subtitle, wrapped.get(index, ()), stopped.get(index, ()))
         for index, subtitle in sorted(chosen.items())
     }
+
+
+STOPPED_TITLE_LINES = 2  # a title with a stop under a chapter's number wraps onto two lines
+
+
+def _stopped_title(lines: list[str], index: int) -> tuple[int, ...]:
+    """The lines of a title in title case ending with a stop ("Loomings.", "Hark!", "Of the
+    Less Erroneous Pictures of Whales, and the True" / "Pictures of Whaling Scenes."), the first
+    text under a chapter's number alone, at most two blank lines below it and a blank line
+    after it; () when the text there is not one."""
+    below = next(
+        (i for i in range(index + 1, min(index + 4, len(lines))) if lines[i].strip()), None
+    )
+    if below is None:
+        return ()
+    taken = [below]
+    while taken[-1] + 1 < len(lines) and lines[taken[-1] + 1].strip():
+        taken.append(taken[-1] + 1)
+        if len(taken) > STOPPED_TITLE_LINES:
+            return ()
+    text = " ".join(lines[i].strip() for i in taken)
+    if not re.search(r"[.!?][\"”’']?$", text) or _STRONG.match(text) or _NAMED.match(text):
+        return ()
+    words = text.rstrip("\"”’'").rstrip(".!?").split()
+    return (
+        tuple(taken)
+        if 0 < len(words) <= LISTED_WORDS
+        and words[0][:1].isupper()
+        and all(word[:1].isupper() for word in words if len(word.strip("'’.,;:!?-")) >= 4)
+        and not any(c.isdigit() for c in text)
+        else ()
+    )
+
+
+def _stopped_titles(lines: list[str], strong: dict[int, int | None]) -> dict[int, tuple[int, ...]]:
+    """The titles with a stop under the chapters' numbers alone (`_stopped_title`), when most
+    chapters headed by a number alone with no other title have one: the book's way of titling
+    its chapters (Moby-Dick's moby10b.txt: "CHAPTER 1", then "Loomings."; every title was lost),
+    not a short first sentence ("Yes.") under one chapter's number."""
+    untitled = [
+        i for i, sub in strong.items() if sub is None and _ONLY_NUMBER.match(lines[i].strip())
+    ]
+    found = {i: taken for i in untitled if (taken := _stopped_title(lines, i))}
+    return found if len(found) >= CENTRED_TITLES and len(found) * 2 > len(untitled) else {}
 
 
 def _title_after_preface(lines: list[str], named: int, bare: list[int]) -> list[int]:
