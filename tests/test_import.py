@@ -2520,3 +2520,40 @@ def test_titles_with_a_stop_under_chapter_numbers_are_their_titles() -> None:
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [c.title for c in chapters] == ["CHAPTER 1", "CHAPTER 2", "CHAPTER 3"]
     assert chapters[1].paragraphs == ["Yes.", prose]
+
+
+def test_a_title_in_capitals_with_a_stop_over_prose_before_the_first_chapter_heads_it() -> None:
+    """Gulliver's Travels (829.txt) opens with "THE PUBLISHER TO THE READER." and "A LETTER FROM
+    CAPTAIN GULLIVER TO HIS COUSIN SYMPSON.", the story's frame: titles with a stop, listed on
+    no contents page, were no headings, and their 1,947 words were dropped as front matter.
+    Over prose of their own they head chapters; a title page's lines over a byline do not, and
+    The Republic's "PERSONS OF THE DIALOGUE." is its cast, kept for reference."""
+    prose = _PROSE.format(who="Mr. Lemuel Gulliver")
+    text = (
+        "                            GULLIVER'S TRAVELS\n\n"
+        "                         BY JONATHAN SWIFT, D.D.\n\n\n\n"
+        "THE PUBLISHER TO THE READER.\n\n\n"
+        "                  [_As given in the original edition_.]\n\n"
+        f"{prose}\n\n{prose}\n\n                                          RICHARD SYMPSON.\n\n\n\n"
+        "A LETTER FROM CAPTAIN GULLIVER TO HIS COUSIN SYMPSON.\n\n\n"
+        f"                        WRITTEN IN THE YEAR 1727.\n\n{prose}\n\n\n\n"
+        f"PART I.  A VOYAGE TO LILLIPUT.\n\n\nCHAPTER I.\n\n\n{prose}\n\n\n\n"
+        f"CHAPTER II.\n\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "THE PUBLISHER TO THE READER", "A LETTER FROM CAPTAIN GULLIVER TO HIS COUSIN SYMPSON",
+        "CHAPTER I", "CHAPTER II",
+    ]  # fmt: skip
+    assert book.chapters[0].paragraphs[-1] == "RICHARD SYMPSON."
+    assert book.dropped == []
+    text = (
+        f"THE REPUBLIC\n\nBy Plato\n\n\nINTRODUCTION AND ANALYSIS.\n\n{prose}\n\n\n\n"
+        "PERSONS OF THE DIALOGUE.\n\nSocrates, who is the narrator.\n\nGlaucon.\n\n\n\n"
+        f"BOOK I.\n\n{prose}\n\n\n\nBOOK II.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["INTRODUCTION AND ANALYSIS", "BOOK I", "BOOK II"]
+    assert [(c.title, c.paragraphs) for c in book.reference] == [
+        ("PERSONS OF THE DIALOGUE", ["Socrates, who is the narrator.", "Glaucon."])
+    ]

@@ -184,6 +184,7 @@ _FRONT_SECTIONS = (
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
     r"publishers?['’]?s?['’]? note|"  # Pamela's, on Richardson's life: "PUBLISHERS' NOTE"
+    r"editor['’]?s?['’]? note|"  # The Scarlet Letter's, on Hawthorne's life and works
     # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
     r"(?:first )?published\b.*|"
     r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
@@ -191,7 +192,7 @@ _FRONT_SECTIONS = (
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
     # a play's cast and its list of settings (The Importance of Being Earnest)
-    r"(?:the )?persons (?:in|of) the (?:play|drama)|(?:the )?scenes of the play|"
+    r"(?:the )?persons (?:in|of) the (?:play|drama|dialogue)|(?:the )?scenes of the play|"
     r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
 )
 
@@ -971,13 +972,31 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             and _isolated(lines, i)
             and (_title_cased(lines[i].strip()) or _bare_capitals(_unstopped(lines[i])))
         ]
+        # and, unlisted, a title in capitals with a stop before the first numbered chapter over
+        # prose of its own (Gulliver's Travels' "THE PUBLISHER TO THE READER." and "A LETTER
+        # FROM CAPTAIN GULLIVER TO HIS COUSIN SYMPSON.": 1,947 words of the story's frame,
+        # dropped as front matter under no heading); not a title page's lines over a byline,
+        # nor the book's title over a frame story (The Turn of the Screw's, its "Prologue")
+        capitals = [
+            i
+            for i in before
+            if lines[i].rstrip().endswith(".") and _bare_capitals(_unstopped(lines[i]))
+        ]
+        heading = sorted({*capitals, *strong, *named, *page})
+        sections = {
+            i
+            for i in capitals
+            if _prose_under(lines, i, next((h for h in heading if h > i), len(lines)))
+        }
         chosen = {
             **strong,
             **named,
             **{
                 i: None
                 for i in sorted({*bare, *before})
-                if _listed(_title_key(lines[i]), listed) and i not in strong and i not in page
+                if (_listed(_title_key(lines[i]), listed) or i in sections)
+                and i not in strong
+                and i not in page
             },
         }
     else:
@@ -1067,6 +1086,16 @@ def _stopped_titles(lines: list[str], strong: dict[int, int | None]) -> dict[int
     ]
     found = {i: taken for i in untitled if (taken := _stopped_title(lines, i))}
     return found if len(found) >= CENTRED_TITLES and len(found) * 2 > len(untitled) else {}
+
+
+def _prose_under(lines: list[str], index: int, stop: int) -> bool:
+    """Whether the lines after `index` up to `stop` hold a paragraph of prose: `PROSE_WORDS`
+    words or more, not in capitals."""
+    paragraphs = itertools.groupby(lines[index + 1 : stop], key=lambda line: bool(line.strip()))
+    return any(
+        len(text.split()) >= PROSE_WORDS and not _shouted(text)
+        for text in (" ".join(group) for filled, group in paragraphs if filled)
+    )
 
 
 def _title_after_preface(lines: list[str], named: int, bare: list[int]) -> list[int]:
