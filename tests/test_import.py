@@ -2557,3 +2557,34 @@ def test_a_title_in_capitals_with_a_stop_over_prose_before_the_first_chapter_hea
     assert [(c.title, c.paragraphs) for c in book.reference] == [
         ("PERSONS OF THE DIALOGUE", ["Socrates, who is the narrator.", "Glaucon."])
     ]
+
+
+def test_a_note_on_the_author_after_the_last_tale_is_reference_not_story() -> None:
+    """Grimms' Fairy Tales (2591-0.txt, 2591-h.htm) ends its last tale, then "*****" and a
+    paragraph on the brothers' lives ("The Brothers Grimm, Jacob (1785-1863) and Wilhelm
+    (1786-1859), were born in Hanau, ..."): it was the last scene of "SNOW-WHITE AND ROSE-RED".
+    A short last scene opening with someone's years is a note on the author, for reference; a
+    last scene of the story stays."""
+    prose = _PROSE.format(who="Rose-red")
+    note = (
+        "The Brothers Grimm, Jacob (1785-1863) and Wilhelm (1786-1859), were born in Hanau, "
+        "near Frankfurt, in the German state of Hesse. Throughout their lives they remained "
+        "close friends, and both studied law at Marburg University."
+    )
+    ending = "Snow-white was married to him, and Rose-red to his brother."
+
+    def blocks(last: str) -> list[Block]:
+        return [
+            Block("heading", "IRON HANS"), Block("text", prose),
+            Block("heading", "SNOW-WHITE AND ROSE-RED"), Block("text", prose),
+            Block("text", ending), Block("text", "* * *"), Block("text", last),
+        ]  # fmt: skip
+
+    book = chapters_from_blocks(blocks(note))
+    assert [c.title for c in book.chapters] == ["IRON HANS", "SNOW-WHITE AND ROSE-RED"]
+    assert book.chapters[-1].scenes == [[prose, ending]]
+    assert [(c.title, c.paragraphs) for c in book.reference] == [("A note on the author", [note])]
+    story = "The old mother lived (1785 was long past) peacefully with her children for many years."
+    book = chapters_from_blocks(blocks(story))
+    assert book.reference == []
+    assert book.chapters[-1].scenes == [[prose, ending], [story]]

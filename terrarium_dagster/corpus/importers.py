@@ -2094,8 +2094,32 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         divisions[id(chapter)] = divisions.get(id(body))
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
+    if found.chapters and (note := _closing_note(found.chapters[-1])):
+        found.reference.append(note)
     _named_by_division(found.chapters, divisions)
     return found
+
+
+# a person's years, given as a note on an author gives them: "Jacob (1785-1863)"
+_LIFE_YEARS = re.compile(r"\(\s*\d{3,4}\s*[-–—]+\s*\d{3,4}\s*\)")
+CLOSING_NOTE_WORDS = 400  # a note on the author after the story's last scene is this short
+CLOSING_NOTE_OPENING = 120  # and gives the years of someone it names this early
+
+
+def _closing_note(chapter: Chapter) -> Chapter | None:
+    """A note on the author set after the last chapter's last scene, under no heading (Grimms'
+    Fairy Tales: "The Brothers Grimm, Jacob (1785-1863) and Wilhelm (1786-1859), were born in
+    Hanau, ..." after "*****" and the last tale): a scene of its own, short, whose first
+    paragraph opens by giving someone's years. Taken out of the chapter as reference."""
+    if len(chapter.scenes) < 2:
+        return None
+    last = chapter.scenes[-1]
+    if not last or sum(len(p.split()) for p in last) > CLOSING_NOTE_WORDS:
+        return None
+    if not _LIFE_YEARS.search(last[0][:CLOSING_NOTE_OPENING]):
+        return None
+    chapter.scenes.pop()
+    return Chapter("A note on the author", [last])
 
 
 def _short_chapter(title: str, body: list[Block]) -> bool:
