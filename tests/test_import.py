@@ -2588,3 +2588,33 @@ def test_a_note_on_the_author_after_the_last_tale_is_reference_not_story() -> No
     book = chapters_from_blocks(blocks(story))
     assert book.reference == []
     assert book.chapters[-1].scenes == [[prose, ending], [story]]
+
+
+def test_note_marks_in_parentheses_or_after_a_space_are_no_text() -> None:
+    """The Iliad's 6130-0.txt marks its notes "(1)" against the word ("Shakespere(1) have",
+    "_converzationes_(6)", "ARGUMENT.(40)"): 291 of them were story text, and titles. Gulliver's
+    Travels (829.txt) marks some "{301}" after a space ("half a stang, {301} and"). Both go; a
+    list's "—(1) political, (2) administrative" (Anna Karenina) stays."""
+    text = (
+        "BOOK I.\n\n\nARGUMENT.(40)\n\nTHE CONTENTION OF ACHILLES AND AGAMEMNON.\n\n"
+        "Homer, Socrates, and Shakespere(1) have, perhaps, contributed more to the intellectual\n"
+        "character of the world; he frequented the _converzationes_(6) of the old men.\n\n"
+        "Woods of half a stang, {301} and the tallest trees, as I could judge. {302}\n\n"
+        "The condition of the native tribes from the—(1) political, (2) administrative, and\n"
+        "(3) economic points of view, which he set before the whole company that evening.\n\n"
+        "BOOK II.\n\n\nARGUMENT.\n\nTHE TRIAL OF THE ARMY.\n\n"
+        "Jupiter, in pursuance of the request of Thetis, sends a deceitful vision to Agamemnon,\n"
+        "persuading him to lead the army to battle, in order to make the Greeks sensible.\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON.", "BOOK II: THE TRIAL OF THE ARMY.",
+    ]  # fmt: skip
+    assert chapters[0].paragraphs == [
+        "ARGUMENT.",
+        "Homer, Socrates, and Shakespere have, perhaps, contributed more to the intellectual "
+        "character of the world; he frequented the converzationes of the old men.",
+        "Woods of half a stang, and the tallest trees, as I could judge.",
+        "The condition of the native tribes from the—(1) political, (2) administrative, and (3) "
+        "economic points of view, which he set before the whole company that evening.",
+    ]

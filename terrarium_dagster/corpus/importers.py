@@ -579,6 +579,9 @@ def _subtitle_lines(lines: list[str], below: int) -> list[int]:
     return taken
 
 
+_ARGUMENT = re.compile(r"^(?:the )?argument\.?$", re.I)  # a book's summary, in verse epics
+
+
 def _subtitle(lines: list[str], index: int) -> int | None:
     """The index of a chapter's title line under its heading ("CHAPTER I", then "The Salt
     Road"): the next line with text, at most two blank lines below, short, without a final
@@ -592,6 +595,10 @@ def _subtitle(lines: list[str], index: int) -> int | None:
             return None  # "VOLUME I." over "CHAPTER I.": two headings
         if not any(c.isalpha() for c in text):
             return None  # a rule or figures ("364" over "___", a sum worked in the story)
+        if _ARGUMENT.match(_plain_title(text)):
+            # the label of the book's summary, its title under it (the Iliad's "BOOK I.", then
+            # "ARGUMENT.(40)", then "THE CONTENTION OF ACHILLES AND AGAMEMNON."): that title
+            return _subtitle(lines, below)
         taken = _subtitle_lines(lines, below)
         if len(taken) > 1:
             words = sum(len(lines[i].split()) for i in taken)
@@ -786,9 +793,15 @@ def _title_like(line: str) -> bool:
 
 
 # a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
-_BRACED_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
+_BRACED_NOTE = (
+    r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
+    r"|\s+\{\d{1,3}\}(?=\s|$)"  # after a space: "woods of half a stang, {301} and" (Gulliver's)
+)
+# in parentheses against the word: "Shakespere(1) have", "ARGUMENT.(40)" (the Iliad's 6130-0.txt,
+# 291 of them); not a list's "—(1) political, (2) administrative"
+_PAREN_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’'_]))\(\d{1,3}\)(?=[\s.,;:!?\"”’')—-]|$)"
 _NOTE_MARK = re.compile(
-    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}"
+    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}|{_PAREN_NOTE}"
 )
 # plain text's _italics_ (never a blank for a name: "Mr. ____")
 _EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
@@ -884,7 +897,8 @@ def _unmarked(text: str) -> str:
     return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
 
 
-_TITLE_NOTE_MARK = re.compile(r"(?<=\w)\s*[*†‡]+$")  # "Underground*": a footnote's mark
+# "Underground*": a footnote's mark; "ARGUMENT.(40)"
+_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{_PAREN_NOTE}")
 
 
 def _plain_title(text: str) -> str:
