@@ -2618,3 +2618,29 @@ def test_note_marks_in_parentheses_or_after_a_space_are_no_text() -> None:
         "The condition of the native tribes from the—(1) political, (2) administrative, and (3) "
         "economic points of view, which he set before the whole company that evening.",
     ]
+
+
+def test_a_title_in_capitals_after_the_contents_page_over_prose_heads_it() -> None:
+    """Huckleberry Finn (76-0.txt) sets "EXPLANATORY", the author's note on the book's dialects,
+    after its contents page and list of illustrations: no heading, it was left out as part of
+    that list ("ILLUSTRATIONS (contents; 92 words of prose)"). After the contents page a title
+    in capitals over prose heads it; over a line that is no prose it heads nothing."""
+    prose = _PROSE.format(who="Huck")
+    chapters = "\n\n\n\n\n".join(f"CHAPTER {n}.\n\n{prose}" for n in ("I", "II", "III"))
+    text = (
+        "ADVENTURES\n\nOF\n\nHUCKLEBERRY FINN\n\n\n\nCONTENTS.\n\n"
+        "CHAPTER I. Civilizing Huck.--Miss Watson.--Tom Sawyer Waits.\n\n"
+        "CHAPTER II. The Boys Escape Jim.--Torn Sawyer's Gang.--Deep-laid Plans.\n\n"
+        "CHAPTER III. A Good Going-over.--Grace Triumphant.\n\n\n\n\n"
+        "ILLUSTRATIONS.\n\nThe Widows\n\nMoses and the Bulrushers\n\n\n\n\n"
+        f"EXPLANATORY\n\nIN this book a number of dialects are used. {prose}\n\n"
+        "THE AUTHOR.\n\n\n\n\nHUCKLEBERRY FINN\n\n"
+        "Scene:  The Mississippi Valley Time:  Forty to fifty years ago\n\n\n\n\n"
+        f"{chapters}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "EXPLANATORY", "CHAPTER I", "CHAPTER II", "CHAPTER III"
+    ]  # fmt: skip
+    assert book.chapters[0].paragraphs[-3:-1] == ["THE AUTHOR.", "HUCKLEBERRY FINN"]
+    assert book.dropped == ["ILLUSTRATIONS (contents)"]

@@ -986,15 +986,18 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             and _isolated(lines, i)
             and (_title_cased(lines[i].strip()) or _bare_capitals(_unstopped(lines[i])))
         ]
-        # and, unlisted, a title in capitals with a stop before the first numbered chapter over
-        # prose of its own (Gulliver's Travels' "THE PUBLISHER TO THE READER." and "A LETTER
+        # and, unlisted, a title in capitals before the first numbered chapter over prose of
+        # its own, with a stop (Gulliver's Travels' "THE PUBLISHER TO THE READER." and "A LETTER
         # FROM CAPTAIN GULLIVER TO HIS COUSIN SYMPSON.": 1,947 words of the story's frame,
-        # dropped as front matter under no heading); not a title page's lines over a byline,
-        # nor the book's title over a frame story (The Turn of the Screw's, its "Prologue")
+        # dropped as front matter under no heading) or after the contents page (Huckleberry
+        # Finn's "EXPLANATORY", left out as part of its list of illustrations); not a title
+        # page's lines over a byline, nor the book's title over a frame story (The Turn of the
+        # Screw's, its "Prologue")
         capitals = [
             i
             for i in before
-            if lines[i].rstrip().endswith(".") and _bare_capitals(_unstopped(lines[i]))
+            if (lines[i].rstrip().endswith(".") or i > max(page, default=len(lines)))
+            and _bare_capitals(_unstopped(lines[i]))
         ]
         heading = sorted({*capitals, *strong, *named, *page})
         sections = {
