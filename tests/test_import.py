@@ -2644,3 +2644,38 @@ def test_a_title_in_capitals_after_the_contents_page_over_prose_heads_it() -> No
     ]  # fmt: skip
     assert book.chapters[0].paragraphs[-3:-1] == ["THE AUTHOR.", "HUCKLEBERRY FINN"]
     assert book.dropped == ["ILLUSTRATIONS (contents)"]
+
+
+def test_a_contents_page_of_chapter_numbers_over_their_titles_and_pages_is_contents() -> None:
+    """Dracula (345.txt) lists "CHAPTER I" over "Jonathan Harker's Journal  1", a column's
+    "Page" above: the dry run said "left out: CHAPTER I: Page (no prose)" and "CHAPTER XXVII:
+    Mina Harker's Journal 338 (no prose)", as if two chapters were lost. Both are its contents
+    page; the chapters are the story's."""
+    prose = _PROSE.format(who="Jonathan Harker")
+    listed = "\n\n".join(
+        f"CHAPTER {n}\n\n{title}{' ' * 30}{page}"
+        for n, title, page in (
+            ("II", "Jonathan Harker's Journal", 14), ("III", "Jonathan Harker's Journal", 26),
+            ("IV", "Letters--Lucy and Mina", 51),
+        )
+    )  # fmt: skip
+    chapters = "\n\n\n\n".join(
+        f"CHAPTER {n}\n\n{title}\n\n{prose}"
+        for n, title in (
+            ("I", "JONATHAN HARKER'S JOURNAL"), ("II", "JONATHAN HARKER'S JOURNAL"),
+            ("III", "JONATHAN HARKER'S JOURNAL"), ("IV", "LETTERS--LUCY AND MINA"),
+        )
+    )  # fmt: skip
+    text = (
+        "CONTENTS\n\n\nCHAPTER I\n" + " " * 68 + "Page\n\n"
+        f"Jonathan Harker's Journal{' ' * 46}1\n\n{listed}\n\n\n\n\n"
+        f"                                DRACULA\n\n\n\n\n{chapters}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER I: JONATHAN HARKER'S JOURNAL", "CHAPTER II: JONATHAN HARKER'S JOURNAL",
+        "CHAPTER III: JONATHAN HARKER'S JOURNAL", "CHAPTER IV: LETTERS--LUCY AND MINA",
+    ]  # fmt: skip
+    assert book.dropped == [
+        "CHAPTER I: Page (contents)", "CHAPTER II … Letters--Lucy and Mina 51 (contents)"
+    ]  # fmt: skip

@@ -1910,10 +1910,13 @@ def _only_listed(run: list[str]) -> bool:
     """Whether a run of headings is a contents page set as headings and nothing else: three
     numbered ones or more, the last two the same division numbered one after the other
     ("CHAPTER 134. The Chase—Second Day.", "CHAPTER 135. The Chase.—Third Day.": Moby-Dick's
-    2701-0.txt, over its transcriber's notes). A listing that ends in the first chapter's own
-    heading ("CHAPTER III" listed, then "CHAPTER I") or title heads that chapter."""
+    2701-0.txt, over its transcriber's notes), the last one's title after it with its page
+    ("CHAPTER XXVII", "Mina Harker's Journal  338": Dracula's 345.txt, over the title page). A
+    listing that ends in the first chapter's own heading ("CHAPTER III" listed, then "CHAPTER
+    I") or title heads that chapter."""
     numbered = [text for text in run if _CHAPTER_NUMBER.match(text)]
-    if len(numbered) < 3 or not _CHAPTER_NUMBER.match(run[-1]):
+    paged = len(run) >= 2 and re.search(r"\s\d{1,4}$", run[-1]) is not None
+    if len(numbered) < 3 or not _CHAPTER_NUMBER.match(run[-2 if paged else -1]):
         return False
     before, after = (_title_key(text).split()[:2] for text in numbered[-2:])
     if len(before) < 2 or len(after) < 2 or before[0] != after[0]:
@@ -1970,6 +1973,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     division: str | None = None
     numbered_seen = sectioned = False
     listed_pages: set[str] = set()  # the names of contents pages set as headings alone
+    under_contents: set[str] = set()  # the names of runs of headings under a contents heading
     last: Block | None = None  # the paragraph before a run of headings
     for item in items:
         if isinstance(item, Block):
@@ -2019,6 +2023,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         if _only_listed(item):  # "CHAPTER 1. Loomings … CHAPTER 135. The Chase.—Third Day"
             name = f"{next(t for t in item if _CHAPTER_NUMBER.match(t))} … {item[-1]}"
             listed_pages.add(name)
+        elif any(_CONTENTS.match(text.strip()) for text in item[:-1]):
+            under_contents.add(name)  # "CONTENTS" over "CHAPTER I" and "Page" (Dracula's)
         if collection:
             number = item[-1].strip().rstrip(".")
             if _titled_sections(item, book_key):
@@ -2049,7 +2055,12 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         assert name is not None
         plain = name.strip().rstrip(".:")
         last = plain.split(": ")[-1]
-        if _CONTENTS.match(plain) or _CONTENTS.match(last) or name in listed_pages:
+        if (
+            _CONTENTS.match(plain)
+            or _CONTENTS.match(last)
+            or name in listed_pages
+            or (name in under_contents and not any(_is_prose(b) for b in body))
+        ):  # a contents page; under its heading, a chapter's heading with no prose its line
             prose = _prose_words(body)  # said, never dropped unseen
             found.dropped.append(
                 f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
