@@ -2549,11 +2549,13 @@ def test_a_title_in_capitals_with_a_stop_over_prose_before_the_first_chapter_hea
     assert book.dropped == []
     text = (
         f"THE REPUBLIC\n\nBy Plato\n\n\nINTRODUCTION AND ANALYSIS.\n\n{prose}\n\n\n\n"
+        "THE REPUBLIC.\n\n\n\n"
         "PERSONS OF THE DIALOGUE.\n\nSocrates, who is the narrator.\n\nGlaucon.\n\n\n\n"
         f"BOOK I.\n\n{prose}\n\n\n\nBOOK II.\n\n{prose}\n"
     )
     book = chapters_from_blocks(blocks_from_text(text))
     assert [c.title for c in book.chapters] == ["INTRODUCTION AND ANALYSIS", "BOOK I", "BOOK II"]
+    assert book.chapters[0].paragraphs == [prose]  # the book's title over its cast is none
     assert [(c.title, c.paragraphs) for c in book.reference] == [
         ("PERSONS OF THE DIALOGUE", ["Socrates, who is the narrator.", "Glaucon."])
     ]

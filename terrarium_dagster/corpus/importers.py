@@ -1004,6 +1004,9 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             i
             for i in capitals
             if _prose_under(lines, i, next((h for h in heading if h > i), len(lines)))
+            # or right over a named heading, as the book's title over its cast ("THE REPUBLIC."
+            # over "PERSONS OF THE DIALOGUE.", left the introduction's last paragraph)
+            or next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None) in named
         }
         chosen = {
             **strong,
