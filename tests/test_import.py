@@ -14,6 +14,7 @@ from ebooklib import epub
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.importers import (
     Block,
+    blocks_from_asciidoc,
     blocks_from_markdown,
     blocks_from_text,
     chapters_from_blocks,
@@ -2435,3 +2436,248 @@ def test_a_stanza_keeps_its_lines_so_no_name_runs_on_to_the_next(tmp_path: Path)
     with GlossaryStore(db) as glossary:
         terms = {entry.term for entry in glossary.glossary.entries() if not entry.deleted}
     assert "Mishe-Mokwa" in terms and not any(term.endswith(" In") for term in terms), terms
+
+
+def test_an_asciidoc_chapter_heading_set_as_a_paragraph_numbered_with_its_volume() -> None:
+    """Tristram Shandy's AsciiDoc (1079, book.asciidoc) heads 311 chapters "=== Chapter 4.XIX."
+    but sets "Chapter 4.XX." as a paragraph of its own: that chapter ran on inside 4.XIX (311
+    chapters where the plain text has 312). A paragraph that is a division and its number after
+    its volume's is a heading, as "CHAPTER XII" alone is."""
+    prose = _PROSE.format(who="my uncle Toby")
+    text = (
+        "= Tristram Shandy\n\n=== Chapter 4.XIX.\n\n"
+        f"{prose}\n\nChapter 4.XX.\n\nAnd now for Lippius's clock! said I.\n\n{prose}\n\n"
+        f"=== Chapter 4.XXI.\n\n{prose}\n"
+    )
+    blocks, _ = blocks_from_asciidoc(text)
+    chapters = chapters_from_blocks(blocks).chapters
+    assert [c.title for c in chapters] == ["Chapter 4.XIX.", "Chapter 4.XX.", "Chapter 4.XXI."]
+    assert chapters[1].paragraphs == ["And now for Lippius's clock! said I.", prose]
+
+
+def test_a_contents_pages_named_last_line_is_no_section_left_out() -> None:
+    """Moby-Dick's 2701-0.txt lists "Epilogue" last on its contents page, over its transcriber's
+    notes: the dry run said "left out: Epilogue (front matter: an ending before the first
+    chapter)", as if the story's epilogue were lost. A named line of the contents page is a
+    line of it; the numbered lines listed over the notes are the contents page, said as one."""
+    prose = _PROSE.format(who="Ishmael")
+    chapters = "\n\n".join(
+        f"CHAPTER {n}. {title}.\n\n{prose}\n\n{prose}"
+        for n, title in ((1, "Loomings"), (2, "The Carpet-Bag"), (3, "The Spouter-Inn"))
+    )
+    text = (
+        "CONTENTS\n\nETYMOLOGY.\n\nCHAPTER 1. Loomings.\n\nCHAPTER 2. The Carpet-Bag.\n\n"
+        "CHAPTER 3. The Spouter-Inn.\n\nEpilogue\n\n\n\n\nOriginal Transcriber’s Notes:\n\n\n\n"
+        "This text is a combination of etexts, one from the now-defunct ERIS project at Virginia "
+        "Tech and one from the archives. The proofreaders of this version are indebted to The "
+        "University of Adelaide Library.\n\n\n\n\n"
+        f"{chapters}\n\n\n\nEpilogue\n\n“AND I ONLY AM ESCAPED ALONE TO TELL THEE.”\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER 1. Loomings", "CHAPTER 2. The Carpet-Bag", "CHAPTER 3. The Spouter-Inn",
+        "Epilogue",
+    ]  # fmt: skip
+    assert book.dropped == [
+        "CONTENTS (contents)",
+        "CHAPTER 1. Loomings … CHAPTER 3. The Spouter-Inn (contents; 34 words of prose)",
+    ]
+    # named once, right under the page, it heads its section (Don Quixote's "TRANSLATOR'S
+    # PREFACE" after the contents' "CHAPTER LII")
+    text = (
+        "CONTENTS\n\nCHAPTER I\nOF THE FAMOUS GENTLEMAN\n\nCHAPTER II\nOF THE FIRST SALLY\n\n"
+        "CHAPTER III\nOF THE DROLL WAY\n\n\nTRANSLATOR'S PREFACE\n\n\n"
+        f"{prose}\n\n\nCHAPTER I\n\n{prose}\n\nCHAPTER II\n\n{prose}\n\nCHAPTER III\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "TRANSLATOR'S PREFACE", "CHAPTER I", "CHAPTER II", "CHAPTER III"
+    ]  # fmt: skip
+
+
+def test_titles_with_a_stop_under_chapter_numbers_are_their_titles() -> None:
+    """Moby-Dick's old edition (moby10b.txt) sets "CHAPTER 1", then "Loomings." on a line of
+    its own: a title with a stop was read as a sentence, and all 135 titles were lost (the
+    chapters were "CHAPTER 1" to "CHAPTER 135"). When most chapters numbered alone have such a
+    line under them, it is their title; a short first sentence under one chapter is not."""
+    prose = _PROSE.format(who="Ishmael")
+    text = (
+        f"CHAPTER 1\n\nLoomings.\n\n\n{prose}\n\n\n\n"
+        f"CHAPTER 2\n\nThe Carpet-Bag.\n\n\n{prose}\n\n\n\n"
+        f"CHAPTER 3\n\nHark!\n\n\n{prose}\n\n\n\nCHAPTER 4\n\n"
+        "Of the Less Erroneous Pictures of Whales, and the True Pictures of\nWhaling Scenes.\n\n\n"
+        f"{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "CHAPTER 1: Loomings", "CHAPTER 2: The Carpet-Bag", "CHAPTER 3: Hark!",
+        "CHAPTER 4: Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling "
+        "Scenes",
+    ]  # fmt: skip
+    assert all(c.paragraphs == [prose] for c in chapters)
+    # one chapter opening with a short sentence keeps it as its text
+    text = f"CHAPTER 1\n\n{prose}\n\nCHAPTER 2\n\nYes.\n\n{prose}\n\nCHAPTER 3\n\n{prose}\n"
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == ["CHAPTER 1", "CHAPTER 2", "CHAPTER 3"]
+    assert chapters[1].paragraphs == ["Yes.", prose]
+
+
+def test_a_title_in_capitals_with_a_stop_over_prose_before_the_first_chapter_heads_it() -> None:
+    """Gulliver's Travels (829.txt) opens with "THE PUBLISHER TO THE READER." and "A LETTER FROM
+    CAPTAIN GULLIVER TO HIS COUSIN SYMPSON.", the story's frame: titles with a stop, listed on
+    no contents page, were no headings, and their 1,947 words were dropped as front matter.
+    Over prose of their own they head chapters; a title page's lines over a byline do not, and
+    The Republic's "PERSONS OF THE DIALOGUE." is its cast, kept for reference."""
+    prose = _PROSE.format(who="Mr. Lemuel Gulliver")
+    text = (
+        "                            GULLIVER'S TRAVELS\n\n"
+        "                         BY JONATHAN SWIFT, D.D.\n\n\n\n"
+        "THE PUBLISHER TO THE READER.\n\n\n"
+        "                  [_As given in the original edition_.]\n\n"
+        f"{prose}\n\n{prose}\n\n                                          RICHARD SYMPSON.\n\n\n\n"
+        "A LETTER FROM CAPTAIN GULLIVER TO HIS COUSIN SYMPSON.\n\n\n"
+        f"                        WRITTEN IN THE YEAR 1727.\n\n{prose}\n\n\n\n"
+        f"PART I.  A VOYAGE TO LILLIPUT.\n\n\nCHAPTER I.\n\n\n{prose}\n\n\n\n"
+        f"CHAPTER II.\n\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "THE PUBLISHER TO THE READER", "A LETTER FROM CAPTAIN GULLIVER TO HIS COUSIN SYMPSON",
+        "CHAPTER I", "CHAPTER II",
+    ]  # fmt: skip
+    assert book.chapters[0].paragraphs[-1] == "RICHARD SYMPSON."
+    assert book.dropped == []
+    text = (
+        f"THE REPUBLIC\n\nBy Plato\n\n\nINTRODUCTION AND ANALYSIS.\n\n{prose}\n\n\n\n"
+        "THE REPUBLIC.\n\n\n\n"
+        "PERSONS OF THE DIALOGUE.\n\nSocrates, who is the narrator.\n\nGlaucon.\n\n\n\n"
+        f"BOOK I.\n\n{prose}\n\n\n\nBOOK II.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["INTRODUCTION AND ANALYSIS", "BOOK I", "BOOK II"]
+    assert book.chapters[0].paragraphs == [prose]  # the book's title over its cast is none
+    assert [(c.title, c.paragraphs) for c in book.reference] == [
+        ("PERSONS OF THE DIALOGUE", ["Socrates, who is the narrator.", "Glaucon."])
+    ]
+
+
+def test_a_note_on_the_author_after_the_last_tale_is_reference_not_story() -> None:
+    """Grimms' Fairy Tales (2591-0.txt, 2591-h.htm) ends its last tale, then "*****" and a
+    paragraph on the brothers' lives ("The Brothers Grimm, Jacob (1785-1863) and Wilhelm
+    (1786-1859), were born in Hanau, ..."): it was the last scene of "SNOW-WHITE AND ROSE-RED".
+    A short last scene opening with someone's years is a note on the author, for reference; a
+    last scene of the story stays."""
+    prose = _PROSE.format(who="Rose-red")
+    note = (
+        "The Brothers Grimm, Jacob (1785-1863) and Wilhelm (1786-1859), were born in Hanau, "
+        "near Frankfurt, in the German state of Hesse. Throughout their lives they remained "
+        "close friends, and both studied law at Marburg University."
+    )
+    ending = "Snow-white was married to him, and Rose-red to his brother."
+
+    def blocks(last: str) -> list[Block]:
+        return [
+            Block("heading", "IRON HANS"), Block("text", prose),
+            Block("heading", "SNOW-WHITE AND ROSE-RED"), Block("text", prose),
+            Block("text", ending), Block("text", "* * *"), Block("text", last),
+        ]  # fmt: skip
+
+    book = chapters_from_blocks(blocks(note))
+    assert [c.title for c in book.chapters] == ["IRON HANS", "SNOW-WHITE AND ROSE-RED"]
+    assert book.chapters[-1].scenes == [[prose, ending]]
+    assert [(c.title, c.paragraphs) for c in book.reference] == [("A note on the author", [note])]
+    story = "The old mother lived (1785 was long past) peacefully with her children for many years."
+    book = chapters_from_blocks(blocks(story))
+    assert book.reference == []
+    assert book.chapters[-1].scenes == [[prose, ending], [story]]
+
+
+def test_note_marks_in_parentheses_or_after_a_space_are_no_text() -> None:
+    """The Iliad's 6130-0.txt marks its notes "(1)" against the word ("Shakespere(1) have",
+    "_converzationes_(6)", "ARGUMENT.(40)"): 291 of them were story text, and titles. Gulliver's
+    Travels (829.txt) marks some "{301}" after a space ("half a stang, {301} and"). Both go; a
+    list's "—(1) political, (2) administrative" (Anna Karenina) stays."""
+    text = (
+        "BOOK I.\n\n\nARGUMENT.(40)\n\nTHE CONTENTION OF ACHILLES AND AGAMEMNON.\n\n"
+        "Homer, Socrates, and Shakespere(1) have, perhaps, contributed more to the intellectual\n"
+        "character of the world; he frequented the _converzationes_(6) of the old men.\n\n"
+        "Woods of half a stang, {301} and the tallest trees, as I could judge. {302}\n\n"
+        "The condition of the native tribes from the—(1) political, (2) administrative, and\n"
+        "(3) economic points of view, which he set before the whole company that evening.\n\n"
+        "BOOK II.\n\n\nARGUMENT.\n\nTHE TRIAL OF THE ARMY.\n\n"
+        "Jupiter, in pursuance of the request of Thetis, sends a deceitful vision to Agamemnon,\n"
+        "persuading him to lead the army to battle, in order to make the Greeks sensible.\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON.", "BOOK II: THE TRIAL OF THE ARMY.",
+    ]  # fmt: skip
+    assert chapters[0].paragraphs == [
+        "ARGUMENT.",
+        "Homer, Socrates, and Shakespere have, perhaps, contributed more to the intellectual "
+        "character of the world; he frequented the converzationes of the old men.",
+        "Woods of half a stang, and the tallest trees, as I could judge.",
+        "The condition of the native tribes from the—(1) political, (2) administrative, and (3) "
+        "economic points of view, which he set before the whole company that evening.",
+    ]
+
+
+def test_a_title_in_capitals_after_the_contents_page_over_prose_heads_it() -> None:
+    """Huckleberry Finn (76-0.txt) sets "EXPLANATORY", the author's note on the book's dialects,
+    after its contents page and list of illustrations: no heading, it was left out as part of
+    that list ("ILLUSTRATIONS (contents; 92 words of prose)"). After the contents page a title
+    in capitals over prose heads it; over a line that is no prose it heads nothing."""
+    prose = _PROSE.format(who="Huck")
+    chapters = "\n\n\n\n\n".join(f"CHAPTER {n}.\n\n{prose}" for n in ("I", "II", "III"))
+    text = (
+        "ADVENTURES\n\nOF\n\nHUCKLEBERRY FINN\n\n\n\nCONTENTS.\n\n"
+        "CHAPTER I. Civilizing Huck.--Miss Watson.--Tom Sawyer Waits.\n\n"
+        "CHAPTER II. The Boys Escape Jim.--Torn Sawyer's Gang.--Deep-laid Plans.\n\n"
+        "CHAPTER III. A Good Going-over.--Grace Triumphant.\n\n\n\n\n"
+        "ILLUSTRATIONS.\n\nThe Widows\n\nMoses and the Bulrushers\n\n\n\n\n"
+        f"EXPLANATORY\n\nIN this book a number of dialects are used. {prose}\n\n"
+        "THE AUTHOR.\n\n\n\n\nHUCKLEBERRY FINN\n\n"
+        "Scene:  The Mississippi Valley Time:  Forty to fifty years ago\n\n\n\n\n"
+        f"{chapters}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "EXPLANATORY", "CHAPTER I", "CHAPTER II", "CHAPTER III"
+    ]  # fmt: skip
+    assert book.chapters[0].paragraphs[-3:-1] == ["THE AUTHOR.", "HUCKLEBERRY FINN"]
+    assert book.dropped == ["ILLUSTRATIONS (contents)"]
+
+
+def test_a_contents_page_of_chapter_numbers_over_their_titles_and_pages_is_contents() -> None:
+    """Dracula (345.txt) lists "CHAPTER I" over "Jonathan Harker's Journal  1", a column's
+    "Page" above: the dry run said "left out: CHAPTER I: Page (no prose)" and "CHAPTER XXVII:
+    Mina Harker's Journal 338 (no prose)", as if two chapters were lost. Both are its contents
+    page; the chapters are the story's."""
+    prose = _PROSE.format(who="Jonathan Harker")
+    listed = "\n\n".join(
+        f"CHAPTER {n}\n\n{title}{' ' * 30}{page}"
+        for n, title, page in (
+            ("II", "Jonathan Harker's Journal", 14), ("III", "Jonathan Harker's Journal", 26),
+            ("IV", "Letters--Lucy and Mina", 51),
+        )
+    )  # fmt: skip
+    chapters = "\n\n\n\n".join(
+        f"CHAPTER {n}\n\n{title}\n\n{prose}"
+        for n, title in (
+            ("I", "JONATHAN HARKER'S JOURNAL"), ("II", "JONATHAN HARKER'S JOURNAL"),
+            ("III", "JONATHAN HARKER'S JOURNAL"), ("IV", "LETTERS--LUCY AND MINA"),
+        )
+    )  # fmt: skip
+    text = (
+        "CONTENTS\n\n\nCHAPTER I\n" + " " * 68 + "Page\n\n"
+        f"Jonathan Harker's Journal{' ' * 46}1\n\n{listed}\n\n\n\n\n"
+        f"                                DRACULA\n\n\n\n\n{chapters}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER I: JONATHAN HARKER'S JOURNAL", "CHAPTER II: JONATHAN HARKER'S JOURNAL",
+        "CHAPTER III: JONATHAN HARKER'S JOURNAL", "CHAPTER IV: LETTERS--LUCY AND MINA",
+    ]  # fmt: skip
+    assert book.dropped == [
+        "CHAPTER I: Page (contents)", "CHAPTER II … Letters--Lucy and Mina 51 (contents)"
+    ]  # fmt: skip

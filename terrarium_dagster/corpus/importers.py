@@ -184,6 +184,7 @@ _FRONT_SECTIONS = (
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
     r"publishers?['’]?s?['’]? note|"  # Pamela's, on Richardson's life: "PUBLISHERS' NOTE"
+    r"editor['’]?s?['’]? note|"  # The Scarlet Letter's, on Hawthorne's life and works
     # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
     r"(?:first )?published\b.*|"
     r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
@@ -191,7 +192,7 @@ _FRONT_SECTIONS = (
 _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
     # a play's cast and its list of settings (The Importance of Being Earnest)
-    r"(?:the )?persons (?:in|of) the (?:play|drama)|(?:the )?scenes of the play|"
+    r"(?:the )?persons (?:in|of) the (?:play|drama|dialogue)|(?:the )?scenes of the play|"
     r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
 )
 
@@ -578,6 +579,9 @@ def _subtitle_lines(lines: list[str], below: int) -> list[int]:
     return taken
 
 
+_ARGUMENT = re.compile(r"^(?:the )?argument\.?$", re.I)  # a book's summary, in verse epics
+
+
 def _subtitle(lines: list[str], index: int) -> int | None:
     """The index of a chapter's title line under its heading ("CHAPTER I", then "The Salt
     Road"): the next line with text, at most two blank lines below, short, without a final
@@ -591,6 +595,10 @@ def _subtitle(lines: list[str], index: int) -> int | None:
             return None  # "VOLUME I." over "CHAPTER I.": two headings
         if not any(c.isalpha() for c in text):
             return None  # a rule or figures ("364" over "___", a sum worked in the story)
+        if _ARGUMENT.match(_plain_title(text)):
+            # the label of the book's summary, its title under it (the Iliad's "BOOK I.", then
+            # "ARGUMENT.(40)", then "THE CONTENTION OF ACHILLES AND AGAMEMNON."): that title
+            return _subtitle(lines, below)
         taken = _subtitle_lines(lines, below)
         if len(taken) > 1:
             words = sum(len(lines[i].split()) for i in taken)
@@ -785,9 +793,15 @@ def _title_like(line: str) -> bool:
 
 
 # a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
-_BRACED_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
+_BRACED_NOTE = (
+    r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
+    r"|\s+\{\d{1,3}\}(?=\s|$)"  # after a space: "woods of half a stang, {301} and" (Gulliver's)
+)
+# in parentheses against the word: "Shakespere(1) have", "ARGUMENT.(40)" (the Iliad's 6130-0.txt,
+# 291 of them); not a list's "—(1) political, (2) administrative"
+_PAREN_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’'_]))\(\d{1,3}\)(?=[\s.,;:!?\"”’')—-]|$)"
 _NOTE_MARK = re.compile(
-    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}"
+    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}|{_PAREN_NOTE}"
 )
 # plain text's _italics_ (never a blank for a name: "Mr. ____")
 _EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
@@ -831,8 +845,10 @@ def blocks_from_text(text: str) -> list[Block]:
             blocks.append(Block("heading", _plain_title(heading_text)))
             skip.update(heading.wrapped)
             if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
-                taken = _subtitle_lines(lines, heading.subtitle)
+                taken = list(heading.titled) or _subtitle_lines(lines, heading.subtitle)
                 title = " ".join(lines[i].strip() for i in taken)
+                if heading.titled:  # "Loomings." reads "Loomings", as "CHAPTER 1. Loomings."
+                    title = title.removesuffix(".")
                 blocks.append(Block("heading", _plain_title(title)))
                 skip.update(taken)
             continue
@@ -881,7 +897,8 @@ def _unmarked(text: str) -> str:
     return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
 
 
-_TITLE_NOTE_MARK = re.compile(r"(?<=\w)\s*[*†‡]+$")  # "Underground*": a footnote's mark
+# "Underground*": a footnote's mark; "ARGUMENT.(40)"
+_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{_PAREN_NOTE}")
 
 
 def _plain_title(text: str) -> str:
@@ -895,6 +912,7 @@ def _plain_title(text: str) -> str:
 class _Heading:
     subtitle: int | None  # the line of its title under it ("CHAPTER I", then "The Salt Road")
     wrapped: tuple[int, ...] = ()  # the lines its own title runs on to
+    titled: tuple[int, ...] = ()  # the subtitle's lines, when a title with a stop (`_stopped`)
 
 
 def _text_headings(lines: list[str]) -> dict[int, _Heading]:
@@ -949,6 +967,9 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
         + _stanza_numbers(lines, strong)
     ):
         strong.pop(index, None)
+    stopped = _stopped_titles(lines, strong)
+    for index, taken in stopped.items():
+        strong[index] = taken[0]
     if len(strong) >= 2:
         # and a title in capitals the contents page lists beside the numbered chapters (The
         # Scarlet Letter's "THE CUSTOM-HOUSE", its introduction)
@@ -965,13 +986,37 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             and _isolated(lines, i)
             and (_title_cased(lines[i].strip()) or _bare_capitals(_unstopped(lines[i])))
         ]
+        # and, unlisted, a title in capitals before the first numbered chapter over prose of
+        # its own, with a stop (Gulliver's Travels' "THE PUBLISHER TO THE READER." and "A LETTER
+        # FROM CAPTAIN GULLIVER TO HIS COUSIN SYMPSON.": 1,947 words of the story's frame,
+        # dropped as front matter under no heading) or after the contents page (Huckleberry
+        # Finn's "EXPLANATORY", left out as part of its list of illustrations); not a title
+        # page's lines over a byline, nor the book's title over a frame story (The Turn of the
+        # Screw's, its "Prologue")
+        capitals = [
+            i
+            for i in before
+            if (lines[i].rstrip().endswith(".") or i > max(page, default=len(lines)))
+            and _bare_capitals(_unstopped(lines[i]))
+        ]
+        heading = sorted({*capitals, *strong, *named, *page})
+        sections = {
+            i
+            for i in capitals
+            if _prose_under(lines, i, next((h for h in heading if h > i), len(lines)))
+            # or right over a named heading, as the book's title over its cast ("THE REPUBLIC."
+            # over "PERSONS OF THE DIALOGUE.", left the introduction's last paragraph)
+            or next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None) in named
+        }
         chosen = {
             **strong,
             **named,
             **{
                 i: None
                 for i in sorted({*bare, *before})
-                if _listed(_title_key(lines[i]), listed) and i not in strong and i not in page
+                if (_listed(_title_key(lines[i]), listed) or i in sections)
+                and i not in strong
+                and i not in page
             },
         }
     else:
@@ -998,6 +1043,14 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             if not picked and named and not strong:
                 picked = _title_after_preface(lines, min(named), bare)
         chosen = {**strong, **named, **dict.fromkeys(picked)}
+    # A named section the contents page lists, that heads its section later, is a line of that
+    # page, not a heading (Moby-Dick's "Epilogue" under "CHAPTER 135. The Chase.—Third Day.":
+    # the dry run said it was left out, "an ending before the first chapter"); named once, it
+    # heads what follows the page (Don Quixote's "TRANSLATOR'S PREFACE")
+    later = Counter(_title_key(lines[index]) for index in named.keys() - page)
+    for index in page & named.keys():
+        if later[_title_key(lines[index])]:
+            chosen.pop(index, None)
     # A subtitle line is part of its heading, never a heading of its own.
     for subtitle in [s for s in chosen.values() if s is not None]:
         chosen.pop(subtitle, None)
@@ -1006,9 +1059,63 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             chosen[title], chosen[byline] = None, None
             wrapped[title], wrapped[byline] = lines_of_title, name
     return {
-        index: _Heading(subtitle, wrapped.get(index, ()))
+        index: _Heading(subtitle, wrapped.get(index, ()), stopped.get(index, ()))
         for index, subtitle in sorted(chosen.items())
     }
+
+
+STOPPED_TITLE_LINES = 2  # a title with a stop under a chapter's number wraps onto two lines
+
+
+def _stopped_title(lines: list[str], index: int) -> tuple[int, ...]:
+    """The lines of a title in title case ending with a stop ("Loomings.", "Hark!", "Of the
+    Less Erroneous Pictures of Whales, and the True" / "Pictures of Whaling Scenes."), the first
+    text under a chapter's number alone, at most two blank lines below it and a blank line
+    after it; () when the text there is not one."""
+    below = next(
+        (i for i in range(index + 1, min(index + 4, len(lines))) if lines[i].strip()), None
+    )
+    if below is None:
+        return ()
+    taken = [below]
+    while taken[-1] + 1 < len(lines) and lines[taken[-1] + 1].strip():
+        taken.append(taken[-1] + 1)
+        if len(taken) > STOPPED_TITLE_LINES:
+            return ()
+    text = " ".join(lines[i].strip() for i in taken)
+    if not re.search(r"[.!?][\"”’']?$", text) or _STRONG.match(text) or _NAMED.match(text):
+        return ()
+    words = text.rstrip("\"”’'").rstrip(".!?").split()
+    return (
+        tuple(taken)
+        if 0 < len(words) <= LISTED_WORDS
+        and words[0][:1].isupper()
+        and all(word[:1].isupper() for word in words if len(word.strip("'’.,;:!?-")) >= 4)
+        and not any(c.isdigit() for c in text)
+        else ()
+    )
+
+
+def _stopped_titles(lines: list[str], strong: dict[int, int | None]) -> dict[int, tuple[int, ...]]:
+    """The titles with a stop under the chapters' numbers alone (`_stopped_title`), when most
+    chapters headed by a number alone with no other title have one: the book's way of titling
+    its chapters (Moby-Dick's moby10b.txt: "CHAPTER 1", then "Loomings."; every title was lost),
+    not a short first sentence ("Yes.") under one chapter's number."""
+    untitled = [
+        i for i, sub in strong.items() if sub is None and _ONLY_NUMBER.match(lines[i].strip())
+    ]
+    found = {i: taken for i in untitled if (taken := _stopped_title(lines, i))}
+    return found if len(found) >= CENTRED_TITLES and len(found) * 2 > len(untitled) else {}
+
+
+def _prose_under(lines: list[str], index: int, stop: int) -> bool:
+    """Whether the lines after `index` up to `stop` hold a paragraph of prose: `PROSE_WORDS`
+    words or more, not in capitals."""
+    paragraphs = itertools.groupby(lines[index + 1 : stop], key=lambda line: bool(line.strip()))
+    return any(
+        len(text.split()) >= PROSE_WORDS and not _shouted(text)
+        for text in (" ".join(group) for filled, group in paragraphs if filled)
+    )
 
 
 def _title_after_preface(lines: list[str], named: int, bare: list[int]) -> list[int]:
@@ -1290,11 +1397,14 @@ def _plain_asciidoc(text: str) -> str:
 _PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum)\b", re.I)
 _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
-# A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII").
+# A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII"),
+# its number after its volume's too ("Chapter 4.XX.": Tristram Shandy's AsciiDoc sets that one
+# chapter's heading as a paragraph among 311 sections)
 _HEADING_PARAGRAPH = re.compile(
     rf"^(?:(?:{_STORY_SECTIONS}|{_CONTENTS_SECTIONS}|{_BACK_SECTIONS}|{_FRONT_SECTIONS}"
     rf"|{_CAST_SECTIONS})[.:]?"
-    rf"|(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?)$",
+    rf"|(?:{_DIVISIONS})\s+"
+    rf"(?:(?:\d{{1,3}}\.)?(?:[IVXLCDM]+|\d{{1,3}})|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?)$",
     re.I,
 )
 
@@ -1799,6 +1909,25 @@ def _sections_within(run: list[str]) -> bool:
     )
 
 
+def _only_listed(run: list[str]) -> bool:
+    """Whether a run of headings is a contents page set as headings and nothing else: three
+    numbered ones or more, the last two the same division numbered one after the other
+    ("CHAPTER 134. The Chase—Second Day.", "CHAPTER 135. The Chase.—Third Day.": Moby-Dick's
+    2701-0.txt, over its transcriber's notes), the last one's title after it with its page
+    ("CHAPTER XXVII", "Mina Harker's Journal  338": Dracula's 345.txt, over the title page). A
+    listing that ends in the first chapter's own heading ("CHAPTER III" listed, then "CHAPTER
+    I") or title heads that chapter."""
+    numbered = [text for text in run if _CHAPTER_NUMBER.match(text)]
+    paged = len(run) >= 2 and re.search(r"\s\d{1,4}$", run[-1]) is not None
+    if len(numbered) < 3 or not _CHAPTER_NUMBER.match(run[-2 if paged else -1]):
+        return False
+    before, after = (_title_key(text).split()[:2] for text in numbered[-2:])
+    if len(before) < 2 or len(after) < 2 or before[0] != after[0]:
+        return False
+    one, two = _numeral(before[1]), _numeral(after[1])
+    return one is not None and two == one + 1
+
+
 def _sentence_heading(text: str) -> bool:
     """A sentence of the story set as a heading under the chapter's own (Just So Stories' HTML:
     "HOW THE CAMEL GOT HIS HUMP", then an <h3> "NOW this is the next tale, and it tells how the
@@ -1846,6 +1975,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
     division: str | None = None
     numbered_seen = sectioned = False
+    listed_pages: set[str] = set()  # the names of contents pages set as headings alone
+    under_contents: set[str] = set()  # the names of runs of headings under a contents heading
     last: Block | None = None  # the paragraph before a run of headings
     for item in items:
         if isinstance(item, Block):
@@ -1892,6 +2023,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         sectioned = _sections_within(item)
         division = _division(item) or division
         name = _title(item)
+        if _only_listed(item):  # "CHAPTER 1. Loomings … CHAPTER 135. The Chase.—Third Day"
+            name = f"{next(t for t in item if _CHAPTER_NUMBER.match(t))} … {item[-1]}"
+            listed_pages.add(name)
+        elif any(_CONTENTS.match(text.strip()) for text in item[:-1]):
+            under_contents.add(name)  # "CONTENTS" over "CHAPTER I" and "Page" (Dracula's)
         if collection:
             number = item[-1].strip().rstrip(".")
             if _titled_sections(item, book_key):
@@ -1922,7 +2058,12 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         assert name is not None
         plain = name.strip().rstrip(".:")
         last = plain.split(": ")[-1]
-        if _CONTENTS.match(plain) or _CONTENTS.match(last):
+        if (
+            _CONTENTS.match(plain)
+            or _CONTENTS.match(last)
+            or name in listed_pages
+            or (name in under_contents and not any(_is_prose(b) for b in body))
+        ):  # a contents page; under its heading, a chapter's heading with no prose its line
             prose = _prose_words(body)  # said, never dropped unseen
             found.dropped.append(
                 f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
@@ -1984,8 +2125,32 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         divisions[id(chapter)] = divisions.get(id(body))
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
+    if found.chapters and (note := _closing_note(found.chapters[-1])):
+        found.reference.append(note)
     _named_by_division(found.chapters, divisions)
     return found
+
+
+# a person's years, given as a note on an author gives them: "Jacob (1785-1863)"
+_LIFE_YEARS = re.compile(r"\(\s*\d{3,4}\s*[-–—]+\s*\d{3,4}\s*\)")
+CLOSING_NOTE_WORDS = 400  # a note on the author after the story's last scene is this short
+CLOSING_NOTE_OPENING = 120  # and gives the years of someone it names this early
+
+
+def _closing_note(chapter: Chapter) -> Chapter | None:
+    """A note on the author set after the last chapter's last scene, under no heading (Grimms'
+    Fairy Tales: "The Brothers Grimm, Jacob (1785-1863) and Wilhelm (1786-1859), were born in
+    Hanau, ..." after "*****" and the last tale): a scene of its own, short, whose first
+    paragraph opens by giving someone's years. Taken out of the chapter as reference."""
+    if len(chapter.scenes) < 2:
+        return None
+    last = chapter.scenes[-1]
+    if not last or sum(len(p.split()) for p in last) > CLOSING_NOTE_WORDS:
+        return None
+    if not _LIFE_YEARS.search(last[0][:CLOSING_NOTE_OPENING]):
+        return None
+    chapter.scenes.pop()
+    return Chapter("A note on the author", [last])
 
 
 def _short_chapter(title: str, body: list[Block]) -> bool:
