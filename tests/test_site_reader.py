@@ -1,6 +1,6 @@
 """The reader's site as a reader uses it, in a real browser (Chromium driven by Playwright).
 
-A book-length story (80 threads, the synthetic generator, annotated offline) is served by
+A book-length story (40 threads, the synthetic generator, annotated offline) is served by
 `terrarium serve`; the browser types and clicks: the reading position (and the network log
 says which data files came down: none from a later thread), search ranking on typed queries,
 the A–Z bar across categories, a phone-sized header, and a source link.
@@ -23,7 +23,7 @@ from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.browser import require_chromium, terrarium_serve
 from tests.support.cli import run_args
 
-THREADS = 80
+THREADS = 40
 
 
 @pytest.fixture(scope="module")
