@@ -12,6 +12,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from contextlib import closing
 from functools import partial
 from pathlib import Path
@@ -49,6 +50,26 @@ def sample_run(
 @pytest.fixture(scope="module")
 def sample_store(sample_run: tuple[Path, subprocess.CompletedProcess[str]]) -> Path:
     return sample_run[0]
+
+
+@pytest.fixture(scope="module")
+def mars_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The book's chapters I-X imported once; `mars` copies it for a test."""
+    corpus = tmp_path_factory.mktemp("mars") / "mars.db"
+    done = _terrarium("import", str(MARS), "--out", str(corpus))
+    assert done.returncode == 0, done.stderr
+    return corpus
+
+
+@pytest.fixture
+def mars(mars_once: Path) -> Callable[[Path], Path]:
+    """Put a copy of the imported book at a path (what `terrarium import` would write there)."""
+
+    def imported(corpus: Path) -> Path:
+        shutil.copyfile(mars_once, corpus)
+        return corpus
+
+    return imported
 
 
 def test_the_first_run_on_the_sample_warns_of_nothing(
@@ -113,19 +134,19 @@ def test_an_edition_says_each_thread_once_and_again_that_nothing_was_sent(
     ), third.stdout
 
 
-def _notes_and_a_books_corpus(tmp_path: Path) -> tuple[Path, Path]:
+def _notes_and_a_books_corpus(tmp_path: Path, mars: Callable[[Path], Path]) -> tuple[Path, Path]:
     """A text file of notes and a book's corpus: two files a newcomer may give as `--db`."""
     notes = tmp_path / "notes.txt"
     notes.write_text("shopping: lamp oil, wicks\n", encoding="utf-8")
     corpus = tmp_path / "mars.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     return notes, corpus
 
 
 def test_serve_refuses_a_file_that_is_not_a_store_and_another_books_corpus(
-    sample_store: Path, tmp_path: Path
+    sample_store: Path, tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
-    notes, corpus = _notes_and_a_books_corpus(tmp_path)
+    notes, corpus = _notes_and_a_books_corpus(tmp_path, mars)
     before = {path: digest(path) for path in (notes, sample_store, corpus)}
     for _ in range(2):
         _one_line_refusal(
@@ -169,7 +190,7 @@ def test_an_editions_line_for_one_entry_says_one_entry_and_one_request(
 
 
 def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
-    sample_store: Path, tmp_path: Path
+    sample_store: Path, tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
     """In a folder whose `exports/` another store had served, `serve --db notes.txt` (or the
     corpus) said 'exports holds the exports of another store', and `dev` still did: the file
@@ -179,7 +200,7 @@ def test_serve_names_notes_or_a_corpus_as_such_beside_another_stores_exports(
     exports = tmp_path / "exports"
     exports.mkdir()
     (exports / ".terrarium-store").write_text(f"{store.resolve()}\n", encoding="utf-8")
-    notes, corpus = _notes_and_a_books_corpus(tmp_path)
+    notes, corpus = _notes_and_a_books_corpus(tmp_path, mars)
     before = {path: digest(path) for path in (notes, corpus, store)}
     for _ in range(2):
         for given, words in (
@@ -397,11 +418,13 @@ def test_lineage_of_an_unknown_name_suggests_the_names_meant_first(sample_store:
     assert line.endswith("did you mean: Fathom Gate?")  # not entries whose definitions name it
 
 
-def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> None:
+def test_a_book_run_resumes_without_naming_its_corpus_again(
+    tmp_path: Path, mars: Callable[[Path], Path]
+) -> None:
     """The store records its corpus: `run` (and `edition`) without --corpus continue the book,
     where they opened the bundled sample and refused the store as another corpus's."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     first = _terrarium(*run_args(db, corpus, max_scenes=2, concurrency=1))
     assert first.returncode == 0, first.stderr
     resumed = _terrarium(*run_args(db, threads="..1", concurrency=1))
@@ -431,7 +454,7 @@ def test_a_book_run_resumes_without_naming_its_corpus_again(tmp_path: Path) -> N
 
 
 def test_dev_hands_the_code_location_the_corpus_a_book_store_was_built_from(
-    tmp_path: Path,
+    tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
     """`terrarium dev --db BOOK-GLOSSARY.db` without --corpus: the code location is given the
     book (checked by hand through a real `dagster dev`: its sensor adds the book's chapters as
@@ -442,7 +465,7 @@ def test_dev_hands_the_code_location_the_corpus_a_book_store_was_built_from(
     from terrarium_dagster.config import load_settings
 
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     assert _terrarium(*run_args(db, corpus, max_scenes=1, concurrency=1)).returncode == 0
     settings = load_settings(db=str(db))
     with SiteRefresher(settings, tmp_path / "exports").corpus() as opened:
@@ -476,12 +499,12 @@ def test_a_book_or_a_store_given_as_the_corpus_is_named_with_what_to_do(
 
 
 def test_a_store_whose_corpus_moved_says_so_and_a_run_given_it_records_the_new_place(
-    tmp_path: Path,
+    tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
     """The recorded corpus renamed: the readers name the path that is gone (not the bundled
     sample they fell back to), status notes it, and one run given --corpus repoints the store."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     assert _terrarium(*run_args(db, corpus, max_scenes=1, concurrency=1)).returncode == 0
     moved = corpus.rename(tmp_path / "books-mars.db")
     for _ in range(2):
@@ -494,7 +517,7 @@ def test_a_store_whose_corpus_moved_says_so_and_a_run_given_it_records_the_new_p
     assert status.returncode == 0 and f"corpus: {corpus} is not there any more" in status.stdout
     assert _terrarium("lineage", "--db", str(db), "--corpus", str(moved), "E1").returncode == 0
     assert _terrarium("lineage", "--db", str(db), "E1").returncode == 2  # a reader writes nothing
-    resumed = _terrarium(*run_args(db, moved, concurrency=1))
+    resumed = _terrarium(*run_args(db, moved, max_scenes=1, concurrency=1))
     assert resumed.returncode == 0, resumed.stderr
     for _ in range(2):
         again = _terrarium("lineage", "--db", str(db), "E1")
@@ -706,13 +729,13 @@ def test_an_empty_gold_list_or_one_without_terms_is_one_line_not_a_recall_of_0_o
 
 
 def test_snapshots_before_a_chapters_end_say_when_one_is_taken_and_no_more(
-    tmp_path: Path,
+    tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
     """After a run stopped by --max-scenes, `snapshots` said 'no snapshots yet (one is taken at
     every chapter end and at a clean stop)': a clean stop writes none (README, Data and
     guarantees), and `--thread ch1` said the store had none at all."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     assert _terrarium(*run_args(db, corpus, max_scenes=1)).returncode == 0
     for _ in range(2):
         done = _terrarium("snapshots", "--db", str(db))
@@ -724,13 +747,13 @@ def test_snapshots_before_a_chapters_end_say_when_one_is_taken_and_no_more(
 
 
 def test_an_edition_before_a_chapter_is_curated_names_the_chapters_by_number(
-    tmp_path: Path,
+    tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
     """`edition --as-of-thread ch3` of a book whose second chapter was being annotated said
     'the edition as of t00002-91 needs every thread up to it curated; t00001-35 is
     annotating': chapters, by their numbers as `status` lists them, and the command to run."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     assert _terrarium(*run_args(db, corpus, max_scenes=1)).returncode == 0
     for _ in range(2):
         _one_line_refusal(
@@ -741,11 +764,13 @@ def test_an_edition_before_a_chapter_is_curated_names_the_chapters_by_number(
         )
 
 
-def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(tmp_path: Path) -> None:
+def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(
+    tmp_path: Path, mars: Callable[[Path], Path]
+) -> None:
     """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
     ... paragraph 20'; `undo` said 're-export that thread'."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     assert _terrarium(*run_args(db, corpus, threads="..1", concurrency=1)).returncode == 0
     for _ in range(2):
         table = _terrarium("snapshots", "--db", str(db))
@@ -787,11 +812,13 @@ def test_an_unreachable_server_with_no_retries_says_one_attempt(tmp_path: Path) 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_run_stopped_by_max_scenes_says_what_is_left_and_how_to_go_on(tmp_path: Path) -> None:
+def test_a_run_stopped_by_max_scenes_says_what_is_left_and_how_to_go_on(
+    tmp_path: Path, mars: Callable[[Path], Path]
+) -> None:
     """`run --max-scenes N` printed only 'run finished in ...': nothing said the book was not
     done."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     first = _terrarium(*run_args(db, corpus, max_scenes=2, concurrency=1))
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
@@ -962,14 +989,14 @@ def test_recover_into_a_folder_writes_the_new_store_inside_it(
 
 
 def test_recover_refuses_a_corpus_or_an_empty_file_rather_than_copy_nothing(
-    tmp_path: Path,
+    tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
     """`recover --db book.db` (a corpus, as the README's first try names it) wrote an empty store,
     exit 0: 'recovered 0 rows ... book.db showed no damage and is unchanged; rec.db is a copy of
     it'. A corpus, an empty file or another program's tables are refused in one line, nothing
     written."""
     corpus = tmp_path / "book.db"
-    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    mars(corpus)
     empty = tmp_path / "empty.db"
     empty.touch()
     other = tmp_path / "other.db"
