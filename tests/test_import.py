@@ -2681,3 +2681,33 @@ def test_a_contents_page_of_chapter_numbers_over_their_titles_and_pages_is_conte
     assert book.dropped == [
         "CHAPTER I: Page (contents)", "CHAPTER II … Letters--Lucy and Mina 51 (contents)"
     ]  # fmt: skip
+
+
+def test_a_title_in_capitals_under_a_contents_heading_over_prose_heads_it(tmp_path: Path) -> None:
+    """Huckleberry Finn's HTML sets "EXPLANATORY", the author's note on the book's dialects, as a
+    <p> after its <h2>ILLUSTRATIONS.</h2> (the list itself links only): it was left out with
+    that list ("ILLUSTRATIONS. (contents; 92 words of prose)"), as its plain text was before.
+    Under a contents page's heading a paragraph that is a title in capitals over prose heads
+    that prose; a line in capitals over no prose heads nothing."""
+    prose = _PROSE.format(who="Huck")
+    source = tmp_path / "76-h.htm"
+    source.write_text(
+        "<html><head><title>Huckleberry Finn</title></head><body>"
+        "<h1>ADVENTURES</h1><h1>OF</h1><h1>HUCKLEBERRY FINN</h1><h2>CONTENTS.</h2>"
+        '<p><a href="#c1">CHAPTER I.</a><br/> Civilizing Huck.&mdash;Miss Watson.<br/>'
+        '<a href="#c2">CHAPTER II.</a><br/> The Boys Escape Jim.</p><h2>ILLUSTRATIONS.</h2>'
+        '<p><a href="#c01-02">The Widows</a><br/><br/><a href="#c01-18">Moses</a></p>'
+        "<p>THE WIDOWS</p><p>A line of the list</p>"
+        f"<p>EXPLANATORY</p><p>IN this book a number of dialects are used. {prose}</p>"
+        "<p>THE AUTHOR.</p><h1>HUCKLEBERRY FINN</h1>"
+        "<p>Scene: The Mississippi Valley Time: Forty to fifty years ago</p>"
+        f'<p><a name="c1" id="c1"></a></p><p>CHAPTER I.</p><p>YOU don’t know about me. {prose}</p>'
+        f"<p>CHAPTER II.</p><p>WE went tiptoeing along. {prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["EXPLANATORY", "CHAPTER I.", "CHAPTER II."]
+    assert book.chapters[0].paragraphs[-1] == "THE AUTHOR."
+    assert book.dropped == [
+        "CONTENTS. (contents)", "ILLUSTRATIONS. (contents)", "HUCKLEBERRY FINN (no prose)"
+    ]  # fmt: skip

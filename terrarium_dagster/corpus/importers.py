@@ -1943,10 +1943,27 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
-    for block in blocks:
+    in_contents = False  # under a contents page's heading, before any prose
+    for index, block in enumerate(blocks):
         under_a_heading = bool(items) and isinstance(items[-1], list)
         if block.kind == "heading" and under_a_heading and _sentence_heading(block.text):
             block = Block("text", block.text, block.lines)  # "NOW this is the next tale, ..."
+        if block.kind == "heading":
+            in_contents = _CONTENTS.match(block.text.strip()) is not None
+        elif _is_prose(block):
+            in_contents = False
+        elif (
+            in_contents
+            and len(block.lines) <= 1
+            and _bare_capitals(_unstopped(block.text))
+            and index + 1 < len(blocks)
+            and _is_prose(blocks[index + 1])
+        ):
+            # a title in capitals set as a paragraph under a contents page's heading, over prose
+            # of its own, heads that prose (Huckleberry Finn's HTML: "EXPLANATORY", the
+            # author's note, a <p> after the list of illustrations, was left out with it)
+            block = Block("heading", block.text, block.lines)
+            in_contents = False
         if block.kind != "heading":
             items.append(block)
         elif items and isinstance(items[-1], list):
