@@ -2711,3 +2711,38 @@ def test_a_title_in_capitals_under_a_contents_heading_over_prose_heads_it(tmp_pa
     assert book.dropped == [
         "CONTENTS. (contents)", "ILLUSTRATIONS. (contents)", "HUCKLEBERRY FINN (no prose)"
     ]  # fmt: skip
+
+
+def test_note_marks_in_parentheses_set_apart_go_in_a_book_that_marks_its_notes_so() -> None:
+    """The Iliad's 6130-0.txt marks its notes "(1)" against the word, and eight of them after a
+    stop and a space ('the secret of the poet." (16)', "memory, (25) is") or right after a
+    closing parenthesis ("(his native place)(161)"): those stayed in the text. In a book that
+    marks three notes or more against the word, they go too; a list's numbers, one after the
+    other ("Nor again, (2) must we forget", "Lastly, (3) the word"), stay, and in a book with no
+    such marks a number set apart is the text's."""
+    text = (
+        "INTRODUCTION.\n\n"
+        "Homer, Socrates, and Shakespere(1) have, perhaps, contributed more to the intellectual\n"
+        "character of the world; the _converzationes_(6) of the old men, and the ode(7).\n\n"
+        'Its composition must have remained the secret of the poet." (16)\n\n'
+        "A class of trained bards, gifted with extraordinary memory, (25) is far less\n"
+        "astonishing than that of long epic poems being handed down by them.\n\n"
+        "In fair Arisbe's walls (his native place)(161)\n"
+        "He held his seat! a friend to human race.\n\n"
+        "Nor again, (2) must we forget that Plato agrees with the many. Lastly, (3) the word\n"
+        "'happiness' involves some degree of confusion, which we have noticed before.\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert book.chapters[0].paragraphs == [
+        "Homer, Socrates, and Shakespere have, perhaps, contributed more to the intellectual "
+        "character of the world; the converzationes of the old men, and the ode.",
+        'Its composition must have remained the secret of the poet."',
+        "A class of trained bards, gifted with extraordinary memory, is far less astonishing "
+        "than that of long epic poems being handed down by them.",
+        "In fair Arisbe's walls (his native place) He held his seat! a friend to human race.",
+        "Nor again, (2) must we forget that Plato agrees with the many. Lastly, (3) the word "
+        "'happiness' involves some degree of confusion, which we have noticed before.",
+    ]
+    unmarked = text.replace("(1)", "").replace("(6)", "").replace("(7)", "")
+    paragraphs = chapters_from_blocks(blocks_from_text(unmarked)).chapters[0].paragraphs
+    assert "gifted with extraordinary memory, (25) is far less" in paragraphs[2]

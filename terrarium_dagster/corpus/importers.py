@@ -803,6 +803,27 @@ _PAREN_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’'_]))\(\d{1,3}\)(?=[\s.,;:!?
 _NOTE_MARK = re.compile(
     rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}|{_PAREN_NOTE}"
 )
+# and, in a book that sets its notes so (`PAREN_NOTES` of them or more), in parentheses after a
+# stop and a space or after a closing parenthesis: 'the secret of the poet." (16)', "memory, (25)
+# is", "(his native place)(161)" (the Iliad's 6130-0.txt); not a list's "(1) political, (2)
+# administrative", its numbers one after the other in the paragraph
+_LOOSE_PAREN_NOTE = re.compile(
+    r"(?:(?<=[.,;:!?\"”’'])\s+|(?<=\)))\((\d{1,3})\)(?=[\s.,;:!?\"”’')—-]|$)"
+)
+PAREN_NOTES = 3
+
+
+def _without_loose_notes(text: str) -> str:
+    """A paragraph without its note marks in parentheses set apart (`_LOOSE_PAREN_NOTE`)."""
+    numbers = {int(number) for number in re.findall(r"\((\d{1,3})\)", text)}
+
+    def mark(found: re.Match[str]) -> str:
+        number = int(found.group(1))
+        return found.group(0) if {number - 1, number + 1} & numbers else ""
+
+    return _LOOSE_PAREN_NOTE.sub(mark, text)
+
+
 # plain text's _italics_ (never a blank for a name: "Mr. ____")
 _EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
 # a footnote's number in brackets after a word: "Pangloss[1]", "WHO THEY WERE.[34]"
@@ -816,6 +837,7 @@ def blocks_from_text(text: str) -> list[Block]:
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
     headings = _text_headings(lines)
+    loose_notes = len(re.findall(_PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     blocks: list[Block] = []
     paragraph: list[str] = []
 
@@ -825,7 +847,7 @@ def blocks_from_text(text: str) -> list[Block]:
             paragraph[0] = notes.group(2)
         if paragraph:
             joined = _NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
-            joined = _unmarked(joined)
+            joined = _unmarked(_without_loose_notes(joined) if loose_notes else joined)
             blocks.append(Block("text", joined, tuple(paragraph)))
         paragraph.clear()
 
