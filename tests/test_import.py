@@ -2746,3 +2746,32 @@ def test_note_marks_in_parentheses_set_apart_go_in_a_book_that_marks_its_notes_s
     unmarked = text.replace("(1)", "").replace("(6)", "").replace("(7)", "")
     paragraphs = chapters_from_blocks(blocks_from_text(unmarked)).chapters[0].paragraphs
     assert "gifted with extraordinary memory, (25) is far less" in paragraphs[2]
+
+
+def test_an_argument_label_under_a_book_heading_in_html_is_no_title_the_title_under_it_is(
+    tmp_path: Path,
+) -> None:
+    """The Iliad's HTML (6130-h) sets each book's "<h1>BOOK I.</h1>", then "<p>ARGUMENT.</p>"
+    and the book's title as paragraphs: its 24 books were "BOOK I." and so on, where the plain
+    text's are "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON.". The title in capitals under
+    the label joins the heading; the label stays, the summary's first line."""
+    prose = _PROSE.format(who="Achilles")
+    source = tmp_path / "6130-h.htm"
+    source.write_text(
+        "<html><head><title>The Iliad of Homer</title></head><body>"
+        f"<h1>INTRODUCTION.</h1><p>{prose}</p><h1>BOOK I.</h1>"
+        '<p>ARGUMENT.<a id="noteref_40" href="#note_40"><span>40</span></a></p>'
+        f"<p>THE CONTENTION OF ACHILLES AND AGAMEMNON.</p><p>In the war of Troy. {prose}</p>"
+        f"<h1>BOOK VII.</h1><p>ARGUMENT</p><p>THE SINGLE COMBAT OF HECTOR AND AJAX.</p>"
+        f"<p>The battle renewing. {prose}</p><h1>CONCLUDING NOTE.</h1><p>ARGUMENT.</p>"
+        f"<p>We have now passed through the Iliad. {prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "INTRODUCTION.",
+        "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON.",
+        "BOOK VII: THE SINGLE COMBAT OF HECTOR AND AJAX.",
+        "CONCLUDING NOTE.",
+    ]
+    assert book.chapters[1].paragraphs[0] == "ARGUMENT."

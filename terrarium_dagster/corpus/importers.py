@@ -1622,6 +1622,20 @@ class _XhtmlText(HTMLParser):
             # "<p><b>An Early Fright</b></p>"): part of its heading
             self.items.append(Block("heading", text))
             return
+        if (
+            len(self.items) >= 2
+            and self.items[-2].kind == "heading"
+            and self.items[-1].kind == "text"
+            and _ARGUMENT.match(self.items[-1].text)
+            and _shouted(text)
+            and len(text.split()) <= HEADING_PARAGRAPH_WORDS
+        ):
+            # the title under the label of a book's summary, under its number (the Iliad's HTML:
+            # "<h1>BOOK I.</h1>", then "<p>ARGUMENT.</p>", then "<p>THE CONTENTION OF ACHILLES
+            # AND AGAMEMNON.</p>"): the book's title, the label the summary's first line (as in
+            # the plain text, `_subtitle`)
+            self.items.insert(-1, Block("heading", text))
+            return
         if text:
             heading = _HEADING_PARAGRAPH.match(text) is not None
             self.items.append(Block("heading" if heading else "text", text))
