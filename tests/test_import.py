@@ -2775,3 +2775,27 @@ def test_an_argument_label_under_a_book_heading_in_html_is_no_title_the_title_un
         "CONCLUDING NOTE.",
     ]
     assert book.chapters[1].paragraphs[0] == "ARGUMENT."
+
+
+def test_a_section_name_inside_a_note_in_html_heads_nothing(tmp_path: Path) -> None:
+    """The Iliad's HTML (6130-h) sets its notes as a <dl>, each note's text a <dd>: note 38,
+    "<dd><p>Preface to her Homer.</p></dd>", read as a preface's heading, headed the 14,900
+    words of notes after it ("reference, not story: Preface to her Homer."). Inside a <dd> a
+    section's name is text; outside one it still heads its section."""
+    prose = _PROSE.format(who="Hector")
+    source = tmp_path / "6130-h.htm"
+    source.write_text(
+        "<html><head><title>The Iliad of Homer</title></head><body>"
+        f"<h1>BOOK I.</h1><p>{prose}</p><h1>BOOK II.</h1><p>{prose}</p>"
+        '<h2>Footnotes</h2><dl><dt><a id="note_37" href="#noteref_37">37.</a></dt>'
+        f"<dd><p>Coleridge. {prose}</p></dd>"
+        '<dt><a id="note_38" href="#noteref_38">38.</a></dt><dd><p>Preface to her Homer.</p></dd>'
+        f'<dt><a id="note_39" href="#noteref_39">39.</a></dt><dd><p>Hesiod. {prose}</p></dd>'
+        f"</dl><p>Appendix</p><p>A table of the Greek forces. {prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["BOOK I.", "BOOK II."]
+    assert [section.title for section in book.reference] == ["Footnotes", "Appendix"]
+    assert "Preface to her Homer." in book.reference[0].paragraphs
+    assert book.reference[0].paragraphs[-1].startswith("Hesiod.")

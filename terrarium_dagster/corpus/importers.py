@@ -1469,6 +1469,7 @@ class _XhtmlText(HTMLParser):
         self._bold = 0  # inside <b> or <strong>
         self._unbold = 0  # characters of the open block outside them
         self._stanza: list[str] = []  # the lines of the stanza being read
+        self._definition = 0  # inside a <dd>: a definition's text, or a note's
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -1499,6 +1500,8 @@ class _XhtmlText(HTMLParser):
             self._tag = tag
         if tag == "div":
             self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
+        if tag == "dd":
+            self._definition += 1
         for name, value in attrs:
             if name in ("id", "name") and value in self.anchors and not self._skip:
                 label = self.anchors.pop(value)
@@ -1527,6 +1530,8 @@ class _XhtmlText(HTMLParser):
             self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
+        if tag == "dd":
+            self._definition = max(0, self._definition - 1)
         if tag == "div" and self._verse and self._verse.pop():
             self._flush_stanza()  # a stanza's end
 
@@ -1637,7 +1642,10 @@ class _XhtmlText(HTMLParser):
             self.items.insert(-1, Block("heading", text))
             return
         if text:
-            heading = _HEADING_PARAGRAPH.match(text) is not None
+            # a section's name set as a paragraph heads it, but not inside a <dd>, a note's text
+            # (the Iliad's HTML: its footnote 38, "<dd><p>Preface to her Homer.</p></dd>", headed
+            # the other 14,900 words of its notes, as a preface "to her Homer")
+            heading = _HEADING_PARAGRAPH.match(text) is not None and not self._definition
             self.items.append(Block("heading" if heading else "text", text))
 
 
