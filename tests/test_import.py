@@ -2799,3 +2799,29 @@ def test_a_section_name_inside_a_note_in_html_heads_nothing(tmp_path: Path) -> N
     assert [section.title for section in book.reference] == ["Footnotes", "Appendix"]
     assert "Preface to her Homer." in book.reference[0].paragraphs
     assert book.reference[0].paragraphs[-1].startswith("Hesiod.")
+
+
+def test_a_prefaces_name_over_the_number_of_its_first_part_names_that_part() -> None:
+    """Don Quixote (996.txt) heads its translator's preface "TRANSLATOR'S PREFACE", then "I:
+    ABOUT THIS TRANSLATION" right under it: the first section was "I: ABOUT THIS TRANSLATION",
+    the preface's name lost. A preface's name over a bare number keeps its name; over a
+    chapter's number with its division's word ("PROLOGUE" over "CHAPTER I") it does not."""
+    prose = _PROSE.format(who="Sancho")
+    text = (
+        "CONTENTS\n\nCHAPTER I\nOF THE FAMOUS GENTLEMAN\n\nCHAPTER II\nOF THE FIRST SALLY\n\n"
+        "CHAPTER III\nOF THE DROLL WAY\n\n\nTRANSLATOR'S PREFACE\n\n\nI: ABOUT THIS TRANSLATION\n\n"
+        f"{prose}\n\nII: ABOUT CERVANTES AND DON QUIXOTE\n\n{prose}\n\n\n"
+        f"THE AUTHOR'S PREFACE\n\n{prose}\n\n\nCHAPTER I\n\n{prose}\n\nCHAPTER II\n\n{prose}\n\n"
+        f"CHAPTER III\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "TRANSLATOR'S PREFACE: I: ABOUT THIS TRANSLATION",
+        "II: ABOUT CERVANTES AND DON QUIXOTE",
+        "THE AUTHOR'S PREFACE",
+        "CHAPTER I",
+        "CHAPTER II",
+        "CHAPTER III",
+    ]
+    blocks = [Block("heading", "PROLOGUE"), Block("heading", "CHAPTER I"), Block("text", prose)]
+    assert [c.title for c in chapters_from_blocks(blocks).chapters] == ["CHAPTER I"]

@@ -1843,6 +1843,10 @@ def _figures(line: str) -> bool:
     return sum(c.isalpha() for c in marks) * 2 < len(marks)
 
 
+_PREFATORY = _heading_named(_STORY_SECTIONS)
+_BARE_SECTION = re.compile(r"^(?:[IVXLCDM]+|\d{1,3})(?:[.:]\s+\S|\.?$)")  # "I: ABOUT ...", "II."
+
+
 def _title(run: list[str]) -> str:
     """One title for consecutive headings: from the chapter number on when there is one (a
     book's title above it is dropped), the rest joined by ": "."""
@@ -1867,7 +1871,13 @@ def _title(run: list[str]) -> str:
         # (Middlemarch's HTML: "BOOK I" ... "BOOK VIII" listed, then "PRELUDE")
         run = run[-1:]
     elif numbered:
-        run = run[numbered[-1] :]
+        first = numbered[-1]
+        if first and _PREFATORY.match(run[first - 1].strip()) and _BARE_SECTION.match(run[first]):
+            # a preface's name over the number of its first part ("TRANSLATOR'S PREFACE", then
+            # "I: ABOUT THIS TRANSLATION": Don Quixote's) names that part too; a chapter's number
+            # with its division's word ("PROLOGUE" over "CHAPTER I") does not take it
+            first -= 1
+        run = run[first:]
     elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
         run = run[named[-1] :]
     if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
