@@ -942,11 +942,10 @@ def test_a_tale_told_in_numbered_parts_among_titled_tales_keeps_the_tales_after_
         for block in [*(Block("heading", text) for text in run), Block("text", prose)]
     ]
     titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    # its parts are one chapter (test_a_titled_story_told_in_numbered_parts_is_one_chapter)
     assert titles == [
         "THE GOLDEN BIRD", "HANS IN LUCK", "OLD SULTAN", "BRIAR ROSE",
-        "1. HOW THEY WENT TO THE MOUNTAINS",
-        "2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES", "3. HOW PARTLET DIED",
-        "RAPUNZEL", "FUNDEVOGEL",
+        "THE ADVENTURES OF CHANTICLEER AND PARTLET", "RAPUNZEL", "FUNDEVOGEL",
     ]  # fmt: skip
 
 
@@ -2825,3 +2824,44 @@ def test_a_prefaces_name_over_the_number_of_its_first_part_names_that_part() -> 
     ]
     blocks = [Block("heading", "PROLOGUE"), Block("heading", "CHAPTER I"), Block("text", prose)]
     assert [c.title for c in chapters_from_blocks(blocks).chapters] == ["CHAPTER I"]
+
+
+def test_a_titled_story_told_in_numbered_parts_is_one_chapter() -> None:
+    """Grimms' Fairy Tales (2591.txt) tells "THE ADVENTURES OF CHANTICLEER AND PARTLET" in three
+    parts, "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS" to "3. HOW PARTLET DIED ...", and
+    "THE WEDDING OF MRS FOX" in two, "FIRST STORY" and "SECOND STORY": the plain text made five
+    chapters of them (65 in all, the first part's under the parts' title alone), the HTML, whose
+    parts are paragraphs under the tale's <h2>, two (62). The contents page lists the parts
+    under their tale, and the third not at all: in a book of titled stories, a story's title
+    over part 1 heads one chapter, each part's heading, and the next's, a line of it."""
+    prose = _PROSE.format(who="Chanticleer")
+    tales = "".join(
+        f"{tale}\n\n\n{prose}\n\n\n\n\n"
+        for tale in ("THE GOLDEN BIRD", "HANS IN LUCK", "JORINDA AND JORINDEL")
+    )
+    text = (
+        "CONTENTS:\n\n     THE GOLDEN BIRD\n     HANS IN LUCK\n     JORINDA AND JORINDEL\n"
+        "     THE GOOSE-GIRL\n     THE ADVENTURES OF CHANTICLEER AND PARTLET\n"
+        "       1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS\n"
+        "       2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES\n     RAPUNZEL\n"
+        "     THE WEDDING OF MRS FOX\n     FIRST STORY\n     SECOND STORY\n     THE SALAD\n\n\n\n"
+        f"{tales}THE GOOSE-GIRL\n\n\n{prose}\n\n\n\n\n"
+        "THE ADVENTURES OF CHANTICLEER AND PARTLET\n\n\n"
+        f"1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS\n\n{prose}\n\n\n"
+        f"2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES\n\n{prose}\n\n\n"
+        "3. HOW PARTLET DIED AND WAS BURIED, AND HOW CHANTICLEER DIED OF GRIEF\n\n"
+        f"{prose}\n\n\n\n\n"
+        f"RAPUNZEL\n\n\n{prose}\n\n\n\n\nTHE WEDDING OF MRS FOX\n\n\nFIRST STORY\n\n{prose}\n\n\n"
+        f"SECOND STORY\n\n{prose}\n\n\n\n\nTHE SALAD\n\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters[3:]] == [
+        "THE GOOSE-GIRL", "THE ADVENTURES OF CHANTICLEER AND PARTLET", "RAPUNZEL",
+        "THE WEDDING OF MRS FOX", "THE SALAD",
+    ]  # fmt: skip
+    assert book.chapters[4].paragraphs[::2] == [
+        "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS",
+        "2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES",
+        "3. HOW PARTLET DIED AND WAS BURIED, AND HOW CHANTICLEER DIED OF GRIEF",
+    ]
+    assert book.chapters[6].paragraphs[::2] == ["FIRST STORY", "SECOND STORY"]

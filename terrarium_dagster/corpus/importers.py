@@ -1982,6 +1982,23 @@ def _only_listed(run: list[str]) -> bool:
     return one is not None and two == one + 1
 
 
+# a part of a story numbered under its title: "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS",
+# "SECOND STORY"
+_PART_NUMBER = re.compile(rf"^(?:(\d{{1,3}})\.\s+\S.*|((?i:{_ORDINALS}))\s+(?:STORY|TALE|PART))$")
+_ORDINAL_VALUES = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def _part_number(text: str) -> int | None:
+    """The number of a story's part from its heading ("2. HOW ...": 2, "SECOND STORY": 2)."""
+    found = _PART_NUMBER.match(text.strip())
+    if found is None:
+        return None
+    if found.group(1):
+        return int(found.group(1))
+    ordinal = found.group(2).casefold()
+    return _ORDINAL_VALUES.index(ordinal) + 1 if ordinal in _ORDINAL_VALUES else None
+
+
 def _sentence_heading(text: str) -> bool:
     """A sentence of the story set as a heading under the chapter's own (Just So Stories' HTML:
     "HOW THE CAMEL GOT HIS HUMP", then an <h3> "NOW this is the next tale, and it tells how the
@@ -2049,6 +2066,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     listed_pages: set[str] = set()  # the names of contents pages set as headings alone
     under_contents: set[str] = set()  # the names of runs of headings under a contents heading
     last: Block | None = None  # the paragraph before a run of headings
+    told_in: int | None = None  # the last part read of a story told in numbered parts
+    first_part: str | None = None  # the heading of such a story's first part
     for item in items:
         if isinstance(item, Block):
             sections[-1][1].append(item)
@@ -2060,6 +2079,18 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             sections[-1][1].append(Block("text", item[0]))
             item = item[1:]
         last = None
+        part = None if numbered_book else _part_number(item[-1])
+        if told_in is not None and len(item) == 1 and part == told_in + 1:
+            sections[-1][1].append(Block("text", item[0]))  # "2. HOW CHANTICLEER AND ..."
+            told_in = part
+            continue
+        told_in = first_part = None
+        if part == 1 and len(item) >= 2 and not _numbered(item[:-1]) and not _named(item[:-1]):
+            # a titled story told in numbered parts, in a book of titled stories (Grimms'
+            # "THE ADVENTURES OF CHANTICLEER AND PARTLET" over "1. HOW THEY WENT TO THE
+            # MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", "THE WEDDING OF MRS FOX" over "FIRST
+            # STORY", "SECOND STORY"): one chapter, the story's, each part's heading a line of it
+            told_in, first_part, item = 1, item[-1], item[:-1]
         if sectioned and all(_SECTION_NUMBER.match(text) for text in item):
             sections[-1][1].append(Block("text", "* * *"))  # "II." inside "ADVENTURE I. ..."
             continue
@@ -2108,7 +2139,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 name = f"{story}: {number}"
             else:
                 story = None
-        sections.append((name, []))
+        sections.append((name, [Block("text", first_part)] if first_part else []))
         divisions[id(sections[-1][1])] = division
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
