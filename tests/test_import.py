@@ -942,11 +942,10 @@ def test_a_tale_told_in_numbered_parts_among_titled_tales_keeps_the_tales_after_
         for block in [*(Block("heading", text) for text in run), Block("text", prose)]
     ]
     titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    # its parts are one chapter (test_a_titled_story_told_in_numbered_parts_is_one_chapter)
     assert titles == [
         "THE GOLDEN BIRD", "HANS IN LUCK", "OLD SULTAN", "BRIAR ROSE",
-        "1. HOW THEY WENT TO THE MOUNTAINS",
-        "2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES", "3. HOW PARTLET DIED",
-        "RAPUNZEL", "FUNDEVOGEL",
+        "THE ADVENTURES OF CHANTICLEER AND PARTLET", "RAPUNZEL", "FUNDEVOGEL",
     ]  # fmt: skip
 
 
@@ -2681,3 +2680,188 @@ def test_a_contents_page_of_chapter_numbers_over_their_titles_and_pages_is_conte
     assert book.dropped == [
         "CHAPTER I: Page (contents)", "CHAPTER II … Letters--Lucy and Mina 51 (contents)"
     ]  # fmt: skip
+
+
+def test_a_title_in_capitals_under_a_contents_heading_over_prose_heads_it(tmp_path: Path) -> None:
+    """Huckleberry Finn's HTML sets "EXPLANATORY", the author's note on the book's dialects, as a
+    <p> after its <h2>ILLUSTRATIONS.</h2> (the list itself links only): it was left out with
+    that list ("ILLUSTRATIONS. (contents; 92 words of prose)"), as its plain text was before.
+    Under a contents page's heading a paragraph that is a title in capitals over prose heads
+    that prose; a line in capitals over no prose heads nothing."""
+    prose = _PROSE.format(who="Huck")
+    source = tmp_path / "76-h.htm"
+    source.write_text(
+        "<html><head><title>Huckleberry Finn</title></head><body>"
+        "<h1>ADVENTURES</h1><h1>OF</h1><h1>HUCKLEBERRY FINN</h1><h2>CONTENTS.</h2>"
+        '<p><a href="#c1">CHAPTER I.</a><br/> Civilizing Huck.&mdash;Miss Watson.<br/>'
+        '<a href="#c2">CHAPTER II.</a><br/> The Boys Escape Jim.</p><h2>ILLUSTRATIONS.</h2>'
+        '<p><a href="#c01-02">The Widows</a><br/><br/><a href="#c01-18">Moses</a></p>'
+        "<p>THE WIDOWS</p><p>A line of the list</p>"
+        f"<p>EXPLANATORY</p><p>IN this book a number of dialects are used. {prose}</p>"
+        "<p>THE AUTHOR.</p><h1>HUCKLEBERRY FINN</h1>"
+        "<p>Scene: The Mississippi Valley Time: Forty to fifty years ago</p>"
+        f'<p><a name="c1" id="c1"></a></p><p>CHAPTER I.</p><p>YOU don’t know about me. {prose}</p>'
+        f"<p>CHAPTER II.</p><p>WE went tiptoeing along. {prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["EXPLANATORY", "CHAPTER I.", "CHAPTER II."]
+    assert book.chapters[0].paragraphs[-1] == "THE AUTHOR."
+    assert book.dropped == [
+        "CONTENTS. (contents)", "ILLUSTRATIONS. (contents)", "HUCKLEBERRY FINN (no prose)"
+    ]  # fmt: skip
+
+
+def test_note_marks_in_parentheses_set_apart_go_in_a_book_that_marks_its_notes_so() -> None:
+    """The Iliad's 6130-0.txt marks its notes "(1)" against the word, and eight of them after a
+    stop and a space ('the secret of the poet." (16)', "memory, (25) is") or right after a
+    closing parenthesis ("(his native place)(161)"): those stayed in the text. In a book that
+    marks three notes or more against the word, they go too; a list's numbers, one after the
+    other ("Nor again, (2) must we forget", "Lastly, (3) the word"), stay, and in a book with no
+    such marks a number set apart is the text's."""
+    text = (
+        "INTRODUCTION.\n\n"
+        "Homer, Socrates, and Shakespere(1) have, perhaps, contributed more to the intellectual\n"
+        "character of the world; the _converzationes_(6) of the old men, and the ode(7).\n\n"
+        'Its composition must have remained the secret of the poet." (16)\n\n'
+        "A class of trained bards, gifted with extraordinary memory, (25) is far less\n"
+        "astonishing than that of long epic poems being handed down by them.\n\n"
+        "In fair Arisbe's walls (his native place)(161)\n"
+        "He held his seat! a friend to human race.\n\n"
+        "Nor again, (2) must we forget that Plato agrees with the many. Lastly, (3) the word\n"
+        "'happiness' involves some degree of confusion, which we have noticed before.\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert book.chapters[0].paragraphs == [
+        "Homer, Socrates, and Shakespere have, perhaps, contributed more to the intellectual "
+        "character of the world; the converzationes of the old men, and the ode.",
+        'Its composition must have remained the secret of the poet."',
+        "A class of trained bards, gifted with extraordinary memory, is far less astonishing "
+        "than that of long epic poems being handed down by them.",
+        "In fair Arisbe's walls (his native place) He held his seat! a friend to human race.",
+        "Nor again, (2) must we forget that Plato agrees with the many. Lastly, (3) the word "
+        "'happiness' involves some degree of confusion, which we have noticed before.",
+    ]
+    unmarked = text.replace("(1)", "").replace("(6)", "").replace("(7)", "")
+    paragraphs = chapters_from_blocks(blocks_from_text(unmarked)).chapters[0].paragraphs
+    assert "gifted with extraordinary memory, (25) is far less" in paragraphs[2]
+
+
+def test_an_argument_label_under_a_book_heading_in_html_is_no_title_the_title_under_it_is(
+    tmp_path: Path,
+) -> None:
+    """The Iliad's HTML (6130-h) sets each book's "<h1>BOOK I.</h1>", then "<p>ARGUMENT.</p>"
+    and the book's title as paragraphs: its 24 books were "BOOK I." and so on, where the plain
+    text's are "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON.". The title in capitals under
+    the label joins the heading; the label stays, the summary's first line."""
+    prose = _PROSE.format(who="Achilles")
+    source = tmp_path / "6130-h.htm"
+    source.write_text(
+        "<html><head><title>The Iliad of Homer</title></head><body>"
+        f"<h1>INTRODUCTION.</h1><p>{prose}</p><h1>BOOK I.</h1>"
+        '<p>ARGUMENT.<a id="noteref_40" href="#note_40"><span>40</span></a></p>'
+        f"<p>THE CONTENTION OF ACHILLES AND AGAMEMNON.</p><p>In the war of Troy. {prose}</p>"
+        f"<h1>BOOK VII.</h1><p>ARGUMENT</p><p>THE SINGLE COMBAT OF HECTOR AND AJAX.</p>"
+        f"<p>The battle renewing. {prose}</p><h1>CONCLUDING NOTE.</h1><p>ARGUMENT.</p>"
+        f"<p>We have now passed through the Iliad. {prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "INTRODUCTION.",
+        "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON.",
+        "BOOK VII: THE SINGLE COMBAT OF HECTOR AND AJAX.",
+        "CONCLUDING NOTE.",
+    ]
+    assert book.chapters[1].paragraphs[0] == "ARGUMENT."
+
+
+def test_a_section_name_inside_a_note_in_html_heads_nothing(tmp_path: Path) -> None:
+    """The Iliad's HTML (6130-h) sets its notes as a <dl>, each note's text a <dd>: note 38,
+    "<dd><p>Preface to her Homer.</p></dd>", read as a preface's heading, headed the 14,900
+    words of notes after it ("reference, not story: Preface to her Homer."). Inside a <dd> a
+    section's name is text; outside one it still heads its section."""
+    prose = _PROSE.format(who="Hector")
+    source = tmp_path / "6130-h.htm"
+    source.write_text(
+        "<html><head><title>The Iliad of Homer</title></head><body>"
+        f"<h1>BOOK I.</h1><p>{prose}</p><h1>BOOK II.</h1><p>{prose}</p>"
+        '<h2>Footnotes</h2><dl><dt><a id="note_37" href="#noteref_37">37.</a></dt>'
+        f"<dd><p>Coleridge. {prose}</p></dd>"
+        '<dt><a id="note_38" href="#noteref_38">38.</a></dt><dd><p>Preface to her Homer.</p></dd>'
+        f'<dt><a id="note_39" href="#noteref_39">39.</a></dt><dd><p>Hesiod. {prose}</p></dd>'
+        f"</dl><p>Appendix</p><p>A table of the Greek forces. {prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["BOOK I.", "BOOK II."]
+    assert [section.title for section in book.reference] == ["Footnotes", "Appendix"]
+    assert "Preface to her Homer." in book.reference[0].paragraphs
+    assert book.reference[0].paragraphs[-1].startswith("Hesiod.")
+
+
+def test_a_prefaces_name_over_the_number_of_its_first_part_names_that_part() -> None:
+    """Don Quixote (996.txt) heads its translator's preface "TRANSLATOR'S PREFACE", then "I:
+    ABOUT THIS TRANSLATION" right under it: the first section was "I: ABOUT THIS TRANSLATION",
+    the preface's name lost. A preface's name over a bare number keeps its name; over a
+    chapter's number with its division's word ("PROLOGUE" over "CHAPTER I") it does not."""
+    prose = _PROSE.format(who="Sancho")
+    text = (
+        "CONTENTS\n\nCHAPTER I\nOF THE FAMOUS GENTLEMAN\n\nCHAPTER II\nOF THE FIRST SALLY\n\n"
+        "CHAPTER III\nOF THE DROLL WAY\n\n\nTRANSLATOR'S PREFACE\n\n\nI: ABOUT THIS TRANSLATION\n\n"
+        f"{prose}\n\nII: ABOUT CERVANTES AND DON QUIXOTE\n\n{prose}\n\n\n"
+        f"THE AUTHOR'S PREFACE\n\n{prose}\n\n\nCHAPTER I\n\n{prose}\n\nCHAPTER II\n\n{prose}\n\n"
+        f"CHAPTER III\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "TRANSLATOR'S PREFACE: I: ABOUT THIS TRANSLATION",
+        "II: ABOUT CERVANTES AND DON QUIXOTE",
+        "THE AUTHOR'S PREFACE",
+        "CHAPTER I",
+        "CHAPTER II",
+        "CHAPTER III",
+    ]
+    blocks = [Block("heading", "PROLOGUE"), Block("heading", "CHAPTER I"), Block("text", prose)]
+    assert [c.title for c in chapters_from_blocks(blocks).chapters] == ["CHAPTER I"]
+
+
+def test_a_titled_story_told_in_numbered_parts_is_one_chapter() -> None:
+    """Grimms' Fairy Tales (2591.txt) tells "THE ADVENTURES OF CHANTICLEER AND PARTLET" in three
+    parts, "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS" to "3. HOW PARTLET DIED ...", and
+    "THE WEDDING OF MRS FOX" in two, "FIRST STORY" and "SECOND STORY": the plain text made five
+    chapters of them (65 in all, the first part's under the parts' title alone), the HTML, whose
+    parts are paragraphs under the tale's <h2>, two (62). The contents page lists the parts
+    under their tale, and the third not at all: in a book of titled stories, a story's title
+    over part 1 heads one chapter, each part's heading, and the next's, a line of it."""
+    prose = _PROSE.format(who="Chanticleer")
+    tales = "".join(
+        f"{tale}\n\n\n{prose}\n\n\n\n\n"
+        for tale in ("THE GOLDEN BIRD", "HANS IN LUCK", "JORINDA AND JORINDEL")
+    )
+    text = (
+        "CONTENTS:\n\n     THE GOLDEN BIRD\n     HANS IN LUCK\n     JORINDA AND JORINDEL\n"
+        "     THE GOOSE-GIRL\n     THE ADVENTURES OF CHANTICLEER AND PARTLET\n"
+        "       1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS\n"
+        "       2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES\n     RAPUNZEL\n"
+        "     THE WEDDING OF MRS FOX\n     FIRST STORY\n     SECOND STORY\n     THE SALAD\n\n\n\n"
+        f"{tales}THE GOOSE-GIRL\n\n\n{prose}\n\n\n\n\n"
+        "THE ADVENTURES OF CHANTICLEER AND PARTLET\n\n\n"
+        f"1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS\n\n{prose}\n\n\n"
+        f"2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES\n\n{prose}\n\n\n"
+        "3. HOW PARTLET DIED AND WAS BURIED, AND HOW CHANTICLEER DIED OF GRIEF\n\n"
+        f"{prose}\n\n\n\n\n"
+        f"RAPUNZEL\n\n\n{prose}\n\n\n\n\nTHE WEDDING OF MRS FOX\n\n\nFIRST STORY\n\n{prose}\n\n\n"
+        f"SECOND STORY\n\n{prose}\n\n\n\n\nTHE SALAD\n\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters[3:]] == [
+        "THE GOOSE-GIRL", "THE ADVENTURES OF CHANTICLEER AND PARTLET", "RAPUNZEL",
+        "THE WEDDING OF MRS FOX", "THE SALAD",
+    ]  # fmt: skip
+    assert book.chapters[4].paragraphs[::2] == [
+        "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS",
+        "2. HOW CHANTICLEER AND PARTLET WENT TO VISIT MR KORBES",
+        "3. HOW PARTLET DIED AND WAS BURIED, AND HOW CHANTICLEER DIED OF GRIEF",
+    ]
+    assert book.chapters[6].paragraphs[::2] == ["FIRST STORY", "SECOND STORY"]

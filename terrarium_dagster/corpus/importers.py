@@ -803,6 +803,27 @@ _PAREN_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’'_]))\(\d{1,3}\)(?=[\s.,;:!?
 _NOTE_MARK = re.compile(
     rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{_BRACED_NOTE}|{_PAREN_NOTE}"
 )
+# and, in a book that sets its notes so (`PAREN_NOTES` of them or more), in parentheses after a
+# stop and a space or after a closing parenthesis: 'the secret of the poet." (16)', "memory, (25)
+# is", "(his native place)(161)" (the Iliad's 6130-0.txt); not a list's "(1) political, (2)
+# administrative", its numbers one after the other in the paragraph
+_LOOSE_PAREN_NOTE = re.compile(
+    r"(?:(?<=[.,;:!?\"”’'])\s+|(?<=\)))\((\d{1,3})\)(?=[\s.,;:!?\"”’')—-]|$)"
+)
+PAREN_NOTES = 3
+
+
+def _without_loose_notes(text: str) -> str:
+    """A paragraph without its note marks in parentheses set apart (`_LOOSE_PAREN_NOTE`)."""
+    numbers = {int(number) for number in re.findall(r"\((\d{1,3})\)", text)}
+
+    def mark(found: re.Match[str]) -> str:
+        number = int(found.group(1))
+        return found.group(0) if {number - 1, number + 1} & numbers else ""
+
+    return _LOOSE_PAREN_NOTE.sub(mark, text)
+
+
 # plain text's _italics_ (never a blank for a name: "Mr. ____")
 _EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
 # a footnote's number in brackets after a word: "Pangloss[1]", "WHO THEY WERE.[34]"
@@ -816,6 +837,7 @@ def blocks_from_text(text: str) -> list[Block]:
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
     headings = _text_headings(lines)
+    loose_notes = len(re.findall(_PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     blocks: list[Block] = []
     paragraph: list[str] = []
 
@@ -825,7 +847,7 @@ def blocks_from_text(text: str) -> list[Block]:
             paragraph[0] = notes.group(2)
         if paragraph:
             joined = _NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
-            joined = _unmarked(joined)
+            joined = _unmarked(_without_loose_notes(joined) if loose_notes else joined)
             blocks.append(Block("text", joined, tuple(paragraph)))
         paragraph.clear()
 
@@ -1447,6 +1469,7 @@ class _XhtmlText(HTMLParser):
         self._bold = 0  # inside <b> or <strong>
         self._unbold = 0  # characters of the open block outside them
         self._stanza: list[str] = []  # the lines of the stanza being read
+        self._definition = 0  # inside a <dd>: a definition's text, or a note's
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -1477,6 +1500,8 @@ class _XhtmlText(HTMLParser):
             self._tag = tag
         if tag == "div":
             self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
+        if tag == "dd":
+            self._definition += 1
         for name, value in attrs:
             if name in ("id", "name") and value in self.anchors and not self._skip:
                 label = self.anchors.pop(value)
@@ -1505,6 +1530,8 @@ class _XhtmlText(HTMLParser):
             self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
+        if tag == "dd":
+            self._definition = max(0, self._definition - 1)
         if tag == "div" and self._verse and self._verse.pop():
             self._flush_stanza()  # a stanza's end
 
@@ -1600,8 +1627,25 @@ class _XhtmlText(HTMLParser):
             # "<p><b>An Early Fright</b></p>"): part of its heading
             self.items.append(Block("heading", text))
             return
+        if (
+            len(self.items) >= 2
+            and self.items[-2].kind == "heading"
+            and self.items[-1].kind == "text"
+            and _ARGUMENT.match(self.items[-1].text)
+            and _shouted(text)
+            and len(text.split()) <= HEADING_PARAGRAPH_WORDS
+        ):
+            # the title under the label of a book's summary, under its number (the Iliad's HTML:
+            # "<h1>BOOK I.</h1>", then "<p>ARGUMENT.</p>", then "<p>THE CONTENTION OF ACHILLES
+            # AND AGAMEMNON.</p>"): the book's title, the label the summary's first line (as in
+            # the plain text, `_subtitle`)
+            self.items.insert(-1, Block("heading", text))
+            return
         if text:
-            heading = _HEADING_PARAGRAPH.match(text) is not None
+            # a section's name set as a paragraph heads it, but not inside a <dd>, a note's text
+            # (the Iliad's HTML: its footnote 38, "<dd><p>Preface to her Homer.</p></dd>", headed
+            # the other 14,900 words of its notes, as a preface "to her Homer")
+            heading = _HEADING_PARAGRAPH.match(text) is not None and not self._definition
             self.items.append(Block("heading" if heading else "text", text))
 
 
@@ -1799,6 +1843,10 @@ def _figures(line: str) -> bool:
     return sum(c.isalpha() for c in marks) * 2 < len(marks)
 
 
+_PREFATORY = _heading_named(_STORY_SECTIONS)
+_BARE_SECTION = re.compile(r"^(?:[IVXLCDM]+|\d{1,3})(?:[.:]\s+\S|\.?$)")  # "I: ABOUT ...", "II."
+
+
 def _title(run: list[str]) -> str:
     """One title for consecutive headings: from the chapter number on when there is one (a
     book's title above it is dropped), the rest joined by ": "."""
@@ -1823,7 +1871,13 @@ def _title(run: list[str]) -> str:
         # (Middlemarch's HTML: "BOOK I" ... "BOOK VIII" listed, then "PRELUDE")
         run = run[-1:]
     elif numbered:
-        run = run[numbered[-1] :]
+        first = numbered[-1]
+        if first and _PREFATORY.match(run[first - 1].strip()) and _BARE_SECTION.match(run[first]):
+            # a preface's name over the number of its first part ("TRANSLATOR'S PREFACE", then
+            # "I: ABOUT THIS TRANSLATION": Don Quixote's) names that part too; a chapter's number
+            # with its division's word ("PROLOGUE" over "CHAPTER I") does not take it
+            first -= 1
+        run = run[first:]
     elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
         run = run[named[-1] :]
     if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
@@ -1928,6 +1982,23 @@ def _only_listed(run: list[str]) -> bool:
     return one is not None and two == one + 1
 
 
+# a part of a story numbered under its title: "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS",
+# "SECOND STORY"
+_PART_NUMBER = re.compile(rf"^(?:(\d{{1,3}})\.\s+\S.*|((?i:{_ORDINALS}))\s+(?:STORY|TALE|PART))$")
+_ORDINAL_VALUES = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def _part_number(text: str) -> int | None:
+    """The number of a story's part from its heading ("2. HOW ...": 2, "SECOND STORY": 2)."""
+    found = _PART_NUMBER.match(text.strip())
+    if found is None:
+        return None
+    if found.group(1):
+        return int(found.group(1))
+    ordinal = found.group(2).casefold()
+    return _ORDINAL_VALUES.index(ordinal) + 1 if ordinal in _ORDINAL_VALUES else None
+
+
 def _sentence_heading(text: str) -> bool:
     """A sentence of the story set as a heading under the chapter's own (Just So Stories' HTML:
     "HOW THE CAMEL GOT HIS HUMP", then an <h3> "NOW this is the next tale, and it tells how the
@@ -1943,10 +2014,27 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
-    for block in blocks:
+    in_contents = False  # under a contents page's heading, before any prose
+    for index, block in enumerate(blocks):
         under_a_heading = bool(items) and isinstance(items[-1], list)
         if block.kind == "heading" and under_a_heading and _sentence_heading(block.text):
             block = Block("text", block.text, block.lines)  # "NOW this is the next tale, ..."
+        if block.kind == "heading":
+            in_contents = _CONTENTS.match(block.text.strip()) is not None
+        elif _is_prose(block):
+            in_contents = False
+        elif (
+            in_contents
+            and len(block.lines) <= 1
+            and _bare_capitals(_unstopped(block.text))
+            and index + 1 < len(blocks)
+            and _is_prose(blocks[index + 1])
+        ):
+            # a title in capitals set as a paragraph under a contents page's heading, over prose
+            # of its own, heads that prose (Huckleberry Finn's HTML: "EXPLANATORY", the
+            # author's note, a <p> after the list of illustrations, was left out with it)
+            block = Block("heading", block.text, block.lines)
+            in_contents = False
         if block.kind != "heading":
             items.append(block)
         elif items and isinstance(items[-1], list):
@@ -1978,6 +2066,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     listed_pages: set[str] = set()  # the names of contents pages set as headings alone
     under_contents: set[str] = set()  # the names of runs of headings under a contents heading
     last: Block | None = None  # the paragraph before a run of headings
+    told_in: int | None = None  # the last part read of a story told in numbered parts
+    first_part: str | None = None  # the heading of such a story's first part
     for item in items:
         if isinstance(item, Block):
             sections[-1][1].append(item)
@@ -1989,6 +2079,18 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             sections[-1][1].append(Block("text", item[0]))
             item = item[1:]
         last = None
+        part = None if numbered_book else _part_number(item[-1])
+        if told_in is not None and len(item) == 1 and part == told_in + 1:
+            sections[-1][1].append(Block("text", item[0]))  # "2. HOW CHANTICLEER AND ..."
+            told_in = part
+            continue
+        told_in = first_part = None
+        if part == 1 and len(item) >= 2 and not _numbered(item[:-1]) and not _named(item[:-1]):
+            # a titled story told in numbered parts, in a book of titled stories (Grimms'
+            # "THE ADVENTURES OF CHANTICLEER AND PARTLET" over "1. HOW THEY WENT TO THE
+            # MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", "THE WEDDING OF MRS FOX" over "FIRST
+            # STORY", "SECOND STORY"): one chapter, the story's, each part's heading a line of it
+            told_in, first_part, item = 1, item[-1], item[:-1]
         if sectioned and all(_SECTION_NUMBER.match(text) for text in item):
             sections[-1][1].append(Block("text", "* * *"))  # "II." inside "ADVENTURE I. ..."
             continue
@@ -2037,7 +2139,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 name = f"{story}: {number}"
             else:
                 story = None
-        sections.append((name, []))
+        sections.append((name, [Block("text", first_part)] if first_part else []))
         divisions[id(sections[-1][1])] = division
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
