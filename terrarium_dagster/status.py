@@ -8,7 +8,7 @@ from typing import Any
 
 from terrarium_dagster.backends.offline import is_offline
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
-from terrarium_dagster.corpus.living import hash_lookup
+from terrarium_dagster.corpus.living import cited_lookups
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import parse_thread_key
 from terrarium_dagster.errors import InputError, TerrariumError
@@ -29,13 +29,7 @@ def living_corpus(store: GlossaryStore, corpus: Corpus | None) -> dict[str, Any]
             through = through_post(state)
             if through is not None and state.status in ("annotated", "curated"):
                 new_posts[state.thread_id] = corpus.story_posts_after(state.thread_id, through)
-        hash_of = hash_lookup(corpus.post)
-
-        def text_of(post_id: int) -> str | None:
-            post = corpus.post(post_id)
-            return post.text if post is not None else None
-
-        changes = store.sources.check(hash_of, text_of)
+        changes = store.sources.check(*cited_lookups(corpus, store.sources.cited_posts()))
     else:
         changes = store.sources.marked()
     return {

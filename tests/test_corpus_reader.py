@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from terrarium_dagster.corpus import reader as reader_module
 from terrarium_dagster.corpus.reader import Corpus, parse_ref
 from terrarium_dagster.corpus.scenes import batch_scenes
 from terrarium_dagster.corpus.units import Post, parse_thread_key
@@ -134,6 +135,18 @@ def test_post_and_has_post(story: Path) -> None:
         assert corpus.post(7) is None
         assert corpus.has_post(101)
         assert not corpus.has_post(7)
+
+
+def test_posts_by_id_are_the_posts_post_reads_in_chunks_a_missing_id_left_out(
+    story: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader_module, "POSTS_PER_QUERY", 2)  # several queries
+    with Corpus(story) as corpus:
+        ids = [post.id for thread in corpus.threads() for post in corpus.posts(thread.id)]
+        found = corpus.posts_by_id([*ids, 7, ids[0]])
+        assert sorted(found) == sorted(ids)
+        assert all(found[post_id] == corpus.post(post_id) for post_id in ids)
+        assert corpus.posts_by_id([]) == {}
 
 
 def test_post_range_from_a_post_in_time_then_id_order(story: Path) -> None:

@@ -70,6 +70,26 @@ def test_thread_state_is_created_updated_and_cleared(store: GlossaryStore):
     assert [s.thread_id for s in store.progress.thread_states()] == [100, 50]
 
 
+def test_thread_states_read_again_are_what_the_store_holds_now_rolled_back_or_not(
+    store: GlossaryStore,
+):
+    """Thread states are kept as read, by their rows' values: a change, and a change rolled
+    back, read as the store holds them."""
+    store.progress.set_thread_state(100, thread_key="t00000-100", position=0, status="annotating")
+    store.progress.set_thread_state(50, thread_key="t00001-50", position=1)
+    first = store.progress.thread_states()
+    assert store.progress.thread_states() == first
+    store.progress.set_thread_state(100, status="annotated", end_revision_id=3)
+    assert [s.status for s in store.progress.thread_states()] == ["annotated", "pending"]
+    with pytest.raises(RuntimeError), store.transaction():
+        store.progress.set_thread_state(50, status="annotating", scenes_done=1)
+        assert store.progress.thread_states()[1].scenes_done == 1
+        raise RuntimeError("stop")
+    states = store.progress.thread_states()
+    assert [(s.status, s.scenes_done) for s in states] == [("annotated", 0), ("pending", 0)]
+    assert states[1] is first[1]  # the same row, read before: the state kept
+
+
 def test_thread_state_arguments_are_checked(store: GlossaryStore):
     with pytest.raises(InputError, match="thread status"):
         store.progress.set_thread_state(100, thread_key="k", position=0, status="done")

@@ -12,7 +12,7 @@ hash of a post's story text (`text_hash`), recorded when a post is first used as
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -23,6 +23,10 @@ class PostSource(Protocol):
     def post(self, post_id: int) -> Post | None: ...
 
 
+class PostsSource(Protocol):
+    def posts_by_id(self, post_ids: Iterable[int]) -> dict[int, Post]: ...
+
+
 def text_hash(post: Post | None) -> str | None:
     """The hash of a post's story text (what the agent read and quotes are checked against);
     None when the post is gone."""
@@ -31,15 +35,23 @@ def text_hash(post: Post | None) -> str | None:
     return hashlib.sha256(post.text.encode("utf-8")).hexdigest()[:32]
 
 
-def post_text(corpus: PostSource, post_id: int) -> str | None:
-    """A post's story text now (None: deleted), for re-checking quotes."""
-    post = corpus.post(post_id)
-    return post.text if post is not None else None
-
-
 def hash_lookup(post: Callable[[int], Post | None]) -> Callable[[int], str | None]:
     """post id -> its text hash now (None: deleted), over a corpus's `post` lookup."""
     return lambda post_id: text_hash(post(post_id))
+
+
+def cited_lookups(
+    corpus: PostsSource, post_ids: Iterable[int]
+) -> tuple[Callable[[int], str | None], Callable[[int], str | None]]:
+    """(its text's hash, its text) of a cited post now, None when it is gone: the posts the
+    sources cite read at once, for checking them all (`store.sources.check`)."""
+    found = corpus.posts_by_id(post_ids)
+
+    def text_of(post_id: int) -> str | None:
+        post = found.get(post_id)
+        return post.text if post is not None else None
+
+    return hash_lookup(found.get), text_of
 
 
 def split_after(scenes: Sequence[Scene], through_post: int | None) -> list[Scene]:

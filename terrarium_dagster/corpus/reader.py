@@ -21,7 +21,7 @@ import contextlib
 import logging
 import sqlite3
 import string
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -64,6 +64,7 @@ _POST_COLUMNS = (
     "group_concat(t.name, char(31))"
 )
 _POST_FROM = "FROM post AS p LEFT JOIN tag AS t ON t.post_id = p.id"
+POSTS_PER_QUERY = 500  # ids in one `posts_by_id` query (SQLite's limit on variables: 32,766)
 
 ScanStrategy = Literal["per_thread", "single_query"]
 
@@ -394,6 +395,24 @@ class Corpus:
             f"SELECT {_POST_COLUMNS} {_POST_FROM} WHERE p.id = ? GROUP BY p.id", (post_id,)
         ).fetchone()
         return None if row is None else _post(row)
+
+    def posts_by_id(self, post_ids: Iterable[int]) -> dict[int, Post]:
+        """The posts with these ids (an id no post has is left out), read a few hundred to a
+        query: a book's thousands of cited paragraphs, checked at a run's start, were one query
+        each."""
+        wanted = sorted(set(post_ids))
+        found: dict[int, Post] = {}
+        for start in range(0, len(wanted), POSTS_PER_QUERY):
+            chunk = wanted[start : start + POSTS_PER_QUERY]
+            marks = ", ".join("?" for _ in chunk)
+            cursor = self._conn.execute(
+                f"SELECT {_POST_COLUMNS} {_POST_FROM} WHERE p.id IN ({marks}) GROUP BY p.id",
+                chunk,
+            )
+            for row in cursor.fetchall():
+                post = _post(row)
+                found[post.id] = post
+        return found
 
     def story_posts_after(self, thread_id: int, post_id: int) -> int:
         """How many story posts (QM posts, not tallies) of the thread come after `post_id` in

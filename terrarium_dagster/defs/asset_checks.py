@@ -12,12 +12,11 @@ fail with severity ERROR. None of them blocks the export (which lists unresolved
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import dagster as dg
 
-from terrarium_dagster.corpus.living import hash_lookup, post_text
+from terrarium_dagster.corpus.living import cited_lookups
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.defs.story_location import story_key
 from terrarium_dagster.exports.glossary_checks import run_checks
@@ -101,7 +100,8 @@ def evaluate_glossary_checks(
     if not chosen:
         return
     with corpus.open() as reader, store.read() as glossary:
-        changes = glossary.sources.check(hash_lookup(reader.post), partial(post_text, reader))
+        lookups = cited_lookups(reader, glossary.sources.cited_posts())
+        changes = glossary.sources.check(*lookups)
         results = run_checks(glossary.glossary.entry_views(), reader, changes)
     for item in chosen:
         result = results[item.result]

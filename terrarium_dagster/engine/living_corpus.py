@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from terrarium_dagster.corpus.living import hash_lookup, scenes_after, split_after
+from terrarium_dagster.corpus.living import cited_lookups, scenes_after, split_after
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Scene, Thread
 from terrarium_dagster.engine.order import DONE
@@ -67,12 +67,8 @@ class LivingCorpus:
         hashed as they are now."""
         if self._source_changes is not None:
             return self._source_changes
-        hash_of = hash_lookup(self.corpus.post)
+        hash_of, text_of = cited_lookups(self.corpus, self.store.sources.cited_posts())
         self.store.sources.record(hash_of)
-
-        def text_of(post_id: int) -> str | None:
-            post = self.corpus.post(post_id)
-            return post.text if post is not None else None
 
         changes = self.store.sources.check(hash_of, text_of)
         if changes or self.store.sources.marked():

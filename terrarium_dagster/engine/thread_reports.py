@@ -69,7 +69,7 @@ def touched_entry(store: GlossaryStore, corpus: Corpus, entry_id: int, action: s
             ref=f"{item.thread_id}#{item.post_id}",
             url=corpus.post_url(f"{item.thread_id}#{item.post_id}", quote=item.quote),
         )
-        for item in store.provenance.for_entry(entry_id)[:SOURCES_PER_ENTRY]
+        for item in store.provenance.for_entry(entry_id, limit=SOURCES_PER_ENTRY)
     ]
     return TouchedEntry(
         entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources

@@ -155,15 +155,19 @@ class ProvenanceLog(Aggregate):
         self.sources = ProvenanceRows(store)
 
     @guarded
-    def for_entry(self, entry_id: int, *, include_superseded: bool = False) -> list[Provenance]:
-        """Sources of an entry (live ones unless asked), by post id."""
+    def for_entry(
+        self, entry_id: int, *, include_superseded: bool = False, limit: int | None = None
+    ) -> list[Provenance]:
+        """Sources of an entry (live ones unless asked), by post id; the first `limit` only
+        when given (a report's first sources of an entry named in hundreds of posts)."""
         entry_id = parse_entry_id(entry_id)
         live = "" if include_superseded else " AND superseded_revision_id IS NULL"
+        first = "" if limit is None else f" LIMIT {max(0, int(limit))}"
         with self.reading():
             self.rows.row(entry_id)
             return self.records(
                 provenance_record,
-                f"SELECT * FROM provenance WHERE entry_id = ?{live} ORDER BY post_id, id",
+                f"SELECT * FROM provenance WHERE entry_id = ?{live} ORDER BY post_id, id{first}",
                 (entry_id,),
             )
 

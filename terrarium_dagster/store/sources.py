@@ -68,6 +68,16 @@ class SourceLog(Aggregate):
         return recorded
 
     @guarded
+    def cited_posts(self) -> set[int]:
+        """Every post a source names: hashed already, or cited and not yet hashed."""
+        return {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT post_id FROM source_post UNION SELECT post_id FROM provenance"
+            )
+        }
+
+    @guarded
     def check(self, hash_of: HashOf, text_of: TextOf) -> list[SourceChange]:
         """The source posts whose text is not what was cited (read only)."""
         changes: list[SourceChange] = []
