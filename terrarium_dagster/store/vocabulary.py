@@ -51,6 +51,7 @@ def frequency(word: str) -> float:
     return float(zipf_frequency(word.casefold(), "en"))
 
 
+@functools.lru_cache(maxsize=65536)  # a site's links ask it of one name per view
 def ordinary_reason(term: str, *, elision: bool = True) -> str | None:
     """Why `term` is ordinary vocabulary (one line), or None when it may be a story term.
     Without `elision`, a word spelled with an apostrophe is not read as an English word with
