@@ -721,3 +721,28 @@ def test_no_merge_goes_into_an_entry_the_same_answer_rejects(short: str, full: s
     merges = [d for d in decisions if d["decision"] == "MERGE"]
     assert not [d for d in merges if d["target_entry_id"] in rejected], decisions
     assert {d["entry_id"] for d in decisions} == {"E7", "E8"}, "each decided"
+
+
+def test_a_brother_or_a_wife_named_in_full_is_not_the_surnames_entry_of_another() -> None:
+    """Anna Karenina's "Levin" held "Konstantin Levin": "Nikolay Levin", his brother, and
+    "Katerina Alexandrovna Levin", his wife, were merged into it as "the fuller name of Levin"
+    (Russian given names are in no list, so neither name read as a person's). A given name no
+    English word is a given name; his own names still merge, and a title before the given name
+    is his ("Jeddak Tardos Mors" of "Tardos Mors"), as a patronymic after it is ("Alexey Vronsky"
+    is not his father "Count Kirill Ivanovitch Vronsky")."""
+    levin = _known(25, "Levin|Konstantin Levin")
+    for other in ("Nikolay Levin", "Katerina Alexandrovna Levin"):
+        decisions = offline_curate([_view(110, other, similar=(levin,))])
+        assert all(d["decision"] != "MERGE" for d in decisions), (other, decisions)
+    (own,) = offline_curate([_view(32, "Konstantin Dmitrievitch Levin", similar=(levin,))])
+    assert (own["decision"], own["target_entry_id"]) == ("MERGE", "E25")
+    father = _known(70, "Count Kirill Ivanovitch Vronsky")
+    decisions = offline_curate([_view(71, "Alexey Vronsky", similar=(father,))])
+    assert all(d["decision"] != "MERGE" for d in decisions), decisions
+    mors = _known(4, "Tardos Mors")
+    (titled,) = offline_curate([_view(40, "Jeddak Tardos Mors", similar=(mors,))])
+    assert (titled["decision"], titled["target_entry_id"]) == ("MERGE", "E4")
+    # places are no family: "River Iss" is still a form of "Iss" beside "Sacred Iss"
+    iss = _known(5, "Iss|Sacred Iss")
+    (river,) = offline_curate([_view(41, "River Iss", similar=(iss,))])
+    assert river["decision"] == "MERGE", river

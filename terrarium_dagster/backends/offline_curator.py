@@ -50,6 +50,7 @@ from terrarium_dagster.backends.term_reasons import (
 from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL
 from terrarium_dagster.store.normalize import normalize_term
+from terrarium_dagster.store.vocabulary import ordinary_reason
 from terrarium_dagster.terms.candidates import (
     HONORIFICS,
     STARTERS,
@@ -454,26 +455,50 @@ def _merge_owner(
 
 def _another_person(view: CurateEntryView, owner: KnownEntry) -> bool:
     """Whether a full name of each, titles aside, gives one surname two given names that are no
-    familiar forms of each other ("Miss Jane Bennet" and "Elizabeth Bennet"): two of a family,
-    whatever a shorter name of one ("Miss Bennet") would be a form of."""
+    familiar forms of each other ("Miss Jane Bennet" and "Elizabeth Bennet"; "Nikolay Levin" and
+    "Konstantin Levin", "Alexey Vronsky" and "Count Kirill Ivanovitch Vronsky"): two of a family,
+    whatever a shorter name of one ("Miss Bennet", "Levin") would be a form of. Of three words,
+    either of the first two may be the given name: a patronymic after it, or a title before it
+    ("Jeddak Tardos Mors" is "Tardos Mors")."""
     given: dict[str, set[str]] = {}
     persons: set[str] = set()  # surnames a name of the owner's shows as a person's
     for name in map(normalize_term, owner.names):
-        words = untitled(name).split()
-        if len(words) == 2 and person_like(name) and words[0] not in HONORIFICS:
-            given.setdefault(words[1], set()).add(words[0])
-            if a_persons_name(name):
-                persons.add(words[1])
+        found = _given_and_family(name)
+        if found is not None:
+            given.setdefault(found[1], set()).update(found[0])
+            if _a_persons_given_name(name):
+                persons.add(found[1])
     for name in map(normalize_term, view.names):
-        words = untitled(name).split()
-        if len(words) != 2 or not person_like(name) or words[0] in HONORIFICS:
+        found = _given_and_family(name)
+        if found is None:
             continue  # "Old Quill" names no given name
-        if words[1] not in persons and not a_persons_name(name):
+        mine, family = found
+        if family not in persons and not _a_persons_given_name(name):
             continue  # "Sacred Iss" and "River Iss": no person's names
-        theirs = given.get(words[1], set())
-        if theirs and not any(g == words[0] or familiar_pair(g, words[0]) for g in theirs):
+        theirs = given.get(family, set())
+        if theirs and not any(g == m or familiar_pair(g, m) for g in theirs for m in mine):
             return True
     return False
+
+
+def _given_and_family(name: str) -> tuple[tuple[str, ...], str] | None:
+    """The words of a normalized person-like name of two or three words (titles aside) that may
+    be its given name, and its surname; None for another shape."""
+    words = untitled(name).split()
+    if len(words) not in (2, 3) or not person_like(name) or words[0] in HONORIFICS:
+        return None
+    return tuple(words[:-1]), words[-1]
+
+
+def _a_persons_given_name(key: str) -> bool:
+    """Whether a normalized name of two or three words is a person's by its first word: a given
+    name the lists know (`a_persons_name`), or one that is no English word at all, as a novel's
+    foreign names are ("nikolay levin", "stepan arkadyevitch oblonsky"); never an ordinary word
+    ("river iss", "east barnet"), nor a place's ("mizzenmast hill")."""
+    first = untitled(key).split()[0]
+    if a_persons_name(key):
+        return True
+    return first.isalpha() and ordinary_reason(first) is None and not a_places_name(key)
 
 
 _INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
