@@ -25,7 +25,7 @@ import pytest
 
 from terrarium_dagster.errors import StoreError
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import TERRARIUM, digest, run_args
+from tests.support.cli import TERRARIUM, digest, run_args, store_copy
 
 READERS = (
     ("status", "--json"),
@@ -51,10 +51,7 @@ def built_once(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 @pytest.fixture
 def built_store(built_once: Path, tmp_path: Path) -> Path:
     """A copy of one offline run's store, in a folder of its own."""
-    store = tmp_path / "store" / "terrarium.db"
-    store.parent.mkdir()
-    shutil.copyfile(built_once, store)
-    return store
+    return store_copy(built_once, tmp_path)
 
 
 def _reader(db: Path, args: tuple[str, ...], out: Path) -> subprocess.CompletedProcess[str]:

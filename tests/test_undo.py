@@ -16,7 +16,7 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.defs.assets import glossary_export, thread_glossary
 from terrarium_dagster.defs.undo_job import undo_job
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import run_args
+from tests.support.cli import run_args, store_copy
 
 pytest_plugins = ["tests.support.dagster_fixtures"]
 
@@ -31,10 +31,7 @@ def sample_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
 @pytest.fixture
 def db(sample_store: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "store" / "terrarium.db"
-    copy.parent.mkdir()
-    shutil.copy(sample_store, copy)
-    return copy
+    return store_copy(sample_store, tmp_path)
 
 
 def merge_changed_since(db: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar
 
 from terrarium_dagster.errors import DiskSpaceError, InputError, StoreError, TerrariumError
 from terrarium_dagster.jsonform import canonical_json
@@ -452,6 +452,27 @@ class StoreConnection:
                 self._depth = 0
                 if conn.in_transaction:
                     conn.execute("COMMIT")
+
+
+class RowsAsRead(Generic[R]):
+    """Records made of rows, kept by each row's values: a row read again, unchanged, is the
+    record made before (a frozen model: nothing changes it); a row changed, or rolled back, has
+    other values and is made anew. For the reads a run repeats over rows that seldom change
+    (every thread's state at each thread, every source at each chapter's as-of view)."""
+
+    def __init__(self, make: Callable[[sqlite3.Row], R], *, most: int) -> None:
+        self._make = make
+        self._most = most  # rows kept at most (all let go past it)
+        self._kept: dict[tuple[object, ...], R] = {}
+
+    def __call__(self, row: sqlite3.Row) -> R:
+        values = tuple(row)
+        found = self._kept.get(values)
+        if found is None:
+            if len(self._kept) >= self._most:
+                self._kept.clear()
+            found = self._kept[values] = self._make(row)
+        return found
 
 
 class Aggregate:

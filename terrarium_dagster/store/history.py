@@ -12,9 +12,9 @@ import sqlite3
 from collections.abc import Sequence
 
 from terrarium_dagster.errors import StoreError
-from terrarium_dagster.store.base import Aggregate, StoreConnection, guarded
+from terrarium_dagster.store.base import Aggregate, RowsAsRead, StoreConnection, guarded
 from terrarium_dagster.store.inputs import clean_boundary, parse_entry_id
-from terrarium_dagster.store.models import EntryView, Provenance, Revision
+from terrarium_dagster.store.models import EntryView, Revision
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.progress import ThreadProgress
 from terrarium_dagster.store.provenance import provenance_record, seen_span
@@ -33,16 +33,7 @@ class History(Aggregate):
         self.progress = ThreadProgress(store)
         # each source row as read, by its values: the site's views as of every chapter read the
         # same rows again (a book of 239 chapters: 650,000 records made of 2,700 rows)
-        self._sources: dict[tuple[object, ...], Provenance] = {}
-
-    def _source(self, row: sqlite3.Row) -> Provenance:
-        values = tuple(row)
-        found = self._sources.get(values)
-        if found is None:
-            if len(self._sources) > KEPT_SOURCES:
-                self._sources.clear()
-            found = self._sources[values] = provenance_record(row)
-        return found
+        self._source = RowsAsRead(provenance_record, most=KEPT_SOURCES)
 
     @guarded
     def revisions(

@@ -7,6 +7,7 @@ from typing import Any
 from terrarium_dagster.errors import InputError, StoreError
 from terrarium_dagster.store.base import (
     Aggregate,
+    RowsAsRead,
     StoreConnection,
     dump_json,
     guarded,
@@ -44,7 +45,7 @@ class ThreadProgress(Aggregate):
         # each thread's state as read, by its row's values: the run asks where every thread
         # stands at each thread of a book (hundreds of rows, each a model made again, took
         # most of a no-op run's 12 s on a novel of 239 chapters); a row changed reads anew
-        self._parsed: dict[tuple[object, ...], ThreadState] = {}
+        self._parsed = RowsAsRead(_thread_state, most=PARSED_STATES)
 
     # ---------------------------------------------------------------------------- thread state
     @guarded
@@ -57,17 +58,7 @@ class ThreadProgress(Aggregate):
     @guarded
     def thread_states(self) -> list[ThreadState]:
         """All recorded thread states in story order (position)."""
-        rows = self.conn.execute("SELECT * FROM thread_state ORDER BY position, thread_id")
-        states = []
-        for row in rows.fetchall():
-            values = tuple(row)
-            state = self._parsed.get(values)
-            if state is None:
-                if len(self._parsed) > PARSED_STATES:
-                    self._parsed.clear()
-                state = self._parsed[values] = _thread_state(row)
-            states.append(state)
-        return states
+        return self.records(self._parsed, "SELECT * FROM thread_state ORDER BY position, thread_id")
 
     @guarded
     def set_thread_state(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -87,3 +88,12 @@ def interrupt(process: subprocess.Popen[str]) -> int:
 def digest(path: Path) -> str:
     """The SHA-256 of a file's bytes: that a command left a file exactly as it was."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def store_copy(built: Path, tmp_path: Path) -> Path:
+    """A copy of a built store at `tmp_path/store/terrarium.db`, a folder of its own (a test's
+    writes, its exports, its WAL files beside it and nothing else)."""
+    store = tmp_path / "store" / "terrarium.db"
+    store.parent.mkdir()
+    shutil.copyfile(built, store)
+    return store
