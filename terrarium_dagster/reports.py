@@ -19,6 +19,8 @@ __all__ = [
 class SourceLink(BaseModel):
     ref: str
     url: str | None = None
+    # as a reader names it: ">>58" in a quest, "“PART ONE: Chapter 3”, paragraph 6" in a book
+    label: str | None = None
 
 
 class TouchedEntry(BaseModel):

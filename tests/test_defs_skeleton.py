@@ -9,7 +9,7 @@ import pytest
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.definitions import defs
-from terrarium_dagster.defs.assets import scene_batches, thread_glossary
+from terrarium_dagster.defs.assets import scene_batches, thread_annotations, thread_glossary
 from terrarium_dagster.defs.partitions import (
     PartitionOrderError,
     foreign_keys,
@@ -115,3 +115,45 @@ def test_scene_batches_materializes_a_sample_thread_with_metadata(
     assert metadata["approx_tokens"].value > 0
     preview = metadata["scene_preview"].value
     assert preview.records[0].data["scene"] == scenes[0].id
+
+
+def test_a_books_chapter_reads_as_a_book_in_its_materializations(tmp_path: Path) -> None:
+    """A novel's materializations counted "posts" and "story_posts", named its scenes "53#58"
+    and its sources ">>58": a chapter now counts paragraphs, places each scene and source by
+    chapter and paragraph, as the exports and the site do."""
+    from terrarium_dagster.cli import main
+
+    book = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
+    corpus_path = tmp_path / "mars.db"
+    assert main(["import", str(book), "--out", str(corpus_path)]) == 0
+    with Corpus(corpus_path) as corpus:
+        thread = corpus.threads()[0]
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(threads_partitions.name, [thread.key])
+        result = dg.materialize(
+            [thread_glossary],
+            selection=[scene_batches, thread_annotations],
+            partition_key=thread.key,
+            instance=instance,
+            resources={
+                "corpus": CorpusResource(path=str(corpus_path)),
+                "store": StoreResource(path=str(tmp_path / "store.db")),
+                "agent": AgentResource(offline=True),
+            },
+        )
+        assert result.success
+        events = result.asset_materializations_for_node("thread_glossary")
+    batches, annotations = (
+        next(e.metadata for e in events if e.asset_key == key)
+        for key in (scene_batches, thread_annotations)
+    )
+    assert {"chapter", "paragraphs", "story_paragraphs"} <= set(batches)
+    assert not {"thread", "posts", "story_posts"} & set(batches)
+    first = batches["scene_preview"].value.records[0].data
+    assert first["scene"].startswith(f"“{thread.title}”, paragraph ") and first["paragraphs"] > 0
+    assert "first_paragraph" in first and "first_post" not in first
+    rows = [row.data for row in annotations["touched_entries"].value.records]
+    assert rows and all(row["sources"] for row in rows)
+    assert all(">>" not in row["sources"] and "paragraph " in row["sources"] for row in rows)
+    lineage = annotations["lineage"].value
+    assert ">>" not in lineage and ", paragraph " in lineage

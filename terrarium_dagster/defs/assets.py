@@ -19,6 +19,7 @@ from pydantic import Field
 
 from terrarium_dagster.config import Settings
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import is_book, scene_place
 from terrarium_dagster.corpus.summary import scene_batch_summary
 from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.defs.asset_checks import evaluate_glossary_checks, glossary_check_specs
@@ -201,14 +202,19 @@ def thread_glossary(
 
 
 def _scene_batch_materialization(reader: Corpus, thread: Thread) -> dg.AssetMaterialization:
+    """The thread's scenes, counted and previewed: a quest's in posts, a book's (a corpus
+    `terrarium import` made) in paragraphs, each scene where a reader finds it."""
     summary = scene_batch_summary(reader, thread)
+    book = is_book(reader)
+    unit = "paragraphs" if book else "posts"
+    first = "first_paragraph" if book else "first_post"
     rows = [
         dg.TableRecord(
             {
-                "scene": scene.scene_id,
-                "posts": scene.posts,
+                "scene": scene_place(scene.scene_id, thread.title) if book else scene.scene_id,
+                unit: scene.posts,
                 "chars": scene.chars,
-                "first_post": scene.first_post_url or scene.first_post_ref,
+                first: scene.first_post_url or scene.first_post_ref,
                 "opening": scene.opening,
             }
         )
@@ -219,11 +225,11 @@ def _scene_batch_materialization(reader: Corpus, thread: Thread) -> dg.AssetMate
         partition=thread.key,
         description=f"{thread.key}: {thread.title}",
         metadata={
-            "thread": f"{thread.key} — {thread.title}",
+            ("chapter" if book else "thread"): f"{thread.key} — {thread.title}",
             "thread_id": summary.thread_id,
             "title": summary.title,
-            "posts": summary.posts,
-            "story_posts": summary.story_posts,
+            unit: summary.posts,
+            f"story_{unit}": summary.story_posts,
             "scenes": len(summary.scenes),
             "story_characters": summary.story_chars,
             "approx_tokens": summary.approx_tokens,
@@ -232,9 +238,9 @@ def _scene_batch_materialization(reader: Corpus, thread: Thread) -> dg.AssetMate
                 schema=dg.TableSchema(
                     columns=[
                         dg.TableColumn("scene", "string"),
-                        dg.TableColumn("posts", "int"),
+                        dg.TableColumn(unit, "int"),
                         dg.TableColumn("chars", "int"),
-                        dg.TableColumn("first_post", "string"),
+                        dg.TableColumn(first, "string"),
                         dg.TableColumn("opening", "string"),
                     ]
                 ),

@@ -35,7 +35,11 @@ TOUCHED_SCHEMA = dg.TableSchema(
         dg.TableColumn("first_source_url", "string", description="the first source's post"),
         dg.TableColumn("change", "string", description="created, updated or deleted"),
         dg.TableColumn("status", "string"),
-        dg.TableColumn("sources", "string", description="source posts, >>post_id"),
+        dg.TableColumn(
+            "sources",
+            "string",
+            description="its first sources: >>post_id in a quest, chapter and paragraph in a book",
+        ),
     ]
 )
 
@@ -204,9 +208,7 @@ def touched_table(touched: Sequence[TouchedEntry]) -> dg.TableMetadataValue:
                 ),
                 "change": item.action,
                 "status": item.status,
-                "sources": ", ".join(
-                    f">>{source.ref.partition('#')[2]}" for source in item.sources
-                ),
+                "sources": "; ".join(_source_label(source) for source in item.sources),
             }
         )
         for item in touched[:MAX_TOUCHED_ROWS]
@@ -214,9 +216,9 @@ def touched_table(touched: Sequence[TouchedEntry]) -> dg.TableMetadataValue:
     return dg.MetadataValue.table(rows, schema=TOUCHED_SCHEMA)
 
 
-def _post_label(ref: str) -> str:
-    """`>>post_id` for a `<thread_id>#<post_id>` reference (the thread is the row's)."""
-    return ">>" + ref.partition("#")[2]
+def _source_label(source: SourceLink) -> str:
+    """A source as a reader names it: `>>post_id` in a quest, chapter and paragraph in a book."""
+    return source.label or ">>" + source.ref.partition("#")[2]
 
 
 def _post_address(url: str) -> str:
@@ -246,8 +248,13 @@ def touched_markdown(touched: Sequence[TouchedEntry]) -> str:
 
 
 def source_links(sources: Iterable[SourceLink]) -> str:
-    parts = [f"[{source.ref}]({source.url})" if source.url else source.ref for source in sources]
-    return ", ".join(parts) or "—"
+    parts = [
+        f"[{_cell(_source_label(source))}]({source.url})"
+        if source.url
+        else _cell(_source_label(source))
+        for source in sources
+    ]
+    return "; ".join(parts) or "—"
 
 
 def _cell(text: str) -> str:

@@ -4,9 +4,10 @@ revisions, decisions and call records): the engine hands them to the CLI and Dag
 from __future__ import annotations
 
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import book_place, is_book
 from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.curation.decisions import CurationReport
-from terrarium_dagster.errors import EntryNotFoundError
+from terrarium_dagster.errors import EntryNotFoundError, TerrariumError
 from terrarium_dagster.reports import CurationDecisionRow, SourceLink, ThreadReport, TouchedEntry
 from terrarium_dagster.store.annotator import GlossaryStore
 
@@ -62,18 +63,32 @@ def thread_report(
 
 
 def touched_entry(store: GlossaryStore, corpus: Corpus, entry_id: int, action: str) -> TouchedEntry:
-    """An entry a thread changed, with links to its first source posts."""
+    """An entry a thread changed, with links to its first source posts, each named as a reader
+    names it (a book's by chapter and paragraph)."""
     entry = store.glossary.get_entry(entry_id)
+    book = is_book(corpus)
     sources = [
         SourceLink(
             ref=f"{item.thread_id}#{item.post_id}",
             url=corpus.post_url(f"{item.thread_id}#{item.post_id}", quote=item.quote),
+            label=book_place(_chapter(corpus, item.thread_id), item.thread_id, item.post_id)
+            if book
+            else f">>{item.post_id}",
         )
         for item in store.provenance.for_entry(entry_id, limit=SOURCES_PER_ENTRY)
     ]
     return TouchedEntry(
         entry_id=entry.id, term=entry.term, status=entry.status, action=action, sources=sources
     )
+
+
+def _chapter(corpus: Corpus, thread_id: int) -> str | None:
+    """A chapter's title, None when the corpus has no such thread (a source of a store built
+    from an older version of the book)."""
+    try:
+        return corpus.thread(thread_id).title
+    except TerrariumError:
+        return None
 
 
 def curation_rows(store: GlossaryStore, report: CurationReport) -> list[CurationDecisionRow]:
