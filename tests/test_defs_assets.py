@@ -247,6 +247,12 @@ def test_rematerializing_the_last_annotated_thread_reports_it_as_already_done(
     assert event.metadata["scenes_annotated"].value == 0
     with GlossaryStore(store_path) as store:
         assert store.history.last_revision_id() == revisions_before
+    # its log line says what the recorded annotation did, never as this run's ("0 scenes, +7
+    # ~0 -0 entries, 2 calls (already annotated ...)" read as two calls just made)
+    lines = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    (line,) = [line for line in lines if line.startswith(f"{keys[0]}: already")]
+    assert line.startswith(f"{keys[0]}: already annotated: nothing changed"), line
+    assert "; its annotation wrote +" in line and "0 scenes" not in line
 
 
 def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_redo(

@@ -298,11 +298,16 @@ def _thread_steps(
                         f"curating before {thread.key} (select curated_glossary with "
                         "thread_annotations to see curation under its own asset)"
                     )
+                entries = (
+                    f"+{len(report.created)} ~{len(report.updated)} -{len(report.deleted)} "
+                    f"entries in {report.calls} call{'' if report.calls == 1 else 's'}"
+                )
                 context.log.info(
-                    f"{thread.key}: {report.scenes_annotated} "
-                    f"scene{'' if report.scenes_annotated == 1 else 's'}, +{len(report.created)} "
-                    f"~{len(report.updated)} -{len(report.deleted)} entries, {report.calls} calls"
-                    + (f" ({UNCHANGED_ANNOTATION})" if report.already_done else "")
+                    # a thread done before: what its recorded annotation did, never as this run's
+                    f"{thread.key}: {UNCHANGED_ANNOTATION}; its annotation wrote {entries}"
+                    if report.already_done
+                    else f"{thread.key}: {report.scenes_annotated} "
+                    f"scene{'' if report.scenes_annotated == 1 else 's'}, {entries}"
                 )
                 if scene_batches not in context.selected_asset_keys:
                     # the thread's scenes were batched to annotate it: record them whatever
