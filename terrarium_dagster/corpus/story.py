@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import closing
 
 from terrarium_dagster.corpus.reader import Corpus
 
@@ -23,7 +24,7 @@ _CHAPTERISH = re.compile(
 def recorded_title(corpus: Corpus) -> str | None:
     """The title an import recorded (`book.title`), if the corpus has one."""
     try:
-        with sqlite3.connect(f"file:{corpus.path}?mode=ro", uri=True) as conn:
+        with closing(sqlite3.connect(f"file:{corpus.path}?mode=ro", uri=True)) as conn:
             row = conn.execute("SELECT title FROM book LIMIT 1").fetchone()
     except sqlite3.Error:
         return None

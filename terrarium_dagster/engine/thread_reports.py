@@ -36,8 +36,9 @@ def thread_report(
         if revision.entry_id not in bucket:
             bucket.append(revision.entry_id)
     updated = [entry_id for entry_id in updated if entry_id not in created]
+    book = is_book(corpus)
     touched = [
-        touched_entry(store, corpus, entry_id, action)
+        touched_entry(store, corpus, entry_id, action, book=book)
         for action, ids in (("created", created), ("updated", updated), ("deleted", deleted))
         for entry_id in ids
     ]
@@ -62,11 +63,12 @@ def thread_report(
     )
 
 
-def touched_entry(store: GlossaryStore, corpus: Corpus, entry_id: int, action: str) -> TouchedEntry:
+def touched_entry(
+    store: GlossaryStore, corpus: Corpus, entry_id: int, action: str, *, book: bool
+) -> TouchedEntry:
     """An entry a thread changed, with links to its first source posts, each named as a reader
-    names it (a book's by chapter and paragraph)."""
+    names it (`book`: an imported book's, by chapter and paragraph)."""
     entry = store.glossary.get_entry(entry_id)
-    book = is_book(corpus)
     sources = [
         SourceLink(
             ref=f"{item.thread_id}#{item.post_id}",
