@@ -87,27 +87,34 @@ def test_discovery_sensor_skips_with_a_reason_on_a_broken_corpus(tmp_path: Path)
     assert "corpus unreadable" in (result.skip_message or "")
 
 
+def _materialized_offline(
+    corpus: Path, tmp_path: Path, key: str, selection: list[dg.AssetKey]
+) -> list[dg.AssetMaterialization]:
+    """`selection` of one thread partition, materialized offline into a store in `tmp_path`."""
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(threads_partitions.name, [key])
+        result = dg.materialize(
+            [thread_glossary],
+            selection=selection,
+            partition_key=key,
+            instance=instance,
+            resources={
+                "corpus": CorpusResource(path=str(corpus)),
+                "store": StoreResource(path=str(tmp_path / "store.db")),
+                "agent": AgentResource(offline=True),
+            },
+        )
+        assert result.success
+        return list(result.asset_materializations_for_node("thread_glossary"))
+
+
 def test_scene_batches_materializes_a_sample_thread_with_metadata(
     sample_db: Path, tmp_path: Path
 ) -> None:
     with Corpus(sample_db) as corpus:
         thread = corpus.threads()[0]
         scenes = corpus.scenes(thread.id)
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions(threads_partitions.name, [thread.key])
-        result = dg.materialize(
-            [thread_glossary],
-            selection=[scene_batches],
-            partition_key=thread.key,
-            instance=instance,
-            resources={
-                "corpus": CorpusResource(path=str(sample_db)),
-                "store": StoreResource(path=str(tmp_path / "store.db")),
-                "agent": AgentResource(offline=True),
-            },
-        )
-        assert result.success
-        (materialization,) = result.asset_materializations_for_node("thread_glossary")
+    (materialization,) = _materialized_offline(sample_db, tmp_path, thread.key, [scene_batches])
     metadata = materialization.metadata
     assert metadata["scenes"].value == len(scenes) > 0
     assert metadata["thread_id"].value == thread.id
@@ -128,21 +135,9 @@ def test_a_books_chapter_reads_as_a_book_in_its_materializations(tmp_path: Path)
     assert main(["import", str(book), "--out", str(corpus_path)]) == 0
     with Corpus(corpus_path) as corpus:
         thread = corpus.threads()[0]
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions(threads_partitions.name, [thread.key])
-        result = dg.materialize(
-            [thread_glossary],
-            selection=[scene_batches, thread_annotations],
-            partition_key=thread.key,
-            instance=instance,
-            resources={
-                "corpus": CorpusResource(path=str(corpus_path)),
-                "store": StoreResource(path=str(tmp_path / "store.db")),
-                "agent": AgentResource(offline=True),
-            },
-        )
-        assert result.success
-        events = result.asset_materializations_for_node("thread_glossary")
+    events = _materialized_offline(
+        corpus_path, tmp_path, thread.key, [scene_batches, thread_annotations]
+    )
     batches, annotations = (
         next(e.metadata for e in events if e.asset_key == key)
         for key in (scene_batches, thread_annotations)
