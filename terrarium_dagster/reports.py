@@ -18,9 +18,9 @@ __all__ = [
 
 class SourceLink(BaseModel):
     ref: str
-    url: str | None = None
     # as a reader names it: ">>58" in a quest, "“PART ONE: Chapter 3”, paragraph 6" in a book
-    label: str | None = None
+    label: str
+    url: str | None = None
 
 
 class TouchedEntry(BaseModel):

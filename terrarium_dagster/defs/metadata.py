@@ -208,17 +208,12 @@ def touched_table(touched: Sequence[TouchedEntry]) -> dg.TableMetadataValue:
                 ),
                 "change": item.action,
                 "status": item.status,
-                "sources": "; ".join(_source_label(source) for source in item.sources),
+                "sources": "; ".join(source.label for source in item.sources),
             }
         )
         for item in touched[:MAX_TOUCHED_ROWS]
     ]
     return dg.MetadataValue.table(rows, schema=TOUCHED_SCHEMA)
-
-
-def _source_label(source: SourceLink) -> str:
-    """A source as a reader names it: `>>post_id` in a quest, chapter and paragraph in a book."""
-    return source.label or ">>" + source.ref.partition("#")[2]
 
 
 def _post_address(url: str) -> str:
@@ -249,9 +244,7 @@ def touched_markdown(touched: Sequence[TouchedEntry]) -> str:
 
 def source_links(sources: Iterable[SourceLink]) -> str:
     parts = [
-        f"[{_cell(_source_label(source))}]({source.url})"
-        if source.url
-        else _cell(_source_label(source))
+        f"[{_cell(source.label)}]({source.url})" if source.url else _cell(source.label)
         for source in sources
     ]
     return "; ".join(parts) or "—"
