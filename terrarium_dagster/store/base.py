@@ -221,9 +221,10 @@ class StoreConnection:
             self.where = str(path)
             refuse_not_a_store(Path(path).expanduser(), self.where, writer=False)
             location = Path(path).expanduser()
-            absent = not any(Path(f"{location}{s}").exists() for s in ("-wal", "-shm"))
+            wal = frozenset(f"{location}{suffix}" for suffix in ("-wal", "-shm"))
+            absent = wal <= _absent_store_files(str(location))
             conn = self._open_read_only(path, busy_timeout_ms)
-            if absent and any(Path(f"{location}{s}").exists() for s in ("-wal", "-shm")):
+            if absent and not wal <= _absent_store_files(str(location)):
                 self._wal_made_beside = location
         else:
             target, self.where = resolve_location(path)
