@@ -354,13 +354,14 @@ def _export(
         fail_on(claim_exports, root, settings.db)
     with fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
         # One exporter for the run: each thread's export renders only what changed since the
-        # previous thread's and links the previous folder's unchanged files.
+        # previous thread's; a file the thread's folder already holds stays as it is (a run
+        # that changed nothing touches nothing), others are linked from the previous thread's
+        # folder when unchanged there.
         exporter = Exporter(db, reader)
         story = reader.threads()
         for thread in threads:
             out_dir = root / thread.key
-            previous = root / story[thread.position - 1].key if thread.position > 0 else None
-            base = previous if previous is not None and previous.is_dir() else out_dir
+            base = root / story[thread.position - 1].key if thread.position > 0 else None
             with staged_directory(out_dir) as staging:
                 report = fail_on(
                     exporter.export, staging, as_of_thread=thread.id, base=base, final_dir=out_dir

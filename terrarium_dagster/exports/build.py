@@ -45,6 +45,7 @@ from terrarium_dagster.exports.entry_records import (
 )
 from terrarium_dagster.exports.files import (
     MANIFEST_FILE,
+    Base,
     FolderWriter,
     Manifest,
     PlannedFile,
@@ -52,6 +53,7 @@ from terrarium_dagster.exports.files import (
     read_manifest,
     refuse_foreign_folder,
     staged_directory,
+    write_or_link,
     write_text_atomic,
 )
 from terrarium_dagster.exports.lorebook import (
@@ -139,9 +141,10 @@ class Exporter:
     thread after thread, a benchmark) keeps what it rendered: the glossary as of the last thread
     (updated from the revisions between two threads, not rebuilt), each entry's JSON and YAML
     fragments and lorebook entry, and the wiki's pages, so that only the entries that changed,
-    and the pages whose links or backlinks changed, are rendered again. Given a ``base`` folder
-    (an earlier export with its manifest), files whose content hash is unchanged are linked from
-    it instead of written. The files are the same, byte for byte, as a fresh export's.
+    and the pages whose links or backlinks changed, are rendered again. Files whose content hash
+    is unchanged are kept from the export being replaced (the folder's own: the same files, not
+    written again) or else linked from a ``base`` folder (an earlier export with its manifest)
+    instead of written. The files are the same, byte for byte, as a fresh export's.
     """
 
     def __init__(self, store: GlossaryStore, corpus: Corpus) -> None:
@@ -262,9 +265,12 @@ class Exporter:
         final_dir: Path | None = None,
     ) -> ExportReport:
         """Write the asked formats under ``out_dir`` and say what was written (see
-        `build_export`). ``base``: an earlier export folder whose unchanged files are linked;
-        by default ``out_dir`` itself when it holds an export. ``final_dir``: where ``out_dir``
-        will be moved once written (a staging folder), for the next export's ``base``."""
+        `build_export`). ``final_dir``: where ``out_dir`` will be moved once written (a staging
+        folder); the export there (else in ``out_dir``) is the one replaced, and its unchanged
+        files are kept, linked into ``out_dir`` when it is a staging folder: an export that
+        changed nothing leaves every file as it was. ``base``: another earlier export folder
+        (the previous thread's) whose unchanged files are linked when the replaced one does not
+        have them."""
         chosen = _chosen_formats(formats)
         target = Path(out_dir).expanduser()
         if "wiki" in chosen:  # its folder is replaced whole: never one holding anything else,
@@ -337,7 +343,9 @@ class Exporter:
                 cache=self._wiki,
                 index=index,
             )
-        manifest, manifest_written = self._write(target, planned, wiki_files, base, html=html)
+        manifest, manifest_written = self._write(
+            target, planned, wiki_files, final_dir or target, base, html=html
+        )
         files = [*planned, *(f"{WIKI_DIR}/{name}" for name in wiki_files)]
         self._written = ((final_dir or target).resolve(), manifest, manifest_written)
         return ExportReport(
@@ -348,13 +356,14 @@ class Exporter:
             unresolved_references=unresolved,
         )
 
-    def _base(self, target: Path, base: Path | None) -> tuple[Path | None, Manifest | None]:
-        folder = base if base is not None else target
-        if not folder.is_dir():
-            return None, None
-        if self._trusted(folder):
-            return folder, self._written[1] if self._written else None
-        return folder, read_manifest(folder)
+    def _earlier(self, folder: Path | None) -> Base | None:
+        """The export in ``folder`` with its manifest; None when there is none."""
+        if folder is None or not folder.is_dir():
+            return None
+        if self._written is not None and self._trusted(folder):
+            return Base(folder, self._written[1], trusted=True)
+        manifest = read_manifest(folder)
+        return None if manifest is None else Base(folder, manifest)
 
     def _trusted(self, folder: Path | None) -> bool:
         """Whether ``folder`` holds what this exporter wrote last (its files need no checking):
@@ -375,16 +384,32 @@ class Exporter:
         target: Path,
         planned: dict[str, PlannedFile],
         wiki_files: dict[str, WikiFile],
+        final_dir: Path,
         base: Path | None,
         *,
         html: bool,
     ) -> tuple[Manifest, str]:
-        base_folder, base_manifest = self._base(target, base)
+        """Write the files into ``target`` (``final_dir`` itself, or a staging folder that will
+        replace it), keeping the unchanged files of the export in ``final_dir``, else linking
+        those of ``base``."""
+        replaced = self._earlier(final_dir)
+        other = None if base is not None and base.resolve() == final_dir.resolve() else base
+        bases = [found for found in (replaced, self._earlier(other)) if found is not None]
+        in_place = target.resolve() == final_dir.resolve()
         target.mkdir(parents=True, exist_ok=True)
-        # A manifest must never describe files it does not: gone until the new one is written.
-        (target / MANIFEST_FILE).unlink(missing_ok=True)
-        trusted = self._trusted(base_folder)
-        writer = FolderWriter(target, base_folder, base_manifest, trusted=trusted)
+        keys = {name: file.key for name, file in planned.items()}
+        keys.update({f"{WIKI_DIR}/{name}": file.key for name, file in wiki_files.items()})
+        # A manifest must never describe files it does not: gone until the new one is written,
+        # unless the export is what the folder already holds, path for path and key for key
+        # (every file written then has the key the manifest gives it).
+        manifest_file = target / MANIFEST_FILE
+        if not (
+            in_place
+            and replaced is not None
+            and {path: key for path, (key, _size) in replaced.manifest.items()} == keys
+        ):
+            manifest_file.unlink(missing_ok=True)
+        writer = FolderWriter(target, bases)
         for name, file in planned.items():
             writer.put(name, file, atomic=True)
         if wiki_files:
@@ -393,21 +418,23 @@ class Exporter:
                     (staging / "html").mkdir()
                 wiki = FolderWriter(
                     staging,
-                    base_folder / WIKI_DIR if base_folder else None,
-                    _under(base_manifest, WIKI_DIR),
-                    trusted=trusted,
+                    [
+                        Base(base.folder / WIKI_DIR, _under(base.manifest, WIKI_DIR), base.trusted)
+                        for base in bases
+                    ],
                 )
                 for name, wiki_file in wiki_files.items():
                     wiki.put(name, PlannedFile(wiki_file.key, wiki_file.text))
             writer.manifest.update({f"{WIKI_DIR}/{k}": v for k, v in wiki.manifest.items()})
         text = manifest_text(writer.manifest)
-        write_text_atomic(target / MANIFEST_FILE, text)
+        if in_place:
+            write_text_atomic(manifest_file, text)  # left as it is when it already says this
+        else:
+            write_or_link(manifest_file, text.encode("utf-8"), final_dir / MANIFEST_FILE)
         return writer.manifest, text
 
 
-def _under(manifest: Manifest | None, folder: str) -> Manifest | None:
-    if manifest is None:
-        return None
+def _under(manifest: Manifest, folder: str) -> Manifest:
     prefix = f"{folder}/"
     return {
         path[len(prefix) :]: value for path, value in manifest.items() if path.startswith(prefix)

@@ -3,6 +3,11 @@
 An export folder keeps a manifest (`.export-manifest.json`): for each file, a hash of what
 determines its content and its size. A later export that would write a file with the same hash
 links the earlier folder's file instead of rendering and writing it again.
+
+An export that changes nothing touches nothing: a file that already holds what would be written
+is left as it is (its inode and mtime), and a staged folder whose files are all the target's own
+is thrown away instead of swapped in, so a reader of the folder (`terrarium serve`), rsync or a
+backup sees no change when there was none.
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,7 +115,10 @@ def staged_directory(target: Path) -> Iterator[Path]:
     """A fresh directory beside ``target`` to build into; on success it replaces ``target``.
 
     If the body raises, the staging directory is removed and ``target`` is left as it was. The
-    swap is two renames (old aside, new in place), then the old copy is removed.
+    swap is two renames (old aside, new in place), then the old copy is removed. When the body
+    staged nothing but ``target``'s own files (each a hard link of the file at the same path in
+    ``target``, and no file or folder more or less), there is nothing to swap: ``target`` is left
+    as it is (not even renamed) and the staging directory removed.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
@@ -119,6 +128,9 @@ def staged_directory(target: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    if _same_files(staging, target):
+        shutil.rmtree(staging, ignore_errors=True)
+        return
     retired: Path | None = None
     if target.exists():
         retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
@@ -133,6 +145,39 @@ def staged_directory(target: Path) -> Iterator[Path]:
         raise
     if retired is not None:
         shutil.rmtree(retired, ignore_errors=True)
+
+
+_Kind = tuple[int, int] | str
+"""What a path in a folder is, for `_same_files`: a regular file's (device, inode), "folder",
+or a string no other path's kind equals (anything else: never the same)."""
+
+
+def _kinds(root: Path) -> dict[str, _Kind]:
+    """Every path under ``root`` (relative) and what it is; symbolic links are not followed."""
+    kinds: dict[str, _Kind] = {}
+    for folder, folders, names in os.walk(root):
+        for name in (*folders, *names):
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            relative = os.path.relpath(path, root)
+            if stat.S_ISREG(info.st_mode):
+                kinds[relative] = (info.st_dev, info.st_ino)
+            elif stat.S_ISDIR(info.st_mode):
+                kinds[relative] = "folder"
+            else:
+                kinds[relative] = f"other:{relative}:{root}"
+    return kinds
+
+
+def _same_files(staging: Path, target: Path) -> bool:
+    """Whether ``target`` already holds exactly what ``staging`` does: the same folders, and at
+    each path the same file (one inode, linked into both)."""
+    try:
+        if target.is_symlink() or not target.is_dir():
+            return False
+        return _kinds(staging) == _kinds(target)
+    except OSError:
+        return False
 
 
 MANIFEST_FILE = ".export-manifest.json"
@@ -171,43 +216,57 @@ def manifest_text(manifest: Manifest) -> str:
     return f'{{"format": {MANIFEST_FORMAT}, "files": {{\n' + ",\n".join(lines) + "\n}}\n"
 
 
+@dataclass(frozen=True, slots=True)
+class Base:
+    """An earlier export whose files a new one may link: its folder, its manifest, and whether
+    the folder is one this process just wrote (its files are then not checked against the
+    manifest's sizes)."""
+
+    folder: Path
+    manifest: Manifest
+    trusted: bool = False
+
+
 @dataclass(slots=True)
 class FolderWriter:
-    """Writes planned files into a folder, linking (or copying) a file from ``base`` instead of
-    writing it when the base's manifest has it with the same key and size.
+    """Writes planned files into a folder, linking (or copying) a file from a base instead of
+    writing it when the base's manifest has it with the same key and size. The bases are asked
+    in order: the folder the export replaces comes first, so that a file it already holds stays
+    the same file (its inode and mtime) rather than becoming a link to another folder's copy or
+    a new file with the same bytes.
 
     Links are safe: export files are never changed in place (every write is a new file renamed
     into place), so a file shared by two export folders never changes under either.
     """
 
     folder: Path
-    base: Path | None = None
-    base_manifest: Manifest | None = None
-    trusted: bool = False
-    """The base is a folder this process just wrote: its files are not checked against the
-    manifest's sizes."""
+    bases: Sequence[Base] = ()
     manifest: Manifest = field(default_factory=dict)
     written: int = 0
     reused: int = 0
-    _same_folder: bool = False
+    _in_place: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
-        self._same_folder = self.base is not None and (self.base.resolve() == self.folder.resolve())
+        here = self.folder.resolve()
+        self._in_place = tuple(base.folder.resolve() == here for base in self.bases)
 
     def put(self, path: str, planned: PlannedFile, *, atomic: bool = False) -> None:
-        known = self.base_manifest.get(path) if self.base_manifest else None
-        if known is not None and known[0] == planned.key and self.base is not None:
+        for base, in_place in zip(self.bases, self._in_place, strict=True):
+            known = base.manifest.get(path)
+            if known is None or known[0] != planned.key:
+                continue
             # Plain strings, not Path objects: a wiki has thousands of files.
-            source = os.path.join(self.base, path)
+            source = os.path.join(base.folder, path)
             try:
-                if self.trusted or os.stat(source).st_size == known[1]:
-                    if not self._same_folder:
-                        _link(source, os.path.join(self.folder, path), atomic=atomic)
-                    self.manifest[path] = known
-                    self.reused += 1
-                    return
+                if not (base.trusted or os.stat(source).st_size == known[1]):
+                    continue
+                if not in_place:
+                    _link(source, os.path.join(self.folder, path), atomic=atomic)
             except OSError:
-                pass
+                continue
+            self.manifest[path] = known
+            self.reused += 1
+            return
         target = self.folder / path
         data = planned.text().encode("utf-8")
         if atomic:
@@ -235,8 +294,36 @@ def _link(source: str, target: str, *, atomic: bool) -> None:
         os.replace(temporary, target)
 
 
+def _holds(path: Path | str, data: bytes) -> bool:
+    """Whether ``path`` is a regular file holding exactly ``data`` (False if it cannot be read)."""
+    try:
+        info = os.lstat(path)  # never opened unless a regular file (a FIFO would block)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            return False
+        with open(path, "rb") as stream:
+            return stream.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
+def write_or_link(path: Path, data: bytes, earlier: Path | None) -> None:
+    """Put ``data`` at ``path`` (a new file, in a folder being staged): a hard link to
+    ``earlier`` when that file already holds exactly ``data`` (it stays the same file: inode and
+    mtime), else written."""
+    if earlier is not None and _holds(earlier, data):
+        try:
+            _link(str(earlier), str(path), atomic=True)
+            return
+        except OSError:
+            pass
+    write_bytes_atomic(path, data)
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``; a file
+    that already holds exactly ``data`` is left as it is (the same file: inode and mtime)."""
+    if _holds(path, data):
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

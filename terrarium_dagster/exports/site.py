@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -34,7 +35,11 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title, is_book, story_name
 from terrarium_dagster.corpus.units import Post
 from terrarium_dagster.exports.edition_views import with_editions
-from terrarium_dagster.exports.files import refuse_foreign_folder, staged_directory
+from terrarium_dagster.exports.files import (
+    refuse_foreign_folder,
+    staged_directory,
+    write_or_link,
+)
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import EntryView
@@ -217,6 +222,16 @@ def _titled(page: str, story: str) -> str:
     )
 
 
+def _site_texts(
+    page: str, manifest: dict[str, Any], parts: list[ThreadPart]
+) -> Iterator[tuple[str, str]]:
+    """The site's files (path in the site, text), each thread's made when it is asked for."""
+    yield "index.html", page
+    yield DATA_FILE, f"window.TERRARIUM_SITE = {_payload(manifest)};\n"
+    for part in parts:
+        yield thread_file(part.position), f"window.TERRARIUM_THREAD({_payload(part.document())});\n"
+
+
 def build_site(
     store: GlossaryStore, corpus: Corpus, out_dir: str | Path, *, story: str | None = None
 ) -> SiteReport:
@@ -232,17 +247,13 @@ def build_site(
     page = resources.files("terrarium_dagster.exports.site_assets").joinpath("index.html")
     manifest = site_manifest(parts, story=title, unit="chapter" if book else "thread")
     with staged_directory(target) as staging:
-        (staging / "index.html").write_text(
-            _titled(page.read_text(encoding="utf-8"), title), encoding="utf-8"
-        )
-        (staging / DATA_FILE).write_text(
-            f"window.TERRARIUM_SITE = {_payload(manifest)};\n", encoding="utf-8"
-        )
         (staging / THREAD_DIR).mkdir()
-        for part in parts:
-            (staging / thread_file(part.position)).write_text(
-                f"window.TERRARIUM_THREAD({_payload(part.document())});\n", encoding="utf-8"
-            )
+        for name, text in _site_texts(
+            _titled(page.read_text(encoding="utf-8"), title), manifest, parts
+        ):
+            # A file the site already holds stays the same file: a site written again with
+            # nothing changed is left as it was (a reader, rsync or a backup sees no change).
+            write_or_link(staging / name, text.encode("utf-8"), target / name)
     size = sum(path.stat().st_size for path in target.rglob("*") if path.is_file())
     last = {entry: version for part in parts for entry, version in part.versions.items()}
     final: dict[str, int] = {}
