@@ -34,6 +34,15 @@ def _run(
     )
 
 
+def _edition_log(instance: dg.DagsterInstance, run_id: str) -> list[tuple[str, float]]:
+    """The run's edition lines (the step's own log messages) with their times."""
+    return [
+        (record.user_message, record.timestamp)
+        for record in instance.all_logs(run_id)
+        if record.dagster_event is None and ": edition " in record.user_message
+    ]
+
+
 def test_an_edition_range_materializes_per_thread_with_metadata_and_passing_checks(
     instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
 ) -> None:
@@ -64,6 +73,18 @@ def test_an_edition_range_materializes_per_thread_with_metadata_and_passing_chec
     }
     assert set(checks) == {CITATIONS_CHECK, NOTHING_LATER_CHECK}
     assert all(c.passed and c.asset_key == glossary_edition for c in checks.values())
+    # each thread's line is in the run's log as its edition commits, not once all are written
+    said = _edition_log(instance, result.run_id)
+    assert [line.split(":")[0] for line, _ in said] == chosen
+    assert all("edition written:" in line and "entries rewritten" in line for line, _ in said)
+    first_materialized = min(
+        record.timestamp
+        for record in instance.all_logs(result.run_id)
+        if record.dagster_event is not None
+        and record.dagster_event.is_step_materialization
+        and record.dagster_event.asset_key == glossary_edition
+    )
+    assert all(when < first_materialized for _, when in said)
 
     before = _run(instance, resources, [glossary_edition], [keys[3]])
     assert not before.success  # thread 4 is not curated: refused, nothing written
@@ -79,3 +100,6 @@ def test_an_edition_range_materializes_per_thread_with_metadata_and_passing_chec
         if e.asset_key == glossary_edition
     ]
     assert event.metadata["already_done"].value is True
+    assert [line for line, _ in _edition_log(instance, again.run_id)] == [
+        f"{key}: edition already written: nothing changed" for key in chosen[:2]
+    ]  # every thread up to the run's is looked at, in story order

@@ -10,7 +10,7 @@ before the thread, and no text names what the reader meets only later. Not autom
 edition costs a request per changed entry, so it is materialized when asked for.
 """
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 import dagster as dg
 
@@ -55,25 +55,41 @@ def edition_check_specs() -> list[dg.AssetCheckSpec]:
 def write_editions(
     context: dg.AssetExecutionContext, settings: Settings, threads: Sequence[Thread]
 ) -> Iterator[dg.AssetMaterialization]:
-    """The editions up to the run's last thread; one materialization per thread of the run."""
-    engine = fail_on(Engine.open, settings, run_id=context.run.run_id)
+    """The editions up to the run's last thread; one materialization per thread of the run.
+    Each thread's line is logged as its edition is committed, so a long edition shows its pace
+    in the run's log (the materializations follow once every thread is written)."""
+    engine = fail_on(
+        Engine.open, settings, run_id=context.run.run_id, progress=_edition_logger(context)
+    )
     with engine:
         reports = {r.thread_id: r for r in fail_on(engine.write_edition, threads[-1].id)}
         peak = engine.run.session.peak_in_flight if engine.run.session is not None else 0
         previews = {thread.id: _preview(engine, thread) for thread in threads}
     for thread in threads:
         report = reports[thread.id]
-        context.log.info(
-            f"{thread.key}: edition: {report.rewritten} entries rewritten, {report.kept} kept, "
-            f"{report.requests} requests"
-            + (" (already written: nothing changed)" if report.already_done else "")
-        )
         yield dg.AssetMaterialization(
             asset_key=glossary_edition,
             partition=thread.key,
             description=f"{thread.key}: {thread.title}",
             metadata={**_metadata(report, peak), "rewritten_entries": previews[thread.id]},
         )
+
+
+def _edition_logger(context: dg.AssetExecutionContext) -> Callable[[str, dict[str, object]], None]:
+    """One line in the run's log per thread whose edition was committed or found written."""
+
+    def log(event: str, data: dict[str, object]) -> None:
+        if event != "edition":
+            return
+        if data.get("already_done"):
+            context.log.info(f"{data['thread_key']}: edition already written: nothing changed")
+            return
+        context.log.info(
+            f"{data['thread_key']}: edition written: {data['rewritten']} entries rewritten, "
+            f"{data['kept']} kept, {data['requests']} requests, {data['tokens']} tokens"
+        )
+
+    return log
 
 
 def _preview(engine: Engine, thread: Thread) -> dg.TableMetadataValue:
