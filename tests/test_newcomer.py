@@ -476,6 +476,34 @@ def test_dev_hands_the_code_location_the_corpus_a_book_store_was_built_from(
     assert _recorded_corpus(fresh, corpus) is None
 
 
+def test_dev_says_when_its_dagster_instance_would_not_queue_a_storys_runs(tmp_path: Path) -> None:
+    """`terrarium dev` with a DAGSTER_HOME whose dagster.yaml sets no pool limit (or none at
+    all, or outside a checkout with no DAGSTER_HOME: a temporary instance) says in one line that
+    a second run of one story would fail on the writer lease, and what to add; the checkout's
+    own dagster.yaml and the PostgreSQL recipe's say nothing."""
+    from terrarium_dagster.cli.dev_command import instance_pool_problem
+
+    root = Path(__file__).resolve().parents[1]
+    assert instance_pool_problem(str(root)) is None
+    assert instance_pool_problem(str(root / "deploy" / "local")) is None
+    assert "temporary folder" in str(instance_pool_problem(None))
+    homes = {
+        "none": None,
+        "telemetry only": "telemetry:\n  enabled: false\n",
+        "run granularity": "concurrency:\n  pools:\n    default_limit: 1\n    granularity: run\n",
+        "no limit": "concurrency:\n  pools:\n    granularity: op\n",
+        "not yaml": "concurrency: [\n",
+    }
+    for name, text in homes.items():
+        home = tmp_path / name.replace(" ", "-")
+        home.mkdir()
+        if text is not None:
+            (home / "dagster.yaml").write_text(text, encoding="utf-8")
+        said = instance_pool_problem(str(home))
+        assert said is not None and "\n" not in said, name
+        assert "writer lease" in said and "default_limit: 1, granularity: op" in said, name
+
+
 def test_a_book_or_a_store_given_as_the_corpus_is_named_with_what_to_do(
     sample_store: Path, tmp_path: Path
 ) -> None:

@@ -58,6 +58,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
     )
     if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
         env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
+    unsafe = instance_pool_problem(env.get("DAGSTER_HOME"))
+    if unsafe is not None:  # said before anything starts; the UI works, backfills may not
+        print(f"terrarium: {unsafe}", file=sys.stderr, flush=True)
     root = exports_beside(settings.db)
     site = SiteRefresher(settings, root)
     site.check_store()  # notes or a corpus as --db are named as such, not as another's exports
@@ -136,6 +139,36 @@ def _ui_port_free(host: str, port: int) -> None:
         raise cannot_serve("the Dagster UI ", host, port, exc, remedy) from None
     finally:
         probe.close()
+
+
+def instance_pool_problem(home: str | None) -> str | None:
+    """What is wrong, for a story's runs, with the Dagster instance `dagster dev` will use
+    (`DAGSTER_HOME`; None: a temporary one). Without a pool limit taken per step
+    (`concurrency: pools: default_limit: 1, granularity: op`, as the checkout's dagster.yaml
+    sets), two runs of one story (two backfills, a backfill and the schedule) start together and
+    the later one fails on the store's writer lease instead of waiting in Dagster's queue. None
+    when the instance sets it."""
+    import yaml
+
+    clash = "its pools have no limit, so a second run of one story fails on the writer lease"
+    if home is None:
+        return (
+            "no DAGSTER_HOME and no dagster.yaml here: Dagster keeps this session's runs in a "
+            f"temporary folder, and {clash}; run this from the checkout or set DAGSTER_HOME"
+        )
+    config = Path(home).expanduser() / "dagster.yaml"
+    wanted = f"add `concurrency: pools: {{default_limit: 1, granularity: op}}` to {config}"
+    try:
+        loaded = yaml.safe_load(config.read_text(encoding="utf-8")) if config.is_file() else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return f"{config} cannot be read ({type(exc).__name__}), so {clash}: {wanted}"
+    concurrency = loaded.get("concurrency") if isinstance(loaded, dict) else None
+    pools = concurrency.get("pools") if isinstance(concurrency, dict) else None
+    limit = pools.get("default_limit") if isinstance(pools, dict) else None
+    granularity = pools.get("granularity") if isinstance(pools, dict) else None
+    if isinstance(limit, int) and limit >= 1 and granularity == "op":
+        return None
+    return f"DAGSTER_HOME {home}: {clash}: {wanted}"
 
 
 def _recorded_corpus(settings: Settings, opened: Path) -> str | None:
