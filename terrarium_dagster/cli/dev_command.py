@@ -58,9 +58,6 @@ def cmd_dev(args: argparse.Namespace) -> int:
     )
     if "DAGSTER_HOME" not in env and Path("dagster.yaml").is_file():
         env["DAGSTER_HOME"] = str(Path.cwd())  # a checkout: run history persists in it
-    unsafe = instance_pool_problem(env.get("DAGSTER_HOME"))
-    if unsafe is not None:  # said before anything starts; the UI works, backfills may not
-        print(f"terrarium: {unsafe}", file=sys.stderr, flush=True)
     root = exports_beside(settings.db)
     site = SiteRefresher(settings, root)
     site.check_store()  # notes or a corpus as --db are named as such, not as another's exports
@@ -94,6 +91,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
         previous = {
             sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
         }
+        unsafe = instance_pool_problem(env.get("DAGSTER_HOME"))
+        if unsafe is not None:  # said once nothing refused the start: the UI works, not queues
+            print(f"terrarium: {unsafe}", file=sys.stderr, flush=True)
         child = subprocess.Popen(command, env=env, start_new_session=True)
         print(
             f"Dagster UI: http://{args.host}:{args.port}/ · the reader's site, the exports and "
