@@ -8,6 +8,7 @@ import pytest
 
 from terrarium_dagster.context import HeuristicCounter, ServerCounter, TokenCounter
 from terrarium_dagster.context.compaction.sizes import PromptSizes
+from terrarium_dagster.context.compaction.text import clip_text
 from terrarium_dagster.context.tokens import UNCERTAIN_SHARE, Calibration, exact_threshold
 from terrarium_dagster.errors import BudgetError
 from terrarium_dagster.testing.simulator import SimulatedVLLM
@@ -199,3 +200,27 @@ def test_a_prompt_estimated_just_under_a_limit_is_counted_by_the_server_before_i
     assert asked == [len(messages)]
     assert exact_threshold(far.limit) == int(far.limit * (1 - UNCERTAIN_SHARE))
     assert exact_threshold(far.limit, 0.85) == int(far.limit * 0.85)  # a share below it stays
+
+
+def test_an_entry_list_clipped_to_a_summarys_cap_keeps_within_it_in_qwen3s_tokens() -> None:
+    """The story so far and the thread summaries of a long book are mostly entry lists
+    (`[E243]–[E254], [E255]`); Qwen3 makes a token of every digit, so such a list is about
+    twice what a prose ratio says. Calibrated on prose as a run is, the counter must clip it
+    to about its cap in the server's tokens (a story block at twice its cap, 639 tokens for a
+    cap of 222, left a scene of *The Prince* no room at the smallest window). What is left
+    over is the prose calibration applied to a list's brackets and commas."""
+    qwen3 = pytest.importorskip("terrarium_dagster.testing.qwen3")
+    counter = HeuristicCounter()
+    for seed in range(8):  # a run's calibration: scene prompts, counted by the server
+        messages = prompt(seed, 400)
+        counter.observe(messages, None, qwen3.request_tokens({"messages": messages}))
+    story = "\n".join(
+        f"Thread {thread}: Thread {thread} (extractive summary): Entries: "
+        + ", ".join(f"[E{n}]" for n in range(thread, thread + 40, 3))
+        + f", [E{thread + 41}]–[E{thread + 52}]"
+        for thread in range(100, 1100, 60)
+    )
+    cap = 222  # the story's cap at the smallest window (a prompt limit of 2,666)
+    clipped = clip_text(counter, story, cap, keep_end=True)
+    assert clipped != story
+    assert qwen3.count(clipped) <= cap * 1.3  # 497 tokens when a digit counted as prose

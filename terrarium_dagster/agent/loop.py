@@ -204,6 +204,12 @@ class Annotator:
     def window(self) -> int:
         return self.session.window
 
+    def served_prefix_tokens(self) -> int:
+        """The fixed prefix as the server counts it (`/tokenize`; the estimate, which errs
+        high, where the server cannot count): what every request of the run starts with."""
+        system = {"role": "system", "content": self.system_prompt}
+        return self.session.count([system], self.tools, exact_above=0)
+
     def _follow_window(self, window: int) -> None:
         self.context.budget = min(self.context.budget, window)
 

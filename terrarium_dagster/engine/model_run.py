@@ -13,6 +13,7 @@ from typing import Any
 
 from terrarium_dagster.agent.loop import Annotator
 from terrarium_dagster.config import Settings
+from terrarium_dagster.context.compaction import ContextManager
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.engine.living_corpus import LivingCorpus
 from terrarium_dagster.engine.opening import CORPUS_META, URL_TEMPLATE_META, adopt_corpus_identity
@@ -23,13 +24,25 @@ from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.summon.summoning import SummonManager, snapshot_tools
 
-MIN_SCENE_ROOM = 1024  # a scene part of a few short posts, its known entries and one tool round
+MIN_SCENE_ROOM = 1280  # a scene part of a few short posts, its known entries and one tool round
 
 ProgressCallback = Callable[[str, dict[str, object]], None]
 
 
 def quiet(_event: str, _data: dict[str, object]) -> None:
     """No progress report (the writer's lease beats on its own: `store/lease.py`)."""
+
+
+def smallest_window(prefix: int, max_tokens: int, context: ContextManager) -> int:
+    """The smallest window a run works in: its fixed prefix, `max_tokens`, the history
+    compaction leaves (which grows with the window: its caps are shares of the prompt limit)
+    and `MIN_SCENE_ROOM`, the least window that holds them all."""
+    window = prefix + max_tokens + MIN_SCENE_ROOM
+    while True:
+        needed = prefix + max_tokens + MIN_SCENE_ROOM + context.history_floor(window - max_tokens)
+        if needed <= window:
+            return window
+        window = needed
 
 
 class ModelRun:
@@ -114,16 +127,21 @@ class ModelRun:
 
     def _check_window(self, annotator: Annotator) -> None:
         """Refuse, before the run writes anything, a window too small to work in: the fixed
-        prefix (system prompt and tool schemas, measured), the answer's max_tokens and room for
-        the smallest scene part with its known entries and one tool round."""
-        smallest = annotator.prefix_tokens + self.settings.max_tokens + MIN_SCENE_ROOM
+        prefix (system prompt and tool schemas, as the server counts them), the answer's
+        max_tokens, the history compaction leaves at that window (the story so far and the
+        chapter's summary at their caps: a long book fills them) and room for the smallest
+        scene part with its known entries and one tool round."""
+        prefix = annotator.served_prefix_tokens()
+        smallest = smallest_window(prefix, self.settings.max_tokens, annotator.context)
         if annotator.window < smallest:
             self._annotator = None
+            history = annotator.context.history_floor(smallest - self.settings.max_tokens)
             raise ConfigError(
                 f"a window of {annotator.window} tokens is below the smallest this run works "
-                f"in, {smallest} tokens (system prompt and tool schemas "
-                f"{annotator.prefix_tokens}, max_tokens {self.settings.max_tokens}, a scene and "
-                f"its tool round {MIN_SCENE_ROOM}): raise --context-budget or lower --max-tokens"
+                f"in, {smallest} tokens (system prompt and tool schemas {prefix}, max_tokens "
+                f"{self.settings.max_tokens}, the story so far and the chapter's summary "
+                f"{history}, a scene and its tool round {MIN_SCENE_ROOM}): raise "
+                "--context-budget or lower --max-tokens"
             )
 
     def reload(self) -> None:

@@ -78,7 +78,12 @@ from terrarium_dagster.context.compaction.events import CompactionEvent, Reason
 from terrarium_dagster.context.compaction.flush import flush_before_drop
 from terrarium_dagster.context.compaction.fold import Fold, story_folding, story_request
 from terrarium_dagster.context.compaction.pipeline import RUN_STEPS, run_steps
-from terrarium_dagster.context.compaction.policy import Caps, CompactionPolicy, caps_for
+from terrarium_dagster.context.compaction.policy import (
+    Caps,
+    CompactionPolicy,
+    caps_for,
+    history_floor,
+)
 from terrarium_dagster.context.compaction.sizes import PromptSizes, check_pairs
 from terrarium_dagster.context.compaction.step import (
     Compaction,
@@ -190,6 +195,11 @@ class ContextManager:
 
     def _caps(self) -> Caps:
         return caps_for(self.policy, self.sizes.limit, self.sizes.max_tokens)
+
+    def history_floor(self, limit: int) -> int:
+        """The history a scene's request has beside it at a prompt limit of `limit` once
+        compaction has done all it can (`policy.history_floor`)."""
+        return history_floor(self.policy, limit, self.sizes.max_tokens)
 
     # -- layout -----------------------------------------------------------------------------
 

@@ -53,3 +53,16 @@ def caps_for(policy: CompactionPolicy, limit: int, max_tokens: int) -> Caps:
         truncate=truncate,
         truncate_keep=max(32, truncate // 3),
     )
+
+
+HISTORY_FRAME_TOKENS = 48  # the history's headings and the assistant's "Noted." around them
+
+
+def history_floor(policy: CompactionPolicy, limit: int, max_tokens: int) -> int:
+    """The history no compaction removes at a prompt limit of `limit`: the story so far at its
+    cap, the current thread's summary at its cap with the note of the scenes dropped from it
+    (within half a chunk summary's cap: `cut_middle.NOTE_SHARE`), and their frame. What a
+    scene's request has beside it once a long book has filled the history."""
+    caps = caps_for(policy, limit, max_tokens)
+    note = max(32, caps.chunk_summary // 2)
+    return caps.story + caps.chunk_summary + note + HISTORY_FRAME_TOKENS
