@@ -10,6 +10,7 @@ from terrarium_dagster.backends.offline import is_offline
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import cited_lookups
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import chapter_title
 from terrarium_dagster.corpus.units import parse_thread_key
 from terrarium_dagster.errors import InputError, TerrariumError
 from terrarium_dagster.store.annotator import GlossaryStore
@@ -87,6 +88,7 @@ def store_status(db: str) -> dict[str, Any]:
             living = living_corpus(store, corpus)
             # the corpus's threads (None: it cannot be read), so those never started are counted
             in_corpus = len(corpus.threads()) if corpus is not None else None
+            titles = {t.id: t.title for t in corpus.threads()} if corpus is not None else {}
         finally:
             if corpus is not None:
                 corpus.close()
@@ -99,6 +101,7 @@ def store_status(db: str) -> dict[str, Any]:
             {
                 "thread_id": state.thread_id,
                 "key": state.thread_key,
+                "title": titles.get(state.thread_id),
                 "status": state.status,
                 "scenes_done": state.scenes_done,
                 "scenes_total": state.scenes_total,
@@ -226,6 +229,7 @@ def render_status(report: dict[str, Any]) -> str:
                 if thread.get("edition_entries") is not None
                 else ""
             )
+            + (f"  “{chapter_title(thread['title'])}”" if book and thread.get("title") else "")
         )
     entries = ", ".join(f"{k} {v}" for k, v in report["entries_by_status"].items()) or "none"
     lines.append(f"entries: {report['entries']} ({entries}); revisions: {report['revisions']}")

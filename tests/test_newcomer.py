@@ -796,7 +796,8 @@ def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(
     tmp_path: Path, mars: Callable[[Path], Path]
 ) -> None:
     """`snapshots` of an imported book said 'thread_end ... 1#20' where `why` says 'chapter end
-    ... paragraph 20'; `undo` said 're-export that thread'."""
+    ... paragraph 20', and named the chapter by its key alone; `status` listed the chapters
+    without their titles; `undo` said 're-export that thread'."""
     corpus, db = tmp_path / "mars.db", tmp_path / "mars-glossary.db"
     mars(corpus)
     assert _terrarium(*run_args(db, corpus, threads="..1", concurrency=1)).returncode == 0
@@ -805,8 +806,12 @@ def test_snapshots_and_undo_of_a_book_name_chapters_and_paragraphs(
         assert table.returncode == 0, table.stderr
         header, row = table.stdout.splitlines()[:2]
         assert header.split()[:4] == ["id", "kind", "chapter", "last"], header
-        assert row.split()[1:5] == ["chapter_end", "t00000-1", "paragraph", row.split()[4]]
-        assert row.split()[4].isdigit() and "#" not in row, row
+        assert row.split()[1:6] == ["chapter_end", "ch1", "(t00000-1)", "paragraph", row.split()[5]]
+        assert row.split()[5].isdigit() and "#" not in row, row
+        status = _terrarium("status", "--db", str(db))
+        chapter = next(line for line in status.stdout.splitlines() if line.startswith("  ch1 "))
+        assert chapter.split()[:3] == ["ch1", "t00000-1", "curated"], chapter
+        assert chapter.endswith("  “CHAPTER I: ON THE ARIZONA HILLS”"), chapter
     undone = _terrarium("undo", "--db", str(db), "--revision", "1")
     assert undone.returncode == 0, undone.stderr
     last = undone.stdout.splitlines()[-1]

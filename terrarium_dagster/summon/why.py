@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.story import book_place, is_book, paragraph_number, scene_place
+from terrarium_dagster.corpus.units import parse_thread_key
 from terrarium_dagster.errors import CorpusError, InputError, StoreError
 from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.snapshots.context_snapshots import (
@@ -350,6 +351,15 @@ def _ends_at(scene_id: str | None, book: bool) -> str:
     return f"paragraph {paragraph_number(int(start), int(thread))}"
 
 
+def _snapshot_thread(row: dict[str, Any], book: bool) -> str:
+    """A snapshot's thread as the table shows it: its key, or a book's chapter by its number
+    (as `--threads ch3` takes it) with the key beside it."""
+    key = row["thread_key"]
+    if not key:
+        return str(row["thread_id"]) if row["thread_id"] else "-"
+    return f"ch{parse_thread_key(key)[0] + 1} ({key})" if book else key
+
+
 def render_snapshots(
     rows: list[dict[str, Any]], *, book: bool = False, of: str | None = None
 ) -> str:
@@ -360,18 +370,21 @@ def render_snapshots(
         if of is not None:
             return f"no snapshot of {of} yet (one is taken at its end)"
         return f"no snapshots yet (one is taken at every {unit}'s end)"
+    places = [_snapshot_thread(row, book) for row in rows]
+    width = max(18, *(len(place) for place in places))
     header = (
-        f"{'id':>5}  {'kind':<11}  {unit:<18}  {'last scene at' if book else 'ends at scene':<18}  "
+        f"{'id':>5}  {'kind':<11}  {unit:<{width}}  "
+        f"{'last scene at' if book else 'ends at scene':<18}  "
         f"{'rev':>6}  {'scenes':>6}  {'summ':>4}  {'story':>6}  {'blamed':>6}  {'summons':>7}  "
         "created"
     )
     lines = [header]
-    for row in rows:
-        thread = row["thread_key"] or (str(row["thread_id"]) if row["thread_id"] else "-")
+    for row, thread in zip(rows, places, strict=True):
         kind = row["kind"].replace("thread_", f"{unit}_")
         kind += f"<-{row['restored_from']}" if row["restored_from"] else ""
         lines.append(
-            f"{row['id']:>5}  {kind:<11}  {thread:<18}  {_ends_at(row['scene_id'], book):<18}  "
+            f"{row['id']:>5}  {kind:<11}  {thread:<{width}}  "
+            f"{_ends_at(row['scene_id'], book):<18}  "
             f"{row['revision_id'] if row['revision_id'] is not None else '-':>6}  "
             f"{row['history_scenes']:>6}  {row['summaries']:>4}  {row['story_chars']:>6}  "
             f"{row['revisions_in_force']:>6}  {row['summons']:>7}  {row['created_at']}"
