@@ -2865,3 +2865,19 @@ def test_a_titled_story_told_in_numbered_parts_is_one_chapter() -> None:
         "3. HOW PARTLET DIED AND WAS BURIED, AND HOW CHANTICLEER DIED OF GRIEF",
     ]
     assert book.chapters[6].paragraphs[::2] == ["FIRST STORY", "SECOND STORY"]
+
+
+def test_lines_ended_by_a_doubled_carriage_return_are_lines_not_paragraphs(tmp_path: Path) -> None:
+    """Great Expectations' grexp10a.txt ends its lines with "\\r\\r\\n" (a CRLF file converted
+    once more): each line read as a paragraph of its own, no paragraph was long enough to be
+    prose, and the import refused the book as having no story text. A run of carriage returns
+    before a line feed ends one line."""
+    prose = _PROSE.format(who="Pip")
+    wrapped = "\n".join(textwrap.wrap(prose, 60))
+    text = "".join(f"Chapter {n}\n\n{wrapped}\n\n{wrapped}\n\n" for n in ("I", "II", "III"))
+    book = tmp_path / "grexp.txt"
+    book.write_bytes(text.replace("\n", "\r\r\n").encode("ascii"))
+    found = read_book(book)
+    assert [c.title for c in found.chapters] == ["Chapter I", "Chapter II", "Chapter III"]
+    assert [len(c.paragraphs) for c in found.chapters] == [2, 2, 2]
+    assert found.chapters[0].paragraphs[0] == prose

@@ -326,9 +326,19 @@ def _story_span(texts: list[str]) -> tuple[int, int]:
     return start, end
 
 
+_LINE_END = re.compile(r"\r*\n|\r")  # "\r\r\n" too: a CRLF file converted once more
+
+
+def _lines(text: str) -> list[str]:
+    """A text's lines, whatever ends them: a line feed, a carriage return, or carriage returns
+    and a line feed ("\r\n"; "\r\r\n" in Great Expectations' grexp10a.txt, where reading
+    each "\r" as a line's end made every line a paragraph of its own)."""
+    return _LINE_END.split(text)
+
+
 def strip_gutenberg(text: str) -> str:
     """The text inside a Project Gutenberg header and footer (the whole text without them)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(text)
     start, end = _story_span(lines)
     return "\n".join(lines[start:end])
 
@@ -1196,7 +1206,7 @@ def _bylined_titles(
 
 def blocks_from_markdown(text: str) -> list[Block]:
     """Headings (ATX `#` and setext underlined) and paragraphs of a Markdown book."""
-    lines = _without_illustrations(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(_without_illustrations(text))
     start, end = _story_span([line.strip() for line in lines])
     lines = lines[start:end]
     blocks: list[Block] = []
@@ -1270,7 +1280,7 @@ def blocks_from_rst(text: str) -> tuple[list[Block], str | None]:
     `.. container::`, `.. pgheader::`, footnotes), a title's overline, underlines in any of
     RST's characters (as setext's `-`), note references, roles and link markup; and its title
     (the `:PG.Title:` or `:DC.Title:` field, else a first title adorned as no other is)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(text)
     field = _RST_TITLE_FIELD.search(text)
     kept: list[str] = []
     titles: list[tuple[str, str]] = []  # each title's text and adornment ("=", or "=" over)
@@ -1333,7 +1343,7 @@ def blocks_from_asciidoc(text: str) -> tuple[list[Block], str | None]:
     and images (block and inline macros) are not text; a thematic break (`'''`) is a scene
     break; inline markup keeps its text (`link:url[text]`, `_word_`, `*word*`), footnotes and
     anchors go."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(text)
     start, end = _story_span([line.strip() for line in lines])
     blocks: list[Block] = []
     title: str | None = None
