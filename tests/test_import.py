@@ -2881,3 +2881,25 @@ def test_lines_ended_by_a_doubled_carriage_return_are_lines_not_paragraphs(tmp_p
     assert [c.title for c in found.chapters] == ["Chapter I", "Chapter II", "Chapter III"]
     assert [len(c.paragraphs) for c in found.chapters] == [2, 2, 2]
     assert found.chapters[0].paragraphs[0] == prose
+
+
+def test_a_heading_set_letter_spaced_is_read_as_its_word() -> None:
+    """Tom Sawyer's 74.txt sets its preface's heading letter-spaced, "P R E F A C E" (and the
+    book's title over chapter I, "T O M   S A W Y E R"): no heading was found there, and the
+    preface was left out as 155 words before the first heading. A line standing alone whose
+    capitals are set a space apart, its words three spaces or more, reads as its words."""
+    prose = "\n".join(textwrap.wrap(_PROSE.format(who="Tom"), 66))
+    text = (
+        "                   THE ADVENTURES OF TOM SAWYER\n\n\n\n"
+        f"                           P R E F A C E\n\n{prose}\n\n"
+        "                                                            THE AUTHOR.\n\n\n\n"
+        "                          T O M   S A W Y E R\n\n\n\n"
+        f"CHAPTER I\n\n{prose}\n\n{prose}\n\nCHAPTER II\n\n{prose}\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "The Adventures of Tom Sawyer")
+    assert [c.title for c in book.chapters] == ["PREFACE", "CHAPTER I", "CHAPTER II"]
+    assert book.chapters[0].paragraphs[0] == _PROSE.format(who="Tom")
+    assert "S A W Y E R" not in " ".join(book.chapters[1].paragraphs)
+    # a line of single capitals in a sentence is no heading: "I", "A" stay what they are
+    lines = blocks_from_text(f"CHAPTER I\n\n{prose}\n\nA B C\n\n{prose}\n")
+    assert "A B C" in [b.text for b in lines]

@@ -372,6 +372,27 @@ def _without_illustrations(text: str) -> str:
 # -- plain text ----------------------------------------------------------------------------------
 
 
+# a title set letter-spaced: "P R E F A C E", "T O M   S A W Y E R" (Tom Sawyer's 74.txt); its
+# capitals a space apart, its words three spaces or more
+_LETTER_SPACED = re.compile(r"^[A-Z](?: [A-Z])+(?: {3,}[A-Z](?: [A-Z])+)*$")
+LETTER_SPACED_LETTERS = 5  # "A B C" in a sentence of the story is no title
+
+
+def _unspaced(lines: list[str], index: int) -> str:
+    """The line at `index`, a letter-spaced title standing alone read as its words ("PREFACE",
+    "TOM SAWYER"), centred where it was; any other line as it is."""
+    raw = lines[index]
+    line = raw.strip()
+    if not _LETTER_SPACED.match(line) or not _isolated(lines, index):
+        return raw
+    words = ["".join(word.split()) for word in re.split(r" {3,}", line)]
+    if sum(len(word) for word in words) < LETTER_SPACED_LETTERS:
+        return raw
+    text = " ".join(words)
+    indent = len(raw) - len(raw.lstrip()) + (len(line) - len(text)) // 2
+    return " " * indent + text if raw[:1].isspace() else text
+
+
 def _isolated(lines: list[str], index: int) -> bool:
     before = index == 0 or not lines[index - 1].strip()
     after = index + 1 >= len(lines) or not lines[index + 1].strip()
@@ -846,6 +867,7 @@ def blocks_from_text(text: str) -> list[Block]:
     lines = _without_page_marks(_without_illustrations(strip_gutenberg(text)).split("\n"))
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
+    lines = [_unspaced(lines, index) for index in range(len(lines))]
     headings = _text_headings(lines)
     loose_notes = len(re.findall(_PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     blocks: list[Block] = []
