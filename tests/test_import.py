@@ -2903,3 +2903,53 @@ def test_a_heading_set_letter_spaced_is_read_as_its_word() -> None:
     # a line of single capitals in a sentence is no heading: "I", "A" stay what they are
     lines = blocks_from_text(f"CHAPTER I\n\n{prose}\n\nA B C\n\n{prose}\n")
     assert "A B C" in [b.text for b in lines]
+
+
+_PRELUDE_VERSE = (
+    "LO, praise of the prowess of people-kings\nof spear-armed Danes, in days long sped,\n"
+    "we have heard, and what honor the athelings won!\nOft Scyld the Scefing from squadroned "
+    "foes,\nfrom many a tribe, the mead-bench tore,\nawing the earls. Since erst he lay\n"
+    "friendless, a foundling, fate repaid him:\nfor he waxed under welkin, in wealth he throve,"
+)
+
+
+def test_a_prelude_in_verse_before_the_numbered_cantos_is_a_chapter_or_said() -> None:
+    """Beowulf's 981.txt opens with "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", 460 words of
+    verse, then cantos "I" to "XLIII": the prelude's heading was not read as one ("PRELUDE"
+    only alone), and its verse, before the first heading, was left out without a word (the
+    dry run counts prose there, and verse is none). A prelude "of" or "to" something heads a
+    chapter; verse left out before the first heading is counted in what was left out."""
+    cantos = "".join(
+        f"{n}\n\n{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}\n\n\n" for n in ("I", "II", "III")
+    )
+    prelude = f"{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}"
+    text = (
+        f"BEOWULF\n\n\n\nPRELUDE OF THE FOUNDER OF THE DANISH HOUSE\n\n\n{prelude}\n\n\n\n{cantos}"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "Beowulf")
+    assert [c.title for c in book.chapters] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", "I", "II", "III",
+    ]  # fmt: skip
+    assert book.chapters[0].paragraphs[0].startswith("LO, praise")
+    untitled = chapters_from_blocks(blocks_from_text(f"BEOWULF\n\n\n{prelude}\n\n\n\n{cantos}"))
+    assert [c.title for c in untitled.chapters] == ["I", "II", "III"]
+    assert untitled.dropped == [
+        f"{len(prelude.split())} words before the first heading (front matter)"
+    ]
+
+
+def test_a_named_section_right_under_the_books_title_heads_a_chapter() -> None:
+    """Beowulf's bwulf10.txt and bwulf11.txt set "BEOWULF" on the line right over "PRELUDE OF
+    THE FOUNDER OF THE DANISH HOUSE", no blank line between: the prelude's heading, not
+    standing alone, was none, and its verse was left out before the first canto."""
+    cantos = "".join(
+        f"{n}\n\n{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}\n\n\n" for n in ("I", "II", "III")
+    )
+    prelude = f"{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}"
+    text = f"BEOWULF\nPRELUDE OF THE FOUNDER OF THE DANISH HOUSE\n\n{prelude}\n\n\n\n{cantos}"
+    book = chapters_from_blocks(blocks_from_text(text), "Beowulf")
+    assert [c.title for c in book.chapters][:2] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE",
+        "I",
+    ]
+    assert book.chapters[0].words == len(prelude.split())

@@ -167,6 +167,8 @@ _STORY_SECTIONS = (
     r"(?:the )?(?:author|translator|editor)['’]s (?:preface|introduction|foreword|prologue)|"
     # The Diary of a Nobody's "INTRODUCTION BY MR. POOTER"
     r"(?:preface|introduction|foreword) by [\w .,'’-]{1,40}|"
+    # Beowulf's "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", before its numbered cantos
+    r"prelude (?:of|to) (?:the )?[\w ,'’-]{1,50}|"
     r"(?:first|second|third|last) epilogue(?:: [\w ,'’-]{1,30})?"  # War and Peace's two
 )
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
@@ -681,6 +683,22 @@ def _under_grouping(lines: list[str], index: int) -> bool:
     )
 
 
+def _under_title(lines: list[str], index: int) -> bool:
+    """Whether the line at `index` is a named section ("PRELUDE OF THE FOUNDER OF THE DANISH
+    HOUSE") on the line right under a title in capitals that opens its block ("BEOWULF", in
+    Beowulf's bwulf10.txt and bwulf11.txt), itself followed by a blank line: the book's title
+    set over the section's heading without a blank line between them."""
+    line, above = lines[index].strip(), lines[index - 1].strip() if index else ""
+    return bool(
+        index
+        and _NAMED.match(line)
+        and above
+        and _bare_capitals(lines[index - 1])
+        and (index == 1 or not lines[index - 2].strip())
+        and (index + 1 >= len(lines) or not lines[index + 1].strip())
+    )
+
+
 def _running_heads(lines: list[str], strong: dict[int, Any]) -> list[int]:
     """The lines among `strong` that are a number and a title with no stop between that head no
     chapter: a page number and a running head, the same title again and again ("8   THE SCARLET
@@ -988,6 +1006,8 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             # Cabin): two headings, the volume and its chapter
             strong[index - 1] = None
             alone = True
+        if not alone and _under_title(lines, index):
+            alone = True  # "BEOWULF" right over "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE"
         if not alone and _STRONG.match(line) and not _ONLY_NUMBER.match(line):
             opens = index == 0 or not lines[index - 1].strip()
             if opens and (runs_on := _continuation(lines, index)):
@@ -2185,7 +2205,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     opening = _opening(leading, headed[0][0]) or _prologue(leading)
     if opening is not None:
         found.chapters.append(opening)
-    elif words := _prose_words(leading):  # said, never dropped unseen
+    elif words := _prose_words(leading) + _verse_words(leading):  # said, never dropped unseen
         found.dropped.append(f"{words} words before the first heading (front matter)")
     back = False
     for index, (name, body) in enumerate(headed):
@@ -2368,6 +2388,12 @@ def _story_prose(blocks: list[Block]) -> list[Block]:
 
 def _prose_words(blocks: list[Block]) -> int:
     return sum(len(b.text.split()) for b in _story_prose(blocks))
+
+
+def _verse_words(blocks: list[Block]) -> int:
+    """The words of the stanzas among `blocks` that are not read as prose: verse before the
+    first heading (Beowulf's prelude, in 981.txt) is counted where it is left out."""
+    return sum(len(b.text.split()) for b in blocks if _verse(b) and not _is_prose(b))
 
 
 def _opening(blocks: list[Block], first_heading: str | None) -> Chapter | None:
