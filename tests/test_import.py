@@ -2953,3 +2953,35 @@ def test_a_named_section_right_under_the_books_title_heads_a_chapter() -> None:
         "I",
     ]
     assert book.chapters[0].words == len(prelude.split())
+
+
+def test_html_cantos_numbered_in_paragraphs_of_their_own_are_chapters(tmp_path: Path) -> None:
+    """Beowulf's HTML (981-h.htm) numbers its cantos in paragraphs of their own, "<p>I</p>" to
+    "<p>XLIII</p>", under its one heading, the prelude's: the whole poem was one chapter, where
+    the text edition finds 42. Paragraphs that are numbers alone and count up from one, a
+    canto's length apart, head chapters; a poem's stanza numbers, lines apart, do not."""
+    canto = "<p>" + "<br/>".join(_PRELUDE_VERSE.split("\n")) + "</p>"
+    cantos = "".join(f"<p>{n}</p>{canto}{canto}{canto}" for n in ("I", "II", "III"))
+    markup = (
+        "<html><head><title>Beowulf</title></head><body><h1>BEOWULF</h1>"
+        f"<h3>BEOWULF<br/><br/>PRELUDE OF THE FOUNDER OF THE DANISH HOUSE</h3>{canto}{canto}"
+        f"{cantos}</body></html>"
+    )
+    source = tmp_path / "beowulf.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", "I", "II", "III",
+    ]  # fmt: skip
+    # a poem's stanzas numbered inside a chapter of prose stay its lines
+    prose = f"<p>{_PROSE.format(who='Wiglaf')}</p>"
+    stanzas = "".join(
+        f"<p>{n}</p><p>Hwaet, the hall<br/>was high and fair,<br/>gold-bright.</p>"
+        for n in ("I", "II", "III")
+    )
+    source.write_text(
+        f"<html><body><h2>CHAPTER I</h2>{prose}{stanzas}{prose}"
+        f"<h2>CHAPTER II</h2>{prose}</body></html>",
+        encoding="utf-8",
+    )
+    assert [c.title for c in read_book(source).chapters] == ["CHAPTER I", "CHAPTER II"]

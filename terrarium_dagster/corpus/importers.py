@@ -1791,7 +1791,35 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
     title = gutenberg_title(header)
     if title is None and (found := _HTML_TITLE.search(markup)):
         title = " ".join(html.unescape(found.group(1)).split()) or None
-    return _inside_wrapping(blocks), title, note
+    return _numbered_paragraphs(_inside_wrapping(blocks)), title, note
+
+
+NUMBERED_PARAGRAPHS = 3  # a book's divisions numbered in paragraphs of their own, at least
+
+
+def _numbered_paragraphs(blocks: list[Block]) -> list[Block]:
+    """`blocks` with the paragraphs that are a number alone as headings when they number the
+    book's divisions (Beowulf's HTML: "<p>I</p>" to "<p>XLIII</p>", its cantos, under its one
+    heading): all such paragraphs of the book count up from one, `NUMBERED_PARAGRAPHS` or more,
+    each `STANZA_WORDS` or more after the one before (a poem's stanza numbers are closer, and
+    numbered sections start again in every chapter)."""
+    numbers = [
+        (index, _numeral(block.text.strip().rstrip(".")))
+        for index, block in enumerate(blocks)
+        if block.kind == "text" and _SECTION_NUMBER.match(block.text.strip())
+    ]
+    if len(numbers) < NUMBERED_PARAGRAPHS:
+        return blocks
+    if [number for _, number in numbers] != list(range(1, len(numbers) + 1)):
+        return blocks
+    for (start, _), (end, _) in itertools.pairwise(numbers):
+        if sum(len(block.text.split()) for block in blocks[start + 1 : end]) < STANZA_WORDS:
+            return blocks
+    heads = {index for index, _ in numbers}
+    return [
+        Block("heading", block.text.strip()) if index in heads else block
+        for index, block in enumerate(blocks)
+    ]
 
 
 def _inside_wrapping(blocks: list[Block]) -> list[Block]:
