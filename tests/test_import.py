@@ -2985,3 +2985,27 @@ def test_html_cantos_numbered_in_paragraphs_of_their_own_are_chapters(tmp_path: 
         encoding="utf-8",
     )
     assert [c.title for c in read_book(source).chapters] == ["CHAPTER I", "CHAPTER II"]
+
+
+def test_an_html_letters_heading_set_as_a_paragraph_heads_its_letter(tmp_path: Path) -> None:
+    """Evelina's HTML (6053-h.htm) heads its letters "<h2>LETTER XXXIII - EVELINA IN
+    CONTINUATION May 13th.</h2>", but three of them as a paragraph or preformatted text
+    ("<p>LETTER XL - EVELINA TO THE REV. MR. VILLARS London, June 6.</p>"): those letters ran
+    on in the letter before (XXXIII had 8,700 words). A paragraph that opens with a division's
+    number, a dash and a title in capitals, and is as short as a heading, is one."""
+    letters = [
+        "<h2>LETTER XXXIII - EVELINA IN CONTINUATION May 13th.</h2>",
+        '<pre xml:space="preserve">\nLETTER XXXIV - EVELINA IN CONTINUATION\n'
+        " Howard Grove, May 15.\n</pre>",
+        "<p>LETTER XXXV - EVELINA TO THE REV. MR. VILLARS London,\n June 6.</p>",
+        "<h2>LETTER XXXVI - MR. VILLARS TO EVELINA</h2>",
+    ]
+    body = "".join(f"{head}<p>{_PROSE.format(who='Evelina')}</p>" for head in letters)
+    source = tmp_path / "evelina.htm"
+    source.write_text(f"<html><body>{body}<p>Letter I was long.</p></body></html>", "utf-8")
+    assert [c.title for c in read_book(source).chapters] == [
+        "LETTER XXXIII - EVELINA IN CONTINUATION May 13th.",
+        "LETTER XXXIV - EVELINA IN CONTINUATION Howard Grove, May 15.",
+        "LETTER XXXV - EVELINA TO THE REV. MR. VILLARS London, June 6.",
+        "LETTER XXXVI - MR. VILLARS TO EVELINA",
+    ]

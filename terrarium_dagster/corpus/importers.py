@@ -1489,6 +1489,19 @@ _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
 )
 HEADING_PARAGRAPH_WORDS = 24  # a paragraph that is a chapter's number and title is this short
+# a division's number, a dash and a title in capitals: "LETTER XL - EVELINA TO THE REV. MR.
+# VILLARS London, June 6." (Evelina's HTML sets three of its letters' headings as paragraphs)
+_DIVISION_TITLED = re.compile(
+    rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}})\.?\s*[-–—]+\s*[A-Z][A-Z.,'’ ]*[A-Z]{{2}}\b"
+)
+
+
+def _division_titled(text: str) -> bool:
+    """Whether a paragraph is a division's heading: its number, a dash and its title in
+    capitals, as short as a heading (`HEADING_PARAGRAPH_WORDS`)."""
+    return bool(_DIVISION_TITLED.match(text)) and len(text.split()) <= HEADING_PARAGRAPH_WORDS
+
+
 BOLD_TITLE_WORDS = 12  # a paragraph all in bold right under a heading is its title if this short
 
 
@@ -1645,7 +1658,9 @@ class _XhtmlText(HTMLParser):
             for part in re.split(r"\n\s*\n", raw):
                 lines = tuple(line.rstrip() for line in part.split("\n") if line.strip())
                 if lines:
-                    self.items.append(Block("text", " ".join(" ".join(lines).split()), lines))
+                    text = " ".join(" ".join(lines).split())
+                    kind = "heading" if _division_titled(text) else "text"
+                    self.items.append(Block(kind, text, () if kind == "heading" else lines))
             return
         if tag in self.HEADINGS or self._hgroup:  # "CHAPTER I<br/>JONATHAN ...": two headings
             parts = [" ".join(part.split()) for part in raw.split("\n")]
@@ -1667,6 +1682,11 @@ class _XhtmlText(HTMLParser):
             self._stanza.extend(lines)
             return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
+        if _division_titled(text):
+            # a division's heading set as a paragraph, as its neighbours are in <h2>s (Evelina's
+            # HTML: "<p>LETTER XL - EVELINA TO THE REV. MR. VILLARS London, June 6.</p>")
+            self.items.append(Block("heading", text))
+            return
         under_heading = bool(self.items) and self.items[-1].kind == "heading"
         if (
             text
