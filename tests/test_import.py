@@ -3009,3 +3009,22 @@ def test_an_html_letters_heading_set_as_a_paragraph_heads_its_letter(tmp_path: P
         "LETTER XXXV - EVELINA TO THE REV. MR. VILLARS London, June 6.",
         "LETTER XXXVI - MR. VILLARS TO EVELINA",
     ]
+
+
+def test_a_books_summary_label_with_no_title_under_it_is_not_its_title() -> None:
+    """Pope's Odyssey (3160.txt) heads most books "BOOK V." / "ARGUMENT" / "THE DEPARTURE OF
+    ULYSSES FROM CALYPSO" over the summary, but seven "BOOK VI." / "ARGUMENT." over the summary
+    alone: that label, with its stop, was read as the book's title ("BOOK VI: ARGUMENT", as
+    chapters titled by a line with a stop under their number are). The label is never a
+    title; with none under it, the book is its number."""
+    summary = _PROSE.format(who="Pallas")
+    verse = "\n".join(textwrap.wrap(_PROSE.format(who="Ulysses"), 40))
+    titled = f"ARGUMENT\n\nTHE DEPARTURE OF ULYSSES FROM CALYPSO.\n\n{summary}\n\n\n{verse}\n\n\n"
+    untitled = f"ARGUMENT.\n\n{summary}\n\n\n{verse}\n\n\n"
+    numbers = ("V", "VI", "VII", "VIII", "IX")
+    text = "".join(f"BOOK {n}.\n\n{titled if n == 'V' else untitled}" for n in numbers)
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "BOOK V: THE DEPARTURE OF ULYSSES FROM CALYPSO.", "BOOK VI", "BOOK VII", "BOOK VIII",
+        "BOOK IX",
+    ]  # fmt: skip

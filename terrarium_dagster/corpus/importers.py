@@ -1159,6 +1159,8 @@ def _stopped_title(lines: list[str], index: int) -> tuple[int, ...]:
     text = " ".join(lines[i].strip() for i in taken)
     if not re.search(r"[.!?][\"”’']?$", text) or _STRONG.match(text) or _NAMED.match(text):
         return ()
+    if _ARGUMENT.match(_plain_title(text)):
+        return ()  # the label of the book's summary, with no title under it (Pope's Odyssey)
     words = text.rstrip("\"”’'").rstrip(".!?").split()
     return (
         tuple(taken)
