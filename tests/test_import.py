@@ -3028,3 +3028,41 @@ def test_a_books_summary_label_with_no_title_under_it_is_not_its_title() -> None
         "BOOK V: THE DEPARTURE OF ULYSSES FROM CALYPSO.", "BOOK VI", "BOOK VII", "BOOK VIII",
         "BOOK IX",
     ]  # fmt: skip
+
+
+def test_an_epubs_own_contents_page_linking_its_documents_is_left_out(tmp_path: Path) -> None:
+    """Tom Sawyer's EPUB (GITenberg's epub/) has a contents document of its own whose entries
+    link the book's other documents ("<p><a href="Preface.xhtml">Preface</a></p>", "<p><a
+    href="Chapter-01.xhtml">Chapter I</a>: Y-o-u-u Tom - ...</p>"): only links to "#places"
+    counted as the book's own, so "Preface" read as a heading, and the 35 chapters' summaries
+    became a first chapter of 530 words, "Preface", before the real one. A link to one of the
+    book's documents is a link to a place in the book."""
+    book = epub.EpubBook()
+    book.set_identifier("sawyer-test")
+    book.set_title("The Adventures of Tom Sawyer")
+    book.set_language("en")
+    prose = "".join(f"<p>{_PROSE.format(who='Tom')}</p>" for _ in range(2))
+    documents = []
+    for name, heading in (("Preface.xhtml", "PREFACE"), ("Chapter-01.xhtml", "CHAPTER I")):
+        item = epub.EpubHtml(title=heading.title(), file_name=name, lang="en")
+        item.content = f"<h1>{heading}</h1>{prose}"
+        documents.append(item)
+    entries = "".join(
+        f'<p><a href="Chapter-01.xhtml">Chapter I</a>: {summary}</p>'
+        for summary in (
+            "Y-o-u-u Tom - Aunt Polly Decides upon her Duty - Tom Practices Music - The "
+            "Challenge - A Private Entrance - and a great many other things besides that",
+        )
+    )
+    contents = epub.EpubHtml(title="Contents", file_name="Contents.xhtml", lang="en")
+    contents.content = f'<h1>Contents</h1><p><a href="Preface.xhtml">Preface</a></p>{entries}'
+    for item in (contents, *documents):
+        book.add_item(item)
+    book.toc = documents
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = [contents, *documents]
+    path = tmp_path / "sawyer.epub"
+    epub.write_epub(str(path), book)
+    found = read_book(path)
+    assert [c.title for c in found.chapters] == ["PREFACE", "CHAPTER I"]

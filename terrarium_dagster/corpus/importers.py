@@ -1509,7 +1509,8 @@ BOLD_TITLE_WORDS = 12  # a paragraph all in bold right under a heading is its ti
 
 class _XhtmlText(HTMLParser):
     """Headings and paragraphs of one XHTML document of an EPUB; `anchors` (element id → title)
-    are where the book's navigation says a chapter begins."""
+    are where the book's navigation says a chapter begins, `documents` the names of the book's
+    documents (a link to one is a link to a place in the book, as "#..." is)."""
 
     BLOCKS = frozenset(
         {"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "pre", "center"}
@@ -1517,15 +1518,17 @@ class _XhtmlText(HTMLParser):
     )
     HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
-    def __init__(self, anchors: dict[str, str]) -> None:
+    def __init__(self, anchors: dict[str, str], documents: frozenset[str] = frozenset()) -> None:
         super().__init__(convert_charrefs=True)
         self.anchors = anchors
+        self.documents = documents
         self.items: list[Block] = []
         self._tag: str | None = None
         self._text: list[str] = []
         self._skip = 0
         self._page_number = False  # inside a printed page's number (`<span class="pagenum">`)
-        self._in_link = False  # inside a link to a place in the book (`<a href="#...">`)
+        # inside a link to a place in the book (`<a href="#...">`, `<a href="Chapter-01.xhtml">`)
+        self._in_link = False
         self._link_start = 0  # where that link's text starts in the open block
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
@@ -1552,7 +1555,8 @@ class _XhtmlText(HTMLParser):
             return
         if tag == "a":
             href = (dict(attrs).get("href") or "").strip()
-            if href.startswith("#"):
+            document = href.split("#")[0].split("?")[0].split("/")[-1]
+            if href.startswith("#") or document in self.documents:
                 self._in_link = True
                 self._link_start = len(self._text)
                 self._links += 1
@@ -1761,6 +1765,11 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
     titles = book.get_metadata("DC", "title")
     title = " ".join(str(titles[0][0]).split()) if titles and titles[0][0] else None
     places = _navigation(book)
+    # the book's documents, which its own contents page links (Tom Sawyer's EPUB: "<a
+    # href="Chapter-01.xhtml">Chapter I</a>: Y-o-u-u Tom ..."), as an HTML book's links "#..."
+    documents = frozenset(
+        item.get_name().split("/")[-1] for item in book.get_items_of_type(ebooklib.ITEM_DOCUMENT)
+    )
     blocks: list[Block] = []
     for item_id, _linear in book.spine:
         item = book.get_item_with_id(item_id)
@@ -1770,7 +1779,7 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
             continue  # the navigation document is the table of contents, not the book
         anchors = dict(places.get(item.get_name().split("/")[-1], {}))
         top = anchors.pop("", None)
-        parser = _XhtmlText(anchors)
+        parser = _XhtmlText(anchors, documents)
         parser.feed(item.get_content().decode("utf-8", errors="replace"))
         parser.close()
         items = parser.items
