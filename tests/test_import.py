@@ -3066,3 +3066,26 @@ def test_an_epubs_own_contents_page_linking_its_documents_is_left_out(tmp_path: 
     epub.write_epub(str(path), book)
     found = read_book(path)
     assert [c.title for c in found.chapters] == ["PREFACE", "CHAPTER I"]
+
+
+def test_an_illustrations_caption_is_not_story(tmp_path: Path) -> None:
+    """Tom Sawyer's EPUB sets its pictures with their captions, "<div class="illustration"><img
+    .../><p>AUNT POLLY BEGUILED.</p></div>", in the chapter: 160 captions read as paragraphs
+    of the story (the text edition's "[Illustration: ...]" markers are left out). A figure's
+    text, in a <figure> or a <div> whose class names an illustration or a figure, is none."""
+    prose = f"<p>{_PROSE.format(who='Tom')}</p>"
+    figures = (
+        '<div class="illustration"><img src="a.jpg" alt=""/><p>AUNT POLLY BEGUILED.</p></div>'
+        '<div class="figcenter"><div><img src="b.jpg"/></div><p class="caption">A GOOD '
+        "OPPORTUNITY.</p></div>"
+        '<figure><img src="c.jpg"/><figcaption>TOM AT THE FENCE.</figcaption></figure>'
+    )
+    source = tmp_path / "sawyer.htm"
+    source.write_text(
+        f"<html><body><h2>CHAPTER I</h2>{prose}{figures}{prose}<h2>CHAPTER II</h2>{prose}"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    chapters = read_book(source).chapters
+    assert [c.title for c in chapters] == ["CHAPTER I", "CHAPTER II"]
+    assert chapters[0].paragraphs == [_PROSE.format(who="Tom")] * 2

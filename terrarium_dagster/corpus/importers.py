@@ -1486,6 +1486,9 @@ _HEADING_PARAGRAPH = re.compile(
 
 
 _BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
+# a picture and its caption: "<div class="illustration">" (Tom Sawyer's EPUB), Project
+# Gutenberg's "<div class="figcenter">"; their text is not story, as "[Illustration: ...]" is not
+_FIGURE_CLASS = re.compile(r"\b(?:illustration|figure|fig(?:center|left|right)?)\b", re.I)
 _VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse)\b", re.I)  # a <div> holding verse
 _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
@@ -1540,6 +1543,7 @@ class _XhtmlText(HTMLParser):
         self._unbold = 0  # characters of the open block outside them
         self._stanza: list[str] = []  # the lines of the stanza being read
         self._definition = 0  # inside a <dd>: a definition's text, or a note's
+        self._figures: list[bool] = []  # for each open <div> or <figure>: whether it is a figure
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -1571,6 +1575,9 @@ class _XhtmlText(HTMLParser):
             self._tag = tag
         if tag == "div":
             self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
+        if tag in ("div", "figure"):
+            classes = dict(attrs).get("class") or ""
+            self._figures.append(tag == "figure" or bool(_FIGURE_CLASS.search(classes)))
         if tag == "dd":
             self._definition += 1
         for name, value in attrs:
@@ -1605,6 +1612,8 @@ class _XhtmlText(HTMLParser):
             self._definition = max(0, self._definition - 1)
         if tag == "div" and self._verse and self._verse.pop():
             self._flush_stanza()  # a stanza's end
+        if tag in ("div", "figure") and self._figures:
+            self._figures.pop()
 
     def close(self) -> None:
         super().close()
@@ -1628,6 +1637,7 @@ class _XhtmlText(HTMLParser):
             not self._skip
             and not self._page_number
             and not self._image_link
+            and not any(self._figures)  # a picture's caption, not story
             and self._tag is not None
         ):
             if self._tag != "pre" and (self._tag in self.HEADINGS or self._hgroup):
