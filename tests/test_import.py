@@ -3089,3 +3089,28 @@ def test_an_illustrations_caption_is_not_story(tmp_path: Path) -> None:
     chapters = read_book(source).chapters
     assert [c.title for c in chapters] == ["CHAPTER I", "CHAPTER II"]
     assert chapters[0].paragraphs == [_PROSE.format(who="Tom")] * 2
+
+
+def test_an_html_paragraph_of_the_books_title_over_a_named_section_heads_it(
+    tmp_path: Path,
+) -> None:
+    """Beowulf's bwulf11h.htm sets "<p>BEOWULF<br />PRELUDE OF THE FOUNDER OF THE DANISH
+    HOUSE</p>" over the prelude, as its text edition sets the two lines: the prelude ran on in
+    the section before, the Gutenberg header's, and was left out with it as the licence. A
+    paragraph of two or three lines in capitals whose last names a section is headings."""
+    canto = "<p>" + "<br/>".join(_PRELUDE_VERSE.split("\n")) + "</p>"
+    cantos = "".join(f"<p>{n}</p>{canto * 3}" for n in ("I", "II", "III"))
+    markup = (
+        "<html><head><title>Beowulf</title></head><body><h1>Beowulf, by Anonymous</h1>"
+        "<p>The Project Gutenberg Etext of Beowulf. Copyright laws are changing all over the "
+        "world, be sure to check the laws for your country before posting these files!!</p>"
+        "<p>BEOWULF<br/>Translated by Gummere</p>"
+        f"<p>BEOWULF<br />PRELUDE OF THE FOUNDER OF THE DANISH HOUSE</p>{canto * 3}{cantos}"
+        "</body></html>"
+    )
+    source = tmp_path / "bwulf11h.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", "I", "II", "III",
+    ]  # fmt: skip

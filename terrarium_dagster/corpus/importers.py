@@ -1686,7 +1686,12 @@ class _XhtmlText(HTMLParser):
         lines = [line for line in lines if line]
         if (
             2 <= len(lines) <= 3
-            and _DIVISION_NUMBER.match(lines[0])
+            and (
+                _DIVISION_NUMBER.match(lines[0])
+                # the book's title over a section's name (Beowulf's bwulf11h.htm: "BEOWULF<br
+                # />PRELUDE OF THE FOUNDER OF THE DANISH HOUSE"), as its text edition sets them
+                or (_HEADING_PARAGRAPH.match(lines[-1]) and all(map(_shouted, lines)))
+            )
             and len(raw.split()) <= HEADING_PARAGRAPH_WORDS
         ):
             # "Chapter I<br>Outside Dorlcote Mill" set as a paragraph (The Mill on the Floss's
