@@ -3114,3 +3114,22 @@ def test_an_html_paragraph_of_the_books_title_over_a_named_section_heads_it(
     assert [c.title for c in book.chapters] == [
         "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", "I", "II", "III",
     ]  # fmt: skip
+
+
+def test_a_part_named_by_its_ordinal_over_titled_chapters_is_no_line_of_the_story() -> None:
+    """Siddhartha's 2500.txt groups its titled chapters "FIRST PART" and "SECOND PART", each
+    over a dedication ("Dedicated to Wilhelm Gundert, my cousin in Japan"): the part's name and
+    the dedication were the last two paragraphs of the chapter before ("AWAKENING"). A part
+    named by its ordinal, alone on its line, heads its part (with no prose, left out)."""
+    prose = "\n".join(textwrap.wrap(_PROSE.format(who="Siddhartha"), 66))
+    body = "\n\n".join([prose] * 7)
+    titles = ("THE SON OF THE BRAHMAN", "WITH THE SAMANAS", "AWAKENING", "KAMALA", "OM")
+    chapters = [f"{title}\n\n\n{body}\n\n\n\n\n" for title in titles]
+    text = (
+        "SIDDHARTHA\n\nAn Indian Tale\n\nby Hermann Hesse\n\n\n\n\nFIRST PART\n\n"
+        f"To Romain Rolland, my dear friend\n\n\n\n\n{''.join(chapters[:3])}SECOND PART\n\n"
+        f"Dedicated to Wilhelm Gundert, my cousin in Japan\n\n\n\n\n{''.join(chapters[3:])}"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "Siddhartha")
+    assert [c.title for c in book.chapters] == list(titles)
+    assert book.chapters[2].paragraphs == [_PROSE.format(who="Siddhartha")] * 7

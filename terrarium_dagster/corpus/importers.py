@@ -136,6 +136,10 @@ _SERIES_NUMBER = r"[A-Z][A-Za-z]{2,20}\s+No\.\s*\d{1,3}\.?"
 # a play's act after its ordinal, alone on its line: "FIRST ACT" (The Importance of Being
 # Earnest); a "FIRST PART" only groups chapters with titles of their own (Siddhartha's)
 _ORDINAL_DIVISION = rf"(?i:{_ORDINALS})\s+(?:ACT|Act)\.?"
+# a part named by its ordinal, alone on its line: "SECOND PART" (Siddhartha's 2500.txt, over its
+# titled chapters and a dedication): a named heading, not a strong one, so the chapters' bare
+# titles are still found
+_ORDINAL_GROUP = re.compile(rf"^(?i:{_ORDINALS})\s+(?:PART|Part|BOOK|Book|VOLUME|Volume)\.?$")
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b).{{0,80}}$"
@@ -1026,7 +1030,7 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
                 # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
                 # "JAPAN.", left a paragraph of the story)
                 wrapped[index] = tuple(_subtitle_lines(lines, subtitle))
-        elif _NAMED.match(line):
+        elif _NAMED.match(line) or _ORDINAL_GROUP.match(line):
             named[index] = None
         elif (
             _isolated(lines, index)
