@@ -3133,3 +3133,15 @@ def test_a_part_named_by_its_ordinal_over_titled_chapters_is_no_line_of_the_stor
     book = chapters_from_blocks(blocks_from_text(text), "Siddhartha")
     assert [c.title for c in book.chapters] == list(titles)
     assert book.chapters[2].paragraphs == [_PROSE.format(who="Siddhartha")] * 7
+
+
+def test_a_note_mark_of_a_number_and_a_letter_in_braces_is_not_story() -> None:
+    """Beowulf's text and HTML editions mark their notes "{0a}", "{1b}" ("Famed was this
+    Beowulf: {0a} far flew the boast of him"): 123 marks stayed in the story (and in the
+    sources the site quotes), where "{12}" goes. A note's number with a letter is one too."""
+    verse = _PRELUDE_VERSE.replace("he lay\n", "he lay {0a}\n").replace("tore,\n", "tore,{0b}\n")
+    cantos = "".join(f"{n}\n\n{verse}\n\n{verse}\n\n\n" for n in ("I", "II", "III"))
+    book = chapters_from_blocks(blocks_from_text(cantos))
+    text = " ".join(p for c in book.chapters for p in c.paragraphs)
+    assert "{0" not in text
+    assert "Since erst he lay\nfriendless" in text and "the mead-bench tore,\nawing" in text

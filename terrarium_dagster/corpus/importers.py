@@ -846,9 +846,9 @@ def _title_like(line: str) -> bool:
 
 
 # a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
-_BRACED_NOTE = (
-    r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
-    r"|\s+\{\d{1,3}\}(?=\s|$)"  # after a space: "woods of half a stang, {301} and" (Gulliver's)
+_BRACED_NOTE = (  # a number, or a number and a letter: Beowulf's "{0a}", "{1b}"
+    r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}[a-z]?\}"  # 'the gig,"{1} luckily'
+    r"|\s+\{\d{1,3}[a-z]?\}(?=\s|$)"  # after a space: "woods of half a stang, {301} and"
 )
 # in parentheses against the word: "Shakespere(1) have", "ARGUMENT.(40)" (the Iliad's 6130-0.txt,
 # 291 of them); not a list's "—(1) political, (2) administrative"
