@@ -3145,3 +3145,31 @@ def test_a_note_mark_of_a_number_and_a_letter_in_braces_is_not_story() -> None:
     text = " ".join(p for c in book.chapters for p in c.paragraphs)
     assert "{0" not in text
     assert "Since erst he lay\nfriendless" in text and "the mead-bench tore,\nawing" in text
+
+
+def test_a_title_page_set_in_headings_over_an_inscription_is_left_out(tmp_path: Path) -> None:
+    """Evelina's HTML sets its title page in headings ("EVELINA", "or", "THE HISTORY OF A YOUNG
+    LADY'S ENTRANCE INTO THE WORLD", "1778", "By Fanny Burney") right over "ORIGINAL
+    INSCRIPTION: TO DR. BURNEY", a poem to the author's father: its first chapter was "or: THE
+    HISTORY OF ...: 1778: ORIGINAL INSCRIPTION: TO DR. BURNEY", and its original dedication a
+    chapter too, where the text edition leaves both out. Before the first chapter, a byline ends
+    the title page over the heading; an inscription or an original dedication is front matter."""
+    poem = "<p>" + "<br/>".join(_PRELUDE_VERSE.split("\n")) + "</p>"
+    prose = f"<p>{_PROSE.format(who='Evelina')}</p>"
+    markup = (
+        "<html><body><h1>EVELINA</h1><h3>or</h3>"
+        "<h2>THE HISTORY OF A YOUNG LADY’S ENTRANCE INTO THE WORLD</h2><h3>1778</h3>"
+        "<h3>By Fanny Burney</h3><h2>ORIGINAL INSCRIPTION: TO DR. BURNEY</h2>"
+        f"{poem}{poem}<h2>ORIGINAL DEDICATION.</h2><h3>TO THE AUTHORS OF THE MONTHLY AND "
+        f"CRITICAL REVIEWS.</h3>{prose}<h2>ORIGINAL PREFACE.</h2>{prose}"
+        f"<h2>LETTER I - LADY HOWARD TO THE REV. MR. VILLARS</h2>{prose}{prose}"
+        f"<h2>LETTER II - MR. VILLARS TO LADY HOWARD</h2>{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "evelina.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "ORIGINAL PREFACE.",
+        "LETTER I - LADY HOWARD TO THE REV. MR. VILLARS",
+        "LETTER II - MR. VILLARS TO LADY HOWARD",
+    ]

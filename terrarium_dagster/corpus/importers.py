@@ -187,6 +187,9 @@ _BACK_SECTIONS = (
 _FRONT_SECTIONS = (
     r"copyright\b.*|colophon|dedication(?: of (?:the )?(?:volume|part|book) [\w]+)?|epigraph|"
     r"title ?page|half[- ]title|also by\b.*|"
+    # Evelina's "ORIGINAL INSCRIPTION: TO DR. BURNEY" (a poem to her father) and "ORIGINAL
+    # DEDICATION.: TO THE AUTHORS OF THE MONTHLY AND CRITICAL REVIEWS."
+    r"inscription\b.*|original (?:inscription|dedication)\b.*|"
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
     r"publishers?['’]?s?['’]? note|"  # Pamela's, on Richardson's life: "PUBLISHERS' NOTE"
@@ -2237,6 +2240,15 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # letter's title, kept as a line of the chapter
             sections[-1][1].extend(Block("text", text) for text in item)
             continue
+        byline = max(
+            (i for i, text in enumerate(item) if _BYLINE.match(text) and len(text.split()) > 1),
+            default=None,
+        )
+        if len(sections) == 1 and byline is not None and byline + 1 < len(item):
+            # the title page set in headings over the first section's own heading (Evelina's
+            # HTML: "or", "THE HISTORY OF ...", "1778", "By Fanny Burney" over "ORIGINAL
+            # INSCRIPTION: TO DR. BURNEY"): what its byline ends is no part of that title
+            item = item[byline + 1 :]
         # the book's own title set over its first chapter's ("DUBLINERS") is no part of that
         # chapter's; over bylines alone it heads the title page (The Prince's HTML), left as it
         # is, and alone under a contents page's heading it is the first chapter's own (The Turn
