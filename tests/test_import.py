@@ -3173,3 +3173,33 @@ def test_a_title_page_set_in_headings_over_an_inscription_is_left_out(tmp_path: 
         "LETTER I - LADY HOWARD TO THE REV. MR. VILLARS",
         "LETTER II - MR. VILLARS TO LADY HOWARD",
     ]
+
+
+_COUPLETS = (
+    "The man for wisdom's various arts renown'd,\n"
+    "Long exercised in woes, O Muse! resound;\n"
+    "Who, when his arms had wrought the destined fall\n"
+    "Of sacred Troy, and razed her heaven-built wall,\n"
+    "Wandering from clime to clime, observant stray'd,\n"
+    "Their manners noted, and their states survey'd,\n"
+    "On stormy seas unnumber'd toils he bore,\n"
+    "Safe with his friends to gain his natal shore:"
+)
+
+
+def test_heroic_couplets_beside_a_prose_summary_keep_their_lines() -> None:
+    """Pope's Odyssey (3160.txt) opens each book with its argument in prose, then verse whose
+    lines run to 60 characters ("Wandering from clime to clime, observant stray'd,"): read as
+    wrapped prose, each verse paragraph became one line, every line's capital a capital in
+    mid-sentence, and the offline annotator made names of them ("Conceal'd", "And Jove"). A
+    paragraph of six lines or more, each opening with a capital and none over 60 characters,
+    is verse, and keeps them; wrapped prose, whose lines open in lower case, does not."""
+    summary = "\n".join(textwrap.wrap(_PROSE.format(who="Minerva") * 2, 70))
+    text = "".join(
+        f"BOOK {n}.\n\nARGUMENT.\n\n{summary}\n\n\n{_COUPLETS}\n\n{_COUPLETS}\n\n\n"
+        for n in ("I", "II", "III")
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["BOOK I", "BOOK II", "BOOK III"]
+    assert book.chapters[0].paragraphs[2] == _COUPLETS
+    assert "\n" not in book.chapters[0].paragraphs[1]  # the summary, wrapped prose

@@ -2558,9 +2558,23 @@ def _with_its_lines(block: Block) -> str:
     lines = [line.strip() for line in block.lines if line.strip()]
     if len(lines) < 2 or not _verse(block):
         return block.text
-    if any(len(line) >= STANZA_LINE_CHARS for line in lines):
+    if any(len(line) >= STANZA_LINE_CHARS for line in lines) and not _capitalised_lines(lines):
         return block.text
     return "\n".join(_line_text(line) for line in lines)
+
+
+CAPITALISED_LINES = 6  # verse whose lines all open with a capital has at least this many
+VERSE_LINE_CHARS = 60  # and none longer than this (prose wraps at 60 to 75)
+
+
+def _capitalised_lines(lines: list[str]) -> bool:
+    """Whether every line opens with a capital (after quotes or a bracket) and none is longer
+    than `VERSE_LINE_CHARS`, six lines or more: verse with lines longer than a stanza's (Pope's
+    heroic couplets run to 60 characters), never wrapped prose, whose lines open in lower case
+    or run longer."""
+    return len(lines) >= CAPITALISED_LINES and all(
+        len(line) <= VERSE_LINE_CHARS and re.match(r"^[\"“‘'(\[_]*[A-Z]", line) for line in lines
+    )
 
 
 def _line_text(line: str) -> str:
