@@ -3173,6 +3173,16 @@ def test_a_title_page_set_in_headings_over_an_inscription_is_left_out(tmp_path: 
         "LETTER I - LADY HOWARD TO THE REV. MR. VILLARS",
         "LETTER II - MR. VILLARS TO LADY HOWARD",
     ]
+    # the rest of the book's own title under its byline is still the title page's
+    # (Huckleberry Finn's "ADVENTURES", "OF", "HUCKLEBERRY FINN", "By Mark Twain", "Complete")
+    source.write_text(
+        "<html><body><pre>Title: Adventures of Huckleberry Finn, Complete</pre>"
+        "<h1>ADVENTURES</h1><h2>OF</h2><h1>HUCKLEBERRY FINN</h1><h2>By Mark Twain</h2>"
+        f"<h3>Complete</h3>{prose}<h2>CHAPTER I.</h2>{prose}<h2>CHAPTER II.</h2>{prose}"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    assert "Complete" not in [c.title for c in read_book(source).chapters]
 
 
 _COUPLETS = (

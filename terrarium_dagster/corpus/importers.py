@@ -2244,11 +2244,13 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             (i for i, text in enumerate(item) if _BYLINE.match(text) and len(text.split()) > 1),
             default=None,
         )
-        if len(sections) == 1 and byline is not None and byline + 1 < len(item):
+        rest = item[byline + 1 :] if byline is not None else []
+        if len(sections) == 1 and rest and not all(_title_key(t) in (book_key or "") for t in rest):
             # the title page set in headings over the first section's own heading (Evelina's
             # HTML: "or", "THE HISTORY OF ...", "1778", "By Fanny Burney" over "ORIGINAL
-            # INSCRIPTION: TO DR. BURNEY"): what its byline ends is no part of that title
-            item = item[byline + 1 :]
+            # INSCRIPTION: TO DR. BURNEY"): what its byline ends is no part of that title; not
+            # the rest of the book's title under its byline (Huckleberry Finn's "Complete")
+            item = rest
         # the book's own title set over its first chapter's ("DUBLINERS") is no part of that
         # chapter's; over bylines alone it heads the title page (The Prince's HTML), left as it
         # is, and alone under a contents page's heading it is the first chapter's own (The Turn
