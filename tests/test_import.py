@@ -2865,3 +2865,351 @@ def test_a_titled_story_told_in_numbered_parts_is_one_chapter() -> None:
         "3. HOW PARTLET DIED AND WAS BURIED, AND HOW CHANTICLEER DIED OF GRIEF",
     ]
     assert book.chapters[6].paragraphs[::2] == ["FIRST STORY", "SECOND STORY"]
+
+
+def test_lines_ended_by_a_doubled_carriage_return_are_lines_not_paragraphs(tmp_path: Path) -> None:
+    """Great Expectations' grexp10a.txt ends its lines with "\\r\\r\\n" (a CRLF file converted
+    once more): each line read as a paragraph of its own, no paragraph was long enough to be
+    prose, and the import refused the book as having no story text. A run of carriage returns
+    before a line feed ends one line."""
+    prose = _PROSE.format(who="Pip")
+    wrapped = "\n".join(textwrap.wrap(prose, 60))
+    text = "".join(f"Chapter {n}\n\n{wrapped}\n\n{wrapped}\n\n" for n in ("I", "II", "III"))
+    book = tmp_path / "grexp.txt"
+    book.write_bytes(text.replace("\n", "\r\r\n").encode("ascii"))
+    found = read_book(book)
+    assert [c.title for c in found.chapters] == ["Chapter I", "Chapter II", "Chapter III"]
+    assert [len(c.paragraphs) for c in found.chapters] == [2, 2, 2]
+    assert found.chapters[0].paragraphs[0] == prose
+
+
+def test_a_heading_set_letter_spaced_is_read_as_its_word() -> None:
+    """Tom Sawyer's 74.txt sets its preface's heading letter-spaced, "P R E F A C E" (and the
+    book's title over chapter I, "T O M   S A W Y E R"): no heading was found there, and the
+    preface was left out as 155 words before the first heading. A line standing alone whose
+    capitals are set a space apart, its words three spaces or more, reads as its words."""
+    prose = "\n".join(textwrap.wrap(_PROSE.format(who="Tom"), 66))
+    text = (
+        "                   THE ADVENTURES OF TOM SAWYER\n\n\n\n"
+        f"                           P R E F A C E\n\n{prose}\n\n"
+        "                                                            THE AUTHOR.\n\n\n\n"
+        "                          T O M   S A W Y E R\n\n\n\n"
+        f"CHAPTER I\n\n{prose}\n\n{prose}\n\nCHAPTER II\n\n{prose}\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "The Adventures of Tom Sawyer")
+    assert [c.title for c in book.chapters] == ["PREFACE", "CHAPTER I", "CHAPTER II"]
+    assert book.chapters[0].paragraphs[0] == _PROSE.format(who="Tom")
+    assert "S A W Y E R" not in " ".join(book.chapters[1].paragraphs)
+    # a line of single capitals in a sentence is no heading: "I", "A" stay what they are
+    lines = blocks_from_text(f"CHAPTER I\n\n{prose}\n\nA B C\n\n{prose}\n")
+    assert "A B C" in [b.text for b in lines]
+
+
+_PRELUDE_VERSE = (
+    "LO, praise of the prowess of people-kings\nof spear-armed Danes, in days long sped,\n"
+    "we have heard, and what honor the athelings won!\nOft Scyld the Scefing from squadroned "
+    "foes,\nfrom many a tribe, the mead-bench tore,\nawing the earls. Since erst he lay\n"
+    "friendless, a foundling, fate repaid him:\nfor he waxed under welkin, in wealth he throve,"
+)
+
+
+def test_a_prelude_in_verse_before_the_numbered_cantos_is_a_chapter_or_said() -> None:
+    """Beowulf's 981.txt opens with "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", 460 words of
+    verse, then cantos "I" to "XLIII": the prelude's heading was not read as one ("PRELUDE"
+    only alone), and its verse, before the first heading, was left out without a word (the
+    dry run counts prose there, and verse is none). A prelude "of" or "to" something heads a
+    chapter; verse left out before the first heading is counted in what was left out."""
+    cantos = "".join(
+        f"{n}\n\n{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}\n\n\n" for n in ("I", "II", "III")
+    )
+    prelude = f"{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}"
+    text = (
+        f"BEOWULF\n\n\n\nPRELUDE OF THE FOUNDER OF THE DANISH HOUSE\n\n\n{prelude}\n\n\n\n{cantos}"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "Beowulf")
+    assert [c.title for c in book.chapters] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", "I", "II", "III",
+    ]  # fmt: skip
+    assert book.chapters[0].paragraphs[0].startswith("LO, praise")
+    untitled = chapters_from_blocks(blocks_from_text(f"BEOWULF\n\n\n{prelude}\n\n\n\n{cantos}"))
+    assert [c.title for c in untitled.chapters] == ["I", "II", "III"]
+    assert untitled.dropped == [
+        f"{len(prelude.split())} words before the first heading (front matter)"
+    ]
+
+
+def test_a_named_section_right_under_the_books_title_heads_a_chapter() -> None:
+    """Beowulf's bwulf10.txt and bwulf11.txt set "BEOWULF" on the line right over "PRELUDE OF
+    THE FOUNDER OF THE DANISH HOUSE", no blank line between: the prelude's heading, not
+    standing alone, was none, and its verse was left out before the first canto."""
+    cantos = "".join(
+        f"{n}\n\n{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}\n\n\n" for n in ("I", "II", "III")
+    )
+    prelude = f"{_PRELUDE_VERSE}\n\n{_PRELUDE_VERSE}"
+    text = f"BEOWULF\nPRELUDE OF THE FOUNDER OF THE DANISH HOUSE\n\n{prelude}\n\n\n\n{cantos}"
+    book = chapters_from_blocks(blocks_from_text(text), "Beowulf")
+    assert [c.title for c in book.chapters][:2] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE",
+        "I",
+    ]
+    assert book.chapters[0].words == len(prelude.split())
+
+
+def test_html_cantos_numbered_in_paragraphs_of_their_own_are_chapters(tmp_path: Path) -> None:
+    """Beowulf's HTML (981-h.htm) numbers its cantos in paragraphs of their own, "<p>I</p>" to
+    "<p>XLIII</p>", under its one heading, the prelude's: the whole poem was one chapter, where
+    the text edition finds 42. Paragraphs that are numbers alone and count up from one, a
+    canto's length apart, head chapters; a poem's stanza numbers, lines apart, do not."""
+    canto = "<p>" + "<br/>".join(_PRELUDE_VERSE.split("\n")) + "</p>"
+    cantos = "".join(f"<p>{n}</p>{canto}{canto}{canto}" for n in ("I", "II", "III"))
+    markup = (
+        "<html><head><title>Beowulf</title></head><body><h1>BEOWULF</h1>"
+        f"<h3>BEOWULF<br/><br/>PRELUDE OF THE FOUNDER OF THE DANISH HOUSE</h3>{canto}{canto}"
+        f"{cantos}</body></html>"
+    )
+    source = tmp_path / "beowulf.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", "I", "II", "III",
+    ]  # fmt: skip
+    # a poem's stanzas numbered inside a chapter of prose stay its lines
+    prose = f"<p>{_PROSE.format(who='Wiglaf')}</p>"
+    stanzas = "".join(
+        f"<p>{n}</p><p>Hwaet, the hall<br/>was high and fair,<br/>gold-bright.</p>"
+        for n in ("I", "II", "III")
+    )
+    source.write_text(
+        f"<html><body><h2>CHAPTER I</h2>{prose}{stanzas}{prose}"
+        f"<h2>CHAPTER II</h2>{prose}</body></html>",
+        encoding="utf-8",
+    )
+    assert [c.title for c in read_book(source).chapters] == ["CHAPTER I", "CHAPTER II"]
+
+
+def test_an_html_letters_heading_set_as_a_paragraph_heads_its_letter(tmp_path: Path) -> None:
+    """Evelina's HTML (6053-h.htm) heads its letters "<h2>LETTER XXXIII - EVELINA IN
+    CONTINUATION May 13th.</h2>", but three of them as a paragraph or preformatted text
+    ("<p>LETTER XL - EVELINA TO THE REV. MR. VILLARS London, June 6.</p>"): those letters ran
+    on in the letter before (XXXIII had 8,700 words). A paragraph that opens with a division's
+    number, a dash and a title in capitals, and is as short as a heading, is one."""
+    letters = [
+        "<h2>LETTER XXXIII - EVELINA IN CONTINUATION May 13th.</h2>",
+        '<pre xml:space="preserve">\nLETTER XXXIV - EVELINA IN CONTINUATION\n'
+        " Howard Grove, May 15.\n</pre>",
+        "<p>LETTER XXXV - EVELINA TO THE REV. MR. VILLARS London,\n June 6.</p>",
+        "<h2>LETTER XXXVI - MR. VILLARS TO EVELINA</h2>",
+    ]
+    body = "".join(f"{head}<p>{_PROSE.format(who='Evelina')}</p>" for head in letters)
+    source = tmp_path / "evelina.htm"
+    source.write_text(f"<html><body>{body}<p>Letter I was long.</p></body></html>", "utf-8")
+    assert [c.title for c in read_book(source).chapters] == [
+        "LETTER XXXIII - EVELINA IN CONTINUATION May 13th.",
+        "LETTER XXXIV - EVELINA IN CONTINUATION Howard Grove, May 15.",
+        "LETTER XXXV - EVELINA TO THE REV. MR. VILLARS London, June 6.",
+        "LETTER XXXVI - MR. VILLARS TO EVELINA",
+    ]
+
+
+def test_a_books_summary_label_with_no_title_under_it_is_not_its_title() -> None:
+    """Pope's Odyssey (3160.txt) heads most books "BOOK V." / "ARGUMENT" / "THE DEPARTURE OF
+    ULYSSES FROM CALYPSO" over the summary, but seven "BOOK VI." / "ARGUMENT." over the summary
+    alone: that label, with its stop, was read as the book's title ("BOOK VI: ARGUMENT", as
+    chapters titled by a line with a stop under their number are). The label is never a
+    title; with none under it, the book is its number."""
+    summary = _PROSE.format(who="Pallas")
+    verse = "\n".join(textwrap.wrap(_PROSE.format(who="Ulysses"), 40))
+    titled = f"ARGUMENT\n\nTHE DEPARTURE OF ULYSSES FROM CALYPSO.\n\n{summary}\n\n\n{verse}\n\n\n"
+    untitled = f"ARGUMENT.\n\n{summary}\n\n\n{verse}\n\n\n"
+    numbers = ("V", "VI", "VII", "VIII", "IX")
+    text = "".join(f"BOOK {n}.\n\n{titled if n == 'V' else untitled}" for n in numbers)
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "BOOK V: THE DEPARTURE OF ULYSSES FROM CALYPSO.", "BOOK VI", "BOOK VII", "BOOK VIII",
+        "BOOK IX",
+    ]  # fmt: skip
+
+
+def test_an_epubs_own_contents_page_linking_its_documents_is_left_out(tmp_path: Path) -> None:
+    """Tom Sawyer's EPUB (GITenberg's epub/) has a contents document of its own whose entries
+    link the book's other documents ("<p><a href="Preface.xhtml">Preface</a></p>", "<p><a
+    href="Chapter-01.xhtml">Chapter I</a>: Y-o-u-u Tom - ...</p>"): only links to "#places"
+    counted as the book's own, so "Preface" read as a heading, and the 35 chapters' summaries
+    became a first chapter of 530 words, "Preface", before the real one. A link to one of the
+    book's documents is a link to a place in the book."""
+    book = epub.EpubBook()
+    book.set_identifier("sawyer-test")
+    book.set_title("The Adventures of Tom Sawyer")
+    book.set_language("en")
+    prose = "".join(f"<p>{_PROSE.format(who='Tom')}</p>" for _ in range(2))
+    documents = []
+    for name, heading in (("Preface.xhtml", "PREFACE"), ("Chapter-01.xhtml", "CHAPTER I")):
+        item = epub.EpubHtml(title=heading.title(), file_name=name, lang="en")
+        item.content = f"<h1>{heading}</h1>{prose}"
+        documents.append(item)
+    entries = "".join(
+        f'<p><a href="Chapter-01.xhtml">Chapter I</a>: {summary}</p>'
+        for summary in (
+            "Y-o-u-u Tom - Aunt Polly Decides upon her Duty - Tom Practices Music - The "
+            "Challenge - A Private Entrance - and a great many other things besides that",
+        )
+    )
+    contents = epub.EpubHtml(title="Contents", file_name="Contents.xhtml", lang="en")
+    contents.content = f'<h1>Contents</h1><p><a href="Preface.xhtml">Preface</a></p>{entries}'
+    for item in (contents, *documents):
+        book.add_item(item)
+    book.toc = documents
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = [contents, *documents]
+    path = tmp_path / "sawyer.epub"
+    epub.write_epub(str(path), book)
+    found = read_book(path)
+    assert [c.title for c in found.chapters] == ["PREFACE", "CHAPTER I"]
+
+
+def test_an_illustrations_caption_is_not_story(tmp_path: Path) -> None:
+    """Tom Sawyer's EPUB sets its pictures with their captions, "<div class="illustration"><img
+    .../><p>AUNT POLLY BEGUILED.</p></div>", in the chapter: 160 captions read as paragraphs
+    of the story (the text edition's "[Illustration: ...]" markers are left out). A figure's
+    text, in a <figure> or a <div> whose class names an illustration or a figure, is none."""
+    prose = f"<p>{_PROSE.format(who='Tom')}</p>"
+    figures = (
+        '<div class="illustration"><img src="a.jpg" alt=""/><p>AUNT POLLY BEGUILED.</p></div>'
+        '<div class="figcenter"><div><img src="b.jpg"/></div><p class="caption">A GOOD '
+        "OPPORTUNITY.</p></div>"
+        '<figure><img src="c.jpg"/><figcaption>TOM AT THE FENCE.</figcaption></figure>'
+    )
+    source = tmp_path / "sawyer.htm"
+    source.write_text(
+        f"<html><body><h2>CHAPTER I</h2>{prose}{figures}{prose}<h2>CHAPTER II</h2>{prose}"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    chapters = read_book(source).chapters
+    assert [c.title for c in chapters] == ["CHAPTER I", "CHAPTER II"]
+    assert chapters[0].paragraphs == [_PROSE.format(who="Tom")] * 2
+
+
+def test_an_html_paragraph_of_the_books_title_over_a_named_section_heads_it(
+    tmp_path: Path,
+) -> None:
+    """Beowulf's bwulf11h.htm sets "<p>BEOWULF<br />PRELUDE OF THE FOUNDER OF THE DANISH
+    HOUSE</p>" over the prelude, as its text edition sets the two lines: the prelude ran on in
+    the section before, the Gutenberg header's, and was left out with it as the licence. A
+    paragraph of two or three lines in capitals whose last names a section is headings."""
+    canto = "<p>" + "<br/>".join(_PRELUDE_VERSE.split("\n")) + "</p>"
+    cantos = "".join(f"<p>{n}</p>{canto * 3}" for n in ("I", "II", "III"))
+    markup = (
+        "<html><head><title>Beowulf</title></head><body><h1>Beowulf, by Anonymous</h1>"
+        "<p>The Project Gutenberg Etext of Beowulf. Copyright laws are changing all over the "
+        "world, be sure to check the laws for your country before posting these files!!</p>"
+        "<p>BEOWULF<br/>Translated by Gummere</p>"
+        f"<p>BEOWULF<br />PRELUDE OF THE FOUNDER OF THE DANISH HOUSE</p>{canto * 3}{cantos}"
+        "</body></html>"
+    )
+    source = tmp_path / "bwulf11h.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", "I", "II", "III",
+    ]  # fmt: skip
+
+
+def test_a_part_named_by_its_ordinal_over_titled_chapters_is_no_line_of_the_story() -> None:
+    """Siddhartha's 2500.txt groups its titled chapters "FIRST PART" and "SECOND PART", each
+    over a dedication ("Dedicated to Wilhelm Gundert, my cousin in Japan"): the part's name and
+    the dedication were the last two paragraphs of the chapter before ("AWAKENING"). A part
+    named by its ordinal, alone on its line, heads its part (with no prose, left out)."""
+    prose = "\n".join(textwrap.wrap(_PROSE.format(who="Siddhartha"), 66))
+    body = "\n\n".join([prose] * 7)
+    titles = ("THE SON OF THE BRAHMAN", "WITH THE SAMANAS", "AWAKENING", "KAMALA", "OM")
+    chapters = [f"{title}\n\n\n{body}\n\n\n\n\n" for title in titles]
+    text = (
+        "SIDDHARTHA\n\nAn Indian Tale\n\nby Hermann Hesse\n\n\n\n\nFIRST PART\n\n"
+        f"To Romain Rolland, my dear friend\n\n\n\n\n{''.join(chapters[:3])}SECOND PART\n\n"
+        f"Dedicated to Wilhelm Gundert, my cousin in Japan\n\n\n\n\n{''.join(chapters[3:])}"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "Siddhartha")
+    assert [c.title for c in book.chapters] == list(titles)
+    assert book.chapters[2].paragraphs == [_PROSE.format(who="Siddhartha")] * 7
+
+
+def test_a_note_mark_of_a_number_and_a_letter_in_braces_is_not_story() -> None:
+    """Beowulf's text and HTML editions mark their notes "{0a}", "{1b}" ("Famed was this
+    Beowulf: {0a} far flew the boast of him"): 123 marks stayed in the story (and in the
+    sources the site quotes), where "{12}" goes. A note's number with a letter is one too."""
+    verse = _PRELUDE_VERSE.replace("he lay\n", "he lay {0a}\n").replace("tore,\n", "tore,{0b}\n")
+    cantos = "".join(f"{n}\n\n{verse}\n\n{verse}\n\n\n" for n in ("I", "II", "III"))
+    book = chapters_from_blocks(blocks_from_text(cantos))
+    text = " ".join(p for c in book.chapters for p in c.paragraphs)
+    assert "{0" not in text
+    assert "Since erst he lay\nfriendless" in text and "the mead-bench tore,\nawing" in text
+
+
+def test_a_title_page_set_in_headings_over_an_inscription_is_left_out(tmp_path: Path) -> None:
+    """Evelina's HTML sets its title page in headings ("EVELINA", "or", "THE HISTORY OF A YOUNG
+    LADY'S ENTRANCE INTO THE WORLD", "1778", "By Fanny Burney") right over "ORIGINAL
+    INSCRIPTION: TO DR. BURNEY", a poem to the author's father: its first chapter was "or: THE
+    HISTORY OF ...: 1778: ORIGINAL INSCRIPTION: TO DR. BURNEY", and its original dedication a
+    chapter too, where the text edition leaves both out. Before the first chapter, a byline ends
+    the title page over the heading; an inscription or an original dedication is front matter."""
+    poem = "<p>" + "<br/>".join(_PRELUDE_VERSE.split("\n")) + "</p>"
+    prose = f"<p>{_PROSE.format(who='Evelina')}</p>"
+    markup = (
+        "<html><body><h1>EVELINA</h1><h3>or</h3>"
+        "<h2>THE HISTORY OF A YOUNG LADY’S ENTRANCE INTO THE WORLD</h2><h3>1778</h3>"
+        "<h3>By Fanny Burney</h3><h2>ORIGINAL INSCRIPTION: TO DR. BURNEY</h2>"
+        f"{poem}{poem}<h2>ORIGINAL DEDICATION.</h2><h3>TO THE AUTHORS OF THE MONTHLY AND "
+        f"CRITICAL REVIEWS.</h3>{prose}<h2>ORIGINAL PREFACE.</h2>{prose}"
+        f"<h2>LETTER I - LADY HOWARD TO THE REV. MR. VILLARS</h2>{prose}{prose}"
+        f"<h2>LETTER II - MR. VILLARS TO LADY HOWARD</h2>{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "evelina.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "ORIGINAL PREFACE.",
+        "LETTER I - LADY HOWARD TO THE REV. MR. VILLARS",
+        "LETTER II - MR. VILLARS TO LADY HOWARD",
+    ]
+    # the rest of the book's own title under its byline is still the title page's
+    # (Huckleberry Finn's "ADVENTURES", "OF", "HUCKLEBERRY FINN", "By Mark Twain", "Complete")
+    source.write_text(
+        "<html><body><pre>Title: Adventures of Huckleberry Finn, Complete</pre>"
+        "<h1>ADVENTURES</h1><h2>OF</h2><h1>HUCKLEBERRY FINN</h1><h2>By Mark Twain</h2>"
+        f"<h3>Complete</h3>{prose}<h2>CHAPTER I.</h2>{prose}<h2>CHAPTER II.</h2>{prose}"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    assert "Complete" not in [c.title for c in read_book(source).chapters]
+
+
+_COUPLETS = (
+    "The man for wisdom's various arts renown'd,\n"
+    "Long exercised in woes, O Muse! resound;\n"
+    "Who, when his arms had wrought the destined fall\n"
+    "Of sacred Troy, and razed her heaven-built wall,\n"
+    "Wandering from clime to clime, observant stray'd,\n"
+    "Their manners noted, and their states survey'd,\n"
+    "On stormy seas unnumber'd toils he bore,\n"
+    "Safe with his friends to gain his natal shore:"
+)
+
+
+def test_heroic_couplets_beside_a_prose_summary_keep_their_lines() -> None:
+    """Pope's Odyssey (3160.txt) opens each book with its argument in prose, then verse whose
+    lines run to 60 characters ("Wandering from clime to clime, observant stray'd,"): read as
+    wrapped prose, each verse paragraph became one line, every line's capital a capital in
+    mid-sentence, and the offline annotator made names of them ("Conceal'd", "And Jove"). A
+    paragraph of six lines or more, each opening with a capital and none over 60 characters,
+    is verse, and keeps them; wrapped prose, whose lines open in lower case, does not."""
+    summary = "\n".join(textwrap.wrap(_PROSE.format(who="Minerva") * 2, 70))
+    text = "".join(
+        f"BOOK {n}.\n\nARGUMENT.\n\n{summary}\n\n\n{_COUPLETS}\n\n{_COUPLETS}\n\n\n"
+        for n in ("I", "II", "III")
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["BOOK I", "BOOK II", "BOOK III"]
+    assert book.chapters[0].paragraphs[2] == _COUPLETS
+    assert "\n" not in book.chapters[0].paragraphs[1]  # the summary, wrapped prose

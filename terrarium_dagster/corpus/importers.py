@@ -136,6 +136,10 @@ _SERIES_NUMBER = r"[A-Z][A-Za-z]{2,20}\s+No\.\s*\d{1,3}\.?"
 # a play's act after its ordinal, alone on its line: "FIRST ACT" (The Importance of Being
 # Earnest); a "FIRST PART" only groups chapters with titles of their own (Siddhartha's)
 _ORDINAL_DIVISION = rf"(?i:{_ORDINALS})\s+(?:ACT|Act)\.?"
+# a part named by its ordinal, alone on its line: "SECOND PART" (Siddhartha's 2500.txt, over its
+# titled chapters and a dedication): a named heading, not a strong one, so the chapters' bare
+# titles are still found
+_ORDINAL_GROUP = re.compile(rf"^(?i:{_ORDINALS})\s+(?:PART|Part|BOOK|Book|VOLUME|Volume)\.?$")
 _STRONG = re.compile(
     rf"^(?:{_DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{_NUMBER_WORDS}|{_ORDINALS})\b).{{0,80}}$"
@@ -167,6 +171,8 @@ _STORY_SECTIONS = (
     r"(?:the )?(?:author|translator|editor)['’]s (?:preface|introduction|foreword|prologue)|"
     # The Diary of a Nobody's "INTRODUCTION BY MR. POOTER"
     r"(?:preface|introduction|foreword) by [\w .,'’-]{1,40}|"
+    # Beowulf's "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE", before its numbered cantos
+    r"prelude (?:of|to) (?:the )?[\w ,'’-]{1,50}|"
     r"(?:first|second|third|last) epilogue(?:: [\w ,'’-]{1,30})?"  # War and Peace's two
 )
 _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
@@ -181,6 +187,9 @@ _BACK_SECTIONS = (
 _FRONT_SECTIONS = (
     r"copyright\b.*|colophon|dedication(?: of (?:the )?(?:volume|part|book) [\w]+)?|epigraph|"
     r"title ?page|half[- ]title|also by\b.*|"
+    # Evelina's "ORIGINAL INSCRIPTION: TO DR. BURNEY" (a poem to her father) and "ORIGINAL
+    # DEDICATION.: TO THE AUTHORS OF THE MONTHLY AND CRITICAL REVIEWS."
+    r"inscription\b.*|original (?:inscription|dedication)\b.*|"
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
     r"publishers?['’]?s?['’]? note|"  # Pamela's, on Richardson's life: "PUBLISHERS' NOTE"
@@ -326,9 +335,19 @@ def _story_span(texts: list[str]) -> tuple[int, int]:
     return start, end
 
 
+_LINE_END = re.compile(r"\r*\n|\r")  # "\r\r\n" too: a CRLF file converted once more
+
+
+def _lines(text: str) -> list[str]:
+    """A text's lines, whatever ends them: a line feed, a carriage return, or carriage returns
+    and a line feed ("\r\n"; "\r\r\n" in Great Expectations' grexp10a.txt, where reading
+    each "\r" as a line's end made every line a paragraph of its own)."""
+    return _LINE_END.split(text)
+
+
 def strip_gutenberg(text: str) -> str:
     """The text inside a Project Gutenberg header and footer (the whole text without them)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(text)
     start, end = _story_span(lines)
     return "\n".join(lines[start:end])
 
@@ -360,6 +379,27 @@ def _without_illustrations(text: str) -> str:
 
 
 # -- plain text ----------------------------------------------------------------------------------
+
+
+# a title set letter-spaced: "P R E F A C E", "T O M   S A W Y E R" (Tom Sawyer's 74.txt); its
+# capitals a space apart, its words three spaces or more
+_LETTER_SPACED = re.compile(r"^[A-Z](?: [A-Z])+(?: {3,}[A-Z](?: [A-Z])+)*$")
+LETTER_SPACED_LETTERS = 5  # "A B C" in a sentence of the story is no title
+
+
+def _unspaced(lines: list[str], index: int) -> str:
+    """The line at `index`, a letter-spaced title standing alone read as its words ("PREFACE",
+    "TOM SAWYER"), centred where it was; any other line as it is."""
+    raw = lines[index]
+    line = raw.strip()
+    if not _LETTER_SPACED.match(line) or not _isolated(lines, index):
+        return raw
+    words = ["".join(word.split()) for word in re.split(r" {3,}", line)]
+    if sum(len(word) for word in words) < LETTER_SPACED_LETTERS:
+        return raw
+    text = " ".join(words)
+    indent = len(raw) - len(raw.lstrip()) + (len(line) - len(text)) // 2
+    return " " * indent + text if raw[:1].isspace() else text
 
 
 def _isolated(lines: list[str], index: int) -> bool:
@@ -650,6 +690,22 @@ def _under_grouping(lines: list[str], index: int) -> bool:
     )
 
 
+def _under_title(lines: list[str], index: int) -> bool:
+    """Whether the line at `index` is a named section ("PRELUDE OF THE FOUNDER OF THE DANISH
+    HOUSE") on the line right under a title in capitals that opens its block ("BEOWULF", in
+    Beowulf's bwulf10.txt and bwulf11.txt), itself followed by a blank line: the book's title
+    set over the section's heading without a blank line between them."""
+    line, above = lines[index].strip(), lines[index - 1].strip() if index else ""
+    return bool(
+        index
+        and _NAMED.match(line)
+        and above
+        and _bare_capitals(lines[index - 1])
+        and (index == 1 or not lines[index - 2].strip())
+        and (index + 1 >= len(lines) or not lines[index + 1].strip())
+    )
+
+
 def _running_heads(lines: list[str], strong: dict[int, Any]) -> list[int]:
     """The lines among `strong` that are a number and a title with no stop between that head no
     chapter: a page number and a running head, the same title again and again ("8   THE SCARLET
@@ -793,9 +849,9 @@ def _title_like(line: str) -> bool:
 
 
 # a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
-_BRACED_NOTE = (
-    r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}\}"  # 'the gig,"{1} luckily'
-    r"|\s+\{\d{1,3}\}(?=\s|$)"  # after a space: "woods of half a stang, {301} and" (Gulliver's)
+_BRACED_NOTE = (  # a number, or a number and a letter: Beowulf's "{0a}", "{1b}"
+    r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}[a-z]?\}"  # 'the gig,"{1} luckily'
+    r"|\s+\{\d{1,3}[a-z]?\}(?=\s|$)"  # after a space: "woods of half a stang, {301} and"
 )
 # in parentheses against the word: "Shakespere(1) have", "ARGUMENT.(40)" (the Iliad's 6130-0.txt,
 # 291 of them); not a list's "—(1) political, (2) administrative"
@@ -836,6 +892,7 @@ def blocks_from_text(text: str) -> list[Block]:
     lines = _without_page_marks(_without_illustrations(strip_gutenberg(text)).split("\n"))
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
+    lines = [_unspaced(lines, index) for index in range(len(lines))]
     headings = _text_headings(lines)
     loose_notes = len(re.findall(_PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     blocks: list[Block] = []
@@ -956,6 +1013,8 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
             # Cabin): two headings, the volume and its chapter
             strong[index - 1] = None
             alone = True
+        if not alone and _under_title(lines, index):
+            alone = True  # "BEOWULF" right over "PRELUDE OF THE FOUNDER OF THE DANISH HOUSE"
         if not alone and _STRONG.match(line) and not _ONLY_NUMBER.match(line):
             opens = index == 0 or not lines[index - 1].strip()
             if opens and (runs_on := _continuation(lines, index)):
@@ -974,7 +1033,7 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
                 # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
                 # "JAPAN.", left a paragraph of the story)
                 wrapped[index] = tuple(_subtitle_lines(lines, subtitle))
-        elif _NAMED.match(line):
+        elif _NAMED.match(line) or _ORDINAL_GROUP.match(line):
             named[index] = None
         elif (
             _isolated(lines, index)
@@ -1107,6 +1166,8 @@ def _stopped_title(lines: list[str], index: int) -> tuple[int, ...]:
     text = " ".join(lines[i].strip() for i in taken)
     if not re.search(r"[.!?][\"”’']?$", text) or _STRONG.match(text) or _NAMED.match(text):
         return ()
+    if _ARGUMENT.match(_plain_title(text)):
+        return ()  # the label of the book's summary, with no title under it (Pope's Odyssey)
     words = text.rstrip("\"”’'").rstrip(".!?").split()
     return (
         tuple(taken)
@@ -1196,7 +1257,7 @@ def _bylined_titles(
 
 def blocks_from_markdown(text: str) -> list[Block]:
     """Headings (ATX `#` and setext underlined) and paragraphs of a Markdown book."""
-    lines = _without_illustrations(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(_without_illustrations(text))
     start, end = _story_span([line.strip() for line in lines])
     lines = lines[start:end]
     blocks: list[Block] = []
@@ -1270,7 +1331,7 @@ def blocks_from_rst(text: str) -> tuple[list[Block], str | None]:
     `.. container::`, `.. pgheader::`, footnotes), a title's overline, underlines in any of
     RST's characters (as setext's `-`), note references, roles and link markup; and its title
     (the `:PG.Title:` or `:DC.Title:` field, else a first title adorned as no other is)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(text)
     field = _RST_TITLE_FIELD.search(text)
     kept: list[str] = []
     titles: list[tuple[str, str]] = []  # each title's text and adornment ("=", or "=" over)
@@ -1333,7 +1394,7 @@ def blocks_from_asciidoc(text: str) -> tuple[list[Block], str | None]:
     and images (block and inline macros) are not text; a thematic break (`'''`) is a scene
     break; inline markup keeps its text (`link:url[text]`, `_word_`, `*word*`), footnotes and
     anchors go."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(text)
     start, end = _story_span([line.strip() for line in lines])
     blocks: list[Block] = []
     title: str | None = None
@@ -1432,17 +1493,34 @@ _HEADING_PARAGRAPH = re.compile(
 
 
 _BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
+# a picture and its caption: "<div class="illustration">" (Tom Sawyer's EPUB), Project
+# Gutenberg's "<div class="figcenter">"; their text is not story, as "[Illustration: ...]" is not
+_FIGURE_CLASS = re.compile(r"\b(?:illustration|figure|fig(?:center|left|right)?)\b", re.I)
 _VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse)\b", re.I)  # a <div> holding verse
 _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
 )
 HEADING_PARAGRAPH_WORDS = 24  # a paragraph that is a chapter's number and title is this short
+# a division's number, a dash and a title in capitals: "LETTER XL - EVELINA TO THE REV. MR.
+# VILLARS London, June 6." (Evelina's HTML sets three of its letters' headings as paragraphs)
+_DIVISION_TITLED = re.compile(
+    rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}})\.?\s*[-–—]+\s*[A-Z][A-Z.,'’ ]*[A-Z]{{2}}\b"
+)
+
+
+def _division_titled(text: str) -> bool:
+    """Whether a paragraph is a division's heading: its number, a dash and its title in
+    capitals, as short as a heading (`HEADING_PARAGRAPH_WORDS`)."""
+    return bool(_DIVISION_TITLED.match(text)) and len(text.split()) <= HEADING_PARAGRAPH_WORDS
+
+
 BOLD_TITLE_WORDS = 12  # a paragraph all in bold right under a heading is its title if this short
 
 
 class _XhtmlText(HTMLParser):
     """Headings and paragraphs of one XHTML document of an EPUB; `anchors` (element id → title)
-    are where the book's navigation says a chapter begins."""
+    are where the book's navigation says a chapter begins, `documents` the names of the book's
+    documents (a link to one is a link to a place in the book, as "#..." is)."""
 
     BLOCKS = frozenset(
         {"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "pre", "center"}
@@ -1450,15 +1528,17 @@ class _XhtmlText(HTMLParser):
     )
     HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
-    def __init__(self, anchors: dict[str, str]) -> None:
+    def __init__(self, anchors: dict[str, str], documents: frozenset[str] = frozenset()) -> None:
         super().__init__(convert_charrefs=True)
         self.anchors = anchors
+        self.documents = documents
         self.items: list[Block] = []
         self._tag: str | None = None
         self._text: list[str] = []
         self._skip = 0
         self._page_number = False  # inside a printed page's number (`<span class="pagenum">`)
-        self._in_link = False  # inside a link to a place in the book (`<a href="#...">`)
+        # inside a link to a place in the book (`<a href="#...">`, `<a href="Chapter-01.xhtml">`)
+        self._in_link = False
         self._link_start = 0  # where that link's text starts in the open block
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
@@ -1470,6 +1550,7 @@ class _XhtmlText(HTMLParser):
         self._unbold = 0  # characters of the open block outside them
         self._stanza: list[str] = []  # the lines of the stanza being read
         self._definition = 0  # inside a <dd>: a definition's text, or a note's
+        self._figures: list[bool] = []  # for each open <div> or <figure>: whether it is a figure
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "nav"):
@@ -1485,7 +1566,8 @@ class _XhtmlText(HTMLParser):
             return
         if tag == "a":
             href = (dict(attrs).get("href") or "").strip()
-            if href.startswith("#"):
+            document = href.split("#")[0].split("?")[0].split("/")[-1]
+            if href.startswith("#") or document in self.documents:
                 self._in_link = True
                 self._link_start = len(self._text)
                 self._links += 1
@@ -1500,6 +1582,9 @@ class _XhtmlText(HTMLParser):
             self._tag = tag
         if tag == "div":
             self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
+        if tag in ("div", "figure"):
+            classes = dict(attrs).get("class") or ""
+            self._figures.append(tag == "figure" or bool(_FIGURE_CLASS.search(classes)))
         if tag == "dd":
             self._definition += 1
         for name, value in attrs:
@@ -1534,6 +1619,8 @@ class _XhtmlText(HTMLParser):
             self._definition = max(0, self._definition - 1)
         if tag == "div" and self._verse and self._verse.pop():
             self._flush_stanza()  # a stanza's end
+        if tag in ("div", "figure") and self._figures:
+            self._figures.pop()
 
     def close(self) -> None:
         super().close()
@@ -1557,6 +1644,7 @@ class _XhtmlText(HTMLParser):
             not self._skip
             and not self._page_number
             and not self._image_link
+            and not any(self._figures)  # a picture's caption, not story
             and self._tag is not None
         ):
             if self._tag != "pre" and (self._tag in self.HEADINGS or self._hgroup):
@@ -1593,7 +1681,9 @@ class _XhtmlText(HTMLParser):
             for part in re.split(r"\n\s*\n", raw):
                 lines = tuple(line.rstrip() for line in part.split("\n") if line.strip())
                 if lines:
-                    self.items.append(Block("text", " ".join(" ".join(lines).split()), lines))
+                    text = " ".join(" ".join(lines).split())
+                    kind = "heading" if _division_titled(text) else "text"
+                    self.items.append(Block(kind, text, () if kind == "heading" else lines))
             return
         if tag in self.HEADINGS or self._hgroup:  # "CHAPTER I<br/>JONATHAN ...": two headings
             parts = [" ".join(part.split()) for part in raw.split("\n")]
@@ -1603,7 +1693,12 @@ class _XhtmlText(HTMLParser):
         lines = [line for line in lines if line]
         if (
             2 <= len(lines) <= 3
-            and _DIVISION_NUMBER.match(lines[0])
+            and (
+                _DIVISION_NUMBER.match(lines[0])
+                # the book's title over a section's name (Beowulf's bwulf11h.htm: "BEOWULF<br
+                # />PRELUDE OF THE FOUNDER OF THE DANISH HOUSE"), as its text edition sets them
+                or (_HEADING_PARAGRAPH.match(lines[-1]) and all(map(_shouted, lines)))
+            )
             and len(raw.split()) <= HEADING_PARAGRAPH_WORDS
         ):
             # "Chapter I<br>Outside Dorlcote Mill" set as a paragraph (The Mill on the Floss's
@@ -1615,6 +1710,11 @@ class _XhtmlText(HTMLParser):
             self._stanza.extend(lines)
             return
         text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
+        if _division_titled(text):
+            # a division's heading set as a paragraph, as its neighbours are in <h2>s (Evelina's
+            # HTML: "<p>LETTER XL - EVELINA TO THE REV. MR. VILLARS London, June 6.</p>")
+            self.items.append(Block("heading", text))
+            return
         under_heading = bool(self.items) and self.items[-1].kind == "heading"
         if (
             text
@@ -1687,6 +1787,11 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
     titles = book.get_metadata("DC", "title")
     title = " ".join(str(titles[0][0]).split()) if titles and titles[0][0] else None
     places = _navigation(book)
+    # the book's documents, which its own contents page links (Tom Sawyer's EPUB: "<a
+    # href="Chapter-01.xhtml">Chapter I</a>: Y-o-u-u Tom ..."), as an HTML book's links "#..."
+    documents = frozenset(
+        item.get_name().split("/")[-1] for item in book.get_items_of_type(ebooklib.ITEM_DOCUMENT)
+    )
     blocks: list[Block] = []
     for item_id, _linear in book.spine:
         item = book.get_item_with_id(item_id)
@@ -1696,7 +1801,7 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
             continue  # the navigation document is the table of contents, not the book
         anchors = dict(places.get(item.get_name().split("/")[-1], {}))
         top = anchors.pop("", None)
-        parser = _XhtmlText(anchors)
+        parser = _XhtmlText(anchors, documents)
         parser.feed(item.get_content().decode("utf-8", errors="replace"))
         parser.close()
         items = parser.items
@@ -1739,7 +1844,35 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
     title = gutenberg_title(header)
     if title is None and (found := _HTML_TITLE.search(markup)):
         title = " ".join(html.unescape(found.group(1)).split()) or None
-    return _inside_wrapping(blocks), title, note
+    return _numbered_paragraphs(_inside_wrapping(blocks)), title, note
+
+
+NUMBERED_PARAGRAPHS = 3  # a book's divisions numbered in paragraphs of their own, at least
+
+
+def _numbered_paragraphs(blocks: list[Block]) -> list[Block]:
+    """`blocks` with the paragraphs that are a number alone as headings when they number the
+    book's divisions (Beowulf's HTML: "<p>I</p>" to "<p>XLIII</p>", its cantos, under its one
+    heading): all such paragraphs of the book count up from one, `NUMBERED_PARAGRAPHS` or more,
+    each `STANZA_WORDS` or more after the one before (a poem's stanza numbers are closer, and
+    numbered sections start again in every chapter)."""
+    numbers = [
+        (index, _numeral(block.text.strip().rstrip(".")))
+        for index, block in enumerate(blocks)
+        if block.kind == "text" and _SECTION_NUMBER.match(block.text.strip())
+    ]
+    if len(numbers) < NUMBERED_PARAGRAPHS:
+        return blocks
+    if [number for _, number in numbers] != list(range(1, len(numbers) + 1)):
+        return blocks
+    for (start, _), (end, _) in itertools.pairwise(numbers):
+        if sum(len(block.text.split()) for block in blocks[start + 1 : end]) < STANZA_WORDS:
+            return blocks
+    heads = {index for index, _ in numbers}
+    return [
+        Block("heading", block.text.strip()) if index in heads else block
+        for index, block in enumerate(blocks)
+    ]
 
 
 def _inside_wrapping(blocks: list[Block]) -> list[Block]:
@@ -2107,6 +2240,17 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # letter's title, kept as a line of the chapter
             sections[-1][1].extend(Block("text", text) for text in item)
             continue
+        byline = max(
+            (i for i, text in enumerate(item) if _BYLINE.match(text) and len(text.split()) > 1),
+            default=None,
+        )
+        rest = item[byline + 1 :] if byline is not None else []
+        if len(sections) == 1 and rest and not all(_title_key(t) in (book_key or "") for t in rest):
+            # the title page set in headings over the first section's own heading (Evelina's
+            # HTML: "or", "THE HISTORY OF ...", "1778", "By Fanny Burney" over "ORIGINAL
+            # INSCRIPTION: TO DR. BURNEY"): what its byline ends is no part of that title; not
+            # the rest of the book's title under its byline (Huckleberry Finn's "Complete")
+            item = rest
         # the book's own title set over its first chapter's ("DUBLINERS") is no part of that
         # chapter's; over bylines alone it heads the title page (The Prince's HTML), left as it
         # is, and alone under a contents page's heading it is the first chapter's own (The Turn
@@ -2153,7 +2297,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     opening = _opening(leading, headed[0][0]) or _prologue(leading)
     if opening is not None:
         found.chapters.append(opening)
-    elif words := _prose_words(leading):  # said, never dropped unseen
+    elif words := _prose_words(leading) + _verse_words(leading):  # said, never dropped unseen
         found.dropped.append(f"{words} words before the first heading (front matter)")
     back = False
     for index, (name, body) in enumerate(headed):
@@ -2338,6 +2482,12 @@ def _prose_words(blocks: list[Block]) -> int:
     return sum(len(b.text.split()) for b in _story_prose(blocks))
 
 
+def _verse_words(blocks: list[Block]) -> int:
+    """The words of the stanzas among `blocks` that are not read as prose: verse before the
+    first heading (Beowulf's prelude, in 981.txt) is counted where it is left out."""
+    return sum(len(b.text.split()) for b in blocks if _verse(b) and not _is_prose(b))
+
+
 def _opening(blocks: list[Block], first_heading: str | None) -> Chapter | None:
     """The chapter the text before the first heading is when that heading is the second part's
     and the text is story (`OPENING_WORDS` of prose or more), titled "I" (or "1" before "2");
@@ -2410,9 +2560,23 @@ def _with_its_lines(block: Block) -> str:
     lines = [line.strip() for line in block.lines if line.strip()]
     if len(lines) < 2 or not _verse(block):
         return block.text
-    if any(len(line) >= STANZA_LINE_CHARS for line in lines):
+    if any(len(line) >= STANZA_LINE_CHARS for line in lines) and not _capitalised_lines(lines):
         return block.text
     return "\n".join(_line_text(line) for line in lines)
+
+
+CAPITALISED_LINES = 6  # verse whose lines all open with a capital has at least this many
+VERSE_LINE_CHARS = 60  # and none longer than this (prose wraps at 60 to 75)
+
+
+def _capitalised_lines(lines: list[str]) -> bool:
+    """Whether every line opens with a capital (after quotes or a bracket) and none is longer
+    than `VERSE_LINE_CHARS`, six lines or more: verse with lines longer than a stanza's (Pope's
+    heroic couplets run to 60 characters), never wrapped prose, whose lines open in lower case
+    or run longer."""
+    return len(lines) >= CAPITALISED_LINES and all(
+        len(line) <= VERSE_LINE_CHARS and re.match(r"^[\"“‘'(\[_]*[A-Z]", line) for line in lines
+    )
 
 
 def _line_text(line: str) -> str:
