@@ -576,3 +576,17 @@ def test_a_sentence_goes_on_past_a_titles_abbreviation_and_an_initial() -> None:
     )
     assert sentence_at(text, text.index("Hale")) == "George B. Hale said nothing."
     assert sentences_with("It was Amr. Then Amr left.", "Amr") == ["It was Amr.", "Then Amr left."]
+
+
+def test_a_hyphen_set_as_a_dash_after_a_name_ends_the_name() -> None:
+    """Evelina's printing sets its dashes as hyphens: "Lord Orville-I own", "Miss Anville-you
+    are kind" made names of "Lord Orville-I" and "Anville-you" beside "Lord Orville". A name's
+    own hyphen still joins it ("Mary-Ann", "Stratford-upon-Avon")."""
+    text = (
+        'I saw Lord Orville-I own I was pleased. "Indeed," said Lord Orville, "Miss '
+        'Anville-you are kind." Lord Orville bowed. Then Lord Orville-but no matter. Mary-Ann '
+        "came from Stratford-upon-Avon, and Mary-Ann stayed."
+    )
+    terms = {candidate.term for candidate in find_candidates(text)}
+    assert {"Lord Orville", "Mary-Ann", "Stratford-upon-Avon"} <= terms
+    assert not {term for term in terms if term.endswith(("-I", "-you", "-but"))}, terms

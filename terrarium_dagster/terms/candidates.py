@@ -454,9 +454,7 @@ def calendar_names(text: str) -> frozenset[str]:
     time. A story may name a person so (Crusoe's Friday): the
     calendar words are never names elsewhere (`NOT_NAMES`)."""
     masked = mask_markup(text)
-    return _calendar_names(
-        masked, [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
-    )
+    return _calendar_names(masked, _tokens(masked))
 
 
 def _calendar_names(masked: str, tokens: list[_Token]) -> frozenset[str]:
@@ -527,6 +525,41 @@ _MAX_RUN_WORDS = 6
 
 _LETTERS = r"[^\W\d_]"
 _WORD_RE = re.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*")
+# A hyphen set as a dash after a name, as older printings do ("Lord Orville-I own", "Miss
+# Anville-you are kind": Evelina): the word after it is one of these, last in the token, so
+# the name ends at the hyphen. A name's own hyphen joins a name ("Mary-Ann") or runs on to one
+# ("Stratford-upon-Avon").
+_DASHED_ON: frozenset[str] = frozenset(
+    {
+        "i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them",
+        "my", "your", "his", "its", "our", "their", "but", "and", "or", "nor", "yet", "so",
+        "if", "that", "this", "what", "when", "then", "there", "oh", "ah", "no", "yes", "not",
+        "as", "for", "is", "was", "will", "would", "shall", "should", "do", "did", "have", "had",
+    }
+)  # fmt: skip
+
+
+def _tokens(masked: str) -> list[tuple[int, int, str]]:
+    """The words of `masked` with their offsets; a token whose last part follows a capitalised
+    word over a hyphen set as a dash (`_DASHED_ON`) is two words, the hyphen between them."""
+    tokens: list[tuple[int, int, str]] = []
+    for match in _WORD_RE.finditer(masked):
+        start, end, word = match.start(), match.end(), match.group(0)
+        head, hyphen, tail = word.rpartition("-")
+        last_of_head = head.rsplit("-", 1)[-1]
+        if (
+            hyphen
+            and last_of_head[:1].isupper()
+            and tail.casefold() in _DASHED_ON
+            and (tail == "I" or tail.islower())
+        ):
+            tokens.append((start, start + len(head), head))
+            tokens.append((end - len(tail), end, tail))
+        else:
+            tokens.append((start, end, word))
+    return tokens
+
+
 _MASK_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"^\[post \d+[^\]\n]*\]", re.MULTILINE),
     re.compile(r">>>?(?:/\w+/)?\d+"),
@@ -890,7 +923,7 @@ def _proposals(text: str) -> tuple[str, dict[str, _Draft], Counter[str], Counter
     before changing them."""
     masked = mask_markup(text)
     drafts: dict[str, _Draft] = {}
-    tokens = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(masked)]
+    tokens = _tokens(masked)
     named_days = _calendar_names(masked, tokens)  # "my man Friday": a day written as a name
     not_names = NOT_NAMES - named_days
     # A capitalised word the text also writes in lowercase at least as often as it capitalises
