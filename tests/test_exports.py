@@ -353,3 +353,26 @@ def test_checks_fail_with_details_on_a_corrupted_glossary(
         {"entry_id": ids["guard"], "ref": "100#99999", "problem": "no such post"},
     ]
     assert "Orphan" in results["sources"].description
+
+
+def test_a_reference_to_a_name_the_curator_rejected_is_no_unresolved_reference() -> None:
+    """A definition written before the curator rejected the name it links ("appears with
+    [[Thark]]", Thark rejected at the chapter's end) is shown as plain text by every export: the
+    check lists it apart and passes (every offline book's glossary warned of it), while a name
+    that is no entry at all still fails it."""
+    from terrarium_dagster.exports.glossary_checks import check_references
+
+    views = [
+        view(1, "Sarkoja", "A Thark woman; appears with [[Thark]], [[Sola]]."),
+        view(2, "Sola", "A young woman."),
+        view(3, "Thark", status="rejected"),
+    ]
+    passed = check_references(views)
+    assert passed.passed and "1 name a rejected entry" in passed.description
+    assert passed.details["unresolved"] == 0 and passed.details["to_rejected"] == 1
+    assert passed.details["rejected_references"] == [
+        {"entry_id": 1, "term": "Sarkoja", "target": "Thark"}
+    ]
+    views[1] = view(2, "Sola", "A young woman; appears with [[Warhoon]].")
+    failed = check_references(views)
+    assert not failed.passed and "[[Warhoon]] on E2" in failed.description

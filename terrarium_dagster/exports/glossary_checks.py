@@ -105,22 +105,40 @@ def check_references(entries: Sequence[EntryView]) -> CheckResult:
 
     An unresolved reference can be legitimate (a name the story has not defined yet), so the
     Dagster check reports this one as a warning; the wiki lists the same references on its
-    ``unresolved.md`` page.
+    ``unresolved.md`` page. A reference to a name the curator rejected is no fault: the
+    curation decided it is no entry, and every export shows it as plain text; those are listed
+    apart (``to_rejected``) and do not fail the check.
     """
     index = NameIndex(entries)
-    missing = unresolved_references(entries, index)
+    rejected = {
+        normalize_term(name)
+        for entry in entries
+        if entry.status == "rejected" and not entry.deleted
+        for name in (entry.term, *entry.aliases)
+    }
+    unresolved = unresolved_references(entries, index)
+    missing = [item for item in unresolved if normalize_term(item.target) not in rejected]
+    to_rejected = [item for item in unresolved if normalize_term(item.target) in rejected]
     details: dict[str, Any] = {
         "unresolved": len(missing),
         "references": [
             {"entry_id": item.entry_id, "term": item.term, "target": item.target}
             for item in missing[:MAX_LISTED]
         ],
+        "to_rejected": len(to_rejected),
+        "rejected_references": [
+            {"entry_id": item.entry_id, "term": item.term, "target": item.target}
+            for item in to_rejected[:MAX_LISTED]
+        ],
     }
+    rejected_note = (
+        f" ({len(to_rejected)} name a rejected entry: shown as plain text)" if to_rejected else ""
+    )
     return _verdict(
         missing,
         lambda item: f"[[{item.target}]] on E{item.entry_id}",
         failed="references resolve to no entry",
-        passed="every [[reference]] resolves to an entry",
+        passed="every [[reference]] resolves to an entry" + rejected_note,
         details=details,
     )
 
