@@ -590,3 +590,15 @@ def test_a_hyphen_set_as_a_dash_after_a_name_ends_the_name() -> None:
     terms = {candidate.term for candidate in find_candidates(text)}
     assert {"Lord Orville", "Mary-Ann", "Stratford-upon-Avon"} <= terms
     assert not {term for term in terms if term.endswith(("-I", "-you", "-but"))}, terms
+
+
+def test_an_older_books_verb_of_saying_before_the_speaker_is_no_part_of_a_name() -> None:
+    """Siddhartha's offline glossary had "Quoth Siddhartha" (an alias of Siddhartha) and "Quoth
+    Govinda": the verb is set before the speaker, as "said" is after it."""
+    text = (
+        'Quoth Siddhartha: "I am going." Siddhartha smiled. Quoth Govinda: "Yes." Govinda '
+        "wept. Siddhartha left."
+    )
+    terms = {candidate.term for candidate in find_candidates(text)}
+    assert {"Siddhartha", "Govinda"} <= terms
+    assert not any(term.startswith("Quoth") for term in terms), terms

@@ -412,9 +412,11 @@ _STARTERS_TEXT = """
 # Importance of Being Earnest's offline glossary had "Enter Lane", a place)
 _STAGE_DIRECTIONS_TEXT = "enter enters exit exits exeunt re-enter"
 # and the older book's interjections and calls, which open a line of speech and name nothing
-# ("Avast", "Begone", "Hearken": Moby-Dick's and Frankenstein's offline glossaries had them)
+# ("Avast", "Begone", "Hearken": Moby-Dick's and Frankenstein's offline glossaries had them), and
+# its verbs of saying set before the speaker ("Quoth Siddhartha": Siddhartha's offline glossary
+# had "Quoth Siddhartha" and "Quoth Govinda" for the two friends)
 _INTERJECTIONS_TEXT = """avast begone hark hearken alack prithee forsooth zounds egad pshaw fie
-    huzza huzzah hurrah ahoy belay holloa halloo hallo nay yea aye"""
+    huzza huzzah hurrah ahoy belay holloa halloo hallo nay yea aye quoth saith spake"""
 STARTERS: frozenset[str] = frozenset(
     (_STARTERS_TEXT + " " + _STAGE_DIRECTIONS_TEXT + " " + _INTERJECTIONS_TEXT).split()
 )
