@@ -642,12 +642,34 @@ def _full_name_of_titled(name: str, entries: Sequence[KnownEntry]) -> list[Known
     last = rest.split()[-1]
     found = []
     for entry in entries:
+        if _names_another_given(rest, entry):
+            continue  # "Herbert Pocket" is not "Matthew Pocket", also "Mr. Pocket"
         for other in map(normalize_term, entry.names):
             other_titles, other_rest = _untitled(other)
             if other_titles and other_rest == last and _is_titled(other_titles[0], rest):
                 found.append(entry)
                 break
     return found
+
+
+def _names_another_given(full_name: str, entry: KnownEntry) -> bool:
+    """Whether the entry already has a full name (titles aside) with the surname of
+    `full_name` (normalized, untitled) and another given name, no familiar form of its own:
+    the title and surname it is named by are then that one's, and a second given name is
+    someone else of the family ("Herbert Pocket" beside "Matthew Pocket", "Jo March" beside
+    "Amy March"; an initial or an everyday word tells no one apart)."""
+    given, surname = full_name.split()[0], full_name.split()[-1]
+    for other in map(normalize_term, entry.names):
+        words = _untitled(other)[1].split()
+        if len(words) < 2 or words[-1] != surname or not person_like(" ".join(words)):
+            continue
+        if len(words[0].rstrip(".")) == 1:
+            continue  # an initial ("E. D. Malone") is anyone's given name
+        if not given_name(words[0]) and frequency(words[0]) >= ORDINARY_ZIPF:
+            continue  # an everyday word ("Lake Malone") is no given name
+        if words[0] != given and not familiar_pair(given, words[0]):
+            return True
+    return False
 
 
 def _head_of(key: str) -> str | None:
