@@ -49,6 +49,8 @@ def pet_name(key: str, name: str) -> bool:
         return False
     if name in _FAMILIAR.get(key, frozenset()):
         return True
+    if key in _FAMILIAR and not given_name(name):
+        return False  # a listed familiar form opens no surname: "Harry" is not "Harris"
     for ending in _PET_ENDINGS:
         stem = key[: -len(ending)]
         if key.endswith(ending) and len(stem) >= 3 and len(name) >= len(stem) + 2:
