@@ -1373,6 +1373,22 @@ def test_an_accent_s_ending_spells_an_english_word_as_spoken() -> None:
     assert decisions["E81"] == "CONFIRM"
 
 
+def test_a_dropped_g_and_a_spoken_vowel_spell_english_words() -> None:
+    """Great Expectations' "oncommon" ("uncommon") and A Tale of Two Cities' "Respectin'"
+    ("respecting"), written only in speech, are English words spelled as spoken; a name
+    spelled so ("Startop") is not read as one."""
+    said = ('"You\'re oncommon small," said Joe.', '"Respectin\' a future," said he.')
+    two = {"source_posts": (1, 2), "source_count": 2}
+    views = [
+        CurateEntryView(82, "oncommon", evidence=said, **two),
+        CurateEntryView(83, "Respectin", evidence=said, **two),
+    ]
+    assert spoken_word_of("Respectin") == "respecting"
+    assert spoken_word_of("Startop") is None
+    decisions = _decided(views)
+    assert decisions["E82"] == decisions["E83"] == "REJECT"
+
+
 def test_an_oath_and_a_lead_that_only_points_say_nothing_of_a_name() -> None:
     """A word English knows written only after "by" and before a stop is an oath ("By Jove!":
     Heart of Darkness; "by Gar!": The Call of the Wild), not a name; a name also written
