@@ -17,7 +17,13 @@ from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import ORDINARY_ZIPF, elided_word, frequency
 from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
-from terrarium_dagster.terms.given_names import WOMEN_NAMES, familiar_pair, given_name, pet_name
+from terrarium_dagster.terms.given_names import (
+    WOMEN_NAMES,
+    a_mans_given_name,
+    familiar_pair,
+    given_name,
+    pet_name,
+)
 
 _I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
 _CALL_ME = re.compile(r"\b(?:call|calls|called)\s+me\s+(?:the\s+)?$", re.IGNORECASE)
@@ -288,6 +294,8 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
         return []
     own = normalize_term(name)
     title = _title(own.split()[0])
+    if title in _WOMEN_TITLES and a_mans_given_name(word):
+        return []  # "Mrs. Joe" is the wife of "Joe Gargery", no name of his
     found = []
     for entry in entries:
         names = [normalize_term(surface) for surface in entry.names if surface[:1].isupper()]

@@ -97,3 +97,11 @@ def given_name(word: str) -> bool:
     """Whether the casefolded word is a given name these lists know: a woman's, or one of the
     familiar forms' either side ("harry", "henry", "elizabeth")."""
     return word in _FAMILIAR or word in _FAMILIAR_FORMS or word in WOMEN_NAMES
+
+
+def a_mans_given_name(word: str) -> bool:
+    """Whether the casefolded word is a man's given name the lists know: a familiar form or a
+    name of one, none of whose names is a woman's ("joe", "joseph", "harry"; not "sukey")."""
+    if not given_name(word) or word in WOMEN_NAMES:
+        return False
+    return not WOMEN_NAMES.intersection(familiar_forms(word))
