@@ -667,6 +667,8 @@ def _names_another_given(full_name: str, entry: KnownEntry) -> bool:
     someone else of the family ("Herbert Pocket" beside "Matthew Pocket", "Jo March" beside
     "Amy March"; an initial or an everyday word tells no one apart)."""
     given, surname = full_name.split()[0], full_name.split()[-1]
+    if len(given.rstrip(".")) == 1:
+        return False  # "E. D. Malone" may be "Massa Malone"'s
     for other in map(normalize_term, entry.names):
         words = _untitled(other)[1].split()
         if len(words) < 2 or words[-1] != surname or not person_like(" ".join(words)):
