@@ -352,21 +352,22 @@ def test_a_full_name_of_another_of_the_family_is_no_alias(http: httpx.Client) ->
     """Great Expectations' "Herbert Pocket" beside a known "Matthew Pocket", also "Mr.
     Pocket": the title and surname are Matthew's, and a second given name is his son, not
     another name of his; a familiar form of the given name still is ("Harry Dashwood"), and so
-    is a name by initials (The Lost World's "E. D. Malone" beside "Massa Malone")."""
+    is a name opened by an everyday word (A Tale of Two Cities' "Citizen Defarge" beside "Ernest
+    Defarge")."""
     story = (
         "[post 101]\nHerbert Pocket came to the door. Harry Dashwood did not wait for him, "
-        "and Herbert Pocket laughed. A letter from E. D. Malone lay there."
+        "and Herbert Pocket laughed.\n\n[post 102]\nThe wine of Citizen Defarge was sour."
     )
     known = [
         "- [E3] Matthew Pocket (aliases: Mr. Pocket) [confirmed]: A tutor.",
         "- [E4] Henry Dashwood (aliases: Mr. Dashwood) [confirmed]: A gentleman.",
-        "- [E5] Malone (aliases: Massa Malone; Mr. Malone) [confirmed]: A reporter.",
+        "- [E6] Monsieur Defarge (aliases: Ernest Defarge) [confirmed]: A wine-shop keeper.",
     ]
     calls = calls_of(chat(http, start(scene_text(story, known))))
     aliases = {
         args["entry_id"]: set(args["add_aliases"]) for name, args in calls if "add_aliases" in args
     }
-    assert aliases == {"E4": {"Harry Dashwood"}, "E5": {"E. D. Malone"}}, calls
+    assert aliases == {"E4": {"Harry Dashwood"}, "E6": {"Citizen Defarge"}}, calls
 
 
 def test_a_hyphened_name_the_scene_says_is_a_known_one_becomes_its_alias(

@@ -16,7 +16,13 @@ from terrarium_dagster.backends.portraits import PLACE_WORDS, TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import ORDINARY_ZIPF, elided_word, frequency
-from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
+from terrarium_dagster.terms.candidates import (
+    HONORIFICS,
+    STARTERS,
+    Candidate,
+    find_term,
+    is_common_word,
+)
 from terrarium_dagster.terms.given_names import (
     WOMEN_NAMES,
     a_mans_given_name,
@@ -667,19 +673,25 @@ def _names_another_given(full_name: str, entry: KnownEntry) -> bool:
     someone else of the family ("Herbert Pocket" beside "Matthew Pocket", "Jo March" beside
     "Amy March"; an initial or an everyday word tells no one apart)."""
     given, surname = full_name.split()[0], full_name.split()[-1]
-    if len(given.rstrip(".")) == 1:
-        return False  # "E. D. Malone" may be "Massa Malone"'s
+    if len(given.rstrip(".")) == 1 or _an_everyday_word(given):
+        return False  # "E. D. Malone" may be "Massa Malone"'s, "Citizen Defarge" "Ernest Defarge"
     for other in map(normalize_term, entry.names):
         words = _untitled(other)[1].split()
         if len(words) < 2 or words[-1] != surname or not person_like(" ".join(words)):
             continue
         if len(words[0].rstrip(".")) == 1:
             continue  # an initial ("E. D. Malone") is anyone's given name
-        if not given_name(words[0]) and frequency(words[0]) >= ORDINARY_ZIPF:
-            continue  # an everyday word ("Lake Malone") is no given name
+        if _an_everyday_word(words[0]):
+            continue  # "Lake Malone" names no one else
         if words[0] != given and not familiar_pair(given, words[0]):
             return True
     return False
+
+
+def _an_everyday_word(word: str) -> bool:
+    """Whether the normalized word opening a name is an everyday English word and no given name
+    the lists know ("lake", "citizen"; not "john", "herbert")."""
+    return not given_name(word) and is_common_word(word)
 
 
 def _head_of(key: str) -> str | None:
