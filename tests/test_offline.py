@@ -348,6 +348,28 @@ def test_another_form_of_a_known_name_becomes_its_alias(http: httpx.Client) -> N
     }, aliases
 
 
+def test_a_full_name_of_another_of_the_family_is_no_alias(http: httpx.Client) -> None:
+    """Great Expectations' "Herbert Pocket" beside a known "Matthew Pocket", also "Mr.
+    Pocket": the title and surname are Matthew's, and a second given name is his son, not
+    another name of his; a familiar form of the given name still is ("Harry Dashwood"), and so
+    is a name opened by an everyday word (A Tale of Two Cities' "Citizen Defarge" beside "Ernest
+    Defarge")."""
+    story = (
+        "[post 101]\nHerbert Pocket came to the door. Harry Dashwood did not wait for him, "
+        "and Herbert Pocket laughed.\n\n[post 102]\nThe wine of Citizen Defarge was sour."
+    )
+    known = [
+        "- [E3] Matthew Pocket (aliases: Mr. Pocket) [confirmed]: A tutor.",
+        "- [E4] Henry Dashwood (aliases: Mr. Dashwood) [confirmed]: A gentleman.",
+        "- [E6] Monsieur Defarge (aliases: Ernest Defarge) [confirmed]: A wine-shop keeper.",
+    ]
+    calls = calls_of(chat(http, start(scene_text(story, known))))
+    aliases = {
+        args["entry_id"]: set(args["add_aliases"]) for name, args in calls if "add_aliases" in args
+    }
+    assert aliases == {"E4": {"Harry Dashwood"}, "E6": {"Citizen Defarge"}}, calls
+
+
 def test_a_hyphened_name_the_scene_says_is_a_known_one_becomes_its_alias(
     http: httpx.Client,
 ) -> None:
@@ -1352,6 +1374,22 @@ def test_an_accent_s_ending_spells_an_english_word_as_spoken() -> None:
     decisions = _decided(views)
     assert decisions["E80"] == "REJECT"
     assert decisions["E81"] == "CONFIRM"
+
+
+def test_a_dropped_g_and_a_spoken_vowel_spell_english_words() -> None:
+    """Great Expectations' "oncommon" ("uncommon") and A Tale of Two Cities' "Respectin'"
+    ("respecting"), written only in speech, are English words spelled as spoken; a name
+    spelled so ("Startop") is not read as one."""
+    said = ('"You\'re oncommon small," said Joe.', '"Respectin\' a future," said he.')
+    two = {"source_posts": (1, 2), "source_count": 2}
+    views = [
+        CurateEntryView(82, "oncommon", evidence=said, **two),
+        CurateEntryView(83, "Respectin", evidence=said, **two),
+    ]
+    assert spoken_word_of("Respectin") == "respecting"
+    assert spoken_word_of("Startop") is None
+    decisions = _decided(views)
+    assert decisions["E82"] == decisions["E83"] == "REJECT"
 
 
 def test_an_oath_and_a_lead_that_only_points_say_nothing_of_a_name() -> None:

@@ -364,6 +364,8 @@ def test_forms_of_one_name_merge_into_the_older_entry(term: str, older: str) -> 
         ("Miss Stoner", "Major-General Stoner|Stoner"),
         ("Miss Bennet", "Elizabeth Bennet"),  # any of the Misses Bennet
         ("Mr. Bennet", "Elizabeth Bennet"),  # a man's title, a woman's full name
+        ("Mr. Harris", "Henry Dashwood|Harry Dashwood"),  # "Harry" is no pet form of a surname
+        ("Mrs. Joe", "Joe Gargery"),  # a woman's title and a man's given name: his wife
         ("Elizabeth Bennet", "Mr. Bennet"),
         ("John Turner", "Mrs. Turner"),
         ("Elizabeth Bennet", "Bennet|Mr. Bennet"),  # the surname is her father's

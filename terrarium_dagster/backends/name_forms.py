@@ -16,8 +16,20 @@ from terrarium_dagster.backends.portraits import PLACE_WORDS, TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import ORDINARY_ZIPF, elided_word, frequency
-from terrarium_dagster.terms.candidates import HONORIFICS, STARTERS, Candidate, find_term
-from terrarium_dagster.terms.given_names import WOMEN_NAMES, familiar_pair, given_name, pet_name
+from terrarium_dagster.terms.candidates import (
+    HONORIFICS,
+    STARTERS,
+    Candidate,
+    find_term,
+    is_common_word,
+)
+from terrarium_dagster.terms.given_names import (
+    WOMEN_NAMES,
+    a_mans_given_name,
+    familiar_pair,
+    given_name,
+    pet_name,
+)
 
 _I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
 _CALL_ME = re.compile(r"\b(?:call|calls|called)\s+me\s+(?:the\s+)?$", re.IGNORECASE)
@@ -288,6 +300,8 @@ def _titled_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
         return []
     own = normalize_term(name)
     title = _title(own.split()[0])
+    if title in _WOMEN_TITLES and a_mans_given_name(word):
+        return []  # "Mrs. Joe" is the wife of "Joe Gargery", no name of his
     found = []
     for entry in entries:
         names = [normalize_term(surface) for surface in entry.names if surface[:1].isupper()]
@@ -642,12 +656,42 @@ def _full_name_of_titled(name: str, entries: Sequence[KnownEntry]) -> list[Known
     last = rest.split()[-1]
     found = []
     for entry in entries:
+        if _names_another_given(rest, entry):
+            continue  # "Herbert Pocket" is not "Matthew Pocket", also "Mr. Pocket"
         for other in map(normalize_term, entry.names):
             other_titles, other_rest = _untitled(other)
             if other_titles and other_rest == last and _is_titled(other_titles[0], rest):
                 found.append(entry)
                 break
     return found
+
+
+def _names_another_given(full_name: str, entry: KnownEntry) -> bool:
+    """Whether the entry already has a full name (titles aside) with the surname of
+    `full_name` (normalized, untitled) and another given name, no familiar form of its own:
+    the title and surname it is named by are then that one's, and a second given name is
+    someone else of the family ("Herbert Pocket" beside "Matthew Pocket", "Jo March" beside
+    "Amy March"; an initial or an everyday word tells no one apart)."""
+    given, surname = full_name.split()[0], full_name.split()[-1]
+    if len(given.rstrip(".")) == 1 or _an_everyday_word(given):
+        return False  # "E. D. Malone" may be "Massa Malone"'s, "Citizen Defarge" "Ernest Defarge"
+    for other in map(normalize_term, entry.names):
+        words = _untitled(other)[1].split()
+        if len(words) < 2 or words[-1] != surname or not person_like(" ".join(words)):
+            continue
+        if len(words[0].rstrip(".")) == 1:
+            continue  # an initial ("E. D. Malone") is anyone's given name
+        if _an_everyday_word(words[0]):
+            continue  # "Lake Malone" names no one else
+        if words[0] != given and not familiar_pair(given, words[0]):
+            return True
+    return False
+
+
+def _an_everyday_word(word: str) -> bool:
+    """Whether the normalized word opening a name is an everyday English word and no given name
+    the lists know ("lake", "citizen"; not "john", "herbert")."""
+    return not given_name(word) and is_common_word(word)
 
 
 def _head_of(key: str) -> str | None:

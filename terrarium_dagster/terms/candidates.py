@@ -1221,6 +1221,8 @@ def is_english_lowercase(word: str) -> bool:
 SPOKEN_WORD_ZIPF = 3.8
 SPOKEN_ZIPF = 1.5
 SPOKEN_VOCABULARY = 20000
+# A word of "-ing" written without its "g" is one this frequent at least ("respecting").
+DROPPED_G_ZIPF = 3.0
 _VOWEL_GROUPS = re.compile(r"[aeiouy]+")
 
 
@@ -1261,8 +1263,9 @@ def spoken_word_of(term: str) -> str | None:
     """The frequent English word a spelling writes as spoken, its vowels changed in one place
     ("dooty" is "duty", "sperrit" "spirit", "Parlyment" "parliament", "Thenks" "thanks") or a
     lowercase one with its ending as an accent says it ("eatee", "nevaire": `_SPOKEN_ENDINGS`),
-    or None. Only a spelling English does not know itself (`SPOKEN_ZIPF`) and only one the story
-    writes in speech (see the curator) is such a word: "thoat" and "thern" are told, not said."""
+    a word of "-ing" without its "g" ("Respectin'"), or None. Only a spelling English does not
+    know itself (`SPOKEN_ZIPF`) and only one the story writes in speech (see the curator) is
+    such a word: "thoat" and "thern" are told, not said."""
     word = term.casefold()
     if not word.isalpha() or len(word) < 4 or frequency(word) >= SPOKEN_ZIPF:
         return None
@@ -1271,12 +1274,16 @@ def spoken_word_of(term: str) -> str | None:
         said = stem + english
         if word.endswith(spoken) and len(stem) >= 3 and frequency(said) >= SPOKEN_WORD_ZIPF:
             return said
+    dropped = word + "g"  # a "g" dropped from "-ing": "respectin'" for "respecting"
+    if word.endswith("in") and len(word) >= 6 and frequency(dropped) >= DROPPED_G_ZIPF:
+        return dropped
+    spoken_vowels = _SPOKEN_VOWELS | (_LOWERCASE_SPOKEN_VOWELS if term == word else frozenset())
     consonants, vowels = _skeleton(word)
     for english, english_vowels in _words_by_skeleton().get(consonants, ()):
         if len(english_vowels) != len(vowels) or english == word:
             continue
         changed = [(a, b) for a, b in zip(english_vowels, vowels, strict=True) if a != b]
-        if len(changed) == 1 and changed[0] in _SPOKEN_VOWELS:
+        if len(changed) == 1 and changed[0] in spoken_vowels:
             return english
     return None
 
@@ -1293,6 +1300,9 @@ _SPOKEN_VOWELS = frozenset((
     ("o", "u"), ("o", "a"), ("ea", "ee"), ("ea", "a"), ("ou", "oo"), ("ou", "u"), ("ie", "y"),
     ("y", "i"), ("i", "ee"), ("oa", "o"), ("e", "a"),
 ))  # fmt: skip
+# And in a lowercase spelling only: "uncommon" as "oncommon" (a name, "Startop", is no
+# "startup").
+_LOWERCASE_SPOKEN_VOWELS = frozenset((("u", "o"),))
 
 
 # A place English knows this well is a real one: its people in "-ese" are a real people.

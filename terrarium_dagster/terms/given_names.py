@@ -49,6 +49,8 @@ def pet_name(key: str, name: str) -> bool:
         return False
     if name in _FAMILIAR.get(key, frozenset()):
         return True
+    if key in _FAMILIAR and not given_name(name):
+        return False  # a listed familiar form opens no surname: "Harry" is not "Harris"
     for ending in _PET_ENDINGS:
         stem = key[: -len(ending)]
         if key.endswith(ending) and len(stem) >= 3 and len(name) >= len(stem) + 2:
@@ -95,3 +97,11 @@ def given_name(word: str) -> bool:
     """Whether the casefolded word is a given name these lists know: a woman's, or one of the
     familiar forms' either side ("harry", "henry", "elizabeth")."""
     return word in _FAMILIAR or word in _FAMILIAR_FORMS or word in WOMEN_NAMES
+
+
+def a_mans_given_name(word: str) -> bool:
+    """Whether the casefolded word is a man's given name the lists know: a familiar form or a
+    name of one, none of whose names is a woman's ("joe", "joseph", "harry"; not "sukey")."""
+    if not given_name(word) or word in WOMEN_NAMES:
+        return False
+    return not WOMEN_NAMES.intersection(familiar_forms(word))
