@@ -87,8 +87,9 @@ def store_status(db: str) -> dict[str, Any]:
         try:
             living = living_corpus(store, corpus)
             # the corpus's threads (None: it cannot be read), so those never started are counted
-            in_corpus = len(corpus.threads()) if corpus is not None else None
-            titles = {t.id: t.title for t in corpus.threads()} if corpus is not None else {}
+            story = corpus.threads() if corpus is not None else None
+            in_corpus = len(story) if story is not None else None
+            titles = {thread.id: thread.title for thread in story or ()}
         finally:
             if corpus is not None:
                 corpus.close()
