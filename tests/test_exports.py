@@ -376,3 +376,33 @@ def test_a_reference_to_a_name_the_curator_rejected_is_no_unresolved_reference()
     views[1] = view(2, "Sola", "A young woman; appears with [[Warhoon]].")
     failed = check_references(views)
     assert not failed.passed and "[[Warhoon]] on E2" in failed.description
+
+
+def test_the_wiki_lists_references_to_rejected_names_apart_from_unresolved_ones(
+    tmp_path: Path,
+) -> None:
+    """The wiki's unresolved page says what the check says: a link to a name the curator
+    rejected is listed under its own heading, not as an unresolved reference, and the index
+    links the page only for references that name nothing."""
+    views = [
+        view(1, "Sarkoja", "A Thark woman; appears with [[Thark]], [[Sola]]."),
+        view(2, "Sola", "A young woman."),
+        view(3, "Thark", status="rejected"),
+    ]
+    report = export_wiki(views, tmp_path / "wiki", html=False)
+    assert report.unresolved == []
+    unresolved = (tmp_path / "wiki" / "unresolved.md").read_text(encoding="utf-8")
+    head, rejected = unresolved.split("## Names the curator rejected")
+    assert "Every [[reference]] in the glossary resolves to an entry." in head
+    assert "Thark" not in head and "“Thark” on [Sarkoja](sarkoja.md)" in rejected
+    assert "unresolved" not in (tmp_path / "wiki" / "index.md").read_text(encoding="utf-8")
+
+    views[1] = view(2, "Sola", "A young woman; appears with [[Warhoon]].")
+    report = export_wiki(views, tmp_path / "wiki", html=False)
+    assert [item.target for item in report.unresolved] == ["Warhoon"]
+    unresolved = (tmp_path / "wiki" / "unresolved.md").read_text(encoding="utf-8")
+    head, rejected = unresolved.split("## Names the curator rejected")
+    assert "“Warhoon” on [Sola](sola.md)" in head and "Warhoon" not in rejected
+    assert "[1 unresolved reference](unresolved.md)" in (tmp_path / "wiki" / "index.md").read_text(
+        encoding="utf-8"
+    )

@@ -10,7 +10,12 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from terrarium_dagster.exports.references import NameIndex, is_live, unresolved_references
+from terrarium_dagster.exports.references import (
+    NameIndex,
+    is_live,
+    rejected_references,
+    unresolved_references,
+)
 from terrarium_dagster.store.models import EntryView
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.sources import SourceChange
@@ -110,15 +115,8 @@ def check_references(entries: Sequence[EntryView]) -> CheckResult:
     apart (``to_rejected``) and do not fail the check.
     """
     index = NameIndex(entries)
-    rejected = {
-        normalize_term(name)
-        for entry in entries
-        if entry.status == "rejected" and not entry.deleted
-        for name in (entry.term, *entry.aliases)
-    }
-    unresolved = unresolved_references(entries, index)
-    missing = [item for item in unresolved if normalize_term(item.target) not in rejected]
-    to_rejected = [item for item in unresolved if normalize_term(item.target) in rejected]
+    missing = unresolved_references(entries, index)
+    to_rejected = rejected_references(entries, index)
     details: dict[str, Any] = {
         "unresolved": len(missing),
         "references": [

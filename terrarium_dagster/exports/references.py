@@ -135,13 +135,40 @@ class UnresolvedReference:
 def unresolved_references(
     entries: Sequence[Entry], index: NameIndex | None = None
 ) -> list[UnresolvedReference]:
-    """Every reference in a page entry's definition that does not resolve, in term order."""
+    """Every reference in a page entry's definition that names no entry, in term order. A
+    reference to a name the curator rejected is not one: the curation decided it is no entry,
+    and every export shows it as plain text (`rejected_references` lists those)."""
+    return _dangling(entries, index)[0]
+
+
+def rejected_references(
+    entries: Sequence[Entry], index: NameIndex | None = None
+) -> list[UnresolvedReference]:
+    """Every reference in a page entry's definition to a name the curator rejected (a term or
+    alias of a rejected entry among `entries`), in term order."""
+    return _dangling(entries, index)[1]
+
+
+def _dangling(
+    entries: Sequence[Entry], index: NameIndex | None
+) -> tuple[list[UnresolvedReference], list[UnresolvedReference]]:
+    """The references that resolve to no page entry: those naming nothing, and those naming a
+    rejected entry."""
     index = index or NameIndex(entries)
-    found: list[UnresolvedReference] = []
+    rejected = {
+        normalize_term(name)
+        for entry in entries
+        if entry.status == "rejected" and not entry.deleted
+        for name in (entry.term, *entry.aliases)
+    }
+    missing: list[UnresolvedReference] = []
+    to_rejected: list[UnresolvedReference] = []
     for entry in sorted(entries, key=lambda e: (e.norm_term, e.id)):
         if not is_page_entry(entry):
             continue
         for reference in find_references(entry.definition):
             if index.resolve(reference.target) is None:
-                found.append(UnresolvedReference(entry.id, entry.term, reference.target))
-    return found
+                item = UnresolvedReference(entry.id, entry.term, reference.target)
+                known = normalize_term(reference.target) in rejected
+                (to_rejected if known else missing).append(item)
+    return missing, to_rejected

@@ -40,6 +40,7 @@ from terrarium_dagster.exports.references import (
     find_references,
     is_page_entry,
     linked_views,
+    rejected_references,
     unresolved_references,
 )
 from terrarium_dagster.store.models import EntryView
@@ -147,6 +148,7 @@ class _Wiki:
     linked_from: dict[int, set[int]]
     mentioned_in: dict[int, set[int]]
     unresolved: list[UnresolvedReference]
+    to_rejected: list[UnresolvedReference]  # references to names the curator rejected
 
 
 def _assign_slugs(
@@ -216,6 +218,7 @@ def _build(
 ) -> _Wiki:
     written = sorted((e for e in entries if not e.deleted), key=lambda e: (e.norm_term, e.id))
     unresolved = unresolved_references(written)
+    to_rejected = rejected_references(written)
     chosen = linked_views(written)
     index = index or NameIndex(chosen)
     page_entries = [e for e in chosen if is_page_entry(e)]
@@ -244,6 +247,7 @@ def _build(
         linked_from=linked_from,
         mentioned_in=mentioned_in,
         unresolved=unresolved,
+        to_rejected=to_rejected,
     )
 
 
@@ -527,12 +531,26 @@ def _unresolved_page(wiki: _Wiki) -> str:
         lines += ["Every [[reference]] in the glossary resolves to an entry.", ""]
     else:
         lines += ["References in definitions that name no entry of the glossary:", ""]
-        for item in wiki.unresolved:
-            where = _page_link(item.term, wiki.pages[item.entry_id])
-            lines.append(f"- “{md_escape(item.target)}” on {where}")
-        lines.append("")
+        lines += _reference_lines(wiki, wiki.unresolved)
+    if wiki.to_rejected:
+        lines += [
+            "## Names the curator rejected",
+            "",
+            "These references name an entry the curation rejected; the pages show them as plain "
+            "text:",
+            "",
+        ]
+        lines += _reference_lines(wiki, wiki.to_rejected)
     lines += ["---", "", "[Index](index.md)", ""]
     return "\n".join(lines)
+
+
+def _reference_lines(wiki: _Wiki, items: Sequence[UnresolvedReference]) -> list[str]:
+    lines = []
+    for item in items:
+        where = _page_link(item.term, wiki.pages[item.entry_id])
+        lines.append(f"- “{md_escape(item.target)}” on {where}")
+    return [*lines, ""]
 
 
 # -- HTML --------------------------------------------------------------------------------------
