@@ -11,7 +11,7 @@ from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, cor
 from terrarium_dagster.corpus.living import cited_lookups
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import chapter_title
-from terrarium_dagster.corpus.units import parse_thread_key
+from terrarium_dagster.corpus.units import chapter_label
 from terrarium_dagster.errors import InputError, TerrariumError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.progress import through_post
@@ -218,8 +218,7 @@ def render_status(report: dict[str, Any]) -> str:
     total = in_corpus if in_corpus is not None and in_corpus > started else started
     lines.append(f"{unit}: {total} ({', '.join(counts) or 'none'})")
     for thread in report["threads"]:
-        # a chapter's number, as `--threads ch3..` takes it
-        chapter = f"ch{parse_thread_key(thread['key'])[0] + 1:<4} " if book else ""
+        chapter = f"{chapter_label(thread['key']):<6} " if book else ""
         lines.append(
             f"  {chapter}{thread['key']:<22} {thread['status']:<10} "
             f"scenes {thread['scenes_done']}/{thread['scenes_total']}"

@@ -115,6 +115,12 @@ def parse_thread_key(key: str) -> tuple[int, int]:
     return position, thread_id
 
 
+def chapter_label(key: str) -> str:
+    """A book's chapter as `--threads` takes it and the tables show it: `ch4` for the key
+    `t00003-81` (its position in the book, from 1)."""
+    return f"ch{parse_thread_key(key)[0] + 1}"
+
+
 def thread_name(key: str, *, book: bool, labelled: bool = False) -> str:
     """A thread as a line names it: a quest's by its key (`labelled`: "thread t00003-81"), a
     book's chapter by its number in the book and then its key ("chapter 4 (t00003-81)";

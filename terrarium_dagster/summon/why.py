@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.story import book_place, is_book, paragraph_number, scene_place
-from terrarium_dagster.corpus.units import parse_thread_key
+from terrarium_dagster.corpus.units import chapter_label
 from terrarium_dagster.errors import CorpusError, InputError, StoreError
 from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.snapshots.context_snapshots import (
@@ -357,7 +357,7 @@ def _snapshot_thread(row: dict[str, Any], book: bool) -> str:
     key = row["thread_key"]
     if not key:
         return str(row["thread_id"]) if row["thread_id"] else "-"
-    return f"ch{parse_thread_key(key)[0] + 1} ({key})" if book else key
+    return f"{chapter_label(key)} ({key})" if book else key
 
 
 def render_snapshots(
