@@ -9,8 +9,9 @@ import time
 from typing import Any
 
 from terrarium_dagster.cli.arguments import RUN_ONLY, add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, counted, log, resolve_thread
+from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread
 from terrarium_dagster.corpus.units import thread_name
+from terrarium_dagster.edition.writer import edition_line
 
 
 def add_edition_parser(commands: Any) -> None:
@@ -35,17 +36,9 @@ def _edition_progress(
     the threads written now are added to `written`. A book's chapters are named by number."""
     if event != "edition":
         return
-    name = thread_name(str(data["thread_key"]), book=book)
-    if data.get("already_done"):
-        print(f"{name}: already written (nothing sent)", flush=True)
-        return
-    written.append(str(data["thread_key"]))
-    print(
-        f"{name}: {counted(int(str(data['rewritten'])), 'entry', 'entries')} rewritten "
-        f"({data['kept']} kept), {counted(int(str(data['requests'])), 'request', 'requests')}, "
-        f"{data['tokens']} tokens",
-        flush=True,
-    )
+    if not data.get("already_done"):
+        written.append(str(data["thread_key"]))
+    print(edition_line(thread_name(str(data["thread_key"]), book=book), data), flush=True)
 
 
 def cmd_edition(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.defs.failures import fail_on
 from terrarium_dagster.defs.story_location import story_key
 from terrarium_dagster.edition.edition_checks import citation_problems, later_problems
-from terrarium_dagster.edition.writer import EditionReport
+from terrarium_dagster.edition.writer import EditionReport, edition_line
 from terrarium_dagster.engine import Engine, open_corpus, open_store
 
 glossary_edition = story_key("glossary_edition")
@@ -79,15 +79,8 @@ def _edition_logger(context: dg.AssetExecutionContext) -> Callable[[str, dict[st
     """One line in the run's log per thread whose edition was committed or found written."""
 
     def log(event: str, data: dict[str, object]) -> None:
-        if event != "edition":
-            return
-        if data.get("already_done"):
-            context.log.info(f"{data['thread_key']}: edition already written: nothing changed")
-            return
-        context.log.info(
-            f"{data['thread_key']}: edition written: {data['rewritten']} entries rewritten, "
-            f"{data['kept']} kept, {data['requests']} requests, {data['tokens']} tokens"
-        )
+        if event == "edition":
+            context.log.info(edition_line(str(data["thread_key"]), data))
 
     return log
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 
@@ -60,6 +60,21 @@ CHARS_PER_TOKEN = 3  # a cautious share of the window for the evidence; the gate
 WAIT_TICK_S = 0.25
 
 Progress = Callable[[str, dict[str, object]], None]
+
+
+def edition_line(name: str, data: Mapping[str, object]) -> str:
+    """A thread's `edition` progress event as one line, the same in the terminal and in a
+    Dagster run's log: "chapter 1 (t00000-1): 2 entries rewritten (0 kept), 3 requests, 914
+    tokens", or that it was written before and nothing was sent. `name`: the thread as the
+    caller names it."""
+    if data.get("already_done"):
+        return f"{name}: already written (nothing sent)"
+    rewritten, requests = int(str(data["rewritten"])), int(str(data["requests"]))
+    return (
+        f"{name}: {rewritten} entr{'y' if rewritten == 1 else 'ies'} rewritten "
+        f"({data['kept']} kept), {requests} request{'' if requests == 1 else 's'}, "
+        f"{data['tokens']} tokens"
+    )
 
 
 @dataclass
