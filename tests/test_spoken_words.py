@@ -13,6 +13,8 @@ from terrarium_dagster.backends.term_reasons import closed_compound_reason, spok
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL, QM_LABEL
 
 KEEPIT = (
+    "“Promised it to your father. O, naething legal, ye understand; just gentlemen daffing at "
+    "their wine. Well, I keepit that bit money separate--it was a great expense.”",
     "“O, keepit, keepit!” wailed my uncle. “We’ll have nae bloodshed, if you please.”",
     "“I’ll have him keepit, though,” returned my uncle. “I never had naething to do with "
     "onything morally wrong.”",
@@ -48,11 +50,11 @@ def _view(term: str, evidence: tuple[str, ...], label: str = BOOK_LABEL, **kw: o
 @pytest.mark.parametrize(
     ("term", "evidence", "spoken"),
     [
-        ("keepit", KEEPIT, True),  # Kidnapped: said twice, among other words once
-        ("whateffer", WHATEFFER, True),  # quoted alone once (neither), said once
+        ("keepit", KEEPIT, True),  # Kidnapped: said among other words twice, cried once
+        ("whateffer", WHATEFFER, False),  # quoted alone once (neither), said once: too thin
         ("thoat", THOAT, False),  # A Princess of Mars: the narration's word
         ("sak", SAK, False),  # only ever quoted or cried alone: a word of the story's language
-        ("dinnae", ("Dinnae fash, he said, and went on.",), False),  # no quotation marks
+        ("dinnae", ("Dinnae fash, he said, and went on.",) * 2, False),  # no quotation marks
     ],
 )
 def test_a_novels_dialect_word(term: str, evidence: tuple[str, ...], spoken: bool) -> None:
@@ -68,9 +70,9 @@ def test_a_spoken_word_with_something_said_of_it_or_in_a_quest_stays() -> None:
 def test_an_apostrophe_is_no_quotation_mark() -> None:
     """“don’t” and “Alan’s” inside speech do not close it; a possessive in narration does not
     open one."""
-    said = ("“Alan’s man canna say it, and I don’t ken the collop,” said he.",)
+    said = ("“Alan’s man canna say it, and I don’t ken the collop,” said he.",) * 2
     assert spoken_reason(_view("collop", said)) is not None
-    told = ("Alan’s collop was on the table, and I ate it.",)
+    told = ("Alan’s collop was on the table, and I ate it.",) * 2
     assert spoken_reason(_view("collop", told)) is None
 
 

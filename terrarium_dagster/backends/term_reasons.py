@@ -656,15 +656,21 @@ def closed_compound_reason(view: CurateEntryView) -> str | None:
         if min(frequency(head), frequency(tail)) >= CLOSED_PART_ZIPF:
             return (
                 f"'{word}' is '{head}' and '{tail}' run together, two familiar English words, in "
-                "a novel's prose: a compound of the prose, not a story term"
+                "a novel's prose: a compound of the prose"
             )
     return None
+
+
+# Speech must name a word this many times in the evidence, among other words, before it is a
+# character's way of talking: *The Jungle Book*'s "holluschickie", the seals' own word, was first
+# shown in one quoted sentence, the narration that names it being further off than the evidence.
+SPOKEN_MENTIONS = 2
 
 
 def spoken_reason(view: CurateEntryView) -> str | None:
     """Why, in a novel, a lowercase word that the evidence never writes outside its characters'
     speech, and at least once among other words of a quotation, with nothing said of it, is the
-    way a character talks ("dinnae", "wheesht", "whateffer", "keepit" in *Kidnapped*: a
+    way a character talks (`SPOKEN_MENTIONS` times at least: "dinnae" in *Kidnapped*: a
     dialect word), not a thing the story names, or None. A word the narration uses ("thoat",
     "banth", "fighting-machine") is the story's own; one quoted or cried alone counts for
     neither ("the word “whateffer”", "“Wheesht!”"), so a word only ever quoted alone is kept
@@ -686,11 +692,11 @@ def spoken_reason(view: CurateEntryView) -> str | None:
             if quote is None:
                 return None  # the narration's word
             found += _holds_other_words(quote, text[start:end])  # alone: a word quoted or cried
-    if not found:
+    if found < SPOKEN_MENTIONS:
         return None
     return (
-        f"'{term}' is written only inside the characters' speech ({found} time(s) in the "
-        "evidence), with nothing said of it: a word of how they talk, not a story term"
+        f"'{term}' is written only inside the characters' speech ({found} times in the "
+        "evidence), with nothing said of it: a word of how they talk"
     )
 
 
