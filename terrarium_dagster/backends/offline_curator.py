@@ -45,6 +45,7 @@ from terrarium_dagster.backends.term_reasons import (
     quiet_reason,
     quoted_reason,
     real_of_reason,
+    spoken_reason,
     word_reason,
 )
 from terrarium_dagster.backends.wire import content_text
@@ -139,6 +140,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or glued_reason(view)
             or people_reason(view)
             or everyday_reason(view)
+            or spoken_reason(view)
             or quiet_reason(view)
             or long_quiet_reason(view)
             or quoted_reason(view)
@@ -257,6 +259,7 @@ def _named_again(view: CurateEntryView) -> CurateEntryView | None:
         or glued_reason(again)
         or people_reason(again)
         or everyday_reason(again)
+        or spoken_reason(again)
         or quoted_reason(again)
     ):
         return None

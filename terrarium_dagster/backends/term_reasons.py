@@ -597,7 +597,7 @@ def everyday_reason(view: CurateEntryView) -> str | None:
     if " " in view.term.strip():
         return _phrase_reason(view)
     if view.term.isalpha():
-        return _rare_word_reason(view) or _derived_word_reason(view)
+        return _rare_word_reason(view) or _derived_word_reason(view) or closed_compound_reason(view)
     parts = [part for part in re.split(r"[-‐‑]+", view.term) if part]
     if len(parts) < 2 or parts[0].endswith("ing") or parts[-1] in _BEINGS:
         return None  # a kind of being is the story's own: "sloth-creature"
@@ -628,6 +628,105 @@ _PREFIXES = ("dis", "un", "under", "over", "mis", "non", "out", "in", "im", "re"
 _SUFFIXES = ("ness", "ment", "ity", "ship", "hood", "less", "ful", "ance", "ence")
 DERIVED_STEM_ZIPF = 3.0
 DERIVED_STEM_CHARS = 4
+
+
+# Each part of a lowercase word English does not know that is two English words run together is
+# at least this frequent ("gasfitter", "stoneyard", "jurymen": "jury" and "men"), and this long.
+CLOSED_PART_ZIPF = 3.0
+CLOSED_PART_CHARS = 3
+
+
+def closed_compound_reason(view: CurateEntryView) -> str | None:
+    """Why, in a novel, a lowercase word English does not know (below `KNOWN_ZIPF`) that is two
+    familiar English words run together ("gasfitter", "stoneyard", "jurymen", "foemen"; each part
+    `CLOSED_PART_ZIPF` or more, of `CLOSED_PART_CHARS` letters or more) is the prose's compound,
+    whatever is said of it, or None: a novel's own lowercase words are unknown to English in
+    their parts too ("thoat", "banth", "holluschickie"). A quest's coinages are often made so
+    ("flamesight") and are left alone, as is a kind of being ("ape-men" is hyphened)."""
+    word = view.term
+    if (
+        view.story_label != BOOK_LABEL
+        or not word.isalpha()
+        or word != word.lower()
+        or frequency(word) >= KNOWN_ZIPF
+    ):
+        return None
+    for cut in range(CLOSED_PART_CHARS, len(word) - CLOSED_PART_CHARS + 1):
+        head, tail = word[:cut], word[cut:]
+        if min(frequency(head), frequency(tail)) >= CLOSED_PART_ZIPF:
+            return (
+                f"'{word}' is '{head}' and '{tail}' run together, two familiar English words, in "
+                "a novel's prose: a compound of the prose"
+            )
+    return None
+
+
+# Speech must name a word this many times in the evidence, among other words, before it is a
+# character's way of talking: *The Jungle Book*'s "holluschickie", the seals' own word, was first
+# shown in one quoted sentence, the narration that names it being further off than the evidence.
+SPOKEN_MENTIONS = 2
+
+
+def spoken_reason(view: CurateEntryView) -> str | None:
+    """Why, in a novel, a lowercase word that the evidence never writes outside its characters'
+    speech, and at least once among other words of a quotation, with nothing said of it, is the
+    way a character talks (`SPOKEN_MENTIONS` times at least: "dinnae" in *Kidnapped*: a
+    dialect word), not a thing the story names, or None. A word the narration uses ("thoat",
+    "banth", "fighting-machine") is the story's own; one quoted or cried alone counts for
+    neither ("the word “whateffer”", "“Wheesht!”"), so a word only ever quoted alone is kept
+    ("the word “sak”", "he said, “sak!”"); a kind of being ("ape-men") is kept. A later chapter
+    naming it again restores it."""
+    term = view.term
+    if (
+        view.story_label != BOOK_LABEL
+        or term != term.lower()
+        or " " in term.strip()
+        or _last_word(term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+    ):
+        return None
+    found = 0
+    for text in view.evidence:
+        for start, end in find_term(text, term):
+            quote = _quotation_around(text, start)
+            if quote is None:
+                return None  # the narration's word
+            found += _holds_other_words(quote, text[start:end])  # alone: a word quoted or cried
+    if found < SPOKEN_MENTIONS:
+        return None
+    return (
+        f"'{term}' is written only inside the characters' speech ({found} times in the "
+        "evidence), with nothing said of it: a word of how they talk"
+    )
+
+
+_OPENING_MARKS = "“‘"
+_CLOSING_MARKS = "”’"
+
+
+def _quotation_around(text: str, start: int) -> str | None:
+    """The quotation a paragraph's word at `start` stands in, or None (narration): the last
+    quotation mark before it opens one (“, ‘, or a straight mark no word stands right before),
+    which runs to its closing mark or the paragraph's end (a speech of several paragraphs leaves
+    it open). An apostrophe between letters ("don’t") is no mark."""
+    for index in range(start - 1, -1, -1):
+        mark = text[index]
+        if mark not in '"“”‘’':
+            continue
+        if mark in "’‘" and f"{text[index - 1 : index]}{text[index + 1 : index + 2]}".isalpha():
+            continue  # an apostrophe between letters: "don’t", "Alan’s"
+        if mark in _CLOSING_MARKS or (mark == '"' and not _opens(text, index)):
+            return None
+        closing = re.compile(r'["”]' if mark in '"“' else r"’(?![^\W\d_])").search(text, start)
+        return text[index + 1 : closing.start() if closing else len(text)]
+    return None
+
+
+def _holds_other_words(quote: str, word: str) -> bool:
+    """Whether a quotation holds a word of two letters or more besides `word` (any case):
+    speech, not a word quoted or cried alone ("“Wheesht!”", "the word “sak”", "“O, keepit!”")."""
+    others = re.sub(rf"(?<![\w'’-]){re.escape(word)}(?![\w'’-])", " ", quote, flags=re.I)
+    return re.search(r"[^\W\d_]{2,}", others) is not None
 
 
 def _derived_word_reason(view: CurateEntryView) -> str | None:
