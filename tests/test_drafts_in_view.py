@@ -15,7 +15,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from terrarium_dagster.agent.loop import name_words, names_a_word
+from terrarium_dagster.agent.scene_lines import name_words, names_a_word
 from terrarium_dagster.cli import main
 from terrarium_dagster.store.models import Entry
 from tests.support.cli import run_args

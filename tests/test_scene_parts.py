@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.agent.loop import PART_MARK, next_part, post_pieces
+from terrarium_dagster.agent.scene_parts import PART_MARK, next_part, post_pieces
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Post, Scene
 from terrarium_dagster.store.annotator import GlossaryStore

@@ -11,13 +11,12 @@ the same model answers, writes exactly what an uninterrupted run would have.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, Protocol
 
@@ -40,9 +39,27 @@ from terrarium_dagster.agent.drafts import (
 )
 from terrarium_dagster.agent.relevant import (
     RelevantEntry,
-    entry_line,
     match_key,
     relevant_entries,
+)
+from terrarium_dagster.agent.scene_lines import (
+    CHARS_PER_TOKEN,
+    entry_ids,
+    fit_story,
+    known_lines,
+    lines_shown,
+    name_words,
+    names_a_word,
+    stale_in_view,
+    without_shown_lines,
+)
+from terrarium_dagster.agent.scene_parts import (
+    PART_MARK,
+    PART_NEXT,
+    next_part,
+    part_mark,
+    part_position,
+    part_progress,
 )
 from terrarium_dagster.agent.tools import (
     Tool,
@@ -59,13 +76,12 @@ from terrarium_dagster.context.tokens import TokenCounter
 from terrarium_dagster.corpus.living import hash_lookup, split_after
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import is_book
-from terrarium_dagster.corpus.units import Post, Scene, Thread
+from terrarium_dagster.corpus.units import Scene, Thread
 from terrarium_dagster.errors import (
     AgentError,
     ContextOverflowError,
     Interrupted,
     SceneTooLarge,
-    StoreError,
 )
 from terrarium_dagster.model.accounting import CallScope
 from terrarium_dagster.model.client import ChatResult
@@ -73,28 +89,20 @@ from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.model.session import Decided, ModelSession
 from terrarium_dagster.snapshots.context_snapshots import load_snapshot, save_snapshot
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
-from terrarium_dagster.store.models import ANSWERS_KEY, Entry
-from terrarium_dagster.store.normalize import form_key
-from terrarium_dagster.store.progress import THROUGH_POST, through_post
-from terrarium_dagster.terms.candidates import find_candidates, is_english_word
+from terrarium_dagster.store.models import ANSWERS_KEY
+from terrarium_dagster.store.progress import through_post
+from terrarium_dagster.terms.candidates import find_candidates
 
 log = logging.getLogger(__name__)
 
 RELEVANT_ENTRY_TOKENS = 1500  # the known-entries block: at most this, and about the story's size
 RELEVANT_ENTRY_MIN = 100
-MAX_KNOWN_LINES = 80
 STORY_SHARE = 0.45  # a scene's story text takes at most this share of the prompt limit
-CHARS_PER_TOKEN = 4
 CANDIDATE_QUERIES = 8
-_LINE_ID = re.compile(r"- \[E(\d+)\] ")  # a known-entry line's entry id
 ROUND_RESERVE_SHARE = 0.15  # room kept for a scene's own tool rounds when preparing it
 FREE_SHARE = 0.5  # a scene part's story takes at most this share of what the fixed prefix leaves
 MIN_STORY_TOKENS = 256  # the smallest scene part worth a request
 MIN_PART_CHARS = 400  # a part read again smaller (its request did not fit) is at least this
-PART_MARK = "@"  # a part of a split scene: "<scene id>@<post id>.<piece>", where the part starts
-PART_NEXT = (
-    "part_next"  # thread state extra: "<post id>.<piece>" where the scene's next part starts
-)
 
 
 @dataclass
@@ -314,8 +322,8 @@ class Annotator:
         and that its scene names by a word of a name (`_shown_before`'s rule): a serial run's
         model would have read them there before deciding this scene, so a draft not shown them
         is decided again."""
-        drafted_on = _entry_ids(lines_shown(draft.context.state.history))
-        since = _entry_ids(lines_shown(self.context.state.history)) - drafted_on - draft.reads
+        drafted_on = entry_ids(lines_shown(draft.context.state.history))
+        since = entry_ids(lines_shown(self.context.state.history)) - drafted_on - draft.reads
         if not since:
             return frozenset()
         words = name_words(fit_story(draft.scene, self._story_chars))
@@ -367,7 +375,7 @@ class Annotator:
             start = done_ids.index(cursor.split(PART_MARK)[0])
             extra = state.extra if state is not None else {}
             if PART_NEXT in extra:  # recorded with the part: exact even if the window changed
-                position = _position(scenes[start], extra[PART_NEXT], cursor)
+                position = part_position(scenes[start], extra[PART_NEXT], cursor)
             else:
                 position = self._after_part(scenes[start], cursor)
             if position is None:  # that part ended its scene
@@ -423,7 +431,7 @@ class Annotator:
             part, position = next_part(scene, start, room)
             try:
                 self._annotate_scene(
-                    thread, scene, index, len(scenes), part, after=_mark(scene, position)
+                    thread, scene, index, len(scenes), part, after=part_mark(scene, position)
                 )
                 return position
             except SceneTooLarge as exc:
@@ -443,7 +451,7 @@ class Annotator:
         """Where the part after `cursor` (the id of the last part done) starts, for a store that
         did not record it: the part is cut again (same corpus, same window); None when that
         part ended the scene."""
-        start = _position(scene, cursor.split(PART_MARK, 1)[1], cursor) or (0, 0)
+        start = part_position(scene, cursor.split(PART_MARK, 1)[1], cursor) or (0, 0)
         return next_part(scene, start, self._story_chars)[1]
 
     def _annotate_scene(
@@ -738,7 +746,7 @@ class Annotator:
             scenes_done=index + 1 if after is None else index,  # once all its parts are done
             cursor_scene_id=scene.id,
             # the last post annotated moves once the whole scene is (a part ends mid-scene)
-            extra={ANSWERS_KEY: answers, **_progress_extra(scene, after, split)},
+            extra={ANSWERS_KEY: answers, **part_progress(scene, after, split)},
         )
         created = sum(1 for r in changed if r.action == "create")
         return created, len(entry_ids) - created
@@ -1046,256 +1054,3 @@ def compaction_log(store: GlossaryStore, run_id: str) -> CompactionRecorder:
         )
 
     return record
-
-
-def next_part(
-    scene: Scene, start: tuple[int, int], max_chars: int
-) -> tuple[Scene, tuple[int, int] | None]:
-    """The part of `scene` from `start` (post index, piece of that post) whose text fits
-    `max_chars`, and where the next part starts (None: this part ends the scene).
-
-    A scene that fits is its own only part, unchanged. Else whole posts are taken while they fit;
-    a post too long for the room alone is cut at paragraphs (a paragraph too long, at sentences
-    or words: `post_pieces`), in order. A part holds at least one piece, so the scene always
-    advances. Its id is `<scene id>@<post id>.<piece>`; its posts are the scene's posts (a cut
-    post keeps its id and holds the part's pieces of its text): provenance is unchanged."""
-    posts, (index, piece) = scene.posts, start
-    if start == (0, 0) and len(scene.text) <= max_chars:
-        return scene, None
-    chosen: list[Post] = []
-    size = 0
-    if piece == 0 and _block(posts[index].text) <= max_chars:
-        chosen.append(posts[index])
-        size, index = _block(posts[index].text), index + 1
-    else:
-        pieces = post_pieces(posts[index].text, max_chars)
-        end = piece
-        while end < len(pieces) and (end == piece or size + _block(pieces[end]) <= max_chars):
-            size += _block(pieces[end])
-            end += 1
-        chosen.append(replace(posts[index], text="\n\n".join(pieces[piece:end])))
-        if end < len(pieces):
-            return _part(scene, chosen, start), (index, end)
-        index += 1
-    while index < len(posts) and size + _block(posts[index].text) <= max_chars:
-        chosen.append(posts[index])
-        size += _block(posts[index].text)
-        index += 1
-    return _part(scene, chosen, start), ((index, 0) if index < len(posts) else None)
-
-
-def _mark(scene: Scene, position: tuple[int, int] | None) -> str | None:
-    """`position` (post index, piece) as the thread records it: "<post id>.<piece>"."""
-    return None if position is None else f"{scene.posts[position[0]].id}.{position[1]}"
-
-
-def _position(scene: Scene, mark: object, cursor: str) -> tuple[int, int] | None:
-    """The (post index, piece) a recorded mark names in `scene`; None for no mark (the scene
-    ended); StoreError when it names no post of the scene."""
-    if mark is None:
-        return None
-    post_id, _, piece = str(mark).partition(".")
-    ids = [post.id for post in scene.posts]
-    if not post_id.isdigit() or int(post_id) not in ids or not piece.isdigit():
-        raise StoreError(f"the thread's cursor {cursor!r} names no part of scene {scene.id}")
-    return ids.index(int(post_id)), int(piece)
-
-
-def _progress_extra(scene: Scene, after: str | None, split: bool) -> dict[str, Any]:
-    """What a scene's end records beside the cursor: the last post annotated once the scene is
-    done (a living thread's new posts start after it), and for a split scene where its next
-    part starts (None once its last part is done)."""
-    if after is not None:
-        return {PART_NEXT: after}
-    if split:
-        return {THROUGH_POST: scene.posts[-1].id, PART_NEXT: None}
-    return {THROUGH_POST: scene.posts[-1].id}
-
-
-def _block(text: str) -> int:
-    """Characters a post's text takes in a scene message (its `[post N]` line and a gap)."""
-    return len(text) + 24
-
-
-def _part(scene: Scene, posts: list[Post], start: tuple[int, int]) -> Scene:
-    first = scene.posts[start[0]].id
-    return Scene(
-        id=f"{scene.id}{PART_MARK}{first}.{start[1]}",
-        thread_id=scene.thread_id,
-        index=scene.index,
-        posts=tuple(posts),
-    )
-
-
-def post_pieces(text: str, max_chars: int) -> list[str]:
-    """A post's text in the pieces a part may take: its paragraphs (blank-line separated, else
-    its lines), a paragraph longer than the room cut at sentence ends, else at spaces."""
-    room = max(200, max_chars - 64)
-    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
-    if len(paragraphs) <= 1:
-        paragraphs = [p for p in text.split("\n") if p.strip()] or [text]
-    pieces: list[str] = []
-    for paragraph in paragraphs:
-        while len(paragraph) > room:
-            cut = paragraph.rfind(". ", room // 2, room)
-            cut = cut + 1 if cut >= 0 else paragraph.rfind(" ", room // 2, room)
-            cut = cut if cut > 0 else room
-            pieces.append(paragraph[:cut].strip())
-            paragraph = paragraph[cut:].strip()
-        if paragraph:
-            pieces.append(paragraph)
-    return pieces or [text]
-
-
-def fit_story(scene: Scene, max_chars: int) -> str:
-    """The scene text, with its longest posts cut so that the whole fits `max_chars`.
-
-    A cut post keeps its head and says how much is missing, so a huge post cannot push a scene
-    over the context budget.
-    """
-    text = scene.text
-    if len(text) <= max_chars:
-        return text
-    overhead = len(text) - sum(len(post.text) for post in scene.posts)
-    room = max(len(scene.posts) * 200, max_chars - overhead)
-    lengths = sorted(len(post.text) for post in scene.posts)
-    cap = lengths[-1]
-    # the largest per-post cap that fits: shorter posts stay whole
-    for index, length in enumerate(lengths):
-        remaining = len(lengths) - index
-        spent = sum(lengths[:index])
-        if spent + remaining * length > room:
-            cap = max(200, (room - spent) // remaining)
-            break
-    blocks = []
-    for post in scene.posts:
-        body = post.text
-        if len(body) > cap:
-            missing = len(body) - cap
-            body = (
-                body[:cap].rstrip()
-                + f"\n[… {missing} more characters of post {post.id} not shown …]"
-            )
-        blocks.append(f"[post {post.id}]\n{body}")
-    return "\n\n".join(blocks)
-
-
-def lines_shown(history: Sequence[Message]) -> set[str]:
-    """Known-entry lines already in the conversation (scene messages still in the history).
-
-    Derived from the saved context itself, so a resumed run renders exactly what an
-    uninterrupted one would.
-    """
-    shown: set[str] = set()
-    for message in history:
-        content = message.get("content")
-        if message.get("role") != "user" or not isinstance(content, str):
-            continue
-        if not content.startswith(prompts.SCENE_HEADING):
-            continue
-        shown.update(line for line in content.splitlines() if line.startswith("- [E"))
-    return shown
-
-
-def known_lines(
-    relevant: Sequence[RelevantEntry],
-    shown: set[str],
-    budget: int,
-    before: frozenset[str] = frozenset(),
-) -> list[str]:
-    """The `## Known entries` lines of a scene, within about `budget` tokens of definitions.
-    A line of `before` (one a serial conversation would hold already: an earlier scene of a
-    drafted block listed it) is listed whole and spends none of it.
-
-    A line already in the conversation (an earlier scene message still in the history) is not
-    repeated: the model reads it there. Every other entry that occurs in the scene is listed, so
-    the model never re-creates one: with its definition while the budget allows, else by name
-    with "…" (glossary_search reads it) — but in full, whatever the budget, when an older line
-    of it is in the conversation, which a "…" would send the model back to. Similar entries
-    (full-text matches) are listed only while the budget lasts.
-    """
-    lines: list[str] = []
-    spent = 0
-    in_view = _entry_ids(shown)
-    for item in relevant:
-        line = entry_line(item.entry)
-        if line in shown:
-            continue
-        if line in before and len(lines) < MAX_KNOWN_LINES:
-            lines.append(line)
-            continue
-        cost = len(line) // CHARS_PER_TOKEN + 1
-        if spent + cost <= budget or (
-            item.entry.id in in_view and item.reason == "occurs" and len(lines) < MAX_KNOWN_LINES
-        ):
-            # an older line of the entry is in the conversation: its "…" would point there
-            lines.append(line)
-            spent += cost
-        elif item.reason == "occurs" and len(lines) < MAX_KNOWN_LINES:
-            short = entry_line(item.entry, short=True)
-            cost = len(short) // CHARS_PER_TOKEN + 1
-            if short in shown:
-                continue
-            if spent + cost > budget * 2:  # the block keeps within the room: name the rest
-                left = sum(1 for other in relevant if other.reason == "occurs") - len(lines)
-                lines.append(f"- … {max(1, left)} more known entries occur here: search first")
-                break
-            lines.append(short)
-            spent += cost
-    return lines
-
-
-def stale_in_view(
-    text: str,
-    shown: set[str],
-    listed: set[int],
-    get_entries: Callable[[Sequence[int]], list[Entry]],
-) -> list[RelevantEntry]:
-    """Entries the conversation shows as they no longer are (a known-entry line of an earlier
-    scene message, `shown`, changed since), not `listed` already, whose names share a word with
-    `text` that is no English word: a model that reads a short form ("Piskwick") as such an
-    entry ("East Piskwick") would rewrite its definition from the old line and drop what was
-    added since. Listed as they are now, the newest line in view is the entry's own."""
-    ids = _entry_ids(shown) - listed
-    if not ids:
-        return []
-    words = {word for word in match_key(text).split() if not is_english_word(word)}
-    stale: list[RelevantEntry] = []
-    for entry in get_entries(sorted(ids)):
-        if entry.deleted or entry.status == "merged" or entry_line(entry) in shown:
-            continue
-        names = (entry.term, *entry.aliases)
-        if any(word in words for name in names for word in match_key(name).split()):
-            stale.append(RelevantEntry(entry, "occurs", 0))
-    return stale
-
-
-def name_words(text: str) -> set[str]:
-    """The words of `text` that are no English word, each folded to its form (`form_key`: a
-    plural or possessive ending dropped), so "Warhoons" in a scene is a word of "Warhoon"."""
-    return {form_key(word) for word in match_key(text).split() if not is_english_word(word)}
-
-
-def names_a_word(entry: Entry, words: set[str]) -> bool:
-    """Whether a word of `entry`'s term or aliases, folded as `name_words` folds, is in `words`."""
-    names = (entry.term, *entry.aliases)
-    return any(form_key(word) in words for name in names for word in match_key(name).split())
-
-
-def _entry_ids(lines: set[str]) -> set[int]:
-    """The entry ids of known-entry lines (`- [E12] ...`)."""
-    return {int(found.group(1)) for line in lines if (found := _LINE_ID.match(line))}
-
-
-def without_shown_lines(message: Message, history: Sequence[Message]) -> Message:
-    """A drafted scene's message as committed: its known-entry lines that an earlier scene of the
-    block already put in the conversation are left out (the model reads them there), so a block
-    grows the history no faster than serial scenes do."""
-    content = message.get("content")
-    if message.get("role") != "user" or not isinstance(content, str):
-        return message
-    if not content.startswith(prompts.SCENE_HEADING):
-        return message
-    shown = lines_shown(history)
-    kept = [line for line in content.split("\n") if not (line.startswith("- [E") and line in shown)]
-    return {**message, "content": "\n".join(kept)}
