@@ -19,18 +19,17 @@ from terrarium_dagster.errors import AgentError, ConfigError, ContextOverflowErr
 from terrarium_dagster.model.client import (
     ChatClient,
     ClientConfig,
-    ServerContextOverflow,
     backoff_delay,
-    parse_context_overflow,
     parse_retry_after,
-    validate_messages,
 )
+from terrarium_dagster.model.conversation_checks import validate_messages
 from terrarium_dagster.model.protocol import (
     ChatMessage,
     ChatResponse,
     Usage,
     assistant_message_dict,
 )
+from terrarium_dagster.model.server_answers import ServerContextOverflow, parse_context_overflow
 from tests.support.vllm_server import (
     Fault,
     Reply,

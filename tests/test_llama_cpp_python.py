@@ -11,8 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from terrarium_dagster.model.client import ChatClient, ClientConfig, ServerContextOverflow
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.model.server import probe_server
+from terrarium_dagster.model.server_answers import ServerContextOverflow
 from tests.support.llama_server import run_llama_cpp_python
 
 pytestmark = pytest.mark.slow

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.model.client import ChatClient, ClientConfig, ServerContextOverflow
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.model.server import probe_server
+from terrarium_dagster.model.server_answers import ServerContextOverflow
 from terrarium_dagster.model.session import ModelSession, standalone_task
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import run_args, terrarium

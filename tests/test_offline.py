@@ -38,7 +38,8 @@ from terrarium_dagster.curation.review_prompt import (
     parse_decisions,
 )
 from terrarium_dagster.errors import ContextOverflowError
-from terrarium_dagster.model.client import ChatClient, ClientConfig, parse_context_overflow
+from terrarium_dagster.model.client import ChatClient, ClientConfig
+from terrarium_dagster.model.server_answers import parse_context_overflow
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance
 from terrarium_dagster.terms.candidates import find_candidates, spoken_word_of

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from terrarium_dagster.agent.scene_lines import fit_story, known_lines, lines_shown, stale_in_view
 from terrarium_dagster.agent.relevant import RelevantEntry, entry_line
+from terrarium_dagster.agent.scene_lines import fit_story, known_lines, lines_shown, stale_in_view
 from terrarium_dagster.backends.offline import parse_scene_message, with_earlier_known
 from terrarium_dagster.context import prompts
 from terrarium_dagster.corpus.units import Post, Scene

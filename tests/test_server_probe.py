@@ -15,14 +15,11 @@ from terrarium_dagster.config import load_settings
 from terrarium_dagster.defs.metadata import annotation_metadata
 from terrarium_dagster.engine import Engine
 from terrarium_dagster.errors import ConfigError
-from terrarium_dagster.model.client import (
-    ChatClient,
-    ClientConfig,
-    parse_context_overflow,
-    sendable_messages,
-)
+from terrarium_dagster.model.client import ChatClient, ClientConfig
+from terrarium_dagster.model.conversation_checks import sendable_messages
 from terrarium_dagster.model.protocol import ChatMessage, assistant_message_dict
 from terrarium_dagster.model.server import ServerInfo, probe_server, require_tools
+from terrarium_dagster.model.server_answers import parse_context_overflow
 from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.status import render_status, store_status
 from terrarium_dagster.store.annotator import GlossaryStore

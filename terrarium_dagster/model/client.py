@@ -34,7 +34,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeVar
@@ -45,16 +45,17 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from terrarium_dagster.errors import (
     AgentError,
     ConfigError,
-    ContextOverflowError,
     Interrupted,
     TerrariumError,
 )
 from terrarium_dagster.model.accounting import CallScope
 from terrarium_dagster.model.capacity import Capacity, Ticket
+from terrarium_dagster.model.conversation_checks import (
+    sendable_messages,
+    validate_messages,
+    validate_tools,
+)
 from terrarium_dagster.model.protocol import (
-    FUNCTION_KEYS,
-    MESSAGE_KEYS,
-    TOOL_CALL_KEYS,
     AppliedTemplate,
     ChatMessage,
     ChatRequest,
@@ -67,7 +68,13 @@ from terrarium_dagster.model.protocol import (
     TokenList,
     ToolCall,
     Usage,
-    history_arguments,
+)
+from terrarium_dagster.model.server_answers import (
+    ServerContextOverflow,
+    error_details,
+    one_line,
+    parse_context_overflow,
+    server_message,
 )
 
 logger = logging.getLogger(__name__)
@@ -92,8 +99,6 @@ RETRYABLE_TRANSPORT_ERRORS: tuple[type[httpx.TransportError], ...] = (
 CACHE_FULL = re.compile(r"context size has been exceeded", re.IGNORECASE)
 ABANDONED = "abandoned: interrupted"
 
-_MESSAGE_LIMIT = 500
-_SERVER_MESSAGE_LIMIT = 8000  # a server's error is shown whole (only a runaway one is cut)
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
 
 #: How the server counts a chat prompt: vLLM's `/tokenize` (messages in, count out), llama.cpp's
@@ -258,277 +263,6 @@ class MalformedResponseError(AgentError):
     """The server answered 2xx with a body that is not the protocol's (retried as transient)."""
 
 
-class ServerContextOverflow(ContextOverflowError):
-    """The server refused the request because prompt (+ max_tokens) exceed the model's window.
-
-    The numbers are parsed from the server's message when it states them (None otherwise):
-    `max_context_length` (the window), `requested_tokens` (prompt + completion asked for, or the
-    least total the message proves), `prompt_tokens` (the prompt alone).
-    """
-
-    def __init__(
-        self,
-        server_message: str,
-        *,
-        status: int,
-        max_context_length: int | None,
-        requested_tokens: int | None,
-        prompt_tokens: int | None,
-    ) -> None:
-        super().__init__(f"context overflow (HTTP {status}): {server_message}")
-        self.server_message = server_message
-        self.status = status
-        self.max_context_length = max_context_length
-        self.requested_tokens = requested_tokens
-        self.prompt_tokens = prompt_tokens
-
-
-# --- context-overflow messages -------------------------------------------------------------
-# vLLM's wordings over its versions (all HTTP 400, matched case-insensitively):
-#   <=0.9   "This model's maximum context length is L tokens. However, you requested T tokens
-#            (P in the messages, C in the completion). Please reduce ..."
-#   0.10-17 "This model's maximum context length is L tokens. However, your request has P input
-#            tokens. ..." / "'max_tokens' or 'max_completion_tokens' is too large: C. This
-#            model's maximum context length is L tokens and your request has P input tokens ..."
-#   0.18+   "This model's maximum context length is L tokens. However, you requested C output
-#            tokens and your prompt contains [at least] P input tokens, for a total of
-#            [at least] T tokens. ..." (or "... contains N characters (more than ...")
-#   renderer "You passed P input tokens and requested C output tokens. However, the model's
-#            context length is only L tokens, resulting in a maximum input length of K tokens."
-#   V1 engine "The decoder prompt (length P) is longer than the maximum model length of L."
-# llama.cpp's llama-server (HTTP 400, `type: exceed_context_size_error`, `n_prompt_tokens` and
-# `n_ctx` beside the message):
-#           "request (P tokens) exceeds the available context size (L tokens), try increasing it"
-#           "input (P tokens) is larger than the max context size (L tokens). skipping"
-#           (older: "the request exceeds the available context size, try increasing it")
-# llama-cpp-python: its server rewrites the error into vLLM <=0.9's wording above (with
-#           `code: context_length_exceeded`); the library's own words, seen where it does not:
-#           "Requested tokens (P) exceed context window of L"
-_OVERFLOW_MARKERS = re.compile(
-    r"maximum context length|context length is only|maximum model length|context_length_exceeded"
-    r"|exceeds? the available context size|larger than the max context size"
-    r"|exceed_context_size_error|exceed context window",
-    re.IGNORECASE,
-)
-
-
-def _ignoring_case(*patterns: str) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(pattern, re.IGNORECASE) for pattern in patterns)
-
-
-_LIMIT_PATTERNS = _ignoring_case(
-    r"maximum context length is (\d+)",
-    r"context length is only (\d+)",
-    r"maximum model length of (\d+)",
-    r"available context size \((\d+) tokens\)",
-    r"max context size \((\d+) tokens\)",
-    r"exceed context window of (\d+)",
-)
-_PROMPT_PATTERNS = _ignoring_case(
-    r"prompt contains (?:at least )?(\d+) input tokens",
-    r"request has (\d+) input tokens",
-    r"\((\d+) in the messages",
-    r"requested (\d+) tokens in the messages",
-    r"you passed (\d+) input tokens",
-    r"decoder prompt \(length (\d+)\)",
-    r"request \((\d+) tokens\) exceeds",
-    r"input \((\d+) tokens\) is larger",
-    r"requested tokens \((\d+)\) exceed",
-)
-_TOTAL_PATTERN = re.compile(r"for a total of (?:at least )?(\d+) tokens", re.IGNORECASE)
-_REQUESTED_TOTAL_PATTERN = re.compile(r"you requested (\d+) tokens", re.IGNORECASE)
-_OUTPUT_PATTERNS = (
-    re.compile(r"requested (\d+) output tokens", re.IGNORECASE),
-    re.compile(r"is too large: (\d+)", re.IGNORECASE),
-)
-
-
-def _first_int(patterns: Iterable[re.Pattern[str]], text: str) -> int | None:
-    for pattern in patterns:
-        match = pattern.search(text)
-        if match:
-            return int(match.group(1))
-    return None
-
-
-def parse_context_overflow(
-    message: str, details: Mapping[str, Any] | None = None
-) -> tuple[int | None, int | None, int | None] | None:
-    """(max_context_length, requested_tokens, prompt_tokens) if `message` is a context overflow.
-
-    None when the message is not about the context window. Any number the message does not
-    state is None. `details` is the error object beside the message, where a server puts the
-    numbers as fields (llama.cpp: `type`, `n_ctx`, `n_prompt_tokens`).
-    """
-    details = details or {}
-    kind = str(details.get("type") or "") + " " + str(details.get("code") or "")
-    if not _OVERFLOW_MARKERS.search(message) and not _OVERFLOW_MARKERS.search(kind):
-        return None
-    limit = _first_int(_LIMIT_PATTERNS, message)
-    prompt = _first_int(_PROMPT_PATTERNS, message)
-    if limit is None and _positive_int(details.get("n_ctx")):
-        limit = int(details["n_ctx"])
-    if prompt is None and _positive_int(details.get("n_prompt_tokens")):
-        prompt = int(details["n_prompt_tokens"])
-    requested: int | None = None
-    total = _TOTAL_PATTERN.search(message) or _REQUESTED_TOTAL_PATTERN.search(message)
-    if total:
-        requested = int(total.group(1))
-    elif prompt is not None:
-        output = _first_int(_OUTPUT_PATTERNS, message)
-        requested = prompt + (output or 0)
-    return limit, requested, prompt
-
-
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-# --- message validation --------------------------------------------------------------------
-
-
-def _standard_object(
-    value: Any, label: str, keys: frozenset[str], problems: list[str], missing: str
-) -> bool:
-    """Whether `value` is an object (else `missing` is a problem); its keys beyond `keys` are
-    one problem more."""
-    if not isinstance(value, dict):
-        problems.append(missing)
-        return False
-    extra = sorted(set(value) - keys)
-    if extra:
-        problems.append(f"{label} has non-standard keys: {', '.join(extra)}")
-    return True
-
-
-def _check_tool_calls(index: int, calls: Any, problems: list[str]) -> list[str]:
-    """Problems of one assistant message's `tool_calls`; returns the call ids found."""
-    where = f"message {index} (assistant)"
-    if not isinstance(calls, list) or not calls:
-        problems.append(f"{where}: tool_calls must be a non-empty list")
-        return []
-    ids: list[str] = []
-    for position, call in enumerate(calls):
-        label = f"{where} tool call {position}"
-        if not _standard_object(call, label, TOOL_CALL_KEYS, problems, f"{label} is not an object"):
-            continue
-        call_id = call.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            problems.append(f"{label} has no id")
-        elif call_id in ids:
-            problems.append(f"{where} repeats tool call id {call_id!r}")
-        else:
-            ids.append(call_id)
-        if call.get("type") != "function":
-            problems.append(f"{label} type must be 'function'")
-        function = call.get("function")
-        missing = f"{label} has no function object"
-        if not _standard_object(function, f"{label} function", FUNCTION_KEYS, problems, missing):
-            continue
-        if not isinstance(function.get("name"), str) or not function.get("name"):
-            problems.append(f"{label} function has no name")
-        if not isinstance(function.get("arguments"), str):
-            problems.append(f"{label} function arguments must be a JSON string")
-    return ids
-
-
-def _check_message(index: int, message: Any, problems: list[str]) -> str | None:
-    """Problems of one message's shape; returns its role when it has a known one."""
-    if not isinstance(message, dict):
-        problems.append(f"message {index} is not an object")
-        return None
-    role = message.get("role")
-    if role not in MESSAGE_KEYS:
-        problems.append(f"message {index} has an unknown role {role!r}")
-        return None
-    where = f"message {index} ({role})"
-    extra = sorted(set(message) - MESSAGE_KEYS[role])
-    if extra:
-        problems.append(f"{where} has non-standard keys: {', '.join(extra)}")
-    content = message.get("content")
-    if role == "assistant":
-        if content is not None and not isinstance(content, str):
-            problems.append(f"{where} content must be a string or null")
-        if content is None and not message.get("tool_calls"):
-            problems.append(f"{where} has neither content nor tool_calls")
-    elif not isinstance(content, str):
-        problems.append(f"{where} content must be a string")
-    if "name" in message and not isinstance(message["name"], str):
-        problems.append(f"{where} name must be a string")
-    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
-        problems.append(f"{where} has no tool_call_id")
-    return role
-
-
-def validate_messages(messages: Sequence[Mapping[str, Any]], *, complete: bool = True) -> None:
-    """Refuse a message list the server must never see; `ValueError` lists every problem.
-
-    Always: each message is an object with a known role and only the standard keys (role,
-    content, name; tool_calls on assistant messages; tool_call_id on tool messages), string
-    content (an assistant's may be null beside tool calls), well-formed tool calls.
-    With `complete` (a whole conversation, as `chat` sends): exactly one system message and it
-    is first; every assistant tool call is answered by a tool message with its id in the block
-    of tool messages right after it, and no tool message answers a call that is not pending.
-    """
-    problems: list[str] = []
-    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
-        raise ValueError("messages must be a list of message objects")
-    if not messages:
-        raise ValueError("messages is empty")
-    roles = [_check_message(index, message, problems) for index, message in enumerate(messages)]
-    if complete:
-        systems = [index for index, role in enumerate(roles) if role == "system"]
-        if not systems:
-            problems.append("no system message")
-        elif len(systems) > 1:
-            problems.append(f"{len(systems)} system messages (at {systems}); exactly one allowed")
-        elif systems[0] != 0:
-            problems.append(f"the system message is at index {systems[0]}, not first")
-    pending: dict[str, int] = {}  # call id -> index of the assistant message that made it
-    unanswered: list[tuple[str, int]] = []
-    for index, (message, role) in enumerate(zip(messages, roles, strict=True)):
-        if role != "tool":
-            unanswered.extend(pending.items())
-            pending = {}
-        if role == "assistant" and "tool_calls" in message:
-            ids = _check_tool_calls(index, message["tool_calls"], problems)
-            pending = dict.fromkeys(ids, index)
-        elif role == "tool":
-            call_id = message.get("tool_call_id")
-            if isinstance(call_id, str):
-                if call_id in pending:
-                    del pending[call_id]
-                elif complete:
-                    problems.append(
-                        f"message {index} (tool) answers tool call {call_id!r}, "
-                        "which is not pending (orphan tool result)"
-                    )
-    unanswered.extend(pending.items())
-    if complete:
-        for call_id, origin in unanswered:
-            problems.append(f"tool call {call_id!r} of message {origin} has no tool result")
-    if problems:
-        raise ValueError("invalid messages: " + "; ".join(problems))
-
-
-def validate_tools(tools: Sequence[Mapping[str, Any]]) -> None:
-    """Refuse tool schemas that are not OpenAI function tools with distinct names."""
-    problems: list[str] = []
-    names: set[str] = set()
-    for index, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            problems.append(f"tool {index} is not a {{'type': 'function', ...}} object")
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            problems.append(f"tool {index} has no function name")
-            continue
-        if function["name"] in names:
-            problems.append(f"tool name {function['name']!r} appears twice")
-        names.add(function["name"])
-    if problems:
-        raise ValueError("invalid tools: " + "; ".join(problems))
-
-
 # --- helpers -------------------------------------------------------------------------------
 
 
@@ -570,45 +304,6 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     if seconds != seconds:  # NaN
         return None
     return max(0.0, seconds)
-
-
-def _one_line(text: str, limit: int = _MESSAGE_LIMIT) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def error_details(response: httpx.Response) -> dict[str, Any]:
-    """The error object of a failed response (`{"error": {...}}`), or {} when there is none."""
-    try:
-        data = response.json()
-    except ValueError:
-        return {}
-    error = data.get("error") if isinstance(data, dict) else None
-    return error if isinstance(error, dict) else {}
-
-
-def server_message(response: httpx.Response) -> str:
-    """The error text of a failed response, whole (on one line), from the OpenAI-style envelope
-    vLLM, llama.cpp and llama-cpp-python use, or whatever else came back."""
-    limit = _SERVER_MESSAGE_LIMIT
-    try:
-        data = response.json()
-    except ValueError:
-        return _one_line(response.text, limit) or response.reason_phrase or "(empty body)"
-    found: Any = None
-    if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict):
-            found = error.get("message")
-        elif isinstance(error, str):
-            found = error
-        if found is None:
-            found = data.get("message", data.get("detail"))
-    if found is None:
-        found = data
-    if not isinstance(found, str):
-        found = json.dumps(found, sort_keys=True, ensure_ascii=False)
-    return _one_line(found, limit) or "(empty message)"
 
 
 class ChatClient:
@@ -1105,7 +800,7 @@ class ChatClient:
         try:
             data = response.json()
         except ValueError:
-            snippet = _one_line(response.text, 120)
+            snippet = one_line(response.text, 120)
             raise MalformedResponseError(
                 f"malformed response from server: {what} answered a body that is not JSON: "
                 f"{snippet!r}"
@@ -1118,37 +813,8 @@ class ChatClient:
                 for error in exc.errors()[:3]
             )
             raise MalformedResponseError(
-                f"malformed response from server: {what}: {_one_line(details, 300)}"
+                f"malformed response from server: {what}: {one_line(details, 300)}"
             ) from None
-
-
-def sendable_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The messages as every server tested takes them: an assistant's null content becomes ""
-    (llama-cpp-python answers 500 to null beside tool calls) and tool-call arguments that are not
-    a JSON object are re-encoded (`protocol.history_arguments`; llama.cpp answers 500 to them)."""
-    sendable: list[dict[str, Any]] = []
-    for message in messages:
-        if message.get("role") != "assistant":
-            sendable.append(dict(message))
-            continue
-        fixed = dict(message)
-        if fixed.get("content") is None:
-            fixed["content"] = ""
-        calls = fixed.get("tool_calls")
-        if isinstance(calls, list):
-            fixed["tool_calls"] = [_sendable_call(call) for call in calls]
-        sendable.append(fixed)
-    return sendable
-
-
-def _sendable_call(call: Any) -> Any:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
-        return call
-    arguments = history_arguments(function["arguments"])
-    if arguments == function["arguments"]:
-        return call
-    return {**call, "function": {**function, "arguments": arguments}}
 
 
 def _usage_of(response: httpx.Response) -> Usage | None:

@@ -27,10 +27,10 @@ from terrarium_dagster.model.client import (
     ChatResult,
     ClientConfig,
     FailedAttempt,
-    ServerContextOverflow,
 )
 from terrarium_dagster.model.protocol import ModelInfo
 from terrarium_dagster.model.server import ServerInfo, server_info
+from terrarium_dagster.model.server_answers import ServerContextOverflow
 
 P = ParamSpec("P")
 R = TypeVar("R")

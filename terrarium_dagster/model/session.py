@@ -65,13 +65,13 @@ from terrarium_dagster.model.accounting import (
 from terrarium_dagster.model.client import (
     ChatResult,
     FailedAttempt,
-    ServerContextOverflow,
     ServerUnreachableError,
     outcome_of,
 )
 from terrarium_dagster.model.protocol import Usage
 from terrarium_dagster.model.replicas import ModelClient
 from terrarium_dagster.model.server import server_info
+from terrarium_dagster.model.server_answers import ServerContextOverflow
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import now_iso
 from terrarium_dagster.store.models import AgentCallRecord
