@@ -3147,6 +3147,31 @@ def test_a_note_mark_of_a_number_and_a_letter_in_braces_is_not_story() -> None:
     assert "Since erst he lay\nfriendless" in text and "the mead-bench tore,\nawing" in text
 
 
+def test_an_html_notes_own_braced_label_stays_with_its_note(tmp_path: Path) -> None:
+    """Beowulf's 981-h.htm links each mark to its note and each note back to its mark; the note
+    opens with its label ("{0a} Not, of course, Beowulf the Great"), which the text edition keeps
+    in the reference file: the HTML edition's reference file lost all 123 labels, so no note
+    could be found from its mark. A mark after a word is the prose's and goes; a note's label
+    opening its paragraph is kept."""
+    stanza = _PRELUDE_VERSE.replace("he lay\n", 'he lay <a href="#linkfootnote0a">{0a}</a>\n')
+    canto = "<p>" + "<br/>".join(stanza.split("\n")) + "</p>"
+    cantos = "".join(f"<p>{n}</p>{canto}{canto}{canto}" for n in ("I", "II", "III"))
+    markup = (
+        "<html><head><title>Beowulf</title></head><body><h1>BEOWULF</h1>"
+        f"<h3>PRELUDE OF THE FOUNDER OF THE DANISH HOUSE</h3>{canto}{canto}{cantos}"
+        '<h3>Footnotes:</h3><p>\n      <a name="linkfootnote0a" id="linkfootnote0a"></a>'
+        '<a href="#linkcitation0a">{0a}</a>\n      Not, of course, Beowulf the Great, hero of '
+        "the epic.\n    </p></body></html>"
+    )
+    source = tmp_path / "beowulf.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert "{0a}" not in " ".join(p for c in book.chapters for p in c.paragraphs)
+    assert [c.paragraphs for c in book.reference] == [
+        ["{0a} Not, of course, Beowulf the Great, hero of the epic."]
+    ]
+
+
 def test_a_title_page_set_in_headings_over_an_inscription_is_left_out(tmp_path: Path) -> None:
     """Evelina's HTML sets its title page in headings ("EVELINA", "or", "THE HISTORY OF A YOUNG
     LADY'S ENTRANCE INTO THE WORLD", "1778", "By Fanny Burney") right over "ORIGINAL

@@ -1709,7 +1709,10 @@ class _XhtmlText(HTMLParser):
         if in_verse:  # a line of a stanza (The Song of Hiawatha's HTML: a <p> a line)
             self._stanza.extend(lines)
             return
-        text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
+        # a mark opening the paragraph is a note's own label, kept as the plain text keeps it
+        # (Beowulf's 981-h.htm: "{0a} Not, of course, Beowulf the Great"); one after a word is
+        # the prose's mark of that note, not story
+        text = " ".join(re.sub(_BRACED_NOTE, "", raw.strip()).split())
         if _division_titled(text):
             # a division's heading set as a paragraph, as its neighbours are in <h2>s (Evelina's
             # HTML: "<p>LETTER XL - EVELINA TO THE REV. MR. VILLARS London, June 6.</p>")
