@@ -2987,6 +2987,38 @@ def test_html_cantos_numbered_in_paragraphs_of_their_own_are_chapters(tmp_path: 
     assert [c.title for c in read_book(source).chapters] == ["CHAPTER I", "CHAPTER II"]
 
 
+def test_an_html_contents_entry_of_a_linked_number_over_its_title_is_no_heading(
+    tmp_path: Path,
+) -> None:
+    """Tom Sawyer's old p8.htm lists its chapters in paragraphs, each a link to the chapter's
+    number over its title ("<a href="#c32">CHAPTER XXXII.</a><br>Tom tells the Story of their
+    Escape"): the first, two lines, was read as a heading (a division's number over its title),
+    and the entries under it, one of 27 words, made a chapter "CHAPTER XXXII: Tom tells ..."
+    before the real CHAPTER XXXII. A number that links to a place further on is a contents
+    entry; a chapter's own number over its title, or one linking back to the contents, heads."""
+    prose = f"<p>{_PROSE.format(who='Tom')}</p>"
+    markup = (
+        '<html><body><h1>THE ADVENTURES OF TOM SAWYER</h1><a name="toc"></a><h2>CONTENTS</h2>'
+        '<table><tr><td><p><a href="#c32">CHAPTER XXXII.</a><br>\nTom tells the Story of their '
+        "Escape\n<br>&mdash;Tom's Enemy in Safe Quarters</p>"
+        '<p><a href="#c33">CHAPTER XXXIII.</a><br>\nThe Fate of Injun Joe&mdash;Huck and Tom '
+        "Compare Notes\n<br>&mdash;An Expedition to the Cave&mdash;Protection Against Ghosts\n"
+        '<br>&mdash;"An Awful Snug Place"&mdash;A Reception at the Widow Douglas\'s</p>'
+        "</td></tr></table>"
+        f'<a name="c32"></a><h2>CHAPTER XXXII</h2>{prose}{prose}'
+        f'<a name="c33"></a><p><a href="#toc">CHAPTER XXXIII.</a><br>The Fate of Injun Joe</p>'
+        f"{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "p8.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER XXXII",
+        "CHAPTER XXXIII: The Fate of Injun Joe",
+    ]
+    assert all(c.paragraphs == [_PROSE.format(who="Tom")] * 2 for c in book.chapters)
+
+
 def test_an_html_letters_heading_set_as_a_paragraph_heads_its_letter(tmp_path: Path) -> None:
     """Evelina's HTML (6053-h.htm) heads its letters "<h2>LETTER XXXIII - EVELINA IN
     CONTINUATION May 13th.</h2>", but three of them as a paragraph or preformatted text

@@ -1540,6 +1540,9 @@ class _XhtmlText(HTMLParser):
         # inside a link to a place in the book (`<a href="#...">`, `<a href="Chapter-01.xhtml">`)
         self._in_link = False
         self._link_start = 0  # where that link's text starts in the open block
+        self._ahead = False  # that link is to a place further on (no element seen has its id)
+        self._ahead_labels: list[str] = []  # the open block's texts of links to places ahead
+        self._ids: set[str] = set()  # the ids and names of the elements read so far
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
@@ -1570,6 +1573,7 @@ class _XhtmlText(HTMLParser):
             if href.startswith("#") or document in self.documents:
                 self._in_link = True
                 self._link_start = len(self._text)
+                self._ahead = href.startswith("#") and href[1:] not in self._ids
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
@@ -1594,6 +1598,7 @@ class _XhtmlText(HTMLParser):
                     self._close()
                     self.items.append(Block("heading", label))
                     self._tag = tag if tag in self.BLOCKS else None
+        self._ids.update(value for name, value in attrs if name in ("id", "name") and value)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style", "nav"):
@@ -1612,6 +1617,8 @@ class _XhtmlText(HTMLParser):
                 if _NOTE_REFERENCE.match(label.strip()) and before.strip():
                     del self._text[self._link_start :]  # a footnote's number in the prose
                     self._linked -= len(label.strip())
+                elif self._ahead:
+                    self._ahead_labels.append(" ".join(label.split()))
             self._in_link = self._image_link = False
         elif tag in self.BLOCKS:
             self._close()
@@ -1662,6 +1669,7 @@ class _XhtmlText(HTMLParser):
         raw = broken.replace(_BR, " ")
         linked, self._linked = self._linked, 0
         links, self._links = self._links, 0
+        ahead, self._ahead_labels = self._ahead_labels, []
         self._text = []
         tag, self._tag = self._tag, None
         self._loose = False
@@ -1693,6 +1701,9 @@ class _XhtmlText(HTMLParser):
         lines = [line for line in lines if line]
         if (
             2 <= len(lines) <= 3
+            # not a contents page's entry, its number a link to the chapter further on (Tom
+            # Sawyer's p8.htm: "<a href="#c32">CHAPTER XXXII.</a><br>Tom tells the Story ...")
+            and lines[0] not in ahead
             and (
                 _DIVISION_NUMBER.match(lines[0])
                 # the book's title over a section's name (Beowulf's bwulf11h.htm: "BEOWULF<br
