@@ -3019,6 +3019,36 @@ def test_an_html_contents_entry_of_a_linked_number_over_its_title_is_no_heading(
     assert all(c.paragraphs == [_PROSE.format(who="Tom")] * 2 for c in book.chapters)
 
 
+def test_an_html_note_that_is_all_one_link_to_another_page_is_not_story(tmp_path: Path) -> None:
+    """Huckleberry Finn's relative.htm sets, under its title page's headings, the editor's note
+    "LINK TO THE ORIGINAL HTML FILE: This eBook has been reformatted for better appearance in
+    Mobile Viewers ..." as one link to the original edition's page: 47 words, it was the first
+    chapter, "ADVENTURES: OF: HUCKLEBERRY FINN: (Tom Sawyer's Comrade): Complete". Text that is
+    all a link to another page is the edition's; a link to a place in the book, or a few words
+    linked in a paragraph of the story, leave the paragraph story."""
+    prose = f"<p>{_PROSE.format(who='Huck')}</p>"
+    linked = _PROSE.format(who='<a href="https://en.wikipedia.org/wiki/Huck">Huck</a>')
+    markup = (
+        "<html><body><pre>Title: Adventures of Huckleberry Finn, Complete</pre>"
+        "<h1>ADVENTURES<br /> <br /> OF<br /> <br /> HUCKLEBERRY FINN</h1>"
+        "<h3>(Tom Sawyer's Comrade)</h3><h2>By Mark Twain</h2><p><br /></p><h2>Complete</h2>"
+        '<div class="mynote"><i><a href="http://www.gutenberg.org/files/76/old/orig76-h/main.htm">'
+        "\nLINK TO THE ORIGINAL HTML FILE: This\neBook has been reformatted for better "
+        "appearance in Mobile Viewers\nsuch as Kindles and others. The original format, which "
+        "the editor\nbelieves has a more attractive appearance for laptops and other\ncomputers,"
+        " may be viewed by clicking on this\nbox.</a></i>\n</div>"
+        '<h2>CONTENTS.</h2><p><a href="#c1">CHAPTER I.</a><br /> Civilizing Huck.&mdash;Miss '
+        'Watson.<br /> <br /> <a href="#c2">CHAPTER II.</a><br /> The Boys Escape Jim.</p>'
+        f'<h2>EXPLANATORY</h2>{prose}<a name="c1"></a><h2>CHAPTER I.</h2>{prose}<p>{linked}</p>'
+        f'<a name="c2"></a><h2>CHAPTER II.</h2>{prose}</body></html>'
+    )
+    source = tmp_path / "relative.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["EXPLANATORY", "CHAPTER I.", "CHAPTER II."]
+    assert book.chapters[1].paragraphs == [_PROSE.format(who="Huck")] * 2
+
+
 def test_an_html_letters_heading_set_as_a_paragraph_heads_its_letter(tmp_path: Path) -> None:
     """Evelina's HTML (6053-h.htm) heads its letters "<h2>LETTER XXXIII - EVELINA IN
     CONTINUATION May 13th.</h2>", but three of them as a paragraph or preformatted text

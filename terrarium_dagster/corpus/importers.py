@@ -1546,6 +1546,8 @@ class _XhtmlText(HTMLParser):
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
+        self._away_link = False  # inside a link to another page (a web address, another file)
+        self._away = 0  # letters of the open block inside such links
         self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
         self._loose = False  # the open paragraph is text set in no block
         self._verse: list[bool] = []  # for each open <div>: whether it is a poem's or a stanza's
@@ -1577,6 +1579,8 @@ class _XhtmlText(HTMLParser):
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
+            elif href:
+                self._away_link = True
         if tag == "br" and self._loose and _BR in "".join(self._text).rstrip()[-1:]:
             self._close()  # text in no block parted by a blank line: "<br /><br />"
         elif tag == "br":  # a line break: a new line (a paragraph's too: it may be a heading's)
@@ -1619,7 +1623,7 @@ class _XhtmlText(HTMLParser):
                     self._linked -= len(label.strip())
                 elif self._ahead:
                     self._ahead_labels.append(" ".join(label.split()))
-            self._in_link = self._image_link = False
+            self._in_link = self._image_link = self._away_link = False
         elif tag in self.BLOCKS:
             self._close()
         if tag == "dd":
@@ -1663,6 +1667,8 @@ class _XhtmlText(HTMLParser):
                 self._unbold += len(data.strip())
             if self._in_link:
                 self._linked += len(data.strip())
+            if self._away_link:
+                self._away += len("".join(data.split()))
 
     def _close(self) -> None:
         broken = "".join(self._text)  # with its <br>s
@@ -1670,6 +1676,7 @@ class _XhtmlText(HTMLParser):
         linked, self._linked = self._linked, 0
         links, self._links = self._links, 0
         ahead, self._ahead_labels = self._ahead_labels, []
+        away, self._away = self._away, 0
         self._text = []
         tag, self._tag = self._tag, None
         self._loose = False
@@ -1685,6 +1692,11 @@ class _XhtmlText(HTMLParser):
             return
         if links >= 5 and len(raw.split()) < 12 * links:
             return  # a contents list whose links are only the chapters' numbers
+        if tag not in self.HEADINGS and away >= 0.9 * len("".join(raw.split())) > 0:
+            # text that is all one link to another page is the edition's, never the story's
+            # (Huckleberry Finn's relative.htm: "LINK TO THE ORIGINAL HTML FILE: This eBook has
+            # been reformatted for better appearance ...", its first chapter under the title page)
+            return
         if tag == "pre":  # preformatted: its blank-line separated parts are paragraphs
             for part in re.split(r"\n\s*\n", raw):
                 lines = tuple(line.rstrip() for line in part.split("\n") if line.strip())
