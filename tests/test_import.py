@@ -3300,3 +3300,20 @@ def test_heroic_couplets_beside_a_prose_summary_keep_their_lines() -> None:
     assert [c.title for c in book.chapters] == ["BOOK I", "BOOK II", "BOOK III"]
     assert book.chapters[0].paragraphs[2] == _COUPLETS
     assert "\n" not in book.chapters[0].paragraphs[1]  # the summary, wrapped prose
+
+
+def test_a_list_of_errata_is_back_matter() -> None:
+    """Ontboezemingen (24675-8.txt, 24675-h.htm) ends with "ERRATA.", the printed book's list of
+    its misprints ("Pag. 6 reg. 1 staat: everen lees: leveren"): the text edition ran it on in
+    its last chapter, the HTML edition made it a chapter of its own. Errata (or corrigenda) are
+    reference, as an index is."""
+    prose = "\n".join(textwrap.wrap(_PROSE.format(who="Gabriël"), 70))
+    errata = (
+        "Pag.  6 reg.  1 staat: everen     lees: leveren\n"
+        "  »   9   »  19   »  ratelendc  »  ratelende"
+    )
+    text = f"I.\n\n{prose}\n\n{prose}\n\n\nII.\n\n{prose}\n\n\n\nERRATA.\n\n{errata}\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["I", "II"]
+    assert [c.title for c in book.reference] == ["ERRATA"]
+    assert book.chapters[1].paragraphs == [_PROSE.format(who="Gabriël")]

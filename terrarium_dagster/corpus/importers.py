@@ -180,6 +180,7 @@ _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
     r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
     r"bibliography|transcriber'?s? notes?|about the author|the end|"
+    r"errata|corrigenda|"  # a printed list of misprints and their corrections (Ontboezemingen)
     r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )
 # Front matter that is never story (left out), and lists a reader may want beside the story
