@@ -3317,3 +3317,22 @@ def test_a_list_of_errata_is_back_matter() -> None:
     assert [c.title for c in book.chapters] == ["I", "II"]
     assert [c.title for c in book.reference] == ["ERRATA"]
     assert book.chapters[1].paragraphs == [_PROSE.format(who="Gabriël")]
+
+
+def test_a_plays_persons_represented_are_its_cast() -> None:
+    """Macbeth's 1533.txt (the 1990s Shakespeare texts) lists its cast under "Persons
+    Represented": read as nothing but words before the first act, it was left out, where a
+    "DRAMATIS PERSONAE" is kept beside the story for reference."""
+    speech = "FIRST WITCH.\nWhen shall we three meet again?\nIn thunder, lightning, or in rain?"
+    scene = "\n\n".join([speech] * 12)
+    text = (
+        "MACBETH\n\nby William Shakespeare\n\n\n\n\nPersons Represented\n\n"
+        "DUNCAN, King of Scotland.\nMALCOLM, his Son.\nDONALBAIN, his Son.\n\n"
+        "LADY MACBETH.\nLADY MACDUFF.\n\n\n\n"
+        f"ACT I.\n\nSCENE I. An open Place. Thunder and Lightning.\n\n{scene}\n\n\n\n"
+        f"ACT II.\n\nSCENE I. Inverness. Court within the Castle.\n\n{scene}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "Macbeth")
+    assert [c.title for c in book.chapters] == ["ACT I", "ACT II"]
+    assert [c.title for c in book.reference] == ["Persons Represented"]
+    assert book.reference[0].paragraphs[0].startswith("DUNCAN, King of Scotland.")

@@ -203,6 +203,7 @@ _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
     # a play's cast and its list of settings (The Importance of Being Earnest)
     r"(?:the )?persons (?:in|of) the (?:play|drama|dialogue)|(?:the )?scenes of the play|"
+    r"(?:the )?persons represented|"  # the 1990s Shakespeare texts' cast (Macbeth's 1533.txt)
     r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
 )
 
