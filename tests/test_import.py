@@ -3336,3 +3336,21 @@ def test_a_plays_persons_represented_are_its_cast() -> None:
     assert [c.title for c in book.chapters] == ["ACT I", "ACT II"]
     assert [c.title for c in book.reference] == ["Persons Represented"]
     assert book.reference[0].paragraphs[0].startswith("DUNCAN, King of Scotland.")
+
+
+def test_an_html_divisions_end_is_its_last_line_not_the_next_ones_title(tmp_path: Path) -> None:
+    """The 'Mind the Paint' Girl's HTML closes each act with "<h4>END OF THE FIRST ACT.</h4>"
+    right over "<h3>THE SECOND ACT</h3>": the two headings ran together, and the act was titled
+    "END OF THE FIRST ACT.: THE SECOND ACT". A division's end is the last line of the division
+    before it, as the text edition sets it."""
+    prose = f"<p>{_PROSE.format(who='Lily')}</p>"
+    markup = (
+        f"<html><body><h3>THE FIRST ACT</h3>{prose}{prose}<h4>END OF THE FIRST ACT.</h4>"
+        f"<h3>THE SECOND ACT</h3>{prose}{prose}<h4>END OF THE SECOND ACT.</h4>"
+        f"<h3>THE THIRD ACT</h3>{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "paint.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
+    assert book.chapters[0].paragraphs[-1] == "END OF THE FIRST ACT."

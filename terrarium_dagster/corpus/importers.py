@@ -2171,6 +2171,13 @@ def _sentence_heading(text: str) -> bool:
     return sum(1 for word in words if word[0].islower()) * 2 > len(words)
 
 
+_DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "End of Book II", "END OF VOL. I."
+    rf"^end of (?:the )?(?:(?:{_ORDINALS})\s+)?"
+    r"(?:act|book|part|volume|vol\.|canto|chapter|scene|tale)\b[\w\s.,]{0,20}$",
+    re.I,
+)
+
+
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
@@ -2180,6 +2187,12 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         under_a_heading = bool(items) and isinstance(items[-1], list)
         if block.kind == "heading" and under_a_heading and _sentence_heading(block.text):
             block = Block("text", block.text, block.lines)  # "NOW this is the next tale, ..."
+        if block.kind == "heading" and _DIVISION_END.match(block.text.strip()):
+            # the last line of the division before, as the plain text sets it, never the next
+            # one's heading (The 'Mind the Paint' Girl's HTML: "<h4>END OF THE FIRST ACT.</h4>"
+            # over "<h3>THE SECOND ACT</h3>" titled the act "END OF THE FIRST ACT.: THE SECOND
+            # ACT")
+            block = Block("text", block.text, block.lines)
         if block.kind == "heading":
             in_contents = _CONTENTS.match(block.text.strip()) is not None
         elif _is_prose(block):
