@@ -3354,3 +3354,20 @@ def test_an_html_divisions_end_is_its_last_line_not_the_next_ones_title(tmp_path
     book = read_book(source)
     assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
     assert book.chapters[0].paragraphs[-1] == "END OF THE FIRST ACT."
+
+
+def test_the_books_title_on_two_lines_over_the_first_chapter_is_not_its_title(
+    tmp_path: Path,
+) -> None:
+    """The 'Mind the Paint' Girl's HTML sets the play's title again over its first act,
+    "<h2>THE “MIND THE PAINT”<br>GIRL</h2>": its first act was "THE “MIND THE PAINT”: GIRL: THE
+    FIRST ACT", where the book's title on one line is left out of a first chapter's title."""
+    prose = f"<p>{_PROSE.format(who='Lily')}</p>"
+    markup = (
+        "<html><head><title>The 'Mind the Paint' Girl</title></head><body>"
+        "<h2>THE “MIND THE PAINT”<br>GIRL</h2><h3>THE FIRST ACT</h3>"
+        f"{prose}{prose}<h3>THE SECOND ACT</h3>{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "paint.htm"
+    source.write_text(markup, encoding="utf-8")
+    assert [c.title for c in read_book(source).chapters] == ["THE FIRST ACT", "THE SECOND ACT"]

@@ -2296,6 +2296,14 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         # chapter's; over bylines alone it heads the title page (The Prince's HTML), left as it
         # is, and alone under a contents page's heading it is the first chapter's own (The Turn
         # of the Screw's HTML, whose prologue has no other)
+        wrapped_title = next(
+            (k for k in range(len(item) - 1, 1, -1) if _title_key(" ".join(item[:k])) == book_key),
+            None,
+        )
+        if book_key and wrapped_title:
+            # so is the book's title set over it on two lines or more (The 'Mind the Paint'
+            # Girl's HTML: "THE “MIND THE PAINT”<br>GIRL" over "THE FIRST ACT")
+            item = item[wrapped_title:]
         after = 1 + max((i for i, t in enumerate(item) if _CONTENTS.match(t.strip())), default=-1)
         head = [t for t in item[:after] if _title_key(t) != book_key]
         tail = [t for t in item[after:] if _title_key(t) != book_key] or item[after:]
