@@ -3371,3 +3371,22 @@ def test_the_books_title_on_two_lines_over_the_first_chapter_is_not_its_title(
     source = tmp_path / "paint.htm"
     source.write_text(markup, encoding="utf-8")
     assert [c.title for c in read_book(source).chapters] == ["THE FIRST ACT", "THE SECOND ACT"]
+
+
+def test_a_named_section_in_italics_heads_its_section_in_plain_text() -> None:
+    """The 'Mind the Paint' Girl's 21849.txt heads its cast "_The Persons of the Play_": the
+    marks kept it from being read as the cast's heading, and the cast and the programme's
+    advertisements under it were the play's first chapter, titled with its title page's
+    '"MIND THE PAINT"'. A section's name in italics is its name."""
+    speech = "\n".join(textwrap.wrap(_PROSE.format(who="LILY. Mr. Roper"), 70))
+    act = "\n\n".join([speech] * 8)
+    text = (
+        '  THE\n\n  "MIND THE PAINT"\n\n             GIRL\n\n\n\n'
+        "_The Persons of the Play_\n\n  VISCOUNT FARNCOMBE\n  LIONEL ROPER\n  SAM DE CASTRO\n\n"
+        "_The action of the piece takes place in London-- at LILY PARRADELL'S\nhouse in "
+        "Bloomsbury, in the foyer of the Pandora Theatre, and again at\nLILY'S house._\n\n\n\n"
+        + "".join(f"  THE {n} ACT\n\n\n{act}\n\n\n\n" for n in ("FIRST", "SECOND", "THIRD"))
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "The 'Mind the Paint' Girl")
+    assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
+    assert [c.title for c in book.reference] == ["The Persons of the Play"]

@@ -1035,8 +1035,9 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
                 # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
                 # "JAPAN.", left a paragraph of the story)
                 wrapped[index] = tuple(_subtitle_lines(lines, subtitle))
-        elif _NAMED.match(line) or _ORDINAL_GROUP.match(line):
-            named[index] = None
+        elif _NAMED.match(_unmarked(line)) or _ORDINAL_GROUP.match(line):
+            named[index] = None  # in italics too (The 'Mind the Paint' Girl's "_The Persons of
+            # the Play_": its cast and the programme's advertisements were its first chapter)
         elif (
             _isolated(lines, index)
             and _bare_capitals(raw, LISTED_WORDS)
