@@ -3390,3 +3390,29 @@ def test_a_named_section_in_italics_heads_its_section_in_plain_text() -> None:
     book = chapters_from_blocks(blocks_from_text(text), "The 'Mind the Paint' Girl")
     assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
     assert [c.title for c in book.reference] == ["The Persons of the Play"]
+
+
+def test_the_end_over_the_publishers_catalogue_ends_the_story(tmp_path: Path) -> None:
+    """The Little Colonel's Hero's HTML sets "THE END." right over the headings of its
+    publisher's catalogue ("Selections from", "L.C. Page & Company's", "Books for Girls", "THE
+    BLUE BONNET SERIES"): run together, they were no back matter's name, and the catalogue's
+    eleven series were chapters after the story's last. A run of headings that opens with one
+    is back matter, as the text edition's "THE END" on its own is."""
+    prose = f"<p>{_PROSE.format(who='Lloyd')}</p>"
+    series = "<p>Each one volume, cloth decorative, illustrated, per volume $1.50. A BLUE BONNET "
+    series += "BOOK of the year, told by a writer who knows girls and writes of them with zest.</p>"
+    markup = (
+        f"<html><body><h2>CHAPTER I.<br/>HER TWELFTH BIRTHDAY</h2>{prose}{prose}"
+        f"<h2>CHAPTER II.<br/>THE WONDER-BALL BEGINS TO UNWIND</h2>{prose}{prose}"
+        "<h3>THE END.</h3><h4>Selections from</h4><h3>L.C. Page &amp; Company's</h3>"
+        f"<h2>Books for Girls</h2><h3>THE BLUE BONNET SERIES</h3>{series}"
+        f"<h3>HILDEGARDE-MARGARET SERIES</h3>{series}</body></html>"
+    )
+    source = tmp_path / "hero.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER I: HER TWELFTH BIRTHDAY",
+        "CHAPTER II: THE WONDER-BALL BEGINS TO UNWIND",
+    ]
+    assert [c.title for c in book.reference][-1] == "HILDEGARDE-MARGARET SERIES"

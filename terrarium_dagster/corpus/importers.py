@@ -2387,7 +2387,14 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # a transcriber's note above the story (Candide's HTML) is front matter
             found.dropped.append(f"{name} (front matter)")
             continue
-        if _BACK.match(plain) or _BACK.match(last):
+        if (
+            _BACK.match(plain)
+            or _BACK.match(last)
+            # or what a run of headings opens with, over the next ones (The Little Colonel's
+            # Hero's HTML: "THE END." over its publisher's "Selections from ... THE BLUE BONNET
+            # SERIES", which with the ten series after it had been eleven chapters)
+            or (_BACK.match(plain.split(": ")[0]) and not _CHAPTER_NUMBER.match(last))
+        ):
             back = True
         elif back and _CHAPTER_NUMBER.match(plain):
             back = False  # a numbered chapter after a note: story again
