@@ -3416,3 +3416,30 @@ def test_the_end_over_the_publishers_catalogue_ends_the_story(tmp_path: Path) ->
         "CHAPTER II: THE WONDER-BALL BEGINS TO UNWIND",
     ]
     assert [c.title for c in book.reference][-1] == "HILDEGARDE-MARGARET SERIES"
+
+
+def test_an_html_edition_made_from_tei_keeps_its_line_groups_and_drops_its_page_breaks(
+    tmp_path: Path,
+) -> None:
+    """The Iliad's 6130-h.html (made from TEI) sets each verse paragraph as a
+    '<div class="tei tei-lg">' of '<div class="tei tei-l">' lines, and its page breaks as
+    '<span class="tei tei-pb">[pg 003]</span>': every one of 19,620 lines was a paragraph, and
+    485 page marks were story text. A line group is a stanza; a page break is not text."""
+    prose = f"<p>{_PROSE.format(who='Chryses')}</p>"
+
+    lines = [
+        f'<div class="tei tei-l" style="text-align: left">\n  {line}\n</div>'
+        for line in _COUPLETS.split("\n")
+    ]
+    page = '<span class="tei tei-pb" id="page003">[pg 003]</span>'
+    group, paged = "".join(lines), "".join([*lines[:4], page, *lines[4:]])
+    body = (
+        f'<p>ARGUMENT.</p>{prose}<div class="tei tei-lg">{group}</div>'
+        f'<div class="tei tei-lg">{paged}</div>'
+    )
+    markup = f"<html><body><h1>BOOK I.</h1>{body}<h1>BOOK II.</h1>{body}</body></html>"
+    source = tmp_path / "iliad.html"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["BOOK I.", "BOOK II."]
+    assert book.chapters[0].paragraphs[-2:] == [_COUPLETS, _COUPLETS]

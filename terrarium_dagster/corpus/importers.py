@@ -1480,7 +1480,8 @@ def _plain_asciidoc(text: str) -> str:
 
 
 # a printed page's number: Gutenberg's `pagenum`, and `pageno`, `page-num`, `pgnum` elsewhere
-_PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum)\b", re.I)
+# a printed page's number; "tei-pb", a page break of an edition made from TEI (the Iliad's HTML)
+_PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum|tei-pb)\b", re.I)
 _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
 # A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII"),
@@ -1499,7 +1500,8 @@ _BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
 # a picture and its caption: "<div class="illustration">" (Tom Sawyer's EPUB), Project
 # Gutenberg's "<div class="figcenter">"; their text is not story, as "[Illustration: ...]" is not
 _FIGURE_CLASS = re.compile(r"\b(?:illustration|figure|fig(?:center|left|right)?)\b", re.I)
-_VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse)\b", re.I)  # a <div> holding verse
+# a <div> holding verse; "tei-lg", a line group of an edition made from TEI (the Iliad's HTML)
+_VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse|tei-lg)\b", re.I)
 _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
 )
