@@ -3443,3 +3443,37 @@ def test_an_html_edition_made_from_tei_keeps_its_line_groups_and_drops_its_page_
     book = read_book(source)
     assert [c.title for c in book.chapters] == ["BOOK I.", "BOOK II."]
     assert book.chapters[0].paragraphs[-2:] == [_COUPLETS, _COUPLETS]
+
+
+def test_a_plays_speaker_set_apart_opens_the_speech_under_it(tmp_path: Path) -> None:
+    """The 'Mind the Paint' Girl sets each speaker over the speech as a paragraph of its own,
+    "FARNCOMBE." then "I shall be delighted." in 21849.txt, '<p class="speaker">Farncombe.</p>'
+    in its HTML: 1,560 of its 3,322 paragraphs were a name alone, the speech cut from who says
+    it. The speaker opens the speech, as Macbeth's "THIRD WITCH. That will be ere the set of
+    sun." does; in a novel, a short paragraph in capitals now and then is left as it is."""
+    said = _PROSE.format(who="Smythe")
+    turns = [("FARNCOMBE.", "I shall be delighted."), ("ROPER.", said)]
+    act = "\n\n".join(f"{who}\n\n{speech}" for who, speech in turns * 12)
+    text = "".join(f"  THE {n} ACT\n\n\n{act}\n\n\n\n" for n in ("FIRST", "SECOND", "THIRD"))
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
+    assert book.chapters[0].paragraphs[:2] == [
+        "FARNCOMBE. I shall be delighted.",
+        f"ROPER. {said}",
+    ]
+    speech = "".join(
+        f'<p class="speaker">{who.title()}</p><p>{speech}</p>' for who, speech in turns * 12
+    )
+    source = tmp_path / "paint.htm"
+    source.write_text(
+        "".join(f"<h3>THE {n} ACT</h3>{speech}" for n in ("FIRST", "SECOND", "THIRD")),
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.chapters[0].paragraphs[:2] == [
+        "Farncombe. I shall be delighted.",
+        f"Roper. {said}",
+    ]
+    # a novel's few short paragraphs in capitals stay paragraphs
+    novel = f"CHAPTER I\n\n{_PROSE.format(who='Pip')}\n\nHALLOA.\n\n{_PROSE.format(who='Joe')}\n"
+    assert "HALLOA." in chapters_from_blocks(blocks_from_text(novel)).chapters[0].paragraphs

@@ -1548,6 +1548,8 @@ class _XhtmlText(HTMLParser):
         self._ahead = False  # that link is to a place further on (no element seen has its id)
         self._ahead_labels: list[str] = []  # the open block's texts of links to places ahead
         self._ids: set[str] = set()  # the ids and names of the elements read so far
+        self._speaking = False  # the open paragraph names a play's speaker (class "speaker")
+        self._speaker = ""  # that name, until the speech under it
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
@@ -1593,6 +1595,7 @@ class _XhtmlText(HTMLParser):
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
+            self._speaking = tag == "p" and "speaker" in (dict(attrs).get("class") or "").split()
         if tag == "div":
             self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
         if tag in ("div", "figure"):
@@ -1682,6 +1685,7 @@ class _XhtmlText(HTMLParser):
         links, self._links = self._links, 0
         ahead, self._ahead_labels = self._ahead_labels, []
         away, self._away = self._away, 0
+        speaking, self._speaking = self._speaking, False
         self._text = []
         tag, self._tag = self._tag, None
         self._loose = False
@@ -1772,6 +1776,13 @@ class _XhtmlText(HTMLParser):
             # the plain text, `_subtitle`)
             self.items.insert(-1, Block("heading", text))
             return
+        if text and speaking:
+            # a play's speaker set apart ("<p class="speaker">Farncombe.</p>"): the speech's
+            # first words, as a play set on one line has them ("FARNCOMBE. I shall be ...")
+            self._speaker = text
+            return
+        if text and self._speaker:
+            text, self._speaker = f"{self._speaker} {text}", ""
         if text:
             # a section's name set as a paragraph heads it, but not inside a <dd>, a note's text
             # (the Iliad's HTML: its footnote 38, "<dd><p>Preface to her Homer.</p></dd>", headed
@@ -2181,8 +2192,49 @@ _DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "End of Book II", "END O
 )
 
 
+# a play's speaker set over the speech as a paragraph of its own: "FARNCOMBE.", "MRS. UPJOHN."
+_SPEAKER = re.compile(r"^(?=.*[A-Z]{2})[A-Z][A-Z'’.-]*(?: [A-Z][A-Z'’.-]*){0,3}\.$")
+SPEAKERS = 20  # a play sets its speakers so at least this often
+
+
+def _speakers_joined(blocks: list[Block]) -> list[Block]:
+    """A play's blocks with each speaker's name set as a paragraph of its own joined to the
+    speech under it, as a play that sets them on one line has them ("FARNCOMBE. I shall be
+    delighted."): the name alone is no paragraph of the story."""
+
+    def speaker(index: int) -> bool:
+        block = blocks[index]
+        return (
+            block.kind == "text"
+            and _SPEAKER.match(block.text) is not None
+            and not _ONLY_NUMBER.match(block.text)
+            and not _NAMED.match(block.text)
+            and index + 1 < len(blocks)
+            and blocks[index + 1].kind == "text"
+            and not _BREAK.match(blocks[index + 1].text)
+            and _SPEAKER.match(blocks[index + 1].text) is None
+        )
+
+    if sum(1 for index in range(len(blocks)) if speaker(index)) < SPEAKERS:
+        return blocks
+    joined: list[Block] = []
+    skip = False
+    for index, block in enumerate(blocks):
+        if skip:
+            skip = False
+        elif speaker(index):
+            speech = blocks[index + 1]
+            lines = (block.text, *speech.lines) if speech.lines else ()
+            joined.append(Block("text", f"{block.text} {speech.text}", lines))
+            skip = True
+        else:
+            joined.append(block)
+    return joined
+
+
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
+    blocks = _speakers_joined(blocks)
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
     in_contents = False  # under a contents page's heading, before any prose
