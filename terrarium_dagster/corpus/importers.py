@@ -2195,6 +2195,7 @@ _DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "End of Book II", "END O
 # a play's speaker set over the speech as a paragraph of its own: "FARNCOMBE.", "MRS. UPJOHN."
 _SPEAKER = re.compile(r"^(?=.*[A-Z]{2})[A-Z][A-Z'’.-]*(?: [A-Z][A-Z'’.-]*){0,3}\.$")
 SPEAKERS = 20  # a play sets its speakers so at least this often
+SPEAKER_TURNS = 3  # each of two of its speakers at least this often
 
 
 def _speakers_joined(blocks: list[Block]) -> list[Block]:
@@ -2209,14 +2210,16 @@ def _speakers_joined(blocks: list[Block]) -> list[Block]:
             and _SPEAKER.match(block.text) is not None
             and not _ONLY_NUMBER.match(block.text)
             and not _NAMED.match(block.text)
+            and not _ARGUMENT.match(block.text)  # the label over a book's summary (the Iliad)
             and index + 1 < len(blocks)
             and blocks[index + 1].kind == "text"
             and not _BREAK.match(blocks[index + 1].text)
             and _SPEAKER.match(blocks[index + 1].text) is None
         )
 
-    if sum(1 for index in range(len(blocks)) if speaker(index)) < SPEAKERS:
-        return blocks
+    turns = Counter(blocks[index].text for index in range(len(blocks)) if speaker(index))
+    if sum(turns.values()) < SPEAKERS or sum(1 for n in turns.values() if n >= SPEAKER_TURNS) < 2:
+        return blocks  # not a play's dialogue: one label over many paragraphs is no speaker
     joined: list[Block] = []
     skip = False
     for index, block in enumerate(blocks):
