@@ -3477,3 +3477,15 @@ def test_a_plays_speaker_set_apart_opens_the_speech_under_it(tmp_path: Path) -> 
     # a novel's few short paragraphs in capitals stay paragraphs
     novel = f"CHAPTER I\n\n{_PROSE.format(who='Pip')}\n\nHALLOA.\n\n{_PROSE.format(who='Joe')}\n"
     assert "HALLOA." in chapters_from_blocks(blocks_from_text(novel)).chapters[0].paragraphs
+
+
+def test_a_summarys_label_over_each_book_is_no_speaker() -> None:
+    """The Iliad's 6130.txt heads each book's summary "ARGUMENT.", 24 times: read as a play's
+    speaker, the label was joined to the summary. One label, however often, is no dialogue."""
+    summary = "\n".join(textwrap.wrap(_PROSE.format(who="Achilles"), 70))
+    text = "".join(
+        f"BOOK {n}.\n\nARGUMENT.\n\n{summary}\n\n\n{_COUPLETS}\n\n\n"
+        for n in ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII") * 2
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert book.chapters[0].paragraphs[0] == "ARGUMENT."
