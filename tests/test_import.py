@@ -3371,6 +3371,15 @@ def test_the_books_title_on_two_lines_over_the_first_chapter_is_not_its_title(
     source = tmp_path / "paint.htm"
     source.write_text(markup, encoding="utf-8")
     assert [c.title for c in read_book(source).chapters] == ["THE FIRST ACT", "THE SECOND ACT"]
+    # over bylines alone it is the title page, left out (Tristram Shandy's HTML)
+    source.write_text(
+        "<html><head><title>The Life and Opinions of Tristram Shandy, Gentleman</title></head>"
+        "<body><h1>THE LIFE AND OPINIONS OF<br />TRISTRAM SHANDY,<br />GENTLEMAN.</h1>"
+        f"<h2>By Laurence Sterne</h2>{prose}<h2>Chapter 1.I.</h2>{prose}{prose}"
+        f"<h2>Chapter 1.II.</h2>{prose}{prose}</body></html>",
+        encoding="utf-8",
+    )
+    assert [c.title for c in read_book(source).chapters] == ["Chapter 1.I.", "Chapter 1.II."]
 
 
 def test_a_named_section_in_italics_heads_its_section_in_plain_text() -> None:

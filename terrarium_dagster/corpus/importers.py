@@ -2358,9 +2358,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             (k for k in range(len(item) - 1, 1, -1) if _title_key(" ".join(item[:k])) == book_key),
             None,
         )
-        if book_key and wrapped_title:
+        if book_key and wrapped_title and any(not _BYLINE.match(t) for t in item[wrapped_title:]):
             # so is the book's title set over it on two lines or more (The 'Mind the Paint'
-            # Girl's HTML: "THE “MIND THE PAINT”<br>GIRL" over "THE FIRST ACT")
+            # Girl's HTML: "THE “MIND THE PAINT”<br>GIRL" over "THE FIRST ACT"), but not over
+            # bylines alone: a title page (Tristram Shandy's HTML, "THE LIFE AND OPINIONS OF<br
+            # />TRISTRAM SHANDY,<br />GENTLEMAN." over "By Laurence Sterne")
             item = item[wrapped_title:]
         after = 1 + max((i for i, t in enumerate(item) if _CONTENTS.match(t.strip())), default=-1)
         head = [t for t in item[:after] if _title_key(t) != book_key]
