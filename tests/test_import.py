@@ -2987,6 +2987,68 @@ def test_html_cantos_numbered_in_paragraphs_of_their_own_are_chapters(tmp_path: 
     assert [c.title for c in read_book(source).chapters] == ["CHAPTER I", "CHAPTER II"]
 
 
+def test_an_html_contents_entry_of_a_linked_number_over_its_title_is_no_heading(
+    tmp_path: Path,
+) -> None:
+    """Tom Sawyer's old p8.htm lists its chapters in paragraphs, each a link to the chapter's
+    number over its title ("<a href="#c32">CHAPTER XXXII.</a><br>Tom tells the Story of their
+    Escape"): the first, two lines, was read as a heading (a division's number over its title),
+    and the entries under it, one of 27 words, made a chapter "CHAPTER XXXII: Tom tells ..."
+    before the real CHAPTER XXXII. A number that links to a place further on is a contents
+    entry; a chapter's own number over its title, or one linking back to the contents, heads."""
+    prose = f"<p>{_PROSE.format(who='Tom')}</p>"
+    markup = (
+        '<html><body><h1>THE ADVENTURES OF TOM SAWYER</h1><a name="toc"></a><h2>CONTENTS</h2>'
+        '<table><tr><td><p><a href="#c32">CHAPTER XXXII.</a><br>\nTom tells the Story of their '
+        "Escape\n<br>&mdash;Tom's Enemy in Safe Quarters</p>"
+        '<p><a href="#c33">CHAPTER XXXIII.</a><br>\nThe Fate of Injun Joe&mdash;Huck and Tom '
+        "Compare Notes\n<br>&mdash;An Expedition to the Cave&mdash;Protection Against Ghosts\n"
+        '<br>&mdash;"An Awful Snug Place"&mdash;A Reception at the Widow Douglas\'s</p>'
+        "</td></tr></table>"
+        f'<a name="c32"></a><h2>CHAPTER XXXII</h2>{prose}{prose}'
+        f'<a name="c33"></a><p><a href="#toc">CHAPTER XXXIII.</a><br>The Fate of Injun Joe</p>'
+        f"{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "p8.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER XXXII",
+        "CHAPTER XXXIII: The Fate of Injun Joe",
+    ]
+    assert all(c.paragraphs == [_PROSE.format(who="Tom")] * 2 for c in book.chapters)
+
+
+def test_an_html_note_that_is_all_one_link_to_another_page_is_not_story(tmp_path: Path) -> None:
+    """Huckleberry Finn's relative.htm sets, under its title page's headings, the editor's note
+    "LINK TO THE ORIGINAL HTML FILE: This eBook has been reformatted for better appearance in
+    Mobile Viewers ..." as one link to the original edition's page: 47 words, it was the first
+    chapter, "ADVENTURES: OF: HUCKLEBERRY FINN: (Tom Sawyer's Comrade): Complete". Text that is
+    all a link to another page is the edition's; a link to a place in the book, or a few words
+    linked in a paragraph of the story, leave the paragraph story."""
+    prose = f"<p>{_PROSE.format(who='Huck')}</p>"
+    linked = _PROSE.format(who='<a href="https://en.wikipedia.org/wiki/Huck">Huck</a>')
+    markup = (
+        "<html><body><pre>Title: Adventures of Huckleberry Finn, Complete</pre>"
+        "<h1>ADVENTURES<br /> <br /> OF<br /> <br /> HUCKLEBERRY FINN</h1>"
+        "<h3>(Tom Sawyer's Comrade)</h3><h2>By Mark Twain</h2><p><br /></p><h2>Complete</h2>"
+        '<div class="mynote"><i><a href="http://www.gutenberg.org/files/76/old/orig76-h/main.htm">'
+        "\nLINK TO THE ORIGINAL HTML FILE: This\neBook has been reformatted for better "
+        "appearance in Mobile Viewers\nsuch as Kindles and others. The original format, which "
+        "the editor\nbelieves has a more attractive appearance for laptops and other\ncomputers,"
+        " may be viewed by clicking on this\nbox.</a></i>\n</div>"
+        '<h2>CONTENTS.</h2><p><a href="#c1">CHAPTER I.</a><br /> Civilizing Huck.&mdash;Miss '
+        'Watson.<br /> <br /> <a href="#c2">CHAPTER II.</a><br /> The Boys Escape Jim.</p>'
+        f'<h2>EXPLANATORY</h2>{prose}<a name="c1"></a><h2>CHAPTER I.</h2>{prose}<p>{linked}</p>'
+        f'<a name="c2"></a><h2>CHAPTER II.</h2>{prose}</body></html>'
+    )
+    source = tmp_path / "relative.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["EXPLANATORY", "CHAPTER I.", "CHAPTER II."]
+    assert book.chapters[1].paragraphs == [_PROSE.format(who="Huck")] * 2
+
+
 def test_an_html_letters_heading_set_as_a_paragraph_heads_its_letter(tmp_path: Path) -> None:
     """Evelina's HTML (6053-h.htm) heads its letters "<h2>LETTER XXXIII - EVELINA IN
     CONTINUATION May 13th.</h2>", but three of them as a paragraph or preformatted text
@@ -3147,6 +3209,31 @@ def test_a_note_mark_of_a_number_and_a_letter_in_braces_is_not_story() -> None:
     assert "Since erst he lay\nfriendless" in text and "the mead-bench tore,\nawing" in text
 
 
+def test_an_html_notes_own_braced_label_stays_with_its_note(tmp_path: Path) -> None:
+    """Beowulf's 981-h.htm links each mark to its note and each note back to its mark; the note
+    opens with its label ("{0a} Not, of course, Beowulf the Great"), which the text edition keeps
+    in the reference file: the HTML edition's reference file lost all 123 labels, so no note
+    could be found from its mark. A mark after a word is the prose's and goes; a note's label
+    opening its paragraph is kept."""
+    stanza = _PRELUDE_VERSE.replace("he lay\n", 'he lay <a href="#linkfootnote0a">{0a}</a>\n')
+    canto = "<p>" + "<br/>".join(stanza.split("\n")) + "</p>"
+    cantos = "".join(f"<p>{n}</p>{canto}{canto}{canto}" for n in ("I", "II", "III"))
+    markup = (
+        "<html><head><title>Beowulf</title></head><body><h1>BEOWULF</h1>"
+        f"<h3>PRELUDE OF THE FOUNDER OF THE DANISH HOUSE</h3>{canto}{canto}{cantos}"
+        '<h3>Footnotes:</h3><p>\n      <a name="linkfootnote0a" id="linkfootnote0a"></a>'
+        '<a href="#linkcitation0a">{0a}</a>\n      Not, of course, Beowulf the Great, hero of '
+        "the epic.\n    </p></body></html>"
+    )
+    source = tmp_path / "beowulf.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert "{0a}" not in " ".join(p for c in book.chapters for p in c.paragraphs)
+    assert [c.paragraphs for c in book.reference] == [
+        ["{0a} Not, of course, Beowulf the Great, hero of the epic."]
+    ]
+
+
 def test_a_title_page_set_in_headings_over_an_inscription_is_left_out(tmp_path: Path) -> None:
     """Evelina's HTML sets its title page in headings ("EVELINA", "or", "THE HISTORY OF A YOUNG
     LADY'S ENTRANCE INTO THE WORLD", "1778", "By Fanny Burney") right over "ORIGINAL
@@ -3213,3 +3300,201 @@ def test_heroic_couplets_beside_a_prose_summary_keep_their_lines() -> None:
     assert [c.title for c in book.chapters] == ["BOOK I", "BOOK II", "BOOK III"]
     assert book.chapters[0].paragraphs[2] == _COUPLETS
     assert "\n" not in book.chapters[0].paragraphs[1]  # the summary, wrapped prose
+
+
+def test_a_list_of_errata_is_back_matter() -> None:
+    """Ontboezemingen (24675-8.txt, 24675-h.htm) ends with "ERRATA.", the printed book's list of
+    its misprints ("Pag. 6 reg. 1 staat: everen lees: leveren"): the text edition ran it on in
+    its last chapter, the HTML edition made it a chapter of its own. Errata (or corrigenda) are
+    reference, as an index is."""
+    prose = "\n".join(textwrap.wrap(_PROSE.format(who="Gabriël"), 70))
+    errata = (
+        "Pag.  6 reg.  1 staat: everen     lees: leveren\n"
+        "  »   9   »  19   »  ratelendc  »  ratelende"
+    )
+    text = f"I.\n\n{prose}\n\n{prose}\n\n\nII.\n\n{prose}\n\n\n\nERRATA.\n\n{errata}\n"
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["I", "II"]
+    assert [c.title for c in book.reference] == ["ERRATA"]
+    assert book.chapters[1].paragraphs == [_PROSE.format(who="Gabriël")]
+
+
+def test_a_plays_persons_represented_are_its_cast() -> None:
+    """Macbeth's 1533.txt (the 1990s Shakespeare texts) lists its cast under "Persons
+    Represented": read as nothing but words before the first act, it was left out, where a
+    "DRAMATIS PERSONAE" is kept beside the story for reference."""
+    speech = "FIRST WITCH.\nWhen shall we three meet again?\nIn thunder, lightning, or in rain?"
+    scene = "\n\n".join([speech] * 12)
+    text = (
+        "MACBETH\n\nby William Shakespeare\n\n\n\n\nPersons Represented\n\n"
+        "DUNCAN, King of Scotland.\nMALCOLM, his Son.\nDONALBAIN, his Son.\n\n"
+        "LADY MACBETH.\nLADY MACDUFF.\n\n\n\n"
+        f"ACT I.\n\nSCENE I. An open Place. Thunder and Lightning.\n\n{scene}\n\n\n\n"
+        f"ACT II.\n\nSCENE I. Inverness. Court within the Castle.\n\n{scene}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "Macbeth")
+    assert [c.title for c in book.chapters] == ["ACT I", "ACT II"]
+    assert [c.title for c in book.reference] == ["Persons Represented"]
+    assert book.reference[0].paragraphs[0].startswith("DUNCAN, King of Scotland.")
+
+
+def test_an_html_divisions_end_is_its_last_line_not_the_next_ones_title(tmp_path: Path) -> None:
+    """The 'Mind the Paint' Girl's HTML closes each act with "<h4>END OF THE FIRST ACT.</h4>"
+    right over "<h3>THE SECOND ACT</h3>": the two headings ran together, and the act was titled
+    "END OF THE FIRST ACT.: THE SECOND ACT". A division's end is the last line of the division
+    before it, as the text edition sets it."""
+    prose = f"<p>{_PROSE.format(who='Lily')}</p>"
+    markup = (
+        f"<html><body><h3>THE FIRST ACT</h3>{prose}{prose}<h4>END OF THE FIRST ACT.</h4>"
+        f"<h3>THE SECOND ACT</h3>{prose}{prose}<h4>END OF THE SECOND ACT.</h4>"
+        f"<h3>THE THIRD ACT</h3>{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "paint.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
+    assert book.chapters[0].paragraphs[-1] == "END OF THE FIRST ACT."
+
+
+def test_the_books_title_on_two_lines_over_the_first_chapter_is_not_its_title(
+    tmp_path: Path,
+) -> None:
+    """The 'Mind the Paint' Girl's HTML sets the play's title again over its first act,
+    "<h2>THE “MIND THE PAINT”<br>GIRL</h2>": its first act was "THE “MIND THE PAINT”: GIRL: THE
+    FIRST ACT", where the book's title on one line is left out of a first chapter's title."""
+    prose = f"<p>{_PROSE.format(who='Lily')}</p>"
+    markup = (
+        "<html><head><title>The 'Mind the Paint' Girl</title></head><body>"
+        "<h2>THE “MIND THE PAINT”<br>GIRL</h2><h3>THE FIRST ACT</h3>"
+        f"{prose}{prose}<h3>THE SECOND ACT</h3>{prose}{prose}</body></html>"
+    )
+    source = tmp_path / "paint.htm"
+    source.write_text(markup, encoding="utf-8")
+    assert [c.title for c in read_book(source).chapters] == ["THE FIRST ACT", "THE SECOND ACT"]
+    # over bylines alone it is the title page, left out (Tristram Shandy's HTML)
+    source.write_text(
+        "<html><head><title>The Life and Opinions of Tristram Shandy, Gentleman</title></head>"
+        "<body><h1>THE LIFE AND OPINIONS OF<br />TRISTRAM SHANDY,<br />GENTLEMAN.</h1>"
+        f"<h2>By Laurence Sterne</h2>{prose}<h2>Chapter 1.I.</h2>{prose}{prose}"
+        f"<h2>Chapter 1.II.</h2>{prose}{prose}</body></html>",
+        encoding="utf-8",
+    )
+    assert [c.title for c in read_book(source).chapters] == ["Chapter 1.I.", "Chapter 1.II."]
+
+
+def test_a_named_section_in_italics_heads_its_section_in_plain_text() -> None:
+    """The 'Mind the Paint' Girl's 21849.txt heads its cast "_The Persons of the Play_": the
+    marks kept it from being read as the cast's heading, and the cast and the programme's
+    advertisements under it were the play's first chapter, titled with its title page's
+    '"MIND THE PAINT"'. A section's name in italics is its name."""
+    speech = "\n".join(textwrap.wrap(_PROSE.format(who="LILY. Mr. Roper"), 70))
+    act = "\n\n".join([speech] * 8)
+    text = (
+        '  THE\n\n  "MIND THE PAINT"\n\n             GIRL\n\n\n\n'
+        "_The Persons of the Play_\n\n  VISCOUNT FARNCOMBE\n  LIONEL ROPER\n  SAM DE CASTRO\n\n"
+        "_The action of the piece takes place in London-- at LILY PARRADELL'S\nhouse in "
+        "Bloomsbury, in the foyer of the Pandora Theatre, and again at\nLILY'S house._\n\n\n\n"
+        + "".join(f"  THE {n} ACT\n\n\n{act}\n\n\n\n" for n in ("FIRST", "SECOND", "THIRD"))
+    )
+    book = chapters_from_blocks(blocks_from_text(text), "The 'Mind the Paint' Girl")
+    assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
+    assert [c.title for c in book.reference] == ["The Persons of the Play"]
+
+
+def test_the_end_over_the_publishers_catalogue_ends_the_story(tmp_path: Path) -> None:
+    """The Little Colonel's Hero's HTML sets "THE END." right over the headings of its
+    publisher's catalogue ("Selections from", "L.C. Page & Company's", "Books for Girls", "THE
+    BLUE BONNET SERIES"): run together, they were no back matter's name, and the catalogue's
+    eleven series were chapters after the story's last. A run of headings that opens with one
+    is back matter, as the text edition's "THE END" on its own is."""
+    prose = f"<p>{_PROSE.format(who='Lloyd')}</p>"
+    series = "<p>Each one volume, cloth decorative, illustrated, per volume $1.50. A BLUE BONNET "
+    series += "BOOK of the year, told by a writer who knows girls and writes of them with zest.</p>"
+    markup = (
+        f"<html><body><h2>CHAPTER I.<br/>HER TWELFTH BIRTHDAY</h2>{prose}{prose}"
+        f"<h2>CHAPTER II.<br/>THE WONDER-BALL BEGINS TO UNWIND</h2>{prose}{prose}"
+        "<h3>THE END.</h3><h4>Selections from</h4><h3>L.C. Page &amp; Company's</h3>"
+        f"<h2>Books for Girls</h2><h3>THE BLUE BONNET SERIES</h3>{series}"
+        f"<h3>HILDEGARDE-MARGARET SERIES</h3>{series}</body></html>"
+    )
+    source = tmp_path / "hero.htm"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER I: HER TWELFTH BIRTHDAY",
+        "CHAPTER II: THE WONDER-BALL BEGINS TO UNWIND",
+    ]
+    assert [c.title for c in book.reference][-1] == "HILDEGARDE-MARGARET SERIES"
+
+
+def test_an_html_edition_made_from_tei_keeps_its_line_groups_and_drops_its_page_breaks(
+    tmp_path: Path,
+) -> None:
+    """The Iliad's 6130-h.html (made from TEI) sets each verse paragraph as a
+    '<div class="tei tei-lg">' of '<div class="tei tei-l">' lines, and its page breaks as
+    '<span class="tei tei-pb">[pg 003]</span>': every one of 19,620 lines was a paragraph, and
+    485 page marks were story text. A line group is a stanza; a page break is not text."""
+    prose = f"<p>{_PROSE.format(who='Chryses')}</p>"
+
+    lines = [
+        f'<div class="tei tei-l" style="text-align: left">\n  {line}\n</div>'
+        for line in _COUPLETS.split("\n")
+    ]
+    page = '<span class="tei tei-pb" id="page003">[pg 003]</span>'
+    group, paged = "".join(lines), "".join([*lines[:4], page, *lines[4:]])
+    body = (
+        f'<p>ARGUMENT.</p>{prose}<div class="tei tei-lg">{group}</div>'
+        f'<div class="tei tei-lg">{paged}</div>'
+    )
+    markup = f"<html><body><h1>BOOK I.</h1>{body}<h1>BOOK II.</h1>{body}</body></html>"
+    source = tmp_path / "iliad.html"
+    source.write_text(markup, encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == ["BOOK I.", "BOOK II."]
+    assert book.chapters[0].paragraphs[-2:] == [_COUPLETS, _COUPLETS]
+
+
+def test_a_plays_speaker_set_apart_opens_the_speech_under_it(tmp_path: Path) -> None:
+    """The 'Mind the Paint' Girl sets each speaker over the speech as a paragraph of its own,
+    "FARNCOMBE." then "I shall be delighted." in 21849.txt, '<p class="speaker">Farncombe.</p>'
+    in its HTML: 1,560 of its 3,322 paragraphs were a name alone, the speech cut from who says
+    it. The speaker opens the speech, as Macbeth's "THIRD WITCH. That will be ere the set of
+    sun." does; in a novel, a short paragraph in capitals now and then is left as it is."""
+    said = _PROSE.format(who="Smythe")
+    turns = [("FARNCOMBE.", "I shall be delighted."), ("ROPER.", said)]
+    act = "\n\n".join(f"{who}\n\n{speech}" for who, speech in turns * 12)
+    text = "".join(f"  THE {n} ACT\n\n\n{act}\n\n\n\n" for n in ("FIRST", "SECOND", "THIRD"))
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
+    assert book.chapters[0].paragraphs[:2] == [
+        "FARNCOMBE. I shall be delighted.",
+        f"ROPER. {said}",
+    ]
+    speech = "".join(
+        f'<p class="speaker">{who.title()}</p><p>{speech}</p>' for who, speech in turns * 12
+    )
+    source = tmp_path / "paint.htm"
+    source.write_text(
+        "".join(f"<h3>THE {n} ACT</h3>{speech}" for n in ("FIRST", "SECOND", "THIRD")),
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.chapters[0].paragraphs[:2] == [
+        "Farncombe. I shall be delighted.",
+        f"Roper. {said}",
+    ]
+    # a novel's few short paragraphs in capitals stay paragraphs
+    novel = f"CHAPTER I\n\n{_PROSE.format(who='Pip')}\n\nHALLOA.\n\n{_PROSE.format(who='Joe')}\n"
+    assert "HALLOA." in chapters_from_blocks(blocks_from_text(novel)).chapters[0].paragraphs
+
+
+def test_a_summarys_label_over_each_book_is_no_speaker() -> None:
+    """The Iliad's 6130.txt heads each book's summary "ARGUMENT.", 24 times: read as a play's
+    speaker, the label was joined to the summary. One label, however often, is no dialogue."""
+    summary = "\n".join(textwrap.wrap(_PROSE.format(who="Achilles"), 70))
+    text = "".join(
+        f"BOOK {n}.\n\nARGUMENT.\n\n{summary}\n\n\n{_COUPLETS}\n\n\n"
+        for n in ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII") * 2
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert book.chapters[0].paragraphs[0] == "ARGUMENT."

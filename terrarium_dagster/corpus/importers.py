@@ -180,6 +180,7 @@ _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
     r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
     r"bibliography|transcriber'?s? notes?|about the author|the end|"
+    r"errata|corrigenda|"  # a printed list of misprints and their corrections (Ontboezemingen)
     r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )
 # Front matter that is never story (left out), and lists a reader may want beside the story
@@ -202,6 +203,7 @@ _CAST_SECTIONS = (
     r"dramatis personae|cast of characters|list of characters|characters|maps?|"
     # a play's cast and its list of settings (The Importance of Being Earnest)
     r"(?:the )?persons (?:in|of) the (?:play|drama|dialogue)|(?:the )?scenes of the play|"
+    r"(?:the )?persons represented|"  # the 1990s Shakespeare texts' cast (Macbeth's 1533.txt)
     r"(?:a )?(?:note on|guide to) pronunciation|pronunciation guide"
 )
 
@@ -1033,8 +1035,9 @@ def _text_headings(lines: list[str]) -> dict[int, _Heading]:
                 # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
                 # "JAPAN.", left a paragraph of the story)
                 wrapped[index] = tuple(_subtitle_lines(lines, subtitle))
-        elif _NAMED.match(line) or _ORDINAL_GROUP.match(line):
-            named[index] = None
+        elif _NAMED.match(_unmarked(line)) or _ORDINAL_GROUP.match(line):
+            named[index] = None  # in italics too (The 'Mind the Paint' Girl's "_The Persons of
+            # the Play_": its cast and the programme's advertisements were its first chapter)
         elif (
             _isolated(lines, index)
             and _bare_capitals(raw, LISTED_WORDS)
@@ -1477,7 +1480,8 @@ def _plain_asciidoc(text: str) -> str:
 
 
 # a printed page's number: Gutenberg's `pagenum`, and `pageno`, `page-num`, `pgnum` elsewhere
-_PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum)\b", re.I)
+# a printed page's number; "tei-pb", a page break of an edition made from TEI (the Iliad's HTML)
+_PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum|tei-pb)\b", re.I)
 _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
 # A paragraph that is a heading set as plain text ("CONCLUSION", "CONTENTS", "CHAPTER XII"),
@@ -1496,7 +1500,8 @@ _BR = "\x00"  # a <br> inside a paragraph, until the paragraph is read
 # a picture and its caption: "<div class="illustration">" (Tom Sawyer's EPUB), Project
 # Gutenberg's "<div class="figcenter">"; their text is not story, as "[Illustration: ...]" is not
 _FIGURE_CLASS = re.compile(r"\b(?:illustration|figure|fig(?:center|left|right)?)\b", re.I)
-_VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse)\b", re.I)  # a <div> holding verse
+# a <div> holding verse; "tei-lg", a line group of an edition made from TEI (the Iliad's HTML)
+_VERSE_CLASS = re.compile(r"\b(?:poem|stanza|verse|tei-lg)\b", re.I)
 _DIVISION_NUMBER = re.compile(  # "Chapter I", "BOOK II.", "Act First"
     rf"^(?:{_DIVISIONS})\s+(?:[IVXLCDM]+|\d{{1,3}}|(?i:{_NUMBER_WORDS}|{_ORDINALS}))\.?$", re.I
 )
@@ -1540,9 +1545,16 @@ class _XhtmlText(HTMLParser):
         # inside a link to a place in the book (`<a href="#...">`, `<a href="Chapter-01.xhtml">`)
         self._in_link = False
         self._link_start = 0  # where that link's text starts in the open block
+        self._ahead = False  # that link is to a place further on (no element seen has its id)
+        self._ahead_labels: list[str] = []  # the open block's texts of links to places ahead
+        self._ids: set[str] = set()  # the ids and names of the elements read so far
+        self._speaking = False  # the open paragraph names a play's speaker (class "speaker")
+        self._speaker = ""  # that name, until the speech under it
         self._linked = 0  # characters of the open block inside such links
         self._links = 0  # links to places in the book in the open block
         self._image_link = False  # inside a link to a picture ("Original", "Full size")
+        self._away_link = False  # inside a link to another page (a web address, another file)
+        self._away = 0  # letters of the open block inside such links
         self._hgroup = 0  # inside a heading group: its paragraphs are parts of the heading
         self._loose = False  # the open paragraph is text set in no block
         self._verse: list[bool] = []  # for each open <div>: whether it is a poem's or a stanza's
@@ -1570,9 +1582,12 @@ class _XhtmlText(HTMLParser):
             if href.startswith("#") or document in self.documents:
                 self._in_link = True
                 self._link_start = len(self._text)
+                self._ahead = href.startswith("#") and href[1:] not in self._ids
                 self._links += 1
             elif _PICTURE.search(href.split("#")[0].split("?")[0]):
                 self._image_link = True
+            elif href:
+                self._away_link = True
         if tag == "br" and self._loose and _BR in "".join(self._text).rstrip()[-1:]:
             self._close()  # text in no block parted by a blank line: "<br /><br />"
         elif tag == "br":  # a line break: a new line (a paragraph's too: it may be a heading's)
@@ -1580,6 +1595,7 @@ class _XhtmlText(HTMLParser):
         if tag in self.BLOCKS:
             self._close()
             self._tag = tag
+            self._speaking = tag == "p" and "speaker" in (dict(attrs).get("class") or "").split()
         if tag == "div":
             self._verse.append(bool(_VERSE_CLASS.search(dict(attrs).get("class") or "")))
         if tag in ("div", "figure"):
@@ -1594,6 +1610,7 @@ class _XhtmlText(HTMLParser):
                     self._close()
                     self.items.append(Block("heading", label))
                     self._tag = tag if tag in self.BLOCKS else None
+        self._ids.update(value for name, value in attrs if name in ("id", "name") and value)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style", "nav"):
@@ -1612,7 +1629,9 @@ class _XhtmlText(HTMLParser):
                 if _NOTE_REFERENCE.match(label.strip()) and before.strip():
                     del self._text[self._link_start :]  # a footnote's number in the prose
                     self._linked -= len(label.strip())
-            self._in_link = self._image_link = False
+                elif self._ahead:
+                    self._ahead_labels.append(" ".join(label.split()))
+            self._in_link = self._image_link = self._away_link = False
         elif tag in self.BLOCKS:
             self._close()
         if tag == "dd":
@@ -1656,12 +1675,17 @@ class _XhtmlText(HTMLParser):
                 self._unbold += len(data.strip())
             if self._in_link:
                 self._linked += len(data.strip())
+            if self._away_link:
+                self._away += len("".join(data.split()))
 
     def _close(self) -> None:
         broken = "".join(self._text)  # with its <br>s
         raw = broken.replace(_BR, " ")
         linked, self._linked = self._linked, 0
         links, self._links = self._links, 0
+        ahead, self._ahead_labels = self._ahead_labels, []
+        away, self._away = self._away, 0
+        speaking, self._speaking = self._speaking, False
         self._text = []
         tag, self._tag = self._tag, None
         self._loose = False
@@ -1677,6 +1701,11 @@ class _XhtmlText(HTMLParser):
             return
         if links >= 5 and len(raw.split()) < 12 * links:
             return  # a contents list whose links are only the chapters' numbers
+        if tag not in self.HEADINGS and away >= 0.9 * len("".join(raw.split())) > 0:
+            # text that is all one link to another page is the edition's, never the story's
+            # (Huckleberry Finn's relative.htm: "LINK TO THE ORIGINAL HTML FILE: This eBook has
+            # been reformatted for better appearance ...", its first chapter under the title page)
+            return
         if tag == "pre":  # preformatted: its blank-line separated parts are paragraphs
             for part in re.split(r"\n\s*\n", raw):
                 lines = tuple(line.rstrip() for line in part.split("\n") if line.strip())
@@ -1693,6 +1722,9 @@ class _XhtmlText(HTMLParser):
         lines = [line for line in lines if line]
         if (
             2 <= len(lines) <= 3
+            # not a contents page's entry, its number a link to the chapter further on (Tom
+            # Sawyer's p8.htm: "<a href="#c32">CHAPTER XXXII.</a><br>Tom tells the Story ...")
+            and lines[0] not in ahead
             and (
                 _DIVISION_NUMBER.match(lines[0])
                 # the book's title over a section's name (Beowulf's bwulf11h.htm: "BEOWULF<br
@@ -1709,7 +1741,10 @@ class _XhtmlText(HTMLParser):
         if in_verse:  # a line of a stanza (The Song of Hiawatha's HTML: a <p> a line)
             self._stanza.extend(lines)
             return
-        text = " ".join(re.sub(_BRACED_NOTE, "", raw).split())
+        # a mark opening the paragraph is a note's own label, kept as the plain text keeps it
+        # (Beowulf's 981-h.htm: "{0a} Not, of course, Beowulf the Great"); one after a word is
+        # the prose's mark of that note, not story
+        text = " ".join(re.sub(_BRACED_NOTE, "", raw.strip()).split())
         if _division_titled(text):
             # a division's heading set as a paragraph, as its neighbours are in <h2>s (Evelina's
             # HTML: "<p>LETTER XL - EVELINA TO THE REV. MR. VILLARS London, June 6.</p>")
@@ -1741,6 +1776,13 @@ class _XhtmlText(HTMLParser):
             # the plain text, `_subtitle`)
             self.items.insert(-1, Block("heading", text))
             return
+        if text and speaking:
+            # a play's speaker set apart ("<p class="speaker">Farncombe.</p>"): the speech's
+            # first words, as a play set on one line has them ("FARNCOMBE. I shall be ...")
+            self._speaker = text
+            return
+        if text and self._speaker:
+            text, self._speaker = f"{self._speaker} {text}", ""
         if text:
             # a section's name set as a paragraph heads it, but not inside a <dd>, a note's text
             # (the Iliad's HTML: its footnote 38, "<dd><p>Preface to her Homer.</p></dd>", headed
@@ -2143,8 +2185,59 @@ def _sentence_heading(text: str) -> bool:
     return sum(1 for word in words if word[0].islower()) * 2 > len(words)
 
 
+_DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "End of Book II", "END OF VOL. I."
+    rf"^end of (?:the )?(?:(?:{_ORDINALS})\s+)?"
+    r"(?:act|book|part|volume|vol\.|canto|chapter|scene|tale)\b[\w\s.,]{0,20}$",
+    re.I,
+)
+
+
+# a play's speaker set over the speech as a paragraph of its own: "FARNCOMBE.", "MRS. UPJOHN."
+_SPEAKER = re.compile(r"^(?=.*[A-Z]{2})[A-Z][A-Z'’.-]*(?: [A-Z][A-Z'’.-]*){0,3}\.$")
+SPEAKERS = 20  # a play sets its speakers so at least this often
+SPEAKER_TURNS = 3  # each of two of its speakers at least this often
+
+
+def _speakers_joined(blocks: list[Block]) -> list[Block]:
+    """A play's blocks with each speaker's name set as a paragraph of its own joined to the
+    speech under it, as a play that sets them on one line has them ("FARNCOMBE. I shall be
+    delighted."): the name alone is no paragraph of the story."""
+
+    def speaker(index: int) -> bool:
+        block = blocks[index]
+        return (
+            block.kind == "text"
+            and _SPEAKER.match(block.text) is not None
+            and not _ONLY_NUMBER.match(block.text)
+            and not _NAMED.match(block.text)
+            and not _ARGUMENT.match(block.text)  # the label over a book's summary (the Iliad)
+            and index + 1 < len(blocks)
+            and blocks[index + 1].kind == "text"
+            and not _BREAK.match(blocks[index + 1].text)
+            and _SPEAKER.match(blocks[index + 1].text) is None
+        )
+
+    turns = Counter(blocks[index].text for index in range(len(blocks)) if speaker(index))
+    if sum(turns.values()) < SPEAKERS or sum(1 for n in turns.values() if n >= SPEAKER_TURNS) < 2:
+        return blocks  # not a play's dialogue: one label over many paragraphs is no speaker
+    joined: list[Block] = []
+    skip = False
+    for index, block in enumerate(blocks):
+        if skip:
+            skip = False
+        elif speaker(index):
+            speech = blocks[index + 1]
+            lines = (block.text, *speech.lines) if speech.lines else ()
+            joined.append(Block("text", f"{block.text} {speech.text}", lines))
+            skip = True
+        else:
+            joined.append(block)
+    return joined
+
+
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
+    blocks = _speakers_joined(blocks)
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
     in_contents = False  # under a contents page's heading, before any prose
@@ -2152,6 +2245,12 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         under_a_heading = bool(items) and isinstance(items[-1], list)
         if block.kind == "heading" and under_a_heading and _sentence_heading(block.text):
             block = Block("text", block.text, block.lines)  # "NOW this is the next tale, ..."
+        if block.kind == "heading" and _DIVISION_END.match(block.text.strip()):
+            # the last line of the division before, as the plain text sets it, never the next
+            # one's heading (The 'Mind the Paint' Girl's HTML: "<h4>END OF THE FIRST ACT.</h4>"
+            # over "<h3>THE SECOND ACT</h3>" titled the act "END OF THE FIRST ACT.: THE SECOND
+            # ACT")
+            block = Block("text", block.text, block.lines)
         if block.kind == "heading":
             in_contents = _CONTENTS.match(block.text.strip()) is not None
         elif _is_prose(block):
@@ -2255,6 +2354,16 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         # chapter's; over bylines alone it heads the title page (The Prince's HTML), left as it
         # is, and alone under a contents page's heading it is the first chapter's own (The Turn
         # of the Screw's HTML, whose prologue has no other)
+        wrapped_title = next(
+            (k for k in range(len(item) - 1, 1, -1) if _title_key(" ".join(item[:k])) == book_key),
+            None,
+        )
+        if book_key and wrapped_title and any(not _BYLINE.match(t) for t in item[wrapped_title:]):
+            # so is the book's title set over it on two lines or more (The 'Mind the Paint'
+            # Girl's HTML: "THE “MIND THE PAINT”<br>GIRL" over "THE FIRST ACT"), but not over
+            # bylines alone: a title page (Tristram Shandy's HTML, "THE LIFE AND OPINIONS OF<br
+            # />TRISTRAM SHANDY,<br />GENTLEMAN." over "By Laurence Sterne")
+            item = item[wrapped_title:]
         after = 1 + max((i for i, t in enumerate(item) if _CONTENTS.match(t.strip())), default=-1)
         head = [t for t in item[:after] if _title_key(t) != book_key]
         tail = [t for t in item[after:] if _title_key(t) != book_key] or item[after:]
@@ -2337,7 +2446,14 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # a transcriber's note above the story (Candide's HTML) is front matter
             found.dropped.append(f"{name} (front matter)")
             continue
-        if _BACK.match(plain) or _BACK.match(last):
+        if (
+            _BACK.match(plain)
+            or _BACK.match(last)
+            # or what a run of headings opens with, over the next ones (The Little Colonel's
+            # Hero's HTML: "THE END." over its publisher's "Selections from ... THE BLUE BONNET
+            # SERIES", which with the ten series after it had been eleven chapters)
+            or (_BACK.match(plain.split(": ")[0]) and not _CHAPTER_NUMBER.match(last))
+        ):
             back = True
         elif back and _CHAPTER_NUMBER.match(plain):
             back = False  # a numbered chapter after a note: story again
