@@ -115,10 +115,11 @@ class SceneAnnotator:
         alias_updates: dict[int, dict[str, Any]] = {}
         named = names_by_context(scene, candidates, live)
         later_aliases: dict[str, list[str]] = {}
-        # the scene's own names beside the known ones: "Emily Sinico" and "Mary Sinico" met in
-        # one scene are two of a family, neither the known "Captain Sinico"
+        # the scene's own names beside all known ones, let go or not: "Emily Sinico" and "Mary
+        # Sinico" met in one scene are two of a family, neither the known "Captain Sinico"; a
+        # "Miss March" rejected as yet still says the family has a daughter
         met = [
-            *live,
+            *scene.known,
             *(KnownEntry(-n, c.term, c.variants, "", "") for n, c in enumerate(candidates, 1)),
         ]
         for found_candidate in candidates:
