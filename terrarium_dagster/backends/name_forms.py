@@ -270,13 +270,31 @@ def pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
         return []
     found = []
     for entry in entries:
-        for other in map(normalize_term, entry.names):
+        names = [normalize_term(other) for other in entry.names]
+        for other in names:
             words = other.split()
             first = words[0] if len(words) == 1 or person_like(other) else ""
+            if len(words) == 1 and _a_surname_of(other, names):
+                continue  # "Laurie" is no pet form of "Laurence", also "Mr. Laurence"
             if first and pet_name(key, first):
                 found.append(entry)
                 break
     return found
+
+
+def _a_surname_of(word: str, names: Sequence[str]) -> bool:
+    """Whether the one word, a name of an entry whose (normalized) names are `names`, is a
+    surname there: another of them is it after a family's title ("mr. laurence", "miss
+    bingley"), and the lists know it as no given name ("Miss Lydia" names a given name). A
+    pet form is made of a given name, never of a surname: the grandson called "Laurie" is not
+    "Mr. Laurence"."""
+    if given_name(word):
+        return False
+    for name in names:
+        titles, rest = _untitled(name)
+        if titles and rest == word and titles[0] in _FAMILY_TITLES:
+            return True
+    return False
 
 
 def _titled(name: str) -> str | None:
@@ -398,11 +416,13 @@ _FAMILY_TITLES = {
     "miss": "miss", "ms": "ms", "master": "master",
 }  # fmt: skip
 # Titles of women: the surname after one is also her father's, brother's or husband's.
-_WOMEN_TITLES = frozenset(("miss", "missus", "ms", "madame", "mistress", "lady", "dame"))
+_WOMEN_TITLES = frozenset(
+    ("miss", "missus", "ms", "madame", "mistress", "lady", "dame", "aunt", "grandma", "granny")
+)
 
 
 # Titles of men in a family: the surname after one is his, never a woman's full name's.
-_MEN_TITLES = frozenset(("mister", "monsieur", "master", "sir", "lord"))
+_MEN_TITLES = frozenset(("mister", "monsieur", "master", "sir", "lord", "uncle", "grandpa"))
 
 
 def _relative(word: str, title: str, other: str) -> bool:
@@ -663,7 +683,55 @@ def _full_name_of_titled(name: str, entries: Sequence[KnownEntry]) -> list[Known
             if other_titles and other_rest == last and _is_titled(other_titles[0], rest):
                 found.append(entry)
                 break
-    return found
+    # the title and surname are one person's; a full name of that surname is theirs only when
+    # no one else bears the surname: "Amy March" beside "Meg March" is not "Aunt March"'s, nor
+    # "Lucie Manette" "Monsieur Manette"'s beside a "Miss Manette"
+    return [entry for entry in found if not surname_shared(rest, entry, entries)]
+
+
+def surname_shared(full_name: str, owner: KnownEntry, entries: Sequence[KnownEntry]) -> bool:
+    """Whether the surname of a full name of two words (normalized) is borne by someone else
+    than `owner` among `entries`: a full name of another entry with the same surname and
+    another given name, no familiar form of it ("Polly Mooney" beside "Jack Mooney"), or, for a
+    given name the lists do not know as a man's, a daughter of the family ("Miss Manette") when
+    `owner` is titled by the surname otherwise ("Monsieur Manette", "Doctor Manette", "Mrs.
+    March"): "Lucie Manette", "Elizabeth March" may be hers (a wife, "Madame Defarge", is seldom
+    named in full, and a son is no "Miss"). A
+    surname borne by two is a family's: no full name of it is one of the family's by the surname
+    alone. An initial or an everyday word tells no one apart ("E. D. Malone", "Citizen
+    Defarge")."""
+    words = untitled(normalize_term(full_name)).split()
+    if len(words) != 2 or not person_like(" ".join(words)):
+        return False
+    given, surname = words
+    if len(given.rstrip(".")) == 1 or _an_everyday_word(given) or surname in STARTERS:
+        return False
+    owned = [_untitled(normalize_term(name)) for name in owner.names]
+    if any(
+        rest.split()[-1:] == [surname]
+        and (rest.split()[0] == given or familiar_pair(rest.split()[0], given))
+        for _titles, rest in owned
+    ):
+        return False  # the owner bears that given name already ("Sir Henry Baskerville")
+    # titled by the surname as no daughter is ("Monsieur Manette", "Doctor Manette", "Mrs. March")
+    a_parent = any(titles and rest == surname and titles[0] != "miss" for titles, rest in owned)
+    for entry in entries:
+        if entry.entry_id == owner.entry_id:
+            continue
+        for other in map(normalize_term, entry.names):
+            titles, rest = _untitled(other)
+            theirs = rest.split()
+            daughter = bool(titles) and titles[0] == "miss" and rest == surname
+            if a_parent and daughter and not a_mans_given_name(given):
+                return True  # "Miss Manette" beside "Doctor Manette", for "Lucie Manette"
+            if len(theirs) != 2 or theirs[-1] != surname or not person_like(rest):
+                continue
+            first = theirs[0]
+            if len(first.rstrip(".")) == 1 or _an_everyday_word(first):
+                continue
+            if first != given and not familiar_pair(first, given):
+                return True
+    return False
 
 
 def _names_another_given(full_name: str, entry: KnownEntry) -> bool:

@@ -57,7 +57,7 @@ from terrarium_dagster.terms.candidates import (
     STARTERS,
     find_term,
 )
-from terrarium_dagster.terms.given_names import familiar_pair
+from terrarium_dagster.terms.given_names import WOMEN_NAMES, familiar_pair
 
 CITED_IN_REASONING = 3  # posts a CONFIRM's reasoning names
 
@@ -443,7 +443,10 @@ def _merge_owner(
     if longer is not None:
         return longer, "is a longer hyphened form of the name of"
     shorter = _named_by_a_word(view, older)
-    if shorter is not None:
+    live = [entry for entry in known if entry.status not in ("rejected", "merged")]
+    if shorter is not None and not any(
+        _given_elsewhere(name, shorter, live) for name in view.names
+    ):
         return shorter, "is the fuller name of"
     # "Lestrade of Scotland Yard" of "Lestrade": judged here, where the older entry shows all
     # its names ("Jeddaks" makes "Jeddak" a title), not as a scene names it
@@ -588,6 +591,8 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
         place = a_places_name(key)
         for other in older:
             names = [normalize_term(n) for n in other.names]
+            if any(_runs_on(key, n) for n in names):
+                continue  # "Wuthering Heights Catherine" is "Wuthering Heights" and "Catherine"
             named = any(n in ends for n in names) or (
                 given not in STARTERS
                 and any(" " not in n and familiar_pair(n, given) for n in names)
@@ -599,6 +604,42 @@ def _named_by_a_word(view: CurateEntryView, older: Sequence[KnownEntry]) -> Know
             if named and titles_fit(key, other):
                 return other
     return None
+
+
+def _runs_on(key: str, name: str) -> bool:
+    """Whether the normalized name `key` opens with the whole of another name of several words
+    and runs on with more ("wuthering heights catherine" after "wuthering heights"): two names
+    side by side ("And of Wuthering Heights Catherine was thinking"), no fuller name of it."""
+    words, theirs = key.split(), name.split()
+    return 1 < len(theirs) < len(words) and words[: len(theirs)] == theirs
+
+
+def _given_elsewhere(name: str, owner: KnownEntry, known: Sequence[KnownEntry]) -> bool:
+    """Whether the woman's given name of a full name of two words (normalized) is that of a full
+    name of another person, with another surname, while `owner` is named by its surname alone:
+    the full name is as much that one's (a married name: "Catherine Linton" beside "Catherine
+    Earnshaw") as the family's ("Linton"), so neither takes it by one word. A man's given name
+    is anyone's ("John Brooke" is "Brooke"'s beside a "John Laurence")."""
+    words = untitled(normalize_term(name)).split()
+    if len(words) != 2 or not person_like(" ".join(words)):
+        return False
+    given, surname = words
+    if surname not in map(normalize_term, owner.names) or given not in WOMEN_NAMES:
+        return False
+    for entry in known:
+        if entry.entry_id == owner.entry_id:
+            continue
+        for other in map(normalize_term, entry.names):
+            theirs = untitled(other).split()
+            if (
+                len(theirs) == 2
+                and person_like(other)
+                and theirs[-1] != surname
+                and (theirs[0] == given or familiar_pair(theirs[0], given))
+                and a_persons_name(other)
+            ):
+                return True
+    return False
 
 
 def _a_family_name(word: str, given: str, owner: KnownEntry, older: Sequence[KnownEntry]) -> bool:

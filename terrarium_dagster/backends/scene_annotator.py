@@ -45,6 +45,7 @@ from terrarium_dagster.backends.describe import compose, grow, portrait
 from terrarium_dagster.backends.name_forms import (
     forms_of,
     names_by_context,
+    surname_shared,
     titled_form,
     word_of,
     word_owner,
@@ -114,9 +115,18 @@ class SceneAnnotator:
         alias_updates: dict[int, dict[str, Any]] = {}
         named = names_by_context(scene, candidates, live)
         later_aliases: dict[str, list[str]] = {}
+        # the scene's own names beside all known ones, let go or not: "Emily Sinico" and "Mary
+        # Sinico" met in one scene are two of a family, neither the known "Captain Sinico"; a
+        # "Miss March" rejected as yet still says the family has a daughter
+        met = [
+            *scene.known,
+            *(KnownEntry(-n, c.term, c.variants, "", "") for n, c in enumerate(candidates, 1)),
+        ]
         for found_candidate in candidates:
             candidate = titled_form(found_candidate, live)  # "Mr. Bennet" beside "Elizabeth Bennet"
             owner = word_owner(candidate, live)
+            if owner is not None and surname_shared(candidate.term, owner, met):
+                owner = None
             said = named.get(candidate.term)
             if owner is None and isinstance(said, KnownEntry):
                 owner = said

@@ -519,6 +519,12 @@ _TITLED_ONCE = 0.9
 # (a firm: "Messrs. Maw"), whose name after it is still read as opening one.
 _SHORT_TITLES: frozenset[str] = frozenset({"mr", "mrs", "ms", "dr", "mlle", "mme"})
 _ARTICLES: frozenset[str] = frozenset({"the", "a", "an"})
+# Titles of address written out that open a name and are never inside one after a word that is
+# no title: "O'Connell Bridge Miss O'Callaghan" is two names side by side ("Little Miss" and
+# "Lady Mary" aside, an honorific before them).
+_ADDRESS_TITLES: frozenset[str] = frozenset(
+    {"miss", "missus", "mister", "madame", "monsieur", "mademoiselle", "mrs", "mr"}
+)
 _CONNECTORS: frozenset[str] = frozenset(
     {"of", "de", "du", "von", "van", "der", "den", "del", "da", "di", "la", "le"}
 )
@@ -1103,8 +1109,20 @@ def _is_capitalised(token: str) -> bool:
 def _propose_run(
     masked: str, run: list[_Token], propose: _Propose, not_names: frozenset[str] = NOT_NAMES
 ) -> None:
-    titled_at = [i for i, token in enumerate(run) if i and token[2].casefold() in _SHORT_TITLES]
+    titled_at = [
+        i
+        for i, token in enumerate(run)
+        if i
+        and (
+            token[2].casefold() in _SHORT_TITLES
+            or (
+                token[2].casefold() in _ADDRESS_TITLES
+                and run[i - 1][2].casefold() not in HONORIFICS | _SHORT_TITLES | _ADDRESS_TITLES
+            )
+        )
+    ]
     if titled_at:  # "Honourable Mr. Camerfield": the name opens at its title
+        # (and "across O'Connell Bridge Miss O'Callaghan said": a name runs into a titled one)
         run = run[titled_at[-1] :]
     words = [token[2] for token in run]
     offsets = [token[0] for token in run]
