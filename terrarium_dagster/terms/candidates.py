@@ -1270,8 +1270,10 @@ def _words_by_skeleton() -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
     from wordfreq import top_n_list  # when first asked: see store/vocabulary.py's frequency
 
     index: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
-    for word in top_n_list("en", SPOKEN_VOCABULARY):
-        if word.isalpha() and len(word) >= 4 and frequency(word) >= SPOKEN_WORD_ZIPF:
+    for word in top_n_list("en", SPOKEN_VOCABULARY):  # most frequent first
+        if frequency(word) < SPOKEN_WORD_ZIPF:
+            break  # and so is every word after it (half the list: a tenth of a second saved)
+        if word.isalpha() and len(word) >= 4:
             consonants, vowels = _skeleton(word)
             index.setdefault(consonants, []).append((word, vowels))
     return {key: tuple(words) for key, words in index.items()}
