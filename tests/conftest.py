@@ -61,6 +61,20 @@ def sample_db(_isolated_home: Path) -> Path:
     return sample_corpus_path()
 
 
+@pytest.fixture(scope="session")
+def offline_sample_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole sample quest annotated and curated with the offline backend (`terrarium run`
+    in-process, as the tests did each for themselves), once per worker: a test that starts from
+    such a store takes a copy of it (a file copy; the run is the same every time)."""
+    from terrarium_dagster.cli import main
+    from tests.support.cli import run_args
+
+    db = tmp_path_factory.mktemp("offline_sample") / "store.db"
+    assert main(run_args(db, sample_db)) == 0
+    assert not db.with_name(db.name + "-wal").exists(), "the run left its WAL: copies would lose it"
+    return db
+
+
 # The files that took longest, longest first (the three workers' seconds per file in a whole run
 # of the suite, 2026-11-30): xdist's workers take whole files in order, one ahead each, so a file
 # of minutes taken last would run alone at the end while the other workers wait. Measured again
