@@ -61,23 +61,41 @@ def sample_db(_isolated_home: Path) -> Path:
     return sample_corpus_path()
 
 
-# The files that took longest, longest first (the three workers' seconds per file in a whole run
-# of the suite, 2026-11-30): xdist's workers take whole files in order, one ahead each, so a file
-# of minutes taken last would run alone at the end while the other workers wait. Measured again
-# when the suite changes much; a file not listed only runs in its place.
+@pytest.fixture(scope="session")
+def offline_sample_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole sample quest annotated and curated with the offline backend (`terrarium run`
+    in-process, as the tests did each for themselves), once per worker: a test that starts from
+    such a store takes a copy of it (a file copy; the run is the same every time)."""
+    from terrarium_dagster.cli import main
+    from tests.support.cli import run_args
+
+    db = tmp_path_factory.mktemp("offline_sample") / "store.db"
+    assert main(run_args(db, sample_db)) == 0
+    assert not db.with_name(db.name + "-wal").exists(), "the run left its WAL: copies would lose it"
+    return db
+
+
+# The files that took longest, longest first (the three workers' seconds per file in a run of the
+# suite, 2026-12-01, with the files split and shortened since reckoned in): xdist's workers take
+# whole files in order, one ahead each, so a file of minutes taken last would run alone at the end
+# while the other workers wait; the two stories on PostgreSQL, one test of minutes, start early.
+# Measured again when the suite changes much; a file not listed only runs in its place.
 LONGEST_FILES = (
     "test_newcomer.py",
-    "test_llama_server.py",
-    "test_exact_resume.py",
     "test_postgres_stories.py",
-    "test_window.py",
-    "test_dagster_paths.py",
-    "test_throughput.py",
-    "test_defs_assets.py",
     "test_boundary_overlap.py",
-    "test_living_corpus.py",
+    "test_newcomer_settings.py",
+    "test_defs_assets.py",
+    "test_window.py",
+    "test_newcomer_books.py",
+    "test_exact_resume.py",
+    "test_throughput.py",
     "test_window_books.py",
+    "test_llama_server.py",
     "test_defs_automation.py",
+    "test_dagster_paths.py",
+    "test_living_corpus.py",
+    "test_dagster_dev.py",
     "test_cli_export.py",
     "test_books_at_concurrency.py",
 )

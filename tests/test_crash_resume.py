@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -41,10 +42,10 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
-    sample_db: Path, tmp_path: Path
+    sample_db: Path, offline_sample_store: Path, tmp_path: Path
 ) -> None:
     baseline = tmp_path / "baseline.db"
-    assert main(run_args(baseline, sample_db)) == 0
+    shutil.copyfile(offline_sample_store, baseline)  # an uninterrupted run's store
 
     killed = tmp_path / "killed.db"
     rng = random.Random(20261122)
@@ -71,10 +72,10 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
 
 
 def test_sigint_stops_after_the_current_call_with_exit_130_and_resumes(
-    sample_db: Path, tmp_path: Path
+    sample_db: Path, offline_sample_store: Path, tmp_path: Path
 ) -> None:
     baseline = tmp_path / "baseline.db"
-    assert main(run_args(baseline, sample_db)) == 0
+    shutil.copyfile(offline_sample_store, baseline)  # an uninterrupted run's store
     db = tmp_path / "interrupted.db"
     process = _start(sample_db, db)
     try:

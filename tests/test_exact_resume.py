@@ -20,6 +20,7 @@ import json
 import signal
 import subprocess
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ import pytest
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import TERRARIUM, run_args, said
-from tests.support.kill_server import KillPoint, KillServer, run_kill_server
+from tests.support.kill_server import ChatRequest, KillPoint, KillServer, run_kill_server
 from tests.support.store_dump import dump_differences, store_dump
 
 BUDGET = 8192
@@ -39,6 +40,34 @@ def quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate_corpus(
         path, threads=6, posts_per_thread=10, seed=3, qm_ratio=0.5, words_per_post=(150, 450)
     )
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[KillServer]:
+    """One server for the module's tests on `quest` (each starts from `reset`)."""
+    with run_kill_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(
+    shared_server: KillServer, quest: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[tuple[ChatRequest, int]]]:
+    """The uninterrupted run over `quest`, once for the module (the same command, the same
+    answers: every test's baseline was this store), and the requests it sent."""
+    shared_server.reset()
+    baseline = tmp_path_factory.mktemp("uninterrupted") / "baseline.db"
+    assert _run_until_done(shared_server, quest, baseline, attempts=1) == [0]
+    return baseline, list(shared_server.requests)
+
+
+@pytest.fixture
+def server(
+    shared_server: KillServer, uninterrupted: tuple[Path, list[tuple[ChatRequest, int]]]
+) -> KillServer:
+    """The shared server, forgetting what earlier tests asked of it."""
+    shared_server.reset()
+    return shared_server
 
 
 def _command(server: KillServer, corpus: Path, db: Path) -> list[str]:
@@ -75,33 +104,31 @@ def _run_until_done(
 
 
 def test_sigkill_at_scene_commits_compaction_curation_and_thread_boundaries_resumes_exactly(
-    quest: Path, tmp_path: Path
+    quest: Path,
+    uninterrupted: tuple[Path, list[tuple[ChatRequest, int]]],
+    server: KillServer,
+    tmp_path: Path,
 ) -> None:
     with Corpus(quest) as corpus:
         threads = [thread.id for thread in corpus.threads()]
-    with run_kill_server() as server:
-        baseline = tmp_path / "baseline.db"
-        assert _run_until_done(server, quest, baseline, attempts=1) == [0]
-        seen = Counter((request.kind, request.thread_id) for request, _ in server.requests)
-        # the kill points below are requests an uninterrupted run sends
-        twice_curated = next(t for t in threads[:4] if seen[("curate", t)] >= 2)
-        assert seen[("flush", None)] >= 2, "the budget is meant to make the run compact"
-        scene_three = next(
-            t
-            for t in threads[1:]
-            if any(r.thread_id == t and r.scene_number == 3 for r, _ in server.requests)
-        )
-        kill_points = [
-            KillPoint("scene", scene_three, scene_number=3, round=0),  # scene 2 just committed
-            KillPoint("flush", occurrence=2),  # inside a compaction, inside a scene
-            KillPoint("curate", twice_curated, occurrence=2),  # a curation half done
-            KillPoint("curate", threads[3]),  # the thread end committed, its curation open
-            KillPoint("scene", threads[4], scene_number=1, round=0),  # after a curation commit
-        ]
-        server.requests.clear()
-        server.kill_points = kill_points
-        resumed = tmp_path / "resumed.db"
-        codes = _run_until_done(server, quest, resumed, attempts=len(kill_points) + 1)
+    baseline, sent = uninterrupted
+    seen = Counter((request.kind, request.thread_id) for request, _ in sent)
+    # the kill points below are requests an uninterrupted run sends
+    twice_curated = next(t for t in threads[:4] if seen[("curate", t)] >= 2)
+    assert seen[("flush", None)] >= 2, "the budget is meant to make the run compact"
+    scene_three = next(
+        t for t in threads[1:] if any(r.thread_id == t and r.scene_number == 3 for r, _ in sent)
+    )
+    kill_points = [
+        KillPoint("scene", scene_three, scene_number=3, round=0),  # scene 2 just committed
+        KillPoint("flush", occurrence=2),  # inside a compaction, inside a scene
+        KillPoint("curate", twice_curated, occurrence=2),  # a curation half done
+        KillPoint("curate", threads[3]),  # the thread end committed, its curation open
+        KillPoint("scene", threads[4], scene_number=1, round=0),  # after a curation commit
+    ]
+    server.kill_points = kill_points
+    resumed = tmp_path / "resumed.db"
+    codes = _run_until_done(server, quest, resumed, attempts=len(kill_points) + 1)
     assert set(server.kills) == set(kill_points), "every kill point was reached"
     assert codes == [-9] * len(kill_points) + [0]
 
@@ -117,26 +144,25 @@ def test_sigkill_at_scene_commits_compaction_curation_and_thread_boundaries_resu
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_clean_stop_in_a_scene_a_flush_and_a_curation_resumes_exactly(
-    quest: Path, tmp_path: Path, stop: int
+    quest: Path,
+    uninterrupted: tuple[Path, list[tuple[ChatRequest, int]]],
+    server: KillServer,
+    tmp_path: Path,
+    stop: int,
 ) -> None:
     """SIGINT/SIGTERM abandon the call in flight and exit 130; the finished store is the
     uninterrupted run's, the clean stop's own bookkeeping included."""
     with Corpus(quest) as corpus:
         threads = [thread.id for thread in corpus.threads()]
-    with run_kill_server() as server:
-        baseline = tmp_path / "baseline.db"
-        assert _run_until_done(server, quest, baseline, attempts=1) == [0]
-        kill_points = [
-            KillPoint("scene", threads[1], scene_number=2, round=0, stop_signal=stop),
-            KillPoint("flush", occurrence=2, stop_signal=stop),
-            KillPoint("curate", threads[2], stop_signal=stop),
-        ]
-        server.requests.clear()
-        server.kill_points = kill_points
-        resumed = tmp_path / "resumed.db"
-        codes = _run_until_done(
-            server, quest, resumed, attempts=len(kill_points) + 1, stopped=(130,)
-        )
+    baseline, _sent = uninterrupted
+    kill_points = [
+        KillPoint("scene", threads[1], scene_number=2, round=0, stop_signal=stop),
+        KillPoint("flush", occurrence=2, stop_signal=stop),
+        KillPoint("curate", threads[2], stop_signal=stop),
+    ]
+    server.kill_points = kill_points
+    resumed = tmp_path / "resumed.db"
+    codes = _run_until_done(server, quest, resumed, attempts=len(kill_points) + 1, stopped=(130,))
     assert set(server.kills) == set(kill_points), "every stop point was reached"
     assert codes == [130] * len(kill_points) + [0]
     expected, actual = store_dump(baseline), store_dump(resumed)
@@ -144,27 +170,27 @@ def test_a_clean_stop_in_a_scene_a_flush_and_a_curation_resumes_exactly(
 
 
 def test_a_flush_that_fails_stops_the_run_at_once_and_the_resumed_run_is_exact(
-    quest: Path, tmp_path: Path
+    quest: Path,
+    uninterrupted: tuple[Path, list[tuple[ChatRequest, int]]],
+    server: KillServer,
+    tmp_path: Path,
 ) -> None:
     """The pre-compaction flush is a call like any other: when the server fails it for good,
     the run stops after that one call's retries (not after the summaries' too), and the
     resumed run flushes again and writes what an uninterrupted run writes."""
-    with run_kill_server() as server:
-        baseline = tmp_path / "baseline.db"
-        assert _run_until_done(server, quest, baseline, attempts=1) == [0]
-        server.requests.clear()
-        server.failing = {"flush"}
-        resumed = tmp_path / "resumed.db"
-        command = [*_command(server, quest, resumed), "--max-retries", "2"]
-        stopped = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        assert stopped.returncode == 1, stopped.stderr
-        lines = [line for line in stopped.stderr.splitlines() if said(line)]
-        assert len(lines) == 1 and "503" in lines[0], stopped.stderr
-        failed = [request for request, status in server.requests if status == 503]
-        assert len(failed) == 3 and {r.kind for r in failed} == {"flush"}  # one call, 2 retries
-        assert server.requests[-1][1] == 503, "nothing was asked after the flush failed"
-        server.failing = set()
-        assert _run_until_done(server, quest, resumed, attempts=1) == [0]
+    baseline, _sent = uninterrupted
+    server.failing = {"flush"}
+    resumed = tmp_path / "resumed.db"
+    command = [*_command(server, quest, resumed), "--max-retries", "2"]
+    stopped = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert stopped.returncode == 1, stopped.stderr
+    lines = [line for line in stopped.stderr.splitlines() if said(line)]
+    assert len(lines) == 1 and "503" in lines[0], stopped.stderr
+    failed = [request for request, status in server.requests if status == 503]
+    assert len(failed) == 3 and {r.kind for r in failed} == {"flush"}  # one call, 2 retries
+    assert server.requests[-1][1] == 503, "nothing was asked after the flush failed"
+    server.failing = set()
+    assert _run_until_done(server, quest, resumed, attempts=1) == [0]
     assert dump_differences(store_dump(baseline), store_dump(resumed)) == []
 
 

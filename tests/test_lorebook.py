@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,6 @@ from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.exports.lorebook import lore_content, plain_definition
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import run_args
 
 NUMBER = (int, float)
 MAYBE_NUMBER = (int, float, type(None))
@@ -43,9 +43,9 @@ def _book(path: Path) -> tuple[Path, dict[str, Any]]:
 
 
 @pytest.fixture
-def store(sample_db: Path, tmp_path: Path) -> Path:
+def store(offline_sample_store: Path, tmp_path: Path) -> Path:
     db = tmp_path / "s.db"
-    assert main(run_args(db, sample_db)) == 0
+    shutil.copyfile(offline_sample_store, db)
     return db
 
 

@@ -4,6 +4,7 @@ the same referent, and `terrarium score` measuring it against a gold list."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,6 @@ from terrarium_dagster.backends.portraits import portrait
 from terrarium_dagster.cli import main
 from terrarium_dagster.store.vocabulary import is_ordinary, ordinary_reason
 from terrarium_dagster.terms.candidates import find_candidates
-from tests.support.cli import run_args
 
 GOLD = Path(__file__).resolve().parents[1] / "terrarium_dagster/corpus/sample/gold.yaml"
 
@@ -88,10 +88,10 @@ def test_a_short_form_merges_into_its_full_name_and_a_full_name_into_its_short_f
 
 
 def test_score_on_the_offline_sample_meets_the_targets(
-    sample_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_sample_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "s.db"
-    assert main(run_args(db, sample_db)) == 0
+    shutil.copyfile(offline_sample_store, db)
     capsys.readouterr()
     assert main(["score", "--db", str(db), "--gold", str(GOLD), "--json"]) == 0
     import json
@@ -227,11 +227,13 @@ def test_the_offline_backend_tags_an_entry_when_its_name_says_what_it_is(
     assert kind_of(term) == kind
 
 
-def test_entries_of_the_offline_sample_have_kinds(sample_db: Path, tmp_path: Path) -> None:
+def test_entries_of_the_offline_sample_have_kinds(
+    offline_sample_store: Path, tmp_path: Path
+) -> None:
     from terrarium_dagster.store.annotator import GlossaryStore
 
     db = tmp_path / "s.db"
-    assert main(run_args(db, sample_db)) == 0
+    shutil.copyfile(offline_sample_store, db)
     with GlossaryStore(db) as store:
         tags = {tag for entry in store.glossary.entries() for tag in entry.tags}
     assert {"character", "place", "faction"} <= tags

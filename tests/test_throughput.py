@@ -10,13 +10,16 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +48,32 @@ def _run(corpus: Path, db: Path, url: str, *extra: str) -> int:
     return main([*run_args(db, corpus, agent_url=url), *extra])
 
 
+@dataclass(frozen=True)
+class ConcurrentRun:
+    """A run of the quest at concurrency 8 on a jittery server of its own: the store it wrote,
+    the most requests the server saw at once, and the body of every chat request it sent."""
+
+    store: Path
+    peak_in_flight: int
+    chat_bodies: list[dict[str, Any]]
+
+    def copy(self, tmp_path: Path) -> Path:
+        """The store, copied for a test (a file of its own to read or write)."""
+        copied = tmp_path / "concurrent-8.db"
+        shutil.copyfile(self.store, copied)
+        return copied
+
+
+@pytest.fixture(scope="module")
+def at_eight(quest: Path, tmp_path_factory: pytest.TempPathFactory) -> ConcurrentRun:
+    """The quest annotated at concurrency 8, once for the module: the tests that read such a run
+    (its glossary, its recall, its requests) read this one."""
+    db = tmp_path_factory.mktemp("at_eight") / "s.db"
+    with BatchingServer(jitter_s=0.03, seed=None) as server:
+        assert _run(quest, db, server.url, "--concurrency", "8") == 0
+        return ConcurrentRun(db, server.peak_in_flight, list(server.chat_bodies))
+
+
 def _scene_counts(corpus: Path) -> list[int]:
     from terrarium_dagster.corpus.reader import Corpus
 
@@ -53,12 +82,11 @@ def _scene_counts(corpus: Path) -> list[int]:
 
 
 def test_two_runs_at_concurrency_8_write_the_same_glossary_whatever_the_reply_order(
-    quest: Path, jittery: BatchingServer, tmp_path: Path
+    quest: Path, at_eight: ConcurrentRun, jittery: BatchingServer, tmp_path: Path
 ) -> None:
     assert min(_scene_counts(quest)) >= 8, "the quest must fill blocks of 8"
-    first, second = tmp_path / "first.db", tmp_path / "second.db"
-    assert _run(quest, first, jittery.url, "--concurrency", "8") == 0
-    peak = jittery.peak_in_flight
+    first, second = at_eight.copy(tmp_path), tmp_path / "second.db"
+    peak = at_eight.peak_in_flight
     assert _run(quest, second, jittery.url, "--concurrency", "8") == 0
     assert 4 <= peak <= 8, f"the server saw at most {peak} requests at once"
     assert store_dump(first) == store_dump(second)
@@ -68,11 +96,10 @@ def test_two_runs_at_concurrency_8_write_the_same_glossary_whatever_the_reply_or
 
 
 def test_a_concurrent_run_keeps_the_serial_runs_recall_and_adds_no_duplicate(
-    quest: Path, jittery: BatchingServer, tmp_path: Path
+    quest: Path, at_eight: ConcurrentRun, jittery: BatchingServer, tmp_path: Path
 ) -> None:
-    serial, concurrent = tmp_path / "serial.db", tmp_path / "concurrent.db"
+    serial, concurrent = tmp_path / "serial.db", at_eight.copy(tmp_path)
     assert _run(quest, serial, jittery.url, "--concurrency", "1") == 0
-    assert _run(quest, concurrent, jittery.url, "--concurrency", "8") == 0
     gold = vocabulary_in(quest, 18)
     serial_score, concurrent_score = score(serial, gold), score(concurrent, gold)
     assert concurrent_score.recall >= serial_score.recall, (concurrent_score, serial_score)
@@ -194,16 +221,15 @@ _SCENE_THREAD = re.compile(r"^# Scene (\d+)#", re.MULTILINE)
 
 
 def test_no_request_and_no_as_of_export_of_a_concurrent_run_holds_a_later_thread(
-    quest: Path, jittery: BatchingServer, tmp_path: Path
+    quest: Path, at_eight: ConcurrentRun, tmp_path: Path
 ) -> None:
-    db = tmp_path / "s.db"
-    assert _run(quest, db, jittery.url, "--concurrency", "8") == 0
+    db = at_eight.copy(tmp_path)
     with closing(sqlite3.connect(quest)) as conn:
         thread_of = dict(conn.execute("SELECT id, thread_id FROM post"))
         order = [row[0] for row in conn.execute("SELECT id FROM thread ORDER BY id")]
     position = {thread: index for index, thread in enumerate(order)}
     checked = 0
-    for body in jittery.chat_bodies:
+    for body in at_eight.chat_bodies:
         text = "\n".join(str(m.get("content") or "") for m in body["messages"])
         scenes = _SCENE_THREAD.findall(str(body["messages"][-1].get("content") or ""))
         if not scenes:

@@ -16,16 +16,16 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.defs.assets import glossary_export, thread_glossary
 from terrarium_dagster.defs.undo_job import undo_job
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import run_args, store_copy
+from tests.support.cli import store_copy
 
 pytest_plugins = ["tests.support.dagster_fixtures"]
 
 
 @pytest.fixture(scope="module")
-def sample_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sample_store(offline_sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The whole sample quest annotated and curated once with the offline backend."""
     db = tmp_path_factory.mktemp("undo") / "store.db"
-    assert main(run_args(db, sample_db)) == 0
+    shutil.copyfile(offline_sample_store, db)
     return db
 
 

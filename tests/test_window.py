@@ -10,8 +10,11 @@ request is recovered; one on every such request stops the run with one line (exi
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
+from collections import Counter
 from collections.abc import Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +27,23 @@ from tests.support.cli import TERRARIUM, run_args, said
 from tests.support.window_server import WindowServer, offline_counting, run_window_server
 
 LONG_UPDATES = (150, 450)
+LONG_THREADS = 30
 
 
 @pytest.fixture(scope="module")
 def long_quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """60 threads of long quest-master updates."""
+    """Thirty threads of long quest-master updates: at 8,192 every tier of compaction happens
+    again and again (thread folds, story folds, truncation), at 32,768 the story so far is
+    folded every few threads (the test counts them). Sixty threads, as it had, compacted the
+    same ways, only twice as often in twice the time."""
     path = tmp_path_factory.mktemp("window") / "quest.db"
     return generate_corpus(
-        path, threads=60, posts_per_thread=8, seed=9, qm_ratio=0.5, words_per_post=LONG_UPDATES
+        path,
+        threads=LONG_THREADS,
+        posts_per_thread=8,
+        seed=9,
+        qm_ratio=0.5,
+        words_per_post=LONG_UPDATES,
     )
 
 
@@ -73,7 +85,16 @@ def test_a_long_quest_runs_to_the_end_within_a_window_equal_to_the_budget(
         _assert_within(server, budget)
     with GlossaryStore(tmp_path / "s.db") as store:
         assert {state.status for state in store.progress.thread_states()} == {"curated"}
-        assert len(store.progress.thread_states()) == 60
+        assert len(store.progress.thread_states()) == LONG_THREADS
+    # long enough that the context was compacted over and over, at every tier the budget calls
+    # for: most finished threads folded, the story so far folded again and again, and at the
+    # smallest budget scenes truncated too
+    with closing(sqlite3.connect(f"file:{tmp_path / 's.db'}?mode=ro", uri=True)) as db:
+        tiers = Counter(tier for (tier,) in db.execute("SELECT tier FROM compaction"))
+    assert tiers["fold_thread"] >= LONG_THREADS // 2, tiers
+    assert tiers["fold_story"] >= 4, tiers
+    if budget == 8192:
+        assert tiers["truncate"] >= 1, tiers
 
 
 @pytest.mark.parametrize("budget", [12288, 16384, 131072])

@@ -85,6 +85,20 @@ class KillServer:
     _seen: dict[KillPoint, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def reset(self) -> None:
+        """Forget every request, kill point, fault and hold: the server as it started, for the
+        next test of a module that shares it."""
+        with self._lock:
+            self.victim = None
+            self.kill_points = []
+            self.requests.clear()
+            self.kills.clear()
+            self.hold = None
+            self.failing = set()
+            self.held.clear()
+            self.release.clear()
+            self._seen.clear()
+
     def _due(self, request: ChatRequest) -> KillPoint | None:
         with self._lock:
             for point in self.kill_points:

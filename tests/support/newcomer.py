@@ -1,0 +1,66 @@
+"""What the newcomer tests share (tests/test_newcomer*.py; a pytest plugin): the installed
+`terrarium` script as they run it, its one-line refusals, the bundled sample annotated offline
+once for a module (`sample_run`, `sample_store`) and a real book (a trimmed Project Gutenberg
+text) imported once for a module (`mars_once`; `mars` copies it for a test)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_args, terrarium
+
+MARS = Path(__file__).parents[1] / "data" / "books" / "princess-of-mars-ch1-10.txt"
+
+# the installed script, with none of the developer's TERRARIUM_* settings
+run_terrarium = partial(terrarium, timeout=120, clean=True)
+
+
+def one_line_refusal(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("terrarium: error: "), done.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def sample_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The bundled sample annotated offline, the whole of it, as the README's first try."""
+    db = tmp_path_factory.mktemp("sample") / "sample.db"
+    done = run_terrarium(*run_args(db))
+    assert done.returncode == 0, done.stderr
+    return db, done
+
+
+@pytest.fixture(scope="module")
+def sample_store(sample_run: tuple[Path, subprocess.CompletedProcess[str]]) -> Path:
+    return sample_run[0]
+
+
+@pytest.fixture(scope="module")
+def mars_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The book's chapters I-X imported once; `mars` copies it for a test."""
+    corpus = tmp_path_factory.mktemp("mars") / "mars.db"
+    done = run_terrarium("import", str(MARS), "--out", str(corpus))
+    assert done.returncode == 0, done.stderr
+    return corpus
+
+
+@pytest.fixture
+def mars(mars_once: Path) -> Callable[[Path], Path]:
+    """Put a copy of the imported book at a path (what `terrarium import` would write there)."""
+
+    def imported(corpus: Path) -> Path:
+        shutil.copyfile(mars_once, corpus)
+        return corpus
+
+    return imported
