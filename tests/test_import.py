@@ -12,16 +12,12 @@ import pytest
 from ebooklib import epub
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.corpus.importers import (
-    Block,
-    blocks_from_asciidoc,
-    blocks_from_markdown,
-    blocks_from_text,
-    chapters_from_blocks,
-    gutenberg_title,
-    read_book,
-    strip_gutenberg,
-)
+from terrarium_dagster.corpus.importers import read_book
+from terrarium_dagster.corpus.importers.chapters import chapters_from_blocks
+from terrarium_dagster.corpus.importers.gutenberg import gutenberg_title, strip_gutenberg
+from terrarium_dagster.corpus.importers.markup import blocks_from_asciidoc, blocks_from_markdown
+from terrarium_dagster.corpus.importers.model import Block
+from terrarium_dagster.corpus.importers.plain_text import blocks_from_text
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
 from terrarium_dagster.store.annotator import GlossaryStore

@@ -1,0 +1,192 @@
+"""`terrarium import`: a book (plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB)
+as a corpus.
+
+Chapters become threads (the chapter title is the thread's title), paragraphs become story posts
+(tagged `qm_post` and `story_post`, so the agent reads them as it reads a quest master's
+updates). Scenes break where the text breaks (`* * *`, `#`, `---` lines) and after about
+`SCENE_WORDS` words, marked by a `scene_break` post. The book's title (the Gutenberg header's
+`Title:`, the EPUB's metadata, else the file's name) is recorded in a `book` table beside the
+corpus schema, so what is named after the story (the lorebook's world, the site) can say it.
+
+Every format becomes one stream of blocks (headings and paragraphs), and one set of rules keeps
+the story and drops the rest:
+
+- a Project Gutenberg header and footer of any era: the text between the last start marker
+  (`*** START OF THE/THIS PROJECT GUTENBERG EBOOK`, the 1990s `*END*THE SMALL PRINT!`) and the
+  first end marker (`*** END OF ...`, "End of Project Gutenberg's ...", "End of the Project
+  Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
+- `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`, `[Picture: ...]`)
+  markers, and soft hyphens;
+- front matter before the first heading (title page, dedication, producer credits; the dry run
+  says how many words), unless the first heading is the story's second part ("II") and the text
+  before it is story (`OPENING_WORDS`): then it is the first chapter; or it is story under no
+  heading at all (`PROLOGUE_WORDS`): then it is the "Prologue";
+- contents pages and lists of illustrations (a section so named, or one with no prose: only
+  short lines, a table; stanzas are a poem, kept);
+- front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
+  by", a title page's publication line or year: "Published March, 1909.", "MCMIX");
+- back matter (a glossary or a vocabulary, an appendix, an index, notes, a transcriber's note,
+  and what follows them that is not a numbered chapter) and lists such as a dramatis personae
+  or a map: never story; kept aside as the book's reference text (`Book.reference`, written
+  beside the corpus as `<corpus>.reference.md`).
+
+Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter 12" / "BOOK II"
+(with its title on the same or the next line), a number or Roman numeral alone or before a
+title ("IV.", "12. The Salt Road", "01 My Early Home"; not a page's running head), or a named
+section (FOREWORD, PROLOGUE, EPILOGUE, ...); not paragraphs that open with consecutive numbers
+less than a paragraph apart (a numbered list), nor a number over a line with no letter; and
+before the first numbered chapter, a title standing alone that the contents page lists. A book
+without such headings is split at bare capitalised titles standing alone ("THE SISTERS"): those
+its contents page lists (in any case,
+at the margin or centred), or, without a contents page, every such line, or, with none, titles
+in capitals or title case centred on the page, three at least ("STORY OF THE DOOR", "Story of
+the Door"). In Markdown, ATX and setext headings; in AsciiDoc (`book.asciidoc` in GITenberg's
+repositories), its section titles (`==`, or a line underlined); in an EPUB, its heading
+elements and its navigation (the table of contents names the places chapters begin).
+Consecutive headings make one title ("CHAPTER I: ON THE ARIZONA HILLS"), starting from the
+chapter's number when a book title precedes it. A foreword or prologue is a chapter like any
+other: front-matter prose that is story is kept.
+
+A file it cannot read is an `InputError` naming the problem, and nothing is written.
+`read_book` does the reading alone (`terrarium import --dry-run` prints what it found).
+
+The package, each module importing only those before it: `model` (blocks, chapters, the book),
+`gutenberg` (the wrapping), `headings` (what a heading looks like), `marks` (note and emphasis
+marks), `prose` (prose or verse), `text_headings` and `plain_text` (plain text), `markup`
+(Markdown, reStructuredText, AsciiDoc), `decoding` (a text file's encoding), `xhtml` (HTML and
+EPUB), `heading_runs` and `chapters` (from blocks to chapters), `writing` (the corpus file); and
+here the entry points, `read_book` and `import_book`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+from terrarium_dagster.corpus.importers.chapters import chapters_from_blocks
+from terrarium_dagster.corpus.importers.decoding import decoded
+from terrarium_dagster.corpus.importers.gutenberg import gutenberg_title
+from terrarium_dagster.corpus.importers.markup import (
+    blocks_from_asciidoc,
+    blocks_from_markdown,
+    blocks_from_rst,
+)
+from terrarium_dagster.corpus.importers.model import Block, Book, Chapter, ImportReport
+from terrarium_dagster.corpus.importers.plain_text import blocks_from_text
+from terrarium_dagster.corpus.importers.prose import as_prose, is_verse, prose_words
+from terrarium_dagster.corpus.importers.writing import (
+    reference_path,
+    reference_text,
+    refuse_replacing_what_is_not_a_corpus,
+    title_from_name,
+    write_corpus,
+)
+from terrarium_dagster.corpus.importers.xhtml import blocks_from_epub, blocks_from_html
+from terrarium_dagster.errors import InputError
+
+__all__ = ["Book", "Chapter", "ImportReport", "import_book", "read_book"]
+
+# This much prose in a book whose headings leave no chapter of story is one chapter of it
+# (The Tale of Peter Rabbit: 651 words), not a page of notes (a folder's README)
+STORY_UNDER_HEADINGS_WORDS = 500
+
+
+def chapters_from_text(text: str) -> list[Chapter]:
+    return chapters_from_blocks(blocks_from_text(text)).chapters
+
+
+def chapters_from_markdown(text: str) -> list[Chapter]:
+    return chapters_from_blocks(blocks_from_markdown(text)).chapters
+
+
+def read_book(path: Path) -> Book:
+    """The book at `path`: its chapters of story, its title and what was set aside."""
+    if path.is_dir():
+        raise InputError(
+            f"{path} is a folder: give the book's file (.txt, .md, .rst, .adoc, .html, .epub)"
+        )
+    if not path.is_file():
+        raise InputError(f"no file to import at {path}")
+    suffix = path.suffix.lower()
+    note = None
+    if suffix == ".epub":
+        blocks, title = blocks_from_epub(path)
+    elif suffix in (".html", ".htm", ".xhtml"):
+        blocks, title, note = blocks_from_html(path)
+    elif suffix in (".adoc", ".asciidoc", ".asc"):
+        text, note = decoded(path)
+        blocks, title = blocks_from_asciidoc(text)
+    elif suffix in (".rst", ".rest"):
+        text, note = decoded(path)
+        blocks, title = blocks_from_rst(text)
+    elif suffix in (".txt", ".text", ".md", ".markdown"):
+        text, note = decoded(path)
+        title = gutenberg_title(text)
+        reader = blocks_from_markdown if suffix in (".md", ".markdown") else blocks_from_text
+        blocks = reader(text)
+    else:
+        raise InputError(
+            f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), "
+            "reStructuredText (.rst), AsciiDoc (.adoc, .asciidoc), HTML (.html) or EPUB file"
+        )
+    book = chapters_from_blocks(blocks, title)
+    if not book.chapters and any(is_verse(block) for block in blocks):
+        # a book in verse (Paradise Lost): its stanzas are its paragraphs, read as prose is
+        verse = [part for block in blocks for part in as_prose(block)]
+        book = chapters_from_blocks(verse, title)
+    if not book.chapters:
+        # headings that leave no chapter of story (The Tale of Peter Rabbit: its title page's
+        # "First published 1902" read as front matter, "THE END" as the first heading): the
+        # whole text as one chapter, its headings lines of it, when it has the prose
+        as_text = [Block("text", block.text, block.lines) for block in blocks]
+        if prose_words(as_text) >= STORY_UNDER_HEADINGS_WORDS:
+            book = chapters_from_blocks(as_text, title)
+    if not book.chapters:
+        raise InputError(f"{path} has no story text to import (no chapter with prose)")
+    book.notes = [note] if note else []
+    return book
+
+
+def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
+    """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
+    refused (InputError, nothing read or written) unless `replace`, when it is replaced
+    atomically."""
+    source, target = Path(path), Path(out)
+    if not replace and (target.exists() or target.is_symlink()):
+        raise InputError(
+            f"--out {target} exists; nothing was changed; give --replace to write over it, or "
+            "another file name"
+        )
+    if target.is_file():
+        refuse_replacing_what_is_not_a_corpus(target)
+    book = read_book(source)
+    chapters = book.chapters
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)
+        write_corpus(partial, book, source)
+        partial.replace(target)
+    except (OSError, sqlite3.Error) as exc:  # a place the system refuses: nothing is left
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"--out {target}: cannot write there: {reason}") from None
+    reference = reference_path(target)
+    if book.reference:
+        reference.write_text(reference_text(book), encoding="utf-8")
+    else:
+        reference.unlink(missing_ok=True)
+    paragraphs = [p for chapter in chapters for p in chapter.paragraphs]
+    return ImportReport(
+        path=str(target),
+        chapters=len(chapters),
+        paragraphs=len(paragraphs),
+        words=sum(len(p.split()) for p in paragraphs),
+        title=book.title or title_from_name(source),
+        reference=str(reference) if book.reference else None,
+        sections=tuple(section.title for section in book.reference),
+        left_out=tuple(book.dropped),
+        notes=tuple(book.notes),
+    )

@@ -1,0 +1,495 @@
+"""From blocks to chapters (`chapters_from_blocks`): a book's runs of headings and the blocks
+under them as a `Book`: its chapters of story (a play's speakers joined to their speeches, the
+story told before the first heading kept), contents pages, front matter and a title page left
+out (each said in `Book.dropped`), back matter, a cast and a closing note on the author kept
+aside as reference, chapters whose titles come again named with their division."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+
+from terrarium_dagster.corpus.importers.gutenberg import CREDIT
+from terrarium_dagster.corpus.importers.heading_runs import (
+    DIVISION_END,
+    DIVISION_HEAD,
+    only_listed,
+    part_number,
+    run_division,
+    run_title,
+    sections_within,
+    sentence_heading,
+    signed,
+    titled_sections,
+)
+from terrarium_dagster.corpus.importers.headings import (
+    ARGUMENT,
+    BACK,
+    BREAK,
+    BYLINE,
+    CAST,
+    CHAPTER_NUMBER,
+    CONTENTS,
+    ENDING,
+    FRONT,
+    NAMED,
+    ONLY_NUMBER,
+    PAGE_REFERENCE,
+    SECTION_NUMBER,
+    SENTENCE_END,
+    STRONG,
+    bare_capitals,
+    shouted,
+    title_key,
+    unstopped,
+)
+from terrarium_dagster.corpus.importers.model import Block, Book, Chapter
+from terrarium_dagster.corpus.importers.prose import (
+    as_prose,
+    in_verse,
+    is_prose,
+    prose_words,
+    story_prose,
+    verse_words,
+    with_its_lines,
+)
+
+# a play's speaker set over the speech as a paragraph of its own: "FARNCOMBE.", "MRS. UPJOHN."
+_SPEAKER = re.compile(r"^(?=.*[A-Z]{2})[A-Z][A-Z'’.-]*(?: [A-Z][A-Z'’.-]*){0,3}\.$")
+SPEAKERS = 20  # a play sets its speakers so at least this often
+SPEAKER_TURNS = 3  # each of two of its speakers at least this often
+
+
+def _speakers_joined(blocks: list[Block]) -> list[Block]:
+    """A play's blocks with each speaker's name set as a paragraph of its own joined to the
+    speech under it, as a play that sets them on one line has them ("FARNCOMBE. I shall be
+    delighted."): the name alone is no paragraph of the story."""
+
+    def speaker(index: int) -> bool:
+        block = blocks[index]
+        return (
+            block.kind == "text"
+            and _SPEAKER.match(block.text) is not None
+            and not ONLY_NUMBER.match(block.text)
+            and not NAMED.match(block.text)
+            and not ARGUMENT.match(block.text)  # the label over a book's summary (the Iliad)
+            and index + 1 < len(blocks)
+            and blocks[index + 1].kind == "text"
+            and not BREAK.match(blocks[index + 1].text)
+            and _SPEAKER.match(blocks[index + 1].text) is None
+        )
+
+    turns = Counter(blocks[index].text for index in range(len(blocks)) if speaker(index))
+    if sum(turns.values()) < SPEAKERS or sum(1 for n in turns.values() if n >= SPEAKER_TURNS) < 2:
+        return blocks  # not a play's dialogue: one label over many paragraphs is no speaker
+    joined: list[Block] = []
+    skip = False
+    for index, block in enumerate(blocks):
+        if skip:
+            skip = False
+        elif speaker(index):
+            speech = blocks[index + 1]
+            lines = (block.text, *speech.lines) if speech.lines else ()
+            joined.append(Block("text", f"{block.text} {speech.text}", lines))
+            skip = True
+        else:
+            joined.append(block)
+    return joined
+
+
+def _numbered(run: list[str]) -> bool:
+    return any(CHAPTER_NUMBER.match(text) for text in run)
+
+
+def _named(run: list[str]) -> bool:
+    return any(NAMED.match(text.strip()) for text in run)
+
+
+def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
+    """The story's chapters (and what was set aside) from a book's blocks."""
+    blocks = _speakers_joined(blocks)
+    runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
+    items: list[Block | list[str]] = []
+    in_contents = False  # under a contents page's heading, before any prose
+    for index, block in enumerate(blocks):
+        under_a_heading = bool(items) and isinstance(items[-1], list)
+        if block.kind == "heading" and under_a_heading and sentence_heading(block.text):
+            block = Block("text", block.text, block.lines)  # "NOW this is the next tale, ..."
+        if block.kind == "heading" and DIVISION_END.match(block.text.strip()):
+            # the last line of the division before, as the plain text sets it, never the next
+            # one's heading (The 'Mind the Paint' Girl's HTML: "<h4>END OF THE FIRST ACT.</h4>"
+            # over "<h3>THE SECOND ACT</h3>" titled the act "END OF THE FIRST ACT.: THE SECOND
+            # ACT")
+            block = Block("text", block.text, block.lines)
+        if block.kind == "heading":
+            in_contents = CONTENTS.match(block.text.strip()) is not None
+        elif is_prose(block):
+            in_contents = False
+        elif (
+            in_contents
+            and len(block.lines) <= 1
+            and bare_capitals(unstopped(block.text))
+            and index + 1 < len(blocks)
+            and is_prose(blocks[index + 1])
+        ):
+            # a title in capitals set as a paragraph under a contents page's heading, over prose
+            # of its own, heads that prose (Huckleberry Finn's HTML: "EXPLANATORY", the
+            # author's note, a <p> after the list of illustrations, was left out with it)
+            block = Block("heading", block.text, block.lines)
+            in_contents = False
+        if block.kind != "heading":
+            items.append(block)
+        elif items and isinstance(items[-1], list):
+            items[-1].append(block.text)
+        else:
+            runs.append([block.text])
+            items.append(runs[-1])
+    # a book whose chapters are numbered, not a collection of titled stories one of which is
+    # told in numbered parts (Grimms' Fairy Tales: "THE ADVENTURES OF CHANTICLEER AND PARTLET"
+    # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen
+    # tales headed by their titles alone: the 44 tales after it ran together as its third
+    # part's text). The titles under a book's numbered parts are its poems or its scenes.
+    numbered_runs = sum(1 for run in runs if _numbered(run))
+    titled_first = sum(
+        1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
+    )
+    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first
+    book_key = title_key(title) if title else None  # the book's own title set over a chapter's
+    # a collection whose stories are numbered in sections from "I" under their titles (The Lady
+    # with the Dog and Other Stories; The Awakening and Selected Short Stories, its novel's
+    # chapters too): each section is a chapter named with its story ("THE BLACK MONK: II"), and
+    # a title over no number heads a chapter of its own ("A DOCTOR'S VISIT")
+    collection = sum(1 for run in runs if titled_sections(run, book_key)) >= 2
+    story: str | None = None  # the collection's story whose sections come
+    sections: list[tuple[str | None, list[Block]]] = [(None, [])]
+    divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
+    division: str | None = None
+    numbered_seen = sectioned = False
+    listed_pages: set[str] = set()  # the names of contents pages set as headings alone
+    under_contents: set[str] = set()  # the names of runs of headings under a contents heading
+    last: Block | None = None  # the paragraph before a run of headings
+    told_in: int | None = None  # the last part read of a story told in numbered parts
+    first_part: str | None = None  # the heading of such a story's first part
+    for item in items:
+        if isinstance(item, Block):
+            sections[-1][1].append(item)
+            last = item
+            continue
+        if signed(last, item):
+            # a letter's signature under its valediction ("Yours ever, &c.," then "C. VERNON"),
+            # set right over the next heading ("CONCLUSION"): the letter's last line
+            sections[-1][1].append(Block("text", item[0]))
+            item = item[1:]
+        last = None
+        part = None if numbered_book else part_number(item[-1])
+        if told_in is not None and len(item) == 1 and part == told_in + 1:
+            sections[-1][1].append(Block("text", item[0]))  # "2. HOW CHANTICLEER AND ..."
+            told_in = part
+            continue
+        told_in = first_part = None
+        if part == 1 and len(item) >= 2 and not _numbered(item[:-1]) and not _named(item[:-1]):
+            # a titled story told in numbered parts, in a book of titled stories (Grimms'
+            # "THE ADVENTURES OF CHANTICLEER AND PARTLET" over "1. HOW THEY WENT TO THE
+            # MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", "THE WEDDING OF MRS FOX" over "FIRST
+            # STORY", "SECOND STORY"): one chapter, the story's, each part's heading a line of it
+            told_in, first_part, item = 1, item[-1], item[:-1]
+        if sectioned and all(SECTION_NUMBER.match(text) for text in item):
+            sections[-1][1].append(Block("text", "* * *"))  # "II." inside "ADVENTURE I. ..."
+            continue
+        bylined = any(BYLINE.match(text) for text in item[1:])  # another work, appended
+        if (
+            numbered_book
+            and not collection
+            and numbered_seen
+            and not _numbered(item)
+            and not _named(item)
+            and not bylined
+        ):
+            # a heading inside a chapter of a book whose chapters are numbered: a poem's or a
+            # letter's title, kept as a line of the chapter
+            sections[-1][1].extend(Block("text", text) for text in item)
+            continue
+        byline = max(
+            (i for i, text in enumerate(item) if BYLINE.match(text) and len(text.split()) > 1),
+            default=None,
+        )
+        rest = item[byline + 1 :] if byline is not None else []
+        if len(sections) == 1 and rest and not all(title_key(t) in (book_key or "") for t in rest):
+            # the title page set in headings over the first section's own heading (Evelina's
+            # HTML: "or", "THE HISTORY OF ...", "1778", "By Fanny Burney" over "ORIGINAL
+            # INSCRIPTION: TO DR. BURNEY"): what its byline ends is no part of that title; not
+            # the rest of the book's title under its byline (Huckleberry Finn's "Complete")
+            item = rest
+        # the book's own title set over its first chapter's ("DUBLINERS") is no part of that
+        # chapter's; over bylines alone it heads the title page (The Prince's HTML), left as it
+        # is, and alone under a contents page's heading it is the first chapter's own (The Turn
+        # of the Screw's HTML, whose prologue has no other)
+        wrapped_title = next(
+            (k for k in range(len(item) - 1, 1, -1) if title_key(" ".join(item[:k])) == book_key),
+            None,
+        )
+        if book_key and wrapped_title and any(not BYLINE.match(t) for t in item[wrapped_title:]):
+            # so is the book's title set over it on two lines or more (The 'Mind the Paint'
+            # Girl's HTML: "THE “MIND THE PAINT”<br>GIRL" over "THE FIRST ACT"), but not over
+            # bylines alone: a title page (Tristram Shandy's HTML, "THE LIFE AND OPINIONS OF<br
+            # />TRISTRAM SHANDY,<br />GENTLEMAN." over "By Laurence Sterne")
+            item = item[wrapped_title:]
+        after = 1 + max((i for i, t in enumerate(item) if CONTENTS.match(t.strip())), default=-1)
+        head = [t for t in item[:after] if title_key(t) != book_key]
+        tail = [t for t in item[after:] if title_key(t) != book_key] or item[after:]
+        kept = head + tail
+        if book_key and any(not BYLINE.match(t) for t in kept):
+            item = kept
+        # a contents page set as headings (three numbered ones or more, nothing between them)
+        # heads no chapter: a titled section after it is one of its own (Moby-Dick's
+        # "ETYMOLOGY.", after "CHAPTER 1. Loomings." to "CHAPTER 135. ..." listed)
+        listing = sum(1 for text in item if CHAPTER_NUMBER.match(text)) >= 3
+        numbered_seen = numbered_seen or (_numbered(item) and not listing)
+        sectioned = sections_within(item)
+        division = run_division(item) or division
+        name = run_title(item)
+        if only_listed(item):  # "CHAPTER 1. Loomings … CHAPTER 135. The Chase.—Third Day"
+            name = f"{next(t for t in item if CHAPTER_NUMBER.match(t))} … {item[-1]}"
+            listed_pages.add(name)
+        elif any(CONTENTS.match(text.strip()) for text in item[:-1]):
+            under_contents.add(name)  # "CONTENTS" over "CHAPTER I" and "Page" (Dracula's)
+        if collection:
+            number = item[-1].strip().rstrip(".")
+            if titled_sections(item, book_key):
+                story = run_title(item[:-1])  # "THE BLACK MONK" over its section "I"
+                name = f"{story}: {number}"
+            elif story and all(SECTION_NUMBER.match(text.strip()) for text in item):
+                name = f"{story}: {number}"
+            else:
+                story = None
+        sections.append((name, [Block("text", first_part)] if first_part else []))
+        divisions[id(sections[-1][1])] = division
+    headed = [section for section in sections if section[0] is not None]
+    found = Book(title, [])
+    if not headed:  # no headings: the whole text is one chapter
+        body = [b for b in sections[0][1] if not CREDIT.match(b.text)]
+        chapter = _chapter("Text", body)
+        prose = chapter.is_story() and any(is_prose(b) for b in body)  # not a file listing
+        found.chapters = [chapter] if prose else []
+        return found
+    leading = sections[0][1]
+    opening = _opening(leading, headed[0][0]) or _prologue(leading)
+    if opening is not None:
+        found.chapters.append(opening)
+    elif words := prose_words(leading) + verse_words(leading):  # said, never dropped unseen
+        found.dropped.append(f"{words} words before the first heading (front matter)")
+    back = False
+    for index, (name, body) in enumerate(headed):
+        assert name is not None
+        plain = name.strip().rstrip(".:")
+        last = plain.split(": ")[-1]
+        if (
+            CONTENTS.match(plain)
+            or CONTENTS.match(last)
+            or name in listed_pages
+            or (name in under_contents and not any(is_prose(b) for b in body))
+        ):  # a contents page; under its heading, a chapter's heading with no prose its line
+            prose = prose_words(body)  # said, never dropped unseen
+            found.dropped.append(
+                f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
+            )
+            continue
+        if FRONT.match(plain) or FRONT.match(last):
+            # a copyright line over the story's first part, told before any heading
+            following = headed[index + 1][0] if index + 1 < len(headed) else None
+            opening = _opening(body, following)
+            if opening is None and following is None and prose_words(body) >= PROLOGUE_WORDS:
+                # the last heading, over a story told under no heading of its own (Daddy-Long-
+                # Legs under "Copyright 1912 by The Century Company"): the story, from its prose
+                opening = _from_first_prose("Text", body)
+            if opening is None:
+                found.dropped.append(f"{name} (front matter)")
+            else:
+                found.chapters.append(opening)
+            continue
+        if CAST.match(plain) or CAST.match(last):
+            chapter = _chapter(name, body)
+            if chapter.paragraphs:
+                found.reference.append(chapter)
+            continue
+        if (BACK.match(plain) or BACK.match(last)) and not found.chapters:
+            # a transcriber's note above the story (Candide's HTML) is front matter
+            found.dropped.append(f"{name} (front matter)")
+            continue
+        if (
+            BACK.match(plain)
+            or BACK.match(last)
+            # or what a run of headings opens with, over the next ones (The Little Colonel's
+            # Hero's HTML: "THE END." over its publisher's "Selections from ... THE BLUE BONNET
+            # SERIES", which with the ten series after it had been eleven chapters)
+            or (BACK.match(plain.split(": ")[0]) and not CHAPTER_NUMBER.match(last))
+        ):
+            back = True
+        elif back and CHAPTER_NUMBER.match(plain):
+            back = False  # a numbered chapter after a note: story again
+        chapter = _chapter(name, body)
+        if back:
+            if chapter.paragraphs:
+                found.reference.append(chapter)
+            continue
+        if in_verse(body):
+            # a canto or a poem of a book that has prose too (The Song of Hiawatha's
+            # introductory note): its stanzas are its paragraphs, as a book in verse has
+            chapter = _chapter(name, [part for block in body for part in as_prose(block)])
+        elif not any(is_prose(b) for b in body) and not (
+            numbered_book and found.chapters and _short_chapter(plain, body)
+        ):
+            found.dropped.append(f"{name} (no prose)")
+            continue
+        if (
+            numbered_book
+            and ENDING.match(plain)
+            and not any(CHAPTER_NUMBER.match(chapter.title) for chapter in found.chapters)
+        ):
+            # a postscript before the first numbered chapter ends a notice of the author, not
+            # the story (Persuasion's EPUB, whose notice has no heading of its own)
+            found.dropped.append(f"{name} (front matter: an ending before the first chapter)")
+            continue
+        if "project gutenberg" in " ".join(b.text for b in body[:3]).casefold():
+            found.dropped.append(f"{name} (licence)")
+            continue
+        found.chapters.append(chapter)
+        divisions[id(chapter)] = divisions.get(id(body))
+    if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
+        found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
+    if found.chapters and (note := _closing_note(found.chapters[-1])):
+        found.reference.append(note)
+    _named_by_division(found.chapters, divisions)
+    return found
+
+
+# a person's years, given as a note on an author gives them: "Jacob (1785-1863)"
+_LIFE_YEARS = re.compile(r"\(\s*\d{3,4}\s*[-–—]+\s*\d{3,4}\s*\)")
+CLOSING_NOTE_WORDS = 400  # a note on the author after the story's last scene is this short
+CLOSING_NOTE_OPENING = 120  # and gives the years of someone it names this early
+
+
+def _closing_note(chapter: Chapter) -> Chapter | None:
+    """A note on the author set after the last chapter's last scene, under no heading (Grimms'
+    Fairy Tales: "The Brothers Grimm, Jacob (1785-1863) and Wilhelm (1786-1859), were born in
+    Hanau, ..." after "*****" and the last tale): a scene of its own, short, whose first
+    paragraph opens by giving someone's years. Taken out of the chapter as reference."""
+    if len(chapter.scenes) < 2:
+        return None
+    last = chapter.scenes[-1]
+    if not last or sum(len(p.split()) for p in last) > CLOSING_NOTE_WORDS:
+        return None
+    if not _LIFE_YEARS.search(last[0][:CLOSING_NOTE_OPENING]):
+        return None
+    chapter.scenes.pop()
+    return Chapter("A note on the author", [last])
+
+
+def _short_chapter(title: str, body: list[Block]) -> bool:
+    """Whether a numbered chapter under `PROSE_WORDS` a paragraph is story all the same: a
+    chapter's number (not a book's or a part's) over a sentence or more (Tristram Shandy's
+    "Chapter 2.XL.": "Is this a fit time, said my father to himself, to talk of Pensions and
+    Grenadiers?"), not over a title, a list or a "(blank page)"."""
+    chapter = STRONG.match(title) or ONLY_NUMBER.match(title)  # "Chapter 2.XL", "XL."
+    if not chapter or DIVISION_HEAD.match(title):
+        return False  # nor a contents page's "II. What became of Candide among the" (wrapped)
+    return any(
+        block.kind == "text"
+        and len(block.text.split()) >= SHORT_CHAPTER_WORDS
+        and SENTENCE_END.search(block.text) is not None
+        and not shouted(block.text)
+        and not any(
+            PAGE_REFERENCE.search(line) or line.rstrip()[-1:].isdigit()
+            for line in block.lines or (block.text,)
+        )
+        for block in body
+    )
+
+
+SHORT_CHAPTER_WORDS = 5  # a sentence of a short chapter has this many words at least
+
+
+def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]) -> None:
+    """Chapters whose titles come again in the book ("CHAPTER I" of each of War and Peace's
+    fifteen books: seventeen alike) are named with their division ("BOOK TWO: 1805: CHAPTER
+    I"), so a reader and a source can tell them apart, and so is every other chapter of those
+    divisions (Notes from the Underground's "XI", the one number Part II has not: "PART I:
+    Underground: XI" among "PART I: Underground: X" and the rest); the chapters of other
+    divisions, with titles of their own, stay as they are."""
+    seen = Counter(chapter.title for chapter in chapters)
+    named = {divisions.get(id(chapter)) for chapter in chapters if seen[chapter.title] > 1}
+    for chapter in chapters:
+        division = divisions.get(id(chapter))
+        if division in named and division and not chapter.title.startswith(division):
+            chapter.title = f"{division}: {chapter.title}"
+
+
+# Prose before the first heading, or under a front matter's heading, when the first heading is
+# the story's second part ("II", "Chapter 2") and this much prose or more, is the first part,
+# told before any heading of its own (Metamorphosis's part I in an old edition, under its
+# copyright line), not front matter; a dedication or an etymology before "Chapter 1" stays out.
+OPENING_WORDS = 1000
+_SECOND = re.compile(r"^(?:(?:chapter|part|book)\s+)?(?:ii|2|two)\b(?![\w'’])", re.IGNORECASE)
+
+
+def _opening(blocks: list[Block], first_heading: str | None) -> Chapter | None:
+    """The chapter the text before the first heading is when that heading is the second part's
+    and the text is story (`OPENING_WORDS` of prose or more), titled "I" (or "1" before "2");
+    None when it is front matter, which is dropped."""
+    if first_heading is None or _SECOND.match(first_heading.strip()) is None:
+        return None
+    if prose_words(blocks) < OPENING_WORDS:
+        return None
+    title = "1" if re.search(r"\b2\b", first_heading) else "I"
+    return _from_first_prose(title, blocks)
+
+
+def _prologue(blocks: list[Block]) -> Chapter | None:
+    """The text before the first heading, under no heading at all, when it is story told before
+    the first chapter (`PROLOGUE_WORDS` of prose or more: The Turn of the Screw's frame, under
+    the book's title), as a chapter "Prologue"; None for a title page, a dedication or credits."""
+    if prose_words(blocks) < PROLOGUE_WORDS:
+        return None
+    return _from_first_prose("Prologue", blocks)
+
+
+def _from_first_prose(title: str, blocks: list[Block]) -> Chapter:
+    """A chapter of `blocks` from their first paragraph of prose: the title, author and credits
+    above it stay out."""
+    return _chapter(title, blocks[blocks.index(story_prose(blocks)[0]) :])
+
+
+PROLOGUE_WORDS = 2000  # story told under no heading before the first chapter is this long
+
+
+TITLE_PAGE_WORDS = 500  # a book's title over more than this is a story told under it
+
+
+def _title_page(chapter: Chapter, book_title: str | None) -> bool:
+    """Whether a first chapter headed by the book's own title ("TREASURE ISLAND" over a
+    dedication and a poem to the reader, an epigraph), or by a byline or a translator's credit
+    alone, is its title page, not story."""
+    if not book_title or chapter.words > TITLE_PAGE_WORDS:
+        return False
+    if BYLINE.match(chapter.title) and len(chapter.title.split()) > 2:
+        # headed by a credit alone, the book's title and author dropped from over it (Madame
+        # Bovary's HTML: "Translated from the French by Eleanor Marx-Aveling" over a dedication)
+        return True
+    parts = chapter.title.split(": ")
+    if _named(parts) or _numbered(parts):  # "The Island of Doctor Moreau: INTRODUCTION."
+        return False
+    book = title_key(book_title)
+    # "THE MODERN LIBRARY: OF THE WORLD'S BEST BOOKS: CANDIDE BY VOLTAIRE" heads one too
+    headings = [title_key(chapter.title), *(title_key(part) for part in parts[1:])]
+    return any(h and (h.startswith(book) or book.startswith(h)) for h in headings)
+
+
+def _chapter(name: str, body: list[Block]) -> Chapter:
+    chapter = Chapter(name)
+    for block in body:
+        if block.text == "* * *" or BREAK.match(block.text):
+            chapter.scene_break()
+        elif block.text:
+            chapter.add(with_its_lines(block))
+    return chapter

@@ -1,0 +1,104 @@
+"""Project Gutenberg's wrapping, in every era's wording: the span of a text inside its header
+and footer (`story_span`, `strip_gutenberg`), the header's title (`gutenberg_title`),
+illustration markers and soft hyphens (`without_illustrations`), a producer's credit
+(`CREDIT`); and a text's lines, whatever ends them (`split_lines`)."""
+
+from __future__ import annotations
+
+import re
+
+_START_MARKERS = re.compile(
+    r"^\s*\*{3}\s*START OF (?:THE|THIS) PROJECT GUTENBERG"
+    r"|^\s*\*+\s*END\s*\*?\s*THE SMALL PRINT",
+    re.I,
+)
+_END_MARKERS = re.compile(
+    r"^\s*\*{3}\s*END OF (?:THE|THIS) PROJECT GUTENBERG"
+    r"|^\s*(?:The )?End of (?:the |this )?Project Gutenberg(?:'s|’s)?\b"
+    r"|^\s*\*{3}\s*START:? FULL LICENSE",
+    re.I,
+)
+# the 1990s trailer an HTML edition may end with (Dorian Gray's dgray10h.htm); the same line
+# opens the header of its text editions, so it ends the story only in the second half
+_LATE_END_MARKERS = re.compile(r"^\s*\*+\s*This file should be named\b", re.I)
+_GUTENBERG_TITLE = re.compile(r"^\s*Title:\s*(.+?)\s*$", re.M)
+# "[Illustration: ...]", "[Frontispiece]", "[Picture: Man reading book]" (Three Men in a Boat)
+_ILLUSTRATION = re.compile(r"\[\s*(?:(?:Illustration|Frontispiece)\b|Picture:)[^\]]*\]", re.I)
+# the 1990s editions' header line, where no "Title:" is given: "*The Project Gutenberg Etext of
+# Jane Eyre, by Charlotte Bronte*", "*Project Gutenberg's The Picture of Dorian Gray by Oscar
+# Wilde*" (that form only with its byline)
+_ETEXT_OF = re.compile(
+    r"^[\s*]*(?:This is )?(?:The )?Project Gutenberg"
+    r"(?:(?:'s|’s)? E-?(?:text|book) of |(?:'s|’s)? E-?(?:text|book) (?=.+, by )"
+    r"|(?:'s|’s) (?=.+ by ))"
+    r"(.+?)[\s*]*$",
+    re.M | re.I,
+)
+_ETEXT_BYLINE = re.compile(r",?\s+by(?:\s+\S.*)?$", re.I)  # "..., by Victor Hugo"; "... by" wrapped
+CREDIT = re.compile(
+    r"^(?:produced by|prepared by|e-?text prepared by|this e-?text was prepared|transcribed "
+    r"from|transcriber'?s? notes?\b)",
+    re.I,
+)
+
+
+def story_span(texts: list[str]) -> tuple[int, int]:
+    """Indexes [start, end) of what lies inside Project Gutenberg's wrapping (all of it when
+    there is none): after the last start marker of the first half, before the first end marker
+    after it."""
+    start = 0
+    half = max(1, len(texts) // 2)
+    for index, text in enumerate(texts[:half]):
+        if _START_MARKERS.match(text):
+            start = index + 1
+    end = len(texts)
+    for index in range(start, len(texts)):
+        if _END_MARKERS.match(texts[index]) or (
+            index >= half and _LATE_END_MARKERS.match(texts[index])
+        ):
+            end = index
+            break
+    return start, end
+
+
+_LINE_END = re.compile(r"\r*\n|\r")  # "\r\r\n" too: a CRLF file converted once more
+
+
+def split_lines(text: str) -> list[str]:
+    """A text's lines, whatever ends them: a line feed, a carriage return, or carriage returns
+    and a line feed ("\r\n"; "\r\r\n" in Great Expectations' grexp10a.txt, where reading
+    each "\r" as a line's end made every line a paragraph of its own)."""
+    return _LINE_END.split(text)
+
+
+def strip_gutenberg(text: str) -> str:
+    """The text inside a Project Gutenberg header and footer (the whole text without them)."""
+    lines = split_lines(text)
+    start, end = story_span(lines)
+    return "\n".join(lines[start:end])
+
+
+def gutenberg_title(text: str) -> str | None:
+    """The `Title:` of a Project Gutenberg header, if the text has one before its story."""
+    head = text[:20_000]
+    marker = re.search(_START_MARKERS.pattern, head, re.I | re.M)
+    match = _GUTENBERG_TITLE.search(head[: marker.start()] if marker else head)
+    if match is None:
+        etext = _ETEXT_OF.search(head[:3000])
+        title = _ETEXT_BYLINE.sub("", etext.group(1)) if etext else ""
+        return " ".join(title.split()).strip('"“”') or None
+    # a header whose lines an HTML edition runs together: "Title: X Author: Y Release Date: ..."
+    title = _NEXT_FIELD.split(match.group(1), maxsplit=1)[0]
+    return " ".join(title.split()) or None
+
+
+_NEXT_FIELD = re.compile(
+    r"\s+(?:Author|Authors|Translator|Illustrator|Editor|Release Date|Posting Date|Language|"
+    r"Character set encoding|Produced by|Credits|Most recently updated|Original publication):",
+)
+
+
+def without_illustrations(text: str) -> str:
+    """The text without illustration markers and soft hyphens (U+00AD, a hyphenation hint:
+    *Huckleberry Finn*'s hfinn11.txt has 983, "Aunt Polly -\xad Tom's Aunt Polly")."""
+    return _ILLUSTRATION.sub("", text).replace("\xad", "")

@@ -1,0 +1,61 @@
+"""Marks in a book's text that are none of its words: a footnote's number set against a word
+(`NOTE_MARK`, in braces or parentheses too), in parentheses set apart (`without_loose_notes`)
+or in brackets, and plain text's _emphasis_ (`unmarked`); and a plain-text heading as a title
+(`plain_title`)."""
+
+from __future__ import annotations
+
+import re
+
+# a footnote's number set against the word or quotation it annotates: 'a _fagot!_4 Take'
+BRACED_NOTE = (  # a number, or a number and a letter: Beowulf's "{0a}", "{1b}"
+    r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’']))\{\d{1,3}[a-z]?\}"  # 'the gig,"{1} luckily'
+    r"|\s+\{\d{1,3}[a-z]?\}(?=\s|$)"  # after a space: "woods of half a stang, {301} and"
+)
+# in parentheses against the word: "Shakespere(1) have", "ARGUMENT.(40)" (the Iliad's 6130-0.txt,
+# 291 of them); not a list's "—(1) political, (2) administrative"
+PAREN_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’'_]))\(\d{1,3}\)(?=[\s.,;:!?\"”’')—-]|$)"
+NOTE_MARK = re.compile(
+    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{BRACED_NOTE}|{PAREN_NOTE}"
+)
+# and, in a book that sets its notes so (`PAREN_NOTES` of them or more), in parentheses after a
+# stop and a space or after a closing parenthesis: 'the secret of the poet." (16)', "memory, (25)
+# is", "(his native place)(161)" (the Iliad's 6130-0.txt); not a list's "(1) political, (2)
+# administrative", its numbers one after the other in the paragraph
+_LOOSE_PAREN_NOTE = re.compile(
+    r"(?:(?<=[.,;:!?\"”’'])\s+|(?<=\)))\((\d{1,3})\)(?=[\s.,;:!?\"”’')—-]|$)"
+)
+PAREN_NOTES = 3
+
+
+def without_loose_notes(text: str) -> str:
+    """A paragraph without its note marks in parentheses set apart (`_LOOSE_PAREN_NOTE`)."""
+    numbers = {int(number) for number in re.findall(r"\((\d{1,3})\)", text)}
+
+    def mark(found: re.Match[str]) -> str:
+        number = int(found.group(1))
+        return found.group(0) if {number - 1, number + 1} & numbers else ""
+
+    return _LOOSE_PAREN_NOTE.sub(mark, text)
+
+
+# plain text's _italics_ (never a blank for a name: "Mr. ____")
+_EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
+# a footnote's number in brackets after a word: "Pangloss[1]", "WHO THEY WERE.[34]"
+_BRACKETED_NOTE = re.compile(r"(?<=\S)\[\d{1,3}\]")
+
+
+def unmarked(text: str) -> str:
+    """Plain text's words without its _emphasis_ marks and bracketed note numbers."""
+    return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
+
+
+# "Underground*": a footnote's mark; "ARGUMENT.(40)"
+_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}")
+
+
+def plain_title(text: str) -> str:
+    """A heading of a plain-text book as a title: `unmarked`, without a footnote's mark at its
+    end ("Underground*", Notes from the Underground), one space between words ("III.  THE
+    RECOGNITION" is "III. THE RECOGNITION")."""
+    return " ".join(_TITLE_NOTE_MARK.sub("", unmarked(text)).split())

@@ -1,0 +1,128 @@
+"""A plain-text book as blocks (`blocks_from_text`): inside its Gutenberg wrapping, without a
+printed edition's page numbers, a letter-spaced title read as its words, each paragraph joined
+from its lines without note marks, and headings where `text_headings` finds them."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from terrarium_dagster.corpus.importers.gutenberg import strip_gutenberg, without_illustrations
+from terrarium_dagster.corpus.importers.headings import BREAK
+from terrarium_dagster.corpus.importers.marks import (
+    NOTE_MARK,
+    PAREN_NOTE,
+    PAREN_NOTES,
+    plain_title,
+    unmarked,
+    without_loose_notes,
+)
+from terrarium_dagster.corpus.importers.model import Block
+from terrarium_dagster.corpus.importers.text_headings import isolated, subtitle_lines, text_headings
+
+# a title set letter-spaced: "P R E F A C E", "T O M   S A W Y E R" (Tom Sawyer's 74.txt); its
+# capitals a space apart, its words three spaces or more
+_LETTER_SPACED = re.compile(r"^[A-Z](?: [A-Z])+(?: {3,}[A-Z](?: [A-Z])+)*$")
+LETTER_SPACED_LETTERS = 5  # "A B C" in a sentence of the story is no title
+
+
+def _unspaced(lines: list[str], index: int) -> str:
+    """The line at `index`, a letter-spaced title standing alone read as its words ("PREFACE",
+    "TOM SAWYER"), centred where it was; any other line as it is."""
+    raw = lines[index]
+    line = raw.strip()
+    if not _LETTER_SPACED.match(line) or not isolated(lines, index):
+        return raw
+    words = ["".join(word.split()) for word in re.split(r" {3,}", line)]
+    if sum(len(word) for word in words) < LETTER_SPACED_LETTERS:
+        return raw
+    text = " ".join(words)
+    indent = len(raw) - len(raw.lstrip()) + (len(line) - len(text)) // 2
+    return " " * indent + text if raw[:1].isspace() else text
+
+
+_NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
+
+
+def blocks_from_text(text: str) -> list[Block]:
+    """Headings and paragraphs of a plain-text book (inside its Gutenberg wrapping)."""
+    lines = _without_page_marks(without_illustrations(strip_gutenberg(text)).split("\n"))
+    # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
+    lines = [line[1:] if line.startswith(">From ") else line for line in lines]
+    lines = [_unspaced(lines, index) for index in range(len(lines))]
+    headings = text_headings(lines)
+    loose_notes = len(re.findall(PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
+    blocks: list[Block] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph and (notes := _NOTES_OPENING.match(paragraph[0].strip())):
+            blocks.append(Block("heading", notes.group(1)))  # "FOOTNOTES: 1 [ Patois ...]"
+            paragraph[0] = notes.group(2)
+        if paragraph:
+            joined = NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
+            joined = unmarked(without_loose_notes(joined) if loose_notes else joined)
+            blocks.append(Block("text", joined, tuple(paragraph)))
+        paragraph.clear()
+
+    skip: set[int] = set()
+    for index, raw in enumerate(lines):
+        if index in skip:
+            continue
+        line = raw.strip()
+        if not line:
+            flush()
+            continue
+        if index in headings:
+            flush()
+            heading = headings[index]
+            wrapped = [lines[below].strip() for below in heading.wrapped]
+            heading_text = " ".join([line, *wrapped]).rstrip(".")
+            blocks.append(Block("heading", plain_title(heading_text)))
+            skip.update(heading.wrapped)
+            if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
+                taken = list(heading.titled) or subtitle_lines(lines, heading.subtitle)
+                title = " ".join(lines[i].strip() for i in taken)
+                if heading.titled:  # "Loomings." reads "Loomings", as "CHAPTER 1. Loomings."
+                    title = title.removesuffix(".")
+                blocks.append(Block("heading", plain_title(title)))
+                skip.update(taken)
+            continue
+        if BREAK.match(line):
+            flush()
+            blocks.append(Block("text", "* * *"))
+            continue
+        paragraph.append(raw.rstrip())
+    flush()
+    return blocks
+
+
+# a printed page's number on a line of its own ("29)", "{29}", "[Pg 29]", "[p. 29]")
+_PAGE_MARK = re.compile(r"^(?:\(?(\d{1,4})\)|\{(\d{1,4})\}|\[(?:Pg|Page|p\.)\s*(\d{1,4})\])$", re.I)
+PAGE_MARKS = 3  # this many, mostly rising, and a book's lines of numbers alone are its pages
+
+
+def _without_page_marks(lines: list[str]) -> list[str]:
+    """The lines without a printed edition's page numbers set on lines of their own (Jekyll
+    and Hyde's "29)": 107 paragraphs of a number, and sentences cut in two by them): a page
+    number between two parts of one paragraph joins them again. Only where there are
+    `PAGE_MARKS` or more, in rising order: a lone "(3)" stays what it is."""
+    marks = [
+        (index, int(next(group for group in found.groups() if group)))
+        for index, line in enumerate(lines)
+        if (found := _PAGE_MARK.match(line.strip())) and isolated(lines, index)
+    ]
+    rising = sum(1 for (_, a), (_, b) in itertools.pairwise(marks) if b > a)
+    if len(marks) < PAGE_MARKS or rising * 5 < (len(marks) - 1) * 4:
+        return lines
+    dropped: set[int] = set()
+    for index, _number in marks:
+        dropped.add(index)
+        before = next((i for i in range(index - 1, -1, -1) if lines[i].strip()), None)
+        after = next((i for i in range(index + 1, len(lines)) if lines[i].strip()), None)
+        if before is None or after is None:
+            continue
+        ends = re.search(r"[.!?:;\"”’)\]]$", lines[before].strip())
+        if not ends and lines[after].strip()[0].islower():  # one paragraph, cut by the page
+            dropped.update(range(before + 1, after))
+    return [line for index, line in enumerate(lines) if index not in dropped]
