@@ -92,14 +92,6 @@ __all__ = ["Book", "Chapter", "ImportReport", "import_book", "read_book"]
 STORY_UNDER_HEADINGS_WORDS = 500
 
 
-def chapters_from_text(text: str) -> list[Chapter]:
-    return chapters_from_blocks(blocks_from_text(text)).chapters
-
-
-def chapters_from_markdown(text: str) -> list[Chapter]:
-    return chapters_from_blocks(blocks_from_markdown(text)).chapters
-
-
 def read_book(path: Path) -> Book:
     """The book at `path`: its chapters of story, its title and what was set aside."""
     if path.is_dir():
