@@ -35,8 +35,8 @@ from terrarium_dagster.corpus.importers.model import Block
 from terrarium_dagster.corpus.importers.prose import STANZA_WORDS
 from terrarium_dagster.errors import InputError
 
-# a printed page's number: Gutenberg's `pagenum`, and `pageno`, `page-num`, `pgnum` elsewhere
-# a printed page's number; "tei-pb", a page break of an edition made from TEI (the Iliad's HTML)
+# a printed page's number: Gutenberg's `pagenum`, and `pageno`, `page-num`, `pgnum` elsewhere;
+# "tei-pb", a page break of an edition made from TEI (the Iliad's HTML)
 _PAGE_CLASS = re.compile(r"\b(?:page-?num(?:ber)?|pageno|pgnum|tei-pb)\b", re.I)
 _NOTE_REFERENCE = re.compile(r"^(?:\[\s*\d{1,3}\s*\]|\d{1,3}|[*†‡])$")
 _PICTURE = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|bmp|tiff?)$", re.I)
