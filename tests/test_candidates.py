@@ -6,14 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from terrarium_dagster.terms.candidates import (
-    Candidate,
-    calendar_names,
+from terrarium_dagster.terms.candidates import Candidate, calendar_names, find_candidates
+from terrarium_dagster.terms.english import is_common_word, is_descriptive_compound
+from terrarium_dagster.terms.text_search import (
     cut_at_words,
-    find_candidates,
     find_term,
-    is_common_word,
-    is_descriptive_compound,
     mask_markup,
     sentence_at,
     sentences_with,

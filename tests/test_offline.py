@@ -42,7 +42,8 @@ from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.model.server_answers import parse_context_overflow
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance
-from terrarium_dagster.terms.candidates import find_candidates, spoken_word_of
+from terrarium_dagster.terms.candidates import find_candidates
+from terrarium_dagster.terms.english import spoken_word_of
 from tests.support.corpus_builder import PostSpec, ThreadSpec, build_corpus
 
 TOOLS = default_registry().schemas()

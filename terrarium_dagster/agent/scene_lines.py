@@ -14,7 +14,7 @@ from terrarium_dagster.context.state import Message
 from terrarium_dagster.corpus.units import Scene
 from terrarium_dagster.store.models import Entry
 from terrarium_dagster.store.normalize import form_key
-from terrarium_dagster.terms.candidates import is_english_word
+from terrarium_dagster.terms.english import is_english_word
 
 MAX_KNOWN_LINES = 80
 CHARS_PER_TOKEN = 4

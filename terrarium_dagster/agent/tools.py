@@ -62,7 +62,7 @@ from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.inputs import parse_entry_id
 from terrarium_dagster.store.models import Entry, ProvenanceIn
 from terrarium_dagster.store.normalize import find_quotation, normalize_term
-from terrarium_dagster.terms.candidates import cut_at_words, first_term, sentence_at
+from terrarium_dagster.terms.text_search import cut_at_words, first_term, sentence_at
 
 if TYPE_CHECKING:
     from terrarium_dagster.corpus.reader import Corpus

@@ -14,9 +14,7 @@ from terrarium_dagster.curation.review_prompt import (
     NOT_NAMED_SINCE,
     QM_LABEL,
 )
-from terrarium_dagster.terms.candidates import (
-    find_term,
-)
+from terrarium_dagster.terms.text_search import find_term
 
 _POST_REF = re.compile(r">>(\d+)")
 

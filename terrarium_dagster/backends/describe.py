@@ -27,7 +27,8 @@ from terrarium_dagster.backends.portraits import (
 )
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import ordinary_reason
-from terrarium_dagster.terms.candidates import STARTERS, term_pattern
+from terrarium_dagster.terms.english import STARTERS
+from terrarium_dagster.terms.text_search import term_pattern
 
 # the names others import from here: composing and growing, and the portrait it starts from
 __all__ = [

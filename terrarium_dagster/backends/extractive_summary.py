@@ -17,7 +17,7 @@ from terrarium_dagster.backends.chat_request import ENTRY_REF, calls_after, entr
 from terrarium_dagster.backends.offline_tokenizer import CHARS_PER_TOKEN
 from terrarium_dagster.backends.scene_message import message_sections, parse_scene_message
 from terrarium_dagster.backends.wire import content_text
-from terrarium_dagster.terms.candidates import clean_sentence
+from terrarium_dagster.terms.text_search import clean_sentence
 
 SUMMARY_CHARS = {"summarize_chunk": 1200, "summarize_thread": 1600, "fold_story": 2400}
 

@@ -16,13 +16,8 @@ from terrarium_dagster.backends.portraits import PLACE_WORDS, TITLE_WORDS
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.store.normalize import form_key, normalize_term, one_letter_apart
 from terrarium_dagster.store.vocabulary import ORDINARY_ZIPF, elided_word, frequency
-from terrarium_dagster.terms.candidates import (
-    HONORIFICS,
-    STARTERS,
-    Candidate,
-    find_term,
-    is_common_word,
-)
+from terrarium_dagster.terms.candidates import Candidate
+from terrarium_dagster.terms.english import HONORIFICS, STARTERS, is_common_word
 from terrarium_dagster.terms.given_names import (
     WOMEN_NAMES,
     a_mans_given_name,
@@ -30,6 +25,7 @@ from terrarium_dagster.terms.given_names import (
     given_name,
     pet_name,
 )
+from terrarium_dagster.terms.text_search import find_term
 
 _I_AM = re.compile(r"\b(?:I'm|I’m|I am|[Mm]y name is|[Mm]y name's)\s+$")
 _CALL_ME = re.compile(r"\b(?:call|calls|called)\s+me\s+(?:the\s+)?$", re.IGNORECASE)

@@ -52,12 +52,9 @@ from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import ordinary_reason
-from terrarium_dagster.terms.candidates import (
-    HONORIFICS,
-    STARTERS,
-    find_term,
-)
+from terrarium_dagster.terms.english import HONORIFICS, STARTERS
 from terrarium_dagster.terms.given_names import WOMEN_NAMES, familiar_pair
+from terrarium_dagster.terms.text_search import find_term
 
 CITED_IN_REASONING = 3  # posts a CONFIRM's reasoning names
 

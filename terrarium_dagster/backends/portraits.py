@@ -16,12 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.terms.candidates import (
-    HONORIFICS,
-    clean_sentence,
-    sentence_spans,
-    term_pattern,
-)
+from terrarium_dagster.terms.english import HONORIFICS
+from terrarium_dagster.terms.text_search import clean_sentence, sentence_spans, term_pattern
 
 
 def _set(words: str) -> frozenset[str]:

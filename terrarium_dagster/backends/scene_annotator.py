@@ -53,13 +53,8 @@ from terrarium_dagster.backends.name_forms import (
 from terrarium_dagster.backends.scene_message import KnownEntry, SceneMessage
 from terrarium_dagster.context.prompts import SCENE_DONE
 from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.terms.candidates import (
-    DEFAULT_MIN_SCORE,
-    Candidate,
-    find_candidates,
-    find_term,
-    names_term,
-)
+from terrarium_dagster.terms.candidates import DEFAULT_MIN_SCORE, Candidate, find_candidates
+from terrarium_dagster.terms.text_search import find_term, names_term
 
 MAX_POSTS_PER_CALL = 5
 

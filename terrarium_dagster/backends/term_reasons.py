@@ -30,21 +30,19 @@ from terrarium_dagster.store.vocabulary import (
     frequency,
     ordinary_reason,
 )
-from terrarium_dagster.terms.candidates import (
+from terrarium_dagster.terms.candidates import NOT_NAMES, calendar_names
+from terrarium_dagster.terms.english import (
     ENGLISH_ZIPF,
     HONORIFICS,
-    NOT_NAMES,
     STARTERS,
-    calendar_names,
-    find_term,
     is_common_word,
     is_demonym_of_real_place,
     is_descriptive_compound,
     is_english_lowercase,
     is_english_word,
-    pointed_at,
     spoken_word_of,
 )
+from terrarium_dagster.terms.text_search import find_term, pointed_at
 
 
 def quiet_reason(view: CurateEntryView) -> str | None:

@@ -63,8 +63,8 @@ from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import Entry, Revision
 from terrarium_dagster.store.normalize import one_letter_apart
 from terrarium_dagster.store.rollback import ROLLBACK_ACTION
-from terrarium_dagster.terms.candidates import find_term
 from terrarium_dagster.terms.given_names import familiar_forms, familiar_pair
+from terrarium_dagster.terms.text_search import find_term
 
 __all__ = [
     "KEPT_TENTATIVE",

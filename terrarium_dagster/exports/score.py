@@ -21,7 +21,7 @@ from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import ordinary_reason
-from terrarium_dagster.terms.candidates import TITLES
+from terrarium_dagster.terms.english import TITLES
 
 EXAMPLES = 10
 

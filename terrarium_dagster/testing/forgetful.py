@@ -58,7 +58,8 @@ from terrarium_dagster.backends.scene_message import ShownEntry
 from terrarium_dagster.backends.wire import content_text, last_user_index
 from terrarium_dagster.context.prompts import SCENE_DONE, SHOWN_DEFINITION_CHARS
 from terrarium_dagster.store.normalize import normalize_term
-from terrarium_dagster.terms.candidates import find_term, is_english_word
+from terrarium_dagster.terms.english import is_english_word
+from terrarium_dagster.terms.text_search import find_term
 
 __all__ = [
     "DEFAULT_LOOKUPS",

@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from terrarium_dagster.corpus.corpus_schema import CORPUS_SCHEMA
-from terrarium_dagster.terms.candidates import is_english_word
+from terrarium_dagster.terms.english import is_english_word
 from terrarium_dagster.testing.synthetic import corpus_file, vocabulary
 
 __all__ = ["FACTS_PER_THING", "RecurringQuest", "Thing", "generate_recurring_quest"]
