@@ -461,7 +461,6 @@ SPOKEN_ZIPF = 1.5
 SPOKEN_VOCABULARY = 20000
 # A word of "-ing" written without its "g" is one this frequent at least ("respecting").
 DROPPED_G_ZIPF = 3.0
-_VOWEL_GROUPS = re.compile(r"[aeiouy]+")
 
 
 def _skeleton(word: str) -> tuple[str, tuple[str, ...]]:
