@@ -3494,3 +3494,38 @@ def test_a_summarys_label_over_each_book_is_no_speaker() -> None:
     )
     book = chapters_from_blocks(blocks_from_text(text))
     assert book.chapters[0].paragraphs[0] == "ARGUMENT."
+
+
+def test_a_dictionarys_letters_are_its_sections_never_roman_numbers() -> None:
+    """The Devil's Dictionary sets its letters alone on their lines, "A" to "Z": its "C", "D",
+    "I" and "V" were read as Roman numbers, so only they headed chapters and every other
+    letter's words ran on inside them. Letters in the alphabet's order are sections named by
+    their letter; a novel's "I" to "V" are still its numbered chapters."""
+    words = {
+        "A": "ABASEMENT, n.  A decent and customary mental attitude.",
+        "B": "BABE, n.  A misshapen creature of no particular age.",
+        "C": "CABBAGE, n.  A familiar kitchen-garden vegetable.",
+        "D": "DAWN, n.  The time when men of reason go to bed.",
+        "E": "EAT, v.i.  To perform successively the functions of mastication.",
+        "F": "FAITH, n.  Belief without evidence in what is told.",
+        "I": "I is the first letter of the alphabet, the first word of the language.",
+        "V": "VALOR, n.  A soldierly compound of vanity, duty and the gambler's hope.",
+    }
+    gloss = (
+        " The lexicographer, having set it down, adds that its use among the learned is"
+        " commoner than among the rest of mankind, who manage without it quite as well."
+    )
+    text = "\n\n\n\n".join(
+        f"{letter}\n\n\n\n{entry}{gloss}\n\n{entry}{gloss}" for letter, entry in words.items()
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == list(words)
+    assert all(len(chapter.paragraphs) == 2 for chapter in book.chapters)
+
+    novel = "\n\n\n".join(
+        f"{number}\n\n\nThe river ran on past the mill, and {number} was its chapter's number."
+        f"{gloss}"
+        for number in ("I", "II", "III", "IV", "V")
+    )
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks_from_text(novel)).chapters]
+    assert titles == ["I", "II", "III", "IV", "V"]

@@ -40,6 +40,7 @@ from terrarium_dagster.corpus.importers.headings import (
     SENTENCE_END,
     STRONG,
     bare_capitals,
+    dictionary_letters,
     shouted,
     title_key,
     unstopped,
@@ -150,7 +151,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen
     # tales headed by their titles alone: the 44 tales after it ran together as its third
     # part's text). The titles under a book's numbered parts are its poems or its scenes.
-    numbered_runs = sum(1 for run in runs if _numbered(run))
+    # (a dictionary's letters, "A" to "Z", are named sections, never Roman numbers: "C", "D")
+    letters = dictionary_letters([run[0] if len(run) == 1 else "" for run in runs])
+    numbered_runs = sum(1 for at, run in enumerate(runs) if at not in letters and _numbered(run))
     titled_first = sum(
         1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
     )

@@ -5,6 +5,7 @@ a heading set as a paragraph, a scene break, a byline, a dedication; the value o
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _UNITS = r"one|two|three|four|five|six|seven|eight|nine"
@@ -223,3 +224,22 @@ def shouted(text: str) -> bool:
 
 
 ARGUMENT = re.compile(r"^(?:the )?argument\.?$", re.I)  # a book's summary, in verse epics
+
+
+# A dictionary's letters: capitals standing alone, in the alphabet's order, at least this many
+# (The Devil's Dictionary's "A" to "Z", of which "C", "D", "I", "L", "M", "V" and "X" had been
+# read as Roman numbers, the other letters' words running on into them)
+LETTER_SECTIONS = 5
+
+
+def dictionary_letters(texts: list[str]) -> set[int]:
+    """The indexes of `texts` that head a dictionary's letters: each a capital letter alone,
+    the letters in the alphabet's order from "A" or "B", `LETTER_SECTIONS` of them or more; none
+    otherwise (a book's chapters "I", "V" and "X" are three, and its "L" comes before "V")."""
+    letters = [i for i, text in enumerate(texts) if re.fullmatch(r"[A-Z]", text)]
+    order = [texts[i] for i in letters]
+    if len(order) < LETTER_SECTIONS or order[0] not in "AB":
+        return set()
+    if any(later <= earlier for earlier, later in itertools.pairwise(order)):
+        return set()
+    return set(letters)

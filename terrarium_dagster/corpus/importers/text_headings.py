@@ -30,6 +30,7 @@ from terrarium_dagster.corpus.importers.headings import (
     SMALL_WORDS,
     STRONG,
     bare_capitals,
+    dictionary_letters,
     numeral,
     shouted,
     title_key,
@@ -448,9 +449,15 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
     wrapped: dict[int, tuple[int, ...]] = {}  # a heading's title wrapped onto the lines below
     named: dict[int, int | None] = {}
     bare: list[int] = []
+    letters = dictionary_letters(
+        [raw.strip() if isolated(lines, index) else "" for index, raw in enumerate(lines)]
+    )
     for index, raw in enumerate(lines):
         line = raw.strip()
         if not line:
+            continue
+        if index in letters:
+            named[index] = None  # a dictionary's letter, never a Roman number
             continue
         subtitle = _subtitle(lines, index)
         alone = isolated(lines, index) or (
