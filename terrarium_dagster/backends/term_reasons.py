@@ -27,6 +27,7 @@ from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import (
     ORDINARY_ZIPF,
     TRUNCATED_ZIPF,
+    closed_up,
     frequency,
     ordinary_reason,
 )
@@ -629,18 +630,17 @@ DERIVED_STEM_CHARS = 4
 
 
 # Each part of a lowercase word English does not know that is two English words run together is
-# at least this frequent ("gasfitter", "stoneyard", "jurymen": "jury" and "men"), and this long.
-CLOSED_PART_ZIPF = 3.0
-CLOSED_PART_CHARS = 3
+# at least this frequent ("gasfitter", "stoneyard", "jurymen": "jury" and "men").
+PROSE_COMPOUND_PART_ZIPF = 3.0
 
 
 def closed_compound_reason(view: CurateEntryView) -> str | None:
     """Why, in a novel, a lowercase word English does not know (below `KNOWN_ZIPF`) that is two
     familiar English words run together ("gasfitter", "stoneyard", "jurymen", "foemen"; each part
-    `CLOSED_PART_ZIPF` or more, of `CLOSED_PART_CHARS` letters or more) is the prose's compound,
-    whatever is said of it, or None: a novel's own lowercase words are unknown to English in
-    their parts too ("thoat", "banth", "holluschickie"). A quest's coinages are often made so
-    ("flamesight") and are left alone, as is a kind of being ("ape-men" is hyphened)."""
+    `PROSE_COMPOUND_PART_ZIPF` or more, of three letters or more: `closed_up`) is the prose's
+    compound, whatever is said of it, or None: a novel's own lowercase words are unknown to
+    English in their parts too ("thoat", "banth", "holluschickie"). A quest's coinages are often
+    made so ("flamesight") and are left alone, as is a kind of being ("ape-men" is hyphened)."""
     word = view.term
     if (
         view.story_label != BOOK_LABEL
@@ -649,14 +649,13 @@ def closed_compound_reason(view: CurateEntryView) -> str | None:
         or frequency(word) >= KNOWN_ZIPF
     ):
         return None
-    for cut in range(CLOSED_PART_CHARS, len(word) - CLOSED_PART_CHARS + 1):
-        head, tail = word[:cut], word[cut:]
-        if min(frequency(head), frequency(tail)) >= CLOSED_PART_ZIPF:
-            return (
-                f"'{word}' is '{head}' and '{tail}' run together, two familiar English words, in "
-                "a novel's prose: a compound of the prose"
-            )
-    return None
+    parts = closed_up(word, lambda part: frequency(part) >= PROSE_COMPOUND_PART_ZIPF)
+    if parts is None:
+        return None
+    return (
+        f"'{word}' is '{parts[0]}' and '{parts[1]}' run together, two familiar English words, "
+        "in a novel's prose: a compound of the prose"
+    )
 
 
 # Speech must name a word this many times in the evidence, among other words, before it is a

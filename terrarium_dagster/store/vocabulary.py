@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 ORDINARY_ZIPF = 3.8
 CLOSED_COMPOUND_ZIPF = 3.0
@@ -90,10 +91,18 @@ def _made_of_words(word: str) -> str | None:
         return f"'{word[:-2]}' made an adverb"
     if word.endswith(("ing", "ed", "s")):
         return None
+    parts = closed_up(word, lambda part: frequency(part) >= CLOSED_PART_ZIPF)
+    return f"'{parts[0]}' and '{parts[1]}' closed up" if parts else None
+
+
+def closed_up(word: str, is_word: Callable[[str], bool]) -> tuple[str, str] | None:
+    """The first cut of `word` into two parts of three letters or more that are both words by
+    `is_word` ("brush" and "wood" of "brushwood", "glimmer" and "stone" of "glimmerstone"), or
+    None. The one rule of a compound closed up, each caller saying what a word is."""
     for cut in range(3, len(word) - 2):
         head, tail = word[:cut], word[cut:]
-        if frequency(head) >= CLOSED_PART_ZIPF and frequency(tail) >= CLOSED_PART_ZIPF:
-            return f"'{head}' and '{tail}' closed up"
+        if is_word(head) and is_word(tail):
+            return head, tail
     return None
 
 

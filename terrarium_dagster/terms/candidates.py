@@ -28,7 +28,13 @@ from functools import lru_cache
 from typing import Protocol
 
 from terrarium_dagster.store.normalize import form_key, normalize_term
-from terrarium_dagster.store.vocabulary import elided_word, frequency, is_ordinary, ordinary_reason
+from terrarium_dagster.store.vocabulary import (
+    closed_up,
+    elided_word,
+    frequency,
+    is_ordinary,
+    ordinary_reason,
+)
 from terrarium_dagster.terms.english import (
     APOSTROPHES,
     ARTICLES,
@@ -236,12 +242,7 @@ def norm_key(term: str) -> str:
 
 def _is_compound_of_common(word: str) -> bool:
     """`glimmerstone` = `glimmer` + `stone`: a made-up compound of two ordinary words."""
-    word = word.casefold()
-    for cut in range(3, len(word) - 2):
-        head, tail = word[:cut], word[cut:]
-        if is_common_word(head) and is_common_word(tail) and len(tail) >= 3:
-            return True
-    return False
+    return closed_up(word.casefold(), is_common_word) is not None
 
 
 def _is_contraction(token: str) -> bool:
