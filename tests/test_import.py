@@ -526,11 +526,16 @@ def test_a_mostly_utf8_text_with_a_broken_byte_keeps_its_utf8_letters(
     assert "Ørsted’s café — «déjà vu»" in bodies and "stray \ufffd byte" in bodies
 
 
+@pytest.mark.parametrize(
+    "declared",
+    # as Gutenberg's headers write it: The Brothers Karamazov's 28054-8.txt says "ISO 8859-1"
+    ["ISO-8859-1", "ISO 8859-1", "iso-8859-1", "Latin-1", "ISO-646-US (ISO-8859-1)"],
+)
 def test_a_gutenberg_8_bit_text_is_read_in_the_encoding_its_header_declares(
-    tmp_path: Path,
+    tmp_path: Path, declared: str
 ) -> None:
     text = (
-        "Title: The Harbour Book\r\nCharacter set encoding: ISO-8859-1\r\n\r\n"
+        f"Title: The Harbour Book\r\nCharacter set encoding: {declared}\r\n\r\n"
         "*** START OF THIS PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***\r\n\r\n"
         f"CHAPTER I\r\n\r\n{_PROSE.format(who='Maren Quist')} Caf\xe9.\r\n\r\n"
         "*** END OF THIS PROJECT GUTENBERG EBOOK THE HARBOUR BOOK ***\r\n"

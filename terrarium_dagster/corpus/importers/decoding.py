@@ -4,12 +4,14 @@ at all (an SQLite database, UTF-16, NUL bytes) is refused."""
 
 from __future__ import annotations
 
+import codecs
 import re
 from pathlib import Path
 
 from terrarium_dagster.errors import InputError
 
-_DECLARED = re.compile(rb"^Character set encoding:\s*([A-Za-z0-9_.:-]+)", re.M | re.I)
+_DECLARED = re.compile(rb"^Character set encoding:[ \t]*([^\r\n]+)", re.M | re.I)
+_NAMED_APART = re.compile(r"\(([^()]+)\)")  # "ISO-646-US (US-ASCII)": another name of it
 
 
 def decoded(path: Path) -> tuple[str, str | None]:
@@ -25,16 +27,30 @@ def decoded(path: Path) -> tuple[str, str | None]:
     declared = _DECLARED.search(raw[:20_000])
     if declared is None:
         return guess_decoding(raw, path, "declares no encoding")
-    name = declared.group(1).decode("ascii")
-    try:
-        return raw.decode(name), None
-    except LookupError:
+    name = declared.group(1).decode("ascii", errors="replace").strip()
+    codec = declared_codec(name)
+    if codec is None:
         raise InputError(
             f"{path} is not UTF-8 text and declares {name}, an encoding Python does not know: "
             "convert it to UTF-8 (iconv -f CP1252 -t UTF-8 for most 8-bit texts)"
-        ) from None
+        )
+    try:
+        return raw.decode(codec), None
     except UnicodeDecodeError:  # "ASCII" over a few 8-bit bytes, as old Gutenberg texts say
         return guess_decoding(raw, path, f"is not the {name} it declares")
+
+
+def declared_codec(name: str) -> str | None:
+    """The codec a header's encoding line names, as Gutenberg's headers write it: "ISO-8859-1",
+    "ISO 8859-1" (Python reads the space), "ISO-646-US (US-ASCII)" (the name in parentheses
+    when the first is not one Python knows); None when no name it gives is one."""
+    names = [_NAMED_APART.sub("", name).strip(), *_NAMED_APART.findall(name)]
+    for candidate in names:
+        try:
+            return codecs.lookup(candidate.strip()).name
+        except LookupError:
+            continue
+    return None
 
 
 def _refuse_binary(raw: bytes, path: Path) -> None:
