@@ -429,13 +429,19 @@ def _named_again(
     except InputError:
         return []
     lowered = [post.text.casefold() for post in thread_posts]
+    whole = "\x00".join(lowered)  # a word in none of the posts is not in this either
     found: list[tuple[Entry, list[Post]]] = []
     for entry in rejected:
-        # a name's longest word must be in a post's text before the pattern is tried (cheap)
+        # a name's longest word must be in a post's text before the pattern is tried (cheap),
+        # and first in the thread's (a long book's thousands of rejected names, each post of
+        # a chapter looked at for each: most of a curation's time on Les Misérables)
         names = [
-            (name, max(re.findall(r"\w+", name.casefold()) or [""], key=len))
+            (name, word)
             for name in (entry.term, *entry.aliases)
+            if (word := max(re.findall(r"\w+", name.casefold()) or [""], key=len)) in whole
         ]
+        if not names:
+            continue
         naming = [
             post
             for post, text in zip(thread_posts, lowered, strict=True)

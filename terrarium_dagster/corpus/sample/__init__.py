@@ -21,6 +21,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from terrarium_dagster.corpus.corpus_schema import CORPUS_INDEXES
+
 __all__ = [
     "SAMPLE_TABLES",
     "GoldTerm",
@@ -42,12 +44,6 @@ _SCHEMA = (
     " subject TEXT, time INTEGER, file_url TEXT, file_name TEXT, body TEXT);\n"
     "CREATE TABLE tag (post_id INTEGER, name TEXT);\n"
     "CREATE TABLE link (link_from INTEGER, link_to INTEGER);\n"
-)
-_INDEXES = (
-    "CREATE INDEX post_thread_time ON post (thread_id, time);\n"
-    "CREATE INDEX tag_post ON tag (post_id);\n"
-    "CREATE INDEX link_from_post ON link (link_from);\n"
-    "CREATE INDEX link_to_post ON link (link_to);\n"
 )
 SAMPLE_TABLES: dict[str, tuple[str, ...]] = {
     "thread": ("id", "title"),
@@ -144,7 +140,7 @@ def _write_tables(connection: sqlite3.Connection, data: dict[str, Any]) -> None:
                 f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
                 data[table]["rows"],
             )
-    connection.executescript(_INDEXES)
+    connection.executescript(CORPUS_INDEXES)
 
 
 def sample_cache_dir() -> Path:
