@@ -111,10 +111,48 @@ def test_a_name_met_once_and_never_again_is_let_go_then_restored(tmp_path: Path)
 
 
 def test_a_name_met_once_stays_until_enough_threads_pass(tmp_path: Path) -> None:
-    """Two chapters on, it is not shown again: it stays tentative, with no new decision."""
-    corpus, db = _book(tmp_path, CHAPTERS[:QUIET_THREADS]), tmp_path / "store.db"
+    """A chapter on, it is not shown again: it stays tentative, with no new decision (the
+    story goes on: its last chapter is a chapter later)."""
+    corpus, db = _book(tmp_path, CHAPTERS[: QUIET_THREADS + 1]), tmp_path / "store.db"
     assert main(run_args(db, corpus)) == 0
-    assert [kind for _, kind, _ in curator_decisions(db, "Perrotin of Nice")] == ["TENTATIVE"]
+    decided = curator_decisions(db, "Perrotin of Nice")
+    last = max(thread for thread, _, _ in decided)
+    assert [kind for thread, kind, _ in decided if thread < last] == ["TENTATIVE"], decided
+
+
+def test_a_name_met_once_is_let_go_when_the_book_ends(tmp_path: Path) -> None:
+    """A novel's last chapter is followed by none: what a single paragraph names with nothing
+    said of it, and no chapter since (however few), is let go at the last chapter's curation as
+    at a quiet review ("Senhor Penalosa", "Merivale", named once in *The Lost World*'s last
+    chapter, stayed tentative and live), and so is a name first met in that chapter. A name the
+    last chapter names in two paragraphs apart is kept, and so is a coinage met once (a book
+    cut short ends where its story does not: see `long_quiet_reason`)."""
+    ending = """CHAPTER III. THE BRIDGE
+
+We crossed the bridge at dusk, and a boatman said that Gaston Montargis had kept the ferry.
+
+My uncle paid the boatman and we went on through the rain, and the lamps were lit in the town.
+
+At the inn Marguerite Solanne met us at the door with a candle.
+
+We ate by the fire and slept, and in the morning the rain had stopped.
+
+Marguerite Solanne gave us bread for the road, and we went on.
+"""
+    corpus, db = _book(tmp_path, [*CHAPTERS[:2], ending]), tmp_path / "store.db"
+    assert main(run_args(db, corpus)) == 0
+    for name in ("Perrotin of Nice", "Gaston Montargis"):
+        decided = curator_decisions(db, name)
+        assert decided[-1][1] == "REJECT", decided
+        assert "the story ends without naming it again" in decided[-1][2]
+    with GlossaryStore(db) as store:
+        for name, status in (
+            ("Perrotin of Nice", "rejected"),
+            ("Gaston Montargis", "rejected"),
+            ("Marguerite Solanne", "confirmed"),
+        ):
+            entry = store.glossary.find_by_term(name)
+            assert entry is not None and entry.status == status, (name, entry)
 
 
 def test_a_coinage_met_once_in_a_novel_is_let_go_at_the_first_quiet_review(
@@ -211,3 +249,64 @@ def test_two_paragraphs_side_by_side_are_one_stretch(
     assert decided.get("E7") == (None if stretch else "CONFIRM")
     quiet = replace(view, quiet_threads=BOOK_QUIET_THREADS)
     assert (long_quiet_reason(quiet) is not None) is stretch
+
+
+@pytest.mark.parametrize(
+    ("term", "evidence", "let_go"),
+    [
+        ("Perrotin of Nice", "A letter came from Perrotin of Nice.", True),  # words English knows
+        ("Vorrel Tarn", "A traveller spoke of Vorrel Tarn.", False),  # a coinage waits
+        ("Goddess of Death", "They prayed to the Goddess of Death.", False),  # a title
+        ("Ocelot-man", "The Ocelot-man ran.", False),  # a kind of being
+        ("Tannah", "At Tannah the train stopped; Tannah was hot.", False),  # named twice
+    ],
+)
+def test_the_end_of_a_book_is_as_quiet_as_the_chapters_since(
+    term: str, evidence: str, let_go: bool
+) -> None:
+    """At a book's last chapter (`story_ends`), a name a single paragraph names with nothing
+    said of it is let go by `quiet_reason` though no chapter, or fewer than `QUIET_THREADS`, has
+    passed since; what it spares at a quiet review it spares then too, and `long_quiet_reason`
+    waits for its chapters (a coinage or a title may be a book's own: a book cut short ends
+    where its story does not). The reason says the story ended."""
+    from terrarium_dagster.backends.term_reasons import quiet_reason
+
+    view = CurateEntryView(
+        entry_id=7,
+        term=term,
+        source_posts=(70,),
+        source_count=1,
+        evidence=(evidence,),
+        quiet_threads=1,
+        story_label=BOOK_LABEL,
+    )
+    assert long_quiet_reason(view) is None  # one chapter since, the story going on
+    assert long_quiet_reason(replace(view, quiet_threads=0)) is None
+    for quiet in (0, 1):
+        ended = replace(view, quiet_threads=quiet, story_ends=True)
+        reason = quiet_reason(ended) or long_quiet_reason(ended)
+        assert (reason is not None) is let_go, (term, quiet)
+        assert reason is None or "the story ends without naming it again" in reason
+
+
+def test_the_last_chapters_message_says_the_story_ends(tmp_path: Path) -> None:
+    """The curate message at a book's last chapter says of each entry under review that the
+    story ends with it, and the offline curator reads that; an earlier chapter's does not."""
+    from terrarium_dagster.backends.curate_view import parse_curate_message
+    from terrarium_dagster.curation.review_prompt import STORY_ENDS, CurationItem, render_item
+    from terrarium_dagster.store.models import Entry
+
+    entry = Entry(
+        id=7,
+        term="Varnesse",
+        norm_term="varnesse",
+        definition="A name in the story.",
+        status="tentative",
+        first_seen_post=70,
+        first_seen_thread=3,
+    )
+    for ends in (False, True):
+        block = render_item(CurationItem(entry=entry, story_ends=ends), 300)
+        assert (STORY_ENDS in block) is ends
+        (view,) = parse_curate_message(block)
+        assert view.story_ends is ends

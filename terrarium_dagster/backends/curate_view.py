@@ -13,6 +13,7 @@ from terrarium_dagster.curation.review_prompt import (
     NAMED_AGAIN,
     NOT_NAMED_SINCE,
     QM_LABEL,
+    STORY_ENDS,
 )
 from terrarium_dagster.terms.text_search import find_term
 
@@ -35,6 +36,7 @@ class CurateEntryView:
     evidence: tuple[str, ...] = ()  # the texts of the evidence posts shown
     named_again: int = 0  # a rejected entry's posts naming it in this thread
     quiet_threads: int = 0  # left tentative, unchanged: the threads since one last named it
+    story_ends: bool = False  # under review at a book's last thread: none after it names it
     story_label: str = QM_LABEL  # how the evidence labels the story's own posts ("text": a book)
 
     @property
@@ -111,6 +113,9 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                 tuple(evidence),
                 int(again.group(1)) if again else 0,
                 int(quiet.group(1)) if quiet else 0,
+                story_ends=any(
+                    STORY_ENDS in line for line in lines if line.startswith("first seen:")
+                ),
                 story_label=label,
             )
         )

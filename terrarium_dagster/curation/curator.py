@@ -313,8 +313,10 @@ def gather_items(
     `QUIET_THREADS` threads have passed without changing them (shown as not named since); those
     left tentative because an answer was malformed come up again. At most ``max_entries`` are
     reviewed; the rest are deferred to the next thread's curation (at the story's last thread,
-    which has none, all are reviewed). Entries first seen in a later thread (story order) are
-    never reviewed here.
+    which has none, all are reviewed). At a book's last thread every entry left tentative is
+    reviewed, however recently, each shown as at the story's end (`CurationItem.story_ends`: no
+    chapter is to come that could name it). Entries first seen in a later thread (story order)
+    are never reviewed here.
     """
     return _gather(
         store,
@@ -347,12 +349,16 @@ def _gather(
         and positions.get(entry.first_seen_thread or thread_id, thread.position) <= thread.position
     ]
     reviewed_at = _reviewed_unchanged(store, candidates, positions, thread.position)
+    last = thread.position >= max(positions.values(), default=thread.position)
+    book = is_book(corpus)  # its posts are paragraphs, all of them the story's
+    story_ends = last and book  # a book's last chapter: no later one names what it leaves
     quiet = {
         entry_id: thread.position - changed_at
         for entry_id, (position, changed_at) in reviewed_at.items()
-        if thread.position - position >= QUIET_THREADS
+        if thread.position - position >= QUIET_THREADS or story_ends
     }  # reviewed again, shown with the threads since it was last named: the curator may let a
-    # name met once go (after `QUIET_THREADS` threads, then every `QUIET_THREADS` more)
+    # name met once go (after `QUIET_THREADS` threads, then every `QUIET_THREADS` more, and at
+    # a book's end, which no chapter follows)
     unchanged = set(reviewed_at) - set(quiet)
     candidates = [entry for entry in candidates if entry.id not in unchanged]
 
@@ -362,14 +368,13 @@ def _gather(
         return (1 if entry.id in touched else 2, entry.id)
 
     candidates.sort(key=rank)
-    if thread.position >= max(positions.values(), default=thread.position):
+    if last:
         # the story's last thread: no later curation would take what it deferred (a book told in
         # one chapter, Daddy-Long-Legs, kept 191 entries tentative), so it reviews them all,
         # in as many messages as they take
         max_entries = max(max_entries, len(candidates))
     chosen, deferred = candidates[:max_entries], [e.id for e in candidates[max_entries:]]
     posts = _ThreadPosts(corpus)
-    book = is_book(corpus)  # its posts are paragraphs, all of them the story's
     items: list[CurationItem] = []
     for entry in chosen:
         provenance = store.provenance.for_entry(entry.id)
@@ -381,6 +386,7 @@ def _gather(
                 similar=_similar(store, entry, similar_limit),
                 new_in_thread=entry.first_seen_thread == thread_id or entry.id in touched,
                 quiet_threads=quiet.get(entry.id, 0),
+                story_ends=story_ends,
             )
         )
     room = min(MAX_NAMED_AGAIN, max_entries - len(items))

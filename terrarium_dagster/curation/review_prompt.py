@@ -62,6 +62,9 @@ NAMED_AGAIN = "rejected earlier; named again in this thread in"
 #: How the age line of an entry left tentative and unchanged since goes on (the offline curator
 #: reads the count after it).
 NOT_NAMED_SINCE = "left tentative and not named again in the threads since:"
+#: How the age line of an entry under review at a book's last chapter ends: no later thread can
+#: name it again (the offline curator lets a name met once go then, as after quiet threads).
+STORY_ENDS = "the story ends with this thread"
 
 #: How an evidence line labels a post of the story itself: a quest master's post ("QM"), or a
 #: paragraph of an imported book ("text": a novel has no quest master and no readers).
@@ -132,6 +135,8 @@ class CurationItem:
     named_again: Sequence[int] = ()
     #: for an entry left tentative and unchanged since: the threads since a thread last named it
     quiet_threads: int = 0
+    #: under review at a book's last thread: none after it can name the entry again
+    story_ends: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +256,8 @@ def render_item(item: CurationItem, evidence_chars: int, shown: set[int] | None 
     age = "new in this thread" if item.new_in_thread else "still tentative from an earlier thread"
     if item.quiet_threads > 0:
         age += f"; {NOT_NAMED_SINCE} {item.quiet_threads}"
+    if item.story_ends:
+        age += f"; {STORY_ENDS}"
     if entry.status == "rejected":
         age = (
             f"{NAMED_AGAIN} {len(item.named_again)} post(s) "
