@@ -895,6 +895,36 @@ def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> No
     assert "The Jungle" in chapters[0].paragraphs
 
 
+def test_a_dutch_contents_page_and_titles_with_a_stop_over_pieces_told_in_numbered_parts() -> None:
+    """Ontboezemingen (Gutenberg 24675, the -8 text): its contents page is headed "INHOUD."
+    (Dutch), its pages have a stop ("3.") under a "Bladz." column, and its pieces are headed by
+    titles in capitals with a stop ("PORTSMOUTH BINNEN.", "OM DEN ZUID[11]."), three of them told
+    in parts numbered from "I." again: 13 of its 28 pieces ran on inside "II" (21,344 words),
+    the parts of three pieces were chapters "I", "II", "III" alike, and the contents page was a
+    chapter. Each title heads its piece; a piece's parts are named with it, its epigraph the
+    first part's opening."""
+    prose = _PROSE.format(who="Gabriël")
+    pages = "                                      Bladz."
+    text = (
+        f"INHOUD.\n\n\nOP ZEE.\n\n{pages}\nAFSCHEID                               17.\n"
+        "EEN EERSTE STORM                       25.\nPORTSMOUTH BINNEN                      41.\n"
+        "OM DEN ZUID                           116.\n\n\nDE SLAMAT.\n\n"
+        f"{pages}\n\nONTBOEZEMING VAN EEN AMBTENAAR         131.\n\n\nSUZE"
+        "                                   175.\n\n\n\n"
+        f"AFSCHEID.\n\n{prose}\n\nEEN EERSTE STORM.\n\n  Mercy on us!\n\n        SHAKESPEARE.\n\n"
+        f"I.\n\n{prose}\n\nII.\n\n{prose}\n\nPORTSMOUTH BINNEN.\n\n{prose}\n\n"
+        f"OM DEN ZUID[11].\n\n{prose}\n\nDE SLAMAT.\n\nI.\n\n{prose}\n\nII.\n\n{prose}\n\n"
+        f"SUZE.\n\nI.\n\n{prose}\n\nII.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "AFSCHEID", "EEN EERSTE STORM: I", "EEN EERSTE STORM: II", "PORTSMOUTH BINNEN",
+        "OM DEN ZUID", "DE SLAMAT: I", "DE SLAMAT: II", "SUZE: I", "SUZE: II",
+    ]  # fmt: skip
+    assert book.chapters[1].paragraphs[0] == "Mercy on us!"
+    assert book.dropped == ["INHOUD (contents)"]
+
+
 def test_a_title_the_contents_page_misspells_still_heads_its_chapter() -> None:
     """Dubliners (Gutenberg 2814, the -0 text) lists "Couterparts" for the story headed
     "COUNTERPARTS": that story ran on inside "A LITTLE CLOUD" (9,008 words, 14 chapters). A title

@@ -31,6 +31,7 @@ from terrarium_dagster.corpus.importers.headings import (
     CAST,
     CHAPTER_NUMBER,
     CONTENTS,
+    DIVISIONS,
     ENDING,
     FRONT,
     NAMED,
@@ -41,6 +42,7 @@ from terrarium_dagster.corpus.importers.headings import (
     STRONG,
     bare_capitals,
     dictionary_letters,
+    numeral,
     shouted,
     title_key,
     unstopped,
@@ -97,6 +99,43 @@ def _speakers_joined(blocks: list[Block]) -> list[Block]:
         else:
             joined.append(block)
     return joined
+
+
+_FIRST = re.compile(rf"^(?:(?:{DIVISIONS})\s+)?(?:I|1|one|first)\b\.?(?!\S)", re.I)
+RESTARTS = 2  # a book whose numbers start again at one this often under titles is no novel
+
+
+def _restarts(runs: list[list[str]], letters: set[int]) -> int:
+    """How often the numbering starts again at one ("I.") under a title after a numbered
+    heading: a book of titled pieces told in numbered parts (Ontboezemingen's "EEN EERSTE
+    STORM.", an epigraph, "I.", "II."; then "DE SLAMAT.", "I." to "IV."), not a novel whose
+    chapters are numbered and whose other headings are poems' or letters' titles inside them."""
+    count = 0
+    numbered_seen = titled_since = False
+    for at, run in enumerate(runs):
+        numbered = at not in letters and _numbered(run)
+        titled = not _numbered(run[:1]) and not _named(run[:1])
+        if numbered:
+            first = any(_FIRST.match(text.strip()) for text in run)
+            if first and numbered_seen and (titled_since or titled):
+                count += 1
+            numbered_seen, titled_since = True, False
+        elif titled:
+            titled_since = True
+    return count
+
+
+def _untold(section: tuple[str | None, list[Block]], run: list[str] | None) -> bool:
+    """Whether a section is a piece's title over no prose of its own: headed by a run neither
+    numbered nor named, its body no paragraph of story."""
+    name, body = section
+    return (
+        name is not None
+        and run is not None
+        and not _numbered(run)
+        and not _named(run)
+        and not any(is_prose(block) for block in body)
+    )
 
 
 def _numbered(run: list[str]) -> bool:
@@ -157,7 +196,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     titled_first = sum(
         1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
     )
-    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first
+    # a book of titled pieces whose parts are numbered from one again under each title
+    pieces_in_parts = _restarts(runs, letters) >= RESTARTS
+    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first and not pieces_in_parts
     book_key = title_key(title) if title else None  # the book's own title set over a chapter's
     # a collection whose stories are numbered in sections from "I" under their titles (The Lady
     # with the Dog and Other Stories; The Awakening and Selected Short Stories, its novel's
@@ -165,6 +206,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     # a title over no number heads a chapter of its own ("A DOCTOR'S VISIT")
     collection = sum(1 for run in runs if titled_sections(run, book_key)) >= 2
     story: str | None = None  # the collection's story whose sections come
+    parted_by: str | None = None  # the title of a piece whose numbered parts come
+    headed_by: list[str] | None = None  # the run of headings over the last section
     sections: list[tuple[str | None, list[Block]]] = [(None, [])]
     divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
     division: str | None = None
@@ -266,8 +309,22 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 name = f"{story}: {number}"
             else:
                 story = None
+        if not pieces_in_parts or not SECTION_NUMBER.match(item[0].strip()):
+            parted_by = None
+        elif not (collection and story):  # "I." (or "I." over its title: "Andante cantabile.")
+            if numeral(item[0].strip().rstrip(".")) == 1 and _untold(sections[-1], headed_by):
+                # a title over no prose (an epigraph), then its piece's first part: the parts
+                # are the piece's, named with it, the epigraph the first part's opening
+                parted, opening = sections.pop()
+                sections.append((f"{parted}: {name}", opening))
+                divisions[id(opening)] = division
+                parted_by = parted
+                continue
+            if parted_by:
+                name = f"{parted_by}: {name}"
         sections.append((name, [Block("text", first_part)] if first_part else []))
         divisions[id(sections[-1][1])] = division
+        headed_by = item
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
     if not headed:  # no headings: the whole text is one chapter

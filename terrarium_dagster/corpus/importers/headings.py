@@ -69,7 +69,10 @@ STORY_SECTIONS = (
     r"prelude (?:of|to) (?:the )?[\w ,'’-]{1,50}|"
     r"(?:first|second|third|last) epilogue(?:: [\w ,'’-]{1,30})?"  # War and Peace's two
 )
-_CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
+_CONTENTS_SECTIONS = (
+    "contents|table of contents|list of illustrations|illustrations|"
+    "inhoud|inhalt|inhaltsverzeichnis|table des matières"  # Dutch, German, French
+)
 _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
     r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
@@ -135,7 +138,10 @@ BREAK = re.compile(r"^\s*(?:\*\s*){3,}\s*$|^\s*(?:-{3,}|_{3,}|#)\s*$")
 
 SENTENCE_END = re.compile(r"[.!?…][\"”’')\]]*(?:\s|$)")
 # a contents line: a chapter's title, then its page after spaces or dot leaders
-PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
+# (its page with a stop too: Ontboezemingen's "BEREISDE LIEDEN                         3.")
+PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\.?\s*$")
+# a contents page's heading over its column of pages: "Page", "PAGES", the Dutch "Bladz."
+PAGE_COLUMN = re.compile(r"^(?:pages?|pp?|bladz|blz|seite|pag)\.?$", re.I)
 # a dedication among headings: "To Romain Rolland, my dear friend" (not a letter's "To Mrs.
 # Saville, England.")
 DEDICATION = re.compile(r"^(?:Dedicated to\b|To [^,]{2,60},\s+my\b)", re.I)

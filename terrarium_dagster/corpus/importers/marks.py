@@ -51,7 +51,9 @@ def unmarked(text: str) -> str:
 
 
 # "Underground*": a footnote's mark; "ARGUMENT.(40)"
-_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}")
+# a footnote's number in brackets at a heading's end: "OM DEN ZUID[11]." (Ontboezemingen)
+TITLE_BRACKET_NOTE = re.compile(r"(?<=[^\W\d_])\[\d{1,3}\](?=\.?\s*$)")
+_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|{TITLE_BRACKET_NOTE.pattern}")
 
 
 def plain_title(text: str) -> str:

@@ -26,6 +26,7 @@ from terrarium_dagster.corpus.importers.headings import (
     NUMBERED,
     ONLY_NUMBER,
     ORDINAL_GROUP,
+    PAGE_COLUMN,
     SECTION_NUMBER,
     SMALL_WORDS,
     STRONG,
@@ -36,7 +37,7 @@ from terrarium_dagster.corpus.importers.headings import (
     title_key,
     unstopped,
 )
-from terrarium_dagster.corpus.importers.marks import plain_title, unmarked
+from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_title, unmarked
 from terrarium_dagster.corpus.importers.model import PROSE_WORDS
 from terrarium_dagster.corpus.importers.prose import STANZA_LINE_CHARS, STANZA_WORDS
 
@@ -160,8 +161,11 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
             ):  # prose: the contents page has ended (a title in capitals is none, nor a long
                 # one after its chapter's number: Moby-Dick's "CHAPTER 56. Of the Less ...")
                 break
+            if PAGE_COLUMN.match(line.strip()):  # "Page" over the pages, under each part
+                page.add(below)
+                continue
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
-            entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
+            entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+\.?$", "", entry)  # dot leaders, pages
             if entry:
                 key = title_key(entry)
                 if key == previous:  # a line set twice, right under itself (Grimms' Fairy
@@ -449,6 +453,7 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
     wrapped: dict[int, tuple[int, ...]] = {}  # a heading's title wrapped onto the lines below
     named: dict[int, int | None] = {}
     bare: list[int] = []
+    stopped_bare: list[int] = []  # bare titles with a stop, headings only where listed
     letters = dictionary_letters(
         [raw.strip() if isolated(lines, index) else "" for index, raw in enumerate(lines)]
     )
@@ -497,6 +502,13 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             and not _introduced(lines, index)
         ):
             bare.append(index)
+        elif (
+            isolated(lines, index)
+            and raw.rstrip().endswith(".")
+            and bare_capitals(unstopped(TITLE_BRACKET_NOTE.sub("", raw)), LISTED_WORDS)
+            and not _introduced(lines, index)
+        ):
+            stopped_bare.append(index)  # "PORTSMOUTH BINNEN.": a heading if listed
     for index in (
         _running_heads(lines, strong)
         + _listed_together(lines, strong, wrapped)
@@ -550,8 +562,11 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             **named,
             **{
                 i: None
-                for i in sorted({*bare, *before})
-                if (_listed(title_key(lines[i]), listed) or i in sections)
+                for i in sorted({*bare, *stopped_bare, *before})
+                if (
+                    _listed(title_key(TITLE_BRACKET_NOTE.sub("", lines[i])), listed)
+                    or i in sections
+                )
                 and i not in strong
                 and i not in page
             },
