@@ -1118,6 +1118,35 @@ def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_pat
     assert any("golden thread" in p for p in book.chapters[1].paragraphs)
 
 
+def test_a_play_inside_a_novels_chapter_stays_in_it_and_a_printers_town_heads_nothing() -> None:
+    """The Little Colonel's Hero (Gutenberg 15122, text and HTML): chapter XIII is a play, its
+    cast under "CHARACTERS", a synopsis of its acts, then "ACT I." to "ACT III.": the chapter was
+    dropped "(no prose)", its cast set aside as the book's, its acts six chapters. And the text's
+    first chapter was "CLINTON, MASS., U.S.A", its printer's town over the publisher's list."""
+    prose = _PROSE.format(who="Lloyd")
+    text = (
+        "Copyright, 1902\n\nPRINTED BY THE COLONIAL PRESS INC.,\n\nCLINTON, MASS., U.S.A.\n\n"
+        f"Each one vol., large 12 mo, bound in rose silk cloth; {prose}\n\n"
+        f"CHAPTER XII.\n\nHOME AGAIN\n\n{prose}\n\n"
+        'CHAPTER XIII.\n\n"THE RESCUE OF THE PRINCESS WINSOME"\n\n'
+        "    AN ENTERTAINMENT FOR THE BENEFIT\n    OF THE RED CROSS\n\n"
+        "                     CHARACTERS\n\n"
+        "    King                 Rob Moore.\n    Queen                Allison Walton.\n\n"
+        "ACT I.\n\nSCENE I. In the Witch's Orchard.\n\nACT II.\n\nSCENE I. In the Tower Room.\n\n"
+        f"ACT I.\n\nSCENE I. {prose}\n\nACT II.\n\nSCENE. {prose}\n\n"
+        f"CHAPTER XIV.\n\nIN CAMP\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "CHAPTER XII: HOME AGAIN",
+        'CHAPTER XIII: "THE RESCUE OF THE PRINCESS WINSOME"',
+        "CHAPTER XIV: IN CAMP",
+    ]
+    play = book.chapters[1]
+    assert "CHARACTERS" in play.paragraphs and play.paragraphs.count("ACT II") == 2
+    assert not book.reference
+
+
 def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_title(
     tmp_path: Path,
 ) -> None:

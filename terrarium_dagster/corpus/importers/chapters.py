@@ -138,6 +138,27 @@ def _untold(section: tuple[str | None, list[Block]], run: list[str] | None) -> b
     )
 
 
+_ACT = re.compile(r"^(?:ACT|Act)\s+(?:[IVXLC]+|\d{1,2})\b\.?")
+
+
+def _divisions(runs: list[list[str]], word: str) -> list[int]:
+    """Which runs of headings open a division so named ("CHAPTER XIII", "ACT I.")."""
+    return [
+        at
+        for at, run in enumerate(runs)
+        if any(STRONG.match(t) and t.split()[0].casefold() == word for t in run if t.split())
+    ]
+
+
+def _acts(run: list[str]) -> bool:
+    """Whether a run of headings is a play's act alone ("ACT I.")."""
+    return all(_ACT.match(text.strip()) for text in run)
+
+
+def _cast(run: list[str]) -> bool:
+    return len(run) == 1 and CAST.match(run[0].strip().rstrip(".:")) is not None
+
+
 def _numbered(run: list[str]) -> bool:
     return any(CHAPTER_NUMBER.match(text) for text in run)
 
@@ -217,10 +238,25 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     last: Block | None = None  # the paragraph before a run of headings
     told_in: int | None = None  # the last part read of a story told in numbered parts
     first_part: str | None = None  # the heading of such a story's first part
+    # a play told inside a chapter of a novel, between its chapters (The Little Colonel's Hero's
+    # chapter XIII: its cast, "ACT I." to "ACT III."): its acts and its cast are lines of it
+    acts, chapters = _divisions(runs, "act"), _divisions(runs, "chapter")
+    acts_inside = numbered_book and bool(acts and chapters)
+    acts_inside = acts_inside and min(chapters) < min(acts) and max(acts) < max(chapters)
+    runs_after = [item for item in items if isinstance(item, list)]
     for item in items:
         if isinstance(item, Block):
             sections[-1][1].append(item)
             last = item
+            continue
+        following = runs_after[runs_after.index(item) + 1 :][:1]
+        if (
+            acts_inside
+            and numbered_seen
+            and (_acts(item) or (_cast(item) and bool(following) and _acts(following[0])))
+        ):
+            sections[-1][1].append(Block("text", "* * *"))
+            sections[-1][1].extend(Block("text", text) for text in item)
             continue
         if signed(last, item):
             # a letter's signature under its valediction ("Yours ever, &c.," then "C. VERNON"),

@@ -547,6 +547,7 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             for i in before
             if (lines[i].rstrip().endswith(".") or i > max(page, default=len(lines)))
             and bare_capitals(unstopped(lines[i]))
+            and not _place(lines[i])
         ]
         heading = sorted({*capitals, *strong, *named, *page})
         sections = {
@@ -660,6 +661,18 @@ def _stopped_titles(lines: list[str], strong: dict[int, int | None]) -> dict[int
     ]
     found = {i: taken for i in untitled if (taken := _stopped_title(lines, i))}
     return found if len(found) >= CENTRED_TITLES and len(found) * 2 > len(untitled) else {}
+
+
+def _place(raw: str) -> bool:
+    """Whether a line is a place as an imprint gives it, not a title: three parts or more a
+    comma apart, each after the first a word or two, one of them abbreviated ("CLINTON, MASS.,
+    U.S.A.", the printer's town under "PRINTED BY THE COLONIAL PRESS INC.,")."""
+    parts = [part.strip() for part in raw.strip().removesuffix(".").split(",")]
+    return (
+        len(parts) >= 3
+        and all(part and len(part.split()) <= 2 for part in parts[1:])
+        and any(part.endswith(".") for part in parts[:-1])
+    )
 
 
 def _prose_under(lines: list[str], index: int, stop: int) -> bool:
