@@ -1147,6 +1147,25 @@ def test_a_play_inside_a_novels_chapter_stays_in_it_and_a_printers_town_heads_no
     assert not book.reference
 
 
+def test_a_plays_numbered_scenes_part_its_act_into_scenes() -> None:
+    """Macbeth (Gutenberg 1533): its acts are its chapters, and each "SCENE II. A Camp near
+    Forres." line was a paragraph like any other, the act's scenes run together (cut only every
+    700 words). A numbered scene opens a scene of its act, its line the scene's first."""
+    speech = f"MACBETH.\n{_PROSE.format(who='Macbeth')}"
+    text = (
+        f"ACT I\n\nSCENE I. An open Place. Thunder and Lightning.\n\n{speech}\n\n"
+        f"SCENE II. A Camp near Forres.\n\n{speech}\n\nACT II\n\n"
+        f"SCENE I. Inverness. Court within the Castle.\n\n{_PROSE.format(who='Banquo')}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == ["ACT I", "ACT II"]
+    assert [scene[0] for scene in chapters[0].scenes] == [
+        "SCENE I. An open Place. Thunder and Lightning.",
+        "SCENE II. A Camp near Forres.",
+    ]
+    assert len(chapters[1].scenes) == 1
+
+
 def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_title(
     tmp_path: Path,
 ) -> None:

@@ -35,7 +35,9 @@ from terrarium_dagster.corpus.importers.headings import (
     ENDING,
     FRONT,
     NAMED,
+    NUMBER_WORDS,
     ONLY_NUMBER,
+    ORDINALS,
     PAGE_REFERENCE,
     SECTION_NUMBER,
     SENTENCE_END,
@@ -581,11 +583,25 @@ def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     return any(h and (h.startswith(book) or book.startswith(h)) for h in headings)
 
 
+# a play's act as a chapter's title: "ACT I", "Act II", "ACT I. SCENE I", "FIRST ACT", "THE
+# SECOND ACT"
+_ACT_TITLE = re.compile(
+    rf"^(?:the\s+)?(?:(?:{ORDINALS})\s+act\b|act\s+(?:[IVXLC]+|\d{{1,2}}|{NUMBER_WORDS})\b)", re.I
+)
+# a numbered scene's opening line in an act: "SCENE II. A Camp near Forres.", "Scene 3"
+_SCENE = re.compile(r"^(?:SCENE|Scene)\s+(?:[IVXLC]+|\d{1,2})\b\.?")
+
+
 def _chapter(name: str, body: list[Block]) -> Chapter:
+    """A chapter of `body`: its breaks part its scenes, and so do an act's numbered scenes
+    (Macbeth's "SCENE II. A Camp near Forres.", the first line of its scene)."""
     chapter = Chapter(name)
+    act = _ACT_TITLE.match(name.strip()) is not None
     for block in body:
         if block.text == "* * *" or BREAK.match(block.text):
             chapter.scene_break()
         elif block.text:
+            if act and _SCENE.match(block.text):
+                chapter.scene_break()
             chapter.add(with_its_lines(block))
     return chapter
