@@ -1166,6 +1166,27 @@ def test_a_plays_numbered_scenes_part_its_act_into_scenes() -> None:
     assert len(chapters[1].scenes) == 1
 
 
+def test_a_place_in_another_book_set_as_a_heading_heads_no_chapter() -> None:
+    """Charles Dickens and Music (Gutenberg 16595, text and HTML): chapter VII quotes Silas
+    Wegg's verses, each under the place in Our Mutual Friend it comes from ("Book I, Ch. 15."):
+    read as book headings, they were chapters, "Book III, Ch. 6." twice, the last one holding the
+    rest of the book. A place cited is a line of the chapter it is in."""
+    prose = _PROSE.format(who="Wegg")
+    blocks = [Block("heading", "CHAPTER V"), Block("text", prose)]
+    blocks += [Block("heading", "CHAPTER VI"), Block("text", prose)]
+    blocks += [Block("heading", "CHAPTER VII"), Block("heading", "Silas Wegg's Effusions")]
+    blocks += [Block("text", prose)]
+    for place in ("Book I, Ch. 15.", "Book III, Ch. 6.", "Book III, Ch. 6.", "Book IV, Ch 3."):
+        blocks += [Block("heading", place), Block("text", f"From a song. {prose}")]
+    chapters = chapters_from_blocks(blocks).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "CHAPTER V",
+        "CHAPTER VI",
+        "CHAPTER VII: Silas Wegg's Effusions",
+    ]
+    assert chapters[2].paragraphs.count("Book III, Ch. 6.") == 2
+
+
 def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_title(
     tmp_path: Path,
 ) -> None:

@@ -34,8 +34,14 @@ _ORDINAL_DIVISION = rf"(?i:{ORDINALS})\s+(?:ACT|Act)\.?"
 # titled chapters and a dedication): a named heading, not a strong one, so the chapters' bare
 # titles are still found
 ORDINAL_GROUP = re.compile(rf"^(?i:{ORDINALS})\s+(?:PART|Part|BOOK|Book|VOLUME|Volume)\.?$")
+# a place in another book cited as a heading: "Book I, Ch. 15." (Charles Dickens and Music's
+# Silas Wegg's verses, each under the place in Our Mutual Friend it comes from), never a division
+_CITATION = (
+    rf"(?!(?:{DIVISIONS})\s+[\dIVXLCDM]+,\s*"
+    r"(?i:ch|chap|chapt|c|sc|p|pp|bk|v|l)\.?\s*[\dIVXLCDMivxlcdm]+\.?$)"
+)
 STRONG = re.compile(
-    rf"^(?:{DIVISIONS})\s+"
+    rf"^{_CITATION}(?:{DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{NUMBER_WORDS}|{ORDINALS})\b).{{0,80}}$"
     rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
 )
@@ -126,7 +132,7 @@ NAMED = heading_named(
 CONTENTS = heading_named(_CONTENTS_SECTIONS)
 BACK = heading_named(_BACK_SECTIONS)
 CHAPTER_NUMBER = re.compile(
-    rf"^(?:{DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{NUMBER_WORDS}|{ORDINALS})\b)"
+    rf"^{_CITATION}(?:{DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{NUMBER_WORDS}|{ORDINALS})\b)"
     rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
     rf"|{NUMBERED.pattern}"
     r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
