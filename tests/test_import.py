@@ -1187,6 +1187,35 @@ def test_a_place_in_another_book_set_as_a_heading_heads_no_chapter() -> None:
     assert chapters[2].paragraphs.count("Book III, Ch. 6.") == 2
 
 
+def test_a_signature_over_its_place_and_date_heads_no_chapter() -> None:
+    """The Beggar's Opera (Gutenberg 25063, the text editions): the edition's tribute ends
+    "JOHN DRINKWATER." over "_London_," and "_Midsummer 1921_.", its note on the staging "C.
+    LOVAT FRASER." (an initial, read as chapter C) over "_Chelsea_,": the first chapters were
+    titled with those signatures. Nor are the cast's "MEN." and "WOMEN." (under "DRAMATIS
+    PERSONÆ.") nor the persons of a scene ("BEGGAR, PLAYER.") headings."""
+    prose = _PROSE.format(who="Macheath")
+    text = (
+        f"_First published September 1921_\n\nCLAUD LOVAT FRASER\n\n{prose}\n\n"
+        "JOHN DRINKWATER.\n\n_London_,\n\n_Midsummer 1921_.\n\n\n"
+        f"NOTE ON THE SCENE AND COSTUMES\n\n{prose}\n\n"
+        "C. LOVAT FRASER.\n\n_Chelsea_,\n\n_February 1921_.\n\n\n"
+        "DRAMATIS PERSONÆ.\n\n\nMEN.\n\n  MR. PEACHUM\n  LOCKIT\n\nWOMEN.\n\n  POLLY PEACHUM\n\n"
+        f"  Constables, Drawer, Turnkey, {prose}\n\n\n"
+        f"INTRODUCTION\n\nBEGGAR, PLAYER.\n\n{prose}\n\n"
+        f"ACT I. SCENE I.\n\n{prose}\n\nACT II. SCENE I.\n\n{prose}\n\n"
+        f"ACT III. SCENE I.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "INTRODUCTION",
+        "ACT I. SCENE I",
+        "ACT II. SCENE I",
+        "ACT III. SCENE I",
+    ]
+    assert book.chapters[0].paragraphs[0] == "BEGGAR, PLAYER."
+    assert [section.title for section in book.reference] == ["DRAMATIS PERSONÆ"]
+
+
 def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_title(
     tmp_path: Path,
 ) -> None:

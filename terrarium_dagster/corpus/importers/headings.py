@@ -103,7 +103,7 @@ _FRONT_SECTIONS = (
     r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
 )
 _CAST_SECTIONS = (
-    r"dramatis personae|cast of characters|list of characters|characters|maps?|"
+    r"dramatis person(?:ae|æ)|cast of characters|list of characters|characters|maps?|"
     # a play's cast and its list of settings (The Importance of Being Earnest)
     r"(?:the )?persons (?:in|of) the (?:play|drama|dialogue)|(?:the )?scenes of the play|"
     r"(?:the )?persons represented|"  # the 1990s Shakespeare texts' cast (Macbeth's 1533.txt)

@@ -18,6 +18,7 @@ from terrarium_dagster.corpus.importers.headings import (
     BARE_INDENT,
     BARE_WORDS,
     BYLINE,
+    CAST,
     CHAPTER_NUMBER,
     CONTENTS,
     LISTED_WORDS,
@@ -483,6 +484,8 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             continue
         if not alone:
             continue
+        if re.match(r"^[A-Z]\.\s", line) and _signature(lines, index):
+            continue  # "C. LOVAT FRASER." over "_Chelsea_," and "_February 1921_.": an initial
         if STRONG.match(line) or (
             NUMBERED.match(line) and _title_like(line) and _number_and_title(line)
         ):
@@ -547,7 +550,9 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             for i in before
             if (lines[i].rstrip().endswith(".") or i > max(page, default=len(lines)))
             and bare_capitals(unstopped(lines[i]))
-            and not _place(lines[i])
+            and not _listing(lines[i])
+            and not _signature(lines, i)
+            and not _in_cast(lines, i, [*strong, *named])
         ]
         heading = sorted({*capitals, *strong, *named, *page})
         sections = {
@@ -663,16 +668,36 @@ def _stopped_titles(lines: list[str], strong: dict[int, int | None]) -> dict[int
     return found if len(found) >= CENTRED_TITLES and len(found) * 2 > len(untitled) else {}
 
 
-def _place(raw: str) -> bool:
-    """Whether a line is a place as an imprint gives it, not a title: three parts or more a
-    comma apart, each after the first a word or two, one of them abbreviated ("CLINTON, MASS.,
-    U.S.A.", the printer's town under "PRINTED BY THE COLONIAL PRESS INC.,")."""
-    parts = [part.strip() for part in raw.strip().removesuffix(".").split(",")]
+SIGNATURE_LINES = 2  # a signature's place and date take at most this many lines under it
+SIGNATURE_WORDS = 4  # each of them at most this many words
+
+
+def _signature(lines: list[str], index: int) -> bool:
+    """Whether a name in capitals with a stop signs what is above it: the next lines with text
+    short, one of them a date with its year ("JOHN DRINKWATER." over "_London_," and "_Midsummer
+    1921_.", the end of an edition's introduction), not a title over the prose it heads."""
+    below = [line.strip() for line in lines[index + 1 : index + 6] if line.strip()]
+    below = below[:SIGNATURE_LINES]
     return (
-        len(parts) >= 3
-        and all(part and len(part.split()) <= 2 for part in parts[1:])
-        and any(part.endswith(".") for part in parts[:-1])
+        bool(below)
+        and all(len(line.split()) <= SIGNATURE_WORDS for line in below)
+        and any(re.search(r"(?<!\d)1\d{3}(?!\d)", line) for line in below)
     )
+
+
+def _in_cast(lines: list[str], index: int, headings: list[int]) -> bool:
+    """Whether the line at `index` is under a cast's heading, no other heading between: a part of
+    the cast ("MEN." and "WOMEN." under "DRAMATIS PERSONAE."), not a section of its own."""
+    above = max((h for h in headings if h < index), default=None)
+    return above is not None and CAST.match(plain_title(lines[above]).rstrip(".:")) is not None
+
+
+def _listing(raw: str) -> bool:
+    """Whether a line is a list of a word or two a comma apart, not a title: a place as an
+    imprint gives it ("CLINTON, MASS., U.S.A.", the printer's town under "PRINTED BY THE
+    COLONIAL PRESS INC.,"), the persons on a play's stage ("BEGGAR, PLAYER.")."""
+    parts = [part.strip() for part in raw.strip().removesuffix(".").split(",")]
+    return len(parts) >= 2 and all(part and len(part.split()) <= 2 for part in parts)
 
 
 def _prose_under(lines: list[str], index: int, stop: int) -> bool:
