@@ -1233,6 +1233,25 @@ def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_titl
     assert [chapter.title for chapter in book.chapters] == ["THE SISTERS", "AN ENCOUNTER"]
 
 
+def test_the_books_title_in_other_words_over_the_first_chapters_is_not_part_of_it() -> None:
+    """Grimms' Fairy Tales' HTML (Gutenberg 2591) sets "THE BROTHERS GRIMM FAIRY TALES" (the
+    book's title, in other words) right over its first tale: the first chapter was "THE
+    BROTHERS GRIMM FAIRY TALES: THE GOLDEN BIRD". A chapter titled as the book, alone, keeps it."""
+    prose = _PROSE.format(who="the king")
+    blocks = [
+        Block("heading", "THE BROTHERS GRIMM FAIRY TALES"),
+        Block("heading", "THE GOLDEN BIRD"),
+        Block("text", prose),
+        Block("heading", "HANS IN LUCK"),
+        Block("text", prose),
+        Block("heading", "THE GRIMM FAIRY TALE"),
+        Block("text", prose),
+    ]
+    book = chapters_from_blocks(blocks, "Grimms' Fairy Tales")
+    titles = [chapter.title for chapter in book.chapters]
+    assert titles == ["THE GOLDEN BIRD", "HANS IN LUCK", "THE GRIMM FAIRY TALE"]
+
+
 def test_a_plays_list_of_its_acts_heads_nothing_and_a_contents_list_keeps_its_first_chapter(
     tmp_path: Path,
 ) -> None:

@@ -161,6 +161,30 @@ def _cast(run: list[str]) -> bool:
     return len(run) == 1 and CAST.match(run[0].strip().rstrip(".:")) is not None
 
 
+BOOK_TITLE_EXTRA_WORDS = 2  # the book's title set over a chapter's may add this many words
+
+
+def _book_title(text: str, book_key: str | None, *, last: bool = False) -> bool:
+    """Whether a heading is the book's own title: the same words, or, over another heading, its
+    words (a possessive's "s" aside) and at most `BOOK_TITLE_EXTRA_WORDS` more (Grimms' Fairy
+    Tales' HTML: "THE BROTHERS GRIMM FAIRY TALES" over "THE GOLDEN BIRD", the first tale's)."""
+    if not book_key:
+        return False
+    if title_key(text) == book_key:
+        return True
+
+    def words(key: str) -> set[str]:
+        return {word.removesuffix("s") for word in key.split()}
+
+    book, heading = words(book_key), words(title_key(text))
+    return (
+        not last
+        and len(book) >= 2
+        and book <= heading
+        and len(heading - book) <= BOOK_TITLE_EXTRA_WORDS
+    )
+
+
 def _numbered(run: list[str]) -> bool:
     return any(CHAPTER_NUMBER.match(text) for text in run)
 
@@ -320,8 +344,12 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # />TRISTRAM SHANDY,<br />GENTLEMAN." over "By Laurence Sterne")
             item = item[wrapped_title:]
         after = 1 + max((i for i, t in enumerate(item) if CONTENTS.match(t.strip())), default=-1)
-        head = [t for t in item[:after] if title_key(t) != book_key]
-        tail = [t for t in item[after:] if title_key(t) != book_key] or item[after:]
+        head = [t for t in item[:after] if not _book_title(t, book_key)]
+        tail = [
+            t
+            for at, t in enumerate(item[after:], after)
+            if not _book_title(t, book_key, last=at == len(item) - 1)
+        ] or item[after:]
         kept = head + tail
         if book_key and any(not BYLINE.match(t) for t in kept):
             item = kept
