@@ -925,6 +925,26 @@ def test_a_dutch_contents_page_and_titles_with_a_stop_over_pieces_told_in_number
     assert book.dropped == ["INHOUD (contents)"]
 
 
+def test_a_division_heading_in_brackets_is_read_without_them() -> None:
+    """Leaves of Grass's old text (Gutenberg 1322, lvgrs10.txt) sets its books' headings in
+    brackets ("[BOOK II]", "[BOOK I.  INSCRIPTIONS]") and marks its poems' titles with a brace
+    ("}  Starting from Paumanok"): the chapters were "[BOOK II]", "[BOOK I. INSCRIPTIONS]",
+    where the newer text (1322.txt) has "BOOK II: Starting from Paumanok"."""
+    prose = _PROSE.format(who="Walt")
+    text = (
+        f"[BOOK I.  INSCRIPTIONS]\n\n}}  One's-Self I Sing\n\n{prose}\n\n\n"
+        f"[BOOK II]\n\n}}  Starting from Paumanok\n\n{prose}\n\n\n[BOOK III]\n\n{prose}\n\n"
+        "[Footnote 1: a note in brackets stays a note]\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "BOOK I. INSCRIPTIONS",
+        "BOOK II: Starting from Paumanok",
+        "BOOK III",
+    ]
+    assert "[Footnote 1: a note in brackets stays a note]" in chapters[2].paragraphs
+
+
 def test_a_title_the_contents_page_misspells_still_heads_its_chapter() -> None:
     """Dubliners (Gutenberg 2814, the -0 text) lists "Couterparts" for the story headed
     "COUNTERPARTS": that story ran on inside "A LITTLE CLOUD" (9,008 words, 14 chapters). A title

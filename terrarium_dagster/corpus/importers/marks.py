@@ -59,5 +59,7 @@ _TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|{TITLE_BRACK
 def plain_title(text: str) -> str:
     """A heading of a plain-text book as a title: `unmarked`, without a footnote's mark at its
     end ("Underground*", Notes from the Underground), one space between words ("III.  THE
-    RECOGNITION" is "III. THE RECOGNITION")."""
-    return " ".join(_TITLE_NOTE_MARK.sub("", unmarked(text)).split())
+    RECOGNITION" is "III. THE RECOGNITION"), without a brace marking a poem's title ("}
+    Starting from Paumanok": Leaves of Grass's lvgrs10.txt)."""
+    title = " ".join(_TITLE_NOTE_MARK.sub("", unmarked(text)).split())
+    return title.removeprefix("} ")
