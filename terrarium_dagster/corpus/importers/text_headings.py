@@ -673,16 +673,23 @@ SIGNATURE_WORDS = 4  # each of them at most this many words
 
 
 def _signature(lines: list[str], index: int) -> bool:
-    """Whether a name in capitals with a stop signs what is above it: the next lines with text
-    short, one of them a date with its year ("JOHN DRINKWATER." over "_London_," and "_Midsummer
-    1921_.", the end of an edition's introduction), not a title over the prose it heads."""
-    below = [line.strip() for line in lines[index + 1 : index + 6] if line.strip()]
-    below = below[:SIGNATURE_LINES]
-    return (
-        bool(below)
-        and all(len(line.split()) <= SIGNATURE_WORDS for line in below)
-        and any(re.search(r"(?<!\d)1\d{3}(?!\d)", line) for line in below)
-    )
+    """Whether a name in capitals with a stop signs what is above it: under it a line or two
+    standing alone, short, the last with a year, the first a place with a comma when there are
+    two ("JOHN DRINKWATER." over "_London_," and "_Midsummer 1921_.", the end of an edition's
+    introduction), not a title over the prose or the list it heads."""
+    below: list[str] = []
+    for at in range(index + 1, min(index + 6, len(lines))):
+        line = lines[at].strip()
+        if not line:
+            continue
+        if not isolated(lines, at) or len(line.split()) > SIGNATURE_WORDS:
+            return False
+        below.append(line)
+        if re.search(r"(?<!\d)1\d{3}(?!\d)", line):  # its date
+            return len(below) == 1 or below[0].endswith(",")
+        if len(below) == SIGNATURE_LINES:
+            return False
+    return False
 
 
 def _in_cast(lines: list[str], index: int, headings: list[int]) -> bool:
