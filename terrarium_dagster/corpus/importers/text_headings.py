@@ -1,8 +1,9 @@
 """Where a plain-text book's headings are (`text_headings`): chapters' numbers and the titles
 under them, named sections, titles a contents page lists, bare titles in capitals, centred
 titles, another work's title over its byline; not a page's running head, a numbered list, a
-poem's numbered stanzas nor a play's list of its acts. Each heading with the lines its title
-runs on to."""
+poem's numbered stanzas, a play's list of its acts, a signature over its place and date, a
+place nor a list of persons ("CLINTON, MASS., U.S.A.", "BEGGAR, PLAYER."). Each heading with
+the lines its title runs on to."""
 
 from __future__ import annotations
 
