@@ -895,6 +895,56 @@ def test_titles_in_title_case_that_the_contents_page_lists_head_chapters() -> No
     assert "The Jungle" in chapters[0].paragraphs
 
 
+def test_a_dutch_contents_page_and_titles_with_a_stop_over_pieces_told_in_numbered_parts() -> None:
+    """Ontboezemingen (Gutenberg 24675, the -8 text): its contents page is headed "INHOUD."
+    (Dutch), its pages have a stop ("3.") under a "Bladz." column, and its pieces are headed by
+    titles in capitals with a stop ("PORTSMOUTH BINNEN.", "OM DEN ZUID[11]."), three of them told
+    in parts numbered from "I." again: 13 of its 28 pieces ran on inside "II" (21,344 words),
+    the parts of three pieces were chapters "I", "II", "III" alike, and the contents page was a
+    chapter. Each title heads its piece; a piece's parts are named with it, its epigraph the
+    first part's opening."""
+    prose = _PROSE.format(who="Gabriël")
+    pages = "                                      Bladz."
+    text = (
+        f"INHOUD.\n\n\nOP ZEE.\n\n{pages}\nAFSCHEID                               17.\n"
+        "EEN EERSTE STORM                       25.\nPORTSMOUTH BINNEN                      41.\n"
+        "OM DEN ZUID                           116.\n\n\nDE SLAMAT.\n\n"
+        f"{pages}\n\nONTBOEZEMING VAN EEN AMBTENAAR         131.\n\n\nSUZE"
+        "                                   175.\n\n\n\n"
+        f"AFSCHEID.\n\n{prose}\n\nEEN EERSTE STORM.\n\n  Mercy on us!\n\n        SHAKESPEARE.\n\n"
+        f"I.\n\n{prose}\n\nII.\n\n{prose}\n\nPORTSMOUTH BINNEN.\n\n{prose}\n\n"
+        f"OM DEN ZUID[11].\n\n{prose}\n\nDE SLAMAT.\n\nI.\n\n{prose}\n\nII.\n\n{prose}\n\n"
+        f"SUZE.\n\nI.\n\n{prose}\n\nII.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "AFSCHEID", "EEN EERSTE STORM: I", "EEN EERSTE STORM: II", "PORTSMOUTH BINNEN",
+        "OM DEN ZUID", "DE SLAMAT: I", "DE SLAMAT: II", "SUZE: I", "SUZE: II",
+    ]  # fmt: skip
+    assert book.chapters[1].paragraphs[0] == "Mercy on us!"
+    assert book.dropped == ["INHOUD (contents)"]
+
+
+def test_a_division_heading_in_brackets_is_read_without_them() -> None:
+    """Leaves of Grass's old text (Gutenberg 1322, lvgrs10.txt) sets its books' headings in
+    brackets ("[BOOK II]", "[BOOK I.  INSCRIPTIONS]") and marks its poems' titles with a brace
+    ("}  Starting from Paumanok"): the chapters were "[BOOK II]", "[BOOK I. INSCRIPTIONS]",
+    where the newer text (1322.txt) has "BOOK II: Starting from Paumanok"."""
+    prose = _PROSE.format(who="Walt")
+    text = (
+        f"[BOOK I.  INSCRIPTIONS]\n\n}}  One's-Self I Sing\n\n{prose}\n\n\n"
+        f"[BOOK II]\n\n}}  Starting from Paumanok\n\n{prose}\n\n\n[BOOK III]\n\n{prose}\n\n"
+        "[Footnote 1: a note in brackets stays a note]\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "BOOK I. INSCRIPTIONS",
+        "BOOK II: Starting from Paumanok",
+        "BOOK III",
+    ]
+    assert "[Footnote 1: a note in brackets stays a note]" in chapters[2].paragraphs
+
+
 def test_a_title_the_contents_page_misspells_still_heads_its_chapter() -> None:
     """Dubliners (Gutenberg 2814, the -0 text) lists "Couterparts" for the story headed
     "COUNTERPARTS": that story ran on inside "A LITTLE CLOUD" (9,008 words, 14 chapters). A title
@@ -1088,6 +1138,104 @@ def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_pat
     assert any("golden thread" in p for p in book.chapters[1].paragraphs)
 
 
+def test_a_play_inside_a_novels_chapter_stays_in_it_and_a_printers_town_heads_nothing() -> None:
+    """The Little Colonel's Hero (Gutenberg 15122, text and HTML): chapter XIII is a play, its
+    cast under "CHARACTERS", a synopsis of its acts, then "ACT I." to "ACT III.": the chapter was
+    dropped "(no prose)", its cast set aside as the book's, its acts six chapters. And the text's
+    first chapter was "CLINTON, MASS., U.S.A", its printer's town over the publisher's list."""
+    prose = _PROSE.format(who="Lloyd")
+    text = (
+        "Copyright, 1902\n\nPRINTED BY THE COLONIAL PRESS INC.,\n\nCLINTON, MASS., U.S.A.\n\n"
+        f"Each one vol., large 12 mo, bound in rose silk cloth; {prose}\n\n"
+        f"CHAPTER XII.\n\nHOME AGAIN\n\n{prose}\n\n"
+        'CHAPTER XIII.\n\n"THE RESCUE OF THE PRINCESS WINSOME"\n\n'
+        "    AN ENTERTAINMENT FOR THE BENEFIT\n    OF THE RED CROSS\n\n"
+        "                     CHARACTERS\n\n"
+        "    King                 Rob Moore.\n    Queen                Allison Walton.\n\n"
+        "ACT I.\n\nSCENE I. In the Witch's Orchard.\n\nACT II.\n\nSCENE I. In the Tower Room.\n\n"
+        f"ACT I.\n\nSCENE I. {prose}\n\nACT II.\n\nSCENE. {prose}\n\n"
+        f"CHAPTER XIV.\n\nIN CAMP\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "CHAPTER XII: HOME AGAIN",
+        'CHAPTER XIII: "THE RESCUE OF THE PRINCESS WINSOME"',
+        "CHAPTER XIV: IN CAMP",
+    ]
+    play = book.chapters[1]
+    assert "CHARACTERS" in play.paragraphs and play.paragraphs.count("ACT II") == 2
+    assert not book.reference
+
+
+def test_a_plays_numbered_scenes_part_its_act_into_scenes() -> None:
+    """Macbeth (Gutenberg 1533): its acts are its chapters, and each "SCENE II. A Camp near
+    Forres." line was a paragraph like any other, the act's scenes run together (cut only every
+    700 words). A numbered scene opens a scene of its act, its line the scene's first."""
+    speech = f"MACBETH.\n{_PROSE.format(who='Macbeth')}"
+    text = (
+        f"ACT I\n\nSCENE I. An open Place. Thunder and Lightning.\n\n{speech}\n\n"
+        f"SCENE II. A Camp near Forres.\n\n{speech}\n\nACT II\n\n"
+        f"SCENE I. Inverness. Court within the Castle.\n\n{_PROSE.format(who='Banquo')}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [chapter.title for chapter in chapters] == ["ACT I", "ACT II"]
+    assert [scene[0] for scene in chapters[0].scenes] == [
+        "SCENE I. An open Place. Thunder and Lightning.",
+        "SCENE II. A Camp near Forres.",
+    ]
+    assert len(chapters[1].scenes) == 1
+
+
+def test_a_place_in_another_book_set_as_a_heading_heads_no_chapter() -> None:
+    """Charles Dickens and Music (Gutenberg 16595, text and HTML): chapter VII quotes Silas
+    Wegg's verses, each under the place in Our Mutual Friend it comes from ("Book I, Ch. 15."):
+    read as book headings, they were chapters, "Book III, Ch. 6." twice, the last one holding the
+    rest of the book. A place cited is a line of the chapter it is in."""
+    prose = _PROSE.format(who="Wegg")
+    blocks = [Block("heading", "CHAPTER V"), Block("text", prose)]
+    blocks += [Block("heading", "CHAPTER VI"), Block("text", prose)]
+    blocks += [Block("heading", "CHAPTER VII"), Block("heading", "Silas Wegg's Effusions")]
+    blocks += [Block("text", prose)]
+    for place in ("Book I, Ch. 15.", "Book III, Ch. 6.", "Book III, Ch. 6.", "Book IV, Ch 3."):
+        blocks += [Block("heading", place), Block("text", f"From a song. {prose}")]
+    chapters = chapters_from_blocks(blocks).chapters
+    assert [chapter.title for chapter in chapters] == [
+        "CHAPTER V",
+        "CHAPTER VI",
+        "CHAPTER VII: Silas Wegg's Effusions",
+    ]
+    assert chapters[2].paragraphs.count("Book III, Ch. 6.") == 2
+
+
+def test_a_signature_over_its_place_and_date_heads_no_chapter() -> None:
+    """The Beggar's Opera (Gutenberg 25063, the text editions): the edition's tribute ends
+    "JOHN DRINKWATER." over "_London_," and "_Midsummer 1921_.", its note on the staging "C.
+    LOVAT FRASER." (an initial, read as chapter C) over "_Chelsea_,": the first chapters were
+    titled with those signatures. Nor are the cast's "MEN." and "WOMEN." (under "DRAMATIS
+    PERSONÆ.") nor the persons of a scene ("BEGGAR, PLAYER.") headings."""
+    prose = _PROSE.format(who="Macheath")
+    text = (
+        f"_First published September 1921_\n\nCLAUD LOVAT FRASER\n\n{prose}\n\n"
+        "JOHN DRINKWATER.\n\n_London_,\n\n_Midsummer 1921_.\n\n\n"
+        f"NOTE ON THE SCENE AND COSTUMES\n\n{prose}\n\n"
+        "C. LOVAT FRASER.\n\n_Chelsea_,\n\n_February 1921_.\n\n\n"
+        "DRAMATIS PERSONÆ.\n\n\nMEN.\n\n  MR. PEACHUM\n  LOCKIT\n\nWOMEN.\n\n  POLLY PEACHUM\n\n"
+        f"  Constables, Drawer, Turnkey, {prose}\n\n\n"
+        f"INTRODUCTION\n\nBEGGAR, PLAYER.\n\n{prose}\n\n"
+        f"ACT I. SCENE I.\n\n{prose}\n\nACT II. SCENE I.\n\n{prose}\n\n"
+        f"ACT III. SCENE I.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == [
+        "INTRODUCTION",
+        "ACT I. SCENE I",
+        "ACT II. SCENE I",
+        "ACT III. SCENE I",
+    ]
+    assert book.chapters[0].paragraphs[0] == "BEGGAR, PLAYER."
+    assert [section.title for section in book.reference] == ["DRAMATIS PERSONÆ"]
+
+
 def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_title(
     tmp_path: Path,
 ) -> None:
@@ -1103,6 +1251,25 @@ def test_the_books_title_set_again_over_its_first_story_is_not_part_of_that_titl
     )
     book = read_book(source)
     assert [chapter.title for chapter in book.chapters] == ["THE SISTERS", "AN ENCOUNTER"]
+
+
+def test_the_books_title_in_other_words_over_the_first_chapters_is_not_part_of_it() -> None:
+    """Grimms' Fairy Tales' HTML (Gutenberg 2591) sets "THE BROTHERS GRIMM FAIRY TALES" (the
+    book's title, in other words) right over its first tale: the first chapter was "THE
+    BROTHERS GRIMM FAIRY TALES: THE GOLDEN BIRD". A chapter titled as the book, alone, keeps it."""
+    prose = _PROSE.format(who="the king")
+    blocks = [
+        Block("heading", "THE BROTHERS GRIMM FAIRY TALES"),
+        Block("heading", "THE GOLDEN BIRD"),
+        Block("text", prose),
+        Block("heading", "HANS IN LUCK"),
+        Block("text", prose),
+        Block("heading", "THE GRIMM FAIRY TALE"),
+        Block("text", prose),
+    ]
+    book = chapters_from_blocks(blocks, "Grimms' Fairy Tales")
+    titles = [chapter.title for chapter in book.chapters]
+    assert titles == ["THE GOLDEN BIRD", "HANS IN LUCK", "THE GRIMM FAIRY TALE"]
 
 
 def test_a_plays_list_of_its_acts_heads_nothing_and_a_contents_list_keeps_its_first_chapter(

@@ -45,7 +45,12 @@ repositories), its section titles (`==`, or a line underlined); in an EPUB, its 
 elements and its navigation (the table of contents names the places chapters begin).
 Consecutive headings make one title ("CHAPTER I: ON THE ARIZONA HILLS"), starting from the
 chapter's number when a book title precedes it. A foreword or prologue is a chapter like any
-other: front-matter prose that is story is kept.
+other: front-matter prose that is story is kept. A place in another book cited as a heading
+("Book I, Ch. 15.") and a signature over its place and date ("JOHN DRINKWATER.", then
+"London," and "Midsummer 1921.") head nothing. A play's acts are its chapters and its numbered
+scenes ("SCENE II. A Camp near Forres.") its scenes; a play told inside a novel's chapter (its
+cast, "ACT I." to "ACT III.") is part of that chapter. In a book whose numbering starts again
+at "I." under its pieces' titles, each part is named with its piece ("EEN EERSTE STORM: I").
 
 A file it cannot read is an `InputError` naming the problem, and nothing is written.
 `read_book` does the reading alone (`terrarium import --dry-run` prints what it found).

@@ -31,16 +31,20 @@ from terrarium_dagster.corpus.importers.headings import (
     CAST,
     CHAPTER_NUMBER,
     CONTENTS,
+    DIVISIONS,
     ENDING,
     FRONT,
     NAMED,
+    NUMBER_WORDS,
     ONLY_NUMBER,
+    ORDINALS,
     PAGE_REFERENCE,
     SECTION_NUMBER,
     SENTENCE_END,
     STRONG,
     bare_capitals,
     dictionary_letters,
+    numeral,
     shouted,
     title_key,
     unstopped,
@@ -97,6 +101,88 @@ def _speakers_joined(blocks: list[Block]) -> list[Block]:
         else:
             joined.append(block)
     return joined
+
+
+_FIRST = re.compile(rf"^(?:(?:{DIVISIONS})\s+)?(?:I|1|one|first)\b\.?(?!\S)", re.I)
+RESTARTS = 2  # a book whose numbers start again at one this often under titles is no novel
+
+
+def _restarts(runs: list[list[str]], letters: set[int]) -> int:
+    """How often the numbering starts again at one ("I.") under a title after a numbered
+    heading: a book of titled pieces told in numbered parts (Ontboezemingen's "EEN EERSTE
+    STORM.", an epigraph, "I.", "II."; then "DE SLAMAT.", "I." to "IV."), not a novel whose
+    chapters are numbered and whose other headings are poems' or letters' titles inside them."""
+    count = 0
+    numbered_seen = titled_since = False
+    for at, run in enumerate(runs):
+        numbered = at not in letters and _numbered(run)
+        titled = not _numbered(run[:1]) and not _named(run[:1])
+        if numbered:
+            first = any(_FIRST.match(text.strip()) for text in run)
+            if first and numbered_seen and (titled_since or titled):
+                count += 1
+            numbered_seen, titled_since = True, False
+        elif titled:
+            titled_since = True
+    return count
+
+
+def _untold(section: tuple[str | None, list[Block]], run: list[str] | None) -> bool:
+    """Whether a section is a piece's title over no prose of its own: headed by a run neither
+    numbered nor named, its body no paragraph of story."""
+    name, body = section
+    return (
+        name is not None
+        and run is not None
+        and not _numbered(run)
+        and not _named(run)
+        and not any(is_prose(block) for block in body)
+    )
+
+
+_ACT = re.compile(r"^(?:ACT|Act)\s+(?:[IVXLC]+|\d{1,2})\b\.?")
+
+
+def _divisions(runs: list[list[str]], word: str) -> list[int]:
+    """Which runs of headings open a division so named ("CHAPTER XIII", "ACT I.")."""
+    return [
+        at
+        for at, run in enumerate(runs)
+        if any(STRONG.match(t) and t.split()[0].casefold() == word for t in run if t.split())
+    ]
+
+
+def _acts(run: list[str]) -> bool:
+    """Whether a run of headings is a play's act alone ("ACT I.")."""
+    return all(_ACT.match(text.strip()) for text in run)
+
+
+def _cast(run: list[str]) -> bool:
+    return len(run) == 1 and CAST.match(run[0].strip().rstrip(".:")) is not None
+
+
+BOOK_TITLE_EXTRA_WORDS = 2  # the book's title set over a chapter's may add this many words
+
+
+def _book_title(text: str, book_key: str | None, *, last: bool = False) -> bool:
+    """Whether a heading is the book's own title: the same words, or, over another heading, its
+    words (a possessive's "s" aside) and at most `BOOK_TITLE_EXTRA_WORDS` more (Grimms' Fairy
+    Tales' HTML: "THE BROTHERS GRIMM FAIRY TALES" over "THE GOLDEN BIRD", the first tale's)."""
+    if not book_key:
+        return False
+    if title_key(text) == book_key:
+        return True
+
+    def words(key: str) -> set[str]:
+        return {word.removesuffix("s") for word in key.split()}
+
+    book, heading = words(book_key), words(title_key(text))
+    return (
+        not last
+        and len(book) >= 2
+        and book <= heading
+        and len(heading - book) <= BOOK_TITLE_EXTRA_WORDS
+    )
 
 
 def _numbered(run: list[str]) -> bool:
@@ -157,7 +243,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     titled_first = sum(
         1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
     )
-    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first
+    # a book of titled pieces whose parts are numbered from one again under each title
+    pieces_in_parts = _restarts(runs, letters) >= RESTARTS
+    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first and not pieces_in_parts
     book_key = title_key(title) if title else None  # the book's own title set over a chapter's
     # a collection whose stories are numbered in sections from "I" under their titles (The Lady
     # with the Dog and Other Stories; The Awakening and Selected Short Stories, its novel's
@@ -165,6 +253,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     # a title over no number heads a chapter of its own ("A DOCTOR'S VISIT")
     collection = sum(1 for run in runs if titled_sections(run, book_key)) >= 2
     story: str | None = None  # the collection's story whose sections come
+    parted_by: str | None = None  # the title of a piece whose numbered parts come
+    headed_by: list[str] | None = None  # the run of headings over the last section
     sections: list[tuple[str | None, list[Block]]] = [(None, [])]
     divisions: dict[int, str | None] = {}  # a section's book, part or volume, by its body's id
     division: str | None = None
@@ -174,10 +264,25 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     last: Block | None = None  # the paragraph before a run of headings
     told_in: int | None = None  # the last part read of a story told in numbered parts
     first_part: str | None = None  # the heading of such a story's first part
+    # a play told inside a chapter of a novel, between its chapters (The Little Colonel's Hero's
+    # chapter XIII: its cast, "ACT I." to "ACT III."): its acts and its cast are lines of it
+    acts, chapters = _divisions(runs, "act"), _divisions(runs, "chapter")
+    acts_inside = numbered_book and bool(acts and chapters)
+    acts_inside = acts_inside and min(chapters) < min(acts) and max(acts) < max(chapters)
+    runs_after = [item for item in items if isinstance(item, list)]
     for item in items:
         if isinstance(item, Block):
             sections[-1][1].append(item)
             last = item
+            continue
+        following = runs_after[runs_after.index(item) + 1 :][:1]
+        if (
+            acts_inside
+            and numbered_seen
+            and (_acts(item) or (_cast(item) and bool(following) and _acts(following[0])))
+        ):
+            sections[-1][1].append(Block("text", "* * *"))
+            sections[-1][1].extend(Block("text", text) for text in item)
             continue
         if signed(last, item):
             # a letter's signature under its valediction ("Yours ever, &c.," then "C. VERNON"),
@@ -239,8 +344,12 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # />TRISTRAM SHANDY,<br />GENTLEMAN." over "By Laurence Sterne")
             item = item[wrapped_title:]
         after = 1 + max((i for i, t in enumerate(item) if CONTENTS.match(t.strip())), default=-1)
-        head = [t for t in item[:after] if title_key(t) != book_key]
-        tail = [t for t in item[after:] if title_key(t) != book_key] or item[after:]
+        head = [t for t in item[:after] if not _book_title(t, book_key)]
+        tail = [
+            t
+            for at, t in enumerate(item[after:], after)
+            if not _book_title(t, book_key, last=at == len(item) - 1)
+        ] or item[after:]
         kept = head + tail
         if book_key and any(not BYLINE.match(t) for t in kept):
             item = kept
@@ -266,8 +375,22 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 name = f"{story}: {number}"
             else:
                 story = None
+        if not pieces_in_parts or not SECTION_NUMBER.match(item[0].strip()):
+            parted_by = None
+        elif not (collection and story):  # "I." (or "I." over its title: "Andante cantabile.")
+            if numeral(item[0].strip().rstrip(".")) == 1 and _untold(sections[-1], headed_by):
+                # a title over no prose (an epigraph), then its piece's first part: the parts
+                # are the piece's, named with it, the epigraph the first part's opening
+                parted, opening = sections.pop()
+                sections.append((f"{parted}: {name}", opening))
+                divisions[id(opening)] = division
+                parted_by = parted
+                continue
+            if parted_by:
+                name = f"{parted_by}: {name}"
         sections.append((name, [Block("text", first_part)] if first_part else []))
         divisions[id(sections[-1][1])] = division
+        headed_by = item
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
     if not headed:  # no headings: the whole text is one chapter
@@ -488,11 +611,25 @@ def _title_page(chapter: Chapter, book_title: str | None) -> bool:
     return any(h and (h.startswith(book) or book.startswith(h)) for h in headings)
 
 
+# a play's act as a chapter's title: "ACT I", "Act II", "ACT I. SCENE I", "FIRST ACT", "THE
+# SECOND ACT"
+_ACT_TITLE = re.compile(
+    rf"^(?:the\s+)?(?:(?:{ORDINALS})\s+act\b|act\s+(?:[IVXLC]+|\d{{1,2}}|{NUMBER_WORDS})\b)", re.I
+)
+# a numbered scene's opening line in an act: "SCENE II. A Camp near Forres.", "Scene 3"
+_SCENE = re.compile(r"^(?:SCENE|Scene)\s+(?:[IVXLC]+|\d{1,2})\b\.?")
+
+
 def _chapter(name: str, body: list[Block]) -> Chapter:
+    """A chapter of `body`: its breaks part its scenes, and so do an act's numbered scenes
+    (Macbeth's "SCENE II. A Camp near Forres.", the first line of its scene)."""
     chapter = Chapter(name)
+    act = _ACT_TITLE.match(name.strip()) is not None
     for block in body:
         if block.text == "* * *" or BREAK.match(block.text):
             chapter.scene_break()
         elif block.text:
+            if act and _SCENE.match(block.text):
+                chapter.scene_break()
             chapter.add(with_its_lines(block))
     return chapter

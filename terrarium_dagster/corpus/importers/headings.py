@@ -34,8 +34,14 @@ _ORDINAL_DIVISION = rf"(?i:{ORDINALS})\s+(?:ACT|Act)\.?"
 # titled chapters and a dedication): a named heading, not a strong one, so the chapters' bare
 # titles are still found
 ORDINAL_GROUP = re.compile(rf"^(?i:{ORDINALS})\s+(?:PART|Part|BOOK|Book|VOLUME|Volume)\.?$")
+# a place in another book cited as a heading: "Book I, Ch. 15." (Charles Dickens and Music's
+# Silas Wegg's verses, each under the place in Our Mutual Friend it comes from), never a division
+_CITATION = (
+    rf"(?!(?:{DIVISIONS})\s+[\dIVXLCDM]+,\s*"
+    r"(?i:ch|chap|chapt|c|sc|p|pp|bk|v|l)\.?\s*[\dIVXLCDMivxlcdm]+\.?$)"
+)
 STRONG = re.compile(
-    rf"^(?:{DIVISIONS})\s+"
+    rf"^{_CITATION}(?:{DIVISIONS})\s+"
     rf"(?:[\dIVXLCDM]+\b|(?i:{NUMBER_WORDS}|{ORDINALS})\b).{{0,80}}$"
     rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
 )
@@ -69,7 +75,10 @@ STORY_SECTIONS = (
     r"prelude (?:of|to) (?:the )?[\w ,'’-]{1,50}|"
     r"(?:first|second|third|last) epilogue(?:: [\w ,'’-]{1,30})?"  # War and Peace's two
 )
-_CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrations"
+_CONTENTS_SECTIONS = (
+    "contents|table of contents|list of illustrations|illustrations|"
+    "inhoud|inhalt|inhaltsverzeichnis|table des matières"  # Dutch, German, French
+)
 _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
     r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
@@ -94,7 +103,7 @@ _FRONT_SECTIONS = (
     r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
 )
 _CAST_SECTIONS = (
-    r"dramatis personae|cast of characters|list of characters|characters|maps?|"
+    r"dramatis person(?:ae|æ)|cast of characters|list of characters|characters|maps?|"
     # a play's cast and its list of settings (The Importance of Being Earnest)
     r"(?:the )?persons (?:in|of) the (?:play|drama|dialogue)|(?:the )?scenes of the play|"
     r"(?:the )?persons represented|"  # the 1990s Shakespeare texts' cast (Macbeth's 1533.txt)
@@ -123,7 +132,7 @@ NAMED = heading_named(
 CONTENTS = heading_named(_CONTENTS_SECTIONS)
 BACK = heading_named(_BACK_SECTIONS)
 CHAPTER_NUMBER = re.compile(
-    rf"^(?:{DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{NUMBER_WORDS}|{ORDINALS})\b)"
+    rf"^{_CITATION}(?:{DIVISIONS})\s+(?:[\dIVXLCDM]+\b|(?i:{NUMBER_WORDS}|{ORDINALS})\b)"
     rf"|^{_SERIES_NUMBER}$|^{_ORDINAL_DIVISION}$"
     rf"|{NUMBERED.pattern}"
     r"|^\d{1,3}\s+[A-Z\"“‘']|^(?:(?![MD]\.)[IVXLCDM]+|\d{1,3})[.:]\s+[A-Z\"“‘']"
@@ -135,7 +144,10 @@ BREAK = re.compile(r"^\s*(?:\*\s*){3,}\s*$|^\s*(?:-{3,}|_{3,}|#)\s*$")
 
 SENTENCE_END = re.compile(r"[.!?…][\"”’')\]]*(?:\s|$)")
 # a contents line: a chapter's title, then its page after spaces or dot leaders
-PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$")
+# (its page with a stop too: Ontboezemingen's "BEREISDE LIEDEN                         3.")
+PAGE_REFERENCE = re.compile(r"(?:\s{2,}|\.\s*\.)\s*(?:\d{1,4}|[ivxlc]{1,6})\.?\s*$")
+# a contents page's heading over its column of pages: "Page", "PAGES", the Dutch "Bladz."
+PAGE_COLUMN = re.compile(r"^(?:pages?|pp?|bladz|blz|seite|pag)\.?$", re.I)
 # a dedication among headings: "To Romain Rolland, my dear friend" (not a letter's "To Mrs.
 # Saville, England.")
 DEDICATION = re.compile(r"^(?:Dedicated to\b|To [^,]{2,60},\s+my\b)", re.I)

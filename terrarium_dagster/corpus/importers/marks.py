@@ -51,11 +51,15 @@ def unmarked(text: str) -> str:
 
 
 # "Underground*": a footnote's mark; "ARGUMENT.(40)"
-_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}")
+# a footnote's number in brackets at a heading's end: "OM DEN ZUID[11]." (Ontboezemingen)
+TITLE_BRACKET_NOTE = re.compile(r"(?<=[^\W\d_])\[\d{1,3}\](?=\.?\s*$)")
+_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|{TITLE_BRACKET_NOTE.pattern}")
 
 
 def plain_title(text: str) -> str:
     """A heading of a plain-text book as a title: `unmarked`, without a footnote's mark at its
     end ("Underground*", Notes from the Underground), one space between words ("III.  THE
-    RECOGNITION" is "III. THE RECOGNITION")."""
-    return " ".join(_TITLE_NOTE_MARK.sub("", unmarked(text)).split())
+    RECOGNITION" is "III. THE RECOGNITION"), without a brace marking a poem's title ("}
+    Starting from Paumanok": Leaves of Grass's lvgrs10.txt)."""
+    title = " ".join(_TITLE_NOTE_MARK.sub("", unmarked(text)).split())
+    return title.removeprefix("} ")

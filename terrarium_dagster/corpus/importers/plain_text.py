@@ -8,7 +8,7 @@ import itertools
 import re
 
 from terrarium_dagster.corpus.importers.gutenberg import strip_gutenberg, without_illustrations
-from terrarium_dagster.corpus.importers.headings import BREAK
+from terrarium_dagster.corpus.importers.headings import BREAK, STRONG
 from terrarium_dagster.corpus.importers.marks import (
     NOTE_MARK,
     PAREN_NOTE,
@@ -41,6 +41,20 @@ def _unspaced(lines: list[str], index: int) -> str:
     return " " * indent + text if raw[:1].isspace() else text
 
 
+def _unbracketed(lines: list[str], index: int) -> str:
+    """The line at `index`, a division's heading standing alone in brackets read as the heading
+    ("[BOOK II]", "[BOOK I.  INSCRIPTIONS]": Leaves of Grass's lvgrs10.txt, its chapters
+    titled so); any other line as it is."""
+    raw = lines[index]
+    line = raw.strip()
+    if not (line.startswith("[") and line.endswith("]")) or not isolated(lines, index):
+        return raw
+    inside = line[1:-1].strip()
+    if not STRONG.match(inside):
+        return raw
+    return raw[: len(raw) - len(raw.lstrip())] + inside
+
+
 _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 
@@ -50,6 +64,7 @@ def blocks_from_text(text: str) -> list[Block]:
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
     lines = [_unspaced(lines, index) for index in range(len(lines))]
+    lines = [_unbracketed(lines, index) for index in range(len(lines))]
     headings = text_headings(lines)
     loose_notes = len(re.findall(PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     blocks: list[Block] = []

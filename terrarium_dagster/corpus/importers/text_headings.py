@@ -1,8 +1,9 @@
 """Where a plain-text book's headings are (`text_headings`): chapters' numbers and the titles
 under them, named sections, titles a contents page lists, bare titles in capitals, centred
 titles, another work's title over its byline; not a page's running head, a numbered list, a
-poem's numbered stanzas nor a play's list of its acts. Each heading with the lines its title
-runs on to."""
+poem's numbered stanzas, a play's list of its acts, a signature over its place and date, a
+place nor a list of persons ("CLINTON, MASS., U.S.A.", "BEGGAR, PLAYER."). Each heading with
+the lines its title runs on to."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from terrarium_dagster.corpus.importers.headings import (
     BARE_INDENT,
     BARE_WORDS,
     BYLINE,
+    CAST,
     CHAPTER_NUMBER,
     CONTENTS,
     LISTED_WORDS,
@@ -26,6 +28,7 @@ from terrarium_dagster.corpus.importers.headings import (
     NUMBERED,
     ONLY_NUMBER,
     ORDINAL_GROUP,
+    PAGE_COLUMN,
     SECTION_NUMBER,
     SMALL_WORDS,
     STRONG,
@@ -36,7 +39,7 @@ from terrarium_dagster.corpus.importers.headings import (
     title_key,
     unstopped,
 )
-from terrarium_dagster.corpus.importers.marks import plain_title, unmarked
+from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_title, unmarked
 from terrarium_dagster.corpus.importers.model import PROSE_WORDS
 from terrarium_dagster.corpus.importers.prose import STANZA_LINE_CHARS, STANZA_WORDS
 
@@ -160,8 +163,11 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
             ):  # prose: the contents page has ended (a title in capitals is none, nor a long
                 # one after its chapter's number: Moby-Dick's "CHAPTER 56. Of the Less ...")
                 break
+            if PAGE_COLUMN.match(line.strip()):  # "Page" over the pages, under each part
+                page.add(below)
+                continue
             entry = re.sub(r"^\s*(?:[IVXLCDM]+|\d+)[.:]?\s+", "", line.strip())
-            entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+$", "", entry)  # dot leaders, pages
+            entry = re.sub(r"\s*(?:\.\s*){2,}.*$|\s+\d+\.?$", "", entry)  # dot leaders, pages
             if entry:
                 key = title_key(entry)
                 if key == previous:  # a line set twice, right under itself (Grimms' Fairy
@@ -449,6 +455,7 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
     wrapped: dict[int, tuple[int, ...]] = {}  # a heading's title wrapped onto the lines below
     named: dict[int, int | None] = {}
     bare: list[int] = []
+    stopped_bare: list[int] = []  # bare titles with a stop, headings only where listed
     letters = dictionary_letters(
         [raw.strip() if isolated(lines, index) else "" for index, raw in enumerate(lines)]
     )
@@ -478,6 +485,8 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             continue
         if not alone:
             continue
+        if re.match(r"^[A-Z]\.\s", line) and _signature(lines, index):
+            continue  # "C. LOVAT FRASER." over "_Chelsea_," and "_February 1921_.": an initial
         if STRONG.match(line) or (
             NUMBERED.match(line) and _title_like(line) and _number_and_title(line)
         ):
@@ -497,6 +506,13 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             and not _introduced(lines, index)
         ):
             bare.append(index)
+        elif (
+            isolated(lines, index)
+            and raw.rstrip().endswith(".")
+            and bare_capitals(unstopped(TITLE_BRACKET_NOTE.sub("", raw)), LISTED_WORDS)
+            and not _introduced(lines, index)
+        ):
+            stopped_bare.append(index)  # "PORTSMOUTH BINNEN.": a heading if listed
     for index in (
         _running_heads(lines, strong)
         + _listed_together(lines, strong, wrapped)
@@ -535,6 +551,9 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             for i in before
             if (lines[i].rstrip().endswith(".") or i > max(page, default=len(lines)))
             and bare_capitals(unstopped(lines[i]))
+            and not _listing(lines[i])
+            and not _signature(lines, i)
+            and not _in_cast(lines, i, [*strong, *named])
         ]
         heading = sorted({*capitals, *strong, *named, *page})
         sections = {
@@ -550,8 +569,11 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             **named,
             **{
                 i: None
-                for i in sorted({*bare, *before})
-                if (_listed(title_key(lines[i]), listed) or i in sections)
+                for i in sorted({*bare, *stopped_bare, *before})
+                if (
+                    _listed(title_key(TITLE_BRACKET_NOTE.sub("", lines[i])), listed)
+                    or i in sections
+                )
                 and i not in strong
                 and i not in page
             },
@@ -645,6 +667,45 @@ def _stopped_titles(lines: list[str], strong: dict[int, int | None]) -> dict[int
     ]
     found = {i: taken for i in untitled if (taken := _stopped_title(lines, i))}
     return found if len(found) >= CENTRED_TITLES and len(found) * 2 > len(untitled) else {}
+
+
+SIGNATURE_LINES = 2  # a signature's place and date take at most this many lines under it
+SIGNATURE_WORDS = 4  # each of them at most this many words
+
+
+def _signature(lines: list[str], index: int) -> bool:
+    """Whether a name in capitals with a stop signs what is above it: under it a line or two
+    standing alone, short, the last with a year, the first a place with a comma when there are
+    two ("JOHN DRINKWATER." over "_London_," and "_Midsummer 1921_.", the end of an edition's
+    introduction), not a title over the prose or the list it heads."""
+    below: list[str] = []
+    for at in range(index + 1, min(index + 6, len(lines))):
+        line = lines[at].strip()
+        if not line:
+            continue
+        if not isolated(lines, at) or len(line.split()) > SIGNATURE_WORDS:
+            return False
+        below.append(line)
+        if re.search(r"(?<!\d)1\d{3}(?!\d)", line):  # its date
+            return len(below) == 1 or below[0].endswith(",")
+        if len(below) == SIGNATURE_LINES:
+            return False
+    return False
+
+
+def _in_cast(lines: list[str], index: int, headings: list[int]) -> bool:
+    """Whether the line at `index` is under a cast's heading, no other heading between: a part of
+    the cast ("MEN." and "WOMEN." under "DRAMATIS PERSONAE."), not a section of its own."""
+    above = max((h for h in headings if h < index), default=None)
+    return above is not None and CAST.match(plain_title(lines[above]).rstrip(".:")) is not None
+
+
+def _listing(raw: str) -> bool:
+    """Whether a line is a list of a word or two a comma apart, not a title: a place as an
+    imprint gives it ("CLINTON, MASS., U.S.A.", the printer's town under "PRINTED BY THE
+    COLONIAL PRESS INC.,"), the persons on a play's stage ("BEGGAR, PLAYER.")."""
+    parts = [part.strip() for part in raw.strip().removesuffix(".").split(",")]
+    return len(parts) >= 2 and all(part and len(part.split()) <= 2 for part in parts)
 
 
 def _prose_under(lines: list[str], index: int, stop: int) -> bool:
