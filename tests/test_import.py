@@ -1957,6 +1957,34 @@ def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> No
     ]
 
 
+def test_an_epilogue_in_numbered_sections_is_a_division_of_its_own() -> None:
+    """Crime and Punishment ends "EPILOGUE" over "I", then "II": they were "PART VI: EPILOGUE:
+    I" and "PART VI: II", the epilogue read as the last part's and its second section a number
+    with nothing to say what it numbers. An epilogue over a number opens a division, and a
+    number alone is named with its division."""
+    prose = _PROSE.format(who="Raskolnikov")
+    blocks = []
+    for part in ("PART I", "PART II"):
+        blocks += [Block("heading", part), Block("heading", "CHAPTER I"), Block("text", prose)]
+        blocks += [Block("heading", "CHAPTER II"), Block("text", prose)]
+    blocks += [Block("heading", "EPILOGUE"), Block("heading", "I"), Block("text", prose)]
+    blocks += [Block("heading", "II"), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == [
+        "PART I: CHAPTER I",
+        "PART I: CHAPTER II",
+        "PART II: CHAPTER I",
+        "PART II: CHAPTER II",
+        "EPILOGUE: I",
+        "EPILOGUE: II",
+    ]
+    # an epilogue over prose is a chapter, and opens no division
+    blocks = [Block("heading", "I"), Block("text", prose), Block("heading", "II")]
+    blocks += [Block("text", prose), Block("heading", "EPILOGUE"), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == ["I", "II", "EPILOGUE"]
+
+
 def test_chapters_alike_in_every_book_are_named_with_their_book() -> None:
     """War and Peace: seventeen chapters titled "CHAPTER I", the books over them dropped. A
     title that comes again is named with its division, and so is every other chapter of that

@@ -547,7 +547,11 @@ def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]
     named = {divisions.get(id(chapter)) for chapter in chapters if seen[chapter.title] > 1}
     for chapter in chapters:
         division = divisions.get(id(chapter))
-        if division in named and division and not chapter.title.startswith(division):
+        if not division or chapter.title.startswith(division):
+            continue
+        # a number alone says nothing without its division ("II" of Crime and Punishment's
+        # epilogue, after "PART VI: CHAPTER VIII")
+        if division in named or SECTION_NUMBER.match(chapter.title.strip()):
             chapter.title = f"{division}: {chapter.title}"
 
 

@@ -177,6 +177,9 @@ DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "End of Book II", "END OF
 
 DIVISION_HEAD = re.compile(r"^(?:BOOK|Book|PART|Part|VOLUME|Volume)\b")
 _EPILOGUE_DIVISION = re.compile(r"^(?:first|second|third|last) epilogue\b", re.I)
+_EPILOGUE = re.compile(
+    r"^epilogue\.?$", re.I
+)  # over a number: "EPILOGUE", "I" (Crime and Punishment)
 
 
 def run_division(run: list[str]) -> str | None:
@@ -186,6 +189,10 @@ def run_division(run: list[str]) -> str | None:
     numbered = [i for i, text in enumerate(run) if CHAPTER_NUMBER.match(text)]
     heads = [i for i in numbered if DIVISION_HEAD.match(run[i])]
     heads += [i for i, text in enumerate(run) if _EPILOGUE_DIVISION.match(text)]
+    # an epilogue told in numbered sections is a division of its own, not the last part's
+    heads += [
+        i for i, text in enumerate(run) if _EPILOGUE.match(text.strip()) and i + 1 in numbered
+    ]
     chapters = [i for i in numbered if i not in heads]
     end = chapters[-1] if chapters else len(run)
     opened = sorted(i for i in heads if i < end)
