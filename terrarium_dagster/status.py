@@ -6,7 +6,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from terrarium_dagster.backends.offline import is_offline
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import cited_lookups
 from terrarium_dagster.corpus.reader import Corpus
@@ -238,6 +237,10 @@ def render_status(report: dict[str, Any]) -> str:
         f"(cached {report['cached_tokens']}, {report['cache_hit_rate']:.0%}), "
         f"completion {report['completion_tokens']}"
     )
+    # imported here: the offline backend's module (httpx, the curator, the name forms) is most
+    # of what `terrarium status` would import otherwise, for one comparison of hosts
+    from terrarium_dagster.backends.offline import is_offline
+
     for row in report["calls_per_server"]:
         failed = f", {row['failed']} failed" if row["failed"] else ""
         server = str(row["server"])

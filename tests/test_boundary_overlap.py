@@ -18,7 +18,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from http.server import BaseHTTPRequestHandler
@@ -180,8 +180,9 @@ def _about(payload: dict[str, object]) -> ChatRequest:
     return request
 
 
-@pytest.fixture
-def server() -> Iterator[BoundaryServer]:
+@contextmanager
+def _boundary_server() -> Iterator[BoundaryServer]:
+    """A `BoundaryServer` on loopback answering with the offline backend."""
     state = BoundaryServer()
     backend = OfflineBackend(max_model_len=32768)
 
@@ -218,6 +219,12 @@ def server() -> Iterator[BoundaryServer]:
 
     with serving(Handler) as url:
         state.url = url
+        yield state
+
+
+@pytest.fixture
+def server() -> Iterator[BoundaryServer]:
+    with _boundary_server() as state:
         yield state
 
 
@@ -385,12 +392,39 @@ def test_sigkill_at_the_summary_sent_ahead_and_at_the_fold_that_takes_it_resumes
     assert expected == actual
 
 
+@dataclass(frozen=True)
+class SentInTurn:
+    """A run at concurrency 8 that sends nothing ahead (the old order), on the server of its
+    own: the store it wrote and what the server saw."""
+
+    db: Path
+    server: BoundaryServer
+
+
+@pytest.fixture(scope="module")
+def sent_in_turn_at_8(
+    quest: Path, threads: list[int], tmp_path_factory: pytest.TempPathFactory
+) -> SentInTurn:
+    """The run both tests at concurrency 8 compare theirs with (the same run in each: made
+    once). Its server is stopped and its patches undone once it has run: what the server saw
+    stays recorded."""
+    db = tmp_path_factory.mktemp("in_turn") / "after.db"
+    with pytest.MonkeyPatch.context() as patch, _boundary_server() as server:
+        patch.setattr(compaction_manager, "DEFERRED_FOLD_MARK", QUEST_FOLD_MARK)
+        patch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
+        patch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
+        server.next_of = dict(itertools.pairwise(threads))
+        server.reset(hold=set())
+        _run(quest, db, server.url, concurrency=8)
+    return SentInTurn(db, server)
+
+
 def test_a_thread_of_one_block_is_folded_at_the_next_one_and_its_summary_comes_beside_it(
     quest: Path,
     threads: list[int],
     server: BoundaryServer,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    sent_in_turn_at_8: SentInTurn,
 ) -> None:
     """At a concurrency above a thread's scene count every thread is one block. The thread that
     just finished stays in the history through the next thread's block and is folded at the
@@ -410,14 +444,10 @@ def test_a_thread_of_one_block_is_folded_at_the_next_one_and_its_summary_comes_b
     assert asked["flush"] == len(first) and asked[SUMMARY] == 1, asked
     assert server.peak <= 8
 
-    server.reset(hold=set())
-    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
-    monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
-    after = tmp_path / "after.db"
-    _run(quest, after, server.url, concurrency=8)
-    assert not server.met_next(SUMMARY, first[0], "scene")
-    assert server.kinds() == asked, "each request sent once, ahead or at its turn"
-    expected, actual = store_dump(after), store_dump(beside)
+    in_turn = sent_in_turn_at_8
+    assert not in_turn.server.met_next(SUMMARY, first[0], "scene")
+    assert in_turn.server.kinds() == asked, "each request sent once, ahead or at its turn"
+    expected, actual = store_dump(in_turn.db), store_dump(beside)
     assert dump_differences(expected, actual) == []
     (state,) = [json.loads(row[1]) for row in actual["context_state"][1:]]
     kept = {span["thread_id"] for span in state["scenes"]}
@@ -430,7 +460,7 @@ def test_a_kept_threads_flush_goes_beside_the_curation_once_the_fold_before_it_i
     threads: list[int],
     server: BoundaryServer,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    sent_in_turn_at_8: SentInTurn,
 ) -> None:
     """One block a thread: the second thread's first request folds the first thread (whose
     summary went out beside the second thread's block, and is back by its curation) and then
@@ -445,14 +475,10 @@ def test_a_kept_threads_flush_goes_beside_the_curation_once_the_fold_before_it_i
     assert server.met("flush", middle), "the kept thread's flush came after the curation"
     asked = server.kinds()
 
-    server.reset(hold=set())
-    monkeypatch.setattr(Annotator, "send_fold_ahead", lambda self, thread, **_: 0)
-    monkeypatch.setattr(SceneCalls, "ahead", lambda self, purpose, messages: False)
-    after = tmp_path / "after.db"
-    _run(quest, after, server.url, concurrency=8)
-    assert not server.met("flush", middle)
-    assert server.kinds() == asked, "each request sent once, ahead or at its turn"
-    assert dump_differences(store_dump(after), store_dump(beside)) == []
+    in_turn = sent_in_turn_at_8
+    assert not in_turn.server.met("flush", middle)
+    assert in_turn.server.kinds() == asked, "each request sent once, ahead or at its turn"
+    assert dump_differences(store_dump(in_turn.db), store_dump(beside)) == []
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,9 @@
 GraphQL as the UI is (annotation alone followed by automation's curation is in
 tests/test_dagster_dev.py).
 
-One `dagster dev` (the sample quest, the offline backend, the schedule's cron every minute):
+One `dagster dev` (the sample quest, the offline backend, the schedule's cron every minute, the
+instance's scheduler `DueAtOnceScheduler`: the schedule switched on is due at once, not at the
+next minute; tests/support/dagster_ticks/due_at_once.py):
 
 1. The schedule, switched on, annotates and curates the threads in one run: every thread gets
    its `scene_batches`, and every glossary check is evaluated against the latest
@@ -19,14 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from terrarium_dagster.defs.asset_checks import GLOSSARY_CHECKS
-from tests.support.dagster_dev import DagsterDev, dev_environment
+from tests.support.dagster_dev import REPO, DagsterDev, dev_environment
 
 LOCATION = "terrarium_dagster"
 REPOSITORY = "__repository__"
 SCHEDULE = "incremental_annotation_schedule"
 CHECKS = sorted(item.name for item in GLOSSARY_CHECKS)
+INSTANCE = REPO / "dagster.yaml"
+DUE_AT_ONCE = {"scheduler": {"module": "due_at_once", "class": "DueAtOnceScheduler"}}
 
 
 def _partition_stats(dev: DagsterDev, asset: str) -> dict[str, int]:
@@ -55,7 +60,10 @@ def _all_checks_evaluated(dev: DagsterDev) -> bool:
 def dev(tmp_path: Path, _isolated_home: Path, sample_db: Path) -> Any:
     env = dev_environment(_isolated_home, tmp_path / "store" / "terrarium.db")
     env["TERRARIUM_SCHEDULE_CRON"] = "* * * * *"
-    with DagsterDev(tmp_path, env) as running:
+    instance = tmp_path / "dagster.yaml"  # the shipped instance, with the scheduler
+    scheduler = yaml.safe_dump(DUE_AT_ONCE, sort_keys=False)
+    instance.write_text(f"{INSTANCE.read_text(encoding='utf-8')}\n{scheduler}", encoding="utf-8")
+    with DagsterDev(tmp_path, env, instance=instance) as running:
         yield running
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from terrarium_dagster.engine.opening import CORPUS_META
+from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.cli import TERRARIUM, run_args, terrarium
 
 
@@ -88,11 +90,19 @@ def _merged_or_deleted(db: Path) -> set[int]:
 
 
 @pytest.fixture
-def quest(sample_db: Path, tmp_path: Path) -> tuple[Path, Path, list[int]]:
+def quest(
+    sample_db: Path, offline_sample_store: Path, tmp_path: Path
+) -> tuple[Path, Path, list[int]]:
+    """The sample quest as a corpus of its own, annotated: a copy of the sample and a copy of
+    the store the offline run writes from it (`offline_sample_store`, annotated once), which
+    records the copy as its corpus, as a run given the copy records it."""
     corpus = tmp_path / "quest.db"
     shutil.copy(sample_db, corpus)
     db = tmp_path / "store.db"
-    _run(corpus, db)
+    shutil.copyfile(offline_sample_store, db)
+    with GlossaryStore(db) as store:
+        assert store.get_meta(CORPUS_META) == str(sample_db.resolve())
+        store.set_meta(CORPUS_META, str(corpus.resolve()))
     threads = [thread["thread_id"] for thread in _status(db)["threads"]]  # type: ignore[index]
     return corpus, db, threads
 

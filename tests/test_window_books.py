@@ -21,6 +21,8 @@ and at 16.
 from __future__ import annotations
 
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,13 +108,31 @@ def test_a_real_book_runs_to_the_end_with_no_request_over_the_window(
         assert len(store.glossary.entries()) > 5
 
 
+@pytest.fixture(scope="module")
+def imported_books(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """Each book of `BOOK`'s folder imported by `terrarium import` once for the module (the
+    import is the same at every concurrency): a test runs on a copy of it."""
+    folder = tmp_path_factory.mktemp("imported")
+    done: dict[str, Path] = {}
+
+    def imported(book: str) -> Path:
+        if book not in done:
+            corpus = folder / f"{book}.db"
+            result = terrarium("import", str(BOOK.parent / book), "--out", str(corpus))
+            assert result.returncode == 0, result.stderr
+            done[book] = corpus
+        return done[book]
+
+    return imported
+
+
 @pytest.mark.parametrize("concurrency", [1, 16])
 @pytest.mark.parametrize(
     "book",
     ["princess-of-mars-ch1-10.txt", "thuvia-maid-of-mars.md", "time-machine-pandoc.epub"],
 )
 def test_more_real_books_in_other_formats_run_at_8192_with_no_request_over_the_window(
-    tmp_path: Path, book: str, concurrency: int
+    tmp_path: Path, imported_books: Callable[[str], Path], book: str, concurrency: int
 ) -> None:
     """Not one book: ten chapters of *A Princess of Mars* (plain text), *Thuvia* (Markdown) and
     *The Time Machine* (an EPUB), each imported and annotated to the end at 8,192 through the
@@ -120,8 +140,7 @@ def test_more_real_books_in_other_formats_run_at_8192_with_no_request_over_the_w
     exit 0, zero 400s, no request over the window, every paragraph read, every chapter
     curated."""
     corpus = tmp_path / "c.db"
-    imported = terrarium("import", str(BOOK.parent / book), "--out", str(corpus))
-    assert imported.returncode == 0, imported.stderr
+    shutil.copyfile(imported_books(book), corpus)
     db = tmp_path / "s.db"
     with run_window_server(8192, counting=qwen3.request_tokens) as server:
         done = terrarium(

@@ -11,7 +11,6 @@ from typing import Any
 from terrarium_dagster.cli.arguments import RUN_ONLY, add_agent_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK, log, resolve_thread
 from terrarium_dagster.corpus.units import thread_name
-from terrarium_dagster.edition.writer import edition_line
 
 
 def add_edition_parser(commands: Any) -> None:
@@ -34,6 +33,10 @@ def _edition_progress(
 ) -> None:
     """A thread's line as soon as its edition is committed (a long edition shows its pace);
     the threads written now are added to `written`. A book's chapters are named by number."""
+    # imported here: the edition's writer brings the agent, the model client and the exports,
+    # which every other command of the CLI would import for nothing
+    from terrarium_dagster.edition.writer import edition_line
+
     if event != "edition":
         return
     if not data.get("already_done"):

@@ -19,7 +19,8 @@ import httpx
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-# First on the PYTHONPATH of a test's `dagster dev`: its backfill daemon loops every few seconds.
+# First on the PYTHONPATH of a test's `dagster dev`: its backfill daemon loops every few seconds
+# (sitecustomize.py); an instance may name the scheduler there (due_at_once.py).
 DAGSTER_TICKS = Path(__file__).resolve().parent / "dagster_ticks"
 # Added to the instance a test's `dagster dev` runs on (the shipped file, copied): the queue is
 # looked at every second (Dagster's default is every 5 s), so a run freed from its pool starts
