@@ -73,7 +73,8 @@ _CONTENTS_SECTIONS = "contents|table of contents|list of illustrations|illustrat
 _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
     r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
-    r"bibliography|transcriber'?s? notes?|about the author|the end|"
+    # "ORIGINAL TRANSCRIBER’S NOTES:" (A Study in Scarlet's end notes, after its last chapter)
+    r"bibliography|(?:original )?transcriber['’]?s? notes?|about the author|the end|"
     r"errata|corrigenda|"  # a printed list of misprints and their corrections (Ontboezemingen)
     r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )

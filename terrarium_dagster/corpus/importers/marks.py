@@ -45,13 +45,35 @@ _EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
 _BRACKETED_NOTE = re.compile(r"(?<=\S)\[\d{1,3}\]")
 
 
+# a plain text's note, gathered at the end of the book: "[Footnote 6: “THE LAURISTON GARDEN
+# MYSTERY”: the table-of-contents lists ...]"
+FOOTNOTE = re.compile(r"^\[Footnote (\d{1,3}):", re.M)
+# its mark in brackets set apart, after a space or opening a line: "No. 221B, [5] Baker Street",
+# "[19] the injured part" (A Study in Scarlet's 244-0.txt)
+_LOOSE_BRACKETED_NOTE = re.compile(r"(?:\s+|^)\[(\d{1,3})\](?=[\s.,;:!?]|$)")
+
+
+def without_bracketed_notes(line: str, notes: set[int], *, opening: bool = False) -> str:
+    """A line of a paragraph without the marks in brackets set apart of the `notes` the book
+    gives ("[Footnote 5: ...]": "[5]"); a mark `opening` the paragraph is a note's own label,
+    kept."""
+
+    def mark(found: re.Match[str]) -> str:
+        if int(found.group(1)) not in notes or (opening and found.start() == 0):
+            return found.group(0)
+        return ""
+
+    return _LOOSE_BRACKETED_NOTE.sub(mark, line)
+
+
 def unmarked(text: str) -> str:
     """Plain text's words without its _emphasis_ marks and bracketed note numbers."""
     return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
 
 
-# "Underground*": a footnote's mark; "ARGUMENT.(40)"
-_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}")
+# "Underground*": a footnote's mark; "ARGUMENT.(40)"; "THE LAURISTON GARDEN MYSTERY [6]" (A
+# Study in Scarlet's: a title never ends in a number in brackets set apart)
+_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|\s+\[\d{{1,3}}\]$")
 
 
 def plain_title(text: str) -> str:

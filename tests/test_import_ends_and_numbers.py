@@ -1,0 +1,69 @@
+"""`terrarium import`: what ends a book that is no story (a transcriber's end notes and their
+marks, a closing "FINIS"), a drop cap's mark, and parts and episodes numbered in decoration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from terrarium_dagster.corpus.importers import read_book
+from terrarium_dagster.corpus.importers.chapters import chapters_from_blocks
+from terrarium_dagster.corpus.importers.plain_text import blocks_from_text
+
+_PROSE = (
+    "{who} walked the long road to the harbour at first light, counting the masts and the gulls, "
+    "and wondering aloud whether the ship would wait for a passenger who had paid in promises."
+)
+
+
+def _story(book_chapters: list[list[str]]) -> str:
+    return " ".join(p for paragraphs in book_chapters for p in paragraphs)
+
+
+def test_a_transcribers_end_notes_and_their_marks_are_no_story(tmp_path: Path) -> None:
+    """A Study in Scarlet's text editions (244-0.txt) end with "ORIGINAL TRANSCRIBER’S NOTES:",
+    "[Footnote 1: ...]" to "[Footnote 29: ...]", which were 26 paragraphs of its last chapter,
+    and mark them in the story in brackets set apart: "No. 221B, [5] Baker Street", "[19] the
+    injured part" opening a line, "THE LAURISTON GARDEN MYSTERY [6]" in a chapter's title. The
+    notes are kept aside as reference, as a book's "FOOTNOTES" are; the marks go, but not a
+    number in brackets the book gives no note for. The HTML edition (244-h.htm) heads its notes
+    alike, "29 (return) [ Heber C. Kemball, ... ]"."""
+    prose = _PROSE.format(who="Holmes")
+    text = (
+        f"CHAPTER I. MR. SHERLOCK HOLMES.\n\n\n{prose}\n\n"
+        "We inspected the rooms at No. 221B, [1] Baker Street, of which he had spoken, and\n"
+        "she said, shoving\n[3] the injured part up to him, that the list was [7] long.\n\n\n"
+        f"CHAPTER II. THE LAURISTON GARDEN MYSTERY [2]\n\n\n{prose}\n\n{prose}\n\n\n\n"
+        "ORIGINAL TRANSCRIBER’S NOTES:\n\n\n"
+        "[Footnote 1: “221B”: the B is in small caps]\n\n"
+        "[Footnote 2: “THE LAURISTON GARDEN MYSTERY”: the table-of-contents lists this chapter\n"
+        "as “...GARDENS MYSTERY”--plural, and probably more correct.]\n\n"
+        "[Footnote 3: “shoving”: later editions have “showing”.]\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "CHAPTER I. MR. SHERLOCK HOLMES",
+        "CHAPTER II. THE LAURISTON GARDEN MYSTERY",
+    ]
+    assert book.chapters[0].paragraphs[1] == (
+        "We inspected the rooms at No. 221B, Baker Street, of which he had spoken, and she "
+        "said, shoving the injured part up to him, that the list was [7] long."
+    )
+    assert book.chapters[-1].paragraphs == [prose, prose]
+    assert "Footnote" not in _story([c.paragraphs for c in book.chapters])
+    assert [r.title for r in book.reference] == ["ORIGINAL TRANSCRIBER’S NOTES:"]
+    assert book.reference[0].paragraphs[0] == "[Footnote 1: “221B”: the B is in small caps]"
+
+    source = tmp_path / "scarlet.htm"
+    chapters = "".join(
+        f"<h2>CHAPTER {n}.</h2><p>{prose}</p><p>{prose}</p>" for n in ["I", "II", "III"]
+    )
+    source.write_text(
+        f"<html><body>{chapters}<h2>ORIGINAL TRANSCRIBER&rsquo;S NOTES:</h2>"
+        '<p class="foot">29 (<a href="#linknoteref-29">return</a>)<br /> [ Heber C. Kemball, in'
+        " one of his sermons, alludes to his hundred wives under this endearing epithet.]</p>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert book.chapters[-1].paragraphs == [prose, prose]
+    assert [r.title for r in book.reference] == ["ORIGINAL TRANSCRIBER’S NOTES:"]
