@@ -67,3 +67,25 @@ def test_a_transcribers_end_notes_and_their_marks_are_no_story(tmp_path: Path) -
     book = read_book(source)
     assert book.chapters[-1].paragraphs == [prose, prose]
     assert [r.title for r in book.reference] == ["ORIGINAL TRANSCRIBER’S NOTES:"]
+
+
+def test_a_drop_caps_mark_opening_a_chapter_is_no_text() -> None:
+    """Anne of Green Gables' text editions (45-0.txt, 45.txt, 45-8.txt) mark each chapter's
+    initial capital with a bar: "|MRS. Rachel Lynde lived just where ...", "|MATTHEW Cuthbert
+    and the sorrel mare ...": 37 paragraphs opened with it. A table's row ("| Name | Age |")
+    keeps its bars."""
+    prose = _PROSE.format(who="Marilla")
+    text = (
+        f"CHAPTER I. Mrs. Rachel Lynde is Surprised\n\n\n|MRS. Rachel Lynde lived just where the"
+        f" Avonlea main road\ndipped down into a little hollow.\n\n{prose}\n\n\n"
+        f"CHAPTER II. Matthew Cuthbert is surprised\n\n\n|MATTHEW Cuthbert and the sorrel mare\n"
+        f"jogged comfortably over the eight miles.\n\n| Name | Age |\n|------|-----|\n\n{prose}\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert chapters[0].paragraphs[0] == (
+        "MRS. Rachel Lynde lived just where the Avonlea main road dipped down into a little hollow."
+    )
+    assert chapters[1].paragraphs[:2] == [
+        "MATTHEW Cuthbert and the sorrel mare jogged comfortably over the eight miles.",
+        "| Name | Age | |------|-----|",
+    ]

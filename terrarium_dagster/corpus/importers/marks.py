@@ -66,6 +66,17 @@ def without_bracketed_notes(line: str, notes: set[int], *, opening: bool = False
     return _LOOSE_BRACKETED_NOTE.sub(mark, line)
 
 
+# a drop cap's mark before a paragraph's first capital: "|MRS. Rachel Lynde lived just where"
+# (Anne of Green Gables' 45-0.txt, each chapter's first paragraph); not a table's "| A | B |"
+_DROP_CAP = re.compile(r"^\|(?=[A-Z][^|]*$)")
+
+
+def without_drop_cap(line: str) -> str:
+    """A paragraph's first line without a drop cap's mark before its first letter."""
+    indent = line[: len(line) - len(line.lstrip())]
+    return indent + _DROP_CAP.sub("", line.lstrip())
+
+
 def unmarked(text: str) -> str:
     """Plain text's words without its _emphasis_ marks and bracketed note numbers."""
     return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))

@@ -17,6 +17,7 @@ from terrarium_dagster.corpus.importers.marks import (
     plain_title,
     unmarked,
     without_bracketed_notes,
+    without_drop_cap,
     without_loose_notes,
 )
 from terrarium_dagster.corpus.importers.model import Block
@@ -62,6 +63,8 @@ def blocks_from_text(text: str) -> list[Block]:
         if paragraph and (notes := _NOTES_OPENING.match(paragraph[0].strip())):
             blocks.append(Block("heading", notes.group(1)))  # "FOOTNOTES: 1 [ Patois ...]"
             paragraph[0] = notes.group(2)
+        if paragraph:
+            paragraph[0] = without_drop_cap(paragraph[0])
         if paragraph and footnotes:  # their marks set apart: "[5]"
             paragraph[:] = [
                 _without_notes(line, footnotes, i == 0) for i, line in enumerate(paragraph)
