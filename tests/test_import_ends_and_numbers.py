@@ -89,3 +89,26 @@ def test_a_drop_caps_mark_opening_a_chapter_is_no_text() -> None:
         "MATTHEW Cuthbert and the sorrel mare jogged comfortably over the eight miles.",
         "| Name | Age | |------|-----|",
     ]
+
+
+def test_finis_after_the_last_paragraph_is_no_story(tmp_path: Path) -> None:
+    """Emma ends "FINIS" in every edition (158-0.txt, 158-h.htm, book.asciidoc): the last
+    paragraph of its last chapter, where "THE END" set apart is a heading that ends the story.
+    The word inside the story, with more after it, stays (Tristram Shandy's "Finis." to Trim's
+    sermon)."""
+    prose = _PROSE.format(who="Emma")
+    text = (
+        f"CHAPTER I\n\n\n{prose}\n\nFinis.\n\n{prose}\n\n\n"
+        f"CHAPTER II\n\n\n{prose}\n\n{prose}\n\n\n\n\nFINIS\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert chapters[0].paragraphs == [prose, "Finis.", prose]
+    assert chapters[1].paragraphs == [prose, prose]
+
+    source = tmp_path / "emma.htm"
+    source.write_text(
+        f"<html><body><h2>CHAPTER I</h2><p>{prose}</p><h2>CHAPTER II</h2><p>{prose}</p>"
+        f"<h2>CHAPTER III</h2><p>{prose}</p><p>FINIS <br /> <br /></p></body></html>",
+        encoding="utf-8",
+    )
+    assert read_book(source).chapters[-1].paragraphs == [prose]

@@ -361,10 +361,27 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         divisions[id(chapter)] = divisions.get(id(body))
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
+    if found.chapters:
+        _without_end_word(found.chapters[-1])
     if found.chapters and (note := _closing_note(found.chapters[-1])):
         found.reference.append(note)
     _named_by_division(found.chapters, divisions)
     return found
+
+
+# a word that ends the book, set as its last paragraph, as "THE END" set as a heading does
+_END_WORD = re.compile(r"^(?:the )?(?:end|finis)\.?$", re.IGNORECASE)
+
+
+def _without_end_word(chapter: Chapter) -> None:
+    """The last chapter without the word that ends the book as its last paragraph ("FINIS",
+    Emma's in every edition: "THE END" set apart is a heading, and ends the story so); the word
+    inside the story, before more of it, stays (Tristram Shandy's "Finis." to Trim's sermon)."""
+    scene = next((scene for scene in reversed(chapter.scenes) if scene), None)
+    if scene and len(chapter.paragraphs) > 1 and _END_WORD.match(scene[-1].strip()):
+        scene.pop()
+        while len(chapter.scenes) > 1 and not chapter.scenes[-1]:
+            chapter.scenes.pop()
 
 
 # a person's years, given as a note on an author gives them: "Jacob (1785-1863)"
