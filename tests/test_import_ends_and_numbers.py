@@ -112,3 +112,58 @@ def test_finis_after_the_last_paragraph_is_no_story(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert read_book(source).chapters[-1].paragraphs == [prose]
+
+
+def _episodes(prose: str, *, html: bool) -> str:
+    """A book of three parts "— I —" to "— III —" and episodes "[ 1 ]" to "[ 12 ]", the seventh
+    opening with a headline (under it in HTML, an <h3> as the other headlines are), "I." and "M"
+    alone on their lines inside the first."""
+    if html:
+        head = "<h2>{}</h2>".format
+        headline, line = "<h3>{}</h3>".format, "<p>{}</p>".format
+    else:
+        head = headline = line = "\n\n\n{}\n\n".format
+    parts = {1: "— I —", 4: "— II —", 10: "— III —"}
+    text = ""
+    for number in range(1, 13):
+        text += head(parts[number]) if number in parts else ""
+        text += head(f"[ {number} ]")
+        if number == 7:
+            text += headline("IN THE HEART OF THE HIBERNIAN METROPOLIS") + line(prose)
+            text += headline("THE WEARER OF THE CROWN")
+        text += line(prose) + line(prose)
+        if number == 1:
+            text += line("I.") + line(prose) + line("M") + line(prose)
+        text += line(" ".join([prose] * 20))  # an episode is longer than a page
+    return f"<html><body>{text}</body></html>" if html else text
+
+
+def test_parts_and_episodes_numbered_in_decoration_are_the_chapters(tmp_path: Path) -> None:
+    """Ulysses (4300-0.txt) sets its three parts "— I —" to "— III —" and its eighteen episodes
+    "[ 1 ]" to "[ 18 ]" alone on their lines: read as no heading, its chapters were "Prologue"
+    and two lines of the story alone, Milly's letter signed "M" and the "I." Bloom writes in the
+    sand. Its HTML (4300-h.htm) had 69 chapters: the Aeolus episode's newspaper headlines were
+    chapters, and its first one the episode's title. Each episode is a chapter, titled by its
+    number after its part's over the first ("I: 1", "2", "II: 4"), as a part's heading over a
+    chapter's is; the headlines are lines of their episode, the first too where every other
+    number stands alone. A page's number set so ("- 12 -", a page apart) heads nothing."""
+    titles = ["I: 1", "2", "3", "II: 4", "5", "6", "7", "8", "9", "III: 10", "11", "12"]
+    prose = _PROSE.format(who="Bloom")
+    chapters = chapters_from_blocks(blocks_from_text(_episodes(prose, html=False))).chapters
+    assert [c.title for c in chapters] == titles
+    page = " ".join([prose] * 20)
+    assert chapters[0].paragraphs == [prose, prose, "I.", prose, "M", prose, page]
+    assert chapters[6].paragraphs == [
+        "IN THE HEART OF THE HIBERNIAN METROPOLIS", prose, "THE WEARER OF THE CROWN", prose, prose,
+        page,
+    ]  # fmt: skip
+
+    paged = "".join(f"{prose}\n\n{prose}\n\n- {n} -\n\n" for n in range(1, 6))
+    paged_book = chapters_from_blocks(blocks_from_text(f"CHAPTER I\n\n{paged}"))
+    assert [c.title for c in paged_book.chapters] == ["CHAPTER I"]
+
+    source = tmp_path / "ulysses.htm"
+    source.write_text(_episodes(prose, html=True), encoding="utf-8")
+    book = read_book(source)
+    assert [c.title for c in book.chapters] == titles
+    assert book.chapters[6].paragraphs == chapters[6].paragraphs

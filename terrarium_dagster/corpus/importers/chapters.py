@@ -43,6 +43,7 @@ from terrarium_dagster.corpus.importers.headings import (
     dictionary_letters,
     shouted,
     title_key,
+    undecorated,
     unstopped,
 )
 from terrarium_dagster.corpus.importers.model import Block, Book, Chapter
@@ -99,6 +100,32 @@ def _speakers_joined(blocks: list[Block]) -> list[Block]:
     return joined
 
 
+UNTITLED_NUMBERS = 10  # a book's numbers stand alone when this many do to one with a title
+
+
+def _first_lines_under_numbers(
+    items: list[Block | list[str]], runs: list[list[str]]
+) -> list[Block | list[str]]:
+    """The items with a title under one number alone, in a book whose other numbers stand alone
+    (`UNTITLED_NUMBERS` to one), as its chapter's first line: Ulysses' "[ 7 ]" over its first
+    newspaper headline, "IN THE HEART OF THE HIBERNIAN METROPOLIS", the others under it lines
+    of the episode too, not its title."""
+
+    def bare(text: str) -> bool:
+        return SECTION_NUMBER.match(text.strip()) is not None
+
+    alone = sum(1 for run in runs if bare(run[-1]))
+    titled = [run for run in runs if len(run) >= 2 and bare(run[-2]) and not bare(run[-1])]
+    if not titled or len(titled) * UNTITLED_NUMBERS > alone:
+        return items
+    kept: list[Block | list[str]] = []
+    for item in items:
+        kept.append(item)
+        if isinstance(item, list) and any(item is run for run in titled):
+            kept.append(Block("text", item.pop()))  # the run, in `runs` too, without it
+    return kept
+
+
 def _numbered(run: list[str]) -> bool:
     return any(CHAPTER_NUMBER.match(text) for text in run)
 
@@ -110,6 +137,10 @@ def _named(run: list[str]) -> bool:
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     blocks = _speakers_joined(blocks)
+    # a number set in decoration heads as the number alone ("— I —" is "I", "[ 1 ]" is "1")
+    blocks = [
+        Block("heading", undecorated(b.text), b.lines) if b.kind == "heading" else b for b in blocks
+    ]
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
     in_contents = False  # under a contents page's heading, before any prose
@@ -146,6 +177,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         else:
             runs.append([block.text])
             items.append(runs[-1])
+    items = _first_lines_under_numbers(items, runs)
     # a book whose chapters are numbered, not a collection of titled stories one of which is
     # told in numbered parts (Grimms' Fairy Tales: "THE ADVENTURES OF CHANTICLEER AND PARTLET"
     # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen

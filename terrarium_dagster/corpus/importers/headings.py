@@ -177,6 +177,22 @@ def numeral(text: str) -> int | None:
 
 
 SECTION_NUMBER = re.compile(r"^(?:[IVXLCDM]+|\d{1,3})\.?$")
+# a number alone set between dashes or in brackets: Ulysses' parts "— I —" ("-- I --" in 4300.txt)
+# and episodes "[ 1 ]" (spaced, unlike a note's mark "[1]")
+_DECORATED_NUMBER = re.compile(
+    r"^(?:[—–]|--?)\s*([IVXLCDM]+|\d{1,3})\.?\s*(?:[—–]|--?)$|^\[\s+(\d{1,3})\s+\]$"
+)
+
+
+def undecorated(text: str) -> str:
+    """A heading that is a number set in decoration ("— I —", "[ 1 ]") as the number alone
+    ("I", "1"); any other text as it is."""
+    found = _DECORATED_NUMBER.match(text.strip())
+    return next(group for group in found.groups() if group) if found else text
+
+
+def decorated(text: str) -> bool:
+    return _DECORATED_NUMBER.match(text.strip()) is not None
 
 
 BARE_INDENT = 4  # a bare title is indented at most this much; more is centred, or a sign
