@@ -167,3 +167,19 @@ def test_parts_and_episodes_numbered_in_decoration_are_the_chapters(tmp_path: Pa
     book = read_book(source)
     assert [c.title for c in book.chapters] == titles
     assert book.chapters[6].paragraphs == chapters[6].paragraphs
+
+
+def test_a_pictures_enlarge_link_standing_alone_is_no_text() -> None:
+    """Les Misérables' 135-0.txt keeps its HTML edition's label of each picture's link to its
+    larger image, "Enlarge", on a line of its own: 21 paragraphs of its chapters. The word in a
+    sentence stays."""
+    prose = _PROSE.format(who="Valjean")
+    text = (
+        f"CHAPTER I\n\n\n{prose}\n\nEnlarge\n\n\n{prose}\n\n\nCHAPTER II\n\n\nEnlarge\n\n"
+        f"{prose}\n\nThey would enlarge the garden.\nEnlarge\nit they did.\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert chapters[0].paragraphs == [prose, prose]
+    assert chapters[1].paragraphs == [
+        prose, "They would enlarge the garden. Enlarge it they did."
+    ]  # fmt: skip
