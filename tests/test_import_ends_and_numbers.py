@@ -183,3 +183,21 @@ def test_a_pictures_enlarge_link_standing_alone_is_no_text() -> None:
     assert chapters[1].paragraphs == [
         prose, "They would enlarge the garden. Enlarge it they did."
     ]  # fmt: skip
+
+
+def test_the_end_line_set_in_stars_and_a_braced_mark_on_a_title_are_no_story() -> None:
+    """A Study in Scarlet's 1990s edition (study10.txt) ends "***********  End Of Project
+    Gutenberg Etext study10.txt *************", which was its last chapter's last paragraph, and
+    marks a chapter's title "THE LAURISTON GARDEN MYSTERY {6}"."""
+    prose = _PROSE.format(who="Watson")
+    text = (
+        f"CHAPTER I.\n\nMR. SHERLOCK HOLMES.\n\n{prose}\n\nCHAPTER II.\n\n"
+        f"THE LAURISTON GARDEN MYSTERY {{6}}\n\n{prose}\n\n\n"
+        "***********  End Of Project Gutenberg Etext study10.txt *************\n\n\n"
+        "Some later text of the archive's own.\n"
+    )
+    chapters = chapters_from_blocks(blocks_from_text(text)).chapters
+    assert [c.title for c in chapters] == [
+        "CHAPTER I: MR. SHERLOCK HOLMES.", "CHAPTER II: THE LAURISTON GARDEN MYSTERY"
+    ]  # fmt: skip
+    assert chapters[-1].paragraphs == [prose]

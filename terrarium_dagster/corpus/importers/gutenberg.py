@@ -14,7 +14,8 @@ _START_MARKERS = re.compile(
 )
 _END_MARKERS = re.compile(
     r"^\s*\*{3}\s*END OF (?:THE|THIS) PROJECT GUTENBERG"
-    r"|^\s*(?:The )?End of (?:the |this )?Project Gutenberg(?:'s|’s)?\b"
+    # and set between stars: "***********  End Of Project Gutenberg Etext study10.txt ****"
+    r"|^[\s*]*(?:The )?End of (?:the |this )?Project Gutenberg(?:'s|’s)?\b"
     r"|^\s*\*{3}\s*START:? FULL LICENSE",
     re.I,
 )

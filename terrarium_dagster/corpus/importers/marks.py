@@ -83,8 +83,10 @@ def unmarked(text: str) -> str:
 
 
 # "Underground*": a footnote's mark; "ARGUMENT.(40)"; "THE LAURISTON GARDEN MYSTERY [6]" (A
-# Study in Scarlet's: a title never ends in a number in brackets set apart)
-_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|\s+\[\d{{1,3}}\]$")
+# Study in Scarlet's, "{6}" in study10.txt: a title never ends in a number in brackets)
+_TITLE_NOTE_MARK = re.compile(
+    rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|\s+(?:\[\d{{1,3}}\]|\{{\d{{1,3}}\}})$"
+)
 
 
 def plain_title(text: str) -> str:
