@@ -201,3 +201,26 @@ def test_the_end_line_set_in_stars_and_a_braced_mark_on_a_title_are_no_story() -
         "CHAPTER I: MR. SHERLOCK HOLMES.", "CHAPTER II: THE LAURISTON GARDEN MYSTERY"
     ]  # fmt: skip
     assert chapters[-1].paragraphs == [prose]
+
+
+def test_an_html_editions_link_to_a_note_left_in_a_plain_text_is_no_text() -> None:
+    """Les Misérables' 135-0.txt keeps 25 of its HTML edition's links to its notes, tags and
+    all, after the verse they annotate, split over two lines: 'Comme la nuit se fait lorsque le
+    jour s'en va.<a href="#linknote-70"' over 'name="linknoteref-70" id="linknoteref-70">70</a>'."""
+    prose = _PROSE.format(who="Marius")
+    verse = (
+        "     Il dort. Quoique le sort fût pour lui bien étrange,\n"
+        "     Il vivait. Il mourut quand il n'eut plus son ange.\n"
+        "     La chose simplement d'elle-même arriva,\n"
+        '     Comme la nuit se fait lorsque le jour s\'en va.<a href="#linknote-70"\n'
+        'name="linknoteref-70" id="linknoteref-70">70</a>'
+    )
+    text = (
+        f'CHAPTER I\n\n{prose}\n\n{verse}\n\nShe sang it, "J\'aime mieux ma mère!"'
+        '<a href="#linknote-25" name="linknoteref-25"\nid="linknoteref-25">25</a> and wept.\n\n'
+        f"CHAPTER II\n\n{prose}\n\n{prose}\n"
+    )
+    paragraphs = chapters_from_blocks(blocks_from_text(text)).chapters[0].paragraphs
+    assert "<a" not in " ".join(paragraphs) and "70" not in " ".join(paragraphs)
+    assert paragraphs[1].endswith("Comme la nuit se fait lorsque le jour s'en va.")
+    assert paragraphs[2] == 'She sang it, "J\'aime mieux ma mère!" and wept.'

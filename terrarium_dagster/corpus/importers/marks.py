@@ -66,6 +66,16 @@ def without_bracketed_notes(line: str, notes: set[int], *, opening: bool = False
     return _LOOSE_BRACKETED_NOTE.sub(mark, line)
 
 
+# an HTML edition's link to a note, left in a plain text: 'va.<a href="#linknote-70"' and, on
+# the next line, 'name="linknoteref-70" id="linknoteref-70">70</a>' (Les Misérables' 135-0.txt)
+_NOTE_LINK = re.compile(r"[ \t]*<a\s[^<>]*?href=[\"']#[^<>]*>\s*\d{1,3}[a-z]?\s*</a>")
+
+
+def without_note_links(text: str) -> str:
+    """A plain text without an HTML edition's links to its notes, tags and number."""
+    return _NOTE_LINK.sub("", text)
+
+
 # a drop cap's mark before a paragraph's first capital: "|MRS. Rachel Lynde lived just where"
 # (Anne of Green Gables' 45-0.txt, each chapter's first paragraph); not a table's "| A | B |"
 _DROP_CAP = re.compile(r"^\|(?=[A-Z][^|]*$)")

@@ -19,6 +19,7 @@ from terrarium_dagster.corpus.importers.marks import (
     without_bracketed_notes,
     without_drop_cap,
     without_loose_notes,
+    without_note_links,
 )
 from terrarium_dagster.corpus.importers.model import Block
 from terrarium_dagster.corpus.importers.text_headings import isolated, subtitle_lines, text_headings
@@ -49,7 +50,8 @@ _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 def blocks_from_text(text: str) -> list[Block]:
     """Headings and paragraphs of a plain-text book (inside its Gutenberg wrapping)."""
-    lines = _without_page_marks(without_illustrations(strip_gutenberg(text)).split("\n"))
+    text = without_note_links(without_illustrations(strip_gutenberg(text)))
+    lines = _without_page_marks(text.split("\n"))
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
     lines = [_unspaced(lines, index) for index in range(len(lines))]
