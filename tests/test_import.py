@@ -2675,7 +2675,8 @@ def test_a_contents_pages_named_last_line_is_no_section_left_out() -> None:
     ]  # fmt: skip
     assert book.dropped == [
         "CONTENTS (contents)",
-        "CHAPTER 1. Loomings … CHAPTER 3. The Spouter-Inn (contents; 34 words of prose)",
+        "CHAPTER 1. Loomings … CHAPTER 3. The Spouter-Inn (contents)",
+        "Original Transcriber’s Notes: (front matter)",  # a transcriber's notes, named
     ]
     # named once, right under the page, it heads its section (Don Quixote's "TRANSLATOR'S
     # PREFACE" after the contents' "CHAPTER LII")

@@ -16,7 +16,10 @@ the story and drops the rest:
   first end marker (`*** END OF ...`, "End of Project Gutenberg's ...", "End of the Project
   Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
 - `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`, `[Picture: ...]`)
-  markers, and soft hyphens;
+  markers, a picture's "Enlarge" link standing alone, and soft hyphens;
+- note marks ("Pangloss[1]", "{12}", "(3)", and "[5]" set apart when the book gives its
+  "[Footnote 5: ...]"), a drop cap's mark ("|MRS. Rachel"), the word that ends the book after
+  its last paragraph ("FINIS", as "THE END");
 - front matter before the first heading (title page, dedication, producer credits; the dry run
   says how many words), unless the first heading is the story's second part ("II") and the text
   before it is story (`OPENING_WORDS`): then it is the first chapter; or it is story under no
@@ -32,7 +35,8 @@ the story and drops the rest:
 
 Headings: in plain text, a line standing alone that reads "CHAPTER I" / "Chapter 12" / "BOOK II"
 (with its title on the same or the next line), a number or Roman numeral alone or before a
-title ("IV.", "12. The Salt Road", "01 My Early Home"; not a page's running head), or a named
+title ("IV.", "12. The Salt Road", "01 My Early Home"; not a page's running head; set in
+decoration, "— I —" and "[ 1 ]", when the book sets its numbers so), or a named
 section (FOREWORD, PROLOGUE, EPILOGUE, ...); not paragraphs that open with consecutive numbers
 less than a paragraph apart (a numbered list), nor a number over a line with no letter; and
 before the first numbered chapter, a title standing alone that the contents page lists. A book

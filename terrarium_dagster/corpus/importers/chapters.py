@@ -47,6 +47,7 @@ from terrarium_dagster.corpus.importers.headings import (
     numeral,
     shouted,
     title_key,
+    undecorated,
     unstopped,
 )
 from terrarium_dagster.corpus.importers.model import Block, Book, Chapter
@@ -185,6 +186,32 @@ def _book_title(text: str, book_key: str | None, *, last: bool = False) -> bool:
     )
 
 
+UNTITLED_NUMBERS = 10  # a book's numbers stand alone when this many do to one with a title
+
+
+def _first_lines_under_numbers(
+    items: list[Block | list[str]], runs: list[list[str]]
+) -> list[Block | list[str]]:
+    """The items with a title under one number alone, in a book whose other numbers stand alone
+    (`UNTITLED_NUMBERS` to one), as its chapter's first line: Ulysses' "[ 7 ]" over its first
+    newspaper headline, "IN THE HEART OF THE HIBERNIAN METROPOLIS", the others under it lines
+    of the episode too, not its title."""
+
+    def bare(text: str) -> bool:
+        return SECTION_NUMBER.match(text.strip()) is not None
+
+    alone = sum(1 for run in runs if bare(run[-1]))
+    titled = [run for run in runs if len(run) >= 2 and bare(run[-2]) and not bare(run[-1])]
+    if not titled or len(titled) * UNTITLED_NUMBERS > alone:
+        return items
+    kept: list[Block | list[str]] = []
+    for item in items:
+        kept.append(item)
+        if isinstance(item, list) and any(item is run for run in titled):
+            kept.append(Block("text", item.pop()))  # the run, in `runs` too, without it
+    return kept
+
+
 def _numbered(run: list[str]) -> bool:
     return any(CHAPTER_NUMBER.match(text) for text in run)
 
@@ -196,6 +223,10 @@ def _named(run: list[str]) -> bool:
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     blocks = _speakers_joined(blocks)
+    # a number set in decoration heads as the number alone ("— I —" is "I", "[ 1 ]" is "1")
+    blocks = [
+        Block("heading", undecorated(b.text), b.lines) if b.kind == "heading" else b for b in blocks
+    ]
     runs: list[list[str]] = []  # the body's blocks, each run of headings as one list
     items: list[Block | list[str]] = []
     in_contents = False  # under a contents page's heading, before any prose
@@ -232,6 +263,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         else:
             runs.append([block.text])
             items.append(runs[-1])
+    items = _first_lines_under_numbers(items, runs)
     # a book whose chapters are numbered, not a collection of titled stories one of which is
     # told in numbered parts (Grimms' Fairy Tales: "THE ADVENTURES OF CHANTICLEER AND PARTLET"
     # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen
@@ -484,10 +516,27 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         divisions[id(chapter)] = divisions.get(id(body))
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
+    if found.chapters:
+        _without_end_word(found.chapters[-1])
     if found.chapters and (note := _closing_note(found.chapters[-1])):
         found.reference.append(note)
     _named_by_division(found.chapters, divisions)
     return found
+
+
+# a word that ends the book, set as its last paragraph, as "THE END" set as a heading does
+_END_WORD = re.compile(r"^(?:the )?(?:end|finis)\.?$", re.IGNORECASE)
+
+
+def _without_end_word(chapter: Chapter) -> None:
+    """The last chapter without the word that ends the book as its last paragraph ("FINIS",
+    Emma's in every edition: "THE END" set apart is a heading, and ends the story so); the word
+    inside the story, before more of it, stays (Tristram Shandy's "Finis." to Trim's sermon)."""
+    scene = next((scene for scene in reversed(chapter.scenes) if scene), None)
+    if scene and len(chapter.paragraphs) > 1 and _END_WORD.match(scene[-1].strip()):
+        scene.pop()
+        while len(chapter.scenes) > 1 and not chapter.scenes[-1]:
+            chapter.scenes.pop()
 
 
 # a person's years, given as a note on an author gives them: "Jacob (1785-1863)"

@@ -14,7 +14,8 @@ _START_MARKERS = re.compile(
 )
 _END_MARKERS = re.compile(
     r"^\s*\*{3}\s*END OF (?:THE|THIS) PROJECT GUTENBERG"
-    r"|^\s*(?:The )?End of (?:the |this )?Project Gutenberg(?:'s|’s)?\b"
+    # and set between stars: "***********  End Of Project Gutenberg Etext study10.txt ****"
+    r"|^[\s*]*(?:The )?End of (?:the |this )?Project Gutenberg(?:'s|’s)?\b"
     r"|^\s*\*{3}\s*START:? FULL LICENSE",
     re.I,
 )
@@ -24,6 +25,9 @@ _LATE_END_MARKERS = re.compile(r"^\s*\*+\s*This file should be named\b", re.I)
 _GUTENBERG_TITLE = re.compile(r"^\s*Title:\s*(.+?)\s*$", re.M)
 # "[Illustration: ...]", "[Frontispiece]", "[Picture: Man reading book]" (Three Men in a Boat)
 _ILLUSTRATION = re.compile(r"\[\s*(?:(?:Illustration|Frontispiece)\b|Picture:)[^\]]*\]", re.I)
+# a picture's link to its larger image, standing alone as the HTML edition's label has it
+# (Les Misérables' 135-0.txt: 21 paragraphs "Enlarge" in its chapters)
+_ENLARGE = re.compile(r"(?:^|(?<=\n\n))[ \t]*Enlarge[ \t]*(?=\n\n|$)")
 # the 1990s editions' header line, where no "Title:" is given: "*The Project Gutenberg Etext of
 # Jane Eyre, by Charlotte Bronte*", "*Project Gutenberg's The Picture of Dorian Gray by Oscar
 # Wilde*" (that form only with its byline)
@@ -99,6 +103,7 @@ _NEXT_FIELD = re.compile(
 
 
 def without_illustrations(text: str) -> str:
-    """The text without illustration markers and soft hyphens (U+00AD, a hyphenation hint:
-    *Huckleberry Finn*'s hfinn11.txt has 983, "Aunt Polly -\xad Tom's Aunt Polly")."""
-    return _ILLUSTRATION.sub("", text).replace("\xad", "")
+    """The text without illustration markers (a picture's "Enlarge" too) and soft hyphens
+    (U+00AD, a hyphenation hint: *Huckleberry Finn*'s hfinn11.txt has 983, "Aunt Polly -\xad
+    Tom's Aunt Polly")."""
+    return _ENLARGE.sub("", _ILLUSTRATION.sub("", text)).replace("\xad", "")

@@ -59,12 +59,26 @@ def run_title(run: list[str]) -> str:
             # "I: ABOUT THIS TRANSLATION": Don Quixote's) names that part too; a chapter's number
             # with its division's word ("PROLOGUE" over "CHAPTER I") does not take it
             first -= 1
+        elif first and _part_over_chapter(run[first - 1], run[first]):
+            first -= 1  # "I" over "1": the part's number and its chapter's, "I: 1" (Ulysses)
         run = run[first:]
     elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
         run = run[named[-1] :]
     if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
         run = [text.rstrip(".") if ONLY_NUMBER.match(text) else text for text in run]
     return ": ".join(dict.fromkeys(run)) if run else "Untitled"
+
+
+def _part_over_chapter(above: str, below: str) -> bool:
+    """Whether two headings are bare numbers of two kinds, a Roman over an Arabic ("I" over
+    "1"): a part's number over its first chapter's, numbered through the book."""
+    above, below = above.strip().rstrip("."), below.strip().rstrip(".")
+    return bool(
+        SECTION_NUMBER.match(above)
+        and SECTION_NUMBER.match(below)
+        and not above.isdigit()
+        and below.isdigit()
+    )
 
 
 def _follows(before: str, after: str) -> bool:

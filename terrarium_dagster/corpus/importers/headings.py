@@ -82,7 +82,8 @@ _CONTENTS_SECTIONS = (
 _BACK_SECTIONS = (
     r"glossary\b.*|a glossary\b.*|appendix\b.*|appendices|index|notes|endnotes|footnotes|"
     r"vocabulary|"  # The Song of Hiawatha's list of its Ojibway words
-    r"bibliography|transcriber'?s? notes?|about the author|the end|"
+    # "ORIGINAL TRANSCRIBER’S NOTES:" (A Study in Scarlet's end notes, after its last chapter)
+    r"bibliography|(?:original )?transcriber['’]?s? notes?|about the author|the end|"
     r"errata|corrigenda|"  # a printed list of misprints and their corrections (Ontboezemingen)
     r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )
@@ -188,6 +189,22 @@ def numeral(text: str) -> int | None:
 
 
 SECTION_NUMBER = re.compile(r"^(?:[IVXLCDM]+|\d{1,3})\.?$")
+# a number alone set between dashes or in brackets: Ulysses' parts "— I —" ("-- I --" in 4300.txt)
+# and episodes "[ 1 ]" (spaced, unlike a note's mark "[1]")
+_DECORATED_NUMBER = re.compile(
+    r"^(?:[—–]|--?)\s*([IVXLCDM]+|\d{1,3})\.?\s*(?:[—–]|--?)$|^\[\s+(\d{1,3})\s+\]$"
+)
+
+
+def undecorated(text: str) -> str:
+    """A heading that is a number set in decoration ("— I —", "[ 1 ]") as the number alone
+    ("I", "1"); any other text as it is."""
+    found = _DECORATED_NUMBER.match(text.strip())
+    return next(group for group in found.groups() if group) if found else text
+
+
+def decorated(text: str) -> bool:
+    return _DECORATED_NUMBER.match(text.strip()) is not None
 
 
 BARE_INDENT = 4  # a bare title is indented at most this much; more is centred, or a sign

@@ -45,15 +45,61 @@ _EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
 _BRACKETED_NOTE = re.compile(r"(?<=\S)\[\d{1,3}\]")
 
 
+# a plain text's note, gathered at the end of the book: "[Footnote 6: “THE LAURISTON GARDEN
+# MYSTERY”: the table-of-contents lists ...]"
+FOOTNOTE = re.compile(r"^\[Footnote (\d{1,3}):", re.M)
+# its mark in brackets set apart, after a space or opening a line: "No. 221B, [5] Baker Street",
+# "[19] the injured part" (A Study in Scarlet's 244-0.txt)
+_LOOSE_BRACKETED_NOTE = re.compile(r"(?:\s+|^)\[(\d{1,3})\](?=[\s.,;:!?]|$)")
+
+
+def without_bracketed_notes(line: str, notes: set[int], *, opening: bool = False) -> str:
+    """A line of a paragraph without the marks in brackets set apart of the `notes` the book
+    gives ("[Footnote 5: ...]": "[5]"); a mark `opening` the paragraph is a note's own label,
+    kept."""
+
+    def mark(found: re.Match[str]) -> str:
+        if int(found.group(1)) not in notes or (opening and found.start() == 0):
+            return found.group(0)
+        return ""
+
+    return _LOOSE_BRACKETED_NOTE.sub(mark, line)
+
+
+# an HTML edition's link to a note, left in a plain text: 'va.<a href="#linknote-70"' and, on
+# the next line, 'name="linknoteref-70" id="linknoteref-70">70</a>' (Les Misérables' 135-0.txt)
+_NOTE_LINK = re.compile(r"[ \t]*<a\s[^<>]*?href=[\"']#[^<>]*>\s*\d{1,3}[a-z]?\s*</a>")
+
+
+def without_note_links(text: str) -> str:
+    """A plain text without an HTML edition's links to its notes, tags and number."""
+    return _NOTE_LINK.sub("", text)
+
+
+# a drop cap's mark before a paragraph's first capital: "|MRS. Rachel Lynde lived just where"
+# (Anne of Green Gables' 45-0.txt, each chapter's first paragraph); not a table's "| A | B |"
+_DROP_CAP = re.compile(r"^\|(?=[A-Z][^|]*$)")
+
+
+def without_drop_cap(line: str) -> str:
+    """A paragraph's first line without a drop cap's mark before its first letter."""
+    indent = line[: len(line) - len(line.lstrip())]
+    return indent + _DROP_CAP.sub("", line.lstrip())
+
+
 def unmarked(text: str) -> str:
     """Plain text's words without its _emphasis_ marks and bracketed note numbers."""
     return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
 
 
-# "Underground*": a footnote's mark; "ARGUMENT.(40)"
+# "Underground*": a footnote's mark; "ARGUMENT.(40)"; "THE LAURISTON GARDEN MYSTERY [6]" (A
+# Study in Scarlet's, "{6}" in study10.txt: a title never ends in a number in brackets)
 # a footnote's number in brackets at a heading's end: "OM DEN ZUID[11]." (Ontboezemingen)
 TITLE_BRACKET_NOTE = re.compile(r"(?<=[^\W\d_])\[\d{1,3}\](?=\.?\s*$)")
-_TITLE_NOTE_MARK = re.compile(rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|{TITLE_BRACKET_NOTE.pattern}")
+_TITLE_NOTE_MARK = re.compile(
+    rf"(?<=\w)\s*[*†‡]+$|{PAREN_NOTE}|{TITLE_BRACKET_NOTE.pattern}"
+    r"|\s+(?:\[\d{1,3}\]|\{\d{1,3}\})$"
+)
 
 
 def plain_title(text: str) -> str:

@@ -10,12 +10,16 @@ import re
 from terrarium_dagster.corpus.importers.gutenberg import strip_gutenberg, without_illustrations
 from terrarium_dagster.corpus.importers.headings import BREAK, STRONG
 from terrarium_dagster.corpus.importers.marks import (
+    FOOTNOTE,
     NOTE_MARK,
     PAREN_NOTE,
     PAREN_NOTES,
     plain_title,
     unmarked,
+    without_bracketed_notes,
+    without_drop_cap,
     without_loose_notes,
+    without_note_links,
 )
 from terrarium_dagster.corpus.importers.model import Block
 from terrarium_dagster.corpus.importers.text_headings import isolated, subtitle_lines, text_headings
@@ -60,13 +64,15 @@ _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 
 def blocks_from_text(text: str) -> list[Block]:
     """Headings and paragraphs of a plain-text book (inside its Gutenberg wrapping)."""
-    lines = _without_page_marks(without_illustrations(strip_gutenberg(text)).split("\n"))
+    text = without_note_links(without_illustrations(strip_gutenberg(text)))
+    lines = _without_page_marks(text.split("\n"))
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
     lines = [_unspaced(lines, index) for index in range(len(lines))]
     lines = [_unbracketed(lines, index) for index in range(len(lines))]
     headings = text_headings(lines)
     loose_notes = len(re.findall(PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
+    footnotes = {int(number) for number in FOOTNOTE.findall("\n".join(lines))}  # "[Footnote 5:"
     blocks: list[Block] = []
     paragraph: list[str] = []
 
@@ -74,6 +80,12 @@ def blocks_from_text(text: str) -> list[Block]:
         if paragraph and (notes := _NOTES_OPENING.match(paragraph[0].strip())):
             blocks.append(Block("heading", notes.group(1)))  # "FOOTNOTES: 1 [ Patois ...]"
             paragraph[0] = notes.group(2)
+        if paragraph:
+            paragraph[0] = without_drop_cap(paragraph[0])
+        if paragraph and footnotes:  # their marks set apart: "[5]"
+            paragraph[:] = [
+                _without_notes(line, footnotes, i == 0) for i, line in enumerate(paragraph)
+            ]
         if paragraph:
             joined = NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
             joined = unmarked(without_loose_notes(joined) if loose_notes else joined)
@@ -110,6 +122,13 @@ def blocks_from_text(text: str) -> list[Block]:
         paragraph.append(raw.rstrip())
     flush()
     return blocks
+
+
+def _without_notes(raw: str, notes: set[int], opening: bool) -> str:
+    """A line of a paragraph, indented as it was, without the marks of the `notes` the book
+    gives (`without_bracketed_notes`); the paragraph's `opening` line keeps a note's label."""
+    indent = raw[: len(raw) - len(raw.lstrip())]
+    return indent + without_bracketed_notes(raw.strip(), notes, opening=opening).strip()
 
 
 # a printed page's number on a line of its own ("29)", "{29}", "[Pg 29]", "[p. 29]")

@@ -33,10 +33,12 @@ from terrarium_dagster.corpus.importers.headings import (
     SMALL_WORDS,
     STRONG,
     bare_capitals,
+    decorated,
     dictionary_letters,
     numeral,
     shouted,
     title_key,
+    undecorated,
     unstopped,
 )
 from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_title, unmarked
@@ -68,6 +70,8 @@ def _title_cased(text: str) -> bool:
 
 
 CENTRED_TITLES = 3  # a book headed only by centred titles has at least this many chapters
+DECORATED_NUMBERS = 3  # a book numbering its parts in decoration ("— I —") has this many at least
+PAGE_WORDS = 500  # a printed page holds fewer words than this; a part or a chapter more
 CENTRE_SLACK = 6  # a centred line's middle is at most this far from the page's
 
 
@@ -451,6 +455,15 @@ class _Heading:
 
 def text_headings(lines: list[str]) -> dict[int, _Heading]:
     """Line index → the heading that starts there, for every heading line."""
+    # a book that sets its numbers in decoration ("— I —" over "[ 1 ]": Ulysses' parts and
+    # episodes) sets them all so: read as the numbers alone, and a number alone undecorated is a
+    # line of its story (Ulysses' "I." written in the sand, Milly's letter signed "M")
+    set_off = {i for i, raw in enumerate(lines) if decorated(raw) and isolated(lines, i)}
+    words = sum(len(raw.split()) for raw in lines)
+    if DECORATED_NUMBERS <= len(set_off) <= words / PAGE_WORDS:  # not a page's number "- 12 -"
+        lines = [undecorated(raw) if index in set_off else raw for index, raw in enumerate(lines)]
+    else:
+        set_off = set()
     strong: dict[int, int | None] = {}
     wrapped: dict[int, tuple[int, ...]] = {}  # a heading's title wrapped onto the lines below
     named: dict[int, int | None] = {}
@@ -520,6 +533,10 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
         + _stanza_numbers(lines, strong)
     ):
         strong.pop(index, None)
+    if set_off:
+        for index in [i for i in strong if SECTION_NUMBER.match(lines[i].strip())]:
+            if index not in set_off:
+                strong.pop(index)
     stopped = _stopped_titles(lines, strong)
     for index, taken in stopped.items():
         strong[index] = taken[0]
