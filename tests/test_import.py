@@ -1957,6 +1957,31 @@ def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> No
     ]
 
 
+def test_chapter_numbers_that_start_again_are_named_with_their_division() -> None:
+    """A Study in Scarlet, A Tale of Two Cities, The Brothers Karamazov: each part or book
+    numbers its chapters from I again under titles of their own ("CHAPTER I. MR. SHERLOCK
+    HOLMES", then "CHAPTER I. ON THE GREAT ALKALI PLAIN"): titles all different, so they were
+    left bare, and a reader met a second "CHAPTER I" after "CHAPTER VII" with nothing to say
+    it opens Part II. A number that comes again is named with its division, as a title that
+    comes again is; a book numbered once through stays as it is."""
+    prose = _PROSE.format(who="Holmes")
+    blocks = [Block("heading", "PART I"), Block("heading", "CHAPTER I. MR. SHERLOCK HOLMES")]
+    blocks += [Block("text", prose), Block("heading", "CHAPTER II. THE SCIENCE OF DEDUCTION")]
+    blocks += [Block("text", prose), Block("heading", "PART II. The Country of the Saints.")]
+    blocks += [Block("heading", "CHAPTER I. ON THE GREAT ALKALI PLAIN"), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == [
+        "PART I: CHAPTER I. MR. SHERLOCK HOLMES",
+        "PART I: CHAPTER II. THE SCIENCE OF DEDUCTION",
+        "PART II. The Country of the Saints: CHAPTER I. ON THE GREAT ALKALI PLAIN",
+    ]
+    blocks = [Block("heading", "PART I"), Block("heading", "CHAPTER I. THE HARBOUR")]
+    blocks += [Block("text", prose), Block("heading", "PART II")]
+    blocks += [Block("heading", "CHAPTER II. CIVIL WAR"), Block("text", prose)]
+    titles = [chapter.title for chapter in chapters_from_blocks(blocks).chapters]
+    assert titles == ["CHAPTER I. THE HARBOUR", "CHAPTER II. CIVIL WAR"]
+
+
 def test_an_epilogue_in_numbered_sections_is_a_division_of_its_own() -> None:
     """Crime and Punishment ends "EPILOGUE" over "I", then "II": they were "PART VI: EPILOGUE:
     I" and "PART VI: II", the epilogue read as the last part's and its second section a number

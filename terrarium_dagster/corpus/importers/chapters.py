@@ -585,6 +585,22 @@ def _short_chapter(title: str, body: list[Block]) -> bool:
 SHORT_CHAPTER_WORDS = 5  # a sentence of a short chapter has this many words at least
 
 
+# a chapter's number at the start of its title: "CHAPTER I. MR. SHERLOCK HOLMES", "IV. THE
+# RIVER BANK", "Chapter 12"; not a title's first word ("CIVIL WAR", "DID YOU")
+_NUMBER_LABEL = re.compile(
+    rf"^(?:(?:{DIVISIONS})\s+([\dIVXLCDM]+|(?i:{NUMBER_WORDS}))\b|([\dIVXLCDM]+)(?:[.:]|$))"
+)
+
+
+def _number_label(title: str) -> str | None:
+    """The number a chapter's title opens with, with its division word ("chapter i"), or None
+    (a title with a name only, a number alone set apart by none: each its own)."""
+    found = _NUMBER_LABEL.match(title.strip())
+    if found is None:
+        return None
+    return " ".join(found.group(0).casefold().rstrip(".:").split())
+
+
 def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]) -> None:
     """Chapters whose titles come again in the book ("CHAPTER I" of each of War and Peace's
     fifteen books: seventeen alike) are named with their division ("BOOK TWO: 1805: CHAPTER
@@ -593,7 +609,13 @@ def _named_by_division(chapters: list[Chapter], divisions: dict[int, str | None]
     Underground: XI" among "PART I: Underground: X" and the rest); the chapters of other
     divisions, with titles of their own, stay as they are."""
     seen = Counter(chapter.title for chapter in chapters)
-    named = {divisions.get(id(chapter)) for chapter in chapters if seen[chapter.title] > 1}
+    labels = {id(chapter): _number_label(chapter.title) for chapter in chapters}
+    numbers = Counter(label for label in labels.values() if label is not None)
+    named = {
+        divisions.get(id(chapter))
+        for chapter in chapters
+        if seen[chapter.title] > 1 or numbers[labels[id(chapter)]] > 1
+    }
     for chapter in chapters:
         division = divisions.get(id(chapter))
         if not division or chapter.title.startswith(division):
