@@ -1,6 +1,7 @@
-"""Where a newcomer's edition went, and what `export --as-of-thread` is for: `terrarium edition`
-has no --out, so its help and its last line say that the edition is in the store and which
-commands show it; `export --help` says --as-of-thread is not for the site (refused there).
+"""What a newcomer asks of three answers: where `terrarium edition` wrote the edition (it has
+no --out: its help and its last line say the store, and which commands show it), what
+`export --as-of-thread` is for (not the site: its help says so), and a misspelt --db beside
+another store's exports (the refusal says there is no store by that name).
 
 The installed `terrarium` script on the bundled sample (tests/support/newcomer.py).
 """
@@ -8,6 +9,7 @@ The installed `terrarium` script on the bundled sample (tests/support/newcomer.p
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tests.support.newcomer import one_line_refusal, run_terrarium
@@ -75,3 +77,24 @@ def test_export_help_says_as_of_thread_is_not_for_the_site(
         ),
         "the site holds every thread",
     )
+
+
+def test_serve_with_a_misspelt_store_beside_another_stores_exports_says_it_is_missing(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`serve --db nope.db` in a folder whose `exports/` the store `glossary.db` wrote said only
+    that the folder holds another store's exports: that there is no store at nope.db is said."""
+    store = tmp_path / "glossary.db"
+    shutil.copyfile(sample_store, store)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / ".terrarium-store").write_text(f"{store.resolve()}\n", encoding="utf-8")
+    misspelt = tmp_path / "glosary.db"
+    for _ in range(2):
+        line = one_line_refusal(
+            run_terrarium("serve", "--db", str(misspelt), "--port", "0", timeout=30),
+            f"holds the exports of another store, {store.resolve()}",
+        )
+        assert line.endswith(f"; there is no store at {misspelt} yet: misspelt?"), line
+    assert not misspelt.exists()
+    assert [path.name for path in exports.iterdir()] == [".terrarium-store"]
