@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+from tests.support.cli import run_args
 from tests.support.newcomer import one_line_refusal, run_terrarium
 
 pytest_plugins = ["tests.support.newcomer"]
@@ -98,3 +99,30 @@ def test_serve_with_a_misspelt_store_beside_another_stores_exports_says_it_is_mi
         assert line.endswith(f"; there is no store at {misspelt} yet: misspelt?"), line
     assert not misspelt.exists()
     assert [path.name for path in exports.iterdir()] == [".terrarium-store"]
+
+
+def test_run_help_says_a_rewind_leaves_the_later_threads_pending(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """`run --rewind --threads ch2..ch2` rolled back ch3 to ch5 too and left them pending, where
+    `run --help` said "from its first thread, though later threads built on it"."""
+    text = _help_text("run")
+    assert (
+        "from its first thread, even though later threads built on it: they are rolled back "
+        "too (as revisions, nothing erased), redone if in the range, else left pending for the "
+        "next run"
+    ) in text, text
+    store = tmp_path / "glossary.db"
+    shutil.copyfile(sample_store, store)
+    done = run_terrarium(*run_args(store, threads="ch2..ch2", rewind=True))
+    assert done.returncode == 0, done.stderr
+    status = run_terrarium("status", "--db", str(store), "--json")
+    assert status.returncode == 0, status.stderr
+    threads = json.loads(status.stdout)["threads"]
+    assert [thread["status"] for thread in threads] == [
+        "curated",
+        "curated",
+        "pending",
+        "pending",
+        "pending",
+    ], threads

@@ -48,8 +48,9 @@ def add_run_parser(commands: Any) -> None:
     run.add_argument(
         "--rewind",
         action="store_true",
-        help="redo the --threads range (default: every thread) from its first thread, though "
-        "later threads built on it (rolled back as revisions, nothing erased)",
+        help="redo the --threads range (default: every thread) from its first thread, even "
+        "though later threads built on it: they are rolled back too (as revisions, nothing "
+        "erased), redone if in the range, else left pending for the next run",
     )
     run.add_argument(
         "--from-snapshot",
