@@ -9,6 +9,7 @@ The installed `terrarium` script on the bundled sample (tests/support/newcomer.p
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -105,7 +106,8 @@ def test_run_help_says_a_rewind_leaves_the_later_threads_pending(
     sample_store: Path, tmp_path: Path
 ) -> None:
     """`run --rewind --threads ch2..ch2` rolled back ch3 to ch5 too and left them pending, where
-    `run --help` said "from its first thread, though later threads built on it"."""
+    `run --help` said "from its first thread, though later threads built on it" and the run said
+    nothing of them: the help says so, and the run counts the threads left outside the range."""
     text = _help_text("run")
     assert (
         "from its first thread, even though later threads built on it: they are rolled back "
@@ -116,6 +118,13 @@ def test_run_help_says_a_rewind_leaves_the_later_threads_pending(
     shutil.copyfile(sample_store, store)
     done = run_terrarium(*run_args(store, threads="ch2..ch2", rewind=True))
     assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("run finished in ") and len(lines) == 2, done.stdout
+    assert re.fullmatch(
+        r"3 threads \(\d+ scenes\) outside --threads ch2\.\.ch2 left to annotate; "
+        r"`terrarium run` without --threads annotates them",
+        lines[1],
+    ), lines[1]
     status = run_terrarium("status", "--db", str(store), "--json")
     assert status.returncode == 0, status.stderr
     threads = json.loads(status.stdout)["threads"]
@@ -126,3 +135,28 @@ def test_run_help_says_a_rewind_leaves_the_later_threads_pending(
         "pending",
         "pending",
     ], threads
+
+
+def test_a_run_of_some_threads_says_what_is_left_outside_them(tmp_path: Path) -> None:
+    """`run --threads ..ch1` said "run finished", then "nothing left to annotate" when run
+    again, with four threads never begun: both runs count them and say how to go on."""
+    store = tmp_path / "glossary.db"
+    outside = re.compile(
+        r"4 threads \(\d+ scenes\) outside --threads \.\.ch1 left to annotate; "
+        r"`terrarium run` without --threads annotates them"
+    )
+    first = run_terrarium(*run_args(store, threads="..ch1"))
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith("run finished in ") and len(lines) == 2, first.stdout
+    assert outside.fullmatch(lines[1]), lines[1]
+    again = run_terrarium(*run_args(store, threads="..ch1"))
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert re.fullmatch(
+        r"run finished in \d+\.\ds: nothing left to annotate in --threads \.\.ch1 \(0 calls\)",
+        lines[0],
+    ), lines
+    assert len(lines) == 2 and outside.fullmatch(lines[1]), lines
+    rest = run_terrarium(*run_args(store))
+    assert rest.returncode == 0 and len(rest.stdout.splitlines()) == 1, rest.stdout
