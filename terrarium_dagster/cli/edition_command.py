@@ -19,6 +19,9 @@ def add_edition_parser(commands: Any) -> None:
         commands,
         "edition",
         help="write the reader's edition up to a thread (each entry rewritten)",
+        description="It is stored in the annotator store (--db), for every thread up to "
+        "--as-of-thread that lacks one; `terrarium export` and "
+        "`terrarium serve` show it.",
         omit=RUN_ONLY - {"concurrency"},  # its requests go out side by side
     )
     edition.add_argument(
@@ -79,5 +82,8 @@ def cmd_edition(args: argparse.Namespace) -> int:
     if not written:  # the same command again: nothing was sent or changed
         print(f"edition as of {name} already written; nothing changed ({elapsed:.1f}s)")
         return EXIT_OK
-    print(f"edition as of {name} written in {elapsed:.1f}s")
+    print(
+        f"edition as of {name} written in {elapsed:.1f}s to the store {settings.db}: "
+        "`terrarium export` and `terrarium serve` show it"
+    )
     return EXIT_OK

@@ -44,7 +44,8 @@ def add_export_parser(commands: Any) -> None:
     )
     export.add_argument(
         "--as-of-thread",
-        help="thread id, key or ch3 (its number in story order): the glossary as it stood then",
+        help="thread id, key or ch3 (its number in story order): the glossary as it stood then "
+        "(not with --format site: the site holds every thread, the reader picks)",
     )
 
 

@@ -48,8 +48,9 @@ def add_run_parser(commands: Any) -> None:
     run.add_argument(
         "--rewind",
         action="store_true",
-        help="redo the --threads range (default: every thread) from its first thread, though "
-        "later threads built on it (rolled back as revisions, nothing erased)",
+        help="redo the --threads range (default: every thread) from its first thread, even "
+        "though later threads built on it: they are rolled back too (as revisions, nothing "
+        "erased), redone if in the range, else left pending for the next run",
     )
     run.add_argument(
         "--from-snapshot",
@@ -133,6 +134,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             totals = engine.store.runs.agent_call_totals(run_id=engine.run_id)
             unit = progress.unit
             left = engine.work_left(selected) if args.max_scenes is not None else (0, 0)
+            chosen = {thread.id for thread in selected}
+            outside = [thread for thread in engine.threads if thread.id not in chosen]
+            beyond = engine.work_left(outside) if args.threads else (0, 0)
     finally:
         progress.finish()
         root.handlers = handlers
@@ -142,13 +146,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("terrarium: interrupted: run the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     elapsed = time.monotonic() - started
+    # threads outside --threads still to annotate (never begun, or rolled back by --rewind)
+    outside_line = (
+        f"{counted(beyond[0], unit, unit + 's')} ({counted(beyond[1], 'scene', 'scenes')}) "
+        f"outside --threads {args.threads} left to annotate; `terrarium run` without --threads "
+        "annotates them"
+        if beyond[0]
+        else ""
+    )
     if not threads_left and not totals.calls:  # a second run of the same command
-        print(f"run finished in {elapsed:.1f}s: nothing left to annotate (0 calls)")
+        within = f" in --threads {args.threads}" if beyond[0] else ""
+        print(f"run finished in {elapsed:.1f}s: nothing left to annotate{within} (0 calls)")
+        if outside_line:
+            print(outside_line)
         return EXIT_OK
     print(
         f"run finished in {elapsed:.1f}s: {totals.calls} calls, {totals.prompt_tokens} prompt "
         f"tokens ({totals.cached_tokens} cached), {totals.completion_tokens} completion tokens"
     )
+    if outside_line and not left[0]:
+        print(outside_line)
     if left[0]:  # stopped by --max-scenes before the end: say so, and how to go on
         print(
             f"stopped at --max-scenes {args.max_scenes}: {counted(left[0], unit, unit + 's')} "

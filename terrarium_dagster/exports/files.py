@@ -69,9 +69,11 @@ def claim_exports(root: Path, db: str, *, record: bool = True) -> None:
     if recorded == store:
         return
     if recorded and Path(recorded).is_file():
+        # a store not written yet is most often a misspelt name of the one recorded
+        missing = "" if Path(store).exists() else f"; there is no store at {db} yet: misspelt?"
         raise InputError(
             f"{root} holds the exports of another store, {recorded}: keep each store in a folder "
-            "of its own (or give this one another exports folder)"
+            f"of its own (or give this one another exports folder){missing}"
         )
     if not record:
         return
