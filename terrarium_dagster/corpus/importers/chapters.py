@@ -301,17 +301,19 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     acts, chapters = _divisions(runs, "act"), _divisions(runs, "chapter")
     acts_inside = numbered_book and bool(acts and chapters)
     acts_inside = acts_inside and min(chapters) < min(acts) and max(acts) < max(chapters)
-    runs_after = [item for item in items if isinstance(item, list)]
+    heading_runs = [item for item in items if isinstance(item, list)]
+    # the run of headings after each (by identity: two runs may read alike, "ACT I.")
+    run_after = {id(run): after for run, after in itertools.pairwise(heading_runs)}
     for item in items:
         if isinstance(item, Block):
             sections[-1][1].append(item)
             last = item
             continue
-        following = runs_after[runs_after.index(item) + 1 :][:1]
+        following = run_after.get(id(item))
         if (
             acts_inside
             and numbered_seen
-            and (_acts(item) or (_cast(item) and bool(following) and _acts(following[0])))
+            and (_acts(item) or (_cast(item) and following is not None and _acts(following)))
         ):
             sections[-1][1].append(Block("text", "* * *"))
             sections[-1][1].extend(Block("text", text) for text in item)
