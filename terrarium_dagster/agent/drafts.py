@@ -42,6 +42,7 @@ committed past — the same requests, so, with the same model answers, the same 
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import re
 import threading
@@ -75,6 +76,8 @@ from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.store.inputs import parse_entry_id
 from terrarium_dagster.store.models import Entry
+
+log = logging.getLogger(__name__)
 
 WAIT_TICK_S = 0.25  # how often the owner thread looks at the stop flag while replies are due
 
@@ -659,6 +662,11 @@ def run_block(
             draft = current[turn]
             if draft.serial or draft.events:
                 # it needed the shared context compacted (a draft never compacts on its own)
+                log.debug(
+                    "scene %s annotated serially at its turn: %s",
+                    draft.scene.id,
+                    "refused as too long" if draft.serial else "its copy of the context compacted",
+                )
                 steps.serially(draft)
             elif not steps.commit(draft):
                 # each later draft is judged, and drafted again, as if the drafts before it
@@ -684,6 +692,12 @@ def run_block(
                     views.close()
                     for later in range(turn, len(current)):
                         current[later].views = None
+                log.debug(
+                    "scenes %s drafted again from the committed state (%d of the block's %d)",
+                    ", ".join(str(current[index].scene.id) for index in again),
+                    len(again),
+                    len(current),
+                )
                 for index in again:
                     current[index] = redrafts[index]
                 wave = [current[index] for index in again]
