@@ -84,3 +84,28 @@ def test_status_of_a_damaged_copy_leaves_its_folder_as_it_was(
                 run_terrarium(*command, "--db", str(copy)), f"annotator store {copy} is damaged"
             )
             assert _folder(copy.parent) == ["copy.db"], (offset, command)
+
+
+def test_an_out_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium import book.txt --out /nonexistent/dir/x.db` made the missing folders: a
+    mistyped folder is one line naming it, exit 2, nothing made (import, export, recover)."""
+    _, store = built
+    missing = tmp_path / "nonexistent" / "dir"
+    commands = [
+        ["import", str(DUBLINERS), "--out", str(missing / "x.db")],
+        ["export", "--db", str(store), "--format", "json", "--out", str(missing / "g.json")],
+        ["export", "--db", str(store), "--format", "site", "--out", str(missing / "site")],
+        ["recover", "--db", str(store), "--out", str(missing / "r.db")],
+    ]
+    for command in commands * 2:
+        one_line_refusal(run_terrarium(*command), f"no folder {missing}; nothing was written")
+        assert list(tmp_path.iterdir()) == []
+    # the folder --out names itself is made, in a folder that exists
+    site = run_terrarium("export", "--db", str(store), "--format", "site", "--out", str(missing))
+    assert site.returncode == 2 and list(tmp_path.iterdir()) == []
+    made = run_terrarium("recover", "--db", str(store), "--out", f"{tmp_path / 'new'}/")
+    assert made.returncode == 0, made.stderr
+    assert _folder(tmp_path) == ["new", "new/glossary-recovered.db"]
+
