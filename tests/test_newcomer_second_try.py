@@ -109,3 +109,41 @@ def test_an_out_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
     assert made.returncode == 0, made.stderr
     assert _folder(tmp_path) == ["new", "new/glossary-recovered.db"]
 
+
+def _stamps(folder: Path) -> dict[str, tuple[int, int, int]]:
+    return {
+        str(path.relative_to(folder)): (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+        for path in folder.rglob("*")
+        if path.is_file() and (info := path.stat())
+    }
+
+
+def test_an_export_made_again_with_nothing_changed_touches_no_file(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium export` the same thing twice kept every file's inode and mtime, but the folder
+    formats linked each file into a staging folder and threw it away: every file's ctime
+    changed (a backup keyed on ctime copied the whole wiki again). Nothing is touched now."""
+    _, store = built
+    exports = [
+        ("json", "glossary.json"),
+        ("yaml", "glossary.yaml"),
+        ("lorebook", "world.json"),
+        ("json", "folder"),
+        ("wiki", "wiki"),
+        ("site", "site"),
+    ]
+    for fmt, out in exports:
+        done = run_terrarium(
+            "export", "--db", str(store), "--format", fmt, "--out", out, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+    first = _stamps(tmp_path)
+    assert any(name.startswith("wiki/wiki/html/") for name in first)
+    for _ in range(2):
+        for fmt, out in exports:
+            again = run_terrarium(
+                "export", "--db", str(store), "--format", fmt, "--out", out, cwd=tmp_path
+            )
+            assert again.returncode == 0, again.stderr
+        assert _stamps(tmp_path) == first
