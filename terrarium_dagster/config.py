@@ -10,13 +10,21 @@ import difflib
 import math
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_core import ErrorDetails
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -35,6 +43,9 @@ DEFAULT_CONFIG_FILE = "terrarium.yaml"
 # A field without one is an `agent` option. The CLI flags, the README table and the Dagster
 # resources are checked against these fields by tests/test_settings_single_source.py.
 ENV_ONLY = "env-only"
+# The kind of error a value has only beside another setting's (max_tokens beside the budget):
+# judged with the settings as run, where an option given may be the other one.
+ACROSS_SETTINGS = "across_settings"
 
 
 def cli_group(name: str) -> str:
@@ -203,13 +214,22 @@ class Settings(BaseSettings):
             raise ValueError(f"must be a finite number, not {value}")
         return value
 
+    @field_validator("max_tokens")
+    @classmethod
+    def _under_half_the_budget(cls, value: int, info: ValidationInfo) -> int:
+        # judged as max_tokens' own (context_budget comes before it): a command that never
+        # reads max_tokens is not refused over it
+        budget = info.data.get("context_budget")
+        if budget is not None and value >= budget // 2:
+            raise PydanticCustomError(
+                ACROSS_SETTINGS,
+                "must be under half the context budget ({budget}), not {value}",
+                {"budget": budget, "value": value},
+            )
+        return value
+
     @model_validator(mode="after")
     def _backend_choice(self) -> Settings:
-        if self.max_tokens >= self.context_budget // 2:
-            raise ValueError(
-                f"max_tokens ({self.max_tokens}) must be under half the context budget "
-                f"({self.context_budget})"
-            )
         if self.offline and "concurrency" not in self.model_fields_set:
             # The offline backend answers in this process, on the interpreter's one lock:
             # requests side by side overlap nothing and cost the drafting's work (about twice
@@ -276,16 +296,24 @@ def _check_config_file() -> dict[Any, Any]:
     return document or {}
 
 
-def _errors_in(named: set[str], values: dict[str, Any]) -> list[ErrorDetails]:
+def _errors_in(
+    named: set[str], values: dict[str, Any], *, across: bool = False
+) -> list[ErrorDetails]:
     """pydantic's errors about the settings `named` when settings are made from `values` over
     the other sources: each judged even where a source above gives the same setting (a check
-    across settings waits for the settings as run)."""
+    across settings waits for the settings as run, unless `across`)."""
     if not named:
         return []
     try:
         Settings(**values)
     except ValidationError as exc:
-        return [error for error in exc.errors() if error["loc"] and error["loc"][0] in named]
+        return [
+            error
+            for error in exc.errors()
+            if error["loc"]
+            and error["loc"][0] in named
+            and (across or error["type"] != ACROSS_SETTINGS)
+        ]
     except (OSError, ValueError, yaml.YAMLError):  # the file's own problem, said by the caller
         return []
     return []
@@ -310,22 +338,53 @@ def _with_file(error: ErrorDetails) -> ErrorDetails:
     return {**error, "loc": (f"{name} (in {where})" if where else name,)}
 
 
-def load_settings(**overrides: Any) -> Settings:
+def _unread_and_bad(read: set[str], document: dict[str, Any]) -> set[str]:
+    """The settings outside `read` to which the environment or the configuration file gives a
+    bad value."""
+    unread = set(Settings.model_fields) - read
+    in_environment = _errors_in(unread & _environment_settings(), {}, across=True)
+    in_file = _errors_in(unread & set(document), document, across=True)
+    return {str(error["loc"][0]) for error in [*in_environment, *in_file]}
+
+
+def _with_source(
+    error: ErrorDetails, from_file: set[str], from_environment: set[str]
+) -> ErrorDetails:
+    """An error about the settings as run, named with where its value came from when not from
+    the command line: the configuration file or the environment."""
+    name = error["loc"][0] if error["loc"] else None
+    if name in from_file:
+        return _with_file(error)
+    if name in from_environment:
+        return _with_variable(error)
+    return error
+
+
+def load_settings(*, reads: Collection[str] | None = None, **overrides: Any) -> Settings:
     """Settings from the sources, with `overrides` (None values ignored) taking precedence. A
     bad value in the configuration file or the environment is an error even where another
-    source overrides it."""
+    source overrides it. `reads` (a command's settings; None: all) limits the errors to the
+    settings the caller reads: a bad value of another one is no error, that setting keeps its
+    default (a bad TERRARIUM_CONCURRENCY stops `run`, not `status`)."""
     given = {key: value for key, value in overrides.items() if value is not None}
     document = {str(key): value for key, value in _check_config_file().items()}
-    in_environment = _errors_in(_environment_settings(), {})
+    read = set(Settings.model_fields) if reads is None else set(reads)
+    defaults = {
+        name: Settings.model_fields[name].get_default(call_default_factory=True)
+        for name in (_unread_and_bad(read, document) if reads is not None else ())
+    }
+    document = {key: value for key, value in document.items() if key not in defaults}
+    given |= {name: value for name, value in defaults.items() if name not in given}
+    in_environment = _errors_in(_environment_settings() & read, defaults)
     wrong = {error["loc"][0] for error in in_environment}  # said with their variables
     from_file = set(document) - set(given) - _environment_settings()
-    in_file = [_with_file(error) for error in _errors_in(set(document), document)]
+    in_file = [_with_file(error) for error in _errors_in(set(document) & read, document)]
     overridden = in_file + list(map(_with_variable, in_environment))
     try:
         settings = Settings(**given)
     except ValidationError as exc:
         errors = [
-            _with_file(error) if error["loc"] and error["loc"][0] in from_file else error
+            _with_source(error, from_file, _environment_settings() - set(given))
             for error in exc.errors()
             if not error["loc"] or error["loc"][0] not in wrong
         ]

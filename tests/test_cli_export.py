@@ -138,6 +138,7 @@ def test_as_of_a_chapter_not_finished_names_the_chapter_and_what_to_do(tmp_path:
     first = status["threads"][0]
     assert first["status"] != "curated", first
     out = tmp_path / "out"
+    out.mkdir()  # --out's folder must exist (the folder --out names is made)
     for fmt, name in (("json", "g.json"), ("wiki", "wiki"), ("json", "g.json")):
         done = _terrarium(
             "export", "--db", str(db), "--format", fmt, "--out", str(out / name),
@@ -148,7 +149,7 @@ def test_as_of_a_chapter_not_finished_names_the_chapter_and_what_to_do(tmp_path:
             f"chapter 1 ({first['key']}) has not finished annotation",
             "finish it with `terrarium run`, or give an earlier --as-of-thread",
         )
-    assert not out.exists()
+    assert list(out.iterdir()) == []
 
 
 def test_export_help_says_what_out_is() -> None:

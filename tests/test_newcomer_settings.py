@@ -182,7 +182,7 @@ def test_a_bad_setting_value_is_said_with_the_value_given_and_without_pydantics_
         )
         assert "Value error" not in line
         one_line_refusal(
-            run_terrarium("status", "--db", "s.db", cwd=tmp_path),
+            run_terrarium(*run_args("s.db"), cwd=tmp_path),
             f"concurrency (in {tmp_path / 'terrarium.yaml'}): Input should be a valid integer, "
             "unable to parse string as an integer (given 'lots')",
         )
@@ -197,14 +197,17 @@ def test_a_bad_value_in_the_environment_is_refused_by_name_even_where_an_option_
     tmp_path: Path, variable: str, given: str, flag: list[str]
 ) -> None:
     """`TERRARIUM_OFFLINE=maybe` with `run --offline` ran as if it were not set: every command
-    names the variable and its value, in one line, and writes nothing."""
+    that reads the setting names the variable and its value, in one line, and writes nothing;
+    `status`, which never reads it, is not refused over it."""
     run = [*run_args("s.db"), *flag, "--max-scenes", "1"]
     if variable == "TERRARIUM_CONCURRENCY":
         run += ["--concurrency", "2"]
-    for args in (run, ["status", "--db", "s.db"], run_args("t.db", concurrency=1)):
+    for args in (run, run_args("t.db", concurrency=1)):
         done = run_terrarium(*args, cwd=tmp_path, env={variable: given})
         setting = variable.removeprefix("TERRARIUM_").lower()
         one_line_refusal(done, f"invalid configuration: {setting} ({variable}): ", repr(given))
+    status = run_terrarium("status", "--db", "s.db", cwd=tmp_path, env={variable: given})
+    one_line_refusal(status, "no annotator store at s.db")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -216,21 +219,23 @@ def test_a_bad_value_in_the_configuration_file_is_refused_even_where_an_option_o
     tmp_path: Path, setting: str, given: str, flag: list[str]
 ) -> None:
     """`offline: maybe` in terrarium.yaml failed `status` but `run --offline` ran over it
-    (and `--concurrency 3` over `concurrency: lots`): every command says the bad value."""
+    (and `--concurrency 3` over `concurrency: lots`): every command that reads the setting
+    says the bad value; `status` and `export`, which never read it, go on."""
     (tmp_path / "terrarium.yaml").write_text(f"{setting}: {given}\n", encoding="utf-8")
     run = [*run_args("s.db", offline=False), *flag, "--max-scenes", "1"]
     if "--offline" not in flag:
         run.append("--offline")
-    for args in (
-        run,
-        ["status", "--db", "s.db"],
-        ["export", "--db", "s.db", "--format", "json", "--out", "g.json"],
-    ):
+    for args in (run, ["why", "E1", "--db", "s.db"] if setting == "offline" else run):
         one_line_refusal(
             run_terrarium(*args, cwd=tmp_path),
             f"invalid configuration: {setting} (in {tmp_path / 'terrarium.yaml'}): ",
             repr(given),
         )
+    for args in (
+        ["status", "--db", "s.db"],
+        ["export", "--db", "s.db", "--format", "json", "--out", "g.json"],
+    ):
+        one_line_refusal(run_terrarium(*args, cwd=tmp_path), "no annotator store at s.db")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["terrarium.yaml"]
     # a value checked across settings is judged as run: the option given wins
     (tmp_path / "terrarium.yaml").write_text(

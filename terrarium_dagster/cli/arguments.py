@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic_core import PydanticUndefined
 
-from terrarium_dagster.config import Settings, cli_group, load_settings
+from terrarium_dagster.config import ENV_ONLY, Settings, cli_group, load_settings
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.paths import default_store_path
 
@@ -189,11 +189,20 @@ def add_agent_command(
     return parser
 
 
+def command_reads(offered: Any) -> set[str]:
+    """The settings a command reads: those it offers as options (its parser is generated from
+    what it reads), and the API key where it talks to a model server."""
+    reads = set(offered)
+    if "agent_url" in reads:
+        reads |= {name for name in Settings.model_fields if cli_group(name) == ENV_ONLY}
+    return reads
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """The settings, the options given on the command line taking precedence over the rest."""
     fields = set(Settings.model_fields)
     given = {key: value for key, value in vars(args).items() if key in fields}
-    settings = load_settings(**given)
+    settings = load_settings(reads=command_reads(given), **given)
     if settings.db.strip() and Path(settings.db).expanduser().is_dir():  # a store is a file
         raise InputError(f"--db {settings.db} is a folder: give the annotator store's file")
     return settings

@@ -21,12 +21,19 @@ def counted(number: int, one: str, many: str) -> str:
 
 
 def check_writable(out: Path, *, folder: bool) -> None:
-    """`--out` must be a place that can be written: checked before anything is read or made."""
+    """`--out` must be a place that can be written, in a folder that exists (it is made itself
+    where it is a folder): checked before anything is read or made."""
     from terrarium_dagster.paths import unwritable_reason
 
     reason = unwritable_reason(out, folder=folder)
     if reason is not None:
         raise InputError(f"--out {out}: cannot write there: {reason}")
+    holder = out.expanduser().parent
+    if not holder.is_dir():  # a mistyped folder is not made: the place written is the one meant
+        raise InputError(
+            f"--out {out}: no folder {holder}; nothing was written (make it first, or give "
+            "a path in a folder that exists)"
+        )
 
 
 _NUMBERED = re.compile(r"^(?:ch|chapter)\s*(\d+)$", re.IGNORECASE)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, counted
+from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted
 from terrarium_dagster.errors import InputError
 
 
@@ -48,6 +48,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     source = Path(settings.db)
+    given = Path(args.out)
+    check_writable(given, folder=args.out.endswith(("/", os.sep)) or given.is_dir())
     report = recover(source, recovered_store_path(args.out, source))
     damaged = ", ".join(report.damaged_tables) or "none"
     print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")

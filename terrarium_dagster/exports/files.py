@@ -5,9 +5,9 @@ determines its content and its size. A later export that would write a file with
 links the earlier folder's file instead of rendering and writing it again.
 
 An export that changes nothing touches nothing: a file that already holds what would be written
-is left as it is (its inode and mtime), and a staged folder whose files are all the target's own
-is thrown away instead of swapped in, so a reader of the folder (`terrarium serve`), rsync or a
-backup sees no change when there was none.
+is left as it is (its inode, mtime and ctime), and a staged folder whose files would all be the
+target's own is thrown away instead of swapped in, before any link into it is made, so a reader
+of the folder (`terrarium serve`), rsync or a backup sees no change when there was none.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -112,27 +113,68 @@ def refuse_foreign_folder(target: Path, ours: Callable[[Path], bool], what: str)
         )
 
 
+class _Staging(threading.local):
+    """The folders being staged in this thread (innermost last) and the links into them that
+    wait for their folder's swap (destination -> source, absolute paths)."""
+
+    def __init__(self) -> None:
+        self.folders: list[str] = []
+        self.links: dict[str, str] = {}
+
+
+_STAGING = _Staging()
+
+
+def _waiting_in(folder: str) -> dict[str, str]:
+    """The links waiting under ``folder``."""
+    prefix = folder + os.sep
+    return {dest: src for dest, src in _STAGING.links.items() if dest.startswith(prefix)}
+
+
+def _may_wait(target: str) -> bool:
+    """Whether a link made at ``target`` may wait: it is in a folder being staged."""
+    return any(target.startswith(folder + os.sep) for folder in _STAGING.folders)
+
+
 @contextmanager
 def staged_directory(target: Path) -> Iterator[Path]:
     """A fresh directory beside ``target`` to build into; on success it replaces ``target``.
 
     If the body raises, the staging directory is removed and ``target`` is left as it was. The
-    swap is two renames (old aside, new in place), then the old copy is removed. When the body
-    staged nothing but ``target``'s own files (each a hard link of the file at the same path in
-    ``target``, and no file or folder more or less), there is nothing to swap: ``target`` is left
-    as it is (not even renamed) and the staging directory removed.
+    swap is two renames (old aside, new in place), then the old copy is removed. A link into the
+    staging directory (`write_or_link`, a `FolderWriter` reusing a file) waits for the swap:
+    when the body staged nothing but ``target``'s own files (each to be a link of the file at the
+    same path in ``target``, and no file or folder more or less), there is nothing to swap and no
+    link is made: ``target`` is left as it is (not renamed, no file's link count, so not its
+    ctime, changed) and the staging directory removed.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
     follow_umask(staging, directory=True)
+    where = os.path.abspath(staging)
+    _STAGING.folders.append(where)
     try:
         yield staging
     except BaseException:
+        _STAGING.folders.remove(where)
+        _forget_links(where)
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if _same_files(staging, target):
+    _STAGING.folders.remove(where)
+    waiting = _waiting_in(where)
+    if _same_files(staging, target, waiting):
+        _forget_links(where)
         shutil.rmtree(staging, ignore_errors=True)
         return
+    nested = _may_wait(os.path.abspath(target))  # the target is itself being staged
+    if not nested:
+        try:
+            _make_links(waiting)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        finally:
+            _forget_links(where)
     retired: Path | None = None
     if target.exists():
         retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
@@ -143,10 +185,30 @@ def staged_directory(target: Path) -> Iterator[Path]:
     except BaseException:
         if retired is not None:
             os.replace(retired, target)
+        _forget_links(where)
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    if nested:  # they wait on, now under the target, for the outer folder's swap
+        moved = os.path.abspath(target)
+        for dest in waiting:
+            _STAGING.links[moved + dest[len(where) :]] = _STAGING.links.pop(dest)
     if retired is not None:
         shutil.rmtree(retired, ignore_errors=True)
+
+
+def _forget_links(folder: str) -> None:
+    for dest in _waiting_in(folder):
+        del _STAGING.links[dest]
+
+
+def _make_links(links: dict[str, str]) -> None:
+    """Make the links that waited (a copy where a link fails)."""
+    for dest, source in links.items():
+        try:
+            os.link(source, dest)
+        except OSError:
+            shutil.copyfile(source, dest)
+            follow_umask(Path(dest), directory=False)
 
 
 _Kind = tuple[int, int] | str
@@ -171,13 +233,19 @@ def _kinds(root: Path) -> dict[str, _Kind]:
     return kinds
 
 
-def _same_files(staging: Path, target: Path) -> bool:
-    """Whether ``target`` already holds exactly what ``staging`` does: the same folders, and at
-    each path the same file (one inode, linked into both)."""
+def _same_files(staging: Path, target: Path, waiting: dict[str, str]) -> bool:
+    """Whether ``target`` already holds exactly what ``staging`` does, with the links
+    ``waiting`` to be made in it: the same folders, and at each path the same file (one inode,
+    linked into both)."""
     try:
         if target.is_symlink() or not target.is_dir():
             return False
-        return _kinds(staging) == _kinds(target)
+        staged = _kinds(staging)
+        root = os.path.abspath(staging)
+        for dest, source in waiting.items():
+            info = os.stat(source)
+            staged[os.path.relpath(dest, root)] = (info.st_dev, info.st_ino)
+        return staged == _kinds(target)
     except OSError:
         return False
 
@@ -274,6 +342,7 @@ class FolderWriter:
         if atomic:
             write_bytes_atomic(target, data)
         else:
+            _STAGING.links.pop(os.path.abspath(target), None)
             target.write_bytes(data)
         self.manifest[path] = (planned.key, len(data))
         self.written += 1
@@ -281,6 +350,9 @@ class FolderWriter:
 
 def _link(source: str, target: str, *, atomic: bool) -> None:
     """``target`` becomes the same file as ``source`` (a hard link; a copy where links fail)."""
+    if _may_wait(os.path.abspath(target)):
+        _STAGING.links[os.path.abspath(target)] = os.path.abspath(source)
+        return
     if atomic:
         head, name = os.path.split(target)
         temporary = os.path.join(head, f".{name}.link")
@@ -298,6 +370,7 @@ def _link(source: str, target: str, *, atomic: bool) -> None:
 
 def _holds(path: Path | str, data: bytes) -> bool:
     """Whether ``path`` is a regular file holding exactly ``data`` (False if it cannot be read)."""
+    path = _STAGING.links.get(os.path.abspath(path), path)  # a link waiting: its source
     try:
         info = os.lstat(path)  # never opened unless a regular file (a FIFO would block)
         if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
@@ -326,6 +399,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     that already holds exactly ``data`` is left as it is (the same file: inode and mtime)."""
     if _holds(path, data):
         return
+    _STAGING.links.pop(os.path.abspath(path), None)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -223,7 +223,12 @@ class StoreConnection:
             location = Path(path).expanduser()
             wal = frozenset(f"{location}{suffix}" for suffix in ("-wal", "-shm"))
             absent = wal <= _absent_store_files(str(location))
-            conn = self._open_read_only(path, busy_timeout_ms)
+            try:
+                conn = self._open_read_only(path, busy_timeout_ms)
+            except BaseException:  # refused (a damaged file): the WAL files it made go too
+                if absent and not wal <= _absent_store_files(str(location)):
+                    _let_go_of_wal(location)
+                raise
             if absent and not wal <= _absent_store_files(str(location)):
                 self._wal_made_beside = location
         else:
@@ -262,6 +267,7 @@ class StoreConnection:
         except sqlite3.Error as exc:
             conn.close()
             if read_only:
+                self._let_go()
                 raise store_error(f"cannot open annotator store {self.where}", exc, path) from exc
             # A store being created leaves none of its files behind; an existing store's files
             # are left alone (its WAL may be another process's).
@@ -275,7 +281,9 @@ class StoreConnection:
             raise error from exc
         except BaseException:
             conn.close()
-            if not read_only and target in new_files:
+            if read_only:
+                self._let_go()  # a store refused as damaged: its folder as it was
+            elif target in new_files:
                 remove_store_files(target, only=new_files)
             raise
         self._conn = conn
@@ -309,7 +317,7 @@ class StoreConnection:
                 if is_damage(exc):
                     break  # a damaged file is damaged however it is opened
         assert last is not None
-        raise store_error(f"cannot open annotator store {self.where} to read", last, location)
+        raise store_error(f"cannot open annotator store {self.where} to read", last, self.where)
 
     def _check_version(self, conn: sqlite3.Connection) -> None:
         refuse_unversioned(conn, self.where)
@@ -358,8 +366,13 @@ class StoreConnection:
                 raise StoreError(f"cannot close annotator store {self.where} inside a transaction")
             self._conn.close()
             self._conn = None
-            if self._wal_made_beside is not None:
-                _let_go_of_wal(self._wal_made_beside)
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """A reader's connection closed: the WAL files its opening made are removed."""
+        if self._wal_made_beside is not None:
+            _let_go_of_wal(self._wal_made_beside)
+            self._wal_made_beside = None
 
     def __enter__(self) -> Self:
         return self
