@@ -217,6 +217,7 @@ def test_backfills_through_dagster_dev_annotate_in_order_one_writer_then_curate_
         for fmt in ("json", "yaml", "wiki"):
             out = dev.workdir / "cli_export" / key / fmt
             target = out / {"json": "glossary.json", "yaml": "glossary.yaml"}.get(fmt, "")
+            out.mkdir(parents=True)  # --out's folder must exist (a wiki's own folder is made)
             _run_cli(
                 "export", "--format", fmt, "--out", str(target), "--as-of-thread", key, env=dev.env
             )

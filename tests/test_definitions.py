@@ -125,6 +125,7 @@ def test_context_cues_give_a_kind(names: list[str], text: str, kind: str) -> Non
 
 def _exports_are_sound(store_db: Path, corpus: Path, out: Path) -> None:
     """No nested, broken or ordinary-word link in any export (JSON, YAML, wiki, lorebook, site)."""
+    out.mkdir(parents=True, exist_ok=True)  # --out's folder must exist
     for fmt in ("json", "yaml", "wiki", "lorebook", "site"):
         args = ["export", "--db", str(store_db), "--corpus", str(corpus), "--format", fmt]
         where = {"json": "glossary.json", "yaml": "glossary.yaml", "lorebook": "lore.json"}

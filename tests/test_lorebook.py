@@ -52,7 +52,8 @@ def store(offline_sample_store: Path, tmp_path: Path) -> Path:
 def test_the_lorebook_has_one_entry_per_live_term_keyed_by_term_and_aliases(
     store: Path, sample_db: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "lore" / "world.json"  # --out is the file
+    out = tmp_path / "lore" / "world.json"  # --out is the file, in a folder that exists
+    out.parent.mkdir()
     args = ["export", "--format", "lorebook", "--out", str(out), "--db", str(store)]
     assert main([*args, "--corpus", str(sample_db)]) == 0
     assert main([*args, "--corpus", str(sample_db)]) == 0  # again: the same file, replaced

@@ -48,9 +48,12 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     source = Path(settings.db)
-    given = Path(args.out)
-    check_writable(given, folder=args.out.endswith(("/", os.sep)) or given.is_dir())
-    report = recover(source, recovered_store_path(args.out, source))
+    target = recovered_store_path(args.out, source)
+    if target == Path(args.out).expanduser():  # a file: its folder must exist
+        check_writable(target, folder=False)
+    else:  # a folder --out names is made, never the folders above it
+        check_writable(target.parent, folder=True)
+    report = recover(source, target)
     damaged = ", ".join(report.damaged_tables) or "none"
     print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")
     for table in report.tables:
