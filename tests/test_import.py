@@ -1069,6 +1069,50 @@ def test_a_poems_numbered_stanzas_set_in_inside_a_letter_head_no_chapters() -> N
     assert sum("fellow-servants" in p for p in book.chapters[0].paragraphs) == 7
 
 
+def test_a_ballads_numbered_verses_of_long_lines_inside_a_chapter_head_no_chapters() -> None:
+    """Jack Sheppard (16215.txt) sings a ballad of five numbered verses set in, lines up to 58
+    characters ("Jolly nose! there are fools who say drink hurts the sight;"): each number
+    headed a chapter (67 where its HTML has 58), cutting "CHAPTER V" to 372 words."""
+    prose = _PROSE.format(who="Jonathan Wild")
+    verse = (
+        "    Jolly nose! there are fools who say drink hurts the sight;\n"
+        "      Such dullards know nothing about it.\n"
+        "    And to keep up their lustre I moisten my lip\n"
+        "      With hogsheads of claret and sherry."
+    )
+    verses = "\n\n".join(f"    {n}.\n\n{verse}" for n in ("I", "II", "III", "IV", "V"))
+    text = (
+        f"CHAPTER IV.\n\n{prose}\n\nCHAPTER V.\n\n{prose}\n\n{verses}\n\n{prose}\n\n"
+        f"CHAPTER VI.\n\n{prose}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.title for chapter in book.chapters] == ["CHAPTER IV", "CHAPTER V", "CHAPTER VI"]
+    assert sum("Jolly nose" in p for p in book.chapters[1].paragraphs) == 5
+
+
+def test_an_imprint_ending_in_its_year_over_an_epigraph_is_front_matter(tmp_path: Path) -> None:
+    """Jack Sheppard's HTML sets its publisher and year as headings ("Internationale Bibliothek
+    G M B H Berlin", "1922") over an epigraph, before the contents: its first chapter was
+    "Internationale Bibliothek G M B H Berlin: 1922" (49 words)."""
+    prose = _PROSE.format(who="Jack")
+    source = tmp_path / "sheppard.htm"
+    source.write_text(
+        "<html><body><h1>JACK SHEPPARD A Romance</h1><h2>BY W. Harrison Ainsworth</h2>"
+        "<h6>Internationale Bibliothek G M B H Berlin</h6><h6>1922</h6>"
+        '<p>"Upon my word, friend," said I, "you have almost made me long to try what a '
+        'robber I should make." "There is a great art in it, if you did," quoth he.</p>'
+        f"<h2>CHAPTER I.</h2><h3>The Widow and her Child.</h3><p>{prose}</p>"
+        f"<h2>CHAPTER II.</h2><h3>The Old Mint.</h3><p>{prose}</p></body></html>",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == [
+        "CHAPTER I: The Widow and her Child.",
+        "CHAPTER II: The Old Mint.",
+    ]
+    assert any("Internationale Bibliothek" in dropped for dropped in book.dropped), book.dropped
+
+
 def test_a_plays_first_cast_under_its_theatre_is_no_chapter(tmp_path: Path) -> None:
     """The Importance of Being Earnest's HTML heads its first cast "LONDON: ST. JAMES'S THEATRE"
     ("John Worthing, J.P.: Mr. George Alexander.<br/>Algernon Moncrieff: Mr. Allen Aynesworth.

@@ -212,6 +212,9 @@ def _first_lines_under_numbers(
     return kept
 
 
+_YEAR = re.compile(r"^(?:1[5-9]|20)\d\d\.?$")  # a year alone, as an imprint's last line
+
+
 def _numbered(run: list[str]) -> bool:
     return any(CHAPTER_NUMBER.match(text) for text in run)
 
@@ -455,8 +458,10 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
             )
             continue
-        if FRONT.match(plain) or FRONT.match(last):
-            # a copyright line over the story's first part, told before any heading
+        if FRONT.match(plain) or FRONT.match(last) or (not found.chapters and _YEAR.match(last)):
+            # a copyright line over the story's first part, told before any heading; a title
+            # page's imprint ending in its year, before any chapter (Jack Sheppard's HTML:
+            # "Internationale Bibliothek G M B H Berlin", "1922", over an epigraph)
             following = headed[index + 1][0] if index + 1 < len(headed) else None
             opening = _opening(body, following)
             if opening is None and following is None and prose_words(body) >= PROLOGUE_WORDS:

@@ -43,7 +43,7 @@ from terrarium_dagster.corpus.importers.headings import (
 )
 from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_title, unmarked
 from terrarium_dagster.corpus.importers.model import PROSE_WORDS
-from terrarium_dagster.corpus.importers.prose import STANZA_LINE_CHARS, STANZA_WORDS
+from terrarium_dagster.corpus.importers.prose import STANZA_WORDS, VERSE_LINE_CHARS
 
 
 def isolated(lines: list[str], index: int) -> bool:
@@ -393,7 +393,9 @@ def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
 
 def _verse_below(lines: list[str], index: int) -> bool:
     """Whether the paragraph after the line `index` is verse set in from the margin: every line
-    indented and short (a stanza), where prose runs from the margin."""
+    indented and no longer than verse runs (a stanza), where prose runs from the margin. A
+    stanza's lines may be long (Jack Sheppard's ballads: "Jolly nose! there are fools who say
+    drink hurts the sight;"); `_stanza_numbers` also asks for the next number close below."""
     below = list(
         itertools.takewhile(
             lambda line: bool(line.strip()),
@@ -401,7 +403,7 @@ def _verse_below(lines: list[str], index: int) -> bool:
         )
     )
     return bool(below) and all(
-        line[:1].isspace() and len(line.strip()) < STANZA_LINE_CHARS for line in below
+        line[:1].isspace() and len(line.strip()) < VERSE_LINE_CHARS for line in below
     )
 
 
