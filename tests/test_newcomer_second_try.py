@@ -110,6 +110,33 @@ def test_an_out_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
     assert _folder(tmp_path) == ["new", "new/glossary-recovered.db"]
 
 
+def test_a_store_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium run --db nope/dir/g.db` made the missing folders (and `dev` an exports folder
+    in them): a mistyped folder is one line naming it, exit 2, nothing made, as `--out` is. The
+    default store's folder (`$TERRARIUM_HOME`) is still made on first use."""
+    corpus, _ = built
+    missing = tmp_path / "nope" / "dir"
+    db = str(missing / "g.db")
+    commands = [
+        run_args(db, corpus),
+        [*run_args(db, corpus), "--max-scenes", "1"],
+        ["edition", "--offline", "--corpus", str(corpus), "--db", db, "--as-of-thread", "ch1"],
+        ["dev", "--offline", "--corpus", str(corpus), "--db", db, "--port", "0"],
+    ]
+    for command in commands * 2:
+        one_line_refusal(run_terrarium(*command), f"--db {db}: no folder {missing}; nothing")
+        assert list(tmp_path.iterdir()) == []
+    home = tmp_path / "home"
+    for _ in range(2):
+        done = run_terrarium(
+            *run_args(None, corpus), "--max-scenes", "1", env={"TERRARIUM_HOME": str(home)}
+        )
+        assert done.returncode == 0, done.stderr
+        assert (home / "terrarium.db").is_file()
+
+
 def _stamps(folder: Path) -> dict[str, tuple[int, int, int]]:
     return {
         str(path.relative_to(folder)): (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)

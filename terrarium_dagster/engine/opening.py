@@ -19,7 +19,7 @@ from terrarium_dagster.errors import ConfigError, DiskSpaceError, InputError, Wr
 from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.model.replicas import ModelClient, ReplicaPool, split_urls
 from terrarium_dagster.model.server import require_tools, server_info
-from terrarium_dagster.paths import unwritable_reason
+from terrarium_dagster.paths import default_store_path, unwritable_reason
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.filesystem import refusal as network_refusal
@@ -130,6 +130,26 @@ def open_store(
                 f"cannot create the folder of annotator store {settings.db}: {exc.strerror}"
             ) from None
     return GlossaryStore(settings.db)
+
+
+def check_store_folder(db: str) -> None:
+    """A store the command line names is made in a folder that exists: a mistyped folder is not
+    made (as `--out` of import, export and recover), the store is written where it was meant.
+    Only the default store's folder (`paths.default_store_path`: `$TERRARIUM_HOME`, the
+    checkout's `data/` or the user's data folder) is made on first use. (A code location's
+    `TERRARIUM_DB` is a deployment's setting, not a command typed: `open_store` makes its
+    folder.)"""
+    if db == ":memory:":
+        return
+    path = Path(db.removeprefix("sqlite:///")).expanduser()
+    if path.parent.is_dir() or path.exists():
+        return
+    if path.absolute() == default_store_path().expanduser().absolute():
+        return
+    raise InputError(
+        f"--db {db}: no folder {path.parent}; nothing was written (make it first, or give a "
+        "path in a folder that exists)"
+    )
 
 
 def open_client(settings: Settings) -> ReplicaPool:
