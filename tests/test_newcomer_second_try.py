@@ -137,12 +137,18 @@ def test_a_store_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
         assert (home / "terrarium.db").is_file()
 
 
-def _stamps(folder: Path) -> dict[str, tuple[int, int, int]]:
-    return {
+def _stamps(folder: Path) -> dict[str, tuple[int, ...]]:
+    """Each file's inode, mtime and ctime; each folder's (`folder` too) inode and mtime."""
+    stamps: dict[str, tuple[int, ...]] = {
         str(path.relative_to(folder)): (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
         for path in folder.rglob("*")
         if path.is_file() and (info := path.stat())
     }
+    for path in (folder, *folder.rglob("*")):
+        if path.is_dir():
+            info = path.stat()
+            stamps[f"{path.relative_to(folder)}/"] = (info.st_ino, info.st_mtime_ns)
+    return stamps
 
 
 def test_an_export_made_again_with_nothing_changed_touches_no_file(
@@ -150,7 +156,9 @@ def test_an_export_made_again_with_nothing_changed_touches_no_file(
 ) -> None:
     """`terrarium export` the same thing twice kept every file's inode and mtime, but the folder
     formats linked each file into a staging folder and threw it away: every file's ctime
-    changed (a backup keyed on ctime copied the whole wiki again). Nothing is touched now."""
+    changed (a backup keyed on ctime copied the whole wiki again). Nothing is touched now, nor
+    any folder's mtime: the staging folder made and removed beside the site and the wiki's
+    pages had changed their parent's (`make` saw the export folder as new each time)."""
     _, store = built
     exports = [
         ("json", "glossary.json"),
