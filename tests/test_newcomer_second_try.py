@@ -8,6 +8,9 @@ The installed `terrarium` script (tests/support/newcomer.py).
 
 from __future__ import annotations
 
+import argparse
+import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,10 @@ from tests.support.newcomer import one_line_refusal, run_terrarium
 pytest_plugins = ["tests.support.newcomer"]
 
 DUBLINERS = Path(__file__).parent / "data" / "books" / "dubliners-1990s.txt"
+GOLD = Path(__file__).parent / "data" / "books" / "princess-of-mars-gold.yaml"
+PACKAGE = Path(__file__).parents[1] / "terrarium_dagster"
+QUOTED = re.compile(r"`terrarium ([a-z]+)([^`]*)`")
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +189,93 @@ def test_an_export_made_again_with_nothing_changed_touches_no_file(
             )
             assert again.returncode == 0, again.stderr
         assert _stamps(tmp_path) == first
+
+
+def _options() -> dict[str, set[str]]:
+    """Each command's options, from the parser the `terrarium` script runs."""
+    from terrarium_dagster.cli.app import build_parser
+
+    (commands,) = [
+        action
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    return {
+        name: {flag for action in parser._actions for flag in action.option_strings}
+        for name, parser in commands.choices.items()
+    }
+
+
+def _misaddressed(line: str, command: str, options: dict[str, set[str]]) -> list[str]:
+    """The options `line` (said by `command`) names that the command it names does not take:
+    in a quoted `terrarium CMD ...`, CMD's; elsewhere, `command`'s own."""
+    wrong = []
+    for named, rest in QUOTED.findall(line):
+        wrong += [f"{named} {flag}" for flag in OPTION.findall(rest) if flag not in options[named]]
+    unquoted = QUOTED.sub("", line)
+    return wrong + [
+        f"{command} {flag}" for flag in OPTION.findall(unquoted) if flag not in options[command]
+    ]
+
+
+def test_every_command_a_message_quotes_takes_the_options_it_names() -> None:
+    """Every `terrarium CMD --option ...` the package says (its string constants, f-strings'
+    text parts) names a command that takes those options."""
+    options = _options()
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            elif isinstance(node, ast.JoinedStr):
+                text = "".join(
+                    part.value if isinstance(part, ast.Constant) else "X" for part in node.values
+                )
+            else:
+                continue
+            for named, rest in QUOTED.findall(text):
+                assert named in options, (path, named)
+                wrong += [
+                    f"{path.name}: terrarium {named} {flag}"
+                    for flag in OPTION.findall(rest)
+                    if flag not in options[named]
+                ]
+    assert wrong == []
+
+
+def test_a_message_names_only_options_its_command_takes(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium status --db CORPUS` said "give it as --corpus", and status on a store whose
+    corpus moved "give --corpus where it is now": status takes no --corpus ("unrecognized").
+    Each line now names options of the command it is said by, or quotes the one that takes them."""
+    corpus, _ = built
+    options = _options()
+    moved = tmp_path / "store.db"  # a store whose corpus is gone
+    gone = tmp_path / "gone.db"
+    gone.write_bytes(corpus.read_bytes())
+    done = run_terrarium(*run_args(moved, gone), "--max-scenes", "1")
+    assert done.returncode == 0, done.stderr
+    gone.unlink()
+    for _ in range(2):
+        for command in ("status", "snapshots", "lineage", "score", "recover"):
+            extra = {"lineage": ["E1"], "score": ["--gold", str(GOLD)]}.get(command, [])
+            if command == "recover":
+                extra = ["--out", str(tmp_path / "r.db")]
+            line = one_line_refusal(
+                run_terrarium(command, "--db", str(corpus), *extra), "is a corpus"
+            )
+            assert _misaddressed(line, command, options) == [], line
+        status = run_terrarium("status", "--db", str(moved))
+        assert status.returncode == 0, status.stderr
+        (said,) = [line for line in status.stdout.splitlines() if "not there any more" in line]
+        assert "`terrarium run --corpus`" in said
+        assert _misaddressed(said, "status", options) == [], said
+        for command in ("lineage", "export"):
+            extra = ["E1"] if command == "lineage" else ["--format", "json", "--out", "g.json"]
+            line = one_line_refusal(
+                run_terrarium(command, "--db", str(moved), *extra, cwd=tmp_path),
+                "not there any more",
+            )
+            assert _misaddressed(line, command, options) == [], line
+    assert not (tmp_path / "r.db").exists() and not (tmp_path / "g.json").exists()
