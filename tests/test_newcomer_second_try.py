@@ -144,6 +144,23 @@ def test_a_store_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
         assert (home / "terrarium.db").is_file()
 
 
+def test_a_run_with_no_backend_chosen_makes_nothing(tmp_path: Path) -> None:
+    """`terrarium run` with neither --agent-url nor --offline was refused in one line, but only
+    once the bundled sample had been built into `$TERRARIUM_HOME/sample`: refused first now."""
+    home = tmp_path / "home"
+    for command in (
+        ["run"],
+        ["run", "--db", str(tmp_path / "g.db")],
+        ["edition", "--as-of-thread", "ch1"],
+    ) * 2:
+        one_line_refusal(
+            run_terrarium(*command, env={"TERRARIUM_HOME": str(home)}),
+            "no model server configured",
+            "--offline",
+        )
+        assert list(tmp_path.iterdir()) == []
+
+
 def _stamps(folder: Path) -> dict[str, tuple[int, ...]]:
     """Each file's inode, mtime and ctime; each folder's (`folder` too) inode and mtime."""
     stamps: dict[str, tuple[int, ...]] = {

@@ -167,12 +167,17 @@ def open_client(settings: Settings) -> ReplicaPool:
     if settings.offline:
         backend = OfflineBackend(max_model_len=settings.context_budget)
         return ReplicaPool([ChatClient(config, transport=backend)])
-    if not settings.agent_url:
+    require_backend(settings)
+    return ReplicaPool.from_config(config, split_urls(settings.agent_url or ""))
+
+
+def require_backend(settings: Settings) -> None:
+    """The backend is an explicit choice: a model server's URL, or the offline backend."""
+    if not settings.offline and not settings.agent_url:
         raise ConfigError(
             "no model server configured: set TERRARIUM_AGENT_URL (or --agent-url), or choose "
             "the rule-based offline backend explicitly with TERRARIUM_OFFLINE=1 (or --offline)"
         )
-    return ReplicaPool.from_config(config, split_urls(settings.agent_url))
 
 
 def open_writer(
@@ -189,6 +194,8 @@ def open_writer(
     corpus is the one the store records unless the settings name one (a store built from an
     imported book resumes on that book, not on the bundled sample); a new store is created
     only once the corpus it is for has opened."""
+    if model and client is None:  # refused before the corpus (the sample's cache) is made
+        require_backend(settings)
     existing = settings.db != ":memory:" and Path(settings.db).expanduser().is_file()
     store_first = not model or (recorded_corpus and existing and settings.corpus is None)
     if not store_first:
