@@ -296,3 +296,60 @@ def test_a_message_names_only_options_its_command_takes(
             )
             assert _misaddressed(line, command, options) == [], line
     assert not (tmp_path / "r.db").exists() and not (tmp_path / "g.json").exists()
+
+
+def test_a_thread_the_corpus_lacks_is_named_with_the_option_that_gave_it(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`run --threads ch99` and `snapshots --thread ch99` named their option first, but
+    `export` and `edition --as-of-thread ch99` said "no thread 'ch99'" alone."""
+    corpus, store = built
+    copy = tmp_path / "store" / store.name
+    copy.parent.mkdir()
+    for file in store.parent.iterdir():  # the store and its sidecars (-calls, -lease)
+        if file.is_file() and not file.name.endswith(("-wal", "-shm")):
+            (copy.parent / file.name).write_bytes(file.read_bytes())
+    before = _folder(tmp_path)
+    db = ["--db", str(copy)]
+    commands = {
+        "--threads": [*run_args(copy, corpus), "--threads", "ch99"],
+        "--thread": ["snapshots", *db, "--thread", "ch99"],
+        "--as-of-thread": [
+            "export",
+            *db,
+            "--format",
+            "json",
+            "--out",
+            "g.json",
+            "--as-of-thread",
+            "ch99",
+        ],
+    }
+    commands["--as-of-thread "] = ["edition", "--offline", *db, "--as-of-thread", "ch99"]
+    for _ in range(2):
+        for option, command in commands.items():
+            line = one_line_refusal(run_terrarium(*command, cwd=tmp_path), "'ch99'")
+            assert line.startswith(f"terrarium: error: {option.strip()}: "), line
+    assert _folder(tmp_path) == before
+
+
+def test_recover_of_a_good_store_leaves_its_folder_as_it_was(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium recover` of a sound store copied it, but left `-wal` and `-shm` beside it (the
+    store it reads is kept as it is); made again, the same `--out` is refused in one line."""
+    _, store = built
+    copy = tmp_path / "store" / "g.db"
+    copy.parent.mkdir()
+    copy.write_bytes(store.read_bytes())
+    out = tmp_path / "new"
+    out.mkdir()
+    for attempt in range(2):
+        done = run_terrarium("recover", "--db", str(copy), "--out", str(out / "r.db"))
+        if attempt == 0:
+            assert done.returncode == 0, done.stderr
+            assert "showed no damage and is unchanged" in done.stdout
+        else:
+            one_line_refusal(done, "exists")
+        assert _folder(copy.parent) == ["g.db"]
+        assert _folder(out) == ["r.db"]

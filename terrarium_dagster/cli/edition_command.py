@@ -74,7 +74,7 @@ def cmd_edition(args: argparse.Namespace) -> int:
             recorded_corpus=True,
         ) as engine:
             book = is_book(engine.corpus)
-            target = resolve_thread(engine.corpus, args.as_of_thread)
+            target = resolve_thread(engine.corpus, args.as_of_thread, option="--as-of-thread")
             engine.write_edition(target.id)  # each thread's line is its progress event
     finally:
         for sig, handler in previous.items():

@@ -144,6 +144,9 @@ def check_store_folder(db: str) -> None:
     path = Path(db.removeprefix("sqlite:///")).expanduser()
     if path.parent.is_dir() or path.exists():
         return
+    reason = unwritable_reason(path, folder=False)  # a file on the way: named as such
+    if reason is not None:
+        raise InputError(f"cannot create annotator store {db}: {reason}")
     if path.absolute() == default_store_path().expanduser().absolute():
         return
     raise InputError(
