@@ -57,8 +57,8 @@ def _recorded_corpus(store: GlossaryStore) -> tuple[Corpus | None, str | None]:
         return None, None
     if not Path(recorded).is_file():
         return None, (
-            f"{recorded} is not there any more: give --corpus where it is now (a run given it "
-            "records the new place)"
+            f"{recorded} is not there any more: `terrarium run --corpus` given where it is now "
+            "records the new place for every command"
         )
     try:
         corpus = Corpus(recorded)

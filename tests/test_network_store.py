@@ -88,6 +88,7 @@ def test_a_store_on_a_fuse_mount_is_refused_unless_overridden(
     fuse_mount: Path, sample_db: Path
 ) -> None:
     store = fuse_mount / "story" / "terrarium.db"
+    store.parent.mkdir()  # a store's folder is not made (a mistyped one would be)
     done = terrarium(*run_args(store, sample_db), timeout=120)
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()

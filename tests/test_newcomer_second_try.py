@@ -8,6 +8,9 @@ The installed `terrarium` script (tests/support/newcomer.py).
 
 from __future__ import annotations
 
+import argparse
+import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,10 @@ from tests.support.newcomer import one_line_refusal, run_terrarium
 pytest_plugins = ["tests.support.newcomer"]
 
 DUBLINERS = Path(__file__).parent / "data" / "books" / "dubliners-1990s.txt"
+GOLD = Path(__file__).parent / "data" / "books" / "princess-of-mars-gold.yaml"
+PACKAGE = Path(__file__).parents[1] / "terrarium_dagster"
+QUOTED = re.compile(r"`terrarium ([a-z]+)([^`]*)`")
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 
 
 @pytest.fixture(scope="module")
@@ -110,12 +117,62 @@ def test_an_out_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
     assert _folder(tmp_path) == ["new", "new/glossary-recovered.db"]
 
 
-def _stamps(folder: Path) -> dict[str, tuple[int, int, int]]:
-    return {
+def test_a_store_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium run --db nope/dir/g.db` made the missing folders (and `dev` an exports folder
+    in them): a mistyped folder is one line naming it, exit 2, nothing made, as `--out` is. The
+    default store's folder (`$TERRARIUM_HOME`) is still made on first use."""
+    corpus, _ = built
+    missing = tmp_path / "nope" / "dir"
+    db = str(missing / "g.db")
+    commands = [
+        run_args(db, corpus),
+        [*run_args(db, corpus), "--max-scenes", "1"],
+        ["edition", "--offline", "--corpus", str(corpus), "--db", db, "--as-of-thread", "ch1"],
+        ["dev", "--offline", "--corpus", str(corpus), "--db", db, "--port", "0"],
+    ]
+    for command in commands * 2:
+        one_line_refusal(run_terrarium(*command), f"--db {db}: no folder {missing}; nothing")
+        assert list(tmp_path.iterdir()) == []
+    home = tmp_path / "home"
+    for _ in range(2):
+        done = run_terrarium(
+            *run_args(None, corpus), "--max-scenes", "1", env={"TERRARIUM_HOME": str(home)}
+        )
+        assert done.returncode == 0, done.stderr
+        assert (home / "terrarium.db").is_file()
+
+
+def test_a_run_with_no_backend_chosen_makes_nothing(tmp_path: Path) -> None:
+    """`terrarium run` with neither --agent-url nor --offline was refused in one line, but only
+    once the bundled sample had been built into `$TERRARIUM_HOME/sample`: refused first now."""
+    home = tmp_path / "home"
+    for command in (
+        ["run"],
+        ["run", "--db", str(tmp_path / "g.db")],
+        ["edition", "--as-of-thread", "ch1"],
+    ) * 2:
+        one_line_refusal(
+            run_terrarium(*command, env={"TERRARIUM_HOME": str(home)}),
+            "no model server configured",
+            "--offline",
+        )
+        assert list(tmp_path.iterdir()) == []
+
+
+def _stamps(folder: Path) -> dict[str, tuple[int, ...]]:
+    """Each file's inode, mtime and ctime; each folder's (`folder` too) inode and mtime."""
+    stamps: dict[str, tuple[int, ...]] = {
         str(path.relative_to(folder)): (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
         for path in folder.rglob("*")
         if path.is_file() and (info := path.stat())
     }
+    for path in (folder, *folder.rglob("*")):
+        if path.is_dir():
+            info = path.stat()
+            stamps[f"{path.relative_to(folder)}/"] = (info.st_ino, info.st_mtime_ns)
+    return stamps
 
 
 def test_an_export_made_again_with_nothing_changed_touches_no_file(
@@ -123,7 +180,9 @@ def test_an_export_made_again_with_nothing_changed_touches_no_file(
 ) -> None:
     """`terrarium export` the same thing twice kept every file's inode and mtime, but the folder
     formats linked each file into a staging folder and threw it away: every file's ctime
-    changed (a backup keyed on ctime copied the whole wiki again). Nothing is touched now."""
+    changed (a backup keyed on ctime copied the whole wiki again). Nothing is touched now, nor
+    any folder's mtime: the staging folder made and removed beside the site and the wiki's
+    pages had changed their parent's (`make` saw the export folder as new each time)."""
     _, store = built
     exports = [
         ("json", "glossary.json"),
@@ -147,3 +206,150 @@ def test_an_export_made_again_with_nothing_changed_touches_no_file(
             )
             assert again.returncode == 0, again.stderr
         assert _stamps(tmp_path) == first
+
+
+def _options() -> dict[str, set[str]]:
+    """Each command's options, from the parser the `terrarium` script runs."""
+    from terrarium_dagster.cli.app import build_parser
+
+    (commands,) = [
+        action
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    return {
+        name: {flag for action in parser._actions for flag in action.option_strings}
+        for name, parser in commands.choices.items()
+    }
+
+
+def _misaddressed(line: str, command: str, options: dict[str, set[str]]) -> list[str]:
+    """The options `line` (said by `command`) names that the command it names does not take:
+    in a quoted `terrarium CMD ...`, CMD's; elsewhere, `command`'s own."""
+    wrong = []
+    for named, rest in QUOTED.findall(line):
+        wrong += [f"{named} {flag}" for flag in OPTION.findall(rest) if flag not in options[named]]
+    unquoted = QUOTED.sub("", line)
+    return wrong + [
+        f"{command} {flag}" for flag in OPTION.findall(unquoted) if flag not in options[command]
+    ]
+
+
+def test_every_command_a_message_quotes_takes_the_options_it_names() -> None:
+    """Every `terrarium CMD --option ...` the package says (its string constants, f-strings'
+    text parts) names a command that takes those options."""
+    options = _options()
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            elif isinstance(node, ast.JoinedStr):
+                text = "".join(
+                    part.value if isinstance(part, ast.Constant) else "X" for part in node.values
+                )
+            else:
+                continue
+            for named, rest in QUOTED.findall(text):
+                assert named in options, (path, named)
+                wrong += [
+                    f"{path.name}: terrarium {named} {flag}"
+                    for flag in OPTION.findall(rest)
+                    if flag not in options[named]
+                ]
+    assert wrong == []
+
+
+def test_a_message_names_only_options_its_command_takes(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium status --db CORPUS` said "give it as --corpus", and status on a store whose
+    corpus moved "give --corpus where it is now": status takes no --corpus ("unrecognized").
+    Each line now names options of the command it is said by, or quotes the one that takes them."""
+    corpus, _ = built
+    options = _options()
+    moved = tmp_path / "store.db"  # a store whose corpus is gone
+    gone = tmp_path / "gone.db"
+    gone.write_bytes(corpus.read_bytes())
+    done = run_terrarium(*run_args(moved, gone), "--max-scenes", "1")
+    assert done.returncode == 0, done.stderr
+    gone.unlink()
+    for _ in range(2):
+        for command in ("status", "snapshots", "lineage", "score", "recover"):
+            extra = {"lineage": ["E1"], "score": ["--gold", str(GOLD)]}.get(command, [])
+            if command == "recover":
+                extra = ["--out", str(tmp_path / "r.db")]
+            line = one_line_refusal(
+                run_terrarium(command, "--db", str(corpus), *extra), "is a corpus"
+            )
+            assert _misaddressed(line, command, options) == [], line
+        status = run_terrarium("status", "--db", str(moved))
+        assert status.returncode == 0, status.stderr
+        (said,) = [line for line in status.stdout.splitlines() if "not there any more" in line]
+        assert "`terrarium run --corpus`" in said
+        assert _misaddressed(said, "status", options) == [], said
+        for command in ("lineage", "export"):
+            extra = ["E1"] if command == "lineage" else ["--format", "json", "--out", "g.json"]
+            line = one_line_refusal(
+                run_terrarium(command, "--db", str(moved), *extra, cwd=tmp_path),
+                "not there any more",
+            )
+            assert _misaddressed(line, command, options) == [], line
+    assert not (tmp_path / "r.db").exists() and not (tmp_path / "g.json").exists()
+
+
+def test_a_thread_the_corpus_lacks_is_named_with_the_option_that_gave_it(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`run --threads ch99` and `snapshots --thread ch99` named their option first, but
+    `export` and `edition --as-of-thread ch99` said "no thread 'ch99'" alone."""
+    corpus, store = built
+    copy = tmp_path / "store" / store.name
+    copy.parent.mkdir()
+    for file in store.parent.iterdir():  # the store and its sidecars (-calls, -lease)
+        if file.is_file() and not file.name.endswith(("-wal", "-shm")):
+            (copy.parent / file.name).write_bytes(file.read_bytes())
+    before = _folder(tmp_path)
+    db = ["--db", str(copy)]
+    commands = {
+        "--threads": [*run_args(copy, corpus), "--threads", "ch99"],
+        "--thread": ["snapshots", *db, "--thread", "ch99"],
+        "--as-of-thread": [
+            "export",
+            *db,
+            "--format",
+            "json",
+            "--out",
+            "g.json",
+            "--as-of-thread",
+            "ch99",
+        ],
+    }
+    commands["--as-of-thread "] = ["edition", "--offline", *db, "--as-of-thread", "ch99"]
+    for _ in range(2):
+        for option, command in commands.items():
+            line = one_line_refusal(run_terrarium(*command, cwd=tmp_path), "'ch99'")
+            assert line.startswith(f"terrarium: error: {option.strip()}: "), line
+    assert _folder(tmp_path) == before
+
+
+def test_recover_of_a_good_store_leaves_its_folder_as_it_was(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`terrarium recover` of a sound store copied it, but left `-wal` and `-shm` beside it (the
+    store it reads is kept as it is); made again, the same `--out` is refused in one line."""
+    _, store = built
+    copy = tmp_path / "store" / "g.db"
+    copy.parent.mkdir()
+    copy.write_bytes(store.read_bytes())
+    out = tmp_path / "new"
+    out.mkdir()
+    for attempt in range(2):
+        done = run_terrarium("recover", "--db", str(copy), "--out", str(out / "r.db"))
+        if attempt == 0:
+            assert done.returncode == 0, done.stderr
+            assert "showed no damage and is unchanged" in done.stdout
+        else:
+            one_line_refusal(done, "exists")
+        assert _folder(copy.parent) == ["g.db"]
+        assert _folder(out) == ["r.db"]

@@ -29,6 +29,7 @@ from tests.support.cli import run_args
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("posts") / "store" / "terrarium.db"
+    db.parent.mkdir()  # a store's folder is not made (a mistyped one would be)
     assert main(run_args(db)) == 0  # the bundled sample, no template
     return db
 

@@ -54,6 +54,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("site") / "store" / "terrarium.db"
+    db.parent.mkdir()  # a store's folder is not made (a mistyped one would be)
     # The bundled sample (no --corpus): the store records it and its post URL template.
     assert main(run_args(db)) == 0
     return db

@@ -32,6 +32,7 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("novel")
     corpus = generate_corpus(root / "novel.db", threads=THREADS, posts_per_thread=6, seed=3)
     store = root / "store" / "terrarium.db"
+    store.parent.mkdir()  # a store's folder is not made (a mistyped one would be)
     assert main(run_args(store, corpus)) == 0
     return corpus, store
 

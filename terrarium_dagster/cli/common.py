@@ -51,12 +51,13 @@ def find_thread(threads: list[Any], text: str) -> Any | None:
     return None
 
 
-def resolve_thread(corpus: Any, text: str) -> Any:
-    """The corpus's thread named by `text` (`find_thread`)."""
+def resolve_thread(corpus: Any, text: str, *, option: str) -> Any:
+    """The corpus's thread named by `text` (`find_thread`), given as `option` (named first in
+    the error, as `run --threads` and `snapshots --thread` name theirs)."""
     threads = corpus.threads()
     thread = find_thread(threads, text)
     if thread is None:
-        raise unknown_thread(text, threads)
+        raise unknown_thread(text, threads, option=f"{option}: ")
     return thread
 
 

@@ -40,10 +40,12 @@ def cmd_dev(args: argparse.Namespace) -> int:
     gets SIGINT (Dagster's own orderly shutdown), then SIGKILL if it is still there after 30 s."""
     import subprocess
 
+    from terrarium_dagster.engine.opening import check_store_folder
     from terrarium_dagster.exports.files import claim_exports, exports_beside
     from terrarium_dagster.exports.serve import make_server
 
     settings = settings_from_args(args)
+    check_store_folder(settings.db)  # before its exports folder is made beside it
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port must be 0..65535, not {args.port}")
     env = dict(os.environ)

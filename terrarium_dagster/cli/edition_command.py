@@ -50,8 +50,10 @@ def _edition_progress(
 def cmd_edition(args: argparse.Namespace) -> int:
     from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.engine import Engine
+    from terrarium_dagster.engine.opening import check_store_folder
 
     settings = settings_from_args(args)
+    check_store_folder(settings.db)  # a mistyped folder is refused, not made
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -72,7 +74,7 @@ def cmd_edition(args: argparse.Namespace) -> int:
             recorded_corpus=True,
         ) as engine:
             book = is_book(engine.corpus)
-            target = resolve_thread(engine.corpus, args.as_of_thread)
+            target = resolve_thread(engine.corpus, args.as_of_thread, option="--as-of-thread")
             engine.write_edition(target.id)  # each thread's line is its progress event
     finally:
         for sig, handler in previous.items():

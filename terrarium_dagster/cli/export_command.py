@@ -67,7 +67,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             return EXIT_OK
         as_of = None
         if args.as_of_thread:
-            as_of = resolve_thread(corpus, args.as_of_thread).id
+            as_of = resolve_thread(corpus, args.as_of_thread, option="--as-of-thread").id
         out = _export_file(args.format, args.out, story_name(corpus))
         with _writing(args.out), _folders_kept_only_if_written(out):
             out.parent.mkdir(parents=True, exist_ok=True)

@@ -86,8 +86,10 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.engine import Engine
+    from terrarium_dagster.engine.opening import check_store_folder
 
     settings = settings_from_args(args)
+    check_store_folder(settings.db)  # a mistyped folder is refused, not made
     if args.max_scenes is not None and args.max_scenes < 1:
         raise InputError(f"--max-scenes must be at least 1, not {args.max_scenes}")
     stop = threading.Event()

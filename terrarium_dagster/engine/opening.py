@@ -19,7 +19,7 @@ from terrarium_dagster.errors import ConfigError, DiskSpaceError, InputError, Wr
 from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.model.replicas import ModelClient, ReplicaPool, split_urls
 from terrarium_dagster.model.server import require_tools, server_info
-from terrarium_dagster.paths import unwritable_reason
+from terrarium_dagster.paths import default_store_path, unwritable_reason
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.filesystem import refusal as network_refusal
@@ -132,6 +132,29 @@ def open_store(
     return GlossaryStore(settings.db)
 
 
+def check_store_folder(db: str) -> None:
+    """A store the command line names is made in a folder that exists: a mistyped folder is not
+    made (as `--out` of import, export and recover), the store is written where it was meant.
+    Only the default store's folder (`paths.default_store_path`: `$TERRARIUM_HOME`, the
+    checkout's `data/` or the user's data folder) is made on first use. (A code location's
+    `TERRARIUM_DB` is a deployment's setting, not a command typed: `open_store` makes its
+    folder.)"""
+    if db == ":memory:":
+        return
+    path = Path(db.removeprefix("sqlite:///")).expanduser()
+    if path.parent.is_dir() or path.exists():
+        return
+    reason = unwritable_reason(path, folder=False)  # a file on the way: named as such
+    if reason is not None:
+        raise InputError(f"cannot create annotator store {db}: {reason}")
+    if path.absolute() == default_store_path().expanduser().absolute():
+        return
+    raise InputError(
+        f"--db {db}: no folder {path.parent}; nothing was written (make it first, or give a "
+        "path in a folder that exists)"
+    )
+
+
 def open_client(settings: Settings) -> ReplicaPool:
     api_key = settings.api_key.get_secret_value() if settings.api_key else None
     api_key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -147,12 +170,17 @@ def open_client(settings: Settings) -> ReplicaPool:
     if settings.offline:
         backend = OfflineBackend(max_model_len=settings.context_budget)
         return ReplicaPool([ChatClient(config, transport=backend)])
-    if not settings.agent_url:
+    require_backend(settings)
+    return ReplicaPool.from_config(config, split_urls(settings.agent_url or ""))
+
+
+def require_backend(settings: Settings) -> None:
+    """The backend is an explicit choice: a model server's URL, or the offline backend."""
+    if not settings.offline and not settings.agent_url:
         raise ConfigError(
             "no model server configured: set TERRARIUM_AGENT_URL (or --agent-url), or choose "
             "the rule-based offline backend explicitly with TERRARIUM_OFFLINE=1 (or --offline)"
         )
-    return ReplicaPool.from_config(config, split_urls(settings.agent_url))
 
 
 def open_writer(
@@ -169,6 +197,8 @@ def open_writer(
     corpus is the one the store records unless the settings name one (a store built from an
     imported book resumes on that book, not on the bundled sample); a new store is created
     only once the corpus it is for has opened."""
+    if model and client is None:  # refused before the corpus (the sample's cache) is made
+        require_backend(settings)
     existing = settings.db != ":memory:" and Path(settings.db).expanduser().is_file()
     store_first = not model or (recorded_corpus and existing and settings.corpus is None)
     if not store_first:

@@ -19,7 +19,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,9 +146,12 @@ def staged_directory(target: Path) -> Iterator[Path]:
     when the body staged nothing but ``target``'s own files (each to be a link of the file at the
     same path in ``target``, and no file or folder more or less), there is nothing to swap and no
     link is made: ``target`` is left as it is (not renamed, no file's link count, so not its
-    ctime, changed) and the staging directory removed.
+    ctime, changed) and the staging directory removed; so is ``target``'s parent, whose
+    modification time the staging directory's coming and going changed: it is set back (a
+    `make` or an rsync keyed on folders' times sees nothing new).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
+    before = _folder_state(target.parent)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
     follow_umask(staging, directory=True)
     where = os.path.abspath(staging)
@@ -159,12 +162,14 @@ def staged_directory(target: Path) -> Iterator[Path]:
         _STAGING.folders.remove(where)
         _forget_links(where)
         shutil.rmtree(staging, ignore_errors=True)
+        _set_back(target.parent, before)
         raise
     _STAGING.folders.remove(where)
     waiting = _waiting_in(where)
     if _same_files(staging, target, waiting):
         _forget_links(where)
         shutil.rmtree(staging, ignore_errors=True)
+        _set_back(target.parent, before)
         return
     nested = _may_wait(os.path.abspath(target))  # the target is itself being staged
     if not nested:
@@ -194,6 +199,31 @@ def staged_directory(target: Path) -> Iterator[Path]:
             _STAGING.links[moved + dest[len(where) :]] = _STAGING.links.pop(dest)
     if retired is not None:
         shutil.rmtree(retired, ignore_errors=True)
+
+
+_FolderState = tuple[int, int, frozenset[str]] | None
+"""A folder's access and modification times (ns) and its entries' names; None: unreadable."""
+
+
+def _folder_state(folder: Path) -> _FolderState:
+    try:
+        info = os.stat(folder)
+        return info.st_atime_ns, info.st_mtime_ns, frozenset(os.listdir(folder))
+    except OSError:
+        return None
+
+
+def _set_back(folder: Path, before: _FolderState) -> None:
+    """Give ``folder`` back the times it had ``before`` when it holds the same entries again
+    (a staging folder made and removed in it, nothing else): its mtime says nothing changed.
+    Another process's change in the meantime (an entry more or less) keeps the new time."""
+    if before is None:
+        return
+    after = _folder_state(folder)
+    if after is None or after[2] != before[2] or after[1] == before[1]:
+        return
+    with suppress(OSError):  # not ours to set (another user's folder): its time stays new
+        os.utime(folder, ns=(before[0], before[1]))
 
 
 def _forget_links(folder: str) -> None:

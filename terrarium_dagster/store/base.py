@@ -174,7 +174,7 @@ def _absent_store_files(target: str) -> frozenset[str]:
     )
 
 
-def _let_go_of_wal(location: Path) -> None:
+def let_go_of_wal(location: Path) -> None:
     """Remove the empty WAL files a reader's opening made beside a store in WAL mode (`status`,
     `export`: a ``mode=ro`` connection cannot remove them itself). A plain connection closed as
     the store's last one does: SQLite checkpoints the WAL, which a reader never wrote, and deletes
@@ -227,7 +227,7 @@ class StoreConnection:
                 conn = self._open_read_only(path, busy_timeout_ms)
             except BaseException:  # refused (a damaged file): the WAL files it made go too
                 if absent and not wal <= _absent_store_files(str(location)):
-                    _let_go_of_wal(location)
+                    let_go_of_wal(location)
                 raise
             if absent and not wal <= _absent_store_files(str(location)):
                 self._wal_made_beside = location
@@ -371,7 +371,7 @@ class StoreConnection:
     def _let_go(self) -> None:
         """A reader's connection closed: the WAL files its opening made are removed."""
         if self._wal_made_beside is not None:
-            _let_go_of_wal(self._wal_made_beside)
+            let_go_of_wal(self._wal_made_beside)
             self._wal_made_beside = None
 
     def __enter__(self) -> Self:

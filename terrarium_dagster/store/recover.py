@@ -12,7 +12,7 @@ from pathlib import Path
 
 from terrarium_dagster.errors import DamagedStoreError, InputError
 from terrarium_dagster.store.annotator import GlossaryStore
-from terrarium_dagster.store.base import remove_store_files
+from terrarium_dagster.store.base import let_go_of_wal, remove_store_files
 from terrarium_dagster.store.integrity import is_damage, refuse_not_a_store
 
 # How far a salvaging scan seeks past an unreadable rowid before it gives up on a table.
@@ -134,8 +134,19 @@ def _refuse_not_store_tables(tables: list[str], where: str) -> None:
 
 
 def recover(source_path: Path, out_path: Path) -> RecoverReport:
-    """Salvage `source_path` into a new store at `out_path` (which must not exist)."""
+    """Salvage `source_path` into a new store at `out_path` (which must not exist). The store
+    read is left as it was: the WAL files its read-only opening made beside it are removed."""
     source_path = Path(source_path).expanduser()
+    beside = [Path(f"{source_path}{suffix}") for suffix in ("-wal", "-shm")]
+    absent = not any(path.exists() for path in beside)
+    try:
+        return _salvage(source_path, out_path)
+    finally:
+        if absent and any(path.exists() for path in beside):
+            let_go_of_wal(source_path)
+
+
+def _salvage(source_path: Path, out_path: Path) -> RecoverReport:
     out_path = Path(out_path).expanduser()
     if not source_path.is_file():
         raise InputError(f"no annotator store at {source_path}")

@@ -332,8 +332,9 @@ def refuse_unversioned(conn: sqlite3.Connection, where: str) -> None:
         )
     if {"thread", "post"} <= set(tables):
         raise InputError(
-            f"{where} is a corpus, not an annotator store; nothing was written; give it as "
-            "--corpus, and --db the store's file (a new name makes a new store)"
+            f"{where} is a corpus, not an annotator store; nothing was written; give --db the "
+            "store's file (a corpus is what `terrarium run --corpus` reads; a new --db name "
+            "makes a new store)"
         )
     shown = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
     raise InputError(
