@@ -122,7 +122,7 @@ def test_a_store_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
 ) -> None:
     """`terrarium run --db nope/dir/g.db` made the missing folders (and `dev` an exports folder
     in them): a mistyped folder is one line naming it, exit 2, nothing made, as `--out` is. The
-    default store's folder (`$TERRARIUM_HOME`) is still made on first use."""
+    default store's folder (`$TERRARIUM_HOME`) and a `TERRARIUM_DB`'s are made on first use."""
     corpus, _ = built
     missing = tmp_path / "nope" / "dir"
     db = str(missing / "g.db")
@@ -142,6 +142,13 @@ def test_a_store_in_a_folder_that_is_not_there_is_refused_and_nothing_is_made(
         )
         assert done.returncode == 0, done.stderr
         assert (home / "terrarium.db").is_file()
+    # a deployment's TERRARIUM_DB (a code location's, `terrarium dev`'s) gets its folder made
+    deployed = tmp_path / "deployed" / "stores" / "g.db"
+    done = run_terrarium(
+        *run_args(None, corpus), "--max-scenes", "1", env={"TERRARIUM_DB": str(deployed)}
+    )
+    assert done.returncode == 0, done.stderr
+    assert deployed.is_file()
 
 
 def test_a_run_with_no_backend_chosen_makes_nothing(tmp_path: Path) -> None:

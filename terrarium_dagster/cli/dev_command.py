@@ -45,7 +45,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.serve import make_server
 
     settings = settings_from_args(args)
-    check_store_folder(settings.db)  # before its exports folder is made beside it
+    if (
+        args.db is not None
+    ):  # a typed --db; TERRARIUM_DB and the config file are deployment settings
+        check_store_folder(settings.db)  # before its exports folder is made beside it
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port must be 0..65535, not {args.port}")
     env = dict(os.environ)

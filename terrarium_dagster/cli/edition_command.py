@@ -53,7 +53,10 @@ def cmd_edition(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine.opening import check_store_folder
 
     settings = settings_from_args(args)
-    check_store_folder(settings.db)  # a mistyped folder is refused, not made
+    if (
+        args.db is not None
+    ):  # a typed --db; TERRARIUM_DB and the config file are deployment settings
+        check_store_folder(settings.db)  # a mistyped folder is refused, not made
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:

@@ -89,7 +89,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from terrarium_dagster.engine.opening import check_store_folder
 
     settings = settings_from_args(args)
-    check_store_folder(settings.db)  # a mistyped folder is refused, not made
+    if (
+        args.db is not None
+    ):  # a typed --db; TERRARIUM_DB and the config file are deployment settings
+        check_store_folder(settings.db)  # a mistyped folder is refused, not made
     if args.max_scenes is not None and args.max_scenes < 1:
         raise InputError(f"--max-scenes must be at least 1, not {args.max_scenes}")
     stop = threading.Event()

@@ -136,9 +136,10 @@ def check_store_folder(db: str) -> None:
     """A store the command line names is made in a folder that exists: a mistyped folder is not
     made (as `--out` of import, export and recover), the store is written where it was meant.
     Only the default store's folder (`paths.default_store_path`: `$TERRARIUM_HOME`, the
-    checkout's `data/` or the user's data folder) is made on first use. (A code location's
-    `TERRARIUM_DB` is a deployment's setting, not a command typed: `open_store` makes its
-    folder.)"""
+    checkout's `data/` or the user's data folder) is made on first use. Called for a `--db`
+    typed on the command line only: `TERRARIUM_DB` and the configuration file are a
+    deployment's settings (a code location's, `terrarium dev`'s), whose folder `open_store`
+    makes."""
     if db == ":memory:":
         return
     path = Path(db.removeprefix("sqlite:///")).expanduser()
