@@ -75,6 +75,20 @@ def offline_sample_store(sample_db: Path, tmp_path_factory: pytest.TempPathFacto
     return db
 
 
+@pytest.fixture(scope="session")
+def offline_bundled_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample annotated offline as `terrarium run --offline` alone does it (no
+    --corpus: the store records the bundled sample and its post URL template), once per worker;
+    a module takes a copy (`tests.support.cli.store_copy`)."""
+    from terrarium_dagster.cli import main
+    from tests.support.cli import run_args
+
+    db = tmp_path_factory.mktemp("offline_bundled") / "store.db"
+    assert main(run_args(db)) == 0
+    assert not db.with_name(db.name + "-wal").exists(), "the run left its WAL: copies would lose it"
+    return db
+
+
 # The files that took longest, longest first (the three workers' seconds per file in a run of the
 # suite, 2026-12-01, with the files split and shortened since reckoned in): xdist's workers take
 # whole files in order, one ahead each, so a file of minutes taken last would run alone at the end
