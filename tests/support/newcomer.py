@@ -1,7 +1,8 @@
 """What the newcomer tests share (tests/test_newcomer*.py; a pytest plugin): `terrarium` as
 they run it (the installed script, or its `main` in-process), its one-line refusals, the bundled
-sample annotated offline once for a module (`sample_run`, `sample_store`) and a real book (a
-trimmed Project Gutenberg text) imported once for a module (`mars_once`; `mars` copies it)."""
+sample annotated offline (`sample_run`: by the script, once for a module; `sample_store`: a copy
+of the session's same run) and a real book (a trimmed Project Gutenberg text) imported once for
+a module (`mars_once`; `mars` copies it)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_args, terrarium, terrarium_main
+from tests.support.cli import run_args, store_copy, terrarium, terrarium_main
 
 MARS = Path(__file__).parents[1] / "data" / "books" / "princess-of-mars-ch1-10.txt"
 
@@ -46,8 +47,10 @@ def sample_run(
 
 
 @pytest.fixture(scope="module")
-def sample_store(sample_run: tuple[Path, subprocess.CompletedProcess[str]]) -> Path:
-    return sample_run[0]
+def sample_store(offline_bundled_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same run's store (`terrarium run --offline`, the bundled sample), made once per worker
+    in-process (tests/conftest.py) and copied for the module: `sample_run` is the script's."""
+    return store_copy(offline_bundled_store, tmp_path_factory.mktemp("sample"))
 
 
 @pytest.fixture(scope="module")
