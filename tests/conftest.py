@@ -75,29 +75,48 @@ def offline_sample_store(sample_db: Path, tmp_path_factory: pytest.TempPathFacto
     return db
 
 
+@pytest.fixture(scope="session")
+def offline_bundled_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample annotated offline as `terrarium run --offline` alone does it (no
+    --corpus: the store records the bundled sample and its post URL template), once per worker;
+    a module takes a copy (`tests.support.cli.store_copy`)."""
+    from terrarium_dagster.cli import main
+    from tests.support.cli import run_args
+
+    db = tmp_path_factory.mktemp("offline_bundled") / "store.db"
+    assert main(run_args(db)) == 0
+    assert not db.with_name(db.name + "-wal").exists(), "the run left its WAL: copies would lose it"
+    return db
+
+
 # The files that took longest, longest first (the three workers' seconds per file in a run of the
-# suite, 2026-12-01, with the files split and shortened since reckoned in): xdist's workers take
-# whole files in order, one ahead each, so a file of minutes taken last would run alone at the end
-# while the other workers wait; the two stories on PostgreSQL, one test of minutes, start early.
-# Measured again when the suite changes much; a file not listed only runs in its place.
+# suite, 2026-12-02, with the newcomer and CLI files since run in-process reckoned in): xdist's
+# workers take whole files in order, one ahead each, so a file of minutes taken last would run
+# alone at the end while the other workers wait; the two stories on PostgreSQL, one test of
+# minutes, start first. Measured again when the suite changes much; a file not listed only runs
+# in its place.
 LONGEST_FILES = (
-    "test_newcomer.py",
     "test_postgres_stories.py",
     "test_boundary_overlap.py",
-    "test_newcomer_settings.py",
     "test_defs_assets.py",
-    "test_window.py",
-    "test_newcomer_books.py",
     "test_exact_resume.py",
+    "test_window.py",
     "test_throughput.py",
+    "test_dagster_dev.py",
+    "test_defs_automation.py",
     "test_window_books.py",
     "test_llama_server.py",
-    "test_defs_automation.py",
     "test_dagster_paths.py",
-    "test_living_corpus.py",
-    "test_dagster_dev.py",
-    "test_cli_export.py",
     "test_books_at_concurrency.py",
+    "test_scene_parts.py",
+    "test_parallel_parity.py",
+    "test_dagster_backfill_order.py",
+    "test_accounting.py",
+    "test_dev_browser.py",
+    "test_one_writer.py",
+    "test_cli_messages.py",
+    "test_site_reader.py",
+    "test_newcomer.py",
 )
 
 

@@ -1,4 +1,5 @@
-"""Bad input gets one line naming the problem and exit 2, nothing written (real CLI processes)."""
+"""Bad input gets one line naming the problem and exit 2, nothing written (`terrarium`'s main
+in-process; a closed pipe and a full disk on the real process)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import TERRARIUM, run_args, said, terrarium
+from tests.support.cli import TERRARIUM, run_args, said, terrarium_main
 
-_terrarium = partial(terrarium, timeout=60, clean=True)
+_terrarium = partial(terrarium_main, clean=True)
 
 
 def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:

@@ -1,4 +1,4 @@
-"""Bad stores, bad places and bad run arguments: one line, exit 2, nothing written (real CLI).
+"""Bad stores, bad places and bad run arguments: one line, exit 2, nothing written (the CLI's main).
 
 - `export --out` under a file or in a folder that cannot be written;
 - a store path that cannot be opened (under a file, in a folder that refuses writes);
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import digest, run_args, said, terrarium
+from tests.support.cli import digest, run_args, said, terrarium_main
 
-_terrarium = partial(terrarium, timeout=120, clean=True)
+_terrarium = partial(terrarium_main, clean=True)
 
 
 def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> str:

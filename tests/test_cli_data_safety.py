@@ -1,7 +1,7 @@
 """Nothing is overwritten without being asked, and a store knows which corpus it belongs to.
 
-Real books (trimmed Project Gutenberg texts in tests/data/books) are imported with the real
-`terrarium` command; a store built from one is run and read against the other.
+Real books (trimmed Project Gutenberg texts in tests/data/books) are imported with `terrarium`
+(its main in-process); a store built from one is run and read against the other.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import subprocess
 from functools import partial
 from pathlib import Path
 
-from tests.support.cli import digest, run_args, terrarium
+from tests.support.cli import digest, run_args, terrarium_main
 
 BOOKS = Path(__file__).parent / "data" / "books"
 MARS = BOOKS / "princess-of-mars-ch1-10.txt"
 DUBLINERS = BOOKS / "dubliners-1990s.txt"
 
-_terrarium = partial(terrarium, timeout=120, clean=True)
+_terrarium = partial(terrarium_main, clean=True)
 
 
 def _refused(done: subprocess.CompletedProcess[str], *words: str) -> str:

@@ -1,8 +1,8 @@
 """`terrarium export --out`: a file for json, yaml and lorebook, a folder for wiki and site; the
 same command twice gives the same result, and the line it prints counts what the file holds.
 
-A real book (a trimmed Project Gutenberg text) is imported and annotated offline by the real
-`terrarium` command, then exported as a newcomer would, each command twice.
+A real book (a trimmed Project Gutenberg text) is imported and annotated offline by `terrarium`
+(its main in-process), then exported as a newcomer would, each command twice.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import run_args, terrarium_main
 
 MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
 
-_terrarium = partial(terrarium, timeout=120, clean=True)
+_terrarium = partial(terrarium_main, clean=True)
 
 
 @pytest.fixture(scope="module")

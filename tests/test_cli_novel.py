@@ -1,7 +1,8 @@
 """An imported novel is shown as a novel: chapters and paragraphs, no invented post times, no
 forum roles, "Chapter I" rather than "Thread 1: I".
 
-Real books are imported, annotated offline and served by the real `terrarium` commands; the
+Real books are imported, annotated offline and served by `terrarium` (its main
+in-process); the
 reader's site is read by headless Chromium.
 """
 
@@ -20,10 +21,10 @@ import pytest
 
 from terrarium_dagster.corpus.story import chapter_title
 from tests.support.browser import require_chromium, terrarium_serve
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import run_args, terrarium_main
 
 MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
-_terrarium = partial(terrarium, timeout=120, clean=True)
+_terrarium = partial(terrarium_main, clean=True)
 
 # A short book whose chapters are headed by bare Roman numerals, as The War of the Worlds' are.
 NUMBERED = """THE LAMP OF ORRIN

@@ -25,17 +25,16 @@ from terrarium_dagster.store.annotator import Actor, GlossaryStore
 from terrarium_dagster.store.models import ProvenanceIn
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.wiki_links import without_links_to
-from tests.support.cli import run_args
+from tests.support.cli import store_copy
 
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")
 COMPANY = re.compile(r"appears with ([^;.]*)")
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("content") / "terrarium.db"
-    assert main(run_args(db)) == 0
-    return db
+def store(offline_bundled_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample annotated offline (`terrarium run --offline`: the session's, copied)."""
+    return store_copy(offline_bundled_store, tmp_path_factory.mktemp("content"))
 
 
 def _export(store: Path, out: Path, key: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""A living quest: a corpus that grows and changes between runs (real CLI, real SQLite corpus).
+"""A living quest: a corpus that grows and changes between runs (the CLI's main, a real corpus).
 
 The sample quest is annotated; then, between runs, QM posts are appended to the last thread
 (first continuing its last scene, then after a player's reply), a post cited as a source is
@@ -21,7 +21,7 @@ import pytest
 
 from terrarium_dagster.engine.opening import CORPUS_META
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import TERRARIUM, run_args, terrarium
+from tests.support.cli import run_args, terrarium_main
 
 
 def _append(corpus: Path, thread_id: int, bodies: list[tuple[str, bool]]) -> list[int]:
@@ -54,13 +54,13 @@ def _append(corpus: Path, thread_id: int, bodies: list[tuple[str, bool]]) -> lis
 
 
 def _status(db: Path) -> dict[str, object]:
-    done = terrarium("status", "--json", "--db", str(db))
+    done = terrarium_main("status", "--json", "--db", str(db))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
 def _run(corpus: Path, db: Path) -> subprocess.CompletedProcess[str]:
-    done = terrarium(*run_args(db, corpus))
+    done = terrarium_main(*run_args(db, corpus))
     assert done.returncode == 0, done.stderr
     return done
 
@@ -198,7 +198,7 @@ def test_an_edited_or_deleted_source_post_is_reported_with_its_entries(
     # ... and the entries citing it say so, in the store and in every export
     assert _tagged(db) == {int(e[1:]) for e in entries} - _merged_or_deleted(db)
     out = db.parent / "export.json"
-    exported = terrarium("export", "--db", str(db), "--format", "json", "--out", str(out))
+    exported = terrarium_main("export", "--db", str(db), "--format", "json", "--out", str(out))
     assert exported.returncode == 0, exported.stderr
     document = json.loads(out.read_text())
     marked_terms = {e["id"] for e in document["entries"] if "source-changed" in e["tags"]}
@@ -232,9 +232,7 @@ def test_posts_added_to_an_earlier_thread_are_named_and_left_for_a_rewind(
     added = _append(corpus, threads[0], [("The Lanternwright Oskar Vell came too late.", True)])
     waiting = _status(db)["threads"][0]  # type: ignore[index]
     assert waiting["new_posts"] == 1
-    done = subprocess.run(
-        [TERRARIUM, "status", "--db", str(db)], capture_output=True, text=True, timeout=60
-    )
+    done = terrarium_main("status", "--db", str(db))
     assert "--rewind --threads" in done.stdout
     _run(corpus, db)
     assert _status(db)["threads"][0]["scenes_total"] == first["scenes_total"]  # type: ignore[index]

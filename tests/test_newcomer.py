@@ -1,7 +1,8 @@
 """What a newcomer trying every command twice trips on: a thread named as the tables show it,
 an edition that says each thread once, and a site server that refuses what is not its store.
 
-The installed `terrarium` script on the bundled sample (annotated offline once for the module)
+`terrarium` (its `main` in-process; the first run and the servers as the installed script) on
+the bundled sample (annotated offline once for the module)
 and a real book (a trimmed Project Gutenberg text) imported with `terrarium import`. The book's
 own commands are in tests/test_newcomer_books.py, settings and usage in
 tests/test_newcomer_settings.py (tests/support/newcomer.py: what they share).

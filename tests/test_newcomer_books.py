@@ -2,8 +2,8 @@
 Gutenberg text imported once for the module with `terrarium import`): chapters named by number,
 a run resumed without its corpus, a corpus moved, a site said as the export says it.
 
-The installed `terrarium` script (tests/support/newcomer.py); the bundled sample's are in
-tests/test_newcomer.py.
+`terrarium` (its `main` in-process, a server as the installed script:
+tests/support/newcomer.py); the bundled sample's are in tests/test_newcomer.py.
 """
 
 from __future__ import annotations

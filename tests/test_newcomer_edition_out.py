@@ -3,7 +3,7 @@ no --out: its help and its last line say the store, and which commands show it),
 `export --as-of-thread` is for (not the site: its help says so), and a misspelt --db beside
 another store's exports (the refusal says there is no store by that name).
 
-The installed `terrarium` script on the bundled sample (tests/support/newcomer.py).
+`terrarium` (its `main` in-process) on the bundled sample (tests/support/newcomer.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 module): a folder that is not there, a damaged copy looked at, a setting the command never
 reads, an export made again.
 
-The installed `terrarium` script (tests/support/newcomer.py).
+`terrarium` (its `main` in-process: tests/support/newcomer.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 of a bad value (in the environment, the configuration file, an option), a usage error, the help,
 a server that is not there.
 
-The installed `terrarium` script (tests/support/newcomer.py); the bundled sample's are in
+`terrarium` (its `main` in-process: tests/support/newcomer.py); the bundled sample's are in
 tests/test_newcomer.py.
 """
 

@@ -23,15 +23,13 @@ from terrarium_dagster.engine import open_corpus
 from terrarium_dagster.exports.post_page import highlight_span, render_post_page
 from terrarium_dagster.store.annotator import GlossaryStore
 from tests.support.browser import terrarium_serve
-from tests.support.cli import run_args
+from tests.support.cli import store_copy
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("posts") / "store" / "terrarium.db"
-    db.parent.mkdir()  # a store's folder is not made (a mistyped one would be)
-    assert main(run_args(db)) == 0  # the bundled sample, no template
-    return db
+def store(offline_bundled_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample, no template (`terrarium run --offline`: the session's, copied)."""
+    return store_copy(offline_bundled_store, tmp_path_factory.mktemp("posts"))
 
 
 def _quoted_source(db: Path) -> tuple[int, int, str, str]:

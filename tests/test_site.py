@@ -21,10 +21,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import TERRARIUM, interrupt, run_args
+from tests.support.cli import TERRARIUM, interrupt, store_copy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -52,12 +51,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("site") / "store" / "terrarium.db"
-    db.parent.mkdir()  # a store's folder is not made (a mistyped one would be)
-    # The bundled sample (no --corpus): the store records it and its post URL template.
-    assert main(run_args(db)) == 0
-    return db
+def store(offline_bundled_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # The bundled sample (no --corpus): the store records it and its post URL template (the
+    # session's run, copied).
+    return store_copy(offline_bundled_store, tmp_path_factory.mktemp("site"))
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,13 @@ resumes.
 from __future__ import annotations
 
 import random
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import digest, run_args, terrarium
+from tests.support.cli import digest, run_args, terrarium_main
 
 PAGE = 4096
 
@@ -40,10 +41,10 @@ def _middle_btree_page(db: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def annotated_store(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def annotated_store(offline_sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample annotated offline (the session's `terrarium run`, copied)."""
     db = tmp_path_factory.mktemp("integrity") / "store.db"
-    done = terrarium(*run_args(db, sample_db))
-    assert done.returncode == 0, done.stderr
+    shutil.copyfile(offline_sample_store, db)
     return db
 
 
@@ -62,7 +63,7 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
 ) -> None:
     db = _damaged_copy(annotated_store, tmp_path)
     before = digest(db)
-    refused = terrarium(*run_args(db, sample_db))
+    refused = terrarium_main(*run_args(db, sample_db))
     assert refused.returncode == 2, refused.stderr
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1, refused.stderr
@@ -73,7 +74,7 @@ def test_a_store_with_bytes_overwritten_in_the_middle_is_refused_with_one_line(
     assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
 
     # a reader that meets the damage says the same, in one line, exit 2
-    status = terrarium("status", "--db", str(db))
+    status = terrarium_main("status", "--db", str(db))
     assert status.returncode == 2, status.stdout + status.stderr
     assert len(status.stderr.strip().splitlines()) == 1
     assert "is damaged" in status.stderr and "terrarium recover" in status.stderr
@@ -86,7 +87,7 @@ def test_recover_copies_what_is_readable_and_a_run_resumes_on_it(
     db = _damaged_copy(annotated_store, tmp_path)
     before = digest(db)
     out = tmp_path / "recovered.db"
-    recovered = terrarium("recover", "--db", str(db), "--out", str(out))
+    recovered = terrarium_main("recover", "--db", str(db), "--out", str(out))
     assert recovered.returncode == 0, recovered.stderr
     assert f"into {out}" in recovered.stdout
     assert digest(db) == before, "recover changed the damaged store"
@@ -120,9 +121,9 @@ def test_recover_copies_what_is_readable_and_a_run_resumes_on_it(
         good.close()
         new.close()
 
-    status = terrarium("status", "--json", "--db", str(out))
+    status = terrarium_main("status", "--json", "--db", str(out))
     assert status.returncode == 0, status.stderr
-    again = terrarium("recover", "--db", str(db), "--out", str(out))
+    again = terrarium_main("recover", "--db", str(db), "--out", str(out))
     assert again.returncode == 2 and "exists" in again.stderr
 
 
@@ -131,7 +132,7 @@ def test_a_file_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> Non
     db.write_text("these are notes, not a database\n" * 200)
     before = digest(db)
     for command in (run_args(db), ["status", "--db", str(db)]):
-        done = terrarium(*command)
+        done = terrarium_main(*command)
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "is not an annotator store (not an SQLite database)" in done.stderr

@@ -1,10 +1,10 @@
 """Readers never block and never write: `status`, `export`, `lineage`, `snapshots` open the store
 read-only (``mode=ro`` + ``query_only``).
 
-Real processes on real files: the readers run on a store in a read-only place (a read-only bind
+Real files: the readers run (as processes) on a store in a read-only place (a read-only bind
 mount when the tests run as root, whom file modes do not stop; else a read-only folder and file),
-and beside another process that holds the store's write lock; `status` shows a run whose process
-was killed as `died` while the store still says `running`.
+and (in-process) beside another process that holds the store's write lock; `status` shows a
+run whose process was killed as `died` while the store still says `running`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 
 from terrarium_dagster.errors import StoreError
 from terrarium_dagster.store.annotator import GlossaryStore
-from tests.support.cli import TERRARIUM, digest, run_args, store_copy
+from tests.support.cli import TERRARIUM, digest, store_copy, terrarium_main
 
 READERS = (
     ("status", "--json"),
@@ -36,16 +36,9 @@ READERS = (
 
 
 @pytest.fixture(scope="module")
-def built_once(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("built") / "terrarium.db"
-    done = subprocess.run(
-        [TERRARIUM, *run_args(store, sample_db)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return store
+def built_once(offline_sample_store: Path) -> Path:
+    """One offline run's store: the session's (tests/conftest.py), the same `terrarium run`."""
+    return offline_sample_store
 
 
 @pytest.fixture
@@ -55,8 +48,9 @@ def built_store(built_once: Path, tmp_path: Path) -> Path:
 
 
 def _reader(db: Path, args: tuple[str, ...], out: Path) -> subprocess.CompletedProcess[str]:
-    argv = [TERRARIUM, *(arg.format(out=out) for arg in args), "--db", str(db)]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    """A reader command run by `terrarium`'s main in this process: it must let go of the store's
+    files itself (a process's exit would close what it left open)."""
+    return terrarium_main(*(arg.format(out=out) for arg in args), "--db", str(db))
 
 
 def _read_only_view(folder: Path, view: Path) -> list[str]:
