@@ -47,6 +47,33 @@ def test_import_over_an_existing_corpus_is_refused_unless_replace(tmp_path: Path
         assert conn.execute("SELECT title FROM book").fetchone()[0] == "Dubliners"
 
 
+def test_the_same_import_again_says_nothing_changed_and_writes_nothing(tmp_path: Path) -> None:
+    """A newcomer runs `terrarium import book.txt --out corpus.db` twice: the second was refused
+    as if it would overwrite. Into a corpus that already holds this very import it says so,
+    exit 0, and touches nothing (not even the folder); a changed book is still refused."""
+    corpus = tmp_path / "corpus.db"
+    assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0
+    before, folder = digest(corpus), sorted(tmp_path.iterdir())
+    stamps = (corpus.stat().st_mtime_ns, tmp_path.stat().st_mtime_ns)
+    for _ in range(2):
+        again = _terrarium("import", str(MARS), "--out", str(corpus))
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.splitlines() == [
+            f"{corpus} already holds this import of A Princess of Mars (10 chapters): "
+            "nothing changed"
+        ]
+        assert digest(corpus) == before and sorted(tmp_path.iterdir()) == folder
+        assert (corpus.stat().st_mtime_ns, tmp_path.stat().st_mtime_ns) == stamps
+    edited = tmp_path / MARS.name
+    edited.write_text(MARS.read_text(encoding="utf-8").replace("Dejah", "Deja"), "utf-8")
+    _refused(
+        _terrarium("import", str(edited), "--out", str(corpus)),
+        f"--out {corpus} exists",
+        "--replace",
+    )
+    assert digest(corpus) == before
+
+
 def test_a_store_refuses_another_corpus_and_accepts_its_own_grown(tmp_path: Path) -> None:
     corpus, store = tmp_path / "corpus.db", tmp_path / "store.db"
     assert _terrarium("import", str(MARS), "--out", str(corpus)).returncode == 0

@@ -33,7 +33,8 @@ def test_a_dry_run_over_an_existing_corpus_says_the_import_would_need_replace(
         again = run_terrarium("import", str(MARS), "--out", str(corpus), "--dry-run")
         assert again.returncode == 0, again.stderr
         assert again.stdout.splitlines()[-1] == (
-            f"{corpus} exists: the import itself needs --replace to write over it"
+            f"{corpus} exists: the import writes over it only with --replace (into a corpus that "
+            "already holds this very import, it changes nothing)"
         )
         assert digest(corpus) == before
 

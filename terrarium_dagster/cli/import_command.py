@@ -53,10 +53,19 @@ def cmd_import(args: argparse.Namespace) -> int:
         for section in book.reference:
             print(f"  reference, not story: {section.title} ({section.words} words)")
         if args.out.exists() and not args.replace:
-            print(f"{args.out} exists: the import itself needs --replace to write over it")
+            print(
+                f"{args.out} exists: the import writes over it only with --replace (into a "
+                "corpus that already holds this very import, it changes nothing)"
+            )
         return EXIT_OK
     check_writable(args.out, folder=False)
     report = import_book(args.book, args.out, replace=args.replace)
+    if report.unchanged:
+        print(
+            f"{report.path} already holds this import of {report.title} "
+            f"({counted(report.chapters, 'chapter', 'chapters')}): nothing changed"
+        )
+        return EXIT_OK
     print(
         f"imported {counted(report.chapters, 'chapter', 'chapters')}, "
         f"{counted(report.paragraphs, 'paragraph', 'paragraphs')} "

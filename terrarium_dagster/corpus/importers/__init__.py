@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import tempfile
 from pathlib import Path
 
 from terrarium_dagster.corpus.importers.chapters import chapters_from_blocks
@@ -88,6 +89,7 @@ from terrarium_dagster.corpus.importers.writing import (
     reference_path,
     reference_text,
     refuse_replacing_what_is_not_a_corpus,
+    same_corpus,
     title_from_name,
     write_corpus,
 )
@@ -151,18 +153,34 @@ def read_book(path: Path) -> Book:
 
 def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
     """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
-    refused (InputError, nothing read or written) unless `replace`, when it is replaced
-    atomically."""
+    refused (InputError, nothing written) unless `replace`, when it is replaced atomically, or
+    unless it already holds this very import (the same command again): then nothing is written
+    and the report says `unchanged`."""
     source, target = Path(path), Path(out)
-    if not replace and (target.exists() or target.is_symlink()):
-        raise InputError(
-            f"--out {target} exists; nothing was changed; give --replace to write over it, or "
-            "another file name"
-        )
-    if target.is_file():
+    again = not replace and (target.exists() or target.is_symlink())
+    refusal = InputError(
+        f"--out {target} exists; nothing was changed; give --replace to write over it, or "
+        "another file name"
+    )
+    if again:
+        if not target.is_file() or target.is_symlink():
+            raise refusal
+        try:
+            refuse_replacing_what_is_not_a_corpus(target)
+        except InputError:
+            raise refusal from None
+    elif target.is_file():
         refuse_replacing_what_is_not_a_corpus(target)
     book = read_book(source)
-    chapters = book.chapters
+    paragraphs = [p for chapter in book.chapters for p in chapter.paragraphs]
+    if again:  # written aside and compared: the folder of --out is not touched
+        with tempfile.TemporaryDirectory(prefix="terrarium-import-") as scratch:
+            fresh = Path(scratch) / target.name
+            write_corpus(fresh, book, source)
+            unchanged = same_corpus(fresh, target) and _reference_as_written(target, book)
+        if not unchanged:
+            raise refusal
+        return _report(source, target, book, paragraphs, unchanged=True)
     partial = target.with_name(f".{target.name}.partial")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -179,15 +197,28 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         reference.write_text(reference_text(book), encoding="utf-8")
     else:
         reference.unlink(missing_ok=True)
-    paragraphs = [p for chapter in chapters for p in chapter.paragraphs]
+    return _report(source, target, book, paragraphs)
+
+
+def _reference_as_written(target: Path, book: Book) -> bool:
+    """Whether the back matter beside `target` is what this import of `book` writes there."""
+    reference = reference_path(target)
+    written = reference.read_text(encoding="utf-8") if reference.is_file() else None
+    return written == (reference_text(book) if book.reference else None)
+
+
+def _report(
+    source: Path, target: Path, book: Book, paragraphs: list[str], *, unchanged: bool = False
+) -> ImportReport:
     return ImportReport(
         path=str(target),
-        chapters=len(chapters),
+        chapters=len(book.chapters),
         paragraphs=len(paragraphs),
         words=sum(len(p.split()) for p in paragraphs),
         title=book.title or title_from_name(source),
-        reference=str(reference) if book.reference else None,
+        reference=str(reference_path(target)) if book.reference else None,
         sections=tuple(section.title for section in book.reference),
         left_out=tuple(book.dropped),
         notes=tuple(book.notes),
+        unchanged=unchanged,
     )

@@ -71,3 +71,4 @@ class ImportReport:
     sections: tuple[str, ...] = ()  # what `reference` holds ("DRAMATIS PERSONAE", "GLOSSARY")
     left_out: tuple[str, ...] = ()  # what was not story, each with why ("CONTENTS (contents)")
     notes: tuple[str, ...] = ()  # how the file was read, where it was guessed (`guess_decoding`)
+    unchanged: bool = False  # `path` already held this very import: nothing was written

@@ -27,6 +27,33 @@ def reference_path(corpus: Path) -> Path:
     return corpus.with_name(f"{corpus.name}.reference.md")
 
 
+def same_corpus(one: Path, other: Path) -> bool:
+    """Whether two corpus files hold the same tables with the same rows (read only: neither
+    is changed, no -wal or -shm is left)."""
+
+    def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
+        uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            names = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                )
+            ]
+            return {
+                name: conn.execute(f'SELECT * FROM "{name}" ORDER BY rowid').fetchall()
+                for name in names
+            }
+        finally:
+            conn.close()
+
+    try:
+        return rows(one) == rows(other)
+    except sqlite3.Error:
+        return False
+
+
 def refuse_replacing_what_is_not_a_corpus(target: Path) -> None:
     """`--replace` writes over a corpus (an earlier import), never over anything else: an
     annotator store (its glossary would be lost), the book itself, notes."""
