@@ -214,3 +214,33 @@ def test_serve_stopped_by_sigterm_stops_as_ctrl_c_does(
     assert out.splitlines()[-1] == f"stopped serving ({stop.name})"
     assert sorted(path.name for path in store.parent.iterdir()) == ["exports", store.name]
     assert not [path for path in (store.parent / "exports").iterdir() if ".new-" in path.name]
+
+
+def test_a_reader_who_leaves_before_the_page_is_sent_is_no_traceback(
+    exports: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A browser that navigated on (a client's timeout) while a page was being sent printed a
+    BrokenPipeError traceback on serve's stderr for every such request."""
+    import struct
+    import threading
+
+    from terrarium_dagster.exports.serve import make_server
+
+    big = exports / "exports" / "t00000-123" / "glossary.json"
+    big.write_text('{"entries": []}' + " " * 8_000_000)
+    server = make_server(exports / "exports", "127.0.0.1", 0)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        for _ in range(3):
+            client = socket.create_connection(server.server_address[:2])
+            client.sendall(b"GET /exports/t00000-123/glossary.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.recv(1024)  # the page has begun
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()  # gone, with a reset, while the rest is being sent
+        assert httpx.get(f"http://127.0.0.1:{server.server_address[1]}/exports/").is_success
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join(timeout=5)
+    assert capsys.readouterr().err == ""
