@@ -163,6 +163,29 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
 
 # -calls: the call ledger; -lease: the writer's heartbeat
 STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", "-calls", "-lease")
+SIDE_FILES = {
+    "-wal": "write-ahead log",
+    "-shm": "shared-memory index",
+    "-journal": "rollback journal",
+    "-calls": "call ledger",
+    "-lease": "writer's lease",
+}
+
+
+def refuse_side_file(db: str) -> None:
+    """Refuse, in one line, a store path that names a side file of a file beside it
+    (`store.db-calls`, `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no store
+    (an empty ledger read as an empty store, a lease as notes); written, a store there would be
+    taken for that file's (SQLite would read a store named `store.db-wal` as `store.db`'s log).
+    The one rule for every command given a store; a store's own name never ends so."""
+    path = db.removeprefix(_SQLITE_URL)
+    for suffix, kind in SIDE_FILES.items():
+        stem = path.removesuffix(suffix)
+        if stem != path and stem and Path(stem).expanduser().is_file():
+            raise InputError(
+                f"--db {db} names the {kind} beside {stem} (a side file of that store), not a "
+                f"store; nothing was written; give --db {stem}"
+            )
 
 
 def _absent_store_files(target: str) -> frozenset[str]:
