@@ -89,3 +89,70 @@ def test_a_side_file_given_as_db_names_its_store_for_every_command(
             )
             assert "terrarium run --db" not in line, (command, line)
             assert _folder(tmp_path) == before, command
+
+
+BOOK = Path(__file__).parent / "data" / "books" / "gods-of-mars-iii-iv.txt"
+
+
+def _refusals(store: Path, other_corpus: Path) -> dict[str, list[str]]:
+    """Commands refused, each for its own reason: before or after they take the writer lease."""
+    db = ["--db", str(store)]
+    return {
+        "a missing thread": ["run", "--offline", *db, "--threads", "ch99"],
+        "a missing thread again": ["run", "--offline", *db, "--rewind", "--threads", "ch99"],
+        "a missing snapshot": ["run", "--offline", *db, "--from-snapshot", "99"],
+        "an edition of a missing thread": ["edition", "--offline", *db, "--as-of-thread", "ch99"],
+        "an unknown decision": ["undo", *db, "--decision", "999"],
+        "an unknown revision": ["undo", *db, "--revision", "999999"],
+        "an unknown entry": ["why", "E999", "--offline", *db],
+        "another corpus": ["run", "--offline", *db, "--corpus", str(other_corpus)],
+        "a bad setting": ["run", "--offline", *db, "--context-budget", "5"],
+        "no backend": ["run", *db],
+    }
+
+
+def test_a_refused_command_leaves_the_store_folder_as_it_found_it(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """A run refused for a thread the corpus lacks (an edition, an undo of an unknown decision:
+    refusals met once the writer lease is taken) left `<store>-lease` behind where there was
+    none. Each refusal, made twice, leaves the folder byte for byte as it was; a finished run
+    leaves no lease file either (the lease is given back)."""
+    other = tmp_path / "book" / "gods.db"
+    other.parent.mkdir()
+    assert run_terrarium("import", str(BOOK), "--out", str(other)).returncode == 0
+    store = store_copy(offline_bundled_store, tmp_path)
+    before = _folder(store.parent)
+    for reason, command in _refusals(store, other).items():
+        for _ in range(2):
+            one_line_refusal(run_terrarium(*command, cwd=tmp_path))
+            assert _folder(store.parent) == before, reason
+    assert sorted(_folder(tmp_path)) == sorted(
+        ["book", "book/gods.db", "store", *(f"store/{name}" for name in before)]
+    )
+    undone = run_terrarium("undo", "--db", str(store), "--decision", "1")
+    assert undone.returncode == 0, undone.stderr
+    assert sorted(path.name for path in store.parent.iterdir()) == [store.name]
+
+
+def test_a_second_writer_refused_leaves_the_lease_file_it_found(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """A live holder's lease file is the holder's: a second writer refused leaves it (and the
+    rest of the folder) as it was; the holder, giving the lease back, removes the file it made."""
+    from terrarium_dagster.store import GlossaryStore
+
+    store = store_copy(offline_bundled_store, tmp_path)
+    lease = store.with_name(store.name + "-lease")
+    with GlossaryStore(store) as holder:
+        holder.runs.acquire_writer_lease("holder-run")
+        assert lease.is_file()
+        for command in (["run", "--offline"], ["undo", "--decision", "1"]):
+            line = one_line_refusal(run_terrarium(*command, "--db", str(store)))
+            assert "is being written by run holder-run" in line
+            assert sorted(path.name for path in store.parent.iterdir()) == sorted(
+                [store.name, lease.name, f"{store.name}-wal", f"{store.name}-shm"]
+            )
+        holder.runs.release_writer_lease("holder-run")
+        assert not lease.exists()
+    assert sorted(path.name for path in store.parent.iterdir()) == [store.name]
