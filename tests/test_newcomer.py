@@ -365,15 +365,21 @@ def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
     shutil.copyfile(MARS, book)
     before = {path: digest(path) for path in (store, book)}
     for _ in range(2):
-        one_line_refusal(
-            run_terrarium("import", str(book), "--out", str(store), "--replace"),
-            f"--out {store} is an annotator store (its glossary would be lost)",
-            "--replace writes over a corpus only",
-        )
-        one_line_refusal(
-            run_terrarium("import", str(book), "--out", str(book), "--replace"),
-            f"--out {book} is not a corpus (not an SQLite file)",
-        )
+        # without --replace too: the refusal offered --replace, which was then refused
+        for replace in (["--replace"], []):
+            for line in (
+                one_line_refusal(
+                    run_terrarium("import", str(book), "--out", str(store), *replace),
+                    f"--out {store} is an annotator store (its glossary would be lost)",
+                    "--replace writes over a corpus only: give another file name",
+                ),
+                one_line_refusal(
+                    run_terrarium("import", str(book), "--out", str(book), *replace),
+                    f"--out {book} is not a corpus (not an SQLite file)",
+                    "--replace writes over a corpus only: give another file name",
+                ),
+            ):
+                assert "give --replace" not in line, line
     assert {path: digest(path) for path in before} == before
     assert sorted(path.name for path in tmp_path.iterdir()) == ["glossary.db", "mars.txt"]
     corpus = tmp_path / "mars.db"

@@ -165,10 +165,9 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
     if again:
         if not target.is_file() or target.is_symlink():
             raise refusal
-        try:
-            refuse_replacing_what_is_not_a_corpus(target)
-        except InputError:
-            raise refusal from None
+        # an annotator store, the book, notes: named as such, not offered --replace, which
+        # writes over a corpus only (the hint led to a second refusal)
+        refuse_replacing_what_is_not_a_corpus(target)
     elif target.is_file():
         refuse_replacing_what_is_not_a_corpus(target)
     book = read_book(source)
