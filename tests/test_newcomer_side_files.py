@@ -156,3 +156,32 @@ def test_a_second_writer_refused_leaves_the_lease_file_it_found(
         holder.runs.release_writer_lease("holder-run")
         assert not lease.exists()
     assert sorted(path.name for path in store.parent.iterdir()) == [store.name]
+
+
+def test_an_empty_file_or_no_store_is_refused_by_every_command_that_needs_one(
+    tmp_path: Path,
+) -> None:
+    """`why E1` and `undo --decision 1` given an empty file (`touch glossary.db`) made a store
+    of it (200 KB written), then said the entry or the decision was not in it; `edition` made
+    and removed a store where there was none and said its first thread was pending. Every
+    command that needs a store says the file is empty, or that there is no store, as `status`
+    does, and writes nothing; `run` alone makes a store of an empty file."""
+    empty, missing = tmp_path / "glossary.db", tmp_path / "missing.db"
+    empty.touch()
+    needs_a_store = {
+        name: extra for name, extra in _db_commands(tmp_path).items() if name not in ("run", "dev")
+    }
+    for _ in range(2):
+        for command, extra in needs_a_store.items():
+            one_line_refusal(
+                run_terrarium(command, "--db", str(empty), *extra, cwd=tmp_path),
+                f"{empty} is empty, not an annotator store yet: nothing to read",
+            )
+            assert sorted(path.name for path in tmp_path.iterdir()) == [empty.name], command
+            assert empty.stat().st_size == 0, command
+        for command in ("edition", "why", "undo"):
+            one_line_refusal(
+                run_terrarium(command, "--db", str(missing), *needs_a_store[command]),
+                f"no annotator store at {missing} (run `terrarium run` first)",
+            )
+            assert sorted(path.name for path in tmp_path.iterdir()) == [empty.name], command

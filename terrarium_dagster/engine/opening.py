@@ -191,17 +191,21 @@ def open_writer(
     *,
     model: bool,
     recorded_corpus: bool = False,
+    must_exist: bool = False,
 ) -> tuple[Corpus, GlossaryStore, ModelClient | None]:
     """Open a writer's corpus, store (taking its writer lease) and model client. With
     ``model=False`` (an edit such as an undo) no model is configured or needed, and the store
     must exist. Without a model, or with ``recorded_corpus`` for a store that exists, the
     corpus is the one the store records unless the settings name one (a store built from an
     imported book resumes on that book, not on the bundled sample); a new store is created
-    only once the corpus it is for has opened."""
+    only once the corpus it is for has opened. `must_exist` (an edition, which rewrites what a
+    run wrote) refuses a store that is not there as a model-less edit does."""
     if model and client is None:  # refused before the corpus (the sample's cache) is made
         require_backend(settings)
     existing = settings.db != ":memory:" and Path(settings.db).expanduser().is_file()
-    store_first = not model or (recorded_corpus and existing and settings.corpus is None)
+    store_first = (
+        not model or must_exist or (recorded_corpus and existing and settings.corpus is None)
+    )
     if not store_first:
         corpus = open_corpus(settings)
         try:
@@ -210,7 +214,7 @@ def open_writer(
             corpus.close()
             raise
     else:  # (with a model the store exists: a run or an edition may name a new one instead)
-        store = open_store(settings, must_exist=not model)
+        store = open_store(settings, must_exist=not model or must_exist)
         try:
             corpus = open_corpus(settings, store)
         except BaseException:

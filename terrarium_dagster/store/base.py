@@ -25,6 +25,7 @@ from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.integrity import (
     check_integrity,
     damage_error,
+    empty_store_error,
     is_damage,
     refuse_not_a_store,
 )
@@ -350,11 +351,8 @@ class StoreConnection:
                 f"annotator store {self.where} has schema version {current}, newer than this "
                 f"terrarium-dagster understands ({target}); upgrade terrarium-dagster to open it"
             )
-        if current == 0:  # no table at all: an empty file (refuse_unversioned let it by)
-            raise InputError(
-                f"{self.where} is empty, not an annotator store yet: nothing to read; "
-                f"`terrarium run --db {self.where}` builds a store there"
-            )
+        if current == 0:  # no table at all: an empty database (refuse_unversioned let it by)
+            raise empty_store_error(self.where)
         if current < target:
             raise InputError(
                 f"annotator store {self.where} has schema version {current}, older than this "
