@@ -185,3 +185,25 @@ def test_an_empty_file_or_no_store_is_refused_by_every_command_that_needs_one(
                 f"no annotator store at {missing} (run `terrarium run` first)",
             )
             assert sorted(path.name for path in tmp_path.iterdir()) == [empty.name], command
+
+
+def test_a_new_file_is_never_made_at_a_side_file_of_a_store(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """`recover --db store.db --out store.db-wal` said it recovered every row into
+    store.db-wal, and the file was gone: the recovery's own closing of store.db took it for
+    the store's log and removed it; a corpus imported as store.db-journal sat where SQLite
+    looks for a journal. Both are refused in one line, nothing written."""
+    store = store_copy(offline_bundled_store, tmp_path)
+    book = Path(__file__).parent / "data" / "books" / "gods-of-mars-iii-iv.txt"
+    before = _folder(tmp_path)
+    for suffix, kind in SIDE_FILES.items():
+        side = f"{store}{suffix}"
+        for _ in range(2):
+            for command in (["recover", "--db", str(store)], ["import", str(book)]):
+                one_line_refusal(
+                    run_terrarium(*command, "--out", side),
+                    f"--out {side} names the {kind} beside {store}",
+                    "nothing was written; give --out another name",
+                )
+                assert _folder(tmp_path) == before, (command, suffix)

@@ -173,19 +173,22 @@ SIDE_FILES = {
 }
 
 
-def refuse_side_file(db: str) -> None:
-    """Refuse, in one line, a store path that names a side file of a file beside it
-    (`store.db-calls`, `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no store
-    (an empty ledger read as an empty store, a lease as notes); written, a store there would be
-    taken for that file's (SQLite would read a store named `store.db-wal` as `store.db`'s log).
-    The one rule for every command given a store; a store's own name never ends so."""
-    path = db.removeprefix(_SQLITE_URL)
+def refuse_side_file(db: str | Path, option: str = "--db") -> None:
+    """Refuse, in one line, a path (given as `option`) that names a side file of a file beside
+    it (`store.db-calls`, `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no
+    store (an empty ledger read as an empty store, a lease as notes); written, a database there
+    is taken for that file's (SQLite reads a store made at `store.db-wal` as `store.db`'s log,
+    and the next opening of `store.db` removes it). The one rule for every command given a
+    store (`--db`) or making an SQLite file (`recover --out`, `import --out`); a store's own
+    name never ends so."""
+    path = str(db).removeprefix(_SQLITE_URL)
     for suffix, kind in SIDE_FILES.items():
         stem = path.removesuffix(suffix)
         if stem != path and stem and Path(stem).expanduser().is_file():
+            instead = f"give --db {stem}" if option == "--db" else f"give {option} another name"
             raise InputError(
-                f"--db {db} names the {kind} beside {stem} (a side file of that store), not a "
-                f"store; nothing was written; give --db {stem}"
+                f"{option} {db} names the {kind} beside {stem} (a side file of that store); "
+                f"nothing was written; {instead}"
             )
 
 
