@@ -207,3 +207,24 @@ def test_a_new_file_is_never_made_at_a_side_file_of_a_store(
                     "nothing was written; give --out another name",
                 )
                 assert _folder(tmp_path) == before, (command, suffix)
+
+
+def test_an_import_stopped_half_way_leaves_no_partial_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import stopped while it wrote (Ctrl-C; SIGTERM now stops a command the same way) left
+    `.<corpus>.partial` beside where the corpus was to be: only a refused write was cleaned."""
+    import terrarium_dagster.corpus.importers as importers
+
+    written = importers.write_corpus
+
+    def stopped_after_writing(partial: Path, *args: object) -> None:
+        written(partial, *args)  # type: ignore[arg-type]
+        assert partial.is_file()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importers, "write_corpus", stopped_after_writing)
+    done = run_terrarium("import", str(BOOK), "--out", str(tmp_path / "book.db"))
+    assert (done.returncode, done.stdout) == (130, "")
+    assert done.stderr.splitlines() == ["terrarium: interrupted by SIGINT"]
+    assert list(tmp_path.iterdir()) == []

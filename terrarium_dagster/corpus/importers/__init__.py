@@ -186,9 +186,12 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         partial.unlink(missing_ok=True)
         write_corpus(partial, book, source)
         partial.replace(target)
-    except (OSError, sqlite3.Error) as exc:  # a place the system refuses: nothing is left
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
+    except BaseException as exc:  # a place the system refuses, Ctrl-C, SIGTERM: nothing left
+        for leftover in (partial, *(Path(f"{partial}{end}") for end in ("-journal", "-wal"))):
+            with contextlib.suppress(OSError):
+                leftover.unlink(missing_ok=True)
+        if not isinstance(exc, OSError | sqlite3.Error):
+            raise
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"--out {target}: cannot write there: {reason}") from None
     reference = reference_path(target)
