@@ -23,7 +23,7 @@ from terrarium_dagster.paths import default_store_path, unwritable_reason
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.filesystem import refusal as network_refusal
-from terrarium_dagster.store.integrity import refuse_not_a_store
+from terrarium_dagster.store.integrity import empty_store_error, refuse_not_a_store
 
 CORPUS_META = "corpus_path"
 CORPUS_IDENTITY_META = IDENTITY_META  # corpus.identity: which corpus the store belongs to
@@ -117,6 +117,8 @@ def open_store(
             return GlossaryStore(settings.db, read_only=True)
         if must_exist:  # notes as --db: a new file name is no use to a command that needs a store
             refuse_not_a_store(path, settings.db, writer=False)
+            if path.stat().st_size == 0:  # (`why`, `undo` made a store of it, then found nothing)
+                raise empty_store_error(settings.db)
         refused = None if settings.network_store else network_refusal(settings.db)
         if refused is not None:
             raise InputError(refused)

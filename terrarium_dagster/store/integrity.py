@@ -60,17 +60,12 @@ def empty_store_error(where: str) -> InputError:
 
 def refuse_not_a_store(path: Path, where: str, *, writer: bool = True) -> None:
     """Refuse, in one line, a non-empty file that is not an SQLite database at all (a new file
-    name is offered to a `writer` only: a reader has nothing to read in a new store), and for
-    a command that needs a store (not a `writer` that may make one), an empty file: it is
-    refused before it is opened, never made a store of for nothing (`why` and `undo` turned
-    an empty file into an empty store, then said the entry or decision was not in it)."""
+    name is offered to a `writer` only: a reader has nothing to read in a new store)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(len(SQLITE_HEADER))
     except OSError:
         return  # unreadable or absent: opening it says why
-    if not head and not writer and path.is_file():
-        raise empty_store_error(where)
     if head and head != SQLITE_HEADER:
         raise InputError(
             f"{where} is not an annotator store (not an SQLite database); nothing was written; "
