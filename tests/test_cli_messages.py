@@ -23,7 +23,7 @@ import pytest
 
 from terrarium_dagster.cli import Progress
 from terrarium_dagster.testing.batching import BatchingServer
-from tests.support.cli import TERRARIUM, run_args, terrarium
+from tests.support.cli import TERRARIUM, run_args, terrarium, terrarium_main
 
 BOOKS = Path(__file__).parent / "data" / "books"
 MARS = BOOKS / "princess-of-mars-2008.txt"
@@ -218,3 +218,26 @@ def test_a_window_refused_at_start_is_the_only_line_said(tmp_path: Path) -> None
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "smallest this run works in" in lines[0], refused.stderr
     assert not (tmp_path / "s.db").exists(), "nothing written"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_command_stopped_by_a_signal_says_so_in_one_line_never_a_traceback(
+    stop: signal.Signals, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM killed any command but `run`, `edition` and `dev` on the spot (exit 143: nothing
+    closed, a reader's WAL files left beside the store), and Ctrl-C before a command set its
+    own handler was a traceback. Either, at any point of a command, is one line and exit 130,
+    and SIGTERM's handler is the caller's again afterwards."""
+    from terrarium_dagster.cli import app
+
+    def stopped(args: object) -> int:
+        os.kill(os.getpid(), stop)  # the real signal, delivered to this process
+        time.sleep(5)  # (the handler raises before this ends)
+        raise AssertionError("the signal did not stop the command")
+
+    monkeypatch.setitem(app.COMMANDS, "status", stopped)
+    before = signal.getsignal(signal.SIGTERM)
+    done = terrarium_main("status")
+    assert (done.returncode, done.stdout) == (130, "")
+    assert done.stderr.splitlines() == [f"terrarium: interrupted by {stop.name}"]
+    assert signal.getsignal(signal.SIGTERM) is before

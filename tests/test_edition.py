@@ -37,7 +37,7 @@ from terrarium_dagster.status import store_status
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.testing.synthetic import generate_corpus
-from tests.support.cli import TERRARIUM, terrarium
+from tests.support.cli import TERRARIUM, run_args, terrarium
 from tests.support.kill_server import KillPoint, run_kill_server
 from tests.support.serving import serving
 
@@ -375,24 +375,27 @@ def test_a_sigkill_during_an_edition_resumes_to_the_same_edition(
 def test_an_edition_before_curation_is_one_line_and_creates_nothing(
     quest: tuple[Path, Path], tmp_path: Path
 ) -> None:
+    """Before its thread is curated an edition is refused in one line; where there is no store
+    at all (a mistyped --db) it says so (it made a store there, said the thread was pending,
+    and removed the store)."""
     corpus_path, _ = quest
     with Corpus(corpus_path) as corpus:
         first = corpus.threads()[0].key
     db = tmp_path / "new.db"
-    done = terrarium(
-        "edition",
-        "--offline",
-        "--corpus",
-        str(corpus_path),
-        "--db",
-        str(db),
-        "--as-of-thread",
-        first,
-    )
+    edition = ["edition", "--offline", "--corpus", str(corpus_path), "--db", str(db)]
+    done = terrarium(*edition, "--as-of-thread", first)
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("terrarium: error")]
+    assert errors == [f"terrarium: error: no annotator store at {db} (run `terrarium run` first)"]
+    assert not list(tmp_path.glob("new.db*")), "no store is left behind"
+    begun = terrarium(*run_args(db, corpus_path, max_scenes=1))
+    assert begun.returncode == 0, begun.stderr
+    files = sorted(tmp_path.glob("new.db*"))
+    done = terrarium(*edition, "--as-of-thread", first)
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if line.startswith("terrarium: error")]
     assert len(errors) == 1 and first in errors[0] and "curated" in errors[0]
-    assert not list(tmp_path.glob("new.db*")), "no store is left behind"
+    assert sorted(tmp_path.glob("new.db*")) == files
 
 
 def test_an_entry_refused_every_time_keeps_its_previous_text(

@@ -365,15 +365,21 @@ def test_import_replace_writes_over_a_corpus_only_never_a_store_or_the_book(
     shutil.copyfile(MARS, book)
     before = {path: digest(path) for path in (store, book)}
     for _ in range(2):
-        one_line_refusal(
-            run_terrarium("import", str(book), "--out", str(store), "--replace"),
-            f"--out {store} is an annotator store (its glossary would be lost)",
-            "--replace writes over a corpus only",
-        )
-        one_line_refusal(
-            run_terrarium("import", str(book), "--out", str(book), "--replace"),
-            f"--out {book} is not a corpus (not an SQLite file)",
-        )
+        # without --replace too: the refusal offered --replace, which was then refused
+        for replace in (["--replace"], []):
+            for line in (
+                one_line_refusal(
+                    run_terrarium("import", str(book), "--out", str(store), *replace),
+                    f"--out {store} is an annotator store (its glossary would be lost)",
+                    "--replace writes over a corpus only: give another file name",
+                ),
+                one_line_refusal(
+                    run_terrarium("import", str(book), "--out", str(book), *replace),
+                    f"--out {book} is not a corpus (not an SQLite file)",
+                    "--replace writes over a corpus only: give another file name",
+                ),
+            ):
+                assert "give --replace" not in line, line
     assert {path: digest(path) for path in before} == before
     assert sorted(path.name for path in tmp_path.iterdir()) == ["glossary.db", "mars.txt"]
     corpus = tmp_path / "mars.db"
@@ -412,12 +418,15 @@ def test_a_gold_list_that_is_not_yaml_or_not_text_is_one_line(
 def test_an_empty_gold_list_or_one_without_terms_is_one_line_not_a_recall_of_0_of_0(
     sample_store: Path, tmp_path: Path
 ) -> None:
-    """`terms: []` scored 'recall 0/0 = 0.00', exit 0; a bare list of names (no `terms:`) or an
-    empty file said 'document: Input should be a valid dictionary or instance of GoldList'."""
+    """`terms: []` scored 'recall 0/0 = 0.00', exit 0; a bare list of names (no `terms:`), an
+    empty file or one of plain text said 'document: Input should be a valid dictionary or
+    instance of GoldList'."""
     cases = {
         "none.yaml": ("terms: []\n", "has no terms: nothing to measure"),
         "bare.yaml": ("- Alan Breck\n", "is a list without its `terms:` key: write `terms:`"),
         "empty.yaml": ("", "is empty: write `terms:` on the first line"),
+        "notes.txt": ("Alan Breck, the Covenant\n", "is plain text, no `terms:` key: write"),
+        "number.yaml": ("12\n", "is plain text, no `terms:` key: write `terms:`"),
     }
     for name, (text, words) in cases.items():
         gold = tmp_path / name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.cli import TERRARIUM, interrupt
+from tests.support.cli import TERRARIUM, interrupt, store_copy
 
 
 def _free_port() -> int:
@@ -177,3 +178,69 @@ def test_two_stores_in_one_folder_never_share_its_exports(tmp_path: Path) -> Non
 def test_hidden_files_of_the_exports_are_never_served(served: str) -> None:
     for path in ("/exports/.terrarium-store", "/exports/t00000-123/.export-manifest.json"):
         assert httpx.get(served + path).status_code == 404, path
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_serve_stopped_by_sigterm_stops_as_ctrl_c_does(
+    stop: signal.Signals, offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """`terrarium serve` stopped as a container or systemd stops it (SIGTERM) exited 143 with
+    nothing said. SIGTERM and Ctrl-C alike: one line saying it stopped, exit 0, and the store's
+    folder holds the store and the exports it served, no WAL file of its reads."""
+    store = store_copy(offline_bundled_store, tmp_path)
+    port = _free_port()
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(store), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/glossary-data.js", timeout=1).is_success:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.1)
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, (process.returncode, err)
+    assert err == ""
+    assert out.splitlines()[-1] == f"stopped serving ({stop.name})"
+    assert sorted(path.name for path in store.parent.iterdir()) == ["exports", store.name]
+    assert not [path for path in (store.parent / "exports").iterdir() if ".new-" in path.name]
+
+
+def test_a_reader_who_leaves_before_the_page_is_sent_is_no_traceback(
+    exports: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A browser that navigated on (a client's timeout) while a page was being sent printed a
+    BrokenPipeError traceback on serve's stderr for every such request."""
+    import struct
+    import threading
+
+    from terrarium_dagster.exports.serve import make_server
+
+    big = exports / "exports" / "t00000-123" / "glossary.json"
+    big.write_text('{"entries": []}' + " " * 8_000_000)
+    server = make_server(exports / "exports", "127.0.0.1", 0)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        for _ in range(3):
+            client = socket.create_connection(server.server_address[:2])
+            client.sendall(b"GET /exports/t00000-123/glossary.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.recv(1024)  # the page has begun
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()  # gone, with a reset, while the rest is being sent
+        assert httpx.get(f"http://127.0.0.1:{server.server_address[1]}/exports/").is_success
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join(timeout=5)
+    assert capsys.readouterr().err == ""

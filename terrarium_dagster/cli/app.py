@@ -10,7 +10,14 @@ import sys
 from collections.abc import Sequence
 
 from terrarium_dagster.cli.arguments import Parser, UsageError
-from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK
+from terrarium_dagster.cli.common import (
+    EXIT_FAILURE,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    signal_name,
+    sigterm_as_interrupt,
+)
 from terrarium_dagster.cli.dev_command import add_dev_parser, cmd_dev
 from terrarium_dagster.cli.edition_command import add_edition_parser, cmd_edition
 from terrarium_dagster.cli.export_command import add_export_parser, cmd_export
@@ -94,6 +101,17 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; SIGTERM stops it as Ctrl-C does, and either, however early, is one line
+    (exit 130), never a traceback (`serve`, whose way to end is a stop, says it stopped: 0)."""
+    with sigterm_as_interrupt():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as stop:
+            print(f"terrarium: interrupted by {signal_name(stop)}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -14,6 +14,7 @@ from pydantic_core import PydanticUndefined
 from terrarium_dagster.config import ENV_ONLY, Settings, cli_group, load_settings
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.paths import default_store_path
+from terrarium_dagster.store.base import refuse_side_file
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -205,4 +206,5 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = load_settings(reads=command_reads(given), **given)
     if settings.db.strip() and Path(settings.db).expanduser().is_dir():  # a store is a file
         raise InputError(f"--db {settings.db} is a folder: give the annotator store's file")
+    refuse_side_file(settings.db)  # `store.db-calls` for `store.db`: every command alike
     return settings

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 import re
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from errno import EADDRINUSE
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,38 @@ from terrarium_dagster.errors import InputError
 EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 log = logging.getLogger("terrarium")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a container or systemd stopping the command), raised where Ctrl-C raises
+    KeyboardInterrupt: the command stops the same way, closing what it has open and leaving
+    nothing half made (a staged folder, a reader's WAL files)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM stops the command as Ctrl-C does (`Terminated`); the commands
+    that stop on a signal their own way (`run`, `edition`, `dev`) set and restore their own
+    handlers inside it. Off the main thread, where no handler can be set, SIGTERM is left as
+    it is."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def signal_name(stop: KeyboardInterrupt) -> str:
+    """The signal that stopped the command: SIGTERM (`Terminated`), else SIGINT (Ctrl-C)."""
+    return "SIGTERM" if isinstance(stop, Terminated) else "SIGINT"
 
 
 def counted(number: int, one: str, many: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from terrarium_dagster.cli.arguments import add_command
 from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted
+from terrarium_dagster.store.base import refuse_side_file
 
 #: How many of the parts an import left out its line names (`--dry-run` lists them all).
 LEFT_OUT_SHOWN = 4
@@ -59,6 +60,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
         return EXIT_OK
     check_writable(args.out, folder=False)
+    refuse_side_file(args.out, "--out")  # a corpus at store.db-wal would be store.db's log
     report = import_book(args.book, args.out, replace=args.replace)
     if report.unchanged:
         print(

@@ -10,6 +10,7 @@ from typing import Any
 from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted
 from terrarium_dagster.errors import InputError
+from terrarium_dagster.store.base import refuse_side_file
 
 
 def add_recover_parser(commands: Any) -> None:
@@ -53,6 +54,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
         check_writable(target, folder=False)
     else:  # a folder --out names is made, never the folders above it
         check_writable(target.parent, folder=True)
+    refuse_side_file(target, "--out")  # a store at store.db-wal: the next opening removes it
     report = recover(source, target)
     damaged = ", ".join(report.damaged_tables) or "none"
     print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")

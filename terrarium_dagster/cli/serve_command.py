@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, cannot_serve
+from terrarium_dagster.cli.common import EXIT_OK, cannot_serve, signal_name
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.errors import InputError
 
@@ -32,6 +32,16 @@ def add_serve_parser(commands: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve until stopped: Ctrl-C, or SIGTERM as a container or systemd stops it, ends it the
+    same way at any moment, with one line and exit 0 (a stop is how a server ends)."""
+    try:
+        return _serve(args)
+    except KeyboardInterrupt as stop:
+        print(f"stopped serving ({signal_name(stop)})", flush=True)
+        return EXIT_OK
+
+
+def _serve(args: argparse.Namespace) -> int:
     from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.exports.files import claim_exports, exports_beside
     from terrarium_dagster.exports.serve import make_server
@@ -50,19 +60,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             remedy = "stop it, or give --port another port (0: any free one)"
             raise cannot_serve("", args.host, port, exc, remedy) from None
-        site.refresh()  # the reader's site, fresh from the store (again when the store changes)
-        claim_exports(root, settings.db)
-        host, bound = server.server_address[:2]
-        sources = "paragraphs" if is_book(corpus) else "posts"
-        try:  # from the line on, Ctrl-C is the way to stop: never a traceback
+        try:
+            site.refresh()  # the reader's site, fresh from the store (again when it changes)
+            claim_exports(root, settings.db)
+            host, bound = server.server_address[:2]
+            sources = "paragraphs" if is_book(corpus) else "posts"
             print(
                 f"serving the reader's site, the exports ({root}) and the source {sources} at "
                 f"http://{host}:{bound}/ (Ctrl-C stops)",
                 flush=True,
             )
             server.serve_forever()
-        except KeyboardInterrupt:
-            pass
         finally:
             server.server_close()
+            site.settle()  # a build a request began ends (its store closed) before the exit
     return EXIT_OK

@@ -67,6 +67,12 @@ class SiteRefresher:
         )
         return corpus
 
+    def settle(self) -> None:
+        """Wait for a build in progress (a request's, on a server thread) to end: the server
+        stops with the store closed and no staged folder left."""
+        with self._lock:
+            pass
+
     def refresh(self) -> None:
         from terrarium_dagster.engine import open_corpus, open_store
         from terrarium_dagster.exports.site import SITE_DIR, build_site

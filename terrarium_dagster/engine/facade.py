@@ -83,16 +83,22 @@ class Engine:
         client: ModelClient | None = None,
         model: bool = True,
         recorded_corpus: bool = False,
+        must_exist: bool = False,
     ) -> Self:
         """Open a writer: corpus, store (taking its writer lease) and model client. With
         ``model=False`` (an edit such as an undo) no model is configured or needed, the store
         must exist, and the corpus is the one the store records unless the settings name one;
         ``recorded_corpus`` (the command line's run and edition) takes that corpus for an existing
         store with a model too (Dagster's code location keeps to its corpus resource, which its
-        partitions come from)."""
+        partitions come from); ``must_exist`` (an edition) refuses a store that is not there."""
         run_id = run_id or uuid.uuid4().hex[:12]
         corpus, store, chat = open_writer(
-            settings, run_id, client, model=model, recorded_corpus=recorded_corpus
+            settings,
+            run_id,
+            client,
+            model=model,
+            recorded_corpus=recorded_corpus,
+            must_exist=must_exist,
         )
         return cls(settings, corpus, store, chat, run_id=run_id, stop=stop, progress=progress)
 

@@ -23,7 +23,7 @@ from terrarium_dagster.paths import default_store_path, unwritable_reason
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.filesystem import refusal as network_refusal
-from terrarium_dagster.store.integrity import refuse_not_a_store
+from terrarium_dagster.store.integrity import empty_store_error, refuse_not_a_store
 
 CORPUS_META = "corpus_path"
 CORPUS_IDENTITY_META = IDENTITY_META  # corpus.identity: which corpus the store belongs to
@@ -117,6 +117,8 @@ def open_store(
             return GlossaryStore(settings.db, read_only=True)
         if must_exist:  # notes as --db: a new file name is no use to a command that needs a store
             refuse_not_a_store(path, settings.db, writer=False)
+            if path.stat().st_size == 0:  # (`why`, `undo` made a store of it, then found nothing)
+                raise empty_store_error(settings.db)
         refused = None if settings.network_store else network_refusal(settings.db)
         if refused is not None:
             raise InputError(refused)
@@ -191,17 +193,21 @@ def open_writer(
     *,
     model: bool,
     recorded_corpus: bool = False,
+    must_exist: bool = False,
 ) -> tuple[Corpus, GlossaryStore, ModelClient | None]:
     """Open a writer's corpus, store (taking its writer lease) and model client. With
     ``model=False`` (an edit such as an undo) no model is configured or needed, and the store
     must exist. Without a model, or with ``recorded_corpus`` for a store that exists, the
     corpus is the one the store records unless the settings name one (a store built from an
     imported book resumes on that book, not on the bundled sample); a new store is created
-    only once the corpus it is for has opened."""
+    only once the corpus it is for has opened. `must_exist` (an edition, which rewrites what a
+    run wrote) refuses a store that is not there as a model-less edit does."""
     if model and client is None:  # refused before the corpus (the sample's cache) is made
         require_backend(settings)
     existing = settings.db != ":memory:" and Path(settings.db).expanduser().is_file()
-    store_first = not model or (recorded_corpus and existing and settings.corpus is None)
+    store_first = (
+        not model or must_exist or (recorded_corpus and existing and settings.corpus is None)
+    )
     if not store_first:
         corpus = open_corpus(settings)
         try:
@@ -210,7 +216,7 @@ def open_writer(
             corpus.close()
             raise
     else:  # (with a model the store exists: a run or an edition may name a new one instead)
-        store = open_store(settings, must_exist=not model)
+        store = open_store(settings, must_exist=not model or must_exist)
         try:
             corpus = open_corpus(settings, store)
         except BaseException:

@@ -58,8 +58,14 @@ class ScoreReport(BaseModel):
 def load_gold(path: Path) -> GoldList:
     try:
         document: Any = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        if document is None or isinstance(document, list):
-            what = "is empty" if document is None else "is a list without its `terms:` key"
+        if not isinstance(document, dict):  # (a text file reads as one string)
+            what = (
+                "is empty"
+                if document is None
+                else "is a list without its `terms:` key"
+                if isinstance(document, list)
+                else "is plain text, no `terms:` key"
+            )
             raise InputError(
                 f"gold list {path} {what}: write `terms:` on the first line and the gold terms "
                 "under it (`  - Alan Breck`, or `  - {term: ..., aliases: [...]}`)"

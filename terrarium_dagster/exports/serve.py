@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import posixpath
+import sys
 import threading
 from collections.abc import Callable
 from functools import partial
@@ -164,6 +165,16 @@ class PostSource:
             return render_post_page(self.corpus, post_id, quote_text)
 
 
+class _Server(ThreadingHTTPServer):
+    """A reader who leaves before a page is sent (a browser that navigated on, a client's
+    timeout) is no error: the server's stderr had a traceback for each such request."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # a broken pipe, a reset
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def make_server(
     exports_root: Path,
     host: str = "127.0.0.1",
@@ -180,4 +191,4 @@ def make_server(
         posts=PostSource(corpus) if corpus is not None else None,
         refresh=refresh,
     )
-    return ThreadingHTTPServer((host, port), handler)
+    return _Server((host, port), handler)

@@ -25,6 +25,7 @@ from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.store.integrity import (
     check_integrity,
     damage_error,
+    empty_store_error,
     is_damage,
     refuse_not_a_store,
 )
@@ -163,6 +164,32 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
 
 # -calls: the call ledger; -lease: the writer's heartbeat
 STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", "-calls", "-lease")
+SIDE_FILES = {
+    "-wal": "write-ahead log",
+    "-shm": "shared-memory index",
+    "-journal": "rollback journal",
+    "-calls": "call ledger",
+    "-lease": "writer's lease",
+}
+
+
+def refuse_side_file(db: str | Path, option: str = "--db") -> None:
+    """Refuse, in one line, a path (given as `option`) that names a side file of a file beside
+    it (`store.db-calls`, `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no
+    store (an empty ledger read as an empty store, a lease as notes); written, a database there
+    is taken for that file's (SQLite reads a store made at `store.db-wal` as `store.db`'s log,
+    and the next opening of `store.db` removes it). The one rule for every command given a
+    store (`--db`) or making an SQLite file (`recover --out`, `import --out`); a store's own
+    name never ends so."""
+    path = str(db).removeprefix(_SQLITE_URL)
+    for suffix, kind in SIDE_FILES.items():
+        stem = path.removesuffix(suffix)
+        if stem != path and stem and Path(stem).expanduser().is_file():
+            instead = f"give --db {stem}" if option == "--db" else f"give {option} another name"
+            raise InputError(
+                f"{option} {db} names the {kind} beside {stem} (a side file of that store); "
+                f"nothing was written; {instead}"
+            )
 
 
 def _absent_store_files(target: str) -> frozenset[str]:
@@ -327,11 +354,8 @@ class StoreConnection:
                 f"annotator store {self.where} has schema version {current}, newer than this "
                 f"terrarium-dagster understands ({target}); upgrade terrarium-dagster to open it"
             )
-        if current == 0:  # no table at all: an empty file (refuse_unversioned let it by)
-            raise InputError(
-                f"{self.where} is empty, not an annotator store yet: nothing to read; "
-                f"`terrarium run --db {self.where}` builds a store there"
-            )
+        if current == 0:  # no table at all: an empty database (refuse_unversioned let it by)
+            raise empty_store_error(self.where)
         if current < target:
             raise InputError(
                 f"annotator store {self.where} has schema version {current}, older than this "

@@ -50,6 +50,14 @@ def damage_error(where: str, detail: str) -> DamagedStoreError:
     )
 
 
+def empty_store_error(where: str) -> InputError:
+    """An empty file given to a command that reads a store: nothing to read (nor to write to)."""
+    return InputError(
+        f"{where} is empty, not an annotator store yet: nothing to read; "
+        f"`terrarium run --db {where}` builds a store there"
+    )
+
+
 def refuse_not_a_store(path: Path, where: str, *, writer: bool = True) -> None:
     """Refuse, in one line, a non-empty file that is not an SQLite database at all (a new file
     name is offered to a `writer` only: a reader has nothing to read in a new store)."""

@@ -119,12 +119,17 @@ class Heartbeat:
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self._fd: int | None = None
+        self.made = False  # this holder made the file (none was there)
 
     def start(self) -> None:
         """Lock and beat, before the lease commits: nobody sees the row without both."""
         if self.path is None:
             return
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            self.made = True
+        except FileExistsError:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         self._lock()
         self.beat()
         self._thread = threading.Thread(
@@ -165,9 +170,21 @@ class Heartbeat:
             with contextlib.suppress(OSError):  # a full disk now is not a death; the next try
                 self.beat()
 
+    def remove_made_file(self) -> None:
+        """Remove the file if this holder made it, while it still holds the lock: the folder
+        is left as the holder found it (a command refused after taking the lease, a finished
+        run). Only the lease's release calls it, inside the transaction that deletes the lease
+        row: a taker opens and locks the file only inside its own transaction (SQLite's write
+        lock, `RunLog._take_lease`), so none can have opened the file removed here and lock it
+        after, while another locks a new one."""
+        if self.made and self.path is not None and self._fd is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            self.made = False
+
     def stop(self) -> None:
-        """Stop beating and let the lock go. The file stays: a successor opening it meanwhile
-        must lock the same file everyone else reads."""
+        """Stop beating and let the lock go. The file stays (`remove_made_file` aside): a
+        successor opening it meanwhile must lock the same file everyone else reads."""
         self._stopped.set()
         if self._thread is not None:
             self._thread.join(timeout=5)

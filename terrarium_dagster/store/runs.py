@@ -80,6 +80,8 @@ class RunLog(Aggregate):
         # write lock for as long as a model call lasts (a scene that has written), and waiting
         # for it would be waiting for the holder.
         self._refuse_live_holder(self._lease_row(), run_id)
+        own = self._heartbeat
+        made = own is not None and own.run_id == run_id and own.made  # its file, made before
         self.stop_heartbeat()  # a lease taken again by its own run beats anew
         heartbeat = Heartbeat(heartbeat_path(self.where), run_id)
         try:
@@ -87,6 +89,7 @@ class RunLog(Aggregate):
         except BaseException:
             heartbeat.stop()
             raise
+        heartbeat.made = heartbeat.made or made
         self._heartbeat = heartbeat
         self.settle_ledger()  # a killed run's calls: on the books before anything else
         return previous if previous is not None and previous.run_id != run_id else None
@@ -136,9 +139,14 @@ class RunLog(Aggregate):
 
     @guarded
     def release_writer_lease(self, run_id: str) -> None:
+        """Give the lease back; the lease's side file goes too where this lease made it (a
+        command refused after taking the lease leaves the folder as it found it)."""
+        own = self._heartbeat if self._heartbeat and self._heartbeat.run_id == run_id else None
         with self.transaction():
             self.conn.execute("DELETE FROM writer_lease WHERE id = 1 AND run_id = ?", (run_id,))
-        if self._heartbeat is not None and self._heartbeat.run_id == run_id:
+            if own is not None:  # under the write lock: no taker has the file open
+                own.remove_made_file()
+        if own is not None:
             self.stop_heartbeat()
 
     def stop_heartbeat(self) -> None:

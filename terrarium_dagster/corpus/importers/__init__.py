@@ -165,10 +165,9 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
     if again:
         if not target.is_file() or target.is_symlink():
             raise refusal
-        try:
-            refuse_replacing_what_is_not_a_corpus(target)
-        except InputError:
-            raise refusal from None
+        # an annotator store, the book, notes: named as such, not offered --replace, which
+        # writes over a corpus only (the hint led to a second refusal)
+        refuse_replacing_what_is_not_a_corpus(target)
     elif target.is_file():
         refuse_replacing_what_is_not_a_corpus(target)
     book = read_book(source)
@@ -187,9 +186,12 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         partial.unlink(missing_ok=True)
         write_corpus(partial, book, source)
         partial.replace(target)
-    except (OSError, sqlite3.Error) as exc:  # a place the system refuses: nothing is left
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
+    except BaseException as exc:  # a place the system refuses, Ctrl-C, SIGTERM: nothing left
+        for leftover in (partial, *(Path(f"{partial}{end}") for end in ("-journal", "-wal"))):
+            with contextlib.suppress(OSError):
+                leftover.unlink(missing_ok=True)
+        if not isinstance(exc, OSError | sqlite3.Error):
+            raise
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"--out {target}: cannot write there: {reason}") from None
     reference = reference_path(target)
