@@ -86,8 +86,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     - REJECT a name a single post names that the threads since never name again: after three
       threads unless it is a coinage, a title, a name holding another entry's or one with
       something said of it (`quiet_reason`), after six whatever its shape (`long_quiet_reason`);
-      in a novel, a person named in one or two paragraphs with nothing said of them but their
-      title, after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater").
+      in a novel, a person two paragraphs name with nothing said of them but their title,
+      after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater").
     - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
       is two or more names, all let go as met in passing, before or in this answer
       (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
