@@ -38,6 +38,7 @@ from terrarium_dagster.backends.term_reasons import (
     long_quiet_reason,
     modifier_reason,
     one_stretch,
+    only_titled,
     ordinary_word_reason,
     passing_reason,
     people_reason,
@@ -46,6 +47,7 @@ from terrarium_dagster.backends.term_reasons import (
     quoted_reason,
     real_of_reason,
     spoken_reason,
+    titled_quiet_reason,
     word_reason,
 )
 from terrarium_dagster.backends.wire import content_text
@@ -83,13 +85,16 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
     - REJECT a name a single post names that the threads since never name again: after three
       threads unless it is a coinage, a title, a name holding another entry's or one with
-      something said of it (`quiet_reason`), after six whatever its shape (`long_quiet_reason`).
+      something said of it (`quiet_reason`), after six whatever its shape (`long_quiet_reason`);
+      in a novel, a person two paragraphs name with nothing said of them but their title,
+      after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater").
     - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
       is two or more names, all let go as met in passing, before or in this answer
       (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts;
       in a novel, not one whose two posts are side by side (`one_stretch`: left tentative, and
-      let go at its quiet review unless a later chapter names it).
+      let go at its quiet review unless a later chapter names it), nor a person two paragraphs
+      name with nothing said of them but their title (`only_titled`: left tentative so).
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing, or MERGE it into the live entry
       that holds it (`_back_again`); otherwise leave it out (it stays rejected).
@@ -140,6 +145,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or spoken_reason(view)
             or quiet_reason(view)
             or long_quiet_reason(view)
+            or titled_quiet_reason(view)
             or quoted_reason(view)
             or aside_reason(view)
             or real_of_reason(view)
@@ -150,7 +156,11 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             decisions.append({"entry_id": ref, "decision": "REJECT", "reasoning": reason})
             rejected.add(view.entry_id)
             continue
-        if (view.source_count >= 2 or view.qm_evidence_mentions >= 2) and not one_stretch(view):
+        if (
+            (view.source_count >= 2 or view.qm_evidence_mentions >= 2)
+            and not one_stretch(view)
+            and not only_titled(view)
+        ):
             listed = view.source_posts[:CITED_IN_REASONING]
             cited = ", ".join(f">>{post}" for post in listed)
             unlisted = view.source_count - len(listed)

@@ -1,9 +1,9 @@
 """Why an entry under review is no term of the story, or why a rejected one is again: the
 offline curator's rules, one function a reason (`quiet_reason`, `long_quiet_reason`,
-`quoted_reason`, `passing_reason`, `everyday_reason`, `word_reason`, `phrase_reason`,
-`aside_reason`, `company_reason`), each returning the reasoning line or None. They read a
-`CurateEntryView` only: word shapes, word frequencies and the evidence posts the curate message
-carries (`company_reason` also the names the curator let go)."""
+`titled_quiet_reason`, `quoted_reason`, `passing_reason`, `everyday_reason`, `word_reason`,
+`phrase_reason`, `aside_reason`, `company_reason`), each returning the reasoning line or None.
+They read a `CurateEntryView` only: word shapes, word frequencies and the evidence posts the
+curate message carries (`company_reason` also the names the curator let go)."""
 
 from __future__ import annotations
 
@@ -153,6 +153,73 @@ def one_stretch(view: CurateEntryView) -> bool:
         and view.source_count == 2
         and len(posts) == 2
         and posts[1] - posts[0] <= 1
+    )
+
+
+# The paragraphs a novel names a person in under a title, with nothing said of them but the
+# title, that the curator does not take as the story going on about them (`only_titled`).
+TITLED_SOURCES = 2
+
+
+def only_titled(view: CurateEntryView) -> bool:
+    """Whether, in a novel, an entry is a person named in `TITLED_SOURCES` paragraphs (one
+    passage: a guest listed twice, a former employer, a portrait's subject, never brought on)
+    whose definition says nothing of them but the title the name is written with ("Lord
+    Backwater": "A lord"; "John Morland", in "Sir John Morland": "A sir"; after it at most the
+    entries it appears with). Not one the definition says anything more of, even a word
+    ("Professor Ronald Murray": "A professor; the chairman"), nor one a longer name is built on
+    ("Miss Fulsom" of "Miss Fulsom's Kindergarten"), nor one a single paragraph names: a
+    character whose one scene may be all his part ("Captain James K. Powell of Richmond", on
+    the suite's *A Princess of Mars* gold list, named in full once, then "Powell"), as
+    `long_quiet_reason` spares him. The curator leaves such an entry tentative instead of
+    confirming it by its two paragraphs, and lets it go at the long quiet review if no chapter
+    since names it (`titled_quiet_reason`); a third paragraph naming it keeps it."""
+    if (
+        view.story_label != BOOK_LABEL
+        or view.source_count != TITLED_SOURCES
+        or not view.definition.strip()
+    ):
+        return False
+    parsed = parse_definition(view.term, view.definition)
+    said = [
+        word for word in re.findall(r"[a-z]+", parsed.lead.casefold()) if word not in SMALL_WORDS
+    ]
+    return (
+        len(said) == 1
+        and said[0] in TITLE_WORDS
+        and (_restates(parsed.lead, view.term) or _title_before(parsed.lead, view))
+        and all(fact.startswith(COMPANY) for fact in parsed.facts)
+        and not _built_on(view)
+    )
+
+
+def _built_on(view: CurateEntryView) -> bool:
+    """Whether another entry shown beside the entry, live or let go, has a longer name holding
+    its name ("Miss Fulsom's Kindergarten" holds "Miss Fulsom"): a name the story builds on."""
+    return any(
+        other.entry_id != view.entry_id
+        and other.status != "merged"
+        and any(name != view.term and find_term(name, view.term) for name in other.names)
+        for other in view.similar
+    )
+
+
+def titled_quiet_reason(view: CurateEntryView) -> str | None:
+    """Why a person a novel names under a title in two paragraphs, with nothing said of them
+    but that title (`only_titled`), is met in passing, or None: left tentative, no chapter
+    names them again for `LONG_QUIET_THREADS` chapters (a title is a kind, and a name given a
+    kind waits for the long quiet review: *Treasure Island*'s "Master Billy Bones", two
+    paragraphs of its first chapter, is "Billy Bones" again four chapters on), or the story
+    ends first. A later chapter naming them again restores them."""
+    if (
+        view.status != "tentative"
+        or (view.quiet_threads < LONG_QUIET_THREADS and not view.story_ends)
+        or not only_titled(view)
+    ):
+        return None
+    return (
+        f"'{view.term}' is named in two paragraphs with nothing said of it but its title, and "
+        f"{_never_again(view)}: a person met in passing"
     )
 
 
