@@ -162,8 +162,8 @@ def resolve_location(path: str | Path) -> tuple[str, str]:
     return str(location), str(location)
 
 
-# -calls: the call ledger; -lease: the writer's heartbeat
-STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", "-calls", "-lease")
+# the files beside a store, by what they are (-calls: the call ledger; -lease: the writer's
+# heartbeat), and every file a store is
 SIDE_FILES = {
     "-wal": "write-ahead log",
     "-shm": "shared-memory index",
@@ -171,6 +171,7 @@ SIDE_FILES = {
     "-calls": "call ledger",
     "-lease": "writer's lease",
 }
+STORE_FILE_SUFFIXES = ("", *SIDE_FILES)
 
 
 def refuse_side_file(db: str | Path, option: str = "--db") -> None:
