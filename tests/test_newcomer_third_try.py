@@ -1,0 +1,103 @@
+"""What a newcomer trying every command twice from a fresh folder tripped on the third time: a
+corpus given as the store, a side file named by TERRARIUM_DB, an export folder named like a
+store's side file.
+
+`terrarium` (its `main` in-process: tests/support/newcomer.py) on the bundled sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+from pathlib import Path
+
+from tests.support.cli import digest
+from tests.support.newcomer import one_line_refusal, run_terrarium
+
+GOLD = Path(__file__).parents[1] / "terrarium_dagster" / "corpus" / "sample" / "gold.yaml"
+QUOTED = re.compile(r"`terrarium ([a-z]+)([^`]*)`")
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+
+
+def _options() -> dict[str, set[str]]:
+    """Each command's options, from the parser the `terrarium` script runs."""
+    from terrarium_dagster.cli.app import build_parser
+
+    (commands,) = [
+        action
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    return {
+        name: {flag for action in parser._actions for flag in action.option_strings}
+        for name, parser in commands.choices.items()
+    }
+
+
+def _misaddressed(line: str, command: str, options: dict[str, set[str]]) -> list[str]:
+    """The options `line` (said by `command`) names that the command it names does not take."""
+    wrong = []
+    for named, rest in QUOTED.findall(line):
+        wrong += [f"{named} {flag}" for flag in OPTION.findall(rest) if flag not in options[named]]
+    unquoted = QUOTED.sub("", line)
+    return wrong + [
+        f"{command} {flag}" for flag in OPTION.findall(unquoted) if flag not in options[command]
+    ]
+
+
+def _store_commands(out: Path) -> dict[str, list[str]]:
+    """Every command that reads or writes a store (recover aside: it says a corpus needs no
+    recovering), with what else it needs to get that far."""
+    return {
+        "run": ["--offline"],
+        "edition": ["--offline", "--as-of-thread", "ch1"],
+        "status": [],
+        "export": ["--format", "json", "--out", str(out / "g.json")],
+        "lineage": ["E1"],
+        "score": ["--gold", str(GOLD)],
+        "serve": ["--port", "0"],
+        "dev": ["--offline", "--port", "0"],
+        "undo": ["--decision", "1"],
+        "snapshots": [],
+        "why": ["E1", "--offline"],
+    }
+
+
+def test_a_corpus_given_as_the_store_is_named_a_corpus_and_how_to_give_it(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    """`terrarium status --db corpus.db` (the bundled sample, or what `terrarium import` made)
+    said it was a corpus, then "give --db the store's file (... a new --db name makes a new
+    store)": no help to a reader, for which a new name makes nothing, and nothing on how to
+    give the corpus. Every command says in one line that it is a corpus, not an annotator
+    store, and how to give it: as --corpus where the command takes it, else through the run
+    that makes its store; each naming only options of the command it quotes, nothing written,
+    the second time as the first; TERRARIUM_DB set to it is named as such."""
+    corpus = tmp_path / "corpus.db"
+    shutil.copyfile(sample_db, corpus)
+    before = digest(corpus)
+    options = _options()
+    for _ in range(2):
+        for command, extra in _store_commands(tmp_path).items():
+            line = one_line_refusal(
+                run_terrarium(command, "--db", str(corpus), *extra, cwd=tmp_path),
+                f"{corpus} is a corpus, not an annotator store; nothing was written",
+            )
+            assert _misaddressed(line, command, options) == [], line
+            if "--corpus" in options[command]:
+                assert f"give it as --corpus {corpus}, and --db " in line, line
+            else:
+                assert f"give --db the store `terrarium run --corpus {corpus}` made" in line
+            assert "a new file for its store" in line or command not in ("run", "dev"), line
+            assert sorted(path.name for path in tmp_path.iterdir()) == [corpus.name], command
+            assert digest(corpus) == before, command
+        env = {"TERRARIUM_DB": str(corpus)}
+        for command in ("status", "run"):
+            line = one_line_refusal(
+                run_terrarium(command, *_store_commands(tmp_path)[command], env=env, cwd=tmp_path),
+                f"{corpus} is a corpus, not an annotator store",
+                "set TERRARIUM_DB to ",
+            )
+            assert "--db" not in line, line
+        assert sorted(path.name for path in tmp_path.iterdir()) == [corpus.name]
