@@ -12,7 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
-from tests.support.cli import digest
+from tests.support.cli import digest, store_copy
 from tests.support.newcomer import one_line_refusal, run_terrarium
 
 GOLD = Path(__file__).parents[1] / "terrarium_dagster" / "corpus" / "sample" / "gold.yaml"
@@ -101,3 +101,80 @@ def test_a_corpus_given_as_the_store_is_named_a_corpus_and_how_to_give_it(
             )
             assert "--db" not in line, line
         assert sorted(path.name for path in tmp_path.iterdir()) == [corpus.name]
+
+
+SIDE_FILES = {
+    "-calls": "call ledger",
+    "-lease": "writer's lease",
+    "-wal": "write-ahead log",
+    "-shm": "shared-memory index",
+    "-journal": "rollback journal",
+}
+
+
+def _folder(path: Path) -> dict[str, str]:
+    """Every file under `path` with its content's digest (a folder: its name alone)."""
+    return {
+        str(item.relative_to(path)): digest(item) if item.is_file() else "folder"
+        for item in sorted(path.rglob("*"))
+    }
+
+
+def test_terrarium_db_naming_a_side_file_is_named_as_the_variable(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """`TERRARIUM_DB=store.db-wal terrarium status` said "--db store.db-wal names the write-ahead
+    log beside store.db ...; give --db store.db": no --db was given. Every command says the
+    variable (or the configuration file) that named the side file, and to set it to the store,
+    in one line, nothing written, the second time as the first."""
+    store = store_copy(offline_bundled_store, tmp_path)
+    before = _folder(tmp_path)
+    for _ in range(2):
+        for suffix, kind in SIDE_FILES.items():
+            side = f"{store}{suffix}"
+            for command, extra in _store_commands(tmp_path).items():
+                line = one_line_refusal(
+                    run_terrarium(command, *extra, env={"TERRARIUM_DB": side}, cwd=tmp_path),
+                    f"TERRARIUM_DB ({side}) names the {kind} beside {store}",
+                    f"nothing was written; set TERRARIUM_DB to {store}",
+                )
+                assert "--db" not in line, (command, line)
+                assert _folder(tmp_path) == before, (command, suffix)
+    config = tmp_path / "terrarium.yaml"
+    config.write_text(f"db: {store}-calls\n", encoding="utf-8")
+    one_line_refusal(
+        run_terrarium("status", cwd=tmp_path),
+        f"{config}'s db ({store}-calls) names the call ledger beside {store}",
+        f"set {config}'s db to {store}",
+    )
+    line = one_line_refusal(
+        run_terrarium("status", "--db", f"{store}-calls", cwd=tmp_path),
+        f"--db {store}-calls names the call ledger",
+    )
+    assert line.endswith(f"give --db {store}"), line
+
+
+def test_an_export_folder_named_like_a_side_file_of_a_store_is_refused(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """`terrarium export --format wiki --out store.db-lease` (json or yaml into a folder too;
+    site) wrote its folder there, named like the store's writer's lease, and the next `run` of
+    that store failed with "disk I/O error". Refused in one line by the one rule of the side
+    files, nothing written, the second time as the first."""
+    store = store_copy(offline_bundled_store, tmp_path)
+    other = tmp_path / "other.db"  # a file beside, not the store exported: its side files too
+    other.write_bytes(store.read_bytes())
+    before = _folder(tmp_path)
+    for _ in range(2):
+        for stem in (store, other):
+            for suffix, kind in SIDE_FILES.items():
+                for format_name in ("wiki", "site", "json", "yaml", "lorebook"):
+                    out = f"{stem}{suffix}"
+                    one_line_refusal(
+                        run_terrarium(
+                            "export", "--db", str(store), "--format", format_name, "--out", out
+                        ),
+                        f"--out {out} names the {kind} beside {stem}",
+                        "nothing was written; give --out another name",
+                    )
+                    assert _folder(tmp_path) == before, (format_name, out)

@@ -121,20 +121,12 @@ def cannot_serve(what: str, host: str, port: int, exc: OSError, remedy: str) -> 
 MAKE_A_STORE = frozenset({"run", "dev"})
 
 
-def db_option(args: argparse.Namespace) -> str:
-    """How a message names where the store's path came from: `--db` when it was typed (or
-    nothing set it: the default), else the variable or the configuration file that set it."""
-    from terrarium_dagster.config import setting_origin
-
-    if getattr(args, "db", None) is not None:
-        return "--db"
-    return setting_origin("db") or "--db"
-
-
 def corpus_as_store(exc: CorpusAsStoreError, args: argparse.Namespace) -> str:
     """The one line for a corpus given where the store belongs (`terrarium status --db
     corpus.db`): what the file is, and how this command takes it, naming only options it
     takes: as --corpus where it has one, else through the run that makes a store of it."""
+    from terrarium_dagster.cli.arguments import db_option
+
     option = db_option(args)
     takes_corpus = "corpus" in vars(args)
     if args.command in MAKE_A_STORE:

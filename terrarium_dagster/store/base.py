@@ -175,21 +175,29 @@ SIDE_FILES = {
 STORE_FILE_SUFFIXES = ("", *SIDE_FILES)
 
 
-def refuse_side_file(db: str | Path, option: str = "--db") -> None:
-    """Refuse, in one line, a path (given as `option`) that names a side file of a file beside
-    it (`store.db-calls`, `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no
-    store (an empty ledger read as an empty store, a lease as notes); written, a database there
-    is taken for that file's (SQLite reads a store made at `store.db-wal` as `store.db`'s log,
-    and the next opening of `store.db` removes it). The one rule for every command given a
-    store (`--db`) or making an SQLite file (`recover --out`, `import --out`); a store's own
-    name never ends so."""
+def refuse_side_file(db: str | Path, option: str = "--db", *, store: bool = True) -> None:
+    """Refuse, in one line, a path that names a side file of a file beside it (`store.db-calls`,
+    `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no store (an empty ledger
+    read as an empty store, a lease as notes); written, a database there is taken for that
+    file's (SQLite reads a store made at `store.db-wal` as `store.db`'s log, and the next
+    opening of `store.db` removes it), and a folder there is in the way of that file. The one
+    rule for every command given a store (`--db`, or `TERRARIUM_DB` or the configuration
+    file's `db`: `option` names where the path came from) or making a file or a folder
+    (`recover --out`, `import --out`, `export --out`: not a `store`, so another name is asked
+    for); a store's own name never ends so."""
     path = str(db).removeprefix(_SQLITE_URL)
     for suffix, kind in SIDE_FILES.items():
         stem = path.removesuffix(suffix)
         if stem != path and stem and Path(stem).expanduser().is_file():
-            instead = f"give --db {stem}" if option == "--db" else f"give {option} another name"
+            given = f"{option} {db}" if option.startswith("--") else f"{option} ({db})"
+            if not store:
+                instead = f"give {option} another name"
+            elif option.startswith("--"):
+                instead = f"give {option} {stem}"
+            else:
+                instead = f"set {option} to {stem}"
             raise InputError(
-                f"{option} {db} names the {kind} beside {stem} (a side file of that store); "
+                f"{given} names the {kind} beside {stem} (a side file of that store); "
                 f"nothing was written; {instead}"
             )
 
