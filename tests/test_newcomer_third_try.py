@@ -8,9 +8,16 @@ store's side file.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
+import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.cli import digest, store_copy
 from tests.support.newcomer import one_line_refusal, run_terrarium
@@ -178,3 +185,47 @@ def test_an_export_folder_named_like_a_side_file_of_a_store_is_refused(
                         "nothing was written; give --out another name",
                     )
                     assert _folder(tmp_path) == before, (format_name, out)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_dev_stopped_by_a_signal_says_so_in_one_line(
+    stop: signal.Signals, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`terrarium dev` stopped by Ctrl-C or SIGTERM exited 0 with nothing said (`serve` says
+    "stopped serving (SIGTERM)"). It says one line naming the signal, after `dagster dev` and
+    the site server have stopped, exit 0. `dagster dev` itself is a sleeping child here (a real
+    one takes 17 s to start on two busy cores and prints its own traceback when stopped while
+    it imports): the signal arrives once dev waits on it, as a user's Ctrl-C does."""
+    real_popen = subprocess.Popen
+
+    def sleeping_dagster(command: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        assert command[1:4] == ["-m", "dagster", "dev"], command
+        sleeper = (
+            "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(60)"
+        )
+        child = real_popen([sys.executable, "-c", sleeper], **kwargs)  # type: ignore[call-overload]
+        os.kill(os.getpid(), stop)  # handled by dev's handler, in this (the main) thread
+        return child
+
+    monkeypatch.setattr(subprocess, "Popen", sleeping_dagster)
+    home = tmp_path / "dagster"
+    home.mkdir()
+    shutil.copyfile(Path(__file__).parents[1] / "dagster.yaml", home / "dagster.yaml")
+    site = f"http://127.0.0.1:{_free_port()}"
+    store = tmp_path / "store.db"
+    before = signal.getsignal(stop)
+    done = run_terrarium(
+        "dev", "--offline", "--db", str(store), "--port", "0", "--site-url", site,
+        env={"DAGSTER_HOME": str(home)},
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, ""), done
+    assert done.stdout.splitlines()[-1] == (
+        f"stopped the Dagster UI and the reader's site ({stop.name})"
+    )
+    assert signal.getsignal(stop) is before
