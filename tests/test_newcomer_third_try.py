@@ -229,3 +229,22 @@ def test_dev_stopped_by_a_signal_says_so_in_one_line(
         f"stopped the Dagster UI and the reader's site ({stop.name})"
     )
     assert signal.getsignal(stop) is before
+
+
+def test_serve_exports_dir_named_like_a_side_file_of_a_store_is_refused(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """`terrarium serve --db store.db --exports-dir store.db-lease` served, and left a folder
+    named like the store's writer's lease, in the way of the next run. Refused in one line by
+    the one rule of the side files, nothing made, the second time as the first."""
+    store = store_copy(offline_bundled_store, tmp_path)
+    before = _folder(tmp_path)
+    for _ in range(2):
+        for suffix, kind in SIDE_FILES.items():
+            exports = f"{store}{suffix}"
+            one_line_refusal(
+                run_terrarium("serve", "--db", str(store), "--exports-dir", exports, "--port", "0"),
+                f"--exports-dir {exports} names the {kind} beside {store}",
+                "nothing was written; give --exports-dir another name",
+            )
+            assert _folder(tmp_path) == before, suffix
