@@ -248,3 +248,29 @@ def test_serve_exports_dir_named_like_a_side_file_of_a_store_is_refused(
                 "nothing was written; give --exports-dir another name",
             )
             assert _folder(tmp_path) == before, suffix
+
+
+def test_a_store_given_as_the_corpus_is_refused_leaving_no_wal_file(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """`terrarium run --offline --corpus store.db --db new.db` (the store given as the corpus)
+    was refused in one line, and left `store.db-wal` and `store.db-shm` beside the store: the
+    corpus reader's read-only opening of a file in WAL mode made them and could not remove
+    them. Every command given it as --corpus leaves the folder as it was, twice."""
+    store = store_copy(offline_bundled_store, tmp_path)
+    before = _folder(tmp_path)
+    new = tmp_path / "new.db"
+    commands = [
+        ["run", "--offline", "--db", str(new)],
+        ["edition", "--offline", "--db", str(store), "--as-of-thread", "ch1"],
+        ["why", "E1", "--offline", "--db", str(store)],
+        ["export", "--db", str(store), "--format", "json", "--out", str(tmp_path / "g.json")],
+        ["lineage", "E1", "--db", str(store)],
+    ]
+    for _ in range(2):
+        for command in commands:
+            one_line_refusal(
+                run_terrarium(*command, "--corpus", str(store), cwd=tmp_path),
+                f"{store} is an annotator store, not a corpus",
+            )
+            assert _folder(tmp_path) == before, command
