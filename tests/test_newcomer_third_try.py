@@ -274,3 +274,25 @@ def test_a_store_given_as_the_corpus_is_refused_leaving_no_wal_file(
                 f"{store} is an annotator store, not a corpus",
             )
             assert _folder(tmp_path) == before, command
+
+
+def test_export_to_a_dash_is_refused_not_a_folder_named_dash(
+    offline_bundled_store: Path, tmp_path: Path
+) -> None:
+    """`terrarium export --format json --out -` (standard output, as other tools take it) wrote
+    a folder named "-" holding glossary.json, exit 0. Every format refuses it in one line with
+    a path to give instead, nothing written."""
+    store = store_copy(offline_bundled_store, tmp_path)
+    before = _folder(tmp_path)
+    examples = {"json": "glossary.json", "yaml": "glossary.yaml", "lorebook": "world.json"}
+    for _ in range(2):
+        for format_name in ("json", "yaml", "lorebook", "wiki", "site"):
+            one_line_refusal(
+                run_terrarium(
+                    "export", "--db", str(store), "--format", format_name, "--out", "-",
+                    cwd=tmp_path,
+                ),
+                "--out -: export writes a file or a folder, not standard output",
+                f"(e.g. --out {examples.get(format_name, format_name)})",
+            )  # fmt: skip
+            assert _folder(tmp_path) == before, format_name

@@ -119,6 +119,13 @@ def _export_line(format_name: str, out: Path, report: Any) -> str:
 
 
 _EXPORT_FILE_SUFFIXES = {"json": (".json",), "yaml": (".yaml", ".yml"), "lorebook": (".json",)}
+_OUT_EXAMPLES = {
+    "json": "glossary.json",
+    "yaml": "glossary.yaml",
+    "lorebook": "world.json",
+    "wiki": "wiki",
+    "site": "site",
+}
 _FILE_LIKE_SUFFIXES = (".json", ".yaml", ".yml", ".md", ".html", ".htm", ".txt", ".zip")
 
 
@@ -141,6 +148,12 @@ def _check_export_out(format_name: str, out: Path) -> None:
     anything is read or written. A folder named like a store's side file (`store.db-wal`,
     `store.db-lease`) would stand in that file's way: refused by the one rule."""
     refuse_side_file(out, "--out", store=False)
+    if str(out) == "-":  # standard output, as other tools read it: not a folder named "-"
+        example = _OUT_EXAMPLES.get(format_name, "exports")
+        raise InputError(
+            f"--out -: export writes a file or a folder, not standard output; give a path "
+            f"(e.g. --out {example})"
+        )
     suffixes = _EXPORT_FILE_SUFFIXES.get(format_name)
     if suffixes is not None:
         if out.suffix.lower() in suffixes and out.is_dir():
