@@ -360,6 +360,17 @@ def _with_source(
     return error
 
 
+def setting_origin(name: str) -> str | None:
+    """Where the value of setting `name` in use comes from when no option gave it, as a message
+    names it: its variable (``TERRARIUM_DB``), else the configuration file that sets it
+    (``terrarium.yaml's db``); None when neither does (the default)."""
+    if name in _environment_settings():
+        return f"TERRARIUM_{name.upper()}"
+    if name in _check_config_file():
+        return f"{_config_file()}'s {name}"
+    return None
+
+
 def load_settings(*, reads: Collection[str] | None = None, **overrides: Any) -> Settings:
     """Settings from the sources, with `overrides` (None values ignored) taking precedence. A
     bad value in the configuration file or the environment is an error even where another

@@ -56,6 +56,17 @@ class DamagedStoreError(InputError):
     naming the damage and the way back (`terrarium recover`); the CLI exits 2."""
 
 
+class CorpusAsStoreError(InputError):
+    """A corpus (its thread and post tables) given where the annotator store belongs; `where`
+    names the file. Each surface says how to give it instead (the CLI: as --corpus, where the
+    command takes it)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.refusal = f"{where} is a corpus, not an annotator store; nothing was written"
+        super().__init__(f"{self.refusal}; give it as the corpus, and the store's file as store")
+
+
 class DuplicateTermError(StoreError):
     """A term or alias collides with a live entry."""
 

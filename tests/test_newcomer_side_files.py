@@ -8,6 +8,7 @@ annotated offline once per worker.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,35 @@ def test_an_empty_file_or_no_store_is_refused_by_every_command_that_needs_one(
                 f"no annotator store at {missing} (run `terrarium run` first)",
             )
             assert sorted(path.name for path in tmp_path.iterdir()) == [empty.name], command
+
+
+def test_a_run_refused_on_an_empty_file_leaves_it_empty(tmp_path: Path) -> None:
+    """`terrarium run --offline --db glossary.db --threads 99..` on an empty file (`touch
+    glossary.db`) was refused for the missing thread and left the file a migrated store of
+    200 KB (a missing file was left missing): the store made in it was kept. A run refused,
+    before or after it takes the writer lease, leaves the file empty, its time as it was, and
+    nothing beside it, the second time as the first; a run that is not refused makes its store
+    there, as `run` alone does of an empty file."""
+    empty = tmp_path / "glossary.db"
+    empty.touch()
+    os.utime(empty, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    before = empty.stat()
+    db = ["--db", str(empty)]
+    refused = {
+        "a missing thread": ["--offline", *db, "--threads", "99.."],
+        "a missing snapshot": ["--offline", *db, "--from-snapshot", "5"],
+        "a bad setting": ["--offline", *db, "--context-budget", "5"],
+        "no backend": db,
+    }
+    for _ in range(2):
+        for reason, command in refused.items():
+            one_line_refusal(run_terrarium("run", *command, cwd=tmp_path))
+            assert sorted(path.name for path in tmp_path.iterdir()) == [empty.name], reason
+            after = empty.stat()
+            assert (after.st_size, after.st_mtime_ns) == (0, before.st_mtime_ns), reason
+    done = run_terrarium("run", "--offline", *db, "--max-scenes", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert empty.stat().st_size > 0
 
 
 def test_a_new_file_is_never_made_at_a_side_file_of_a_store(

@@ -15,6 +15,7 @@ from terrarium_dagster.cli.common import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    corpus_as_store,
     signal_name,
     sigterm_as_interrupt,
 )
@@ -30,7 +31,12 @@ from terrarium_dagster.cli.serve_command import add_serve_parser, cmd_serve
 from terrarium_dagster.cli.snapshot_commands import add_snapshot_parsers, cmd_snapshots, cmd_why
 from terrarium_dagster.cli.status_command import add_status_parser, cmd_status
 from terrarium_dagster.cli.undo_command import add_undo_parser, cmd_undo
-from terrarium_dagster.errors import EntryNotFoundError, InputError, TerrariumError
+from terrarium_dagster.errors import (
+    CorpusAsStoreError,
+    EntryNotFoundError,
+    InputError,
+    TerrariumError,
+)
 
 DESCRIPTION = (
     "Build a glossary of a long serialized story (a forum quest, or a novel turned into a corpus "
@@ -135,6 +141,9 @@ def _main(argv: Sequence[str] | None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
         return EXIT_OK
+    except CorpusAsStoreError as exc:  # said with the options this command takes
+        print(f"terrarium: error: {corpus_as_store(exc, args)}", file=sys.stderr)
+        return EXIT_INPUT
     except (InputError, EntryNotFoundError) as exc:  # an unknown entry name is the user's input
         hint = f" (--{exc.setting.replace('_', '-')})" if exc.setting else ""
         print(f"terrarium: error: {exc}{hint}", file=sys.stderr)

@@ -11,7 +11,13 @@ from typing import Any
 
 from pydantic_core import PydanticUndefined
 
-from terrarium_dagster.config import ENV_ONLY, Settings, cli_group, load_settings
+from terrarium_dagster.config import (
+    ENV_ONLY,
+    Settings,
+    cli_group,
+    load_settings,
+    setting_origin,
+)
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.paths import default_store_path
 from terrarium_dagster.store.base import refuse_side_file
@@ -204,7 +210,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     fields = set(Settings.model_fields)
     given = {key: value for key, value in vars(args).items() if key in fields}
     settings = load_settings(reads=command_reads(given), **given)
+    option = db_option(args)  # --db, or where the path came from: TERRARIUM_DB, the config
     if settings.db.strip() and Path(settings.db).expanduser().is_dir():  # a store is a file
-        raise InputError(f"--db {settings.db} is a folder: give the annotator store's file")
-    refuse_side_file(settings.db)  # `store.db-calls` for `store.db`: every command alike
+        raise InputError(f"{option} {settings.db} is a folder: give the annotator store's file")
+    refuse_side_file(settings.db, option)  # `store.db-calls` for `store.db`: every command alike
     return settings
+
+
+def db_option(args: argparse.Namespace) -> str:
+    """How a message names where the store's path came from: `--db` when it was typed (or
+    nothing set it: the default), else the variable or the configuration file that set it
+    (`TERRARIUM_DB`, `terrarium.yaml's db`)."""
+    if getattr(args, "db", None) is not None:
+        return "--db"
+    return setting_origin("db") or "--db"

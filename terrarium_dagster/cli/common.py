@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import re
 import signal
@@ -11,7 +12,7 @@ from errno import EADDRINUSE
 from pathlib import Path
 from typing import Any
 
-from terrarium_dagster.errors import InputError
+from terrarium_dagster.errors import CorpusAsStoreError, InputError
 
 EXIT_OK, EXIT_FAILURE, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -114,3 +115,27 @@ def cannot_serve(what: str, host: str, port: int, exc: OSError, remedy: str) -> 
     busy port, and `remedy`."""
     busy = " (another `terrarium dev` or `terrarium serve`?)" if exc.errno == EADDRINUSE else ""
     return InputError(f"cannot serve {what}on {host}:{port}: {exc.strerror}{busy}; {remedy}")
+
+
+# The commands that make a store where --db names no file yet (a new name is a new store).
+MAKE_A_STORE = frozenset({"run", "dev"})
+
+
+def corpus_as_store(exc: CorpusAsStoreError, args: argparse.Namespace) -> str:
+    """The one line for a corpus given where the store belongs (`terrarium status --db
+    corpus.db`): what the file is, and how this command takes it, naming only options it
+    takes: as --corpus where it has one, else through the run that makes a store of it."""
+    from terrarium_dagster.cli.arguments import db_option
+
+    option = db_option(args)
+    takes_corpus = "corpus" in vars(args)
+    if args.command in MAKE_A_STORE:
+        store = "a new file for its store"
+    elif takes_corpus:
+        store = "the store's file"
+    else:
+        store = f"the store `terrarium run --corpus {exc.where}` made of it"
+    given = f"{option} {store}" if option.startswith("--") else f"set {option} to {store}"
+    if takes_corpus:
+        return f"{exc.refusal}; give it as --corpus {exc.where}, and {given}"
+    return f"{exc.refusal}; {given if given.startswith('set') else 'give ' + given}"

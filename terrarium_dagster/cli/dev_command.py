@@ -68,10 +68,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
     site.check_store()  # notes or a corpus as --db are named as such, not as another's exports
     claim_exports(root, settings.db, record=False)  # recorded once the site is written
     site_port = urlsplit(settings.site_url).port or 80
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: object) -> None:
-        stop.set()
+    stop = StopRequest()
 
     with site.corpus() as corpus:
         _ui_port_free(args.host, args.port)
@@ -94,7 +91,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace)]
         command += ["-h", args.host, "-p", str(args.port)]
         previous = {
-            sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
+            sig: signal.signal(sig, stop.request) for sig in (signal.SIGINT, signal.SIGTERM)
         }
         unsafe = instance_pool_problem(env.get("DAGSTER_HOME"))
         if unsafe is not None:  # said once nothing refused the start: the UI works, not queues
@@ -122,10 +119,24 @@ def cmd_dev(args: argparse.Namespace) -> int:
             shutil.rmtree(workspace.parent, ignore_errors=True)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-    if stop.is_set():
+    if stop.is_set():  # a stop is how `dev` ends, as `serve`: one line, exit 0
+        print(f"stopped the Dagster UI and the reader's site ({stop.signal_name})", flush=True)
         return EXIT_OK
     print(f"terrarium: dagster dev exited with code {child.returncode}", file=sys.stderr)
     return EXIT_FAILURE
+
+
+class StopRequest(threading.Event):
+    """Set by Ctrl-C or SIGTERM (`request`, the handler `dev` installs while it runs): the loop
+    waiting on `dagster dev` ends, and `dev` says which signal stopped it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.signal_name = ""
+
+    def request(self, signum: int, frame: object) -> None:
+        self.signal_name = self.signal_name or signal.Signals(signum).name
+        self.set()
 
 
 def _ui_port_free(host: str, port: int) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
 from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted, resolve_thread
 from terrarium_dagster.errors import InputError
+from terrarium_dagster.store.base import refuse_side_file
 
 
 def add_export_parser(commands: Any) -> None:
@@ -118,6 +119,13 @@ def _export_line(format_name: str, out: Path, report: Any) -> str:
 
 
 _EXPORT_FILE_SUFFIXES = {"json": (".json",), "yaml": (".yaml", ".yml"), "lorebook": (".json",)}
+_OUT_EXAMPLES = {
+    "json": "glossary.json",
+    "yaml": "glossary.yaml",
+    "lorebook": "world.json",
+    "wiki": "wiki",
+    "site": "site",
+}
 _FILE_LIKE_SUFFIXES = (".json", ".yaml", ".yml", ".md", ".html", ".htm", ".txt", ".zip")
 
 
@@ -137,7 +145,15 @@ def _export_file(format_name: str, out: Path, story: str) -> Path:
 def _check_export_out(format_name: str, out: Path) -> None:
     """`--out` ending in the format's extension is that file; anything else is a folder (the
     single-file formats write their file in it; wiki and site their pages): checked before
-    anything is read or written."""
+    anything is read or written. A folder named like a store's side file (`store.db-wal`,
+    `store.db-lease`) would stand in that file's way: refused by the one rule."""
+    refuse_side_file(out, "--out", store=False)
+    if str(out) == "-":  # standard output, as other tools read it: not a folder named "-"
+        example = _OUT_EXAMPLES.get(format_name, "exports")
+        raise InputError(
+            f"--out -: export writes a file or a folder, not standard output; give a path "
+            f"(e.g. --out {example})"
+        )
     suffixes = _EXPORT_FILE_SUFFIXES.get(format_name)
     if suffixes is not None:
         if out.suffix.lower() in suffixes and out.is_dir():

@@ -60,7 +60,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
         return EXIT_OK
     check_writable(args.out, folder=False)
-    refuse_side_file(args.out, "--out")  # a corpus at store.db-wal would be store.db's log
+    # a corpus at store.db-wal would be store.db's log
+    refuse_side_file(args.out, "--out", store=False)
     report = import_book(args.book, args.out, replace=args.replace)
     if report.unchanged:
         print(

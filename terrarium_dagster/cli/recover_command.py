@@ -54,7 +54,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
         check_writable(target, folder=False)
     else:  # a folder --out names is made, never the folders above it
         check_writable(target.parent, folder=True)
-    refuse_side_file(target, "--out")  # a store at store.db-wal: the next opening removes it
+    # a store at store.db-wal: the next opening removes it
+    refuse_side_file(target, "--out", store=False)
     report = recover(source, target)
     damaged = ", ".join(report.damaged_tables) or "none"
     print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")

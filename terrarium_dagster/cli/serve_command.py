@@ -11,6 +11,7 @@ from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, 
 from terrarium_dagster.cli.common import EXIT_OK, cannot_serve, signal_name
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.errors import InputError
+from terrarium_dagster.store.base import refuse_side_file
 
 
 def add_serve_parser(commands: Any) -> None:
@@ -47,6 +48,8 @@ def _serve(args: argparse.Namespace) -> int:
     from terrarium_dagster.exports.serve import make_server
 
     settings = settings_from_args(args)
+    if args.exports_dir is not None:  # a folder made at store.db-lease: the next run fails
+        refuse_side_file(args.exports_dir, "--exports-dir", store=False)
     root = args.exports_dir or exports_beside(settings.db)
     site = SiteRefresher(settings, root)
     site.check_store()  # notes or a corpus as --db are named as such, not as another's exports

@@ -156,6 +156,11 @@ class QuoteLinks:
         return [row[0] for row in self._conn.execute(query, (post_id,))]
 
 
+# What SQLite makes beside a database in WAL mode, even for a reader (store/base.SIDE_FILES
+# lists them with the store's own; the corpus layer does not import the store's).
+_WAL_FILES = ("-wal", "-shm")
+
+
 class Corpus:
     """A read-only banished.db corpus. Validates on open; raises CorpusError with one clear line.
 
@@ -172,6 +177,8 @@ class Corpus:
             _check_url_template(url_template)
         self.url_template = url_template
         self.links = PostLinks(url_template, site_url)
+        wal = [Path(f"{self.path}{suffix}") for suffix in _WAL_FILES]
+        self._wal_made = not any(file.exists() for file in wal)  # (a file in WAL mode makes them)
         self._conn = self._connect()
         self.quotes = QuoteLinks(self._conn)  # which posts quote which (`link` rows)
         try:
@@ -180,6 +187,7 @@ class Corpus:
             self._indexed_thread_id = self._has_index("post", "thread_id")
         except BaseException:
             self._conn.close()
+            self._let_go_of_wal()
             raise
         self._by_id = {thread.id: thread for thread in self._threads}
         self._closed = False
@@ -331,6 +339,23 @@ class Corpus:
         if not self._closed:
             self._closed = True
             self._conn.close()
+            self._let_go_of_wal()
+
+    def _let_go_of_wal(self) -> None:
+        """Remove the WAL files this reader's opening made beside a file in WAL mode (a store
+        given as --corpus, refused: nothing is left of the refusal), which a ``mode=ro``
+        connection cannot remove: a plain connection closed as the file's last one does (where
+        another connection still uses them, a writer's, they stay)."""
+        wal = [Path(f"{self.path}{suffix}") for suffix in _WAL_FILES]
+        if not self._wal_made or not any(file.exists() for file in wal):
+            return
+        with contextlib.suppress(sqlite3.Error, OSError):
+            uri = self.path.resolve().as_uri() + "?mode=rw"
+            conn = sqlite3.connect(uri, uri=True, timeout=0)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
 
     def __enter__(self) -> Self:
         return self

@@ -27,7 +27,6 @@ from terrarium_dagster.errors import DiskSpaceError, InputError, TerrariumError
 from terrarium_dagster.model.replicas import ModelClient
 from terrarium_dagster.reports import ThreadReport
 from terrarium_dagster.store.annotator import GlossaryStore
-from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.sources import SourceChange
 
 
@@ -146,9 +145,8 @@ class Engine:
         done): nothing is recorded and the store's files are removed."""
         if discard:
             self.client.close()
-            self.store.close()
+            self.store.discard()
             self.corpus.close()
-            remove_store_files(self.store.where)
             return
         try:
             self.run.finish(status, error)

@@ -21,7 +21,6 @@ from terrarium_dagster.model.replicas import ModelClient, ReplicaPool, split_url
 from terrarium_dagster.model.server import require_tools, server_info
 from terrarium_dagster.paths import default_store_path, unwritable_reason
 from terrarium_dagster.store.annotator import GlossaryStore
-from terrarium_dagster.store.base import remove_store_files
 from terrarium_dagster.store.filesystem import refusal as network_refusal
 from terrarium_dagster.store.integrity import empty_store_error, refuse_not_a_store
 
@@ -232,7 +231,7 @@ def open_writer(
         store.close()
         corpus.close()
         if store.created and not isinstance(exc, WriterLeaseError):
-            remove_store_files(store.where)  # a store created for nothing is not kept
+            store.discard()  # a store created for nothing is not kept
             if isinstance(exc, DiskSpaceError):
                 raise DiskSpaceError(f"{exc}; nothing was created") from exc
         raise
@@ -246,8 +245,7 @@ def open_writer(
         finally:
             store.close()
             corpus.close()
-            if store.created:
-                remove_store_files(store.where)
+            store.discard()  # (a store it did not create is only closed)
         raise
     return corpus, store, chat
 

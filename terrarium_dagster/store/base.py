@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import shutil
 import sqlite3
 import threading
@@ -174,21 +175,29 @@ SIDE_FILES = {
 STORE_FILE_SUFFIXES = ("", *SIDE_FILES)
 
 
-def refuse_side_file(db: str | Path, option: str = "--db") -> None:
-    """Refuse, in one line, a path (given as `option`) that names a side file of a file beside
-    it (`store.db-calls`, `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no
-    store (an empty ledger read as an empty store, a lease as notes); written, a database there
-    is taken for that file's (SQLite reads a store made at `store.db-wal` as `store.db`'s log,
-    and the next opening of `store.db` removes it). The one rule for every command given a
-    store (`--db`) or making an SQLite file (`recover --out`, `import --out`); a store's own
-    name never ends so."""
+def refuse_side_file(db: str | Path, option: str = "--db", *, store: bool = True) -> None:
+    """Refuse, in one line, a path that names a side file of a file beside it (`store.db-calls`,
+    `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no store (an empty ledger
+    read as an empty store, a lease as notes); written, a database there is taken for that
+    file's (SQLite reads a store made at `store.db-wal` as `store.db`'s log, and the next
+    opening of `store.db` removes it), and a folder there is in the way of that file. The one
+    rule for every command given a store (`--db`, or `TERRARIUM_DB` or the configuration
+    file's `db`: `option` names where the path came from) or making a file or a folder
+    (`recover --out`, `import --out`, `export --out`: not a `store`, so another name is asked
+    for); a store's own name never ends so."""
     path = str(db).removeprefix(_SQLITE_URL)
     for suffix, kind in SIDE_FILES.items():
         stem = path.removesuffix(suffix)
         if stem != path and stem and Path(stem).expanduser().is_file():
-            instead = f"give --db {stem}" if option == "--db" else f"give {option} another name"
+            given = f"{option} {db}" if option.startswith("--") else f"{option} ({db})"
+            if not store:
+                instead = f"give {option} another name"
+            elif option.startswith("--"):
+                instead = f"give {option} {stem}"
+            else:
+                instead = f"set {option} to {stem}"
             raise InputError(
-                f"{option} {db} names the {kind} beside {stem} (a side file of that store); "
+                f"{given} names the {kind} beside {stem} (a side file of that store); "
                 f"nothing was written; {instead}"
             )
 
@@ -227,6 +236,31 @@ def remove_store_files(target: str | Path, *, only: frozenset[str] | None = None
                 Path(name).unlink(missing_ok=True)
 
 
+def _empty_file_times(target: str) -> tuple[int, int] | None:
+    """The access and modification times of `target` when it is an empty file (`touch
+    glossary.db`: a store is made there as where there was none), else None."""
+    if target == MEMORY:
+        return None
+    try:
+        found = Path(target).stat()
+    except OSError:
+        return None
+    if found.st_size or not Path(target).is_file():
+        return None
+    return found.st_atime_ns, found.st_mtime_ns
+
+
+def _undo_creation(target: str, made: frozenset[str], emptied: tuple[int, int] | None) -> None:
+    """Leave `target`'s folder as it was before a store was made there: the files that were not
+    there (`made`) removed, an empty file the store was made in (`emptied`: its times) empty
+    again, with its times."""
+    remove_store_files(target, only=made)
+    if emptied is not None:
+        with contextlib.suppress(OSError):
+            os.truncate(target, 0)
+            os.utime(target, ns=emptied)
+
+
 class StoreConnection:
     """One SQLite connection in autocommit mode with explicit, nestable transactions."""
 
@@ -239,7 +273,9 @@ class StoreConnection:
         or folder the user cannot write (then through ``immutable=1`` when SQLite cannot set up
         the shared WAL index beside the file)."""
         self.read_only = read_only
-        self.created = False  # True when this connection created the store's file
+        self.created = False  # True when this connection made the store (a new or empty file)
+        self._made: frozenset[str] = frozenset()  # the store's files that were not there
+        self._emptied: tuple[int, int] | None = None  # an empty file's times, the store made in it
         self._lock = threading.RLock()
         self._depth = 0
         self._read_only_since: int | None = None
@@ -264,6 +300,7 @@ class StoreConnection:
             if target != MEMORY:
                 refuse_not_a_store(Path(target), self.where)
             new_files = _absent_store_files(target)
+            emptied = _empty_file_times(target)
             try:
                 conn = sqlite3.connect(
                     target,
@@ -291,17 +328,21 @@ class StoreConnection:
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
             blank = schema_version(conn) == 0
-            self.created = migrate(conn, self.where) > 0 and blank and target in new_files
+            creating = target in new_files or emptied is not None
+            self.created = migrate(conn, self.where) > 0 and blank and creating
+            if self.created:
+                self._made, self._emptied = new_files, emptied
         except sqlite3.Error as exc:
             conn.close()
             if read_only:
                 self._let_go()
                 raise store_error(f"cannot open annotator store {self.where}", exc, path) from exc
-            # A store being created leaves none of its files behind; an existing store's files
-            # are left alone (its WAL may be another process's).
-            creating = target in new_files
+            # A store being created leaves none of its files behind (an empty file it was made
+            # in, empty); an existing store's files are left alone (its WAL may be another
+            # process's).
+            creating = target in new_files or emptied is not None
             if creating:
-                remove_store_files(target, only=new_files)
+                _undo_creation(target, new_files, emptied)
             verb = "create" if creating else "open"
             error = store_error(f"cannot {verb} annotator store {self.where}", exc, self.where)
             if creating and isinstance(error, DiskSpaceError):
@@ -311,8 +352,8 @@ class StoreConnection:
             conn.close()
             if read_only:
                 self._let_go()  # a store refused as damaged: its folder as it was
-            elif target in new_files:
-                remove_store_files(target, only=new_files)
+            elif target in new_files or emptied is not None:
+                _undo_creation(target, new_files, emptied)
             raise
         self._conn = conn
 
@@ -392,6 +433,14 @@ class StoreConnection:
             self._conn.close()
             self._conn = None
             self._let_go()
+
+    def discard(self) -> None:
+        """Close a store this connection made (`created`) and leave its folder as it was before:
+        a command refused after making it keeps nothing of it (a new file removed, an empty
+        file it was made in empty again). A store that was there already is only closed."""
+        self.close()
+        if self.created:
+            _undo_creation(self.where, self._made, self._emptied)
 
     def _let_go(self) -> None:
         """A reader's connection closed: the WAL files its opening made are removed."""

@@ -18,7 +18,7 @@ import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from terrarium_dagster.errors import InputError, StoreError
+from terrarium_dagster.errors import CorpusAsStoreError, InputError, StoreError
 
 Migration = Sequence[str] | Callable[[sqlite3.Connection], None]
 
@@ -331,11 +331,7 @@ def refuse_unversioned(conn: sqlite3.Connection, where: str) -> None:
             f"`terrarium recover --db {where} --out NEW.db`"
         )
     if {"thread", "post"} <= set(tables):
-        raise InputError(
-            f"{where} is a corpus, not an annotator store; nothing was written; give --db the "
-            "store's file (a corpus is what `terrarium run --corpus` reads; a new --db name "
-            "makes a new store)"
-        )
+        raise CorpusAsStoreError(where)
     shown = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
     raise InputError(
         f"{where} is an SQLite database but not an annotator store (it holds tables {shown}); "
