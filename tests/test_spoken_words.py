@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from terrarium_dagster.backends.curate_view import CurateEntryView
+from terrarium_dagster.backends.curate_view import CurateEntryView, parse_curate_message
 from terrarium_dagster.backends.offline_curator import offline_curate
 from terrarium_dagster.backends.term_reasons import closed_compound_reason, spoken_reason
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL, QM_LABEL
@@ -102,3 +102,78 @@ def test_the_curator_rejects_them() -> None:
         ]
     )
     assert [decision["decision"] for decision in decisions] == ["REJECT", "REJECT"], decisions
+
+
+# A text written for these tests: a dialect word two paragraphs say, each quoted on the sources
+# line, while the evidence (cut to the first paragraph's window) shows it once.
+BLAITHE_QUOTES = (
+    "“It’s a blaithe morning for the crossing,” said the ferryman.",
+    "“Aye, blaithe enough,” the old woman answered, “if the wind holds.”",
+)
+BLAITHE_EVIDENCE = (
+    "“It’s a blaithe morning for the crossing,” said the ferryman. We stepped down into the "
+    "boat and he pushed off from the pier.",
+)
+
+
+def _quoted(quotes: tuple[str, ...], **kw: object) -> CurateEntryView:
+    view = _view("blaithe", BLAITHE_EVIDENCE, **kw)  # type: ignore[arg-type]
+    return CurateEntryView(
+        entry_id=view.entry_id,
+        term=view.term,
+        definition=view.definition,
+        source_posts=view.source_posts,
+        source_count=view.source_count,
+        evidence=view.evidence,
+        story_label=view.story_label,
+        source_quotes=quotes,
+    )
+
+
+def test_a_word_every_quoted_source_says_is_how_a_character_talks() -> None:
+    """Shown once in the evidence, said in both paragraphs its sources quote: speech."""
+    assert spoken_reason(_view("blaithe", BLAITHE_EVIDENCE)) is None  # the evidence alone: thin
+    reason = spoken_reason(_quoted(BLAITHE_QUOTES))
+    assert reason is not None and "2 paragraphs" in reason
+    assert offline_curate([_quoted(BLAITHE_QUOTES)])[0]["decision"] == "REJECT"
+
+
+@pytest.mark.parametrize(
+    "quotes",
+    [
+        (BLAITHE_QUOTES[0], "The blaithe wind came off the water all that day."),  # narration
+        (BLAITHE_QUOTES[0],),  # one paragraph only
+        ("He used the word “blaithe” of the weather.", "“Blaithe!”"),  # only quoted alone
+        ("blaithe enough,” the old woman answered.", BLAITHE_QUOTES[0]),  # no opening mark
+    ],
+)
+def test_a_word_not_said_in_every_quoted_source_stays(quotes: tuple[str, ...]) -> None:
+    view = _quoted(quotes)
+    if quotes[0].startswith("He used"):  # nor in the evidence
+        view = CurateEntryView(**{**_fields(view), "evidence": ()})
+    assert spoken_reason(view) is None
+
+
+def test_the_quoted_sources_rule_is_a_novels_and_spares_what_is_said_of_it() -> None:
+    assert spoken_reason(_quoted(BLAITHE_QUOTES, label=QM_LABEL)) is None
+    described = _quoted(BLAITHE_QUOTES, definition="A wind off the firth that the boats wait on.")
+    assert spoken_reason(described) is None
+
+
+def test_the_curate_message_carries_the_sources_quotes() -> None:
+    message = (
+        "# Task: curate\n\n## Entry E7: blaithe\n"
+        "- [E7] blaithe [tentative]: A term of the story.\n"
+        "first seen: >>3 (thread 1) · new in this thread\n"
+        f'sources: >>3 "{BLAITHE_QUOTES[0]}"; >>9 "{BLAITHE_QUOTES[1]}"; and 1 more\n'
+        "### Evidence\n"
+        f">>3 (text, first appearance): {BLAITHE_EVIDENCE[0]}\n"
+    )
+    (view,) = parse_curate_message(message)
+    assert view.source_quotes == BLAITHE_QUOTES
+    assert view.source_count == 3
+    assert spoken_reason(view) is not None
+
+
+def _fields(view: CurateEntryView) -> dict[str, object]:
+    return {name: getattr(view, name) for name in CurateEntryView.__dataclass_fields__}

@@ -18,6 +18,8 @@ from terrarium_dagster.curation.review_prompt import (
 from terrarium_dagster.terms.text_search import find_term
 
 _POST_REF = re.compile(r">>(\d+)")
+# A source on the sources line: `>>12 "the sentence naming it"` (the quote may be cut with "…").
+_SOURCE_QUOTE = re.compile(r'>>\d+ "(.*?)"(?=; |$)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,7 @@ class CurateEntryView:
     quiet_threads: int = 0  # left tentative, unchanged: the threads since one last named it
     story_ends: bool = False  # under review at a book's last thread: none after it names it
     story_label: str = QM_LABEL  # how the evidence labels the story's own posts ("text": a book)
+    source_quotes: tuple[str, ...] = ()  # the sentence of each listed source naming it, if shown
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -65,6 +68,7 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
         posts = tuple(dict.fromkeys(int(p) for p in _POST_REF.findall(sources_line)))
         more = re.search(r"and (\d+) more", sources_line)
         count = len(posts) + (int(more.group(1)) if more else 0)
+        quotes = tuple(_SOURCE_QUOTE.findall(sources_line))
         qm_mentions = 0
         evidence: list[str] = []
         label = QM_LABEL
@@ -117,6 +121,7 @@ def parse_curate_message(text: str) -> list[CurateEntryView]:
                     STORY_ENDS in line for line in lines if line.startswith("first seen:")
                 ),
                 story_label=label,
+                source_quotes=quotes,
             )
         )
     return views

@@ -775,11 +775,43 @@ def spoken_reason(view: CurateEntryView) -> str | None:
             if quote is None:
                 return None  # the narration's word
             found += _holds_other_words(quote, text[start:end])  # alone: a word quoted or cried
-    if found < SPOKEN_MENTIONS:
+    if found >= SPOKEN_MENTIONS:
+        return (
+            f"'{term}' is written only inside the characters' speech ({found} times in the "
+            "evidence), with nothing said of it: a word of how they talk"
+        )
+    said = _said_in_sources(view)
+    if said < SPOKEN_MENTIONS or (not found and not _worded_in_sources(view)):
         return None
     return (
-        f"'{term}' is written only inside the characters' speech ({found} times in the "
-        "evidence), with nothing said of it: a word of how they talk"
+        f"'{term}' is written only inside the characters' speech (in each of the {said} "
+        "paragraphs its sources quote), with nothing said of it: a word of how they talk"
+    )
+
+
+def _said_in_sources(view: CurateEntryView) -> int:
+    """How many of the sentences the sources line quotes name the entry, each only inside
+    quotation marks; 0 when one of them names it in the narration (or in a sentence cut from
+    a speech whose opening mark it does not show: too little to tell)."""
+    said = 0
+    for sentence in view.source_quotes:
+        spans = find_term(sentence, view.term)
+        if not spans:
+            continue
+        if any(_quotation_around(sentence, start) is None for start, _end in spans):
+            return 0
+        said += 1
+    return said
+
+
+def _worded_in_sources(view: CurateEntryView) -> bool:
+    """Whether a source's quoted sentence names the entry among other words of a quotation:
+    speech, not a word only ever quoted or cried alone ("the word “sak”", "“Sak!”")."""
+    return any(
+        _holds_other_words(quote, sentence[start:end])
+        for sentence in view.source_quotes
+        for start, end in find_term(sentence, view.term)
+        if (quote := _quotation_around(sentence, start)) is not None
     )
 
 
