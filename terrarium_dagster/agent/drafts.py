@@ -32,7 +32,9 @@ A block is one unit of committed work, one store transaction (`run_block`):
 
 A draft that needed the shared context compacted (the server refused a request as too long, or
 its own copy had to compact) is annotated serially at its turn, so no compaction is logged that
-the committed context did not have.
+the committed context did not have. A wave that drafts scenes again first makes room on the
+committed context (`BlockSteps.make_room`), as the serial run does at that scene's turn: the
+scenes committed since the block began made the history longer than the room it made.
 
 Conflicts are decided by content at the points where waves begin, never by timing:
 a run is deterministic, and a killed run loses at most the open block and redoes it from the same
@@ -621,6 +623,13 @@ class BlockSteps(Protocol):
         """Annotate the draft's scene on the committed context, as a serial run does."""
         ...
 
+    def make_room(self, draft: SceneDraft, later: Sequence[SceneDraft]) -> None:
+        """At `draft`'s turn, before a wave drafts it again beside `later`: compact the
+        committed context as a serial run compacts it at that scene's turn, for the largest of
+        their scene messages and its rounds (the earlier scenes' turns joined the history since
+        the block made room)."""
+        ...
+
     def stale(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> bool:
         """Whether `draft` (finished) would not commit against the glossary as it would stand
         once the drafts of `basis` committed as drafted."""
@@ -672,7 +681,11 @@ def run_block(
                 # each later draft is judged, and drafted again, as if the drafts before it
                 # (this one and those after, as they stand) committed as drafted: what a chain
                 # of scenes needs from each other is then in view a wave early; of a draft
-                # judged stale, the views replay what its redraft will most likely write
+                # judged stale, the views replay what its redraft will most likely write.
+                # The earlier scenes' turns joined the history since the block made room: make
+                # it again first, on the committed context, as the serial run does at this turn
+                # (else the redrafts' copies outgrow it and are annotated serially at their turn)
+                steps.make_room(draft, current[turn + 1 :])
                 bases = {later: tuple(current[turn:later]) for later in range(turn, len(current))}
                 views = SpeculativeViews()  # the bases are prefixes of one another: shared
                 for later in range(turn, len(current)):

@@ -985,6 +985,28 @@ class _BlockSteps:
             calls, self.thread, draft.scene, draft.index, self.count, redraft=True
         )
 
+    def make_room(self, draft: SceneDraft, later: Sequence[SceneDraft]) -> None:
+        annotator = self.annotator
+        thread, scene = self.thread, draft.scene
+        reserve = int(annotator.context.limit * ROUND_RESERVE_SHARE)
+
+        def largest() -> str:
+            message = annotator._scene_message(thread, scene, draft.index + 1, self.count)
+            drafted = [str(other.turns[0].get("content") or "") for other in later]
+            return max([message, *drafted], key=len)
+
+        calls = annotator.calls.serving(thread, scene)
+        asked: dict[str, Any] = {
+            "thread_id": thread.id,
+            "scene_id": scene.id,
+            "reserve_tokens": reserve,
+            "model": calls,
+            "boundary": False,  # the block settled the thread-start fold: the budget alone
+        }
+        if annotator.context.prepare(largest(), **asked):
+            # compaction removed history the messages relied on: they list more now
+            annotator.context.prepare(largest(), **asked)
+
     def stale(self, draft: SceneDraft, basis: tuple[SceneDraft, ...]) -> bool:
         annotator = self.annotator
 

@@ -218,13 +218,17 @@ class ContextManager:
         reserve_tokens: int = 0,
         model: ModelCalls | None = None,
         kept_summary_ahead: bool = True,
+        boundary: bool = True,
     ) -> list[CompactionEvent]:
         """Make room for a scene: compact until the scene message plus `reserve_tokens` (room for
         its tool rounds) fits. Returns the compaction events (empty when nothing was needed).
         `model`: how this scene's compaction asks for summaries and the flush (default: the
         `summarizer` and `flusher` the manager was made with). `kept_summary_ahead`: whether
         the summary of a thread kept in the history (`defer_fold`) is asked for now, beside
-        the scenes (False when this run ends before the fold that takes it).
+        the scenes (False when this run ends before the fold that takes it). `boundary`: False
+        for room made again inside a block of drafted scenes (its wave drafting scenes again),
+        whose thread-start fold was settled when the block made room: only the budget
+        compacts then.
 
         At the first scene of a thread, finished threads that fill at least `min_free_tokens` of
         the history are folded right away, whether or not the budget needs it yet: compaction
@@ -237,7 +241,7 @@ class ContextManager:
         Raises BudgetError when even an empty history cannot hold the scene message itself.
         """
         scene = [{"role": "user", "content": scene_message}]
-        due, keep = self._boundary_fold(thread_id)
+        due, keep = self._boundary_fold(thread_id) if boundary else (False, None)
         events: list[CompactionEvent] = []
         if due:  # with `defer_fold` the fold alone (the kept thread stays), then the budget
             events = self._compact(
