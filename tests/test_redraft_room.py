@@ -11,20 +11,26 @@ compaction the serial run makes at that scene's turn, so the redrafts fit.
 
 A real public novel excerpt (*The Gods of Mars*, chapters III-IV, as Gutenberg ships it) through
 the loopback server that enforces a window of 8,192 tokens counted as Qwen3 counts them and
-answers with the forgetful model (its answers depend on what it is shown), serially and at 16.
+answers with the forgetful model (its answers depend on what it is shown), serially and at 16;
+and through the loopback kill server, SIGKILLed at the requests of the compaction such a wave
+makes inside its block (a fold of the story, a chunk's summary), the resumed run writes exactly
+what an uninterrupted one writes.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from terrarium_dagster.testing import qwen3
 from terrarium_dagster.testing.forgetful import ForgetfulBackend
-from tests.support.cli import run_args, terrarium
+from tests.support.cli import TERRARIUM, run_args, terrarium
+from tests.support.kill_server import KillPoint, run_kill_server
+from tests.support.store_dump import dump_differences, store_dump
 from tests.support.window_server import run_window_server
 
 BOOKS = Path(__file__).parent / "data" / "books"
@@ -99,3 +105,46 @@ def test_a_redraft_wave_fits_beside_the_history_the_block_grew(
     )
     assert calls <= 2.2 * serial_calls, (calls, serial_calls)
     assert tokens <= 1.7 * serial_tokens, (tokens, serial_tokens)
+
+
+def test_a_sigkill_inside_the_room_a_redraft_wave_makes_resumes_exactly(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """The compaction a redraft wave makes runs inside the block's transaction, between two
+    waves: a kill at its requests loses the open block, and the resumed run makes the same room
+    at the same point (decided by the committed past alone) and writes the same store."""
+    with sqlite3.connect(corpus) as conn:
+        threads = [row[0] for row in conn.execute("SELECT id FROM thread ORDER BY id")]
+    reference, killed = tmp_path / "reference.db", tmp_path / "killed.db"
+    backend = ForgetfulBackend(max_model_len=WINDOW)
+    with run_kill_server(WINDOW, backend=backend) as server:
+
+        def command(db: Path) -> list[str]:
+            options = {"context_budget": WINDOW, "concurrency": 16}
+            return [TERRARIUM, *run_args(db, corpus, agent_url=server.url, **options), "-v"]
+
+        done = subprocess.run(command(reference), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        # where the waves made room: a fold of the story in the second chapter's block, a
+        # chunk's summary in the third's, each between two scene requests of that block
+        asked = [(request.kind, request.thread_id) for request, _status in server.requests]
+        for kind, thread in (("fold_story", None), ("summarize_chunk", threads[2])):
+            at = asked.index((kind, thread))
+            assert asked[at - 1][0] == asked[at + 1][0] == "scene", (kind, asked[at - 3 : at + 3])
+        assert "annotated serially at its turn" not in done.stderr
+
+        server.requests.clear()
+        server.kill_points = [KillPoint("fold_story"), KillPoint("summarize_chunk", threads[2])]
+        codes = []
+        for _ in range(4):
+            process = subprocess.Popen(
+                command(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            server.victim = process
+            codes.append(process.wait(timeout=300))
+            if codes[-1] == 0:
+                break
+    assert codes == [-9, -9, 0], codes
+    assert len(server.kills) == 2
+    problems = dump_differences(store_dump(reference), store_dump(killed))
+    assert not problems, "\n".join(problems)
