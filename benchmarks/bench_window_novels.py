@@ -6,7 +6,11 @@ loopback server of `tests/support/window_server.py`: it counts every prompt in Q
 (`terrarium_dagster/testing/qwen3.py`), refuses what does not fit with vLLM's 400, and answers with
 the forgetful model (`terrarium_dagster/testing/forgetful.py`), whose answers depend on what it is
 shown. One line per run: the exit code, its time, the requests the server saw, how many it refused
-as too long, and the largest prompt plus answer room it took; with `--gold BOOK=LIST.yaml`, that
+as too long, the largest prompt plus answer room it took, and the prompt tokens of all its chat
+requests with the share a server's prefix cache would not hold (`PrefixCache`: vLLM's automatic
+prefix caching with a cache that forgets nothing, judged on the rendered prompt in blocks of 256
+characters: an upper bound of what a real cache holds, so the uncached figure is a lower bound,
+comparable between levels); with `--gold BOOK=LIST.yaml`, that
 book's runs are scored against its gold list as `terrarium score` scores them (recall, split
 referents, live entries), so the levels of one book can be compared. The benchmark exits 1 when
 any request was refused or any run did not finish (a non-zero exit), 0 otherwise.
@@ -24,15 +28,54 @@ not a test: `tests/test_window_books.py` runs excerpts of four books in the suit
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import tempfile
+import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from terrarium_dagster.testing import qwen3
 from terrarium_dagster.testing.forgetful import ForgetfulBackend
 from tests.support.cli import run_args, said, terrarium
 from tests.support.window_server import run_window_server
+
+
+class PrefixCache:
+    """Counts a chat request's Qwen3 prompt tokens as the server does (`counting`) and estimates
+    how many of them a prefix cache would hold: the request's rendered prompt is cut into blocks
+    of `BLOCK` characters, each identified with everything before it; the leading blocks some
+    earlier request also had are cached, and the cached tokens are that share of the prompt's."""
+
+    BLOCK = 256
+
+    def __init__(self) -> None:
+        self._seen: set[bytes] = set()
+        self._lock = threading.Lock()
+        self.prompt = 0
+        self.cached = 0
+
+    def counting(self, body: Mapping[str, Any]) -> int:
+        tokens = qwen3.request_tokens(body)
+        if "max_tokens" not in body and "max_completion_tokens" not in body:
+            return tokens  # a /tokenize: nothing is prefilled
+        thinking = bool((body.get("chat_template_kwargs") or {}).get("enable_thinking", True))
+        text = qwen3.render(body.get("messages") or [], body.get("tools"), enable_thinking=thinking)
+        running = hashlib.sha256()
+        blocks = []
+        for start in range(0, len(text) - len(text) % self.BLOCK, self.BLOCK):
+            running.update(text[start : start + self.BLOCK].encode())
+            blocks.append(running.copy().digest())
+        with self._lock:
+            held = 0
+            while held < len(blocks) and blocks[held] in self._seen:
+                held += 1
+            self._seen.update(blocks)
+            self.prompt += tokens
+            self.cached += tokens * held * self.BLOCK // max(1, len(text))
+        return tokens
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                 for stale in workdir.glob(store.name + "*"):
                     stale.unlink()
                 backend = ForgetfulBackend(max_model_len=window)
-                with run_window_server(window, counting=qwen3.request_tokens, backend=backend) as s:
+                cache = PrefixCache()
+                with run_window_server(window, counting=cache.counting, backend=backend) as s:
                     started = time.monotonic()
                     done = terrarium(
                         *run_args(
@@ -87,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{book.stem:12s} window {window:6d} concurrency {level:2d}: exit "
                     f"{done.returncode}, {took:6.1f} s, {requests} requests, {over} refused as "
-                    f"too long, largest {largest}"
+                    f"too long, largest {largest}, {cache.prompt} prompt tokens "
+                    f"({cache.prompt - cache.cached} uncached)"
                     + (f" · {lines[-1]}" if lines else "")
                     + (_scored(store, Path(golds[book.stem])) if book.stem in golds else ""),
                     flush=True,
