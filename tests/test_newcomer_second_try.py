@@ -8,23 +8,26 @@ reads, an export made again.
 
 from __future__ import annotations
 
-import argparse
 import ast
-import re
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run_args
-from tests.support.newcomer import one_line_refusal, run_terrarium
+from tests.support.newcomer import (
+    OPTION,
+    QUOTED,
+    command_options,
+    misaddressed,
+    one_line_refusal,
+    run_terrarium,
+)
 
 pytest_plugins = ["tests.support.newcomer"]
 
 DUBLINERS = Path(__file__).parent / "data" / "books" / "dubliners-1990s.txt"
 GOLD = Path(__file__).parent / "data" / "books" / "princess-of-mars-gold.yaml"
 PACKAGE = Path(__file__).parents[1] / "terrarium_dagster"
-QUOTED = re.compile(r"`terrarium ([a-z]+)([^`]*)`")
-OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 
 
 @pytest.fixture(scope="module")
@@ -215,37 +218,10 @@ def test_an_export_made_again_with_nothing_changed_touches_no_file(
         assert _stamps(tmp_path) == first
 
 
-def _options() -> dict[str, set[str]]:
-    """Each command's options, from the parser the `terrarium` script runs."""
-    from terrarium_dagster.cli.app import build_parser
-
-    (commands,) = [
-        action
-        for action in build_parser()._actions
-        if isinstance(action, argparse._SubParsersAction)
-    ]
-    return {
-        name: {flag for action in parser._actions for flag in action.option_strings}
-        for name, parser in commands.choices.items()
-    }
-
-
-def _misaddressed(line: str, command: str, options: dict[str, set[str]]) -> list[str]:
-    """The options `line` (said by `command`) names that the command it names does not take:
-    in a quoted `terrarium CMD ...`, CMD's; elsewhere, `command`'s own."""
-    wrong = []
-    for named, rest in QUOTED.findall(line):
-        wrong += [f"{named} {flag}" for flag in OPTION.findall(rest) if flag not in options[named]]
-    unquoted = QUOTED.sub("", line)
-    return wrong + [
-        f"{command} {flag}" for flag in OPTION.findall(unquoted) if flag not in options[command]
-    ]
-
-
 def test_every_command_a_message_quotes_takes_the_options_it_names() -> None:
     """Every `terrarium CMD --option ...` the package says (its string constants, f-strings'
     text parts) names a command that takes those options."""
-    options = _options()
+    options = command_options()
     wrong = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -274,7 +250,7 @@ def test_a_message_names_only_options_its_command_takes(
     corpus moved "give --corpus where it is now": status takes no --corpus ("unrecognized").
     Each line now names options of the command it is said by, or quotes the one that takes them."""
     corpus, _ = built
-    options = _options()
+    options = command_options()
     moved = tmp_path / "store.db"  # a store whose corpus is gone
     gone = tmp_path / "gone.db"
     gone.write_bytes(corpus.read_bytes())
@@ -289,19 +265,19 @@ def test_a_message_names_only_options_its_command_takes(
             line = one_line_refusal(
                 run_terrarium(command, "--db", str(corpus), *extra), "is a corpus"
             )
-            assert _misaddressed(line, command, options) == [], line
+            assert misaddressed(line, command, options) == [], line
         status = run_terrarium("status", "--db", str(moved))
         assert status.returncode == 0, status.stderr
         (said,) = [line for line in status.stdout.splitlines() if "not there any more" in line]
         assert "`terrarium run --corpus`" in said
-        assert _misaddressed(said, "status", options) == [], said
+        assert misaddressed(said, "status", options) == [], said
         for command in ("lineage", "export"):
             extra = ["E1"] if command == "lineage" else ["--format", "json", "--out", "g.json"]
             line = one_line_refusal(
                 run_terrarium(command, "--db", str(moved), *extra, cwd=tmp_path),
                 "not there any more",
             )
-            assert _misaddressed(line, command, options) == [], line
+            assert misaddressed(line, command, options) == [], line
     assert not (tmp_path / "r.db").exists() and not (tmp_path / "g.json").exists()
 
 

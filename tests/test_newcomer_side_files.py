@@ -14,43 +14,14 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.cli import build_parser
-from tests.support.cli import digest, store_copy
-from tests.support.newcomer import one_line_refusal, run_terrarium
-
-GOLD = Path(__file__).parents[1] / "terrarium_dagster" / "corpus" / "sample" / "gold.yaml"
-SIDE_FILES = {
-    "-calls": "call ledger",
-    "-lease": "writer's lease",
-    "-wal": "write-ahead log",
-    "-shm": "shared-memory index",
-    "-journal": "rollback journal",
-}
-
-
-def _folder(path: Path) -> dict[str, str]:
-    """Every file under `path` with its content's digest (a folder: its name alone)."""
-    return {
-        str(item.relative_to(path)): digest(item) if item.is_file() else "folder"
-        for item in sorted(path.rglob("*"))
-    }
-
-
-def _db_commands(out: Path) -> dict[str, list[str]]:
-    """Every command that takes --db, with what else it needs to get that far."""
-    return {
-        "run": ["--offline"],
-        "edition": ["--offline", "--as-of-thread", "ch1"],
-        "status": [],
-        "export": ["--format", "json", "--out", str(out / "g.json")],
-        "lineage": ["E1"],
-        "score": ["--gold", str(GOLD)],
-        "serve": ["--port", "0"],
-        "dev": ["--offline", "--port", "0"],
-        "undo": ["--decision", "1"],
-        "recover": ["--out", str(out / "r.db")],
-        "snapshots": [],
-        "why": ["E1", "--offline"],
-    }
+from tests.support.cli import store_copy
+from tests.support.newcomer import (
+    SIDE_FILES,
+    db_commands,
+    folder_digests,
+    one_line_refusal,
+    run_terrarium,
+)
 
 
 def test_every_command_with_db_is_listed_here() -> None:
@@ -63,7 +34,7 @@ def test_every_command_with_db_is_listed_here() -> None:
         for name, sub in commands.choices.items()
         if any("--db" in action.option_strings for action in sub._actions)
     }
-    assert with_db == set(_db_commands(Path())), "a new command with --db: add it to the list"
+    assert with_db == set(db_commands(Path())), "a new command with --db: add it to the list"
 
 
 @pytest.mark.parametrize("suffix", list(SIDE_FILES))
@@ -79,9 +50,9 @@ def test_a_side_file_given_as_db_names_its_store_for_every_command(
     side = store.with_name(store.name + suffix)
     if suffix in ("-calls", "-lease"):  # as a run leaves them
         side.write_bytes(b"" if suffix == "-calls" else b'{"run_id": "r"}'.ljust(512))
-    before = _folder(tmp_path)
+    before = folder_digests(tmp_path)
     for _ in range(2):
-        for command, extra in _db_commands(tmp_path).items():
+        for command, extra in db_commands(tmp_path).items():
             line = one_line_refusal(
                 run_terrarium(command, "--db", str(side), *extra, cwd=tmp_path),
                 f"--db {side} names the {SIDE_FILES[suffix]} beside {store}",
@@ -89,7 +60,7 @@ def test_a_side_file_given_as_db_names_its_store_for_every_command(
                 "nothing was written",
             )
             assert "terrarium run --db" not in line, (command, line)
-            assert _folder(tmp_path) == before, command
+            assert folder_digests(tmp_path) == before, command
 
 
 BOOK = Path(__file__).parent / "data" / "books" / "gods-of-mars-iii-iv.txt"
@@ -123,12 +94,12 @@ def test_a_refused_command_leaves_the_store_folder_as_it_found_it(
     other.parent.mkdir()
     assert run_terrarium("import", str(BOOK), "--out", str(other)).returncode == 0
     store = store_copy(offline_bundled_store, tmp_path)
-    before = _folder(store.parent)
+    before = folder_digests(store.parent)
     for reason, command in _refusals(store, other).items():
         for _ in range(2):
             one_line_refusal(run_terrarium(*command, cwd=tmp_path))
-            assert _folder(store.parent) == before, reason
-    assert sorted(_folder(tmp_path)) == sorted(
+            assert folder_digests(store.parent) == before, reason
+    assert sorted(folder_digests(tmp_path)) == sorted(
         ["book", "book/gods.db", "store", *(f"store/{name}" for name in before)]
     )
     undone = run_terrarium("undo", "--db", str(store), "--decision", "1")
@@ -170,7 +141,7 @@ def test_an_empty_file_or_no_store_is_refused_by_every_command_that_needs_one(
     empty, missing = tmp_path / "glossary.db", tmp_path / "missing.db"
     empty.touch()
     needs_a_store = {
-        name: extra for name, extra in _db_commands(tmp_path).items() if name not in ("run", "dev")
+        name: extra for name, extra in db_commands(tmp_path).items() if name not in ("run", "dev")
     }
     for _ in range(2):
         for command, extra in needs_a_store.items():
@@ -228,7 +199,7 @@ def test_a_new_file_is_never_made_at_a_side_file_of_a_store(
     looks for a journal. Both are refused in one line, nothing written."""
     store = store_copy(offline_bundled_store, tmp_path)
     book = Path(__file__).parent / "data" / "books" / "gods-of-mars-iii-iv.txt"
-    before = _folder(tmp_path)
+    before = folder_digests(tmp_path)
     for suffix, kind in SIDE_FILES.items():
         side = f"{store}{suffix}"
         for _ in range(2):
@@ -238,7 +209,7 @@ def test_a_new_file_is_never_made_at_a_side_file_of_a_store(
                     f"--out {side} names the {kind} beside {store}",
                     "nothing was written; give --out another name",
                 )
-                assert _folder(tmp_path) == before, (command, suffix)
+                assert folder_digests(tmp_path) == before, (command, suffix)
 
 
 def test_an_import_stopped_half_way_leaves_no_partial_corpus(

@@ -7,9 +7,7 @@ store's side file.
 
 from __future__ import annotations
 
-import argparse
 import os
-import re
 import shutil
 import signal
 import socket
@@ -20,55 +18,21 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import digest, store_copy
-from tests.support.newcomer import one_line_refusal, run_terrarium
-
-GOLD = Path(__file__).parents[1] / "terrarium_dagster" / "corpus" / "sample" / "gold.yaml"
-QUOTED = re.compile(r"`terrarium ([a-z]+)([^`]*)`")
-OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
-
-
-def _options() -> dict[str, set[str]]:
-    """Each command's options, from the parser the `terrarium` script runs."""
-    from terrarium_dagster.cli.app import build_parser
-
-    (commands,) = [
-        action
-        for action in build_parser()._actions
-        if isinstance(action, argparse._SubParsersAction)
-    ]
-    return {
-        name: {flag for action in parser._actions for flag in action.option_strings}
-        for name, parser in commands.choices.items()
-    }
-
-
-def _misaddressed(line: str, command: str, options: dict[str, set[str]]) -> list[str]:
-    """The options `line` (said by `command`) names that the command it names does not take."""
-    wrong = []
-    for named, rest in QUOTED.findall(line):
-        wrong += [f"{named} {flag}" for flag in OPTION.findall(rest) if flag not in options[named]]
-    unquoted = QUOTED.sub("", line)
-    return wrong + [
-        f"{command} {flag}" for flag in OPTION.findall(unquoted) if flag not in options[command]
-    ]
+from tests.support.newcomer import (
+    SIDE_FILES,
+    command_options,
+    db_commands,
+    folder_digests,
+    misaddressed,
+    one_line_refusal,
+    run_terrarium,
+)
 
 
 def _store_commands(out: Path) -> dict[str, list[str]]:
     """Every command that reads or writes a store (recover aside: it says a corpus needs no
     recovering), with what else it needs to get that far."""
-    return {
-        "run": ["--offline"],
-        "edition": ["--offline", "--as-of-thread", "ch1"],
-        "status": [],
-        "export": ["--format", "json", "--out", str(out / "g.json")],
-        "lineage": ["E1"],
-        "score": ["--gold", str(GOLD)],
-        "serve": ["--port", "0"],
-        "dev": ["--offline", "--port", "0"],
-        "undo": ["--decision", "1"],
-        "snapshots": [],
-        "why": ["E1", "--offline"],
-    }
+    return {name: extra for name, extra in db_commands(out).items() if name != "recover"}
 
 
 def test_a_corpus_given_as_the_store_is_named_a_corpus_and_how_to_give_it(
@@ -84,14 +48,14 @@ def test_a_corpus_given_as_the_store_is_named_a_corpus_and_how_to_give_it(
     corpus = tmp_path / "corpus.db"
     shutil.copyfile(sample_db, corpus)
     before = digest(corpus)
-    options = _options()
+    options = command_options()
     for _ in range(2):
         for command, extra in _store_commands(tmp_path).items():
             line = one_line_refusal(
                 run_terrarium(command, "--db", str(corpus), *extra, cwd=tmp_path),
                 f"{corpus} is a corpus, not an annotator store; nothing was written",
             )
-            assert _misaddressed(line, command, options) == [], line
+            assert misaddressed(line, command, options) == [], line
             if "--corpus" in options[command]:
                 assert f"give it as --corpus {corpus}, and --db " in line, line
             else:
@@ -110,23 +74,6 @@ def test_a_corpus_given_as_the_store_is_named_a_corpus_and_how_to_give_it(
         assert sorted(path.name for path in tmp_path.iterdir()) == [corpus.name]
 
 
-SIDE_FILES = {
-    "-calls": "call ledger",
-    "-lease": "writer's lease",
-    "-wal": "write-ahead log",
-    "-shm": "shared-memory index",
-    "-journal": "rollback journal",
-}
-
-
-def _folder(path: Path) -> dict[str, str]:
-    """Every file under `path` with its content's digest (a folder: its name alone)."""
-    return {
-        str(item.relative_to(path)): digest(item) if item.is_file() else "folder"
-        for item in sorted(path.rglob("*"))
-    }
-
-
 def test_terrarium_db_naming_a_side_file_is_named_as_the_variable(
     offline_bundled_store: Path, tmp_path: Path
 ) -> None:
@@ -135,7 +82,7 @@ def test_terrarium_db_naming_a_side_file_is_named_as_the_variable(
     variable (or the configuration file) that named the side file, and to set it to the store,
     in one line, nothing written, the second time as the first."""
     store = store_copy(offline_bundled_store, tmp_path)
-    before = _folder(tmp_path)
+    before = folder_digests(tmp_path)
     for _ in range(2):
         for suffix, kind in SIDE_FILES.items():
             side = f"{store}{suffix}"
@@ -146,7 +93,7 @@ def test_terrarium_db_naming_a_side_file_is_named_as_the_variable(
                     f"nothing was written; set TERRARIUM_DB to {store}",
                 )
                 assert "--db" not in line, (command, line)
-                assert _folder(tmp_path) == before, (command, suffix)
+                assert folder_digests(tmp_path) == before, (command, suffix)
     config = tmp_path / "terrarium.yaml"
     config.write_text(f"db: {store}-calls\n", encoding="utf-8")
     one_line_refusal(
@@ -171,7 +118,7 @@ def test_an_export_folder_named_like_a_side_file_of_a_store_is_refused(
     store = store_copy(offline_bundled_store, tmp_path)
     other = tmp_path / "other.db"  # a file beside, not the store exported: its side files too
     other.write_bytes(store.read_bytes())
-    before = _folder(tmp_path)
+    before = folder_digests(tmp_path)
     for _ in range(2):
         for stem in (store, other):
             for suffix, kind in SIDE_FILES.items():
@@ -184,7 +131,7 @@ def test_an_export_folder_named_like_a_side_file_of_a_store_is_refused(
                         f"--out {out} names the {kind} beside {stem}",
                         "nothing was written; give --out another name",
                     )
-                    assert _folder(tmp_path) == before, (format_name, out)
+                    assert folder_digests(tmp_path) == before, (format_name, out)
 
 
 def _free_port() -> int:
@@ -238,7 +185,7 @@ def test_serve_exports_dir_named_like_a_side_file_of_a_store_is_refused(
     named like the store's writer's lease, in the way of the next run. Refused in one line by
     the one rule of the side files, nothing made, the second time as the first."""
     store = store_copy(offline_bundled_store, tmp_path)
-    before = _folder(tmp_path)
+    before = folder_digests(tmp_path)
     for _ in range(2):
         for suffix, kind in SIDE_FILES.items():
             exports = f"{store}{suffix}"
@@ -247,7 +194,7 @@ def test_serve_exports_dir_named_like_a_side_file_of_a_store_is_refused(
                 f"--exports-dir {exports} names the {kind} beside {store}",
                 "nothing was written; give --exports-dir another name",
             )
-            assert _folder(tmp_path) == before, suffix
+            assert folder_digests(tmp_path) == before, suffix
 
 
 def test_a_store_given_as_the_corpus_is_refused_leaving_no_wal_file(
@@ -258,7 +205,7 @@ def test_a_store_given_as_the_corpus_is_refused_leaving_no_wal_file(
     corpus reader's read-only opening of a file in WAL mode made them and could not remove
     them. Every command given it as --corpus leaves the folder as it was, twice."""
     store = store_copy(offline_bundled_store, tmp_path)
-    before = _folder(tmp_path)
+    before = folder_digests(tmp_path)
     new = tmp_path / "new.db"
     commands = [
         ["run", "--offline", "--db", str(new)],
@@ -273,7 +220,7 @@ def test_a_store_given_as_the_corpus_is_refused_leaving_no_wal_file(
                 run_terrarium(*command, "--corpus", str(store), cwd=tmp_path),
                 f"{store} is an annotator store, not a corpus",
             )
-            assert _folder(tmp_path) == before, command
+            assert folder_digests(tmp_path) == before, command
 
 
 def test_export_to_a_dash_is_refused_not_a_folder_named_dash(
@@ -283,7 +230,7 @@ def test_export_to_a_dash_is_refused_not_a_folder_named_dash(
     a folder named "-" holding glossary.json, exit 0. Every format refuses it in one line with
     a path to give instead, nothing written."""
     store = store_copy(offline_bundled_store, tmp_path)
-    before = _folder(tmp_path)
+    before = folder_digests(tmp_path)
     examples = {"json": "glossary.json", "yaml": "glossary.yaml", "lorebook": "world.json"}
     for _ in range(2):
         for format_name in ("json", "yaml", "lorebook", "wiki", "site"):
@@ -295,4 +242,4 @@ def test_export_to_a_dash_is_refused_not_a_folder_named_dash(
                 "--out -: export writes a file or a folder, not standard output",
                 f"(e.g. --out {examples.get(format_name, format_name)})",
             )  # fmt: skip
-            assert _folder(tmp_path) == before, format_name
+            assert folder_digests(tmp_path) == before, format_name

@@ -6,6 +6,8 @@ a module (`mars_once`; `mars` copies it)."""
 
 from __future__ import annotations
 
+import argparse
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_args, store_copy, terrarium, terrarium_main
+from tests.support.cli import digest, run_args, store_copy, terrarium, terrarium_main
 
 MARS = Path(__file__).parents[1] / "data" / "books" / "princess-of-mars-ch1-10.txt"
 
@@ -71,3 +73,74 @@ def mars(mars_once: Path) -> Callable[[Path], Path]:
         return corpus
 
     return imported
+
+
+# A store's side files and what a refusal calls each (the product's words, written out here so a
+# change of them is seen): tests/test_newcomer_side_files.py and test_newcomer_third_try.py
+SIDE_FILES = {
+    "-calls": "call ledger",
+    "-lease": "writer's lease",
+    "-wal": "write-ahead log",
+    "-shm": "shared-memory index",
+    "-journal": "rollback journal",
+}
+
+
+def folder_digests(path: Path) -> dict[str, str]:
+    """Every file under `path` with its content's digest (a folder: its name alone)."""
+    return {
+        str(item.relative_to(path)): digest(item) if item.is_file() else "folder"
+        for item in sorted(path.rglob("*"))
+    }
+
+
+QUOTED = re.compile(r"`terrarium ([a-z]+)([^`]*)`")
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+
+
+def command_options() -> dict[str, set[str]]:
+    """Each command's options, from the parser the `terrarium` script runs."""
+    from terrarium_dagster.cli.app import build_parser
+
+    (commands,) = [
+        action
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    return {
+        name: {flag for action in parser._actions for flag in action.option_strings}
+        for name, parser in commands.choices.items()
+    }
+
+
+def misaddressed(line: str, command: str, options: dict[str, set[str]]) -> list[str]:
+    """The options `line` (said by `command`) names that the command it names does not take:
+    in a quoted `terrarium CMD ...`, CMD's; elsewhere, `command`'s own."""
+    wrong = []
+    for named, rest in QUOTED.findall(line):
+        wrong += [f"{named} {flag}" for flag in OPTION.findall(rest) if flag not in options[named]]
+    unquoted = QUOTED.sub("", line)
+    return wrong + [
+        f"{command} {flag}" for flag in OPTION.findall(unquoted) if flag not in options[command]
+    ]
+
+
+SAMPLE_GOLD = Path(__file__).parents[2] / "terrarium_dagster" / "corpus" / "sample" / "gold.yaml"
+
+
+def db_commands(out: Path) -> dict[str, list[str]]:
+    """Every command that takes --db, with what else it needs to get that far."""
+    return {
+        "run": ["--offline"],
+        "edition": ["--offline", "--as-of-thread", "ch1"],
+        "status": [],
+        "export": ["--format", "json", "--out", str(out / "g.json")],
+        "lineage": ["E1"],
+        "score": ["--gold", str(SAMPLE_GOLD)],
+        "serve": ["--port", "0"],
+        "dev": ["--offline", "--port", "0"],
+        "undo": ["--decision", "1"],
+        "recover": ["--out", str(out / "r.db")],
+        "snapshots": [],
+        "why": ["E1", "--offline"],
+    }
