@@ -58,11 +58,11 @@ class PrefixCache:
         self.cached = 0
 
     def counting(self, body: Mapping[str, Any]) -> int:
-        tokens = qwen3.request_tokens(body)
         if "max_tokens" not in body and "max_completion_tokens" not in body:
-            return tokens  # a /tokenize: nothing is prefilled
+            return qwen3.request_tokens(body)  # a /tokenize: nothing is prefilled
         thinking = bool((body.get("chat_template_kwargs") or {}).get("enable_thinking", True))
         text = qwen3.render(body.get("messages") or [], body.get("tools"), enable_thinking=thinking)
+        tokens = qwen3.count(text)  # what `request_tokens` counts, the prompt rendered once
         running = hashlib.sha256()
         blocks = []
         for start in range(0, len(text) - len(text) % self.BLOCK, self.BLOCK):

@@ -248,6 +248,10 @@ class Annotator:
         tokens = min(int(limit * STORY_SHARE), int((limit - self.prefix_tokens) * FREE_SHARE))
         return max(MIN_STORY_TOKENS, tokens) * CHARS_PER_TOKEN
 
+    def _round_reserve(self) -> int:
+        """The room a scene's own tool rounds are given when room is made for its message."""
+        return int(self.context.limit * ROUND_RESERVE_SHARE)
+
     def _scene_message(self, thread: Thread, scene: Scene, number: int, count: int) -> str:
         """The message of `scene` (a whole scene, or a part of one: `next_part`)."""
         return self._scene_reads(thread, scene, number, count)[0]
@@ -542,7 +546,7 @@ class Annotator:
     ) -> list[tuple[int, int]]:
         """Make room once, draft every scene at once, commit the drafts in story order; a draft
         whose reads an earlier scene of the block changed is annotated again at its turn."""
-        reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
+        reserve = self._round_reserve()
 
         def messages() -> list[tuple[str, frozenset[int]]]:
             built: list[tuple[str, frozenset[int]]] = []
@@ -666,7 +670,7 @@ class Annotator:
         next part starts, None when this ends the scene; `redraft`: its draft was set aside),
         each request through `calls` (its compaction's summaries and flush too)."""
         before = self.store.history.last_revision_id()
-        reserve = int(self.context.limit * ROUND_RESERVE_SHARE)
+        reserve = self._round_reserve()
         message = self._scene_message(thread, scene, index + 1, count)
         if self.context.prepare(
             message, thread_id=thread.id, scene_id=scene.id, reserve_tokens=reserve, model=calls
@@ -988,7 +992,7 @@ class _BlockSteps:
     def make_room(self, draft: SceneDraft, later: Sequence[SceneDraft]) -> None:
         annotator = self.annotator
         thread, scene = self.thread, draft.scene
-        reserve = int(annotator.context.limit * ROUND_RESERVE_SHARE)
+        reserve = annotator._round_reserve()
 
         def largest() -> str:
             message = annotator._scene_message(thread, scene, draft.index + 1, self.count)

@@ -126,6 +126,7 @@ def corpus_as_store(exc: CorpusAsStoreError, args: argparse.Namespace) -> str:
     corpus.db`): what the file is, and how this command takes it, naming only options it
     takes: as --corpus where it has one, else through the run that makes a store of it."""
     from terrarium_dagster.cli.arguments import db_option
+    from terrarium_dagster.store.base import pointing
 
     option = db_option(args)
     takes_corpus = "corpus" in vars(args)
@@ -135,7 +136,7 @@ def corpus_as_store(exc: CorpusAsStoreError, args: argparse.Namespace) -> str:
         store = "the store's file"
     else:
         store = f"the store `terrarium run --corpus {exc.where}` made of it"
+    if not takes_corpus:
+        return f"{exc.refusal}; {pointing(option, store)}"
     given = f"{option} {store}" if option.startswith("--") else f"set {option} to {store}"
-    if takes_corpus:
-        return f"{exc.refusal}; give it as --corpus {exc.where}, and {given}"
-    return f"{exc.refusal}; {given if given.startswith('set') else 'give ' + given}"
+    return f"{exc.refusal}; give it as --corpus {exc.where}, and {given}"

@@ -175,6 +175,13 @@ SIDE_FILES = {
 STORE_FILE_SUFFIXES = ("", *SIDE_FILES)
 
 
+def pointing(option: str, value: str) -> str:
+    """How a message asks for `value` where `option` names what gave the store's path: an
+    option is given it (`give --db store.db`), a variable or a configuration file's setting is
+    set to it (`set TERRARIUM_DB to store.db`)."""
+    return f"give {option} {value}" if option.startswith("--") else f"set {option} to {value}"
+
+
 def refuse_side_file(db: str | Path, option: str = "--db", *, store: bool = True) -> None:
     """Refuse, in one line, a path that names a side file of a file beside it (`store.db-calls`,
     `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no store (an empty ledger
@@ -190,12 +197,7 @@ def refuse_side_file(db: str | Path, option: str = "--db", *, store: bool = True
         stem = path.removesuffix(suffix)
         if stem != path and stem and Path(stem).expanduser().is_file():
             given = f"{option} {db}" if option.startswith("--") else f"{option} ({db})"
-            if not store:
-                instead = f"give {option} another name"
-            elif option.startswith("--"):
-                instead = f"give {option} {stem}"
-            else:
-                instead = f"set {option} to {stem}"
+            instead = pointing(option, stem) if store else f"give {option} another name"
             raise InputError(
                 f"{given} names the {kind} beside {stem} (a side file of that store); "
                 f"nothing was written; {instead}"
@@ -301,6 +303,7 @@ class StoreConnection:
                 refuse_not_a_store(Path(target), self.where)
             new_files = _absent_store_files(target)
             emptied = _empty_file_times(target)
+            creating = target in new_files or emptied is not None  # a store made here, not opened
             try:
                 conn = sqlite3.connect(
                     target,
@@ -328,7 +331,6 @@ class StoreConnection:
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
             blank = schema_version(conn) == 0
-            creating = target in new_files or emptied is not None
             self.created = migrate(conn, self.where) > 0 and blank and creating
             if self.created:
                 self._made, self._emptied = new_files, emptied
@@ -340,7 +342,6 @@ class StoreConnection:
             # A store being created leaves none of its files behind (an empty file it was made
             # in, empty); an existing store's files are left alone (its WAL may be another
             # process's).
-            creating = target in new_files or emptied is not None
             if creating:
                 _undo_creation(target, new_files, emptied)
             verb = "create" if creating else "open"
@@ -352,7 +353,7 @@ class StoreConnection:
             conn.close()
             if read_only:
                 self._let_go()  # a store refused as damaged: its folder as it was
-            elif target in new_files or emptied is not None:
+            elif creating:
                 _undo_creation(target, new_files, emptied)
             raise
         self._conn = conn
