@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TextIO
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
@@ -37,7 +37,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
     """`dagster dev` (the UI, the daemon, the code location) as a child in its own process group,
     and the site server (`terrarium serve`: the reader's site, the exports, the post pages) in
     this process, on `site_url`'s port. Ctrl-C (or SIGTERM) stops both: the child's whole group
-    gets SIGINT (Dagster's own orderly shutdown), then SIGKILL if it is still there after 30 s."""
+    gets SIGINT (Dagster's own orderly shutdown; again every 5 s, as Dagster can lose one while it
+    sets up), then SIGKILL if it is still there after 30 s;
+    what the child says once a stop was asked is dropped: the user reads one line."""
     import subprocess
 
     from terrarium_dagster.engine.opening import check_store_folder
@@ -96,7 +98,18 @@ def cmd_dev(args: argparse.Namespace) -> int:
         unsafe = instance_pool_problem(env.get("DAGSTER_HOME"))
         if unsafe is not None:  # said once nothing refused the start: the UI works, not queues
             print(f"terrarium: {unsafe}", file=sys.stderr, flush=True)
-        child = subprocess.Popen(command, env=env, start_new_session=True)
+        # its output comes through this process (`_relay`): what it says once a stop was asked
+        # (a KeyboardInterrupt's traceback when it is stopped while it imports, its shutdown
+        # notes) is not for the user, who is told in one line that the UI stopped
+        env["PYTHONUNBUFFERED"] = "1"  # its lines as it writes them, not a pipe's blocks
+        child = subprocess.Popen(
+            command,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        relays = [_relay(child.stdout, sys.stdout, stop), _relay(child.stderr, sys.stderr, stop)]
         print(
             f"Dagster UI: http://{args.host}:{args.port}/ · the reader's site, the exports and "
             f"the source posts: {settings.site_url}/ (Ctrl-C stops both)",
@@ -114,6 +127,8 @@ def cmd_dev(args: argparse.Namespace) -> int:
                 pass
         finally:
             _stop_group(child)
+            for relay in relays:  # what it said before it stopped is out before our last line
+                relay.join(timeout=5)
             server.shutdown()
             server.server_close()
             shutil.rmtree(workspace.parent, ignore_errors=True)
@@ -137,6 +152,26 @@ class StopRequest(threading.Event):
     def request(self, signum: int, frame: object) -> None:
         self.signal_name = self.signal_name or signal.Signals(signum).name
         self.set()
+
+
+def _relay(source: IO[bytes] | None, target: TextIO, stop: threading.Event) -> threading.Thread:
+    """Copy `dagster dev`'s output, line by line, to `target` until a stop was asked; from then
+    on it is read and dropped (the child must never block on a full pipe)."""
+
+    def copy() -> None:
+        if source is None:
+            return
+        with source:
+            for line in iter(source.readline, b""):
+                if stop.is_set():
+                    continue
+                with contextlib.suppress(OSError, ValueError):  # our stream closed meanwhile
+                    target.write(line.decode("utf-8", "replace"))
+                    target.flush()
+
+    relay = threading.Thread(target=copy, name="dagster-dev-output", daemon=True)
+    relay.start()
+    return relay
 
 
 def _ui_port_free(host: str, port: int) -> None:
@@ -217,15 +252,25 @@ def _dev_workspace() -> Path:
     return workspace
 
 
-def _stop_group(child: Any, grace_s: float = 30.0) -> None:
-    """SIGINT to the child's process group, then SIGKILL to whatever is left after `grace_s`."""
+def _stop_group(child: Any, grace_s: float = 30.0, again_s: float = 5.0) -> None:
+    """SIGINT to the child's process group, again every `again_s` while the child runs, then
+    SIGKILL to whatever is left after `grace_s`. Again, because `dagster dev` loses a SIGINT
+    that comes while it sets up a new instance's storage (it holds interrupts there and goes on
+    to start the UI): a stop in a new DAGSTER_HOME's first seconds waited the whole grace."""
     import subprocess
 
     group = child.pid  # start_new_session: the group's id is the child's pid
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(group, signal.SIGINT)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.wait(timeout=grace_s)
+    deadline = time.monotonic() + grace_s
+    while True:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGINT)
+        left = deadline - time.monotonic()
+        try:
+            child.wait(timeout=max(0.0, min(again_s, left)))
+            break
+        except subprocess.TimeoutExpired:
+            if left <= again_s:
+                break
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         try:
