@@ -162,6 +162,17 @@ class PromptSizer:
         return _text_units(text, self.chars_per_token)
 
     def message_units(self, message: Message) -> Units:
+        """A message's units. A message whose values are all text (a scene message, a tool
+        result, a summary: most of a prompt, measured again at every round and every count
+        the server reports) is measured once for as long as it is seen again
+        (`_text_message_units`, keyed by its content, never by identity)."""
+        items = tuple(sorted(message.items()))
+        if all(isinstance(value, str) for _, value in items):
+            return _text_message_units(self, items)
+        return self.measure_message(message)
+
+    def measure_message(self, message: Message) -> Units:
+        """A message's units, measured."""
         text = json_units = 0.0
         fixed = float(self.message_overhead)
         content = message.get("content")
@@ -189,6 +200,11 @@ class PromptSizer:
             t, j, f = self.message_units(message)
             text, json_units, fixed = text + t, json_units + j, fixed + f
         return text, json_units, fixed
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_message_units(sizer: PromptSizer, items: tuple[tuple[str, str], ...]) -> Units:
+    return sizer.measure_message(dict(items))
 
 
 @dataclass(kw_only=True, eq=False)
