@@ -206,6 +206,9 @@ def test_a_thread_whose_agent_calls_tools_is_not_suspect(
     [
         ({"answers": 3, "cut": 3, "tool_calls": 4}, "all 3 answers cut at max_tokens"),
         ({"answers": 3, "cut": 0, "tool_calls": 0}, "no tool call in 3 answers"),
+        # a one-scene chapter with nothing to note (Tom Sawyer's CONCLUSION, offline)
+        ({"answers": 1, "cut": 0, "tool_calls": 0}, None),
+        ({"answers": 1, "cut": 1, "tool_calls": 1}, "its one answer cut at max_tokens"),
         ({"answers": 3, "cut": 2, "tool_calls": 1}, None),
         ({"answers": 0, "cut": 0, "tool_calls": 0}, None),
         (None, None),

@@ -147,8 +147,9 @@ class ThreadState(_Frozen):
     @property
     def suspect(self) -> str | None:
         """Why the thread's annotation is not to be trusted, from its scenes' answers (counted in
-        `extra["answers"]` by the scene loop), or None: no tool call in any answer (a server that
-        drops the tool schemas, a model that cannot call tools), or every answer cut at
+        `extra["answers"]` by the scene loop), or None: no tool call in any of two answers or more
+        (a server that drops the tool schemas, a model that cannot call tools; a thread of one
+        short scene, a novel's closing page, may rightly call none), or every answer cut at
         max_tokens."""
         return suspect_reason(self.extra.get(ANSWERS_KEY))
 
@@ -164,10 +165,10 @@ def suspect_reason(answers: Any) -> str | None:
     count, cut, calls = (int(answers.get(key) or 0) for key in ("answers", "cut", "tool_calls"))
     if count == 0:
         return None
-    if calls == 0:
-        return f"no tool call in {count} answer{'s' if count != 1 else ''}"
+    if calls == 0 and count >= 2:  # one answer deciding nothing is a quiet scene, not a sign
+        return f"no tool call in {count} answers"
     if cut >= count:
-        return f"all {count} answers cut at max_tokens"
+        return f"{'its one answer' if count == 1 else f'all {count} answers'} cut at max_tokens"
     return None
 
 
