@@ -310,3 +310,44 @@ def test_the_last_chapters_message_says_the_story_ends(tmp_path: Path) -> None:
         assert (STORY_ENDS in block) is ends
         (view,) = parse_curate_message(block)
         assert view.story_ends is ends
+
+
+@pytest.mark.parametrize(
+    ("term", "other", "definition", "ends", "label", "let_go"),
+    [
+        ("Kensington", "West Kensington", "A name in the story.", True, BOOK_LABEL, True),
+        ("Covent Garden Market", "Covent Garden", "A place.", True, BOOK_LABEL, True),  # holds
+        ("Kensington", "West Kensington", "A name in the story.", False, BOOK_LABEL, False),
+        ("Kensington", "West Kensington", "A name in the story.", True, QM_LABEL, False),
+        ("Kensington", "West Kensington", "Where the old house stood.", True, BOOK_LABEL, False),
+    ],
+)
+def test_a_name_tied_to_another_met_once_is_let_go_when_the_book_ends(
+    term: str, other: str, definition: str, ends: bool, label: str, let_go: bool
+) -> None:
+    """In a novel, a name a single paragraph names, once, with nothing said of it, that is a
+    word of another entry's name or holds one ("Kensington" beside a later "West Kensington",
+    "Covent Garden Market" beside "Covent Garden"), and that the curator neither merged (the
+    other entry is newer, or there are two) nor let go (the tie spares it the quiet reasons), is
+    let go when the story ends: a second name of that referent or a name met in passing. Not
+    before the end (a later chapter may name it), nor in a quest, nor when its definition says
+    something of it."""
+    from terrarium_dagster.backends.offline_curator import offline_curate
+    from terrarium_dagster.backends.scene_message import KnownEntry
+
+    view = CurateEntryView(
+        entry_id=30,
+        term=term,
+        definition=definition,
+        source_posts=(342,),
+        source_count=1,
+        evidence=(f"He spoke of {term} and went out.",),
+        similar=(KnownEntry(40, other, (), "confirmed", "A name in the story."),),
+        quiet_threads=1,
+        story_ends=ends,
+        story_label=label,
+    )
+    rejected = [d for d in offline_curate([view]) if d["decision"] == "REJECT"]
+    assert bool(rejected) is let_go, rejected
+    if let_go:
+        assert "tied to another entry's" in rejected[0]["reasoning"]

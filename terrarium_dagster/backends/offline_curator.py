@@ -47,6 +47,7 @@ from terrarium_dagster.backends.term_reasons import (
     quoted_reason,
     real_of_reason,
     spoken_reason,
+    tied_quiet_reason,
     titled_quiet_reason,
     word_reason,
 )
@@ -87,7 +88,10 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       threads unless it is a coinage, a title, a name holding another entry's or one with
       something said of it (`quiet_reason`), after six whatever its shape (`long_quiet_reason`);
       in a novel, a person two paragraphs name with nothing said of them but their title,
-      after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater").
+      after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater"); in a
+      novel, at the story's end, a name met once with nothing said of it that is a word of
+      another entry's name or holds one, left unmerged (`tied_quiet_reason`: "Kensington"
+      beside "West Kensington", "Covent Garden Market" beside "Covent Garden").
     - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
       is two or more names, all let go as met in passing, before or in this answer
       (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
@@ -133,7 +137,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             decisions.append(_merge(ref, target, f"'{view.term}' {how}"))
             continue
         related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
-        passing = (
+        passing = tied_quiet_reason(view) or (
             None
             if related
             else passing_reason(view)

@@ -20,6 +20,8 @@ from terrarium_dagster.backends.describe import (
 )
 from terrarium_dagster.backends.name_forms import (
     idea_form,
+    pet_name_of,
+    word_of,
 )
 from terrarium_dagster.backends.portraits import TITLE_WORDS, names_a_kind, names_a_place
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL
@@ -77,6 +79,44 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is named in a single post with nothing said of it, and "
         f"{_never_again(view)}: a name met in passing"
+    )
+
+
+def tied_quiet_reason(view: CurateEntryView) -> str | None:
+    """Why, in a novel, an entry still tentative at the story's end (`story_ends`) that a single
+    paragraph names, once, with nothing said of it, whose name is a word of another entry's or
+    holds another entry's ("Carew" beside a newer "Danvers Carew", "Kensington" beside "West
+    Kensington" and "South Kensington", "Covent Garden Market" beside "Covent Garden", "Lord
+    Advocate Grant" beside "Lord Advocate"), is a second name of that entry's referent or a
+    lesser one met in passing, or None. Such a tie spares a name the other quiet reasons (the
+    story building on its own names), and the curator merges a word only into one older entry,
+    so unmerged it stayed live, tentative, for good. Not before the end: let go at a quiet review
+    it needs two paragraphs of one chapter to come back, where left tentative any later mention
+    confirms it (*Frankenstein*'s "Alps", beside "Alps of Savoy"). Not a kind of being, nor one
+    the evidence names twice. On twenty novels, read: 13 junk or second entries let go, and 1
+    term (*Peter Pan*'s "Panther", beside "Great Big Little Panther")."""
+    if (
+        view.story_label != BOOK_LABEL
+        or view.status != "tentative"
+        or view.source_count != 1
+        or not view.story_ends
+    ):
+        return None
+    if not (
+        _holds_an_entry(view)
+        or pet_name_of(view.term, view.similar)
+        or word_of(view.term, view.similar)
+    ):
+        return None
+    if (
+        _last_word(view.term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+        or _mentions(view) >= 2
+    ):
+        return None
+    return (
+        f"'{view.term}' is named in a single post with nothing said of it, its name tied to "
+        f"another entry's, and {_never_again(view)}: a second name or a name met in passing"
     )
 
 
