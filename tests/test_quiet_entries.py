@@ -24,6 +24,7 @@ from terrarium_dagster.backends.term_reasons import (
     LONG_QUIET_THREADS,
     long_quiet_reason,
     one_stretch,
+    quiet_reason,
 )
 from terrarium_dagster.cli import main
 from terrarium_dagster.curation.curator import QUIET_THREADS
@@ -351,3 +352,35 @@ def test_a_name_tied_to_another_met_once_is_let_go_when_the_book_ends(
     assert bool(rejected) is let_go, rejected
     if let_go:
         assert "tied to another entry's" in rejected[0]["reasoning"]
+
+
+@pytest.mark.parametrize(
+    ("term", "definition", "ends", "label", "let_go"),
+    [
+        ("Godno", "A name in the story.", True, BOOK_LABEL, True),  # a word English lacks
+        ("Tal Hajus", "A name in the story.", True, BOOK_LABEL, False),  # several words
+        ("Godno", "A place.", True, BOOK_LABEL, False),  # a kind said of it
+        ("Godno", "A name in the story.", False, BOOK_LABEL, False),  # chapters to come
+        ("Godno", "A name in the story.", True, QM_LABEL, False),  # a quest's own word
+        ("sakked", "A term of the story.", True, BOOK_LABEL, False),  # the story's language
+    ],
+)
+def test_a_coined_word_met_once_goes_when_the_novel_ends(
+    term: str, definition: str, ends: bool, label: str, let_go: bool
+) -> None:
+    """At a novel's end, a single capitalised word English does not know, met once with nothing
+    said of it, not even a kind, is let go as a name met in passing ("Godno", "Marcini"): before
+    it waited for chapters that never came. A name of several words met in the last chapters
+    ("Tal Hajus") stays, as a book cut short ends where its story does not."""
+    view = CurateEntryView(
+        entry_id=7,
+        term=term,
+        definition=definition,
+        source_posts=(70,),
+        source_count=1,
+        evidence=(f"He was tried at {term} for it.",),
+        quiet_threads=1,
+        story_ends=ends,
+        story_label=label,
+    )
+    assert (quiet_reason(view) is not None) is let_go

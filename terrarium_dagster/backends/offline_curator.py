@@ -86,7 +86,8 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
     - REJECT a name a single post names that the threads since never name again: after three
       threads unless it is a coinage, a title, a name holding another entry's or one with
-      something said of it (`quiet_reason`), after six whatever its shape (`long_quiet_reason`);
+      something said of it (`quiet_reason`; at a novel's end a single word English does not
+      know is no coinage spared), after six whatever its shape (`long_quiet_reason`);
       in a novel, a person two paragraphs name with nothing said of them but their title,
       after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater"); in a
       novel, at the story's end, a name met once with nothing said of it that is a word of
