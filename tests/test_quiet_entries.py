@@ -22,6 +22,7 @@ from terrarium_dagster.backends.curate_view import CurateEntryView
 from terrarium_dagster.backends.term_reasons import (
     BOOK_QUIET_THREADS,
     LONG_QUIET_THREADS,
+    WORD_SOURCES,
     long_quiet_reason,
     one_stretch,
     quiet_reason,
@@ -384,3 +385,39 @@ def test_a_coined_word_met_once_goes_when_the_novel_ends(
         story_label=label,
     )
     assert (quiet_reason(view) is not None) is let_go
+
+
+@pytest.mark.parametrize(
+    ("term", "sources", "quiet", "label", "expected"),
+    [
+        ("wheesht", (70, 95), 0, BOOK_LABEL, None),  # a few paragraphs: left tentative
+        ("wheesht", (70, 95), BOOK_QUIET_THREADS, BOOK_LABEL, "REJECT"),  # and let go unnamed
+        ("wheesht", (70, 95, 120, 160), 0, BOOK_LABEL, "CONFIRM"),  # a word the story recurs to
+        ("wheesht", (70, 95), 0, QM_LABEL, "CONFIRM"),  # a quest's own word
+        ("gorb-men", (70, 95), BOOK_QUIET_THREADS, BOOK_LABEL, "CONFIRM"),  # a being
+        ("Wheesht", (70, 95), 0, BOOK_LABEL, "CONFIRM"),  # a name, as written
+    ],
+)
+def test_a_lowercase_word_a_novel_names_in_few_paragraphs_waits_and_goes_unnamed(
+    term: str, sources: tuple[int, ...], quiet: int, label: str, expected: str | None
+) -> None:
+    """In a novel, a lowercase word named in fewer than `WORD_SOURCES` paragraphs is not
+    confirmed by them ("aweel", "wheesht", "sailing-ship": two or three paragraphs each, where
+    the story's own words, "thoat", "banth", are named in more); left tentative, it is let go
+    when `BOOK_QUIET_THREADS` chapters pass without naming it. A quest's word, a kind of being
+    and a capitalised name are confirmed by two sources as before."""
+    from terrarium_dagster.backends.offline_curator import offline_curate
+
+    assert len(sources) < WORD_SOURCES or expected == "CONFIRM"
+    view = CurateEntryView(
+        entry_id=7,
+        term=term,
+        definition="A term of the story.",
+        source_posts=sources,
+        source_count=len(sources),
+        evidence=(f"“Hoot, {term}, man,” said he, and went on.",),
+        quiet_threads=quiet,
+        story_label=label,
+    )
+    decided = [d["decision"] for d in offline_curate([view])]
+    assert decided == ([expected] if expected else []), decided

@@ -34,6 +34,7 @@ from terrarium_dagster.backends.term_reasons import (
     aside_reason,
     company_reason,
     everyday_reason,
+    few_for_a_word,
     glued_reason,
     long_quiet_reason,
     modifier_reason,
@@ -49,6 +50,7 @@ from terrarium_dagster.backends.term_reasons import (
     spoken_reason,
     tied_quiet_reason,
     titled_quiet_reason,
+    word_quiet_reason,
     word_reason,
 )
 from terrarium_dagster.backends.wire import content_text
@@ -99,7 +101,9 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts;
       in a novel, not one whose two posts are side by side (`one_stretch`: left tentative, and
       let go at its quiet review unless a later chapter names it), nor a person two paragraphs
-      name with nothing said of them but their title (`only_titled`: left tentative so).
+      name with nothing said of them but their title (`only_titled`: left tentative so), nor a
+      lowercase word fewer than four paragraphs name (`few_for_a_word`: left tentative, and let
+      go at its quiet review unless a later chapter names it, `word_quiet_reason`).
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing, or MERGE it into the live entry
       that holds it (`_back_again`); otherwise leave it out (it stays rejected).
@@ -151,6 +155,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or quiet_reason(view)
             or long_quiet_reason(view)
             or titled_quiet_reason(view)
+            or word_quiet_reason(view)
             or quoted_reason(view)
             or aside_reason(view)
             or real_of_reason(view)
@@ -165,6 +170,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             (view.source_count >= 2 or view.qm_evidence_mentions >= 2)
             and not one_stretch(view)
             and not only_titled(view)
+            and not few_for_a_word(view)
         ):
             listed = view.source_posts[:CITED_IN_REASONING]
             cited = ", ".join(f">>{post}" for post in listed)

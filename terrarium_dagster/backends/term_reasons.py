@@ -105,6 +105,49 @@ def _a_coined_word_at_the_end(view: CurateEntryView, words: Sequence[str]) -> bo
     )
 
 
+#: The paragraphs that confirm a lowercase word in a novel: the story's own words recur
+#: ("thoat", "banth", "holluschickie", "fighting-machine": confirmed by more on twenty novels,
+#: read), where a word met in a scene or two is an everyday, rare or dialect one.
+WORD_SOURCES = 4
+
+
+def few_for_a_word(view: CurateEntryView) -> bool:
+    """Whether, in a novel, a lowercase entry is named in fewer than `WORD_SOURCES` paragraphs
+    ("wedding-night", "sailing-ship", "cushat-dove", "aweel", "wheesht": two or three each, where
+    twenty novels' lowercase terms were confirmed by more): the curator leaves it tentative
+    rather than confirming it by its sources, and lets it go at its quiet review if no chapter
+    since names it (`word_quiet_reason`); a chapter naming it again adds its paragraphs. Not a
+    kind of being ("sloth-creature", "ape-men"). On twenty novels, read: 4 junk entries let go
+    ("sailing-ship", "aweel", "hoot-toot", "wheesht"), no term."""
+    return (
+        view.story_label == BOOK_LABEL
+        and view.term[:1].islower()
+        and view.source_count < WORD_SOURCES
+        and _last_word(view.term) not in _BEINGS
+    )
+
+
+def word_quiet_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase entry a novel names in a few paragraphs (`few_for_a_word`), left
+    tentative, that no chapter has named for `BOOK_QUIET_THREADS` chapters is a word met in
+    passing, or None (the end of the story is not such chapters: a book cut short ends where its
+    story does not, and *A Princess of Mars* I-X's last chapters name its "sak"). A later
+    chapter naming it again restores it."""
+    if (
+        view.status != "tentative"
+        or view.source_count < 2
+        or view.quiet_threads < BOOK_QUIET_THREADS
+        or not few_for_a_word(view)
+        or _has_role(view, kind_is_role=True)
+    ):
+        return None
+    return (
+        f"'{view.term}' is a lowercase word named in {view.source_count} posts with nothing said "
+        f"of it, and the {view.quiet_threads} threads since never name it again: a word met in "
+        "passing"
+    )
+
+
 def tied_quiet_reason(view: CurateEntryView) -> str | None:
     """Why, in a novel, an entry still tentative at the story's end (`story_ends`) that a single
     paragraph names, once, with nothing said of it, whose name is a word of another entry's or
