@@ -22,8 +22,10 @@ from terrarium_dagster.backends.curate_view import CurateEntryView
 from terrarium_dagster.backends.term_reasons import (
     BOOK_QUIET_THREADS,
     LONG_QUIET_THREADS,
+    WORD_SOURCES,
     long_quiet_reason,
     one_stretch,
+    quiet_reason,
 )
 from terrarium_dagster.cli import main
 from terrarium_dagster.curation.curator import QUIET_THREADS
@@ -310,3 +312,112 @@ def test_the_last_chapters_message_says_the_story_ends(tmp_path: Path) -> None:
         assert (STORY_ENDS in block) is ends
         (view,) = parse_curate_message(block)
         assert view.story_ends is ends
+
+
+@pytest.mark.parametrize(
+    ("term", "other", "definition", "ends", "label", "let_go"),
+    [
+        ("Kensington", "West Kensington", "A name in the story.", True, BOOK_LABEL, True),
+        ("Covent Garden Market", "Covent Garden", "A place.", True, BOOK_LABEL, True),  # holds
+        ("Kensington", "West Kensington", "A name in the story.", False, BOOK_LABEL, False),
+        ("Kensington", "West Kensington", "A name in the story.", True, QM_LABEL, False),
+        ("Kensington", "West Kensington", "Where the old house stood.", True, BOOK_LABEL, False),
+    ],
+)
+def test_a_name_tied_to_another_met_once_is_let_go_when_the_book_ends(
+    term: str, other: str, definition: str, ends: bool, label: str, let_go: bool
+) -> None:
+    """In a novel, a name a single paragraph names, once, with nothing said of it, that is a
+    word of another entry's name or holds one ("Kensington" beside a later "West Kensington",
+    "Covent Garden Market" beside "Covent Garden"), and that the curator neither merged (the
+    other entry is newer, or there are two) nor let go (the tie spares it the quiet reasons), is
+    let go when the story ends: a second name of that referent or a name met in passing. Not
+    before the end (a later chapter may name it), nor in a quest, nor when its definition says
+    something of it."""
+    from terrarium_dagster.backends.offline_curator import offline_curate
+    from terrarium_dagster.backends.scene_message import KnownEntry
+
+    view = CurateEntryView(
+        entry_id=30,
+        term=term,
+        definition=definition,
+        source_posts=(342,),
+        source_count=1,
+        evidence=(f"He spoke of {term} and went out.",),
+        similar=(KnownEntry(40, other, (), "confirmed", "A name in the story."),),
+        quiet_threads=1,
+        story_ends=ends,
+        story_label=label,
+    )
+    rejected = [d for d in offline_curate([view]) if d["decision"] == "REJECT"]
+    assert bool(rejected) is let_go, rejected
+    if let_go:
+        assert "tied to another entry's" in rejected[0]["reasoning"]
+
+
+@pytest.mark.parametrize(
+    ("term", "definition", "ends", "label", "let_go"),
+    [
+        ("Godno", "A name in the story.", True, BOOK_LABEL, True),  # a word English lacks
+        ("Tal Hajus", "A name in the story.", True, BOOK_LABEL, False),  # several words
+        ("Godno", "A place.", True, BOOK_LABEL, False),  # a kind said of it
+        ("Godno", "A name in the story.", False, BOOK_LABEL, False),  # chapters to come
+        ("Godno", "A name in the story.", True, QM_LABEL, False),  # a quest's own word
+        ("sakked", "A term of the story.", True, BOOK_LABEL, False),  # the story's language
+    ],
+)
+def test_a_coined_word_met_once_goes_when_the_novel_ends(
+    term: str, definition: str, ends: bool, label: str, let_go: bool
+) -> None:
+    """At a novel's end, a single capitalised word English does not know, met once with nothing
+    said of it, not even a kind, is let go as a name met in passing ("Godno", "Marcini"): before
+    it waited for chapters that never came. A name of several words met in the last chapters
+    ("Tal Hajus") stays, as a book cut short ends where its story does not."""
+    view = CurateEntryView(
+        entry_id=7,
+        term=term,
+        definition=definition,
+        source_posts=(70,),
+        source_count=1,
+        evidence=(f"He was tried at {term} for it.",),
+        quiet_threads=1,
+        story_ends=ends,
+        story_label=label,
+    )
+    assert (quiet_reason(view) is not None) is let_go
+
+
+@pytest.mark.parametrize(
+    ("term", "sources", "quiet", "label", "expected"),
+    [
+        ("wheesht", (70, 95), 0, BOOK_LABEL, None),  # a few paragraphs: left tentative
+        ("wheesht", (70, 95), BOOK_QUIET_THREADS, BOOK_LABEL, "REJECT"),  # and let go unnamed
+        ("wheesht", (70, 95, 120, 160), 0, BOOK_LABEL, "CONFIRM"),  # a word the story recurs to
+        ("wheesht", (70, 95), 0, QM_LABEL, "CONFIRM"),  # a quest's own word
+        ("gorb-men", (70, 95), BOOK_QUIET_THREADS, BOOK_LABEL, "CONFIRM"),  # a being
+        ("Wheesht", (70, 95), 0, BOOK_LABEL, "CONFIRM"),  # a name, as written
+    ],
+)
+def test_a_lowercase_word_a_novel_names_in_few_paragraphs_waits_and_goes_unnamed(
+    term: str, sources: tuple[int, ...], quiet: int, label: str, expected: str | None
+) -> None:
+    """In a novel, a lowercase word named in fewer than `WORD_SOURCES` paragraphs is not
+    confirmed by them ("aweel", "wheesht", "sailing-ship": two or three paragraphs each, where
+    the story's own words, "thoat", "banth", are named in more); left tentative, it is let go
+    when `BOOK_QUIET_THREADS` chapters pass without naming it. A quest's word, a kind of being
+    and a capitalised name are confirmed by two sources as before."""
+    from terrarium_dagster.backends.offline_curator import offline_curate
+
+    assert len(sources) < WORD_SOURCES or expected == "CONFIRM"
+    view = CurateEntryView(
+        entry_id=7,
+        term=term,
+        definition="A term of the story.",
+        source_posts=sources,
+        source_count=len(sources),
+        evidence=(f"“Hoot, {term}, man,” said he, and went on.",),
+        quiet_threads=quiet,
+        story_label=label,
+    )
+    decided = [d["decision"] for d in offline_curate([view])]
+    assert decided == ([expected] if expected else []), decided

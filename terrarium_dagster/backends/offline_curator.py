@@ -34,6 +34,7 @@ from terrarium_dagster.backends.term_reasons import (
     aside_reason,
     company_reason,
     everyday_reason,
+    few_for_a_word,
     glued_reason,
     long_quiet_reason,
     modifier_reason,
@@ -47,7 +48,9 @@ from terrarium_dagster.backends.term_reasons import (
     quoted_reason,
     real_of_reason,
     spoken_reason,
+    tied_quiet_reason,
     titled_quiet_reason,
+    word_quiet_reason,
     word_reason,
 )
 from terrarium_dagster.backends.wire import content_text
@@ -85,16 +88,22 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
       names only inside parentheses, with nothing said of it (`aside_reason`: "Slojd").
     - REJECT a name a single post names that the threads since never name again: after three
       threads unless it is a coinage, a title, a name holding another entry's or one with
-      something said of it (`quiet_reason`), after six whatever its shape (`long_quiet_reason`);
+      something said of it (`quiet_reason`; at a novel's end a single word English does not
+      know is no coinage spared), after six whatever its shape (`long_quiet_reason`);
       in a novel, a person two paragraphs name with nothing said of them but their title,
-      after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater").
+      after six chapters or at the story's end (`titled_quiet_reason`: "Lord Backwater"); in a
+      novel, at the story's end, a name met once with nothing said of it that is a word of
+      another entry's name or holds one, left unmerged (`tied_quiet_reason`: "Kensington"
+      beside "West Kensington", "Covent Garden Market" beside "Covent Garden").
     - REJECT a title "X of Y" met once, with nothing said of it, left undecided, whose company
       is two or more names, all let go as met in passing, before or in this answer
       (`company_reason`: "Age of Unpolished Stone" beside "Cretaceous Sea" and "Jurassic").
     - CONFIRM an entry with at least two source posts, or mentioned in two QM evidence posts;
       in a novel, not one whose two posts are side by side (`one_stretch`: left tentative, and
       let go at its quiet review unless a later chapter names it), nor a person two paragraphs
-      name with nothing said of them but their title (`only_titled`: left tentative so).
+      name with nothing said of them but their title (`only_titled`: left tentative so), nor a
+      lowercase word fewer than four paragraphs name (`few_for_a_word`: left tentative, and let
+      go at its quiet review unless a later chapter names it, `word_quiet_reason`).
     - CONFIRM (restore) a rejected entry shown again because the thread names it, when with the
       posts naming it now it is no longer a name in passing, or MERGE it into the live entry
       that holds it (`_back_again`); otherwise leave it out (it stays rejected).
@@ -133,7 +142,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             decisions.append(_merge(ref, target, f"'{view.term}' {how}"))
             continue
         related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
-        passing = (
+        passing = tied_quiet_reason(view) or (
             None
             if related
             else passing_reason(view)
@@ -146,6 +155,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             or quiet_reason(view)
             or long_quiet_reason(view)
             or titled_quiet_reason(view)
+            or word_quiet_reason(view)
             or quoted_reason(view)
             or aside_reason(view)
             or real_of_reason(view)
@@ -160,6 +170,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             (view.source_count >= 2 or view.qm_evidence_mentions >= 2)
             and not one_stretch(view)
             and not only_titled(view)
+            and not few_for_a_word(view)
         ):
             listed = view.source_posts[:CITED_IN_REASONING]
             cited = ", ".join(f">>{post}" for post in listed)

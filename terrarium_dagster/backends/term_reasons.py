@@ -20,6 +20,8 @@ from terrarium_dagster.backends.describe import (
 )
 from terrarium_dagster.backends.name_forms import (
     idea_form,
+    pet_name_of,
+    word_of,
 )
 from terrarium_dagster.backends.portraits import TITLE_WORDS, names_a_kind, names_a_place
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL
@@ -56,7 +58,10 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     holding another entry's. A later thread naming it again restores it. At a book's last
     chapter (`story_ends`) no chapter is to come: the end of the story is as quiet as the threads
     since, however few (on twenty novels, read: 9 junk entries let go that stayed live,
-    tentative, and 3 terms: "Accala Indians", "Mizzenmast Hill")."""
+    tentative, and 3 terms: "Accala Indians", "Mizzenmast Hill"); and there a single capitalised
+    word English does not know, with not even a kind said of it, is spared as a coinage no more
+    (`_a_coined_word_at_the_end`; on twenty novels, read: 13 junk entries let go, "Godno",
+    "Marcini", "Caroliny", and 2 terms, *Heart of Darkness*' "Fresleven" and "Shuyten")."""
     if (
         (view.quiet_threads <= 0 and not view.story_ends)
         or view.source_count != 1
@@ -66,7 +71,7 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     words = _content_words(view.term)
     if (
         not words
-        or _coined(words)
+        or (_coined(words) and not _a_coined_word_at_the_end(view, words))
         or _a_title_of(view.term)  # "Goddess of Death", named once in each of five chapters
         or _last_word(view.term) in _BEINGS
         or _has_role(view, kind_is_role=False)
@@ -77,6 +82,107 @@ def quiet_reason(view: CurateEntryView) -> str | None:
     return (
         f"'{view.term}' is named in a single post with nothing said of it, and "
         f"{_never_again(view)}: a name met in passing"
+    )
+
+
+def _a_coined_word_at_the_end(view: CurateEntryView, words: Sequence[str]) -> bool:
+    """Whether, at a novel's end (`story_ends`), a coinage met once is a single capitalised word
+    English does not know that the definition gives not even a kind ("Fontarabia", "Godno",
+    "Marcini", "Ivernia", "Caroliny"): in a finished novel such a word, named once and never
+    again, is as a rule a real place or person named in passing (of the words English does not
+    know that twenty novels' glossaries kept, read, most were junk), which `long_quiet_reason`
+    lets go only when chapters pass, so the last chapters' stayed live for good. Not a name of
+    several words ("Tal Hajus", "Mors Kajak of Helium": a book cut short, chapters I-X of *A
+    Princess of Mars*, ends where its story does not, and its gold list holds such names met in
+    its last chapters), nor a lowercase word (the story's own language: "sakked")."""
+    return (
+        view.story_ends
+        and view.story_label == BOOK_LABEL
+        and len(words) == 1
+        and " " not in view.term.strip()
+        and view.term[:1].isupper()
+        and not _has_role(view, kind_is_role=True)
+    )
+
+
+#: The paragraphs that confirm a lowercase word in a novel: the story's own words recur
+#: ("thoat", "banth", "holluschickie", "fighting-machine": confirmed by more on twenty novels,
+#: read), where a word met in a scene or two is an everyday, rare or dialect one.
+WORD_SOURCES = 4
+
+
+def few_for_a_word(view: CurateEntryView) -> bool:
+    """Whether, in a novel, a lowercase entry is named in fewer than `WORD_SOURCES` paragraphs
+    ("wedding-night", "sailing-ship", "cushat-dove", "aweel", "wheesht": two or three each, where
+    twenty novels' lowercase terms were confirmed by more): the curator leaves it tentative
+    rather than confirming it by its sources, and lets it go at its quiet review if no chapter
+    since names it (`word_quiet_reason`); a chapter naming it again adds its paragraphs. Not a
+    kind of being ("sloth-creature", "ape-men"). On twenty novels, read: 4 junk entries let go
+    ("sailing-ship", "aweel", "hoot-toot", "wheesht"), no term."""
+    return (
+        view.story_label == BOOK_LABEL
+        and view.term[:1].islower()
+        and view.source_count < WORD_SOURCES
+        and _last_word(view.term) not in _BEINGS
+    )
+
+
+def word_quiet_reason(view: CurateEntryView) -> str | None:
+    """Why a lowercase entry a novel names in a few paragraphs (`few_for_a_word`), left
+    tentative, that no chapter has named for `BOOK_QUIET_THREADS` chapters is a word met in
+    passing, or None (the end of the story is not such chapters: a book cut short ends where its
+    story does not, and *A Princess of Mars* I-X's last chapters name its "sak"). A later
+    chapter naming it again restores it."""
+    if (
+        view.status != "tentative"
+        or view.source_count < 2
+        or view.quiet_threads < BOOK_QUIET_THREADS
+        or not few_for_a_word(view)
+        or _has_role(view, kind_is_role=True)
+    ):
+        return None
+    return (
+        f"'{view.term}' is a lowercase word named in {view.source_count} posts with nothing said "
+        f"of it, and the {view.quiet_threads} threads since never name it again: a word met in "
+        "passing"
+    )
+
+
+def tied_quiet_reason(view: CurateEntryView) -> str | None:
+    """Why, in a novel, an entry still tentative at the story's end (`story_ends`) that a single
+    paragraph names, once, with nothing said of it, whose name is a word of another entry's or
+    holds another entry's ("Carew" beside a newer "Danvers Carew", "Kensington" beside "West
+    Kensington" and "South Kensington", "Covent Garden Market" beside "Covent Garden", "Lord
+    Advocate Grant" beside "Lord Advocate"), is a second name of that entry's referent or a
+    lesser one met in passing, or None. Such a tie spares a name the other quiet reasons (the
+    story building on its own names), and the curator merges a word only into one older entry,
+    so unmerged it stayed live, tentative, for good. Not before the end: let go at a quiet review
+    it needs two paragraphs of one chapter to come back, where left tentative any later mention
+    confirms it (*Frankenstein*'s "Alps", beside "Alps of Savoy"). Not a kind of being, nor one
+    the evidence names twice. On twenty novels, read: 13 junk or second entries let go, and 1
+    term (*Peter Pan*'s "Panther", beside "Great Big Little Panther")."""
+    if (
+        view.story_label != BOOK_LABEL
+        or view.status != "tentative"
+        or view.source_count != 1
+        or not view.story_ends
+    ):
+        return None
+    if not (
+        _holds_an_entry(view)
+        or pet_name_of(view.term, view.similar)
+        or word_of(view.term, view.similar)
+    ):
+        return None
+    if (
+        _last_word(view.term) in _BEINGS
+        or _has_role(view, kind_is_role=False)
+        or _mentions(view) >= 2
+    ):
+        return None
+    return (
+        f"'{view.term}' is named in a single post with nothing said of it, its name tied to "
+        f"another entry's, and {_never_again(view)}: a second name or a name met in passing"
     )
 
 
