@@ -6,6 +6,7 @@ store at `store_path`, offline agent) and `instance` (a test instance with the k
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,24 @@ def resources(sample_db: Path, store_path: Path) -> dict[str, Any]:
     }
 
 
+@pytest.fixture(scope="session")
+def empty_instance_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a test instance that holds nothing yet (its SQLite storages created and
+    migrated), made once per worker: each test's `instance` starts from a copy of it. Creating
+    and migrating the storages took about 0.2 s of CPU for every test; a copy, a quarter of it."""
+    home = tmp_path_factory.mktemp("empty_dagster_home")
+    with dg.instance_for_test(temp_dir=str(home)):
+        pass
+    return home
+
+
 @pytest.fixture
-def instance(keys: list[str]) -> Iterator[dg.DagsterInstance]:
-    with dg.instance_for_test() as test_instance:
+def instance(
+    keys: list[str], empty_instance_home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dg.DagsterInstance]:
+    """A test instance of its own (a fresh copy of `empty_instance_home`) with the keys added."""
+    home = tmp_path_factory.mktemp("dagster_home")
+    shutil.copytree(empty_instance_home, home, dirs_exist_ok=True)
+    with dg.instance_for_test(temp_dir=str(home)) as test_instance:
         test_instance.add_dynamic_partitions(threads_partitions.name, keys)
         yield test_instance
