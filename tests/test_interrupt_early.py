@@ -48,6 +48,28 @@ def test_a_stop_while_the_command_loads_is_the_commands_one_line(
     assert (captured.out, captured.err) == ("", INTERRUPTED + "\n")
 
 
+#: A `sitecustomize` for the `terrarium` process: when the launcher imports the command's
+#: modules, it says so (a marker file) and waits there, so the test's SIGINT lands while the
+#: command loads however fast the machine (a fixed delay raced the loading: seen once).
+_HELD_WHILE_LOADING = """
+import sys
+import time
+from pathlib import Path
+
+
+class _Held:
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "terrarium_dagster.cli.app":
+            sys.meta_path.remove(self)
+            Path({marker!r}).touch()
+            time.sleep(30)
+        return None
+
+
+sys.meta_path.insert(0, _Held())
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -79,6 +101,12 @@ def test_dev_stopped_early_by_ctrl_c_says_one_line(when: str, tmp_path: Path) ->
         *("--port", str(_free_port()), "--site-url", f"http://127.0.0.1:{_free_port()}"),
     ]
     env = {**os.environ, "DAGSTER_HOME": str(home)}
+    loading = tmp_path / "loading"
+    if when == "while terrarium loads":  # held inside the command's import until the signal
+        hook = tmp_path / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(_HELD_WHILE_LOADING.format(marker=str(loading)))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")]))
     process = subprocess.Popen(
         command,
         cwd=tmp_path,
@@ -91,7 +119,10 @@ def test_dev_stopped_early_by_ctrl_c_says_one_line(when: str, tmp_path: Path) ->
     try:
         assert process.stdout is not None
         if when == "while terrarium loads":
-            time.sleep(0.4)  # its modules take about a second to load
+            deadline = time.monotonic() + 30
+            while not loading.exists() and process.poll() is None:
+                assert time.monotonic() < deadline, "terrarium never began loading its command"
+                time.sleep(0.02)
         else:
             line = "-"
             while line and not line.startswith("Dagster UI: http://127.0.0.1:"):
