@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.vllm_server import vllm_server_fixture  # noqa: F401
+# the support package's asserts report their values like a test's, whichever module imports it first
+pytest.register_assert_rewrite("tests.support")
+
+from tests.support.vllm_server import vllm_server_fixture  # noqa: E402, F401
 
 # The real browser (`browser`, `page`: Debian's Chromium driven by Playwright) for any test.
 pytest_plugins = ["tests.support.browser"]
