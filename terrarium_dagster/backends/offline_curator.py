@@ -142,7 +142,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
             decisions.append(_merge(ref, target, f"'{view.term}' {how}"))
             continue
         related = pet_name_of(view.term, view.similar) or word_of(view.term, view.similar)
-        passing = tied_quiet_reason(view) or (
+        passing = tied_quiet_reason(view, bool(related)) or (
             None
             if related
             else passing_reason(view)

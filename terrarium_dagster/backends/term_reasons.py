@@ -20,8 +20,6 @@ from terrarium_dagster.backends.describe import (
 )
 from terrarium_dagster.backends.name_forms import (
     idea_form,
-    pet_name_of,
-    word_of,
 )
 from terrarium_dagster.backends.portraits import TITLE_WORDS, names_a_kind, names_a_place
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL
@@ -148,7 +146,7 @@ def word_quiet_reason(view: CurateEntryView) -> str | None:
     )
 
 
-def tied_quiet_reason(view: CurateEntryView) -> str | None:
+def tied_quiet_reason(view: CurateEntryView, related: bool) -> str | None:
     """Why, in a novel, an entry still tentative at the story's end (`story_ends`) that a single
     paragraph names, once, with nothing said of it, whose name is a word of another entry's or
     holds another entry's ("Carew" beside a newer "Danvers Carew", "Kensington" beside "West
@@ -160,7 +158,8 @@ def tied_quiet_reason(view: CurateEntryView) -> str | None:
     it needs two paragraphs of one chapter to come back, where left tentative any later mention
     confirms it (*Frankenstein*'s "Alps", beside "Alps of Savoy"). Not a kind of being, nor one
     the evidence names twice. On twenty novels, read: 13 junk or second entries let go, and 1
-    term (*Peter Pan*'s "Panther", beside "Great Big Little Panther")."""
+    term (*Peter Pan*'s "Panther", beside "Great Big Little Panther"). `related`: the curator
+    found the name a pet name or a word of another entry's (`pet_name_of`, `word_of`)."""
     if (
         view.story_label != BOOK_LABEL
         or view.status != "tentative"
@@ -168,11 +167,7 @@ def tied_quiet_reason(view: CurateEntryView) -> str | None:
         or not view.story_ends
     ):
         return None
-    if not (
-        _holds_an_entry(view)
-        or pet_name_of(view.term, view.similar)
-        or word_of(view.term, view.similar)
-    ):
+    if not (related or _holds_an_entry(view)):
         return None
     if (
         _last_word(view.term) in _BEINGS
