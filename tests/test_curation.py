@@ -15,6 +15,7 @@ from terrarium_dagster.context.prompts import ENTRY_RULES
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.curation.curator import curate_thread, gather_items, undo_decision
 from terrarium_dagster.curation.review_prompt import (
+    CURATOR_SYSTEM_PROMPT,
     TASK_LINE,
     DecisionFormatError,
     build_curate_message,
@@ -246,11 +247,15 @@ def test_curate_message_lists_entries_with_evidence_and_similar_entries(
     similar = block.split("### Similar entries")[1]
     assert f"- similar: [E{entries['embers']}] Tithe of Embers" in similar
     assert f"[E{entries['tithe']}]" not in similar
-    answer_format = message.split("## Answer format")[1]
+    # the rules and the answer format are the system prompt's, the same for every review
+    # (a prefix the server caches once); the message names the answer in a line
+    assert message.rstrip().endswith("NONE keeps them all tentative.")
+    assert ENTRY_RULES not in message and "## Answer format" not in message
+    answer_format = CURATOR_SYSTEM_PROMPT.split("## Answer format")[1]
     assert "E<n> CONFIRM" in answer_format and "no tool calls" in answer_format
     for entry_id in entries.values():  # the example names no entry under review
         assert f"E{entry_id} " not in answer_format
-    assert ENTRY_RULES in message  # the annotator's rules, word for word
+    assert ENTRY_RULES in CURATOR_SYSTEM_PROMPT  # the annotator's rules, word for word
 
 
 def test_curate_message_cuts_evidence_before_exceeding_budget(
@@ -797,3 +802,4 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
         # (what the wiki lists and every report counts) are the gold terms
         assert export.entries == len(gold)
         assert "wiki/html/index.html" in export.files
+

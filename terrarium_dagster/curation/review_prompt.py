@@ -4,7 +4,6 @@ Message layout (the offline backend and tests rely on it; keep it stable)::
 
     # Task: curate
     thread <thread_id> "<title>" · <n> tentative entries to review
-    <what each decision means>
 
     ## Entry E<id>: <term>
     - [E<id>] <term> (aliases: a; b) [tentative]: <definition, one line>
@@ -20,8 +19,12 @@ Message layout (the offline backend and tests rely on it; keep it stable)::
     ### Similar entries
     - similar: [E<id>] <term> (aliases: ...) [<status>]: <definition>      (or "(none)")
 
-    ## Answer format
-    <one line per decision: `E12 CONFIRM`, `E7 MERGE E3 reason`, ...>
+    ## Answer
+    <a line: one line per entry, in the answer format>
+
+What each decision means and the answer format (one line per decision: `E12 CONFIRM`,
+`E7 MERGE E3 reason`, ...) are the system prompt's (`CURATOR_SYSTEM_PROMPT`), the same for
+every review.
 
 Each reviewed entry has exactly one line matching ``^- \\[E(\\d+)\\] ``; similar entries are
 written ``- similar: [E..]`` so they never look like entries under review. Evidence is the
@@ -71,17 +74,9 @@ STORY_ENDS = "the story ends with this thread"
 QM_LABEL = "QM"
 BOOK_LABEL = "text"
 
-#: The curator's system prompt: its requests carry no tools and no conversation (the review
-#: message holds the rules and the evidence), so this is all that comes before the message.
-CURATOR_SYSTEM_PROMPT = (
-    "You review the glossary of a long serialized story, built by an annotator reading it in "
-    "order. Judge each entry by the rules and the evidence in the message, using only the posts "
-    "shown, and answer in the line format it asks for, never with tool calls."
-)
-
 INSTRUCTIONS = (
-    "Review each tentative glossary entry below against its evidence (the posts around its "
-    "first appearance, cited as >>post) and the similar entries, by these rules:\n\n"
+    "Review each tentative glossary entry of the message against its evidence (the posts "
+    "around its first appearance, cited as >>post) and the similar entries, by these rules:\n\n"
     f"{ENTRY_RULES}\n"
     "Decide for each entry:\n"
     "- CONFIRM: it earns an entry by the test above, under its fullest name, and the definition "
@@ -99,12 +94,39 @@ INSTRUCTIONS = (
 ANSWER_FORMAT = (
     "## Answer format\n"
     "One line per entry and nothing else: no tool calls, no JSON, no Markdown. "
-    "E<n> and E<m> stand for the ids of the entries above:\n"
+    "E<n> and E<m> stand for the ids of the message's entries:\n"
     "E<n> CONFIRM\n"
     "E<n> REJECT <short reason>\n"
     "E<n> MERGE E<m> <short reason>\n"
     "E<n> REVISE <the whole new definition>\n"
     "To keep every entry tentative, answer NONE."
+)
+
+#: The curator's system prompt: its requests carry no tools and no conversation. The rules, the
+#: decisions and the answer format are the same for every review, so they are here, the prefix a
+#: server caches once for every review message (each message holds one thread's entries and
+#: their evidence).
+CURATOR_SYSTEM_PROMPT = (
+    "You review the glossary of a long serialized story, built by an annotator reading it in "
+    "order. Judge each entry of the message by the rules below and its evidence, using only the "
+    "posts shown, and answer in the line format below, never with tool calls.\n\n"
+    f"{INSTRUCTIONS}\n\n{ANSWER_FORMAT}"
+)
+
+#: How a review message ends: what the answer is, in a line (the format is the system prompt's).
+ANSWER_LINE = (
+    "## Answer\n"
+    "One line per entry, in the answer format: E<n> CONFIRM, REJECT, MERGE E<m> or REVISE; "
+    "NONE keeps them all tentative."
+)
+
+#: About the tokens the rules and the answer format took in a review message before they were
+#: the system prompt's (less the answer line the message ends with now): what a review message
+#: gives up of its room, so that a request holds as much as it did and the same entries go to
+#: each message with the same evidence (`engine/sequence.py`, `CURATE_PROMPT_TOKENS`).
+RULES_TOKENS = -(
+    -(len("\n" + INSTRUCTIONS) + len("\n\n" + ANSWER_FORMAT) - len("\n\n" + ANSWER_LINE))
+    // CHARS_PER_TOKEN
 )
 
 #: Completion tokens a decision line costs, about (a REVISE line more, a CONFIRM far less).
@@ -284,10 +306,10 @@ def render_item(item: CurationItem, evidence_chars: int, shown: set[int] | None 
 def _render(items: Sequence[CurationItem], heading: ThreadHeading | None, chars: int) -> str:
     count = f"{len(items)} tentative entr{'y' if len(items) == 1 else 'ies'} to review"
     where = f'thread {heading.thread_id} "{heading.title}" · ' if heading else ""
-    parts = [f"{TASK_LINE}\n{where}{count}\n{INSTRUCTIONS}"]
+    parts = [f"{TASK_LINE}\n{where}{count}"]
     shown: set[int] = set()
     parts.extend(render_item(item, chars, shown) for item in items)
-    parts.append(ANSWER_FORMAT)
+    parts.append(ANSWER_LINE)
     return "\n\n".join(parts) + "\n"
 
 

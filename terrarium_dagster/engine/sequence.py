@@ -15,7 +15,7 @@ from typing import Any, Literal
 from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.curation.curator import answer_decides, curate_thread
 from terrarium_dagster.curation.decisions import CurationReport
-from terrarium_dagster.curation.review_prompt import CURATOR_SYSTEM_PROMPT
+from terrarium_dagster.curation.review_prompt import CURATOR_SYSTEM_PROMPT, RULES_TOKENS
 from terrarium_dagster.engine.order import DONE, Standing
 from terrarium_dagster.engine.parts import EngineParts
 from terrarium_dagster.engine.thread_reports import curation_rows, recorded_curation, thread_report
@@ -27,7 +27,7 @@ from terrarium_dagster.store.models import ThreadState
 
 log = logging.getLogger(__name__)
 
-CURATE_MESSAGE_TOKENS = 3000  # the curator's review message, per request (at most)
+CURATE_PROMPT_TOKENS = 3000  # a review request's rules and message together, at most
 CURATE_MESSAGE_MIN = 600  # ... and at least, in a small window
 
 
@@ -207,8 +207,9 @@ class ThreadSequence(EngineParts):
     ) -> CurationReport:
         """Review the thread's tentative entries in one transaction. The curator's requests carry
         no tools (its answer is decision lines), so they could not reuse the agent's cached
-        prefix (the tools are part of it): they are the curator's short system prompt and the
-        review message alone, which costs less than the whole conversation uncached.
+        prefix (the tools are part of it): they are the curator's system prompt (its rules and
+        answer format, the same for every review, so cached once) and the review message alone,
+        which costs less than the whole conversation uncached.
 
         The fold the next thread (`then`) starts with summarizes the history as it stands now,
         which the curation does not change (it changes the glossary, never the context): its
@@ -235,7 +236,8 @@ class ThreadSequence(EngineParts):
                 system = {"role": "system", "content": CURATOR_SYSTEM_PROMPT}
                 room = annotator.window - (answer_tokens or self.settings.max_tokens) - 64
                 room -= annotator.session.count([system], None)
-                message_tokens = max(CURATE_MESSAGE_MIN, min(CURATE_MESSAGE_TOKENS, room))
+                most = CURATE_PROMPT_TOKENS - RULES_TOKENS  # the rules are the system prompt's
+                message_tokens = max(CURATE_MESSAGE_MIN, min(most, room))
                 asked: dict[str, Any] = {  # the same for each batch and for them all at once
                     "thread": thread,
                     "purpose": "curate",

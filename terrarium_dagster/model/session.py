@@ -845,7 +845,10 @@ def standalone_task(session: ModelSession, tools: Sequence[dict[str, Any]] | Non
                 return candidate
             longest = max(range(len(task)), key=lambda i: len(str(task[i].get("content") or "")))
             text = str(task[longest].get("content") or "")
-            keep = int(len(text) * limit / tokens * 0.9)
+            # the text gives up the whole excess: what stays of it is its own tokens less that
+            # (a system prompt of rules, which no cut shortens, is not the text's to make up)
+            own = max(1, session.count([task[longest]], None))
+            keep = int(len(text) * max(0, own - (tokens - limit)) / own * 0.9)
             if keep < MIN_KEEP_CHARS:
                 return None
             head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
