@@ -802,4 +802,3 @@ def test_sample_quest_curation_stays_in_budget_and_keeps_checks_green(
         # (what the wiki lists and every report counts) are the gold terms
         assert export.entries == len(gold)
         assert "wiki/html/index.html" in export.files
-
