@@ -148,3 +148,24 @@ def test_a_title_of_address_inside_a_run_of_capitals_opens_a_name() -> None:
     assert not [t for t in terms if "Bridge Miss" in t], terms
     rhyme = "Little Miss Muffet sat on a tuffet. Little Miss Muffet ran away."
     assert "Little Miss Muffet" in [c.term for c in find_candidates(rhyme, [], min_score=0)]
+
+
+def test_a_name_titled_for_the_other_sex_is_another_person() -> None:
+    """The Importance of Being Earnest: "Lord Bracknell" beside a known "Lady Bracknell", and
+    Dubliners: "Mr. Mooney" beside a known "Mooney" that has "Mrs. Mooney" among its names.
+    Husband and wife share the surname, not the entry (each was taken as an alias)."""
+    lady = _entry(7, "Lady Bracknell")
+    mooney = _entry(8, "Mooney", "Mrs. Mooney")
+    assert name_owner("Lord Bracknell", [lady]) == (None, "")
+    assert name_owner("Mr. Mooney", [mooney]) == (None, "")
+    # the same sex, or no title, still finds its owner
+    assert name_owner("Mrs. Mooney", [mooney])[0] == mooney
+    assert name_owner("Bracknell", [lady])[0] == lady
+    assert name_owner("Captain Bracknell", [lady])[0] == lady
+
+    story = (
+        "[post 101]\nLADY BRACKNELL. Lord Bracknell would be highly displeased if he learned "
+        "that that was the case."
+    )
+    aliases, _created = _plan(story, ["- [E7] Lady Bracknell [confirmed]: A lady."])
+    assert "Lord Bracknell" not in aliases.get("E7", []), aliases

@@ -419,6 +419,35 @@ _WOMEN_TITLES = frozenset(
 
 # Titles of men in a family: the surname after one is his, never a woman's full name's.
 _MEN_TITLES = frozenset(("mister", "monsieur", "master", "sir", "lord", "uncle", "grandpa"))
+# Each title's sex, where it has one: a name under one and a name under the other are two people
+_OF_MEN = _MEN_TITLES | {
+    "king", "prince", "duke", "count", "baron", "emperor", "brother", "father", "earl", "marquis",
+}  # fmt: skip
+_OF_WOMEN = _WOMEN_TITLES | {
+    "queen", "princess", "duchess", "countess", "baroness", "empress", "sister", "mother",
+}  # fmt: skip
+
+
+def _sex_of_title(key: str) -> str | None:
+    """The sex a normalized name's first title gives, "m" or "w"; None for no title or one of
+    either sex ("captain", "doctor")."""
+    titles = _untitled(key)[0]
+    if not titles:
+        return None
+    title = _FAMILY_TITLES.get(titles[0], titles[0])
+    return "m" if title in _OF_MEN else "w" if title in _OF_WOMEN else None
+
+
+def titles_of_other_sex(name: str, entry: KnownEntry) -> bool:
+    """Whether `name` is titled as a man and a name of `entry` as a woman, or the other way
+    round ("Lord Bracknell" and "Lady Bracknell"): two people, whatever else they share."""
+    own = _sex_of_title(normalize_term(name))
+    if own is None:
+        return False
+    return any(
+        (theirs := _sex_of_title(normalize_term(other))) is not None and theirs != own
+        for other in entry.names
+    )
 
 
 def _relative(word: str, title: str, other: str) -> bool:
@@ -917,7 +946,9 @@ def spellings_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
 
 def name_owner(name: str, entries: Sequence[KnownEntry]) -> tuple[KnownEntry | None, str]:
     """The one entry a short, pet or titled form of a name belongs to, and how; (None, "")
-    when none or several."""
+    when none or several. Never an entry named with a title of the other sex ("Lord
+    Bracknell" is not "Lady Bracknell", "Mr. Mooney" not "Mrs. Mooney": husband and wife)."""
+    entries = [entry for entry in entries if not titles_of_other_sex(name, entry)]
     for finder, how in (
         (word_of, "is part of the name of"),
         (pet_name_of, "is a pet name of"),

@@ -1248,10 +1248,20 @@ _CAPITAL_BEFORE = re.compile(r"[A-Z][\w'’.-]*$")
 _CAPITAL_AFTER = re.compile(r"(?:(?:of|the|de|la)\s+)*[A-Z]")
 
 
+# the period of a title's abbreviation or of an initial ends no sentence: "Mr. Conroy", "St.
+# Clare", "J. Conroy" (a surname only ever written after "Mr." is a name, not a sentence's word)
+_ABBREVIATED_BEFORE = re.compile(
+    r"(?<![\w'’])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|St|Capt|Col|Gen|Lieut|Lt|Sgt|Rev|Prof|Hon|Sr|Jr"
+    r"|[A-Z])\.$"
+)
+
+
 def _opens_sentence(text: str, position: int) -> bool:
     before = text[:position].rstrip(" *_(")
     if before.endswith(('"', "“", "‘")):  # quoted speech opens a sentence
         return True
+    if _ABBREVIATED_BEFORE.search(before):
+        return False
     return not before or before[-1] in ".!?:;\n—–-"
 
 

@@ -106,6 +106,12 @@ def closed_up(word: str, is_word: Callable[[str], bool]) -> tuple[str, str] | No
     return None
 
 
+# the words a "'d" joins as "had" or "would" ("I'd", "they'd", "who'd"), not an old past tense
+_CONTRACTED = frozenset(
+    ("i", "you", "he", "she", "it", "we", "they", "who", "that", "there", "what", "where", "how")
+)
+
+
 @functools.lru_cache(maxsize=1)
 def _words_by_opening() -> dict[str, tuple[str, ...]]:
     from wordfreq import top_n_list
@@ -128,6 +134,11 @@ def elided_word(term: str) -> str | None:
     if not match:
         return None
     head, tail = match.groups()
+    if tail == "d" and head not in _CONTRACTED and len(head) >= 3:
+        # an old past tense, "e" dropped: "fill'd" is "filled", "lov'd" "loved" ("I'd" is not)
+        for word in (head + "ed", head + "d"):
+            if word in _words_by_opening().get(head[:1], ()):
+                return word
     if tail in ("s", "t", "d", "ll", "re", "ve", "m"):
         return None  # a possessive or a contraction, not an elision
     for word in _words_by_opening().get(head[:1], ()):
