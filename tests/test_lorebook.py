@@ -13,8 +13,9 @@ import pytest
 from terrarium_dagster.cli import main
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import story_name
-from terrarium_dagster.exports.lorebook import lore_content, plain_definition
+from terrarium_dagster.exports.lorebook import lore_content, lorebook, plain_definition
 from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.models import EntryView
 
 NUMBER = (int, float)
 MAYBE_NUMBER = (int, float, type(None))
@@ -95,15 +96,16 @@ def test_links_become_plain_names() -> None:
 
 def _activated(book: dict[str, Any], text: str) -> set[str]:
     """Which entries SillyTavern's World Info would insert for `text`, as its docs describe the
-    scan: keys matched case-insensitively (whole words when `matchWholeWords`, a key of several
+    scan: keys matched case-insensitively unless the entry says `caseSensitive` (whole words when `matchWholeWords`, a key of several
     words as a phrase), then recursion: the inserted contents are scanned again, except those of
     entries with `preventRecursion`, and entries with `excludeRecursion` are not activated so."""
     entries = book["entries"]
 
     def fires(entry: dict[str, Any], haystack: str) -> bool:
-        lowered = haystack.lower()
+        exact = entry["caseSensitive"] is True  # else the global setting: off by default
+        lowered = haystack if exact else haystack.lower()
         for key in entry["key"]:
-            needle = key.lower()
+            needle = key if exact else key.lower()
             if entry["matchWholeWords"] and len(needle.split()) == 1:
                 if re.search(rf"(?:^|\W){re.escape(needle)}(?:$|\W)", lowered):
                     return True
@@ -190,3 +192,51 @@ def test_lore_content_drops_the_company_list() -> None:
     assert lore_content("A [[Lowlamp]] lantern. It appears with the tide.") == (
         "A Lowlamp lantern. It appears with the tide."
     )
+
+
+def _view(entry_id: int, term: str, *aliases: str) -> EntryView:
+    return EntryView(
+        id=entry_id,
+        term=term,
+        norm_term=term.lower(),
+        definition=f"{term} of the story.",
+        status="confirmed",
+        aliases=list(aliases),
+    )
+
+
+def test_a_name_that_is_a_common_word_is_a_key_matched_as_written() -> None:
+    """The Wonderful Wizard of Oz offline: "Dorothy", "Toto" and "Scarecrow" were left out of
+    the book (each a word English knows, Zipf 3.1 to 3.8, and no other name), and "Darcy" and
+    "Lydia" lost their keys in Pride and Prejudice, so a chat naming them fired nothing. A
+    capitalised name is a key now, matched case-sensitively; an ordinary lowercase word, a word
+    that opens sentences, a title alone and the most frequent words are still no keys."""
+    views = [
+        _view(1, "Dorothy"),
+        _view(2, "Scarecrow"),
+        _view(3, "Darcy", "Mr. Darcy"),
+        _view(4, "Well", "Lord"),
+        _view(5, "scarlet"),
+        _view(6, "Will"),
+        _view(7, "Ninefold Lantern"),
+    ]
+    book = lorebook(views, name="Oz", description="")
+    keys = {entry["comment"]: entry["key"] for entry in book["entries"].values()}
+    assert keys == {
+        "Dorothy": ["Dorothy"],
+        "Scarecrow": ["Scarecrow"],
+        "Darcy": ["Darcy", "Mr. Darcy"],
+        "Ninefold Lantern": ["Ninefold Lantern"],
+    }
+    sensitive = {e["comment"]: e["caseSensitive"] for e in book["entries"].values()}
+    assert sensitive == {
+        "Dorothy": True,
+        "Scarecrow": True,
+        "Darcy": True,
+        "Ninefold Lantern": None,  # no common word among its keys: SillyTavern's setting
+    }
+    uid = {entry["comment"]: uid for uid, entry in book["entries"].items()}
+    said = "The Scarecrow bowed to Dorothy, and Darcy smiled."
+    assert _activated(book, said) == {uid["Scarecrow"], uid["Dorothy"], uid["Darcy"]}
+    prose = "A scarecrow stood in the field; well, the darcy of it all was scarlet and still."
+    assert _activated(book, prose) == set()

@@ -9,7 +9,12 @@ flooding it:
 
 - `key`: the term and its aliases, less any single word common in English (Zipf frequency
   ≥ `COMMON_KEY_ZIPF` by `wordfreq`: "always", "scarlet", "withdrew" would fire on ordinary
-  prose). An entry left with no key is not in the book: it could only fire by accident.
+  prose). A name written with a capital is a key whatever its frequency ("Dorothy", "Darcy",
+  "Scarecrow", "Friday"), and its entry matches case-sensitively (`caseSensitive: true`), so
+  "the scarecrow in the field" does not fire it; except a word that opens sentences or a
+  title alone ("Well", "Still", "Lord": `STARTERS`, `HONORIFICS`) and the most frequent words
+  (Zipf ≥ `CAPITALISED_KEY_ZIPF`: "Will", "May"), which would fire wherever a sentence opens
+  with them. An entry left with no key is not in the book: it could only fire by accident.
 - `matchWholeWords: true`: a three-letter name does not fire inside "miss" or "door".
 - `content`: the reader's edition as plain text where one is written; else the definition as
   plain text (`[[links]]` become names) without its company list ("appears with X, Y"),
@@ -36,9 +41,11 @@ from terrarium_dagster.exports.files import write_text_atomic
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.store.models import EntryView
 from terrarium_dagster.store.vocabulary import frequency
+from terrarium_dagster.terms.english import HONORIFICS, STARTERS
 
 LOREBOOK_FILE = "lorebook.json"
 COMMON_KEY_ZIPF = 3.0
+CAPITALISED_KEY_ZIPF = 5.4  # "John" (5.4) is a name's key; "Oh", "Hope", "Will" are not
 BASE_ORDER = 100
 MAX_ORDER = 1000
 _LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
@@ -117,14 +124,38 @@ def edition_content(edition: str) -> str:
 
 
 def is_common_key(key: str) -> bool:
-    """A single word common in English: as a key it would fire on ordinary prose."""
+    """A single word common in English that no capital makes a name's: as a key it would fire
+    on ordinary prose (`is_name_key` tells the capitalised ones kept)."""
     text = key.strip()
-    return bool(_SINGLE_WORD.match(text)) and frequency(text) >= COMMON_KEY_ZIPF
+    if not _SINGLE_WORD.match(text) or frequency(text) < COMMON_KEY_ZIPF:
+        return False
+    return not is_name_key(text)
+
+
+def is_name_key(key: str) -> bool:
+    """A capitalised single word common in English that is kept as a name's key, matched
+    case-sensitively: not a word that opens sentences, a title alone, or one of the most
+    frequent words ("Well", "Lord", "Will")."""
+    text = key.strip()
+    return (
+        bool(_SINGLE_WORD.match(text))
+        and text[:1].isupper()
+        and not text.isupper()
+        and frequency(text) >= COMMON_KEY_ZIPF
+        and frequency(text) < CAPITALISED_KEY_ZIPF
+        and text.casefold() not in STARTERS | HONORIFICS
+    )
 
 
 def lorebook_keys(entry: EntryView) -> list[str]:
     names = dict.fromkeys(" ".join(name.split()) for name in [entry.term, *entry.aliases])
     return [name for name in names if name and not is_common_key(name)]
+
+
+def case_sensitive(keys: Sequence[str]) -> bool | None:
+    """True when a key is a common word kept only as a capitalised name (`is_name_key`): the
+    entry then fires on "Scarecrow", never on "scarecrow"; else SillyTavern's default (None)."""
+    return True if any(is_name_key(key) for key in keys) else None
 
 
 def mentions(entry: EntryView) -> int:
@@ -145,9 +176,10 @@ def lorebook_entries(entries: Sequence[EntryView]) -> list[EntryView]:
 
 def lorebook_entry(uid: int, entry: EntryView) -> dict[str, Any]:
     count = mentions(entry)
+    keys = lorebook_keys(entry)
     return {
         "uid": uid,
-        "key": lorebook_keys(entry),
+        "key": keys,
         "comment": entry.term,
         "content": edition_content(entry.edition)
         if entry.edition
@@ -155,6 +187,7 @@ def lorebook_entry(uid: int, entry: EntryView) -> dict[str, Any]:
         "displayIndex": uid,
         "order": min(MAX_ORDER, BASE_ORDER + count),
         **_ENTRY_DEFAULTS,
+        "caseSensitive": case_sensitive(keys),
         "extensions": {
             "terrarium": {"entry_id": entry.id, "status": entry.status, "mentions": count}
         },
