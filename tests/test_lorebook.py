@@ -96,9 +96,10 @@ def test_links_become_plain_names() -> None:
 
 def _activated(book: dict[str, Any], text: str) -> set[str]:
     """Which entries SillyTavern's World Info would insert for `text`, as its docs describe the
-    scan: keys matched case-insensitively unless the entry says `caseSensitive` (whole words when `matchWholeWords`, a key of several
-    words as a phrase), then recursion: the inserted contents are scanned again, except those of
-    entries with `preventRecursion`, and entries with `excludeRecursion` are not activated so."""
+    scan: keys matched case-insensitively unless the entry says `caseSensitive` (whole words
+    when `matchWholeWords`, a key of several words as a phrase), then recursion: the inserted
+    contents are scanned again, except those of entries with `preventRecursion`, and entries
+    with `excludeRecursion` are not activated so."""
     entries = book["entries"]
 
     def fires(entry: dict[str, Any], haystack: str) -> bool:

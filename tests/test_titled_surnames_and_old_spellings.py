@@ -4,6 +4,7 @@
   said Lily; "here's Mrs. Conroy."). The period of "Mr." was read as a sentence's end, so
   "Conroy" looked like an English word capitalised only where a sentence opens, and the
   curator rejected it, with "Browne" and "O'Connor".
+- The Wonderful Wizard of Oz: "Aunt Em" and "Uncle Henry" were defined as "A aunt", "A uncle".
 - Leaves of Grass: old past tenses with the "e" dropped ("Fill'd", "Stretch'd", "dream'd") were
   read as contractions, not as the ordinary words they spell, and confirmed as names.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from terrarium_dagster.backends.curate_view import CurateEntryView
 from terrarium_dagster.backends.offline_curator import offline_curate
+from terrarium_dagster.backends.portraits import portrait, with_article
 from terrarium_dagster.store.vocabulary import elided_word, ordinary_reason
 
 
@@ -60,3 +62,15 @@ def test_an_old_past_tense_with_its_e_dropped_is_the_ordinary_word_it_spells() -
     assert elided_word("I'd") is None
     assert elided_word("Keth'ra") is None
     assert elided_word("Ned'd") is None
+
+
+def test_a_title_as_a_definitions_lead_takes_the_article_english_gives_it() -> None:
+    found = portrait(["Aunt Em"], [(1, "Aunt Em had just come out of the house.")])
+    assert found.leads[:1] == ["an aunt"]
+    assert [with_article(word) for word in ("uncle", "king", "heir", "unicorn", "emperor")] == [
+        "an uncle",
+        "a king",
+        "an heir",
+        "a unicorn",
+        "an emperor",
+    ]

@@ -314,6 +314,15 @@ def _sentences(text: str, pattern: re.Pattern[str]) -> Iterable[str]:
             yield sentence
 
 
+def with_article(noun: str) -> str:
+    """`noun` after "a" or "an" as English says it: "an aunt", "an uncle", "an heir", "a king",
+    "a unicorn"."""
+    lowered = noun.casefold()
+    vowel = lowered[:1] in "aeiou" and not lowered.startswith(("uni", "use", "usu", "eu", "one"))
+    silent_h = lowered.startswith(("hour", "honou", "honest", "heir"))
+    return f"{'an' if vowel or silent_h else 'a'} {noun}"
+
+
 def portrait(
     names: Sequence[str], posts: Sequence[tuple[int, str]], company: Sequence[str] = ()
 ) -> Portrait:
@@ -328,7 +337,7 @@ def portrait(
         found.kinds[kind] += 3
     words = term.split()
     if len(words) >= 2 and words[0].casefold() in TITLE_WORDS and term[:1].isupper():
-        found.leads.append(f"a {words[0].casefold()}")
+        found.leads.append(with_article(words[0].casefold()))
     for name in names:
         pattern = term_pattern(name)
         if pattern is None:
@@ -393,14 +402,14 @@ def _read(found: Portrait, sentence: str, start: int, end: int) -> None:
         kind = _kind_of_word(match.group(1))
         if kind and kind != "item":
             found.kinds[kind] += 2
-            found.leads.append(f"a {match.group(1)}")
+            found.leads.append(with_article(match.group(1)))
     if match := _KIND_NOUN_AFTER.match(after):
         kind = _kind_of_word(match.group(1))
         if kind in ("faction", "place"):
             found.kinds[kind] += 2
     if (match := _TITLE_BEFORE.search(before)) and match.group(1).casefold() in TITLE_WORDS:
         found.kinds["character"] += 2
-        found.leads.append(f"a {match.group(1).casefold()}")
+        found.leads.append(with_article(match.group(1).casefold()))
     if match := _OF_AFTER.match(after):
         fact = _phrase(f"of {match.group(1)}")
         if fact and sentence[start:end][:1].isupper():
