@@ -84,6 +84,7 @@ def _thread_range(engine: Any, spec: str | None) -> list[Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from terrarium_dagster.backends.language import offline_language_note
     from terrarium_dagster.corpus.story import is_book
     from terrarium_dagster.engine import Engine
     from terrarium_dagster.engine.opening import check_store_folder
@@ -132,6 +133,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.rewind:  # the range is read again from its first thread, whole
                 threads_left = len(selected)
                 scenes_left = sum(len(engine.corpus.scenes(thread.id)) for thread in selected)
+            if threads_left and settings.offline and (note := offline_language_note(engine.corpus)):
+                log.warning(note)  # said before the work, once a run has some
             progress.plan(threads_left, scenes_left, in_flight)
             for step in engine.sequence.run_threads(selected, rewind=bool(args.rewind)):
                 for problem in step.curation.problems if step.curation else ():
