@@ -160,7 +160,7 @@ def store_status(db: str) -> dict[str, Any]:
             "threads_in_corpus": in_corpus,
             "entries": len(entries),
             "entries_by_status": dict(sorted(by_status.items())),
-            "revisions": store.history.last_revision_id(),
+            "revisions": store.history.revision_count(),
             "calls": totals.calls,
             "prompt_tokens": totals.prompt_tokens,
             "cached_tokens": totals.cached_tokens,

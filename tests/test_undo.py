@@ -254,3 +254,38 @@ def test_undoing_the_undo_puts_the_decision_back_in_force(
     assert main(["undo", "--decision", str(merge["id"]), "--db", str(db)]) == 0
     with GlossaryStore(db, read_only=True) as store:
         assert store.glossary.get_entry(source_id).live
+
+
+def test_a_decision_a_rewind_rolled_back_is_refused_in_one_line(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run --rewind --threads ch2` rolls back the second thread's curation and curates it
+    anew; undoing one of its first decisions wrote revisions that changed nothing and counted
+    as an undo. It is refused now, naming the rollback; a decision of the new curation, and one
+    of the first thread (not rolled back), are undone as before."""
+    with GlossaryStore(db, read_only=True) as store:
+        second = store.progress.thread_states()[1].thread_id
+        first_decisions = [
+            row
+            for row in store.curation.curator_decisions()
+            if row["thread_id"] == second and row["revision_id"] is not None
+        ]
+    assert first_decisions
+    assert main(["run", "--offline", "--rewind", "--threads", "ch2", "--db", str(db)]) == 0
+    with GlossaryStore(db, read_only=True) as store:
+        last = store.history.last_revision_id()
+        again = [
+            row
+            for row in store.curation.curator_decisions()
+            if row["thread_id"] == second
+            and row["revision_id"] is not None
+            and row["id"] > first_decisions[-1]["id"]
+        ]
+    capsys.readouterr()
+    assert main(["undo", "--decision", str(first_decisions[0]["id"]), "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "was rolled back by revision" in err and "\n" not in err
+    with GlossaryStore(db, read_only=True) as store:
+        assert store.history.last_revision_id() == last  # nothing written
+    assert again, "the rewound thread was not curated anew"
+    assert main(["undo", "--decision", str(again[0]["id"]), "--db", str(db)]) == 0

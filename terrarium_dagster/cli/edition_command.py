@@ -60,7 +60,8 @@ def cmd_edition(args: argparse.Namespace) -> int:
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
-        log.warning(
+        # the one line is "interrupted", said as the command ends
+        log.debug(
             "%s received: stopping after the thread being written", signal.Signals(signum).name
         )
         stop.set()

@@ -61,7 +61,8 @@ class GlossaryEdits(EngineParts):
                     "(`terrarium run`)"
                 )
         self.run.annotator()  # the session: the one window gate every request passes
-        self.run.ensure_started()
+        if any(self.store.editions.thread(thread.id) is None for thread in threads):
+            self.run.ensure_started()  # a run on record only when there is one to write
         assert self.run.session is not None
         writer = EditionWriter(
             self.store,

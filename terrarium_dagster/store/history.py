@@ -60,6 +60,11 @@ class History(Aggregate):
         return revision_record(self.stored("revision", revision_id))
 
     @guarded
+    def revision_count(self) -> int:
+        """How many revisions the store holds (ids run with gaps in a recovered store)."""
+        return int(self.conn.execute("SELECT count(*) FROM revision").fetchone()[0])
+
+    @guarded
     def last_revision_id(self) -> int:
         """The id of the newest revision, 0 when there is none."""
         row = self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM revision").fetchone()

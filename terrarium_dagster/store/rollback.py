@@ -16,9 +16,7 @@ from terrarium_dagster.store.models import Entry, UndoneChange
 from terrarium_dagster.store.progress import ThreadProgress
 from terrarium_dagster.store.provenance import ProvenanceRows, provenance_key
 from terrarium_dagster.store.rows import EntryRows, full_state
-from terrarium_dagster.store.undo import undo_change
-
-ROLLBACK_ACTION = "rollback"  # a revision that puts an entry back as it stood at its boundary
+from terrarium_dagster.store.undo import ROLLBACK_ACTION, undo_change
 
 
 class Rollback(Aggregate):

@@ -86,6 +86,22 @@ def _group(conn: sqlite3.Connection, history: History, revision: Revision) -> li
     return [history.revision(row[0]) for row in rows] or [revision]
 
 
+ROLLBACK_ACTION = "rollback"  # a revision that puts an entry back as it stood at its boundary
+
+
+def rolled_back_by(conn: sqlite3.Connection, revision_ids: Collection[int]) -> int | None:
+    """The first 'rollback' revision after ``revision_ids`` that put the glossary back to a
+    point before them (`store/rollback.py`: `run --rewind`), or None."""
+    if not revision_ids:
+        return None
+    row = conn.execute(
+        "SELECT MIN(id) FROM revision WHERE action = ? AND id > ? "
+        "AND json_extract(detail, '$.boundary') < ?",
+        (ROLLBACK_ACTION, max(revision_ids), min(revision_ids)),
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
 def undone_by(
     conn: sqlite3.Connection, revision_ids: Collection[int], depth: int = 0
 ) -> int | None:
@@ -321,6 +337,12 @@ def undo_change(
         raise InputError(
             f"revision {revision_id} ({undone.action}) was already undone by revision {earlier}; "
             f"undo revision {earlier} to bring the change back"
+        )
+    rolled = rolled_back_by(conn, group_ids)
+    if rolled is not None:
+        raise InputError(
+            f"revision {revision_id} ({undone.action}) was rolled back by revision {rolled} (a "
+            "thread annotated again with --rewind, or a rollback): nothing of it is left to undo"
         )
     by_entry: dict[int, list[Revision]] = {}
     for revision in group:
