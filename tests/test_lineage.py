@@ -93,3 +93,17 @@ def test_lineage_json_round_trips(
     assert data["entry"]["term"] == "Keth'ra"
     assert data["sources"][0]["url"] == "https://quest.example/test/100#104"
     assert Lineage.model_validate(data) == trail
+
+
+def test_a_quotation_is_put_in_quotes_once() -> None:
+    """A Study in Scarlet: a source quoting a line of speech showed ““Gregson…” in `lineage`
+    and the wiki; the quoted words' own marks are kept, none added beside them."""
+    from terrarium_dagster.corpus.story import in_quotes
+
+    assert in_quotes("Gregson rubbed his hands.") == "“Gregson rubbed his hands.”"
+    assert (
+        in_quotes("“Gregson, before you permitted this.”")
+        == "“Gregson, before you permitted this.”"
+    )
+    assert in_quotes("“Gregson and Lestrade") == "“Gregson and Lestrade”"
+    assert in_quotes('"My dress is blue," said Dorothy') == '“"My dress is blue," said Dorothy”'

@@ -427,6 +427,18 @@ def test_an_empty_gold_list_or_one_without_terms_is_one_line_not_a_recall_of_0_o
         "empty.yaml": ("", "is empty: write `terms:` on the first line"),
         "notes.txt": ("Alan Breck, the Covenant\n", "is plain text, no `terms:` key: write"),
         "number.yaml": ("12\n", "is plain text, no `terms:` key: write `terms:`"),
+        # found by a sweep of real books: a bare `terms:` said "Input should be a valid list",
+        # a blank term was scored, a misspelt key was ignored, a term listed twice counted twice
+        "bare_key.yaml": ("terms:\n", "has no terms: nothing to measure"),
+        "blank.yaml": ("terms:\n  - ''\n", "is not a `terms:` list of {term, aliases} or"),
+        "typo.yaml": (
+            "terms:\n  - {term: Alan Breck, alias: [Alan]}\n",
+            "is not a `terms:` list of {term, aliases} or names: terms.0: `alias:` is no key",
+        ),
+        "twice.yaml": (
+            "terms:\n  - Alan Breck\n  - alan breck\n",
+            "is not a `terms:` list of {term, aliases} or names: terms: 'alan breck' is listed",
+        ),
     }
     for name, (text, words) in cases.items():
         gold = tmp_path / name

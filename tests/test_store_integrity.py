@@ -142,3 +142,24 @@ def test_a_file_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> Non
         assert "is not an annotator store (not an SQLite database)" in done.stderr
         assert "damaged" not in done.stderr and "recover" not in done.stderr
     assert digest(db) == before
+
+
+def test_recover_refuses_an_out_that_is_no_new_stores_file(
+    annotated_store: Path, tmp_path: Path
+) -> None:
+    """`--out new.db-wal` (no new.db yet) made a store there, which a `new.db` made later takes
+    for its log; `--out -` made a file named "-"; an empty `--out` put the copy in the current
+    folder. Each is refused in one line now, and nothing is made."""
+    db = tmp_path / "store.db"
+    shutil.copyfile(annotated_store, db)
+    for out, said in (
+        (str(tmp_path / "new.db-wal"), "write-ahead log SQLite keeps beside a store at"),
+        (str(tmp_path / "new.db-journal"), "rollback journal"),
+        ("-", "never to standard output"),
+        ("", "--out is empty"),
+    ):
+        done = terrarium_main("recover", "--db", str(db), "--out", out, cwd=tmp_path)
+        assert done.returncode == 2, (out, done.stderr)
+        line = done.stderr.strip()
+        assert said in line and "\n" not in line, line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["store.db"]

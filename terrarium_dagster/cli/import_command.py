@@ -61,7 +61,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         return EXIT_OK
     check_writable(args.out, folder=False)
     # a corpus at store.db-wal would be store.db's log
-    refuse_side_file(args.out, "--out", store=False)
+    refuse_side_file(args.out, "--out", store=False, database=True)
     report = import_book(args.book, args.out, replace=args.replace)
     if report.unchanged:
         print(

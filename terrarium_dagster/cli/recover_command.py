@@ -33,6 +33,10 @@ def add_recover_parser(commands: Any) -> None:
 def recovered_store_path(out: str, source: Path) -> Path:
     """Where `--out` puts the new store: the file it names, or inside the folder it names
     (an existing folder, or a path ending in a separator) as `<source stem>-recovered.db`."""
+    if not out.strip():
+        raise InputError("--out is empty: give the new store's file, or a folder for it")
+    if out == "-":
+        raise InputError("--out -: recover writes a new store's file, never to standard output")
     given = Path(out).expanduser()
     if out.endswith(("/", os.sep)) and given.exists() and not given.is_dir():
         raise InputError(
@@ -55,7 +59,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
     else:  # a folder --out names is made, never the folders above it
         check_writable(target.parent, folder=True)
     # a store at store.db-wal: the next opening removes it
-    refuse_side_file(target, "--out", store=False)
+    refuse_side_file(target, "--out", store=False, database=True)
     report = recover(source, target)
     damaged = ", ".join(report.damaged_tables) or "none"
     print(f"recovered {report.copied} rows into {report.out} (tables with damage: {damaged})")

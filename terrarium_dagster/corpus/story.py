@@ -86,3 +86,11 @@ def scene_place(scene_id: str, chapter: str | None) -> str:
         return book_place(chapter, int(thread), int(first.split("~")[0]))
     except ValueError:
         return f"scene {scene_id}"
+
+
+def in_quotes(text: str) -> str:
+    """`text` between curly quotes, as the quotations of a source are shown, without doubling a
+    mark the quoted words begin or end with themselves (a line of speech: "“Gregson…")."""
+    opening = "" if text.startswith("“") else "“"
+    closing = "" if text.endswith("”") else "”"
+    return f"{opening}{text}{closing}"

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.story import book_place, is_book, scene_place
+from terrarium_dagster.corpus.story import book_place, in_quotes, is_book, scene_place
 from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance, Revision
@@ -349,7 +349,7 @@ def render_lineage_text(trail: Lineage) -> str:
         else:
             lines.append(f"  >>{source.post_id} ({source.ref}){link}")
         if source.quote:
-            lines.append(f"      “{' '.join(source.quote.split())}”")
+            lines.append(f"      {in_quotes(' '.join(source.quote.split()))}")
     lines.append("")
     lines.append(f"{'Chapters' if trail.book else 'Threads'} ({len(trail.threads)}):")
     for thread in trail.threads:

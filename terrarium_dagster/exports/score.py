@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from terrarium_dagster.config import yaml_problem
 from terrarium_dagster.errors import InputError
@@ -27,7 +27,9 @@ EXAMPLES = 10
 
 
 class GoldTerm(BaseModel):
-    """A gold term: `{term, aliases}`, or its name alone (`- Alan Breck`: no aliases)."""
+    """A gold term: `{term, aliases}`, or its name alone (`- Alan Breck`: no aliases); other
+    keys are the list's own notes (`kind:`, `note:`), but `alias:` is a misspelt `aliases:`,
+    an error rather than aliases silently dropped; a name is never blank."""
 
     term: str
     aliases: list[str] = Field(default_factory=list)
@@ -35,11 +37,45 @@ class GoldTerm(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _a_name_alone(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "alias" in value and "aliases" not in value:
+            raise ValueError("`alias:` is no key of a gold term: write its names under `aliases:`")
         return {"term": value} if isinstance(value, str) else value
+
+    @field_validator("term")
+    @classmethod
+    def _a_name(cls, term: str) -> str:
+        if not term.strip():
+            raise ValueError("a blank term")
+        return term
+
+    @field_validator("aliases")
+    @classmethod
+    def _names(cls, aliases: list[str]) -> list[str]:
+        if any(not alias.strip() for alias in aliases):
+            raise ValueError("a blank alias")
+        return aliases
 
 
 class GoldList(BaseModel):
+    """The gold terms, each once: a term listed twice would count twice."""
+
     terms: list[GoldTerm]
+
+    @field_validator("terms", mode="before")
+    @classmethod
+    def _none_is_empty(cls, terms: Any) -> Any:
+        return [] if terms is None else terms  # `terms:` with nothing under it: no terms
+
+    @field_validator("terms")
+    @classmethod
+    def _each_once(cls, terms: list[GoldTerm]) -> list[GoldTerm]:
+        seen: set[str] = set()
+        for gold in terms:
+            key = normalize_term(gold.term)
+            if key in seen:
+                raise ValueError(f"'{gold.term}' is listed twice")
+            seen.add(key)
+        return terms
 
 
 class ScoreReport(BaseModel):
@@ -71,7 +107,7 @@ def load_gold(path: Path) -> GoldList:
                 "under it (`  - Alan Breck`, or `  - {term: ..., aliases: [...]}`)"
             )
         gold = GoldList.model_validate(document)
-        if not gold.terms:
+        if not gold.terms:  # `terms:` with nothing under it, or an empty list
             raise InputError(
                 f"gold list {path} has no terms: nothing to measure; list them under `terms:`"
             )
@@ -85,7 +121,7 @@ def load_gold(path: Path) -> GoldList:
         where = ".".join(str(part) for part in first["loc"]) or "document"
         raise InputError(
             f"gold list {path} is not a `terms:` list of {{term, aliases}} or names: {where}: "
-            f"{first['msg']}"
+            f"{first['msg'].removeprefix('Value error, ')}"
         ) from None
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import markdown
 from markdown.extensions.toc import slugify_unicode
 
-from terrarium_dagster.corpus.story import chapter_title, paragraph_number
+from terrarium_dagster.corpus.story import chapter_title, in_quotes, paragraph_number
 from terrarium_dagster.exports.entry_records import UrlForPost, seen_range, sorted_sources
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import (
@@ -377,7 +377,7 @@ def _entry_blocks(wiki: _Wiki, entry: EntryView, definition: str | None = None) 
     for item in sources:
         title = None if wiki.book else wiki.thread_titles.get(item.thread_id)
         where = f" (thread “{md_escape(title)}”)" if title else ""  # a book's link names it
-        quote = f": “{md_escape(item.quote)}”" if item.quote.strip() else ""
+        quote = f": {in_quotes(md_escape(item.quote))}" if item.quote.strip() else ""
         link = _post_link(wiki, item.post_id, item.thread_id, item.quote)
         items.append(f"- {link}{where}{quote}")
     if items:

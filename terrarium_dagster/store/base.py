@@ -173,6 +173,7 @@ SIDE_FILES = {
     "-lease": "writer's lease",
 }
 STORE_FILE_SUFFIXES = ("", *SIDE_FILES)
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def pointing(option: str, value: str) -> str:
@@ -182,7 +183,9 @@ def pointing(option: str, value: str) -> str:
     return f"give {option} {value}" if option.startswith("--") else f"set {option} to {value}"
 
 
-def refuse_side_file(db: str | Path, option: str = "--db", *, store: bool = True) -> None:
+def refuse_side_file(
+    db: str | Path, option: str = "--db", *, store: bool = True, database: bool | None = None
+) -> None:
     """Refuse, in one line, a path that names a side file of a file beside it (`store.db-calls`,
     `store.db-lease`, `store.db-wal`... of `store.db`): read, it is no store (an empty ledger
     read as an empty store, a lease as notes); written, a database there is taken for that
@@ -193,15 +196,21 @@ def refuse_side_file(db: str | Path, option: str = "--db", *, store: bool = True
     (`recover --out`, `import --out`, `export --out`: not a `store`, so another name is asked
     for); a store's own name never ends so."""
     path = str(db).removeprefix(_SQLITE_URL)
+    sqlite_file = store if database is None else database  # a database is written there
     for suffix, kind in SIDE_FILES.items():
         stem = path.removesuffix(suffix)
-        if stem != path and stem and Path(stem).expanduser().is_file():
+        # SQLite's own side files, for a database, whether their store is there yet or not: a
+        # database made at `new.db-wal` is taken for the log of a `new.db` made later
+        own = sqlite_file and suffix in SQLITE_SIDE_FILES
+        if stem != path and stem and (own or Path(stem).expanduser().is_file()):
             given = f"{option} {db}" if option.startswith("--") else f"{option} ({db})"
             instead = pointing(option, stem) if store else f"give {option} another name"
-            raise InputError(
-                f"{given} names the {kind} beside {stem} (a side file of that store); "
-                f"nothing was written; {instead}"
+            whose = (
+                f"the {kind} beside {stem} (a side file of that store)"
+                if Path(stem).expanduser().is_file()
+                else f"the {kind} SQLite keeps beside a store at {stem}"
             )
+            raise InputError(f"{given} names {whose}; nothing was written; {instead}")
 
 
 def _absent_store_files(target: str) -> frozenset[str]:

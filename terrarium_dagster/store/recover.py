@@ -45,8 +45,12 @@ class RecoverReport:
 
 
 def _open_damaged(path: Path) -> sqlite3.Connection:
+    """The store read in ONE read transaction: a run writing it meanwhile (WAL) commits after
+    the snapshot every table is read from, so the copy is the store at one moment, never rows
+    of one moment pointing at rows of another."""
     conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
     conn.execute("PRAGMA query_only = ON")
+    conn.execute("BEGIN")
     return conn
 
 
