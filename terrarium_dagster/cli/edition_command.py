@@ -77,6 +77,9 @@ def cmd_edition(args: argparse.Namespace) -> int:
             progress=lambda event, data: _edition_progress(event, data, written, book=book),
             recorded_corpus=True,
             must_exist=True,  # an edition rewrites what a run wrote: no new store for it
+            check=lambda corpus, _store: resolve_thread(  # refused before the lease is taken
+                corpus, args.as_of_thread, option="--as-of-thread"
+            ),
         ) as engine:
             book = is_book(engine.corpus)
             target = resolve_thread(engine.corpus, args.as_of_thread, option="--as-of-thread")

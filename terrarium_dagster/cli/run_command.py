@@ -60,8 +60,8 @@ def add_run_parser(commands: Any) -> None:
     )
 
 
-def _thread_range(engine: Any, spec: str | None) -> list[Any]:
-    threads = engine.threads
+def _thread_range(threads: list[Any], spec: str | None) -> list[Any]:
+    """The threads `--threads` names (FIRST..LAST, either end open), in story order."""
     if not spec:
         return threads
     if ".." not in spec:
@@ -116,12 +116,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if progress.live:  # log records go above the live line, not into it
         root.handlers = [NoteHandler(progress, handlers)]
     try:
-        with Engine.open(settings, stop=stop, progress=progress, recorded_corpus=True) as engine:
+        with Engine.open(
+            settings,
+            stop=stop,
+            progress=progress,
+            recorded_corpus=True,  # a refused --threads writes nothing, not even the lease:
+            check=lambda corpus, _store: _thread_range(corpus.threads(), args.threads),
+        ) as engine:
             running.append(engine)
             engine.max_scenes = args.max_scenes
             if args.from_snapshot is not None:
                 engine.restore_snapshot(args.from_snapshot)
-            selected = _thread_range(engine, args.threads)
+            selected = _thread_range(engine.threads, args.threads)
             engine.check_sources()  # a living corpus: sources edited or deleted since cited
             served = None if settings.offline else getattr(engine.client, "server_info", None)
             if served is not None:  # what the server is, said once the run has begun (a

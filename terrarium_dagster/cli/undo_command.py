@@ -30,10 +30,14 @@ def add_undo_parser(commands: Any) -> None:
 
 def cmd_undo(args: argparse.Namespace) -> int:
     from terrarium_dagster.corpus.story import is_book
+    from terrarium_dagster.curation.decision_undo import check_undo
     from terrarium_dagster.engine import Engine
 
     settings = settings_from_args(args)
-    with Engine.open(settings, model=False) as engine:
+    ids = {"decision_id": args.decision, "revision_id": args.revision}
+    with Engine.open(
+        settings, model=False, check=lambda _corpus, store: check_undo(store, **ids)
+    ) as engine:
         result = engine.edits.undo(
             decision_id=args.decision, revision_id=args.revision, reason=args.reason
         )

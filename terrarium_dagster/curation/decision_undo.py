@@ -13,7 +13,7 @@ from __future__ import annotations
 from terrarium_dagster.curation.decisions import UndoResult
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
-from terrarium_dagster.store.undo import undone_by
+from terrarium_dagster.store.undo import check_revision, undone_by
 
 DEFAULT_REASON = "undone by the user"
 
@@ -35,24 +35,46 @@ def _describe(row: dict[str, object]) -> str:
     return f"curator decision {row['id']} ({row['decision']} E{row['entry_id']}{into})"
 
 
+def check_undo(
+    store: GlossaryStore, *, decision_id: int | None = None, revision_id: int | None = None
+) -> None:
+    """The refusals of an undo that need no write, each one line: exactly one id, a decision
+    or revision that exists, changed something, is not undone and was not rolled back since
+    (`store/undo.py::check_revision`). `terrarium undo` asks it before it takes the writer
+    lease, so a refused undo leaves the store as it was, its file's time too; the undo itself
+    asks the same again."""
+    if (decision_id is None) == (revision_id is None):
+        raise InputError("undo: give a curator decision id or a revision id (one of them)")
+    if decision_id is not None:
+        revision_id = _decision_revision(store, decision_id)[1]
+    assert revision_id is not None
+    check_revision(store.conn, store.history, revision_id)
+
+
+def _decision_revision(store: GlossaryStore, decision_id: int) -> tuple[dict[str, object], int]:
+    """The decision and the revision it wrote, or one line: unknown, changed nothing, undone."""
+    row = _decision(store, decision_id)
+    revision_id = row.get("revision_id")
+    if revision_id is None:
+        raise InputError(f"{_describe(row)} changed nothing; there is nothing to undo")
+    earlier = undone_by(store.conn, _group_ids(store, int(str(revision_id))))
+    if earlier is not None:
+        raise InputError(
+            f"{_describe(row)} was already undone (revision {earlier}); undo revision "
+            f"{earlier} to bring it back"
+        )
+    return row, int(str(revision_id))
+
+
 def undo_decision(
     store: GlossaryStore, actor: Actor, decision_id: int, reason: str | None = None
 ) -> UndoResult:
     """Undo one curator decision (CONFIRM, REJECT, MERGE, REVISE), however the entries changed
     since. InputError (one line) for an unknown decision, one that changed nothing, or one
     already undone; see `Glossary.undo_change` for the rest."""
-    row = _decision(store, decision_id)
-    revision_id = row.get("revision_id")
-    if revision_id is None:
-        raise InputError(f"{_describe(row)} changed nothing; there is nothing to undo")
     with store.transaction():
-        earlier = undone_by(store.conn, _group_ids(store, int(str(revision_id))))
-        if earlier is not None:
-            raise InputError(
-                f"{_describe(row)} was already undone (revision {earlier}); undo revision "
-                f"{earlier} to bring it back"
-            )
-        return _undo(store, actor, int(str(revision_id)), _describe(row), reason)
+        row, revision_id = _decision_revision(store, decision_id)
+        return _undo(store, actor, revision_id, _describe(row), reason)
 
 
 def undo_revision(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Self
 
 from terrarium_dagster.config import Settings
@@ -83,13 +84,16 @@ class Engine:
         model: bool = True,
         recorded_corpus: bool = False,
         must_exist: bool = False,
+        check: Callable[[Corpus, GlossaryStore], None] | None = None,
     ) -> Self:
         """Open a writer: corpus, store (taking its writer lease) and model client. With
         ``model=False`` (an edit such as an undo) no model is configured or needed, the store
         must exist, and the corpus is the one the store records unless the settings name one;
         ``recorded_corpus`` (the command line's run and edition) takes that corpus for an existing
         store with a model too (Dagster's code location keeps to its corpus resource, which its
-        partitions come from); ``must_exist`` (an edition) refuses a store that is not there."""
+        partitions come from); ``must_exist`` (an edition) refuses a store that is not there;
+        ``check`` (the command's input checks) runs before the writer lease is taken, so a
+        refusal writes nothing."""
         run_id = run_id or uuid.uuid4().hex[:12]
         corpus, store, chat = open_writer(
             settings,
@@ -98,6 +102,7 @@ class Engine:
             model=model,
             recorded_corpus=recorded_corpus,
             must_exist=must_exist,
+            check=check,
         )
         return cls(settings, corpus, store, chat, run_id=run_id, stop=stop, progress=progress)
 

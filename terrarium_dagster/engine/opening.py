@@ -8,6 +8,7 @@ Readers call `open_corpus` and `open_store` alone; a writer opens all three thro
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from terrarium_dagster.backends.offline import OFFLINE_URL, OfflineBackend
@@ -193,6 +194,7 @@ def open_writer(
     model: bool,
     recorded_corpus: bool = False,
     must_exist: bool = False,
+    check: Callable[[Corpus, GlossaryStore], None] | None = None,
 ) -> tuple[Corpus, GlossaryStore, ModelClient | None]:
     """Open a writer's corpus, store (taking its writer lease) and model client. With
     ``model=False`` (an edit such as an undo) no model is configured or needed, and the store
@@ -200,7 +202,9 @@ def open_writer(
     corpus is the one the store records unless the settings name one (a store built from an
     imported book resumes on that book, not on the bundled sample); a new store is created
     only once the corpus it is for has opened. `must_exist` (an edition, which rewrites what a
-    run wrote) refuses a store that is not there as a model-less edit does."""
+    run wrote) refuses a store that is not there as a model-less edit does. `check`: the
+    command's own input checks (a thread range, an undo's id) against the corpus and the store
+    as they stand, before the lease is taken: a refusal writes nothing, not even the lease."""
     if model and client is None:  # refused before the corpus (the sample's cache) is made
         require_backend(settings)
     existing = settings.db != ":memory:" and Path(settings.db).expanduser().is_file()
@@ -224,6 +228,8 @@ def open_writer(
     try:
         if not store_first:  # (else open_corpus checked it)
             check_corpus_identity(store, corpus)
+        if check is not None:
+            check(corpus, store)
         # The one place a writer opens the store: a second live writer is refused here.
         store.runs.acquire_writer_lease(run_id)
         record_moved_corpus(store, settings, corpus)

@@ -314,17 +314,13 @@ def _name_taken(history: History, error: DuplicateTermError, revision_id: int) -
     return InputError(f"cannot undo revision {revision_id}: {message}; {advice}, then this one")
 
 
-def undo_change(
-    rows: EntryRows,
-    sources: ProvenanceRows,
-    history: History,
-    actor: Actor,
-    revision_id: int,
-    why: str,
-) -> UndoneChange:
-    """Undo revision ``revision_id`` and its group (see the module docstring). Runs inside the
-    caller's transaction."""
-    conn = rows.conn
+def check_revision(
+    conn: sqlite3.Connection, history: History, revision_id: int
+) -> tuple[Revision, list[Revision]]:
+    """The refusals of an undo of ``revision_id`` that need no write (one line each): not a
+    positive id, no such revision, already undone, rolled back since, a change of no entry.
+    Returns the revision and its group. `undo_change` asks it first, and a command asks it
+    before it takes the writer lease, so that a refused undo writes nothing at all."""
     if isinstance(revision_id, bool) or not isinstance(revision_id, int) or revision_id < 1:
         raise InputError(f"a revision id is a positive integer, not {revision_id!r}")
     if conn.execute("SELECT 1 FROM revision WHERE id = ?", (revision_id,)).fetchone() is None:
@@ -344,12 +340,28 @@ def undo_change(
             f"revision {revision_id} ({undone.action}) was rolled back by revision {rolled} (a "
             "thread annotated again with --rewind, or a rollback): nothing of it is left to undo"
         )
+    if all(revision.entry_id is None for revision in group):
+        raise InputError(f"revision {revision_id} changed no entry; there is nothing to undo")
+    return undone, group
+
+
+def undo_change(
+    rows: EntryRows,
+    sources: ProvenanceRows,
+    history: History,
+    actor: Actor,
+    revision_id: int,
+    why: str,
+) -> UndoneChange:
+    """Undo revision ``revision_id`` and its group (see the module docstring). Runs inside the
+    caller's transaction."""
+    conn = rows.conn
+    undone, group = check_revision(conn, history, revision_id)
+    group_ids = [revision.id for revision in group]
     by_entry: dict[int, list[Revision]] = {}
     for revision in group:
         if revision.entry_id is not None:
             by_entry.setdefault(revision.entry_id, []).append(revision)
-    if not by_entry:
-        raise InputError(f"revision {revision_id} changed no entry; there is nothing to undo")
     plans = {
         entry_id: _plan_entry(sources, entry_id, revisions, why)
         for entry_id, revisions in sorted(by_entry.items())
