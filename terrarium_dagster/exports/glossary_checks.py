@@ -68,8 +68,8 @@ def check_sources(entries: Sequence[EntryView]) -> CheckResult:
     return _verdict(
         missing,
         lambda e: f"E{e.id} {e.term}",
-        failed="live entries have no source post",
-        passed=f"all {len(live)} live entries ({kinds}) have a source post",
+        failed="entries (not deleted or merged away) have no source post",
+        passed=f"all {len(live)} entries not deleted or merged away ({kinds}) have a source post",
         details=details,
     )
 
