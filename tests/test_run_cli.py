@@ -221,3 +221,24 @@ def test_why_about_an_unknown_entry_exits_2(
 ) -> None:
     assert main(["why", "E99999", "--offline", "--db", str(sample_run)]) == 2
     assert "E99999" in capsys.readouterr().err
+
+
+def test_a_books_chapter_out_of_order_is_named_as_a_chapter(tmp_path: Path) -> None:
+    """Dagster's failure line and the CLI's said "thread t00002-130 cannot be annotated before
+    t00000-1" of an imported book, whose threads every other line calls chapters."""
+    from tests.support.cli import run_args, terrarium_main
+
+    paragraph = (
+        "The clerk wrote every entry of the day in the ledger by the window, and when the lamp "
+        "was lit he read them over again, slowly, before he put the book away for the night."
+    )
+    text = "".join(f"CHAPTER {n}\n\n{paragraph}\n\n{paragraph}\n\n\n" for n in ("I", "II", "III"))
+    book = tmp_path / "ledger.txt"
+    book.write_text(text, encoding="utf-8")
+    corpus = tmp_path / "ledger.corpus.db"
+    assert terrarium_main("import", str(book), "--out", str(corpus)).returncode == 0
+    done = terrarium_main(*run_args(tmp_path / "ledger.db", corpus), "--threads", "ch3")
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert "chapter 3 (" in line and "cannot be annotated before chapter 1 (" in line, line
+    assert "chapters are annotated in story order" in line and "\n" not in line

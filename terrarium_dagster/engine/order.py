@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.units import Thread
+from terrarium_dagster.corpus.story import is_book
+from terrarium_dagster.corpus.units import Thread, thread_name
 from terrarium_dagster.errors import PredecessorNotAnnotated
 from terrarium_dagster.store.models import ThreadState
 from terrarium_dagster.store.progress import ThreadProgress
@@ -28,6 +29,7 @@ class Standing:
     not_annotated_before: Thread | None  # the first earlier thread not annotated yet
     uncurated_predecessors: tuple[Thread, ...]  # earlier threads annotated but not curated
     later_annotated: tuple[Thread, ...]  # later threads annotated (or curated)
+    book: bool = False  # an imported book: its threads are named as chapters
 
     @property
     def status(self) -> str:
@@ -42,9 +44,12 @@ class Standing:
         """Fail fast unless every earlier thread (story order) is annotated."""
         earlier = self.not_annotated_before
         if earlier is not None:
+            this = thread_name(self.thread.key, book=self.book, labelled=True)
+            missing = thread_name(earlier.key, book=self.book)
+            unit = "chapters" if self.book else "threads"
             raise PredecessorNotAnnotated(
-                f"thread {self.thread.key} cannot be annotated before {earlier.key}: "
-                f"{earlier.key} is not annotated yet (threads are annotated in story order)",
+                f"{this} cannot be annotated before {missing}: {missing} is not annotated yet "
+                f"({unit} are annotated in story order)",
                 thread=self.thread.key,
                 missing=earlier.key,
             )
@@ -101,6 +106,7 @@ class ThreadOrder:
             later_annotated=tuple(
                 t for t in self._threads[thread.position + 1 :] if status(t) in DONE
             ),
+            book=is_book(self.corpus),
         )
 
     def work_left(self, threads: list[Thread]) -> tuple[int, int]:
