@@ -169,3 +169,22 @@ def test_a_name_titled_for_the_other_sex_is_another_person() -> None:
     )
     aliases, _created = _plan(story, ["- [E7] Lady Bracknell [confirmed]: A lady."])
     assert "Lord Bracknell" not in aliases.get("E7", []), aliases
+
+
+def test_one_given_name_under_two_surnames_is_two_people() -> None:
+    """The Prince (with Machiavelli's Life of Castruccio): "Francesco Bussone", who had taken
+    the alias "Francesco", absorbed "Francesco Boccansacchi" and "Francesco Brunelleschi" as
+    its "fuller names". One given name under two surnames is two people; a titled form of the
+    given name ("Messer Francesco") is still his, and so is a name with a title before it."""
+    bussone = KnownEntry(191, "Francesco Bussone", ("Francesco",), "confirmed", "A condottiere.")
+    other = CurateEntryView(379, "Francesco Boccansacchi", similar=(bussone,), source_count=1)
+    assert not [d for d in offline_curate([other]) if d["decision"] == "MERGE"]
+
+    messer = CurateEntryView(352, "Messer Francesco", similar=(bussone,), source_count=1)
+    merged = [d for d in offline_curate([messer]) if d["decision"] == "MERGE"]
+    assert [d["target_entry_id"] for d in merged] == ["E191"], merged
+
+    tarkas = KnownEntry(2, "Tars Tarkas", ("Tars",), "confirmed", "A jeddak.")
+    titled = CurateEntryView(9, "Jeddak Tars Tarkas", similar=(tarkas,), source_count=1)
+    merged = [d for d in offline_curate([titled]) if d["decision"] == "MERGE"]
+    assert [d["target_entry_id"] for d in merged] == ["E2"], merged

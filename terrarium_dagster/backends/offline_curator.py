@@ -486,12 +486,14 @@ def _another_person(view: CurateEntryView, owner: KnownEntry) -> bool:
     ("Jeddak Tardos Mors" is "Tardos Mors")."""
     given: dict[str, set[str]] = {}
     persons: set[str] = set()  # surnames a name of the owner's shows as a person's
+    full: list[tuple[tuple[str, ...], str]] = []  # the owner's full names of a person
     for name in map(normalize_term, owner.names):
         found = _given_and_family(name)
         if found is not None:
             given.setdefault(found[1], set()).update(found[0])
             if _a_persons_given_name(name):
                 persons.add(found[1])
+                full.append(found)
     for name in map(normalize_term, view.names):
         found = _given_and_family(name)
         if found is None:
@@ -502,7 +504,23 @@ def _another_person(view: CurateEntryView, owner: KnownEntry) -> bool:
         theirs = given.get(family, set())
         if theirs and not any(g == m or familiar_pair(g, m) for g in theirs for m in mine):
             return True
+        if _a_persons_given_name(name) and any(
+            _one_given_two_surnames((mine, family), other) for other in full
+        ):
+            return True
     return False
+
+
+def _one_given_two_surnames(
+    mine: tuple[tuple[str, ...], str], theirs: tuple[tuple[str, ...], str]
+) -> bool:
+    """Whether two full names share a given name under two surnames, neither a word of the
+    other name: "Francesco Boccansacchi" and "Francesco Bussone" (the first was merged as the
+    fuller name of the second's short "Francesco"); not "Alan Breck Stewart" and "Alan Breck"."""
+    (my_given, my_family), (their_given, their_family) = mine, theirs
+    if my_family == their_family or my_family in their_given or their_family in my_given:
+        return False
+    return any(g == m or familiar_pair(g, m) for g in their_given for m in my_given)
 
 
 def _given_and_family(name: str) -> tuple[tuple[str, ...], str] | None:
