@@ -57,7 +57,7 @@ from terrarium_dagster.backends.wire import content_text
 from terrarium_dagster.curation.review_prompt import BOOK_LABEL
 from terrarium_dagster.store.normalize import normalize_term
 from terrarium_dagster.store.vocabulary import ordinary_reason
-from terrarium_dagster.terms.english import HONORIFICS, STARTERS
+from terrarium_dagster.terms.english import HONORIFICS, STARTERS, is_english_word
 from terrarium_dagster.terms.given_names import WOMEN_NAMES, familiar_pair
 from terrarium_dagster.terms.text_search import find_term
 
@@ -516,10 +516,13 @@ def _one_given_two_surnames(
 ) -> bool:
     """Whether two full names share a given name under two surnames, neither a word of the
     other name: "Francesco Boccansacchi" and "Francesco Bussone" (the first was merged as the
-    fuller name of the second's short "Francesco"); not "Alan Breck Stewart" and "Alan Breck"."""
+    fuller name of the second's short "Francesco"); not "Alan Breck Stewart" and "Alan Breck",
+    nor two forms of a kind of being whose last words English knows ("Swine-man", "Swine Men")."""
     (my_given, my_family), (their_given, their_family) = mine, theirs
     if my_family == their_family or my_family in their_given or their_family in my_given:
         return False
+    if is_english_word(my_family) or is_english_word(their_family):
+        return False  # "Swine-man" and "Swine Men", "Saint-Bernard-brute": a kind, no surname
     return any(g == m or familiar_pair(g, m) for g in their_given for m in my_given)
 
 
