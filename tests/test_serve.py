@@ -110,6 +110,23 @@ def test_serve_refuses_a_port_it_cannot_bind_with_one_line(exports: Path) -> Non
     assert done.stderr.strip().count("\n") == 0 and "cannot serve" in done.stderr
 
 
+def test_serve_on_an_address_this_machine_lacks_says_to_give_another_host(exports: Path) -> None:
+    """`serve --host 10.1.2.3` said "stop it, or give --port another port", which fits only a
+    port in use; an address no interface has, or a name that is none, asks for another --host."""
+    from tests.support.cli import terrarium_main
+
+    db = str(exports / "terrarium.db")
+    for host, said in (
+        ("192.0.2.1", "no interface of this machine has that address"),  # TEST-NET-1
+        ("nowhere.invalid", "that name is no address of this machine"),
+    ):
+        done = terrarium_main("serve", "--db", db, "--host", host, "--port", str(_free_port()))
+        assert done.returncode == 2, done.stderr
+        line = done.stderr.strip()
+        assert said in line and "give --host 127.0.0.1" in line and "\n" not in line, line
+        assert "--port" not in line, line
+
+
 def test_dev_refuses_a_ui_port_another_program_listens_on_before_starting_anything(
     tmp_path: Path,
 ) -> None:

@@ -289,3 +289,20 @@ def test_a_decision_a_rewind_rolled_back_is_refused_in_one_line(
         assert store.history.last_revision_id() == last  # nothing written
     assert again, "the rewound thread was not curated anew"
     assert main(["undo", "--decision", str(again[0]["id"]), "--db", str(db)]) == 0
+
+
+def test_why_of_an_undo_says_a_user_made_it_not_a_model(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`why --revision` of the user's undo said "finish the thread with `terrarium run`", which
+    can never help: no model wrote it, so no context holds it to ask."""
+    with GlossaryStore(db, read_only=True) as store:
+        decision = next(r for r in store.curation.curator_decisions() if r["revision_id"])
+    assert main(["undo", "--decision", str(decision["id"]), "--db", str(db)]) == 0
+    with GlossaryStore(db, read_only=True) as store:
+        undo = store.history.last_revision_id()
+    capsys.readouterr()
+    assert main(["why", "--offline", "--revision", str(undo), "--db", str(db)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "was made by the user, not by a model" in line and "\n" not in line, line
+    assert "terrarium run" not in line

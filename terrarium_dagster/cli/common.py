@@ -6,9 +6,10 @@ import argparse
 import logging
 import re
 import signal
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
-from errno import EADDRINUSE
+from errno import EACCES, EADDRINUSE, EADDRNOTAVAIL
 from pathlib import Path
 from typing import Any
 
@@ -111,10 +112,24 @@ def unknown_thread(text: str, threads: list[Any], *, option: str = "") -> InputE
 
 
 def cannot_serve(what: str, host: str, port: int, exc: OSError, remedy: str) -> InputError:
-    """The one line for a server that cannot listen: `what` on `host:port`, why, who may hold a
-    busy port, and `remedy`."""
-    busy = " (another `terrarium dev` or `terrarium serve`?)" if exc.errno == EADDRINUSE else ""
-    return InputError(f"cannot serve {what}on {host}:{port}: {exc.strerror}{busy}; {remedy}")
+    """The one line for a server that cannot listen: `what` on `host:port`, why, and what to do:
+    for a busy port who may hold it and `remedy`; for an address no interface of this machine
+    has, or a name that does not resolve, another `--host`; for a port only root may take, one
+    from 1024 up."""
+    if exc.errno == EADDRINUSE:
+        why = f"{exc.strerror} (another `terrarium dev` or `terrarium serve`?); {remedy}"
+    elif exc.errno == EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+        where = (
+            "that name is no address of this machine"
+            if isinstance(exc, socket.gaierror)
+            else "no interface of this machine has that address"
+        )
+        why = f"{exc.strerror}: {where}; give --host 127.0.0.1 (or an address of this machine)"
+    elif exc.errno == EACCES:
+        why = f"{exc.strerror}: a port under 1024 is root's; give one from 1024 up"
+    else:
+        why = f"{exc.strerror}; {remedy}"
+    return InputError(f"cannot serve {what}on {host}:{port}: {why}")
 
 
 # The commands that make a store where --db names no file yet (a new name is a new store).

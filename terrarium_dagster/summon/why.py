@@ -163,6 +163,12 @@ def why(
     else:
         entry_id = find_entry(store, entry)
         chosen = revision_to_explain(store, entry_id)
+    if chosen.actor_kind == "user":  # an undo or an edit: no model wrote it, no context holds it
+        said = f": {chosen.reason}" if chosen.reason else ""
+        raise InputError(
+            f"revision {chosen.id} (E{entry_id}) was made by the user, not by a model: no context "
+            f"wrote it to ask{said}"
+        )
     choice = snapshot_for_revision(store, chosen.id)
     if choice.snapshot_id is None:
         raise SnapshotNotFoundError(
