@@ -35,6 +35,12 @@ def _describe(row: dict[str, object]) -> str:
     return f"curator decision {row['id']} ({row['decision']} E{row['entry_id']}{into})"
 
 
+def require_one_id(decision_id: int | None, revision_id: int | None) -> None:
+    """An undo names exactly one thing: a curator decision or a revision."""
+    if (decision_id is None) == (revision_id is None):
+        raise InputError("undo: give a curator decision id or a revision id (one of them)")
+
+
 def check_undo(
     store: GlossaryStore, *, decision_id: int | None = None, revision_id: int | None = None
 ) -> None:
@@ -43,8 +49,7 @@ def check_undo(
     (`store/undo.py::check_revision`). `terrarium undo` asks it before it takes the writer
     lease, so a refused undo leaves the store as it was, its file's time too; the undo itself
     asks the same again."""
-    if (decision_id is None) == (revision_id is None):
-        raise InputError("undo: give a curator decision id or a revision id (one of them)")
+    require_one_id(decision_id, revision_id)
     if decision_id is not None:
         revision_id = _decision_revision(store, decision_id)[1]
     assert revision_id is not None

@@ -8,11 +8,15 @@ from pathlib import Path
 
 from terrarium_dagster.corpus.story import is_book
 from terrarium_dagster.corpus.units import thread_name
-from terrarium_dagster.curation.decision_undo import undo_decision, undo_revision
+from terrarium_dagster.curation.decision_undo import (
+    require_one_id,
+    undo_decision,
+    undo_revision,
+)
 from terrarium_dagster.curation.decisions import UndoResult
 from terrarium_dagster.edition.writer import EditionReport, EditionWriter
 from terrarium_dagster.engine.parts import EngineParts
-from terrarium_dagster.errors import InputError, OrderError
+from terrarium_dagster.errors import OrderError
 from terrarium_dagster.exports import build_export
 from terrarium_dagster.exports.build import FORMATS
 from terrarium_dagster.reports import ExportReport
@@ -84,8 +88,7 @@ class GlossaryEdits(EngineParts):
     ) -> UndoResult:
         """Undo one curator decision or one revision with compensating revisions (by the user,
         in this run), however the entries changed since. Exactly one id is given."""
-        if (decision_id is None) == (revision_id is None):
-            raise InputError("undo: give a curator decision id or a revision id (one of them)")
+        require_one_id(decision_id, revision_id)
         actor = Actor(kind="user", run_id=self.run.run_id)
         if decision_id is not None:
             return undo_decision(self.store, actor, decision_id, reason)

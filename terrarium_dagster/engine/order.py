@@ -29,7 +29,7 @@ class Standing:
     not_annotated_before: Thread | None  # the first earlier thread not annotated yet
     uncurated_predecessors: tuple[Thread, ...]  # earlier threads annotated but not curated
     later_annotated: tuple[Thread, ...]  # later threads annotated (or curated)
-    book: bool = False  # an imported book: its threads are named as chapters
+    book: bool = False  # an imported book, its threads named as chapters (known for a refusal)
 
     @property
     def status(self) -> str:
@@ -98,15 +98,17 @@ class ThreadOrder:
             return state.status if state else "pending"
 
         earlier = self._threads[: thread.position]
+        missing = next((t for t in earlier if status(t) not in DONE), None)
         return Standing(
             thread=thread,
             state=states.get(thread.id),
-            not_annotated_before=next((t for t in earlier if status(t) not in DONE), None),
+            not_annotated_before=missing,
             uncurated_predecessors=tuple(t for t in earlier if status(t) == "annotated"),
             later_annotated=tuple(
                 t for t in self._threads[thread.position + 1 :] if status(t) in DONE
             ),
-            book=is_book(self.corpus),
+            # read from the corpus file only for the refusal that names it
+            book=missing is not None and is_book(self.corpus),
         )
 
     def work_left(self, threads: list[Thread]) -> tuple[int, int]:

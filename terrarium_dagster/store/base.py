@@ -199,15 +199,17 @@ def refuse_side_file(
     sqlite_file = store if database is None else database  # a database is written there
     for suffix, kind in SIDE_FILES.items():
         stem = path.removesuffix(suffix)
+        if stem == path or not stem:
+            continue
+        there = Path(stem).expanduser().is_file()
         # SQLite's own side files, for a database, whether their store is there yet or not: a
         # database made at `new.db-wal` is taken for the log of a `new.db` made later
-        own = sqlite_file and suffix in SQLITE_SIDE_FILES
-        if stem != path and stem and (own or Path(stem).expanduser().is_file()):
+        if there or (sqlite_file and suffix in SQLITE_SIDE_FILES):
             given = f"{option} {db}" if option.startswith("--") else f"{option} ({db})"
             instead = pointing(option, stem) if store else f"give {option} another name"
             whose = (
                 f"the {kind} beside {stem} (a side file of that store)"
-                if Path(stem).expanduser().is_file()
+                if there
                 else f"the {kind} SQLite keeps beside a store at {stem}"
             )
             raise InputError(f"{given} names {whose}; nothing was written; {instead}")
