@@ -165,8 +165,16 @@ def _run_thread(server: ScriptedVLLM, tmp_path: Path, max_rounds: int = 6) -> Pa
 
 @pytest.mark.parametrize(
     ("answers", "reason"),
-    [([Reply(content="Nothing to note.")] * 2, "no tool call in 2 answers")],
-    ids=["no-tool-call"],
+    [
+        ([Reply(content="Nothing to note.")] * 2, "no tool call in 2 answers"),
+        # a tool-call parser that does not match the model's format: text where JSON should be
+        (
+            [Reply(tool_calls=[("glossary_search", "query=envoy")]), Reply(content="done")] * 2,
+            "none of its 2 tool calls had JSON arguments (does the server's --tool-call-parser"
+            " match the model?)",
+        ),
+    ],
+    ids=["no-tool-call", "no-json-arguments"],
 )
 def test_a_thread_without_tool_calls_or_with_every_answer_cut_is_suspect(
     vllm_server: ScriptedVLLM,
@@ -211,6 +219,13 @@ def test_a_thread_whose_agent_calls_tools_is_not_suspect(
         ({"answers": 1, "cut": 1, "tool_calls": 1}, "its one answer cut at max_tokens"),
         ({"answers": 3, "cut": 2, "tool_calls": 1}, None),
         ({"answers": 0, "cut": 0, "tool_calls": 0}, None),
+        (
+            {"answers": 4, "cut": 0, "tool_calls": 3, "unreadable": 3},
+            "none of its 3 tool calls had JSON arguments (does the server's --tool-call-parser"
+            " match the model?)",
+        ),
+        ({"answers": 4, "cut": 0, "tool_calls": 3, "unreadable": 2}, None),  # one call worked
+        ({"answers": 1, "cut": 0, "tool_calls": 1, "unreadable": 1}, None),  # one slip
         (None, None),
     ],
 )

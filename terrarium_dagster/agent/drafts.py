@@ -60,6 +60,7 @@ from terrarium_dagster.agent.tools import (
     ToolAccess,
     ToolOutcome,
     ToolRegistry,
+    arguments_unreadable,
     dispatch,
 )
 from terrarium_dagster.context import prompts
@@ -77,7 +78,7 @@ from terrarium_dagster.errors import (
 from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.store.inputs import parse_entry_id
-from terrarium_dagster.store.models import Entry
+from terrarium_dagster.store.models import UNREADABLE, Entry
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +122,9 @@ REDRAFTS = "redrafts"  # in a scene's tally: its draft was set aside and the sce
 
 
 def new_tally() -> dict[str, int]:
-    """A scene's count of its rounds' answers: all, cut at max_tokens, tool calls made (kept in
-    the thread's state; `ThreadState.suspect` reads it)."""
+    """A scene's count of its rounds' answers: all, cut at max_tokens, tool calls made, and (when
+    any) tool calls whose arguments were no JSON object (kept in the thread's state;
+    `ThreadState.suspect` reads it)."""
     return {"answers": 0, "cut": 0, "tool_calls": 0}
 
 
@@ -130,6 +132,9 @@ def tally_answer(tally: dict[str, int], result: ChatResult) -> None:
     tally["answers"] += 1
     tally["cut"] += result.finish_reason == "length"
     tally["tool_calls"] += len(result.tool_calls)
+    unreadable = sum(arguments_unreadable(call) for call in result.tool_calls)
+    if unreadable:  # counted only when it happens: a sound run's records stay as they were
+        tally[UNREADABLE] = tally.get(UNREADABLE, 0) + unreadable
 
 
 @dataclass

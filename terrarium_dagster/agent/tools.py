@@ -431,6 +431,16 @@ def _call_parts(tool_call: Any) -> tuple[str, str, Any]:
     )
 
 
+def arguments_unreadable(tool_call: Any) -> bool:
+    """Whether a tool call's arguments are no JSON object (text a mismatched tool-call parser
+    left, or a model that cannot write JSON): the call can only be answered with an error."""
+    try:
+        _parse_arguments(_call_parts(tool_call)[2])
+    except ToolError:
+        return True
+    return False
+
+
 def _parse_arguments(raw: Any) -> dict[str, Any]:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}

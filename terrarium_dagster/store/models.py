@@ -149,13 +149,16 @@ class ThreadState(_Frozen):
         """Why the thread's annotation is not to be trusted, from its scenes' answers (counted in
         `extra["answers"]` by the scene loop), or None: no tool call in any of two answers or more
         (a server that drops the tool schemas, a model that cannot call tools; a thread of one
-        short scene, a novel's closing page, may rightly call none), or every answer cut at
-        max_tokens."""
+        short scene, a novel's closing page, may rightly call none), every answer cut at
+        max_tokens, or none of two tool calls or more with JSON arguments (a server whose
+        tool-call parser does not match the model's format)."""
         return suspect_reason(self.extra.get(ANSWERS_KEY))
 
 
 ANSWERS_KEY = "answers"
-"""`ThreadState.extra` key of the thread's scene-round answers: {"answers", "cut", "tool_calls"}."""
+"""`ThreadState.extra` key of the thread's scene-round answers: {"answers", "cut", "tool_calls"},
+and "unreadable" when a tool call's arguments were no JSON object."""
+UNREADABLE = "unreadable"
 
 
 def suspect_reason(answers: Any) -> str | None:
@@ -169,6 +172,11 @@ def suspect_reason(answers: Any) -> str | None:
         return f"no tool call in {count} answers"
     if cut >= count:
         return f"{'its one answer' if count == 1 else f'all {count} answers'} cut at max_tokens"
+    if calls >= 2 and int(answers.get(UNREADABLE) or 0) >= calls:
+        return (
+            f"none of its {calls} tool calls had JSON arguments (does the server's"
+            " --tool-call-parser match the model?)"
+        )
     return None
 
 
