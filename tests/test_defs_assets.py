@@ -20,6 +20,7 @@ from terrarium_dagster.defs.assets import (
     LLM_POOL,
     THREAD_ASSETS,
     curated_glossary,
+    glossary_edition,
     glossary_export,
     scene_batches,
     thread_annotations,
@@ -596,3 +597,31 @@ def test_a_curation_launched_without_its_checks_still_evaluates_all_four(
     assert {item.check_name for item in result.get_asset_check_evaluations()} == {
         item.name for item in GLOSSARY_CHECKS
     }
+
+
+def test_the_checks_alone_run_without_a_partition_as_the_ui_launches_them(
+    instance: dg.DagsterInstance, resources: dict[str, Any], keys: list[str]
+) -> None:
+    # Before, a run of the checks alone (the UI's "Execute" on the checks, no partition) failed
+    # with Dagster's "Cannot access partition_key for a non-partitioned run".
+    checks = dg.AssetSelection.checks_for_assets(curated_glossary, glossary_edition)
+    before = dg.materialize(
+        [thread_glossary],
+        selection=checks,
+        instance=instance,
+        resources=resources,
+        raise_on_error=False,
+    )
+    assert "no annotator store" in failure_message(before, "the checks")  # one line, no trace
+    chain = [thread_annotations, curated_glossary, glossary_edition]
+    assert run(instance, resources, chain, keys[:2]).success
+    result = dg.materialize(
+        [thread_glossary], selection=checks, instance=instance, resources=resources
+    )
+    assert result.success
+    assert not result.asset_materializations_for_node(STEP)
+    evaluations = {item.check_name: item for item in result.get_asset_check_evaluations()}
+    assert set(evaluations) == {item.name for item in GLOSSARY_CHECKS} | {
+        spec.name for spec in edition_check_specs()
+    }
+    assert all(item.passed for item in evaluations.values())

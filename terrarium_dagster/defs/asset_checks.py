@@ -17,6 +17,7 @@ from typing import Any
 import dagster as dg
 
 from terrarium_dagster.corpus.living import cited_lookups
+from terrarium_dagster.defs.failures import fail_on
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.defs.story_location import story_key
 from terrarium_dagster.exports.glossary_checks import run_checks
@@ -99,7 +100,7 @@ def evaluate_glossary_checks(
     ]
     if not chosen:
         return
-    with corpus.open() as reader, store.read() as glossary:
+    with corpus.open() as reader, fail_on(store.read) as glossary:
         lookups = cited_lookups(reader, glossary.sources.cited_posts())
         changes = glossary.sources.check(*lookups)
         results = run_checks(glossary.glossary.entry_views(), reader, changes)

@@ -12,6 +12,7 @@ between runs.
 
 from collections.abc import Callable, Iterator, Sequence
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -178,7 +179,11 @@ def thread_glossary(
     selected = context.selected_asset_keys
     settings = fail_on(engine_settings, corpus, store, agent)
     with corpus.open() as reader:
-        threads = _threads_in_story_order(reader, context.partition_keys)
+        threads = (
+            _threads_in_story_order(reader, context.partition_keys)
+            if context.has_partition_key or context.has_partition_key_range
+            else _finished_threads(reader, settings)  # the checks alone, as the UI runs them
+        )
         batches = (
             [_scene_batch_materialization(reader, thread) for thread in threads]
             if scene_batches in selected
@@ -391,6 +396,17 @@ def backend_metadata(settings: Settings) -> dict[str, Any]:
     if settings.offline:
         return {"backend": "offline (rule-based, no LLM)", "model": "offline"}
     return {"backend": settings.agent_url or "", "model": settings.model or "(server's first)"}
+
+
+def _finished_threads(reader: Corpus, settings: Settings) -> list[Thread]:
+    """The threads a run without partitions checks (the UI's "Execute" of the checks alone
+    launches one): every thread the store has finished, in story order. Such a run materializes
+    nothing: the thread assets are partitioned."""
+    if settings.db != ":memory:" and not Path(settings.db).expanduser().is_file():
+        return []  # no store yet: nothing finished
+    with fail_on(open_store, settings, read_only=True) as db:
+        done = {state.thread_id for state in db.progress.thread_states() if state.finished}
+    return [thread for thread in reader.threads() if thread.id in done]
 
 
 def _threads_in_story_order(reader: Corpus, keys: Sequence[str]) -> list[Thread]:

@@ -117,10 +117,14 @@ def evaluate_edition_checks(
         return
     citations: list[str] = []
     later: list[str] = []
-    with fail_on(open_store, settings, read_only=True) as db, open_corpus(settings, db) as reader:
-        for thread in threads:
-            citations += citation_problems(db, reader, thread)
-            later += later_problems(db, reader, thread)
+    if threads:  # (a run of the checks alone before any thread is finished has none to check)
+        with (
+            fail_on(open_store, settings, read_only=True) as db,
+            open_corpus(settings, db) as reader,
+        ):
+            for thread in threads:
+                citations += citation_problems(db, reader, thread)
+                later += later_problems(db, reader, thread)
     found = {
         CITATIONS_CHECK: (citations, "every citation resolves at or before its thread"),
         NOTHING_LATER_CHECK: (later, "no edition names a later thread's term"),
