@@ -235,3 +235,21 @@ def test_what_makes_a_thread_suspect(answers: dict[str, int] | None, reason: str
     extra = {} if answers is None else {ANSWERS_KEY: answers}
     state = ThreadState(thread_id=1, thread_key="t1", position=0, status="annotated", extra=extra)
     assert state.suspect == reason
+
+
+def test_offline_beside_a_url_left_in_the_settings_books_its_calls_to_the_offline_backend(
+    tmp_path: Path,
+) -> None:
+    # A story switched to `offline: true` that kept its `agent_url` (docs/many-stories.md): its
+    # calls were recorded against the URL, where no server ever answered.
+    corpus = tmp_path / "corpus.db"
+    simple_quest(corpus, threads=1, scenes_per_thread=2)
+    db = tmp_path / "store.db"
+    url = "http://127.0.0.1:9/v1"  # nothing listens there
+    settings = load_settings(corpus=corpus, db=str(db), agent_url=url, offline=True)
+    with Engine.open(settings) as engine:
+        engine.annotate_thread(engine.threads[0].id)
+    report = store_status(str(db))
+    assert [row["server"] for row in report["calls_per_server"]] != []
+    assert not any("127.0.0.1:9" in str(row["server"]) for row in report["calls_per_server"])
+    assert "the offline backend:" in render_status(report)

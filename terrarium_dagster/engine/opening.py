@@ -162,7 +162,12 @@ def open_client(settings: Settings) -> ReplicaPool:
     api_key = settings.api_key.get_secret_value() if settings.api_key else None
     api_key = api_key or os.environ.get("OPENAI_API_KEY")
     config = ClientConfig(
-        base_url=split_urls(settings.agent_url)[0] if settings.agent_url else OFFLINE_URL,
+        # offline wins over a URL left in the settings (a story switched to offline: true)
+        base_url=(
+            split_urls(settings.agent_url)[0]
+            if settings.agent_url and not settings.offline
+            else OFFLINE_URL
+        ),
         model=settings.model,
         api_key=api_key,
         timeout_s=settings.timeout_s,
