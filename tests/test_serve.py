@@ -27,6 +27,7 @@ def exports(tmp_path: Path) -> Path:
     thread = store_dir / "exports" / "t00000-123"
     (thread / "wiki" / "html").mkdir(parents=True)
     (thread / "glossary.json").write_text('{"entries": []}')
+    (thread / ".export-manifest.json").write_text("{}")  # the export's own, never served
     (thread / "wiki" / "html" / "index.html").write_text("<h1>Glossary</h1>")
     # A file beside the exports that must never be served; the store itself is not written yet
     # (as under `terrarium dev` before the first run).
@@ -195,6 +196,11 @@ def test_two_stores_in_one_folder_never_share_its_exports(tmp_path: Path) -> Non
 def test_hidden_files_of_the_exports_are_never_served(served: str) -> None:
     for path in ("/exports/.terrarium-store", "/exports/t00000-123/.export-manifest.json"):
         assert httpx.get(served + path).status_code == 404, path
+    # nor listed: a thread's folder page links only what it serves
+    listing = httpx.get(served + "/exports/t00000-123/")
+    assert listing.status_code == 200
+    assert 'href="glossary.json"' in listing.text and 'href="wiki/"' in listing.text
+    assert ".export-manifest" not in listing.text
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])

@@ -13,6 +13,8 @@ the store changed since, so a page reloaded during a run shows what the run wrot
 from __future__ import annotations
 
 import html
+import io
+import os
 import posixpath
 import sys
 import threading
@@ -91,6 +93,36 @@ class ExportsHandler(SimpleHTTPRequestHandler):
         if root == self.exports_root and parts and parts[0] == SITE_DIR:
             root, parts = self._site(), parts[1:]  # the site is served at /, once
         return str(root.joinpath(*parts))
+
+    def list_directory(self, path: str | os.PathLike[str]) -> io.BytesIO | None:
+        """A folder of the exports, listed without its hidden files (never served: listing them
+        gave every thread's folder page a link that answered 404)."""
+        folder = Path(path)
+        try:
+            children = sorted(
+                (child for child in folder.iterdir() if not child.name.startswith(".")),
+                key=lambda child: child.name,
+            )
+        except OSError:
+            self.send_error(HTTPStatus.NOT_FOUND, "no such folder")
+            return None
+        shown = html.escape(unquote(urlsplit(self.path).path))
+        items = "".join(
+            f'<li><a href="{quote(child.name)}{"/" if child.is_dir() else ""}">'
+            f"{html.escape(child.name)}{'/' if child.is_dir() else ''}</a></li>"
+            for child in children
+        )
+        body = (
+            "<!doctype html><html lang=en><meta charset=utf-8>"
+            '<meta name=viewport content="width=device-width, initial-scale=1">'
+            f"<title>{shown}</title><h1>{shown}</h1>"
+            f"<ul>{items or '<li>Empty.</li>'}</ul></html>"
+        ).encode()
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
     def _send_index(self) -> None:
         folders = (
