@@ -21,7 +21,7 @@ import pytest
 
 from terrarium_dagster.corpus.story import chapter_title
 from tests.support.browser import require_chromium, terrarium_serve
-from tests.support.cli import run_args, terrarium_main
+from tests.support.cli import run_args, store_copy, terrarium_main
 
 MARS = Path(__file__).parent / "data" / "books" / "princess-of-mars-ch1-10.txt"
 _terrarium = partial(terrarium_main, clean=True)
@@ -292,3 +292,49 @@ def test_the_annotator_of_a_novel_is_told_of_paragraphs_not_a_forum(
         assert word not in BOOK_SYSTEM_PROMPT.replace("[post 123]", ""), word
     assert "paragraph" in BOOK_SYSTEM_PROMPT and "novel" in BOOK_SYSTEM_PROMPT
     assert system_prompt(book=False) == SYSTEM_PROMPT and "forum mechanics" in SYSTEM_PROMPT
+
+
+def test_a_novels_edition_cites_paragraphs_not_forum_posts(
+    mars: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # Before, the reader's edition of a novel cited its sources as a forum does (">>70").
+    corpus, built = mars
+    store = store_copy(built, tmp_path)
+    with sqlite3.connect(corpus) as conn:
+        (first_id,) = conn.execute("SELECT id FROM thread ORDER BY id LIMIT 1").fetchone()
+    as_of = ("--as-of-thread", str(first_id))
+    done = _terrarium("edition", "--db", str(store), "--corpus", str(corpus), "--offline", *as_of)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "wiki"
+    done = _terrarium("export", "--db", str(store), "--format", "wiki", "--out", str(out), *as_of)
+    assert done.returncode == 0, done.stderr
+    pages = [p.read_text(encoding="utf-8") for p in (out / "wiki").glob("*.md")]
+    cited = [line for text in pages for line in text.splitlines() if re.search(r"\[¶\d+\]\(", line)]
+    assert cited, "no edition cites a paragraph"
+    assert all(re.search(r'\[¶\d+\]\(http\S+ "[^"]+, paragraph \d+"\)', line) for line in cited)
+    assert not any("&gt;&gt;" in text or ">>" in text for text in pages)
+
+
+def test_the_site_shows_a_novels_edition_citing_paragraphs(
+    mars: tuple[Path, Path], tmp_path: Path, page: Any
+) -> None:
+    require_chromium()
+    corpus, built = mars
+    store = store_copy(built, tmp_path)
+    done = _terrarium(
+        "edition", "--db", str(store), "--corpus", str(corpus), "--offline", "--as-of-thread", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    with terrarium_serve(store, "--corpus", str(corpus)) as base:
+        page.goto(f"{base}/?upto=1")
+        page.wait_for_selector("#page a[href^='#/entry/']")
+        hrefs = [
+            a.get_attribute("href") for a in page.query_selector_all("#page a[href^='#/entry/']")
+        ]
+        cited: list[str] = []
+        for href in hrefs[:8]:
+            page.goto(f"{base}/?upto=1{href}")
+            page.wait_for_selector("h1, h2")
+            cited += [a.inner_text() for a in page.query_selector_all(".edition a[href^='/post/']")]
+            assert ">>" not in (page.inner_text("#page") or "")
+    assert cited and all(re.fullmatch(r"¶\d+", label) for label in cited), cited

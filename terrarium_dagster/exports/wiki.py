@@ -307,8 +307,14 @@ def _edition_markdown(wiki: _Wiki, entry: EntryView) -> str:
         post_id = int(match.group(1))
         if post_id not in threads:
             return match.group(0)
-        url = wiki.url_for_post(threads[post_id], post_id, None)
-        return f"[&gt;&gt;{post_id}]({_url_part(url)})" if url else match.group(0)
+        thread_id = threads[post_id]
+        url = wiki.url_for_post(thread_id, post_id, None)
+        if not wiki.book:
+            return f"[&gt;&gt;{post_id}]({_url_part(url)})" if url else match.group(0)
+        # a book's citation is its paragraph's number in its chapter, the chapter in the title
+        label = f"¶{paragraph_number(post_id, thread_id)}"
+        where = _post_ref(wiki, post_id, thread_id).replace('"', "")
+        return f'[{label}]({_url_part(url)} "{where}")' if url else label
 
     # a list right after a line of text needs a blank line before it to be a list in Markdown
     text = _LIST_AFTER_TEXT.sub(lambda m: f"{m.group(1)}\n\n{m.group(2)}", text)
