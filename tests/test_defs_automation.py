@@ -107,12 +107,10 @@ def test_definitions_hold_every_asset_check_sensor_schedule_and_resource() -> No
     assert {"scene_batches", "thread_annotations", "curated_glossary", "glossary_export"} <= assets
     checks = {key.name for key in repo.asset_graph.asset_check_keys}
     assert {"entries_have_sources", "names_are_unique", "references_resolve"} <= checks
-    for name in ("thread_discovery_sensor", DEFAULT_AUTOMATION_SENSOR):
+    sensors = ("thread_discovery_sensor", DEFAULT_AUTOMATION_SENSOR, "orphaned_run_sensor")
+    for name in sensors:
         assert repo.get_sensor_def(name).default_status == dg.DefaultSensorStatus.RUNNING
-    assert {sensor.name for sensor in repo.sensor_defs} == {
-        "thread_discovery_sensor",
-        DEFAULT_AUTOMATION_SENSOR,
-    }
+    assert {sensor.name for sensor in repo.sensor_defs} == set(sensors)
     automation = repo.get_sensor_def(DEFAULT_AUTOMATION_SENSOR)
     assert isinstance(automation, dg.AutomationConditionSensorDefinition)
     assert automation.run_tags == {"dagster/priority": FOLLOW_UP_PRIORITY}
