@@ -239,4 +239,18 @@ def test_every_instance_of_the_recipe_monitors_its_runs() -> None:
     its story's pool slot for good: the next run of the story never left the queue."""
     local = yaml.safe_load((DEPLOY / "local" / "dagster.yaml").read_text())
     docker = yaml.safe_load((DOCKER / "dagster.yaml").read_text())
-    assert local["run_monitoring"]["enabled"] and docker["run_monitoring"]["enabled"]
+    checkout = yaml.safe_load((REPO / "dagster.yaml").read_text())
+    kubernetes = next(yaml.safe_load_all((KUBERNETES / "instance.yaml").read_text()))
+    cluster = yaml.safe_load(kubernetes["data"]["dagster.yaml"])
+    for instance in (local, docker, checkout, cluster):
+        monitoring = instance["run_monitoring"]
+        assert monitoring["enabled"]
+        # an ended run's pool slot is freed (Dagster keeps it claimed otherwise)
+        assert monitoring["free_slots_after_run_end_seconds"] > 0
+
+
+def test_the_stories_of_one_deployment_serve_their_sites_on_ports_of_their_own() -> None:
+    """Two stories on one `site_url`: each one's materializations linked the other's pages."""
+    stories = sorted((DEPLOY / "stories").glob("*/terrarium.yaml"))
+    urls = [yaml.safe_load(path.read_text())["site_url"] for path in stories]
+    assert len(stories) >= 2 and len(set(urls)) == len(urls), urls
