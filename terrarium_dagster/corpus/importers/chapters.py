@@ -33,6 +33,7 @@ from terrarium_dagster.corpus.importers.headings import (
     CONTENTS,
     DIVISIONS,
     ENDING,
+    FIRST_NUMBER,
     FRONT,
     NAMED,
     NUMBER_WORDS,
@@ -104,7 +105,6 @@ def _speakers_joined(blocks: list[Block]) -> list[Block]:
     return joined
 
 
-_FIRST = re.compile(rf"^(?:(?:{DIVISIONS})\s+)?(?:I|1|one|first)\b\.?(?!\S)", re.I)
 RESTARTS = 2  # a book whose numbers start again at one this often under titles is no novel
 
 
@@ -119,7 +119,7 @@ def _restarts(runs: list[list[str]], letters: set[int]) -> int:
         numbered = at not in letters and _numbered(run)
         titled = not _numbered(run[:1]) and not _named(run[:1])
         if numbered:
-            first = any(_FIRST.match(text.strip()) for text in run)
+            first = any(FIRST_NUMBER.match(text.strip()) for text in run)
             if first and numbered_seen and (titled_since or titled):
                 count += 1
             numbered_seen, titled_since = True, False

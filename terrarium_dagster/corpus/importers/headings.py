@@ -56,6 +56,8 @@ NUMBERED = re.compile(
     r"|^\d{1,3}\s+[A-Z\"“‘'][^!?;\d]{0,78}(?<![.,:])$"
 )
 NUMBER_AND_TITLE = re.compile(r"^\d{1,3}\s+(\S.*)$")
+# the first of a run of numbers: "I.", "1", "Chapter One", "FIRST" (a numbering that starts again)
+FIRST_NUMBER = re.compile(rf"^(?:(?:{DIVISIONS})\s+)?(?:I|1|one|first)\b\.?(?!\S)", re.I)
 # words a title leaves in lower case; a "numbered title" with more other lower-case words is a
 # numbered sentence of the story ("II. A Loose-Fish is fair game for anybody who can catch it.")
 SMALL_WORDS = frozenset(

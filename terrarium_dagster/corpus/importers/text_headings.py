@@ -22,6 +22,7 @@ from terrarium_dagster.corpus.importers.headings import (
     CAST,
     CHAPTER_NUMBER,
     CONTENTS,
+    FIRST_NUMBER,
     LISTED_WORDS,
     NAMED,
     NUMBER_AND_TITLE,
@@ -150,6 +151,8 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
             continue
         blanks = 0
         previous = ""
+        entries: list[tuple[bool, int]] = []  # each entry: numbered?, the blank lines over it
+        restarted = False  # the page numbers its chapters from one again under each part
         for below in range(index + 1, min(index + CONTENTS_LINES, len(lines))):
             line = lines[below]
             if not line.strip():
@@ -158,7 +161,7 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                 if blanks >= 3 and titles:
                     break
                 continue
-            blanks = 0
+            over, blanks = blanks, 0
             if (
                 len(line.split()) > 12
                 and titles
@@ -178,8 +181,16 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                     # Tales' "THE JUNIPER-TREE" over "the juniper-tree."): one entry
                     page.add(below)
                     continue
+                numbered = _numbered_entry(line.strip())
                 if key in titles:
-                    break  # a title again: the first chapter's heading, past the page
+                    restarted = _restarts_numbers(line.strip(), over, entries, restarted)
+                    if not restarted:
+                        break  # a title again: the first chapter's heading, past the page
+                    page.add(below)
+                    entries.append((numbered, over))
+                    previous = key
+                    continue
+                entries.append((numbered, over))
                 previous = key
                 page.add(below)
                 titles.add(key)
@@ -187,6 +198,34 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                 titles.add(title_key(re.split(r"\s{3,}", entry)[-1]))
         break
     return titles, page
+
+
+def _numbered_entry(text: str) -> bool:
+    """Whether a contents line lists a chapter by its number ("XI", "CHAPTER 3. The Pool")."""
+    return bool(ONLY_NUMBER.match(text) or CHAPTER_NUMBER.match(text))
+
+
+def _restarts_numbers(
+    text: str, over: int, entries: list[tuple[bool, int]], restarted: bool
+) -> bool:
+    """Whether a contents line listed already (`text`, `over` blank lines under the entry
+    before) is a chapter's number again under the next part's title, on the page: Madame
+    Bovary's "TROISIÈME PARTIE" over "I" to "XI", as "DEUXIÈME PARTIE" over "I" to "XV" (the
+    page had ended at the second "I", and the third part, unlisted, ran on in the second's
+    last chapter). Its numbering starts again at one right under a new title that came right
+    under a numbered entry, or goes on once it has; never across the blank lines that end a
+    page, nor a title listed again (the first part's heading, past the page)."""
+    if not _numbered_entry(text) or over > 1:
+        return False
+    if restarted:
+        return True
+    return (
+        FIRST_NUMBER.match(text) is not None
+        and len(entries) >= 2
+        and not entries[-1][0]  # the part's title, listed once
+        and entries[-1][1] <= 1
+        and entries[-2][0]  # under the last chapter of the part before
+    )
 
 
 # A contents page may misspell a title its chapter heading spells right (Dubliners' "Couterparts"
