@@ -50,3 +50,61 @@ def test_a_title_listed_again_after_the_contents_page_still_ends_it() -> None:
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [c.title for c in chapters] == ["I", "II", "III", "IV"]
     assert all(c.paragraphs == [prose] for c in chapters)  # no part's title left a paragraph
+
+
+_RULE = "-" * 65
+
+
+def _numbered_paragraphs(count: int) -> str:
+    return "\n\n".join(
+        f"{n}.  Sun Tzu said: The art of war is of vital importance to the State, a matter of "
+        "life and death, a road either to safety or to ruin, never to be neglected."
+        for n in range(1, count + 1)
+    )
+
+
+def test_a_heading_right_under_a_rule_of_dashes_is_a_heading() -> None:
+    """The Art of War (132) sets "INTRODUCTION" on the line right under a rule of dashes, and
+    "Preface to the Project Gutenberg Etext" right over one: neither stood alone between blank
+    lines, so neither was a heading, and Giles's preface and introduction (13,302 words) ran on
+    under the title page's "First Published in 1910", left out as its front matter."""
+    prose = _PROSE.format(who="Giles")
+    text = (
+        "SUN TZU ON THE ART OF WAR\n\n                     First Published in 1910\n\n"
+        f"{_RULE}\n\n                          To my brother\n"
+        "                  Captain Valentine Giles, R.G.\n"
+        "                  this translation is affectionately dedicated.\n\n"
+        f"{_RULE}\n\nPreface to the Project Gutenberg Etext\n{'-' * 38}\n\n{prose}\n\n"
+        f"{_RULE}\nINTRODUCTION\n\n\n{prose}\n\n{prose}\n\n{_RULE}\n\n"
+        f"I.  LAYING PLANS\n\n{_numbered_paragraphs(3)}\n\n{_RULE}\n\n"
+        f"II.  WAGING WAR\n\n{_numbered_paragraphs(3)}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == [
+        "Preface to the Project Gutenberg Etext", "INTRODUCTION",
+        "I. LAYING PLANS", "II. WAGING WAR",
+    ]  # fmt: skip
+    assert book.chapters[1].paragraphs == [prose, prose]
+    assert book.dropped == ["First Published in 1910 (front matter; 12 words)"]
+
+
+def test_front_matter_is_never_dropped_unseen() -> None:
+    """Prose under a title page's line ("First Published in 1910") is told under no heading of
+    its own, as before the first heading: long, it is the "Prologue"; under a section named as
+    front matter (a dedication) it is left out, and the report says how many words."""
+    preface = " ".join([_PROSE.format(who="Giles")] * 5)
+    prefaces = "\n\n".join([preface] * 13)  # 2,145 words
+    chapters = f"I.  LAYING PLANS\n\n{_numbered_paragraphs(3)}\n\n\nII.  WAGING WAR\n\n" + (
+        _numbered_paragraphs(3)
+    )
+    book = chapters_from_blocks(
+        blocks_from_text(f"First Published in 1910\n\n\n{prefaces}\n\n\n{chapters}\n")
+    )
+    assert [c.title for c in book.chapters] == ["Prologue", "I. LAYING PLANS", "II. WAGING WAR"]
+    assert book.chapters[0].paragraphs == [preface] * 13
+    assert book.dropped == []
+
+    book = chapters_from_blocks(blocks_from_text(f"DEDICATION\n\n\n{preface}\n\n\n{chapters}\n"))
+    assert [c.title for c in book.chapters] == ["I. LAYING PLANS", "II. WAGING WAR"]
+    assert book.dropped == ["DEDICATION (front matter; 165 words)"]
+

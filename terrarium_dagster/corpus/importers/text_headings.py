@@ -46,10 +46,23 @@ from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_t
 from terrarium_dagster.corpus.importers.model import PROSE_WORDS
 from terrarium_dagster.corpus.importers.prose import STANZA_WORDS, VERSE_LINE_CHARS
 
+# a rule across the page: dashes, equals signs, asterisks or underscores, unspaced
+RULE = re.compile(r"^\s*(?:-{3,}|={3,}|\*{3,}|_{3,})\s*$")
+
+
+def _apart(raw: str, *, by_rule: bool = True) -> bool:
+    """Whether a line sets the one next to it apart: a blank line, or a rule (The Art of War's
+    "-----" right over "INTRODUCTION", or under "Preface to the Project Gutenberg Etext")."""
+    return not raw.strip() or (by_rule and RULE.match(raw) is not None)
+
 
 def isolated(lines: list[str], index: int) -> bool:
-    before = index == 0 or not lines[index - 1].strip()
-    after = index + 1 >= len(lines) or not lines[index + 1].strip()
+    """Whether the line at `index` stands alone: a blank line or a rule over and under it. A
+    rule sets apart words, not figures alone: under "364" it is a sum's (Through the
+    Looking-Glass: "365", "1", "____", "364", "___")."""
+    words = any(char.isalpha() for char in lines[index])
+    before = index == 0 or _apart(lines[index - 1], by_rule=words)
+    after = index + 1 >= len(lines) or _apart(lines[index + 1], by_rule=words)
     return before and after
 
 
@@ -110,7 +123,7 @@ def _centred_titles(lines: list[str]) -> list[int]:
 
 def _introduced(lines: list[str], index: int) -> bool:
     """Whether the line is quoted by the prose before it ("The door said:" above "CLOSED")."""
-    before = next((line.strip() for line in reversed(lines[:index]) if line.strip()), "")
+    before = next((line.strip() for line in reversed(lines[:index]) if not _apart(line)), "")
     return before.endswith((":", ",", "—", "-"))
 
 
