@@ -108,3 +108,20 @@ def test_front_matter_is_never_dropped_unseen() -> None:
     assert [c.title for c in book.chapters] == ["I. LAYING PLANS", "II. WAGING WAR"]
     assert book.dropped == ["DEDICATION (front matter; 165 words)"]
 
+
+def test_a_numbered_sentence_after_the_numbered_paragraph_before_it_is_no_heading() -> None:
+    """The Art of War (132) numbers its paragraphs ("1.  Sun Tzu said: ..."); chapter VII ends
+    with "36.  When you surround an army, leave an outlet free.", a long commentary, and
+    "37.  Such is the art of warfare.": a number and a sentence standing alone, read as a
+    heading over no prose and left out. The next of the numbered paragraphs is one of them."""
+    commentary = " ".join([_PROSE.format(who="Tu Mu")] * 4)
+    text = (
+        f"I.  LAYING PLANS\n\n{_numbered_paragraphs(2)}\n\n"
+        "     3.  When you surround an army, leave an outlet free.\n\n"
+        f"[{commentary}]\n\n     4.  Such is the art of warfare.\n\n\n"
+        f"II.  WAGING WAR\n\n{_numbered_paragraphs(3)}\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [c.title for c in book.chapters] == ["I. LAYING PLANS", "II. WAGING WAR"]
+    assert book.chapters[0].paragraphs[-1] == "4.  Such is the art of warfare."
+    assert book.dropped == []

@@ -422,25 +422,64 @@ def _listed_together(
 _ITEM = re.compile(r"^([IVXLCDM]+|\d{1,3})[.:]\s+\S")  # "II.  You are rich.", "5.  Judy, after me."
 
 
-def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
-    """The lines among `strong` that are a number and words next to a paragraph opening with the
-    next number (or the one before) fewer than `PROSE_WORDS` words away: a numbered list in
-    the story (a letter's "I. You are tall." / "II.  You are rich." / "III.  You hate girls.",
-    Daddy-Long-Legs), not chapters, which are never that short. A number alone over its title
-    ("IV", then "THE RIVER") is a heading of another shape, left as it is."""
-    numbered = [  # every paragraph that opens with a number, a heading or not
+def _numbered_openings(lines: list[str]) -> list[tuple[int, int]]:
+    """Every paragraph that opens with a number and words, a heading or not: (its first line,
+    its number)."""
+    return [
         (index, value)
         for index, line in enumerate(lines)
         if (index == 0 or not lines[index - 1].strip())
         and (match := _ITEM.match(line.strip()))
         and (value := numeral(match.group(1))) is not None
     ]
+
+
+def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The lines among `strong` that are a number and words next to a paragraph opening with the
+    next number (or the one before) fewer than `PROSE_WORDS` words away: a numbered list in
+    the story (a letter's "I. You are tall." / "II.  You are rich." / "III.  You hate girls.",
+    Daddy-Long-Legs), not chapters, which are never that short. A number alone over its title
+    ("IV", then "THE RIVER") is a heading of another shape, left as it is."""
+    numbered = _numbered_openings(lines)
     items: set[int] = set()
     for (here, number), (there, following) in itertools.pairwise(numbered):
         between = sum(len(lines[i].split()) for i in range(here + 1, there))
         if following == number + 1 and between < PROSE_WORDS:
             items.update((here, there))
     return sorted(items & set(strong))
+
+
+def _numbered_sentences(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The lines among `strong` that are a number and a sentence right after (or before) a
+    paragraph of prose numbered one less (or one more), itself no heading: the next of a book's
+    numbered paragraphs, however far away (The Art of War's "37.  Such is the art of warfare.",
+    the last sentence of chapter VII after "36.  When you surround an army, leave an outlet
+    free." and a long commentary, dropped as a heading over no prose). A chapter's numbered
+    heading has numbered headings, or no numbered paragraph, beside it."""
+    numbered = _numbered_openings(lines)
+
+    def prose(index: int) -> bool:  # a numbered paragraph of the story, no heading's title
+        paragraph = " ".join(line.strip() for line in itertools.takewhile(str.strip, lines[index:]))
+        return index not in strong and (
+            len(paragraph.split()) >= PROSE_WORDS or not _title_like(paragraph)
+        )
+
+    sentences: set[int] = set()
+    for (here, number), (there, following) in itertools.pairwise(numbered):
+        if following != number + 1:
+            continue
+        if there in strong and prose(here) and _sentence(lines[there]):
+            sentences.add(there)
+        if here in strong and prose(there) and _sentence(lines[here]):
+            sentences.add(here)
+    return sorted(sentences)
+
+
+def _sentence(line: str) -> bool:
+    """Whether a numbered line ends as a sentence does, not in capitals as a title is
+    ("37.  Such is the art of warfare.", not "XII.  THE ATTACK BY FIRE")."""
+    text = line.strip()
+    return re.search(r"[.!?][\"”’']?$", text) is not None and not shouted(text)
 
 
 def _verse_below(lines: list[str], index: int) -> bool:
@@ -584,6 +623,7 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
         _running_heads(lines, strong)
         + _listed_together(lines, strong, wrapped)
         + _list_items(lines, strong)
+        + _numbered_sentences(lines, strong)
         + _stanza_numbers(lines, strong)
     ):
         strong.pop(index, None)
