@@ -343,7 +343,7 @@ def test_markdown_front_matter_and_lists_stay_out_of_the_story() -> None:
     book = chapters_from_blocks(blocks_from_markdown(text))
     assert [c.title for c in book.chapters] == ["Prologue", "Chapter 1"]
     assert [c.title for c in book.reference] == ["Dramatis Personae", "Glossary of Terms"]
-    assert "Copyright (front matter)" in book.dropped  # under the book's title
+    assert "Copyright (front matter; 42 words)" in book.dropped  # under the book's title
 
 
 @pytest.mark.parametrize(
@@ -1156,7 +1156,7 @@ def test_a_publishers_note_is_front_matter() -> None:
     ]  # fmt: skip
     book = chapters_from_blocks(blocks)
     assert [chapter.title for chapter in book.chapters] == ["LETTER I", "LETTER II"]
-    assert book.dropped == ["PUBLISHERS' NOTE (front matter)"]
+    assert book.dropped == ["PUBLISHERS' NOTE (front matter; 33 words)"]
 
 
 def test_a_plays_acts_are_its_chapters_and_a_song_inside_one_stays_in_it(tmp_path: Path) -> None:
@@ -1504,7 +1504,7 @@ def test_a_transcribers_note_above_the_story_is_front_matter_not_back_matter() -
     assert [c.title for c in book.chapters] == heads[2:]
     assert book.reference == []
     assert book.dropped[:2] == [
-        "Transcriber's Note: (front matter)",
+        "Transcriber's Note: (front matter; 33 words)",
         "THE MODERN LIBRARY: OF THE WORLD'S BEST BOOKS: CANDIDE BY VOLTAIRE (title page)",
     ]
 
@@ -1573,9 +1573,9 @@ def test_an_ebook_producers_own_pages_are_front_matter() -> None:
     book = chapters_from_blocks(blocks)
     assert [chapter.title for chapter in book.chapters] == ["I"]
     assert book.dropped == [
-        "Imprint (front matter)",
-        "Colophon (front matter)",
-        "Uncopyright (front matter)",
+        "Imprint (front matter; 39 words)",
+        "Colophon (front matter; 39 words)",
+        "Uncopyright (front matter; 39 words)",
     ]
 
 
@@ -1710,7 +1710,7 @@ def test_a_title_pages_publication_lines_and_dedication_are_front_matter(tmp_pat
         "I: UNDER THE SOUTHERN PINES",
         "II: THE MEETING IN THE WOODS",
     ]
-    assert "MCMIX: Published March, 1909. (front matter)" in book.dropped
+    assert "MCMIX: Published March, 1909. (front matter; 49 words)" in book.dropped
     for year in ("MCMIX", "MDCCCXC"):  # a year alone over a dedication
         blocks = [
             Block("heading", year),
@@ -2745,7 +2745,7 @@ def test_a_contents_pages_named_last_line_is_no_section_left_out() -> None:
     assert book.dropped == [
         "CONTENTS (contents)",
         "CHAPTER 1. Loomings … CHAPTER 3. The Spouter-Inn (contents)",
-        "Original Transcriber’s Notes: (front matter)",  # a transcriber's notes, named
+        "Original Transcriber’s Notes: (front matter; 34 words)",  # a transcriber's notes, named
     ]
     # named once, right under the page, it heads its section (Don Quixote's "TRANSLATOR'S
     # PREFACE" after the contents' "CHAPTER LII")

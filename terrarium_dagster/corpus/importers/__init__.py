@@ -27,7 +27,9 @@ the story and drops the rest:
 - contents pages and lists of illustrations (a section so named, or one with no prose: only
   short lines, a table; stanzas are a poem, kept);
 - front matter under its own heading (copyright, dedication, epigraph, acknowledgements, "also
-  by", a title page's publication line or year: "Published March, 1909.", "MCMIX");
+  by", a title page's publication line or year: "Published March, 1909.", "MCMIX"; the dry run
+  says how many words), unless the heading is a title page's line over story told under no
+  heading of its own (`PROLOGUE_WORDS`): then it is the "Prologue";
 - back matter (a glossary or a vocabulary, an appendix, an index, notes, a transcriber's note,
   and what follows them that is not a numbered chapter) and lists such as a dramatis personae
   or a map: never story; kept aside as the book's reference text (`Book.reference`, written

@@ -33,6 +33,7 @@ from terrarium_dagster.corpus.importers.headings import (
     CONTENTS,
     DIVISIONS,
     ENDING,
+    FIRST_NUMBER,
     FRONT,
     NAMED,
     NUMBER_WORDS,
@@ -42,6 +43,7 @@ from terrarium_dagster.corpus.importers.headings import (
     SECTION_NUMBER,
     SENTENCE_END,
     STRONG,
+    TITLE_PAGE_LINE,
     bare_capitals,
     dictionary_letters,
     numeral,
@@ -104,7 +106,6 @@ def _speakers_joined(blocks: list[Block]) -> list[Block]:
     return joined
 
 
-_FIRST = re.compile(rf"^(?:(?:{DIVISIONS})\s+)?(?:I|1|one|first)\b\.?(?!\S)", re.I)
 RESTARTS = 2  # a book whose numbers start again at one this often under titles is no novel
 
 
@@ -119,7 +120,7 @@ def _restarts(runs: list[list[str]], letters: set[int]) -> int:
         numbered = at not in letters and _numbered(run)
         titled = not _numbered(run[:1]) and not _named(run[:1])
         if numbered:
-            first = any(_FIRST.match(text.strip()) for text in run)
+            first = any(FIRST_NUMBER.match(text.strip()) for text in run)
             if first and numbered_seen and (titled_since or titled):
                 count += 1
             numbered_seen, titled_since = True, False
@@ -468,8 +469,13 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 # the last heading, over a story told under no heading of its own (Daddy-Long-
                 # Legs under "Copyright 1912 by The Century Company"): the story, from its prose
                 opening = _from_first_prose("Text", body)
+            if opening is None and (TITLE_PAGE_LINE.match(plain) or TITLE_PAGE_LINE.match(last)):
+                # a title page's line names no section: prose under it is told under no heading,
+                # as before the first one (The Art of War's "First Published in 1910" over
+                # Giles's preface and introduction, 13,302 words dropped as its front matter)
+                opening = _prologue(body)
             if opening is None:
-                found.dropped.append(f"{name} (front matter)")
+                found.dropped.append(_front_matter(name, body))
             else:
                 found.chapters.append(opening)
             continue
@@ -480,7 +486,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             continue
         if (BACK.match(plain) or BACK.match(last)) and not found.chapters:
             # a transcriber's note above the story (Candide's HTML) is front matter
-            found.dropped.append(f"{name} (front matter)")
+            found.dropped.append(_front_matter(name, body))
             continue
         if (
             BACK.match(plain)
@@ -529,6 +535,14 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         found.reference.append(note)
     _named_by_division(found.chapters, divisions)
     return found
+
+
+def _front_matter(name: str, body: list[Block]) -> str:
+    """What the report says of a front matter's section left out: its heading, and the words of
+    prose and verse under it, if any (said, never dropped unseen: The Art of War's "First
+    Published in 1910 (front matter)" hid a preface and an introduction)."""
+    words = prose_words(body) + verse_words(body)
+    return f"{name} (front matter; {words} words)" if words else f"{name} (front matter)"
 
 
 # a word that ends the book, set as its last paragraph, as "THE END" set as a heading does

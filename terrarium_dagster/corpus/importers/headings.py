@@ -56,6 +56,8 @@ NUMBERED = re.compile(
     r"|^\d{1,3}\s+[A-Z\"“‘'][^!?;\d]{0,78}(?<![.,:])$"
 )
 NUMBER_AND_TITLE = re.compile(r"^\d{1,3}\s+(\S.*)$")
+# the first of a run of numbers: "I.", "1", "Chapter One", "FIRST" (a numbering that starts again)
+FIRST_NUMBER = re.compile(rf"^(?:(?:{DIVISIONS})\s+)?(?:I|1|one|first)\b\.?(?!\S)", re.I)
 # words a title leaves in lower case; a "numbered title" with more other lower-case words is a
 # numbered sentence of the story ("II. A Loose-Fish is fair game for anybody who can catch it.")
 SMALL_WORDS = frozenset(
@@ -87,10 +89,18 @@ _BACK_SECTIONS = (
     r"errata|corrigenda|"  # a printed list of misprints and their corrections (Ontboezemingen)
     r"(?:a )?note on the (?:text|texts|edition|translation)"  # Northanger Abbey's editor's
 )
+# A title page's own lines read as headings: its copyright, its publication ("Published March,
+# 1909.", "First Published in 1910"), its year alone ("MCMIX"). They name no section: what runs
+# on under one is whatever follows the title page.
+_TITLE_PAGE_LINES = (
+    r"copyright\b.*|(?:first )?published\b.*|"
+    r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
+)
 # Front matter that is never story (left out), and lists a reader may want beside the story
 # wherever they stand (kept for reference, like back matter).
 _FRONT_SECTIONS = (
-    r"copyright\b.*|colophon|dedication(?: of (?:the )?(?:volume|part|book) [\w]+)?|epigraph|"
+    rf"{_TITLE_PAGE_LINES}|colophon|"
+    r"dedication(?: of (?:the )?(?:volume|part|book) [\w]+)?|epigraph|"
     r"title ?page|half[- ]title|also by\b.*|"
     # Evelina's "ORIGINAL INSCRIPTION: TO DR. BURNEY" (a poem to her father) and "ORIGINAL
     # DEDICATION.: TO THE AUTHORS OF THE MONTHLY AND CRITICAL REVIEWS."
@@ -98,10 +108,7 @@ _FRONT_SECTIONS = (
     r"other (?:books|works) by\b.*|acknowledge?ments?|"
     r"imprint|uncopyright|about this (?:e-?book|edition)|"  # as Standard Ebooks' EPUBs have them
     r"publishers?['’]?s?['’]? note|"  # Pamela's, on Richardson's life: "PUBLISHERS' NOTE"
-    r"editor['’]?s?['’]? note|"  # The Scarlet Letter's, on Hawthorne's life and works
-    # a title page's publication lines: "Published March, 1909.", its year alone ("MCMIX")
-    r"(?:first )?published\b.*|"
-    r"(?-i:(?=M.{2})M{1,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))"
+    r"editor['’]?s?['’]? note"  # The Scarlet Letter's, on Hawthorne's life and works
 )
 _CAST_SECTIONS = (
     r"dramatis person(?:ae|æ)|cast of characters|list of characters|characters|maps?|"
@@ -118,6 +125,7 @@ def heading_named(*sections: str) -> re.Pattern[str]:
 
 
 FRONT = heading_named(_FRONT_SECTIONS)
+TITLE_PAGE_LINE = heading_named(_TITLE_PAGE_LINES)
 # Story sections that end a story or a text: before the first numbered chapter, not story.
 ENDING = heading_named("postscript|afterword|epilogue|conclusion|envoi|finale")
 CAST = heading_named(_CAST_SECTIONS)

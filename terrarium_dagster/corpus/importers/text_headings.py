@@ -22,6 +22,7 @@ from terrarium_dagster.corpus.importers.headings import (
     CAST,
     CHAPTER_NUMBER,
     CONTENTS,
+    FIRST_NUMBER,
     LISTED_WORDS,
     NAMED,
     NUMBER_AND_TITLE,
@@ -45,10 +46,23 @@ from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_t
 from terrarium_dagster.corpus.importers.model import PROSE_WORDS
 from terrarium_dagster.corpus.importers.prose import STANZA_WORDS, VERSE_LINE_CHARS
 
+# a rule across the page: dashes, equals signs, asterisks or underscores, unspaced
+RULE = re.compile(r"^\s*(?:-{3,}|={3,}|\*{3,}|_{3,})\s*$")
+
+
+def _apart(raw: str, *, by_rule: bool = True) -> bool:
+    """Whether a line sets the one next to it apart: a blank line, or a rule (The Art of War's
+    "-----" right over "INTRODUCTION", or under "Preface to the Project Gutenberg Etext")."""
+    return not raw.strip() or (by_rule and RULE.match(raw) is not None)
+
 
 def isolated(lines: list[str], index: int) -> bool:
-    before = index == 0 or not lines[index - 1].strip()
-    after = index + 1 >= len(lines) or not lines[index + 1].strip()
+    """Whether the line at `index` stands alone: a blank line or a rule over and under it. A
+    rule sets apart words, not figures alone: under "364" it is a sum's (Through the
+    Looking-Glass: "365", "1", "____", "364", "___")."""
+    words = any(char.isalpha() for char in lines[index])
+    before = index == 0 or _apart(lines[index - 1], by_rule=words)
+    after = index + 1 >= len(lines) or _apart(lines[index + 1], by_rule=words)
     return before and after
 
 
@@ -109,7 +123,7 @@ def _centred_titles(lines: list[str]) -> list[int]:
 
 def _introduced(lines: list[str], index: int) -> bool:
     """Whether the line is quoted by the prose before it ("The door said:" above "CLOSED")."""
-    before = next((line.strip() for line in reversed(lines[:index]) if line.strip()), "")
+    before = next((line.strip() for line in reversed(lines[:index]) if not _apart(line)), "")
     return before.endswith((":", ",", "—", "-"))
 
 
@@ -150,6 +164,8 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
             continue
         blanks = 0
         previous = ""
+        entries: list[tuple[bool, int]] = []  # each entry: numbered?, the blank lines over it
+        restarted = False  # the page numbers its chapters from one again under each part
         for below in range(index + 1, min(index + CONTENTS_LINES, len(lines))):
             line = lines[below]
             if not line.strip():
@@ -158,7 +174,7 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                 if blanks >= 3 and titles:
                     break
                 continue
-            blanks = 0
+            over, blanks = blanks, 0
             if (
                 len(line.split()) > 12
                 and titles
@@ -178,8 +194,16 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                     # Tales' "THE JUNIPER-TREE" over "the juniper-tree."): one entry
                     page.add(below)
                     continue
+                numbered = _numbered_entry(line.strip())
                 if key in titles:
-                    break  # a title again: the first chapter's heading, past the page
+                    restarted = _restarts_numbers(line.strip(), over, entries, restarted)
+                    if not restarted:
+                        break  # a title again: the first chapter's heading, past the page
+                    page.add(below)
+                    entries.append((numbered, over))
+                    previous = key
+                    continue
+                entries.append((numbered, over))
                 previous = key
                 page.add(below)
                 titles.add(key)
@@ -187,6 +211,34 @@ def _contents_titles(lines: list[str]) -> tuple[set[str], set[int]]:
                 titles.add(title_key(re.split(r"\s{3,}", entry)[-1]))
         break
     return titles, page
+
+
+def _numbered_entry(text: str) -> bool:
+    """Whether a contents line lists a chapter by its number ("XI", "CHAPTER 3. The Pool")."""
+    return bool(ONLY_NUMBER.match(text) or CHAPTER_NUMBER.match(text))
+
+
+def _restarts_numbers(
+    text: str, over: int, entries: list[tuple[bool, int]], restarted: bool
+) -> bool:
+    """Whether a contents line listed already (`text`, `over` blank lines under the entry
+    before) is a chapter's number again under the next part's title, on the page: Madame
+    Bovary's "TROISIÈME PARTIE" over "I" to "XI", as "DEUXIÈME PARTIE" over "I" to "XV" (the
+    page had ended at the second "I", and the third part, unlisted, ran on in the second's
+    last chapter). Its numbering starts again at one right under a new title that came right
+    under a numbered entry, or goes on once it has; never across the blank lines that end a
+    page, nor a title listed again (the first part's heading, past the page)."""
+    if not _numbered_entry(text) or over > 1:
+        return False
+    if restarted:
+        return True
+    return (
+        FIRST_NUMBER.match(text) is not None
+        and len(entries) >= 2
+        and not entries[-1][0]  # the part's title, listed once
+        and entries[-1][1] <= 1
+        and entries[-2][0]  # under the last chapter of the part before
+    )
 
 
 # A contents page may misspell a title its chapter heading spells right (Dubliners' "Couterparts"
@@ -370,25 +422,64 @@ def _listed_together(
 _ITEM = re.compile(r"^([IVXLCDM]+|\d{1,3})[.:]\s+\S")  # "II.  You are rich.", "5.  Judy, after me."
 
 
-def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
-    """The lines among `strong` that are a number and words next to a paragraph opening with the
-    next number (or the one before) fewer than `PROSE_WORDS` words away: a numbered list in
-    the story (a letter's "I. You are tall." / "II.  You are rich." / "III.  You hate girls.",
-    Daddy-Long-Legs), not chapters, which are never that short. A number alone over its title
-    ("IV", then "THE RIVER") is a heading of another shape, left as it is."""
-    numbered = [  # every paragraph that opens with a number, a heading or not
+def _numbered_openings(lines: list[str]) -> list[tuple[int, int]]:
+    """Every paragraph that opens with a number and words, a heading or not: (its first line,
+    its number)."""
+    return [
         (index, value)
         for index, line in enumerate(lines)
         if (index == 0 or not lines[index - 1].strip())
         and (match := _ITEM.match(line.strip()))
         and (value := numeral(match.group(1))) is not None
     ]
+
+
+def _list_items(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The lines among `strong` that are a number and words next to a paragraph opening with the
+    next number (or the one before) fewer than `PROSE_WORDS` words away: a numbered list in
+    the story (a letter's "I. You are tall." / "II.  You are rich." / "III.  You hate girls.",
+    Daddy-Long-Legs), not chapters, which are never that short. A number alone over its title
+    ("IV", then "THE RIVER") is a heading of another shape, left as it is."""
+    numbered = _numbered_openings(lines)
     items: set[int] = set()
     for (here, number), (there, following) in itertools.pairwise(numbered):
         between = sum(len(lines[i].split()) for i in range(here + 1, there))
         if following == number + 1 and between < PROSE_WORDS:
             items.update((here, there))
     return sorted(items & set(strong))
+
+
+def _numbered_sentences(lines: list[str], strong: dict[int, Any]) -> list[int]:
+    """The lines among `strong` that are a number and a sentence right after (or before) a
+    paragraph of prose numbered one less (or one more), itself no heading: the next of a book's
+    numbered paragraphs, however far away (The Art of War's "37.  Such is the art of warfare.",
+    the last sentence of chapter VII after "36.  When you surround an army, leave an outlet
+    free." and a long commentary, dropped as a heading over no prose). A chapter's numbered
+    heading has numbered headings, or no numbered paragraph, beside it."""
+    numbered = _numbered_openings(lines)
+
+    def prose(index: int) -> bool:  # a numbered paragraph of the story, no heading's title
+        paragraph = " ".join(line.strip() for line in itertools.takewhile(str.strip, lines[index:]))
+        return index not in strong and (
+            len(paragraph.split()) >= PROSE_WORDS or not _title_like(paragraph)
+        )
+
+    sentences: set[int] = set()
+    for (here, number), (there, following) in itertools.pairwise(numbered):
+        if following != number + 1:
+            continue
+        if there in strong and prose(here) and _sentence(lines[there]):
+            sentences.add(there)
+        if here in strong and prose(there) and _sentence(lines[here]):
+            sentences.add(here)
+    return sorted(sentences)
+
+
+def _sentence(line: str) -> bool:
+    """Whether a numbered line ends as a sentence does, not in capitals as a title is
+    ("37.  Such is the art of warfare.", not "XII.  THE ATTACK BY FIRE")."""
+    text = line.strip()
+    return re.search(r"[.!?][\"”’']?$", text) is not None and not shouted(text)
 
 
 def _verse_below(lines: list[str], index: int) -> bool:
@@ -532,6 +623,7 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
         _running_heads(lines, strong)
         + _listed_together(lines, strong, wrapped)
         + _list_items(lines, strong)
+        + _numbered_sentences(lines, strong)
         + _stanza_numbers(lines, strong)
     ):
         strong.pop(index, None)
