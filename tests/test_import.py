@@ -1848,6 +1848,73 @@ def test_a_book_in_verse_is_imported_its_stanzas_as_paragraphs(tmp_path: Path) -
     assert len(parts) == 3 and "\n".join(parts) == long_verse
 
 
+# Milton's lines as the 1667 text (20-0.txt) sets them: most end in a stop, so the verse
+# paragraph reads as prose (`is_prose`), and some are as long as a stanza's never are (48+)
+_MILTON = (
+    "They heard, and were abasht, and up they sprung\n"
+    "Upon the wing, as when men wont to watch\n"
+    "On duty, sleeping found by whom they dread,\n"
+    "Rouse and bestir themselves ere well awake.\n"
+    "Nor did they not perceave the evil plight\n"
+    "In which they were, or the fierce pains not feel;\n"
+    "Yet to their Generals Voyce they soon obeyd\n"
+    "Innumerable. As when the potent Rod\n"
+    "of Amrams Son in Egypts evill day\n"
+    "Wav'd round the Coast, up call'd a pitchy cloud."
+)
+
+
+def test_verse_whose_lines_end_in_stops_keeps_its_lines_in_text_and_html(tmp_path: Path) -> None:
+    """Paradise Lost's 1667 text (20-0.txt) sets its verse paragraphs with lines that mostly end
+    in a stop: some read as prose, so no book was a poem; its longest paragraph (291 lines) was
+    one line of 12,404 characters ("up they sprung Upon the wing") and was never parted at
+    `VERSE_LINES`, and the 3-line paragraphs lost their lines too. Lines that end before the
+    next line's first word would have filled them, in a paragraph no line of which is as long
+    as prose wraps, are verse: the chapter is a poem, each paragraph keeps its lines, a long
+    one is parted at a sentence end, and a paragraph of prose in it (an argument) stays one
+    line. The HTML edition (20-h.htm) parts its lines with <br/>: they are lines alike."""
+    argument = (
+        "This first Book proposes, first in brief, the whole Subject, Mans disobedience, and\n"
+        "the loss thereupon of Paradise wherein he was plac't: Then touches the prime cause of\n"
+        "his fall, the Serpent, or rather Satan in the Serpent."
+    )
+    short = "So spake th' Apostate Angel, though in pain,\nVaunting aloud, but rackt with despare:"
+    long_verse = "\n".join([_MILTON] * 4)
+    source = tmp_path / "20-0.txt"
+    books = "\n\n".join(
+        f"BOOK {n}\n\n{argument}\n\n{long_verse}\n\n{short}\n\n{_MILTON}" for n in ["I", "II"]
+    )
+    # a contents page's lines end as raggedly, and are no poem (A Tale of Two Cities' 98-8.txt)
+    contents = (
+        "Book the Second--the Golden Thread\n\nChapter I Five Years Later\nChapter II A Sight\n"
+        "Chapter III A Disappointment\nChapter IV Congratulatory\nChapter V The Jackal\n\n"
+    )
+    source.write_text(f"{contents}{books}\n", encoding="utf-8")
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["BOOK I", "BOOK II"]
+    paragraphs = book.chapters[0].paragraphs
+    lines = long_verse.split("\n")  # parted after "ere well awake." its 24th line
+    assert paragraphs == [
+        " ".join(argument.split("\n")),
+        "\n".join(lines[:24]),
+        "\n".join(lines[24:]),
+        short,
+        _MILTON,
+    ]
+    page = tmp_path / "20-h.htm"
+    stanzas = "".join(
+        f"<p>{text.replace(chr(10), '<br/>' + chr(10))}<br/></p>"
+        for text in (long_verse, short, _MILTON)
+    )
+    page.write_text(
+        "<html><body>"
+        + "".join(f"<h2>BOOK {n}</h2><p>{argument}</p>{stanzas}" for n in ["I", "II"])
+        + "</body></html>",
+        encoding="utf-8",
+    )
+    assert read_book(page).chapters[1].paragraphs == paragraphs
+
+
 def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_short_lines() -> None:
     """Verse is read as verse only where a book has no prose: a novel's own rules stand."""
     prose = _PROSE.format(who="Tom")
@@ -2173,8 +2240,12 @@ def test_a_chapters_number_and_title_set_as_a_paragraph_in_html_head_it(tmp_path
         "Conclusion",
     ]
     assert book.chapters[0].paragraphs == [prose, "A line, then a break: and the rest of it."]
-    # a named section over lines of verse (Hamlet's play within the play) is a paragraph
-    assert book.chapters[1].paragraphs[-1].startswith("PROLOGUE. For us, and for our tragedy,")
+    # a named section over lines of verse (Hamlet's play within the play) is a paragraph, its
+    # lines kept as a stanza's are in the plain text
+    assert book.chapters[1].paragraphs[-1] == (
+        "PROLOGUE.\nFor us, and for our tragedy,\nHere stooping to your clemency,\n"
+        "We beg your hearing patiently."
+    )
 
 
 def test_a_division_numbered_by_an_ordinal_heads_its_chapter_after_a_notes_section() -> None:

@@ -69,6 +69,52 @@ def test_a_transcribers_end_notes_and_their_marks_are_no_story(tmp_path: Path) -
     assert [r.title for r in book.reference] == ["ORIGINAL TRANSCRIBER’S NOTES:"]
 
 
+def test_notes_after_each_chapter_and_their_marks_are_no_story() -> None:
+    """The Art of War's text edition (132.txt) sets each chapter's notes after its last
+    section, "[1]  \"Words on Wellington,\" by Sir. W. Fraser.", and marks them in brackets set
+    apart, often inside a commentary in brackets: 'what mine are?" [1] ]'. The notes were 14
+    paragraphs of story (and sources in the glossary), their marks in 13 paragraphs. A note is
+    a paragraph opening with a number in brackets that the text before it marks; it is kept
+    aside as reference, and its marks go. A number in brackets that no note follows stays, and
+    so does a paragraph opening with a number nothing marked."""
+    prose = _PROSE.format(who="Sun Tzu")
+    text = (
+        f"I. LAYING PLANS\n\n\n{prose}\n\n"
+        '     [Chang Yu says: how can you expect me to tell you what\nmine are?" [1] ]\n\n'
+        "The list was [7] long, and the general[2] counted it twice.\n\n\n"
+        '[1]  "Words on Wellington," by Sir. W. Fraser.\n\n'
+        '[2]  "Forty-one Years in India,"\nchapter 46.\n\n'
+        "-----------------------------------------------------------------\n\n"
+        f"II. WAGING WAR\n\n\n{prose}\n\n"
+        "[1] the year of the flood, as the annals tell it, the river rose.\n\n"
+        f"Accordingly, he marched. [3]\n\n{prose}\n\n[3]  See Col. Henderson, op. cit.\n"
+    )
+    book = chapters_from_blocks(blocks_from_text(text))
+    assert [chapter.paragraphs for chapter in book.chapters] == [
+        [
+            prose,
+            '[Chang Yu says: how can you expect me to tell you what mine are?"]',
+            "The list was [7] long, and the general counted it twice.",
+        ],
+        [
+            prose,
+            "[1] the year of the flood, as the annals tell it, the river rose.",
+            "Accordingly, he marched.",
+            prose,
+        ],
+    ]
+    assert [(r.title, r.paragraphs) for r in book.reference] == [
+        (
+            "NOTES",
+            [
+                '[1]  "Words on Wellington," by Sir. W. Fraser.',
+                '[2]  "Forty-one Years in India," chapter 46.',
+                "[3]  See Col. Henderson, op. cit.",
+            ],
+        )
+    ]
+
+
 def test_a_drop_caps_mark_opening_a_chapter_is_no_text() -> None:
     """Anne of Green Gables' text editions (45-0.txt, 45.txt, 45-8.txt) mark each chapter's
     initial capital with a bar: "|MRS. Rachel Lynde lived just where ...", "|MATTHEW Cuthbert

@@ -49,8 +49,47 @@ _BRACKETED_NOTE = re.compile(r"(?<=\S)\[\d{1,3}\]")
 # MYSTERY”: the table-of-contents lists ...]"
 FOOTNOTE = re.compile(r"^\[Footnote (\d{1,3}):", re.M)
 # its mark in brackets set apart, after a space or opening a line: "No. 221B, [5] Baker Street",
-# "[19] the injured part" (A Study in Scarlet's 244-0.txt)
-_LOOSE_BRACKETED_NOTE = re.compile(r"(?:\s+|^)\[(\d{1,3})\](?=[\s.,;:!?]|$)")
+# "[19] the injured part" (A Study in Scarlet's 244-0.txt); with the space after it before the
+# bracket closing a commentary: 'what mine are?" [1] ]' (The Art of War's 132.txt)
+_LOOSE_BRACKETED_NOTE = re.compile(r"(?:\s+|^)\[(\d{1,3})\](?:\s+(?=\]))?(?=[\s.,;:!?\]]|$)")
+
+
+# a note set after its chapter, opening with its number in brackets: "[1]  \"Words on
+# Wellington,\" by Sir. W. Fraser." (The Art of War's 132.txt, after each chapter's last section)
+_NOTE_LABEL = re.compile(r"^\[(\d{1,3})\]\s+\S")
+# a number in brackets anywhere in a paragraph: a note's mark if a note of that number follows
+_BRACKETED_NUMBER = re.compile(r"\[(\d{1,3})\]")
+
+
+def end_notes(paragraphs: list[list[tuple[int, str]]]) -> tuple[set[int], dict[int, set[int]]]:
+    """The notes set after the paragraphs that mark them, and those marks: a paragraph opening
+    with a number in brackets ("[1]  See Col. Henderson, op. cit.") is a note when a number so
+    bracketed stands in the text since the last notes (the chapter's "...mine are?\" [1] ]");
+    any other "[1]" is the book's own text, and so is a paragraph opening with one that nothing
+    marked ("[33]  We may feel fairly certain", a mark opening a paragraph). `paragraphs` are
+    lists of (line index, line); the answer is the first lines of the notes, and for each line
+    with a mark, the numbers of the notes it marks."""
+    notes: set[int] = set()
+    marks: dict[int, set[int]] = {}
+    marked: dict[int, list[int]] = {}  # a number → the lines marking it, since the last notes
+    in_notes = False
+    for paragraph in paragraphs:
+        first, opening = paragraph[0]
+        label = _NOTE_LABEL.match(opening.strip())
+        if label and int(label.group(1)) in marked:
+            notes.add(first)
+            for index in marked[int(label.group(1))]:
+                marks.setdefault(index, set()).add(int(label.group(1)))
+            in_notes = True
+            continue
+        if in_notes:  # the notes are over: the next ones are marked after them
+            marked.clear()
+            in_notes = False
+        for index, line in paragraph:
+            for found in _BRACKETED_NUMBER.finditer(line.strip()):
+                if index != first or found.start() > 0:  # not a paragraph's opening label
+                    marked.setdefault(int(found.group(1)), []).append(index)
+    return notes, marks
 
 
 def without_bracketed_notes(line: str, notes: set[int], *, opening: bool = False) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Container
 
 from terrarium_dagster.corpus.importers.gutenberg import strip_gutenberg, without_illustrations
 from terrarium_dagster.corpus.importers.headings import BREAK, STRONG
@@ -14,6 +15,7 @@ from terrarium_dagster.corpus.importers.marks import (
     NOTE_MARK,
     PAREN_NOTE,
     PAREN_NOTES,
+    end_notes,
     plain_title,
     unmarked,
     without_bracketed_notes,
@@ -73,8 +75,12 @@ def blocks_from_text(text: str) -> list[Block]:
     headings = text_headings(lines)
     loose_notes = len(re.findall(PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     footnotes = {int(number) for number in FOOTNOTE.findall("\n".join(lines))}  # "[Footnote 5:"
+    # notes after the chapter that marks them ("[1]  See Col. Henderson ..."), and their marks
+    note_lines, marks = end_notes(_paragraphs(lines, headings))
     blocks: list[Block] = []
+    kept_aside: list[Block] = []  # those notes, never story
     paragraph: list[str] = []
+    at: list[int] = []  # the index of each line of `paragraph`
 
     def flush() -> None:
         if paragraph and (notes := _NOTES_OPENING.match(paragraph[0].strip())):
@@ -82,15 +88,20 @@ def blocks_from_text(text: str) -> list[Block]:
             paragraph[0] = notes.group(2)
         if paragraph:
             paragraph[0] = without_drop_cap(paragraph[0])
-        if paragraph and footnotes:  # their marks set apart: "[5]"
+        if paragraph and (footnotes or marks):  # their marks set apart: "[5]"
             paragraph[:] = [
-                _without_notes(line, footnotes, i == 0) for i, line in enumerate(paragraph)
+                _without_notes(line, footnotes | marks.get(index, set()), i == 0)
+                if footnotes or index in marks
+                else line
+                for i, (index, line) in enumerate(zip(at, paragraph, strict=True))
             ]
         if paragraph:
             joined = NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
             joined = unmarked(without_loose_notes(joined) if loose_notes else joined)
-            blocks.append(Block("text", joined, tuple(paragraph)))
+            aside = bool(at) and at[0] in note_lines
+            (kept_aside if aside else blocks).append(Block("text", joined, tuple(paragraph)))
         paragraph.clear()
+        at.clear()
 
     skip: set[int] = set()
     for index, raw in enumerate(lines):
@@ -120,8 +131,24 @@ def blocks_from_text(text: str) -> list[Block]:
             blocks.append(Block("text", "* * *"))
             continue
         paragraph.append(raw.rstrip())
+        at.append(index)
     flush()
+    if kept_aside:  # after the story, as a book's own notes are: reference, not story
+        blocks.extend([Block("heading", "NOTES"), *kept_aside])
     return blocks
+
+
+def _paragraphs(lines: list[str], headings: Container[int]) -> list[list[tuple[int, str]]]:
+    """The book's paragraphs as `blocks_from_text` parts them (at blank lines, headings and
+    breaks), each a list of (line index, line)."""
+    paragraphs: list[list[tuple[int, str]]] = [[]]
+    for index, line in enumerate(lines):
+        if not line.strip() or index in headings or BREAK.match(line.strip()):
+            if paragraphs[-1]:
+                paragraphs.append([])
+            continue
+        paragraphs[-1].append((index, line))
+    return [paragraph for paragraph in paragraphs if paragraph]
 
 
 def _without_notes(raw: str, notes: set[int], opening: bool) -> str:

@@ -5,6 +5,7 @@ text as its post keeps it (`with_its_lines`: a stanza's lines stay lines)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from terrarium_dagster.corpus.importers.gutenberg import CREDIT
@@ -65,9 +66,13 @@ VERSE_WORDS = 100  # a chapter with no prose is a poem when its stanzas have thi
 
 
 def in_verse(body: list[Block]) -> bool:
-    """Whether a chapter with no paragraph of prose is a poem: stanzas (`is_verse`) of
-    `VERSE_WORDS` words or more, most of their lines not a contents page's ("IX. Hiawatha and
-    the Pearl-Feather", "The Prison Door  . . . 47")."""
+    """Whether a chapter is a poem: one with no paragraph of prose whose stanzas (`is_verse`)
+    have `VERSE_WORDS` words or more, most of their lines not a contents page's ("IX. Hiawatha
+    and the Pearl-Feather", "The Prison Door  . . . 47"); or one whose lines are mostly set as
+    verse is (`set_as_verse`), whatever `is_prose` reads in them (Paradise Lost's verse
+    paragraphs, whose lines mostly end in a stop)."""
+    if _set_as_verse_mostly(body):
+        return True
     if any(is_prose(block) for block in body):
         return False
     stanzas = [block for block in body if is_verse(block)]
@@ -85,8 +90,9 @@ VERSE_LINES = 24
 def as_prose(block: Block) -> list[Block]:
     """A stanza as a paragraph of one line (so `is_prose` reads it as prose) whose text keeps
     its lines (`with_its_lines`); a long verse paragraph parted at the first sentence end
-    after `VERSE_LINES` lines; any other block as it is."""
-    if not is_verse(block):
+    after `VERSE_LINES` lines; any other block as it is: a paragraph of prose wrapped as prose
+    is (an argument in prose over a book of a poem) stays one."""
+    if not _verse_lines(block) and (not is_verse(block) or is_prose(block)):
         return [block]
     parts: list[list[str]] = [[]]
     for line in (line.strip() for line in block.lines if line.strip()):
@@ -95,6 +101,55 @@ def as_prose(block: Block) -> list[Block]:
             parts.append([])
     texts = ["\n".join(_line_text(line) for line in part) for part in parts if part]
     return [Block(block.kind, text, (text,)) for text in texts]
+
+
+SET_AS_VERSE_LINES = 4  # a block this long shows how its lines are set
+VERSE_SHARE = 0.75  # a chapter is a poem when this share of its words is set as verse
+
+
+def _verse_lines(block: Block) -> bool:
+    """Whether a paragraph's lines can be lines of verse, not of prose wrapped: two or more, of
+    four words or more on average, none as long as prose wraps (`VERSE_LINE_CHARS`), not in
+    capitals (a title page's lines)."""
+    lines = [line.strip() for line in block.lines if line.strip()]
+    return (
+        block.kind == "text"
+        and len(lines) >= 2
+        and len(block.text.split()) >= 4 * len(lines)
+        and all(len(line) <= VERSE_LINE_CHARS for line in lines)
+        and not shouted(block.text)
+    )
+
+
+def set_as_verse(block: Block) -> bool:
+    """Whether a block's lines are set as verse, each begun where the poet began it, not where
+    prose wrapped: `SET_AS_VERSE_LINES` or more (`_verse_lines`), and half of them or more end
+    before the next line's first word would have filled them to the block's widest line (Milton's
+    "They heard, and were abasht, and up they sprung" over "Upon the wing"; wrapped prose ends a
+    line only where the next word would not fit), capitalised or not; not a contents page's
+    lines ("Chapter II A Sight", A Tale of Two Cities' 98-8.txt), whose ends are as ragged."""
+    lines = [line.strip() for line in block.lines if line.strip()]
+    if len(lines) < SET_AS_VERSE_LINES or not _verse_lines(block):
+        return False
+    listed = sum(1 for line in lines if CHAPTER_NUMBER.match(line) or PAGE_REFERENCE.search(line))
+    if listed * 2 >= len(lines):
+        return False
+    width = max(len(line) for line in lines[:-1])
+    early = sum(
+        1
+        for line, below in itertools.pairwise(lines)
+        if len(line) + 1 + len(below.split()[0]) <= width
+    )
+    return early * 2 >= len(lines) - 1
+
+
+def _set_as_verse_mostly(body: list[Block]) -> bool:
+    """Whether `VERSE_SHARE` of a chapter's words, or more, are in blocks set as verse (a
+    paragraph given as one line, as HTML gives prose, is prose)."""
+    texts = [block for block in body if block.kind == "text"]
+    words = sum(len(block.text.split()) for block in texts)
+    verse = sum(len(block.text.split()) for block in texts if set_as_verse(block))
+    return verse >= VERSE_WORDS and verse >= VERSE_SHARE * words
 
 
 def _figures(line: str) -> bool:

@@ -334,7 +334,10 @@ class _XhtmlText(HTMLParser):
             # (the Iliad's HTML: its footnote 38, "<dd><p>Preface to her Homer.</p></dd>", headed
             # the other 14,900 words of its notes, as a preface "to her Homer")
             heading = HEADING_PARAGRAPH.match(text) is not None and not self._definition
-            self.items.append(Block("heading" if heading else "text", text))
+            if heading:
+                self.items.append(Block("heading", text))
+            else:  # its lines, where <br>s part them (Paradise Lost's HTML: a verse line each)
+                self.items.append(Block("text", text, tuple(lines) if len(lines) > 1 else ()))
 
 
 def _navigation(book: Any) -> dict[str, dict[str, str]]:
