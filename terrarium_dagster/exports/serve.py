@@ -35,6 +35,15 @@ SITE_DIR = "site"
 WIKI_INDEXES = ("wiki/html/index.html", "wiki/index.html", "wiki/index.md")
 
 
+def _page(title: str, content: str) -> bytes:
+    """A small HTML page of the server's own (a folder's listing, the exports' index)."""
+    return (
+        "<!doctype html><html lang=en><meta charset=utf-8>"
+        '<meta name=viewport content="width=device-width, initial-scale=1">'
+        f"<title>{title}</title>{content}</html>"
+    ).encode()
+
+
 class ExportsHandler(SimpleHTTPRequestHandler):
     """The site at `/`, the exports folder under `/exports/` (with a generated index)."""
 
@@ -112,16 +121,8 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             f"{html.escape(child.name)}{'/' if child.is_dir() else ''}</a></li>"
             for child in children
         )
-        body = (
-            "<!doctype html><html lang=en><meta charset=utf-8>"
-            '<meta name=viewport content="width=device-width, initial-scale=1">'
-            f"<title>{shown}</title><h1>{shown}</h1>"
-            f"<ul>{items or '<li>Empty.</li>'}</ul></html>"
-        ).encode()
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
+        body = _page(shown, f"<h1>{shown}</h1><ul>{items or '<li>Empty.</li>'}</ul>")
+        self._send_head(body)
         return io.BytesIO(body)
 
     def _send_index(self) -> None:
@@ -146,19 +147,22 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             if self._site().is_dir()
             else f"The reader’s site opens here once a {unit} is annotated."
         )
-        body = (
-            "<!doctype html><html lang=en><meta charset=utf-8>"
-            '<meta name=viewport content="width=device-width, initial-scale=1">'
-            "<title>terrarium exports</title><h1>Glossary exports</h1>"
+        body = _page(
+            "terrarium exports",
+            "<h1>Glossary exports</h1>"
             f"<p>The glossary as of the end of each {unit} (nothing from later {unit}s). "
             f"{site}</p>"
-            f"<ul>{''.join(items) or '<li>No export yet.</li>'}</ul></html>"
-        ).encode()
+            f"<ul>{''.join(items) or '<li>No export yet.</li>'}</ul>",
+        )
+        self._send_head(body)
+        self.wfile.write(body)
+
+    def _send_head(self, body: bytes) -> None:
+        """The status and headers of an HTML page of ours (`_page`)."""
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
 
     def _send_post(self, rest: str) -> None:
         query = parse_qs(urlsplit(self.path).query)
