@@ -9,7 +9,7 @@ from typing import Any
 from terrarium_dagster.corpus.identity import IDENTITY_META, CorpusIdentity, corpus_identity
 from terrarium_dagster.corpus.living import cited_lookups
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.story import chapter_title
+from terrarium_dagster.corpus.story import chapter_title, post_place
 from terrarium_dagster.corpus.units import chapter_label
 from terrarium_dagster.errors import InputError, TerrariumError
 from terrarium_dagster.store.annotator import GlossaryStore
@@ -32,6 +32,7 @@ def living_corpus(store: GlossaryStore, corpus: Corpus | None) -> dict[str, Any]
         changes = store.sources.check(*cited_lookups(corpus, store.sources.cited_posts()))
     else:
         changes = store.sources.marked()
+    place = post_place(corpus) if corpus is not None and changes else None
     return {
         "checked_against_corpus": corpus is not None,
         "new_posts": new_posts,
@@ -41,7 +42,7 @@ def living_corpus(store: GlossaryStore, corpus: Corpus | None) -> dict[str, Any]
                 "change": c.change,
                 "quotes_hold": c.quotes_hold,
                 "entries": [f"E{e}" for e in c.entry_ids],
-                "line": describe_source_change(c),
+                "line": describe_source_change(c, place),
             }
             for c in changes
         ],

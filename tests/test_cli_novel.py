@@ -338,3 +338,27 @@ def test_the_site_shows_a_novels_edition_citing_paragraphs(
             cited += [a.inner_text() for a in page.query_selector_all(".edition a[href^='/post/']")]
             assert ">>" not in (page.inner_text("#page") or "")
     assert cited and all(re.fullmatch(r"¶\d+", label) for label in cited), cited
+
+
+def test_a_novels_edited_source_is_named_by_its_chapter_and_paragraph(
+    mars: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # Before, the warning, status and the sources check named it as a forum's "post 1#65".
+    built_corpus, _built = mars
+    corpus, store = tmp_path / "mars.db", tmp_path / "terrarium.db"
+    corpus.write_bytes(built_corpus.read_bytes())
+    assert _terrarium(*run_args(store, corpus, threads="..1")).returncode == 0
+    with sqlite3.connect(store) as conn:
+        post_id, thread_id = conn.execute(
+            "SELECT post_id, thread_id FROM provenance WHERE length(quote) > 20 ORDER BY id"
+        ).fetchone()
+    with sqlite3.connect(corpus) as conn:
+        (title,) = conn.execute("SELECT title FROM thread WHERE id = ?", (thread_id,)).fetchone()
+        conn.execute("UPDATE post SET body = 'Rewritten.' WHERE id = ?", (post_id,))
+    place = f"“{chapter_title(title)}”, paragraph {post_id - thread_id + 1}"
+    done = _terrarium(*run_args(store, corpus, threads="..1"))
+    assert f"source changed: {place} edited" in done.stderr, done.stderr
+    status = _terrarium("status", "--db", str(store))
+    assert status.returncode == 0, status.stderr
+    assert f"{place} edited" in status.stdout, status.stdout
+    assert f"{thread_id}#{post_id}" not in status.stdout, status.stdout

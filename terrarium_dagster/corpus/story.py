@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 
 from terrarium_dagster.corpus.reader import Corpus
@@ -77,6 +78,15 @@ def book_place(chapter: str | None, thread_id: int, post_id: int | None = None) 
     if post_id is None:
         return name
     return f"{name}, paragraph {paragraph_number(post_id, thread_id)}"
+
+
+def post_place(corpus: Corpus) -> Callable[[int, int], str]:
+    """How a report names a post of this corpus (thread id, post id): `post 3#41` in a forum
+    quest; a chapter and its paragraph in a book (`book_place`), as the reader's pages name it."""
+    if not is_book(corpus):
+        return lambda thread_id, post_id: f"post {thread_id}#{post_id}"
+    titles = {thread.id: thread.title for thread in corpus.threads()}
+    return lambda thread_id, post_id: book_place(titles.get(thread_id), thread_id, post_id)
 
 
 def scene_place(scene_id: str, chapter: str | None) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import dagster as dg
 
 from terrarium_dagster.corpus.living import cited_lookups
+from terrarium_dagster.corpus.story import post_place
 from terrarium_dagster.defs.failures import fail_on
 from terrarium_dagster.defs.resources import CorpusResource, StoreResource
 from terrarium_dagster.defs.story_location import story_key
@@ -103,7 +104,8 @@ def evaluate_glossary_checks(
     with corpus.open() as reader, fail_on(store.read) as glossary:
         lookups = cited_lookups(reader, glossary.sources.cited_posts())
         changes = glossary.sources.check(*lookups)
-        results = run_checks(glossary.glossary.entry_views(), reader, changes)
+        place = post_place(reader) if changes else None
+        results = run_checks(glossary.glossary.entry_views(), reader, changes, place)
     for item in chosen:
         result = results[item.result]
         fields: dict[str, Any] = {

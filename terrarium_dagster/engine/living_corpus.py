@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from terrarium_dagster.corpus.living import cited_lookups, scenes_after, split_after
 from terrarium_dagster.corpus.reader import Corpus
+from terrarium_dagster.corpus.story import post_place
 from terrarium_dagster.corpus.units import Scene, Thread
 from terrarium_dagster.engine.order import DONE
 from terrarium_dagster.store.annotator import Actor, GlossaryStore
@@ -75,8 +76,9 @@ class LivingCorpus:
             with self.store.transaction():
                 self.store.sources.mark(changes)
                 self._tag_changed_sources(changes)
+        place = post_place(self.corpus) if changes else None
         for change in changes:
-            log.warning("source changed: %s", describe_source_change(change))
+            log.warning("source changed: %s", describe_source_change(change, place))
         self._source_changes = changes
         return changes
 

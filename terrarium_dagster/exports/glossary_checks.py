@@ -175,9 +175,12 @@ def check_provenance_posts(entries: Sequence[EntryView], corpus: PostLookup) -> 
     )
 
 
-def check_sources_unchanged(changes: Sequence[SourceChange]) -> CheckResult:
+def check_sources_unchanged(
+    changes: Sequence[SourceChange], place: Callable[[int, int], str] | None = None
+) -> CheckResult:
     """No post cited as a source was edited or deleted so that a stored quote from it is no
-    longer its words (edits that keep every quote are listed, and pass)."""
+    longer its words (edits that keep every quote are listed, and pass). `place` names a post
+    (a book's chapter and paragraph); `thread#post` without it."""
     broken = [c for c in changes if not c.quotes_hold]
     details: dict[str, Any] = {
         "changed_sources": len(changes),
@@ -185,6 +188,7 @@ def check_sources_unchanged(changes: Sequence[SourceChange]) -> CheckResult:
         "posts": [
             {
                 "post": f"{c.thread_id}#{c.post_id}",
+                "line": describe_source_change(c, place),
                 "change": c.change,
                 "quotes_hold": c.quotes_hold,
                 "entries": [f"E{e}" for e in c.entry_ids],
@@ -198,7 +202,7 @@ def check_sources_unchanged(changes: Sequence[SourceChange]) -> CheckResult:
         )
     return _verdict(
         broken,
-        describe_source_change,
+        lambda change: describe_source_change(change, place),
         failed="source posts changed so that their quotes no longer hold",
         passed="every source post is as it was when cited",
         details=details,
@@ -211,13 +215,15 @@ def run_checks(
     entries: Sequence[EntryView],
     corpus: PostLookup,
     source_changes: Sequence[SourceChange] = (),
+    place: Callable[[int, int], str] | None = None,
 ) -> dict[str, CheckResult]:
     """All checks by name: sources, unique_names, references, provenance_posts, and
-    sources_unchanged (over the changes `store.sources.check` found, when given)."""
+    sources_unchanged (over the changes `store.sources.check` found, when given; its posts
+    named by `place`)."""
     return {
         "sources": check_sources(entries),
         "unique_names": check_unique_names(entries),
         "references": check_references(entries),
         "provenance_posts": check_provenance_posts(entries, corpus),
-        "sources_unchanged": check_sources_unchanged(source_changes),
+        "sources_unchanged": check_sources_unchanged(source_changes, place),
     }

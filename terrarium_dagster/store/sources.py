@@ -168,8 +168,10 @@ class SourceLog(Aggregate):
         return int(self.conn.execute("SELECT count(*) FROM source_post").fetchone()[0])
 
 
-def describe(change: SourceChange) -> str:
-    """One line for a report: what changed, whether its quotes hold, which entries cite it."""
+def describe(change: SourceChange, place: Callable[[int, int], str] | None = None) -> str:
+    """One line for a report: what changed, whether its quotes hold, which entries cite it;
+    the post named by `place` (thread id, post id: a book's chapter and paragraph), else as
+    `post <thread>#<post>`."""
     entries = ", ".join(f"E{entry_id}" for entry_id in change.entry_ids) or "no live entry"
     if change.change == "deleted":
         verdict = "its quotes have no source now"
@@ -177,7 +179,12 @@ def describe(change: SourceChange) -> str:
         verdict = "its quotes still hold"
     else:
         verdict = "a quote from it is no longer its words"
-    return f"post {change.thread_id}#{change.post_id} {change.change}: {verdict} ({entries})"
+    where = (
+        place(change.thread_id, change.post_id)
+        if place is not None
+        else f"post {change.thread_id}#{change.post_id}"
+    )
+    return f"{where} {change.change}: {verdict} ({entries})"
 
 
 def to_json(changes: list[SourceChange]) -> str:
