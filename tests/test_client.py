@@ -6,6 +6,7 @@ import json
 import logging
 import random
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from terrarium_dagster.errors import AgentError, ConfigError, ContextOverflowError
+from terrarium_dagster.errors import AgentError, ConfigError, ContextOverflowError, Interrupted
 from terrarium_dagster.model.client import (
     ChatClient,
     ClientConfig,
@@ -791,3 +792,33 @@ def test_run_vllm_server_stops_promptly_even_with_a_request_hanging() -> None:
         pytest.raises(AgentError, match="cannot connect"),
     ):
         chat_client.models()
+
+
+def test_a_request_in_flight_when_the_client_closes_ends_without_a_retry_or_a_line(
+    vllm_server: ScriptedVLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The run stopped on one request's failure and closed its client while a sibling's request
+    # was still with the server: that request then failed ("Bad file descriptor") and logged
+    # "retry 1 of 5" after the run's last line.
+    vllm_server.script(Fault.timeout(delay_s=1.0))
+    chat_client = make_client(vllm_server, timeout_s=10.0)
+    outcome: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            chat_client.chat([SYSTEM, USER], tools=TOOLS)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    sender = threading.Thread(target=ask)
+    with caplog.at_level(logging.DEBUG, logger="terrarium_dagster.model"):
+        sender.start()
+        deadline = time.monotonic() + 5
+        while not vllm_server.chat_requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        chat_client.close()
+        sender.join(timeout=10)
+    assert not sender.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], Interrupted), outcome
+    assert not [r for r in caplog.records if "retry" in r.getMessage()], caplog.text
+    assert len(vllm_server.chat_requests) == 1  # and it was not sent again

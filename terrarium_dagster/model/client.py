@@ -324,6 +324,7 @@ class ChatClient:
         self._config = config
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
+        self._closed = threading.Event()  # `close`: what is still in flight ends quietly
         headers = {"Accept": "application/json", "User-Agent": "terrarium-dagster"}
         if config.api_key is not None:
             headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
@@ -365,6 +366,9 @@ class ChatClient:
         self._tokenize_shape = shape
 
     def close(self) -> None:
+        """No request leaves from now on; one still in flight (a sibling's, when the run stopped
+        on another's failure) ends without a retry or a line of its own."""
+        self._closed.set()
         self._http.close()
 
     def __enter__(self) -> ChatClient:
@@ -739,6 +743,10 @@ class ChatClient:
             finally:
                 if ticket is not None:
                     self.capacity.release(ticket, answered=answered)
+            if self._closed.is_set() or (book is not None and book.stopped.is_set()):
+                # the run has stopped (its books are settled): this failure is the stop's, not
+                # the server's, and is neither retried nor said after the run's last line
+                raise Interrupted(f"{what}: the run stopped while it was with the server")
             if full:  # not the request's fault: sent again when there is room, no attempt spent
                 attempt -= 1
                 cause += " (the server was full: sent again when there is room)"
