@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Container
 
 from terrarium_dagster.corpus.importers.gutenberg import strip_gutenberg, without_illustrations
 from terrarium_dagster.corpus.importers.headings import BREAK, STRONG
@@ -75,33 +74,15 @@ def blocks_from_text(text: str) -> list[Block]:
     headings = text_headings(lines)
     loose_notes = len(re.findall(PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     footnotes = {int(number) for number in FOOTNOTE.findall("\n".join(lines))}  # "[Footnote 5:"
-    # notes after the chapter that marks them ("[1]  See Col. Henderson ..."), and their marks
-    note_lines, marks = end_notes(_paragraphs(lines, headings))
-    blocks: list[Block] = []
-    kept_aside: list[Block] = []  # those notes, never story
-    paragraph: list[str] = []
-    at: list[int] = []  # the index of each line of `paragraph`
+    # the book parted into headings, breaks and paragraphs (each line with its index), before
+    # any paragraph is read: a note set after its chapter is known by the marks before it
+    parts: list[Block | list[tuple[int, str]]] = []
+    paragraph: list[tuple[int, str]] = []
 
-    def flush() -> None:
-        if paragraph and (notes := _NOTES_OPENING.match(paragraph[0].strip())):
-            blocks.append(Block("heading", notes.group(1)))  # "FOOTNOTES: 1 [ Patois ...]"
-            paragraph[0] = notes.group(2)
+    def end_paragraph() -> None:
         if paragraph:
-            paragraph[0] = without_drop_cap(paragraph[0])
-        if paragraph and (footnotes or marks):  # their marks set apart: "[5]"
-            paragraph[:] = [
-                _without_notes(line, footnotes | marks.get(index, set()), i == 0)
-                if footnotes or index in marks
-                else line
-                for i, (index, line) in enumerate(zip(at, paragraph, strict=True))
-            ]
-        if paragraph:
-            joined = NOTE_MARK.sub("", " ".join(p.strip() for p in paragraph))
-            joined = unmarked(without_loose_notes(joined) if loose_notes else joined)
-            aside = bool(at) and at[0] in note_lines
-            (kept_aside if aside else blocks).append(Block("text", joined, tuple(paragraph)))
-        paragraph.clear()
-        at.clear()
+            parts.append(paragraph.copy())
+            paragraph.clear()
 
     skip: set[int] = set()
     for index, raw in enumerate(lines):
@@ -109,46 +90,58 @@ def blocks_from_text(text: str) -> list[Block]:
             continue
         line = raw.strip()
         if not line:
-            flush()
+            end_paragraph()
             continue
         if index in headings:
-            flush()
+            end_paragraph()
             heading = headings[index]
             wrapped = [lines[below].strip() for below in heading.wrapped]
             heading_text = " ".join([line, *wrapped]).rstrip(".")
-            blocks.append(Block("heading", plain_title(heading_text)))
+            parts.append(Block("heading", plain_title(heading_text)))
             skip.update(heading.wrapped)
             if heading.subtitle is not None:  # "CHAPTER I" then "The Salt Road"
                 taken = list(heading.titled) or subtitle_lines(lines, heading.subtitle)
                 title = " ".join(lines[i].strip() for i in taken)
                 if heading.titled:  # "Loomings." reads "Loomings", as "CHAPTER 1. Loomings."
                     title = title.removesuffix(".")
-                blocks.append(Block("heading", plain_title(title)))
+                parts.append(Block("heading", plain_title(title)))
                 skip.update(taken)
             continue
         if BREAK.match(line):
-            flush()
-            blocks.append(Block("text", "* * *"))
+            end_paragraph()
+            parts.append(Block("text", "* * *"))
             continue
-        paragraph.append(raw.rstrip())
-        at.append(index)
-    flush()
+        paragraph.append((index, raw.rstrip()))
+    end_paragraph()
+
+    # notes after the chapter that marks them ("[1]  See Col. Henderson ..."), and their marks
+    note_lines, marks = end_notes([part for part in parts if isinstance(part, list)])
+    blocks: list[Block] = []
+    kept_aside: list[Block] = []  # those notes, never story
+    for part in parts:
+        if isinstance(part, Block):
+            blocks.append(part)
+            continue
+        at = [index for index, _ in part]
+        texts = [text for _, text in part]
+        if notes := _NOTES_OPENING.match(texts[0].strip()):
+            blocks.append(Block("heading", notes.group(1)))  # "FOOTNOTES: 1 [ Patois ...]"
+            texts[0] = notes.group(2)
+        texts[0] = without_drop_cap(texts[0])
+        if footnotes or marks:  # their marks set apart: "[5]"
+            texts = [
+                _without_notes(text, footnotes | marks.get(index, set()), i == 0)
+                if footnotes or index in marks
+                else text
+                for i, (index, text) in enumerate(zip(at, texts, strict=True))
+            ]
+        joined = NOTE_MARK.sub("", " ".join(text.strip() for text in texts))
+        joined = unmarked(without_loose_notes(joined) if loose_notes else joined)
+        aside = at[0] in note_lines
+        (kept_aside if aside else blocks).append(Block("text", joined, tuple(texts)))
     if kept_aside:  # after the story, as a book's own notes are: reference, not story
         blocks.extend([Block("heading", "NOTES"), *kept_aside])
     return blocks
-
-
-def _paragraphs(lines: list[str], headings: Container[int]) -> list[list[tuple[int, str]]]:
-    """The book's paragraphs as `blocks_from_text` parts them (at blank lines, headings and
-    breaks), each a list of (line index, line)."""
-    paragraphs: list[list[tuple[int, str]]] = [[]]
-    for index, line in enumerate(lines):
-        if not line.strip() or index in headings or BREAK.match(line.strip()):
-            if paragraphs[-1]:
-                paragraphs.append([])
-            continue
-        paragraphs[-1].append((index, line))
-    return [paragraph for paragraph in paragraphs if paragraph]
 
 
 def _without_notes(raw: str, notes: set[int], opening: bool) -> str:
