@@ -1915,6 +1915,29 @@ def test_verse_whose_lines_end_in_stops_keeps_its_lines_in_text_and_html(tmp_pat
     assert read_book(page).chapters[1].paragraphs == paragraphs
 
 
+def test_lines_closing_a_book_are_left_out_as_the_html_leaves_them(tmp_path: Path) -> None:
+    """Paradise Lost's plain text ends every book with "THE END OF THE FIRST BOOK." and the
+    poem's running title "PARADISE LOST" over the next book's heading: they were two paragraphs
+    of each book's story (its HTML sets them as headings, never story). They are left out, and
+    the report says so; the same words inside the story, before more of it, stay."""
+    start = "*** START OF THE PROJECT GUTENBERG EBOOK PARADISE LOST ***"
+    end = "*** END OF THE PROJECT GUTENBERG EBOOK PARADISE LOST ***"
+    books = "\n\n".join(
+        f"BOOK {n}\n\n{_MILTON}\n\nParadise Lost\n\n{_MILTON}\n\n"
+        f"      THE END OF THE {nth} BOOK.\n\n  PARADISE LOST\n\n\n"
+        for n, nth in [("I", "FIRST"), ("II", "SECOND")]
+    )
+    source = tmp_path / "20-0.txt"
+    source.write_text(f"Title: Paradise Lost\n\n{start}\n\n{books}\n\n{end}\n", encoding="utf-8")
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["BOOK I", "BOOK II"]
+    for chapter in book.chapters:
+        assert chapter.paragraphs == [_MILTON, "Paradise Lost", _MILTON]
+    assert book.dropped == [
+        "“THE END OF THE FIRST BOOK.”, “PARADISE LOST” and 2 more (lines closing 2 chapters)"
+    ]
+
+
 def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_short_lines() -> None:
     """Verse is read as verse only where a book has no prose: a novel's own rules stand."""
     prose = _PROSE.format(who="Tom")
@@ -3675,11 +3698,12 @@ def test_a_plays_persons_represented_are_its_cast() -> None:
     assert book.reference[0].paragraphs[0].startswith("DUNCAN, King of Scotland.")
 
 
-def test_an_html_divisions_end_is_its_last_line_not_the_next_ones_title(tmp_path: Path) -> None:
+def test_an_html_divisions_end_closes_it_and_is_not_the_next_ones_title(tmp_path: Path) -> None:
     """The 'Mind the Paint' Girl's HTML closes each act with "<h4>END OF THE FIRST ACT.</h4>"
     right over "<h3>THE SECOND ACT</h3>": the two headings ran together, and the act was titled
-    "END OF THE FIRST ACT.: THE SECOND ACT". A division's end is the last line of the division
-    before it, as the text edition sets it."""
+    "END OF THE FIRST ACT.: THE SECOND ACT". A division's end closes the division before it,
+    as the text edition sets it, and is left out of its story as a line closing it (the report
+    names it)."""
     prose = f"<p>{_PROSE.format(who='Lily')}</p>"
     markup = (
         f"<html><body><h3>THE FIRST ACT</h3>{prose}{prose}<h4>END OF THE FIRST ACT.</h4>"
@@ -3690,7 +3714,10 @@ def test_an_html_divisions_end_is_its_last_line_not_the_next_ones_title(tmp_path
     source.write_text(markup, encoding="utf-8")
     book = read_book(source)
     assert [c.title for c in book.chapters] == ["THE FIRST ACT", "THE SECOND ACT", "THE THIRD ACT"]
-    assert book.chapters[0].paragraphs[-1] == "END OF THE FIRST ACT."
+    assert book.chapters[0].paragraphs == [_PROSE.format(who="Lily")] * 2
+    assert book.dropped == [
+        "“END OF THE FIRST ACT.”, “END OF THE SECOND ACT.” (lines closing 2 chapters)"
+    ]
 
 
 def test_the_books_title_on_two_lines_over_the_first_chapter_is_not_its_title(
