@@ -1938,6 +1938,24 @@ def test_lines_closing_a_book_are_left_out_as_the_html_leaves_them(tmp_path: Pat
     ]
 
 
+def test_a_letters_date_under_a_books_heading_is_its_first_line_not_the_chapters_title(
+    tmp_path: Path,
+) -> None:
+    """The Sorrows of Young Werther dates every letter on a line of its own ("MAY 10."); the
+    first letter's date, right under "BOOK I", ran into the heading: the whole first book was
+    the chapter "BOOK I: MAY 4.". It is the chapter's first line, as the other dates are."""
+    letter = _PROSE.format(who="Werther")
+    dates = {"I": ["MAY 4.", "MAY 10.", "MAY 12."], "II": ["OCTOBER 20.", "NOVEMBER 26."]}
+    books = "\n\n".join(
+        f"BOOK {n}\n\n" + "\n\n".join(f"{date}\n\n{letter}" for date in on)
+        for n, on in dates.items()
+    )
+    (source := tmp_path / "2527.txt").write_text(books + "\n", encoding="utf-8")
+    book = read_book(source)
+    assert [chapter.title for chapter in book.chapters] == ["BOOK I", "BOOK II"]
+    assert book.chapters[0].paragraphs == [part for date in dates["I"] for part in (date, letter)]
+
+
 def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_short_lines() -> None:
     """Verse is read as verse only where a book has no prose: a novel's own rules stand."""
     prose = _PROSE.format(who="Tom")

@@ -213,6 +213,32 @@ def _first_lines_under_numbers(
     return kept
 
 
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th|d)?"
+# a letter's or a diary's date on a line of its own: "MAY 4.", "October 20th, 1771.", "3 May."
+DATE_LINE = re.compile(rf"^(?:{_MONTH}\s+{_DAY}|{_DAY}\s+{_MONTH})(?:,?\s+\d{{4}})?\.?$", re.I)
+DATED_LINES = 3  # a book dates its letters or entries on lines of their own this often
+
+
+def _dates_under_headings(items: list[Block | list[str]]) -> list[Block | list[str]]:
+    """The items with a date set under a heading, in a book that dates its letters on lines of
+    their own, as the first line of the chapter: The Sorrows of Young Werther's "BOOK I" over
+    "MAY 4.", its first letter's date, was the chapter "BOOK I: MAY 4.", though "MAY 10." and
+    the eighty dates after it are lines of the book."""
+    dated = sum(1 for i in items if isinstance(i, Block) and DATE_LINE.match(i.text.strip()))
+    if dated < DATED_LINES:
+        return items
+    kept: list[Block | list[str]] = []
+    for item in items:
+        kept.append(item)
+        if isinstance(item, list) and len(item) >= 2 and DATE_LINE.match(item[-1].strip()):
+            kept.append(Block("text", item.pop()))  # the run, in `runs` too, without it
+    return kept
+
+
 _YEAR = re.compile(r"^(?:1[5-9]|20)\d\d\.?$")  # a year alone, as an imprint's last line
 
 
@@ -267,7 +293,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         else:
             runs.append([block.text])
             items.append(runs[-1])
-    items = _first_lines_under_numbers(items, runs)
+    items = _dates_under_headings(_first_lines_under_numbers(items, runs))
     # a book whose chapters are numbered, not a collection of titled stories one of which is
     # told in numbered parts (Grimms' Fairy Tales: "THE ADVENTURES OF CHANTICLEER AND PARTLET"
     # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen
