@@ -1956,6 +1956,42 @@ def test_a_letters_date_under_a_books_heading_is_its_first_line_not_the_chapters
     assert book.chapters[0].paragraphs == [part for date in dates["I"] for part in (date, letter)]
 
 
+def test_paragraphs_told_apart_by_their_indent_alone_are_paragraphs(tmp_path: Path) -> None:
+    """The Art of War's 132.txt sets its preface and introduction with no blank line between
+    paragraphs, each opening on an indented line: 13,000 words had been a few paragraphs of
+    hundreds of lines. A line indented as its paragraph's first was, after flush-left lines of
+    wrapped prose that end a sentence, opens a paragraph; verse indented throughout, and a
+    sentence that runs on, stay one paragraph."""
+    first = (
+        "     When Lionel Giles began his translation of Sun Tzu's ART OF\n"
+        "WAR, the work was virtually unknown in Europe.  Its introduction\n"
+        "to Europe began in 1782 when a French Jesuit Father living in\n"
+        "China, Joseph Amiot, acquired a copy of it.\n"
+    )
+    second = (
+        "     The first translation into English was published in 1905 in\n"
+        "Tokyo by Capt. E. F. Calthrop, R.F.A.  However, this translation\n"
+        'is, in the words of Dr. Giles, "excessively bad."\n'
+    )
+    runs_on = (
+        "     Clearly, Dr. Giles' work established much of the groundwork for\n"
+        "the work of later translators who published their own editions of\n"
+        "     the ART OF WAR, most of them in the century after his own.\n"
+    )
+    verse = "   Sing, Heavenly Muse, that on the top\n   Of Oreb didst inspire.\n   That shepherd\n"
+    (source := tmp_path / "132.txt").write_text(
+        f"CHAPTER I\n\n{first}{second}{runs_on}\n{verse}\nCHAPTER II\n\n{first}\n",
+        encoding="utf-8",
+    )
+    paragraphs = read_book(source).chapters[0].paragraphs
+    assert [paragraph[:22] for paragraph in paragraphs] == [
+        "When Lionel Giles bega",
+        "The first translation ",
+        "Clearly, Dr. Giles' wo",
+        "Sing, Heavenly Muse, t",
+    ]
+
+
 def test_a_novel_keeps_a_poem_inside_a_chapter_and_drops_a_contents_page_of_short_lines() -> None:
     """Verse is read as verse only where a book has no prose: a novel's own rules stand."""
     prose = _PROSE.format(who="Tom")

@@ -562,7 +562,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         shown = ", ".join(f"“{line}”" for line in list(dict.fromkeys(lines))[:2])
         more = f" and {len(lines) - 2} more" if len(lines) > 2 else ""
         ends = sum(1 for taken in closing if taken)
-        found.dropped.append(f"{shown}{more} (lines closing {ends} chapters)")
+        what = "a line" if len(lines) == 1 else "lines"
+        where = "a chapter" if ends == 1 else f"{ends} chapters"
+        found.dropped.append(f"{shown}{more} ({what} closing {where})")
     if found.chapters and (note := _closing_note(found.chapters[-1])):
         found.reference.append(note)
     _named_by_division(found.chapters, divisions)

@@ -111,6 +111,8 @@ def blocks_from_text(text: str) -> list[Block]:
             end_paragraph()
             parts.append(Block("text", "* * *"))
             continue
+        if paragraph and _opens_indented_paragraph([text for _, text in paragraph], raw):
+            end_paragraph()
         paragraph.append((index, raw.rstrip()))
     end_paragraph()
 
@@ -142,6 +144,33 @@ def blocks_from_text(text: str) -> list[Block]:
     if kept_aside:  # after the story, as a book's own notes are: reference, not story
         blocks.extend([Block("heading", "NOTES"), *kept_aside])
     return blocks
+
+
+INDENT = 2  # a paragraph's first line set in this many spaces or more opens it
+PROSE_LINE = 50  # a prose paragraph's wrapped lines are this long on average
+
+
+def _indent(raw: str) -> int:
+    return len(raw) - len(raw.lstrip(" "))
+
+
+def _opens_indented_paragraph(lines: list[str], raw: str) -> bool:
+    """Whether `raw` opens a paragraph of its own though no blank line is set before it: a
+    book whose paragraphs are told apart by their first line's indent alone (The Art of War's
+    132.txt: its preface and introduction, 13,000 words, had been two and sixty paragraphs).
+    It is indented as the paragraph's first line was, the lines between are flush left and as
+    long as wrapped prose (verse and a block quote indented throughout are not parted), and the
+    line before it ends a sentence."""
+    first, rest = lines[0], lines[1:]
+    if not rest or _indent(raw) < INDENT or _indent(first) != _indent(raw):
+        return False
+    if any(_indent(line) for line in rest):
+        return False
+    wrapped = [len(line) for line in lines[:-1]] or [len(first)]
+    if sum(wrapped) / len(wrapped) < PROSE_LINE:
+        return False
+    opening = raw.lstrip()[:1]
+    return (opening.isupper() or opening in "\"“'‘(") and lines[-1].rstrip()[-1:] in ".!?\"”’':)]"
 
 
 def _without_notes(raw: str, notes: set[int], opening: bool) -> str:
