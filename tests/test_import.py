@@ -808,12 +808,13 @@ def test_plain_texts_italics_and_bracketed_note_numbers_are_not_story_text() -> 
     """Gutenberg's plain texts mark italics with underscores ("_In Four Acts_", "COMEDY_" became
     an entry of the play it heads) and some number their notes in brackets (Candide's
     "Pangloss[1]", "WHO THEY WERE.[34]"); the HTML editions of the same books carry neither. A
-    blank for a name ("Mr. ____") is text."""
+    blank for a name ("Mr. ____") is text; an ordinal raised in italics after its number ("December
+    21_st_, 1847.", Jane Eyre's 1260.txt) is its ordinal."""
     prose = _PROSE.format(who="Candide")
     text = (
         f"CHAPTER I.\n\nHOW THE OLD WOMAN TOOK CARE OF CANDIDE.[7]\n\n{prose}\n\n"
         "A _COMEDY_ in Four Acts, by Doctor Pangloss[1], who taught\n_metaphysico-theologo-"
-        "cosmolonigology_ to Mr. ____ of Thunder-ten-Tronckh.\n\n"
+        "cosmolonigology_ to Mr. ____ of Thunder-ten-Tronckh.\n\nDecember 21_st_, 1847.\n\n"
         f"CHAPTER II.\n\nWHAT BECAME OF CANDIDE.\n\n{prose}\n"
     )
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
@@ -825,6 +826,7 @@ def test_plain_texts_italics_and_bracketed_note_numbers_are_not_story_text() -> 
         "A COMEDY in Four Acts, by Doctor Pangloss, who taught "
         "metaphysico-theologo-cosmolonigology to Mr. ____ of Thunder-ten-Tronckh."
     )
+    assert chapters[0].paragraphs[2] == "December 21st, 1847."
 
 
 def test_a_line_break_in_an_html_headings_source_is_a_space_and_a_br_a_new_line(
