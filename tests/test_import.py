@@ -526,6 +526,19 @@ def test_a_mostly_utf8_text_with_a_broken_byte_keeps_its_utf8_letters(
     assert "Ørsted’s café — «déjà vu»" in bodies and "stray \ufffd byte" in bodies
 
 
+def test_dos_end_of_file_mark_closing_a_1990s_text_is_no_paragraph(tmp_path: Path) -> None:
+    """The Scarlet Letter's scrlt11.txt ends in Ctrl-Z on a line of its own after its last
+    paragraph, as a DOS file did: it had been one more paragraph of the last chapter, a post
+    holding that one invisible character."""
+    story = "CHAPTER I\r\n\r\n" + "Hester stood upon the scaffold in the market-place. " * 12
+    source = tmp_path / "scrlt11.txt"
+    source.write_bytes((story + '\r\n\r\n"ON A FIELD, SABLE"\r\n \r\n\x1a\r\n').encode("ascii"))
+    assert main(["import", str(source), "--out", str(tmp_path / "s.db")]) == 0
+    bodies = [row[0] for row in sqlite3.connect(tmp_path / "s.db").execute("SELECT body FROM post")]
+    assert bodies[-1] == '"ON A FIELD, SABLE"'
+    assert all(body.strip() and "\x1a" not in body for body in bodies)
+
+
 @pytest.mark.parametrize(
     "declared",
     # as Gutenberg's headers write it: The Brothers Karamazov's 28054-8.txt says "ISO 8859-1"
