@@ -2063,6 +2063,41 @@ def test_a_printed_editions_page_numbers_on_lines_of_their_own_are_not_story(
     ]
 
 
+def test_a_scanned_editions_running_heads_are_not_story(tmp_path: Path) -> None:
+    """The Scarlet Letter's scrlt11.txt is a scanned printed book: each page's running head
+    stands alone, "62  THE SCARLET LETTER" on the left pages and "THE MARKET-PLACE    63" on
+    the right ones (284 of them, a few misread: "7I", "PARISSIONER"), and they were paragraphs
+    of the story, each page's last sentence cut in two by them ("gifts were ... a man of
+    business;" / "prompt, acute, clear-minded"). They go, and the sentence is one again; a
+    title with a number that is no page's ("33  THE CUSTOM-HOUSE", once) stays."""
+    prose = _PROSE.format(who="Hester")
+    pages = []
+    for page in range(62, 72):
+        head = f"{page}  THE SCARLET LETTER" if page % 2 == 0 else f"THE MARKET-PLACE    {page}"
+        pages.append(f"{prose}\nand so the page ends in\n\n\n\n{head}\n\n\n\nthe middle of a line.")
+    pages[3] = pages[3].replace("65", "6I")
+    pages[5] = pages[5].replace("THE MARKET-PLACE    67", "THE MARKET-PLAGE 67")
+    source = tmp_path / "scrlt11.txt"
+    source.write_text(
+        "I\n\nTHE PRISON DOOR\n\n"
+        + "\n\n".join(pages[:5])
+        + "\n\nII\n\nTHE MARKET-PLACE\n\n"
+        + "\n\n".join(pages[5:])
+        + f"\n\n33  THE CUSTOM-HOUSE\n\n{prose}\n",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    cut = f"{prose} and so the page ends in the middle of a line."
+    assert [chapter.title for chapter in book.chapters] == [
+        "I: THE PRISON DOOR",
+        "II: THE MARKET-PLACE",
+    ]
+    assert [chapter.paragraphs for chapter in book.chapters] == [
+        [cut] * 5,
+        [cut] * 5 + ["33  THE CUSTOM-HOUSE", prose],
+    ]
+
+
 def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> None:
     """Siddhartha's HTML: 'FIRST PART: To Romain Rolland, my dear friend: THE SON OF THE
     BRAHMAN'. A letter's address stays ("Letter 1: To Mrs. Saville, England.")."""
