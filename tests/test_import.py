@@ -2098,6 +2098,25 @@ def test_a_scanned_editions_running_heads_are_not_story(tmp_path: Path) -> None:
     ]
 
 
+def test_the_books_title_set_again_over_a_later_chapters_heading_is_no_paragraph() -> None:
+    """scrlt11.txt sets "THE SCARLET LETTER" again over "I" / "THE PRISON DOOR", blank lines
+    between, after its introductory "The Custom-House": it was that chapter's last paragraph.
+    The title in words of its own stays a paragraph ("The Scarlet Letter was ...")."""
+    prose = _PROSE.format(who="Hester")
+    blocks = [
+        Block("heading", "THE CUSTOM-HOUSE"), Block("text", prose),
+        Block("text", "THE SCARLET LETTER"), Block("heading", "I"),
+        Block("heading", "THE PRISON DOOR"), Block("text", prose),
+        Block("text", "The Scarlet Letter"), Block("heading", "II"), Block("text", prose),
+    ]  # fmt: skip
+    book = chapters_from_blocks(blocks, "The Scarlet Letter")
+    assert [(c.title, c.paragraphs) for c in book.chapters] == [
+        ("THE CUSTOM-HOUSE", [prose]),
+        ("I: THE PRISON DOOR", [prose, "The Scarlet Letter"]),
+        ("II", [prose]),
+    ]
+
+
 def test_a_dedication_set_among_a_parts_headings_is_no_part_of_its_title() -> None:
     """Siddhartha's HTML: 'FIRST PART: To Romain Rolland, my dear friend: THE SON OF THE
     BRAHMAN'. A letter's address stays ("Letter 1: To Mrs. Saville, England.")."""
