@@ -1815,6 +1815,23 @@ def test_an_asciidoc_book_is_read_by_its_sections(tmp_path: Path) -> None:
     ]
 
 
+def test_a_named_sections_stop_is_not_kept_before_its_title() -> None:
+    """The Legend of Sleepy Hollow's book.asciidoc heads its last part "== Postscript." over
+    "=== Found in the Handwriting of Mr. Knickerbocker.": the chapter was "Postscript.: Found
+    in ...", the stop kept before the colon, as a number's is not ("I." over a title)."""
+    prose = _PROSE.format(who="Ichabod")
+    text = (
+        "= The Legend of Sleepy Hollow\nWashington Irving\n\n"
+        f"== Found Among the Papers of the Late Diedrich Knickerbocker.\n\n{prose}\n\n"
+        f"== Postscript.\n=== Found in the Handwriting of Mr. Knickerbocker.\n\n{prose}\n"
+    )
+    blocks, title = blocks_from_asciidoc(text)
+    assert [c.title for c in chapters_from_blocks(blocks, title).chapters] == [
+        "Found Among the Papers of the Late Diedrich Knickerbocker.",
+        "Postscript: Found in the Handwriting of Mr. Knickerbocker.",
+    ]
+
+
 def test_an_asciidoc_books_two_line_titles_are_its_title_and_chapters(tmp_path: Path) -> None:
     """The older AsciiDoc title: a line underlined with "=" (the document) or "-" (a section)."""
     prose = _PROSE.format(who="Orlundel")
