@@ -526,6 +526,19 @@ def test_a_mostly_utf8_text_with_a_broken_byte_keeps_its_utf8_letters(
     assert "Ørsted’s café — «déjà vu»" in bodies and "stray \ufffd byte" in bodies
 
 
+def test_dos_end_of_file_mark_closing_a_1990s_text_is_no_paragraph(tmp_path: Path) -> None:
+    """The Scarlet Letter's scrlt11.txt ends in Ctrl-Z on a line of its own after its last
+    paragraph, as a DOS file did: it had been one more paragraph of the last chapter, a post
+    holding that one invisible character."""
+    story = "CHAPTER I\r\n\r\n" + "Hester stood upon the scaffold in the market-place. " * 12
+    source = tmp_path / "scrlt11.txt"
+    source.write_bytes((story + '\r\n\r\n"ON A FIELD, SABLE"\r\n \r\n\x1a\r\n').encode("ascii"))
+    assert main(["import", str(source), "--out", str(tmp_path / "s.db")]) == 0
+    bodies = [row[0] for row in sqlite3.connect(tmp_path / "s.db").execute("SELECT body FROM post")]
+    assert bodies[-1] == '"ON A FIELD, SABLE"'
+    assert all(body.strip() and "\x1a" not in body for body in bodies)
+
+
 @pytest.mark.parametrize(
     "declared",
     # as Gutenberg's headers write it: The Brothers Karamazov's 28054-8.txt says "ISO 8859-1"
@@ -808,12 +821,13 @@ def test_plain_texts_italics_and_bracketed_note_numbers_are_not_story_text() -> 
     """Gutenberg's plain texts mark italics with underscores ("_In Four Acts_", "COMEDY_" became
     an entry of the play it heads) and some number their notes in brackets (Candide's
     "Pangloss[1]", "WHO THEY WERE.[34]"); the HTML editions of the same books carry neither. A
-    blank for a name ("Mr. ____") is text."""
+    blank for a name ("Mr. ____") is text; an ordinal raised in italics after its number ("December
+    21_st_, 1847.", Jane Eyre's 1260.txt) is its ordinal."""
     prose = _PROSE.format(who="Candide")
     text = (
         f"CHAPTER I.\n\nHOW THE OLD WOMAN TOOK CARE OF CANDIDE.[7]\n\n{prose}\n\n"
         "A _COMEDY_ in Four Acts, by Doctor Pangloss[1], who taught\n_metaphysico-theologo-"
-        "cosmolonigology_ to Mr. ____ of Thunder-ten-Tronckh.\n\n"
+        "cosmolonigology_ to Mr. ____ of Thunder-ten-Tronckh.\n\nDecember 21_st_, 1847.\n\n"
         f"CHAPTER II.\n\nWHAT BECAME OF CANDIDE.\n\n{prose}\n"
     )
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
@@ -825,6 +839,7 @@ def test_plain_texts_italics_and_bracketed_note_numbers_are_not_story_text() -> 
         "A COMEDY in Four Acts, by Doctor Pangloss, who taught "
         "metaphysico-theologo-cosmolonigology to Mr. ____ of Thunder-ten-Tronckh."
     )
+    assert chapters[0].paragraphs[2] == "December 21st, 1847."
 
 
 def test_a_line_break_in_an_html_headings_source_is_a_space_and_a_br_a_new_line(
@@ -1800,6 +1815,23 @@ def test_an_asciidoc_book_is_read_by_its_sections(tmp_path: Path) -> None:
     ]
 
 
+def test_a_named_sections_stop_is_not_kept_before_its_title() -> None:
+    """The Legend of Sleepy Hollow's book.asciidoc heads its last part "== Postscript." over
+    "=== Found in the Handwriting of Mr. Knickerbocker.": the chapter was "Postscript.: Found
+    in ...", the stop kept before the colon, as a number's is not ("I." over a title)."""
+    prose = _PROSE.format(who="Ichabod")
+    text = (
+        "= The Legend of Sleepy Hollow\nWashington Irving\n\n"
+        f"== Found Among the Papers of the Late Diedrich Knickerbocker.\n\n{prose}\n\n"
+        f"== Postscript.\n=== Found in the Handwriting of Mr. Knickerbocker.\n\n{prose}\n"
+    )
+    blocks, title = blocks_from_asciidoc(text)
+    assert [c.title for c in chapters_from_blocks(blocks, title).chapters] == [
+        "Found Among the Papers of the Late Diedrich Knickerbocker.",
+        "Postscript: Found in the Handwriting of Mr. Knickerbocker.",
+    ]
+
+
 def test_an_asciidoc_books_two_line_titles_are_its_title_and_chapters(tmp_path: Path) -> None:
     """The older AsciiDoc title: a line underlined with "=" (the document) or "-" (a section)."""
     prose = _PROSE.format(who="Orlundel")
@@ -2122,6 +2154,60 @@ def test_a_printed_editions_page_numbers_on_lines_of_their_own_are_not_story(
     assert [chapter.paragraphs for chapter in book.chapters] == [
         [prose, f"And to whom at first she paid less attention. {prose}", prose],
         [f"{prose} It ends here.", "Then (5) came."],
+    ]
+
+
+def test_a_scanned_editions_running_heads_are_not_story(tmp_path: Path) -> None:
+    """The Scarlet Letter's scrlt11.txt is a scanned printed book: each page's running head
+    stands alone, "62  THE SCARLET LETTER" on the left pages and "THE MARKET-PLACE    63" on
+    the right ones (284 of them, a few misread: "7I", "PARISSIONER"), and they were paragraphs
+    of the story, each page's last sentence cut in two by them ("gifts were ... a man of
+    business;" / "prompt, acute, clear-minded"). They go, and the sentence is one again; a
+    title with a number that is no page's ("33  THE CUSTOM-HOUSE", once) stays."""
+    prose = _PROSE.format(who="Hester")
+    pages = []
+    for page in range(62, 72):
+        head = f"{page}  THE SCARLET LETTER" if page % 2 == 0 else f"THE MARKET-PLACE    {page}"
+        pages.append(f"{prose}\nand so the page ends in\n\n\n\n{head}\n\n\n\nthe middle of a line.")
+    pages[3] = pages[3].replace("65", "6I")
+    pages[5] = pages[5].replace("THE MARKET-PLACE    67", "THE MARKET-PLAGE 67")
+    source = tmp_path / "scrlt11.txt"
+    source.write_text(
+        "I\n\nTHE PRISON DOOR\n\n"
+        + "\n\n".join(pages[:5])
+        + "\n\nII\n\nTHE MARKET-PLACE\n\n"
+        + "\n\n".join(pages[5:])
+        + f"\n\n33  THE CUSTOM-HOUSE\n\n{prose}\n",
+        encoding="utf-8",
+    )
+    book = read_book(source)
+    cut = f"{prose} and so the page ends in the middle of a line."
+    assert [chapter.title for chapter in book.chapters] == [
+        "I: THE PRISON DOOR",
+        "II: THE MARKET-PLACE",
+    ]
+    assert [chapter.paragraphs for chapter in book.chapters] == [
+        [cut] * 5,
+        [cut] * 5 + ["33  THE CUSTOM-HOUSE", prose],
+    ]
+
+
+def test_the_books_title_set_again_over_a_later_chapters_heading_is_no_paragraph() -> None:
+    """scrlt11.txt sets "THE SCARLET LETTER" again over "I" / "THE PRISON DOOR", blank lines
+    between, after its introductory "The Custom-House": it was that chapter's last paragraph.
+    The title in words of its own stays a paragraph ("The Scarlet Letter was ...")."""
+    prose = _PROSE.format(who="Hester")
+    blocks = [
+        Block("heading", "THE CUSTOM-HOUSE"), Block("text", prose),
+        Block("text", "THE SCARLET LETTER"), Block("heading", "I"),
+        Block("heading", "THE PRISON DOOR"), Block("text", prose),
+        Block("text", "The Scarlet Letter"), Block("heading", "II"), Block("text", prose),
+    ]  # fmt: skip
+    book = chapters_from_blocks(blocks, "The Scarlet Letter")
+    assert [(c.title, c.paragraphs) for c in book.chapters] == [
+        ("THE CUSTOM-HOUSE", [prose]),
+        ("I: THE PRISON DOOR", [prose, "The Scarlet Letter"]),
+        ("II", [prose]),
     ]
 
 

@@ -81,6 +81,40 @@ def _scene_counts(corpus: Path) -> list[int]:
         return [len(reader.scenes(thread.id)) for thread in reader.threads()]
 
 
+def test_the_batching_server_takes_a_burst_of_connections_without_resetting_any() -> None:
+    """A run at --concurrency 16 through `python -m terrarium_dagster.testing.batching` saw
+    "Connection reset by peer; retry 1 of 5" on two requests sent at once (socketserver's
+    listen backlog of 5): 64 connections opened together are all answered."""
+    import http.client
+    import threading
+    from urllib.parse import urlparse
+
+    failures: list[str] = []
+    with BatchingServer() as server:
+        address = urlparse(server.url)
+        barrier = threading.Barrier(64)
+
+        def ask() -> None:
+            barrier.wait()
+            try:
+                conn = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
+                conn.request("GET", "/v1/models")
+                response = conn.getresponse()
+                response.read()
+                conn.close()
+                if response.status != 200:
+                    failures.append(str(response.status))
+            except OSError as error:
+                failures.append(repr(error))
+
+        threads = [threading.Thread(target=ask) for _ in range(64)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+
+
 def test_two_runs_at_concurrency_8_write_the_same_glossary_whatever_the_reply_order(
     quest: Path, at_eight: ConcurrentRun, jittery: BatchingServer, tmp_path: Path
 ) -> None:

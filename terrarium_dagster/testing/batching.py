@@ -144,7 +144,12 @@ class PrefixCache:
 
 
 class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up (a killed or interrupted run) is not an error worth a traceback."""
+    """A client that hangs up (a killed or interrupted run) is not an error worth a traceback.
+    Sixteen connections at once are not refused: socketserver's backlog of 5 reset some of a
+    run's requests at `--concurrency 16` ("Connection reset by peer; retry 1 of 5"), which
+    vLLM's backlog of 2048 never does."""
+
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys

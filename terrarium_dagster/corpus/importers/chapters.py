@@ -472,6 +472,19 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     back = False
     for index, (name, body) in enumerate(headed):
         assert name is not None
+        if (
+            book_key
+            and index + 1 < len(headed)
+            and len(body) > 1
+            and body[-1].kind == "text"
+            and title_key(body[-1].text) == book_key
+            and not any(char.islower() for char in body[-1].text)
+        ):
+            # the book's title in capitals set again over the next chapter's heading, blank
+            # lines between them: no paragraph of this chapter (The Scarlet Letter's
+            # scrlt11.txt: "THE SCARLET LETTER" over "I" / "THE PRISON DOOR" had been the last
+            # paragraph of its introductory "The Custom-House")
+            body = body[:-1]
         plain = name.strip().rstrip(".:")
         last = plain.split(": ")[-1]
         if (

@@ -17,7 +17,15 @@ _NAMED_APART = re.compile(r"\(([^()]+)\)")  # "ISO-646-US (US-ASCII)": another n
 def decoded(path: Path) -> tuple[str, str | None]:
     """A text file's text and, when it had to be guessed, a note that says how: UTF-8, else the
     encoding its Project Gutenberg header declares ("Character set encoding: ISO-8859-1", as
-    Gutenberg's 8-bit editions say), else what `guess_decoding` makes of it."""
+    Gutenberg's 8-bit editions say), else what `guess_decoding` makes of it. Without DOS's
+    end-of-file mark (Ctrl-Z, U+001A), which closes many 1990s editions (The Scarlet Letter's
+    scrlt11.txt) on a line of its own and is no text: it had been a paragraph of the last
+    chapter, a post showing nothing."""
+    text, note = _text_of(path)
+    return text.replace("\x1a", ""), note
+
+
+def _text_of(path: Path) -> tuple[str, str | None]:
     raw = path.read_bytes()
     _refuse_binary(raw, path)
     try:

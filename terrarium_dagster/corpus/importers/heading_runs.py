@@ -65,7 +65,14 @@ def run_title(run: list[str]) -> str:
     elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
         run = run[named[-1] :]
     if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
-        run = [text.rstrip(".") if ONLY_NUMBER.match(text) else text for text in run]
+        # and a named section over its title: "Postscript." over "Found in the Handwriting of
+        # Mr. Knickerbocker." (The Legend of Sleepy Hollow's AsciiDoc) reads "Postscript: ..."
+        run = [
+            text.rstrip(".")
+            if ONLY_NUMBER.match(text) or (i < len(run) - 1 and NAMED.match(text.strip()))
+            else text
+            for i, text in enumerate(run)
+        ]
     return ": ".join(dict.fromkeys(run)) if run else "Untitled"
 
 

@@ -41,6 +41,9 @@ def without_loose_notes(text: str) -> str:
 
 # plain text's _italics_ (never a blank for a name: "Mr. ____")
 _EMPHASIS = re.compile(r"(?<!\w)_([^\s_](?:[^_]*?[^\s_])?)_(?!\w)")
+# a date's ordinal set raised, in italics after its number: "December 21_st_, 1847." (Jane
+# Eyre's 1260.txt, under its preface)
+_RAISED_ORDINAL = re.compile(r"(?<=\d)_(st|nd|rd|th|d)_(?!\w)")
 # a footnote's number in brackets after a word: "Pangloss[1]", "WHO THEY WERE.[34]"
 _BRACKETED_NOTE = re.compile(r"(?<=\S)\[\d{1,3}\]")
 
@@ -128,7 +131,8 @@ def without_drop_cap(line: str) -> str:
 
 def unmarked(text: str) -> str:
     """Plain text's words without its _emphasis_ marks and bracketed note numbers."""
-    return _EMPHASIS.sub(r"\1", _BRACKETED_NOTE.sub("", text))
+    text = _RAISED_ORDINAL.sub(r"\1", _BRACKETED_NOTE.sub("", text))
+    return _EMPHASIS.sub(r"\1", text)
 
 
 # "Underground*": a footnote's mark; "ARGUMENT.(40)"; "THE LAURISTON GARDEN MYSTERY [6]" (A

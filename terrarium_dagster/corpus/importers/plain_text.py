@@ -8,7 +8,7 @@ import itertools
 import re
 
 from terrarium_dagster.corpus.importers.gutenberg import strip_gutenberg, without_illustrations
-from terrarium_dagster.corpus.importers.headings import BREAK, STRONG
+from terrarium_dagster.corpus.importers.headings import BREAK, DIVISIONS, STRONG
 from terrarium_dagster.corpus.importers.marks import (
     FOOTNOTE,
     NOTE_MARK,
@@ -66,7 +66,7 @@ _NOTES_OPENING = re.compile(r"^(FOOTNOTES|ENDNOTES|NOTES):\s+(\S.*)$")
 def blocks_from_text(text: str) -> list[Block]:
     """Headings and paragraphs of a plain-text book (inside its Gutenberg wrapping)."""
     text = without_note_links(without_illustrations(strip_gutenberg(text)))
-    lines = _without_page_marks(text.split("\n"))
+    lines = _without_running_heads(_without_page_marks(text.split("\n")))
     # a mail system's escape of a line opening with "From " (Werther's sywer10.txt: ">From")
     lines = [line[1:] if line.startswith(">From ") else line for line in lines]
     lines = [_unspaced(lines, index) for index in range(len(lines))]
@@ -198,14 +198,72 @@ def _without_page_marks(lines: list[str]) -> list[str]:
     rising = sum(1 for (_, a), (_, b) in itertools.pairwise(marks) if b > a)
     if len(marks) < PAGE_MARKS or rising * 5 < (len(marks) - 1) * 4:
         return lines
+    return _without_lines(lines, [index for index, _ in marks])
+
+
+def _without_lines(lines: list[str], marks: list[int], *, heads: bool = False) -> list[str]:
+    """The lines without those at `marks` (a page's number or running head): one that cuts a
+    paragraph in two (the line above ends in no stop, the line below opens in lower case; below
+    a running head, the line below opens in lower case, whatever ends the one above: "gifts
+    were ... a man of business;" / "33  THE CUSTOM-HOUSE" / "prompt, acute, clear-minded")
+    joins its parts again."""
     dropped: set[int] = set()
-    for index, _number in marks:
+    for index in marks:
         dropped.add(index)
         before = next((i for i in range(index - 1, -1, -1) if lines[i].strip()), None)
         after = next((i for i in range(index + 1, len(lines)) if lines[i].strip()), None)
         if before is None or after is None:
             continue
         ends = re.search(r"[.!?:;\"”’)\]]$", lines[before].strip())
-        if not ends and lines[after].strip()[0].islower():  # one paragraph, cut by the page
+        if (heads or not ends) and lines[after].strip()[0].islower():  # cut by the page
             dropped.update(range(before + 1, after))
     return [line for index, line in enumerate(lines) if index not in dropped]
+
+
+# a printed page's running head on a line of its own: the page's number and a title in capitals,
+# either way round ("8   THE SCARLET LETTER", "THE MARKET-PLACE    63"; "7I", a scan's 71)
+_RUNNING_HEAD = re.compile(
+    r"^(?:(?P<before>\d[\dIl]{0,3})\s+(?P<title>[^a-z*]*[A-Z][^a-z*]*?)"
+    r"|(?P<titled>[^a-z*]*[A-Z][^a-z*]*?)\s+(?P<after>[\dIl]{0,3}\d[\dIl]{0,3}))$"
+)
+_DIVISION = re.compile(rf"^(?:{DIVISIONS})\b")  # "CHAPTER 12" is a heading, whatever follows
+RUNNING_HEADS = 3  # the same title with this many page numbers, mostly rising: running heads
+RUNNING_HEAD_PAGES = 2  # a title set once this few pages from a running head is one too
+
+
+def _without_running_heads(lines: list[str]) -> list[str]:
+    """The lines without a printed edition's running heads (The Scarlet Letter's scrlt11.txt,
+    a scan of a printed book: "8   THE SCARLET LETTER" on its left pages, "THE MARKET-PLACE  63"
+    on its right ones, 284 of them, had been paragraphs of the story, sentences cut in two by
+    them): a title in capitals and a page number standing alone, in a book where a title comes
+    with `RUNNING_HEADS` page numbers or more and those heads' numbers mostly rise; then any
+    such title twice ("THE CHILD AT THE BROOK-SIDE 351", a scan's 251), or once a page or two
+    from a running head's number ("THE PASTOR AND HIS PARISSIONER 239"). A head between two
+    parts of one paragraph joins them again."""
+    found: dict[int, tuple[str, int]] = {}
+    for index, line in enumerate(lines):
+        head = _RUNNING_HEAD.match(line.strip())
+        if head is None or not isolated(lines, index):
+            continue
+        title = " ".join((head.group("title") or head.group("titled")).split())
+        number = head.group("before") or head.group("after")
+        if len(title) <= 60 and not _DIVISION.match(title):
+            found[index] = (title, int(number.replace("I", "1").replace("l", "1")))
+    by_title: dict[str, set[int]] = {}
+    for title, number in found.values():
+        by_title.setdefault(title, set()).add(number)
+    if not any(len(numbers) >= RUNNING_HEADS for numbers in by_title.values()):
+        return lines
+    kept = [index for index, (title, _) in found.items() if len(by_title[title]) >= 2]
+    numbers = [found[index][1] for index in kept]
+    rising = sum(1 for a, b in itertools.pairwise(numbers) if b > a)
+    if rising * 5 < (len(numbers) - 1) * 4:  # not a printed book's pages
+        return lines
+    marks = list(kept)
+    for index, (_title, number) in found.items():
+        near = [found[i][1] for i in kept if i < index][-1:] + [
+            found[i][1] for i in kept if i > index
+        ][:1]
+        if index not in kept and any(abs(number - page) <= RUNNING_HEAD_PAGES for page in near):
+            marks.append(index)
+    return _without_lines(lines, sorted(marks), heads=True)
