@@ -1948,16 +1948,16 @@ def test_verse_whose_lines_end_in_stops_keeps_its_lines_in_text_and_html(tmp_pat
 
 
 def test_lines_closing_a_book_are_left_out_as_the_html_leaves_them(tmp_path: Path) -> None:
-    """Paradise Lost's plain text ends every book with "THE END OF THE FIRST BOOK." and the
-    poem's running title "PARADISE LOST" over the next book's heading: they were two paragraphs
-    of each book's story (its HTML sets them as headings, never story). They are left out, and
-    the report says so; the same words inside the story, before more of it, stay."""
+    """Paradise Lost's plain text ends every book with "THE END OF THE FIRST BOOK." (and the
+    poem's running title "PARADISE LOST" over the next book's heading): they were paragraphs of
+    each book's story (its HTML sets them as headings, never story). They are left out, and the
+    report names the closing lines; the same words inside the story, before more of it, stay."""
     start = "*** START OF THE PROJECT GUTENBERG EBOOK PARADISE LOST ***"
     end = "*** END OF THE PROJECT GUTENBERG EBOOK PARADISE LOST ***"
     books = "\n\n".join(
         f"BOOK {n}\n\n{_MILTON}\n\nParadise Lost\n\n{_MILTON}\n\n"
-        f"      THE END OF THE {nth} BOOK.\n\n  PARADISE LOST\n\n\n"
-        for n, nth in [("I", "FIRST"), ("II", "SECOND")]
+        f"      THE END OF THE {nth} BOOK.\n\n{title}\n\n"
+        for n, nth, title in [("I", "FIRST", "  PARADISE LOST\n"), ("II", "SECOND", "")]
     )
     source = tmp_path / "20-0.txt"
     source.write_text(f"Title: Paradise Lost\n\n{start}\n\n{books}\n\n{end}\n", encoding="utf-8")
@@ -1966,7 +1966,7 @@ def test_lines_closing_a_book_are_left_out_as_the_html_leaves_them(tmp_path: Pat
     for chapter in book.chapters:
         assert chapter.paragraphs == [_MILTON, "Paradise Lost", _MILTON]
     assert book.dropped == [
-        "“THE END OF THE FIRST BOOK.”, “PARADISE LOST” and 2 more (lines closing 2 chapters)"
+        "“THE END OF THE FIRST BOOK.”, “THE END OF THE SECOND BOOK.” (lines closing 2 chapters)"
     ]
 
 

@@ -570,7 +570,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
     if found.chapters:
         _without_end_word(found.chapters[-1])
-    closing = [_without_closing_lines(chapter, book_key) for chapter in found.chapters]
+    closing = [_without_closing_lines(chapter) for chapter in found.chapters]
     if lines := [line for taken in closing for line in taken]:
         shown = ", ".join(f"“{line}”" for line in list(dict.fromkeys(lines))[:2])
         more = f" and {len(lines) - 2} more" if len(lines) > 2 else ""
@@ -607,22 +607,20 @@ def _without_end_word(chapter: Chapter) -> None:
             chapter.scenes.pop()
 
 
-CLOSING_LINE_WORDS = 12  # a division's closing line, or the book's running title, is this short
+CLOSING_LINE_WORDS = 12  # a division's closing line is this short
 
 
-def _without_closing_lines(chapter: Chapter, book_key: str | None) -> list[str]:
-    """The chapter without the lines set after its story that close a division or repeat the
-    book's title over the next one's heading (Paradise Lost's plain text: "THE END OF THE FIRST
-    BOOK." and "PARADISE LOST" ended every book as two paragraphs of its story; its HTML sets
-    them as headings, and they were never story there). Returns the lines taken out."""
+def _without_closing_lines(chapter: Chapter) -> list[str]:
+    """The chapter without the lines set after its story that close a division (Paradise
+    Lost's plain text ended every book with "THE END OF THE FIRST BOOK.", A Tale of Two Cities
+    its first two with "The end of the first book.", as paragraphs of the story; the HTML of
+    the first sets them as headings, never story). Returns the lines taken out."""
     taken: list[str] = []
     while len(chapter.paragraphs) > 1:
         scene = next(scene for scene in reversed(chapter.scenes) if scene)
         line = " ".join(scene[-1].split())
-        if len(line.split()) > CLOSING_LINE_WORDS or not (
-            DIVISION_END.match(line.removeprefix("THE ").removeprefix("The "))
-            or (book_key and title_key(line) == book_key)
-        ):
+        closing = DIVISION_END.match(line.removeprefix("THE ").removeprefix("The "))
+        if len(line.split()) > CLOSING_LINE_WORDS or not closing:
             break
         taken.append(scene.pop())
         while len(chapter.scenes) > 1 and not chapter.scenes[-1]:
