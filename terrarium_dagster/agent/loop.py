@@ -214,9 +214,14 @@ class Annotator:
 
     def served_prefix_tokens(self) -> int:
         """The fixed prefix as the server counts it (`/tokenize`; the estimate, which errs
-        high, where the server cannot count): what every request of the run starts with."""
+        high, where the server cannot count): what every request of the run starts with.
+        Counted with a fork of the run's counter, so that measuring it teaches the run nothing:
+        a resumed run asks again after restoring the saved context, and a count learned then
+        (once the prefix's exact count had left the remembered ones) made it compact at other
+        sizes than the uninterrupted run."""
         system = {"role": "system", "content": self.system_prompt}
-        return self.session.count([system], self.tools, exact_above=0)
+        counter = self.session.counter.fork()
+        return self.session.count([system], self.tools, exact_above=0, counter=counter)
 
     def _follow_window(self, window: int) -> None:
         self.context.budget = min(self.context.budget, window)
