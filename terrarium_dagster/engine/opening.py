@@ -89,7 +89,8 @@ def check_corpus_identity(store: GlossaryStore, corpus: Corpus) -> None:
     if not built_from.matches(current):
         raise InputError(
             f"annotator store {store.where} belongs to the corpus {built_from.describe()}, not "
-            f"to {corpus.path.name} {current.describe()}; nothing was written; give --corpus "
+            f"to {corpus.path.name} {current.describe()} ({built_from.difference(current)}); "
+            "nothing was written; give --corpus "
             "the store's own corpus, or a new --db for this one"
         )
 
