@@ -474,6 +474,27 @@ class Corpus:
         ).fetchone()
         return int(row[0])
 
+    def has_story(self) -> bool:
+        """Whether any post of a thread is story text (tagged `qm_post`, not a vote tally): a
+        corpus without one gives a run nothing to annotate."""
+        row = self._conn.execute(
+            "SELECT 1 FROM tag t JOIN post p ON p.id = t.post_id "
+            "JOIN thread th ON th.id = p.thread_id WHERE t.name = ? "
+            "AND NOT EXISTS (SELECT 1 FROM tag v WHERE v.post_id = p.id AND v.name = ?) LIMIT 1",
+            (QM_TAG, VOTE_TALLY_TAG),
+        ).fetchone()
+        return row is not None
+
+    def require_story(self) -> None:
+        """Refuse (one line) a corpus with no story post: its run would end at once with an
+        empty glossary and exit 0, as if the quest held no names."""
+        if not self.has_story():
+            raise self._fail(
+                f"no post is tagged {QM_TAG!r} (a vote tally aside), so there is no story text "
+                f"to annotate: scenes are runs of the quest master's posts tagged {QM_TAG!r} in "
+                "table 'tag'"
+            )
+
     def has_post(self, post_id: int) -> bool:
         return (
             self._conn.execute("SELECT 1 FROM post WHERE id = ?", (post_id,)).fetchone() is not None

@@ -234,6 +234,8 @@ def open_writer(
     try:
         if not store_first:  # (else open_corpus checked it)
             check_corpus_identity(store, corpus)
+        if model:
+            corpus.require_story()
         if check is not None:
             check(corpus, store)
         # The one place a writer opens the store: a second live writer is refused here.
