@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from tests.support.cli import digest, run_args, terrarium_main
+from tests.support.corpus_builder import PostRow, write_corpus
 
 BOOKS = Path(__file__).parent / "data" / "books"
 MARS = BOOKS / "princess-of-mars-ch1-10.txt"
@@ -180,4 +181,29 @@ def test_a_damaged_store_is_refused_in_one_line_with_the_report_in_the_log(
     verbose = _terrarium("-v", "status", "--db", str(store))
     assert verbose.returncode == 2
     assert "never used" in verbose.stderr  # the integrity report, at debug level
+    assert digest(store) == before
+
+
+def test_a_thread_inserted_among_the_first_three_is_named_in_the_refusal(tmp_path: Path) -> None:
+    """A thread added with an earlier first post than the store's third thread changes the
+    corpus's beginning but not its first thread: both descriptions read the same, so the line
+    names the thread in story order that differs."""
+    corpus, store = tmp_path / "corpus.db", tmp_path / "store.db"
+    posts = [
+        PostRow(id=n, thread=n, time=100 * n, body=f"Magister Quillon rules Dunharrow {n}.",
+                tags=("qm_post",))
+        for n in (10, 20, 30)
+    ]  # fmt: skip
+    write_corpus(corpus, {10: "First", 20: "Second", 30: "Third"}, posts)
+    assert _terrarium(*run_args(store, corpus), cwd=tmp_path).returncode == 0
+    with sqlite3.connect(corpus) as conn:
+        conn.execute("INSERT INTO thread (id, title) VALUES (5, 'Found later')")
+        conn.execute("INSERT INTO post (thread_id, id, time, body) VALUES (5, 5, 1500, 'More.')")
+        conn.execute("INSERT INTO tag (post_id, name) VALUES (5, 'qm_post')")
+    before = digest(store)
+    _refused(
+        _terrarium(*run_args(store, corpus), cwd=tmp_path),
+        'thread 2 in story order: 20 "Second" in the store, 5 "Found later" given',
+        "nothing was written",
+    )
     assert digest(store) == before

@@ -195,3 +195,27 @@ def test_posts_of_a_missing_thread_are_named_in_a_warning(
     with Corpus(build(tmp_path / "o.db", posts=posts)) as corpus:
         assert [thread.id for thread in corpus.threads()] == [100]
     assert "belong to no thread" in caplog.text and "999" in caplog.text
+
+
+@pytest.mark.parametrize("table", ["post", "thread"])
+def test_an_id_used_twice_is_one_line_naming_it(tmp_path: Path, table: str) -> None:
+    """Without a primary key an id may repeat: two posts of one id were read as one (the run
+    went on), two threads of one id as two threads that each waited for the other."""
+    tables = {**TABLES, table: TABLES[table].replace("id INTEGER PRIMARY KEY", "id INTEGER")}
+    posts = ((100, 100, 1000, "Hello"), (100, 101, 1001, "Once"))
+    if table == "post":
+        posts += ((100, 101, 1002, "Twice"),)
+    threads = ((100, "Quest #1"),) * (2 if table == "thread" else 1)
+    path = build(tmp_path / "d.db", tables=tables, threads=threads, posts=posts)
+    id_ = 101 if table == "post" else 100
+    assert f"{table} id {id_} is used by 2 rows" in open_error(path)
+
+
+def test_an_id_declared_the_primary_key_is_not_scanned_for_repeats(tmp_path: Path) -> None:
+    path = build(tmp_path / "ok.db")
+    with Corpus(path) as corpus:
+        statements: list[str] = []
+        corpus.connection.set_trace_callback(statements.append)
+        corpus._check_unique_ids("post")
+        corpus._check_unique_ids("thread")
+    assert not [sql for sql in statements if "HAVING" in sql]

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from tests.support.cli import digest, run_args, store_copy, terrarium_main
+from tests.support.corpus_builder import PostRow, write_corpus
 
 
 def _files(folder: Path) -> dict[str, tuple[str, int]]:
@@ -35,3 +36,21 @@ def test_refused_writers_leave_the_store_as_they_found_it(
         line = done.stderr.strip()
         assert said in line and "\n" not in line, line
         assert _files(db.parent) == before, argv
+
+
+def test_a_corpus_with_no_story_post_is_refused_and_no_store_is_made(tmp_path: Path) -> None:
+    """A quest whose posts carry no `qm_post` tag (the tag table empty, or only other tags)
+    has no scene: the run ended at once, exit 0, with an empty glossary and no word why."""
+    corpus, db = tmp_path / "untagged.db", tmp_path / "store" / "g.db"
+    posts = [
+        PostRow(id=1, thread=1, time=1, body="Ysolde Marrow opens a gate.", tags=("op_post",)),
+        PostRow(id=2, thread=1, time=2, body="[X] North - 5", tags=("qm_post", "vote_tally_post")),
+        PostRow(id=3, thread=1, time=3, body="Ysolde Marrow goes north."),
+    ]  # fmt: skip
+    write_corpus(corpus, {1: "Untagged"}, posts)
+    db.parent.mkdir()
+    done = terrarium_main(*run_args(db, corpus))
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert "no post is tagged 'qm_post'" in line and "\n" not in line, line
+    assert list(db.parent.iterdir()) == []

@@ -22,11 +22,14 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.agent.scene_parts import PART_MARK, next_part, post_pieces
+from terrarium_dagster.config import load_settings
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.units import Post, Scene
+from terrarium_dagster.engine import Engine
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.testing.synthetic import generate_corpus
 from tests.support.cli import run_args, said, terrarium
+from tests.support.corpus_builder import PostRow, write_corpus
 from tests.support.window_server import WindowServer, run_window_server
 
 NOVEL = Path(__file__).parent / "data" / "news_from_nowhere_i-iv.txt"
@@ -174,3 +177,28 @@ def test_a_budget_below_the_smallest_workable_one_is_refused_with_one_line(
     assert len(lines) == 1 and "smallest" in lines[0], done.stderr
     assert not (tmp_path / "s.db").exists(), "nothing is created"
     assert re.search(r"smallest .*?(\d[\d,]*) tokens", lines[0])
+
+
+def test_a_scene_read_in_parts_is_counted_once_in_the_threads_report(tmp_path: Path) -> None:
+    """A thread of two scenes, one a post far longer than the room (read in six parts), was
+    reported as 6 scenes annotated: the Dagster metadata said scenes 2, scenes_annotated 6,
+    and the asset's line 't00000-1: 6 scenes'. A scene counts once, when its last part is done,
+    whether it is read alone or at the end of a block, and a stop between parts counts none."""
+    long_post = "<br>".join(f"Paragraph {n}: Ysolde Marrow walks to Dunmarsh." for n in range(900))
+    posts = [
+        PostRow(id=1, thread=1, time=1, body=long_post, tags=("qm_post",)),
+        PostRow(id=2, thread=1, time=2, body="[X] North"),
+        PostRow(id=3, thread=1, time=3, body="Ysolde Marrow rests.", tags=("qm_post",)),
+    ]
+    corpus = write_corpus(tmp_path / "long.db", {1: "Long"}, posts)
+    for concurrency in (1, 16):
+        db = tmp_path / f"store-{concurrency}.db"
+        settings = load_settings(
+            offline=True, corpus=corpus, db=str(db), context_budget=8192, concurrency=concurrency
+        )
+        with Engine.open(settings) as engine:
+            report = engine.annotate_thread(1)
+        with GlossaryStore(db) as store:
+            parts = store.progress.thread_state(1).extra.get("answers", {}).get("answers", 0)
+        assert parts > 3, "the long post was read in parts"
+        assert report.scenes_annotated == 2, (concurrency, report.scenes_annotated)

@@ -214,9 +214,14 @@ class Annotator:
 
     def served_prefix_tokens(self) -> int:
         """The fixed prefix as the server counts it (`/tokenize`; the estimate, which errs
-        high, where the server cannot count): what every request of the run starts with."""
+        high, where the server cannot count): what every request of the run starts with.
+        Counted with a fork of the run's counter, so that measuring it teaches the run nothing:
+        a resumed run asks again after restoring the saved context, and a count learned then
+        (once the prefix's exact count had left the remembered ones) made it compact at other
+        sizes than the uninterrupted run."""
         system = {"role": "system", "content": self.system_prompt}
-        return self.session.count([system], self.tools, exact_above=0)
+        counter = self.session.counter.fork()
+        return self.session.count([system], self.tools, exact_above=0, counter=counter)
 
     def _follow_window(self, window: int) -> None:
         self.context.budget = min(self.context.budget, window)
@@ -397,8 +402,9 @@ class Annotator:
             if position is not None or len(scenes[index].text) > self._story_chars:
                 # too large for the room: read in parts, one transaction each, in order
                 position = self._read_part(thread, scenes, index, position or (0, 0))
-                annotated += 1
-                index += 1 if position is None else 0
+                done = position is None  # a scene counts once, when its last part is done
+                annotated += 1 if done else 0
+                index += 1 if done else 0
                 continue
             end = self._block_end(index, len(scenes))
             # a block stops before a scene to be read in parts (fixed by corpus and settings)
@@ -416,7 +422,7 @@ class Annotator:
                     log.warning("%s; scene %s is read alone", exc, scenes[index].id)
                     end = index + 1
                     position = self._read_part(thread, scenes, index, (0, 0))
-            annotated += end - index
+            annotated += end - index if position is None else end - index - 1
             index = end if position is None else index
         self._finish_thread(thread, len(scenes))
         return ThreadOutcome(annotated, finished=True)

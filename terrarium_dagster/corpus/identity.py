@@ -35,6 +35,22 @@ class CorpusIdentity(BaseModel):
             tuple(t) for t in other.first_threads[:shared]
         ]
 
+    def difference(self, other: CorpusIdentity) -> str:
+        """Where `other` (the corpus given) departs from this one (the store's), for a refusal
+        whose two descriptions can read the same: a thread inserted before the third in story
+        order (an earlier first post) changes no first thread, only the second or third."""
+        if self.book_title != other.book_title:
+            return f'book title "{self.book_title}" in the store, "{other.book_title}" given'
+        for number, (mine, theirs) in enumerate(
+            zip(self.first_threads, other.first_threads, strict=False), start=1
+        ):
+            if tuple(mine) != tuple(theirs):
+                return (
+                    f'thread {number} in story order: {mine[0]} "{mine[1]}" in the store, '
+                    f'{theirs[0]} "{theirs[1]}" given'
+                )
+        return "the same beginning"
+
     def describe(self) -> str:
         """`"Treasure Island" (first thread 1 "PART ONE")` — how a message names it."""
         if not self.first_threads:

@@ -274,12 +274,34 @@ class Corpus:
                 f"{bad_body[0]} post(s) have a binary body (first: post {bad_body[1]}); "
                 "post.body must be text"
             )
+        for table in ("thread", "post"):
+            self._check_unique_ids(table)
         if orphans[0]:
             threads = ", ".join(str(orphans[1]).split(",")[:5])
             log.warning(
                 "%d post(s) belong to no thread of the corpus (thread id(s) %s): left out",
                 orphans[0],
                 threads,
+            )
+
+    def _check_unique_ids(self, table: str) -> None:
+        """A table whose `id` is not its primary key may hold an id twice: two posts of one id
+        were read as one (`GROUP BY p.id`) and two threads of one id as two threads that
+        refused each other's order. Refused, naming the id; a primary key is not scanned."""
+        declared = [row for row in self._conn.execute(f"PRAGMA table_info({table})") if row[5]]
+        if len(declared) == 1 and declared[0][1].lower() == "id":
+            return
+        try:
+            duplicate = self._conn.execute(
+                f"SELECT id, count(*) FROM {table} WHERE id IS NOT NULL "
+                "GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1"
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._fail(f"cannot read corpus ({exc})") from None
+        if duplicate is not None:
+            raise self._fail(
+                f"{table} id {duplicate[0]} is used by {duplicate[1]} rows; "
+                f"{table}.id must be unique"
             )
 
     def _load_threads(self) -> list[Thread]:
@@ -451,6 +473,27 @@ class Corpus:
             (post_id, thread_id, QM_TAG, VOTE_TALLY_TAG),
         ).fetchone()
         return int(row[0])
+
+    def has_story(self) -> bool:
+        """Whether any post of a thread is story text (tagged `qm_post`, not a vote tally): a
+        corpus without one gives a run nothing to annotate."""
+        row = self._conn.execute(
+            "SELECT 1 FROM tag t JOIN post p ON p.id = t.post_id "
+            "JOIN thread th ON th.id = p.thread_id WHERE t.name = ? "
+            "AND NOT EXISTS (SELECT 1 FROM tag v WHERE v.post_id = p.id AND v.name = ?) LIMIT 1",
+            (QM_TAG, VOTE_TALLY_TAG),
+        ).fetchone()
+        return row is not None
+
+    def require_story(self) -> None:
+        """Refuse (one line) a corpus with no story post: its run would end at once with an
+        empty glossary and exit 0, as if the quest held no names."""
+        if not self.has_story():
+            raise self._fail(
+                f"no post is tagged {QM_TAG!r} (a vote tally aside), so there is no story text "
+                f"to annotate: scenes are runs of the quest master's posts tagged {QM_TAG!r} in "
+                "table 'tag'"
+            )
 
     def has_post(self, post_id: int) -> bool:
         return (

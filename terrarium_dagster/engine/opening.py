@@ -89,7 +89,8 @@ def check_corpus_identity(store: GlossaryStore, corpus: Corpus) -> None:
     if not built_from.matches(current):
         raise InputError(
             f"annotator store {store.where} belongs to the corpus {built_from.describe()}, not "
-            f"to {corpus.path.name} {current.describe()}; nothing was written; give --corpus "
+            f"to {corpus.path.name} {current.describe()} ({built_from.difference(current)}); "
+            "nothing was written; give --corpus "
             "the store's own corpus, or a new --db for this one"
         )
 
@@ -233,6 +234,8 @@ def open_writer(
     try:
         if not store_first:  # (else open_corpus checked it)
             check_corpus_identity(store, corpus)
+        if model:
+            corpus.require_story()
         if check is not None:
             check(corpus, store)
         # The one place a writer opens the store: a second live writer is refused here.
