@@ -267,3 +267,32 @@ def test_a_reader_who_leaves_before_the_page_is_sent_is_no_traceback(
         server.server_close()
         serving.join(timeout=5)
     assert capsys.readouterr().err == ""
+
+
+def _sigint_ignored() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_serve_started_in_the_background_by_a_script_stops_on_sigint(exports: Path) -> None:
+    """`terrarium serve &` in a script (a shell without job control) inherits SIGINT ignored:
+    `kill -INT` left it serving, while `run` and `dev` stopped. It stops as on Ctrl-C."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(exports / "terrarium.db"), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_sigint_ignored,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+    finally:
+        code = interrupt(process)
+    out, err = process.communicate()
+    assert code == 0, err
+    assert out.strip().splitlines()[-1] == "stopped serving (SIGINT)", out
