@@ -284,3 +284,20 @@ def test_a_resumed_runs_progress_line_counts_this_runs_work_and_says_so(tmp_path
     assert scenes > int(left.group(2))
     usage = " ".join(run_terrarium("run", "--help").stdout.split())
     assert "Its figures are this run's" in usage
+
+
+def test_a_variable_set_empty_is_unset(tmp_path: Path) -> None:
+    """`TERRARIUM_CORPUS=` ran on the corpus "." ('corpus path is a directory'), `TERRARIUM_DB=`
+    was 'no annotator store at  ' (no path), `TERRARIUM_OFFLINE=` a bad boolean whose message
+    showed no value: an empty variable sets nothing, as `TERRARIUM_HOME=` never did."""
+    empty = {
+        f"TERRARIUM_{name}": ""
+        for name in ("CORPUS", "DB", "OFFLINE", "CONCURRENCY", "AGENT_URL", "SITE_URL")
+    }
+    home = tmp_path / "home"
+    status = run_terrarium("status", cwd=tmp_path, env={**empty, "TERRARIUM_HOME": str(home)})
+    one_line_refusal(status, f"no annotator store at {home / 'terrarium.db'} ")
+    for _ in range(2):
+        done = run_terrarium(*run_args("s.db", max_scenes=1), cwd=tmp_path, env=empty)
+        assert done.returncode == 0, done.stderr
+    assert "scenes 2/5" in run_terrarium("status", "--db", "s.db", cwd=tmp_path, env=empty).stdout
