@@ -85,6 +85,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
                 "the UI's)"
             )
             raise cannot_serve("the reader's site ", args.host, site_port, exc, remedy) from None
+        site.say_not_yet()
         serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
         serving.start()
         site.refresh()

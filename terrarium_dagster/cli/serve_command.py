@@ -63,6 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             remedy = "stop it, or give --port another port (0: any free one)"
             raise cannot_serve("", args.host, port, exc, remedy) from None
+        site.say_not_yet()
         try:
             site.refresh()  # the reader's site, fresh from the store (again when it changes)
             claim_exports(root, settings.db)
