@@ -298,3 +298,23 @@ def test_serve_started_in_the_background_by_a_script_stops_on_sigint(exports: Pa
     out, err = process.communicate()
     assert code == 0, err
     assert out.strip().splitlines()[-1] == "stopped serving (SIGINT)", out
+
+
+def test_dev_refuses_one_port_for_the_ui_and_the_site_before_starting_anything(
+    tmp_path: Path,
+) -> None:
+    """`terrarium dev --site-url http://127.0.0.1:3000` (the UI's port too): the reader's site
+    took the port, `dagster dev`'s UI could not bind it and went on without one, and the line
+    'Dagster UI: http://127.0.0.1:3000/' led to the site. Refused in one line, nothing made."""
+    from tests.support.cli import terrarium_main
+
+    port = _free_port()
+    for _ in range(2):
+        done = terrarium_main(
+            "dev", "--offline", "--db", str(tmp_path / "t.db"), "--port", str(port),
+            "--site-url", f"http://127.0.0.1:{port}", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == "" and done.stderr.strip().count("\n") == 0, done.stderr
+        assert f"cannot share port {port}" in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []

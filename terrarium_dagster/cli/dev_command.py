@@ -53,6 +53,12 @@ def cmd_dev(args: argparse.Namespace) -> int:
         check_store_folder(settings.db)  # before its exports folder is made beside it
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port must be 0..65535, not {args.port}")
+    site_port = urlsplit(settings.site_url).port or 80
+    if site_port == args.port:  # the site took it, and the UI went unserved under that address
+        raise InputError(
+            f"the reader's site (--site-url {settings.site_url}) and the Dagster UI (--port "
+            f"{args.port}) cannot share port {site_port}: give one of them another port"
+        )
     env = dict(os.environ)
     for name in Settings.model_fields:  # the child's code location reads the same settings
         value = getattr(args, name, None)
@@ -69,7 +75,6 @@ def cmd_dev(args: argparse.Namespace) -> int:
     site = SiteRefresher(settings, root)
     site.check_store()  # notes or a corpus as --db are named as such, not as another's exports
     claim_exports(root, settings.db, record=False)  # recorded once the site is written
-    site_port = urlsplit(settings.site_url).port or 80
     stop = StopRequest()
 
     with site.corpus() as corpus:
