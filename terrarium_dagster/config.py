@@ -177,6 +177,14 @@ class Settings(BaseSettings):
         json_schema_extra={"cli": "store"},
     )
 
+    @field_validator("db", "corpus", mode="before")
+    @classmethod
+    def _names_a_file(cls, value: object) -> object:
+        # `--db ''` was 'no annotator store at  ', `--corpus ''` the corpus '.' (a folder)
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("names no file (give a path, or leave it out for the default)")
+        return value
+
     @field_validator("site_url")
     @classmethod
     def _site_url_scheme(cls, value: str) -> str:

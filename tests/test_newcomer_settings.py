@@ -301,3 +301,23 @@ def test_a_variable_set_empty_is_unset(tmp_path: Path) -> None:
         done = run_terrarium(*run_args("s.db", max_scenes=1), cwd=tmp_path, env=empty)
         assert done.returncode == 0, done.stderr
     assert "scenes 2/5" in run_terrarium("status", "--db", "s.db", cwd=tmp_path, env=empty).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["status", "--db", ""], "db: names no file"),
+        (["export", "--db", "", "--format", "json", "--out", "g.json"], "db: names no file"),
+        (["run", "--offline", "--corpus", "", "--db", "s.db"], "corpus: names no file"),
+        (["serve", "--db", "s.db", "--host", ""], "an empty address binds every interface"),
+        (["dev", "--offline", "--db", "s.db", "--host", " "], "binds every interface"),
+    ],
+)
+def test_an_empty_path_or_address_is_refused_in_one_line(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    """`--db ''` was 'no annotator store at  ', `--corpus ''` the corpus '.' ('a directory'),
+    and `serve --host ''` served on every interface (0.0.0.0), not loopback."""
+    for _ in range(2):
+        one_line_refusal(run_terrarium(*args, cwd=tmp_path), said)
+    assert list(tmp_path.iterdir()) == []

@@ -15,7 +15,7 @@ from typing import IO, Any, TextIO
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK, cannot_serve
+from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK, bind_address, cannot_serve
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.config import Settings
 from terrarium_dagster.errors import InputError
@@ -29,7 +29,12 @@ def add_dev_parser(commands: Any) -> None:
         help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
         dagster=True,
     )
-    dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    dev.add_argument(
+        "--host",
+        default="127.0.0.1",
+        type=bind_address,
+        help="address to bind (default 127.0.0.1)",
+    )
     dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
 
 
