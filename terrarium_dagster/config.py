@@ -60,6 +60,7 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(
         env_prefix="TERRARIUM_",
+        env_ignore_empty=True,  # `TERRARIUM_DB=` is unset, as `TERRARIUM_HOME=` is
         extra="forbid",
         validate_default=True,
     )
@@ -175,6 +176,14 @@ class Settings(BaseSettings):
         description="Where `terrarium serve` serves the exports (Dagster's export links).",
         json_schema_extra={"cli": "store"},
     )
+
+    @field_validator("db", "corpus", mode="before")
+    @classmethod
+    def _names_a_file(cls, value: object) -> object:
+        # `--db ''` was 'no annotator store at  ', `--corpus ''` the corpus '.' (a folder)
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("names no file (give a path, or leave it out for the default)")
+        return value
 
     @field_validator("site_url")
     @classmethod
@@ -320,8 +329,10 @@ def _errors_in(
 
 
 def _environment_settings() -> set[str]:
-    """The settings the environment sets (`TERRARIUM_<NAME>`, in any case)."""
-    variables = {key.upper() for key in os.environ}
+    """The settings the environment sets (`TERRARIUM_<NAME>`, in any case). A variable set
+    empty sets nothing (`TERRARIUM_CORPUS=` was the corpus ".", `TERRARIUM_DB=` the store "",
+    `TERRARIUM_OFFLINE=` a bad boolean whose value the message did not show)."""
+    variables = {key.upper() for key, value in os.environ.items() if value}
     return {name for name in Settings.model_fields if f"TERRARIUM_{name.upper()}" in variables}
 
 

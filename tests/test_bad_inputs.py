@@ -32,7 +32,7 @@ def _one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
     [
         ("--agent-url", "http://", ("agent_url", "no host")),
         ("--max-scenes", "-1", ("--max-scenes",)),
-        ("--db", "", ("store path is empty",)),
+        ("--db", "", ("db: names no file",)),
     ],
 )
 def test_bad_run_options_are_one_line_errors(

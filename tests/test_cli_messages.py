@@ -241,3 +241,25 @@ def test_a_command_stopped_by_a_signal_says_so_in_one_line_never_a_traceback(
     assert (done.returncode, done.stdout) == (130, "")
     assert done.stderr.splitlines() == [f"terrarium: interrupted by {stop.name}"]
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_run_stopped_between_model_calls_says_the_documented_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C that found the run between two model calls ended it with the engine's own words,
+    'terrarium: interrupted: stopped during scene 606#617; run ...' (an id no command takes):
+    it is the line docs/cli.md gives, 'terrarium: interrupted: run the same command to resume'."""
+    from terrarium_dagster.agent import calls
+
+    corpus = tmp_path / "book.db"
+    assert terrarium_main("import", str(MARS_SHORT), "--out", str(corpus)).returncode == 0
+    run_tools = calls.SceneCalls.run_tools
+
+    def ctrl_c_between_calls(self: calls.SceneCalls, result: object) -> object:
+        os.kill(os.getpid(), signal.SIGINT)  # the real signal, no model call in flight
+        return run_tools(self, result)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(calls.SceneCalls, "run_tools", ctrl_c_between_calls)
+    done = terrarium_main(*run_args(tmp_path / "s.db", corpus))
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines()[-1] == "terrarium: interrupted: run the same command to resume"

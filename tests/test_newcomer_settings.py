@@ -284,3 +284,40 @@ def test_a_resumed_runs_progress_line_counts_this_runs_work_and_says_so(tmp_path
     assert scenes > int(left.group(2))
     usage = " ".join(run_terrarium("run", "--help").stdout.split())
     assert "Its figures are this run's" in usage
+
+
+def test_a_variable_set_empty_is_unset(tmp_path: Path) -> None:
+    """`TERRARIUM_CORPUS=` ran on the corpus "." ('corpus path is a directory'), `TERRARIUM_DB=`
+    was 'no annotator store at  ' (no path), `TERRARIUM_OFFLINE=` a bad boolean whose message
+    showed no value: an empty variable sets nothing, as `TERRARIUM_HOME=` never did."""
+    empty = {
+        f"TERRARIUM_{name}": ""
+        for name in ("CORPUS", "DB", "OFFLINE", "CONCURRENCY", "AGENT_URL", "SITE_URL")
+    }
+    home = tmp_path / "home"
+    status = run_terrarium("status", cwd=tmp_path, env={**empty, "TERRARIUM_HOME": str(home)})
+    one_line_refusal(status, f"no annotator store at {home / 'terrarium.db'} ")
+    for _ in range(2):
+        done = run_terrarium(*run_args("s.db", max_scenes=1), cwd=tmp_path, env=empty)
+        assert done.returncode == 0, done.stderr
+    assert "scenes 2/5" in run_terrarium("status", "--db", "s.db", cwd=tmp_path, env=empty).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["status", "--db", ""], "db: names no file"),
+        (["export", "--db", "", "--format", "json", "--out", "g.json"], "db: names no file"),
+        (["run", "--offline", "--corpus", "", "--db", "s.db"], "corpus: names no file"),
+        (["serve", "--db", "s.db", "--host", ""], "an empty address binds every interface"),
+        (["dev", "--offline", "--db", "s.db", "--host", " "], "binds every interface"),
+    ],
+)
+def test_an_empty_path_or_address_is_refused_in_one_line(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    """`--db ''` was 'no annotator store at  ', `--corpus ''` the corpus '.' ('a directory'),
+    and `serve --host ''` served on every interface (0.0.0.0), not loopback."""
+    for _ in range(2):
+        one_line_refusal(run_terrarium(*args, cwd=tmp_path), said)
+    assert list(tmp_path.iterdir()) == []

@@ -109,6 +109,8 @@ def test_serve_refuses_a_port_it_cannot_bind_with_one_line(exports: Path) -> Non
         )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "cannot serve" in done.stderr
+    # the refusal is the only line: not 'no annotator store at ... yet' before it on stdout
+    assert done.stdout == ""
 
 
 def test_serve_on_an_address_this_machine_lacks_says_to_give_another_host(exports: Path) -> None:
@@ -148,7 +150,7 @@ def test_dev_refuses_a_ui_port_another_program_listens_on_before_starting_anythi
     assert done.stderr.strip().count("\n") == 0
     assert f"cannot serve the Dagster UI on 127.0.0.1:{port}" in done.stderr
     assert "give this one --port PORT" in done.stderr
-    assert "Dagster UI: http" not in done.stdout
+    assert done.stdout == ""  # neither 'Dagster UI: http' nor 'no annotator store ... yet'
 
 
 def _serve_once(db: Path) -> None:
@@ -267,3 +269,52 @@ def test_a_reader_who_leaves_before_the_page_is_sent_is_no_traceback(
         server.server_close()
         serving.join(timeout=5)
     assert capsys.readouterr().err == ""
+
+
+def _sigint_ignored() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_serve_started_in_the_background_by_a_script_stops_on_sigint(exports: Path) -> None:
+    """`terrarium serve &` in a script (a shell without job control) inherits SIGINT ignored:
+    `kill -INT` left it serving, while `run` and `dev` stopped. It stops as on Ctrl-C."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [TERRARIUM, "serve", "--db", str(exports / "terrarium.db"), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_sigint_ignored,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+    finally:
+        code = interrupt(process)
+    out, err = process.communicate()
+    assert code == 0, err
+    assert out.strip().splitlines()[-1] == "stopped serving (SIGINT)", out
+
+
+def test_dev_refuses_one_port_for_the_ui_and_the_site_before_starting_anything(
+    tmp_path: Path,
+) -> None:
+    """`terrarium dev --site-url http://127.0.0.1:3000` (the UI's port too): the reader's site
+    took the port, `dagster dev`'s UI could not bind it and went on without one, and the line
+    'Dagster UI: http://127.0.0.1:3000/' led to the site. Refused in one line, nothing made."""
+    from tests.support.cli import terrarium_main
+
+    port = _free_port()
+    for _ in range(2):
+        done = terrarium_main(
+            "dev", "--offline", "--db", str(tmp_path / "t.db"), "--port", str(port),
+            "--site-url", f"http://127.0.0.1:{port}", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == "" and done.stderr.strip().count("\n") == 0, done.stderr
+        assert f"cannot share port {port}" in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -93,7 +93,9 @@ _EXCLUSIVE = {"agent_url", "offline"}
 def _option_type(annotation: Any) -> Any:
     """The argparse type of a setting: the one non-None member of its annotation."""
     members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-    return members[0] if members else annotation
+    kind = members[0] if members else annotation
+    # a path is checked as the setting (`--corpus ''` is no file, not the folder Path('') is)
+    return str if kind is Path else kind
 
 
 # Settings only some commands use: the site's address (where post links point, where `serve`

@@ -111,6 +111,16 @@ def unknown_thread(text: str, threads: list[Any], *, option: str = "") -> InputE
     )
 
 
+def bind_address(text: str) -> str:
+    """`--host` of `serve` and `dev`: an address. An empty one (`--host "$HOST"` unset) bound
+    every interface (0.0.0.0), where the default is loopback alone: refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty address binds every interface; give one (the default is 127.0.0.1)"
+        )
+    return text.strip()
+
+
 def cannot_serve(what: str, host: str, port: int, exc: OSError, remedy: str) -> InputError:
     """The one line for a server that cannot listen: `what` on `host:port`, why, and what to do:
     for a busy port who may hold it and `remedy`; for an address no interface of this machine

@@ -15,7 +15,7 @@ from typing import IO, Any, TextIO
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_agent_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK, cannot_serve
+from terrarium_dagster.cli.common import EXIT_FAILURE, EXIT_OK, bind_address, cannot_serve
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.config import Settings
 from terrarium_dagster.errors import InputError
@@ -29,7 +29,12 @@ def add_dev_parser(commands: Any) -> None:
         help="start the Dagster UI and `terrarium serve` together (one Ctrl-C stops both)",
         dagster=True,
     )
-    dev.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    dev.add_argument(
+        "--host",
+        default="127.0.0.1",
+        type=bind_address,
+        help="address to bind (default 127.0.0.1)",
+    )
     dev.add_argument("--port", type=int, default=3000, help="the Dagster UI's port (default 3000)")
 
 
@@ -53,6 +58,12 @@ def cmd_dev(args: argparse.Namespace) -> int:
         check_store_folder(settings.db)  # before its exports folder is made beside it
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port must be 0..65535, not {args.port}")
+    site_port = urlsplit(settings.site_url).port or 80
+    if site_port == args.port:  # the site took it, and the UI went unserved under that address
+        raise InputError(
+            f"the reader's site (--site-url {settings.site_url}) and the Dagster UI (--port "
+            f"{args.port}) cannot share port {site_port}: give one of them another port"
+        )
     env = dict(os.environ)
     for name in Settings.model_fields:  # the child's code location reads the same settings
         value = getattr(args, name, None)
@@ -69,7 +80,6 @@ def cmd_dev(args: argparse.Namespace) -> int:
     site = SiteRefresher(settings, root)
     site.check_store()  # notes or a corpus as --db are named as such, not as another's exports
     claim_exports(root, settings.db, record=False)  # recorded once the site is written
-    site_port = urlsplit(settings.site_url).port or 80
     stop = StopRequest()
 
     with site.corpus() as corpus:
@@ -85,6 +95,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
                 "the UI's)"
             )
             raise cannot_serve("the reader's site ", args.host, site_port, exc, remedy) from None
+        site.say_not_yet()
         serving = threading.Thread(target=server.serve_forever, name="site", daemon=True)
         serving.start()
         site.refresh()

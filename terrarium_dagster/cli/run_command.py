@@ -99,13 +99,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     stop = threading.Event()
 
     running: list[Any] = []  # the engine, once open
+    abandoned: list[Interrupted] = []  # the stop that abandoned a model call, said as such
 
     def request_stop(signum: int, _frame: object) -> None:
         name = signal.Signals(signum).name
         stop.set()
         if running and running[0].calling:  # abandon the request in flight: the scene rolls back
             log.debug("%s received: abandoning the model call in flight", name)
-            raise Interrupted(f"{name} during a model call")
+            abandoned.append(Interrupted(f"{name} during a model call"))
+            raise abandoned[-1]
         log.debug("%s received: stopping after the current step", name)
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -151,6 +153,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             chosen = {thread.id for thread in selected}
             outside = [thread for thread in engine.threads if thread.id not in chosen]
             beyond = engine.work_left(outside) if args.threads else (0, 0)
+    except Interrupted as exc:
+        # The engine's own word for where the stop found it ("stopped during scene 606#617":
+        # an id no command takes) is no help: a stop the user asked for is said as one.
+        if not stop.is_set() or exc in abandoned:
+            raise
     finally:
         progress.finish()
         root.handlers = handlers

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, cannot_serve, signal_name
+from terrarium_dagster.cli.common import EXIT_OK, bind_address, cannot_serve, signal_name
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.base import refuse_side_file
@@ -26,7 +26,12 @@ def add_serve_parser(commands: Any) -> None:
     serve.add_argument(
         "--exports-dir", type=Path, help="exports folder; default: `exports/` beside the store"
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        type=bind_address,
+        help="address to bind (default 127.0.0.1)",
+    )
     serve.add_argument(
         "--port", type=int, help="port (default: site_url's, 8765 unless set; 0: any free)"
     )
@@ -63,6 +68,7 @@ def _serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             remedy = "stop it, or give --port another port (0: any free one)"
             raise cannot_serve("", args.host, port, exc, remedy) from None
+        site.say_not_yet()
         try:
             site.refresh()  # the reader's site, fresh from the store (again when it changes)
             claim_exports(root, settings.db)

@@ -29,6 +29,7 @@ class SiteRefresher:
         self._built: tuple[object, ...] | None = None
         self._warned = False
         self._said = ""  # the last line printed about a build
+        self._not_yet = ""  # that the store is not written yet, said once the ports are bound
 
     def check_store(self) -> None:
         """Refuse (`InputError`: one line) a `--db` that is a file but not a sound store of its
@@ -60,12 +61,18 @@ class SiteRefresher:
             except TerrariumError:  # a store busy or changing: its warning is refresh()'s
                 return open_corpus(self.settings)
         corpus = open_corpus(self.settings)  # a bad corpus is refused before anything is said
-        print(
+        self._not_yet = (
             f"no annotator store at {self.settings.db} yet: the reader's site is built once "
-            "a run writes it",
-            flush=True,
+            "a run writes it"
         )
         return corpus
+
+    def say_not_yet(self) -> None:
+        """Say that the store is not written yet, if `corpus` found so: once the ports are
+        bound, so that a refusal (a port in use) is the only line said."""
+        if self._not_yet:
+            print(self._not_yet, flush=True)
+            self._not_yet = ""
 
     def settle(self) -> None:
         """Wait for a build in progress (a request's, on a server thread) to end: the server
