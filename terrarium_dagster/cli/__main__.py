@@ -2,6 +2,6 @@
 
 import sys
 
-from terrarium_dagster.launcher import main
+from terrarium_dagster.cli.app import main
 
 sys.exit(main())

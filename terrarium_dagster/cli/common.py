@@ -34,17 +34,24 @@ def _terminate(signum: int, frame: object) -> None:
 def sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM stops the command as Ctrl-C does (`Terminated`); the commands
     that stop on a signal their own way (`run`, `edition`, `dev`) set and restore their own
-    handlers inside it. Off the main thread, where no handler can be set, SIGTERM is left as
-    it is."""
+    handlers inside it. SIGINT inherited ignored raises KeyboardInterrupt again: a shell without
+    job control starts a script's background job so (`terrarium serve &`, then `kill -INT $!`),
+    and `serve` went on serving. Off the main thread, where no handler can be set, both are left
+    as they are."""
     try:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread
         yield
         return
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def signal_name(stop: KeyboardInterrupt) -> str:
