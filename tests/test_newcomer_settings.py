@@ -311,13 +311,44 @@ def test_a_variable_set_empty_is_unset(tmp_path: Path) -> None:
         (["run", "--offline", "--corpus", "", "--db", "s.db"], "corpus: names no file"),
         (["serve", "--db", "s.db", "--host", ""], "an empty address binds every interface"),
         (["dev", "--offline", "--db", "s.db", "--host", " "], "binds every interface"),
+        (["import", "", "--out", "c.db"], "book: names no file"),
+        (["import", "book.txt", "--out", ""], "--out: names no file"),
+        (["score", "--db", "s.db", "--gold", ""], "--gold: names no file"),
+        (["export", "--db", "s.db", "--format", "json", "--out", ""], "--out: names no file"),
+        (["serve", "--db", "s.db", "--exports-dir", ""], "--exports-dir: names no file"),
     ],
 )
 def test_an_empty_path_or_address_is_refused_in_one_line(
     tmp_path: Path, args: list[str], said: str
 ) -> None:
     """`--db ''` was 'no annotator store at  ', `--corpus ''` the corpus '.' ('a directory'),
-    and `serve --host ''` served on every interface (0.0.0.0), not loopback."""
+    `serve --host ''` served on every interface (0.0.0.0), not loopback, and `import ''`,
+    `score --gold ''` or `export --out ''` named the working folder ("." is a folder)."""
     for _ in range(2):
         one_line_refusal(run_terrarium(*args, cwd=tmp_path), said)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_import_out_named_as_a_book_is_refused_and_an_empty_as_of_thread_is_no_thread(
+    tmp_path: Path,
+) -> None:
+    """`import BOOK --out q.txt` wrote a corpus, an SQLite file, under a text file's name (a
+    later `import q.txt` would read it as a book); `export --as-of-thread ''` exported the
+    glossary as it stands now, as if the option were not given."""
+    book = tmp_path / "book.txt"
+    book.write_text("CHAPTER I\n\n" + "Maren walked the Salt Road for nine days. " * 20 + "\n")
+    for _ in range(2):
+        one_line_refusal(
+            run_terrarium("import", "book.txt", "--out", "q.txt", cwd=tmp_path),
+            "--out q.txt names a book file (.txt)",
+            "--out q.db",
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["book.txt"]
+    done = run_terrarium(*run_args("s.db", max_scenes=1), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    exported = run_terrarium(
+        "export", "--db", "s.db", "--format", "json", "--out", "g.json", "--as-of-thread", "",
+        cwd=tmp_path,
+    )  # fmt: skip
+    one_line_refusal(exported, "--as-of-thread: no thread ''")
+    assert not (tmp_path / "g.json").exists()

@@ -118,6 +118,14 @@ def unknown_thread(text: str, threads: list[Any], *, option: str = "") -> InputE
     )
 
 
+def file_path(text: str) -> Path:
+    """A file or folder option's path. An empty one (`--out "$OUT"` unset) named the working
+    folder ("." is a folder): refused as naming nothing."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("names no file (give a path)")
+    return Path(text)
+
+
 def bind_address(text: str) -> str:
     """`--host` of `serve` and `dev`: an address. An empty one (`--host "$HOST"` unset) bound
     every interface (0.0.0.0), where the default is loopback alone: refused."""

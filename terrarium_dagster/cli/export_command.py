@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted, resolve_thread
+from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted, file_path, resolve_thread
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.base import refuse_side_file
 
@@ -39,7 +39,7 @@ def add_export_parser(commands: Any) -> None:
     )
     export.add_argument(
         "--out",
-        type=Path,
+        type=file_path,
         required=True,
         help="a file with the format's extension (json, yaml, lorebook), else a folder",
     )
@@ -60,14 +60,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     _check_export_out(args.format, args.out)
     with open_store(settings, read_only=True) as store, open_corpus(settings, store) as corpus:
         if args.format == "site":
-            if args.as_of_thread:
+            if args.as_of_thread is not None:
                 raise InputError("--as-of-thread: the site holds every thread (the reader picks)")
             with _writing(args.out):
                 site = build_site(store, corpus, args.out)
             print(f"wrote the reader's site ({site.summary()}) to {site.out_dir}")
             return EXIT_OK
         as_of = None
-        if args.as_of_thread:
+        if args.as_of_thread is not None:  # '' too: no thread is named so, said as for any
             as_of = resolve_thread(corpus, args.as_of_thread, option="--as-of-thread").id
         out = _export_file(args.format, args.out, story_name(corpus))
         with _writing(args.out), _folders_kept_only_if_written(out):

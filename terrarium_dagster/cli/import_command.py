@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_command
-from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted
+from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted, file_path
+from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.base import refuse_side_file
+
+#: What `import` reads: an --out named so would be taken for a book (`import BOOK --out q.txt`
+#: wrote a corpus, an SQLite file, under a text file's name).
+BOOK_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".rst", ".rest", ".adoc", ".asciidoc")
+BOOK_SUFFIXES += (".asc", ".html", ".htm", ".xhtml", ".epub")
 
 #: How many of the parts an import left out its line names (`--dry-run` lists them all).
 LEFT_OUT_SHOWN = 4
@@ -24,10 +29,12 @@ def add_import_parser(commands: Any) -> None:
     )
     importer.add_argument(
         "book",
-        type=Path,
+        type=file_path,
         help="plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB file",
     )
-    importer.add_argument("--out", type=Path, required=True, help="corpus SQLite file to write")
+    importer.add_argument(
+        "--out", type=file_path, required=True, help="corpus SQLite file to write"
+    )
     importer.add_argument(
         "--replace",
         action="store_true",
@@ -59,6 +66,11 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "corpus that already holds this very import, it changes nothing)"
             )
         return EXIT_OK
+    if args.out.suffix.lower() in BOOK_SUFFIXES and not args.out.exists():  # else said below
+        raise InputError(
+            f"--out {args.out} names a book file ({args.out.suffix}), not a corpus: give the "
+            f"corpus file to write, e.g. --out {args.out.with_suffix('.db')}"
+        )
     check_writable(args.out, folder=False)
     # a corpus at store.db-wal would be store.db's log
     refuse_side_file(args.out, "--out", store=False, database=True)

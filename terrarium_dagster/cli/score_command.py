@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.cli.arguments import add_store_command, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK
+from terrarium_dagster.cli.common import EXIT_OK, file_path
 
 
 def add_score_parser(commands: Any) -> None:
@@ -19,7 +18,7 @@ def add_score_parser(commands: Any) -> None:
     )
     score.add_argument(
         "--gold",
-        type=Path,
+        type=file_path,
         required=True,
         help="YAML: `terms:` a list of {term, aliases}, or of names alone",
     )

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from terrarium_dagster.cli.arguments import add_command, add_corpus, add_store, settings_from_args
-from terrarium_dagster.cli.common import EXIT_OK, bind_address, cannot_serve, signal_name
+from terrarium_dagster.cli.common import EXIT_OK, bind_address, cannot_serve, file_path, signal_name
 from terrarium_dagster.cli.site_refresher import SiteRefresher
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.base import refuse_side_file
@@ -24,7 +23,7 @@ def add_serve_parser(commands: Any) -> None:
     add_store(serve, site=True)
     add_corpus(serve)
     serve.add_argument(
-        "--exports-dir", type=Path, help="exports folder; default: `exports/` beside the store"
+        "--exports-dir", type=file_path, help="exports folder; default: `exports/` beside the store"
     )
     serve.add_argument(
         "--host",
