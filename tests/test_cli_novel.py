@@ -138,6 +138,17 @@ def test_the_reader_sees_chapters_and_paragraphs(served: str, page: Any) -> None
     assert re.fullmatch(r"CHAPTER I: ON THE ARIZONA HILLS, paragraph \d+", source.inner_text())
 
 
+def test_an_entry_not_yet_in_the_glossary_names_the_chapter_by_its_title(
+    served: str, page: Any
+) -> None:
+    # Frankenstein's 28th part is "Chapter 24" (four letters come first): the notice names
+    # the chapter as the book does, never by its place in story order ("chapter 28").
+    require_chromium()
+    page.goto(f"{served}/?upto=1#/entry/999999")
+    notice = page.wait_for_selector(".notice")
+    assert notice.inner_text() == "Not in the glossary as of CHAPTER I: ON THE ARIZONA HILLS."
+
+
 def test_the_wiki_of_a_novel_names_chapters_and_paragraphs(
     mars: tuple[Path, Path], tmp_path: Path
 ) -> None:
