@@ -43,8 +43,8 @@ II
 The Hathe Wardens came in autumn with a writ from the Saltmarch Company. Orrin Vale read it by
 the light of the Beacon of Hathe and gave it to Idris Pell, who tore it along the seal.
 
-"The Greywatch is not theirs," said Idris Pell. "The Copper Fen built it, and the Fen's widow
-keeps its deed in the ledger, under the names of every ship."
+“The Greywatch is not theirs,” said Idris Pell. “The Copper Fen built it, and the Fen's widow
+keeps its deed in the ledger, under the names of every ship.”
 """
 
 
@@ -147,6 +147,28 @@ def test_an_entry_not_yet_in_the_glossary_names_the_chapter_by_its_title(
     page.goto(f"{served}/?upto=1#/entry/999999")
     notice = page.wait_for_selector(".notice")
     assert notice.inner_text() == "Not in the glossary as of CHAPTER I: ON THE ARIZONA HILLS."
+
+
+def test_a_source_quoting_speech_is_not_put_in_quotes_twice(
+    numbered_book: tuple[Path, Path], page: Any
+) -> None:
+    # A paragraph of speech in curly quotes (Frankenstein's, Dickens's): its quotation keeps its
+    # own marks, as the wiki shows it (`in_quotes`), not "““Your affectionate father…”".
+    require_chromium()
+    corpus, store = numbered_book
+    with terrarium_serve(store, "--corpus", str(corpus)) as base:
+        page.goto(f"{base}/?upto=2")
+        page.wait_for_selector("#page a[href^='#/entry/']")
+        hrefs = {
+            a.get_attribute("href") for a in page.query_selector_all("#page a[href^='#/entry/']")
+        }
+        quotes = []
+        for href in sorted(hrefs):
+            page.goto(f"{base}/?upto=2{href}")
+            page.wait_for_selector("#entry-title")
+            quotes += [q.inner_text() for q in page.query_selector_all(".quote")]
+    assert any(quote.startswith("“The Greywatch") for quote in quotes), quotes
+    assert not [quote for quote in quotes if "““" in quote or "””" in quote]
 
 
 def test_the_wiki_of_a_novel_names_chapters_and_paragraphs(
