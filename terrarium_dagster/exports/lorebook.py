@@ -15,6 +15,8 @@ flooding it:
   title alone ("Well", "Still", "Lord": `STARTERS`, `HONORIFICS`) and the most frequent words
   (Zipf ≥ `CAPITALISED_KEY_ZIPF`: "Will", "May"), which would fire wherever a sentence opens
   with them. An entry left with no key is not in the book: it could only fire by accident.
+  A name with an apostrophe is a key with either mark, the book's and the keyboard's
+  ("Plutarch’s Lives", "Plutarch's Lives"): SillyTavern matches keys letter for letter.
 - `matchWholeWords: true`: a three-letter name does not fire inside "miss" or "door".
 - `content`: the reader's edition as plain text where one is written; else the definition as
   plain text (`[[links]]` become names) without its company list ("appears with X, Y"),
@@ -149,7 +151,15 @@ def is_name_key(key: str) -> bool:
 
 def lorebook_keys(entry: EntryView) -> list[str]:
     names = dict.fromkeys(" ".join(name.split()) for name in [entry.term, *entry.aliases])
-    return [name for name in names if name and not is_common_key(name)]
+    keys: dict[str, None] = {}
+    for name in names:
+        if name and not is_common_key(name):
+            keys[name] = None
+            # SillyTavern matches a key letter for letter: the book's "Plutarch’s Lives" never
+            # fires on a typed "Plutarch's Lives", nor "Dakh'ren" on a reply's "Dakh’ren"
+            for twin in (name.replace("’", "'"), name.replace("'", "’")):
+                keys.setdefault(twin, None)
+    return list(keys)
 
 
 def case_sensitive(keys: Sequence[str]) -> bool | None:
