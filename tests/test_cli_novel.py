@@ -149,26 +149,43 @@ def test_an_entry_not_yet_in_the_glossary_names_the_chapter_by_its_title(
     assert notice.inner_text() == "Not in the glossary as of CHAPTER I: ON THE ARIZONA HILLS."
 
 
+@pytest.fixture(scope="module")
+def served_numbered(numbered_book: tuple[Path, Path]) -> Iterator[str]:
+    corpus, store = numbered_book
+    with terrarium_serve(store, "--corpus", str(corpus)) as base:
+        yield base
+
+
 def test_a_source_quoting_speech_is_not_put_in_quotes_twice(
-    numbered_book: tuple[Path, Path], page: Any
+    served_numbered: str, page: Any
 ) -> None:
     # A paragraph of speech in curly quotes (Frankenstein's, Dickens's): its quotation keeps its
     # own marks, as the wiki shows it (`in_quotes`), not "““Your affectionate father…”".
     require_chromium()
-    corpus, store = numbered_book
-    with terrarium_serve(store, "--corpus", str(corpus)) as base:
-        page.goto(f"{base}/?upto=2")
-        page.wait_for_selector("#page a[href^='#/entry/']")
-        hrefs = {
-            a.get_attribute("href") for a in page.query_selector_all("#page a[href^='#/entry/']")
-        }
-        quotes = []
-        for href in sorted(hrefs):
-            page.goto(f"{base}/?upto=2{href}")
-            page.wait_for_selector("#entry-title")
-            quotes += [q.inner_text() for q in page.query_selector_all(".quote")]
+    base = served_numbered
+    page.goto(f"{base}/?upto=2")
+    page.wait_for_selector("#page a[href^='#/entry/']")
+    hrefs = {a.get_attribute("href") for a in page.query_selector_all("#page a[href^='#/entry/']")}
+    quotes = []
+    for href in sorted(hrefs):
+        page.goto(f"{base}/?upto=2{href}")
+        page.wait_for_selector("#entry-title")
+        quotes += [q.inner_text() for q in page.query_selector_all(".quote")]
     assert any(quote.startswith("“The Greywatch") for quote in quotes), quotes
     assert not [quote for quote in quotes if "““" in quote or "””" in quote]
+
+
+def test_an_unread_chapter_is_named_by_its_place_in_the_book_not_a_made_up_number(
+    served_numbered: str, page: Any
+) -> None:
+    # Frankenstein's site at its fourth letter offered "Chapter 5 (not read yet)" up to
+    # "Chapter 28 (not read yet)": its fifth part is its Chapter 1, and it has 24 chapters.
+    # An unread chapter's title stays hidden (a title can spoil); its place is no chapter number.
+    require_chromium()
+    page.goto(f"{served_numbered}/?upto=1")
+    page.wait_for_selector(".notice")
+    options = [option.inner_text() for option in page.query_selector_all("#position option")]
+    assert options == ["Chapter I", "2 of 2 (not read yet)"]
 
 
 def test_the_wiki_of_a_novel_names_chapters_and_paragraphs(
