@@ -259,3 +259,12 @@ def test_a_name_with_an_apostrophe_fires_as_typed_and_as_printed() -> None:
     assert _activated(book, "I read Plutarch's Lives.") == {uid["Plutarch’s Lives"]}
     assert _activated(book, "Dakh’ren nodded.") == {uid["Dakh'ren"]}
     assert _activated(book, "Oru'vael laughed.") == {uid["Dakh'ren"]}
+
+
+def test_post_citations_are_not_lore() -> None:
+    """A definition citing its posts ("(>>12)", a curator's REVISE) put ">>12" into the chat's
+    prompt: a post number means nothing there, and the edition's were already dropped."""
+    assert lore_content("The keeper of the Greywatch (>>12); met Idris >>12, >>40.") == (
+        "The keeper of the Greywatch; met Idris."
+    )
+    assert lore_content("A smith (>>3, >>7). Lives in Hathe >>9.") == "A smith. Lives in Hathe."
