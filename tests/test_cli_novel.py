@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from terrarium_dagster.corpus.story import chapter_title
+from terrarium_dagster.corpus.units import format_thread_key
 from tests.support.browser import require_chromium, terrarium_serve
 from tests.support.cli import run_args, store_copy, terrarium_main
 
@@ -263,6 +264,23 @@ def test_the_exports_page_of_a_novel_speaks_of_chapters(served: str) -> None:
     assert page.status_code == 200
     assert "as of the end of each chapter (nothing from later chapters)" in page.text
     assert "thread" not in page.text
+
+
+def test_the_exports_page_names_a_novels_export_by_its_chapter(
+    mars: tuple[Path, Path], served: str
+) -> None:
+    # Dagster's glossary_export folders are named by thread key ("t00000-1"): a reader of the
+    # book is told which chapter each one is the glossary of.
+    corpus, store = mars
+    with sqlite3.connect(corpus) as conn:
+        (first_id,) = conn.execute("SELECT id FROM thread ORDER BY id LIMIT 1").fetchone()
+    key = format_thread_key(0, first_id)
+    out = store.parent / "exports" / key
+    args = ("export", "--db", str(store), "--format", "json", "--out", str(out))
+    done = _terrarium(*args, "--as-of-thread", key)
+    assert done.returncode == 0, done.stderr
+    page = httpx.get(f"{served}/exports/", timeout=10)
+    assert f">CHAPTER I: ON THE ARIZONA HILLS ({key})</a>" in page.text, page.text
 
 
 def test_lineage_and_why_of_a_novels_entry_name_chapters_and_paragraphs(
