@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from terrarium_dagster.corpus.story import chapter_title
+from terrarium_dagster.corpus.units import format_thread_key
 from tests.support.browser import require_chromium, terrarium_serve
 from tests.support.cli import run_args, store_copy, terrarium_main
 
@@ -43,8 +44,8 @@ II
 The Hathe Wardens came in autumn with a writ from the Saltmarch Company. Orrin Vale read it by
 the light of the Beacon of Hathe and gave it to Idris Pell, who tore it along the seal.
 
-"The Greywatch is not theirs," said Idris Pell. "The Copper Fen built it, and the Fen's widow
-keeps its deed in the ledger, under the names of every ship."
+“The Greywatch is not theirs,” said Idris Pell. “The Copper Fen built it, and the Fen's widow
+keeps its deed in the ledger, under the names of every ship.”
 """
 
 
@@ -138,6 +139,56 @@ def test_the_reader_sees_chapters_and_paragraphs(served: str, page: Any) -> None
     assert re.fullmatch(r"CHAPTER I: ON THE ARIZONA HILLS, paragraph \d+", source.inner_text())
 
 
+def test_an_entry_not_yet_in_the_glossary_names_the_chapter_by_its_title(
+    served: str, page: Any
+) -> None:
+    # Frankenstein's 28th part is "Chapter 24" (four letters come first): the notice names
+    # the chapter as the book does, never by its place in story order ("chapter 28").
+    require_chromium()
+    page.goto(f"{served}/?upto=1#/entry/999999")
+    notice = page.wait_for_selector(".notice")
+    assert notice.inner_text() == "Not in the glossary as of CHAPTER I: ON THE ARIZONA HILLS."
+
+
+@pytest.fixture(scope="module")
+def served_numbered(numbered_book: tuple[Path, Path]) -> Iterator[str]:
+    corpus, store = numbered_book
+    with terrarium_serve(store, "--corpus", str(corpus)) as base:
+        yield base
+
+
+def test_a_source_quoting_speech_is_not_put_in_quotes_twice(
+    served_numbered: str, page: Any
+) -> None:
+    # A paragraph of speech in curly quotes (Frankenstein's, Dickens's): its quotation keeps its
+    # own marks, as the wiki shows it (`in_quotes`), not "““Your affectionate father…”".
+    require_chromium()
+    base = served_numbered
+    page.goto(f"{base}/?upto=2")
+    page.wait_for_selector("#page a[href^='#/entry/']")
+    hrefs = {a.get_attribute("href") for a in page.query_selector_all("#page a[href^='#/entry/']")}
+    quotes = []
+    for href in sorted(hrefs):
+        page.goto(f"{base}/?upto=2{href}")
+        page.wait_for_selector("#entry-title")
+        quotes += [q.inner_text() for q in page.query_selector_all(".quote")]
+    assert any(quote.startswith("“The Greywatch") for quote in quotes), quotes
+    assert not [quote for quote in quotes if "““" in quote or "””" in quote]
+
+
+def test_an_unread_chapter_is_named_by_its_place_in_the_book_not_a_made_up_number(
+    served_numbered: str, page: Any
+) -> None:
+    # Frankenstein's site at its fourth letter offered "Chapter 5 (not read yet)" up to
+    # "Chapter 28 (not read yet)": its fifth part is its Chapter 1, and it has 24 chapters.
+    # An unread chapter's title stays hidden (a title can spoil); its place is no chapter number.
+    require_chromium()
+    page.goto(f"{served_numbered}/?upto=1")
+    page.wait_for_selector(".notice")
+    options = [option.inner_text() for option in page.query_selector_all("#position option")]
+    assert options == ["Chapter I", "2 of 2 (not read yet)"]
+
+
 def test_the_wiki_of_a_novel_names_chapters_and_paragraphs(
     mars: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -213,6 +264,23 @@ def test_the_exports_page_of_a_novel_speaks_of_chapters(served: str) -> None:
     assert page.status_code == 200
     assert "as of the end of each chapter (nothing from later chapters)" in page.text
     assert "thread" not in page.text
+
+
+def test_the_exports_page_names_a_novels_export_by_its_chapter(
+    mars: tuple[Path, Path], served: str
+) -> None:
+    # Dagster's glossary_export folders are named by thread key ("t00000-1"): a reader of the
+    # book is told which chapter each one is the glossary of.
+    corpus, store = mars
+    with sqlite3.connect(corpus) as conn:
+        (first_id,) = conn.execute("SELECT id FROM thread ORDER BY id LIMIT 1").fetchone()
+    key = format_thread_key(0, first_id)
+    out = store.parent / "exports" / key
+    args = ("export", "--db", str(store), "--format", "json", "--out", str(out))
+    done = _terrarium(*args, "--as-of-thread", key)
+    assert done.returncode == 0, done.stderr
+    page = httpx.get(f"{served}/exports/", timeout=10)
+    assert f">CHAPTER I: ON THE ARIZONA HILLS ({key})</a>" in page.text, page.text
 
 
 def test_lineage_and_why_of_a_novels_entry_name_chapters_and_paragraphs(

@@ -406,3 +406,31 @@ def test_the_wiki_lists_references_to_rejected_names_apart_from_unresolved_ones(
     assert "[1 unresolved reference](unresolved.md)" in (tmp_path / "wiki" / "index.md").read_text(
         encoding="utf-8"
     )
+
+
+def test_a_definitions_post_citations_are_links_on_its_page_and_gone_from_the_index() -> None:
+    """A definition citing its post (a curator's REVISE writes "(>>12)") showed "&gt;&gt;12"
+    as text on its wiki page, a forum number even in a book, while the reader's site links it
+    ("¶3" in a book) and the page's edition was linked: the definition's citations of the
+    entry's sources are links now, as the edition's, and the index's one line drops them."""
+    from terrarium_dagster.exports.wiki import render_wiki
+
+    source = Provenance(id=1, entry_id=1, post_id=12, thread_id=10, quote="", revision_id=1)
+    entry = view(1, "Orrin Vale", "The keeper of the Greywatch (>>12); met Idris >>12, >>12.")
+    entry = entry.model_copy(update={"provenance": [source]})
+    for book, label in (
+        (True, '[¶3](/post/12 "Chapter I, paragraph 3")'),
+        (False, "[&gt;&gt;12](/post/12)"),
+    ):
+        _report, files = render_wiki(
+            [entry],
+            url_for_post=lambda _thread, post, _quote=None: f"/post/{post}",
+            thread_titles={10: "Chapter I"},
+            book=book,
+            html=False,
+        )
+        page = files["orrin-vale.md"].text()
+        assert f"The keeper of the Greywatch ({label}); met Idris {label}, {label}." in page
+        index = files["index.md"].text()
+        assert "— The keeper of the Greywatch; met Idris." in index
+        assert "&gt;" not in index and ">>" not in index

@@ -241,3 +241,30 @@ def test_a_name_that_is_a_common_word_is_a_key_matched_as_written() -> None:
     assert _activated(book, said) == {uid["Scarecrow"], uid["Dorothy"], uid["Darcy"]}
     prose = "A scarecrow stood in the field; well, the darcy of it all was scarlet and still."
     assert _activated(book, prose) == set()
+
+
+def test_a_name_with_an_apostrophe_fires_as_typed_and_as_printed() -> None:
+    """Frankenstein offline: "Plutarch’s Lives" (the book's curly apostrophe) was the entry's
+    only key, and SillyTavern matches keys letter for letter, so a chat typing "Plutarch's
+    Lives" never fired it (nor the sample quest's "Dakh'ren" a reply writing "Dakh’ren")."""
+    book = lorebook(
+        [_view(1, "Plutarch’s Lives"), _view(2, "Dakh'ren", "Oru’vael")], name="F", description=""
+    )
+    keys = {entry["comment"]: entry["key"] for entry in book["entries"].values()}
+    assert keys == {
+        "Plutarch’s Lives": ["Plutarch’s Lives", "Plutarch's Lives"],
+        "Dakh'ren": ["Dakh'ren", "Dakh’ren", "Oru’vael", "Oru'vael"],
+    }
+    uid = {entry["comment"]: uid for uid, entry in book["entries"].items()}
+    assert _activated(book, "I read Plutarch's Lives.") == {uid["Plutarch’s Lives"]}
+    assert _activated(book, "Dakh’ren nodded.") == {uid["Dakh'ren"]}
+    assert _activated(book, "Oru'vael laughed.") == {uid["Dakh'ren"]}
+
+
+def test_post_citations_are_not_lore() -> None:
+    """A definition citing its posts ("(>>12)", a curator's REVISE) put ">>12" into the chat's
+    prompt: a post number means nothing there, and the edition's were already dropped."""
+    assert lore_content("The keeper of the Greywatch (>>12); met Idris >>12, >>40.") == (
+        "The keeper of the Greywatch; met Idris."
+    )
+    assert lore_content("A smith (>>3, >>7). Lives in Hathe >>9.") == "A smith. Lives in Hathe."

@@ -15,6 +15,8 @@ flooding it:
   title alone ("Well", "Still", "Lord": `STARTERS`, `HONORIFICS`) and the most frequent words
   (Zipf ≥ `CAPITALISED_KEY_ZIPF`: "Will", "May"), which would fire wherever a sentence opens
   with them. An entry left with no key is not in the book: it could only fire by accident.
+  A name with an apostrophe is a key with either mark, the book's and the keyboard's
+  ("Plutarch’s Lives", "Plutarch's Lives"): SillyTavern matches keys letter for letter.
 - `matchWholeWords: true`: a three-letter name does not fire inside "miss" or "door".
 - `content`: the reader's edition as plain text where one is written; else the definition as
   plain text (`[[links]]` become names) without its company list ("appears with X, Y"),
@@ -51,6 +53,8 @@ MAX_ORDER = 1000
 _LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # The offline describer's company clause: "; appears with [[A]], [[B]]" (or a sentence of it).
 _COMPANY = re.compile(r"(?:[;,]\s*|(?<=[.!?])\s+|^)appears with [^;.]*(?:[;.]|$)", re.I)
+# a `>>post` citation, with the parentheses around it ("(>>12)", "(>>3, >>7)")
+_CITATION = re.compile(r"\s*\(\s*(?:>>\d+[\s,;]*)+\)|\s*>>\d+(?:[\s,;]*>>\d+)*")
 _SINGLE_WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)?$")
 _UNSAFE_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]+')
 
@@ -107,10 +111,16 @@ def plain_definition(text: str) -> str:
     return _LINK.sub(lambda match: match.group(2) or match.group(1), text).strip()
 
 
+def drop_citations(text: str) -> str:
+    """The text without its `>>post` citations (and the parentheses around them): a post's
+    number means nothing to a chat."""
+    return _CITATION.sub("", text)
+
+
 def lore_content(definition: str) -> str:
-    """What an entry inserts: the plain definition without its company list."""
+    """What an entry inserts: the plain definition without its company list nor citations."""
     text = _COMPANY.sub(lambda m: "." if m.group(0).rstrip().endswith(".") else "", definition)
-    text = plain_definition(text).strip()
+    text = plain_definition(drop_citations(text)).strip()
     text = re.sub(r"\s*;\s*\.$|\s*;\s*$", ".", text)
     return re.sub(r"\.\.+$", ".", text)
 
@@ -118,7 +128,7 @@ def lore_content(definition: str) -> str:
 def edition_content(edition: str) -> str:
     """What an entry with a reader's edition inserts: its text as plain prose (no citations,
     no emphasis, no list marks)."""
-    text = re.sub(r"\s*>>\d+", "", edition).replace("**", "")
+    text = drop_citations(edition).replace("**", "")
     lines = [re.sub(r"^[-*]\s+", "", line.strip()) for line in text.splitlines()]
     return plain_definition(" ".join(line for line in lines if line))
 
@@ -149,7 +159,15 @@ def is_name_key(key: str) -> bool:
 
 def lorebook_keys(entry: EntryView) -> list[str]:
     names = dict.fromkeys(" ".join(name.split()) for name in [entry.term, *entry.aliases])
-    return [name for name in names if name and not is_common_key(name)]
+    keys: dict[str, None] = {}
+    for name in names:
+        if name and not is_common_key(name):
+            keys[name] = None
+            # SillyTavern matches a key letter for letter: the book's "Plutarch’s Lives" never
+            # fires on a typed "Plutarch's Lives", nor "Dakh'ren" on a reply's "Dakh’ren"
+            for twin in (name.replace("’", "'"), name.replace("'", "’")):
+                keys.setdefault(twin, None)
+    return list(keys)
 
 
 def case_sensitive(keys: Sequence[str]) -> bool | None:

@@ -27,7 +27,9 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from terrarium_dagster.corpus.quote_links import POST_ROUTE_PREFIX
 from terrarium_dagster.corpus.reader import Corpus
-from terrarium_dagster.corpus.story import is_book
+from terrarium_dagster.corpus.story import chapter_title, is_book
+from terrarium_dagster.corpus.units import parse_thread_key
+from terrarium_dagster.errors import TerrariumError
 from terrarium_dagster.exports.post_page import render_post_page
 
 EXPORTS_PREFIX = "/exports/"
@@ -140,7 +142,9 @@ class ExportsHandler(SimpleHTTPRequestHandler):
             link = f"{EXPORTS_PREFIX}{quote(folder.name)}/"
             wiki = next((name for name in WIKI_INDEXES if (folder / name).is_file()), None)
             wiki_link = f' — <a href="{link}{wiki}">wiki</a>' if wiki else ""
-            items.append(f'<li><a href="{link}">{html.escape(folder.name)}</a>{wiki_link}</li>')
+            name = self.posts.chapter_name(folder.name) if self.posts is not None else None
+            label = f"{name} ({folder.name})" if name else folder.name
+            items.append(f'<li><a href="{link}">{html.escape(label)}</a>{wiki_link}</li>')
         unit = "chapter" if self.posts is not None and self.posts.book else "thread"
         site = (  # served at "/" once built; this page stands there until then
             '<a href="/">The reader’s site</a>.'
@@ -199,6 +203,18 @@ class PostSource:
     def page(self, post_id: int, quote_text: str | None = None) -> str | None:
         with self._lock:
             return render_post_page(self.corpus, post_id, quote_text)
+
+    def chapter_name(self, thread_key: str) -> str | None:
+        """A book's chapter as its reader knows it ("Chapter 24"), for the export folder of that
+        thread key (`t00027-772`); None in a quest or for a folder that is no thread's."""
+        if not self.book:
+            return None
+        try:
+            _position, thread_id = parse_thread_key(thread_key)
+            with self._lock:
+                return chapter_title(self.corpus.thread(thread_id).title)
+        except TerrariumError:
+            return None
 
 
 class _Server(ThreadingHTTPServer):

@@ -294,6 +294,8 @@ def _definition_markdown(wiki: _Wiki, entry: EntryView) -> str:
 
 
 _CITATION = re.compile(r"&gt;&gt;(\d+)")
+# a `>>post` citation, with the parentheses around it ("(>>12)", "(>>3, >>7)")
+_POST_CITATION = re.compile(r"\s*\(\s*(?:>>\d+[\s,;]*)+\)|\s*>>\d+(?:[\s,;]*>>\d+)*")
 _LIST_AFTER_TEXT = re.compile(r"(?m)^((?![-*] ).*\S.*)\n([-*] )")
 
 
@@ -301,6 +303,15 @@ def _edition_markdown(wiki: _Wiki, entry: EntryView) -> str:
     """The reader's edition as page Markdown: `[[links]]` to pages, `>>post` citations to the
     posts of the entry's sources (others stay text)."""
     text = _definition_markdown(wiki, entry.model_copy(update={"definition": entry.edition or ""}))
+    # a list right after a line of text needs a blank line before it to be a list in Markdown
+    text = _LIST_AFTER_TEXT.sub(lambda m: f"{m.group(1)}\n\n{m.group(2)}", text)
+    return _cite_posts(wiki, entry, text)
+
+
+def _cite_posts(wiki: _Wiki, entry: EntryView, text: str) -> str:
+    """A page text's `>>post` citations (escaped: `&gt;&gt;N`) as links to the posts of the
+    entry's sources, as the reader's site shows them: `>>N` in a quest, `¶N` in a book (the
+    chapter in the link's title); a post that is no source of the entry stays text."""
     threads = {item.post_id: item.thread_id for item in entry.provenance}
 
     def cite(match: re.Match[str]) -> str:
@@ -316,13 +327,11 @@ def _edition_markdown(wiki: _Wiki, entry: EntryView) -> str:
         where = _post_ref(wiki, post_id, thread_id).replace('"', "")
         return f'[{label}]({_url_part(url)} "{where}")' if url else label
 
-    # a list right after a line of text needs a blank line before it to be a list in Markdown
-    text = _LIST_AFTER_TEXT.sub(lambda m: f"{m.group(1)}\n\n{m.group(2)}", text)
     return _CITATION.sub(cite, text)
 
 
 def _summary(entry: EntryView) -> str:
-    prose = entry.definition
+    prose = _POST_CITATION.sub("", entry.definition)  # the index's one line cites no post
     for reference in reversed(find_references(prose)):
         prose = prose[: reference.start] + reference.text + prose[reference.end :]
     flat = " ".join(prose.split())
@@ -365,7 +374,7 @@ def _entry_blocks(wiki: _Wiki, entry: EntryView, definition: str | None = None) 
             "",
         ]
         lines += ["## Working definition", ""]
-    lines += [definition, ""]
+    lines += [_cite_posts(wiki, entry, definition), ""]
     first, last = seen_range(entry)
     seen = []
     if first:
