@@ -30,7 +30,7 @@ from terrarium_dagster.cli import main
 from terrarium_dagster.context import prompts
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.testing.batching import BatchingServer
-from terrarium_dagster.testing.forgetful import ForgetfulBackend
+from terrarium_dagster.testing.forgetful import ForgetfulBackend, definition_facts
 from terrarium_dagster.testing.quality import Quality, gold_of_quest, quality
 from terrarium_dagster.testing.recurring import RecurringQuest, generate_recurring_quest
 from tests.support.cli import TERRARIUM, run_args
@@ -189,10 +189,12 @@ def _filler_scenes(count: int) -> list[PostSpec]:
     return [post for _ in range(count) for post in _scene("Rain fell all night.")]
 
 
-def _serial_and_parallel(corpus: Path, tmp_path: Path, server: BatchingServer) -> tuple[Path, Path]:
+def _serial_and_parallel(
+    corpus: Path, tmp_path: Path, server: BatchingServer, *, concurrency: int = CONCURRENCY
+) -> tuple[Path, Path]:
     serial, parallel = tmp_path / "serial.db", tmp_path / "parallel.db"
     _run(corpus, serial, server.url, 1)
-    _run(corpus, parallel, server.url, CONCURRENCY)
+    _run(corpus, parallel, server.url, concurrency)
     return serial, parallel
 
 
@@ -318,3 +320,50 @@ def test_a_later_scene_of_one_block_naming_a_thing_by_its_short_form_makes_no_se
     names = {"Zodrin Vaxhal", "Zodrin"}
     assert len(_entries_naming(serial, names)) == 1, _entries_naming(serial, names)
     assert len(_entries_naming(parallel, names)) == 1, _entries_naming(parallel, names)
+
+
+def test_a_view_replaying_earlier_drafts_writes_each_update_to_the_entry_it_meant(
+    tmp_path: Path,
+) -> None:
+    """A redraft's view replays the block's earlier drafts; an update one of them made by id
+    (`E3`, an entry a draft before it created in its own view) names another entry where the
+    drafts before it came out otherwise. Seen on a long thread with one lookup a scene
+    (2 × 96, 2026-12-03): Sornmyl's alias and facts replayed onto Maelsyr, Maelsyr's onto
+    Nouxgum, lines a redraft's committed scene message then showed; a later scene rewrote
+    Maelsyr from that line and dropped its facts (2 dropped and 1 lost at 16, none serially).
+    The replay writes the entry that bears the term the draft wrote (`drafts._retargeted`)."""
+    quest = generate_recurring_quest(
+        tmp_path / "quest.db",
+        threads=1,
+        scenes_per_thread=24,
+        people=60,
+        places=40,
+        mentions_per_scene=(4, 8),
+        seed=23,
+    )
+    gold = gold_of_quest(quest)
+    owner = {
+        definition_facts(f"{fact[0].upper()}{fact[1:]}.")[0]: thing.full
+        for thing in quest.things
+        for fact in thing.facts
+    }
+    with BatchingServer(backend=ForgetfulBackend(lookups=1), jitter_s=0.01, seed=None) as server:
+        serial, parallel = _serial_and_parallel(quest.path, tmp_path, server, concurrency=16)
+    serial_quality, parallel_quality = quality(serial, gold, quest), quality(parallel, gold, quest)
+    assert parallel_quality.redrafts, "no draft was set aside: the views were never replayed"
+    assert parallel_quality.lost_facts <= serial_quality.lost_facts, parallel_quality
+    assert parallel_quality.dropped_facts <= serial_quality.dropped_facts, parallel_quality
+    with closing(sqlite3.connect(parallel)) as conn:
+        rows = conn.execute(
+            "SELECT e.term, e.definition, group_concat(a.alias, '|') FROM entry e "
+            "LEFT JOIN alias a ON a.entry_id = e.id AND a.deleted = 0 GROUP BY e.id"
+        ).fetchall()
+    foreign = []
+    for term, definition, aliases in rows:
+        thing = quest.thing(term).full
+        if any(quest.thing(alias).full != thing for alias in (aliases or "").split("|") if alias):
+            foreign.append(f"{term}: aliases {aliases}")
+        for fact in definition_facts(definition or ""):
+            if owner.get(fact, thing) != thing:
+                foreign.append(f"{term}: {fact} (of {owner[fact]})")
+    assert not foreign, foreign

@@ -79,6 +79,7 @@ from terrarium_dagster.model.client import ChatResult
 from terrarium_dagster.model.protocol import assistant_message_dict
 from terrarium_dagster.store.inputs import parse_entry_id
 from terrarium_dagster.store.models import UNREADABLE, Entry
+from terrarium_dagster.store.normalize import normalize_term
 
 log = logging.getLogger(__name__)
 
@@ -358,7 +359,11 @@ def replay(
         for item in draft.calls:
             if not item.writes:
                 continue
-            call = _merged(own, _remap(item.call, ids), item.base)
+            call = _retargeted(own, _remap(item.call, ids), item.target)
+            if call is None:  # no entry of this view bears the term it wrote by id
+                clean = False
+                continue
+            call = _merged(own, call, item.base)
             if draft.stale:
                 call = _as_alias(own, call)
             outcome = dispatch(registry, own, call)
@@ -369,6 +374,26 @@ def replay(
                         ids[before.entry_id] = after.entry_id
         maps.append(ids if clean else None)
     return maps
+
+
+def _retargeted(ctx: ToolAccess, call: dict[str, Any], target: str | None) -> dict[str, Any] | None:
+    """`call` (a write that names an entry by id, `target` its term in the draft's own view) as
+    a write of the entry that bears that term in this view. Only the draft's own creates are
+    remapped (`_remap`); an entry an earlier draft of its basis created has the id that draft's
+    replay gave it, which differs where the drafts before it came out otherwise (a create left
+    out, a short form replayed as an alias): the id the draft wrote then names another entry,
+    whose line the view would show with this draft's aliases and definition merged into it.
+    None when no live entry of this view bears the term; `call` unchanged when it names no
+    entry or the one it meant."""
+    if target is None or _target_term(ctx, call) == target:
+        return call
+    entry = ctx.store.glossary.find_by_term(target)
+    if entry is None or normalize_term(entry.term) != normalize_term(target):
+        return None
+    arguments = _arguments(call)
+    arguments["entry_id"] = f"E{entry.id}"
+    function = {**call["function"], "arguments": json.dumps(arguments, sort_keys=True)}
+    return {**call, "function": function}
 
 
 def _as_alias(ctx: ToolAccess, call: dict[str, Any]) -> dict[str, Any]:
