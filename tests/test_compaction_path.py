@@ -9,12 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from terrarium_dagster.agent.calls import AgentCalls
-from terrarium_dagster.agent.loop import Annotator
-from terrarium_dagster.config import load_settings
-from terrarium_dagster.engine import open_corpus, open_store
-from terrarium_dagster.model.client import ChatClient, ClientConfig
 from terrarium_dagster.model.session import ModelSession
-from tests.support.corpus_builder import simple_quest
+from tests.support.annotator import served_annotator
 from tests.support.vllm_server import ScriptedVLLM
 
 
@@ -49,26 +45,8 @@ def _reachable(root: object, *, boundary: tuple[type, ...]) -> dict[int, object]
 def test_the_context_manager_reaches_the_model_without_the_annotator(
     vllm_server: ScriptedVLLM, tmp_path: Path
 ) -> None:
-    corpus = simple_quest(tmp_path / "corpus.db", threads=1, scenes_per_thread=2)
-    settings = load_settings(
-        corpus=corpus, db=str(tmp_path / "store.db"), agent_url=vllm_server.url
-    )
-    store = open_store(settings)
-    try:
-        session = ModelSession(
-            ChatClient(ClientConfig(base_url=vllm_server.url)),
-            store,
-            budget=settings.context_budget,
-            max_tokens=settings.max_tokens,
-            run_id="run-1",
-        )
-        annotator = Annotator(
-            store=store,
-            corpus=open_corpus(settings, store),
-            session=session,
-            settings=settings,
-            run_id="run-1",
-        )
+    with served_annotator(vllm_server.url, tmp_path) as annotator:
+        session = annotator.session
         context = annotator.context
         # the manager holds no way to the model of its own: each scene hands its calls
         assert context.summarizer is None and context.flusher is None
@@ -85,5 +63,3 @@ def test_the_context_manager_reaches_the_model_without_the_annotator(
         assert id(annotator) not in reached
         assert any(isinstance(item, AgentCalls) for item in reached.values())
         assert any(item is session for item in reached.values())
-    finally:
-        store.close()

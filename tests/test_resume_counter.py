@@ -13,45 +13,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from terrarium_dagster.agent.loop import Annotator
-from terrarium_dagster.config import load_settings
-from terrarium_dagster.engine import open_corpus, open_store
-from terrarium_dagster.model.client import ChatClient, ClientConfig
-from terrarium_dagster.model.session import ModelSession
-from tests.support.corpus_builder import simple_quest
+from tests.support.annotator import served_annotator
 from tests.support.vllm_server import ScriptedVLLM
 
 
 def test_counting_the_prefix_for_the_window_check_leaves_the_counter_as_it_was(
     vllm_server: ScriptedVLLM, tmp_path: Path
 ) -> None:
-    corpus = simple_quest(tmp_path / "corpus.db", threads=1, scenes_per_thread=2)
-    settings = load_settings(
-        corpus=corpus, db=str(tmp_path / "store.db"), agent_url=vllm_server.url
-    )
-    store = open_store(settings)
-    try:
-        session = ModelSession(
-            ChatClient(ClientConfig(base_url=vllm_server.url)),
-            store,
-            budget=settings.context_budget,
-            max_tokens=settings.max_tokens,
-            run_id="run-1",
-        )
-        annotator = Annotator(
-            store=store,
-            corpus=open_corpus(settings, store),
-            session=session,
-            settings=settings,
-            run_id="run-1",
-        )
-        counter = session.counter
+    with served_annotator(vllm_server.url, tmp_path) as annotator:
+        counter = annotator.session.counter
         before = (counter.calibration(), counter.anchors())
         prefix = annotator.served_prefix_tokens()
         assert (counter.calibration(), counter.anchors()) == before
         # still the server's own count of the prefix, not the estimate
         system = {"role": "system", "content": annotator.system_prompt}
         assert prefix == counter.fork().count_exact([system], list(annotator.tools))
-        session.close()
-    finally:
-        store.close()

@@ -8,6 +8,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -153,12 +154,12 @@ def test_dev_refuses_a_ui_port_another_program_listens_on_before_starting_anythi
     assert done.stdout == ""  # neither 'Dagster UI: http' nor 'no annotator store ... yet'
 
 
-def _serve_once(db: Path) -> None:
-    """`terrarium serve` of `db` until it answers, then Ctrl-C."""
+def _serve_once(db: Path, **popen: Any) -> tuple[int, str, str]:
+    """`terrarium serve` of `db` until it answers, then Ctrl-C: its exit code and output."""
     port = _free_port()
     process = subprocess.Popen(
         [TERRARIUM, "serve", "--db", str(db), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 20
@@ -170,7 +171,9 @@ def _serve_once(db: Path) -> None:
                 assert process.poll() is None and time.monotonic() < deadline
                 time.sleep(0.2)
     finally:
-        interrupt(process)
+        code = interrupt(process)
+    out, err = process.communicate()
+    return code, out, err
 
 
 def test_two_stores_in_one_folder_never_share_its_exports(tmp_path: Path) -> None:
@@ -278,24 +281,7 @@ def _sigint_ignored() -> None:
 def test_serve_started_in_the_background_by_a_script_stops_on_sigint(exports: Path) -> None:
     """`terrarium serve &` in a script (a shell without job control) inherits SIGINT ignored:
     `kill -INT` left it serving, while `run` and `dev` stopped. It stops as on Ctrl-C."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [TERRARIUM, "serve", "--db", str(exports / "terrarium.db"), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_sigint_ignored,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
-    finally:
-        code = interrupt(process)
-    out, err = process.communicate()
+    code, out, err = _serve_once(exports / "terrarium.db", preexec_fn=_sigint_ignored)
     assert code == 0, err
     assert out.strip().splitlines()[-1] == "stopped serving (SIGINT)", out
 
