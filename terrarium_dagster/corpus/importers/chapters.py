@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Callable
 
 from terrarium_dagster.corpus.importers.gutenberg import CREDIT
 from terrarium_dagster.corpus.importers.heading_runs import (
@@ -205,11 +206,19 @@ def _first_lines_under_numbers(
     titled = [run for run in runs if len(run) >= 2 and bare(run[-2]) and not bare(run[-1])]
     if not titled or len(titled) * UNTITLED_NUMBERS > alone:
         return items
+    return _last_lines_as_text(items, lambda run: any(run is one for one in titled))
+
+
+def _last_lines_as_text(
+    items: list[Block | list[str]], taken: Callable[[list[str]], bool]
+) -> list[Block | list[str]]:
+    """The items with the last line of each run of headings `taken` picks set after the run as
+    a line of text (the run, in `runs` too, loses it)."""
     kept: list[Block | list[str]] = []
     for item in items:
         kept.append(item)
-        if isinstance(item, list) and any(item is run for run in titled):
-            kept.append(Block("text", item.pop()))  # the run, in `runs` too, without it
+        if isinstance(item, list) and taken(item):
+            kept.append(Block("text", item.pop()))
     return kept
 
 
@@ -231,12 +240,9 @@ def _dates_under_headings(items: list[Block | list[str]]) -> list[Block | list[s
     dated = sum(1 for i in items if isinstance(i, Block) and DATE_LINE.match(i.text.strip()))
     if dated < DATED_LINES:
         return items
-    kept: list[Block | list[str]] = []
-    for item in items:
-        kept.append(item)
-        if isinstance(item, list) and len(item) >= 2 and DATE_LINE.match(item[-1].strip()):
-            kept.append(Block("text", item.pop()))  # the run, in `runs` too, without it
-    return kept
+    return _last_lines_as_text(
+        items, lambda run: len(run) >= 2 and DATE_LINE.match(run[-1].strip()) is not None
+    )
 
 
 _YEAR = re.compile(r"^(?:1[5-9]|20)\d\d\.?$")  # a year alone, as an imprint's last line
@@ -600,11 +606,17 @@ def _without_end_word(chapter: Chapter) -> None:
     """The last chapter without the word that ends the book as its last paragraph ("FINIS",
     Emma's in every edition: "THE END" set apart is a heading, and ends the story so); the word
     inside the story, before more of it, stays (Tristram Shandy's "Finis." to Trim's sermon)."""
-    scene = next((scene for scene in reversed(chapter.scenes) if scene), None)
-    if scene and len(chapter.paragraphs) > 1 and _END_WORD.match(scene[-1].strip()):
-        scene.pop()
-        while len(chapter.scenes) > 1 and not chapter.scenes[-1]:
-            chapter.scenes.pop()
+    if len(chapter.paragraphs) > 1 and _END_WORD.match(chapter.paragraphs[-1].strip()):
+        _take_last_paragraph(chapter)
+
+
+def _take_last_paragraph(chapter: Chapter) -> str:
+    """Take the chapter's last paragraph out of it (a scene it leaves empty goes with it)."""
+    scene = next(scene for scene in reversed(chapter.scenes) if scene)
+    paragraph = scene.pop()
+    while len(chapter.scenes) > 1 and not chapter.scenes[-1]:
+        chapter.scenes.pop()
+    return paragraph
 
 
 CLOSING_LINE_WORDS = 12  # a division's closing line is this short
@@ -617,14 +629,11 @@ def _without_closing_lines(chapter: Chapter) -> list[str]:
     the first sets them as headings, never story). Returns the lines taken out."""
     taken: list[str] = []
     while len(chapter.paragraphs) > 1:
-        scene = next(scene for scene in reversed(chapter.scenes) if scene)
-        line = " ".join(scene[-1].split())
+        line = " ".join(chapter.paragraphs[-1].split())
         closing = DIVISION_END.match(line.removeprefix("THE ").removeprefix("The "))
         if len(line.split()) > CLOSING_LINE_WORDS or not closing:
             break
-        taken.append(scene.pop())
-        while len(chapter.scenes) > 1 and not chapter.scenes[-1]:
-            chapter.scenes.pop()
+        taken.append(_take_last_paragraph(chapter))
     return taken[::-1]
 
 
