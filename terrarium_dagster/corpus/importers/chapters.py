@@ -630,7 +630,7 @@ def _without_closing_lines(chapter: Chapter) -> list[str]:
     taken: list[str] = []
     while len(chapter.paragraphs) > 1:
         line = " ".join(chapter.paragraphs[-1].split())
-        closing = DIVISION_END.match(line.removeprefix("THE ").removeprefix("The "))
+        closing = DIVISION_END.match(line)
         if len(line.split()) > CLOSING_LINE_WORDS or not closing:
             break
         taken.append(_take_last_paragraph(chapter))

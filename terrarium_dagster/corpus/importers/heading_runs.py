@@ -189,8 +189,8 @@ def sentence_heading(text: str) -> bool:
     return sum(1 for word in words if word[0].islower()) * 2 > len(words)
 
 
-DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "End of Book II", "END OF VOL. I."
-    rf"^end of (?:the )?(?:(?:{ORDINALS})\s+)?"
+DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "The end of Book II", "END OF VOL. I."
+    rf"^(?:the )?end of (?:the )?(?:(?:{ORDINALS})\s+)?"
     r"(?:act|book|part|volume|vol\.|canto|chapter|scene|tale)\b[\w\s.,]{0,20}$",
     re.I,
 )
