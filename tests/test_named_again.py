@@ -9,6 +9,7 @@ after its first scene and resumed writes the same store.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from terrarium_dagster.cli import main
@@ -85,3 +86,68 @@ def test_restoring_resumes_exactly(tmp_path: Path) -> None:
     assert curator_decisions(resumed, "John Silver") == curator_decisions(whole, "John Silver")[:1]
     assert main(run_args(resumed, corpus)) == 0
     assert dump_differences(store_dump(whole), store_dump(resumed)) == []
+
+
+# A captain met once under his full name, then once under his title, each let go as a name in
+# passing before the other was met; a later chapter names him both ways, again and again.
+TWO_FORMS = """THE GREY HARBOUR
+
+CHAPTER I. THE INN
+
+The inn stood above the cove, and the wind came off the water all night long, so that my
+mother kept the fire high and I kept the shutters barred until the grey light of morning.
+
+A stranger came at dusk and sat alone by the hearth. "I am Andrew Speedy, of Cardiff," he
+said, and he drank his ale and paid for it and went out into the rain without another word.
+
+CHAPTER II. THE QUAY
+
+We went down to the quay in the morning to ask for a passage to the south, but the harbour
+master laughed at us: Captain Speedy, he said, would carry no passengers for any money.
+
+The boats came home with the tide that evening, and the nets were hung to dry along the
+harbour wall while the gulls quarrelled over what the fishermen threw back into the water.
+
+CHAPTER III. THE HOLD
+
+A short man with a red beard met us on the gangway of the brig and looked us up and down.
+He said he was Andrew Speedy, and that he owned the ship and every plank and rope of her.
+
+Captain Speedy showed us the galley and the casks and the brass lamps, and he swore at the
+cook for the smell of the stew, and at the boy for the dust on the lamps.
+
+That night I heard Captain Speedy talking low with the bosun about the price of our passage
+and the weather in the channel, and I did not like the sound of either.
+
+At dawn Captain Speedy cast off, and the men cursed Andrew Speedy under their breath as they
+hauled at the ropes, for he had promised them a day ashore and given them none.
+
+Andrew Speedy sang at the capstan while the sails filled, and the brig stood out past the
+point with the whole town watching from the harbour wall.
+"""
+
+
+def test_two_forms_of_one_name_restored_together_are_one_entry(tmp_path: Path) -> None:
+    """Each form was let go before the other was met, so neither was an alias of the other;
+    restored in one review, each was shown beside the other still rejected. The titled form
+    goes to the full name restored beside it, not back as an entry of its own."""
+    corpus, db = imported_book(tmp_path, TWO_FORMS), tmp_path / "store.db"
+    assert main(run_args(db, corpus)) == 0
+    con = sqlite3.connect(db)
+    try:
+        entries = con.execute("SELECT id, term, status, merged_into FROM entry ORDER BY id")
+        entries = entries.fetchall()
+        decided = con.execute(
+            "SELECT thread_id, entry_id, decision, target_entry_id FROM curator_decision"
+        ).fetchall()
+    finally:
+        con.close()
+    assert entries == [(1, "Andrew Speedy", "confirmed", None), (2, "Captain Speedy", "merged", 1)]
+    (first, _, _, _), (second, _, _, _), (again, *_), _ = decided
+    assert first < second < again
+    assert decided == [
+        (first, 1, "REJECT", None),
+        (second, 2, "REJECT", None),
+        (again, 1, "CONFIRM", None),
+        (again, 2, "MERGE", 1),
+    ]

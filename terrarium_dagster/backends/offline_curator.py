@@ -111,6 +111,7 @@ def offline_curate(entries: Sequence[CurateEntryView]) -> list[dict[str, Any]]:
     decisions: list[dict[str, Any]] = []
     reviewed = {view.entry_id: view for view in entries}
     back = {view.entry_id: _back_again(view) for view in entries if view.status == "rejected"}
+    back = _restored_together(entries, back)
     restored = {entry_id: reason for entry_id, (reason, _, _) in back.items() if reason}
     # a restored entry is live to the merges of this answer ("Tobiah Leck" into a restored "Leck")
     reviewed = {
@@ -317,6 +318,33 @@ def _back_again(view: CurateEntryView) -> tuple[str | None, KnownEntry | None, s
     if owner is not None and _another_person(view, owner):
         return reason, None, ""
     return reason, owner, how
+
+
+def _restored_together(
+    entries: Sequence[CurateEntryView],
+    back: Mapping[int, tuple[str | None, KnownEntry | None, str]],
+) -> dict[int, tuple[str | None, KnownEntry | None, str]]:
+    """`back` with each entry this answer restores under its own name merged instead into an
+    older one it restores beside it, when its name is a short, pet or titled form of that one's
+    and of no other's (`name_owner`): "Andrew Speedy" and "Captain Speedy", both let go as met
+    in passing and both named again in one chapter, are one captain. Each was shown beside the
+    other still rejected, so `_back_again` found no live entry holding it."""
+    found = dict(back)
+    for view in sorted(entries, key=lambda view: view.entry_id):
+        reason, owner, _how = found.get(view.entry_id, (None, None, ""))
+        if reason is None or owner is not None:
+            continue
+        older = [
+            KnownEntry(other.entry_id, other.term, other.aliases, "confirmed", other.definition)
+            for other in entries
+            if other.entry_id < view.entry_id
+            and found.get(other.entry_id, (None, None, ""))[0] is not None
+            and found[other.entry_id][1] is None
+        ]
+        together, how = name_owner(view.term, older)
+        if together is not None and not _another_person(view, together):
+            found[view.entry_id] = (reason, together, how)
+    return found
 
 
 def _full_name_holding(view: CurateEntryView) -> KnownEntry | None:
