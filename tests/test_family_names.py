@@ -188,3 +188,36 @@ def test_one_given_name_under_two_surnames_is_two_people() -> None:
     titled = CurateEntryView(9, "Jeddak Tars Tarkas", similar=(tarkas,), source_count=1)
     merged = [d for d in offline_curate([titled]) if d["decision"] == "MERGE"]
     assert [d["target_entry_id"] for d in merged] == ["E2"], merged
+
+
+def test_a_full_name_of_given_names_met_in_the_scene_is_theirs_not_a_parents() -> None:
+    """Peter Pan, chapter 3: "Wendy Moira Angela Darling," she replies, and the scene goes on
+    with "Wendy Moira Angela". The full name was made an alias of the known "Mrs. Darling" by
+    its surname (a woman's full name under a woman's title): it is the daughter's, the name
+    met beside it, given names and all."""
+    story = (
+        "[post 101]\n“Wendy Moira Angela Darling,” she replied with some satisfaction. “What is "
+        "your name?”\n\n"
+        "[post 102]\n“I'm so sorry,” said Wendy Moira Angela. She was a lady."
+    )
+    known = ["- [E1] Mrs. Darling [confirmed]: A character; appears with Mr. Darling."]
+    aliases, created = _plan(story, known)
+    assert "E1" not in aliases, aliases
+    assert "Wendy Moira Angela" in created, created
+    # the known entry of those given names takes it, not the mother
+    known.append("- [E16] Wendy Moira Angela [confirmed]: A character.")
+    aliases, created = _plan(story, known)
+    assert aliases == {"E16": ["Wendy Moira Angela Darling"]}, aliases
+    assert created == [], created
+    # given names let go as met in passing ("George Edward", for "George Edward Challenger")
+    # take nothing: the titled entry keeps it
+    known = [
+        "- [E1] Mrs. Darling [confirmed]: A character; appears with Mr. Darling.",
+        "- [E16] Wendy Moira Angela [rejected]: A name.",
+    ]
+    aliases, _created = _plan(story, known)
+    assert aliases == {"E1": ["Wendy Moira Angela Darling"]}, aliases
+    # alone, with no one named by its given names, it stays the titled entry's as before
+    known = ["- [E1] Mrs. Darling [confirmed]: A character; appears with Mr. Darling."]
+    aliases, _created = _plan("[post 101]\n“Wendy Moira Angela Darling,” she replied.", known)
+    assert aliases == {"E1": ["Wendy Moira Angela Darling"]}, aliases

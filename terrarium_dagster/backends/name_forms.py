@@ -759,6 +759,32 @@ def surname_shared(full_name: str, owner: KnownEntry, entries: Sequence[KnownEnt
     return False
 
 
+def given_names_met(
+    full_name: str, owner: KnownEntry, entries: Sequence[KnownEntry]
+) -> KnownEntry | None:
+    """For a full name that `owner` would take by its surname alone (its names hold a title and
+    that surname: "Mrs. Darling"), the other of `entries` named by all of the full name but its
+    surname, no title ("Wendy Moira Angela" for "Wendy Moira Angela Darling"): the full name
+    is that one's, given names and the family's name, not the titled parent's. None when the
+    owner bears those given names itself, or no other entry is named so."""
+    words = untitled(normalize_term(full_name)).split()
+    if len(words) < 2 or not person_like(" ".join(words)):
+        return None
+    given, surname = " ".join(words[:-1]), words[-1]
+    owned = [_untitled(normalize_term(name)) for name in owner.names]
+    if not any(titles and rest == surname for titles, rest in owned):
+        return None  # not taken by its surname
+    if any(rest.split()[:-1] == words[:-1] or rest == given for _titles, rest in owned):
+        return None
+    found = [
+        entry
+        for entry in entries
+        if entry.entry_id != owner.entry_id
+        and any(normalize_term(name) == given for name in entry.names)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def _names_another_given(full_name: str, entry: KnownEntry) -> bool:
     """Whether the entry already has a full name (titles aside) with the surname of
     `full_name` (normalized, untitled) and another given name, no familiar form of its own:

@@ -44,6 +44,7 @@ from terrarium_dagster.backends.chat_request import ENTRY_REF, Call, Reply, entr
 from terrarium_dagster.backends.describe import compose, grow, portrait
 from terrarium_dagster.backends.name_forms import (
     forms_of,
+    given_names_met,
     names_by_context,
     surname_shared,
     titled_form,
@@ -122,6 +123,13 @@ class SceneAnnotator:
             owner = word_owner(candidate, live)
             if owner is not None and surname_shared(candidate.term, owner, met):
                 owner = None
+            given = given_names_met(candidate.term, owner, met) if owner is not None else None
+            if given is not None and given.entry_id < 0:
+                # "Wendy Moira Angela Darling" beside "Wendy Moira Angela", met in this scene
+                later_aliases.setdefault(given.term, []).append(candidate.term)
+                continue
+            if given is not None and given.status not in ("rejected", "merged"):
+                owner = given  # the live entry of its given names
             said = named.get(candidate.term)
             if owner is None and isinstance(said, KnownEntry):
                 owner = said
