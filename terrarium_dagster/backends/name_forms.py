@@ -272,10 +272,27 @@ def pet_name_of(name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
             first = words[0] if len(words) == 1 or person_like(other) else ""
             if len(words) == 1 and _a_surname_of(other, names):
                 continue  # "Laurie" is no pet form of "Laurence", also "Mr. Laurence"
-            if first and pet_name(key, first):
+            if first and (pet_name(key, first) or _clipped(key, first, len(words))):
                 found.append(entry)
                 break
     return found
+
+
+CLIPPED_CHARS = 4  # a name clipped shorter than this is any name's opening ("Tin", "Bel")
+
+
+def _clipped(key: str, first: str, words: int) -> bool:
+    """Is the one word `key` the first word `first` of a name of two words or more clipped
+    short, two letters or more gone, where the clipped word is rarer in English than the whole
+    ("Tink" of "Tinker Bell")? Not a one-word name's opening: "Bing" of "Bingley" may be a
+    name of its own."""
+    return (
+        words > 1
+        and len(key) >= CLIPPED_CHARS
+        and len(first) >= len(key) + 2
+        and first.startswith(key)
+        and frequency(key) < frequency(first)
+    )
 
 
 def _a_surname_of(word: str, names: Sequence[str]) -> bool:
