@@ -151,3 +151,65 @@ def test_two_forms_of_one_name_restored_together_are_one_entry(tmp_path: Path) -
         (again, 1, "CONFIRM", None),
         (again, 2, "MERGE", 1),
     ]
+
+
+# A lad named in full once, let go as a name in passing; then called by a pet form for a
+# chapter; then named in full again.
+PET_FORM = """THE HOUSE OF SHAWS
+
+CHAPTER I. I SET OFF
+
+I will begin the story of my adventures with a certain morning early in the month of June, when
+I took the key for the last time out of the door of my father's house, David Balfour his son.
+
+The sun began to shine upon the summit of the hills as I went down the road, and by the time I
+had come as far as the manse, the blackbirds were whistling in the garden lilacs.
+
+CHAPTER II. THE MANSE
+
+The minister was waiting for me by the garden gate. "Well, Davie, lad," said he, "I will go
+with you as far as the ford, to set you on the way." And he took my bundle from my hand.
+
+"Davie," he said, when we came to the ford, "there is a letter here your father left for you,
+and you are to carry it to the house of Shaws, by Cramond, and give it into a laird's hands."
+
+Then he prayed a little while aloud, and at the end he said, "Davie, my man, be wary of the
+world, and put your trust in the Lord," and he turned and went back over the hill alone.
+
+CHAPTER III. THE HOUSE
+
+The laird read the letter twice over by the light of the fire, and then he looked up at me
+under his brows. "David Balfour," said he, "you are your father's son, I see that plain."
+
+"David Balfour," he went on, "you may sleep in the room at the top of the stair, for there is
+no other, and you will find the bed hard enough, but the roof is sound over it."
+
+I said goodnight to him and climbed the stair with the candle, and David Balfour, for all his
+father's letter, lay down that night in a cold house with no friend in it but himself.
+"""
+
+
+def test_a_full_name_restored_goes_to_the_pet_form_made_while_it_stood_rejected(
+    tmp_path: Path,
+) -> None:
+    """Kidnapped: "David Balfour", named in one paragraph of the first chapter, was let go as a
+    name of familiar words; "Davie" was made an entry meanwhile (no word of it is the full
+    name's, so it was not its alias). Restored, the full name stayed a second entry beside
+    "Davie". Now it goes to the one live entry named by a pet form of its given name."""
+    corpus, db = imported_book(tmp_path, PET_FORM), tmp_path / "store.db"
+    assert main(run_args(db, corpus)) == 0
+    con = sqlite3.connect(db)
+    try:
+        entries = con.execute("SELECT id, term, status, merged_into FROM entry ORDER BY id")
+        entries = {term: (status, merged) for _id, term, status, merged in entries.fetchall()}
+        decided = con.execute(
+            "SELECT d.decision, d.target_entry_id, d.reasoning FROM curator_decision d"
+            " JOIN entry e ON e.id = d.entry_id WHERE e.term = 'David Balfour' ORDER BY d.id"
+        ).fetchall()
+        davie = con.execute("SELECT id FROM entry WHERE term = 'Davie'").fetchone()[0]
+    finally:
+        con.close()
+    assert entries["Davie"] == ("confirmed", None), entries
+    assert entries["David Balfour"] == ("merged", davie), entries
+    assert [(kind, target) for kind, target, _ in decided] == [("REJECT", None), ("MERGE", davie)]
+    assert "pet form" in decided[1][2]

@@ -295,6 +295,25 @@ def _clipped(key: str, first: str, words: int) -> bool:
     )
 
 
+def pet_forms_of(full_name: str, entries: Sequence[KnownEntry]) -> list[KnownEntry]:
+    """For a person's full name of two words, no title ("David Balfour"), the entries named by
+    one word that is a pet form of its given name ("Davie"; `pet_name`) and no surname of
+    theirs ("Laurie" beside "Mr. Laurence" is a pet form of no given name)."""
+    key = normalize_term(full_name)
+    words = key.split()
+    if len(words) != 2 or untitled(key) != key or not person_like(key):
+        return []
+    found = []
+    for entry in entries:
+        names = [normalize_term(other) for other in entry.names]
+        if any(
+            " " not in other and not _a_surname_of(other, names) and pet_name(other, words[0])
+            for other in names
+        ):
+            found.append(entry)
+    return found
+
+
 def _a_surname_of(word: str, names: Sequence[str]) -> bool:
     """Whether the one word, a name of an entry whose (normalized) names are `names`, is a
     surname there: another of them is it after a family's title ("mr. laurence", "miss

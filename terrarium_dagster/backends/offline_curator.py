@@ -19,6 +19,7 @@ from terrarium_dagster.backends.name_forms import (
     name_owner,
     named_before_of,
     person_like,
+    pet_forms_of,
     pet_name_of,
     titles_fit,
     untitled,
@@ -293,7 +294,8 @@ def _back_again(view: CurateEntryView) -> tuple[str | None, KnownEntry | None, s
     surname ends (`_full_name_holding`: "Hyde" into "Edward Hyde"), or, named in several words,
     to the live entry of any age named in fewer words that it is a form of ("Colonel Stamp
     Proctor" into "Colonel Proctor", created while it stood rejected; not "Treasure Island" into
-    "Isle of Treasure")."""
+    "Isle of Treasure"), or, a full name, to the one live entry named by a pet form of its given
+    name ("David Balfour" into "Davie")."""
     again = _named_again(view)
     if again is None or a_title(view):
         return None, None, ""
@@ -315,6 +317,9 @@ def _back_again(view: CurateEntryView) -> tuple[str | None, KnownEntry | None, s
         and len(normalize_term(other.term).split()) < size
     ]
     owner, how = name_owner(view.term, live) if size > 1 else (None, "")
+    pets = pet_forms_of(view.term, live) if owner is None else []
+    if len(pets) == 1:  # "David Balfour" into "Davie", made while he stood rejected
+        owner, how = pets[0], "is the full name of the pet form"
     if owner is not None and _another_person(view, owner):
         return reason, None, ""
     return reason, owner, how
