@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from terrarium_dagster.model.protocol import Usage
+from terrarium_dagster.store.ledger import ABANDONED
 from terrarium_dagster.store.models import AgentCallRecord
 
 #: The outcome of an attempt still with the server when the run stopped (a sibling's request,
 #: a hung one): the server got it, and no answer will be read.
-ABANDONED_AT_STOP = "abandoned: the run stopped while the request was with the server"
+ABANDONED_AT_STOP = ABANDONED + "the run stopped while the request was with the server"
 RETRIED = "retried: "  # the prefix of an attempt that failed and was asked again
 
 

@@ -37,6 +37,15 @@ except ImportError:  # pragma: no cover - not POSIX: the in-process lock only
 
 LEDGER_SUFFIX = "-calls"
 NO_ANSWER = "no answer recorded: the process stopped during the call"
+#: How the outcome of an attempt the run stopped with in flight begins (its answer not read).
+ABANDONED = "abandoned: "
+
+
+def is_abandoned(outcome: str | None) -> bool:
+    """Whether a call's outcome says the run stopped with it in flight, its answer unread:
+    abandoned when the run stopped, or left by a process that died during it (`NO_ANSWER`).
+    Not a failure of the call: the server was not at fault."""
+    return outcome is not None and (outcome.startswith(ABANDONED) or outcome == NO_ANSWER)
 
 
 def ledger_path(where: str) -> Path | None:
