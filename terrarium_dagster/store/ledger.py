@@ -137,6 +137,21 @@ class CallLedger:
         )
         return key
 
+    def abandoned(self, key: str, record: AgentCallRecord) -> None:
+        """The run stopped with the request `key` in flight: `record` (its outcome abandoned) is
+        its row from now on unless it ends after all. Still open while its process lives (its
+        answer, if it comes, is booked by `done` with its real usage and replaces this row);
+        once the process is gone, settled as this row."""
+        row = record.model_copy(update={"request_key": key})
+        self._append(
+            {
+                "k": key,
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "sent": row.model_dump(exclude={"id"}),
+            }
+        )
+
     def done(self, key: str, rows: Sequence[AgentCallRecord]) -> list[AgentCallRecord]:
         """The request `key` returned (or failed): its rows, the last one the call's own, each
         keyed (the retried attempts after the call's key). Returns the keyed rows."""
@@ -165,7 +180,7 @@ class CallLedger:
                 key = str(event["k"])
                 if "done" in event:
                     view.done[key] = [AgentCallRecord(**row) for row in event["done"]]
-                elif "sent" in event:
+                elif "sent" in event:  # the request, or later its row as abandoned
                     alive = _alive(int(event.get("pid", 0)), str(event.get("host", "")))
                     view.open[key] = (AgentCallRecord(**event["sent"]), alive)
             except (ValueError, KeyError, TypeError):
