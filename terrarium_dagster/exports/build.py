@@ -204,7 +204,8 @@ class Exporter:
             subtitle = (
                 f"As of the end of the chapter “{chapter_title(thread.title)}”."
                 if self.book
-                else f"As of the end of thread {thread.key}: {thread.title}."
+                else f"As of the end of thread {thread.key}"
+                + (f": {thread.title}." if thread.title else ".")
             )
             entries = self._entries_as_of(revision)
         position = None if as_of_thread is None else self.corpus.thread(as_of_thread).position
