@@ -97,6 +97,7 @@ def store_status(db: str) -> dict[str, Any]:
         states = store.progress.thread_states()
         entries = store.glossary.entries(include_deleted=True)
         totals = store.runs.agent_call_totals()
+        per_server = store.runs.calls_per_server()
         by_status = Counter("deleted" if entry.deleted else entry.status for entry in entries)
         threads = [
             {
@@ -167,9 +168,16 @@ def store_status(db: str) -> dict[str, Any]:
             "cached_tokens": totals.cached_tokens,
             "completion_tokens": totals.completion_tokens,
             "cache_hit_rate": round(totals.cache_hit_rate, 4),
+            "calls_failed": sum(row[2] for row in per_server),
+            "calls_abandoned": sum(row[3] for row in per_server),
             "calls_per_server": [
-                {"server": server or "(not recorded)", "calls": calls, "failed": failed}
-                for server, calls, failed in store.runs.calls_per_server()
+                {
+                    "server": server or "(not recorded)",
+                    "calls": calls,
+                    "failed": failed,
+                    "abandoned": abandoned,
+                }
+                for server, calls, failed, abandoned in per_server
             ],
             "compactions": len(store.memory.compactions()),
             "snapshots": len(store.memory.snapshots()),
@@ -244,9 +252,11 @@ def render_status(report: dict[str, Any]) -> str:
 
     for row in report["calls_per_server"]:
         failed = f", {row['failed']} failed" if row["failed"] else ""
+        # the run stopped with them in flight: no fault of the server's, their answers unread
+        abandoned = f", {row['abandoned']} abandoned" if row["abandoned"] else ""
         server = str(row["server"])
         where = "the offline backend" if is_offline(server) else f"server {server}"
-        lines.append(f"  {where}: {row['calls']} calls{failed}")
+        lines.append(f"  {where}: {row['calls']} calls{failed}{abandoned}")
     lines.append(f"compactions: {report['compactions']}; snapshots: {report['snapshots']}")
     living = report["living_corpus"]
     if living.get("corpus_note"):

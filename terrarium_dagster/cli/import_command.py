@@ -15,6 +15,9 @@ from terrarium_dagster.store.base import refuse_side_file
 BOOK_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".rst", ".rest", ".adoc", ".asciidoc")
 BOOK_SUFFIXES += (".asc", ".html", ".htm", ".xhtml", ".epub")
 
+#: What `--format` names (the importer's `FORMATS`, here not to load it for every command).
+BOOK_FORMATS = ("adoc", "epub", "html", "md", "rst", "txt")
+
 #: How many of the parts an import left out its line names (`--dry-run` lists them all).
 LEFT_OUT_SHOWN = 4
 
@@ -30,7 +33,14 @@ def add_import_parser(commands: Any) -> None:
     importer.add_argument(
         "book",
         type=file_path,
-        help="plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB file",
+        help="plain text, Markdown, reStructuredText, AsciiDoc, HTML or EPUB file; `-` (or "
+        "/dev/stdin) reads it from a pipe",
+    )
+    importer.add_argument(
+        "--format",
+        choices=BOOK_FORMATS,
+        help="how to read the book (else its file's suffix says; from a pipe, an EPUB or HTML "
+        "page is told by its first bytes and anything else is read as plain text)",
     )
     importer.add_argument(
         "--out", type=file_path, required=True, help="corpus SQLite file to write"
@@ -46,12 +56,13 @@ def add_import_parser(commands: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from terrarium_dagster.corpus.importers import import_book, read_book
+    from terrarium_dagster.corpus.importers import import_book, is_stream, read_book
 
     if args.dry_run:
-        book = read_book(args.book)
+        book = read_book(args.book, format=args.format)
         found = counted(len(book.chapters), "chapter", "chapters")
-        print(f"{book.title or args.book.name}: {found} (nothing written)")
+        named = "book from the pipe" if is_stream(args.book) else args.book.name
+        print(f"{book.title or named}: {found} (nothing written)")
         for note in book.notes:
             print(f"  note: {note}")
         for number, chapter in enumerate(book.chapters, start=1):
@@ -74,7 +85,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     check_writable(args.out, folder=False)
     # a corpus at store.db-wal would be store.db's log
     refuse_side_file(args.out, "--out", store=False, database=True)
-    report = import_book(args.book, args.out, replace=args.replace)
+    report = import_book(args.book, args.out, replace=args.replace, format=args.format)
     if report.unchanged:
         print(
             f"{report.path} already holds this import of {report.title} "

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import recorded_title, story_name
+from terrarium_dagster.corpus.units import thread_title
 
 FIRST_THREADS = 3  # how many of the first threads name a corpus
 IDENTITY_META = "corpus_identity"  # the store's meta key that holds it
@@ -31,8 +32,9 @@ class CorpusIdentity(BaseModel):
         if self.book_title != other.book_title:
             return False
         shared = min(len(self.first_threads), len(other.first_threads))
-        return [tuple(t) for t in self.first_threads[:shared]] == [
-            tuple(t) for t in other.first_threads[:shared]
+        # a store recorded a title of only whitespace as it was; the reader now gives it as ""
+        return [(i, thread_title(t)) for i, t in self.first_threads[:shared]] == [
+            (i, thread_title(t)) for i, t in other.first_threads[:shared]
         ]
 
     def difference(self, other: CorpusIdentity) -> str:

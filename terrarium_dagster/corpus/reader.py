@@ -42,6 +42,7 @@ from terrarium_dagster.corpus.units import (
     Scene,
     Thread,
     parse_thread_key,
+    thread_title,
 )
 from terrarium_dagster.errors import ConfigError, CorpusError, InputError
 
@@ -333,7 +334,7 @@ class Corpus:
         return [
             Thread(
                 id=row[0],
-                title="" if row[1] is None else str(row[1]),
+                title=thread_title(row[1]),
                 position=position,
                 first_time=row[2],
                 post_count=row[3],

@@ -115,6 +115,13 @@ def parse_thread_key(key: str) -> tuple[int, int]:
     return position, thread_id
 
 
+def thread_title(raw: object) -> str:
+    """A thread's title as the corpus gives it, the one rule for every reader of it: NULL or
+    only whitespace ("   ") is no title, "" (what shows it shows the thread without one)."""
+    text = "" if raw is None else str(raw)
+    return text if text.strip() else ""
+
+
 def chapter_label(key: str) -> str:
     """A book's chapter as `--threads` takes it and the tables show it: `ch4` for the key
     `t00003-81` (its position in the book, from 1)."""

@@ -388,7 +388,8 @@ UNCHANGED_CURATION = "already curated: nothing changed (the recorded decisions a
 
 
 def _described(thread: Thread, unchanged: str, already_done: bool) -> str:
-    return f"{thread.key}: {thread.title}" + (f" — {unchanged}" if already_done else "")
+    named = f"{thread.key}: {thread.title}" if thread.title else thread.key
+    return named + (f" — {unchanged}" if already_done else "")
 
 
 def backend_metadata(settings: Settings) -> dict[str, Any]:

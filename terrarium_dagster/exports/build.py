@@ -39,6 +39,7 @@ from terrarium_dagster.exports.data import (
 )
 from terrarium_dagster.exports.edition_views import with_editions
 from terrarium_dagster.exports.entry_records import (
+    Chapters,
     entry_record,
     exported_entries,
     glossary_document,
@@ -152,6 +153,8 @@ class Exporter:
         self.corpus = corpus
         self.titles = {thread.id: thread.title for thread in corpus.threads()}
         self.book = is_book(corpus)  # an imported book: chapters and paragraphs, not posts
+        # how the JSON and YAML name a book's paragraphs (None: a quest's posts)
+        self.chapters = Chapters(corpus.threads()) if self.book else None
         self._views: dict[int, EntryView] = {}
         self._boundary: int | None = None
         self._records: dict[int, _Record] = {}
@@ -204,7 +207,8 @@ class Exporter:
             subtitle = (
                 f"As of the end of the chapter “{chapter_title(thread.title)}”."
                 if self.book
-                else f"As of the end of thread {thread.key}: {thread.title}."
+                else f"As of the end of thread {thread.key}"
+                + (f": {thread.title}." if thread.title else ".")
             )
             entries = self._entries_as_of(revision)
         position = None if as_of_thread is None else self.corpus.thread(as_of_thread).position
@@ -234,7 +238,11 @@ class Exporter:
             cached = self._records.get(entry.id)
             if cached is None or cached.resolved != resolved or not _same(cached.entry, entry):
                 record = entry_record(
-                    entry, index, url_for_post=self.url_for_post, thread_titles=self.titles
+                    entry,
+                    index,
+                    url_for_post=self.url_for_post,
+                    thread_titles=self.titles,
+                    chapters=self.chapters,
                 ).model_dump(mode="json")
                 cached = _Record(entry, resolved, json_fragment(record), yaml_fragment(record))
             records[entry.id] = cached
@@ -299,6 +307,7 @@ class Exporter:
                     meta=meta,
                     url_for_post=self.url_for_post,
                     thread_titles=self.titles,
+                    chapters=self.chapters,
                 )
                 held = exported_entries(entries)
                 merged = sum(1 for entry in held if entry.merged_into is not None)

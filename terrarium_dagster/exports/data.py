@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import yaml
 
-from terrarium_dagster.exports.entry_records import UrlForPost, glossary_document
+from terrarium_dagster.exports.entry_records import Chapters, UrlForPost, glossary_document
 from terrarium_dagster.exports.files import write_text_atomic
 from terrarium_dagster.store.models import EntryView
 
@@ -75,11 +75,16 @@ def export_document(
     meta: Mapping[str, Any],
     url_for_post: UrlForPost | None = None,
     thread_titles: Mapping[int, str] | None = None,
+    chapters: Chapters | None = None,
 ) -> Path:
     """Write ``{"meta": ..., "entries": [...]}`` as indented UTF-8 JSON or as YAML (safe_load
     gives equal data); returns the path."""
     document = glossary_document(
-        entries, meta=meta, url_for_post=url_for_post, thread_titles=thread_titles
+        entries,
+        meta=meta,
+        url_for_post=url_for_post,
+        thread_titles=thread_titles,
+        chapters=chapters,
     )
     target = Path(path)
     fragment, assemble = (

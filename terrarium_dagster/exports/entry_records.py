@@ -3,15 +3,28 @@
 Shared by the JSON and YAML exports (the same records, so the two round-trip to equal data).
 Entries are sorted by normalized term, then id; sources by post, then quote. Nothing here reads a
 clock, so the same glossary gives the same bytes.
+
+A forum quest's post is named as its forum does: `ref` "thread#post" ("100#104"), and a
+definition cites a post as `>>104`. An imported book's paragraph is named as the reader's site
+and the wiki name it (`Chapters`): `ref` "“CHAPTER III: MY ADVENT ON MARS”, paragraph 13", with
+`chapter` (its number in the book, from 1), `chapter_title` (as the reader sees it: a bare
+numeral is "Chapter IV") and `paragraph` (its number in the chapter) beside the ids; and a
+`>>N` citation in the definition or the reader's edition is written as that place, in the same
+words (a post the book does not hold stays `>>N`).
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializeAsAny
 
+from terrarium_dagster.corpus.story import book_place, chapter_title, paragraph_number
+from terrarium_dagster.corpus.units import Thread
 from terrarium_dagster.exports.references import NameIndex, find_references, linked_views
 from terrarium_dagster.store.models import EntryView, Provenance
 
@@ -35,6 +48,84 @@ class SourceRecord(PostLink):
     thread_title: str | None = None
 
 
+class BookPlace(BaseModel):
+    """Where a paragraph is in an imported book, as a reader counts: the chapter's number in
+    the book (from 1), its title as shown, the paragraph's number in the chapter."""
+
+    chapter: int
+    chapter_title: str
+    paragraph: int
+
+
+class BookPostLink(PostLink):
+    """A book's `PostLink`: its `BookPlace` after the ids (`ref` names that place)."""
+
+    chapter: int
+    chapter_title: str
+    paragraph: int
+
+
+class BookSourceRecord(SourceRecord):
+    """A book's `SourceRecord`: its `BookPlace` after the quote."""
+
+    chapter: int
+    chapter_title: str
+    paragraph: int
+
+
+# a `>>post` citation in a definition
+_CITATION = re.compile(r">>(\d+)")
+
+
+@dataclass(frozen=True)
+class Chapters:
+    """An imported book's chapters (its threads in story order), to name its paragraphs as a
+    reader does. A chapter's paragraphs are the posts from its id on (`paragraph_number`)."""
+
+    threads: Sequence[Thread]
+    _by_id: dict[int, Thread] = field(init=False, repr=False)
+    _starts: list[int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {thread.id: thread for thread in self.threads})
+        object.__setattr__(self, "_starts", sorted(self._by_id))
+
+    def place(self, thread_id: int, post_id: int) -> BookPlace | None:
+        thread = self._by_id.get(thread_id)
+        if thread is None:
+            return None
+        return BookPlace(
+            chapter=thread.position + 1,
+            chapter_title=chapter_title(thread.title) if thread.title else "",
+            paragraph=paragraph_number(post_id, thread_id),
+        )
+
+    def ref(self, thread_id: int, post_id: int) -> str:
+        """`“CHAPTER III: MY ADVENT ON MARS”, paragraph 13` (`corpus.story.book_place`)."""
+        thread = self._by_id.get(thread_id)
+        return book_place(thread.title if thread else None, thread_id, post_id)
+
+    def thread_of(self, post_id: int) -> int | None:
+        """The chapter holding the post `post_id`, None when no chapter does."""
+        at = bisect.bisect_right(self._starts, post_id) - 1
+        if at < 0:
+            return None
+        thread = self._by_id[self._starts[at]]
+        return thread.id if post_id < thread.id + thread.post_count else None
+
+    def cited(self, text: str | None) -> str | None:
+        """`text` with each `>>N` citation written as the paragraph's place."""
+        if not text or ">>" not in text:
+            return text
+
+        def place(match: re.Match[str]) -> str:
+            post_id = int(match.group(1))
+            thread_id = self.thread_of(post_id)
+            return match.group(0) if thread_id is None else self.ref(thread_id, post_id)
+
+        return _CITATION.sub(place, text)
+
+
 class ReferenceRecord(BaseModel):
     target: str
     label: str | None = None
@@ -50,11 +141,12 @@ class EntryRecord(BaseModel):
     edition: str | None = None  # the reader's edition as of the export's thread
     status: str
     tags: list[str]
-    first_seen: PostLink | None = None
-    last_seen: PostLink | None = None
+    # a book's links and sources carry its places too (`BookPostLink`, `BookSourceRecord`)
+    first_seen: SerializeAsAny[PostLink] | None = None
+    last_seen: SerializeAsAny[PostLink] | None = None
     merged_into: int | None = None
     references: list[ReferenceRecord]
-    sources: list[SourceRecord]
+    sources: list[SerializeAsAny[SourceRecord]]
     created_revision: int | None = None
     updated_revision: int | None = None
 
@@ -64,15 +156,46 @@ def exported_entries(entries: Sequence[EntryView]) -> list[EntryView]:
     return sorted((e for e in entries if not e.deleted), key=lambda e: (e.norm_term, e.id))
 
 
-def _link(post_id: int | None, thread_id: int | None, url_for_post: UrlForPost) -> PostLink | None:
+def _link(
+    post_id: int | None,
+    thread_id: int | None,
+    url_for_post: UrlForPost,
+    chapters: Chapters | None,
+) -> PostLink | None:
     if post_id is None or thread_id is None:
         return None
-    return PostLink(
+    link = PostLink(
         post_id=post_id,
         thread_id=thread_id,
         ref=f"{thread_id}#{post_id}",
         url=url_for_post(thread_id, post_id),
     )
+    place = chapters.place(thread_id, post_id) if chapters else None
+    if chapters is None or place is None:
+        return link
+    fields = {**link.model_dump(), **place.model_dump()}
+    return BookPostLink(**(fields | {"ref": chapters.ref(thread_id, post_id)}))
+
+
+def _source(
+    item: Provenance,
+    url_for_post: UrlForPost,
+    thread_titles: Mapping[int, str],
+    chapters: Chapters | None,
+) -> SourceRecord:
+    record = SourceRecord(
+        post_id=item.post_id,
+        thread_id=item.thread_id,
+        ref=item.ref,
+        url=url_for_post(item.thread_id, item.post_id, item.quote),
+        quote=item.quote,
+        thread_title=thread_titles.get(item.thread_id),
+    )
+    place = chapters.place(item.thread_id, item.post_id) if chapters else None
+    if chapters is None or place is None:
+        return record
+    fields = {**record.model_dump(), **place.model_dump()}
+    return BookSourceRecord(**(fields | {"ref": chapters.ref(item.thread_id, item.post_id)}))
 
 
 def sorted_sources(provenance: Sequence[Provenance]) -> list[Provenance]:
@@ -110,19 +233,21 @@ def entry_record(
     *,
     url_for_post: UrlForPost,
     thread_titles: Mapping[int, str],
+    chapters: Chapters | None = None,
 ) -> EntryRecord:
+    """The entry's record; `chapters` for an imported book (its places, see the module)."""
     first, last = seen_range(entry)
     return EntryRecord(
         id=entry.id,
         term=entry.term,
         normalized_term=entry.norm_term,
         aliases=list(entry.aliases),
-        definition=entry.definition,
-        edition=entry.edition,
+        definition=(chapters.cited(entry.definition) or "") if chapters else entry.definition,
+        edition=chapters.cited(entry.edition) if chapters else entry.edition,
         status=entry.status,
         tags=list(entry.tags),
-        first_seen=_link(*(first or (None, None)), url_for_post),
-        last_seen=_link(*(last or (None, None)), url_for_post),
+        first_seen=_link(*(first or (None, None)), url_for_post, chapters),
+        last_seen=_link(*(last or (None, None)), url_for_post, chapters),
         merged_into=entry.merged_into,
         references=[
             ReferenceRecord(
@@ -133,14 +258,7 @@ def entry_record(
             for reference in find_references(entry.definition)
         ],
         sources=[
-            SourceRecord(
-                post_id=item.post_id,
-                thread_id=item.thread_id,
-                ref=item.ref,
-                url=url_for_post(item.thread_id, item.post_id, item.quote),
-                quote=item.quote,
-                thread_title=thread_titles.get(item.thread_id),
-            )
+            _source(item, url_for_post, thread_titles, chapters)
             for item in sorted_sources(entry.provenance)
         ],
         created_revision=entry.created_revision,
@@ -158,8 +276,10 @@ def glossary_document(
     meta: Mapping[str, Any],
     url_for_post: UrlForPost | None = None,
     thread_titles: Mapping[int, str] | None = None,
+    chapters: Chapters | None = None,
 ) -> dict[str, Any]:
-    """``{"meta": {...sorted keys, entry_count}, "entries": [records]}`` as plain data."""
+    """``{"meta": {...sorted keys, entry_count}, "entries": [records]}`` as plain data (an
+    imported book's places named as a reader names them: `chapters`)."""
     chosen = linked_views(exported_entries(entries))
     index = NameIndex(chosen)
     records = [
@@ -168,6 +288,7 @@ def glossary_document(
             index,
             url_for_post=url_for_post or _no_url,
             thread_titles=thread_titles or {},
+            chapters=chapters,
         ).model_dump(mode="json")
         for entry in chosen
     ]

@@ -126,8 +126,12 @@ def render_post_page(corpus: Corpus, post_id: int, quote: str | None = None) -> 
         heading = f"Paragraph {paragraph_number(post.id, thread.id)}"
         title, where, start = f"{chapter}, {heading.lower()}", chapter, "Chapter start"
     else:
-        heading, title = f"Post {post.id}", f"Post {post.id} — {thread.title}"
-        where, start = f"Thread {thread.key}: {thread.title}", "Thread start"
+        named = f": {thread.title}" if thread.title else ""
+        heading = f"Post {post.id}"
+        title = (
+            f"{heading} — {thread.title}" if thread.title else f"{heading} — thread {thread.key}"
+        )
+        where, start = f"Thread {thread.key}{named}", "Thread start"
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'

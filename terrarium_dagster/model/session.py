@@ -21,7 +21,8 @@ Scene rounds, compaction summaries, the pre-compaction flush, curation and its r
   store's call ledger, `store/ledger.py`, written through `Books`) and completed when it ends,
   with its prompt, cached and completion tokens (counted locally when the server omits `usage`)
   and its outcome (retried, failed, answered); `close` records the attempts still with the
-  server when the run stops as abandoned, and lets no attempt leave after it; the ledger is
+  server when the run stops as abandoned (an answer that comes after all is booked with its real
+  usage instead), and lets no attempt leave after it; the ledger is
   settled into the store's call table outside any transaction (`record_calls`, after a scene's
   commit or rollback), so a rolled-back scene still shows what
   the server was asked and a SIGKILL loses nothing (the next writer settles it; `status` counts
@@ -58,6 +59,7 @@ from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAns
 from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.model.accounting import (
     ABANDONED_AT_STOP,
+    ANSWERED_AFTER_STOP,
     RETRIED,
     CallScope,
     attempt_record,
@@ -216,6 +218,7 @@ class ModelSession:
         self._lock = threading.Lock()
         self.stopped = threading.Event()  # set by `close`: no attempt leaves any more
         self._open_attempts: dict[str, tuple[str, CallScope, str | None]] = {}
+        self._abandoned: set[str] = set()  # attempts open when the session closed
         self._owner = threading.get_ident()
         # the run's concurrency: no more requests than this are in flight at once, whatever
         # sends them (a block's drafts, a summary or a flush sent ahead, the curator's batches);
@@ -710,6 +713,10 @@ class ModelSession:
         with self._lock:
             if self._open_attempts.pop(key, None) is None:
                 return
+            if key in self._abandoned:  # it ended after the run stopped: its real usage, no tally
+                self._abandoned.discard(key)
+                late = ANSWERED_AFTER_STOP if row.error is None else ABANDONED_AT_STOP
+                row, tally = row.model_copy(update={"error": late}), None
             stamped = row.model_copy(update={"created_at": now_iso()})
             rows = self.store.runs.ledger.done(key, [stamped])
         if tally is not None:
@@ -721,22 +728,26 @@ class ModelSession:
             self.record_calls()
 
     def close(self) -> None:
-        """The run stops: no attempt leaves from now on, every attempt still open (a sibling's
-        request in flight, a hung one) is on the books as abandoned, and the books are settled.
-        Owner thread."""
+        """The run stops: no attempt leaves from now on, and every attempt still open (a
+        sibling's request in flight, a hung one) is on the books as abandoned — its row until it
+        ends: an answer that comes after all is booked with its real usage, as answered after
+        the run stopped (`_close`; the run does not wait for it, and a process that exits first
+        leaves the abandoned row). The books are settled. Owner thread."""
         with self._lock:
             self.stopped.set()
-            open_attempts = dict(self._open_attempts)
-        for key, (purpose, where, server) in open_attempts.items():
-            row = attempt_record(
-                None,
-                purpose=purpose,
-                model=self.model,
-                scope=where,
-                outcome=ABANDONED_AT_STOP,
-                server=server,
-            )
-            self._close(key, row, None)
+            for key, (purpose, where, server) in self._open_attempts.items():
+                row = attempt_record(
+                    None,
+                    purpose=purpose,
+                    model=self.model,
+                    scope=where,
+                    outcome=ABANDONED_AT_STOP,
+                    server=server,
+                )
+                self.store.runs.ledger.abandoned(
+                    key, row.model_copy(update={"created_at": now_iso()})
+                )
+                self._abandoned.add(key)
         self.record_calls()
 
     def record_calls(self) -> None:

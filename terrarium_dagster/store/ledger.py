@@ -37,6 +37,15 @@ except ImportError:  # pragma: no cover - not POSIX: the in-process lock only
 
 LEDGER_SUFFIX = "-calls"
 NO_ANSWER = "no answer recorded: the process stopped during the call"
+#: How the outcome of an attempt the run stopped with in flight begins (its answer not read).
+ABANDONED = "abandoned: "
+
+
+def is_abandoned(outcome: str | None) -> bool:
+    """Whether a call's outcome says the run stopped with it in flight, its answer unread:
+    abandoned when the run stopped, or left by a process that died during it (`NO_ANSWER`).
+    Not a failure of the call: the server was not at fault."""
+    return outcome is not None and (outcome.startswith(ABANDONED) or outcome == NO_ANSWER)
 
 
 def ledger_path(where: str) -> Path | None:
@@ -128,6 +137,21 @@ class CallLedger:
         )
         return key
 
+    def abandoned(self, key: str, record: AgentCallRecord) -> None:
+        """The run stopped with the request `key` in flight: `record` (its outcome abandoned) is
+        its row from now on unless it ends after all. Still open while its process lives (its
+        answer, if it comes, is booked by `done` with its real usage and replaces this row);
+        once the process is gone, settled as this row."""
+        row = record.model_copy(update={"request_key": key})
+        self._append(
+            {
+                "k": key,
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "sent": row.model_dump(exclude={"id"}),
+            }
+        )
+
     def done(self, key: str, rows: Sequence[AgentCallRecord]) -> list[AgentCallRecord]:
         """The request `key` returned (or failed): its rows, the last one the call's own, each
         keyed (the retried attempts after the call's key). Returns the keyed rows."""
@@ -156,7 +180,7 @@ class CallLedger:
                 key = str(event["k"])
                 if "done" in event:
                     view.done[key] = [AgentCallRecord(**row) for row in event["done"]]
-                elif "sent" in event:
+                elif "sent" in event:  # the request, or later its row as abandoned
                     alive = _alive(int(event.get("pid", 0)), str(event.get("host", "")))
                     view.open[key] = (AgentCallRecord(**event["sent"]), alive)
             except (ValueError, KeyError, TypeError):

@@ -27,7 +27,7 @@ from terrarium_dagster.store.lease import (
     holder_alive,
     read_beat,
 )
-from terrarium_dagster.store.ledger import CallLedger, ledger_path
+from terrarium_dagster.store.ledger import CallLedger, is_abandoned, ledger_path
 from terrarium_dagster.store.models import (
     AgentCallRecord,
     CallTotals,
@@ -278,16 +278,30 @@ class RunLog(Aggregate):
         return recorded + self._unsettled(**which)
 
     @guarded
-    def calls_per_server(self, *, run_id: str | None = None) -> list[tuple[str, int, int]]:
-        """(server, calls, failed calls) for each server the calls went to, busiest first."""
+    def calls_per_server(self, *, run_id: str | None = None) -> list[tuple[str, int, int, int]]:
+        """(server, calls, failed calls, abandoned calls) for each server the calls went to,
+        busiest first, those still in the ledger included. Abandoned (`is_abandoned`: the run
+        stopped with the call in flight) is not failed."""
         where, params = _filters(run_id=run_id)
         rows = self.conn.execute(
-            "SELECT COALESCE(server, '') AS server, COUNT(*) AS calls, "
-            "SUM(error IS NOT NULL) AS failed "
-            f"FROM agent_call{where} GROUP BY COALESCE(server, '') ORDER BY calls DESC, server",
+            "SELECT COALESCE(server, '') AS server, error, COUNT(*) AS calls "
+            f"FROM agent_call{where} GROUP BY COALESCE(server, ''), error",
             params,
         ).fetchall()
-        return [(row["server"], int(row["calls"]), int(row["failed"] or 0)) for row in rows]
+        counted = [(row["server"], row["error"], int(row["calls"])) for row in rows]
+        counted += [(call.server or "", call.error, 1) for call in self._unsettled(run_id=run_id)]
+        servers: dict[str, list[int]] = {}
+        for server, error, calls in counted:
+            tally = servers.setdefault(server, [0, 0, 0])
+            tally[0] += calls
+            if is_abandoned(error):
+                tally[2] += calls
+            elif error is not None:
+                tally[1] += calls
+        return sorted(
+            ((server, *tally) for server, tally in servers.items()),  # type: ignore[misc]
+            key=lambda row: (-row[1], row[0]),
+        )
 
     @guarded
     def agent_call_totals(

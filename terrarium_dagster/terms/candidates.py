@@ -21,6 +21,7 @@ is `terms.text_search`'s, and what English knows `terms.english`'s.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -49,6 +50,7 @@ from terrarium_dagster.terms.english import (
     is_english_lowercase,
     is_english_word,
 )
+from terrarium_dagster.terms.letters import LETTER
 from terrarium_dagster.terms.text_search import find_term, mask_markup
 
 DEFAULT_MIN_SCORE = 1.0
@@ -183,8 +185,11 @@ _CONNECTORS: frozenset[str] = frozenset(
 )
 _CONTRACTION_TAILS: tuple[str, ...] = ("s", "t", "re", "ve", "ll", "d", "m", "em", "clock")
 _MAX_RUN_WORDS = 6
+# A name in a script without capitals, in English prose: "李明", "山田太郎", "김민준" (a longer run
+# of such letters is a phrase quoted in that language)
+_UNCASED_NAME_LETTERS = 4
 
-_LETTERS = r"[^\W\d_]"
+_LETTERS = rf"(?:{LETTER})"  # a letter with its combining marks ("e" + U+0301 is "é")
 _WORD_RE = re.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*")
 # A hyphen set as a dash after a name, as older printings do ("Lord Orville-I own", "Miss
 # Anville-you are kind": Evelina): the word after it is one of these, last in the token, so
@@ -543,10 +548,26 @@ def _connector_length(masked: str, tokens: list[_Token], last: _Token, cursor: i
 
 
 def _is_capitalised(token: str) -> bool:
+    """Whether `token` is written as a name: capitalised and not all in capitals, or a short
+    word of a script without capitals ("李明", "김민준": in English prose, a name)."""
+    if _is_uncased_name(token):
+        return True
     if not token[0].isupper():
         return False
     letters = [ch for ch in token if ch.isalpha()]
     return not (len(letters) > 1 and all(ch.isupper() for ch in letters))
+
+
+def _is_uncased_name(token: str) -> bool:
+    """A word of at most `_UNCASED_NAME_LETTERS` letters, none with a case (Han, kana, Hangul):
+    such a script marks no name by a capital, and a longer run is a phrase, not a name."""
+    # counted composed: a Hangul syllable written decomposed is two or three jamo
+    letters = [ch for ch in unicodedata.normalize("NFC", token) if ch.isalpha()]
+    return (
+        0 < len(letters) <= _UNCASED_NAME_LETTERS
+        and all(ch.isalpha() or unicodedata.category(ch)[0] == "M" for ch in token)
+        and all(ch.lower() == ch.upper() for ch in letters)
+    )
 
 
 def _propose_run(

@@ -13,6 +13,7 @@ import unicodedata
 from functools import lru_cache
 
 from terrarium_dagster.terms.english import APOSTROPHES, ARTICLES
+from terrarium_dagster.terms.letters import MARKS
 
 _MASK_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"^\[post \d+[^\]\n]*\]", re.MULTILINE),
@@ -51,11 +52,21 @@ def term_pattern(term: str) -> re.Pattern[str] | None:
     if not parts:
         return None
     separator = r"(?:\s+|\s*[-‐‑‒–—―]\s*|['’ʼ])"
-    body = separator.join(re.escape(part) for part in parts)
+    body = separator.join("".join(map(_composed_or_not, part)) for part in parts)
+    # a combining mark is part of the word it follows: no term starts or ends before one
     return re.compile(
-        rf"(?<![^\W_]|['’\-]){body}(?:(?=['’]s(?![^\W_]))|(?!['’\-]?[^\W_]))",
+        rf"(?<![^\W_]|['’\-]|[{MARKS}]){body}"
+        rf"(?:(?=['’]s(?![^\W_]|[{MARKS}]))|(?!['’\-]?[^\W_]|[{MARKS}]))",
         re.IGNORECASE,
     )
+
+
+def _composed_or_not(char: str) -> str:
+    """`char` as a pattern that also finds it written decomposed ("é" as "e" + U+0301, NFD)."""
+    decomposed = unicodedata.normalize("NFD", char)
+    if decomposed == char:
+        return re.escape(char)
+    return f"(?:{re.escape(char)}|{re.escape(decomposed)})"
 
 
 def find_term(text: str, term: str) -> list[tuple[int, int]]:

@@ -72,7 +72,10 @@ here the entry points, `read_book` and `import_book`.
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -98,22 +101,96 @@ from terrarium_dagster.corpus.importers.writing import (
 from terrarium_dagster.corpus.importers.xhtml import blocks_from_epub, blocks_from_html
 from terrarium_dagster.errors import InputError
 
-__all__ = ["Book", "Chapter", "ImportReport", "import_book", "read_book"]
+__all__ = ["FORMATS", "Book", "Chapter", "ImportReport", "import_book", "is_stream", "read_book"]
 
 # This much prose in a book whose headings leave no chapter of story is one chapter of it
 # (The Tale of Peter Rabbit: 651 words), not a page of notes (a folder's README)
 STORY_UNDER_HEADINGS_WORDS = 500
 
 
-def read_book(path: Path) -> Book:
-    """The book at `path`: its chapters of story, its title and what was set aside."""
+#: What `--format` names, each as the file suffix it is read by.
+FORMATS = {"txt": ".txt", "md": ".md", "rst": ".rst", "adoc": ".adoc", "html": ".html"}
+FORMATS["epub"] = ".epub"
+
+#: What an EPUB (a ZIP archive) and an HTML page begin with, read from a pipe.
+_ZIP_MAGIC = b"PK\x03\x04"
+_HTML_START = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html|\?xml)", re.IGNORECASE)
+
+
+def is_stream(path: Path) -> bool:
+    """Whether `path` names a stream to read once, not a file: `-` (standard input), or a pipe
+    or a device such as /dev/stdin (`cat book.txt | terrarium import /dev/stdin`)."""
+    if str(path) == "-":
+        return True
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def read_book(path: Path, *, format: str | None = None) -> Book:
+    """The book at `path`: its chapters of story, its title and what was set aside. `format`
+    (a key of `FORMATS`) says how to read it, else the file's suffix does; a stream
+    (`is_stream`) is read once, and without `format` an EPUB or an HTML page is told by its
+    first bytes, anything else is read as plain text and a note says so."""
+    if is_stream(path):
+        return _read_stream(path, format)
     if path.is_dir():
         raise InputError(
             f"{path} is a folder: give the book's file (.txt, .md, .rst, .adoc, .html, .epub)"
         )
     if not path.is_file():
         raise InputError(f"no file to import at {path}")
-    suffix = path.suffix.lower()
+    return _read_file(path, FORMATS[format] if format else path.suffix.lower())
+
+
+def _read_stream(path: Path, format: str | None) -> Book:
+    try:
+        if str(path) == "-":
+            if sys.stdin.isatty():  # it would wait for a book typed in
+                raise InputError(
+                    "`-` reads the book from standard input, which is a terminal here: pipe the "
+                    "book in (cat book.txt | terrarium import - ...) or give its file"
+                )
+            raw = sys.stdin.buffer.read()
+        else:
+            with path.open("rb") as stream:
+                raw = stream.read()
+    except OSError as exc:
+        raise InputError(f"cannot read the book from {path}: {exc.strerror or exc}") from None
+    told = None
+    if format:
+        suffix = FORMATS[format]
+    elif raw.startswith(_ZIP_MAGIC):
+        suffix = ".epub"
+    elif _HTML_START.match(raw[:4096]):
+        suffix = ".html"
+    else:
+        suffix = ".txt"
+        told = (
+            "read from a pipe as plain text; give --format md, rst, adoc, html or epub to "
+            "read it as such"
+        )
+    name = "standard input" if str(path) == "-" else str(path)
+    if not raw.strip():
+        raise InputError(f"{name} gave nothing to import (an empty pipe)")
+    with tempfile.TemporaryDirectory(prefix="terrarium-import-") as scratch:
+        spooled = Path(scratch) / f"book{suffix}"
+        spooled.write_bytes(raw)
+        try:
+            book = _read_file(spooled, suffix, shown=name)
+        except InputError as exc:  # the scratch file is nothing the user gave
+            raise InputError(str(exc).replace(str(spooled), name)) from None
+    if told:
+        book.notes.insert(0, told)
+    return book
+
+
+def _read_file(path: Path, suffix: str, *, shown: str | None = None) -> Book:
+    """The book in the file `path`, read as a file with `suffix` is; `shown` names it in what
+    is said (a pipe's book is spooled to a file first)."""
+    name = shown or str(path)
     note = None
     if suffix == ".epub":
         blocks, title = blocks_from_epub(path)
@@ -133,7 +210,8 @@ def read_book(path: Path) -> Book:
     else:
         raise InputError(
             f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), "
-            "reStructuredText (.rst), AsciiDoc (.adoc, .asciidoc), HTML (.html) or EPUB file"
+            "reStructuredText (.rst), AsciiDoc (.adoc, .asciidoc), HTML (.html) or EPUB file, "
+            "or say which it is with --format"
         )
     book = chapters_from_blocks(blocks, title)
     if not book.chapters and any(is_verse(block) for block in blocks):
@@ -148,17 +226,21 @@ def read_book(path: Path) -> Book:
         if prose_words(as_text) >= STORY_UNDER_HEADINGS_WORDS:
             book = chapters_from_blocks(as_text, title)
     if not book.chapters:
-        raise InputError(f"{path} has no story text to import (no chapter with prose)")
+        raise InputError(f"{name} has no story text to import (no chapter with prose)")
     book.notes = [note] if note else []
     return book
 
 
-def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> ImportReport:
+def import_book(
+    path: str | Path, out: str | Path, *, replace: bool = False, format: str | None = None
+) -> ImportReport:
     """Write the book at `path` as a corpus at `out`; report what it holds. An existing `out` is
     refused (InputError, nothing written) unless `replace`, when it is replaced atomically, or
     unless it already holds this very import (the same command again): then nothing is written
     and the report says `unchanged`."""
     source, target = Path(path), Path(out)
+    # a pipe's book, its title not in its text, is titled and sourced as no file's name
+    named = Path("-") if is_stream(source) else source
     again = not replace and (target.exists() or target.is_symlink())
     refusal = InputError(
         f"--out {target} exists; nothing was changed; give --replace to write over it, or "
@@ -172,21 +254,21 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         refuse_replacing_what_is_not_a_corpus(target)
     elif target.is_file():
         refuse_replacing_what_is_not_a_corpus(target)
-    book = read_book(source)
+    book = read_book(source, format=format)
     paragraphs = [p for chapter in book.chapters for p in chapter.paragraphs]
     if again:  # written aside and compared: the folder of --out is not touched
         with tempfile.TemporaryDirectory(prefix="terrarium-import-") as scratch:
             fresh = Path(scratch) / target.name
-            write_corpus(fresh, book, source)
+            write_corpus(fresh, book, named)
             unchanged = same_corpus(fresh, target) and _reference_as_written(target, book)
         if not unchanged:
             raise refusal
-        return _report(source, target, book, paragraphs, unchanged=True)
+        return _report(named, target, book, paragraphs, unchanged=True)
     partial = target.with_name(f".{target.name}.partial")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         partial.unlink(missing_ok=True)
-        write_corpus(partial, book, source)
+        write_corpus(partial, book, named)
         partial.replace(target)
     except BaseException as exc:  # a place the system refuses, Ctrl-C, SIGTERM: nothing left
         for leftover in (partial, *(Path(f"{partial}{end}") for end in ("-journal", "-wal"))):
@@ -201,7 +283,7 @@ def import_book(path: str | Path, out: str | Path, *, replace: bool = False) -> 
         reference.write_text(reference_text(book), encoding="utf-8")
     else:
         reference.unlink(missing_ok=True)
-    return _report(source, target, book, paragraphs)
+    return _report(named, target, book, paragraphs)
 
 
 def _reference_as_written(target: Path, book: Book) -> bool:

@@ -1,0 +1,96 @@
+"""`terrarium import` of a book piped in (`-`, /dev/stdin) and `--format`."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from terrarium_dagster.cli import main
+from terrarium_dagster.cli.import_command import BOOK_FORMATS
+from terrarium_dagster.corpus.importers import FORMATS
+from tests.support.cli import TERRARIUM
+
+BOOK = Path(__file__).parent / "data" / "lamplighters.txt"
+BOOKS = Path(__file__).parent / "data" / "books"
+
+
+def _threads(db: Path) -> list[tuple[int, str]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT id, title FROM thread ORDER BY id").fetchall()
+
+
+def _bodies(db: Path) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return [row[0] for row in conn.execute("SELECT body FROM post ORDER BY id")]
+
+
+def _imported(book: Path, out: Path) -> Path:
+    assert main(["import", str(book), "--out", str(out)]) == 0
+    return out
+
+
+def _piped(book: bytes, *args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """`cat BOOK | terrarium import ARGS`, the real script reading the pipe."""
+    return subprocess.run(
+        [TERRARIUM, "import", *args], input=book, capture_output=True, timeout=120, cwd=cwd
+    )
+
+
+@pytest.mark.parametrize("source", ["-", "/dev/stdin"])
+def test_a_book_piped_in_imports_as_its_file_does(tmp_path: Path, source: str) -> None:
+    done = _piped(BOOK.read_bytes(), source, "--out", "piped.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.decode()
+    assert "imported 2 chapters, 5 paragraphs" in said
+    assert "note: read from a pipe as plain text; give --format md" in said
+    filed = _imported(BOOK, tmp_path / "filed.db")
+    assert _threads(tmp_path / "piped.db") == _threads(filed)
+    assert _bodies(tmp_path / "piped.db") == _bodies(filed)
+    with sqlite3.connect(tmp_path / "piped.db") as conn:
+        assert conn.execute("SELECT title, source FROM book").fetchall() == [
+            ("The Lamplighters of Vell (a stand-in written for these tests)", "-")
+        ]
+    again = _piped(BOOK.read_bytes(), source, "--out", "piped.db", cwd=tmp_path)
+    assert again.returncode == 0 and b"nothing changed" in again.stdout
+
+
+def test_a_piped_epub_is_told_by_its_bytes_and_markdown_by_format(tmp_path: Path) -> None:
+    epub_book = (BOOKS / "time-machine-pandoc.epub").read_bytes()
+    done = _piped(epub_book, "-", "--out", "epub.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert b"of The Time Machine into epub.db" in done.stdout and b"note:" not in done.stdout
+    markdown = (BOOKS / "thuvia-maid-of-mars.md").read_bytes()
+    done = _piped(markdown, "-", "--format", "md", "--out", "md.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _threads(tmp_path / "md.db") == _threads(
+        _imported(BOOKS / "thuvia-maid-of-mars.md", tmp_path / "filed.db")
+    )
+    dry = _piped(markdown, "-", "--format", "md", "--out", "x.db", "--dry-run", cwd=tmp_path)
+    assert dry.stdout.startswith(b"Thuvia, Maid of Mars: 2 chapters (nothing written)")
+
+
+def test_a_pipe_that_cannot_be_read_is_one_line_naming_it(tmp_path: Path) -> None:
+    empty = _piped(b"", "-", "--out", "out.db", cwd=tmp_path)
+    assert empty.returncode == 2
+    assert (
+        empty.stderr.decode()
+        .strip()
+        .endswith("standard input gave nothing to import (an empty pipe)")
+    )
+    broken = _piped(b"PK\x03\x04 not a zip", "-", "--out", "out.db", cwd=tmp_path)
+    assert broken.returncode == 2
+    assert b"standard input is not a readable EPUB" in broken.stderr
+    assert b"terrarium-import-" not in broken.stderr  # the scratch copy is not named
+    assert not (tmp_path / "out.db").exists()
+
+
+def test_format_reads_a_file_whose_name_says_nothing(tmp_path: Path) -> None:
+    nameless = tmp_path / "book"
+    nameless.write_bytes(BOOK.read_bytes())
+    refused = _piped(b"", str(nameless), "--out", "out.db", cwd=tmp_path)
+    assert refused.returncode == 2 and b"or say which it is with --format" in refused.stderr
+    assert main(["import", str(nameless), "--format", "txt", "--out", str(tmp_path / "o.db")]) == 0
+    assert tuple(sorted(FORMATS)) == BOOK_FORMATS
