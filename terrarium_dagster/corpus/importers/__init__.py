@@ -16,7 +16,8 @@ the story and drops the rest:
   first end marker (`*** END OF ...`, "End of Project Gutenberg's ...", "End of the Project
   Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
 - `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`, `[Picture: ...]`)
-  markers, a picture's "Enlarge" link standing alone, and soft hyphens;
+  markers and a caption set again as a paragraph right under its marker, a picture's
+  "Enlarge" link standing alone, and soft hyphens;
 - note marks ("Pangloss[1]", "{12}", "(3)", and "[5]" set apart when the book gives its
   "[Footnote 5: ...]"), a drop cap's mark ("|MRS. Rachel"), the word that ends the book after
   its last paragraph ("FINIS", as "THE END");
