@@ -70,3 +70,46 @@ def test_a_caption_set_again_under_its_picture_is_no_paragraph(tmp_path: Path) -
             [_PROSE.format(who="Agamemnon"), "MARS.", _PROSE.format(who="Nestor")],
         ),
     ]
+
+
+def test_a_collection_with_one_tale_told_in_numbered_parts_keeps_its_other_tales(
+    tmp_path: Path,
+) -> None:
+    """Andersen's Fairy Tales (1597-0.txt) lists eighteen tales; one of them, "THE SHOES OF
+    FORTUNE", is told in parts "I. A Beginning" to "VI. The Best That the Galoshes Gave". The
+    book was read as one whose chapters are numbered, three tales before them being fewer than
+    six numbers: the fourteen tales after the last part ran together as its text, their titles
+    lines of it. A tale told in numbered parts is one chapter, its parts' headings lines of it,
+    as Grimms' "THE ADVENTURES OF CHANTICLEER AND PARTLET" ("1. HOW THEY WENT ...") is."""
+    tales = ["The Emperor's New Clothes", "The Swineherd", "The Shoes of Fortune"]
+    after = ["The Fir Tree", "The Snow Queen", "The Bell", "The Old House", "The Red Shoes"]
+    parts = ["A Beginning", "The Councillor", "The Watchman", "The Copying-Clerk"]
+    numbers = ["I", "II", "III", "IV"]
+
+    def tale(title: str) -> str:
+        return f"{title.upper()}\n\n{_PROSE.format(who=title)}\n\n\n\n"
+
+    text = (
+        "CONTENTS\n\n\n"
+        + "".join(f"     {title}\n" for title in tales + after)
+        + "\n\n\n\n"
+        + tale(tales[0])
+        + tale(tales[1])
+        + "THE SHOES OF FORTUNE\n\n"
+        + "".join(
+            f"{number}. {part}\n\n{_PROSE.format(who=part)}\n\n\n"
+            for number, part in zip(numbers, parts, strict=True)
+        )
+        + "\n"
+        + "".join(tale(title) for title in after)
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == [t.upper() for t in tales + after]
+    assert chapters[2][1] == [
+        line
+        for number, part in zip(numbers, parts, strict=True)
+        for line in (f"{number}. {part}", _PROSE.format(who=part))
+    ]
+    assert [paragraphs for _, paragraphs in chapters[3:]] == [
+        [_PROSE.format(who=title)] for title in after
+    ]
