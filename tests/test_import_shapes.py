@@ -113,3 +113,29 @@ def test_a_collection_with_one_tale_told_in_numbered_parts_keeps_its_other_tales
     assert [paragraphs for _, paragraphs in chapters[3:]] == [
         [_PROSE.format(who=title)] for title in after
     ]
+
+
+def test_a_numbered_title_that_stops_short_wraps_onto_the_line_under_it(tmp_path: Path) -> None:
+    """Andersen's Fairy Tales sets "IV. A Moment of Head Importance--An Evening's “Dramatic
+    Readings”--A" over "Most Strange Journey": the second line was a paragraph of its own. A
+    numbered title whose line ends on a small word ("A", "and", "the"), a comma or a dash goes on
+    on the line right under it."""
+    text = "".join(
+        f"{number}. {title}\n{under}\n\n{_PROSE.format(who=number)}\n\n\n"
+        for number, title, under in [
+            ("I", "A Beginning", ""),
+            ("II", "What Happened to the Councillor and", "the Watchman"),
+            ("III", "An Evening's “Dramatic Readings”--A", "Most Strange Journey"),
+            ("IV", "The Best That the Galoshes Gave to the", "Copying-Clerk"),
+        ]
+    ).replace("\n\n\n\n", "\n\n\n")
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == [
+        "I. A Beginning",
+        "II. What Happened to the Councillor and the Watchman",
+        "III. An Evening's “Dramatic Readings”--A Most Strange Journey",
+        "IV. The Best That the Galoshes Gave to the Copying-Clerk",
+    ]
+    assert [paragraphs for _, paragraphs in chapters] == [
+        [_PROSE.format(who=number)] for number in ["I", "II", "III", "IV"]
+    ]

@@ -530,6 +530,13 @@ def _number_and_title(line: str) -> bool:
     return title == title.upper() or _title_cased(title)
 
 
+def _unfinished(line: str) -> bool:
+    """Whether a heading's line stops short of its title's end: on a small word ("A", "of",
+    "and") or a comma, a dash or a hyphen."""
+    last = re.split(r"[\s—-]+", line.rstrip())[-1]
+    return line.rstrip().endswith((",", "-", "—")) or last.casefold() in SMALL_WORDS
+
+
 def _title_like(line: str) -> bool:
     """Whether a numbered line reads as a title ("IV. THE RIVER BANK", "12. The Salt Road"), not
     a numbered sentence of the story (more than three lower-case words that are not small)."""
@@ -598,10 +605,16 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
         ):
             # "CHAPTER I" or "IV" alone take the title line under them; "IV. THE RIVER" has one.
             strong[index] = subtitle if ONLY_NUMBER.match(line) else None
-            if strong[index] is None and subtitle == index + 1 and shouted(line):
+            if (
+                strong[index] is None
+                and subtitle == index + 1
+                and (shouted(line) or _unfinished(line))
+            ):
                 # a title in capitals wrapped onto the line right under it (Gulliver's Travels:
                 # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
-                # "JAPAN.", left a paragraph of the story)
+                # "JAPAN.", left a paragraph of the story), or one whose line stops short of its
+                # end (Andersen's Fairy Tales: "IV. A Moment of Head Importance--An Evening's
+                # “Dramatic Readings”--A" over "Most Strange Journey")
                 wrapped[index] = tuple(subtitle_lines(lines, subtitle))
         elif NAMED.match(unmarked(line)) or ORDINAL_GROUP.match(line):
             named[index] = None  # in italics too (The 'Mind the Paint' Girl's "_The Persons of
