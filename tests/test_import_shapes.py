@@ -139,3 +139,44 @@ def test_a_numbered_title_that_stops_short_wraps_onto_the_line_under_it(tmp_path
     assert [paragraphs for _, paragraphs in chapters] == [
         [_PROSE.format(who=number)] for number in ["I", "II", "III", "IV"]
     ]
+
+
+def test_a_plays_contents_listing_each_acts_scenes_heads_no_act(tmp_path: Path) -> None:
+    """Hamlet's 1524-0.txt lists each act's scenes in a paragraph under "Contents" ("ACT III
+    Scene I. A room in the Castle. Scene II. A hall in the Castle." over the rest): the entries
+    read as acts' headings, the first play's chapter was "ACT III Scene I. ... Scene IV. ..."
+    holding the fourth act's entry, and the cast was kept as "ACT V Scene I. A churchyard. Scene
+    II. A hall in the Castle: Dramatis Personæ". A line naming two scenes with their titles is a
+    listing: the contents page is left out whole, the cast kept aside under its own name, and
+    the acts are the play's chapters, a speech a paragraph with its speaker."""
+    speech = "HAMLET. " + _PROSE.format(who="Horatio")
+    reply = "OPHELIA. Good my lord, how does your honour for this many a day? I pray you, now."
+    text = (
+        "THE TRAGEDY OF HAMLET, PRINCE OF DENMARK\n\n\nby William Shakespeare\n\n\n\n"
+        "Contents\n\n"
+        "ACT I Scene I. Elsinore. A platform before the Castle. Scene II.\n"
+        "Elsinore. A room of state in the Castle Scene III. A room in Polonius’s\n"
+        "house.\n\n"
+        "ACT II Scene I. A room in Polonius’s house. Scene II. A room in the\nCastle.\n\n"
+        "ACT III Scene I. A room in the Castle. Scene II. A hall in the Castle.\n"
+        "Scene III. A room in the Castle. Scene IV. Another room in the Castle.\n\n"
+        "ACT IV Scene I. A churchyard. Scene II. A hall in the Castle.\n\n\n\n"
+        " Dramatis Personæ\n\n"
+        "HAMLET, Prince of Denmark. CLAUDIUS, King of Denmark, Hamlet’s uncle.\n\n\n\n"
+        + "".join(
+            f"ACT {act}\n\nSCENE I. A room in the Castle.\n\n Enter Hamlet.\n\n"
+            + f"{speech[:60]}\n{speech[60:]} {act}.\n\n{reply}\n\n" * 3
+            + "\n"
+            for act in ["I", "II", "III", "IV"]
+        )
+    )
+    corpus = imported_book(tmp_path, text)
+    chapters = _chapters(corpus)
+    assert [title for title, _ in chapters] == ["ACT I", "ACT II", "ACT III", "ACT IV"]
+    assert chapters[2][1] == [
+        "SCENE I. A room in the Castle.",
+        "Enter Hamlet.",
+        *[f"{speech} III.", reply] * 3,
+    ]
+    reference = corpus.with_name(corpus.name + ".reference.md").read_text(encoding="utf-8")
+    assert "## Dramatis Personæ\n" in reference and "Scene" not in reference

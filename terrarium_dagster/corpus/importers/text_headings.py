@@ -36,6 +36,7 @@ from terrarium_dagster.corpus.importers.headings import (
     bare_capitals,
     decorated,
     dictionary_letters,
+    lists_divisions,
     numeral,
     shouted,
     title_key,
@@ -574,8 +575,8 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
     )
     for index, raw in enumerate(lines):
         line = raw.strip()
-        if not line:
-            continue
+        if not line or lists_divisions(line):
+            continue  # "ACT III Scene I. ... Scene II. ...": a contents page's listing
         if index in letters:
             named[index] = None  # a dictionary's letter, never a Roman number
             continue
