@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from terrarium_dagster.cli import main
 from tests.support.books import imported_book
 
 _PROSE = (
@@ -180,3 +181,33 @@ def test_a_plays_contents_listing_each_acts_scenes_heads_no_act(tmp_path: Path) 
     ]
     reference = corpus.with_name(corpus.name + ".reference.md").read_text(encoding="utf-8")
     assert "## Dramatis Personæ\n" in reference and "Scene" not in reference
+
+
+def test_an_html_heading_wrapped_by_a_line_break_is_one_title(tmp_path: Path) -> None:
+    """The Arabian Nights' 128-h.htm heads a story "<H3>The Story of the Three Calenders, Sons of
+    Kings,<BR>and of Five Ladies of Bagdad</H3>": its two lines were two headings, the chapter
+    titled "The Story of the Three Calenders, Sons of Kings,: and of Five Ladies of Bagdad". A
+    line that stops short (a comma, a small word) or a line opening in lower case goes on the
+    line before; a number over its title ("CHAPTER II<br/>THE VOYAGE") is still two."""
+    prose = "".join(f"<p>{_PROSE.format(who=who)}</p>" for who in ["Sindbad", "Zobeida"])
+    source = tmp_path / "nights.htm"
+    source.write_text(
+        "<html><body>"
+        f"<h3>The Story of the Fisherman</h3>{prose}"
+        "<h3>The Story of the Three Calenders, Sons of Kings,<br>and of Five Ladies of\n"
+        f"Bagdad</h3>{prose}"
+        f"<h3>The Story of the Barber's Fifth Brother and the<br/>Glass Merchant</h3>{prose}"
+        f"<h3>The Seven Voyages of Sindbad<br>the Sailor</h3>{prose}"
+        f"<h3>CHAPTER II<br/>THE VOYAGE</h3>{prose}"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    corpus = tmp_path / "nights.db"
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    assert [title for title, _ in _chapters(corpus)] == [
+        "The Story of the Fisherman",
+        "The Story of the Three Calenders, Sons of Kings, and of Five Ladies of Bagdad",
+        "The Story of the Barber's Fifth Brother and the Glass Merchant",
+        "The Seven Voyages of Sindbad the Sailor",
+        "CHAPTER II: THE VOYAGE",
+    ]

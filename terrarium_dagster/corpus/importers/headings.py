@@ -60,6 +60,13 @@ NUMBER_AND_TITLE = re.compile(r"^\d{1,3}\s+(\S.*)$")
 _DIVISION_AND_NUMBER = re.compile(rf"\b({DIVISIONS}|SCENE|Scene)\s+(?:[IVXLCDM]+|\d{{1,3}})\b")
 
 
+def unfinished(line: str) -> bool:
+    """Whether a heading's line stops short of its title's end: on a small word ("A", "of",
+    "and") or a comma, a semicolon, a dash or a hyphen."""
+    last = re.split(r"[\s—-]+", line.rstrip())[-1]
+    return line.rstrip().endswith((",", ";", "-", "—")) or last.casefold() in SMALL_WORDS
+
+
 def lists_divisions(line: str) -> bool:
     """Whether a line names two parts of one kind, each with its title ("ACT III Scene I. A room
     in the Castle. Scene II. A hall in the Castle.": a contents page's entry listing an act's

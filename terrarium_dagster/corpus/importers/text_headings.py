@@ -41,6 +41,7 @@ from terrarium_dagster.corpus.importers.headings import (
     shouted,
     title_key,
     undecorated,
+    unfinished,
     unstopped,
 )
 from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_title, unmarked
@@ -531,13 +532,6 @@ def _number_and_title(line: str) -> bool:
     return title == title.upper() or _title_cased(title)
 
 
-def _unfinished(line: str) -> bool:
-    """Whether a heading's line stops short of its title's end: on a small word ("A", "of",
-    "and") or a comma, a dash or a hyphen."""
-    last = re.split(r"[\s—-]+", line.rstrip())[-1]
-    return line.rstrip().endswith((",", "-", "—")) or last.casefold() in SMALL_WORDS
-
-
 def _title_like(line: str) -> bool:
     """Whether a numbered line reads as a title ("IV. THE RIVER BANK", "12. The Salt Road"), not
     a numbered sentence of the story (more than three lower-case words that are not small)."""
@@ -609,7 +603,7 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
             if (
                 strong[index] is None
                 and subtitle == index + 1
-                and (shouted(line) or _unfinished(line))
+                and (shouted(line) or unfinished(line))
             ):
                 # a title in capitals wrapped onto the line right under it (Gulliver's Travels:
                 # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
