@@ -211,3 +211,28 @@ def test_an_html_heading_wrapped_by_a_line_break_is_one_title(tmp_path: Path) ->
         "The Seven Voyages of Sindbad the Sailor",
         "CHAPTER II: THE VOYAGE",
     ]
+
+
+def test_a_chapter_over_the_books_title_keeps_its_division(tmp_path: Path) -> None:
+    """Don Quixote's 996.txt sets the book's title, "DON QUIXOTE", under the first volume's last
+    chapter, over "Volume II.": the title is no paragraph of that chapter, and taking it out
+    lost the chapter's division, "CHAPTER LII" standing alone among "VOLUME I: CHAPTER LI" and
+    "VOLUME II: CHAPTER LII". The chapter keeps its division."""
+    header = "Title: Don Quixote\n\n*** START OF THIS PROJECT GUTENBERG EBOOK DON QUIXOTE ***\n\n"
+    text = header + "".join(
+        f"VOLUME {volume}.\n\n\n"
+        + "".join(
+            f"CHAPTER {number}.\n\n{_PROSE.format(who=f'Sancho {volume}-{number}')}\n\n\n"
+            for number in ["I", "II"]
+        )
+        + ("DON QUIXOTE\n\n\n" if volume == "I" else "")
+        for volume in ["I", "II"]
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == [
+        "VOLUME I: CHAPTER I",
+        "VOLUME I: CHAPTER II",
+        "VOLUME II: CHAPTER I",
+        "VOLUME II: CHAPTER II",
+    ]
+    assert chapters[1][1] == [_PROSE.format(who="Sancho I-II")]

@@ -497,6 +497,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     back = False
     for index, (name, body) in enumerate(headed):
         assert name is not None
+        # its division, looked up before `body` is trimmed into another list (Don Quixote's
+        # "CHAPTER LII", the book's title "DON QUIXOTE" set under it, lost its "VOLUME I")
+        its_division = divisions.get(id(body))
         if (
             book_key
             and index + 1 < len(headed)
@@ -590,7 +593,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             found.dropped.append(f"{name} (licence)")
             continue
         found.chapters.append(chapter)
-        divisions[id(chapter)] = divisions.get(id(body))
+        divisions[id(chapter)] = its_division
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
     if found.chapters:
