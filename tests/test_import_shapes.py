@@ -236,3 +236,33 @@ def test_a_chapter_over_the_books_title_keeps_its_division(tmp_path: Path) -> No
         "VOLUME II: CHAPTER II",
     ]
     assert chapters[1][1] == [_PROSE.format(who="Sancho I-II")]
+
+
+def test_a_plays_first_scene_headed_under_its_act_opens_the_act(tmp_path: Path) -> None:
+    """Hamlet's 1524-h.htm heads each act "<h3>ACT I</h3>" over "<h4>SCENE I. Elsinore. A
+    platform before the Castle.</h4>": the two made one title, "ACT I: SCENE I. Elsinore. A
+    platform before the Castle.", and the first scene's setting was no line of the act, while
+    its other scenes' headings were (and the plain text sets them all as lines). The first
+    scene's heading is the act's first line: the HTML and the text editions now import alike."""
+    speeches = "".join(
+        f"<p>{who}. {_PROSE.format(who='Horatio')}</p>" for who in ["HAMLET", "OPHELIA"] * 3
+    )
+    acts = "".join(
+        f"<h3>ACT {act}</h3><h4>SCENE I. A room in the Castle.</h4><p>Enter Hamlet.</p>"
+        f"{speeches}<h4>SCENE II. A hall in the Castle.</h4>{speeches}"
+        for act in ["I", "II", "III", "IV"]
+    )
+    source = tmp_path / "hamlet.htm"
+    source.write_text(f"<html><body>{acts}</body></html>", encoding="utf-8")
+    corpus = tmp_path / "hamlet.db"
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    chapters = _chapters(corpus)
+    assert [title for title, _ in chapters] == ["ACT I", "ACT II", "ACT III", "ACT IV"]
+    spoken = [f"{who}. {_PROSE.format(who='Horatio')}" for who in ["HAMLET", "OPHELIA"] * 3]
+    assert chapters[0][1] == [
+        "SCENE I. A room in the Castle.",
+        "Enter Hamlet.",
+        *spoken,
+        "SCENE II. A hall in the Castle.",
+        *spoken,
+    ]

@@ -55,11 +55,12 @@ chapter's number when a book title precedes it. A foreword or prologue is a chap
 other: front-matter prose that is story is kept. A place in another book cited as a heading
 ("Book I, Ch. 15.") and a signature over its place and date ("JOHN DRINKWATER.", then
 "London," and "Midsummer 1921.") head nothing. A play's acts are its chapters and its numbered
-scenes ("SCENE II. A Camp near Forres.") its scenes; a contents page's line listing an act's
-scenes ("ACT III Scene I. A room in the Castle. Scene II. ...") heads nothing; a play told
-inside a novel's chapter (its cast, "ACT I." to "ACT III.") is part of that chapter. In a
-book whose numbering starts again at "I." under its pieces' titles, each part is named with its
-piece ("EEN EERSTE STORM: I").
+scenes ("SCENE II. A Camp near Forres.", the first one's heading too) its scenes, each
+scene's heading its first line; a contents page's line listing an act's scenes ("ACT III
+Scene I. A room in the Castle. Scene II. ...") heads nothing; a play told inside a novel's
+chapter (its cast, "ACT I." to "ACT III.") is part of that chapter. In a book whose numbering
+starts again at "I." under its pieces' titles, each part is named with its piece ("EEN EERSTE
+STORM: I").
 
 A file it cannot read is an `InputError` naming the problem, and nothing is written.
 `read_book` does the reading alone (`terrarium import --dry-run` prints what it found).

@@ -445,6 +445,18 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         # a contents page set as headings (three numbered ones or more, nothing between them)
         # heads no chapter: a titled section after it is one of its own (Moby-Dick's
         # "ETYMOLOGY.", after "CHAPTER 1. Loomings." to "CHAPTER 135. ..." listed)
+        # a play's first scene headed under its act ("ACT I" over "SCENE I. Elsinore. A
+        # platform before the Castle.": Hamlet's HTML titled the act after it) is the act's
+        # first line, as the plain text sets it and as the act's other scenes open
+        scene_at = next(
+            (
+                at
+                for at, text in enumerate(item)
+                if _SCENE.match(text.strip()) and any(_ACT_TITLE.match(t) for t in item[:at])
+            ),
+            None,
+        )
+        item, scene_lines = (item[:scene_at], item[scene_at:]) if scene_at else (item, [])
         listing = sum(1 for text in item if CHAPTER_NUMBER.match(text)) >= 3
         numbered_seen = numbered_seen or (_numbered(item) and not listing)
         sectioned = sections_within(item)
@@ -477,7 +489,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 continue
             if parted_by:
                 name = f"{parted_by}: {name}"
-        sections.append((name, [Block("text", first_part)] if first_part else []))
+        scene_opening = [Block("text", text) for text in scene_lines]
+        sections.append((name, scene_opening + ([Block("text", first_part)] if first_part else [])))
         divisions[id(sections[-1][1])] = division
         headed_by = item
     headed = [section for section in sections if section[0] is not None]
