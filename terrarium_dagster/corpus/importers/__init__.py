@@ -16,7 +16,8 @@ the story and drops the rest:
   first end marker (`*** END OF ...`, "End of Project Gutenberg's ...", "End of the Project
   Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
 - `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`, `[Picture: ...]`)
-  markers, a picture's "Enlarge" link standing alone, and soft hyphens;
+  markers and a caption set again as a paragraph right under its marker, a picture's
+  "Enlarge" link standing alone, and soft hyphens;
 - note marks ("Pangloss[1]", "{12}", "(3)", and "[5]" set apart when the book gives its
   "[Footnote 5: ...]"), a drop cap's mark ("|MRS. Rachel"), the word that ends the book after
   its last paragraph ("FINIS", as "THE END");
@@ -54,9 +55,12 @@ chapter's number when a book title precedes it. A foreword or prologue is a chap
 other: front-matter prose that is story is kept. A place in another book cited as a heading
 ("Book I, Ch. 15.") and a signature over its place and date ("JOHN DRINKWATER.", then
 "London," and "Midsummer 1921.") head nothing. A play's acts are its chapters and its numbered
-scenes ("SCENE II. A Camp near Forres.") its scenes; a play told inside a novel's chapter (its
-cast, "ACT I." to "ACT III.") is part of that chapter. In a book whose numbering starts again
-at "I." under its pieces' titles, each part is named with its piece ("EEN EERSTE STORM: I").
+scenes ("SCENE II. A Camp near Forres.", the first one's heading too) its scenes, each
+scene's heading its first line; a contents page's line listing an act's scenes ("ACT III
+Scene I. A room in the Castle. Scene II. ...") heads nothing; a play told inside a novel's
+chapter (its cast, "ACT I." to "ACT III.") is part of that chapter. In a book whose numbering
+starts again at "I." under its pieces' titles, each part is named with its piece ("EEN EERSTE
+STORM: I").
 
 A file it cannot read is an `InputError` naming the problem, and nothing is written.
 `read_book` does the reading alone (`terrarium import --dry-run` prints what it found).

@@ -256,6 +256,20 @@ def _named(run: list[str]) -> bool:
     return any(NAMED.match(text.strip()) for text in run)
 
 
+def _piece_in_parts(run: list[str]) -> bool:
+    """Whether a run of headings is a titled piece over its first numbered part ("THE SHOES OF
+    FORTUNE", then "I. A Beginning")."""
+    return len(run) >= 2 and not _named(run[:-1]) and part_number(run[-1]) == 1
+
+
+def _titled_before(runs: list[list[str]]) -> list[int]:
+    """A one for each run of headings titled alone (neither numbered nor named) before the
+    first numbered one."""
+    return [
+        1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
+    ]
+
+
 def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     """The story's chapters (and what was set aside) from a book's blocks."""
     blocks = _speakers_joined(blocks)
@@ -304,16 +318,21 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     # told in numbered parts (Grimms' Fairy Tales: "THE ADVENTURES OF CHANTICLEER AND PARTLET"
     # over "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS", "2. ...", "3. ...", after fourteen
     # tales headed by their titles alone: the 44 tales after it ran together as its third
-    # part's text). The titles under a book's numbered parts are its poems or its scenes.
+    # part's text; Andersen's Fairy Tales: "THE SHOES OF FORTUNE" over "I. A Beginning" to "VI.
+    # ...", after three tales and before fourteen, which ran together as its sixth part's text).
+    # The titles under a book's numbered parts are its poems or its scenes.
     # (a dictionary's letters, "A" to "Z", are named sections, never Roman numbers: "C", "D")
     letters = dictionary_letters([run[0] if len(run) == 1 else "" for run in runs])
     numbered_runs = sum(1 for at, run in enumerate(runs) if at not in letters and _numbered(run))
-    titled_first = sum(
-        1 for run in itertools.takewhile(lambda run: not _numbered(run), runs) if not _named(run)
-    )
+    # the titled pieces before the first numbered heading, and after the last when the first is
+    # a titled piece's first part (not a novel's chapters, a place cited under the last of them:
+    # Charles Dickens and Music's "Book I, Ch. 15.")
+    titled_outside = sum(_titled_before(runs))
+    if _piece_in_parts(next((run for run in runs if _numbered(run)), [])):
+        titled_outside += sum(_titled_before(runs[::-1]))
     # a book of titled pieces whose parts are numbered from one again under each title
     pieces_in_parts = _restarts(runs, letters) >= RESTARTS
-    numbered_book = numbered_runs >= 3 and numbered_runs > titled_first and not pieces_in_parts
+    numbered_book = numbered_runs >= 3 and numbered_runs > titled_outside and not pieces_in_parts
     book_key = title_key(title) if title else None  # the book's own title set over a chapter's
     # a collection whose stories are numbered in sections from "I" under their titles (The Lady
     # with the Dog and Other Stories; The Awakening and Selected Short Stories, its novel's
@@ -426,6 +445,18 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         # a contents page set as headings (three numbered ones or more, nothing between them)
         # heads no chapter: a titled section after it is one of its own (Moby-Dick's
         # "ETYMOLOGY.", after "CHAPTER 1. Loomings." to "CHAPTER 135. ..." listed)
+        # a play's first scene headed under its act ("ACT I" over "SCENE I. Elsinore. A
+        # platform before the Castle.": Hamlet's HTML titled the act after it) is the act's
+        # first line, as the plain text sets it and as the act's other scenes open
+        scene_at = next(
+            (
+                at
+                for at, text in enumerate(item)
+                if _SCENE.match(text.strip()) and any(_ACT_TITLE.match(t) for t in item[:at])
+            ),
+            None,
+        )
+        item, scene_lines = (item[:scene_at], item[scene_at:]) if scene_at else (item, [])
         listing = sum(1 for text in item if CHAPTER_NUMBER.match(text)) >= 3
         numbered_seen = numbered_seen or (_numbered(item) and not listing)
         sectioned = sections_within(item)
@@ -458,7 +489,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
                 continue
             if parted_by:
                 name = f"{parted_by}: {name}"
-        sections.append((name, [Block("text", first_part)] if first_part else []))
+        scene_opening = [Block("text", text) for text in scene_lines]
+        sections.append((name, scene_opening + ([Block("text", first_part)] if first_part else [])))
         divisions[id(sections[-1][1])] = division
         headed_by = item
     headed = [section for section in sections if section[0] is not None]
@@ -478,6 +510,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     back = False
     for index, (name, body) in enumerate(headed):
         assert name is not None
+        # its division, looked up before `body` is trimmed into another list (Don Quixote's
+        # "CHAPTER LII", the book's title "DON QUIXOTE" set under it, lost its "VOLUME I")
+        its_division = divisions.get(id(body))
         if (
             book_key
             and index + 1 < len(headed)
@@ -571,7 +606,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             found.dropped.append(f"{name} (licence)")
             continue
         found.chapters.append(chapter)
-        divisions[id(chapter)] = divisions.get(id(body))
+        divisions[id(chapter)] = its_division
     if len(found.chapters) > 1 and _title_page(found.chapters[0], title):
         found.dropped.append(f"{found.chapters.pop(0).title} (title page)")
     if found.chapters:

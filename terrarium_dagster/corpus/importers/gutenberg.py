@@ -103,7 +103,32 @@ _NEXT_FIELD = re.compile(
 
 
 def without_illustrations(text: str) -> str:
-    """The text without illustration markers (a picture's "Enlarge" too) and soft hyphens
-    (U+00AD, a hyphenation hint: *Huckleberry Finn*'s hfinn11.txt has 983, "Aunt Polly -\xad
-    Tom's Aunt Polly")."""
-    return _ENLARGE.sub("", _ILLUSTRATION.sub("", text)).replace("\xad", "")
+    """The text without illustration markers (a picture's "Enlarge" too, and its caption set
+    again under it) and soft hyphens (U+00AD, a hyphenation hint: *Huckleberry Finn*'s
+    hfinn11.txt has 983, "Aunt Polly -\xad Tom's Aunt Polly")."""
+    kept: list[str] = []
+    at = 0
+    for marker in _ILLUSTRATION.finditer(text):
+        if marker.start() < at:  # inside a caption taken with the marker before it
+            continue
+        kept.append(text[at : marker.start()])
+        at = _caption_end(text, marker)
+    kept.append(text[at:])
+    return _ENLARGE.sub("", "".join(kept)).replace("\xad", "")
+
+
+# a marker's caption: "[Illustration: MARS.]"
+_CAPTION = re.compile(r"\[\s*(?:Illustration|Frontispiece|Picture)\s*:\s*(.*?)\s*\]$", re.I | re.S)
+# the paragraph right under a line (blank lines between): its lines up to the next blank line
+_NEXT_PARAGRAPH = re.compile(r"[ \t]*\n(?:[ \t]*\n)+((?:[ \t]*\S[^\n]*(?:\n|$))+)")
+
+
+def _caption_end(text: str, marker: re.Match[str]) -> int:
+    """Where an illustration's marker ends: past its caption's paragraph when the text sets the
+    caption again as a paragraph of its own under it (The Iliad's 6130-0.txt: "[Illustration:
+    MARS.]", then "MARS." centred; 71 captions were read as paragraphs of the story)."""
+    caption = _CAPTION.match(marker.group(0))
+    below = _NEXT_PARAGRAPH.match(text, marker.end())
+    if caption and below and caption.group(1).split() == below.group(1).split():
+        return below.end(1)
+    return marker.end()

@@ -163,17 +163,20 @@ def only_listed(run: list[str]) -> bool:
 
 # a part of a story numbered under its title: "1. HOW THEY WENT TO THE MOUNTAINS TO EAT NUTS",
 # "SECOND STORY"
-_PART_NUMBER = re.compile(rf"^(?:(\d{{1,3}})\.\s+\S.*|((?i:{ORDINALS}))\s+(?:STORY|TALE|PART))$")
+_PART_NUMBER = re.compile(
+    rf"^(?:(\d{{1,3}}|[IVXLC]+)\.\s+\S.*|((?i:{ORDINALS}))\s+(?:STORY|TALE|PART))$"
+)
 _ORDINAL_VALUES = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
 def part_number(text: str) -> int | None:
-    """The number of a story's part from its heading ("2. HOW ...": 2, "SECOND STORY": 2)."""
+    """The number of a story's part from its heading ("2. HOW ...": 2, "II. What Happened to
+    the Councillor": 2, "SECOND STORY": 2)."""
     found = _PART_NUMBER.match(text.strip())
     if found is None:
         return None
     if found.group(1):
-        return int(found.group(1))
+        return int(found.group(1)) if found.group(1).isdigit() else numeral(found.group(1))
     ordinal = found.group(2).casefold()
     return _ORDINAL_VALUES.index(ordinal) + 1 if ordinal in _ORDINAL_VALUES else None
 

@@ -56,6 +56,30 @@ NUMBERED = re.compile(
     r"|^\d{1,3}\s+[A-Z\"“‘'][^!?;\d]{0,78}(?<![.,:])$"
 )
 NUMBER_AND_TITLE = re.compile(r"^\d{1,3}\s+(\S.*)$")
+# a division's word and its number anywhere in a line ("Scene II", "CHAPTER 4")
+_DIVISION_AND_NUMBER = re.compile(rf"\b({DIVISIONS}|SCENE|Scene)\s+(?:[IVXLCDM]+|\d{{1,3}})\b")
+
+
+def unfinished(line: str) -> bool:
+    """Whether a heading's line stops short of its title's end: on a small word ("A", "of",
+    "and") or a comma, a semicolon, a dash or a hyphen."""
+    last = re.split(r"[\s—-]+", line.rstrip())[-1]
+    return line.rstrip().endswith((",", ";", "-", "—")) or last.casefold() in SMALL_WORDS
+
+
+def lists_divisions(line: str) -> bool:
+    """Whether a line names two parts of one kind, each with its title ("ACT III Scene I. A room
+    in the Castle. Scene II. A hall in the Castle.": a contents page's entry listing an act's
+    scenes), a listing and never a heading ("ACT I. SCENE I." names one; a run of numbers alone,
+    "CHAPTER I CHAPTER II CHAPTER III", is left to the contents rules)."""
+    found = list(_DIVISION_AND_NUMBER.finditer(line))
+    return any(
+        one.group(1).casefold() == two.group(1).casefold()
+        and re.search(r"[^\W\d_]", line[one.end() : two.start()]) is not None
+        for one, two in itertools.pairwise(found)
+    )
+
+
 # the first of a run of numbers: "I.", "1", "Chapter One", "FIRST" (a numbering that starts again)
 FIRST_NUMBER = re.compile(rf"^(?:(?:{DIVISIONS})\s+)?(?:I|1|one|first)\b\.?(?!\S)", re.I)
 # words a title leaves in lower case; a "numbered title" with more other lower-case words is a

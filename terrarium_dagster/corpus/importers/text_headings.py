@@ -36,10 +36,12 @@ from terrarium_dagster.corpus.importers.headings import (
     bare_capitals,
     decorated,
     dictionary_letters,
+    lists_divisions,
     numeral,
     shouted,
     title_key,
     undecorated,
+    unfinished,
     unstopped,
 )
 from terrarium_dagster.corpus.importers.marks import TITLE_BRACKET_NOTE, plain_title, unmarked
@@ -567,8 +569,8 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
     )
     for index, raw in enumerate(lines):
         line = raw.strip()
-        if not line:
-            continue
+        if not line or lists_divisions(line):
+            continue  # "ACT III Scene I. ... Scene II. ...": a contents page's listing
         if index in letters:
             named[index] = None  # a dictionary's letter, never a Roman number
             continue
@@ -598,10 +600,16 @@ def text_headings(lines: list[str]) -> dict[int, _Heading]:
         ):
             # "CHAPTER I" or "IV" alone take the title line under them; "IV. THE RIVER" has one.
             strong[index] = subtitle if ONLY_NUMBER.match(line) else None
-            if strong[index] is None and subtitle == index + 1 and shouted(line):
+            if (
+                strong[index] is None
+                and subtitle == index + 1
+                and (shouted(line) or unfinished(line))
+            ):
                 # a title in capitals wrapped onto the line right under it (Gulliver's Travels:
                 # "PART III.  A VOYAGE TO LAPUTA, BALNIBARBI, LUGGNAGG, GLUBBDUBDRIB, AND" over
-                # "JAPAN.", left a paragraph of the story)
+                # "JAPAN.", left a paragraph of the story), or one whose line stops short of its
+                # end (Andersen's Fairy Tales: "IV. A Moment of Head Importance--An Evening's
+                # “Dramatic Readings”--A" over "Most Strange Journey")
                 wrapped[index] = tuple(subtitle_lines(lines, subtitle))
         elif NAMED.match(unmarked(line)) or ORDINAL_GROUP.match(line):
             named[index] = None  # in italics too (The 'Mind the Paint' Girl's "_The Persons of

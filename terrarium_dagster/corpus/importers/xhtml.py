@@ -29,6 +29,7 @@ from terrarium_dagster.corpus.importers.headings import (
     SECTION_NUMBER,
     numeral,
     shouted,
+    unfinished,
 )
 from terrarium_dagster.corpus.importers.marks import BRACED_NOTE
 from terrarium_dagster.corpus.importers.model import Block
@@ -261,8 +262,15 @@ class _XhtmlText(HTMLParser):
                     self.items.append(Block(kind, text, () if kind == "heading" else lines))
             return
         if tag in self.HEADINGS or self._hgroup:  # "CHAPTER I<br/>JONATHAN ...": two headings
-            parts = [" ".join(part.split()) for part in raw.split("\n")]
-            self.items.extend(Block("heading", part) for part in parts if part)
+            parts: list[str] = []
+            for part in (" ".join(part.split()) for part in raw.split("\n")):
+                if part and parts and (unfinished(parts[-1]) or part[0].islower()):
+                    # one title wrapped by its <br> (The Arabian Nights' 128-h.htm: "The Story
+                    # of the Three Calenders, Sons of Kings,<BR>and of Five Ladies of Bagdad")
+                    parts[-1] = f"{parts[-1]} {part}"
+                elif part:
+                    parts.append(part)
+            self.items.extend(Block("heading", part) for part in parts)
             return
         lines = [" ".join(line.split()) for line in broken.split(_BR)]
         lines = [line for line in lines if line]

@@ -1,0 +1,268 @@
+"""`terrarium import` on shapes of books first met in the sweep of December 2026: a verse epic
+whose pictures are captioned twice (The Iliad), a collection of tales one of which is told in
+numbered parts (Andersen's Fairy Tales), a play whose contents page lists each act's scenes in a
+wrapped paragraph (Hamlet), an HTML heading wrapped by a line break (The Arabian Nights)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from terrarium_dagster.cli import main
+from tests.support.books import imported_book
+
+_PROSE = (
+    "{who} walked the long road to the harbour at first light, counting the masts and the gulls, "
+    "and wondering aloud whether the ship would wait for a passenger who had paid in promises."
+)
+
+
+def _chapters(corpus: Path) -> list[tuple[str, list[str]]]:
+    """Each chapter's title and its paragraphs (scene breaks left out), as the corpus has them."""
+    with sqlite3.connect(corpus) as conn:
+        threads = conn.execute("SELECT id, title FROM thread ORDER BY id").fetchall()
+        return [
+            (
+                title,
+                [
+                    body
+                    for (body,) in conn.execute(
+                        "SELECT body FROM post WHERE thread_id = ? AND id NOT IN "
+                        "(SELECT post_id FROM tag WHERE name = 'scene_break') ORDER BY id",
+                        (thread,),
+                    )
+                ],
+            )
+            for thread, title in threads
+        ]
+
+
+def test_a_caption_set_again_under_its_picture_is_no_paragraph(tmp_path: Path) -> None:
+    """The Iliad's 6130-0.txt sets each picture's caption twice: in its marker, "[Illustration:
+    MARS.]", and again centred under it, "MARS.": 71 captions were paragraphs of the story (one
+    between two speeches of Book I). The caption under its marker goes with it; a line that
+    only resembles it, or a marker's caption that the text does not repeat, changes nothing."""
+    verse = "  The trembling priest along the shore return’d,\n  And in the anguish mourn’d."
+    text = (
+        f"BOOK I.\n\n\n{_PROSE.format(who='Chryses')}\n\n"
+        "                 [Illustration: HOMER INVOKING\n                 THE MUSE.]\n\n"
+        "                         HOMER INVOKING THE MUSE.\n\n\n"
+        f"{verse}\n\n"
+        "                          [Illustration: MARS.]\n\n"
+        "                                  MARS.\n\n"
+        "                          [Illustration: VULCAN.]\n\n"
+        "  Vulcan, the lame god, rose from his forge.\n\n\n"
+        f"BOOK II.\n\n\n{_PROSE.format(who='Agamemnon')}\n\n"
+        "MARS.\n\n"
+        f"{_PROSE.format(who='Nestor')}\n"
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert chapters == [
+        (
+            "BOOK I",
+            [
+                _PROSE.format(who="Chryses"),
+                "The trembling priest along the shore return’d, And in the anguish mourn’d.",
+                "Vulcan, the lame god, rose from his forge.",
+            ],
+        ),
+        (
+            "BOOK II",
+            [_PROSE.format(who="Agamemnon"), "MARS.", _PROSE.format(who="Nestor")],
+        ),
+    ]
+
+
+def test_a_collection_with_one_tale_told_in_numbered_parts_keeps_its_other_tales(
+    tmp_path: Path,
+) -> None:
+    """Andersen's Fairy Tales (1597-0.txt) lists eighteen tales; one of them, "THE SHOES OF
+    FORTUNE", is told in parts "I. A Beginning" to "VI. The Best That the Galoshes Gave". The
+    book was read as one whose chapters are numbered, three tales before them being fewer than
+    six numbers: the fourteen tales after the last part ran together as its text, their titles
+    lines of it. A tale told in numbered parts is one chapter, its parts' headings lines of it,
+    as Grimms' "THE ADVENTURES OF CHANTICLEER AND PARTLET" ("1. HOW THEY WENT ...") is."""
+    tales = ["The Emperor's New Clothes", "The Swineherd", "The Shoes of Fortune"]
+    after = ["The Fir Tree", "The Snow Queen", "The Bell", "The Old House", "The Red Shoes"]
+    parts = ["A Beginning", "The Councillor", "The Watchman", "The Copying-Clerk"]
+    numbers = ["I", "II", "III", "IV"]
+
+    def tale(title: str) -> str:
+        return f"{title.upper()}\n\n{_PROSE.format(who=title)}\n\n\n\n"
+
+    text = (
+        "CONTENTS\n\n\n"
+        + "".join(f"     {title}\n" for title in tales + after)
+        + "\n\n\n\n"
+        + tale(tales[0])
+        + tale(tales[1])
+        + "THE SHOES OF FORTUNE\n\n"
+        + "".join(
+            f"{number}. {part}\n\n{_PROSE.format(who=part)}\n\n\n"
+            for number, part in zip(numbers, parts, strict=True)
+        )
+        + "\n"
+        + "".join(tale(title) for title in after)
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == [t.upper() for t in tales + after]
+    assert chapters[2][1] == [
+        line
+        for number, part in zip(numbers, parts, strict=True)
+        for line in (f"{number}. {part}", _PROSE.format(who=part))
+    ]
+    assert [paragraphs for _, paragraphs in chapters[3:]] == [
+        [_PROSE.format(who=title)] for title in after
+    ]
+
+
+def test_a_numbered_title_that_stops_short_wraps_onto_the_line_under_it(tmp_path: Path) -> None:
+    """Andersen's Fairy Tales sets "IV. A Moment of Head Importance--An Evening's “Dramatic
+    Readings”--A" over "Most Strange Journey": the second line was a paragraph of its own. A
+    numbered title whose line ends on a small word ("A", "and", "the"), a comma or a dash goes on
+    on the line right under it."""
+    text = "".join(
+        f"{number}. {title}\n{under}\n\n{_PROSE.format(who=number)}\n\n\n"
+        for number, title, under in [
+            ("I", "A Beginning", ""),
+            ("II", "What Happened to the Councillor and", "the Watchman"),
+            ("III", "An Evening's “Dramatic Readings”--A", "Most Strange Journey"),
+            ("IV", "The Best That the Galoshes Gave to the", "Copying-Clerk"),
+        ]
+    ).replace("\n\n\n\n", "\n\n\n")
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == [
+        "I. A Beginning",
+        "II. What Happened to the Councillor and the Watchman",
+        "III. An Evening's “Dramatic Readings”--A Most Strange Journey",
+        "IV. The Best That the Galoshes Gave to the Copying-Clerk",
+    ]
+    assert [paragraphs for _, paragraphs in chapters] == [
+        [_PROSE.format(who=number)] for number in ["I", "II", "III", "IV"]
+    ]
+
+
+def test_a_plays_contents_listing_each_acts_scenes_heads_no_act(tmp_path: Path) -> None:
+    """Hamlet's 1524-0.txt lists each act's scenes in a paragraph under "Contents" ("ACT III
+    Scene I. A room in the Castle. Scene II. A hall in the Castle." over the rest): the entries
+    read as acts' headings, the first play's chapter was "ACT III Scene I. ... Scene IV. ..."
+    holding the fourth act's entry, and the cast was kept as "ACT V Scene I. A churchyard. Scene
+    II. A hall in the Castle: Dramatis Personæ". A line naming two scenes with their titles is a
+    listing: the contents page is left out whole, the cast kept aside under its own name, and
+    the acts are the play's chapters, a speech a paragraph with its speaker."""
+    speech = "HAMLET. " + _PROSE.format(who="Horatio")
+    reply = "OPHELIA. Good my lord, how does your honour for this many a day? I pray you, now."
+    text = (
+        "THE TRAGEDY OF HAMLET, PRINCE OF DENMARK\n\n\nby William Shakespeare\n\n\n\n"
+        "Contents\n\n"
+        "ACT I Scene I. Elsinore. A platform before the Castle. Scene II.\n"
+        "Elsinore. A room of state in the Castle Scene III. A room in Polonius’s\n"
+        "house.\n\n"
+        "ACT II Scene I. A room in Polonius’s house. Scene II. A room in the\nCastle.\n\n"
+        "ACT III Scene I. A room in the Castle. Scene II. A hall in the Castle.\n"
+        "Scene III. A room in the Castle. Scene IV. Another room in the Castle.\n\n"
+        "ACT IV Scene I. A churchyard. Scene II. A hall in the Castle.\n\n\n\n"
+        " Dramatis Personæ\n\n"
+        "HAMLET, Prince of Denmark. CLAUDIUS, King of Denmark, Hamlet’s uncle.\n\n\n\n"
+        + "".join(
+            f"ACT {act}\n\nSCENE I. A room in the Castle.\n\n Enter Hamlet.\n\n"
+            + f"{speech[:60]}\n{speech[60:]} {act}.\n\n{reply}\n\n" * 3
+            + "\n"
+            for act in ["I", "II", "III", "IV"]
+        )
+    )
+    corpus = imported_book(tmp_path, text)
+    chapters = _chapters(corpus)
+    assert [title for title, _ in chapters] == ["ACT I", "ACT II", "ACT III", "ACT IV"]
+    assert chapters[2][1] == [
+        "SCENE I. A room in the Castle.",
+        "Enter Hamlet.",
+        *[f"{speech} III.", reply] * 3,
+    ]
+    reference = corpus.with_name(corpus.name + ".reference.md").read_text(encoding="utf-8")
+    assert "## Dramatis Personæ\n" in reference and "Scene" not in reference
+
+
+def test_an_html_heading_wrapped_by_a_line_break_is_one_title(tmp_path: Path) -> None:
+    """The Arabian Nights' 128-h.htm heads a story "<H3>The Story of the Three Calenders, Sons of
+    Kings,<BR>and of Five Ladies of Bagdad</H3>": its two lines were two headings, the chapter
+    titled "The Story of the Three Calenders, Sons of Kings,: and of Five Ladies of Bagdad". A
+    line that stops short (a comma, a small word) or a line opening in lower case goes on the
+    line before; a number over its title ("CHAPTER II<br/>THE VOYAGE") is still two."""
+    prose = "".join(f"<p>{_PROSE.format(who=who)}</p>" for who in ["Sindbad", "Zobeida"])
+    source = tmp_path / "nights.htm"
+    source.write_text(
+        "<html><body>"
+        f"<h3>The Story of the Fisherman</h3>{prose}"
+        "<h3>The Story of the Three Calenders, Sons of Kings,<br>and of Five Ladies of\n"
+        f"Bagdad</h3>{prose}"
+        f"<h3>The Story of the Barber's Fifth Brother and the<br/>Glass Merchant</h3>{prose}"
+        f"<h3>The Seven Voyages of Sindbad<br>the Sailor</h3>{prose}"
+        f"<h3>CHAPTER II<br/>THE VOYAGE</h3>{prose}"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    corpus = tmp_path / "nights.db"
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    assert [title for title, _ in _chapters(corpus)] == [
+        "The Story of the Fisherman",
+        "The Story of the Three Calenders, Sons of Kings, and of Five Ladies of Bagdad",
+        "The Story of the Barber's Fifth Brother and the Glass Merchant",
+        "The Seven Voyages of Sindbad the Sailor",
+        "CHAPTER II: THE VOYAGE",
+    ]
+
+
+def test_a_chapter_over_the_books_title_keeps_its_division(tmp_path: Path) -> None:
+    """Don Quixote's 996.txt sets the book's title, "DON QUIXOTE", under the first volume's last
+    chapter, over "Volume II.": the title is no paragraph of that chapter, and taking it out
+    lost the chapter's division, "CHAPTER LII" standing alone among "VOLUME I: CHAPTER LI" and
+    "VOLUME II: CHAPTER LII". The chapter keeps its division."""
+    header = "Title: Don Quixote\n\n*** START OF THIS PROJECT GUTENBERG EBOOK DON QUIXOTE ***\n\n"
+    text = header + "".join(
+        f"VOLUME {volume}.\n\n\n"
+        + "".join(
+            f"CHAPTER {number}.\n\n{_PROSE.format(who=f'Sancho {volume}-{number}')}\n\n\n"
+            for number in ["I", "II"]
+        )
+        + ("DON QUIXOTE\n\n\n" if volume == "I" else "")
+        for volume in ["I", "II"]
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == [
+        "VOLUME I: CHAPTER I",
+        "VOLUME I: CHAPTER II",
+        "VOLUME II: CHAPTER I",
+        "VOLUME II: CHAPTER II",
+    ]
+    assert chapters[1][1] == [_PROSE.format(who="Sancho I-II")]
+
+
+def test_a_plays_first_scene_headed_under_its_act_opens_the_act(tmp_path: Path) -> None:
+    """Hamlet's 1524-h.htm heads each act "<h3>ACT I</h3>" over "<h4>SCENE I. Elsinore. A
+    platform before the Castle.</h4>": the two made one title, "ACT I: SCENE I. Elsinore. A
+    platform before the Castle.", and the first scene's setting was no line of the act, while
+    its other scenes' headings were (and the plain text sets them all as lines). The first
+    scene's heading is the act's first line: the HTML and the text editions now import alike."""
+    speeches = "".join(
+        f"<p>{who}. {_PROSE.format(who='Horatio')}</p>" for who in ["HAMLET", "OPHELIA"] * 3
+    )
+    acts = "".join(
+        f"<h3>ACT {act}</h3><h4>SCENE I. A room in the Castle.</h4><p>Enter Hamlet.</p>"
+        f"{speeches}<h4>SCENE II. A hall in the Castle.</h4>{speeches}"
+        for act in ["I", "II", "III", "IV"]
+    )
+    source = tmp_path / "hamlet.htm"
+    source.write_text(f"<html><body>{acts}</body></html>", encoding="utf-8")
+    corpus = tmp_path / "hamlet.db"
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    chapters = _chapters(corpus)
+    assert [title for title, _ in chapters] == ["ACT I", "ACT II", "ACT III", "ACT IV"]
+    spoken = [f"{who}. {_PROSE.format(who='Horatio')}" for who in ["HAMLET", "OPHELIA"] * 3]
+    assert chapters[0][1] == [
+        "SCENE I. A room in the Castle.",
+        "Enter Hamlet.",
+        *spoken,
+        "SCENE II. A hall in the Castle.",
+        *spoken,
+    ]
