@@ -325,6 +325,10 @@ class ChatClient:
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._closed = threading.Event()  # `close`: what is still in flight ends quietly
+        # the failure the last retry line named, whichever call said it: sixteen drafts that
+        # meet one persistent fault say it once (then debug lines) until a call is answered
+        self._said: str | None = None
+        self._said_lock = threading.Lock()
         headers = {"Accept": "application/json", "User-Agent": "terrarium-dagster"}
         if config.api_key is not None:
             headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
@@ -502,7 +506,8 @@ class ChatClient:
                     failures.append(failed)
                     if book is not None:
                         book.fail(failed, retried=True)
-                    logger.warning(
+                    logger.log(
+                        self._level_of(str(exc)),
                         "%s%s; asking again (%d of %d)",
                         exc,
                         scope.describe() if scope else "",
@@ -523,6 +528,8 @@ class ChatClient:
             if isinstance(exc, TerrariumError):
                 exc.failed_attempts = tuple(failures)
             raise
+        with self._said_lock:
+            self._said = None  # answered: the next failure is news again
         if parsed.usage is None:
             logger.warning("%s answered without usage: its tokens are counted locally", what)
         choice = parsed.choices[0]
@@ -681,7 +688,6 @@ class ChatClient:
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempts_allowed = self._config.max_retries + 1
         cause = "no attempt made"
-        said = ""  # the failure the last retry line named
         unreachable = False  # the last attempt could not even connect
         last_500: str | None = None  # the message of the previous attempt's HTTP 500
         attempt = 0
@@ -760,7 +766,7 @@ class ChatClient:
                 book.fail(failed, retried=True)
             serving = scope.describe() if scope else ""
             if full:
-                logger.warning("%s%s: %s", what, serving, cause)
+                logger.log(self._level_of(cause), "%s%s: %s", what, serving, cause)
                 continue
             if retry_after is not None:
                 delay = min(retry_after, self._config.backoff_max_s)
@@ -770,7 +776,7 @@ class ChatClient:
                 )
             # a failure said once: the same one again is a debug line (the last is the error)
             logger.log(
-                logging.DEBUG if cause == said else logging.WARNING,
+                self._level_of(cause),
                 "%s%s: %s; retry %d of %d in %.2f s",
                 what,
                 serving,
@@ -779,11 +785,19 @@ class ChatClient:
                 attempts_allowed - 1,
                 delay,
             )
-            said = cause
             self._sleep(delay)
         error = ServerUnreachableError if unreachable else AgentError
         tries = f"{attempts_allowed} attempt{'s' * (attempts_allowed != 1)}"
         raise error(f"{what} failed after {tries}; last error: {cause}")
+
+    def _level_of(self, cause: str) -> int:
+        """WARNING for a failure not yet said since the last answer, DEBUG for the same one
+        again (this call's next attempt, or another call in flight beside it)."""
+        with self._said_lock:
+            if cause == self._said:
+                return logging.DEBUG
+            self._said = cause
+            return logging.WARNING
 
     def _room(self, weight: int | None, book: AttemptBook | None) -> Ticket | None:
         """Wait for room on the server for a request of `weight` tokens (None: not gated)."""

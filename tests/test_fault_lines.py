@@ -1,0 +1,76 @@
+"""A server that fails every request for good, met by a run at `--concurrency 16`: each new thing
+is said once, the run stops with one error line, and every request the server saw is on the books.
+
+Sixteen scene drafts are in flight when the fault begins, and each of them meets it: the same
+failure, said by each draft and by each of its attempts, was sixteen lines and more before the
+one that matters (a garbled body six lines a draft).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import Counter
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_args, said, terrarium_main
+from tests.support.corpus_builder import simple_quest
+from tests.support.vllm_server import Fault, ScriptedVLLM
+
+_STAMP = re.compile(r"^\S+ \S+ (?P<level>[A-Z]+) (?P<logger>\S+): (?P<text>.*)$")
+_SCOPE = re.compile(r" for (scene|thread) \S+")
+
+
+@pytest.fixture(scope="module")
+def quest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One thread of 20 scenes: a block of 16 drafts in flight at once."""
+    return simple_quest(
+        tmp_path_factory.mktemp("fault_lines") / "quest.db", threads=1, scenes_per_thread=20
+    )
+
+
+def _booked(db: Path) -> int:
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+        return int(connection.execute("SELECT count(*) FROM agent_call").fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault.unavailable("engine restarting"),
+        Fault.html(),
+        Fault.no_choices(),
+    ],
+    ids=["503", "html", "no-choices"],
+)
+def test_a_persistent_fault_at_concurrency_16_is_said_once_then_one_error_line(
+    vllm_server: ScriptedVLLM, quest: Path, tmp_path: Path, fault: Fault
+) -> None:
+    vllm_server.fallback = lambda request: fault
+    db = tmp_path / "store.db"
+    done = terrarium_main(
+        *run_args(db, quest, agent_url=vllm_server.url, concurrency=16, max_retries=2, timeout_s=5)
+    )
+    assert done.returncode == 1, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in done.stderr
+    assert said(lines[-1]) and lines[-1].startswith("terrarium: failed:"), done.stderr
+    assert sum(1 for line in lines if said(line)) == 1, done.stderr
+    logged = [_STAMP.match(line) for line in lines[:-1] if not line.startswith("terrarium:")]
+    assert all(match is not None for match in logged), done.stderr
+    records = [match for match in logged if match is not None]
+    assert {match["level"] for match in records} <= {"WARNING"}, done.stderr
+    # nothing said twice: one line for the fault (whichever draft met it first), and the
+    # capacity gate's line only when its limits change
+    texts = Counter(
+        _SCOPE.sub("", re.sub(r"(retry|asking again \()\d+ of \d+.*", "", match["text"]))
+        for match in records
+    )
+    assert max(texts.values(), default=1) == 1, done.stderr
+    about_the_fault = [m for m in records if m["logger"] == "terrarium_dagster.model.client"]
+    assert len(about_the_fault) == 1, done.stderr
+    assert len(vllm_server.chat_requests) > 16, "sixteen drafts, and a retry or more"
+    assert _booked(db) == len(vllm_server.chat_requests), "every request is on the books"
