@@ -9,6 +9,7 @@ repeated the capacity line "at most 1 requests" once per refusal).
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 from collections import Counter
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from terrarium_dagster.model.client import ChatClient, ClientConfig
 from tests.support.cli import run_args, said, terrarium_main
 from tests.support.corpus_builder import simple_quest
-from tests.support.vllm_server import Fault, ScriptedVLLM
+from tests.support.vllm_server import Fault, Reply, ScriptedVLLM
 
 _STAMP = re.compile(r"^\S+ \S+ (?P<level>[A-Z]+) (?P<logger>\S+): (?P<text>.*)$")
 _SCOPE = re.compile(r" for (scene|thread) \S+")
@@ -76,3 +78,32 @@ def test_a_persistent_fault_at_concurrency_16_is_said_once_then_one_error_line(
     assert len(about_the_fault) == 1, done.stderr
     assert len(vllm_server.chat_requests) >= 3, "the failing call's three attempts at least"
     assert _booked(db) == len(vllm_server.chat_requests), "every request is on the books"
+
+
+def test_a_call_says_its_own_failure_once_though_another_call_was_answered_in_between(
+    vllm_server: ScriptedVLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same garbled reply twice for one call is one warning, even when a call beside it was
+    answered between its attempts (an answer makes a failure news again for the other calls,
+    not for the call that already said it)."""
+    messages = [
+        {"role": "system", "content": "You annotate a story."},
+        {"role": "user", "content": "# Scene 1#2\nThe Ashfall came."},
+    ]
+    beside: list[str | None] = []
+
+    def sleep(_seconds: float) -> None:
+        if not beside:  # the first backoff: another request is answered meanwhile
+            beside.append(client.chat(messages).content)
+
+    # the first call's attempts: HTML, (the other call's answer), HTML, then an answer
+    vllm_server.script(Fault.html(), Reply(content="beside"), Fault.html(), Reply(content="ok"))
+    config = ClientConfig(base_url=vllm_server.url, max_retries=3)
+    with (
+        ChatClient(config, sleep=sleep) as client,
+        caplog.at_level(logging.DEBUG, logger="terrarium_dagster.model.client"),
+    ):
+        assert client.chat(messages).content == "ok"
+    assert beside == ["beside"]
+    garbled = [r for r in caplog.records if "not JSON" in r.getMessage()]
+    assert [r.levelno for r in garbled] == [logging.WARNING, logging.DEBUG]

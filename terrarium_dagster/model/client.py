@@ -481,6 +481,7 @@ class ChatClient:
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
         failures: list[FailedAttempt] = []  # every attempt retried: each is a call to record
+        said: set[str] = set()  # the garbled replies this call's retry lines named
         try:
             for malformed in range(1, attempts_allowed + 1):
                 response, _, latency_ms = self._send(
@@ -507,7 +508,7 @@ class ChatClient:
                     if book is not None:
                         book.fail(failed, retried=True)
                     logger.log(
-                        self._level_of(str(exc)),
+                        self._level_of(str(exc), said),
                         "%s%s; asking again (%d of %d)",
                         exc,
                         scope.describe() if scope else "",
@@ -684,6 +685,7 @@ class ChatClient:
         flight — lowers what may be in flight and sends the request again when there is room,
         without spending an attempt; a 429 lowers it too (and is retried as before)."""
         what = f"{method} {httpx.URL(url).path}"
+        said: set[str] = set()  # the failures this call's retry lines named
         content = encode_body(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempts_allowed = self._config.max_retries + 1
@@ -766,7 +768,7 @@ class ChatClient:
                 book.fail(failed, retried=True)
             serving = scope.describe() if scope else ""
             if full:
-                logger.log(self._level_of(cause), "%s%s: %s", what, serving, cause)
+                logger.log(self._level_of(cause, said), "%s%s: %s", what, serving, cause)
                 continue
             if retry_after is not None:
                 delay = min(retry_after, self._config.backoff_max_s)
@@ -776,7 +778,7 @@ class ChatClient:
                 )
             # a failure said once: the same one again is a debug line (the last is the error)
             logger.log(
-                self._level_of(cause),
+                self._level_of(cause, said),
                 "%s%s: %s; retry %d of %d in %.2f s",
                 what,
                 serving,
@@ -790,12 +792,14 @@ class ChatClient:
         tries = f"{attempts_allowed} attempt{'s' * (attempts_allowed != 1)}"
         raise error(f"{what} failed after {tries}; last error: {cause}")
 
-    def _level_of(self, cause: str) -> int:
-        """WARNING for a failure not yet said since the last answer, DEBUG for the same one
-        again (this call's next attempt, or another call in flight beside it)."""
+    def _level_of(self, cause: str, said: set[str]) -> int:
+        """WARNING for a failure news to this call (`said`: what its lines named) and not the
+        last one any call said since the last answer; DEBUG for the same one again (this call's
+        next attempt, or another call in flight beside it)."""
         with self._said_lock:
-            if cause == self._said:
+            if cause in said or cause == self._said:
                 return logging.DEBUG
+            said.add(cause)
             self._said = cause
             return logging.WARNING
 
