@@ -190,14 +190,17 @@ class FailedAttempt(BaseModel):
 
 class AttemptBook(Protocol):
     """Where a chat call's HTTP attempts go on the books, one row each (the model session's):
-    `begin` before an attempt leaves (it may refuse, raising `Interrupted`: the run stopped),
-    `fail` when the open attempt ended without an answer to keep (`retried`: the call goes on).
-    The answered attempt stays open for the caller to complete. `stopped` is set when the run
-    stops: a request waiting for room gives up."""
+    `begin` before an attempt leaves (it may refuse, raising `Interrupted`: the run stopped;
+    `departs`: `left` will be called when its headers start to go, the network transport's trace
+    says so), `fail` when the open attempt ended without an answer to keep (`retried`: the call
+    goes on). The answered attempt stays open for the caller to complete. `stopped` is set when
+    the run stops: a request waiting for room gives up."""
 
     stopped: threading.Event
 
-    def begin(self, server: str) -> None: ...
+    def begin(self, server: str, *, departs: bool = False) -> None: ...
+
+    def left(self) -> None: ...
 
     def fail(self, attempt: FailedAttempt, *, retried: bool) -> None: ...
 
@@ -332,6 +335,9 @@ class ChatClient:
         headers = {"Accept": "application/json", "User-Agent": "terrarium-dagster"}
         if config.api_key is not None:
             headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
+        # httpx's own network transport reports when a request's headers start to go (its
+        # trace): the moment an attempt leaves, for the books; another transport does not
+        self._traced = transport is None
         self._http = httpx.Client(
             transport=transport,
             headers=headers,
@@ -702,9 +708,14 @@ class ChatClient:
             started = time.perf_counter()
             answered = False
             try:
+                extensions = None
                 if book is not None:
-                    book.begin(self._config.root_url)
-                response = self._http.request(method, url, content=content, headers=headers)
+                    book.begin(self._config.root_url, departs=self._traced)
+                    if self._traced:
+                        extensions = {"trace": _departure(book)}
+                response = self._http.request(
+                    method, url, content=content, headers=headers, extensions=extensions
+                )
             except RETRYABLE_TRANSPORT_ERRORS as exc:
                 cause = self._describe_transport_error(exc)
                 unreachable = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
@@ -841,6 +852,16 @@ class ChatClient:
             raise MalformedResponseError(
                 f"malformed response from server: {what}: {one_line(details, 300)}"
             ) from None
+
+
+def _departure(book: AttemptBook) -> Callable[[str, dict[str, Any]], None]:
+    """An httpcore trace that tells `book` when the request's headers start to leave."""
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith(".send_request_headers.started"):
+            book.left()
+
+    return trace
 
 
 def _usage_of(response: httpx.Response) -> Usage | None:

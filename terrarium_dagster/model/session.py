@@ -678,9 +678,12 @@ class ModelSession:
 
     # -- recording --------------------------------------------------------------------------
 
-    def _open(self, purpose: str, scope: CallScope | None, server: str | None) -> str:
+    def _open(
+        self, purpose: str, scope: CallScope | None, server: str | None, *, departs: bool = False
+    ) -> str:
         """Before an attempt leaves: a ledger line (no answer yet), whatever transaction is
-        open; `Interrupted` once the session is closed (no request leaves a stopped run)."""
+        open; `Interrupted` once the session is closed (no request leaves a stopped run).
+        `departs`: a `left` line will follow when it starts to leave (`CallLedger.sent`)."""
         where = scope or self.scope
         with self._lock:
             if self.stopped.is_set():
@@ -694,7 +697,8 @@ class ModelSession:
                     model=self.model,
                     server=server,
                     created_at=now_iso(),
-                )
+                ),
+                departs=departs,
             )
             self._open_attempts[key] = (purpose, where, server)
         return key
@@ -774,9 +778,13 @@ class Books:
         self._key: str | None = None  # the attempt open now
         self._server: str | None = None
 
-    def begin(self, server: str) -> None:
+    def begin(self, server: str, *, departs: bool = False) -> None:
         self._server = server
-        self._key = self._session._open(self._purpose, self._scope, server)
+        self._key = self._session._open(self._purpose, self._scope, server, departs=departs)
+
+    def left(self) -> None:
+        if self._key is not None:
+            self._session.store.runs.ledger.left(self._key)
 
     def fail(self, attempt: FailedAttempt, *, retried: bool) -> None:
         if self._key is None:

@@ -243,7 +243,7 @@ class RunLog(Aggregate):
         rows = view.rows(settled_only=True)
         if rows:
             self.record_calls(rows)
-        if view.keys():
+        if view.keys() or view.unsent:  # emptied once what is on the books is in the table
             self.ledger.clear(self._committed_keys(view.keys()))
         return len(rows)
 
