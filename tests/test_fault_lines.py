@@ -107,3 +107,40 @@ def test_a_call_says_its_own_failure_once_though_another_call_was_answered_in_be
     assert beside == ["beside"]
     garbled = [r for r in caplog.records if "not JSON" in r.getMessage()]
     assert [r.levelno for r in garbled] == [logging.WARNING, logging.DEBUG]
+
+
+def test_a_failure_another_call_said_is_not_said_again_by_this_call_after_an_answer(
+    vllm_server: ScriptedVLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Call B says a garbled reply; call A meets the same one beside it (a debug line), then a
+    third call is answered, then A meets it again: A has met it, so still a debug line."""
+    messages = [
+        {"role": "system", "content": "You annotate a story."},
+        {"role": "user", "content": "# Scene 1#2\nThe Ashfall came."},
+    ]
+    answers: list[str | None] = []
+    backoffs = 0
+
+    def sleep(_seconds: float) -> None:
+        nonlocal backoffs
+        backoffs += 1
+        if backoffs in (1, 2):  # B's backoff: A is sent; A's backoff: C is answered
+            answers.append(client.chat(messages).content)
+
+    vllm_server.script(
+        Fault.html(),  # B, first attempt
+        Fault.html(),  # A, first attempt
+        Reply(content="C"),
+        Fault.html(),  # A, second attempt
+        Reply(content="A"),
+        Reply(content="B"),
+    )
+    config = ClientConfig(base_url=vllm_server.url, max_retries=3)
+    with (
+        ChatClient(config, sleep=sleep) as client,
+        caplog.at_level(logging.DEBUG, logger="terrarium_dagster.model.client"),
+    ):
+        assert client.chat(messages).content == "B"
+    assert answers == ["C", "A"]
+    garbled = [r for r in caplog.records if "not JSON" in r.getMessage()]
+    assert [r.levelno for r in garbled] == [logging.WARNING, logging.DEBUG, logging.DEBUG]

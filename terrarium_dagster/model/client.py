@@ -487,7 +487,7 @@ class ChatClient:
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
         failures: list[FailedAttempt] = []  # every attempt retried: each is a call to record
-        said: set[str] = set()  # the garbled replies this call's retry lines named
+        said: set[str] = set()  # the garbled replies this call met (and some line named)
         try:
             for malformed in range(1, attempts_allowed + 1):
                 response, _, latency_ms = self._send(
@@ -691,7 +691,7 @@ class ChatClient:
         flight — lowers what may be in flight and sends the request again when there is room,
         without spending an attempt; a 429 lowers it too (and is retried as before)."""
         what = f"{method} {httpx.URL(url).path}"
-        said: set[str] = set()  # the failures this call's retry lines named
+        said: set[str] = set()  # the failures this call met (and some line named)
         content = encode_body(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempts_allowed = self._config.max_retries + 1
@@ -804,15 +804,15 @@ class ChatClient:
         raise error(f"{what} failed after {tries}; last error: {cause}")
 
     def _level_of(self, cause: str, said: set[str]) -> int:
-        """WARNING for a failure news to this call (`said`: what its lines named) and not the
+        """WARNING for a failure news to this call (`said`: the failures it met) and not the
         last one any call said since the last answer; DEBUG for the same one again (this call's
         next attempt, or another call in flight beside it)."""
         with self._said_lock:
-            if cause in said or cause == self._said:
-                return logging.DEBUG
-            said.add(cause)
-            self._said = cause
-            return logging.WARNING
+            news = cause not in said and cause != self._said
+            said.add(cause)  # met by this call: said by it or by another beside it
+            if news:
+                self._said = cause
+            return logging.WARNING if news else logging.DEBUG
 
     def _room(self, weight: int | None, book: AttemptBook | None) -> Ticket | None:
         """Wait for room on the server for a request of `weight` tokens (None: not gated)."""
