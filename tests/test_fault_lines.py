@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
+import threading
+import time
 from collections import Counter
 from contextlib import closing
 from pathlib import Path
@@ -144,3 +146,46 @@ def test_a_failure_another_call_said_is_not_said_again_by_this_call_after_an_ans
     assert answers == ["C", "A"]
     garbled = [r for r in caplog.records if "not JSON" in r.getMessage()]
     assert [r.levelno for r in garbled] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
+
+
+def test_an_answer_to_a_request_sent_before_the_failure_does_not_make_it_news_again(
+    vllm_server: ScriptedVLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A request sent before the server began to fail, answered after: it says nothing about
+    whether the server recovered, so a third call meeting the failure adds a debug line only
+    (at --concurrency 16, the drafts sent just before a fault each made it news again: five
+    warnings at its onset, milliseconds apart)."""
+    messages = [
+        {"role": "system", "content": "You annotate a story."},
+        {"role": "user", "content": "# Scene 1#2\nThe Ashfall came."},
+    ]
+    early: list[str | None] = []
+    backoffs = 0
+
+    def sleep(_seconds: float) -> None:
+        nonlocal backoffs
+        backoffs += 1
+        if backoffs == 1:  # B's backoff: the early request is answered, then C meets the fault
+            sender.join(timeout=10)
+            assert early == ["A"]
+            assert client.chat(messages).content == "C"
+
+    vllm_server.script(
+        Reply(content="A", delay_s=0.5),  # sent first, answered after B failed
+        Fault.html(),  # B
+        Fault.html(),  # C
+        Reply(content="C"),
+        Reply(content="B"),
+    )
+    config = ClientConfig(base_url=vllm_server.url, max_retries=3)
+    with (
+        ChatClient(config, sleep=sleep) as client,
+        caplog.at_level(logging.DEBUG, logger="terrarium_dagster.model.client"),
+    ):
+        sender = threading.Thread(target=lambda: early.append(client.chat(messages).content))
+        sender.start()
+        while not vllm_server.chat_requests:
+            time.sleep(0.01)
+        assert client.chat(messages).content == "B"
+    garbled = [r for r in caplog.records if "not JSON" in r.getMessage()]
+    assert [r.levelno for r in garbled] == [logging.WARNING, logging.DEBUG]

@@ -329,8 +329,10 @@ class ChatClient:
         self._rng = rng if rng is not None else random.Random()
         self._closed = threading.Event()  # `close`: what is still in flight ends quietly
         # the failure the last retry line named, whichever call said it: sixteen drafts that
-        # meet one persistent fault say it once (then debug lines) until a call is answered
+        # meet one persistent fault say it once (then debug lines) until a request sent after
+        # it is answered (`_said_since`: when the attempt that met it was sent)
         self._said: str | None = None
+        self._said_since = 0.0
         self._said_lock = threading.Lock()
         headers = {"Accept": "application/json", "User-Agent": "terrarium-dagster"}
         if config.api_key is not None:
@@ -490,7 +492,7 @@ class ChatClient:
         said: set[str] = set()  # the garbled replies this call met (and some line named)
         try:
             for malformed in range(1, attempts_allowed + 1):
-                response, _, latency_ms = self._send(
+                response, started, latency_ms = self._send(
                     "POST",
                     self._config.api_url + "/chat/completions",
                     body,
@@ -514,7 +516,7 @@ class ChatClient:
                     if book is not None:
                         book.fail(failed, retried=True)
                     logger.log(
-                        self._level_of(str(exc), said),
+                        self._level_of(str(exc), said, started),
                         "%s%s; asking again (%d of %d)",
                         exc,
                         scope.describe() if scope else "",
@@ -536,7 +538,8 @@ class ChatClient:
                 exc.failed_attempts = tuple(failures)
             raise
         with self._said_lock:
-            self._said = None  # answered: the next failure is news again
+            if started > self._said_since:  # sent after the failure said: news again
+                self._said = None
         if parsed.usage is None:
             logger.warning("%s answered without usage: its tokens are counted locally", what)
         choice = parsed.choices[0]
@@ -679,8 +682,9 @@ class ChatClient:
         weight: int | None = None,
         book: AttemptBook | None = None,
         scope: CallScope | None = None,
-    ) -> tuple[httpx.Response, int, float]:
-        """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise.
+    ) -> tuple[httpx.Response, float, float]:
+        """(response, started, latency_ms) of the first acceptable answer (`started`: when its
+        attempt was sent, `time.perf_counter`); raises otherwise.
         Each attempt that failed and is retried is appended to `failures` (and to `book`, which
         had it on the books before it left). A 4xx other than 429 is final, and so is a 500
         with the same message as the attempt before it (the server cannot take this body:
@@ -726,7 +730,7 @@ class ChatClient:
                 status = response.status_code
                 answered = status < 400
                 if status < 400 or status in passthrough:
-                    return response, attempt, latency_ms
+                    return response, started, latency_ms
                 message = server_message(response)
                 found = parse_context_overflow(message, error_details(response))
                 if overflow and found is not None:
@@ -779,7 +783,8 @@ class ChatClient:
                 book.fail(failed, retried=True)
             serving = scope.describe() if scope else ""
             if full:
-                logger.log(self._level_of(cause, said), "%s%s: %s", what, serving, cause)
+                level = self._level_of(cause, said, started)
+                logger.log(level, "%s%s: %s", what, serving, cause)
                 continue
             if retry_after is not None:
                 delay = min(retry_after, self._config.backoff_max_s)
@@ -789,7 +794,7 @@ class ChatClient:
                 )
             # a failure said once: the same one again is a debug line (the last is the error)
             logger.log(
-                self._level_of(cause, said),
+                self._level_of(cause, said, started),
                 "%s%s: %s; retry %d of %d in %.2f s",
                 what,
                 serving,
@@ -803,15 +808,18 @@ class ChatClient:
         tries = f"{attempts_allowed} attempt{'s' * (attempts_allowed != 1)}"
         raise error(f"{what} failed after {tries}; last error: {cause}")
 
-    def _level_of(self, cause: str, said: set[str]) -> int:
+    def _level_of(self, cause: str, said: set[str], started: float) -> int:
         """WARNING for a failure news to this call (`said`: the failures it met) and not the
-        last one any call said since the last answer; DEBUG for the same one again (this call's
-        next attempt, or another call in flight beside it)."""
+        last one any call said since a request sent after it was answered; DEBUG for the same
+        one again (this call's next attempt, or another call in flight beside it, whose
+        requests sent before the failure may still be answered). `started`: when the attempt
+        that met it was sent."""
         with self._said_lock:
             news = cause not in said and cause != self._said
             said.add(cause)  # met by this call: said by it or by another beside it
             if news:
                 self._said = cause
+                self._said_since = started
             return logging.WARNING if news else logging.DEBUG
 
     def _room(self, weight: int | None, book: AttemptBook | None) -> Ticket | None:
