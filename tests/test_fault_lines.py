@@ -189,3 +189,36 @@ def test_an_answer_to_a_request_sent_before_the_failure_does_not_make_it_news_ag
         assert client.chat(messages).content == "B"
     garbled = [r for r in caplog.records if "not JSON" in r.getMessage()]
     assert [r.levelno for r in garbled] == [logging.WARNING, logging.DEBUG]
+
+
+def test_garbled_bodies_that_differ_are_one_failure_said_once(
+    vllm_server: ScriptedVLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two replies that are not JSON, each garbled its own way (an HTML page, a body cut short):
+    the line names what the server sent, but it is one failure, said once (a body cut mid-stream
+    names its byte counts, which differ for every request: sixteen warnings at concurrency 16)."""
+    messages = [
+        {"role": "system", "content": "You annotate a story."},
+        {"role": "user", "content": "# Scene 1#2\nThe Ashfall came."},
+    ]
+    beside: list[str | None] = []
+    backoffs = 0
+
+    def sleep(_seconds: float) -> None:
+        nonlocal backoffs
+        backoffs += 1
+        if backoffs == 1:  # B's backoff: A meets a body garbled another way
+            beside.append(client.chat(messages).content)
+
+    vllm_server.script(Fault.html(), Fault.malformed_json(), Reply(content="A"), Reply(content="B"))
+    config = ClientConfig(base_url=vllm_server.url, max_retries=3)
+    with (
+        ChatClient(config, sleep=sleep) as client,
+        caplog.at_level(logging.DEBUG, logger="terrarium_dagster.model.client"),
+    ):
+        assert client.chat(messages).content == "B"
+    assert beside == ["A"]
+    garbled = [r for r in caplog.records if "not JSON" in r.getMessage()]
+    assert "<!DOCTYPE html>" in garbled[0].getMessage()
+    assert "chatcmpl-broken" in garbled[1].getMessage()
+    assert [r.levelno for r in garbled] == [logging.WARNING, logging.DEBUG]

@@ -814,11 +814,12 @@ class ChatClient:
         one again (this call's next attempt, or another call in flight beside it, whose
         requests sent before the failure may still be answered). `started`: when the attempt
         that met it was sent."""
+        kind = _VARYING.sub("…", cause)  # the same failure, whatever the body it cut or garbled
         with self._said_lock:
-            news = cause not in said and cause != self._said
-            said.add(cause)  # met by this call: said by it or by another beside it
+            news = kind not in said and kind != self._said
+            said.add(kind)  # met by this call: said by it or by another beside it
             if news:
-                self._said = cause
+                self._said = kind
                 self._said_since = started
             return logging.WARNING if news else logging.DEBUG
 
@@ -860,6 +861,11 @@ class ChatClient:
             raise MalformedResponseError(
                 f"malformed response from server: {what}: {one_line(details, 300)}"
             ) from None
+
+
+# what differs from one request to the next in a failure's description: byte counts, the
+# quoted start of a garbled body
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
 
 
 def _departure(book: AttemptBook) -> Callable[[str, dict[str, Any]], None]:
