@@ -41,10 +41,12 @@ WAIT_TICK_S = 0.25  # how often a waiting request looks at whether it may stop w
 UNBOUNDED_SLOTS = 64  # a slot limit a 429 set on a server without slots is lifted above this
 
 
-@dataclass
+@dataclass(eq=False)
 class Ticket:
     """One admitted request: its weight, the limits' epoch when it was admitted, and the most
-    requests (and tokens) in flight beside it while it was held."""
+    requests (and tokens) in flight beside it while it was held. Compared by identity: two
+    requests of one weight admitted alike are two tickets (released by value, one's release took
+    the other's place in the list, and the other, its peaks grown since, was never released)."""
 
     weight: int
     epoch: int
