@@ -166,7 +166,14 @@ class Settings(BaseSettings):
             "many, committed in story order; 1 is the serial run. Unset with `offline`: 1."
         ),
     )
-    timeout_s: float = Field(default=180.0, gt=0, description="Read timeout per model call.")
+    timeout_s: float = Field(
+        default=180.0,
+        gt=0,
+        description=(
+            "Read timeout per HTTP attempt of a model call; a timeout is retried (max_retries), "
+            "so a server that never answers stops the run after (max_retries + 1) x this."
+        ),
+    )
     max_retries: int = Field(
         default=5, ge=0, le=20, description="Retries on refused connections, timeouts, 429, 5xx."
     )

@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from terrarium_dagster.errors import AgentError
-from terrarium_dagster.model.accounting import ABANDONED_AT_STOP, ANSWERED_AFTER_STOP
+from terrarium_dagster.model.accounting import ABANDONED_AT_STOP
 from terrarium_dagster.model.client import ChatClient, ChatResult, ClientConfig
 from terrarium_dagster.model.session import ModelSession
 from terrarium_dagster.store.annotator import GlossaryStore
+from terrarium_dagster.store.ledger import ANSWERED_AFTER_STOP
 from tests.support.cli import terrarium
 from tests.support.vllm_server import Fault, RecordedRequest, Reply, run_vllm_server
 

@@ -249,3 +249,20 @@ def test_a_run_at_concurrency_16_fits_a_llama_cpp_sized_server(
     assert code == 0
     assert server.cache_full == 0
     assert server.most_busy <= 4 and server.most_held <= 8192
+
+
+def test_two_requests_of_one_weight_admitted_alike_each_give_their_room_back() -> None:
+    """Tickets alike in every field are still two: releasing one never releases the other (by
+    value, `b`'s release removed `a`; `b`, its peaks grown by later requests, then matched no
+    release: a slot held for good, and at a limit of one request every request waited forever,
+    a run hung with nothing in flight)."""
+    capacity = Capacity()
+    a = capacity.acquire(100)
+    b = capacity.acquire(100)  # alike now: weight 100, epoch 0, peaks 2 and 200
+    capacity.release(b, answered=True)
+    later = [capacity.acquire(100), capacity.acquire(100)]  # the one still listed grows
+    for ticket in [a, *later]:
+        capacity.release(ticket, answered=True)
+    assert (capacity.in_flight, capacity.held) == (0, 0)
+    capacity.configure(slots=1, cache_tokens=None)
+    assert _admitted_within(capacity, 100), "the room is free again"

@@ -101,7 +101,9 @@ class AgentResource(dg.ConfigurableResource):
     offline: bool = Field(default=False, description="Force the offline backend even with a URL.")
     model: str = Field(default="", description="Served model name; empty: the server's first.")
     api_key: str = Field(default="", description="Bearer token; set it with an EnvVar.")
-    timeout_s: float | None = Field(default=None, description="Read timeout per model call.")
+    timeout_s: float | None = Field(
+        default=None, description="Read timeout per HTTP attempt of a model call (retried)."
+    )
     max_retries: int | None = Field(default=None, description="Retries on 5xx, 429, refused.")
     temperature: float | None = None
     top_p: float | None = None

@@ -11,8 +11,6 @@ from terrarium_dagster.store.models import AgentCallRecord
 #: The outcome of an attempt still with the server when the run stopped (a sibling's request,
 #: a hung one): the server got it, and no answer will be read.
 ABANDONED_AT_STOP = ABANDONED + "the run stopped while the request was with the server"
-#: The outcome of such an attempt whose answer came after all: booked with its real usage.
-ANSWERED_AFTER_STOP = ABANDONED + "answered after the run stopped"
 RETRIED = "retried: "  # the prefix of an attempt that failed and was asked again
 
 
@@ -46,7 +44,7 @@ def attempt_record(
     """The row of one HTTP attempt: its tokens and latency (zeros where it got no answer), and
     its outcome as the error (None for an answer: `RETRIED` + the cause for an attempt the client
     asked again, the error for the last attempt of a failed call, `ABANDONED_AT_STOP`,
-    `ANSWERED_AFTER_STOP`)."""
+    `store.ledger.ANSWERED_AFTER_STOP`)."""
     return AgentCallRecord(
         run_id=scope.run_id,
         thread_id=scope.thread_id,

@@ -41,10 +41,12 @@ WAIT_TICK_S = 0.25  # how often a waiting request looks at whether it may stop w
 UNBOUNDED_SLOTS = 64  # a slot limit a 429 set on a server without slots is lifted above this
 
 
-@dataclass
+@dataclass(eq=False)
 class Ticket:
     """One admitted request: its weight, the limits' epoch when it was admitted, and the most
-    requests (and tokens) in flight beside it while it was held."""
+    requests (and tokens) in flight beside it while it was held. Compared by identity: two
+    requests of one weight admitted alike are two tickets (released by value, one's release took
+    the other's place in the list, and the other, its peaks grown since, was never released)."""
 
     weight: int
     epoch: int
@@ -141,6 +143,7 @@ class Capacity:
             self.epoch += 1
             self.back_offs += 1
             self._answers = 0
+            before = (self.slot_limit, self.token_limit)
             slots = max(1, ticket.peak_in_flight // 2)
             self.slot_limit = min(self.slot_limit or slots, slots)
             if tokens:
@@ -148,7 +151,10 @@ class Capacity:
                     self.cache_tokens = max(1, ticket.peak_held - 1)
                 room = max(1, ticket.peak_held // 2)
                 self.token_limit = min(self.token_limit or room, room)
-            log.warning(
+            # said when the limits change; at the floor (one request alone refused again) the
+            # same line would only repeat what was said, once per refusal
+            log.log(
+                logging.WARNING if (self.slot_limit, self.token_limit) != before else logging.DEBUG,
                 "the server is full (%s): at most %d requests and %s tokens in flight from now on",
                 why,
                 self.slot_limit,

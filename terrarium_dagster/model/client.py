@@ -190,14 +190,17 @@ class FailedAttempt(BaseModel):
 
 class AttemptBook(Protocol):
     """Where a chat call's HTTP attempts go on the books, one row each (the model session's):
-    `begin` before an attempt leaves (it may refuse, raising `Interrupted`: the run stopped),
-    `fail` when the open attempt ended without an answer to keep (`retried`: the call goes on).
-    The answered attempt stays open for the caller to complete. `stopped` is set when the run
-    stops: a request waiting for room gives up."""
+    `begin` before an attempt leaves (it may refuse, raising `Interrupted`: the run stopped;
+    `departs`: `left` will be called when its headers start to go, the network transport's trace
+    says so), `fail` when the open attempt ended without an answer to keep (`retried`: the call
+    goes on). The answered attempt stays open for the caller to complete. `stopped` is set when
+    the run stops: a request waiting for room gives up."""
 
     stopped: threading.Event
 
-    def begin(self, server: str) -> None: ...
+    def begin(self, server: str, *, departs: bool = False) -> None: ...
+
+    def left(self) -> None: ...
 
     def fail(self, attempt: FailedAttempt, *, retried: bool) -> None: ...
 
@@ -325,9 +328,18 @@ class ChatClient:
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._closed = threading.Event()  # `close`: what is still in flight ends quietly
+        # the failure the last retry line named, whichever call said it: sixteen drafts that
+        # meet one persistent fault say it once (then debug lines) until a request sent after
+        # it is answered (`_said_since`: when the attempt that met it was sent)
+        self._said: str | None = None
+        self._said_since = 0.0
+        self._said_lock = threading.Lock()
         headers = {"Accept": "application/json", "User-Agent": "terrarium-dagster"}
         if config.api_key is not None:
             headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
+        # httpx's own network transport reports when a request's headers start to go (its
+        # trace): the moment an attempt leaves, for the books; another transport does not
+        self._traced = transport is None
         self._http = httpx.Client(
             transport=transport,
             headers=headers,
@@ -477,9 +489,10 @@ class ChatClient:
         what = "POST /v1/chat/completions"
         attempts_allowed = self._config.max_retries + 1
         failures: list[FailedAttempt] = []  # every attempt retried: each is a call to record
+        said: set[str] = set()  # the garbled replies this call met (and some line named)
         try:
             for malformed in range(1, attempts_allowed + 1):
-                response, _, latency_ms = self._send(
+                response, started, latency_ms = self._send(
                     "POST",
                     self._config.api_url + "/chat/completions",
                     body,
@@ -502,7 +515,8 @@ class ChatClient:
                     failures.append(failed)
                     if book is not None:
                         book.fail(failed, retried=True)
-                    logger.warning(
+                    logger.log(
+                        self._level_of(str(exc), said, started),
                         "%s%s; asking again (%d of %d)",
                         exc,
                         scope.describe() if scope else "",
@@ -523,6 +537,9 @@ class ChatClient:
             if isinstance(exc, TerrariumError):
                 exc.failed_attempts = tuple(failures)
             raise
+        with self._said_lock:
+            if started > self._said_since:  # sent after the failure said: news again
+                self._said = None
         if parsed.usage is None:
             logger.warning("%s answered without usage: its tokens are counted locally", what)
         choice = parsed.choices[0]
@@ -665,8 +682,9 @@ class ChatClient:
         weight: int | None = None,
         book: AttemptBook | None = None,
         scope: CallScope | None = None,
-    ) -> tuple[httpx.Response, int, float]:
-        """(response, attempts, latency_ms) of the first acceptable answer; raises otherwise.
+    ) -> tuple[httpx.Response, float, float]:
+        """(response, started, latency_ms) of the first acceptable answer (`started`: when its
+        attempt was sent, `time.perf_counter`); raises otherwise.
         Each attempt that failed and is retried is appended to `failures` (and to `book`, which
         had it on the books before it left). A 4xx other than 429 is final, and so is a 500
         with the same message as the attempt before it (the server cannot take this body:
@@ -677,11 +695,11 @@ class ChatClient:
         flight — lowers what may be in flight and sends the request again when there is room,
         without spending an attempt; a 429 lowers it too (and is retried as before)."""
         what = f"{method} {httpx.URL(url).path}"
+        said: set[str] = set()  # the failures this call met (and some line named)
         content = encode_body(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempts_allowed = self._config.max_retries + 1
         cause = "no attempt made"
-        said = ""  # the failure the last retry line named
         unreachable = False  # the last attempt could not even connect
         last_500: str | None = None  # the message of the previous attempt's HTTP 500
         attempt = 0
@@ -694,9 +712,14 @@ class ChatClient:
             started = time.perf_counter()
             answered = False
             try:
+                extensions = None
                 if book is not None:
-                    book.begin(self._config.root_url)
-                response = self._http.request(method, url, content=content, headers=headers)
+                    book.begin(self._config.root_url, departs=self._traced)
+                    if self._traced:
+                        extensions = {"trace": _departure(book)}
+                response = self._http.request(
+                    method, url, content=content, headers=headers, extensions=extensions
+                )
             except RETRYABLE_TRANSPORT_ERRORS as exc:
                 cause = self._describe_transport_error(exc)
                 unreachable = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
@@ -707,7 +730,7 @@ class ChatClient:
                 status = response.status_code
                 answered = status < 400
                 if status < 400 or status in passthrough:
-                    return response, attempt, latency_ms
+                    return response, started, latency_ms
                 message = server_message(response)
                 found = parse_context_overflow(message, error_details(response))
                 if overflow and found is not None:
@@ -760,7 +783,8 @@ class ChatClient:
                 book.fail(failed, retried=True)
             serving = scope.describe() if scope else ""
             if full:
-                logger.warning("%s%s: %s", what, serving, cause)
+                level = self._level_of(cause, said, started)
+                logger.log(level, "%s%s: %s", what, serving, cause)
                 continue
             if retry_after is not None:
                 delay = min(retry_after, self._config.backoff_max_s)
@@ -770,7 +794,7 @@ class ChatClient:
                 )
             # a failure said once: the same one again is a debug line (the last is the error)
             logger.log(
-                logging.DEBUG if cause == said else logging.WARNING,
+                self._level_of(cause, said, started),
                 "%s%s: %s; retry %d of %d in %.2f s",
                 what,
                 serving,
@@ -779,11 +803,25 @@ class ChatClient:
                 attempts_allowed - 1,
                 delay,
             )
-            said = cause
             self._sleep(delay)
         error = ServerUnreachableError if unreachable else AgentError
         tries = f"{attempts_allowed} attempt{'s' * (attempts_allowed != 1)}"
         raise error(f"{what} failed after {tries}; last error: {cause}")
+
+    def _level_of(self, cause: str, said: set[str], started: float) -> int:
+        """WARNING for a failure news to this call (`said`: the failures it met) and not the
+        last one any call said since a request sent after it was answered; DEBUG for the same
+        one again (this call's next attempt, or another call in flight beside it, whose
+        requests sent before the failure may still be answered). `started`: when the attempt
+        that met it was sent."""
+        kind = _VARYING.sub("…", cause)  # the same failure, whatever the body it cut or garbled
+        with self._said_lock:
+            news = kind not in said and kind != self._said
+            said.add(kind)  # met by this call: said by it or by another beside it
+            if news:
+                self._said = kind
+                self._said_since = started
+            return logging.WARNING if news else logging.DEBUG
 
     def _room(self, weight: int | None, book: AttemptBook | None) -> Ticket | None:
         """Wait for room on the server for a request of `weight` tokens (None: not gated)."""
@@ -823,6 +861,21 @@ class ChatClient:
             raise MalformedResponseError(
                 f"malformed response from server: {what}: {one_line(details, 300)}"
             ) from None
+
+
+# what differs from one request to the next in a failure's description: byte counts, the
+# quoted start of a garbled body
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
+
+
+def _departure(book: AttemptBook) -> Callable[[str, dict[str, Any]], None]:
+    """An httpcore trace that tells `book` when the request's headers start to leave."""
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith(".send_request_headers.started"):
+            book.left()
+
+    return trace
 
 
 def _usage_of(response: httpx.Response) -> Usage | None:

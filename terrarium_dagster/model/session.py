@@ -59,7 +59,6 @@ from terrarium_dagster.errors import AgentError, BudgetError, Interrupted, NoAns
 from terrarium_dagster.jsonform import canonical_json
 from terrarium_dagster.model.accounting import (
     ABANDONED_AT_STOP,
-    ANSWERED_AFTER_STOP,
     RETRIED,
     CallScope,
     attempt_record,
@@ -76,6 +75,7 @@ from terrarium_dagster.model.server import server_info
 from terrarium_dagster.model.server_answers import ServerContextOverflow
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.base import now_iso
+from terrarium_dagster.store.ledger import ANSWERED_AFTER_STOP
 from terrarium_dagster.store.models import AgentCallRecord
 
 log = logging.getLogger(__name__)
@@ -681,9 +681,12 @@ class ModelSession:
 
     # -- recording --------------------------------------------------------------------------
 
-    def _open(self, purpose: str, scope: CallScope | None, server: str | None) -> str:
+    def _open(
+        self, purpose: str, scope: CallScope | None, server: str | None, *, departs: bool = False
+    ) -> str:
         """Before an attempt leaves: a ledger line (no answer yet), whatever transaction is
-        open; `Interrupted` once the session is closed (no request leaves a stopped run)."""
+        open; `Interrupted` once the session is closed (no request leaves a stopped run).
+        `departs`: a `left` line will follow when it starts to leave (`CallLedger.sent`)."""
         where = scope or self.scope
         with self._lock:
             if self.stopped.is_set():
@@ -697,7 +700,8 @@ class ModelSession:
                     model=self.model,
                     server=server,
                     created_at=now_iso(),
-                )
+                ),
+                departs=departs,
             )
             self._open_attempts[key] = (purpose, where, server)
         return key
@@ -712,11 +716,14 @@ class ModelSession:
         close is not completed again by the thread that sent it)."""
         with self._lock:
             if self._open_attempts.pop(key, None) is None:
-                return
-            if key in self._abandoned:  # it ended after the run stopped: its real usage, no tally
+                if key not in self._abandoned:
+                    return
+                # it ended after the run stopped, booked as abandoned then: an answer replaces
+                # that row with its real usage (`RunLog.settle_ledger`), no tally
                 self._abandoned.discard(key)
-                late = ANSWERED_AFTER_STOP if row.error is None else ABANDONED_AT_STOP
-                row, tally = row.model_copy(update={"error": late}), None
+                if row.error is not None:
+                    return
+                row, tally = row.model_copy(update={"error": ANSWERED_AFTER_STOP}), None
             stamped = row.model_copy(update={"created_at": now_iso()})
             rows = self.store.runs.ledger.done(key, [stamped])
         if tally is not None:
@@ -729,10 +736,11 @@ class ModelSession:
 
     def close(self) -> None:
         """The run stops: no attempt leaves from now on, and every attempt still open (a
-        sibling's request in flight, a hung one) is on the books as abandoned — its row until it
-        ends: an answer that comes after all is booked with its real usage, as answered after
-        the run stopped (`_close`; the run does not wait for it, and a process that exits first
-        leaves the abandoned row). The books are settled. Owner thread."""
+        sibling's request in flight, a hung one) is on the books as abandoned, settled into the
+        store's call table now, so the table counts every request the server got when the
+        process ends. An answer that comes after all, while the process lives, replaces that
+        row with its real usage, as answered after the run stopped (`_close`; the run does not
+        wait for it). Owner thread."""
         with self._lock:
             self.stopped.set()
             for key, (purpose, where, server) in self._open_attempts.items():
@@ -744,10 +752,9 @@ class ModelSession:
                     outcome=ABANDONED_AT_STOP,
                     server=server,
                 )
-                self.store.runs.ledger.abandoned(
-                    key, row.model_copy(update={"created_at": now_iso()})
-                )
+                self.store.runs.ledger.done(key, [row.model_copy(update={"created_at": now_iso()})])
                 self._abandoned.add(key)
+            self._open_attempts.clear()
         self.record_calls()
 
     def record_calls(self) -> None:
@@ -785,9 +792,13 @@ class Books:
         self._key: str | None = None  # the attempt open now
         self._server: str | None = None
 
-    def begin(self, server: str) -> None:
+    def begin(self, server: str, *, departs: bool = False) -> None:
         self._server = server
-        self._key = self._session._open(self._purpose, self._scope, server)
+        self._key = self._session._open(self._purpose, self._scope, server, departs=departs)
+
+    def left(self) -> None:
+        if self._key is not None:
+            self._session.store.runs.ledger.left(self._key)
 
     def fail(self, attempt: FailedAttempt, *, retried: bool) -> None:
         if self._key is None:

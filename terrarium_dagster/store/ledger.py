@@ -13,6 +13,13 @@ After a SIGKILL the ledger still holds the killed calls: the next writer settles
 line whose process is gone is a call that got no answer), and readers (`terrarium status`) count
 what is in the ledger and not yet in the table, so the books equal what the server saw.
 
+Between the ``sent`` line and the request's first byte there is work (the connection pool, a
+connect, other threads holding the interpreter), so a kill can land after the one and before the
+other: a request on the books the server never received. A request sent over the network is
+therefore ``departs``-marked, and a ``left`` line follows the moment its headers start to go
+(the HTTP transport's trace): a dead process's ``departs`` call with no ``left`` line never
+reached the server and is no call; one with it is a call that got no answer, as before.
+
 Thread-safe (a lock per ledger) and safe beside another process writing the same ledger (`why`
 beside a run: ``flock``). A store in memory keeps its ledger in memory.
 """
@@ -39,6 +46,9 @@ LEDGER_SUFFIX = "-calls"
 NO_ANSWER = "no answer recorded: the process stopped during the call"
 #: How the outcome of an attempt the run stopped with in flight begins (its answer not read).
 ABANDONED = "abandoned: "
+#: The outcome of such an attempt whose answer came after all, while its process lived: it
+#: replaces the abandoned row settled at the stop, with its real usage (`RunLog.record_calls`).
+ANSWERED_AFTER_STOP = ABANDONED + "answered after the run stopped"
 
 
 def is_abandoned(outcome: str | None) -> bool:
@@ -72,6 +82,7 @@ class LedgerView:
     def __init__(self) -> None:
         self.done: dict[str, list[AgentCallRecord]] = {}
         self.open: dict[str, tuple[AgentCallRecord, bool]] = {}  # key -> (row, process alive)
+        self.unsent: set[str] = set()  # a dead process's requests that never left it: no calls
 
     def rows(self, *, settled_only: bool) -> list[AgentCallRecord]:
         """Every row: the answered calls', and for each open call one row with no answer (only
@@ -83,6 +94,7 @@ class LedgerView:
         return rows
 
     def keys(self) -> set[str]:
+        """The keys of every call on the books (not those that never left a dead process)."""
         return set(self.done) | set(self.open)
 
 
@@ -123,34 +135,26 @@ class CallLedger:
             else:
                 os.write(fd, line.encode())
 
-    def sent(self, record: AgentCallRecord) -> str:
-        """A request about to be sent: on the books now. Returns its key."""
+    def sent(self, record: AgentCallRecord, *, departs: bool = False) -> str:
+        """A request about to be sent: on the books now. Returns its key. `departs`: a `left`
+        line will say when it starts to leave the process (until then a kill means it was never
+        sent)."""
         key = uuid.uuid4().hex
         row = record.model_copy(update={"request_key": key, "error": NO_ANSWER})
-        self._append(
-            {
-                "k": key,
-                "pid": os.getpid(),
-                "host": socket.gethostname(),
-                "sent": row.model_dump(exclude={"id"}),
-            }
-        )
+        event: dict[str, object] = {
+            "k": key,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "sent": row.model_dump(exclude={"id"}),
+        }
+        if departs:
+            event["departs"] = True
+        self._append(event)
         return key
 
-    def abandoned(self, key: str, record: AgentCallRecord) -> None:
-        """The run stopped with the request `key` in flight: `record` (its outcome abandoned) is
-        its row from now on unless it ends after all. Still open while its process lives (its
-        answer, if it comes, is booked by `done` with its real usage and replaces this row);
-        once the process is gone, settled as this row."""
-        row = record.model_copy(update={"request_key": key})
-        self._append(
-            {
-                "k": key,
-                "pid": os.getpid(),
-                "host": socket.gethostname(),
-                "sent": row.model_dump(exclude={"id"}),
-            }
-        )
+    def left(self, key: str) -> None:
+        """The request `key` (sent with `departs`) starts to leave the process now."""
+        self._append({"k": key, "left": True})
 
     def done(self, key: str, rows: Sequence[AgentCallRecord]) -> list[AgentCallRecord]:
         """The request `key` returned (or failed): its rows, the last one the call's own, each
@@ -174,17 +178,27 @@ class CallLedger:
     @staticmethod
     def _parse(text: str) -> LedgerView:
         view = LedgerView()
+        departing: set[str] = set()  # sent with `departs`: on the books once they left
+        left: set[str] = set()
         for line in text.splitlines():
             try:
                 event = json.loads(line)
                 key = str(event["k"])
                 if "done" in event:
                     view.done[key] = [AgentCallRecord(**row) for row in event["done"]]
-                elif "sent" in event:  # the request, or later its row as abandoned
+                elif "left" in event:
+                    left.add(key)
+                elif "sent" in event:
                     alive = _alive(int(event.get("pid", 0)), str(event.get("host", "")))
                     view.open[key] = (AgentCallRecord(**event["sent"]), alive)
+                    if event.get("departs"):
+                        departing.add(key)
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a kill: its call was not sent yet
+        for key in departing - left - set(view.done):
+            if not view.open[key][1]:  # its process is gone and the request never left it
+                del view.open[key]
+                view.unsent.add(key)
         return view
 
     def clear(self, committed: set[str]) -> None:

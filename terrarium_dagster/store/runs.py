@@ -27,7 +27,12 @@ from terrarium_dagster.store.lease import (
     holder_alive,
     read_beat,
 )
-from terrarium_dagster.store.ledger import CallLedger, is_abandoned, ledger_path
+from terrarium_dagster.store.ledger import (
+    ANSWERED_AFTER_STOP,
+    CallLedger,
+    is_abandoned,
+    ledger_path,
+)
 from terrarium_dagster.store.models import (
     AgentCallRecord,
     CallTotals,
@@ -226,9 +231,17 @@ class RunLog(Aggregate):
             call.model_dump(exclude={"id"}) | {"created_at": call.created_at or now_iso()}
             for call in calls
         ]
+        late = [row for row in rows if row["error"] == ANSWERED_AFTER_STOP]
         with self.transaction():  # sqlite-utils' bulk insert nests as a savepoint in it
             # a row settled from the ledger before (its key is in the table) is not added twice
             sqlite_utils.Database(self.conn).table("agent_call").insert_all(rows, ignore=True)
+            for row in late:  # an answer after the stop replaces the row settled as abandoned
+                columns = [name for name in row if name != "request_key"]
+                self.conn.execute(
+                    f"UPDATE agent_call SET {', '.join(f'{name} = ?' for name in columns)} "
+                    "WHERE request_key = ?",
+                    [row[name] for name in columns] + [row["request_key"]],
+                )
         return len(calls)
 
     @guarded
@@ -243,7 +256,7 @@ class RunLog(Aggregate):
         rows = view.rows(settled_only=True)
         if rows:
             self.record_calls(rows)
-        if view.keys():
+        if view.keys() or view.unsent:  # emptied once what is on the books is in the table
             self.ledger.clear(self._committed_keys(view.keys()))
         return len(rows)
 
