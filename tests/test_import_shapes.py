@@ -8,6 +8,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from terrarium_dagster.cli import main
 from tests.support.books import imported_book
 
@@ -266,3 +268,51 @@ def test_a_plays_first_scene_headed_under_its_act_opens_the_act(tmp_path: Path) 
         "SCENE II. A hall in the Castle.",
         *spoken,
     ]
+
+
+def _left_out(source: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """What the dry run of importing `source` says it left out, each as the report says it."""
+    capsys.readouterr()
+    assert main(["import", str(source), "--out", str(source.with_suffix(".db")), "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    return [line.strip().removeprefix("left out: ") for line in lines if "left out: " in line]
+
+
+_GUTENBERG = "Title: {title}\n\n*** START OF THIS PROJECT GUTENBERG EBOOK {title} ***\n\n\n"
+
+
+def test_a_contents_page_parted_by_blank_lines_is_one_contents_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Les Misérables' 135-0.txt sets three blank lines between its volumes' listings on its
+    contents page: each volume's name read as a heading, and a wrapped listing's line too, and
+    the report said 13 sections "(no prose)" named after the listing's lines ("VOLUME
+    II.--COSETTE", "BOOK SIXTH.--JAVERT CHAPTER I--THE BEGINNING OF REPOSE ..."). The listing
+    is the contents page's, one "Contents" left out; a heading after it over prose is a
+    chapter, and a title page under a heading of its own after it is said as it is."""
+    chapters = "".join(f"  CHAPTER {n}--THE {n} HOURS\n" for n in ["I", "II", "III", "IV"])
+    listing = (
+        "Contents\n\n\n\nLES MISÉRABLES\n\nVOLUME I.--FANTINE.\n\nPREFACE\n\n"
+        f"  BOOK FIRST--A JUST MAN\n{chapters}\n  BOOK SECOND--THE FALL\n{chapters}\n"
+        "  BOOK SIXTH.--JAVERT\n  CHAPTER I--THE BEGINNING OF REPOSE\n"
+        "  CHAPTER II--HOW JEAN MAY BECOME CHAMP\n\n"
+        f"  BOOK SEVENTH.--THE CHAMPMATHIEU AFFAIR\n{chapters}\n\n\n"
+        f"  VOLUME II.--COSETTE\n\n  BOOK FIRST.--WATERLOO\n{chapters}\n\n\n"
+    )
+    story = "".join(
+        f"VOLUME {volume}.--{name}.\n\n\n\nBOOK FIRST--A JUST MAN\n\n\n\n"
+        + "".join(
+            f"CHAPTER {number}--{title}\n\n{_PROSE.format(who=title.title())}\n\n\n\n"
+            for number, title in [("I", "M. MYRIEL"), ("II", "M. WELCOME")]
+        )
+        for volume, name in [("I", "FANTINE"), ("II", "COSETTE")]
+    )
+    source = tmp_path / "miserables.txt"
+    source.write_text(_GUTENBERG.format(title="LES MISÉRABLES") + listing + story, "utf-8")
+    assert _left_out(source, capsys) == ["Contents (contents)"]
+    assert len(_chapters(imported_book(tmp_path, source.read_text("utf-8")))) == 4
+
+    # an epigraph's page under a heading of its own after the contents page is no listing
+    epigraph = "PART ONE\n\n\n\nSo long as there shall exist ignorance and misery.\n\n\n\n"
+    source.write_text(_GUTENBERG.format(title="X") + listing + epigraph + story, "utf-8")
+    assert _left_out(source, capsys) == ["Contents (contents)", "PART ONE (no prose)"]

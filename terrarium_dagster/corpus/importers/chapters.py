@@ -508,6 +508,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     elif words := prose_words(leading) + verse_words(leading):  # said, never dropped unseen
         found.dropped.append(f"{words} words before the first heading (front matter)")
     back = False
+    contents_open = False  # a contents page was left out, and nothing since but its listing
     for index, (name, body) in enumerate(headed):
         assert name is not None
         # its division, looked up before `body` is trimmed into another list (Don Quixote's
@@ -538,7 +539,11 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             found.dropped.append(
                 f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
             )
+            contents_open = True
             continue
+        if contents_open and _listing_goes_on(plain, body):
+            continue  # a line of the contents page left out, set as a heading
+        contents_open = False
         if FRONT.match(plain) or FRONT.match(last) or (not found.chapters and _YEAR.match(last)):
             # a copyright line over the story's first part, told before any heading; a title
             # page's imprint ending in its year, before any chapter (Jack Sheppard's HTML:
@@ -623,6 +628,20 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         found.reference.append(note)
     _named_by_division(found.chapters, divisions)
     return found
+
+
+def _listing_goes_on(title: str, body: list[Block]) -> bool:
+    """Whether a section after a contents page left out is more of that page: no prose and no
+    verse under it, and a division or a chapter named in its lines (Les Misérables' 135-0.txt
+    sets three blank lines between its volumes' listings, which read "VOLUME II.--COSETTE" and
+    the like as headings: thirteen sections "(no prose)", named after the listing's lines). A
+    title page or an epigraph under a heading of its own names none, and is said as it is."""
+    if any(is_prose(block) for block in body) or in_verse(body):
+        return False
+    if FRONT.match(title) or BACK.match(title) or CAST.match(title):
+        return False
+    lines = [line for block in body for line in block.lines or (block.text,)]
+    return any(CHAPTER_NUMBER.match(line.strip()) for line in lines)
 
 
 def _front_matter(name: str, body: list[Block]) -> str:
