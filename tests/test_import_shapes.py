@@ -316,3 +316,51 @@ def test_a_contents_page_parted_by_blank_lines_is_one_contents_page(
     epigraph = "PART ONE\n\n\n\nSo long as there shall exist ignorance and misery.\n\n\n\n"
     source.write_text(_GUTENBERG.format(title="X") + listing + epigraph + story, "utf-8")
     assert _left_out(source, capsys) == ["Contents (contents)", "PART ONE (no prose)"]
+
+
+def test_a_contents_page_is_named_by_its_heading_and_always_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Don Quixote's 996.txt sets a contents page before each volume. The second, "CONTENTS"
+    over "Part II." and its chapters' numbers and titles, was said as "CHAPTER LXXIV: OF HOW DON
+    QUIXOTE FELL SICK, ... (contents)", the last line it lists; the first, whose listing runs
+    into the preface's heading, was left out unsaid; and the second volume's title page
+    ("Volume II." and "Complete" over its bylines) was "Volume II: Complete (no prose)"."""
+    numbers = ["I", "II", "III", "IV", "V", "VI"]
+    titles = [f"OF WHAT BEFELL DON QUIXOTE ON THE {n} DAY" for n in numbers]
+
+    def contents(part: str) -> str:
+        listed = "".join(
+            f"CHAPTER {n}\n{title}\n\n" for n, title in zip(numbers, titles, strict=True)
+        )
+        return f"CONTENTS\n\n{part}\n\n\n{listed}\n\n\n"
+
+    def chapters(who: str) -> str:
+        return "".join(
+            f"CHAPTER {n}.\n{title}\n\n{_PROSE.format(who=f'{who} {n}')}\n\n\n\n"
+            for n, title in zip(numbers, titles, strict=True)
+        )
+
+    text = (
+        _GUTENBERG.format(title="DON QUIXOTE")
+        + "DON QUIXOTE\n\nComplete\n\nby Miguel de Cervantes [Saavedra]\n\n\n"
+        + contents("Volume I")
+        + "TRANSLATOR'S PREFACE\n\nI: ABOUT THIS TRANSLATION\n\n"
+        + f"{_PROSE.format(who='Ormsby')}\n\n\n"
+        + "VOLUME I.\n\n\n"
+        + chapters("Sancho")
+        + "END OF PART I.\n\n\n\n"
+        + "DON QUIXOTE\n\nVolume II.\n\nComplete\n\nby Miguel de Cervantes\n\n\n"
+        + "Translated by John Ormsby\n\n\n\n\n"
+        + contents("Part II.")
+        + "DON QUIXOTE\n\n\nPART II.\n\n\n"
+        + chapters("Teresa")
+    )
+    source = tmp_path / "quixote.txt"
+    source.write_text(text, "utf-8")
+    assert _left_out(source, capsys) == [
+        "CONTENTS (contents)",
+        "Volume II: Complete (title page)",
+        "CONTENTS (contents)",
+        "“END OF PART I.” (a line closing a chapter)",
+    ]
