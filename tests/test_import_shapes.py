@@ -364,3 +364,36 @@ def test_a_contents_page_is_named_by_its_heading_and_always_said(
         "CONTENTS (contents)",
         "“END OF PART I.” (a line closing a chapter)",
     ]
+
+
+def test_a_pictures_link_after_a_bracketed_line_and_a_mark_after_parentheses_go(
+    tmp_path: Path,
+) -> None:
+    """Les Misérables' 135-0.txt ends its first volume '[THE END OF VOLUME I. "FANTINE"]
+    Enlarge', the HTML edition's link to a picture set on the same line, and marks a note
+    after a question in parentheses, "(Why Romainville?)5": both were kept as the story's
+    words. The link and the mark go; "Enlarge" in a sentence and a number that is one stay."""
+    prose = _PROSE.format(who="Fantine")
+    text = (
+        f"CHAPTER I\n\n{prose}\n\n"
+        '"I entered a village. I reflected that it must be Romainville. (Why Romainville?)5\n'
+        'Romainville was near, and I said (what else?) 3 words."\n\n'
+        "Enlarge\n\n"
+        f"{prose}\n\n"
+        '[THE END OF VOLUME I. "FANTINE"] Enlarge\n\n\n\n'
+        f"CHAPTER II\n\n{prose} They would Enlarge\nthe house.\n"
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert chapters == [
+        (
+            "CHAPTER I",
+            [
+                prose,
+                '"I entered a village. I reflected that it must be Romainville. (Why '
+                'Romainville?) Romainville was near, and I said (what else?) 3 words."',
+                prose,
+                '[THE END OF VOLUME I. "FANTINE"]',
+            ],
+        ),
+        ("CHAPTER II", [f"{prose} They would Enlarge the house."]),
+    ]
