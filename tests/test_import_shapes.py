@@ -397,3 +397,43 @@ def test_a_pictures_link_after_a_bracketed_line_and_a_mark_after_parentheses_go(
         ),
         ("CHAPTER II", [f"{prose} They would Enlarge the house."]),
     ]
+
+
+def test_a_titles_closing_stop_goes_as_a_headings_does(tmp_path: Path) -> None:
+    """The Iliad's 6130-0.txt heads each book "BOOK I." over its argument's label and its
+    title, "THE CONTENTION OF ACHILLES AND AGAMEMNON.": the number's stop went, as a heading
+    line's does, and a title's on the number's line ("CHAPTER 1. Loomings."), but the title's
+    under it stayed ("BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON."), in its HTML too. A
+    title's closing stop goes; an abbreviation's ("AND CO.") and an ellipsis stay."""
+    prose = _PROSE.format(who="Achilles")
+    text = (
+        f"INTRODUCTION.\n\n\n{prose}\n\n\n\n"
+        "BOOK I.\n\n\nARGUMENT.(40)\n\nTHE CONTENTION OF ACHILLES AND AGAMEMNON.\n\n"
+        f"{prose}\n\n\n\nBOOK II.\n\n\nTHE MERCHANT AND CO.\n\n{prose}\n\n\n\n"
+        f"BOOK III.\n\n\nTHE SHIPS WAIT...\n\n{prose}\n\n\n\n"
+        f"BOOK IV.\n\nTHE DUEL OF MENELAUS\nAND PARIS.\n\n{prose}\n"
+    )
+    expected = [
+        "INTRODUCTION",
+        "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON",
+        "BOOK II: THE MERCHANT AND CO.",
+        "BOOK III: THE SHIPS WAIT...",
+        "BOOK IV: THE DUEL OF MENELAUS AND PARIS",
+    ]
+    assert [title for title, _ in _chapters(imported_book(tmp_path, text))] == expected
+
+    # the HTML edition's headings read alike ("<h2>INTRODUCTION.</h2>" kept its stop too)
+    html = "".join(
+        f"<h2>{heading}</h2><p>{prose}</p>"
+        for heading in [
+            "INTRODUCTION.",
+            "BOOK I.<br/>THE CONTENTION OF ACHILLES AND AGAMEMNON.",
+            "BOOK II.<br/>THE MERCHANT AND CO.",
+            "BOOK III.<br/>THE SHIPS WAIT...",
+            "BOOK IV.<br/>THE DUEL OF MENELAUS AND PARIS.",
+        ]
+    )
+    source, corpus = tmp_path / "iliad.html", tmp_path / "iliad.db"
+    source.write_text(f"<html><body>{html}</body></html>", encoding="utf-8")
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    assert [title for title, _ in _chapters(corpus)] == expected
