@@ -6,6 +6,7 @@ wrapped paragraph (Hamlet), an HTML heading wrapped by a line break (The Arabian
 from __future__ import annotations
 
 import sqlite3
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -437,3 +438,103 @@ def test_a_titles_closing_stop_goes_as_a_headings_does(tmp_path: Path) -> None:
     source.write_text(f"<html><body>{html}</body></html>", encoding="utf-8")
     assert main(["import", str(source), "--out", str(corpus)]) == 0
     assert [title for title, _ in _chapters(corpus)] == expected
+
+
+def _ebookmaker_epub(path: Path, body: str, navigation: list[tuple[str, str]]) -> None:
+    """An EPUB 2 laid out as Project Gutenberg's ebookmaker makes one: a cover page, the book's
+    `body` in one XHTML file named after the HTML it was split from, a toc.ncx whose entries
+    (label, element id) point into it."""
+    document = "@public@vhost@g@gutenberg@html@files@1@1-h@1-h-0.htm.html"
+    page = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"'
+        ' "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\n<html xmlns="http://www.w3.org/1999/'
+        'xhtml" xml:lang="en"><head><title>The Book</title></head>'
+        f'<body class="x-ebookmaker">{body}</body></html>'
+    )
+    cover = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+        '<head><title>Cover</title></head><body><div class="x-ebookmaker-cover">'
+        '<img alt="The Book" src="images/cover.jpg"/></div></body></html>'
+    )
+    points = "".join(
+        f'<navPoint id="np-{n}" playOrder="{n}"><navLabel><text>{label}</text></navLabel>'
+        f'<content src="{document}#{anchor}"/></navPoint>'
+        for n, (label, anchor) in enumerate(navigation, 1)
+    )
+    ncx = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<ncx xmlns="http://www.daisy.org/z3986/2005/ncx/"'
+        ' version="2005-1"><head><meta name="dtb:uid" content="urn:1"/></head><docTitle><text>'
+        f"The Book</text></docTitle><navMap>{points}</navMap></ncx>"
+    )
+    opf = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<package xmlns="http://www.idpf.org/2007/opf" '
+        'version="2.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"'
+        '><dc:identifier id="id">urn:1</dc:identifier><dc:title>The Book</dc:title><dc:language>'
+        'en</dc:language></metadata><manifest><item id="cover" href="wrap0000.html" media-type='
+        f'"application/xhtml+xml"/><item id="item1" href="{document}" media-type="application/'
+        'xhtml+xml"/><item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>'
+        '</manifest><spine toc="ncx"><itemref idref="cover"/><itemref idref="item1"/></spine>'
+        "</package>"
+    )
+    container = (
+        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:'
+        'xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type='
+        '"application/oebps-package+xml"/></rootfiles></container>'
+    )
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        archive.writestr("META-INF/container.xml", container)
+        for name, content in [
+            ("content.opf", opf),
+            ("toc.ncx", ncx),
+            ("wrap0000.html", cover),
+            (document, page),
+        ]:
+            archive.writestr(f"OEBPS/{name}", content)
+
+
+def test_an_epubs_navigation_to_a_chapters_division_names_it_once(tmp_path: Path) -> None:
+    """An EPUB 2 made by ebookmaker from A Tale of Two Cities' HTML splits it at each
+    `<div class="chapter">`, and its toc.ncx points at the division's `pgepubid` id, not at the
+    `<h2>` inside it: the entry's label, set as a heading, and the heading made every chapter
+    "Book the First—Recalled to Life: I. The Period: I. The Period", and Ontboezemingen's
+    "OM DEN ZUID[11].: OM DEN ZUID" (the label keeps the note's mark). A label the division's
+    own heading says is that heading: the EPUB reads as the HTML it was made from."""
+    prose = "".join(f"<p>{_PROSE.format(who=who)}</p>" for who in ["Lorry", "Manette"])
+    note = '<a id="FNanchor_1"/><a href="#Footnote_1" class="fnanchor">[1]</a>'
+    books = [("the First", "Recalled to Life"), ("the Second", "the Golden Thread")]
+    chapters = [("I", "The Period"), ("II", "The Mail")]
+    navigation = []
+    body = ""
+    for book, name in books:
+        navigation.append((f"Book {book}—{name}", f"book-{len(navigation)}"))
+        body += f'<div class="chapter" id="{navigation[-1][1]}"><h2>Book {book}—{name}</h2></div>'
+        for number, title in chapters:
+            navigation.append((f"{number}. {title}", f"pgepubid{len(navigation):05d}"))
+            body += (
+                f'<div class="chapter" id="{navigation[-1][1]}"><h2>{number}. {title}</h2>'
+                f"{prose}</div>"
+            )
+    body += f'<div class="chapter" id="zuid"><h2>OM DEN ZUID{note}.</h2>{prose}</div>'
+    navigation.append(("OM DEN ZUID[1].", "zuid"))
+    source = tmp_path / "cities.epub"
+    _ebookmaker_epub(source, body, navigation)
+    corpus = tmp_path / "cities.db"
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    chapters = _chapters(corpus)
+    assert [title for title, _ in chapters] == [
+        "Book the First—Recalled to Life: I. The Period",
+        "Book the First—Recalled to Life: II. The Mail",
+        "Book the Second—the Golden Thread: I. The Period",
+        "Book the Second—the Golden Thread: II. The Mail",
+    ]
+    # a titled piece inside the last chapter (a poem's title, in a book of numbered chapters)
+    # is one line of it, without its note's mark
+    assert chapters[-1][1][2] == "OM DEN ZUID."
+    assert len(chapters[-1][1]) == 5
+
+    # the HTML it was made from reads alike
+    html, from_html = tmp_path / "cities.html", tmp_path / "cities-html.db"
+    html.write_text(f"<html><body>{body}</body></html>", encoding="utf-8")
+    assert main(["import", str(html), "--out", str(from_html)]) == 0
+    assert [title for title, _ in _chapters(from_html)][:3] == [title for title, _ in chapters[:3]]
