@@ -244,7 +244,7 @@ def test_the_end_line_set_in_stars_and_a_braced_mark_on_a_title_are_no_story() -
     )
     chapters = chapters_from_blocks(blocks_from_text(text)).chapters
     assert [c.title for c in chapters] == [
-        "CHAPTER I: MR. SHERLOCK HOLMES.", "CHAPTER II: THE LAURISTON GARDEN MYSTERY"
+        "CHAPTER I: MR. SHERLOCK HOLMES", "CHAPTER II: THE LAURISTON GARDEN MYSTERY"
     ]  # fmt: skip
     assert chapters[-1].paragraphs == [prose]
 

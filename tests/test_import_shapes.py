@@ -6,7 +6,10 @@ wrapped paragraph (Hamlet), an HTML heading wrapped by a line break (The Arabian
 from __future__ import annotations
 
 import sqlite3
+import zipfile
 from pathlib import Path
+
+import pytest
 
 from terrarium_dagster.cli import main
 from tests.support.books import imported_book
@@ -266,3 +269,272 @@ def test_a_plays_first_scene_headed_under_its_act_opens_the_act(tmp_path: Path) 
         "SCENE II. A hall in the Castle.",
         *spoken,
     ]
+
+
+def _left_out(source: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """What the dry run of importing `source` says it left out, each as the report says it."""
+    capsys.readouterr()
+    assert main(["import", str(source), "--out", str(source.with_suffix(".db")), "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    return [line.strip().removeprefix("left out: ") for line in lines if "left out: " in line]
+
+
+_GUTENBERG = "Title: {title}\n\n*** START OF THIS PROJECT GUTENBERG EBOOK {title} ***\n\n\n"
+
+
+def test_a_contents_page_parted_by_blank_lines_is_one_contents_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Les Misérables' 135-0.txt sets three blank lines between its volumes' listings on its
+    contents page: each volume's name read as a heading, and a wrapped listing's line too, and
+    the report said 13 sections "(no prose)" named after the listing's lines ("VOLUME
+    II.--COSETTE", "BOOK SIXTH.--JAVERT CHAPTER I--THE BEGINNING OF REPOSE ..."). The listing
+    is the contents page's, one "Contents" left out; a heading after it over prose is a
+    chapter, and a title page under a heading of its own after it is said as it is."""
+    chapters = "".join(f"  CHAPTER {n}--THE {n} HOURS\n" for n in ["I", "II", "III", "IV"])
+    listing = (
+        "Contents\n\n\n\nLES MISÉRABLES\n\nVOLUME I.--FANTINE.\n\nPREFACE\n\n"
+        f"  BOOK FIRST--A JUST MAN\n{chapters}\n  BOOK SECOND--THE FALL\n{chapters}\n"
+        "  BOOK SIXTH.--JAVERT\n  CHAPTER I--THE BEGINNING OF REPOSE\n"
+        "  CHAPTER II--HOW JEAN MAY BECOME CHAMP\n\n"
+        f"  BOOK SEVENTH.--THE CHAMPMATHIEU AFFAIR\n{chapters}\n\n\n"
+        f"  VOLUME II.--COSETTE\n\n  BOOK FIRST.--WATERLOO\n{chapters}\n\n\n"
+    )
+    story = "".join(
+        f"VOLUME {volume}.--{name}.\n\n\n\nBOOK FIRST--A JUST MAN\n\n\n\n"
+        + "".join(
+            f"CHAPTER {number}--{title}\n\n{_PROSE.format(who=title.title())}\n\n\n\n"
+            for number, title in [("I", "M. MYRIEL"), ("II", "M. WELCOME")]
+        )
+        for volume, name in [("I", "FANTINE"), ("II", "COSETTE")]
+    )
+    source = tmp_path / "miserables.txt"
+    source.write_text(_GUTENBERG.format(title="LES MISÉRABLES") + listing + story, "utf-8")
+    assert _left_out(source, capsys) == ["Contents (contents)"]
+    assert len(_chapters(imported_book(tmp_path, source.read_text("utf-8")))) == 4
+
+    # an epigraph's page under a heading of its own after the contents page is no listing
+    epigraph = "PART ONE\n\n\n\nSo long as there shall exist ignorance and misery.\n\n\n\n"
+    source.write_text(_GUTENBERG.format(title="X") + listing + epigraph + story, "utf-8")
+    assert _left_out(source, capsys) == ["Contents (contents)", "PART ONE (no prose)"]
+
+
+def test_a_contents_page_is_named_by_its_heading_and_always_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Don Quixote's 996.txt sets a contents page before each volume. The second, "CONTENTS"
+    over "Part II." and its chapters' numbers and titles, was said as "CHAPTER LXXIV: OF HOW DON
+    QUIXOTE FELL SICK, ... (contents)", the last line it lists; the first, whose listing runs
+    into the preface's heading, was left out unsaid; and the second volume's title page
+    ("Volume II." and "Complete" over its bylines) was "Volume II: Complete (no prose)"."""
+    numbers = ["I", "II", "III", "IV", "V", "VI"]
+    titles = [f"OF WHAT BEFELL DON QUIXOTE ON THE {n} DAY" for n in numbers]
+
+    def contents(part: str) -> str:
+        listed = "".join(
+            f"CHAPTER {n}\n{title}\n\n" for n, title in zip(numbers, titles, strict=True)
+        )
+        return f"CONTENTS\n\n{part}\n\n\n{listed}\n\n\n"
+
+    def chapters(who: str) -> str:
+        return "".join(
+            f"CHAPTER {n}.\n{title}\n\n{_PROSE.format(who=f'{who} {n}')}\n\n\n\n"
+            for n, title in zip(numbers, titles, strict=True)
+        )
+
+    text = (
+        _GUTENBERG.format(title="DON QUIXOTE")
+        + "DON QUIXOTE\n\nComplete\n\nby Miguel de Cervantes [Saavedra]\n\n\n"
+        + contents("Volume I")
+        + "TRANSLATOR'S PREFACE\n\nI: ABOUT THIS TRANSLATION\n\n"
+        + f"{_PROSE.format(who='Ormsby')}\n\n\n"
+        + "VOLUME I.\n\n\n"
+        + chapters("Sancho")
+        + "END OF PART I.\n\n\n\n"
+        + "DON QUIXOTE\n\nVolume II.\n\nComplete\n\nby Miguel de Cervantes\n\n\n"
+        + "Translated by John Ormsby\n\n\n\n\n"
+        + contents("Part II.")
+        + "DON QUIXOTE\n\n\nPART II.\n\n\n"
+        + chapters("Teresa")
+    )
+    source = tmp_path / "quixote.txt"
+    source.write_text(text, "utf-8")
+    assert _left_out(source, capsys) == [
+        "CONTENTS (contents)",
+        "Volume II: Complete (title page)",
+        "CONTENTS (contents)",
+        "“END OF PART I.” (a line closing a chapter)",
+    ]
+
+
+def test_a_pictures_link_after_a_bracketed_line_and_a_mark_after_parentheses_go(
+    tmp_path: Path,
+) -> None:
+    """Les Misérables' 135-0.txt ends its first volume '[THE END OF VOLUME I. "FANTINE"]
+    Enlarge', the HTML edition's link to a picture set on the same line, and marks a note
+    after a question in parentheses, "(Why Romainville?)5": both were kept as the story's
+    words. The link and the mark go; "Enlarge" in a sentence and a number that is one stay."""
+    prose = _PROSE.format(who="Fantine")
+    text = (
+        f"CHAPTER I\n\n{prose}\n\n"
+        '"I entered a village. I reflected that it must be Romainville. (Why Romainville?)5\n'
+        'Romainville was near, and I said (what else?) 3 words."\n\n'
+        "Enlarge\n\n"
+        f"{prose}\n\n"
+        '[THE END OF VOLUME I. "FANTINE"] Enlarge\n\n\n\n'
+        f"CHAPTER II\n\n{prose} They would Enlarge\nthe house.\n"
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert chapters == [
+        (
+            "CHAPTER I",
+            [
+                prose,
+                '"I entered a village. I reflected that it must be Romainville. (Why '
+                'Romainville?) Romainville was near, and I said (what else?) 3 words."',
+                prose,
+                '[THE END OF VOLUME I. "FANTINE"]',
+            ],
+        ),
+        ("CHAPTER II", [f"{prose} They would Enlarge the house."]),
+    ]
+
+
+def test_a_titles_closing_stop_goes_as_a_headings_does(tmp_path: Path) -> None:
+    """The Iliad's 6130-0.txt heads each book "BOOK I." over its argument's label and its
+    title, "THE CONTENTION OF ACHILLES AND AGAMEMNON.": the number's stop went, as a heading
+    line's does, and a title's on the number's line ("CHAPTER 1. Loomings."), but the title's
+    under it stayed ("BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON."), in its HTML too. A
+    title's closing stop goes; an abbreviation's ("AND CO.") and an ellipsis stay."""
+    prose = _PROSE.format(who="Achilles")
+    text = (
+        f"INTRODUCTION.\n\n\n{prose}\n\n\n\n"
+        "BOOK I.\n\n\nARGUMENT.(40)\n\nTHE CONTENTION OF ACHILLES AND AGAMEMNON.\n\n"
+        f"{prose}\n\n\n\nBOOK II.\n\n\nTHE MERCHANT AND CO.\n\n{prose}\n\n\n\n"
+        f"BOOK III.\n\n\nTHE SHIPS WAIT...\n\n{prose}\n\n\n\n"
+        f"BOOK IV.\n\nTHE DUEL OF MENELAUS\nAND PARIS.\n\n{prose}\n"
+    )
+    expected = [
+        "INTRODUCTION",
+        "BOOK I: THE CONTENTION OF ACHILLES AND AGAMEMNON",
+        "BOOK II: THE MERCHANT AND CO.",
+        "BOOK III: THE SHIPS WAIT...",
+        "BOOK IV: THE DUEL OF MENELAUS AND PARIS",
+    ]
+    assert [title for title, _ in _chapters(imported_book(tmp_path, text))] == expected
+
+    # the HTML edition's headings read alike ("<h2>INTRODUCTION.</h2>" kept its stop too)
+    html = "".join(
+        f"<h2>{heading}</h2><p>{prose}</p>"
+        for heading in [
+            "INTRODUCTION.",
+            "BOOK I.<br/>THE CONTENTION OF ACHILLES AND AGAMEMNON.",
+            "BOOK II.<br/>THE MERCHANT AND CO.",
+            "BOOK III.<br/>THE SHIPS WAIT...",
+            "BOOK IV.<br/>THE DUEL OF MENELAUS AND PARIS.",
+        ]
+    )
+    source, corpus = tmp_path / "iliad.html", tmp_path / "iliad.db"
+    source.write_text(f"<html><body>{html}</body></html>", encoding="utf-8")
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    assert [title for title, _ in _chapters(corpus)] == expected
+
+
+def _ebookmaker_epub(path: Path, body: str, navigation: list[tuple[str, str]]) -> None:
+    """An EPUB 2 laid out as Project Gutenberg's ebookmaker makes one: a cover page, the book's
+    `body` in one XHTML file named after the HTML it was split from, a toc.ncx whose entries
+    (label, element id) point into it."""
+    document = "@public@vhost@g@gutenberg@html@files@1@1-h@1-h-0.htm.html"
+    page = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"'
+        ' "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\n<html xmlns="http://www.w3.org/1999/'
+        'xhtml" xml:lang="en"><head><title>The Book</title></head>'
+        f'<body class="x-ebookmaker">{body}</body></html>'
+    )
+    cover = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+        '<head><title>Cover</title></head><body><div class="x-ebookmaker-cover">'
+        '<img alt="The Book" src="images/cover.jpg"/></div></body></html>'
+    )
+    points = "".join(
+        f'<navPoint id="np-{n}" playOrder="{n}"><navLabel><text>{label}</text></navLabel>'
+        f'<content src="{document}#{anchor}"/></navPoint>'
+        for n, (label, anchor) in enumerate(navigation, 1)
+    )
+    ncx = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<ncx xmlns="http://www.daisy.org/z3986/2005/ncx/"'
+        ' version="2005-1"><head><meta name="dtb:uid" content="urn:1"/></head><docTitle><text>'
+        f"The Book</text></docTitle><navMap>{points}</navMap></ncx>"
+    )
+    opf = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<package xmlns="http://www.idpf.org/2007/opf" '
+        'version="2.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"'
+        '><dc:identifier id="id">urn:1</dc:identifier><dc:title>The Book</dc:title><dc:language>'
+        'en</dc:language></metadata><manifest><item id="cover" href="wrap0000.html" media-type='
+        f'"application/xhtml+xml"/><item id="item1" href="{document}" media-type="application/'
+        'xhtml+xml"/><item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>'
+        '</manifest><spine toc="ncx"><itemref idref="cover"/><itemref idref="item1"/></spine>'
+        "</package>"
+    )
+    container = (
+        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:'
+        'xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type='
+        '"application/oebps-package+xml"/></rootfiles></container>'
+    )
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        archive.writestr("META-INF/container.xml", container)
+        for name, content in [
+            ("content.opf", opf),
+            ("toc.ncx", ncx),
+            ("wrap0000.html", cover),
+            (document, page),
+        ]:
+            archive.writestr(f"OEBPS/{name}", content)
+
+
+def test_an_epubs_navigation_to_a_chapters_division_names_it_once(tmp_path: Path) -> None:
+    """An EPUB 2 made by ebookmaker from A Tale of Two Cities' HTML splits it at each
+    `<div class="chapter">`, and its toc.ncx points at the division's `pgepubid` id, not at the
+    `<h2>` inside it: the entry's label, set as a heading, and the heading made every chapter
+    "Book the First—Recalled to Life: I. The Period: I. The Period", and Ontboezemingen's
+    "OM DEN ZUID[11].: OM DEN ZUID" (the label keeps the note's mark). A label the division's
+    own heading says is that heading: the EPUB reads as the HTML it was made from."""
+    prose = "".join(f"<p>{_PROSE.format(who=who)}</p>" for who in ["Lorry", "Manette"])
+    note = '<a id="FNanchor_1"/><a href="#Footnote_1" class="fnanchor">[1]</a>'
+    books = [("the First", "Recalled to Life"), ("the Second", "the Golden Thread")]
+    chapters = [("I", "The Period"), ("II", "The Mail")]
+    navigation = []
+    body = ""
+    for book, name in books:
+        navigation.append((f"Book {book}—{name}", f"book-{len(navigation)}"))
+        body += f'<div class="chapter" id="{navigation[-1][1]}"><h2>Book {book}—{name}</h2></div>'
+        for number, title in chapters:
+            navigation.append((f"{number}. {title}", f"pgepubid{len(navigation):05d}"))
+            body += (
+                f'<div class="chapter" id="{navigation[-1][1]}"><h2>{number}. {title}</h2>'
+                f"{prose}</div>"
+            )
+    body += f'<div class="chapter" id="zuid"><h2>OM DEN ZUID{note}.</h2>{prose}</div>'
+    navigation.append(("OM DEN ZUID[1].", "zuid"))
+    source = tmp_path / "cities.epub"
+    _ebookmaker_epub(source, body, navigation)
+    corpus = tmp_path / "cities.db"
+    assert main(["import", str(source), "--out", str(corpus)]) == 0
+    chapters = _chapters(corpus)
+    assert [title for title, _ in chapters] == [
+        "Book the First—Recalled to Life: I. The Period",
+        "Book the First—Recalled to Life: II. The Mail",
+        "Book the Second—the Golden Thread: I. The Period",
+        "Book the Second—the Golden Thread: II. The Mail",
+    ]
+    # a titled piece inside the last chapter (a poem's title, in a book of numbered chapters)
+    # is one line of it, without its note's mark
+    assert chapters[-1][1][2] == "OM DEN ZUID."
+    assert len(chapters[-1][1]) == 5
+
+    # the HTML it was made from reads alike
+    html, from_html = tmp_path / "cities.html", tmp_path / "cities-html.db"
+    html.write_text(f"<html><body>{body}</body></html>", encoding="utf-8")
+    assert main(["import", str(html), "--out", str(from_html)]) == 0
+    assert [title for title, _ in _chapters(from_html)][:3] == [title for title, _ in chapters[:3]]

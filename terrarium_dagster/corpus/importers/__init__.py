@@ -17,7 +17,7 @@ the story and drops the rest:
   Gutenberg EBook/Etext of ...", `*** START: FULL LICENSE`), so the licence goes too;
 - `[Illustration]` and `[Illustration: ...]` (and `[Frontispiece: ...]`, `[Picture: ...]`)
   markers and a caption set again as a paragraph right under its marker, a picture's
-  "Enlarge" link standing alone, and soft hyphens;
+  "Enlarge" link standing alone or after a bracketed line, and soft hyphens;
 - note marks ("Pangloss[1]", "{12}", "(3)", and "[5]" set apart when the book gives its
   "[Footnote 5: ...]"), a drop cap's mark ("|MRS. Rachel"), the word that ends the book after
   its last paragraph ("FINIS", as "THE END");

@@ -347,7 +347,9 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     division: str | None = None
     numbered_seen = sectioned = False
     listed_pages: set[str] = set()  # the names of contents pages set as headings alone
-    under_contents: set[str] = set()  # the names of runs of headings under a contents heading
+    # the heading of a contents page over a run of headings ("CONTENTS" over "CHAPTER I" and
+    # "Page": Dracula's), by the body of the section the run heads
+    contents_heading: dict[int, str] = {}
     last: Block | None = None  # the paragraph before a run of headings
     told_in: int | None = None  # the last part read of a story told in numbered parts
     first_part: str | None = None  # the heading of such a story's first part
@@ -458,6 +460,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         )
         item, scene_lines = (item[:scene_at], item[scene_at:]) if scene_at else (item, [])
         listing = sum(1 for text in item if CHAPTER_NUMBER.match(text)) >= 3
+        page_heading = None
         numbered_seen = numbered_seen or (_numbered(item) and not listing)
         sectioned = sections_within(item)
         division = run_division(item) or division
@@ -466,7 +469,7 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             name = f"{next(t for t in item if CHAPTER_NUMBER.match(t))} … {item[-1]}"
             listed_pages.add(name)
         elif any(CONTENTS.match(text.strip()) for text in item[:-1]):
-            under_contents.add(name)  # "CONTENTS" over "CHAPTER I" and "Page" (Dracula's)
+            page_heading = next(t for t in item if CONTENTS.match(t.strip()))
         if collection:
             number = item[-1].strip().rstrip(".")
             if titled_sections(item, book_key):
@@ -492,6 +495,8 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         scene_opening = [Block("text", text) for text in scene_lines]
         sections.append((name, scene_opening + ([Block("text", first_part)] if first_part else [])))
         divisions[id(sections[-1][1])] = division
+        if page_heading:
+            contents_heading[id(sections[-1][1])] = page_heading
         headed_by = item
     headed = [section for section in sections if section[0] is not None]
     found = Book(title, [])
@@ -508,11 +513,13 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
     elif words := prose_words(leading) + verse_words(leading):  # said, never dropped unseen
         found.dropped.append(f"{words} words before the first heading (front matter)")
     back = False
+    contents_open = False  # a contents page was left out, and nothing since but its listing
     for index, (name, body) in enumerate(headed):
         assert name is not None
         # its division, looked up before `body` is trimmed into another list (Don Quixote's
         # "CHAPTER LII", the book's title "DON QUIXOTE" set under it, lost its "VOLUME I")
         its_division = divisions.get(id(body))
+        page = contents_heading.get(id(body))  # a contents page's heading over it
         if (
             book_key
             and index + 1 < len(headed)
@@ -532,13 +539,26 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             CONTENTS.match(plain)
             or CONTENTS.match(last)
             or name in listed_pages
-            or (name in under_contents and not any(is_prose(b) for b in body))
+            or (page is not None and not any(is_prose(b) for b in body))
         ):  # a contents page; under its heading, a chapter's heading with no prose its line
             prose = prose_words(body)  # said, never dropped unseen
+            # named by its own heading, not by the last line it lists (Don Quixote's second
+            # contents page, "CONTENTS" over "Part II." and its 74 chapters, was "CHAPTER
+            # LXXIV: OF HOW DON QUIXOTE FELL SICK, ... (contents)"; Dracula's "CHAPTER I: Page")
+            named = name if CONTENTS.match(plain) or CONTENTS.match(last) else page or name
             found.dropped.append(
-                f"{name} (contents" + (f"; {prose} words of prose)" if prose else ")")
+                f"{named} (contents" + (f"; {prose} words of prose)" if prose else ")")
             )
+            contents_open = True
             continue
+        if contents_open and _listing_goes_on(plain, body):
+            continue  # a line of the contents page left out, set as a heading
+        contents_open = False
+        if page:
+            # a contents page whose listing runs into the next section's heading, prose under
+            # it (Don Quixote's first, over its translator's preface), is left out all the
+            # same: said, never dropped unseen
+            found.dropped.append(f"{page} (contents)")
         if FRONT.match(plain) or FRONT.match(last) or (not found.chapters and _YEAR.match(last)):
             # a copyright line over the story's first part, told before any heading; a title
             # page's imprint ending in its year, before any chapter (Jack Sheppard's HTML:
@@ -591,7 +611,10 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         elif not any(is_prose(b) for b in body) and not (
             numbered_book and found.chapters and _short_chapter(plain, body)
         ):
-            found.dropped.append(f"{name} (no prose)")
+            # a title page set again inside the book, its byline under its heading (Don
+            # Quixote's "Volume II." and "Complete" over "by Miguel de Cervantes")
+            title_page = any(BYLINE.match(b.text.strip()) for b in body)
+            found.dropped.append(f"{name} ({'title page' if title_page else 'no prose'})")
             continue
         if (
             numbered_book
@@ -623,6 +646,20 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
         found.reference.append(note)
     _named_by_division(found.chapters, divisions)
     return found
+
+
+def _listing_goes_on(title: str, body: list[Block]) -> bool:
+    """Whether a section after a contents page left out is more of that page: no prose and no
+    verse under it, and a division or a chapter named in its lines (Les Misérables' 135-0.txt
+    sets three blank lines between its volumes' listings, which read "VOLUME II.--COSETTE" and
+    the like as headings: thirteen sections "(no prose)", named after the listing's lines). A
+    title page or an epigraph under a heading of its own names none, and is said as it is."""
+    if any(is_prose(block) for block in body) or in_verse(body):
+        return False
+    if FRONT.match(title) or BACK.match(title) or CAST.match(title):
+        return False
+    lines = [line for block in body for line in block.lines or (block.text,)]
+    return any(CHAPTER_NUMBER.match(line.strip()) for line in lines)
 
 
 def _front_matter(name: str, body: list[Block]) -> str:

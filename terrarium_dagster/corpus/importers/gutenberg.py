@@ -26,8 +26,12 @@ _GUTENBERG_TITLE = re.compile(r"^\s*Title:\s*(.+?)\s*$", re.M)
 # "[Illustration: ...]", "[Frontispiece]", "[Picture: Man reading book]" (Three Men in a Boat)
 _ILLUSTRATION = re.compile(r"\[\s*(?:(?:Illustration|Frontispiece)\b|Picture:)[^\]]*\]", re.I)
 # a picture's link to its larger image, standing alone as the HTML edition's label has it
-# (Les Misérables' 135-0.txt: 21 paragraphs "Enlarge" in its chapters)
-_ENLARGE = re.compile(r"(?:^|(?<=\n\n))[ \t]*Enlarge[ \t]*(?=\n\n|$)")
+# (Les Misérables' 135-0.txt: 21 paragraphs "Enlarge" in its chapters), or set after the
+# bracketed line it follows on the page, ending its paragraph ('[THE END OF VOLUME I.
+# "FANTINE"] Enlarge', the 135-0.txt's last line of its first volume)
+_ENLARGE = re.compile(
+    r"(?:^|(?<=\n\n))[ \t]*Enlarge[ \t]*(?=\n\n|$)|(?<=\])[ \t]+Enlarge[ \t]*(?=\n[ \t]*\n|$)"
+)
 # the 1990s editions' header line, where no "Title:" is given: "*The Project Gutenberg Etext of
 # Jane Eyre, by Charlotte Bronte*", "*Project Gutenberg's The Picture of Dorian Gray by Oscar
 # Wilde*" (that form only with its byline)

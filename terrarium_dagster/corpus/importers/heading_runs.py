@@ -64,7 +64,7 @@ def run_title(run: list[str]) -> str:
         run = run[first:]
     elif named:  # "THE GODS OF MARS", "Edgar Rice Burroughs", "FOREWORD": "FOREWORD"
         run = run[named[-1] :]
-    if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR."
+    if len(run) > 1:  # "I." over "THE EVE OF THE WAR." reads "I: THE EVE OF THE WAR"
         # and a named section over its title: "Postscript." over "Found in the Handwriting of
         # Mr. Knickerbocker." (The Legend of Sleepy Hollow's AsciiDoc) reads "Postscript: ..."
         run = [
@@ -73,7 +73,24 @@ def run_title(run: list[str]) -> str:
             else text
             for i, text in enumerate(run)
         ]
-    return ": ".join(dict.fromkeys(run)) if run else "Untitled"
+    # and each part's closing stop goes, a title's as a number's (the Iliad's 6130-0.txt:
+    # "BOOK I." over "THE CONTENTION OF ACHILLES AND AGAMEMNON." read "BOOK I: THE CONTENTION
+    # OF ACHILLES AND AGAMEMNON.", its HTML too; a plain text's heading line and a title on
+    # the number's line, "CHAPTER 1. Loomings.", had lost theirs)
+    return ": ".join(dict.fromkeys(_unstopped(text) for text in run)) if run else "Untitled"
+
+
+def _unstopped(title: str) -> str:
+    """A heading's text without its closing full stop, after a word of three letters or more:
+    not an abbreviation's ("AND CO.", "Mr.", "ETC."), a number's ("Chapter 4.XX.", "1909.",
+    as a number alone keeps it) nor an ellipsis's."""
+    body = title.rstrip()
+    if not body.endswith(".") or body.endswith(".."):
+        return title
+    last = re.split(r"[\s.]", body[:-1])[-1]
+    if len(last) < 3 or last.casefold() == "etc" or re.fullmatch(r"[IVXLCDM]+|\d+", last):
+        return title
+    return body[:-1]
 
 
 def _part_over_chapter(above: str, below: str) -> bool:

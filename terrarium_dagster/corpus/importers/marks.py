@@ -15,8 +15,11 @@ BRACED_NOTE = (  # a number, or a number and a letter: Beowulf's "{0a}", "{1b}"
 # in parentheses against the word: "Shakespere(1) have", "ARGUMENT.(40)" (the Iliad's 6130-0.txt,
 # 291 of them); not a list's "—(1) political, (2) administrative"
 PAREN_NOTE = r"(?:(?<=[^\W\d_])|(?<=[.,;:!?\"”’'_]))\(\d{1,3}\)(?=[\s.,;:!?\"”’')—-]|$)"
+# (and after a question or an exclamation closing its parentheses: "Romainville. (Why
+# Romainville?)5", Les Misérables' 135-0.txt)
 NOTE_MARK = re.compile(
-    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]]))\d{{1,3}}(?=[\s.,;]|$)|{BRACED_NOTE}|{PAREN_NOTE}"
+    rf"(?:(?<=[^\W\d_][.,;:!?])|(?<=[\"”’_\]])|(?<=[^\W\d_][.!?]\)))\d{{1,3}}(?=[\s.,;]|$)"
+    rf"|{BRACED_NOTE}|{PAREN_NOTE}"
 )
 # and, in a book that sets its notes so (`PAREN_NOTES` of them or more), in parentheses after a
 # stop and a space or after a closing parenthesis: 'the secret of the poet." (16)', "memory, (25)

@@ -31,7 +31,7 @@ from terrarium_dagster.corpus.importers.headings import (
     shouted,
     unfinished,
 )
-from terrarium_dagster.corpus.importers.marks import BRACED_NOTE
+from terrarium_dagster.corpus.importers.marks import BRACED_NOTE, plain_title
 from terrarium_dagster.corpus.importers.model import Block
 from terrarium_dagster.corpus.importers.prose import STANZA_WORDS
 from terrarium_dagster.errors import InputError
@@ -85,6 +85,7 @@ class _XhtmlText(HTMLParser):
         self.anchors = anchors
         self.documents = documents
         self.items: list[Block] = []
+        self.labels: list[Block] = []  # the headings the navigation's labels set
         self._tag: str | None = None
         self._text: list[str] = []
         self._skip = 0
@@ -155,7 +156,8 @@ class _XhtmlText(HTMLParser):
                 label = self.anchors.pop(value)
                 if tag not in self.HEADINGS and label:
                     self._close()
-                    self.items.append(Block("heading", label))
+                    self.labels.append(Block("heading", label))
+                    self.items.append(self.labels[-1])
                     self._tag = tag if tag in self.BLOCKS else None
         self._ids.update(value for name, value in attrs if name in ("id", "name") and value)
 
@@ -403,11 +405,37 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
         parser = _XhtmlText(anchors, documents)
         parser.feed(item.get_content().decode("utf-8", errors="replace"))
         parser.close()
-        items = parser.items
+        items = _without_labels_said(parser.items, parser.labels)
         if top and not (items and items[0].kind == "heading"):
             items = [Block("heading", top), *items]
         blocks.extend(items)
     return _inside_wrapping(blocks), title
+
+
+def _label_key(text: str) -> str:
+    """A title as a navigation's label and a heading are compared: without a note's mark and
+    a closing stop, in one case and spacing."""
+    return " ".join(plain_title(text).rstrip(".:").casefold().split())
+
+
+def _without_labels_said(items: list[Block], labels: list[Block]) -> list[Block]:
+    """`items` without the navigation's labels (`labels`, headings set where the navigation
+    points at an element that is no heading) that a heading right under them says again: the
+    label of a `<div class="chapter">` over its own `<h2>` (ebookmaker's EPUB 2 points its
+    toc.ncx at the division's `pgepubid` id: A Tale of Two Cities' chapters were titled "Book
+    the First—Recalled to Life: I. The Period: I. The Period", and Ontboezemingen's label kept
+    its note's mark, "OM DEN ZUID[11].: OM DEN ZUID"). A label over text, or over headings
+    that say something else, heads what follows as before."""
+    said = {id(label) for label in labels}
+    kept: list[Block] = []
+    for index, item in enumerate(items):
+        if id(item) in said:
+            run = list(itertools.takewhile(lambda b: b.kind == "heading", items[index + 1 :]))
+            under = [b for b in run if id(b) not in said]
+            if any(_label_key(b.text) == _label_key(item.text) for b in under):
+                continue
+        kept.append(item)
+    return kept
 
 
 _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
