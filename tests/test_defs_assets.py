@@ -625,3 +625,50 @@ def test_the_checks_alone_run_without_a_partition_as_the_ui_launches_them(
         spec.name for spec in edition_check_specs()
     }
     assert all(item.passed for item in evaluations.values())
+
+
+def test_an_unreadable_corpus_fails_every_step_with_one_line_and_changes_nothing(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    keys: list[str],
+    sample_db: Path,
+    store_path: Path,
+    tmp_path: Path,
+) -> None:
+    # Before, the thread step, the export and the checks opened the corpus outside `fail_on`: a
+    # corpus moved away failed the run with Dagster's "Error occurred while executing op" and
+    # the engine's CorpusError chained under it, stack and all.
+    corpus = tmp_path / "corpus.db"
+    corpus.write_bytes(sample_db.read_bytes())
+    here = {**resources, "corpus": CorpusResource(path=str(corpus))}
+    assert run(instance, here, [thread_annotations, curated_glossary], keys[:1]).success
+    with GlossaryStore(store_path) as store:
+        revisions_before = store.history.last_revision_id()
+    checks = dg.AssetSelection.checks_for_assets(curated_glossary)
+    for broken, said in ((b"", "corpus file not found"), (b"not a database" * 100, "")):
+        corpus.unlink(missing_ok=True)
+        if broken:
+            corpus.write_bytes(broken)
+        for selection in (
+            [thread_annotations, curated_glossary],
+            [glossary_export],
+            checks,
+        ):
+            result = dg.materialize(
+                [thread_glossary],
+                selection=selection,
+                instance=instance,
+                resources=here,
+                partition_key=keys[1] if selection is not checks else None,
+                raise_on_error=False,
+            )
+            failure = result.failure_data_for_node(STEP)
+            assert failure is not None and failure.error is not None, selection
+            assert failure.error.cause is None, failure.error.to_string()
+            assert str(corpus) in failure.error.message and said in failure.error.message
+            assert "Error occurred while executing op" not in failure.error.message
+    with GlossaryStore(store_path) as store:
+        assert store.history.last_revision_id() == revisions_before
+    assert statuses(store_path).get(keys[1], "pending") == "pending"
+    corpus.write_bytes(sample_db.read_bytes())
+    assert run(instance, here, [thread_annotations, curated_glossary], keys[1:2]).success

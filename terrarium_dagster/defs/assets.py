@@ -178,7 +178,7 @@ def thread_glossary(
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult | dg.AssetCheckEvaluation]:
     selected = context.selected_asset_keys
     settings = fail_on(engine_settings, corpus, store, agent)
-    with corpus.open() as reader:
+    with fail_on(corpus.open) as reader:
         threads = (
             _threads_in_story_order(reader, context.partition_keys)
             if context.has_partition_key or context.has_partition_key_range
@@ -357,7 +357,10 @@ def _export(
     root = store.export_root()
     if settings.db != ":memory:":
         fail_on(claim_exports, root, settings.db)
-    with fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
+    with (
+        fail_on(open_store, settings, must_exist=True) as db,
+        fail_on(open_corpus, settings, db) as reader,
+    ):
         # One exporter for the run: each thread's export renders only what changed since the
         # previous thread's; a file the thread's folder already holds stays as it is (a run
         # that changed nothing touches nothing), others are linked from the previous thread's
