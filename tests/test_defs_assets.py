@@ -7,6 +7,7 @@ store in a temporary folder, in a temporary Dagster instance.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -275,6 +276,17 @@ def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_re
     (before,) = [e for e in materialized(first, "thread_annotations") if e.partition == keys[1]]
     for label in ("entries_created", "entries_updated", "model_calls", "prompt_tokens"):
         assert event.metadata[label] == before.metadata[label], label
+    # The later thread still shows materialized in the UI: the run's log says it needs a redo.
+    warnings = [
+        entry.user_message
+        for entry in instance.all_logs(result.run_id)
+        if entry.level == logging.WARNING and "rewound" in entry.user_message
+    ]
+    assert warnings == [
+        f"{keys[1]} was rewound: 1 later thread ({keys[2]}) is marked for redo; its "
+        "materializations and exports describe the glossary before the rewind until annotated "
+        f"again (backfill {keys[2]}, or start incremental_annotation_schedule)"
+    ], warnings
 
     after = statuses(store_path)
     assert after[keys[0]] in DONE and after[keys[1]] in DONE

@@ -314,6 +314,8 @@ def _thread_steps(
                     else f"{thread.key}: {report.scenes_annotated} "
                     f"scene{'' if report.scenes_annotated == 1 else 's'}, {entries}"
                 )
+                if later := report.rewound_threads[1:]:
+                    context.log.warning(rewound_warning(thread, later))
                 if scene_batches not in context.selected_asset_keys:
                     # the thread's scenes were batched to annotate it: record them whatever
                     # the selection (a backfill of annotation alone, the schedule, a re-run)
@@ -388,6 +390,20 @@ UNCHANGED_ANNOTATION = (
     "ops: {thread_glossary: {config: {rewind: true}}})"
 )
 UNCHANGED_CURATION = "already curated: nothing changed (the recorded decisions are shown)"
+
+
+def rewound_warning(thread: Thread, later: Sequence[str]) -> str:
+    """What a rewind left to redo: the later threads' materializations (and exports) still
+    show in the UI, but the glossary they describe was rolled back."""
+    one = len(later) == 1
+    span = later[0] if one else f"{later[0]}..{later[-1]}"
+    threads, are, their = ("thread", "is", "its") if one else ("threads", "are", "their")
+    return (
+        f"{thread.key} was rewound: {len(later)} later {threads} ({span}) {are} marked for "
+        f"redo; {their} materializations and exports describe the glossary before the rewind "
+        f"until annotated again (backfill {span}, or "
+        "start incremental_annotation_schedule)"
+    )
 
 
 def _described(thread: Thread, unchanged: str, already_done: bool) -> str:
