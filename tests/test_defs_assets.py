@@ -684,3 +684,41 @@ def test_an_unreadable_corpus_fails_every_step_with_one_line_and_changes_nothing
     assert statuses(store_path).get(keys[1], "pending") == "pending"
     corpus.write_bytes(sample_db.read_bytes())
     assert run(instance, here, [thread_annotations, curated_glossary], keys[1:2]).success
+
+
+def test_materialize_all_with_an_exports_folder_it_cannot_use_annotates_nothing(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    keys: list[str],
+    store_path: Path,
+    tmp_path: Path,
+) -> None:
+    # Before, "Materialize all" with `exports_dir` naming a file (a slip in the Launchpad's
+    # resources) annotated and curated the thread, then failed at its export with a chained
+    # FileExistsError; an exports folder another store owns failed only at the export too.
+    assert run(instance, resources, [thread_annotations, curated_glossary], keys[:1]).success
+    with GlossaryStore(store_path) as store:
+        revisions_before = store.history.last_revision_id()
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    other = tmp_path / "other.db"
+    other.write_bytes(b"SQLite format 3\x00")
+    owned = tmp_path / "owned"
+    owned.mkdir()
+    (owned / ".terrarium-store").write_text(f"{other}\n")
+    for exports_dir, said in (
+        (a_file, f"the exports folder {a_file} is a file"),
+        (a_file / "exports", f"the exports folder {a_file / 'exports'} is under a file, {a_file}"),
+        (owned, f"holds the exports of another store, {other}"),
+    ):
+        store = StoreResource(path=str(store_path), exports_dir=str(exports_dir))
+        result = run(instance, {**resources, "store": store}, list(THREAD_ASSETS), keys[1:2])
+        failure = result.failure_data_for_node(STEP)
+        assert failure is not None and failure.error is not None, exports_dir
+        assert said in failure.error.message and failure.error.cause is None, failure.error
+        assert not result.asset_materializations_for_node(STEP)
+        with GlossaryStore(store_path) as glossary:
+            assert glossary.history.last_revision_id() == revisions_before
+        assert statuses(store_path).get(keys[1], "pending") == "pending"
+    assert a_file.read_text() == "not a folder"
+    assert sorted(path.name for path in owned.iterdir()) == [".terrarium-store"]

@@ -178,6 +178,9 @@ def thread_glossary(
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult | dg.AssetCheckEvaluation]:
     selected = context.selected_asset_keys
     settings = fail_on(engine_settings, corpus, store, agent)
+    if glossary_export in selected and settings.db != ":memory:":
+        # an exports folder the run cannot write is refused before anything is annotated
+        fail_on(claim_exports, store.export_root(), settings.db, record=False)
     with fail_on(corpus.open) as reader:
         threads = (
             _threads_in_story_order(reader, context.partition_keys)
