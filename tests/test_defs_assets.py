@@ -7,6 +7,7 @@ store in a temporary folder, in a temporary Dagster instance.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -275,6 +276,17 @@ def test_rewind_rolls_back_to_the_previous_thread_and_marks_later_threads_for_re
     (before,) = [e for e in materialized(first, "thread_annotations") if e.partition == keys[1]]
     for label in ("entries_created", "entries_updated", "model_calls", "prompt_tokens"):
         assert event.metadata[label] == before.metadata[label], label
+    # The later thread still shows materialized in the UI: the run's log says it needs a redo.
+    warnings = [
+        entry.user_message
+        for entry in instance.all_logs(result.run_id)
+        if entry.level == logging.WARNING and "rewound" in entry.user_message
+    ]
+    assert warnings == [
+        f"{keys[1]} was rewound: 1 later thread ({keys[2]}) is marked for redo; its "
+        "materializations and exports describe the glossary before the rewind until annotated "
+        f"again (backfill {keys[2]}, or start incremental_annotation_schedule)"
+    ], warnings
 
     after = statuses(store_path)
     assert after[keys[0]] in DONE and after[keys[1]] in DONE
@@ -625,3 +637,88 @@ def test_the_checks_alone_run_without_a_partition_as_the_ui_launches_them(
         spec.name for spec in edition_check_specs()
     }
     assert all(item.passed for item in evaluations.values())
+
+
+def test_an_unreadable_corpus_fails_every_step_with_one_line_and_changes_nothing(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    keys: list[str],
+    sample_db: Path,
+    store_path: Path,
+    tmp_path: Path,
+) -> None:
+    # Before, the thread step, the export and the checks opened the corpus outside `fail_on`: a
+    # corpus moved away failed the run with Dagster's "Error occurred while executing op" and
+    # the engine's CorpusError chained under it, stack and all.
+    corpus = tmp_path / "corpus.db"
+    corpus.write_bytes(sample_db.read_bytes())
+    here = {**resources, "corpus": CorpusResource(path=str(corpus))}
+    assert run(instance, here, [thread_annotations, curated_glossary], keys[:1]).success
+    with GlossaryStore(store_path) as store:
+        revisions_before = store.history.last_revision_id()
+    checks = dg.AssetSelection.checks_for_assets(curated_glossary)
+    for broken, said in ((b"", "corpus file not found"), (b"not a database" * 100, "")):
+        corpus.unlink(missing_ok=True)
+        if broken:
+            corpus.write_bytes(broken)
+        for selection in (
+            [thread_annotations, curated_glossary],
+            [glossary_export],
+            checks,
+        ):
+            result = dg.materialize(
+                [thread_glossary],
+                selection=selection,
+                instance=instance,
+                resources=here,
+                partition_key=keys[1] if selection is not checks else None,
+                raise_on_error=False,
+            )
+            failure = result.failure_data_for_node(STEP)
+            assert failure is not None and failure.error is not None, selection
+            assert failure.error.cause is None, failure.error.to_string()
+            assert str(corpus) in failure.error.message and said in failure.error.message
+            assert "Error occurred while executing op" not in failure.error.message
+    with GlossaryStore(store_path) as store:
+        assert store.history.last_revision_id() == revisions_before
+    assert statuses(store_path).get(keys[1], "pending") == "pending"
+    corpus.write_bytes(sample_db.read_bytes())
+    assert run(instance, here, [thread_annotations, curated_glossary], keys[1:2]).success
+
+
+def test_materialize_all_with_an_exports_folder_it_cannot_use_annotates_nothing(
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    keys: list[str],
+    store_path: Path,
+    tmp_path: Path,
+) -> None:
+    # Before, "Materialize all" with `exports_dir` naming a file (a slip in the Launchpad's
+    # resources) annotated and curated the thread, then failed at its export with a chained
+    # FileExistsError; an exports folder another store owns failed only at the export too.
+    assert run(instance, resources, [thread_annotations, curated_glossary], keys[:1]).success
+    with GlossaryStore(store_path) as store:
+        revisions_before = store.history.last_revision_id()
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    other = tmp_path / "other.db"
+    other.write_bytes(b"SQLite format 3\x00")
+    owned = tmp_path / "owned"
+    owned.mkdir()
+    (owned / ".terrarium-store").write_text(f"{other}\n")
+    for exports_dir, said in (
+        (a_file, f"the exports folder {a_file} is a file"),
+        (a_file / "exports", f"the exports folder {a_file / 'exports'} is under a file, {a_file}"),
+        (owned, f"holds the exports of another store, {other}"),
+    ):
+        store = StoreResource(path=str(store_path), exports_dir=str(exports_dir))
+        result = run(instance, {**resources, "store": store}, list(THREAD_ASSETS), keys[1:2])
+        failure = result.failure_data_for_node(STEP)
+        assert failure is not None and failure.error is not None, exports_dir
+        assert said in failure.error.message and failure.error.cause is None, failure.error
+        assert not result.asset_materializations_for_node(STEP)
+        with GlossaryStore(store_path) as glossary:
+            assert glossary.history.last_revision_id() == revisions_before
+        assert statuses(store_path).get(keys[1], "pending") == "pending"
+    assert a_file.read_text() == "not a folder"
+    assert sorted(path.name for path in owned.iterdir()) == [".terrarium-store"]

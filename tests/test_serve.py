@@ -198,6 +198,20 @@ def test_two_stores_in_one_folder_never_share_its_exports(tmp_path: Path) -> Non
     assert marker.read_text().strip() == str(second)
 
 
+def test_serve_refuses_an_exports_folder_that_is_a_file_in_one_line(tmp_path: Path) -> None:
+    """A file named `exports` beside the store: `serve` went on serving an empty site with a
+    warning ("cannot write …: File exists"); it is refused in one line, the file untouched."""
+    store = tmp_path / "glossary.db"
+    (tmp_path / "exports").write_text("my notes")
+    done = subprocess.run(
+        [TERRARIUM, "serve", "--db", str(store), "--port", str(_free_port())],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert f"the exports folder {tmp_path / 'exports'} is a file" in done.stderr
+    assert (tmp_path / "exports").read_text() == "my notes"
+
+
 def test_hidden_files_of_the_exports_are_never_served(served: str) -> None:
     for path in ("/exports/.terrarium-store", "/exports/t00000-123/.export-manifest.json"):
         assert httpx.get(served + path).status_code == 404, path

@@ -101,7 +101,7 @@ def evaluate_glossary_checks(
     ]
     if not chosen:
         return
-    with corpus.open() as reader, fail_on(store.read) as glossary:
+    with fail_on(corpus.open) as reader, fail_on(store.read) as glossary:
         lookups = cited_lookups(reader, glossary.sources.cited_posts())
         changes = glossary.sources.check(*lookups)
         place = post_place(reader) if changes else None

@@ -178,7 +178,10 @@ def thread_glossary(
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult | dg.AssetCheckEvaluation]:
     selected = context.selected_asset_keys
     settings = fail_on(engine_settings, corpus, store, agent)
-    with corpus.open() as reader:
+    if glossary_export in selected and settings.db != ":memory:":
+        # an exports folder the run cannot write is refused before anything is annotated
+        fail_on(claim_exports, store.export_root(), settings.db, record=False)
+    with fail_on(corpus.open) as reader:
         threads = (
             _threads_in_story_order(reader, context.partition_keys)
             if context.has_partition_key or context.has_partition_key_range
@@ -314,6 +317,8 @@ def _thread_steps(
                     else f"{thread.key}: {report.scenes_annotated} "
                     f"scene{'' if report.scenes_annotated == 1 else 's'}, {entries}"
                 )
+                if later := report.rewound_threads[1:]:
+                    context.log.warning(rewound_warning(thread, later))
                 if scene_batches not in context.selected_asset_keys:
                     # the thread's scenes were batched to annotate it: record them whatever
                     # the selection (a backfill of annotation alone, the schedule, a re-run)
@@ -357,7 +362,10 @@ def _export(
     root = store.export_root()
     if settings.db != ":memory:":
         fail_on(claim_exports, root, settings.db)
-    with fail_on(open_store, settings, must_exist=True) as db, open_corpus(settings, db) as reader:
+    with (
+        fail_on(open_store, settings, must_exist=True) as db,
+        fail_on(open_corpus, settings, db) as reader,
+    ):
         # One exporter for the run: each thread's export renders only what changed since the
         # previous thread's; a file the thread's folder already holds stays as it is (a run
         # that changed nothing touches nothing), others are linked from the previous thread's
@@ -385,6 +393,20 @@ UNCHANGED_ANNOTATION = (
     "ops: {thread_glossary: {config: {rewind: true}}})"
 )
 UNCHANGED_CURATION = "already curated: nothing changed (the recorded decisions are shown)"
+
+
+def rewound_warning(thread: Thread, later: Sequence[str]) -> str:
+    """What a rewind left to redo: the later threads' materializations (and exports) still
+    show in the UI, but the glossary they describe was rolled back."""
+    one = len(later) == 1
+    span = later[0] if one else f"{later[0]}..{later[-1]}"
+    threads, are, their = ("thread", "is", "its") if one else ("threads", "are", "their")
+    return (
+        f"{thread.key} was rewound: {len(later)} later {threads} ({span}) {are} marked for "
+        f"redo; {their} materializations and exports describe the glossary before the rewind "
+        f"until annotated again (backfill {span}, or "
+        "start incremental_annotation_schedule)"
+    )
 
 
 def _described(thread: Thread, unchanged: str, already_done: bool) -> str:

@@ -120,7 +120,7 @@ def evaluate_edition_checks(
     if threads:  # (a run of the checks alone before any thread is finished has none to check)
         with (
             fail_on(open_store, settings, read_only=True) as db,
-            open_corpus(settings, db) as reader,
+            fail_on(open_corpus, settings, db) as reader,
         ):
             for thread in threads:
                 citations += citation_problems(db, reader, thread)

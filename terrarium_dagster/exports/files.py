@@ -58,7 +58,12 @@ def claim_exports(root: Path, db: str, *, record: bool = True) -> None:
     one line, nothing written, while that one still exists (two stores in one folder wrote
     over each other's thread folders, and `serve` listed one's exports as the other's). A
     store that moved, or whose recorded store is gone, takes the folder over. `record=False`
-    only checks (a command that may yet refuse for another reason writes nothing)."""
+    only checks (a command that may yet refuse for another reason writes nothing). A folder
+    that is a file, or lies under one, is refused in one line too."""
+    blocking = next((path for path in (root, *root.parents) if path.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        where = "is a file" if blocking == root else f"is under a file, {blocking}"
+        raise InputError(f"the exports folder {root} {where}: give the exports a folder")
     store = str(Path(db).expanduser().resolve())
     marker = root / EXPORTS_OWNER
     try:
