@@ -7,33 +7,13 @@ with an ending ("Davie" of "David"), so the rules made it an entry of its own be
 from __future__ import annotations
 
 from terrarium_dagster.backends.name_forms import name_owner
-from terrarium_dagster.backends.offline import KnownEntry, SceneAnnotator, parse_scene_message
-from terrarium_dagster.context.prompts import scene_message
+from tests.support.offline_scene import known_entry as _entry
+from tests.support.offline_scene import offline_plan
 
 
 def _aliases(story: str, known: list[str]) -> dict[str, list[str]]:
     """The aliases the offline annotator adds to known entries in one scene."""
-    text = scene_message(
-        scene_id="100#101",
-        thread_id=100,
-        title="A chapter",
-        scene_number=1,
-        scene_count=1,
-        first_post_id=101,
-        last_post_id=102,
-        known_entries=known,
-        story=story,
-    )
-    plan = SceneAnnotator(min_score=0.0).plan(parse_scene_message(text))
-    return {
-        str(args["entry_id"]): list(args["add_aliases"])
-        for _id, args in plan.updates
-        if "add_aliases" in args
-    }
-
-
-def _entry(entry_id: int, term: str) -> KnownEntry:
-    return KnownEntry(entry_id, term, (), "confirmed", "A name in the story.")
+    return offline_plan(story, known)[0]
 
 
 def test_a_clipped_first_word_is_the_name_it_opens() -> None:

@@ -11,38 +11,11 @@ from terrarium_dagster.backends.name_forms import name_owner, pet_name_of, surna
 from terrarium_dagster.backends.offline import (
     CurateEntryView,
     KnownEntry,
-    SceneAnnotator,
     offline_curate,
-    parse_scene_message,
 )
-from terrarium_dagster.context.prompts import scene_message
 from terrarium_dagster.terms.candidates import find_candidates
-
-
-def _plan(story: str, known: list[str]) -> tuple[dict[str, list[str]], list[str]]:
-    """What the offline annotator does with one scene: aliases added per entry, terms created."""
-    text = scene_message(
-        scene_id="100#101",
-        thread_id=100,
-        title="A chapter",
-        scene_number=1,
-        scene_count=1,
-        first_post_id=101,
-        last_post_id=102,
-        known_entries=known,
-        story=story,
-    )
-    plan = SceneAnnotator(min_score=0.0).plan(parse_scene_message(text))
-    aliases = {
-        str(args["entry_id"]): list(args["add_aliases"])
-        for _id, args in plan.updates
-        if "add_aliases" in args
-    }
-    return aliases, [candidate.term for candidate, _args in plan.creates]
-
-
-def _entry(entry_id: int, term: str, *aliases: str) -> KnownEntry:
-    return KnownEntry(entry_id, term, aliases, "confirmed", "A name in the story.")
+from tests.support.offline_scene import known_entry as _entry
+from tests.support.offline_scene import offline_plan as _plan
 
 
 def test_two_given_names_of_one_surname_in_a_scene_go_to_no_titled_entry() -> None:
