@@ -94,3 +94,36 @@ def test_format_reads_a_file_whose_name_says_nothing(tmp_path: Path) -> None:
     assert refused.returncode == 2 and b"or say which it is with --format" in refused.stderr
     assert main(["import", str(nameless), "--format", "txt", "--out", str(tmp_path / "o.db")]) == 0
     assert tuple(sorted(FORMATS)) == BOOK_FORMATS
+
+
+def test_a_piped_book_whose_encoding_is_guessed_is_named_as_standard_input(
+    tmp_path: Path,
+) -> None:
+    """Seen: `cat latin1.txt | terrarium import - ...` said "note: book.txt is not UTF-8 and
+    declares no encoding": the name of the scratch file the pipe is read from, a file the user
+    never gave. The note names standard input, in the text, Markdown and HTML readers alike."""
+    latin1 = BOOK.read_text(encoding="utf-8").replace("Vell", "Véll").encode("cp1252")
+    page = b"<html><body><h1>CHAPTER I</h1><p>" + b"The lamp at Vell burned. " * 40
+    page += "Ros\xe9 lit it.</p></body></html>".encode("latin-1")
+    for book, args in (
+        (latin1, ()),
+        (latin1, ("--format", "md")),
+        (page, ("--format", "html")),
+        (page, ()),  # told an HTML page by its first bytes
+    ):
+        for out in ("one.db", "two.db"):
+            done = _piped(book, "-", *args, "--out", out, "--dry-run", cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            said = done.stdout.decode()
+            assert "note: standard input is not UTF-8" in said, (args, said)
+            assert "book." not in said, (args, said)
+    filed = tmp_path / "latin1.txt"
+    filed.write_bytes(latin1)
+    done = subprocess.run(
+        [TERRARIUM, "import", str(filed), "--out", "f.db", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert "note: latin1.txt is not UTF-8" in done.stdout, done.stdout

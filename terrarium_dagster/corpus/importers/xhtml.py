@@ -442,10 +442,13 @@ _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?([A-Za-z0-9_.:-]+)"""
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
-def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
+def blocks_from_html(
+    path: Path, name: str | None = None
+) -> tuple[list[Block], str | None, str | None]:
     """An HTML book (Project Gutenberg's HTML edition, say): its headings and paragraphs in the
     encoding it declares (else as `guess_decoding` reads it, with its note); its title from
-    the Gutenberg header, else its `<title>`."""
+    the Gutenberg header, else its `<title>`. `name` names it in the note (the file's name by
+    default)."""
     raw = path.read_bytes()
     declared = _CHARSET.search(raw[:4096])
     encodings = [declared.group(1).decode("ascii")] if declared else []
@@ -458,7 +461,7 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
             continue
     else:
         said = f"is not the {encodings[0]} it declares" if encodings else "declares no charset"
-        markup, note = guess_decoding(raw, path, said)
+        markup, note = guess_decoding(raw, name or path.name, said)
     parser = _XhtmlText({})
     parser.feed(markup)
     parser.close()
