@@ -1,8 +1,13 @@
 """A store that cannot be written, given to a writer (`run`, `why`, `undo`, `edition`): one line,
-exit 2, nothing written beside it. Seen: a `chmod 444` store made `terrarium run` say "failed:
-acquire_writer_lease failed on store.db: attempt to write a readonly database", exit 1, after
-SQLite had made the store's WAL files beside it (`why` its call ledger too); one in a read-only
+exit 2, nothing written beside it; given to a reader, read, with nothing left beside it.
+
+Seen: a `chmod 444` store made `terrarium run` say "failed: acquire_writer_lease failed on
+store.db: attempt to write a readonly database", exit 1, after SQLite had made the store's WAL
+files beside it (`why` its call ledger too); one in a read-only
 folder, "failed: cannot open annotator store ...: attempt to write a readonly database".
+And `status`, `export`, `lineage`, `snapshots` (and `serve`) on a `chmod 444` store in a
+folder they could write left its -wal and -shm files there: SQLite made them for its mode=ro
+connection, and the connection made to remove them could not write the store either.
 
 The commands run as processes; as root (whom file modes do not stop) under `setpriv` without
 the capabilities that override them, so a mode of 0o444 or 0o555 is what it is for a user.
@@ -85,3 +90,28 @@ def test_a_store_in_a_read_only_folder_is_refused_by_a_writer(
         store.parent.chmod(0o755)
     assert digest(store) == before
     assert sorted(p.name for p in store.parent.iterdir()) == [store.name]
+
+
+READERS = (
+    ("status", "--json"),
+    ("snapshots",),
+    ("lineage", "Dakh'ren"),
+    ("export", "--format", "json", "--out", "{out}"),
+)
+
+
+def test_a_read_only_store_file_is_read_with_nothing_left_beside_it(
+    offline_sample_store: Path, tmp_path: Path
+) -> None:
+    store = store_copy(offline_sample_store, tmp_path)
+    store.chmod(0o444)
+    before = digest(store)
+    out = tmp_path / "glossary.json"
+    for command in READERS:
+        for _ in range(2):
+            done = _terrarium(*(arg.format(out=out) for arg in command), "--db", str(store))
+            assert done.returncode == 0, (command, done.stderr)
+            assert sorted(p.name for p in store.parent.iterdir()) == [store.name], command
+    assert digest(store) == before
+    assert out.is_file()
+    store.chmod(0o644)

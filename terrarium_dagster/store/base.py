@@ -310,7 +310,8 @@ class StoreConnection:
         score) opens an existing store with ``mode=ro`` and ``query_only``: it never writes, never
         migrates, never waits for a writer (WAL readers see the last commit), and works on a file
         or folder the user cannot write (then through ``immutable=1`` when SQLite cannot set up
-        the shared WAL index beside the file)."""
+        the shared WAL index beside the file, or when the file cannot be written and no writer's
+        log is beside it: the WAL files are not made where nothing could remove them)."""
         self.read_only = read_only
         self.created = False  # True when this connection made the store (a new or empty file)
         self._made: frozenset[str] = frozenset()  # the store's files that were not there
@@ -406,7 +407,13 @@ class StoreConnection:
         last: sqlite3.Error | None = None
         # mode=ro first (sees a live writer's commits); immutable=1 when the folder or file
         # cannot be written, so SQLite cannot create the WAL index (nobody can write there then).
-        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        queries = ("?mode=ro", "?mode=ro&immutable=1")
+        if not os.access(location, os.W_OK) and not Path(f"{location}-wal").exists():
+            # a file this process cannot write, no writer's log beside it: in a folder it can
+            # write, mode=ro made the WAL files there, and nothing could remove them (the
+            # connection `let_go_of_wal` opens to do so cannot write the file either)
+            queries = queries[1:]
+        for query in queries:
             try:
                 conn = sqlite3.connect(
                     uri + query,
