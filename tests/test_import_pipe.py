@@ -127,3 +127,27 @@ def test_a_piped_book_whose_encoding_is_guessed_is_named_as_standard_input(
         cwd=tmp_path,
     )
     assert "note: latin1.txt is not UTF-8" in done.stdout, done.stdout
+
+
+def test_plain_text_read_as_html_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Seen: `cat book.txt | terrarium import - --format html --out x.db` imported the whole
+    book as one chapter of one paragraph ("1 chapter, 1 paragraph (28765 words)"), as did a
+    text file named .html: text with no tag read as a page is one run of text."""
+    text = BOOK.read_bytes()
+    renamed = tmp_path / "book.html"
+    renamed.write_bytes(text)
+    for args, stdin, name in (
+        (("-", "--format", "html"), text, "standard input"),
+        ((str(renamed),), b"", str(renamed)),
+    ):
+        for _ in range(2):
+            done = _piped(stdin, *args, "--out", "out.db", cwd=tmp_path)
+            assert done.returncode == 2, done.stdout
+            lines = done.stderr.decode().strip().splitlines()
+            assert lines == [
+                f"terrarium: error: {name} holds no HTML tag: it is no HTML page; import it as "
+                "the text it is (--format txt, md, rst or adoc, or a file named so)"
+            ]
+            assert not (tmp_path / "out.db").exists()
+    done = _piped(text, "-", "--format", "txt", "--out", "out.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr

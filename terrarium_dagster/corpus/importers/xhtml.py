@@ -439,6 +439,7 @@ def _without_labels_said(items: list[Block], labels: list[Block]) -> list[Block]
 
 
 _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+_A_TAG = re.compile(r"<(?:[A-Za-z][A-Za-z0-9:-]*|!doctype)[\s/>]", re.I)  # <p>, <br/>, <h1 id=..>
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
@@ -462,6 +463,13 @@ def blocks_from_html(
     else:
         said = f"is not the {encodings[0]} it declares" if encodings else "declares no charset"
         markup, note = guess_decoding(raw, name or path.name, said)
+    if not _A_TAG.search(markup):
+        # plain text read as HTML (`--format html`, a .txt renamed .html) was one paragraph of
+        # the whole book: "1 chapter, 1 paragraph (28765 words)"
+        raise InputError(
+            f"{path} holds no HTML tag: it is no HTML page; import it as the text it is "
+            "(--format txt, md, rst or adoc, or a file named so)"
+        )
     parser = _XhtmlText({})
     parser.feed(markup)
     parser.close()
