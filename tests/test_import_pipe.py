@@ -151,3 +151,38 @@ def test_plain_text_read_as_html_is_refused_in_one_line(tmp_path: Path) -> None:
             assert not (tmp_path / "out.db").exists()
     done = _piped(text, "-", "--format", "txt", "--out", "out.db", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_broken_epub_is_said_in_words_not_an_exceptions_repr(tmp_path: Path) -> None:
+    """Seen: "standard input is not a readable EPUB: 'Bad Zip file'" (ebooklib's exception shows
+    its message's repr), and a ZIP without an EPUB's container, "...: \\"There is no item named
+    'META-INF/container.xml' in the archive\\"" (a KeyError's quotes)."""
+    import zipfile
+
+    hollow = tmp_path / "hollow.epub"
+    with zipfile.ZipFile(hollow, "w") as archive:
+        archive.writestr("mimetype", "application/epub+zip")
+    not_zip = tmp_path / "garbage.epub"
+    not_zip.write_bytes(b"garbage\n")
+    for args, stdin, said in (
+        (
+            ("-", "--format", "epub"),
+            b"garbage\n",
+            "standard input is not a readable EPUB: it is no ZIP archive, as an EPUB is",
+        ),
+        (
+            (str(not_zip),),
+            b"",
+            f"{not_zip} is not a readable EPUB: it is no ZIP archive, as an EPUB is",
+        ),
+        (
+            (str(hollow),),
+            b"",
+            f"{hollow} is not a readable EPUB: There is no item named "
+            "'META-INF/container.xml' in the archive",
+        ),
+    ):
+        done = _piped(stdin, *args, "--out", "out.db", cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.decode().strip().splitlines() == [f"terrarium: error: {said}"]
+        assert not (tmp_path / "out.db").exists()

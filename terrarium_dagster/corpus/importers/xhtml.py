@@ -375,6 +375,20 @@ def _navigation(book: Any) -> dict[str, dict[str, str]]:
     return places
 
 
+def _epub_problem(exc: Exception) -> str:
+    """What ebooklib found wrong with a file, in words: its EpubException shows as the repr of
+    its message ("'Bad Zip file'", quotes and all), a missing part as a KeyError's quoted
+    words: the message is said without the quotes."""
+    from ebooklib.epub import EpubException
+
+    said = str(exc.msg if isinstance(exc, EpubException) else exc).strip()
+    if len(said) > 1 and said[0] == said[-1] and said[0] in "'\"":  # a KeyError's, quoted
+        said = said[1:-1]
+    if said == "Bad Zip file":
+        return "it is no ZIP archive, as an EPUB is"
+    return said or type(exc).__name__
+
+
 def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -384,7 +398,7 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
         try:
             book = epub.read_epub(str(path), options={"ignore_ncx": False})
         except Exception as exc:  # ebooklib raises many kinds on a broken file
-            raise InputError(f"{path} is not a readable EPUB: {exc}") from None
+            raise InputError(f"{path} is not a readable EPUB: {_epub_problem(exc)}") from None
     titles = book.get_metadata("DC", "title")
     title = " ".join(str(titles[0][0]).split()) if titles and titles[0][0] else None
     places = _navigation(book)
