@@ -94,3 +94,95 @@ def test_format_reads_a_file_whose_name_says_nothing(tmp_path: Path) -> None:
     assert refused.returncode == 2 and b"or say which it is with --format" in refused.stderr
     assert main(["import", str(nameless), "--format", "txt", "--out", str(tmp_path / "o.db")]) == 0
     assert tuple(sorted(FORMATS)) == BOOK_FORMATS
+
+
+def test_a_piped_book_whose_encoding_is_guessed_is_named_as_standard_input(
+    tmp_path: Path,
+) -> None:
+    """Seen: `cat latin1.txt | terrarium import - ...` said "note: book.txt is not UTF-8 and
+    declares no encoding": the name of the scratch file the pipe is read from, a file the user
+    never gave. The note names standard input, in the text, Markdown and HTML readers alike."""
+    latin1 = BOOK.read_text(encoding="utf-8").replace("Vell", "Véll").encode("cp1252")
+    page = b"<html><body><h1>CHAPTER I</h1><p>" + b"The lamp at Vell burned. " * 40
+    page += "Ros\xe9 lit it.</p></body></html>".encode("latin-1")
+    for book, args in (
+        (latin1, ()),
+        (latin1, ("--format", "md")),
+        (page, ("--format", "html")),
+        (page, ()),  # told an HTML page by its first bytes
+    ):
+        for out in ("one.db", "two.db"):
+            done = _piped(book, "-", *args, "--out", out, "--dry-run", cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            said = done.stdout.decode()
+            assert "note: standard input is not UTF-8" in said, (args, said)
+            assert "book." not in said, (args, said)
+    filed = tmp_path / "latin1.txt"
+    filed.write_bytes(latin1)
+    done = subprocess.run(
+        [TERRARIUM, "import", str(filed), "--out", "f.db", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert "note: latin1.txt is not UTF-8" in done.stdout, done.stdout
+
+
+def test_plain_text_read_as_html_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Seen: `cat book.txt | terrarium import - --format html --out x.db` imported the whole
+    book as one chapter of one paragraph ("1 chapter, 1 paragraph (28765 words)"), as did a
+    text file named .html: text with no tag read as a page is one run of text."""
+    text = BOOK.read_bytes()
+    renamed = tmp_path / "book.html"
+    renamed.write_bytes(text)
+    for args, stdin, name in (
+        (("-", "--format", "html"), text, "standard input"),
+        ((str(renamed),), b"", str(renamed)),
+    ):
+        for _ in range(2):
+            done = _piped(stdin, *args, "--out", "out.db", cwd=tmp_path)
+            assert done.returncode == 2, done.stdout
+            lines = done.stderr.decode().strip().splitlines()
+            assert lines == [
+                f"terrarium: error: {name} holds no HTML tag: it is no HTML page; import it as "
+                "the text it is (--format txt, md, rst or adoc, or a file named so)"
+            ]
+            assert not (tmp_path / "out.db").exists()
+    done = _piped(text, "-", "--format", "txt", "--out", "out.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_broken_epub_is_said_in_words_not_an_exceptions_repr(tmp_path: Path) -> None:
+    """Seen: "standard input is not a readable EPUB: 'Bad Zip file'" (ebooklib's exception shows
+    its message's repr), and a ZIP without an EPUB's container, "...: \\"There is no item named
+    'META-INF/container.xml' in the archive\\"" (a KeyError's quotes)."""
+    import zipfile
+
+    hollow = tmp_path / "hollow.epub"
+    with zipfile.ZipFile(hollow, "w") as archive:
+        archive.writestr("mimetype", "application/epub+zip")
+    not_zip = tmp_path / "garbage.epub"
+    not_zip.write_bytes(b"garbage\n")
+    for args, stdin, said in (
+        (
+            ("-", "--format", "epub"),
+            b"garbage\n",
+            "standard input is not a readable EPUB: it is no ZIP archive, as an EPUB is",
+        ),
+        (
+            (str(not_zip),),
+            b"",
+            f"{not_zip} is not a readable EPUB: it is no ZIP archive, as an EPUB is",
+        ),
+        (
+            (str(hollow),),
+            b"",
+            f"{hollow} is not a readable EPUB: There is no item named "
+            "'META-INF/container.xml' in the archive",
+        ),
+    ):
+        done = _piped(stdin, *args, "--out", "out.db", cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.decode().strip().splitlines() == [f"terrarium: error: {said}"]
+        assert not (tmp_path / "out.db").exists()

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from terrarium_dagster.corpus.reader import Corpus
 from terrarium_dagster.corpus.story import book_place, in_quotes, is_book, scene_place
 from terrarium_dagster.errors import CorpusError, EntryNotFoundError, InputError
+from terrarium_dagster.exports.entry_records import Chapters
 from terrarium_dagster.store.annotator import GlossaryStore
 from terrarium_dagster.store.models import Entry, Provenance, Revision
 from terrarium_dagster.store.normalize import normalize_term
@@ -198,6 +199,10 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
     entry, matched = _find(store, term)
     merged_from = _merged_sources(store, entry.id)
     threads = {thread.id: thread for thread in corpus.threads()}
+    book = is_book(corpus)
+    # a book's `>>N` (a curator's reason, a definition citing its source) as the paragraph's
+    # place, as its sources are named; a quest's as the forum writes it
+    cited = Chapters(list(threads.values())).cited if book else (lambda text: text)
 
     def key_of(thread_id: int | None) -> str | None:
         return threads[thread_id].key if thread_id in threads else None
@@ -227,10 +232,10 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
 
     trail = [
         LineageRevision(
-            **r.model_dump(include=_FROM_REVISION),
+            **(r.model_dump(include=_FROM_REVISION) | {"reason": cited(r.reason)}),
             actor=r.actor_kind,
             thread_key=key_of(r.thread_id),
-            changes=revision_changes(r),
+            changes=[cited(change) or change for change in revision_changes(r)],
             decision_id=(decision_of(r) or {}).get("id"),
             decision=(decision_of(r) or {}).get("decision"),
             undone_by=undone(r),
@@ -278,13 +283,13 @@ def lineage(store: GlossaryStore, corpus: Corpus, term: str) -> Lineage:
     return Lineage(
         query=term,
         matched=matched,
-        book=is_book(corpus),
+        book=book,
         entry=LineageEntry(
             id=entry.id,
             term=entry.term,
             aliases=list(entry.aliases),
             status=entry.status,
-            definition=entry.definition,
+            definition=cited(entry.definition) or entry.definition,
             tags=list(entry.tags),
             deleted=entry.deleted,
             merged_from=merged_from,

@@ -215,6 +215,32 @@ def refuse_side_file(
             raise InputError(f"{given} names {whose}; nothing was written; {instead}")
 
 
+_READERS = "`status`, `export`, `lineage` and `snapshots` read it as it is"
+
+
+def refuse_read_only(target: Path, where: str) -> None:
+    """Refuse, in one line and before SQLite opens it, to write a store that cannot be written:
+    its file read-only (`chmod 444`, a read-only mount) or its folder, where the WAL, the call
+    ledger and the lease go beside it. SQLite opened such a store read-only without a word, and
+    the first write failed as "acquire_writer_lease failed on store.db: attempt to write a
+    readonly database", exit 1, the WAL files made beside a read-only file by then. A store
+    not there yet is `resolve_location`'s and `unwritable_reason`'s to judge."""
+    if not target.is_file():
+        return
+    if not os.access(target, os.W_OK):
+        raise InputError(
+            f"annotator store {where} is read-only (its file cannot be written); nothing was "
+            f"written; make it writable to write to it (chmod u+w), or copy it; {_READERS}"
+        )
+    folder = target.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(
+            f"annotator store {where} is in a folder that cannot be written ({folder}), where "
+            f"its log, call ledger and lease go beside it; nothing was written; make the folder "
+            f"writable, or copy the store to one that is; {_READERS}"
+        )
+
+
 def _absent_store_files(target: str) -> frozenset[str]:
     """The store's files (the database, its WAL, shared memory and journal) not there yet."""
     if target == MEMORY:
@@ -284,7 +310,8 @@ class StoreConnection:
         score) opens an existing store with ``mode=ro`` and ``query_only``: it never writes, never
         migrates, never waits for a writer (WAL readers see the last commit), and works on a file
         or folder the user cannot write (then through ``immutable=1`` when SQLite cannot set up
-        the shared WAL index beside the file)."""
+        the shared WAL index beside the file, or when the file cannot be written and no writer's
+        log is beside it: the WAL files are not made where nothing could remove them)."""
         self.read_only = read_only
         self.created = False  # True when this connection made the store (a new or empty file)
         self._made: frozenset[str] = frozenset()  # the store's files that were not there
@@ -312,6 +339,7 @@ class StoreConnection:
             target, self.where = resolve_location(path)
             if target != MEMORY:
                 refuse_not_a_store(Path(target), self.where)
+                refuse_read_only(Path(target), self.where)
             new_files = _absent_store_files(target)
             emptied = _empty_file_times(target)
             creating = target in new_files or emptied is not None  # a store made here, not opened
@@ -379,7 +407,13 @@ class StoreConnection:
         last: sqlite3.Error | None = None
         # mode=ro first (sees a live writer's commits); immutable=1 when the folder or file
         # cannot be written, so SQLite cannot create the WAL index (nobody can write there then).
-        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        queries = ("?mode=ro", "?mode=ro&immutable=1")
+        if not os.access(location, os.W_OK) and not Path(f"{location}-wal").exists():
+            # a file this process cannot write, no writer's log beside it: in a folder it can
+            # write, mode=ro made the WAL files there, and nothing could remove them (the
+            # connection `let_go_of_wal` opens to do so cannot write the file either)
+            queries = queries[1:]
+        for query in queries:
             try:
                 conn = sqlite3.connect(
                     uri + query,

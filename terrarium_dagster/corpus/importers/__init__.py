@@ -195,19 +195,20 @@ def _read_file(path: Path, suffix: str, *, shown: str | None = None) -> Book:
     """The book in the file `path`, read as a file with `suffix` is; `shown` names it in what
     is said (a pipe's book is spooled to a file first)."""
     name = shown or str(path)
+    named = shown or path.name  # as a note names it
     note = None
     if suffix == ".epub":
         blocks, title = blocks_from_epub(path)
     elif suffix in (".html", ".htm", ".xhtml"):
-        blocks, title, note = blocks_from_html(path)
+        blocks, title, note = blocks_from_html(path, named)
     elif suffix in (".adoc", ".asciidoc", ".asc"):
-        text, note = decoded(path)
+        text, note = decoded(path, named)
         blocks, title = blocks_from_asciidoc(text)
     elif suffix in (".rst", ".rest"):
-        text, note = decoded(path)
+        text, note = decoded(path, named)
         blocks, title = blocks_from_rst(text)
     elif suffix in (".txt", ".text", ".md", ".markdown"):
-        text, note = decoded(path)
+        text, note = decoded(path, named)
         title = gutenberg_title(text)
         reader = blocks_from_markdown if suffix in (".md", ".markdown") else blocks_from_text
         blocks = reader(text)

@@ -375,6 +375,20 @@ def _navigation(book: Any) -> dict[str, dict[str, str]]:
     return places
 
 
+def _epub_problem(exc: Exception) -> str:
+    """What ebooklib found wrong with a file, in words: its EpubException shows as the repr of
+    its message ("'Bad Zip file'", quotes and all), a missing part as a KeyError's quoted
+    words: the message is said without the quotes."""
+    from ebooklib.epub import EpubException
+
+    said = str(exc.msg if isinstance(exc, EpubException) else exc).strip()
+    if len(said) > 1 and said[0] == said[-1] and said[0] in "'\"":  # a KeyError's, quoted
+        said = said[1:-1]
+    if said == "Bad Zip file":
+        return "it is no ZIP archive, as an EPUB is"
+    return said or type(exc).__name__
+
+
 def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -384,7 +398,7 @@ def blocks_from_epub(path: Path) -> tuple[list[Block], str | None]:
         try:
             book = epub.read_epub(str(path), options={"ignore_ncx": False})
         except Exception as exc:  # ebooklib raises many kinds on a broken file
-            raise InputError(f"{path} is not a readable EPUB: {exc}") from None
+            raise InputError(f"{path} is not a readable EPUB: {_epub_problem(exc)}") from None
     titles = book.get_metadata("DC", "title")
     title = " ".join(str(titles[0][0]).split()) if titles and titles[0][0] else None
     places = _navigation(book)
@@ -439,13 +453,17 @@ def _without_labels_said(items: list[Block], labels: list[Block]) -> list[Block]
 
 
 _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+_A_TAG = re.compile(r"<(?:[A-Za-z][A-Za-z0-9:-]*|!doctype)[\s/>]", re.I)  # <p>, <br/>, <h1 id=..>
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
-def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
+def blocks_from_html(
+    path: Path, name: str | None = None
+) -> tuple[list[Block], str | None, str | None]:
     """An HTML book (Project Gutenberg's HTML edition, say): its headings and paragraphs in the
     encoding it declares (else as `guess_decoding` reads it, with its note); its title from
-    the Gutenberg header, else its `<title>`."""
+    the Gutenberg header, else its `<title>`. `name` names it in the note (the file's name by
+    default)."""
     raw = path.read_bytes()
     declared = _CHARSET.search(raw[:4096])
     encodings = [declared.group(1).decode("ascii")] if declared else []
@@ -458,7 +476,14 @@ def blocks_from_html(path: Path) -> tuple[list[Block], str | None, str | None]:
             continue
     else:
         said = f"is not the {encodings[0]} it declares" if encodings else "declares no charset"
-        markup, note = guess_decoding(raw, path, said)
+        markup, note = guess_decoding(raw, name or path.name, said)
+    if not _A_TAG.search(markup):
+        # plain text read as HTML (`--format html`, a .txt renamed .html) was one paragraph of
+        # the whole book: "1 chapter, 1 paragraph (28765 words)"
+        raise InputError(
+            f"{path} holds no HTML tag: it is no HTML page; import it as the text it is "
+            "(--format txt, md, rst or adoc, or a file named so)"
+        )
     parser = _XhtmlText({})
     parser.feed(markup)
     parser.close()
