@@ -59,6 +59,7 @@ def test_a_books_records_name_chapter_and_paragraph(tmp_path: Path) -> None:
     entry_id, thread_id, post_id = _cite_first_source(store)
     as_json, as_yaml = _exported(store, tmp_path)
     assert as_json == as_yaml, "the two formats carry the same data"
+    assert as_json["meta"]["book"].startswith("The Lamplighters of Vell"), "whose glossary it is"
     record = _record(as_json, entry_id)
     paragraph = post_id - thread_id + 1
     [source] = [s for s in record["sources"] if s["post_id"] == post_id][:1]
@@ -80,6 +81,7 @@ def test_a_quests_records_keep_the_forum_shape(tmp_path: Path) -> None:
     entry_id, thread_id, post_id = _cite_first_source(store)
     as_json, as_yaml = _exported(store, tmp_path)
     assert as_json == as_yaml
+    assert "book" not in as_json["meta"]
     record = _record(as_json, entry_id)
     assert record["definition"] == f"Seen at the gate (>>{post_id}); not at >>999999."
     source = next(s for s in record["sources"] if s["post_id"] == post_id)

@@ -219,6 +219,8 @@ class Exporter:
             revision=revision,
             url_template=self.corpus.url_template,
         )
+        if self.book:  # whose glossary it is (a quest's corpus file name says it already)
+            meta["book"] = story_name(self.corpus)
         return entries, meta, subtitle
 
     # -- the files ---------------------------------------------------------------------------
