@@ -538,3 +538,43 @@ def test_an_epubs_navigation_to_a_chapters_division_names_it_once(tmp_path: Path
     html.write_text(f"<html><body>{body}</body></html>", encoding="utf-8")
     assert main(["import", str(html), "--out", str(from_html)]) == 0
     assert [title for title, _ in _chapters(from_html)][:3] == [title for title, _ in chapters[:3]]
+
+
+def test_a_division_listed_on_a_contents_page_names_no_chapter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A contents page set as headings ("CONTENTS" over "Volume I" and six chapters' numbers
+    and titles) running into a named section ("TRANSLATOR'S PREFACE"), in a book whose
+    chapters' titles come again in its second part: the listing's "Volume I" and its lines up
+    to "CHAPTER V" had become the division of every chapter after it, the preface and each
+    chapter titled "Volume I: CHAPTER I: ...: CHAPTER V: ...: CHAPTER II: ...". A division
+    listed over chapters is a line of the listing; the second part's heading names its own."""
+    numbers = ["I", "II", "III", "IV"]
+    titles = [f"OF WHAT BEFELL DON QUIXOTE ON THE {n} DAY" for n in numbers]
+    listed = "".join(f"CHAPTER {n}\n{title}\n\n" for n, title in zip(numbers, titles, strict=True))
+
+    def chapters(who: str) -> str:
+        return "".join(
+            f"CHAPTER {n}.\n{title}\n\n{_PROSE.format(who=f'{who} {n}')}\n\n\n\n"
+            for n, title in zip(numbers, titles, strict=True)
+        )
+
+    text = (
+        _GUTENBERG.format(title="DON QUIXOTE")
+        + "DON QUIXOTE\n\nComplete\n\n\n"
+        + f"CONTENTS\n\nVolume I\n\n\n{listed}\n\n\n"
+        + f"TRANSLATOR'S PREFACE\n\n{_PROSE.format(who='Ormsby')}\n\n\n\n"
+        + chapters("Sancho")
+        + "PART II.\n\n\n"
+        + chapters("Teresa")
+    )
+    source = tmp_path / "quixote.txt"
+    source.write_text(text, "utf-8")
+    assert _left_out(source, capsys) == ["CONTENTS (contents)"]
+    chapters_read = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters_read] == [
+        "TRANSLATOR'S PREFACE",
+        *(f"CHAPTER {n}: {title}" for n, title in zip(numbers, titles, strict=True)),
+        *(f"PART II: CHAPTER {n}: {title}" for n, title in zip(numbers, titles, strict=True)),
+    ]
+    assert chapters_read[1][1] == [_PROSE.format(who="Sancho I")]
