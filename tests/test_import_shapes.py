@@ -578,3 +578,27 @@ def test_a_division_listed_on_a_contents_page_names_no_chapter(
         *(f"PART II: CHAPTER {n}: {title}" for n, title in zip(numbers, titles, strict=True)),
     ]
     assert chapters_read[1][1] == [_PROSE.format(who="Sancho I")]
+
+
+def test_a_notes_mark_set_apart_after_the_word_it_explains_goes(tmp_path: Path) -> None:
+    """Les Misérables' 135-0.txt sets one note's mark apart, after a space: "to write to Liège 2
+    for corks", its note at the book's end "2 (return) [ Liège: a cork-tree. ...]". The mark was
+    kept as a word of the story. It goes where the note it numbers opens with the word before
+    it; the same number after any other word is the story's own ("he was 2 years old")."""
+    opening = _PROSE.format(who="Tholomyès")
+    text = (
+        _GUTENBERG.format(title="LES MISERABLES")
+        + f"CHAPTER I\n\n{opening}\n\n"
+        + "It would be a mistake to write to Liège 2 for corks, and to Pau for gloves. He was\n"
+        + "2 years in Liège, and came back at 2 in the morning.\n\n\n"
+        + f'CHAPTER II\n\n{opening}\n\nShe had a cat,_"Tso-maraude."_1 Then she went.\n\n\n'
+        + "FOOTNOTES: 1 (return) [ Patois of the French Alps: _chat de maraude_,\n"
+        + "rascally marauder.]\n\n\n"
+        + "2 (return) [ Liège: a cork-tree. Pau: a jest on _peau_, skin.]\n"
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters][:2] == ["CHAPTER I", "CHAPTER II"]
+    assert chapters[0][1][1] == (
+        "It would be a mistake to write to Liège for corks, and to Pau for gloves. He was "
+        "2 years in Liège, and came back at 2 in the morning."
+    )

@@ -15,10 +15,12 @@ from terrarium_dagster.corpus.importers.marks import (
     PAREN_NOTE,
     PAREN_NOTES,
     end_notes,
+    glossed_words,
     plain_title,
     unmarked,
     without_bracketed_notes,
     without_drop_cap,
+    without_glossed_marks,
     without_loose_notes,
     without_note_links,
 )
@@ -74,6 +76,7 @@ def blocks_from_text(text: str) -> list[Block]:
     headings = text_headings(lines)
     loose_notes = len(re.findall(PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     footnotes = {int(number) for number in FOOTNOTE.findall("\n".join(lines))}  # "[Footnote 5:"
+    glossed = glossed_words("\n".join(lines))  # "2 (return) [ Liège: a cork-tree. ...]"
     # the book parted into headings, breaks and paragraphs (each line with its index), before
     # any paragraph is read: a note set after its chapter is known by the marks before it
     parts: list[Block | list[tuple[int, str]]] = []
@@ -139,6 +142,7 @@ def blocks_from_text(text: str) -> list[Block]:
             ]
         joined = NOTE_MARK.sub("", " ".join(text.strip() for text in texts))
         joined = unmarked(without_loose_notes(joined) if loose_notes else joined)
+        joined = without_glossed_marks(joined, glossed) if glossed else joined
         aside = at[0] in note_lines
         (kept_aside if aside else blocks).append(Block("text", joined, tuple(texts)))
     if kept_aside:  # after the story, as a book's own notes are: reference, not story
