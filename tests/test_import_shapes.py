@@ -602,3 +602,36 @@ def test_a_notes_mark_set_apart_after_the_word_it_explains_goes(tmp_path: Path) 
         "It would be a mistake to write to Liège for corks, and to Pau for gloves. He was "
         "2 years in Liège, and came back at 2 in the morning."
     )
+
+
+def test_a_signature_run_into_the_paragraph_it_signs_is_a_paragraph_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Candide's 19942.txt wraps its introduction's signature into the introduction's last
+    paragraph ("... the pen runs and laughs. PHILIP" / "LITTELL."), which its HTML sets as a
+    paragraph of its own: the plain text had one paragraph fewer (719 to 720). The name the
+    title page credits ("INTRODUCTION BY PHILIP LITTELL"), closing the last paragraph before a
+    heading, is set apart; a name nothing credits stays the sentence it is."""
+    prose = _PROSE.format(who="Voltaire")
+    text = (
+        _GUTENBERG.format(title="CANDIDE")
+        + "CANDIDE\n\nBY VOLTAIRE\n\nINTRODUCTION BY PHILIP LITTELL\n\n"
+        + "BONI AND LIVERIGHT, INC.\n\n\n\n\nINTRODUCTION\n\n\n"
+        + f"{prose}\n\n"
+        + "That is why the present is one of the right moments to republish it. In\n"
+        + "Voltaire's fingers, as Anatole France has said, the pen runs and laughs. PHILIP\n"
+        + "LITTELL.\n\n\n\n"
+        + "".join(
+            f"{number}\n\n{_PROSE.format(who=who)}\n\nSo said the old woman to {who}. MARTIN.\n\n\n"
+            for number, who in [("I", "Candide"), ("II", "Pangloss"), ("III", "Cunegonde")]
+        )
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == ["INTRODUCTION", "I", "II", "III"]
+    assert chapters[0][1] == [
+        prose,
+        "That is why the present is one of the right moments to republish it. In Voltaire's "
+        "fingers, as Anatole France has said, the pen runs and laughs.",
+        "PHILIP LITTELL.",
+    ]
+    assert chapters[1][1][-1] == "So said the old woman to Candide. MARTIN."
