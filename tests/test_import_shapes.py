@@ -635,3 +635,30 @@ def test_a_signature_run_into_the_paragraph_it_signs_is_a_paragraph_of_its_own(
         "PHILIP LITTELL.",
     ]
     assert chapters[1][1][-1] == "So said the old woman to Candide. MARTIN."
+
+
+def test_two_contents_pages_in_one_run_of_headings_are_both_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Huckleberry Finn's 76-0.txt sets its contents page, "CONTENTS." over a line for each
+    chapter, each read as a heading, right over its list of illustrations, "ILLUSTRATIONS.":
+    the two fall in one run of headings, and the report named only the run's last, the
+    contents page left out unsaid. Both pages left out are said."""
+    numbers = ["I", "II", "III"]
+    listed = "".join(f"CHAPTER {n}. Civilizing Huck.--Miss Watson.\n\n" for n in numbers)
+    text = (
+        _GUTENBERG.format(title="HUCKLEBERRY FINN")
+        + f"CONTENTS.\n\n{listed}\n\n\n"
+        + "ILLUSTRATIONS.\n\n\nThe Widows\n\nMoses and the “Bulrushers”\n\nMiss Watson\n\n\n\n\n"
+        + f"EXPLANATORY\n\n{_PROSE.format(who='The author')}\n\n\n\n"
+        + "".join(f"CHAPTER {n}.\n\n{_PROSE.format(who=f'Huck {n}')}\n\n\n\n" for n in numbers)
+    )
+    source = tmp_path / "huck.txt"
+    source.write_text(text, "utf-8")
+    assert _left_out(source, capsys) == ["CONTENTS (contents)", "ILLUSTRATIONS (contents)"]
+    assert [title for title, _ in _chapters(imported_book(tmp_path, text))] == [
+        "EXPLANATORY",
+        "CHAPTER I",
+        "CHAPTER II",
+        "CHAPTER III",
+    ]
