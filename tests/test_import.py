@@ -3144,7 +3144,8 @@ def test_a_title_in_capitals_after_the_contents_page_over_prose_heads_it() -> No
         "EXPLANATORY", "CHAPTER I", "CHAPTER II", "CHAPTER III"
     ]  # fmt: skip
     assert book.chapters[0].paragraphs[-3:-1] == ["THE AUTHOR.", "HUCKLEBERRY FINN"]
-    assert book.dropped == ["ILLUSTRATIONS (contents)"]
+    # the contents page and the list of illustrations, in one run of headings, are both said
+    assert book.dropped == ["CONTENTS (contents)", "ILLUSTRATIONS (contents)"]
 
 
 def test_a_contents_page_of_chapter_numbers_over_their_titles_and_pages_is_contents() -> None:

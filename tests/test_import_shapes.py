@@ -538,3 +538,127 @@ def test_an_epubs_navigation_to_a_chapters_division_names_it_once(tmp_path: Path
     html.write_text(f"<html><body>{body}</body></html>", encoding="utf-8")
     assert main(["import", str(html), "--out", str(from_html)]) == 0
     assert [title for title, _ in _chapters(from_html)][:3] == [title for title, _ in chapters[:3]]
+
+
+def test_a_division_listed_on_a_contents_page_names_no_chapter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A contents page set as headings ("CONTENTS" over "Volume I" and six chapters' numbers
+    and titles) running into a named section ("TRANSLATOR'S PREFACE"), in a book whose
+    chapters' titles come again in its second part: the listing's "Volume I" and its lines up
+    to "CHAPTER V" had become the division of every chapter after it, the preface and each
+    chapter titled "Volume I: CHAPTER I: ...: CHAPTER V: ...: CHAPTER II: ...". A division
+    listed over chapters is a line of the listing; the second part's heading names its own."""
+    numbers = ["I", "II", "III", "IV"]
+    titles = [f"OF WHAT BEFELL DON QUIXOTE ON THE {n} DAY" for n in numbers]
+    listed = "".join(f"CHAPTER {n}\n{title}\n\n" for n, title in zip(numbers, titles, strict=True))
+
+    def chapters(who: str) -> str:
+        return "".join(
+            f"CHAPTER {n}.\n{title}\n\n{_PROSE.format(who=f'{who} {n}')}\n\n\n\n"
+            for n, title in zip(numbers, titles, strict=True)
+        )
+
+    text = (
+        _GUTENBERG.format(title="DON QUIXOTE")
+        + "DON QUIXOTE\n\nComplete\n\n\n"
+        + f"CONTENTS\n\nVolume I\n\n\n{listed}\n\n\n"
+        + f"TRANSLATOR'S PREFACE\n\n{_PROSE.format(who='Ormsby')}\n\n\n\n"
+        + chapters("Sancho")
+        + "PART II.\n\n\n"
+        + chapters("Teresa")
+    )
+    source = tmp_path / "quixote.txt"
+    source.write_text(text, "utf-8")
+    assert _left_out(source, capsys) == ["CONTENTS (contents)"]
+    chapters_read = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters_read] == [
+        "TRANSLATOR'S PREFACE",
+        *(f"CHAPTER {n}: {title}" for n, title in zip(numbers, titles, strict=True)),
+        *(f"PART II: CHAPTER {n}: {title}" for n, title in zip(numbers, titles, strict=True)),
+    ]
+    assert chapters_read[1][1] == [_PROSE.format(who="Sancho I")]
+
+
+def test_a_notes_mark_set_apart_after_the_word_it_explains_goes(tmp_path: Path) -> None:
+    """Les Misérables' 135-0.txt sets one note's mark apart, after a space: "to write to Liège 2
+    for corks", its note at the book's end "2 (return) [ Liège: a cork-tree. ...]". The mark was
+    kept as a word of the story. It goes where the note it numbers opens with the word before
+    it; the same number after any other word is the story's own ("he was 2 years old")."""
+    opening = _PROSE.format(who="Tholomyès")
+    text = (
+        _GUTENBERG.format(title="LES MISERABLES")
+        + f"CHAPTER I\n\n{opening}\n\n"
+        + "It would be a mistake to write to Liège 2 for corks, and to Pau for gloves. He was\n"
+        + "2 years in Liège, and came back at 2 in the morning.\n\n\n"
+        + f'CHAPTER II\n\n{opening}\n\nShe had a cat,_"Tso-maraude."_1 Then she went.\n\n\n'
+        + "FOOTNOTES: 1 (return) [ Patois of the French Alps: _chat de maraude_,\n"
+        + "rascally marauder.]\n\n\n"
+        + "2 (return) [ Liège: a cork-tree. Pau: a jest on _peau_, skin.]\n"
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters][:2] == ["CHAPTER I", "CHAPTER II"]
+    assert chapters[0][1][1] == (
+        "It would be a mistake to write to Liège for corks, and to Pau for gloves. He was "
+        "2 years in Liège, and came back at 2 in the morning."
+    )
+
+
+def test_a_signature_run_into_the_paragraph_it_signs_is_a_paragraph_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Candide's 19942.txt wraps its introduction's signature into the introduction's last
+    paragraph ("... the pen runs and laughs. PHILIP" / "LITTELL."), which its HTML sets as a
+    paragraph of its own: the plain text had one paragraph fewer (719 to 720). The name the
+    title page credits ("INTRODUCTION BY PHILIP LITTELL"), closing the last paragraph before a
+    heading, is set apart; a name nothing credits stays the sentence it is."""
+    prose = _PROSE.format(who="Voltaire")
+    text = (
+        _GUTENBERG.format(title="CANDIDE")
+        + "CANDIDE\n\nBY VOLTAIRE\n\nINTRODUCTION BY PHILIP LITTELL\n\n"
+        + "BONI AND LIVERIGHT, INC.\n\n\n\n\nINTRODUCTION\n\n\n"
+        + f"{prose}\n\n"
+        + "That is why the present is one of the right moments to republish it. In\n"
+        + "Voltaire's fingers, as Anatole France has said, the pen runs and laughs. PHILIP\n"
+        + "LITTELL.\n\n\n\n"
+        + "".join(
+            f"{number}\n\n{_PROSE.format(who=who)}\n\nSo said the old woman to {who}. MARTIN.\n\n\n"
+            for number, who in [("I", "Candide"), ("II", "Pangloss"), ("III", "Cunegonde")]
+        )
+    )
+    chapters = _chapters(imported_book(tmp_path, text))
+    assert [title for title, _ in chapters] == ["INTRODUCTION", "I", "II", "III"]
+    assert chapters[0][1] == [
+        prose,
+        "That is why the present is one of the right moments to republish it. In Voltaire's "
+        "fingers, as Anatole France has said, the pen runs and laughs.",
+        "PHILIP LITTELL.",
+    ]
+    assert chapters[1][1][-1] == "So said the old woman to Candide. MARTIN."
+
+
+def test_two_contents_pages_in_one_run_of_headings_are_both_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Huckleberry Finn's 76-0.txt sets its contents page, "CONTENTS." over a line for each
+    chapter, each read as a heading, right over its list of illustrations, "ILLUSTRATIONS.":
+    the two fall in one run of headings, and the report named only the run's last, the
+    contents page left out unsaid. Both pages left out are said."""
+    numbers = ["I", "II", "III"]
+    listed = "".join(f"CHAPTER {n}. Civilizing Huck.--Miss Watson.\n\n" for n in numbers)
+    text = (
+        _GUTENBERG.format(title="HUCKLEBERRY FINN")
+        + f"CONTENTS.\n\n{listed}\n\n\n"
+        + "ILLUSTRATIONS.\n\n\nThe Widows\n\nMoses and the “Bulrushers”\n\nMiss Watson\n\n\n\n\n"
+        + f"EXPLANATORY\n\n{_PROSE.format(who='The author')}\n\n\n\n"
+        + "".join(f"CHAPTER {n}.\n\n{_PROSE.format(who=f'Huck {n}')}\n\n\n\n" for n in numbers)
+    )
+    source = tmp_path / "huck.txt"
+    source.write_text(text, "utf-8")
+    assert _left_out(source, capsys) == ["CONTENTS (contents)", "ILLUSTRATIONS (contents)"]
+    assert [title for title, _ in _chapters(imported_book(tmp_path, text))] == [
+        "EXPLANATORY",
+        "CHAPTER I",
+        "CHAPTER II",
+        "CHAPTER III",
+    ]

@@ -545,7 +545,13 @@ def chapters_from_blocks(blocks: list[Block], title: str | None = None) -> Book:
             # named by its own heading, not by the last line it lists (Don Quixote's second
             # contents page, "CONTENTS" over "Part II." and its 74 chapters, was "CHAPTER
             # LXXIV: OF HOW DON QUIXOTE FELL SICK, ... (contents)"; Dracula's "CHAPTER I: Page")
-            named = name if CONTENTS.match(plain) or CONTENTS.match(last) else page or name
+            own = CONTENTS.match(plain) or CONTENTS.match(last)
+            if own and page is not None and page not in name.split(": "):
+                # a contents page whose listing runs into another's heading, in one run of
+                # headings, is said too (Huckleberry Finn's 76-0.txt: "CONTENTS." over its
+                # chapters' lines, then "ILLUSTRATIONS.", was said as "ILLUSTRATIONS" alone)
+                found.dropped.append(f"{page} (contents)")
+            named = name if own else page or name
             found.dropped.append(
                 f"{named} (contents" + (f"; {prose} words of prose)" if prose else ")")
             )

@@ -216,6 +216,7 @@ DIVISION_END = re.compile(  # "END OF THE FIRST ACT.", "The end of Book II", "EN
 )
 
 
+LISTED_CHAPTERS = 3  # a run of headings numbering this many chapters lists them
 DIVISION_HEAD = re.compile(r"^(?:BOOK|Book|PART|Part|VOLUME|Volume)\b")
 _EPILOGUE_DIVISION = re.compile(r"^(?:first|second|third|last) epilogue\b", re.I)
 _EPILOGUE = re.compile(
@@ -236,7 +237,14 @@ def run_division(run: list[str]) -> str | None:
     ]
     chapters = [i for i in numbered if i not in heads]
     end = chapters[-1] if chapters else len(run)
-    opened = sorted(i for i in heads if i < end)
+    # in a contents page set as headings (three chapters numbered or more), a division listed
+    # over chapters before the run's own is a line of the listing, not a division the run opens
+    # (Don Quixote's "CONTENTS" over "Volume I" and its chapters, then "TRANSLATOR'S PREFACE":
+    # the listing up to "CHAPTER V" had become the division of every chapter after it)
+    listing = len(chapters) >= LISTED_CHAPTERS
+    opened = sorted(
+        i for i in heads if i < end and not (listing and any(i < c < end for c in chapters))
+    )
     if not opened:
         return None
     # not a section the division opens with ("VOLUME II" over "THE AUTHOR'S PREFACE", Don

@@ -111,6 +111,38 @@ def without_bracketed_notes(line: str, notes: set[int], *, opening: bool = False
     return _LOOSE_BRACKETED_NOTE.sub(mark, line)
 
 
+# a note gathered at the end of a plain text that opens with the words it explains, and its
+# number: "2 (return) [ Liège: a cork-tree. Pau: a jest on _peau_, skin.]" (Les Misérables'
+# 135-0.txt, its HTML edition's link back to the mark left as "(return)"), "[Footnote 2:
+# Liege: a cork-tree. ...]" (its 135.txt)
+_GLOSSING_NOTE = re.compile(
+    r"^(?:(?:FOOTNOTES|ENDNOTES|NOTES):\s+)?(?:(\d{1,3}) \(return\) \[|\[Footnote (\d{1,3}):)"
+    r"\s*([^\W\d_][^\W\d_'’-]*(?:[ '’-][^\W\d_]+){0,3}):",
+    re.M,
+)
+
+
+def glossed_words(text: str) -> dict[int, str]:
+    """The words each note of a plain text explains, by the note's number, for the notes that
+    open with them (`_GLOSSING_NOTE`)."""
+    return {
+        int(found.group(1) or found.group(2)): found.group(3)
+        for found in _GLOSSING_NOTE.finditer(text)
+    }
+
+
+def without_glossed_marks(text: str, glossed: dict[int, str]) -> str:
+    """A paragraph without the marks set apart after the words a note explains, the note's
+    number after a space ("to write to Liège 2 for corks", its note "2 (return) [ Liège: a
+    cork-tree. ...]"): surely the note's mark. A number after any other word is the story's
+    own ("he was 2 years old"), kept."""
+    for number, words in glossed.items():
+        text = re.sub(
+            rf"(?<!\w)({re.escape(words)})\s+{number}(?=[\s.,;:!?]|$)", r"\1", text, flags=re.I
+        )
+    return text
+
+
 # an HTML edition's link to a note, left in a plain text: 'va.<a href="#linknote-70"' and, on
 # the next line, 'name="linknoteref-70" id="linknoteref-70">70</a>' (Les Misérables' 135-0.txt)
 _NOTE_LINK = re.compile(r"[ \t]*<a\s[^<>]*?href=[\"']#[^<>]*>\s*\d{1,3}[a-z]?\s*</a>")

@@ -15,10 +15,12 @@ from terrarium_dagster.corpus.importers.marks import (
     PAREN_NOTE,
     PAREN_NOTES,
     end_notes,
+    glossed_words,
     plain_title,
     unmarked,
     without_bracketed_notes,
     without_drop_cap,
+    without_glossed_marks,
     without_loose_notes,
     without_note_links,
 )
@@ -74,6 +76,7 @@ def blocks_from_text(text: str) -> list[Block]:
     headings = text_headings(lines)
     loose_notes = len(re.findall(PAREN_NOTE, "\n".join(lines))) >= PAREN_NOTES
     footnotes = {int(number) for number in FOOTNOTE.findall("\n".join(lines))}  # "[Footnote 5:"
+    glossed = glossed_words("\n".join(lines))  # "2 (return) [ Liège: a cork-tree. ...]"
     # the book parted into headings, breaks and paragraphs (each line with its index), before
     # any paragraph is read: a note set after its chapter is known by the marks before it
     parts: list[Block | list[tuple[int, str]]] = []
@@ -139,11 +142,62 @@ def blocks_from_text(text: str) -> list[Block]:
             ]
         joined = NOTE_MARK.sub("", " ".join(text.strip() for text in texts))
         joined = unmarked(without_loose_notes(joined) if loose_notes else joined)
+        joined = without_glossed_marks(joined, glossed) if glossed else joined
         aside = at[0] in note_lines
         (kept_aside if aside else blocks).append(Block("text", joined, tuple(texts)))
+    blocks = _signatures_apart(blocks)
     if kept_aside:  # after the story, as a book's own notes are: reference, not story
         blocks.extend([Block("heading", "NOTES"), *kept_aside])
     return blocks
+
+
+# a name a heading credits: "INTRODUCTION BY PHILIP LITTELL", "Preface by Henry James"
+_CREDITED = re.compile(r"\b(?i:by)\s+([A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){1,3})\.?$")
+# a paragraph's last sentence, a few words at most: "... the pen runs and laughs. PHILIP LITTELL."
+_SIGNATURE = re.compile(r"(?<=[.!?\"”’])\s+([^\W\d_][\w.'’ -]{0,60}?)\.?$")
+
+
+def _signatures_apart(blocks: list[Block]) -> list[Block]:
+    """The blocks with a signature run into the paragraph it signs set apart, a paragraph of its
+    own as the HTML sets it: a name a heading of the book credits, after a sentence's end, at
+    the end of the last paragraph before a heading (Candide's 19942.txt wraps its
+    introduction's "PHILIP LITTELL." into its last paragraph, "... the pen runs and laughs.
+    PHILIP", the title page's "INTRODUCTION BY PHILIP LITTELL" credits him)."""
+    names = {
+        " ".join(found.group(1).casefold().split())
+        for block in blocks
+        if block.kind == "heading" and (found := _CREDITED.search(block.text.strip()))
+    }
+    if not names:
+        return blocks
+    apart: list[Block] = []
+    for index, block in enumerate(blocks):
+        last = index + 1 == len(blocks) or blocks[index + 1].kind == "heading"
+        signed = _SIGNATURE.search(block.text) if block.kind == "text" and last else None
+        if signed is None or " ".join(signed.group(1).casefold().split()) not in names:
+            apart.append(block)
+            continue
+        signature = block.text[signed.start(1) :]
+        words = len(signature.split())
+        apart.append(
+            Block("text", block.text[: signed.start()], _without_last_words(block.lines, words))
+        )
+        apart.append(Block("text", signature, (signature,)))
+    return apart
+
+
+def _without_last_words(lines: tuple[str, ...], count: int) -> tuple[str, ...]:
+    """A paragraph's lines without its last `count` words (a line left empty goes)."""
+    kept = list(lines)
+    while count and kept:
+        words = len(kept[-1].split())
+        if words <= count:
+            kept.pop()
+            count -= words
+        else:
+            kept[-1] = kept[-1].rstrip().rsplit(None, count)[0]
+            count = 0
+    return tuple(kept)
 
 
 INDENT = 2  # a paragraph's first line set in this many spaces or more opens it
