@@ -16,28 +16,12 @@ from typing import Any
 import yaml
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.store.annotator import GlossaryStore
-from terrarium_dagster.store.inputs import Actor
 from tests.support.cli import run_args, terrarium
 from tests.support.corpus_builder import simple_quest
+from tests.support.glossary_fixtures import cite_first_source
 
 BOOK = Path(__file__).parent / "data" / "lamplighters.txt"
 BOOK_FIELDS = {"chapter", "chapter_title", "paragraph"}
-
-
-def _cite_first_source(store: Path) -> tuple[int, int, int]:
-    """Revise the first live entry's definition to cite its first source and a post no corpus
-    holds; (entry id, its thread, its post)."""
-    with GlossaryStore(store) as glossary:
-        views = glossary.glossary.entry_views()
-        entry = next(e for e in views if e.status == "confirmed" and e.provenance)
-        source = min(entry.provenance, key=lambda p: p.post_id)
-        glossary.glossary.update_entry(
-            Actor("curator"),
-            entry.id,
-            definition=f"Seen at the gate (>>{source.post_id}); not at >>999999.",
-        )
-    return entry.id, source.thread_id, source.post_id
 
 
 def _exported(store: Path, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -56,7 +40,7 @@ def test_a_books_records_name_chapter_and_paragraph(tmp_path: Path) -> None:
     corpus, store = tmp_path / "book.db", tmp_path / "store.db"
     assert main(["import", str(BOOK), "--out", str(corpus)]) == 0
     assert main(run_args(store, corpus)) == 0
-    entry_id, thread_id, post_id = _cite_first_source(store)
+    entry_id, thread_id, post_id = cite_first_source(store)
     as_json, as_yaml = _exported(store, tmp_path)
     assert as_json == as_yaml, "the two formats carry the same data"
     assert as_json["meta"]["book"].startswith("The Lamplighters of Vell"), "whose glossary it is"
@@ -78,7 +62,7 @@ def test_a_books_records_name_chapter_and_paragraph(tmp_path: Path) -> None:
 def test_a_quests_records_keep_the_forum_shape(tmp_path: Path) -> None:
     corpus, store = simple_quest(tmp_path / "quest.db"), tmp_path / "store.db"
     assert main(run_args(store, corpus)) == 0
-    entry_id, thread_id, post_id = _cite_first_source(store)
+    entry_id, thread_id, post_id = cite_first_source(store)
     as_json, as_yaml = _exported(store, tmp_path)
     assert as_json == as_yaml
     assert "book" not in as_json["meta"]

@@ -271,6 +271,14 @@ def test_a_plays_first_scene_headed_under_its_act_opens_the_act(tmp_path: Path) 
     ]
 
 
+def _numbered_chapters(numbers: list[str], titles: list[str], who: str) -> str:
+    """Chapters "CHAPTER I." and so on, each under its title, with prose naming `who`."""
+    return "".join(
+        f"CHAPTER {n}.\n{title}\n\n{_PROSE.format(who=f'{who} {n}')}\n\n\n\n"
+        for n, title in zip(numbers, titles, strict=True)
+    )
+
+
 def _left_out(source: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
     """What the dry run of importing `source` says it left out, each as the report says it."""
     capsys.readouterr()
@@ -336,12 +344,6 @@ def test_a_contents_page_is_named_by_its_heading_and_always_said(
         )
         return f"CONTENTS\n\n{part}\n\n\n{listed}\n\n\n"
 
-    def chapters(who: str) -> str:
-        return "".join(
-            f"CHAPTER {n}.\n{title}\n\n{_PROSE.format(who=f'{who} {n}')}\n\n\n\n"
-            for n, title in zip(numbers, titles, strict=True)
-        )
-
     text = (
         _GUTENBERG.format(title="DON QUIXOTE")
         + "DON QUIXOTE\n\nComplete\n\nby Miguel de Cervantes [Saavedra]\n\n\n"
@@ -349,13 +351,13 @@ def test_a_contents_page_is_named_by_its_heading_and_always_said(
         + "TRANSLATOR'S PREFACE\n\nI: ABOUT THIS TRANSLATION\n\n"
         + f"{_PROSE.format(who='Ormsby')}\n\n\n"
         + "VOLUME I.\n\n\n"
-        + chapters("Sancho")
+        + _numbered_chapters(numbers, titles, "Sancho")
         + "END OF PART I.\n\n\n\n"
         + "DON QUIXOTE\n\nVolume II.\n\nComplete\n\nby Miguel de Cervantes\n\n\n"
         + "Translated by John Ormsby\n\n\n\n\n"
         + contents("Part II.")
         + "DON QUIXOTE\n\n\nPART II.\n\n\n"
-        + chapters("Teresa")
+        + _numbered_chapters(numbers, titles, "Teresa")
     )
     source = tmp_path / "quixote.txt"
     source.write_text(text, "utf-8")
@@ -553,20 +555,14 @@ def test_a_division_listed_on_a_contents_page_names_no_chapter(
     titles = [f"OF WHAT BEFELL DON QUIXOTE ON THE {n} DAY" for n in numbers]
     listed = "".join(f"CHAPTER {n}\n{title}\n\n" for n, title in zip(numbers, titles, strict=True))
 
-    def chapters(who: str) -> str:
-        return "".join(
-            f"CHAPTER {n}.\n{title}\n\n{_PROSE.format(who=f'{who} {n}')}\n\n\n\n"
-            for n, title in zip(numbers, titles, strict=True)
-        )
-
     text = (
         _GUTENBERG.format(title="DON QUIXOTE")
         + "DON QUIXOTE\n\nComplete\n\n\n"
         + f"CONTENTS\n\nVolume I\n\n\n{listed}\n\n\n"
         + f"TRANSLATOR'S PREFACE\n\n{_PROSE.format(who='Ormsby')}\n\n\n\n"
-        + chapters("Sancho")
+        + _numbered_chapters(numbers, titles, "Sancho")
         + "PART II.\n\n\n"
-        + chapters("Teresa")
+        + _numbered_chapters(numbers, titles, "Teresa")
     )
     source = tmp_path / "quixote.txt"
     source.write_text(text, "utf-8")

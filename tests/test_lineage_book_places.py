@@ -12,28 +12,11 @@ import json
 from pathlib import Path
 
 from terrarium_dagster.cli import main
-from terrarium_dagster.store.annotator import GlossaryStore
-from terrarium_dagster.store.inputs import Actor
 from tests.support.cli import run_args, terrarium
 from tests.support.corpus_builder import simple_quest
+from tests.support.glossary_fixtures import cite_first_source
 
 BOOK = Path(__file__).parent / "data" / "lamplighters.txt"
-
-
-def _cite_first_source(store: Path) -> tuple[int, int, int]:
-    """Revise the first live entry's definition to cite its first source and a post no corpus
-    holds, with a reason citing the source; (entry id, its thread, its post)."""
-    with GlossaryStore(store) as glossary:
-        views = glossary.glossary.entry_views()
-        entry = next(e for e in views if e.status == "confirmed" and e.provenance)
-        source = min(entry.provenance, key=lambda p: p.post_id)
-        glossary.glossary.update_entry(
-            Actor("curator"),
-            entry.id,
-            definition=f"Seen at the gate (>>{source.post_id}); not at >>999999.",
-            reason=f"Revised from >>{source.post_id}.",
-        )
-    return entry.id, source.thread_id, source.post_id
 
 
 def _traced(store: Path, entry_id: int) -> tuple[str, dict[str, object]]:
@@ -47,7 +30,7 @@ def test_a_books_lineage_names_a_cited_paragraph_by_its_place(tmp_path: Path) ->
     corpus, store = tmp_path / "book.db", tmp_path / "store.db"
     assert main(["import", str(BOOK), "--out", str(corpus)]) == 0
     assert main(run_args(store, corpus)) == 0
-    entry_id, thread_id, post_id = _cite_first_source(store)
+    entry_id, thread_id, post_id = cite_first_source(store, reason="Revised from >>{post}.")
     text, trail = _traced(store, entry_id)
     sources = [s for s in trail["sources"] if s["post_id"] == post_id]  # type: ignore[union-attr]
     title = sources[0]["thread_title"]
@@ -64,7 +47,7 @@ def test_a_books_lineage_names_a_cited_paragraph_by_its_place(tmp_path: Path) ->
 def test_a_quests_lineage_keeps_the_forum_citations(tmp_path: Path) -> None:
     corpus, store = simple_quest(tmp_path / "quest.db"), tmp_path / "store.db"
     assert main(run_args(store, corpus)) == 0
-    entry_id, _thread_id, post_id = _cite_first_source(store)
+    entry_id, _thread_id, post_id = cite_first_source(store, reason="Revised from >>{post}.")
     text, trail = _traced(store, entry_id)
     assert f"why: Revised from >>{post_id}." in text
     assert f"definition: Seen at the gate (>>{post_id}); not at >>999999." in text

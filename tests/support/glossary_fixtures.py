@@ -108,3 +108,20 @@ def store(tmp_path: Path) -> Iterator[GlossaryStore]:
 @pytest.fixture
 def ids(store: GlossaryStore, corpus: Corpus) -> dict[str, int]:
     return build_glossary(store, corpus)
+
+
+def cite_first_source(store: Path, *, reason: str | None = None) -> tuple[int, int, int]:
+    """Revise the first confirmed entry's definition (as the curator) to cite its first source
+    and a post no corpus holds, with `reason` (`{post}` is that source's id); (entry id, its
+    thread, its post)."""
+    with GlossaryStore(store) as glossary:
+        views = glossary.glossary.entry_views()
+        entry = next(e for e in views if e.status == "confirmed" and e.provenance)
+        source = min(entry.provenance, key=lambda p: p.post_id)
+        glossary.glossary.update_entry(
+            Actor("curator"),
+            entry.id,
+            definition=f"Seen at the gate (>>{source.post_id}); not at >>999999.",
+            reason=None if reason is None else reason.format(post=source.post_id),
+        )
+    return entry.id, source.thread_id, source.post_id
