@@ -75,6 +75,14 @@ class BookSourceRecord(SourceRecord):
 
 # a `>>post` citation in a definition
 _CITATION = re.compile(r">>(\d+)")
+# a `>>post` citation with the parentheses around it ("(>>12)", "(>>3, >>7)"), or a run of them
+_CITATION_RUN = re.compile(r"\s*\(\s*(?:>>\d+[\s,;]*)+\)|\s*>>\d+(?:[\s,;]*>>\d+)*")
+
+
+def drop_citations(text: str) -> str:
+    """The text without its `>>post` citations (and the parentheses around them): where a
+    post's number means nothing (a chat's lorebook, the wiki index's one line)."""
+    return _CITATION_RUN.sub("", text)
 
 
 @dataclass(frozen=True)

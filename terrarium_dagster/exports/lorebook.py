@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from terrarium_dagster.exports.entry_records import drop_citations
 from terrarium_dagster.exports.files import write_text_atomic
 from terrarium_dagster.exports.references import linked_views
 from terrarium_dagster.store.models import EntryView
@@ -53,8 +54,6 @@ MAX_ORDER = 1000
 _LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 # The offline describer's company clause: "; appears with [[A]], [[B]]" (or a sentence of it).
 _COMPANY = re.compile(r"(?:[;,]\s*|(?<=[.!?])\s+|^)appears with [^;.]*(?:[;.]|$)", re.I)
-# a `>>post` citation, with the parentheses around it ("(>>12)", "(>>3, >>7)")
-_CITATION = re.compile(r"\s*\(\s*(?:>>\d+[\s,;]*)+\)|\s*>>\d+(?:[\s,;]*>>\d+)*")
 _SINGLE_WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)?$")
 _UNSAFE_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]+')
 
@@ -109,12 +108,6 @@ def lorebook_file(story: str) -> str:
 def plain_definition(text: str) -> str:
     """The definition without wiki markup: `[[Target|label]]` → label, `[[Target]]` → Target."""
     return _LINK.sub(lambda match: match.group(2) or match.group(1), text).strip()
-
-
-def drop_citations(text: str) -> str:
-    """The text without its `>>post` citations (and the parentheses around them): a post's
-    number means nothing to a chat."""
-    return _CITATION.sub("", text)
 
 
 def lore_content(definition: str) -> str:

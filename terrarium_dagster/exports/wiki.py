@@ -32,7 +32,12 @@ import markdown
 from markdown.extensions.toc import slugify_unicode
 
 from terrarium_dagster.corpus.story import chapter_title, in_quotes, paragraph_number
-from terrarium_dagster.exports.entry_records import UrlForPost, seen_range, sorted_sources
+from terrarium_dagster.exports.entry_records import (
+    UrlForPost,
+    drop_citations,
+    seen_range,
+    sorted_sources,
+)
 from terrarium_dagster.exports.files import staged_directory
 from terrarium_dagster.exports.references import (
     NameIndex,
@@ -294,8 +299,6 @@ def _definition_markdown(wiki: _Wiki, entry: EntryView) -> str:
 
 
 _CITATION = re.compile(r"&gt;&gt;(\d+)")
-# a `>>post` citation, with the parentheses around it ("(>>12)", "(>>3, >>7)")
-_POST_CITATION = re.compile(r"\s*\(\s*(?:>>\d+[\s,;]*)+\)|\s*>>\d+(?:[\s,;]*>>\d+)*")
 _LIST_AFTER_TEXT = re.compile(r"(?m)^((?![-*] ).*\S.*)\n([-*] )")
 
 
@@ -331,7 +334,7 @@ def _cite_posts(wiki: _Wiki, entry: EntryView, text: str) -> str:
 
 
 def _summary(entry: EntryView) -> str:
-    prose = _POST_CITATION.sub("", entry.definition)  # the index's one line cites no post
+    prose = drop_citations(entry.definition)  # the index's one line cites no post
     for reference in reversed(find_references(prose)):
         prose = prose[: reference.start] + reference.text + prose[reference.end :]
     flat = " ".join(prose.split())
