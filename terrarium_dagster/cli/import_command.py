@@ -7,16 +7,9 @@ from typing import Any
 
 from terrarium_dagster.cli.arguments import add_command
 from terrarium_dagster.cli.common import EXIT_OK, check_writable, counted, file_path
+from terrarium_dagster.corpus.book_files import BOOK_FORMATS, BOOK_SUFFIXES
 from terrarium_dagster.errors import InputError
 from terrarium_dagster.store.base import refuse_side_file
-
-#: What `import` reads: an --out named so would be taken for a book (`import BOOK --out q.txt`
-#: wrote a corpus, an SQLite file, under a text file's name).
-BOOK_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".rst", ".rest", ".adoc", ".asciidoc")
-BOOK_SUFFIXES += (".asc", ".html", ".htm", ".xhtml", ".epub")
-
-#: What `--format` names (the importer's `FORMATS`, here not to load it for every command).
-BOOK_FORMATS = ("adoc", "epub", "html", "md", "rst", "txt")
 
 #: How many of the parts an import left out its line names (`--dry-run` lists them all).
 LEFT_OUT_SHOWN = 4
@@ -38,7 +31,7 @@ def add_import_parser(commands: Any) -> None:
     )
     importer.add_argument(
         "--format",
-        choices=BOOK_FORMATS,
+        choices=sorted(BOOK_FORMATS),
         help="how to read the book (else its file's suffix says; from a pipe, an EPUB or HTML "
         "page is told by its first bytes and anything else is read as plain text)",
     )
@@ -77,6 +70,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "corpus that already holds this very import, it changes nothing)"
             )
         return EXIT_OK
+    # an --out named as a book file is taken for one (`import BOOK --out q.txt` wrote a corpus,
+    # an SQLite file, under a text file's name)
     if args.out.suffix.lower() in BOOK_SUFFIXES and not args.out.exists():  # else said below
         raise InputError(
             f"--out {args.out} names a book file ({args.out.suffix}), not a corpus: give the "

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
+from terrarium_dagster.corpus.book_files import format_of
 from terrarium_dagster.corpus.clean import clean_body
 from terrarium_dagster.corpus.quote_links import PostLinks
 from terrarium_dagster.corpus.scenes import (
@@ -56,8 +57,6 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "link": ("link_from", "link_to"),
 }
 URL_FIELDS = frozenset({"thread_id", "post_id"})
-# What `terrarium import` reads: given as a corpus, such a file is the book not yet imported.
-BOOK_SUFFIXES = frozenset({".txt", ".text", ".md", ".markdown", ".html", ".htm", ".xhtml", ".epub"})
 
 _TAG_SEPARATOR = "\x1f"
 _POST_COLUMNS = (
@@ -216,7 +215,7 @@ class Corpus:
         except sqlite3.DatabaseError as exc:
             message = str(exc)
             if "not a database" in message or "malformed" in message:
-                if self.path.suffix.lower() in BOOK_SUFFIXES:  # the book itself, not imported
+                if format_of(self.path.suffix):  # a book given as a corpus, not imported yet
                     raise CorpusError(
                         f"{self.path} is not a corpus (an SQLite file): make one of a book with "
                         f"`terrarium import {self.path} --out CORPUS.db`, and give that as --corpus"

@@ -83,6 +83,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from terrarium_dagster.corpus.book_files import BOOK_FORMATS, format_of
 from terrarium_dagster.corpus.importers.chapters import chapters_from_blocks
 from terrarium_dagster.corpus.importers.decoding import decoded
 from terrarium_dagster.corpus.importers.gutenberg import gutenberg_title
@@ -105,16 +106,12 @@ from terrarium_dagster.corpus.importers.writing import (
 from terrarium_dagster.corpus.importers.xhtml import blocks_from_epub, blocks_from_html
 from terrarium_dagster.errors import InputError
 
-__all__ = ["FORMATS", "Book", "Chapter", "ImportReport", "import_book", "is_stream", "read_book"]
+__all__ = ["Book", "Chapter", "ImportReport", "import_book", "is_stream", "read_book"]
 
 # This much prose in a book whose headings leave no chapter of story is one chapter of it
 # (The Tale of Peter Rabbit: 651 words), not a page of notes (a folder's README)
 STORY_UNDER_HEADINGS_WORDS = 500
 
-
-#: What `--format` names, each as the file suffix it is read by.
-FORMATS = {"txt": ".txt", "md": ".md", "rst": ".rst", "adoc": ".adoc", "html": ".html"}
-FORMATS["epub"] = ".epub"
 
 #: What an EPUB (a ZIP archive) and an HTML page begin with, read from a pipe.
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -135,7 +132,7 @@ def is_stream(path: Path) -> bool:
 
 def read_book(path: Path, *, format: str | None = None) -> Book:
     """The book at `path`: its chapters of story, its title and what was set aside. `format`
-    (a key of `FORMATS`) says how to read it, else the file's suffix does; a stream
+    (a key of `BOOK_FORMATS`) says how to read it, else the file's suffix does; a stream
     (`is_stream`) is read once, and without `format` an EPUB or an HTML page is told by its
     first bytes, anything else is read as plain text and a note says so."""
     if is_stream(path):
@@ -146,7 +143,7 @@ def read_book(path: Path, *, format: str | None = None) -> Book:
         )
     if not path.is_file():
         raise InputError(f"no file to import at {path}")
-    return _read_file(path, FORMATS[format] if format else path.suffix.lower())
+    return _read_file(path, format or format_of(path.suffix))
 
 
 def _read_stream(path: Path, format: str | None) -> Book:
@@ -164,14 +161,12 @@ def _read_stream(path: Path, format: str | None) -> Book:
     except OSError as exc:
         raise InputError(f"cannot read the book from {path}: {exc.strerror or exc}") from None
     told = None
-    if format:
-        suffix = FORMATS[format]
-    elif raw.startswith(_ZIP_MAGIC):
-        suffix = ".epub"
-    elif _HTML_START.match(raw[:4096]):
-        suffix = ".html"
-    else:
-        suffix = ".txt"
+    if format is None and raw.startswith(_ZIP_MAGIC):
+        format = "epub"
+    elif format is None and _HTML_START.match(raw[:4096]):
+        format = "html"
+    elif format is None:
+        format = "txt"
         told = (
             "read from a pipe as plain text; give --format md, rst, adoc, html or epub to "
             "read it as such"
@@ -180,10 +175,10 @@ def _read_stream(path: Path, format: str | None) -> Book:
     if not raw.strip():
         raise InputError(f"{name} gave nothing to import (an empty pipe)")
     with tempfile.TemporaryDirectory(prefix="terrarium-import-") as scratch:
-        spooled = Path(scratch) / f"book{suffix}"
+        spooled = Path(scratch) / f"book{BOOK_FORMATS[format][0]}"
         spooled.write_bytes(raw)
         try:
-            book = _read_file(spooled, suffix, shown=name)
+            book = _read_file(spooled, format, shown=name)
         except InputError as exc:  # the scratch file is nothing the user gave
             raise InputError(str(exc).replace(str(spooled), name)) from None
     if told:
@@ -191,27 +186,26 @@ def _read_stream(path: Path, format: str | None) -> Book:
     return book
 
 
-def _read_file(path: Path, suffix: str, *, shown: str | None = None) -> Book:
-    """The book in the file `path`, read as a file with `suffix` is; `shown` names it in what
-    is said (a pipe's book is spooled to a file first)."""
+def _read_file(path: Path, format: str | None, *, shown: str | None = None) -> Book:
+    """The book in the file `path`, read as `format` (a key of `BOOK_FORMATS`; None: the file
+    is no book's); `shown` names it in what is said (a pipe's book is spooled to a file first)."""
     name = shown or str(path)
     named = shown or path.name  # as a note names it
     note = None
-    if suffix == ".epub":
+    if format == "epub":
         blocks, title = blocks_from_epub(path)
-    elif suffix in (".html", ".htm", ".xhtml"):
+    elif format == "html":
         blocks, title, note = blocks_from_html(path, named)
-    elif suffix in (".adoc", ".asciidoc", ".asc"):
+    elif format == "adoc":
         text, note = decoded(path, named)
         blocks, title = blocks_from_asciidoc(text)
-    elif suffix in (".rst", ".rest"):
+    elif format == "rst":
         text, note = decoded(path, named)
         blocks, title = blocks_from_rst(text)
-    elif suffix in (".txt", ".text", ".md", ".markdown"):
+    elif format in ("txt", "md"):
         text, note = decoded(path, named)
         title = gutenberg_title(text)
-        reader = blocks_from_markdown if suffix in (".md", ".markdown") else blocks_from_text
-        blocks = reader(text)
+        blocks = (blocks_from_markdown if format == "md" else blocks_from_text)(text)
     else:
         raise InputError(
             f"cannot import {path.name}: give a plain-text (.txt), Markdown (.md), "
